@@ -1,0 +1,169 @@
+# retrysim: one non-recursive Makefile. Everything builds into $(BUILD)/.
+#   make            build the library, the tools and the tests
+#   make test       build and run every test, ending with one count line
+#   make demo       the main job
+#   make deps       check (and as root install) the Debian packages we need
+# See `make help` for the rest.
+
+# ======================== user settings ========================
+CC       ?= cc
+PREFIX   ?= /usr/local
+OPT      ?= -O2 -g
+CFLAGS   ?=
+LDFLAGS  ?=
+# SANITIZE=address,undefined builds everything with those sanitizers (into its own dir).
+SANITIZE ?=
+# WERROR=1 turns warnings into errors (CI sets it).
+WERROR   ?=
+# V=1 shows the commands.
+V        ?= 0
+# ===================== end of user settings =====================
+
+ifeq ($(SANITIZE),)
+BUILD    ?= build
+SAN_FLAGS :=
+else
+BUILD    ?= build/san-$(subst $(comma),-,$(SANITIZE))
+SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+endif
+comma := ,
+
+WARN := -Wall -Wextra -Wshadow -Wconversion -Wstrict-prototypes -Wmissing-prototypes -Wundef \
+        -Wwrite-strings
+ifneq ($(WERROR),)
+WARN += -Werror
+endif
+
+# Flags of our dependencies, asked of pkg-config once, when first used (after `deps` ran).
+DEPS_CFLAGS = $(eval DEPS_CFLAGS := $(shell pkg-config --cflags gsl jansson))$(DEPS_CFLAGS)
+DEPS_LIBS = $(eval DEPS_LIBS := $(shell pkg-config --libs gsl jansson))$(DEPS_LIBS)
+JANSSON_LIBS = $(eval JANSSON_LIBS := $(shell pkg-config --libs jansson))$(JANSSON_LIBS)
+CMOCKA_CFLAGS = $(eval CMOCKA_CFLAGS := $(shell pkg-config --cflags cmocka))$(CMOCKA_CFLAGS)
+CMOCKA_LIBS = $(eval CMOCKA_LIBS := $(shell pkg-config --libs cmocka))$(CMOCKA_LIBS)
+
+ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(OPT) $(SAN_FLAGS) -MMD -MP -I. \
+             $(DEPS_CFLAGS) $(CFLAGS)
+ALL_LDFLAGS = $(SAN_FLAGS) $(LDFLAGS)
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+# ---------------------------------------------------------------- sources
+RETRY_SRCS := $(sort $(wildcard retry/*.c))
+RETRY_OBJS := $(RETRY_SRCS:%.c=$(BUILD)/%.o)
+LIBRETRY   := $(BUILD)/libretry.a
+
+TEST_SRCS  := $(sort $(wildcard tests/test_*.c))
+TEST_BINS  := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
+TEST_SUPPORT_SRCS := $(sort $(wildcard tests/support/*.c))
+TEST_SUPPORT_OBJS := $(TEST_SUPPORT_SRCS:%.c=$(BUILD)/%.o)
+
+EXAMPLE_SRCS := $(sort $(wildcard examples/*.c))
+EXAMPLE_BINS := $(EXAMPLE_SRCS:examples/%.c=$(BUILD)/examples/%)
+
+ALL_OBJS := $(RETRY_OBJS) $(TEST_SUPPORT_OBJS) $(TEST_SRCS:%.c=$(BUILD)/%.o) \
+            $(EXAMPLE_SRCS:%.c=$(BUILD)/%.o)
+
+.PHONY: all deps test check demo clean install uninstall valgrind check-deps echo help fmt lint fuzz
+.DEFAULT_GOAL := all
+
+all: $(LIBRETRY) $(TEST_BINS) $(EXAMPLE_BINS)
+
+# Checks the Debian packages; as root installs what is missing (tools/deps.sh).
+deps:
+	$(Q)sh tools/deps.sh
+
+$(ALL_OBJS): | deps
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@[ "$(V)" = 1 ] || echo "  CC      $<"
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(LIBRETRY): $(RETRY_OBJS)
+	@[ "$(V)" = 1 ] || echo "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT_OBJS) $(LIBRETRY)
+	@[ "$(V)" = 1 ] || echo "  LD      $@"
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(TEST_SUPPORT_OBJS) $(LIBRETRY) $(DEPS_LIBS) \
+	    $(CMOCKA_LIBS) -lm
+
+$(BUILD)/tests/%.o: tests/%.c
+	@mkdir -p $(dir $@)
+	@[ "$(V)" = 1 ] || echo "  CC      $<"
+	$(Q)$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -c $< -o $@
+
+$(BUILD)/examples/%: $(BUILD)/examples/%.o $(LIBRETRY)
+	@[ "$(V)" = 1 ] || echo "  LD      $@"
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBRETRY) $(JANSSON_LIBS) -lm -lpthread
+
+# ---------------------------------------------------------------- tests
+# Every cmocka suite, then the script checks; tools/run-tests.sh prints one count line.
+TEST_SCRIPTS := tools/check-deps.sh tools/test-install.sh tools/test-realtime-demo.sh
+
+test: all
+	$(Q)BUILD=$(BUILD) CC="$(CC)" sh tools/run-tests.sh $(TEST_BINS) -- $(TEST_SCRIPTS)
+
+check: test
+
+valgrind: all
+	$(Q)BUILD=$(BUILD) RUNNER="valgrind --quiet --leak-check=full --show-leak-kinds=all \
+	    --errors-for-leak-kinds=all --error-exitcode=99" sh tools/run-tests.sh $(TEST_BINS)
+
+# libretry.a must need libc only, jansson only in its config loader.
+check-deps: $(LIBRETRY)
+	$(Q)sh tools/check-deps.sh $(LIBRETRY)
+
+# libFuzzer on the config loader and header parsers (needs clang): make fuzz FUZZ_SECONDS=60
+FUZZ_SECONDS ?= 30
+fuzz: | deps
+	@mkdir -p build/fuzz/corpus
+	$(Q)clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined -I. \
+	    $(shell pkg-config --cflags jansson) tests/fuzz/fuzz_config.c $(RETRY_SRCS) \
+	    $(shell pkg-config --libs jansson) -lm -o build/fuzz/fuzz_config
+	$(Q)build/fuzz/fuzz_config -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+	    build/fuzz/corpus tests/data/valid tests/data/invalid 2>&1 | tail -n 5
+
+# ---------------------------------------------------------------- the main job
+demo: all
+	$(Q)$(BUILD)/examples/realtime_demo
+
+# ---------------------------------------------------------------- install
+install: $(LIBRETRY)
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 $(LIBRETRY) $(DESTDIR)$(PREFIX)/lib/libretry.a
+	install -m 644 retry/retry.h retry/retry_realtime.h $(DESTDIR)$(PREFIX)/include/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|'"$$(sed -n 's/^#define RETRY_VERSION "\(.*\)"/\1/p' retry/retry.h)"'|g' \
+	    retry/retry.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/retry.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/lib/libretry.a $(DESTDIR)$(PREFIX)/include/retry.h \
+	    $(DESTDIR)$(PREFIX)/include/retry_realtime.h $(DESTDIR)$(PREFIX)/lib/pkgconfig/retry.pc
+
+# ---------------------------------------------------------------- upkeep
+clean:
+	rm -rf build out
+
+fmt:
+	clang-format -i retry/*.c retry/*.h tests/*.c examples/*.c
+
+lint:
+	cppcheck --quiet --enable=warning,portability --error-exitcode=1 --std=c11 \
+	    --suppress=missingIncludeSystem -I. retry/ examples/
+
+echo:
+	@echo "CC          = $(CC)"
+	@echo "BUILD       = $(BUILD)"
+	@echo "ALL_CFLAGS  = $(ALL_CFLAGS)"
+	@echo "ALL_LDFLAGS = $(ALL_LDFLAGS)"
+	@echo "DEPS_LIBS   = $(DEPS_LIBS)"
+
+help:
+	@echo "targets: all test check demo deps install uninstall valgrind check-deps clean fmt lint echo"
+	@echo "settings: PREFIX=$(PREFIX) OPT='$(OPT)' SANITIZE=$(SANITIZE) WERROR=$(WERROR) V=$(V)"
+
+-include $(ALL_OBJS:.o=.d)

@@ -1,0 +1,756 @@
+/*
+ * retry.h: the public API of libretry, the retry engine of retrysim.
+ *
+ * A library a real client can link unchanged: it decides, for one logical call, whether and
+ * when to make another attempt. It needs libc (and libm) only; the JSON loader alone uses
+ * jansson. It never reads a clock and never owns a random number generator: time comes in as
+ * int64_t nanoseconds on the caller's clock (any monotonic origin), randomness comes in as a
+ * caller-supplied function. The decision path never allocates.
+ *
+ * Two kinds of object:
+ *   - retry_call: one logical call, caller-owned, fixed size (retry_call_start and friends);
+ *   - retry_target: state shared by every call to one target, the way a channel holds it
+ *     (gRPC throttle, retry budgets, adaptive throttling, circuit breaker).
+ * docs/engine.md explains every rule with its source.
+ */
+#ifndef RETRY_H
+#define RETRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RETRY_VERSION "0.1.0"
+
+/* {==================================================================
+ * Time, randomness, allocation
+ * =================================================================== */
+
+#define RETRY_NS_PER_MS INT64_C(1000000)
+#define RETRY_NS_PER_S INT64_C(1000000000)
+/* "No such time": no deadline, no timer. Later than every real time. */
+#define RETRY_NEVER INT64_MAX
+
+/* A source of uniform 64-bit values. The engine never seeds it or keeps its state. */
+typedef struct retry_rng {
+  uint64_t (*next)(void *ctx); /* returns a uniform value in [0, 2^64) */
+  void *ctx;                   /* passed to next; owned by the caller */
+} retry_rng;
+
+/* Returns a uniform double in [0, 1) drawn from rng (53 random bits). */
+double retry_rng_uniform(const retry_rng *rng);
+
+/* Optional allocator for the functions that allocate (*_create, config loading), so tests
+ * can inject failures. A NULL retry_allocator pointer means malloc/realloc/free. */
+typedef struct retry_allocator {
+  void *(*malloc_fn)(size_t size, void *ctx);
+  void *(*realloc_fn)(void *ptr, size_t size, void *ctx);
+  void (*free_fn)(void *ptr, void *ctx);
+  void *ctx;
+} retry_allocator;
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Errors
+ * =================================================================== */
+
+/* Error codes: 0 is success, negative values are errors. Codes are only ever added. */
+#define RETRY_ERRNO_MAP(X)                                                                    \
+  X(OK, 0, "success")                                                                         \
+  X(EINVAL, -1, "invalid argument")                                                           \
+  X(ENOMEM, -2, "out of memory")                                                              \
+  X(EIO, -3, "cannot read input")                                                             \
+  X(ESYNTAX, -4, "malformed JSON")                                                            \
+  X(ECONFIG, -5, "invalid configuration")                                                     \
+  X(ERANGE, -6, "value out of range")                                                         \
+  X(ENOENT, -7, "not found")
+
+typedef enum retry_errno {
+#define RETRY_ERRNO_GEN(name, val, msg) RETRY_##name = (val),
+  RETRY_ERRNO_MAP(RETRY_ERRNO_GEN)
+#undef RETRY_ERRNO_GEN
+} retry_errno;
+
+/* Returns the symbolic name ("RETRY_ECONFIG") of an error code; a static string. */
+const char *retry_err_name(int code);
+/* Returns a one-line description of an error code; a static string. */
+const char *retry_strerror(int code);
+
+/* Details of an error, filled by fallible calls when the pointer is not NULL.
+ * The first error wins: a filled retry_error is never overwritten (clear it to reuse it). */
+typedef struct retry_error {
+  int code;           /* a RETRY_* error code, RETRY_OK when nothing failed */
+  char message[160];  /* what was wrong and what is allowed */
+  char source[256];   /* file name, or "<string>" */
+  char path[160];     /* JSON path of the bad value, "$.methodConfig[0].timeout"; "" if none */
+  int line;           /* 1-based line from a JSON syntax error, -1 when unknown */
+  int column;         /* 1-based column from a JSON syntax error, -1 when unknown */
+} retry_error;
+
+/* Resets e to "no error" (code RETRY_OK, line and column -1). e may be NULL. */
+void retry_error_clear(retry_error *e);
+
+/* Formats e as "source:line:column: path: message" (parts that are unknown are left out).
+ * Returns the length snprintf would have written. */
+int retry_error_format(const retry_error *e, char *buf, size_t size);
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Statuses
+ * =================================================================== */
+
+/* Which numbering a policy's statuses use: gRPC codes (0..16) or HTTP statuses (100..599),
+ * the latter for gateway layers that see HTTP. */
+typedef enum retry_space {
+  RETRY_SPACE_GRPC = 0,
+  RETRY_SPACE_HTTP = 1
+} retry_space;
+
+/* gRPC status codes (grpc/grpc-proto status/code.proto). */
+#define RETRY_GRPC_CODE_MAP(X)                                                                \
+  X(OK, 0) X(CANCELLED, 1) X(UNKNOWN, 2) X(INVALID_ARGUMENT, 3) X(DEADLINE_EXCEEDED, 4)       \
+  X(NOT_FOUND, 5) X(ALREADY_EXISTS, 6) X(PERMISSION_DENIED, 7) X(RESOURCE_EXHAUSTED, 8)       \
+  X(FAILED_PRECONDITION, 9) X(ABORTED, 10) X(OUT_OF_RANGE, 11) X(UNIMPLEMENTED, 12)           \
+  X(INTERNAL, 13) X(UNAVAILABLE, 14) X(DATA_LOSS, 15) X(UNAUTHENTICATED, 16)
+
+typedef enum retry_grpc_code {
+#define RETRY_GRPC_GEN(name, val) RETRY_GRPC_##name = (val),
+  RETRY_GRPC_CODE_MAP(RETRY_GRPC_GEN)
+#undef RETRY_GRPC_GEN
+  RETRY_GRPC_N_CODES = 17
+} retry_grpc_code;
+
+/* Returns the canonical upper-case name of a gRPC code, or NULL when code is not 0..16. */
+const char *retry_grpc_code_name(int code);
+/* Parses an upper-case gRPC code name ("UNAVAILABLE"). Returns 0 and sets *code, or
+ * RETRY_EINVAL. Names are case-sensitive, as grpc-go and grpc-java accept them. */
+int retry_grpc_code_parse(const char *name, int *code);
+
+/* A set of statuses: gRPC codes as a bit mask, HTTP statuses 100..599 as a bitmap. */
+typedef struct retry_status_set {
+  uint32_t grpc;    /* bit c set: gRPC code c is a member */
+  uint64_t http[8]; /* bit (s - 100) set: HTTP status s is a member */
+} retry_status_set;
+
+/* Empties s. */
+void retry_status_set_clear(retry_status_set *s);
+/* Adds one status of the given space. Returns 0, or RETRY_ERANGE when it is out of range. */
+int retry_status_set_add(retry_status_set *s, retry_space space, int status);
+/* Adds statuses named by a token: for gRPC a code name ("UNAVAILABLE"); for HTTP a number
+ * ("503"), a class ("5xx", "4xx", ...), "gateway-error" (502, 503, 504) or "retriable-4xx" (409).
+ * Returns 0, or RETRY_EINVAL when the token names nothing in that space. */
+int retry_status_set_add_token(retry_status_set *s, retry_space space, const char *token);
+/* Returns whether status is a member. */
+bool retry_status_set_has(const retry_status_set *s, retry_space space, int status);
+/* Returns whether the set has no member in the given space. */
+bool retry_status_set_is_empty(const retry_status_set *s, retry_space space);
+/* Returns the status meaning "OK" in a space: gRPC 0, HTTP 200. Any 2xx counts as OK. */
+bool retry_status_is_ok(retry_space space, int status);
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Backoff and jitter
+ * =================================================================== */
+
+/* How a retry's delay is drawn from the nominal exponential delay
+ * d(n) = min(initial * multiplier^(n-1), max) for the n-th retry since the last pushback. */
+typedef enum retry_jitter {
+  RETRY_JITTER_PROPORTIONAL = 0, /* d * U[1-f, 1+f); gRPC today with f = 0.2 (A6, 2024) */
+  RETRY_JITTER_FULL,             /* U[0, d); gRPC before 2024, AWS, Envoy */
+  RETRY_JITTER_EQUAL,            /* d/2 + U[0, d/2) (AWS blog 2015) */
+  RETRY_JITTER_DECORRELATED,     /* s = min(max, U[initial, 3*s_prev)), s_0 = initial (AWS blog) */
+  RETRY_JITTER_POLLY_V2,         /* Polly v8 DecorrelatedJitterBackoffV2, median delay ~ d */
+  RETRY_JITTER_NONE              /* exactly d */
+} retry_jitter;
+
+/* Returns the jitter's configuration name ("grpc", "full", ...); a static string. */
+const char *retry_jitter_name(retry_jitter j);
+/* Parses a jitter name: "grpc" or "proportional", "full", "equal", "decorrelated",
+ * "polly-v2", "none". Returns 0, or RETRY_EINVAL. */
+int retry_jitter_parse(const char *name, retry_jitter *out);
+
+typedef struct retry_backoff {
+  int64_t initial_ns;    /* first retry's nominal delay, > 0 */
+  int64_t max_ns;        /* cap on the nominal delay, > 0 */
+  double multiplier;     /* growth per retry, > 0 */
+  retry_jitter jitter;   /* how the delay is drawn */
+  double jitter_fraction;/* f of RETRY_JITTER_PROPORTIONAL, in [0, 1]; gRPC 0.2 */
+  bool cap_after_jitter; /* false: cap d before jitter (gRPC, may exceed max by f);
+                            true: also clamp the jittered delay to max (resilience4j, Polly) */
+} retry_backoff;
+
+/* Per-call backoff state. Zero it with retry_backoff_state_reset. */
+typedef struct retry_backoff_state {
+  int n_since_reset; /* retries drawn since the start or the last pushback */
+  double cur_ns;     /* nominal delay of the last retry (0 before the first) */
+  double prev_ns;    /* decorrelated: last delay; Polly v2: last formula value */
+} retry_backoff_state;
+
+/* Restarts the exponent at initial_ns (at call start and after a pushback). */
+void retry_backoff_state_reset(retry_backoff_state *st);
+
+/* Draws the delay before the next retry and advances st. Uses rng for every jitter but
+ * RETRY_JITTER_NONE. Returns the delay in ns, clamped to [0, INT64_MAX]; never allocates.
+ * nominal_ns, when not NULL, receives d(n) before jitter. */
+int64_t retry_backoff_next(const retry_backoff *b, retry_backoff_state *st, const retry_rng *rng,
+                           int64_t *nominal_ns);
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Server pushback: grpc-retry-pushback-ms and Retry-After
+ * =================================================================== */
+
+typedef enum retry_pushback_kind {
+  RETRY_PUSHBACK_NONE = 0, /* no pushback metadata */
+  RETRY_PUSHBACK_DELAY,    /* a valid value >= 0: retry after exactly that delay */
+  RETRY_PUSHBACK_STOP,     /* a valid negative value: do not retry */
+  RETRY_PUSHBACK_INVALID,  /* unparseable: do not retry */
+  RETRY_PUSHBACK_REPEATED  /* more than one value: do not retry */
+} retry_pushback_kind;
+
+/* Returns "none", "delay", "stop", "invalid" or "repeated"; a static string. */
+const char *retry_pushback_kind_name(retry_pushback_kind k);
+
+/* Parses grpc-retry-pushback-ms values as received (n_values of them, each NUL-terminated).
+ * Strict (A6): an ASCII signed 32-bit decimal with no sign other than a leading '-', no
+ * unnecessary leading zeros (so "-0", "007", "+5", " 5" are invalid), no other characters.
+ * Returns the kind; *delay_ns receives the delay for RETRY_PUSHBACK_DELAY, else 0. */
+retry_pushback_kind retry_pushback_parse(const char *const *values, size_t n_values,
+                                         int64_t *delay_ns);
+
+/* Parses an HTTP Retry-After value in delta-seconds form ("120"): digits only. Returns 0 and
+ * sets *delay_ns, or RETRY_EINVAL (an HTTP-date is not parsed here, see below). */
+int retry_after_parse_seconds(const char *value, int64_t *delay_ns);
+
+/* Parses an HTTP-date (IMF-fixdate, "Sun, 06 Nov 1994 08:49:37 GMT") into nanoseconds since
+ * the Unix epoch. Pure computation, no clock. Returns 0, or RETRY_EINVAL. A real client
+ * subtracts its wall clock and passes the result as retry_outcome.retry_after_at_ns. */
+int retry_http_date_parse(const char *value, int64_t *epoch_ns);
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Shared per-target state
+ * =================================================================== */
+
+/* gRPC retry throttling (A6 retryThrottling), in milli-tokens as grpc-java and C-core keep it. */
+typedef struct retry_throttle_config {
+  int64_t max_milli_tokens;   /* maxTokens * 1000; maxTokens in (0, 1000] */
+  int64_t token_ratio_milli;  /* tokenRatio * 1000, truncated to 3 decimals; > 0 */
+} retry_throttle_config;
+
+typedef struct retry_throttle {
+  retry_throttle_config cfg; /* read-only */
+  int64_t milli_tokens;      /* read-only: current count in [0, max_milli_tokens] */
+} retry_throttle;
+
+/* Starts the bucket full. */
+void retry_throttle_init(retry_throttle *t, const retry_throttle_config *cfg);
+/* Records a qualifying failure: -1000, clamped at 0. Returns whether retries are still
+ * allowed afterwards (count > max/2), which is the answer for the failed call's retry. */
+bool retry_throttle_record_failure(retry_throttle *t);
+/* Records a success: +token_ratio_milli, clamped at max. */
+void retry_throttle_record_success(retry_throttle *t);
+/* Returns whether retries and hedges are allowed now (count > max/2), without changing it. */
+bool retry_throttle_is_allowed(const retry_throttle *t);
+
+/* AWS SDK retry quota (standard mode, aws-sdk-go-v2 defaults before 2026). */
+typedef struct retry_aws_quota_config {
+  int32_t capacity;           /* bucket size and start value, default 500 */
+  int32_t retry_cost;         /* taken for a retry, default 5 */
+  int32_t timeout_cost;       /* taken for a retry after a timeout, default 10 */
+  int32_t no_retry_increment; /* added when a first attempt succeeds, default 1 */
+  retry_status_set timeout_statuses; /* which statuses are timeouts (default DEADLINE_EXCEEDED, 504) */
+} retry_aws_quota_config;
+
+typedef struct retry_aws_quota {
+  retry_aws_quota_config cfg; /* read-only */
+  int32_t available;          /* read-only: tokens left */
+} retry_aws_quota;
+
+/* Fills the AWS standard-mode defaults. */
+void retry_aws_quota_config_default(retry_aws_quota_config *cfg);
+void retry_aws_quota_init(retry_aws_quota *q, const retry_aws_quota_config *cfg);
+/* Takes the cost of one retry (timeout_cost when is_timeout). Returns the cost taken (> 0),
+ * or 0 when the quota cannot pay it (nothing taken: the retry must not happen). */
+int32_t retry_aws_quota_acquire(retry_aws_quota *q, bool is_timeout);
+/* Reports a successful attempt: refunds retry_cost_taken (the value acquire returned for that
+ * attempt, 0 for a first attempt, which adds no_retry_increment instead). Clamped at capacity. */
+void retry_aws_quota_release(retry_aws_quota *q, int32_t retry_cost_taken);
+
+/* Finagle / Linkerd ratio retry budget: percent of recent requests plus a reserve per second. */
+#define RETRY_FINAGLE_SLICES 10
+typedef struct retry_finagle_budget_config {
+  int64_t ttl_ns;              /* how long a deposit counts, in [1 s, 60 s]; default 10 s */
+  int32_t min_retries_per_sec; /* reserve, >= 0; default 10 */
+  double percent_can_retry;    /* retries per request, in [0, 1000] (0.2 = 20 %); default 0.2 */
+} retry_finagle_budget_config;
+
+typedef struct retry_finagle_budget {
+  retry_finagle_budget_config cfg; /* read-only */
+  /* private: a windowed adder of RETRY_FINAGLE_SLICES slices over ttl, in milli-units */
+  int64_t deposit, withdrawal, reserve;
+  int64_t slices[RETRY_FINAGLE_SLICES];
+  int64_t slice_ns;
+  int64_t cur_slice_start_ns;
+  int cur;
+} retry_finagle_budget;
+
+void retry_finagle_budget_config_default(retry_finagle_budget_config *cfg);
+void retry_finagle_budget_init(retry_finagle_budget *b, const retry_finagle_budget_config *cfg,
+                               int64_t now_ns);
+/* Records one request (the original attempt of a call). */
+void retry_finagle_budget_deposit(retry_finagle_budget *b, int64_t now_ns);
+/* Takes one retry from the budget. Returns whether it was granted. */
+bool retry_finagle_budget_try_withdraw(retry_finagle_budget *b, int64_t now_ns);
+/* Returns how many retries the budget would grant now. */
+int64_t retry_finagle_budget_balance(retry_finagle_budget *b, int64_t now_ns);
+
+/* Envoy retry budget: concurrent retries limited to a percent of active requests. */
+typedef struct retry_envoy_budget_config {
+  double budget_percent;          /* percent of active requests, default 20.0 */
+  int32_t min_retry_concurrency;  /* floor, default 3 */
+} retry_envoy_budget_config;
+
+typedef struct retry_envoy_budget {
+  retry_envoy_budget_config cfg; /* read-only */
+  int64_t active_requests;       /* read-only: attempts in flight to the target */
+  int64_t active_retries;        /* read-only: retries holding the budget */
+} retry_envoy_budget;
+
+void retry_envoy_budget_config_default(retry_envoy_budget_config *cfg);
+void retry_envoy_budget_init(retry_envoy_budget *b, const retry_envoy_budget_config *cfg);
+/* An attempt (original or retry) started / ended. */
+void retry_envoy_budget_request_start(retry_envoy_budget *b);
+void retry_envoy_budget_request_end(retry_envoy_budget *b);
+/* Takes one concurrent-retry slot when active_retries < max(percent/100 * active_requests,
+ * min_retry_concurrency). Returns whether it was granted. */
+bool retry_envoy_budget_try_acquire(retry_envoy_budget *b);
+/* Gives back a slot taken by try_acquire (the retry finished). */
+void retry_envoy_budget_release(retry_envoy_budget *b);
+
+/* Client-side adaptive throttling (Google SRE book, "Handling Overload"). */
+#define RETRY_ADAPTIVE_BINS 100
+typedef struct retry_adaptive_config {
+  double k;          /* accepts multiplier K, >= 1; default 2.0 */
+  int64_t window_ns; /* history length, > 0; default 120 s */
+  double padding;    /* denominator padding: requests + padding; SRE 1, grpc-go RLS 8 */
+  retry_status_set reject_statuses; /* responses that count as "not accepted" */
+} retry_adaptive_config;
+
+typedef struct retry_adaptive {
+  retry_adaptive_config cfg; /* read-only */
+  /* private: ring of RETRY_ADAPTIVE_BINS bins over window_ns */
+  int64_t requests[RETRY_ADAPTIVE_BINS];
+  int64_t accepts[RETRY_ADAPTIVE_BINS];
+  int64_t bin_ns;
+  int64_t cur_bin_start_ns;
+  int cur;
+} retry_adaptive;
+
+void retry_adaptive_config_default(retry_adaptive_config *cfg);
+void retry_adaptive_init(retry_adaptive *a, const retry_adaptive_config *cfg, int64_t now_ns);
+/* Returns max(0, (requests - K * accepts) / (requests + padding)) over the window. */
+double retry_adaptive_reject_probability(retry_adaptive *a, int64_t now_ns);
+/* Decides whether to reject one attempt locally: rejects iff u < probability, u in [0, 1).
+ * Counts the attempt as a request either way. Returns true to reject. */
+bool retry_adaptive_should_reject(retry_adaptive *a, int64_t now_ns, double u);
+/* Records that the backend accepted an attempt. */
+void retry_adaptive_record_accept(retry_adaptive *a, int64_t now_ns);
+
+/* Circuit breakers. */
+typedef enum retry_breaker_kind {
+  RETRY_BREAKER_CONSECUTIVE = 0, /* open after failure_threshold failures in a row */
+  RETRY_BREAKER_COUNT_WINDOW,    /* failure rate over the last window_size calls */
+  RETRY_BREAKER_TIME_WINDOW      /* failure rate over the last window_size seconds */
+} retry_breaker_kind;
+
+typedef enum retry_breaker_state {
+  RETRY_BREAKER_CLOSED = 0,
+  RETRY_BREAKER_OPEN,
+  RETRY_BREAKER_HALF_OPEN
+} retry_breaker_state;
+
+/* Returns "closed", "open", "half_open"; a static string. */
+const char *retry_breaker_state_name(retry_breaker_state s);
+
+typedef struct retry_breaker_config {
+  retry_breaker_kind kind;
+  int32_t failure_threshold;      /* consecutive: failures in a row that open it, >= 1 */
+  double failure_rate_threshold;  /* windows: percent in (0, 100] that opens it; default 50 */
+  int32_t window_size;            /* windows: calls (count) or seconds (time), >= 1; default 100 */
+  int32_t minimum_calls;          /* windows: no decision below this many calls, >= 1 */
+  int64_t open_duration_ns;       /* time spent open before half-open, > 0 */
+  int32_t half_open_calls;        /* probes permitted in half-open, >= 1 */
+  retry_status_set failure_statuses; /* which statuses count as failures */
+} retry_breaker_config;
+
+typedef struct retry_breaker retry_breaker;
+
+void retry_breaker_config_default(retry_breaker_config *cfg, retry_breaker_kind kind);
+/* Returns a new breaker; free with retry_breaker_destroy. NULL on bad config or no memory
+ * (details in err). alloc may be NULL. */
+retry_breaker *retry_breaker_create(const retry_breaker_config *cfg, const retry_allocator *alloc,
+                                    retry_error *err);
+/* Frees b; NULL is a no-op. */
+void retry_breaker_destroy(retry_breaker *b);
+/* Asks to send one attempt now. Moves OPEN to HALF_OPEN once open_duration has passed
+ * (lazily, on this call). Returns whether the attempt may be sent. */
+bool retry_breaker_allow(retry_breaker *b, int64_t now_ns);
+/* Records the result of an attempt that allow() admitted. */
+void retry_breaker_record(retry_breaker *b, int64_t now_ns, bool failure);
+/* Returns the state at now_ns (without moving OPEN to HALF_OPEN). */
+retry_breaker_state retry_breaker_state_get(const retry_breaker *b);
+/* Returns how many times the breaker has opened. */
+int64_t retry_breaker_n_opened(const retry_breaker *b);
+
+/* The shared state of one (client, target) pair: any combination of the above. */
+typedef enum retry_budget_kind {
+  RETRY_BUDGET_NONE = 0,
+  RETRY_BUDGET_AWS,
+  RETRY_BUDGET_FINAGLE,
+  RETRY_BUDGET_ENVOY
+} retry_budget_kind;
+
+/* Returns "none", "aws", "finagle", "envoy"; a static string. */
+const char *retry_budget_kind_name(retry_budget_kind k);
+
+typedef struct retry_target_config {
+  bool has_throttle;
+  retry_throttle_config throttle;
+  retry_budget_kind budget;
+  retry_aws_quota_config aws;
+  retry_finagle_budget_config finagle;
+  retry_envoy_budget_config envoy;
+  bool has_adaptive;
+  retry_adaptive_config adaptive;
+  bool has_breaker;
+  retry_breaker_config breaker;
+} retry_target_config;
+
+typedef struct retry_target retry_target;
+
+/* Zeroes cfg: no throttle, no budget, no adaptive throttling, no breaker. */
+void retry_target_config_init(retry_target_config *cfg);
+/* Returns a new target state; free with retry_target_destroy. Copies cfg. NULL on bad config
+ * or no memory (details in err). alloc may be NULL. */
+retry_target *retry_target_create(const retry_target_config *cfg, int64_t now_ns,
+                                  const retry_allocator *alloc, retry_error *err);
+/* Frees t; NULL is a no-op. No call may still use it. */
+void retry_target_destroy(retry_target *t);
+
+/* A snapshot for time series and logs. */
+typedef struct retry_target_stats {
+  int64_t throttle_milli_tokens; /* -1 without throttle */
+  int64_t budget_available;      /* AWS tokens, Finagle balance, Envoy free slots; -1 without */
+  double adaptive_reject_p;      /* -1 without adaptive throttling */
+  retry_breaker_state breaker;   /* CLOSED without breaker */
+  int64_t breaker_opened;        /* times opened */
+  int64_t in_flight;             /* attempts in flight through this target */
+} retry_target_stats;
+
+/* Fills s with the target's state at now_ns. */
+void retry_target_stats_get(retry_target *t, int64_t now_ns, retry_target_stats *s);
+
+/* Borrowed pointers to the parts (valid until retry_target_destroy), NULL when absent. */
+retry_throttle *retry_target_throttle(retry_target *t);
+retry_breaker *retry_target_breaker(retry_target *t);
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Policies
+ * =================================================================== */
+
+typedef enum retry_policy_kind {
+  RETRY_POLICY_NONE = 0, /* one attempt */
+  RETRY_POLICY_RETRY,    /* A6 retryPolicy */
+  RETRY_POLICY_HEDGE     /* A6 hedgingPolicy */
+} retry_policy_kind;
+
+typedef enum retry_stream_kind {
+  RETRY_STREAM_UNARY = 0,
+  RETRY_STREAM_CLIENT,   /* client streaming: never retried */
+  RETRY_STREAM_SERVER,   /* server streaming: retried only with retry_streaming + allowlist */
+  RETRY_STREAM_BIDI      /* never retried */
+} retry_stream_kind;
+
+/* gRPC's default cap on maxAttempts (grpc-go, grpc-java, C-core). */
+#define RETRY_GRPC_MAX_ATTEMPTS_LIMIT 5
+/* Hedges in flight are tracked in a 64-bit mask. */
+#define RETRY_MAX_HEDGED_ATTEMPTS 64
+/* gRPC's default per-RPC retry buffer (grpc-go, C-core): 256 KiB. */
+#define RETRY_DEFAULT_BUFFER_BYTES (256 * 1024)
+
+/* What a method may do. A plain struct: clients may fill it by hand or load it from a gRPC
+ * service config (retry_config_load_*). Strings are borrowed, not copied. */
+typedef struct retry_policy {
+  retry_policy_kind kind;
+  retry_space space;              /* numbering of all statuses below and in outcomes */
+  int32_t max_attempts;           /* effective attempts including the original, >= 1 */
+  int32_t max_attempts_configured;/* as written, before the clamp */
+  retry_backoff backoff;          /* retry policies */
+  retry_status_set retryable;     /* retry: retryableStatusCodes; hedge: nonFatalStatusCodes */
+  int64_t hedging_delay_ns;       /* hedge: delay between hedges, 0 = all at once */
+  int64_t per_attempt_timeout_ns; /* 0 = none: each attempt gets what is left of the deadline */
+  int64_t retry_buffer_bytes;     /* commit once the request exceeds this; 0 = unlimited */
+  bool retry_streaming;           /* opt-in: retry server streams (with the allowlist) */
+  bool honor_retry_after;         /* HTTP: a valid Retry-After replaces the backoff */
+  bool wait_for_deadline;         /* false: stop at once when the next attempt cannot start
+                                     before the deadline; true: end the call at the deadline
+                                     with DEADLINE_EXCEEDED, as a sleeping client would */
+  const char *const *idempotent_methods; /* allowlist of full method names ("/svc/Method") */
+  size_t n_idempotent_methods;
+  bool has_idempotent_allowlist;  /* true: methods not in the list are never retried */
+  int32_t local_reject_status;    /* status of calls refused locally (breaker, adaptive
+                                     throttling); default UNAVAILABLE / 503 */
+} retry_policy;
+
+/* Fills p with "no retries" in the given space: one attempt, gRPC backoff defaults
+ * (jitter 0.2 proportional, cap before jitter), 256 KiB buffer. */
+void retry_policy_init(retry_policy *p, retry_space space);
+
+/* Sets max_attempts from a configured value and a client cap (gRPC: 5). Values above the
+ * cap are silently clamped, as gRPC does; limit <= 0 means no cap. */
+void retry_policy_set_max_attempts(retry_policy *p, int32_t configured, int32_t limit);
+
+/* Checks p as gRPC validates a retry or hedging policy plus the engine's own rules. Returns 0
+ * or RETRY_ECONFIG with details in err (path relative to the policy, e.g. "maxAttempts"). */
+int retry_policy_validate(const retry_policy *p, retry_error *err);
+
+/* Returns whether method is in p's idempotent allowlist (true when p has no allowlist). */
+bool retry_policy_is_idempotent(const retry_policy *p, const char *method);
+
+/* Worst-case attempts at the bottom of a chain of layers, each running its own policy:
+ * the product of every layer's max_attempts (3 x 3 x 3 = 27). Saturates at UINT64_MAX.
+ * chain[i] may be NULL (a layer without retries counts 1). */
+uint64_t retry_layers_worst_case(const retry_policy *const *chain, size_t n);
+
+/* }================================================================== */
+
+/* {==================================================================
+ * A logical call
+ * =================================================================== */
+
+/* Why a call stopped: exactly one per logical call. */
+#define RETRY_STOP_MAP(X)                                                                     \
+  X(NONE, "none")                   /* not stopped yet */                                     \
+  X(OK, "ok")                                                                                 \
+  X(NON_RETRYABLE_STATUS, "non_retryable_status")                                             \
+  X(METHOD_NOT_IDEMPOTENT, "method_not_idempotent")                                           \
+  X(MAX_ATTEMPTS, "max_attempts")                                                             \
+  X(DEADLINE, "deadline")                                                                     \
+  X(PUSHBACK_STOP, "pushback_stop")                                                           \
+  X(THROTTLED, "throttled")                                                                   \
+  X(BUDGET_EXHAUSTED, "budget_exhausted")                                                     \
+  X(BREAKER_OPEN, "breaker_open")                                                             \
+  X(COMMITTED, "committed")                                                                   \
+  X(STREAMING, "streaming")
+
+typedef enum retry_stop {
+#define RETRY_STOP_GEN(name, str) RETRY_STOP_##name,
+  RETRY_STOP_MAP(RETRY_STOP_GEN)
+#undef RETRY_STOP_GEN
+  RETRY_STOP_N
+} retry_stop;
+
+/* Returns the stop reason's name ("max_attempts"); a static string. */
+const char *retry_stop_name(retry_stop s);
+
+/* What the caller must do next. */
+typedef enum retry_action {
+  RETRY_ACTION_SEND = 0, /* send attempt `attempt` now; give up on it at attempt_deadline_ns */
+  RETRY_ACTION_WAIT,     /* nothing to send now: call retry_call_wake at wake_ns (if not
+                            RETRY_NEVER) and report outcomes of attempts in flight */
+  RETRY_ACTION_DONE      /* the call is over: deliver status at done_ns */
+} retry_action;
+
+/* Returns "send", "wait", "done"; a static string. */
+const char *retry_action_name(retry_action a);
+
+/* One decision. Each decision's wake_ns replaces the timer of the one before. */
+typedef struct retry_decision {
+  retry_action action;
+  int32_t attempt;             /* SEND: 1-based number of the attempt to send */
+  int64_t attempt_deadline_ns; /* SEND: abandon the attempt at this time (deadline or
+                                  per-attempt timeout), RETRY_NEVER if none */
+  int64_t wake_ns;             /* SEND and WAIT: call retry_call_wake at this time, or
+                                  RETRY_NEVER (wait for outcomes only) */
+  bool cancel_others;          /* cancel every attempt in flight except `attempt` (SEND,
+                                  WAIT after commit) or every one (DONE) */
+  int32_t status;              /* DONE: the call's final status */
+  retry_stop reason;           /* DONE: why it stopped */
+  int64_t done_ns;             /* DONE: when the call ends (now, or the deadline) */
+} retry_decision;
+
+/* The outcome of one attempt, as the transport saw it. */
+typedef struct retry_outcome {
+  int32_t status;                 /* in the policy's space; DEADLINE_EXCEEDED / 504 when the
+                                     caller abandoned the attempt at its deadline */
+  const char *const *pushback;    /* grpc-retry-pushback-ms values as received, or NULL */
+  size_t n_pushback;              /* how many values */
+  const char *retry_after;        /* HTTP Retry-After as received, or NULL */
+  int64_t retry_after_at_ns;      /* an HTTP-date Retry-After already converted to the
+                                     caller's clock, or RETRY_NEVER (0 also means none) */
+  bool headers_received;          /* response headers arrived: the call is committed */
+  int64_t request_bytes;          /* request bytes sent in this attempt (commit past buffer) */
+  int64_t stream_items;           /* server streaming: messages received in this attempt */
+} retry_outcome;
+
+/* Zeroes o (status OK, no pushback, retry_after_at_ns RETRY_NEVER). */
+void retry_outcome_init(retry_outcome *o, int32_t status);
+
+/* What the engine traces: one record per decision. */
+typedef enum retry_trace_event {
+  RETRY_TRACE_START = 0,
+  RETRY_TRACE_OUTCOME,
+  RETRY_TRACE_WAKE,
+  RETRY_TRACE_HEADERS
+} retry_trace_event;
+
+typedef struct retry_trace_rec {
+  uint64_t call_id;
+  retry_trace_event event;       /* what the engine was told */
+  int64_t now_ns;                /* when */
+  int32_t attempt;               /* attempt the event is about (outcome, headers), else 0 */
+  int32_t status;                /* outcome's status, -1 if none */
+  retry_pushback_kind pushback;  /* pushback parsed from the outcome */
+  int64_t pushback_ns;           /* its delay for RETRY_PUSHBACK_DELAY */
+  int64_t backoff_ns;            /* delay chosen before the next attempt, -1 if none */
+  int64_t throttle_milli_tokens; /* after the event, -1 without throttle */
+  const retry_decision *decision;/* what the engine answered (borrowed, valid in the callback) */
+} retry_trace_rec;
+
+typedef void (*retry_trace_fn)(void *ctx, const retry_trace_rec *rec);
+
+/* Formats a record as one JSON object without a newline. Returns the length snprintf would
+ * have written. */
+int retry_trace_format(const retry_trace_rec *rec, char *buf, size_t size);
+
+/* How a call starts. */
+typedef struct retry_call_opts {
+  uint64_t call_id;           /* for traces */
+  const char *method;         /* "/service/Method" for the idempotent allowlist, or NULL */
+  retry_stream_kind stream;   /* unary by default */
+  int64_t deadline_ns;        /* absolute deadline of the whole call, or RETRY_NEVER */
+  retry_rng rng;              /* randomness for jitter and adaptive throttling */
+  retry_trace_fn trace;       /* called on every decision, or NULL */
+  void *trace_ctx;
+} retry_call_opts;
+
+/* One logical call: caller-owned, fixed size, no allocation. Fields are grouped as read-only
+ * (valid at any time) and private. */
+typedef struct retry_call {
+  /* read-only */
+  uint64_t id;
+  int32_t n_attempts;       /* attempts sent, the original included */
+  int32_t n_retries;        /* attempts sent after a failure (retry policy) */
+  int32_t n_hedges;         /* attempts sent as hedges (hedging policy) */
+  int32_t n_in_flight;      /* attempts sent and not yet reported */
+  bool done;
+  int32_t status;           /* final status once done */
+  retry_stop reason;        /* stop reason once done */
+  int64_t start_ns, end_ns, deadline_ns;
+  int64_t stream_items;     /* server streaming: messages delivered, replays included */
+  int64_t stream_duplicates;/* messages delivered again by a replayed stream */
+  int64_t backoff_total_ns; /* time spent waiting between attempts */
+  /* private */
+  const retry_policy *policy;
+  retry_target *target;
+  retry_call_opts opts;
+  retry_backoff_state backoff;
+  bool idempotent;
+  bool committed;
+  int32_t committed_attempt;
+  int64_t next_send_ns;     /* pending attempt or hedge time, RETRY_NEVER if none */
+  uint64_t in_flight;       /* bit k-1: attempt k in flight */
+  uint64_t budget_held;     /* bit k-1: attempt k holds an Envoy budget slot */
+  int32_t quota_cost[2];    /* AWS cost taken for the last retry: [0] attempt, [1] cost */
+  int32_t pending_aws_cost; /* AWS cost granted for the retry or hedge not yet sent */
+  bool pending_slot;        /* an Envoy slot granted for the retry or hedge not yet sent */
+  int64_t attempt_started_ns; /* retry policy: start of the attempt in flight */
+  retry_stop blocked;       /* hedging: why no more hedges may be sent */
+  int32_t last_status;
+  int64_t stream_items_prev;/* messages received by earlier attempts */
+} retry_call;
+
+/* Starts a logical call at now_ns and returns the first decision in d: SEND attempt 1, or
+ * DONE when it is refused locally (breaker_open, throttled by adaptive throttling) or the
+ * deadline has passed. p and t are borrowed for the life of the call (t may be NULL); they
+ * must outlive it. Never allocates. */
+void retry_call_start(retry_call *c, const retry_policy *p, retry_target *t,
+                      const retry_call_opts *o, int64_t now_ns, retry_decision *d);
+
+/* Reports the outcome of attempt `attempt` at now_ns and returns the next decision. */
+void retry_call_on_outcome(retry_call *c, int32_t attempt, const retry_outcome *o, int64_t now_ns,
+                           retry_decision *d);
+
+/* Reports that the timer of the last decision fired (a backoff ended, or a hedge is due). */
+void retry_call_wake(retry_call *c, int64_t now_ns, retry_decision *d);
+
+/* Reports that response headers of attempt `attempt` arrived: the call commits to it. For
+ * hedging, the decision asks to cancel the other attempts. */
+void retry_call_on_headers(retry_call *c, int32_t attempt, int64_t now_ns, retry_decision *d);
+
+/* }================================================================== */
+
+/* {==================================================================
+ * gRPC service config (retry_config.c, the only part that uses jansson)
+ * =================================================================== */
+
+/* A loaded service config: methodConfig entries with their policies, retryThrottling, and the
+ * "retrysim" extension block. Owns every string its policies point to. */
+typedef struct retry_config retry_config;
+
+typedef struct retry_config_opts {
+  int32_t max_attempts_limit; /* the client's cap, default 5 (0 = take the default); the
+                                 extension block's maxAttemptsLimit overrides it */
+  const retry_allocator *alloc; /* may be NULL */
+} retry_config_opts;
+
+/* What applies to one method. */
+typedef struct retry_method_config {
+  retry_policy policy;   /* kind NONE when the methodConfig has no retry or hedging policy */
+  int64_t timeout_ns;    /* methodConfig timeout, RETRY_NEVER when absent */
+  bool matched;          /* false: no methodConfig matched (defaults apply) */
+} retry_method_config;
+
+/* Loads a service config from a file. Returns a new config; free with retry_config_destroy.
+ * NULL on error, with err naming the file, the JSON path and (for syntax errors) line and
+ * column. opts may be NULL. */
+retry_config *retry_config_load_file(const char *path, const retry_config_opts *opts,
+                                     retry_error *err);
+/* Same from a NUL-terminated string; source names it in errors (NULL: "<string>"). */
+retry_config *retry_config_load_string(const char *json, const char *source,
+                                       const retry_config_opts *opts, retry_error *err);
+/* Frees cfg; NULL is a no-op. */
+void retry_config_destroy(retry_config *cfg);
+
+/* Looks up the config of a method by full name "/service/method" with gRPC precedence:
+ * exact method, then service-wide, then the default. Returns a borrowed pointer valid until
+ * retry_config_destroy; never NULL (an empty method config when nothing matched). */
+const retry_method_config *retry_config_lookup(const retry_config *cfg, const char *method);
+
+/* The shared-state configuration (retryThrottling plus the extension's budget, adaptive
+ * throttling and breaker), ready for retry_target_create. Borrowed, valid until destroy. */
+const retry_target_config *retry_config_target(const retry_config *cfg);
+
+/* Parses a proto3 JSON Duration ("0.1s", "-1.5s", at most 9 fraction digits, "s" required).
+ * Returns 0 and sets *ns, or RETRY_EINVAL / RETRY_ERANGE. */
+int retry_duration_parse(const char *s, int64_t *ns);
+
+/* }================================================================== */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RETRY_H */

@@ -1,0 +1,106 @@
+/*
+ * retry_adaptive.c: client-side adaptive throttling (Google SRE book, "Handling Overload").
+ *
+ * Owns the caller's retry_adaptive: two rings of RETRY_ADAPTIVE_BINS bins (requests, accepts)
+ * over window_ns. Invariant: bins are aligned to multiples of bin_ns on the caller's clock and
+ * slot `cur` holds the bin that starts at cur_bin_start_ns; every other slot is older.
+ */
+#include "retry_int.h"
+
+#include <assert.h>
+#include <string.h>
+
+/* The SRE book keeps two counts per client over the last two minutes: requests (attempted by
+ * the application, locally rejected ones included) and accepts (requests the backend
+ * accepted), and rejects each new request with probability
+ * max(0, (requests - K * accepts) / (requests + 1)). grpc-go's RLS throttler
+ * (balancer/rls/internal/adaptive: adaptive.go, lookback.go) uses the same formula with a
+ * padding of 8, a 30 s window and 100 bins aligned on absolute bin indices (time / width); the
+ * window here is built the same way. One difference from grpc-go is deliberate: grpc-go counts
+ * a request only when its response arrives (accepts + throttles), the SRE book counts it when it
+ * is attempted, which is the rule used here. In both, the probability is computed from the
+ * history *before* the request being decided is counted. */
+
+void retry_adaptive_config_default(retry_adaptive_config *cfg) {
+  assert(cfg != NULL);
+  memset(cfg, 0, sizeof *cfg);
+  cfg->k = 2.0;                          /* SRE: "K = 2" */
+  cfg->window_ns = 120 * RETRY_NS_PER_S; /* SRE: "the last two minutes" */
+  cfg->padding = 1.0;                    /* SRE: requests + 1 */
+  /* Responses that mean "the backend refused the work": overload and unavailability. */
+  retry_status_set_clear(&cfg->reject_statuses);
+  retry_status_set_add(&cfg->reject_statuses, RETRY_SPACE_GRPC, RETRY_GRPC_RESOURCE_EXHAUSTED);
+  retry_status_set_add(&cfg->reject_statuses, RETRY_SPACE_GRPC, RETRY_GRPC_UNAVAILABLE);
+  retry_status_set_add(&cfg->reject_statuses, RETRY_SPACE_HTTP, 429);
+  retry_status_set_add(&cfg->reject_statuses, RETRY_SPACE_HTTP, 503);
+}
+
+/* Start of the bin that contains t: floor(t / bin) * bin, also for negative clock values. */
+static int64_t bin_start(int64_t t, int64_t bin_ns) {
+  int64_t q = t / bin_ns;
+  if (t % bin_ns < 0) q--;
+  return q * bin_ns;
+}
+
+void retry_adaptive_init(retry_adaptive *a, const retry_adaptive_config *cfg, int64_t now_ns) {
+  assert(a != NULL && cfg != NULL);
+  memset(a, 0, sizeof *a);
+  a->cfg = *cfg;
+  a->bin_ns = cfg->window_ns / RETRY_ADAPTIVE_BINS;
+  if (a->bin_ns < 1) a->bin_ns = 1; /* create refuses windows below 100 ns; stay defined anyway */
+  a->cur_bin_start_ns = bin_start(now_ns, a->bin_ns);
+  a->cur = 0;
+}
+
+/* Moves the ring forward to the bin of now_ns, clearing the bins that fall out of the window
+ * (lookback.advance). A time before the current bin is counted in the current bin: the caller's
+ * clock is monotonic, so this only happens with several events at one instant. */
+static void advance(retry_adaptive *a, int64_t now_ns) {
+  int64_t start = bin_start(now_ns, a->bin_ns);
+  if (start <= a->cur_bin_start_ns) return;
+  int64_t n = retry__add_ns(start, -a->cur_bin_start_ns) / a->bin_ns;
+  if (n > RETRY_ADAPTIVE_BINS) n = RETRY_ADAPTIVE_BINS;
+  for (int64_t i = 0; i < n; i++) {
+    a->cur = (a->cur + 1) % RETRY_ADAPTIVE_BINS;
+    a->requests[a->cur] = 0;
+    a->accepts[a->cur] = 0;
+  }
+  a->cur_bin_start_ns = start;
+}
+
+/* P from the window as it stands, after advance(). */
+static double probability(const retry_adaptive *a) {
+  int64_t req = 0, acc = 0;
+  for (int i = 0; i < RETRY_ADAPTIVE_BINS; i++) {
+    req += a->requests[i];
+    acc += a->accepts[i];
+  }
+  double r = (double)req;
+  double den = r + a->cfg.padding;
+  /* With no history (and padding 0) the ratio is 0/0: nothing is known, so nothing is rejected. */
+  if (!(den > 0.0)) return 0.0;
+  double p = (r - a->cfg.k * (double)acc) / den;
+  return p > 0.0 ? p : 0.0;
+}
+
+double retry_adaptive_reject_probability(retry_adaptive *a, int64_t now_ns) {
+  assert(a != NULL);
+  advance(a, now_ns);
+  return probability(a);
+}
+
+bool retry_adaptive_should_reject(retry_adaptive *a, int64_t now_ns, double u) {
+  assert(a != NULL);
+  advance(a, now_ns);
+  bool reject = u < probability(a);
+  /* Counted either way: a rejected request still shows demand, which is what keeps P up while
+   * the backend refuses work and lets it fall as accepts come back. */
+  a->requests[a->cur]++;
+  return reject;
+}
+
+void retry_adaptive_record_accept(retry_adaptive *a, int64_t now_ns) {
+  assert(a != NULL);
+  advance(a, now_ns);
+  a->accepts[a->cur]++;
+}

@@ -1,0 +1,565 @@
+/*
+ * retry_call.c: the state machine of one logical call, for retry and hedging policies.
+ *
+ * The caller owns the retry_call and drives it with four events (start, outcome, wake,
+ * headers); each answers one retry_decision. Invariants: a call stops exactly once, with
+ * exactly one stop reason; an attempt bit is set in `in_flight` from SEND until its outcome
+ * is reported or it is cancelled, and every piece of shared state it holds (in-flight count,
+ * Envoy slot) is given back at that moment. Nothing here allocates.
+ */
+#include "retry_int.h"
+
+#include <assert.h>
+#include <string.h>
+
+/* What one event learnt, for the trace record. */
+typedef struct event_info {
+  retry_trace_event event;
+  int32_t attempt;
+  int32_t status;
+  retry_pushback_kind pushback;
+  int64_t pushback_ns;
+  int64_t backoff_ns;
+} event_info;
+
+static void event_info_init(event_info *ev, retry_trace_event event, int32_t attempt) {
+  ev->event = event;
+  ev->attempt = attempt;
+  ev->status = -1;
+  ev->pushback = RETRY_PUSHBACK_NONE;
+  ev->pushback_ns = 0;
+  ev->backoff_ns = -1;
+}
+
+static void trace(const retry_call *c, const event_info *ev, int64_t now_ns,
+                  const retry_decision *d) {
+  if (c->opts.trace == NULL) return;
+  retry_trace_rec rec;
+  rec.call_id = c->id;
+  rec.event = ev->event;
+  rec.now_ns = now_ns;
+  rec.attempt = ev->attempt;
+  rec.status = ev->status;
+  rec.pushback = ev->pushback;
+  rec.pushback_ns = ev->pushback_ns;
+  rec.backoff_ns = ev->backoff_ns;
+  rec.throttle_milli_tokens =
+      c->target != NULL && c->target->cfg.has_throttle ? c->target->throttle.milli_tokens : -1;
+  rec.decision = d;
+  c->opts.trace(c->opts.trace_ctx, &rec);
+}
+
+/* {==================================================================
+ * Small helpers
+ * =================================================================== */
+
+static uint64_t bit(int32_t attempt) { return UINT64_C(1) << (attempt - 1); }
+
+static int32_t deadline_status(const retry_call *c) {
+  return c->policy->space == RETRY_SPACE_GRPC ? RETRY_GRPC_DEADLINE_EXCEEDED : 504;
+}
+
+static bool is_hedging(const retry_call *c) { return c->policy->kind == RETRY_POLICY_HEDGE; }
+
+/* A server stream may be retried only with the explicit opt-in and the method named in a
+ * configured idempotent allowlist; client and bidi streams never (A6; seed 000). */
+static retry_stop stream_rule(const retry_call *c) {
+  switch (c->opts.stream) {
+    case RETRY_STREAM_UNARY:
+      return RETRY_STOP_NONE;
+    case RETRY_STREAM_SERVER:
+      if (c->policy->retry_streaming && c->policy->has_idempotent_allowlist && c->idempotent)
+        return RETRY_STOP_NONE;
+      return RETRY_STOP_STREAMING;
+    case RETRY_STREAM_CLIENT:
+    case RETRY_STREAM_BIDI:
+      break;
+  }
+  return RETRY_STOP_STREAMING;
+}
+
+/* Whether response headers commit the call: they do, except on an opted-in server stream,
+ * which the engine restarts from the beginning (and counts the replayed prefix). */
+static bool headers_commit(const retry_call *c) {
+  return !(c->opts.stream == RETRY_STREAM_SERVER && stream_rule(c) == RETRY_STOP_NONE);
+}
+
+/* Gives back what a cancelled (never reported) attempt holds in the target. It is not
+ * recorded as a success or a failure anywhere. */
+static void release_cancelled(retry_call *c, int32_t attempt) {
+  retry_target *t = c->target;
+  if (t != NULL) {
+    if (t->in_flight > 0) t->in_flight--;
+    if (t->cfg.budget == RETRY_BUDGET_ENVOY) retry_envoy_budget_request_end(&t->envoy);
+    /* A cancelled half-open probe must give its permit back, or the breaker would wait for
+     * a result that never comes and refuse everything. */
+    if (t->breaker != NULL) retry__breaker_release(t->breaker);
+    if (c->budget_held & bit(attempt)) retry__target_budget_release(t);
+  }
+  c->budget_held &= ~bit(attempt);
+  c->in_flight &= ~bit(attempt);
+  c->n_in_flight--;
+}
+
+/* Cancels every attempt in flight except `keep` (0: all of them). */
+static void cancel_in_flight(retry_call *c, int32_t keep) {
+  for (int32_t k = 1; k <= c->n_attempts && c->in_flight != 0; k++)
+    if (k != keep && (c->in_flight & bit(k))) release_cancelled(c, k);
+}
+
+/* Drops a budget grant taken for a retry or hedge that will not be sent. */
+static void drop_pending_budget(retry_call *c) {
+  if (c->pending_slot) retry__target_budget_release(c->target);
+  c->pending_slot = false;
+  c->pending_aws_cost = 0;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Decisions
+ * =================================================================== */
+
+static void decide_done(retry_call *c, int64_t now_ns, int64_t done_ns, int32_t status,
+                        retry_stop reason, retry_decision *d) {
+  assert(reason != RETRY_STOP_NONE);
+  bool others = c->n_in_flight > 0;
+  cancel_in_flight(c, 0);
+  drop_pending_budget(c);
+  c->done = true;
+  c->status = status;
+  c->reason = reason;
+  c->end_ns = done_ns;
+  c->next_send_ns = RETRY_NEVER;
+  memset(d, 0, sizeof *d);
+  d->action = RETRY_ACTION_DONE;
+  d->wake_ns = RETRY_NEVER;
+  d->attempt_deadline_ns = RETRY_NEVER;
+  d->cancel_others = others;
+  d->status = status;
+  d->reason = reason;
+  d->done_ns = done_ns;
+  (void)now_ns;
+}
+
+/* The decision that repeats a finished call's result (late events after DONE). */
+static void repeat_done(const retry_call *c, retry_decision *d) {
+  memset(d, 0, sizeof *d);
+  d->action = RETRY_ACTION_DONE;
+  d->wake_ns = RETRY_NEVER;
+  d->attempt_deadline_ns = RETRY_NEVER;
+  d->status = c->status;
+  d->reason = c->reason;
+  d->done_ns = c->end_ns;
+}
+
+static void decide_wait(const retry_call *c, retry_decision *d) {
+  memset(d, 0, sizeof *d);
+  d->action = RETRY_ACTION_WAIT;
+  d->wake_ns = c->next_send_ns;
+  d->attempt_deadline_ns = RETRY_NEVER;
+}
+
+/* Tries to send the next attempt now: admission by adaptive throttling and the breaker, then
+ * the bookkeeping of a sent attempt. Returns RETRY_STOP_NONE and fills d with SEND, or the
+ * reason it was refused (d untouched). A refused attempt gives back its budget grant. */
+static retry_stop try_send(retry_call *c, int64_t now_ns, retry_decision *d) {
+  retry_stop why = retry__target_admit(c->target, now_ns, &c->opts.rng);
+  if (why != RETRY_STOP_NONE) {
+    drop_pending_budget(c);
+    return why;
+  }
+  int32_t k = ++c->n_attempts;
+  if (k > 1) {
+    if (is_hedging(c))
+      c->n_hedges++;
+    else
+      c->n_retries++;
+  }
+  c->in_flight |= bit(k);
+  c->n_in_flight++;
+  if (c->pending_slot) c->budget_held |= bit(k);
+  if (c->pending_aws_cost > 0) {
+    c->quota_cost[0] = k;
+    c->quota_cost[1] = c->pending_aws_cost;
+  }
+  c->pending_slot = false;
+  c->pending_aws_cost = 0;
+  c->attempt_started_ns = now_ns;
+  retry__target_attempt_sent(c->target, now_ns);
+
+  memset(d, 0, sizeof *d);
+  d->action = RETRY_ACTION_SEND;
+  d->attempt = k;
+  int64_t per = c->policy->per_attempt_timeout_ns;
+  d->attempt_deadline_ns = c->deadline_ns;
+  if (per > 0) {
+    int64_t t = retry__add_ns(now_ns, per);
+    if (t < d->attempt_deadline_ns) d->attempt_deadline_ns = t;
+  }
+  c->next_send_ns = RETRY_NEVER;
+  if (is_hedging(c) && c->blocked == RETRY_STOP_NONE && k < c->policy->max_attempts)
+    c->next_send_ns = retry__add_ns(now_ns, c->policy->hedging_delay_ns);
+  d->wake_ns = c->next_send_ns;
+  return RETRY_STOP_NONE;
+}
+
+/* The AWS quota charges more for a retry after a timeout. */
+static bool is_timeout_status(const retry_call *c, int32_t status) {
+  if (c->target == NULL || c->target->cfg.budget != RETRY_BUDGET_AWS) return false;
+  return retry_status_set_has(&c->target->cfg.aws.timeout_statuses, c->policy->space, status);
+}
+
+/* Asks the budget for one more attempt; keeps the grant pending until it is sent. */
+static bool acquire_budget(retry_call *c, int64_t now_ns, int32_t status) {
+  int32_t cost = 0;
+  bool slot = false;
+  if (!retry__target_budget_acquire(c->target, now_ns, is_timeout_status(c, status), &cost, &slot))
+    return false;
+  c->pending_aws_cost = cost;
+  c->pending_slot = slot;
+  return true;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Start
+ * =================================================================== */
+
+void retry_call_start(retry_call *c, const retry_policy *p, retry_target *t,
+                      const retry_call_opts *o, int64_t now_ns, retry_decision *d) {
+  assert(c != NULL && p != NULL && o != NULL && d != NULL);
+  memset(c, 0, sizeof *c);
+  c->id = o->call_id;
+  c->policy = p;
+  c->target = t;
+  c->opts = *o;
+  c->start_ns = now_ns;
+  c->end_ns = RETRY_NEVER;
+  c->deadline_ns = o->deadline_ns;
+  c->status = -1;
+  c->reason = RETRY_STOP_NONE;
+  c->last_status = -1;
+  c->next_send_ns = RETRY_NEVER;
+  c->blocked = RETRY_STOP_NONE;
+  c->idempotent = retry_policy_is_idempotent(p, o->method);
+  retry_backoff_state_reset(&c->backoff);
+
+  event_info ev;
+  event_info_init(&ev, RETRY_TRACE_START, 0);
+  if (is_hedging(c)) {
+    /* Hedges repeat the request, so they need what a retry needs: an idempotent method and
+     * a replayable (unary or opted-in server) stream. The original is sent regardless. */
+    if (!c->idempotent)
+      c->blocked = RETRY_STOP_METHOD_NOT_IDEMPOTENT;
+    else if (stream_rule(c) != RETRY_STOP_NONE)
+      c->blocked = RETRY_STOP_STREAMING;
+  }
+  if (now_ns >= c->deadline_ns) {
+    decide_done(c, now_ns, now_ns, deadline_status(c), RETRY_STOP_DEADLINE, d);
+  } else {
+    retry__target_call_started(t, now_ns);
+    retry_stop why = try_send(c, now_ns, d);
+    if (why != RETRY_STOP_NONE) decide_done(c, now_ns, now_ns, p->local_reject_status, why, d);
+  }
+  trace(c, &ev, now_ns, d);
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Outcomes of a retry policy (and of calls without a policy)
+ * =================================================================== */
+
+/* Decides after a failed attempt of a retry policy. Checks run in a fixed order so that
+ * exactly one reason is reported: deadline, status, method, stream, commit, attempts,
+ * pushback, throttle, then the delay must fit the deadline, then the budget pays. */
+static void retry_after_failure(retry_call *c, const retry_outcome *o, bool throttle_ok,
+                                event_info *ev, int64_t now_ns, retry_decision *d) {
+  const retry_policy *p = c->policy;
+  int32_t status = o->status;
+  if (p->kind == RETRY_POLICY_NONE) {
+    decide_done(c, now_ns, now_ns, status, RETRY_STOP_MAX_ATTEMPTS, d);
+    return;
+  }
+  if (now_ns >= c->deadline_ns) {
+    decide_done(c, now_ns, now_ns, status, RETRY_STOP_DEADLINE, d);
+    return;
+  }
+  if (!retry_status_set_has(&p->retryable, p->space, status)) {
+    decide_done(c, now_ns, now_ns, status, RETRY_STOP_NON_RETRYABLE_STATUS, d);
+    return;
+  }
+  if (!c->idempotent) {
+    decide_done(c, now_ns, now_ns, status, RETRY_STOP_METHOD_NOT_IDEMPOTENT, d);
+    return;
+  }
+  retry_stop s = stream_rule(c);
+  if (s != RETRY_STOP_NONE) {
+    decide_done(c, now_ns, now_ns, status, s, d);
+    return;
+  }
+  if (c->committed) {
+    decide_done(c, now_ns, now_ns, status, RETRY_STOP_COMMITTED, d);
+    return;
+  }
+  if (c->n_attempts >= p->max_attempts) {
+    decide_done(c, now_ns, now_ns, status, RETRY_STOP_MAX_ATTEMPTS, d);
+    return;
+  }
+  if (ev->pushback >= RETRY_PUSHBACK_STOP) {
+    decide_done(c, now_ns, now_ns, status, RETRY_STOP_PUSHBACK_STOP, d);
+    return;
+  }
+  if (!throttle_ok) {
+    decide_done(c, now_ns, now_ns, status, RETRY_STOP_THROTTLED, d);
+    return;
+  }
+
+  /* The delay: a valid pushback (or Retry-After on an HTTP layer) replaces the backoff, with
+   * no jitter, and restarts the exponent; otherwise the policy's backoff. */
+  int64_t delay;
+  int64_t ra_ns;
+  if (ev->pushback == RETRY_PUSHBACK_DELAY) {
+    delay = ev->pushback_ns;
+    retry_backoff_state_reset(&c->backoff);
+  } else if (p->space == RETRY_SPACE_HTTP && p->honor_retry_after && o->retry_after != NULL &&
+             retry_after_parse_seconds(o->retry_after, &ra_ns) == RETRY_OK) {
+    delay = ra_ns;
+    retry_backoff_state_reset(&c->backoff);
+  } else if (p->space == RETRY_SPACE_HTTP && p->honor_retry_after &&
+             o->retry_after_at_ns != RETRY_NEVER && o->retry_after_at_ns != 0) {
+    delay = o->retry_after_at_ns > now_ns ? o->retry_after_at_ns - now_ns : 0;
+    retry_backoff_state_reset(&c->backoff);
+  } else {
+    delay = retry_backoff_next(&p->backoff, &c->backoff, &c->opts.rng, NULL);
+  }
+  ev->backoff_ns = delay;
+  int64_t next = retry__add_ns(now_ns, delay);
+  /* An attempt is made only if it can start before the deadline. */
+  if (next >= c->deadline_ns) {
+    if (p->wait_for_deadline)
+      decide_done(c, now_ns, c->deadline_ns, deadline_status(c), RETRY_STOP_DEADLINE, d);
+    else
+      decide_done(c, now_ns, now_ns, status, RETRY_STOP_DEADLINE, d);
+    return;
+  }
+  if (!acquire_budget(c, now_ns, status)) {
+    decide_done(c, now_ns, now_ns, status, RETRY_STOP_BUDGET_EXHAUSTED, d);
+    return;
+  }
+  c->next_send_ns = next;
+  c->backoff_total_ns = retry__add_ns(c->backoff_total_ns, delay);
+  decide_wait(c, d);
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Hedging
+ * =================================================================== */
+
+/* Tries to send the next hedge now. Returns true with d = SEND; false when no hedge may be
+ * sent (c->blocked then says why, unless hedges simply remain scheduled for later). */
+static bool send_hedge(retry_call *c, int64_t now_ns, int32_t status, retry_decision *d) {
+  const retry_policy *p = c->policy;
+  if (c->blocked != RETRY_STOP_NONE) return false;
+  if (c->n_attempts >= p->max_attempts) {
+    c->blocked = RETRY_STOP_MAX_ATTEMPTS;
+    return false;
+  }
+  if (now_ns >= c->deadline_ns) {
+    c->blocked = RETRY_STOP_DEADLINE;
+    return false;
+  }
+  /* Throttling: the first RPC is always sent; a hedge only while tokens > max/2. */
+  if (c->target != NULL && c->target->cfg.has_throttle &&
+      !retry_throttle_is_allowed(&c->target->throttle)) {
+    c->blocked = RETRY_STOP_THROTTLED;
+    return false;
+  }
+  if (!acquire_budget(c, now_ns, status)) {
+    c->blocked = RETRY_STOP_BUDGET_EXHAUSTED;
+    return false;
+  }
+  retry_stop why = try_send(c, now_ns, d);
+  if (why != RETRY_STOP_NONE) {
+    c->blocked = why;
+    return false;
+  }
+  return true;
+}
+
+/* After an event that sent no hedge: wait for attempts in flight or a scheduled hedge, or
+ * stop with the last status when nothing is left. */
+static void hedge_wait_or_done(retry_call *c, int64_t now_ns, retry_decision *d) {
+  if (c->n_in_flight > 0 || (c->blocked == RETRY_STOP_NONE && c->next_send_ns != RETRY_NEVER)) {
+    decide_wait(c, d);
+    return;
+  }
+  retry_stop why = c->blocked != RETRY_STOP_NONE ? c->blocked : RETRY_STOP_MAX_ATTEMPTS;
+  int32_t status = c->last_status >= 0 ? c->last_status : c->policy->local_reject_status;
+  decide_done(c, now_ns, now_ns, status, why, d);
+}
+
+static void hedge_after_failure(retry_call *c, const retry_outcome *o, event_info *ev,
+                                int64_t now_ns, retry_decision *d) {
+  const retry_policy *p = c->policy;
+  int32_t status = o->status;
+  if (now_ns >= c->deadline_ns) {
+    decide_done(c, now_ns, now_ns, status, RETRY_STOP_DEADLINE, d);
+    return;
+  }
+  /* A fatal status ends the call at once and cancels every other hedge (A6). */
+  if (!retry_status_set_has(&p->retryable, p->space, status)) {
+    decide_done(c, now_ns, now_ns, status, RETRY_STOP_NON_RETRYABLE_STATUS, d);
+    return;
+  }
+  if (c->committed) {
+    decide_done(c, now_ns, now_ns, status, RETRY_STOP_COMMITTED, d);
+    return;
+  }
+  if (ev->pushback >= RETRY_PUSHBACK_STOP) {
+    /* No more hedges; those in flight may still answer. */
+    if (c->blocked == RETRY_STOP_NONE) c->blocked = RETRY_STOP_PUSHBACK_STOP;
+    c->next_send_ns = RETRY_NEVER;
+  } else if (ev->pushback == RETRY_PUSHBACK_DELAY) {
+    /* The next hedge after the pushback, later ones hedgingDelay apart from it. */
+    if (c->blocked == RETRY_STOP_NONE && c->n_attempts < p->max_attempts)
+      c->next_send_ns = retry__add_ns(now_ns, ev->pushback_ns);
+  } else if (send_hedge(c, now_ns, status, d)) {
+    /* A non-fatal status sends the next hedge immediately. */
+    return;
+  }
+  hedge_wait_or_done(c, now_ns, d);
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Events
+ * =================================================================== */
+
+void retry_call_on_outcome(retry_call *c, int32_t attempt, const retry_outcome *o, int64_t now_ns,
+                           retry_decision *d) {
+  assert(c != NULL && o != NULL && d != NULL && c->policy != NULL);
+  event_info ev;
+  event_info_init(&ev, RETRY_TRACE_OUTCOME, attempt);
+  ev.status = o->status;
+  bool known = attempt >= 1 && attempt <= c->n_attempts && (c->in_flight & bit(attempt));
+  if (!known) {
+    /* An attempt that was cancelled (or reported twice): nothing changes. */
+    if (c->done)
+      repeat_done(c, d);
+    else
+      decide_wait(c, d);
+    trace(c, &ev, now_ns, d);
+    return;
+  }
+  const retry_policy *p = c->policy;
+  c->in_flight &= ~bit(attempt);
+  c->n_in_flight--;
+  int32_t cost = c->quota_cost[0] == attempt ? c->quota_cost[1] : 0;
+  retry__target_attempt_done(c->target, now_ns, p->space, o->status, cost);
+  if (c->budget_held & bit(attempt)) {
+    retry__target_budget_release(c->target);
+    c->budget_held &= ~bit(attempt);
+  }
+  c->last_status = o->status;
+
+  /* A restarted server stream sends from the beginning: whatever this attempt delivered that
+   * an earlier attempt had already delivered is a duplicate (seed 000: [1, 2, 1, 2, 3, 4, 5]). */
+  if (o->stream_items > 0) {
+    int64_t dup = o->stream_items < c->stream_items_prev ? o->stream_items : c->stream_items_prev;
+    c->stream_duplicates += dup;
+    c->stream_items += o->stream_items;
+    if (o->stream_items > c->stream_items_prev) c->stream_items_prev = o->stream_items;
+  }
+  if (o->headers_received && headers_commit(c)) c->committed = true;
+  if (p->retry_buffer_bytes > 0 && o->request_bytes > p->retry_buffer_bytes) c->committed = true;
+
+  if (p->space == RETRY_SPACE_GRPC)
+    ev.pushback = retry_pushback_parse(o->pushback, o->n_pushback, &ev.pushback_ns);
+
+  if (retry_status_is_ok(p->space, o->status)) {
+    decide_done(c, now_ns, now_ns, o->status, RETRY_STOP_OK, d);
+    trace(c, &ev, now_ns, d);
+    return;
+  }
+  /* gRPC throttling: a qualifying failure (retryable / non-fatal status, or a pushback that
+   * says stop) is recorded before any other check, so it costs a token even on the last
+   * attempt (C-core RetryState::ShouldRetry, grpc-java, grpc-go alike). */
+  bool qualifying = p->kind != RETRY_POLICY_NONE &&
+                    (retry_status_set_has(&p->retryable, p->space, o->status) ||
+                     ev.pushback >= RETRY_PUSHBACK_STOP);
+  bool throttle_ok = true;
+  if (qualifying && c->target != NULL && c->target->cfg.has_throttle)
+    throttle_ok = retry_throttle_record_failure(&c->target->throttle);
+
+  if (c->done) {
+    repeat_done(c, d);
+  } else if (is_hedging(c)) {
+    hedge_after_failure(c, o, &ev, now_ns, d);
+  } else {
+    retry_after_failure(c, o, throttle_ok, &ev, now_ns, d);
+  }
+  trace(c, &ev, now_ns, d);
+}
+
+void retry_call_wake(retry_call *c, int64_t now_ns, retry_decision *d) {
+  assert(c != NULL && d != NULL && c->policy != NULL);
+  event_info ev;
+  event_info_init(&ev, RETRY_TRACE_WAKE, 0);
+  if (c->done) {
+    repeat_done(c, d);
+  } else if (c->next_send_ns == RETRY_NEVER || now_ns < c->next_send_ns) {
+    decide_wait(c, d); /* early or spurious: keep the timer */
+  } else if (is_hedging(c)) {
+    c->next_send_ns = RETRY_NEVER;
+    if (!send_hedge(c, now_ns, c->last_status, d)) hedge_wait_or_done(c, now_ns, d);
+  } else {
+    c->next_send_ns = RETRY_NEVER;
+    if (now_ns >= c->deadline_ns) {
+      decide_done(c, now_ns, now_ns, deadline_status(c), RETRY_STOP_DEADLINE, d);
+    } else {
+      retry_stop why = try_send(c, now_ns, d);
+      if (why != RETRY_STOP_NONE)
+        decide_done(c, now_ns, now_ns, c->policy->local_reject_status, why, d);
+    }
+  }
+  trace(c, &ev, now_ns, d);
+}
+
+void retry_call_on_headers(retry_call *c, int32_t attempt, int64_t now_ns, retry_decision *d) {
+  assert(c != NULL && d != NULL && c->policy != NULL);
+  event_info ev;
+  event_info_init(&ev, RETRY_TRACE_HEADERS, attempt);
+  bool known = attempt >= 1 && attempt <= c->n_attempts && (c->in_flight & bit(attempt));
+  if (c->done) {
+    repeat_done(c, d);
+  } else if (!known || !headers_commit(c)) {
+    decide_wait(c, d);
+  } else {
+    /* A6: once headers arrive the call is committed to this attempt; a hedged call cancels
+     * every other attempt and sends no more hedges. */
+    c->committed = true;
+    c->committed_attempt = attempt;
+    bool others = c->n_in_flight > 1;
+    cancel_in_flight(c, attempt);
+    c->next_send_ns = RETRY_NEVER;
+    if (c->blocked == RETRY_STOP_NONE) c->blocked = RETRY_STOP_COMMITTED;
+    decide_wait(c, d);
+    d->attempt = attempt;
+    d->cancel_others = others;
+  }
+  trace(c, &ev, now_ns, d);
+}
+
+void retry_outcome_init(retry_outcome *o, int32_t status) {
+  memset(o, 0, sizeof *o);
+  o->status = status;
+  o->retry_after_at_ns = RETRY_NEVER;
+}
+
+/* }================================================================== */

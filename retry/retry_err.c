@@ -1,0 +1,98 @@
+/*
+ * retry_err.c: error codes, error details and allocation helpers of libretry.
+ *
+ * The error table is generated from RETRY_ERRNO_MAP, so a code, its name and its text cannot
+ * drift apart. A retry_error keeps the first error reported into it.
+ */
+#include "retry_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *retry_err_name(int code) {
+  switch (code) {
+#define GEN(name, val, msg) \
+  case (val):               \
+    return "RETRY_" #name;
+    RETRY_ERRNO_MAP(GEN)
+#undef GEN
+    default:
+      return "RETRY_UNKNOWN";
+  }
+}
+
+const char *retry_strerror(int code) {
+  switch (code) {
+#define GEN(name, val, msg) \
+  case (val):               \
+    return msg;
+    RETRY_ERRNO_MAP(GEN)
+#undef GEN
+    default:
+      return "unknown error";
+  }
+}
+
+void retry_error_clear(retry_error *e) {
+  if (e == NULL) return;
+  memset(e, 0, sizeof *e);
+  e->code = RETRY_OK;
+  e->line = -1;
+  e->column = -1;
+}
+
+/* Copies src into a fixed buffer, truncating; dst is always NUL-terminated. */
+static void copy_field(char *dst, size_t size, const char *src) {
+  if (src == NULL) src = "";
+  size_t n = strlen(src);
+  if (n >= size) n = size - 1;
+  memcpy(dst, src, n);
+  dst[n] = '\0';
+}
+
+void retry__error_set(retry_error *e, int code, const char *source, const char *path, int line,
+                      int column, const char *fmt, ...) {
+  /* The first error wins: a later, derived error must not hide the cause. */
+  if (e == NULL || e->code != RETRY_OK) return;
+  e->code = code;
+  copy_field(e->source, sizeof e->source, source);
+  copy_field(e->path, sizeof e->path, path);
+  e->line = line;
+  e->column = column;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(e->message, sizeof e->message, fmt, ap);
+  va_end(ap);
+}
+
+int retry_error_format(const retry_error *e, char *buf, size_t size) {
+  char where[64] = "";
+  if (e->line >= 0 && e->column >= 0)
+    snprintf(where, sizeof where, ":%d:%d", e->line, e->column);
+  else if (e->line >= 0)
+    snprintf(where, sizeof where, ":%d", e->line);
+  const char *src = e->source[0] ? e->source : "<input>";
+  if (e->path[0])
+    return snprintf(buf, size, "%s%s: %s: %s", src, where, e->path, e->message);
+  return snprintf(buf, size, "%s%s: %s", src, where, e->message);
+}
+
+void *retry__malloc(const retry_allocator *a, size_t size) {
+  if (a != NULL && a->malloc_fn != NULL) return a->malloc_fn(size, a->ctx);
+  return malloc(size);
+}
+
+void *retry__realloc(const retry_allocator *a, void *ptr, size_t size) {
+  if (a != NULL && a->realloc_fn != NULL) return a->realloc_fn(ptr, size, a->ctx);
+  return realloc(ptr, size);
+}
+
+void retry__free(const retry_allocator *a, void *ptr) {
+  if (ptr == NULL) return;
+  if (a != NULL && a->free_fn != NULL) {
+    a->free_fn(ptr, a->ctx);
+    return;
+  }
+  free(ptr);
+}

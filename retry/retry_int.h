@@ -1,0 +1,92 @@
+/*
+ * retry_int.h: internals shared by the files of libretry; not part of the public API.
+ *
+ * Holds the definition of retry_target (opaque to users) and the hooks the call state machine
+ * (retry_call.c) uses to consult and update shared per-target state (retry_target.c).
+ */
+#ifndef RETRY_INT_H
+#define RETRY_INT_H
+
+#include "retry.h"
+
+#include <stdarg.h>
+
+/* Clamped int64 arithmetic: time never wraps. */
+static inline int64_t retry__add_ns(int64_t a, int64_t b) {
+  if (b > 0 && a > INT64_MAX - b) return INT64_MAX;
+  if (b < 0 && a < INT64_MIN - b) return INT64_MIN;
+  return a + b;
+}
+
+/* Sets e (when not NULL and still empty) to code with a printf-style message.
+ * source and path may be NULL. line and column are -1 when unknown. */
+void retry__error_set(retry_error *e, int code, const char *source, const char *path, int line,
+                      int column, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 7, 8)))
+#endif
+    ;
+
+/* Allocation through an optional retry_allocator (NULL: libc). */
+void *retry__malloc(const retry_allocator *a, size_t size);
+void *retry__realloc(const retry_allocator *a, void *ptr, size_t size);
+void retry__free(const retry_allocator *a, void *ptr);
+
+/* {==================================================================
+ * The shared per-target state
+ * =================================================================== */
+
+struct retry_target {
+  retry_target_config cfg;  /* copy of the configuration */
+  retry_allocator alloc;    /* how it was allocated */
+  bool has_alloc;
+  retry_throttle throttle;  /* valid when cfg.has_throttle */
+  retry_aws_quota aws;      /* valid when cfg.budget == RETRY_BUDGET_AWS */
+  retry_finagle_budget finagle; /* valid when cfg.budget == RETRY_BUDGET_FINAGLE */
+  retry_envoy_budget envoy; /* valid when cfg.budget == RETRY_BUDGET_ENVOY */
+  retry_adaptive adaptive;  /* valid when cfg.has_adaptive */
+  retry_breaker *breaker;   /* NULL without breaker */
+  int64_t in_flight;        /* attempts in flight through this target */
+};
+
+/* Asks to send one attempt (original, retry or hedge) now: adaptive throttling first (it may
+ * reject even first attempts; draws one uniform from rng only when its probability is > 0),
+ * then the breaker. Returns RETRY_STOP_NONE when admitted, else RETRY_STOP_THROTTLED or
+ * RETRY_STOP_BREAKER_OPEN. t may be NULL (always admitted). */
+retry_stop retry__target_admit(retry_target *t, int64_t now_ns, const retry_rng *rng);
+
+/* A logical call's original attempt was sent (Finagle deposit). */
+void retry__target_call_started(retry_target *t, int64_t now_ns);
+
+/* An admitted attempt was sent (in-flight and Envoy active-request accounting). */
+void retry__target_attempt_sent(retry_target *t, int64_t now_ns);
+
+/* An attempt that was sent ended with status in the given space: in-flight and Envoy
+ * accounting; breaker records failure iff status is in its failure set, success iff OK;
+ * adaptive throttling records an accept iff status is not in its reject set; the throttle
+ * records a success iff status is OK; the AWS quota refunds aws_cost (0 for an attempt that
+ * took none, which adds no_retry_increment) iff status is OK. */
+void retry__target_attempt_done(retry_target *t, int64_t now_ns, retry_space space,
+                                int32_t status, int32_t aws_cost);
+
+/* Asks the budget for one retry or hedge. Returns true when granted (or there is no budget).
+ * *aws_cost receives the AWS cost taken (0 otherwise); *holds_slot whether an Envoy slot is
+ * now held (give it back with retry__target_budget_release when that attempt ends or is not
+ * sent). is_timeout selects the AWS timeout cost. */
+bool retry__target_budget_acquire(retry_target *t, int64_t now_ns, bool is_timeout,
+                                  int32_t *aws_cost, bool *holds_slot);
+void retry__target_budget_release(retry_target *t);
+
+/* Envoy's current limit on concurrent retries: max(trunc(percent/100 * active_requests),
+ * min_retry_concurrency) (retry_budget.c). */
+int64_t retry__envoy_budget_max(const retry_envoy_budget *b);
+
+/* Gives back a HALF_OPEN probe permit taken by retry_breaker_allow for an attempt whose result
+ * is recorded as neither failure nor success (resilience4j releasePermission), so a probe
+ * answered with, say, NOT_FOUND cannot leave the breaker half-open for ever. No-op in other
+ * states and when no permit is out (retry_breaker.c). */
+void retry__breaker_release(retry_breaker *b);
+
+/* }================================================================== */
+
+#endif /* RETRY_INT_H */

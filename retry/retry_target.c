@@ -1,0 +1,327 @@
+/*
+ * retry_target.c: the shared state of one (client, target) pair and the hooks the call state
+ * machine uses to consult and update it.
+ *
+ * A retry_target owns a copy of its configuration and, when configured, a breaker; everything
+ * else lives inside the struct. Only create allocates. Every hook accepts t == NULL, meaning
+ * "no shared state": nothing is counted and everything is allowed.
+ */
+#include "retry_int.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* {==================================================================
+ * Configuration and lifecycle
+ * =================================================================== */
+
+void retry_target_config_init(retry_target_config *cfg) {
+  assert(cfg != NULL);
+  memset(cfg, 0, sizeof *cfg);
+  cfg->budget = RETRY_BUDGET_NONE;
+}
+
+/* Reports a bad field: code RETRY_ECONFIG, path = the field, message says what is allowed. */
+#define BAD(err, path, ...)                                              \
+  do {                                                                   \
+    retry__error_set((err), RETRY_ECONFIG, NULL, (path), -1, -1, __VA_ARGS__); \
+    return RETRY_ECONFIG;                                                \
+  } while (0)
+
+/* A6 retryThrottling: maxTokens in (0, 1000], tokenRatio > 0 (kept in thousandths). */
+static int validate_throttle(const retry_throttle_config *c, retry_error *err) {
+  if (c->max_milli_tokens <= 0 || c->max_milli_tokens > 1000000)
+    BAD(err, "throttle.max_milli_tokens",
+        "throttle.max_milli_tokens must be in (0, 1000000] (maxTokens in (0, 1000]), got %lld",
+        (long long)c->max_milli_tokens);
+  if (c->token_ratio_milli <= 0)
+    BAD(err, "throttle.token_ratio_milli",
+        "throttle.token_ratio_milli must be > 0 (tokenRatio >= 0.001), got %lld",
+        (long long)c->token_ratio_milli);
+  return RETRY_OK;
+}
+
+/* The SDK takes any uint; costs of 0 are refused here because retry_aws_quota_acquire returns
+ * the cost taken and 0 already means "refused". */
+static int validate_aws(const retry_aws_quota_config *c, retry_error *err) {
+  if (c->capacity < 0)
+    BAD(err, "aws.capacity", "aws.capacity must be >= 0 tokens, got %d", (int)c->capacity);
+  if (c->retry_cost < 1)
+    BAD(err, "aws.retry_cost", "aws.retry_cost must be >= 1 token, got %d", (int)c->retry_cost);
+  if (c->timeout_cost < 1)
+    BAD(err, "aws.timeout_cost", "aws.timeout_cost must be >= 1 token, got %d",
+        (int)c->timeout_cost);
+  if (c->no_retry_increment < 0)
+    BAD(err, "aws.no_retry_increment", "aws.no_retry_increment must be >= 0 tokens, got %d",
+        (int)c->no_retry_increment);
+  return RETRY_OK;
+}
+
+/* RetryBudget.apply's require() checks, on ttl.inSeconds (truncated), so 60.5 s passes as
+ * Finagle lets it; plus the Int range Finagle's reserve arithmetic silently assumes. */
+static int validate_finagle(const retry_finagle_budget_config *c, retry_error *err) {
+  int64_t ttl_s = c->ttl_ns / RETRY_NS_PER_S;
+  if (ttl_s < 1 || ttl_s > 60)
+    BAD(err, "finagle.ttl_ns", "finagle.ttl_ns must be in [1 s, 60 s] (whole seconds), got %lld ns",
+        (long long)c->ttl_ns);
+  if (c->min_retries_per_sec < 0)
+    BAD(err, "finagle.min_retries_per_sec", "finagle.min_retries_per_sec must be >= 0, got %d",
+        (int)c->min_retries_per_sec);
+  if (!(c->percent_can_retry >= 0.0 && c->percent_can_retry <= 1000.0))
+    BAD(err, "finagle.percent_can_retry",
+        "finagle.percent_can_retry must be in [0, 1000] (0.2 = 20%%), got %g", c->percent_can_retry);
+  retry_finagle_budget probe;
+  retry_finagle_budget_init(&probe, c, 0);
+  if (probe.reserve > INT32_MAX)
+    BAD(err, "finagle.min_retries_per_sec",
+        "finagle.min_retries_per_sec * ttl seconds * (int)(1000 / percent_can_retry), the "
+        "reserve, must fit in 32 bits as in Finagle, got %lld",
+        (long long)probe.reserve);
+  return RETRY_OK;
+}
+
+/* budget_percent is an envoy.type.v3.Percent, whose value is validated to [0, 100];
+ * min_retry_concurrency is a uint32 there. */
+static int validate_envoy(const retry_envoy_budget_config *c, retry_error *err) {
+  if (!(c->budget_percent >= 0.0 && c->budget_percent <= 100.0))
+    BAD(err, "envoy.budget_percent", "envoy.budget_percent must be in [0, 100], got %g",
+        c->budget_percent);
+  if (c->min_retry_concurrency < 0)
+    BAD(err, "envoy.min_retry_concurrency", "envoy.min_retry_concurrency must be >= 0, got %d",
+        (int)c->min_retry_concurrency);
+  return RETRY_OK;
+}
+
+/* K below 1 would reject requests even when the backend accepts every one of them; a window
+ * shorter than one nanosecond per bin cannot be divided into RETRY_ADAPTIVE_BINS bins. */
+static int validate_adaptive(const retry_adaptive_config *c, retry_error *err) {
+  if (!(c->k >= 1.0) || isinf(c->k))
+    BAD(err, "adaptive.k", "adaptive.k must be a finite number >= 1 (SRE: 2), got %g", c->k);
+  if (c->window_ns < RETRY_ADAPTIVE_BINS)
+    BAD(err, "adaptive.window_ns",
+        "adaptive.window_ns must be >= %d ns (one ns per bin), got %lld", RETRY_ADAPTIVE_BINS,
+        (long long)c->window_ns);
+  if (!(c->padding >= 0.0) || isinf(c->padding))
+    BAD(err, "adaptive.padding", "adaptive.padding must be a finite number >= 0 (SRE: 1), got %g",
+        c->padding);
+  return RETRY_OK;
+}
+
+static int validate(const retry_target_config *cfg, retry_error *err) {
+  if (cfg->has_throttle && validate_throttle(&cfg->throttle, err) != RETRY_OK) return RETRY_ECONFIG;
+  switch (cfg->budget) {
+    case RETRY_BUDGET_NONE:
+      break;
+    case RETRY_BUDGET_AWS:
+      if (validate_aws(&cfg->aws, err) != RETRY_OK) return RETRY_ECONFIG;
+      break;
+    case RETRY_BUDGET_FINAGLE:
+      if (validate_finagle(&cfg->finagle, err) != RETRY_OK) return RETRY_ECONFIG;
+      break;
+    case RETRY_BUDGET_ENVOY:
+      if (validate_envoy(&cfg->envoy, err) != RETRY_OK) return RETRY_ECONFIG;
+      break;
+    default:
+      BAD(err, "budget", "budget must be none, aws, finagle or envoy, got %d", (int)cfg->budget);
+  }
+  if (cfg->has_adaptive && validate_adaptive(&cfg->adaptive, err) != RETRY_OK) return RETRY_ECONFIG;
+  return RETRY_OK;
+}
+
+#undef BAD
+
+retry_target *retry_target_create(const retry_target_config *cfg, int64_t now_ns,
+                                  const retry_allocator *alloc, retry_error *err) {
+  assert(cfg != NULL);
+  if (validate(cfg, err) != RETRY_OK) return NULL;
+  retry_target *t = retry__malloc(alloc, sizeof *t);
+  if (t == NULL) {
+    retry__error_set(err, RETRY_ENOMEM, NULL, NULL, -1, -1, "out of memory creating a target");
+    return NULL;
+  }
+  memset(t, 0, sizeof *t);
+  t->cfg = *cfg;
+  if (alloc != NULL) {
+    t->alloc = *alloc;
+    t->has_alloc = true;
+  }
+  if (cfg->has_throttle) retry_throttle_init(&t->throttle, &cfg->throttle);
+  switch (cfg->budget) {
+    case RETRY_BUDGET_AWS: retry_aws_quota_init(&t->aws, &cfg->aws); break;
+    case RETRY_BUDGET_FINAGLE: retry_finagle_budget_init(&t->finagle, &cfg->finagle, now_ns); break;
+    case RETRY_BUDGET_ENVOY: retry_envoy_budget_init(&t->envoy, &cfg->envoy); break;
+    case RETRY_BUDGET_NONE: break;
+  }
+  if (cfg->has_adaptive) retry_adaptive_init(&t->adaptive, &cfg->adaptive, now_ns);
+  if (cfg->has_breaker) {
+    /* The breaker validates its own fields; its error paths are relative to the breaker, so
+     * they are reported again under "breaker." (the first error still wins in err). */
+    retry_error local;
+    retry_error_clear(&local);
+    t->breaker = retry_breaker_create(&cfg->breaker, alloc, &local);
+    if (t->breaker == NULL) {
+      char path[sizeof local.path];
+      if (local.path[0] != '\0')
+        snprintf(path, sizeof path, "breaker.%.*s", (int)(sizeof path - 9), local.path);
+      else
+        path[0] = '\0';
+      retry__error_set(err, local.code, NULL, path, -1, -1, "breaker.%s", local.message);
+      retry__free(alloc, t);
+      return NULL;
+    }
+  }
+  return t;
+}
+
+void retry_target_destroy(retry_target *t) {
+  if (t == NULL) return;
+  retry_breaker_destroy(t->breaker);
+  retry__free(t->has_alloc ? &t->alloc : NULL, t);
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Snapshot and accessors
+ * =================================================================== */
+
+void retry_target_stats_get(retry_target *t, int64_t now_ns, retry_target_stats *s) {
+  assert(s != NULL);
+  memset(s, 0, sizeof *s);
+  s->throttle_milli_tokens = -1;
+  s->budget_available = -1;
+  s->adaptive_reject_p = -1.0;
+  s->breaker = RETRY_BREAKER_CLOSED;
+  if (t == NULL) return;
+  if (t->cfg.has_throttle) s->throttle_milli_tokens = t->throttle.milli_tokens;
+  int64_t avail = -1;
+  switch (t->cfg.budget) {
+    case RETRY_BUDGET_AWS: avail = t->aws.available; break;
+    case RETRY_BUDGET_FINAGLE: avail = retry_finagle_budget_balance(&t->finagle, now_ns); break;
+    case RETRY_BUDGET_ENVOY:
+      avail = retry__envoy_budget_max(&t->envoy) - t->envoy.active_retries;
+      break;
+    case RETRY_BUDGET_NONE: break;
+  }
+  /* A Finagle sum can dip below zero once deposits expire behind later withdrawals, and an
+   * Envoy limit can fall below the retries already holding slots; "available" is then 0, so
+   * that -1 keeps meaning "no budget". */
+  if (t->cfg.budget != RETRY_BUDGET_NONE && avail < 0) avail = 0;
+  s->budget_available = avail;
+  if (t->cfg.has_adaptive)
+    s->adaptive_reject_p = retry_adaptive_reject_probability(&t->adaptive, now_ns);
+  if (t->breaker != NULL) {
+    s->breaker = retry_breaker_state_get(t->breaker);
+    s->breaker_opened = retry_breaker_n_opened(t->breaker);
+  }
+  s->in_flight = t->in_flight;
+}
+
+retry_throttle *retry_target_throttle(retry_target *t) {
+  return t != NULL && t->cfg.has_throttle ? &t->throttle : NULL;
+}
+
+retry_breaker *retry_target_breaker(retry_target *t) { return t != NULL ? t->breaker : NULL; }
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Hooks for retry_call.c
+ * =================================================================== */
+
+retry_stop retry__target_admit(retry_target *t, int64_t now_ns, const retry_rng *rng) {
+  if (t == NULL) return RETRY_STOP_NONE;
+  /* Adaptive throttling comes first: it models the client refusing to send at all, and an
+   * attempt it refuses must not take a breaker probe. The uniform is drawn only when it can
+   * matter (P > 0), so a run without overload consumes no randomness here and keeps the same
+   * jitter sequence as a run without adaptive throttling. With P == 0, u = 1 can never be
+   * below P: the attempt is only counted. */
+  if (t->cfg.has_adaptive) {
+    double p = retry_adaptive_reject_probability(&t->adaptive, now_ns);
+    double u = 1.0;
+    if (p > 0.0) {
+      assert(rng != NULL && rng->next != NULL);
+      u = retry_rng_uniform(rng);
+    }
+    if (retry_adaptive_should_reject(&t->adaptive, now_ns, u)) return RETRY_STOP_THROTTLED;
+  }
+  if (t->breaker != NULL && !retry_breaker_allow(t->breaker, now_ns))
+    return RETRY_STOP_BREAKER_OPEN;
+  return RETRY_STOP_NONE;
+}
+
+void retry__target_call_started(retry_target *t, int64_t now_ns) {
+  if (t == NULL) return;
+  /* Finagle's RetryFilter deposits once per request, the retries of it deposit nothing. */
+  if (t->cfg.budget == RETRY_BUDGET_FINAGLE) retry_finagle_budget_deposit(&t->finagle, now_ns);
+}
+
+void retry__target_attempt_sent(retry_target *t, int64_t now_ns) {
+  (void)now_ns;
+  if (t == NULL) return;
+  t->in_flight++;
+  if (t->cfg.budget == RETRY_BUDGET_ENVOY) retry_envoy_budget_request_start(&t->envoy);
+}
+
+void retry__target_attempt_done(retry_target *t, int64_t now_ns, retry_space space,
+                                int32_t status, int32_t aws_cost) {
+  if (t == NULL) return;
+  /* Qualifying throttle failures are not recorded here: only the call engine knows whether a
+   * status was retryable (or a pushback said stop), which is what A6 counts. Cancelled attempts
+   * never come here either; retry_call.c gives back what they hold. */
+  assert(t->in_flight > 0);
+  if (t->in_flight > 0) t->in_flight--;
+  if (t->cfg.budget == RETRY_BUDGET_ENVOY) retry_envoy_budget_request_end(&t->envoy);
+  bool ok = retry_status_is_ok(space, status);
+  if (t->breaker != NULL) {
+    if (retry_status_set_has(&t->cfg.breaker.failure_statuses, space, status))
+      retry_breaker_record(t->breaker, now_ns, true);
+    else if (ok)
+      retry_breaker_record(t->breaker, now_ns, false);
+    else
+      retry__breaker_release(t->breaker); /* neither: a probe permit goes back */
+  }
+  if (t->cfg.has_adaptive && !retry_status_set_has(&t->cfg.adaptive.reject_statuses, space, status))
+    retry_adaptive_record_accept(&t->adaptive, now_ns);
+  if (t->cfg.has_throttle && ok) retry_throttle_record_success(&t->throttle);
+  if (t->cfg.budget == RETRY_BUDGET_AWS && ok) retry_aws_quota_release(&t->aws, aws_cost);
+}
+
+bool retry__target_budget_acquire(retry_target *t, int64_t now_ns, bool is_timeout,
+                                  int32_t *aws_cost, bool *holds_slot) {
+  if (aws_cost != NULL) *aws_cost = 0;
+  if (holds_slot != NULL) *holds_slot = false;
+  if (t == NULL) return true;
+  switch (t->cfg.budget) {
+    case RETRY_BUDGET_NONE:
+      return true;
+    case RETRY_BUDGET_AWS: {
+      /* The cost goes back to the caller, which hands it to attempt_done for the attempt it
+       * pays for: only that attempt's success refunds it. */
+      int32_t cost = retry_aws_quota_acquire(&t->aws, is_timeout);
+      if (cost == 0) return false;
+      if (aws_cost != NULL) *aws_cost = cost;
+      return true;
+    }
+    case RETRY_BUDGET_FINAGLE:
+      /* Nothing to give back later: a Finagle withdrawal is a debit that expires with its slice. */
+      return retry_finagle_budget_try_withdraw(&t->finagle, now_ns);
+    case RETRY_BUDGET_ENVOY:
+      /* The slot is held from this decision until the retried attempt ends (or is never
+       * sent), as Envoy's router holds retries() from shouldRetry to resetRetry. */
+      assert(holds_slot != NULL); /* a slot nobody knows about could never be released */
+      if (!retry_envoy_budget_try_acquire(&t->envoy)) return false;
+      if (holds_slot != NULL) *holds_slot = true;
+      return true;
+  }
+  return true;
+}
+
+void retry__target_budget_release(retry_target *t) {
+  if (t == NULL) return;
+  if (t->cfg.budget == RETRY_BUDGET_ENVOY) retry_envoy_budget_release(&t->envoy);
+}
+
+/* }================================================================== */

@@ -1,0 +1,73 @@
+/*
+ * retry_trace.c: formats the engine's decision records as one-line JSON, for logs and for
+ * teaching ("why was this call retried, and when?").
+ */
+#include "retry_int.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+static const char *event_name(retry_trace_event e) {
+  switch (e) {
+    case RETRY_TRACE_START: return "start";
+    case RETRY_TRACE_OUTCOME: return "outcome";
+    case RETRY_TRACE_WAKE: return "wake";
+    case RETRY_TRACE_HEADERS: return "headers";
+  }
+  return "unknown";
+}
+
+/* Appends to buf at *len like snprintf, keeping the would-be length. */
+static void append(char *buf, size_t size, int *len, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+static void append(char *buf, size_t size, int *len, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  size_t off = (size_t)*len;
+  int n = vsnprintf(off < size ? buf + off : NULL, off < size ? size - off : 0, fmt, ap);
+  va_end(ap);
+  if (n > 0) *len += n;
+}
+
+int retry_trace_format(const retry_trace_rec *rec, char *buf, size_t size) {
+  int len = 0;
+  if (size > 0) buf[0] = '\0';
+  append(buf, size, &len, "{\"call\":%" PRIu64 ",\"event\":\"%s\",\"t_ns\":%" PRId64, rec->call_id,
+         event_name(rec->event), rec->now_ns);
+  if (rec->attempt > 0) append(buf, size, &len, ",\"attempt\":%d", (int)rec->attempt);
+  if (rec->status >= 0) append(buf, size, &len, ",\"status\":%d", (int)rec->status);
+  if (rec->pushback != RETRY_PUSHBACK_NONE) {
+    append(buf, size, &len, ",\"pushback\":\"%s\"", retry_pushback_kind_name(rec->pushback));
+    if (rec->pushback == RETRY_PUSHBACK_DELAY)
+      append(buf, size, &len, ",\"pushback_ns\":%" PRId64, rec->pushback_ns);
+  }
+  if (rec->backoff_ns >= 0) append(buf, size, &len, ",\"backoff_ns\":%" PRId64, rec->backoff_ns);
+  if (rec->throttle_milli_tokens >= 0)
+    append(buf, size, &len, ",\"throttle_milli_tokens\":%" PRId64, rec->throttle_milli_tokens);
+  const retry_decision *d = rec->decision;
+  if (d != NULL) {
+    append(buf, size, &len, ",\"decision\":\"%s\"", retry_action_name(d->action));
+    switch (d->action) {
+      case RETRY_ACTION_SEND:
+        append(buf, size, &len, ",\"send_attempt\":%d", (int)d->attempt);
+        if (d->attempt_deadline_ns != RETRY_NEVER)
+          append(buf, size, &len, ",\"attempt_deadline_ns\":%" PRId64, d->attempt_deadline_ns);
+        break;
+      case RETRY_ACTION_WAIT:
+        break;
+      case RETRY_ACTION_DONE:
+        append(buf, size, &len, ",\"final_status\":%d,\"reason\":\"%s\",\"done_ns\":%" PRId64,
+               (int)d->status, retry_stop_name(d->reason), d->done_ns);
+        break;
+    }
+    if (d->action != RETRY_ACTION_DONE && d->wake_ns != RETRY_NEVER)
+      append(buf, size, &len, ",\"wake_ns\":%" PRId64, d->wake_ns);
+    if (d->cancel_others) append(buf, size, &len, ",\"cancel_others\":true");
+  }
+  append(buf, size, &len, "}");
+  return len;
+}

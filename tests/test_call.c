@@ -1,0 +1,843 @@
+/*
+ * test_call.c: the logical-call state machine, rule by rule, and every row of the seeds'
+ * tables reproduced at engine level with scripted attempt outcomes (tests/support/script.h).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "tests/support/script.h"
+
+#define MS RETRY_NS_PER_MS
+#define S RETRY_NS_PER_S
+
+static test_rng g_rng;
+
+static retry_call_opts opts_make(const char *method, int64_t deadline_ns) {
+  retry_call_opts o;
+  memset(&o, 0, sizeof o);
+  o.call_id = 1;
+  o.method = method;
+  o.stream = RETRY_STREAM_UNARY;
+  o.deadline_ns = deadline_ns;
+  o.rng = test_rng_make(&g_rng, 42);
+  return o;
+}
+
+/* A gRPC retry policy: attempts, backoff in ms (fixed when jitter none), codes. */
+static void grpc_policy(retry_policy *p, int32_t max_attempts, int64_t initial_ms, int64_t max_ms,
+                        double mult, retry_jitter jitter) {
+  retry_policy_init(p, RETRY_SPACE_GRPC);
+  p->kind = RETRY_POLICY_RETRY;
+  retry_policy_set_max_attempts(p, max_attempts, RETRY_GRPC_MAX_ATTEMPTS_LIMIT);
+  p->backoff.initial_ns = initial_ms * MS;
+  p->backoff.max_ns = max_ms * MS;
+  p->backoff.multiplier = mult;
+  p->backoff.jitter = jitter;
+  retry_status_set_add(&p->retryable, RETRY_SPACE_GRPC, RETRY_GRPC_UNAVAILABLE);
+  assert_int_equal(retry_policy_validate(p, NULL), 0);
+}
+
+/* seed 000's grpc-client-kit defaults: 3 attempts, {UNAVAILABLE, RESOURCE_EXHAUSTED}. */
+static void kit_policy(retry_policy *p) {
+  grpc_policy(p, 3, 100, 1000, 2.0, RETRY_JITTER_NONE);
+  retry_status_set_add(&p->retryable, RETRY_SPACE_GRPC, RETRY_GRPC_RESOURCE_EXHAUSTED);
+}
+
+/* An attempt that fails with status after the handler made its side effect. */
+static script_attempt after_charge(int64_t ms, int32_t status) {
+  script_attempt a = script_step(ms, status);
+  a.side_effect_at_ns = 0;
+  return a;
+}
+
+/* {==================================================================
+ * Seed 000: five ways to fail a charge, the deadline row, breakers, streams, two layers
+ * =================================================================== */
+
+static void test_seed000_unavailable_before_handler_retries_once(void **state) {
+  (void)state;
+  retry_policy p;
+  kit_policy(&p);
+  script_attempt steps[2] = {script_step(5, RETRY_GRPC_UNAVAILABLE), after_charge(5, 0)};
+  retry_call_opts o = opts_make("/lab.Payments/Charge", RETRY_NEVER);
+  script_result r;
+  assert_int_equal(script_run(&p, NULL, &o, 0, steps, 2, &r), 0);
+  assert_int_equal(r.status, RETRY_GRPC_OK);
+  assert_int_equal(r.reason, RETRY_STOP_OK);
+  assert_int_equal(r.attempts, 2);
+  assert_int_equal(r.side_effects, 1);
+}
+
+static void test_seed000_internal_after_charge_default_policy_no_retry(void **state) {
+  (void)state;
+  retry_policy p;
+  kit_policy(&p);
+  script_attempt steps[1] = {after_charge(5, RETRY_GRPC_INTERNAL)};
+  retry_call_opts o = opts_make("/lab.Payments/Charge", RETRY_NEVER);
+  script_result r;
+  assert_int_equal(script_run(&p, NULL, &o, 0, steps, 1, &r), 0);
+  assert_int_equal(r.status, RETRY_GRPC_INTERNAL);
+  assert_int_equal(r.reason, RETRY_STOP_NON_RETRYABLE_STATUS);
+  assert_int_equal(r.attempts, 1);
+  assert_int_equal(r.side_effects, 1);
+}
+
+static void test_seed000_internal_made_retryable_charges_three_times(void **state) {
+  (void)state;
+  retry_policy p;
+  kit_policy(&p);
+  retry_status_set_add(&p.retryable, RETRY_SPACE_GRPC, RETRY_GRPC_INTERNAL);
+  script_attempt steps[1] = {after_charge(5, RETRY_GRPC_INTERNAL)};
+  retry_call_opts o = opts_make("/lab.Payments/Charge", RETRY_NEVER);
+  script_result r;
+  assert_int_equal(script_run(&p, NULL, &o, 0, steps, 1, &r), 0);
+  assert_int_equal(r.status, RETRY_GRPC_INTERNAL);
+  assert_int_equal(r.reason, RETRY_STOP_MAX_ATTEMPTS);
+  assert_int_equal(r.attempts, 3);
+  assert_int_equal(r.side_effects, 3);
+}
+
+static void test_seed000_unavailable_after_charge_default_charges_three_times(void **state) {
+  (void)state;
+  retry_policy p;
+  kit_policy(&p);
+  script_attempt steps[1] = {after_charge(5, RETRY_GRPC_UNAVAILABLE)};
+  retry_call_opts o = opts_make("/lab.Payments/Charge", RETRY_NEVER);
+  script_result r;
+  assert_int_equal(script_run(&p, NULL, &o, 0, steps, 1, &r), 0);
+  assert_int_equal(r.status, RETRY_GRPC_UNAVAILABLE);
+  assert_int_equal(r.reason, RETRY_STOP_MAX_ATTEMPTS);
+  assert_int_equal(r.attempts, 3);
+  assert_int_equal(r.side_effects, 3);
+}
+
+static const char *const kit_idempotent[] = {"/lab.Payments/Export", "/lab.Payments/GetCharge"};
+
+static void test_seed000_idempotent_allowlist_blocks_charge_keeps_export(void **state) {
+  (void)state;
+  retry_policy p;
+  kit_policy(&p);
+  p.idempotent_methods = kit_idempotent;
+  p.n_idempotent_methods = 2;
+  p.has_idempotent_allowlist = true;
+  script_attempt steps[1] = {after_charge(5, RETRY_GRPC_UNAVAILABLE)};
+  retry_call_opts o = opts_make("/lab.Payments/Charge", RETRY_NEVER);
+  script_result r;
+  assert_int_equal(script_run(&p, NULL, &o, 0, steps, 1, &r), 0);
+  assert_int_equal(r.status, RETRY_GRPC_UNAVAILABLE);
+  assert_int_equal(r.reason, RETRY_STOP_METHOD_NOT_IDEMPOTENT);
+  assert_int_equal(r.attempts, 1);
+  assert_int_equal(r.side_effects, 1);
+  /* Export, a read, is on the list and keeps its retries. */
+  o = opts_make("/lab.Payments/Export", RETRY_NEVER);
+  assert_int_equal(script_run(&p, NULL, &o, 0, steps, 1, &r), 0);
+  assert_int_equal(r.reason, RETRY_STOP_MAX_ATTEMPTS);
+  assert_int_equal(r.attempts, 3);
+}
+
+static void test_seed000_deadline_spans_attempts_ends_at_2s_not_4_7s(void **state) {
+  (void)state;
+  /* The handler sleeps 1.5 s then refuses; timeout 2.0 s; 3 attempts; 0.1 s backoff. */
+  retry_policy p;
+  grpc_policy(&p, 3, 100, 100, 1.0, RETRY_JITTER_NONE);
+  script_attempt steps[1] = {script_step(1500, RETRY_GRPC_UNAVAILABLE)};
+  retry_call_opts o = opts_make("/lab.Payments/Charge", 2 * S);
+  script_result r;
+  assert_int_equal(script_run(&p, NULL, &o, 0, steps, 1, &r), 0);
+  assert_int_equal(r.status, RETRY_GRPC_DEADLINE_EXCEEDED);
+  assert_int_equal(r.reason, RETRY_STOP_DEADLINE);
+  assert_int_equal(r.attempts, 2);
+  assert_int_equal(r.side_effects, 0);
+  assert_int_equal(r.end_ns, 2 * S);
+  assert_int_equal(r.send_ns[1], 1600 * MS); /* the second attempt got the remaining 0.4 s */
+  /* Counting attempts instead of the deadline would have waited 4.7 s. */
+  o = opts_make("/lab.Payments/Charge", RETRY_NEVER);
+  assert_int_equal(script_run(&p, NULL, &o, 0, steps, 1, &r), 0);
+  assert_int_equal(r.attempts, 3);
+  assert_int_equal(r.end_ns, 4700 * MS);
+}
+
+static retry_target *consecutive_breaker(int32_t threshold) {
+  retry_target_config tc;
+  retry_target_config_init(&tc);
+  tc.has_breaker = true;
+  retry_breaker_config_default(&tc.breaker, RETRY_BREAKER_CONSECUTIVE);
+  tc.breaker.failure_threshold = threshold;
+  retry_target *t = retry_target_create(&tc, 0, NULL, NULL);
+  assert_non_null(t);
+  return t;
+}
+
+static void test_seed000_breaker_counts_attempts_opens_on_first_call(void **state) {
+  (void)state;
+  retry_policy p;
+  kit_policy(&p);
+  retry_target *t = consecutive_breaker(2);
+  script_attempt steps[1] = {after_charge(5, RETRY_GRPC_UNAVAILABLE)};
+  retry_call_opts o = opts_make("/lab.Payments/Charge", RETRY_NEVER);
+  script_result r;
+  assert_int_equal(script_run(&p, t, &o, 0, steps, 1, &r), 0);
+  assert_int_equal(r.reason, RETRY_STOP_BREAKER_OPEN);
+  assert_int_equal(r.attempts, 2);
+  assert_int_equal(r.side_effects, 2);
+  assert_int_equal(retry_breaker_state_get(retry_target_breaker(t)), RETRY_BREAKER_OPEN);
+  retry_target_destroy(t);
+}
+
+static void test_seed000_breaker_recoverable_call_resets_count(void **state) {
+  (void)state;
+  retry_policy p;
+  kit_policy(&p);
+  retry_target *t = consecutive_breaker(2);
+  script_attempt steps[2] = {script_step(5, RETRY_GRPC_UNAVAILABLE), after_charge(5, 0)};
+  retry_call_opts o = opts_make("/lab.Payments/Charge", RETRY_NEVER);
+  script_result r;
+  assert_int_equal(script_run(&p, t, &o, 0, steps, 2, &r), 0);
+  assert_int_equal(r.reason, RETRY_STOP_OK);
+  assert_int_equal(r.attempts, 2);
+  assert_int_equal(r.side_effects, 1);
+  /* The count went back to zero: one more failed attempt does not open it. */
+  script_attempt fail1[2] = {script_step(5, RETRY_GRPC_UNAVAILABLE), script_step(5, 0)};
+  assert_int_equal(script_run(&p, t, &o, 10 * MS * 100, fail1, 2, &r), 0);
+  assert_int_equal(r.reason, RETRY_STOP_OK);
+  assert_int_equal(retry_breaker_state_get(retry_target_breaker(t)), RETRY_BREAKER_CLOSED);
+  retry_target_destroy(t);
+}
+
+static void test_seed000_server_stream_not_retried_by_default(void **state) {
+  (void)state;
+  retry_policy p;
+  kit_policy(&p);
+  script_attempt s = script_step(5, RETRY_GRPC_UNAVAILABLE);
+  s.stream_items = 2;
+  s.headers_at_ns = 1 * MS;
+  retry_call_opts o = opts_make("/lab.Payments/Export", RETRY_NEVER);
+  o.stream = RETRY_STREAM_SERVER;
+  script_result r;
+  assert_int_equal(script_run(&p, NULL, &o, 0, &s, 1, &r), 0);
+  assert_int_equal(r.status, RETRY_GRPC_UNAVAILABLE);
+  assert_int_equal(r.reason, RETRY_STOP_STREAMING);
+  assert_int_equal(r.attempts, 1);
+  assert_int_equal(r.stream_items, 2);
+  assert_int_equal(r.stream_duplicates, 0);
+}
+
+static void test_seed000_server_stream_opt_in_replays_prefix_as_duplicates(void **state) {
+  (void)state;
+  retry_policy p;
+  kit_policy(&p);
+  p.retry_streaming = true;
+  p.idempotent_methods = kit_idempotent;
+  p.n_idempotent_methods = 2;
+  p.has_idempotent_allowlist = true;
+  script_attempt steps[2] = {script_step(5, RETRY_GRPC_UNAVAILABLE), script_step(5, 0)};
+  steps[0].stream_items = 2;
+  steps[0].headers_at_ns = 1 * MS;
+  steps[1].stream_items = 5;
+  steps[1].headers_at_ns = 1 * MS;
+  retry_call_opts o = opts_make("/lab.Payments/Export", RETRY_NEVER);
+  o.stream = RETRY_STREAM_SERVER;
+  script_result r;
+  assert_int_equal(script_run(&p, NULL, &o, 0, steps, 2, &r), 0);
+  /* The client saw [1, 2, 1, 2, 3, 4, 5]: 7 messages, 2 of them replayed. */
+  assert_int_equal(r.status, RETRY_GRPC_OK);
+  assert_int_equal(r.attempts, 2);
+  assert_int_equal(r.stream_items, 7);
+  assert_int_equal(r.stream_duplicates, 2);
+  /* The opt-in alone is not enough: without an allowlist the stream is not retried. */
+  p.has_idempotent_allowlist = false;
+  assert_int_equal(script_run(&p, NULL, &o, 0, steps, 2, &r), 0);
+  assert_int_equal(r.reason, RETRY_STOP_STREAMING);
+  assert_int_equal(r.attempts, 1);
+}
+
+static void test_seed000_client_stream_never_retried(void **state) {
+  (void)state;
+  retry_policy p;
+  kit_policy(&p);
+  p.retry_streaming = true;
+  script_attempt s = script_step(5, RETRY_GRPC_UNAVAILABLE);
+  retry_call_opts o = opts_make("/lab.Payments/Upload", RETRY_NEVER);
+  o.stream = RETRY_STREAM_CLIENT;
+  script_result r;
+  assert_int_equal(script_run(&p, NULL, &o, 0, &s, 1, &r), 0);
+  assert_int_equal(r.reason, RETRY_STOP_STREAMING);
+  assert_int_equal(r.attempts, 1);
+}
+
+static void test_seed000_two_layers_multiply_to_nine_requests(void **state) {
+  (void)state;
+  /* An interceptor retry loop (3 attempts) over a channel's retryPolicy (3 attempts): every
+   * outer attempt is a whole inner call. The server always answers UNAVAILABLE. */
+  retry_policy outer, inner;
+  kit_policy(&outer);
+  kit_policy(&inner);
+  script_attempt fail = script_step(5, RETRY_GRPC_UNAVAILABLE);
+  retry_call_opts o = opts_make("/lab.Payments/Export", RETRY_NEVER);
+  retry_call oc;
+  retry_decision d;
+  int64_t now = 0;
+  int requests = 0;
+  retry_call_start(&oc, &outer, NULL, &o, now, &d);
+  while (d.action != RETRY_ACTION_DONE) {
+    if (d.action == RETRY_ACTION_WAIT) {
+      now = d.wake_ns;
+      retry_call_wake(&oc, now, &d);
+      continue;
+    }
+    script_result r;
+    assert_int_equal(script_run(&inner, NULL, &o, now, &fail, 1, &r), 0);
+    requests += r.attempts;
+    now = r.end_ns;
+    retry_outcome out;
+    retry_outcome_init(&out, r.status);
+    retry_call_on_outcome(&oc, d.attempt, &out, now, &d);
+  }
+  assert_int_equal(requests, 9);
+  const retry_policy *chain[2] = {&outer, &inner};
+  assert_int_equal(retry_layers_worst_case(chain, 2), 9);
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Seed 001: grpc-go lab
+ * =================================================================== */
+
+static void seed001_policy(retry_policy *p) { grpc_policy(p, 4, 10, 50, 2.0, RETRY_JITTER_PROPORTIONAL); }
+
+static void test_seed001_two_failures_then_success_three_requests(void **state) {
+  (void)state;
+  retry_policy p;
+  seed001_policy(&p);
+  script_attempt steps[3] = {script_step(1, RETRY_GRPC_UNAVAILABLE),
+                             script_step(1, RETRY_GRPC_UNAVAILABLE), script_step(1, 0)};
+  retry_call_opts o = opts_make("/flaky.v1.Flaky/Do", 5 * S);
+  script_result r;
+  assert_int_equal(script_run(&p, NULL, &o, 0, steps, 3, &r), 0);
+  assert_int_equal(r.status, RETRY_GRPC_OK);
+  assert_int_equal(r.attempts, 3);
+  assert_int_equal(r.call.n_retries, 2);
+}
+
+static void test_seed001_always_failing_stops_at_four_requests(void **state) {
+  (void)state;
+  retry_policy p;
+  seed001_policy(&p);
+  script_attempt s = script_step(1, RETRY_GRPC_UNAVAILABLE);
+  retry_call_opts o = opts_make("/flaky.v1.Flaky/Do", 5 * S);
+  script_result r;
+  assert_int_equal(script_run(&p, NULL, &o, 0, &s, 1, &r), 0);
+  assert_int_equal(r.status, RETRY_GRPC_UNAVAILABLE);
+  assert_int_equal(r.reason, RETRY_STOP_MAX_ATTEMPTS);
+  assert_int_equal(r.attempts, 4);
+}
+
+static void test_seed001_invalid_argument_not_retryable_one_request(void **state) {
+  (void)state;
+  retry_policy p;
+  seed001_policy(&p);
+  script_attempt s = script_step(1, RETRY_GRPC_INVALID_ARGUMENT);
+  retry_call_opts o = opts_make("/flaky.v1.Flaky/Do", 5 * S);
+  script_result r;
+  assert_int_equal(script_run(&p, NULL, &o, 0, &s, 1, &r), 0);
+  assert_int_equal(r.status, RETRY_GRPC_INVALID_ARGUMENT);
+  assert_int_equal(r.reason, RETRY_STOP_NON_RETRYABLE_STATUS);
+  assert_int_equal(r.attempts, 1);
+}
+
+static void test_seed001_no_policy_one_request(void **state) {
+  (void)state;
+  retry_policy p;
+  retry_policy_init(&p, RETRY_SPACE_GRPC);
+  script_attempt steps[3] = {script_step(1, RETRY_GRPC_UNAVAILABLE),
+                             script_step(1, RETRY_GRPC_UNAVAILABLE), script_step(1, 0)};
+  retry_call_opts o = opts_make("/flaky.v1.Flaky/Do", 5 * S);
+  script_result r;
+  assert_int_equal(script_run(&p, NULL, &o, 0, steps, 3, &r), 0);
+  assert_int_equal(r.status, RETRY_GRPC_UNAVAILABLE);
+  assert_int_equal(r.attempts, 1);
+}
+
+/* Runs 20 always-failing calls one after the other; returns the requests made. */
+static int twenty_failing_calls(const retry_policy *p, retry_target *t) {
+  script_attempt s = script_step(1, RETRY_GRPC_UNAVAILABLE);
+  int requests = 0;
+  int64_t now = 0;
+  for (int i = 0; i < 20; i++) {
+    retry_call_opts o = opts_make("/flaky.v1.Flaky/Do", now + 5 * S);
+    script_result r;
+    assert_int_equal(script_run(p, t, &o, now, &s, 1, &r), 0);
+    requests += r.attempts;
+    now = r.end_ns;
+  }
+  return requests;
+}
+
+static void test_seed001_throttling_20_failing_calls_80_vs_21_requests(void **state) {
+  (void)state;
+  retry_policy p;
+  seed001_policy(&p);
+  assert_int_equal(twenty_failing_calls(&p, NULL), 80);
+  retry_target_config tc;
+  retry_target_config_init(&tc);
+  tc.has_throttle = true;
+  tc.throttle.max_milli_tokens = 4000;
+  tc.throttle.token_ratio_milli = 100;
+  retry_target *t = retry_target_create(&tc, 0, NULL, NULL);
+  assert_non_null(t);
+  assert_int_equal(twenty_failing_calls(&p, t), 21);
+  assert_int_equal(retry_target_throttle(t)->milli_tokens, 0);
+  retry_target_destroy(t);
+}
+
+static void test_seed001_by_hand_hedge_answers_under_200ms(void **state) {
+  (void)state;
+  /* Hedge after 50 ms; the first attempt stalls 400 ms, the hedge answers at once. */
+  retry_policy p;
+  retry_policy_init(&p, RETRY_SPACE_GRPC);
+  p.kind = RETRY_POLICY_HEDGE;
+  retry_policy_set_max_attempts(&p, 2, RETRY_GRPC_MAX_ATTEMPTS_LIMIT);
+  p.hedging_delay_ns = 50 * MS;
+  assert_int_equal(retry_policy_validate(&p, NULL), 0);
+  script_attempt steps[2] = {script_step(400, 0), script_step(2, 0)};
+  retry_call_opts o = opts_make("/flaky.v1.Flaky/Do", 5 * S);
+  script_result r;
+  assert_int_equal(script_run(&p, NULL, &o, 0, steps, 2, &r), 0);
+  assert_int_equal(r.status, RETRY_GRPC_OK);
+  assert_int_equal(r.attempts, 2);
+  assert_int_equal(r.send_ns[1], 50 * MS);
+  assert_true(r.end_ns < 200 * MS);
+  assert_int_equal(r.end_ns, 52 * MS);
+  assert_int_equal(r.cancelled, 1); /* the stalled original is cancelled */
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Seed 003: pushback, throttle, backoff windows
+ * =================================================================== */
+
+static script_attempt pushback_step(int64_t ms, const char *pb) {
+  script_attempt a = script_step(ms, RETRY_GRPC_UNAVAILABLE);
+  a.pushback = pb;
+  return a;
+}
+
+static void test_seed003_900ms_pushback_timeline_two_attempts(void **state) {
+  (void)state;
+  retry_policy p;
+  grpc_policy(&p, 4, 100, 1000, 2.0, RETRY_JITTER_PROPORTIONAL);
+  script_attempt steps[2] = {pushback_step(100, "300"), pushback_step(150, "500")};
+  retry_call_opts o = opts_make("/svc/M", 900 * MS);
+  script_result r;
+  assert_int_equal(script_run(&p, NULL, &o, 0, steps, 2, &r), 0);
+  assert_int_equal(r.attempts, 2);
+  assert_int_equal(r.send_ns[1], 400 * MS); /* exactly the pushback: no jitter */
+  assert_int_equal(r.reason, RETRY_STOP_DEADLINE); /* 550 + 500 = 1050 > 900 */
+  assert_int_equal(r.end_ns, 550 * MS);
+  assert_int_equal(r.status, RETRY_GRPC_UNAVAILABLE);
+  /* A client that sleeps instead ends at the deadline with DEADLINE_EXCEEDED. */
+  p.wait_for_deadline = true;
+  assert_int_equal(script_run(&p, NULL, &o, 0, steps, 2, &r), 0);
+  assert_int_equal(r.end_ns, 900 * MS);
+  assert_int_equal(r.status, RETRY_GRPC_DEADLINE_EXCEEDED);
+}
+
+static void test_seed003_negative_pushback_stops_with_time_left(void **state) {
+  (void)state;
+  retry_policy p;
+  grpc_policy(&p, 4, 100, 1000, 2.0, RETRY_JITTER_PROPORTIONAL);
+  script_attempt steps[2] = {pushback_step(100, "300"), pushback_step(150, "-1")};
+  retry_call_opts o = opts_make("/svc/M", 900 * MS);
+  script_result r;
+  assert_int_equal(script_run(&p, NULL, &o, 0, steps, 2, &r), 0);
+  assert_int_equal(r.attempts, 2);
+  assert_int_equal(r.reason, RETRY_STOP_PUSHBACK_STOP);
+  assert_int_equal(r.end_ns, 550 * MS); /* 350 ms and 2 attempts left unused */
+}
+
+static void test_seed003_unparseable_pushback_stops_and_costs_a_token(void **state) {
+  (void)state;
+  retry_policy p;
+  grpc_policy(&p, 4, 100, 1000, 2.0, RETRY_JITTER_PROPORTIONAL);
+  retry_target_config tc;
+  retry_target_config_init(&tc);
+  tc.has_throttle = true;
+  tc.throttle.max_milli_tokens = 10000;
+  tc.throttle.token_ratio_milli = 100;
+  retry_target *t = retry_target_create(&tc, 0, NULL, NULL);
+  /* A non-retryable status with a stop pushback still counts as a throttle failure (A6). */
+  script_attempt s = script_step(10, RETRY_GRPC_RESOURCE_EXHAUSTED);
+  s.pushback = "soon";
+  retry_call_opts o = opts_make("/svc/M", RETRY_NEVER);
+  script_result r;
+  assert_int_equal(script_run(&p, t, &o, 0, &s, 1, &r), 0);
+  assert_int_equal(r.reason, RETRY_STOP_NON_RETRYABLE_STATUS);
+  assert_int_equal(retry_target_throttle(t)->milli_tokens, 9000);
+  s.status = RETRY_GRPC_UNAVAILABLE;
+  assert_int_equal(script_run(&p, t, &o, 0, &s, 1, &r), 0);
+  assert_int_equal(r.reason, RETRY_STOP_PUSHBACK_STOP);
+  assert_int_equal(r.attempts, 1);
+  assert_int_equal(retry_target_throttle(t)->milli_tokens, 8000);
+  retry_target_destroy(t);
+}
+
+static void test_seed003_pushback_700ms_against_400ms_deadline_no_retry(void **state) {
+  (void)state;
+  retry_policy p;
+  grpc_policy(&p, 4, 100, 1000, 2.0, RETRY_JITTER_PROPORTIONAL);
+  script_attempt s = pushback_step(10, "700");
+  retry_call_opts o = opts_make("/svc/M", 410 * MS); /* 400 ms left when the answer comes */
+  script_result r;
+  assert_int_equal(script_run(&p, NULL, &o, 0, &s, 1, &r), 0);
+  assert_int_equal(r.attempts, 1);
+  assert_int_equal(r.reason, RETRY_STOP_DEADLINE);
+}
+
+static void test_seed003_pushback_replaces_backoff_and_resets_exponent(void **state) {
+  (void)state;
+  /* Nominal 100, 200, 400 ms; the first failure carries 350 ms of pushback. The next wait is
+   * exactly 350 ms, and the one after restarts at initialBackoff (80-120 ms), not 200 ms. */
+  retry_policy p;
+  grpc_policy(&p, 4, 100, 1000, 2.0, RETRY_JITTER_PROPORTIONAL);
+  script_attempt steps[3] = {pushback_step(10, "350"), script_step(10, RETRY_GRPC_UNAVAILABLE),
+                             script_step(10, 0)};
+  for (uint64_t seed = 1; seed <= 200; seed++) {
+    retry_call_opts o = opts_make("/svc/M", RETRY_NEVER);
+    o.rng = test_rng_make(&g_rng, seed);
+    script_result r;
+    assert_int_equal(script_run(&p, NULL, &o, 0, steps, 3, &r), 0);
+    assert_int_equal(r.attempts, 3);
+    assert_int_equal(r.send_ns[1], 360 * MS);
+    int64_t wait = r.send_ns[2] - (r.send_ns[1] + 10 * MS);
+    assert_true(wait >= 80 * MS && wait < 120 * MS);
+  }
+}
+
+static void test_seed003_throttle_blocks_at_half_then_5_1_allows(void **state) {
+  (void)state;
+  /* maxTokens 10: each always-failing call (2 attempts) costs up to 2 tokens. */
+  retry_policy p;
+  grpc_policy(&p, 2, 1, 1, 1.0, RETRY_JITTER_NONE);
+  retry_target_config tc;
+  retry_target_config_init(&tc);
+  tc.has_throttle = true;
+  tc.throttle.max_milli_tokens = 10000;
+  tc.throttle.token_ratio_milli = 100;
+  retry_target *t = retry_target_create(&tc, 0, NULL, NULL);
+  script_attempt fail = script_step(1, RETRY_GRPC_UNAVAILABLE);
+  retry_call_opts o = opts_make("/svc/M", RETRY_NEVER);
+  script_result r;
+  assert_int_equal(script_run(&p, t, &o, 0, &fail, 1, &r), 0); /* 10 -> 9 -> 8 */
+  assert_int_equal(r.reason, RETRY_STOP_MAX_ATTEMPTS);
+  assert_int_equal(script_run(&p, t, &o, 0, &fail, 1, &r), 0); /* 8 -> 7 -> 6 */
+  assert_int_equal(r.attempts, 2);
+  assert_int_equal(script_run(&p, t, &o, 0, &fail, 1, &r), 0); /* 6 -> 5: blocks */
+  assert_int_equal(r.reason, RETRY_STOP_THROTTLED);
+  assert_int_equal(r.attempts, 1);
+  assert_int_equal(retry_target_throttle(t)->milli_tokens, 5000);
+  assert_false(retry_throttle_is_allowed(retry_target_throttle(t)));
+  script_attempt ok = script_step(1, 0);
+  assert_int_equal(script_run(&p, t, &o, 0, &ok, 1, &r), 0); /* +0.1 -> 5.1 */
+  assert_int_equal(retry_target_throttle(t)->milli_tokens, 5100);
+  assert_true(retry_throttle_is_allowed(retry_target_throttle(t)));
+  retry_target_destroy(t);
+}
+
+static void test_seed003_backoff_windows_80_120_160_240_320_480(void **state) {
+  (void)state;
+  retry_policy p;
+  grpc_policy(&p, 4, 100, 1000, 2.0, RETRY_JITTER_PROPORTIONAL);
+  script_attempt fail = script_step(0, RETRY_GRPC_UNAVAILABLE);
+  int64_t lo[3] = {INT64_MAX, INT64_MAX, INT64_MAX}, hi[3] = {0, 0, 0};
+  int64_t total_lo = INT64_MAX, total_hi = 0;
+  for (uint64_t seed = 1; seed <= 5000; seed++) {
+    retry_call_opts o = opts_make("/svc/M", RETRY_NEVER);
+    o.rng = test_rng_make(&g_rng, seed);
+    script_result r;
+    assert_int_equal(script_run(&p, NULL, &o, 0, &fail, 1, &r), 0);
+    assert_int_equal(r.attempts, 4);
+    for (int i = 0; i < 3; i++) {
+      int64_t w = r.send_ns[i + 1] - r.send_ns[i];
+      lo[i] = w < lo[i] ? w : lo[i];
+      hi[i] = w > hi[i] ? w : hi[i];
+    }
+    int64_t total = r.send_ns[3];
+    total_lo = total < total_lo ? total : total_lo;
+    total_hi = total > total_hi ? total : total_hi;
+    assert_int_equal(r.call.backoff_total_ns, total);
+  }
+  const int64_t want_lo[3] = {80, 160, 320}, want_hi[3] = {120, 240, 480};
+  for (int i = 0; i < 3; i++) {
+    assert_true(lo[i] >= want_lo[i] * MS && hi[i] < want_hi[i] * MS);
+    /* 5000 draws reach within 0.5 % of each end of the window. */
+    assert_true(lo[i] < want_lo[i] * MS + (want_hi[i] - want_lo[i]) * MS / 200);
+    assert_true(hi[i] > want_hi[i] * MS - (want_hi[i] - want_lo[i]) * MS / 200);
+  }
+  assert_true(total_lo >= 560 * MS && total_hi < 840 * MS);
+}
+
+static void test_seed003_200_clients_refused_make_800_attempts(void **state) {
+  (void)state;
+  retry_policy p;
+  grpc_policy(&p, 4, 100, 1000, 2.0, RETRY_JITTER_PROPORTIONAL);
+  script_attempt fail = script_step(1, RETRY_GRPC_UNAVAILABLE);
+  int attempts = 0;
+  for (int i = 0; i < 200; i++) {
+    retry_call_opts o = opts_make("/svc/M", RETRY_NEVER);
+    o.call_id = (uint64_t)i;
+    script_result r;
+    assert_int_equal(script_run(&p, NULL, &o, 0, &fail, 1, &r), 0);
+    attempts += r.attempts;
+  }
+  assert_int_equal(attempts, 800);
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Seed 004: a gateway that maps unmapped codes to 500 under retry-on-5xx
+ * =================================================================== */
+
+static void http_policy(retry_policy *p, int32_t max_attempts, const char *const *tokens, size_t n) {
+  retry_policy_init(p, RETRY_SPACE_HTTP);
+  p->kind = RETRY_POLICY_RETRY;
+  retry_policy_set_max_attempts(p, max_attempts, 0); /* not gRPC: no cap of 5 */
+  p->backoff.initial_ns = 10 * MS;
+  p->backoff.max_ns = 100 * MS;
+  for (size_t i = 0; i < n; i++)
+    assert_int_equal(retry_status_set_add_token(&p->retryable, RETRY_SPACE_HTTP, tokens[i]), 0);
+  assert_int_equal(retry_policy_validate(p, NULL), 0);
+}
+
+static void test_seed004_retry_on_5xx_makes_six_attempts_for_mapped_500(void **state) {
+  (void)state;
+  const char *const fivexx[] = {"5xx"};
+  retry_policy p;
+  http_policy(&p, 6, fivexx, 1);
+  script_attempt s = script_step(20, 500); /* FAILED_PRECONDITION fell to the catch-all 500 */
+  retry_call_opts o = opts_make("/auth.v1.Mfa/Verify", 10 * S);
+  script_result r;
+  assert_int_equal(script_run(&p, NULL, &o, 0, &s, 1, &r), 0);
+  assert_int_equal(r.attempts, 6);
+  assert_int_equal(r.status, 500);
+  assert_int_equal(r.reason, RETRY_STOP_MAX_ATTEMPTS);
+}
+
+static void test_seed004_explicit_mapping_and_allowlist_make_one_attempt(void **state) {
+  (void)state;
+  const char *const allow[] = {"503", "504"};
+  retry_policy p;
+  http_policy(&p, 6, allow, 2);
+  script_attempt s = script_step(20, 422); /* FAILED_PRECONDITION -> 422, not retryable */
+  retry_call_opts o = opts_make("/auth.v1.Mfa/Verify", 10 * S);
+  script_result r;
+  assert_int_equal(script_run(&p, NULL, &o, 0, &s, 1, &r), 0);
+  assert_int_equal(r.attempts, 1);
+  assert_int_equal(r.reason, RETRY_STOP_NON_RETRYABLE_STATUS);
+  /* Even the old 500 is not retried under the allowlist. */
+  s.status = 500;
+  assert_int_equal(script_run(&p, NULL, &o, 0, &s, 1, &r), 0);
+  assert_int_equal(r.attempts, 1);
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Rules that no seed row names
+ * =================================================================== */
+
+static void test_call_max_attempts_clamped_to_five(void **state) {
+  (void)state;
+  retry_policy p;
+  grpc_policy(&p, 7, 1, 1, 1.0, RETRY_JITTER_NONE);
+  assert_int_equal(p.max_attempts, 5);
+  assert_int_equal(p.max_attempts_configured, 7);
+  script_attempt s = script_step(1, RETRY_GRPC_UNAVAILABLE);
+  retry_call_opts o = opts_make("/svc/M", RETRY_NEVER);
+  script_result r;
+  assert_int_equal(script_run(&p, NULL, &o, 0, &s, 1, &r), 0);
+  assert_int_equal(r.attempts, 5);
+  retry_policy_set_max_attempts(&p, 7, 0); /* the documented option lifts the cap */
+  assert_int_equal(script_run(&p, NULL, &o, 0, &s, 1, &r), 0);
+  assert_int_equal(r.attempts, 7);
+}
+
+static void test_call_per_attempt_timeout_bounded_by_deadline(void **state) {
+  (void)state;
+  retry_policy p;
+  grpc_policy(&p, 3, 10, 10, 1.0, RETRY_JITTER_NONE);
+  retry_status_set_add(&p.retryable, RETRY_SPACE_GRPC, RETRY_GRPC_DEADLINE_EXCEEDED);
+  p.per_attempt_timeout_ns = 300 * MS;
+  script_attempt slow = script_step(1000, 0);
+  retry_call_opts o = opts_make("/svc/M", 700 * MS);
+  script_result r;
+  assert_int_equal(script_run(&p, NULL, &o, 0, &slow, 1, &r), 0);
+  /* 0-300 timeout, 310-610 timeout, 620: third attempt gets only 80 ms (the deadline). */
+  assert_int_equal(r.attempts, 3);
+  assert_int_equal(r.send_ns[1], 310 * MS);
+  assert_int_equal(r.send_ns[2], 620 * MS);
+  assert_int_equal(r.end_ns, 700 * MS);
+  assert_int_equal(r.reason, RETRY_STOP_DEADLINE);
+}
+
+static void test_call_headers_commit_no_retry(void **state) {
+  (void)state;
+  retry_policy p;
+  kit_policy(&p);
+  script_attempt s = script_step(10, RETRY_GRPC_UNAVAILABLE);
+  s.headers_at_ns = 5 * MS;
+  retry_call_opts o = opts_make("/svc/M", RETRY_NEVER);
+  script_result r;
+  assert_int_equal(script_run(&p, NULL, &o, 0, &s, 1, &r), 0);
+  assert_int_equal(r.reason, RETRY_STOP_COMMITTED);
+  assert_int_equal(r.attempts, 1);
+}
+
+static void test_call_request_over_retry_buffer_commits(void **state) {
+  (void)state;
+  retry_policy p;
+  kit_policy(&p);
+  retry_call_opts o = opts_make("/svc/M", RETRY_NEVER);
+  retry_call c;
+  retry_decision d;
+  retry_call_start(&c, &p, NULL, &o, 0, &d);
+  retry_outcome out;
+  retry_outcome_init(&out, RETRY_GRPC_UNAVAILABLE);
+  out.request_bytes = RETRY_DEFAULT_BUFFER_BYTES + 1;
+  retry_call_on_outcome(&c, 1, &out, 1, &d);
+  assert_int_equal(d.action, RETRY_ACTION_DONE);
+  assert_int_equal(d.reason, RETRY_STOP_COMMITTED);
+  /* At exactly the buffer size it still fits. */
+  retry_call_start(&c, &p, NULL, &o, 0, &d);
+  out.request_bytes = RETRY_DEFAULT_BUFFER_BYTES;
+  retry_call_on_outcome(&c, 1, &out, 1, &d);
+  assert_int_equal(d.action, RETRY_ACTION_WAIT);
+}
+
+static void test_call_retry_after_seconds_replaces_backoff(void **state) {
+  (void)state;
+  const char *const codes[] = {"503"};
+  retry_policy p;
+  http_policy(&p, 3, codes, 1);
+  script_attempt steps[2] = {script_step(10, 503), script_step(10, 200)};
+  steps[0].retry_after = "2";
+  retry_call_opts o = opts_make("/svc/M", 10 * S);
+  script_result r;
+  assert_int_equal(script_run(&p, NULL, &o, 0, steps, 2, &r), 0);
+  assert_int_equal(r.status, 200);
+  assert_int_equal(r.send_ns[1], 10 * MS + 2 * S);
+  p.honor_retry_after = false;
+  assert_int_equal(script_run(&p, NULL, &o, 0, steps, 2, &r), 0);
+  assert_true(r.send_ns[1] < 100 * MS);
+}
+
+static void test_call_one_stop_reason_and_late_events_ignored(void **state) {
+  (void)state;
+  retry_policy p;
+  kit_policy(&p);
+  retry_call_opts o = opts_make("/svc/M", RETRY_NEVER);
+  retry_call c;
+  retry_decision d;
+  retry_call_start(&c, &p, NULL, &o, 0, &d);
+  assert_int_equal(d.action, RETRY_ACTION_SEND);
+  assert_int_equal(d.attempt, 1);
+  retry_outcome out;
+  retry_outcome_init(&out, RETRY_GRPC_OK);
+  retry_call_on_outcome(&c, 1, &out, 5, &d);
+  assert_int_equal(d.reason, RETRY_STOP_OK);
+  /* A duplicate report and a stray wake change nothing. */
+  retry_outcome_init(&out, RETRY_GRPC_UNAVAILABLE);
+  retry_call_on_outcome(&c, 1, &out, 6, &d);
+  assert_int_equal(d.action, RETRY_ACTION_DONE);
+  assert_int_equal(d.reason, RETRY_STOP_OK);
+  retry_call_wake(&c, 7, &d);
+  assert_int_equal(d.reason, RETRY_STOP_OK);
+  assert_int_equal(c.status, RETRY_GRPC_OK);
+  assert_int_equal(c.end_ns, 5);
+}
+
+static void test_call_deadline_already_passed_sends_nothing(void **state) {
+  (void)state;
+  retry_policy p;
+  kit_policy(&p);
+  retry_call_opts o = opts_make("/svc/M", 100);
+  retry_call c;
+  retry_decision d;
+  retry_call_start(&c, &p, NULL, &o, 100, &d);
+  assert_int_equal(d.action, RETRY_ACTION_DONE);
+  assert_int_equal(d.reason, RETRY_STOP_DEADLINE);
+  assert_int_equal(c.n_attempts, 0);
+}
+
+static void test_call_layers_worst_case(void **state) {
+  (void)state;
+  retry_policy three, four, none;
+  grpc_policy(&three, 3, 1, 1, 1.0, RETRY_JITTER_NONE);
+  grpc_policy(&four, 4, 1, 1, 1.0, RETRY_JITTER_NONE);
+  retry_policy_init(&none, RETRY_SPACE_GRPC);
+  const retry_policy *c2[2] = {&three, &three};
+  const retry_policy *c3[3] = {&three, &three, &three};
+  const retry_policy *c4[3] = {&four, &four, &four};
+  const retry_policy *mixed[4] = {&three, NULL, &none, &four};
+  assert_int_equal(retry_layers_worst_case(c2, 2), 9);
+  assert_int_equal(retry_layers_worst_case(c3, 3), 27);
+  assert_int_equal(retry_layers_worst_case(c4, 3), 64);
+  assert_int_equal(retry_layers_worst_case(mixed, 4), 12);
+  assert_int_equal(retry_layers_worst_case(NULL, 0), 1);
+  retry_policy big;
+  grpc_policy(&big, 1000, 1, 1, 1.0, RETRY_JITTER_NONE);
+  retry_policy_set_max_attempts(&big, 1000, 0);
+  const retry_policy *many[8] = {&big, &big, &big, &big, &big, &big, &big, &big};
+  assert_true(retry_layers_worst_case(many, 8) == UINT64_MAX); /* saturates */
+}
+
+/* }================================================================== */
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_seed000_unavailable_before_handler_retries_once),
+      cmocka_unit_test(test_seed000_internal_after_charge_default_policy_no_retry),
+      cmocka_unit_test(test_seed000_internal_made_retryable_charges_three_times),
+      cmocka_unit_test(test_seed000_unavailable_after_charge_default_charges_three_times),
+      cmocka_unit_test(test_seed000_idempotent_allowlist_blocks_charge_keeps_export),
+      cmocka_unit_test(test_seed000_deadline_spans_attempts_ends_at_2s_not_4_7s),
+      cmocka_unit_test(test_seed000_breaker_counts_attempts_opens_on_first_call),
+      cmocka_unit_test(test_seed000_breaker_recoverable_call_resets_count),
+      cmocka_unit_test(test_seed000_server_stream_not_retried_by_default),
+      cmocka_unit_test(test_seed000_server_stream_opt_in_replays_prefix_as_duplicates),
+      cmocka_unit_test(test_seed000_client_stream_never_retried),
+      cmocka_unit_test(test_seed000_two_layers_multiply_to_nine_requests),
+      cmocka_unit_test(test_seed001_two_failures_then_success_three_requests),
+      cmocka_unit_test(test_seed001_always_failing_stops_at_four_requests),
+      cmocka_unit_test(test_seed001_invalid_argument_not_retryable_one_request),
+      cmocka_unit_test(test_seed001_no_policy_one_request),
+      cmocka_unit_test(test_seed001_throttling_20_failing_calls_80_vs_21_requests),
+      cmocka_unit_test(test_seed001_by_hand_hedge_answers_under_200ms),
+      cmocka_unit_test(test_seed003_900ms_pushback_timeline_two_attempts),
+      cmocka_unit_test(test_seed003_negative_pushback_stops_with_time_left),
+      cmocka_unit_test(test_seed003_unparseable_pushback_stops_and_costs_a_token),
+      cmocka_unit_test(test_seed003_pushback_700ms_against_400ms_deadline_no_retry),
+      cmocka_unit_test(test_seed003_pushback_replaces_backoff_and_resets_exponent),
+      cmocka_unit_test(test_seed003_throttle_blocks_at_half_then_5_1_allows),
+      cmocka_unit_test(test_seed003_backoff_windows_80_120_160_240_320_480),
+      cmocka_unit_test(test_seed003_200_clients_refused_make_800_attempts),
+      cmocka_unit_test(test_seed004_retry_on_5xx_makes_six_attempts_for_mapped_500),
+      cmocka_unit_test(test_seed004_explicit_mapping_and_allowlist_make_one_attempt),
+      cmocka_unit_test(test_call_max_attempts_clamped_to_five),
+      cmocka_unit_test(test_call_per_attempt_timeout_bounded_by_deadline),
+      cmocka_unit_test(test_call_headers_commit_no_retry),
+      cmocka_unit_test(test_call_request_over_retry_buffer_commits),
+      cmocka_unit_test(test_call_retry_after_seconds_replaces_backoff),
+      cmocka_unit_test(test_call_one_stop_reason_and_late_events_ignored),
+      cmocka_unit_test(test_call_deadline_already_passed_sends_nothing),
+      cmocka_unit_test(test_call_layers_worst_case),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,20 @@
+#!/bin/sh
+# Checks that libretry.a needs libc (and libm) only: no GSL anywhere, jansson only in the
+# config loader (retry_config.o), clocks and sleeps only in the real-time driver.
+set -eu
+lib=${1:-${BUILD:-build}/libretry.a}
+[ -f "$lib" ] || { echo "check-deps: $lib not built" >&2; exit 1; }
+bad=0
+nm -A "$lib" 2>/dev/null | awk '$2 == "U" || $(NF-1) == "U" {print}' > /tmp/check-deps.$$ || true
+if grep -q 'gsl_' /tmp/check-deps.$$; then echo "check-deps: libretry references GSL:"; grep 'gsl_' /tmp/check-deps.$$; bad=1; fi
+if grep 'json_' /tmp/check-deps.$$ | grep -v 'retry_config.o' | grep -q .; then
+  echo "check-deps: jansson referenced outside retry_config.o:"; grep 'json_' /tmp/check-deps.$$ | grep -v retry_config.o; bad=1
+fi
+if grep -E 'clock_gettime|nanosleep|[^a-z_]rand$|[^a-z_]random$|[^a-z_]time$' /tmp/check-deps.$$ | grep -v 'retry_realtime.o' | grep -q .; then
+  echo "check-deps: a clock, sleep or rand outside retry_realtime.o:"
+  grep -E 'clock_gettime|nanosleep|[^a-z_]rand$|[^a-z_]random$|[^a-z_]time$' /tmp/check-deps.$$ | grep -v retry_realtime.o; bad=1
+fi
+n=$(grep -c . /tmp/check-deps.$$ || true)
+rm -f /tmp/check-deps.$$
+[ "$bad" -eq 0 ] && echo "check-deps: libretry.a is libc-only outside its JSON loader ($n undefined references checked)"
+exit "$bad"
