@@ -272,48 +272,36 @@ void retry_call_start(retry_call *c, const retry_policy *p, retry_target *t,
  * Outcomes of a retry policy (and of calls without a policy)
  * =================================================================== */
 
-/* Decides after a failed attempt of a retry policy. Checks run in a fixed order so that
- * exactly one reason is reported: deadline, status, method, stream, commit, attempts,
- * pushback, throttle, then the delay must fit the deadline, then the budget pays. */
+/* The rules that refuse a retry before any delay is chosen, in their fixed order, so that
+ * exactly one reason is reported (docs/engine.md, "When a failed attempt is retried").
+ * Returns RETRY_STOP_NONE when every one of them allows the retry. */
+static retry_stop retry_refusal(const retry_call *c, int32_t status, const event_info *ev,
+                                bool throttle_ok, int64_t now_ns) {
+  const retry_policy *p = c->policy;
+  if (p->kind == RETRY_POLICY_NONE) return RETRY_STOP_MAX_ATTEMPTS;
+  if (now_ns >= c->deadline_ns) return RETRY_STOP_DEADLINE;
+  if (!retry_status_set_has(&p->retryable, p->space, status))
+    return RETRY_STOP_NON_RETRYABLE_STATUS;
+  if (!c->idempotent) return RETRY_STOP_METHOD_NOT_IDEMPOTENT;
+  retry_stop s = stream_rule(c);
+  if (s != RETRY_STOP_NONE) return s;
+  if (c->committed) return RETRY_STOP_COMMITTED;
+  if (c->n_attempts >= p->max_attempts) return RETRY_STOP_MAX_ATTEMPTS;
+  if (ev->pushback >= RETRY_PUSHBACK_STOP) return RETRY_STOP_PUSHBACK_STOP;
+  if (!throttle_ok) return RETRY_STOP_THROTTLED;
+  return RETRY_STOP_NONE;
+}
+
+/* Decides after a failed attempt of a retry policy: the refusal rules, then the delay, which
+ * must let the next attempt start before the deadline, then the budget pays for it (last, so
+ * a retry that could never start spends nothing). */
 static void retry_after_failure(retry_call *c, const retry_outcome *o, bool throttle_ok,
                                 event_info *ev, int64_t now_ns, retry_decision *d) {
   const retry_policy *p = c->policy;
   int32_t status = o->status;
-  if (p->kind == RETRY_POLICY_NONE) {
-    decide_done(c, now_ns, now_ns, status, RETRY_STOP_MAX_ATTEMPTS, d);
-    return;
-  }
-  if (now_ns >= c->deadline_ns) {
-    decide_done(c, now_ns, now_ns, status, RETRY_STOP_DEADLINE, d);
-    return;
-  }
-  if (!retry_status_set_has(&p->retryable, p->space, status)) {
-    decide_done(c, now_ns, now_ns, status, RETRY_STOP_NON_RETRYABLE_STATUS, d);
-    return;
-  }
-  if (!c->idempotent) {
-    decide_done(c, now_ns, now_ns, status, RETRY_STOP_METHOD_NOT_IDEMPOTENT, d);
-    return;
-  }
-  retry_stop s = stream_rule(c);
-  if (s != RETRY_STOP_NONE) {
-    decide_done(c, now_ns, now_ns, status, s, d);
-    return;
-  }
-  if (c->committed) {
-    decide_done(c, now_ns, now_ns, status, RETRY_STOP_COMMITTED, d);
-    return;
-  }
-  if (c->n_attempts >= p->max_attempts) {
-    decide_done(c, now_ns, now_ns, status, RETRY_STOP_MAX_ATTEMPTS, d);
-    return;
-  }
-  if (ev->pushback >= RETRY_PUSHBACK_STOP) {
-    decide_done(c, now_ns, now_ns, status, RETRY_STOP_PUSHBACK_STOP, d);
-    return;
-  }
-  if (!throttle_ok) {
-    decide_done(c, now_ns, now_ns, status, RETRY_STOP_THROTTLED, d);
+  retry_stop why = retry_refusal(c, status, ev, throttle_ok, now_ns);
+  if (why != RETRY_STOP_NONE) {
+    decide_done(c, now_ns, now_ns, status, why, d);
     return;
   }
 
@@ -407,17 +395,17 @@ static void hedge_after_failure(retry_call *c, const retry_outcome *o, event_inf
                                 int64_t now_ns, retry_decision *d) {
   const retry_policy *p = c->policy;
   int32_t status = o->status;
-  if (now_ns >= c->deadline_ns) {
-    decide_done(c, now_ns, now_ns, status, RETRY_STOP_DEADLINE, d);
-    return;
-  }
-  /* A fatal status ends the call at once and cancels every other hedge (A6). */
-  if (!retry_status_set_has(&p->retryable, p->space, status)) {
-    decide_done(c, now_ns, now_ns, status, RETRY_STOP_NON_RETRYABLE_STATUS, d);
-    return;
-  }
-  if (c->committed) {
-    decide_done(c, now_ns, now_ns, status, RETRY_STOP_COMMITTED, d);
+  /* Past the deadline, a fatal status (A6: it ends the call and cancels every other hedge),
+   * or a commit all end the call at once. */
+  retry_stop why = RETRY_STOP_NONE;
+  if (now_ns >= c->deadline_ns)
+    why = RETRY_STOP_DEADLINE;
+  else if (!retry_status_set_has(&p->retryable, p->space, status))
+    why = RETRY_STOP_NON_RETRYABLE_STATUS;
+  else if (c->committed)
+    why = RETRY_STOP_COMMITTED;
+  if (why != RETRY_STOP_NONE) {
+    decide_done(c, now_ns, now_ns, status, why, d);
     return;
   }
   if (ev->pushback >= RETRY_PUSHBACK_STOP) {

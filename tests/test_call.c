@@ -59,83 +59,74 @@ static script_attempt after_charge(int64_t ms, int32_t status) {
  * Seed 000: five ways to fail a charge, the deadline row, breakers, streams, two layers
  * =================================================================== */
 
-static void test_seed000_unavailable_before_handler_retries_once(void **state) {
-  (void)state;
-  retry_policy p;
-  kit_policy(&p);
-  script_attempt steps[2] = {script_step(5, RETRY_GRPC_UNAVAILABLE), after_charge(5, 0)};
-  retry_call_opts o = opts_make("/lab.Payments/Charge", RETRY_NEVER);
-  script_result r;
-  assert_int_equal(script_run(&p, NULL, &o, 0, steps, 2, &r), 0);
-  assert_int_equal(r.status, RETRY_GRPC_OK);
-  assert_int_equal(r.reason, RETRY_STOP_OK);
-  assert_int_equal(r.attempts, 2);
-  assert_int_equal(r.side_effects, 1);
-}
-
-static void test_seed000_internal_after_charge_default_policy_no_retry(void **state) {
-  (void)state;
-  retry_policy p;
-  kit_policy(&p);
-  script_attempt steps[1] = {after_charge(5, RETRY_GRPC_INTERNAL)};
-  retry_call_opts o = opts_make("/lab.Payments/Charge", RETRY_NEVER);
-  script_result r;
-  assert_int_equal(script_run(&p, NULL, &o, 0, steps, 1, &r), 0);
-  assert_int_equal(r.status, RETRY_GRPC_INTERNAL);
-  assert_int_equal(r.reason, RETRY_STOP_NON_RETRYABLE_STATUS);
-  assert_int_equal(r.attempts, 1);
-  assert_int_equal(r.side_effects, 1);
-}
-
-static void test_seed000_internal_made_retryable_charges_three_times(void **state) {
-  (void)state;
-  retry_policy p;
-  kit_policy(&p);
-  retry_status_set_add(&p.retryable, RETRY_SPACE_GRPC, RETRY_GRPC_INTERNAL);
-  script_attempt steps[1] = {after_charge(5, RETRY_GRPC_INTERNAL)};
-  retry_call_opts o = opts_make("/lab.Payments/Charge", RETRY_NEVER);
-  script_result r;
-  assert_int_equal(script_run(&p, NULL, &o, 0, steps, 1, &r), 0);
-  assert_int_equal(r.status, RETRY_GRPC_INTERNAL);
-  assert_int_equal(r.reason, RETRY_STOP_MAX_ATTEMPTS);
-  assert_int_equal(r.attempts, 3);
-  assert_int_equal(r.side_effects, 3);
-}
-
-static void test_seed000_unavailable_after_charge_default_charges_three_times(void **state) {
-  (void)state;
-  retry_policy p;
-  kit_policy(&p);
-  script_attempt steps[1] = {after_charge(5, RETRY_GRPC_UNAVAILABLE)};
-  retry_call_opts o = opts_make("/lab.Payments/Charge", RETRY_NEVER);
-  script_result r;
-  assert_int_equal(script_run(&p, NULL, &o, 0, steps, 1, &r), 0);
-  assert_int_equal(r.status, RETRY_GRPC_UNAVAILABLE);
-  assert_int_equal(r.reason, RETRY_STOP_MAX_ATTEMPTS);
-  assert_int_equal(r.attempts, 3);
-  assert_int_equal(r.side_effects, 3);
-}
-
 static const char *const kit_idempotent[] = {"/lab.Payments/Export", "/lab.Payments/GetCharge"};
 
-static void test_seed000_idempotent_allowlist_blocks_charge_keeps_export(void **state) {
+/* One row of seed 000's "five ways to fail a charge": what the server does, how the policy
+ * differs from the kit's defaults, and what the article measured. */
+typedef struct charge_row {
+  const char *label;
+  script_attempt first, then;  /* attempt 1, and every later attempt */
+  bool internal_retryable;     /* INTERNAL added to the retryable codes */
+  bool allowlist;              /* idempotent_methods set, without Charge */
+  int32_t status;              /* what the caller saw */
+  retry_stop reason;
+  int attempts, charges;
+} charge_row;
+
+static void test_seed000_five_ways_to_fail_a_charge(void **state) {
+  (void)state;
+  const script_attempt refuse = script_step(5, RETRY_GRPC_UNAVAILABLE);
+  const charge_row rows[] = {
+      {"UNAVAILABLE before the handler ran", refuse, after_charge(5, RETRY_GRPC_OK), false,
+       false, RETRY_GRPC_OK, RETRY_STOP_OK, 2, 1},
+      {"INTERNAL after the charge, default policy", after_charge(5, RETRY_GRPC_INTERNAL),
+       after_charge(5, RETRY_GRPC_INTERNAL), false, false, RETRY_GRPC_INTERNAL,
+       RETRY_STOP_NON_RETRYABLE_STATUS, 1, 1},
+      {"INTERNAL after the charge, INTERNAL made retryable", after_charge(5, RETRY_GRPC_INTERNAL),
+       after_charge(5, RETRY_GRPC_INTERNAL), true, false, RETRY_GRPC_INTERNAL,
+       RETRY_STOP_MAX_ATTEMPTS, 3, 3},
+      {"UNAVAILABLE after the charge, default policy", after_charge(5, RETRY_GRPC_UNAVAILABLE),
+       after_charge(5, RETRY_GRPC_UNAVAILABLE), false, false, RETRY_GRPC_UNAVAILABLE,
+       RETRY_STOP_MAX_ATTEMPTS, 3, 3},
+      {"UNAVAILABLE after the charge, Charge not in idempotent_methods",
+       after_charge(5, RETRY_GRPC_UNAVAILABLE), after_charge(5, RETRY_GRPC_UNAVAILABLE), false,
+       true, RETRY_GRPC_UNAVAILABLE, RETRY_STOP_METHOD_NOT_IDEMPOTENT, 1, 1},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    const charge_row *row = &rows[i];
+    retry_policy p;
+    kit_policy(&p);
+    if (row->internal_retryable)
+      retry_status_set_add(&p.retryable, RETRY_SPACE_GRPC, RETRY_GRPC_INTERNAL);
+    if (row->allowlist) {
+      p.idempotent_methods = kit_idempotent;
+      p.n_idempotent_methods = 2;
+      p.has_idempotent_allowlist = true;
+    }
+    script_attempt steps[2] = {row->first, row->then};
+    retry_call_opts o = opts_make("/lab.Payments/Charge", RETRY_NEVER);
+    script_result r;
+    assert_int_equal(script_run(&p, NULL, &o, 0, steps, 2, &r), 0);
+    if (r.status != row->status || r.reason != row->reason || r.attempts != row->attempts ||
+        r.side_effects != row->charges)
+      fail_msg("%s: got %s %s attempts=%d charges=%d, want %s %s attempts=%d charges=%d",
+               row->label, retry_grpc_code_name(r.status), retry_stop_name(r.reason), r.attempts,
+               r.side_effects, retry_grpc_code_name(row->status), retry_stop_name(row->reason),
+               row->attempts, row->charges);
+  }
+}
+
+static void test_seed000_allowlisted_export_keeps_its_retries(void **state) {
   (void)state;
   retry_policy p;
   kit_policy(&p);
   p.idempotent_methods = kit_idempotent;
   p.n_idempotent_methods = 2;
   p.has_idempotent_allowlist = true;
-  script_attempt steps[1] = {after_charge(5, RETRY_GRPC_UNAVAILABLE)};
-  retry_call_opts o = opts_make("/lab.Payments/Charge", RETRY_NEVER);
+  script_attempt s = after_charge(5, RETRY_GRPC_UNAVAILABLE);
+  retry_call_opts o = opts_make("/lab.Payments/Export", RETRY_NEVER);
   script_result r;
-  assert_int_equal(script_run(&p, NULL, &o, 0, steps, 1, &r), 0);
-  assert_int_equal(r.status, RETRY_GRPC_UNAVAILABLE);
-  assert_int_equal(r.reason, RETRY_STOP_METHOD_NOT_IDEMPOTENT);
-  assert_int_equal(r.attempts, 1);
-  assert_int_equal(r.side_effects, 1);
-  /* Export, a read, is on the list and keeps its retries. */
-  o = opts_make("/lab.Payments/Export", RETRY_NEVER);
-  assert_int_equal(script_run(&p, NULL, &o, 0, steps, 1, &r), 0);
+  assert_int_equal(script_run(&p, NULL, &o, 0, &s, 1, &r), 0);
   assert_int_equal(r.reason, RETRY_STOP_MAX_ATTEMPTS);
   assert_int_equal(r.attempts, 3);
 }
@@ -802,11 +793,8 @@ static void test_call_layers_worst_case(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_seed000_unavailable_before_handler_retries_once),
-      cmocka_unit_test(test_seed000_internal_after_charge_default_policy_no_retry),
-      cmocka_unit_test(test_seed000_internal_made_retryable_charges_three_times),
-      cmocka_unit_test(test_seed000_unavailable_after_charge_default_charges_three_times),
-      cmocka_unit_test(test_seed000_idempotent_allowlist_blocks_charge_keeps_export),
+      cmocka_unit_test(test_seed000_five_ways_to_fail_a_charge),
+      cmocka_unit_test(test_seed000_allowlisted_export_keeps_its_retries),
       cmocka_unit_test(test_seed000_deadline_spans_attempts_ends_at_2s_not_4_7s),
       cmocka_unit_test(test_seed000_breaker_counts_attempts_opens_on_first_call),
       cmocka_unit_test(test_seed000_breaker_recoverable_call_resets_count),
