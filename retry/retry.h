@@ -703,7 +703,7 @@ void retry_call_on_headers(retry_call *c, int32_t attempt, int64_t now_ns, retry
 /* }================================================================== */
 
 /* {==================================================================
- * gRPC service config (retry_config.c, the only part that uses jansson)
+ * gRPC service config (retry_config.c and retry_config_ext.c, the only parts using jansson)
  * =================================================================== */
 
 /* A loaded service config: methodConfig entries with their policies, retryThrottling, and the

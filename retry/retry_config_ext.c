@@ -1,0 +1,453 @@
+/*
+ * retry_config_ext.c: the "retrysim" block of a service config, for what gRPC has no field for.
+ *
+ * At the top level it holds channel-wide settings (maxAttemptsLimit, idempotentMethods,
+ * budget, adaptiveThrottling, circuitBreaker) and default method options; in a methodConfig
+ * entry, method options only. Unlike the standard part, every key here must be known.
+ */
+#include "retry_config_int.h"
+
+#include <float.h>
+#include <string.h>
+
+/* The block is strict where the standard part is lenient (A21 ignores unknown fields so that
+ * configs written for newer gRPC clients still load). Only libretry reads this block, so no
+ * older reader has to skip keys it does not know, while a misspelled key would silently leave
+ * a mechanism off: "cicuitBreaker" must be an error, not "no breaker". */
+
+static const char *const method_keys[] = {
+    "statusSpace",       "jitter",           "jitterFraction", "capAfterJitter",
+    "perAttemptTimeout", "retryBufferBytes", "retryStreaming", "honorRetryAfter",
+    "waitForDeadline"};
+static const char *const channel_keys[] = {"maxAttemptsLimit", "idempotentMethods", "budget",
+                                           "adaptiveThrottling", "circuitBreaker"};
+/* Every key of the top-level block. Channel-wide keys come first because a message that lists
+ * them may be cut short, and a channel key is the likelier thing to be misspelled there. */
+static const char *const top_keys[] = {
+    "maxAttemptsLimit", "idempotentMethods", "budget",           "adaptiveThrottling",
+    "circuitBreaker",   "statusSpace",       "jitter",           "jitterFraction",
+    "capAfterJitter",   "perAttemptTimeout", "retryBufferBytes", "retryStreaming",
+    "honorRetryAfter",  "waitForDeadline"};
+
+/* {==================================================================
+ * Method options
+ * =================================================================== */
+
+/* Reads the method options of an extension block (its keys were checked already). They
+ * cover what gRPC fixes and other systems let one choose: the jitter (gRPC's +-20%, the full
+ * jitter of AWS and Envoy, decorrelated jitter, Polly's V2), a per-attempt timeout (Envoy's
+ * per_try_timeout; A6 has none), the retry buffer (a client setting in gRPC, 256 KiB per
+ * RPC in grpc-go and C-core, not a config field) and HTTP's Retry-After. */
+static bool parse_method_opts(load_ctx *c, json_t *ext, method_opts *mo) {
+  json_t *v = retry__config_field(ext, "statusSpace");
+  if (v != NULL) {
+    const char *s = json_is_string(v) ? json_string_value(v) : "";
+    mo->has_space = true;
+    if (strcmp(s, "grpc") == 0) mo->space = RETRY_SPACE_GRPC;
+    else if (strcmp(s, "http") == 0) mo->space = RETRY_SPACE_HTTP;
+    else {
+      size_t mark = retry__config_path_push_key(c, "statusSpace");
+      retry__config_fail_value(c, "statusSpace", "\"grpc\" or \"http\"", v);
+      retry__config_path_pop(c, mark);
+      return false;
+    }
+  }
+  v = retry__config_field(ext, "jitter");
+  if (v != NULL) {
+    if (!json_is_string(v) || retry_jitter_parse(json_string_value(v), &mo->jitter) != RETRY_OK) {
+      size_t mark = retry__config_path_push_key(c, "jitter");
+      retry__config_fail_value(c, "jitter",
+                               "one of grpc, proportional, full, equal, decorrelated, polly-v2, "
+                               "none",
+                               v);
+      retry__config_path_pop(c, mark);
+      return false;
+    }
+    mo->has_jitter = true;
+  }
+  /* Each getter leaves its field alone when the key is absent; rc == 1 marks it as given. */
+  int rc;
+  if ((rc = retry__config_get_number(c, ext, "jitterFraction", 0, false, 1, false,
+                                     "a number in [0, 1]", &mo->jitter_fraction)) < 0)
+    return false;
+  mo->has_jitter_fraction |= rc == 1;
+  if ((rc = retry__config_get_bool(c, ext, "capAfterJitter", &mo->cap_after_jitter)) < 0)
+    return false;
+  mo->has_cap_after_jitter |= rc == 1;
+  if ((rc = retry__config_get_duration(c, ext, "perAttemptTimeout", 0, true, INT64_MAX, DUR_POS,
+                                       &mo->per_attempt_timeout_ns)) < 0)
+    return false;
+  mo->has_per_attempt_timeout |= rc == 1;
+  json_int_t bytes = 0;
+  if ((rc = retry__config_get_int(c, ext, "retryBufferBytes", 0, JINT_MAX,
+                                  "an integer >= 0 (0: unlimited)", &bytes)) < 0)
+    return false;
+  if (rc == 1) {
+    mo->has_retry_buffer = true;
+    mo->retry_buffer_bytes = (int64_t)bytes;
+  }
+  if ((rc = retry__config_get_bool(c, ext, "retryStreaming", &mo->retry_streaming)) < 0)
+    return false;
+  mo->has_retry_streaming |= rc == 1;
+  if ((rc = retry__config_get_bool(c, ext, "honorRetryAfter", &mo->honor_retry_after)) < 0)
+    return false;
+  mo->has_honor_retry_after |= rc == 1;
+  if ((rc = retry__config_get_bool(c, ext, "waitForDeadline", &mo->wait_for_deadline)) < 0)
+    return false;
+  mo->has_wait_for_deadline |= rc == 1;
+  return true;
+}
+
+/* dst takes every option that over sets: an entry's block over the top-level defaults. */
+static void merge_opts(method_opts *dst, const method_opts *over) {
+#define TAKE(flag, ...)                      \
+  if (over->flag) {                          \
+    dst->flag = true;                        \
+    __VA_ARGS__;                             \
+  }
+  TAKE(has_space, dst->space = over->space)
+  TAKE(has_jitter, dst->jitter = over->jitter)
+  TAKE(has_jitter_fraction, dst->jitter_fraction = over->jitter_fraction)
+  TAKE(has_cap_after_jitter, dst->cap_after_jitter = over->cap_after_jitter)
+  TAKE(has_per_attempt_timeout, dst->per_attempt_timeout_ns = over->per_attempt_timeout_ns)
+  TAKE(has_retry_buffer, dst->retry_buffer_bytes = over->retry_buffer_bytes)
+  TAKE(has_retry_streaming, dst->retry_streaming = over->retry_streaming)
+  TAKE(has_honor_retry_after, dst->honor_retry_after = over->honor_retry_after)
+  TAKE(has_wait_for_deadline, dst->wait_for_deadline = over->wait_for_deadline)
+#undef TAKE
+}
+
+/* Sets what the options override on a policy already filled from gRPC fields, plus what every
+ * policy of the config shares (the allowlist). The space was chosen at retry_policy_init;
+ * the local reject status follows it (UNAVAILABLE, or 503 for an HTTP layer) so a call
+ * refused by the breaker ends with a status its own layer understands.
+ * An option that no block sets keeps retry_policy_init's value, which is gRPC's behaviour:
+ * +-20% proportional jitter, the cap applied before the jitter, a 256 KiB retry buffer, no
+ * per-attempt timeout, no retries of streams. */
+void retry__config_ext_apply(const retry_config *cfg, retry_policy *p, const method_opts *mo) {
+  if (mo->has_jitter) p->backoff.jitter = mo->jitter;
+  if (mo->has_jitter_fraction) p->backoff.jitter_fraction = mo->jitter_fraction;
+  if (mo->has_cap_after_jitter) p->backoff.cap_after_jitter = mo->cap_after_jitter;
+  if (mo->has_per_attempt_timeout) p->per_attempt_timeout_ns = mo->per_attempt_timeout_ns;
+  if (mo->has_retry_buffer) p->retry_buffer_bytes = mo->retry_buffer_bytes;
+  if (mo->has_retry_streaming) p->retry_streaming = mo->retry_streaming;
+  if (mo->has_honor_retry_after) p->honor_retry_after = mo->honor_retry_after;
+  if (mo->has_wait_for_deadline) p->wait_for_deadline = mo->wait_for_deadline;
+  p->local_reject_status = p->space == RETRY_SPACE_HTTP ? 503 : RETRY_GRPC_UNAVAILABLE;
+  if (cfg->idempotent != NULL) {
+    p->has_idempotent_allowlist = true;
+    p->idempotent_methods = cfg->idempotent;
+    p->n_idempotent_methods = cfg->n_idempotent;
+  }
+}
+
+/* A methodConfig entry's block: method options only. A channel-wide key here gets its own
+ * message, since the key is right and only its place is wrong. */
+static bool parse_entry_ext(load_ctx *c, json_t *ext, method_opts *mo) {
+  if (!json_is_object(ext)) {
+    retry__config_fail_value(c, "retrysim", "an object", ext);
+    return false;
+  }
+  for (void *it = json_object_iter(ext); it != NULL; it = json_object_iter_next(ext, it)) {
+    const char *key = json_object_iter_key(it);
+    if (retry__config_key_in(key, method_keys, N_OF(method_keys))) continue;
+    size_t mark = retry__config_path_push_key(c, key);
+    if (retry__config_key_in(key, channel_keys, N_OF(channel_keys)))
+      retry__config_fail(c, RETRY_ECONFIG,
+                         "%s is channel-wide: set it in the top-level retrysim block", key);
+    else
+      retry__config_fail_unknown_key(c, key, method_keys, N_OF(method_keys));
+    retry__config_path_pop(c, mark);
+    return false;
+  }
+  return parse_method_opts(c, ext, mo);
+}
+
+/* The entry's own options are read into a zeroed struct first and merged afterwards, so
+ * that has_ flags tell "set in this entry" apart from "inherited", and an entry without a
+ * block gets exactly the top-level options. */
+bool retry__config_ext_entry_opts(load_ctx *c, json_t *entry, method_opts *mo) {
+  *mo = c->top;
+  json_t *ext = retry__config_field(entry, "retrysim");
+  if (ext == NULL) return true;
+  method_opts own;
+  memset(&own, 0, sizeof own);
+  size_t mark = retry__config_path_push_key(c, "retrysim");
+  if (!parse_entry_ext(c, ext, &own)) return false; /* the path dies with the error */
+  retry__config_path_pop(c, mark);
+  merge_opts(mo, &own);
+  return true;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * idempotentMethods
+ *
+ * gRPC retries whatever method a policy names: knowing which methods are safe to repeat is
+ * left to whoever writes the config, and a retried charge may be charged twice. The allowlist
+ * names the methods that are safe to send more than once, for every policy of the channel.
+ * =================================================================== */
+
+/* Counts as measure() in retry_config.c does, on the raw tree before validation, so the
+ * result can only overestimate: a non-string entry takes no room and fails later. */
+void retry__config_ext_measure(json_t *root, config_sizes *s) {
+  json_t *ext = retry__config_field(root, "retrysim");
+  json_t *idem = json_is_object(ext) ? retry__config_field(ext, "idempotentMethods") : NULL;
+  if (!json_is_array(idem)) return;
+  s->has_idempotent = true;
+  s->n_idempotent = json_array_size(idem);
+  for (size_t i = 0; i < json_array_size(idem); i++) {
+    json_t *v = json_array_get(idem, i);
+    if (json_is_string(v)) s->string_bytes += json_string_length(v) + 1;
+  }
+}
+
+/* "/service/Method": a leading '/', then two non-empty parts without '/'. That is the form a
+ * call's method name takes on the wire (HTTP/2 :path), and the form retry_call_opts.method
+ * is compared with, byte for byte. */
+static bool is_full_method_name(const char *s) {
+  if (s[0] != '/') return false;
+  const char *slash = strchr(s + 1, '/');
+  return slash != NULL && slash > s + 1 && slash[1] != '\0' && strchr(slash + 1, '/') == NULL;
+}
+
+/* "idempotentMethods": copied into the config, which every policy then points at. Repeated
+ * names are harmless and kept. The config's array has room for one more pointer than there
+ * are names (see retry_config.c), so even [] leaves it non-NULL: present but empty is an
+ * allowlist that allows nothing, which is not the same as no allowlist. */
+static bool parse_idempotent(load_ctx *c, json_t *list) {
+  retry_config *cfg = c->cfg;
+  static const char what[] = "an array of full method names such as \"/pkg.Service/Method\"";
+  if (!json_is_array(list)) {
+    retry__config_fail_value(c, "idempotentMethods", what, list);
+    return false;
+  }
+  for (size_t i = 0; i < json_array_size(list); i++) {
+    json_t *item = json_array_get(list, i);
+    if (!json_is_string(item) || !is_full_method_name(json_string_value(item))) {
+      size_t mark = retry__config_path_push_index(c, i);
+      retry__config_fail_value(c, "idempotentMethods entries",
+                               "full method names \"/pkg.Service/Method\"", item);
+      retry__config_path_pop(c, mark);
+      return false;
+    }
+    cfg->idempotent[cfg->n_idempotent++] =
+        retry__config_copy_string(c, json_string_value(item), json_string_length(item));
+  }
+  return true;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Shared state: budget, adaptive throttling, circuit breaker
+ *
+ * Each goes into cfg->target, which retry_target_create validates again (and alone checks
+ * that Finagle's reserve fits in 32 bits); the checks here are there to name the JSON path.
+ * Ranges follow the system each mechanism imitates.
+ * =================================================================== */
+
+/* Reads the "type" that selects a budget's or a breaker's kind; what names the block in
+ * messages. Returns the type ("" when it is not a string, which matches no kind and so gets
+ * the "one of" message) with *type set, or NULL after an error. */
+static const char *block_type(load_ctx *c, json_t *b, const char *what, const char *types,
+                              json_t **type) {
+  if (!json_is_object(b)) {
+    retry__config_fail_value(c, what, "an object with a \"type\"", b);
+    return NULL;
+  }
+  *type = retry__config_field(b, "type");
+  if (retry__config_require(c, *type == NULL ? 0 : 1, "type", types) < 0) return NULL;
+  return json_is_string(*type) ? json_string_value(*type) : "";
+}
+
+/* "budget": {"type": ..., keys of that type}. Each type starts from the defaults of its
+ * *_config_default function, so an omitted key means the documented default of the system
+ * the budget imitates (AWS SDK, Finagle, Envoy). A key of another type is an unknown key.
+ * The ranges are those systems' own: Finagle's RetryBudget takes a ttl in [1 s, 60 s] and a
+ * percentCanRetry in [0, 1000] (a ratio, 0.2 meaning 20%); Envoy's budget_percent is an
+ * envoy.type.v3.Percent in [0, 100]. The AWS SDK takes any uint as a cost, but 0 is refused
+ * since retry_aws_quota_acquire returns the cost it took and 0 there means "refused". */
+static bool parse_budget(load_ctx *c, json_t *b) {
+  static const char *const aws_keys[] = {"type", "capacity", "retryCost", "timeoutCost",
+                                         "noRetryIncrement"};
+  static const char *const finagle_keys[] = {"type", "ttl", "minRetriesPerSec",
+                                             "percentCanRetry"};
+  static const char *const envoy_keys[] = {"type", "budgetPercent", "minRetryConcurrency"};
+  static const char types[] = "one of \"aws\", \"finagle\", \"envoy\"";
+  retry_target_config *t = &c->cfg->target;
+  json_t *type = NULL;
+  const char *s = block_type(c, b, "budget", types, &type);
+  if (s == NULL) return false;
+  /* t->budget is set before the keys are read; on an error the whole config is freed, so a
+   * half-read budget is never seen. */
+  if (strcmp(s, "aws") == 0) {
+    t->budget = RETRY_BUDGET_AWS;
+    retry_aws_quota_config_default(&t->aws);
+    return retry__config_check_keys(c, b, aws_keys, N_OF(aws_keys)) &&
+           retry__config_get_int32(c, b, "capacity", 1, INT32_MAX, "an integer > 0",
+                                   &t->aws.capacity) >= 0 &&
+           retry__config_get_int32(c, b, "retryCost", 1, INT32_MAX, "an integer > 0",
+                                   &t->aws.retry_cost) >= 0 &&
+           retry__config_get_int32(c, b, "timeoutCost", 1, INT32_MAX, "an integer > 0",
+                                   &t->aws.timeout_cost) >= 0 &&
+           retry__config_get_int32(c, b, "noRetryIncrement", 0, INT32_MAX, "an integer >= 0",
+                                   &t->aws.no_retry_increment) >= 0;
+  }
+  if (strcmp(s, "finagle") == 0) {
+    t->budget = RETRY_BUDGET_FINAGLE;
+    retry_finagle_budget_config_default(&t->finagle);
+    return retry__config_check_keys(c, b, finagle_keys, N_OF(finagle_keys)) &&
+           retry__config_get_duration(c, b, "ttl", RETRY_NS_PER_S, false, 60 * RETRY_NS_PER_S,
+                                      "a duration in [1s, 60s]", &t->finagle.ttl_ns) >= 0 &&
+           retry__config_get_int32(c, b, "minRetriesPerSec", 0, INT32_MAX, "an integer >= 0",
+                                   &t->finagle.min_retries_per_sec) >= 0 &&
+           retry__config_get_number(c, b, "percentCanRetry", 0, false, 1000, false,
+                                    "a number in [0, 1000]",
+                                    &t->finagle.percent_can_retry) >= 0;
+  }
+  if (strcmp(s, "envoy") == 0) {
+    t->budget = RETRY_BUDGET_ENVOY;
+    retry_envoy_budget_config_default(&t->envoy);
+    return retry__config_check_keys(c, b, envoy_keys, N_OF(envoy_keys)) &&
+           retry__config_get_number(c, b, "budgetPercent", 0, false, 100, false,
+                                    "a number in [0, 100]", &t->envoy.budget_percent) >= 0 &&
+           retry__config_get_int32(c, b, "minRetryConcurrency", 0, INT32_MAX, "an integer >= 0",
+                                   &t->envoy.min_retry_concurrency) >= 0;
+  }
+  size_t mark = retry__config_path_push_key(c, "type");
+  retry__config_fail_value(c, "type", types, type);
+  retry__config_path_pop(c, mark);
+  return false;
+}
+
+/* "adaptiveThrottling": the SRE client-side throttle. {} turns it on with the defaults.
+ * k >= 1 because the rejection probability (requests - k * accepts) / (requests + padding)
+ * is positive with k < 1 even when the backend accepts everything: the throttle would shed
+ * load from a healthy server. The SRE book uses k = 2 over 2 minutes and padding 1; grpc-go's
+ * RLS throttler uses k = 2 over 30 s and padding 8, hence both are settable. */
+static bool parse_adaptive(load_ctx *c, json_t *a) {
+  static const char *const keys[] = {"k", "window", "padding", "rejectStatusCodes"};
+  retry_target_config *t = &c->cfg->target;
+  if (!json_is_object(a)) {
+    retry__config_fail_value(c, "adaptiveThrottling", "an object", a);
+    return false;
+  }
+  t->has_adaptive = true;
+  retry_adaptive_config_default(&t->adaptive);
+  return retry__config_check_keys(c, a, keys, N_OF(keys)) &&
+         retry__config_get_number(c, a, "k", 1, false, DBL_MAX, false, "a number >= 1",
+                                  &t->adaptive.k) >= 0 &&
+         retry__config_get_duration(c, a, "window", 0, true, INT64_MAX, DUR_POS,
+                                    &t->adaptive.window_ns) >= 0 &&
+         retry__config_get_number(c, a, "padding", 0, false, DBL_MAX, false, "a number >= 0",
+                                  &t->adaptive.padding) >= 0 &&
+         retry__config_get_status_list(c, a, "rejectStatusCodes", LIST_MIXED, true,
+                                       &t->adaptive.reject_statuses) >= 0;
+}
+
+/* Fails on the first key of b that belongs to the other kind of breaker, with a message that
+ * says so: "failureThreshold" on a "count" breaker is a known key in the wrong place, and
+ * "unknown key" would send the user looking for a typo. */
+static bool check_breaker_kind(load_ctx *c, json_t *b, const char *type, bool consecutive,
+                               const char *const *own, size_t n_own, const char *const *other,
+                               size_t n_other) {
+  for (void *it = json_object_iter(b); it != NULL; it = json_object_iter_next(b, it)) {
+    const char *key = json_object_iter_key(it);
+    if (retry__config_key_in(key, own, n_own) || !retry__config_key_in(key, other, n_other))
+      continue;
+    size_t mark = retry__config_path_push_key(c, key);
+    retry__config_fail(c, RETRY_ECONFIG, "%s applies to %s breakers only; this one is \"%s\"",
+                       key, consecutive ? "\"count\" and \"time\"" : "\"consecutive\"", type);
+    retry__config_path_pop(c, mark);
+    return false;
+  }
+  return true;
+}
+
+/* "circuitBreaker": {"type": "consecutive"|"count"|"time", ...}, key names after
+ * resilience4j's. The type decides which keys make sense; the rest start from
+ * retry_breaker_config_default for that type. The lower bounds are resilience4j's
+ * (CircuitBreakerConfig): a rate threshold in (0, 100], window, minimum calls and half-open
+ * permits of at least 1. Its open wait must be >= 1 ms; ours need only be > 0. As there,
+ * slidingWindowSize counts calls for "count" and seconds (one bucket each) for "time". */
+static bool parse_breaker(load_ctx *c, json_t *b) {
+  static const char *const consecutive_keys[] = {"type", "failureThreshold",
+                                                 "waitDurationInOpenState",
+                                                 "permittedNumberOfCallsInHalfOpenState",
+                                                 "failureStatusCodes"};
+  static const char *const window_keys[] = {"type", "failureRateThreshold", "slidingWindowSize",
+                                            "minimumNumberOfCalls", "waitDurationInOpenState",
+                                            "permittedNumberOfCallsInHalfOpenState",
+                                            "failureStatusCodes"};
+  static const char types[] = "one of \"consecutive\", \"count\", \"time\"";
+  retry_target_config *t = &c->cfg->target;
+  json_t *type = NULL;
+  const char *s = block_type(c, b, "circuitBreaker", types, &type);
+  if (s == NULL) return false;
+  retry_breaker_kind kind;
+  if (strcmp(s, "consecutive") == 0) kind = RETRY_BREAKER_CONSECUTIVE;
+  else if (strcmp(s, "count") == 0) kind = RETRY_BREAKER_COUNT_WINDOW;
+  else if (strcmp(s, "time") == 0) kind = RETRY_BREAKER_TIME_WINDOW;
+  else {
+    size_t mark = retry__config_path_push_key(c, "type");
+    retry__config_fail_value(c, "type", types, type);
+    retry__config_path_pop(c, mark);
+    return false;
+  }
+  bool consecutive = kind == RETRY_BREAKER_CONSECUTIVE;
+  const char *const *own = consecutive ? consecutive_keys : window_keys;
+  const char *const *other = consecutive ? window_keys : consecutive_keys;
+  size_t n_own = consecutive ? N_OF(consecutive_keys) : N_OF(window_keys);
+  size_t n_other = consecutive ? N_OF(window_keys) : N_OF(consecutive_keys);
+  if (!check_breaker_kind(c, b, s, consecutive, own, n_own, other, n_other) ||
+      !retry__config_check_keys(c, b, own, n_own))
+    return false;
+  t->has_breaker = true;
+  retry_breaker_config_default(&t->breaker, kind);
+  retry_breaker_config *bc = &t->breaker;
+  return retry__config_get_int32(c, b, "failureThreshold", 1, INT32_MAX, "an integer >= 1",
+                                 &bc->failure_threshold) >= 0 &&
+         retry__config_get_number(c, b, "failureRateThreshold", 0, true, 100, false,
+                                  "a number in (0, 100]", &bc->failure_rate_threshold) >= 0 &&
+         retry__config_get_int32(c, b, "slidingWindowSize", 1, INT32_MAX, "an integer >= 1",
+                                 &bc->window_size) >= 0 &&
+         retry__config_get_int32(c, b, "minimumNumberOfCalls", 1, INT32_MAX, "an integer >= 1",
+                                 &bc->minimum_calls) >= 0 &&
+         retry__config_get_duration(c, b, "waitDurationInOpenState", 0, true, INT64_MAX,
+                                    DUR_POS, &bc->open_duration_ns) >= 0 &&
+         retry__config_get_int32(c, b, "permittedNumberOfCallsInHalfOpenState", 1, INT32_MAX,
+                                 "an integer >= 1", &bc->half_open_calls) >= 0 &&
+         retry__config_get_status_list(c, b, "failureStatusCodes", LIST_MIXED, true,
+                                       &bc->failure_statuses) >= 0;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * The top-level block
+ * =================================================================== */
+
+/* The top-level block: channel-wide settings and the default method options. Read before
+ * methodConfig because its maxAttemptsLimit, idempotentMethods and statusSpace shape every
+ * policy built there. maxAttemptsLimit replaces the client's cap (gRPC's 5, A6) so a study
+ * can see what a config asking for 10 attempts would really do. */
+bool retry__config_ext_parse(load_ctx *c, json_t *ext) {
+  if (!json_is_object(ext)) {
+    retry__config_fail_value(c, "retrysim", "an object", ext);
+    return false;
+  }
+  if (!retry__config_check_keys(c, ext, top_keys, N_OF(top_keys)) ||
+      !parse_method_opts(c, ext, &c->top))
+    return false;
+  if (retry__config_get_int32(c, ext, "maxAttemptsLimit", 1, 1000, "an integer in [1, 1000]",
+                              &c->cfg->max_attempts_limit) < 0)
+    return false;
+  return retry__config_parse_sub(c, ext, "idempotentMethods", parse_idempotent) &&
+         retry__config_parse_sub(c, ext, "budget", parse_budget) &&
+         retry__config_parse_sub(c, ext, "adaptiveThrottling", parse_adaptive) &&
+         retry__config_parse_sub(c, ext, "circuitBreaker", parse_breaker);
+}
+
+/* }================================================================== */

@@ -1,0 +1,198 @@
+/*
+ * retry_config_int.h: what the two halves of the service config loader share; private to them.
+ *
+ * retry_config.c reads the standard gRPC part and owns the load context, the helpers and the
+ * lifecycle; retry_config_ext.c reads the "retrysim" extension block. Only these two files
+ * include this header, and with it <jansson.h>: tools/check-deps.sh fails on jansson elsewhere.
+ */
+#ifndef RETRY_CONFIG_INT_H
+#define RETRY_CONFIG_INT_H
+
+#include "retry_int.h"
+
+#include <limits.h>
+
+#include <jansson.h>
+
+/* The largest JSON integer jansson represents: the upper bound of "an integer >= 0" fields. */
+#if JSON_INTEGER_IS_LONG_LONG
+#define JINT_MAX LLONG_MAX
+#else
+#define JINT_MAX LONG_MAX
+#endif
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The "what" of duration fields in messages. */
+#define DUR_POS "a duration > 0 such as \"0.1s\""
+#define DUR_NONNEG "a duration >= 0 such as \"0.1s\""
+
+/* {==================================================================
+ * The config and the load context
+ * =================================================================== */
+
+/* One name of a methodConfig entry. An empty method is service-wide; an empty service (and
+ * method) is the default. Strings point into retry_config.strings, not NUL-terminated here. */
+typedef struct name_key {
+  const char *service; /* "" for the default */
+  size_t service_len;
+  const char *method;  /* "" for a service-wide name */
+  size_t method_len;
+  size_t entry; /* index of the methodConfig entry (and of retry_config.methods) */
+  size_t index; /* index in that entry's name list, for error messages */
+} name_key;
+
+/* Everything a config points to lives in the four arrays below, each one allocation sized
+ * before parsing and never reallocated; retry_config_destroy frees exactly these four and the
+ * struct. The policies handed out by retry_config_lookup borrow idempotent and the strings,
+ * which is why a config must outlive every call that uses one of its policies. */
+struct retry_config {
+  retry_allocator alloc; /* how the config was allocated (a copy: the caller's may go) */
+  bool has_alloc;        /* false: libc */
+  retry_target_config target;   /* retryThrottling plus the extension's shared state */
+  retry_method_config unmatched;/* answer of a lookup that matches nothing */
+  retry_method_config *methods; /* one per methodConfig entry */
+  size_t n_methods;
+  name_key *keys;               /* every name, sorted by (service, method) */
+  size_t n_keys;
+  const char **idempotent;      /* the extension's idempotentMethods, NULL when absent */
+  size_t n_idempotent;
+  char *strings;                /* one arena for every string above */
+  size_t strings_size;
+  int32_t max_attempts_limit;   /* the client cap on maxAttempts; <= 0 means none */
+};
+
+/* The extension's method options, each with a flag saying whether it was given. The flags
+ * let an entry's block override only what it sets and inherit the rest from the top level. */
+typedef struct method_opts {
+  bool has_space, has_jitter, has_jitter_fraction, has_cap_after_jitter;
+  bool has_per_attempt_timeout, has_retry_buffer, has_retry_streaming;
+  bool has_honor_retry_after, has_wait_for_deadline;
+  retry_space space;              /* statusSpace */
+  retry_jitter jitter;            /* jitter */
+  double jitter_fraction;         /* jitterFraction, in [0, 1] */
+  bool cap_after_jitter;          /* capAfterJitter */
+  int64_t per_attempt_timeout_ns; /* perAttemptTimeout, > 0 */
+  int64_t retry_buffer_bytes;     /* retryBufferBytes, >= 0 (0: unlimited) */
+  bool retry_streaming, honor_retry_after, wait_for_deadline;
+} method_opts;
+
+/* The state of one load, on the loader's stack. Invariants: path is NUL-terminated and
+ * path_len == strlen(path); every push is undone by a pop with its mark, except on the way
+ * out after a failure, when the path is dead (the error already holds a copy). Once e.code is
+ * set nothing else is validated: every function returns false / -1 straight up. */
+typedef struct load_ctx {
+  const char *source;   /* file name or "<string>" */
+  retry_error e;        /* the first error; e.code != RETRY_OK once loading failed */
+  char path[512];       /* JSON path of the value being read, "$.methodConfig[0]" */
+  size_t path_len;
+  retry_config *cfg;    /* being filled */
+  size_t strings_used;  /* bytes of cfg->strings handed out, <= cfg->strings_size */
+  method_opts top;      /* method options of the top-level extension block */
+} load_ctx;
+
+/* What to allocate, counted on the raw tree before validation (wrong types count nothing). */
+typedef struct config_sizes {
+  size_t n_entries;    /* methodConfig entries */
+  size_t n_names;      /* name objects */
+  size_t n_idempotent; /* idempotentMethods entries */
+  bool has_idempotent; /* idempotentMethods present */
+  size_t string_bytes; /* every string to copy, NULs included */
+} config_sizes;
+
+/* How the members of a status list are read. A policy's list uses the policy's space; the
+ * shared state (adaptive throttling, breaker) may serve a gRPC layer and an HTTP gateway at
+ * once, so its lists take both spaces and rely on the ranges not overlapping. */
+typedef enum list_space {
+  LIST_GRPC,  /* gRPC code names (upper case) or integers 0..16 */
+  LIST_HTTP,  /* HTTP statuses 100..599 or tokens ("5xx", "gateway-error", "503") */
+  LIST_MIXED  /* either: 0..16 and names are gRPC, 100..599 and tokens are HTTP */
+} list_space;
+
+/* }================================================================== */
+
+/* {==================================================================
+ * retry_config.c: errors, paths and typed getters
+ *
+ * A getter returns 1 and sets *out when the field is present and valid, 0 when it is absent
+ * (JSON null counts as absent, as in proto3 JSON), -1 after recording an error. *out is left
+ * alone unless the field is valid, so callers preset it with the default. Errors are
+ * reported at the current path plus the key.
+ * =================================================================== */
+
+/* Records an error at the current path; the first one wins. */
+void retry__config_fail(load_ctx *c, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* "<key> must be <what>, got <v>" at the current path (the caller pushes the key). */
+void retry__config_fail_value(load_ctx *c, const char *key, const char *what, const json_t *v);
+/* An unknown key (the path already ends with it), listing the allowed ones. */
+void retry__config_fail_unknown_key(load_ctx *c, const char *key, const char *const *allowed,
+                                    size_t n_allowed);
+
+/* Append ".key" / "[i]" to the path; each returns the mark to give back to path_pop. */
+size_t retry__config_path_push_key(load_ctx *c, const char *key);
+size_t retry__config_path_push_index(load_ctx *c, size_t i);
+void retry__config_path_pop(load_ctx *c, size_t mark);
+
+/* Whether key is one of list[0..n). */
+bool retry__config_key_in(const char *key, const char *const *list, size_t n);
+/* Fails on the first key of obj, in document order, that is not in allowed. */
+bool retry__config_check_keys(load_ctx *c, json_t *obj, const char *const *allowed, size_t n);
+
+/* obj[key], NULL when absent or null. A borrowed pointer valid while the document lives. */
+json_t *retry__config_field(json_t *obj, const char *key);
+/* Passes a getter's rc through, turning 0 (absent) into a "<key> is required" error. */
+int retry__config_require(load_ctx *c, int rc, const char *key, const char *what);
+
+int retry__config_get_bool(load_ctx *c, json_t *obj, const char *key, bool *out);
+/* A JSON integer (not a real such as 2.0) in [lo, hi]. */
+int retry__config_get_int(load_ctx *c, json_t *obj, const char *key, json_int_t lo, json_int_t hi,
+                          const char *what, json_int_t *out);
+int retry__config_get_int32(load_ctx *c, json_t *obj, const char *key, int32_t lo, int32_t hi,
+                            const char *what, int32_t *out);
+/* A JSON number in lo..hi, each end open or closed. */
+int retry__config_get_number(load_ctx *c, json_t *obj, const char *key, double lo, bool lo_open,
+                             double hi, bool hi_open, const char *what, double *out);
+/* A proto3 Duration string in lo..hi (lo open or closed, hi closed), in nanoseconds. */
+int retry__config_get_duration(load_ctx *c, json_t *obj, const char *key, int64_t lo,
+                               bool lo_open, int64_t hi, const char *what, int64_t *out);
+/* A status list read in space sp; replaces what *out held. non_empty: [] is an error. */
+int retry__config_get_status_list(load_ctx *c, json_t *obj, const char *key, list_space sp,
+                                  bool non_empty, retry_status_set *out);
+
+/* Copies s (len bytes) into the config's string arena. Returns a pointer owned by the config,
+ * valid until retry_config_destroy. The arena was sized by the measure pass: copy only what
+ * was counted there. */
+const char *retry__config_copy_string(load_ctx *c, const char *s, size_t len);
+
+/* Calls parse(c, obj[key]) with the path at obj.key; true when the key is absent or null. */
+bool retry__config_parse_sub(load_ctx *c, json_t *obj, const char *key,
+                             bool (*parse)(load_ctx *c, json_t *v));
+
+/* }================================================================== */
+
+/* {==================================================================
+ * retry_config_ext.c: the "retrysim" extension block
+ * =================================================================== */
+
+/* Adds to *s what the top-level block will copy into the config (idempotentMethods). */
+void retry__config_ext_measure(json_t *root, config_sizes *s);
+
+/* Reads the top-level block (root.retrysim): channel-wide settings into c->cfg and the
+ * default method options into c->top. Runs before methodConfig, which depends on both. */
+bool retry__config_ext_parse(load_ctx *c, json_t *ext);
+
+/* The method options of a methodConfig entry: c->top overridden by what the entry's own
+ * block (entry.retrysim, when present) sets. */
+bool retry__config_ext_entry_opts(load_ctx *c, json_t *entry, method_opts *mo);
+
+/* Applies mo to a policy already filled from the gRPC fields, plus the config-wide allowlist,
+ * which p then borrows from cfg. */
+void retry__config_ext_apply(const retry_config *cfg, retry_policy *p, const method_opts *mo);
+
+/* }================================================================== */
+
+#endif /* RETRY_CONFIG_INT_H */
