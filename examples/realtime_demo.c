@@ -35,7 +35,7 @@ typedef struct server {
   char ids[MAX_IDS][48]; /* call ids seen */
   int counts[MAX_IDS];   /* attempts per call id */
   int n_ids;
-  long total;            /* requests that reached the server */
+  long total; /* requests that reached the server */
   bool stop;
 } server;
 
@@ -44,7 +44,8 @@ static int server_count(server *s, const char *id) {
   pthread_mutex_lock(&s->mu);
   s->total++;
   int i = 0;
-  while (i < s->n_ids && strcmp(s->ids[i], id) != 0) i++;
+  while (i < s->n_ids && strcmp(s->ids[i], id) != 0)
+    i++;
   if (i == s->n_ids && s->n_ids < MAX_IDS) {
     snprintf(s->ids[i], sizeof s->ids[i], "%s", id);
     s->counts[i] = 0;
@@ -126,7 +127,8 @@ typedef struct attempt_ctx {
 } attempt_ctx;
 
 /* Sends one attempt over a fresh loopback connection. */
-static void send_attempt(void *ctx, int32_t attempt, int64_t attempt_deadline_ns, retry_outcome *out) {
+static void send_attempt(void *ctx, int32_t attempt, int64_t attempt_deadline_ns,
+                         retry_outcome *out) {
   attempt_ctx *a = ctx;
   (void)attempt;
   out->status = RETRY_GRPC_UNAVAILABLE; /* a transport failure reads as UNAVAILABLE */
@@ -135,7 +137,8 @@ static void send_attempt(void *ctx, int32_t attempt, int64_t attempt_deadline_ns
   if (attempt_deadline_ns != RETRY_NEVER) {
     int64_t left = attempt_deadline_ns - retry_realtime_now_ns();
     if (left < 1000) left = 1000;
-    struct timeval tv = {(time_t)(left / RETRY_NS_PER_S), (suseconds_t)(left % RETRY_NS_PER_S / 1000)};
+    struct timeval tv = {(time_t)(left / RETRY_NS_PER_S),
+                         (suseconds_t)(left % RETRY_NS_PER_S / 1000)};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   }
   struct sockaddr_in sa;
@@ -263,8 +266,8 @@ int main(void) {
          RETRY_VERSION, (unsigned)srv.port);
   printf("service config (seed 001's lab):\n%s\n", config_json);
   demo dm = {&srv, cfg, 2026, 0};
-  retry_target *none = retry_target_create(&(retry_target_config){0}, retry_realtime_now_ns(),
-                                           NULL, NULL);
+  retry_target *none =
+      retry_target_create(&(retry_target_config){0}, retry_realtime_now_ns(), NULL, NULL);
   printf("four calls (as in grpc-go's lab):\n");
   run_call(&dm, none, "retry policy, 2 failures then success", "c1", 2, 14, "-", true, false);
   run_call(&dm, none, "retry policy, fails more than 4 times", "c2", 9, 14, "-", true, false);
@@ -283,7 +286,8 @@ int main(void) {
     snprintf(id, sizeof id, "plain-%d", i);
     plain += run_call(&dm, none, NULL, id, 99, 14, "-", true, false);
   }
-  retry_target *tt = retry_target_create(retry_config_target(cfg), retry_realtime_now_ns(), NULL, &err);
+  retry_target *tt =
+      retry_target_create(retry_config_target(cfg), retry_realtime_now_ns(), NULL, &err);
   for (int i = 0; i < 20 && tt != NULL; i++) {
     snprintf(id, sizeof id, "throttled-%d", i);
     throttled += run_call(&dm, tt, NULL, id, 99, 14, "-", true, false);

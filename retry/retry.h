@@ -60,14 +60,14 @@ typedef struct retry_allocator {
  * =================================================================== */
 
 /* Error codes: 0 is success, negative values are errors. Codes are only ever added. */
-#define RETRY_ERRNO_MAP(X)                                                                    \
-  X(OK, 0, "success")                                                                         \
-  X(EINVAL, -1, "invalid argument")                                                           \
-  X(ENOMEM, -2, "out of memory")                                                              \
-  X(EIO, -3, "cannot read input")                                                             \
-  X(ESYNTAX, -4, "malformed JSON")                                                            \
-  X(ECONFIG, -5, "invalid configuration")                                                     \
-  X(ERANGE, -6, "value out of range")                                                         \
+#define RETRY_ERRNO_MAP(X)                \
+  X(OK, 0, "success")                     \
+  X(EINVAL, -1, "invalid argument")       \
+  X(ENOMEM, -2, "out of memory")          \
+  X(EIO, -3, "cannot read input")         \
+  X(ESYNTAX, -4, "malformed JSON")        \
+  X(ECONFIG, -5, "invalid configuration") \
+  X(ERANGE, -6, "value out of range")     \
   X(ENOENT, -7, "not found")
 
 typedef enum retry_errno {
@@ -84,12 +84,12 @@ const char *retry_strerror(int code);
 /* Details of an error, filled by fallible calls when the pointer is not NULL.
  * The first error wins: a filled retry_error is never overwritten (clear it to reuse it). */
 typedef struct retry_error {
-  int code;           /* a RETRY_* error code, RETRY_OK when nothing failed */
-  char message[160];  /* what was wrong and what is allowed */
-  char source[256];   /* file name, or "<string>" */
-  char path[160];     /* JSON path of the bad value, "$.methodConfig[0].timeout"; "" if none */
-  int line;           /* 1-based line from a JSON syntax error, -1 when unknown */
-  int column;         /* 1-based column from a JSON syntax error, -1 when unknown */
+  int code;          /* a RETRY_* error code, RETRY_OK when nothing failed */
+  char message[160]; /* what was wrong and what is allowed */
+  char source[256];  /* file name, or "<string>" */
+  char path[160];    /* JSON path of the bad value, "$.methodConfig[0].timeout"; "" if none */
+  int line;          /* 1-based line from a JSON syntax error, -1 when unknown */
+  int column;        /* 1-based column from a JSON syntax error, -1 when unknown */
 } retry_error;
 
 /* Resets e to "no error" (code RETRY_OK, line and column -1). e may be NULL. */
@@ -107,23 +107,21 @@ int retry_error_format(const retry_error *e, char *buf, size_t size);
 
 /* Which numbering a policy's statuses use: gRPC codes (0..16) or HTTP statuses (100..599),
  * the latter for gateway layers that see HTTP. */
-typedef enum retry_space {
-  RETRY_SPACE_GRPC = 0,
-  RETRY_SPACE_HTTP = 1
-} retry_space;
+typedef enum retry_space { RETRY_SPACE_GRPC = 0, RETRY_SPACE_HTTP = 1 } retry_space;
 
 /* gRPC status codes (grpc/grpc-proto status/code.proto). */
-#define RETRY_GRPC_CODE_MAP(X)                                                                \
-  X(OK, 0) X(CANCELLED, 1) X(UNKNOWN, 2) X(INVALID_ARGUMENT, 3) X(DEADLINE_EXCEEDED, 4)       \
-  X(NOT_FOUND, 5) X(ALREADY_EXISTS, 6) X(PERMISSION_DENIED, 7) X(RESOURCE_EXHAUSTED, 8)       \
-  X(FAILED_PRECONDITION, 9) X(ABORTED, 10) X(OUT_OF_RANGE, 11) X(UNIMPLEMENTED, 12)           \
-  X(INTERNAL, 13) X(UNAVAILABLE, 14) X(DATA_LOSS, 15) X(UNAUTHENTICATED, 16)
+#define RETRY_GRPC_CODE_MAP(X)                                                                 \
+  X(OK, 0)                                                                                     \
+  X(CANCELLED, 1) X(UNKNOWN, 2) X(INVALID_ARGUMENT, 3) X(DEADLINE_EXCEEDED, 4) X(NOT_FOUND, 5) \
+      X(ALREADY_EXISTS, 6) X(PERMISSION_DENIED, 7) X(RESOURCE_EXHAUSTED, 8)                    \
+          X(FAILED_PRECONDITION, 9) X(ABORTED, 10) X(OUT_OF_RANGE, 11) X(UNIMPLEMENTED, 12)    \
+              X(INTERNAL, 13) X(UNAVAILABLE, 14) X(DATA_LOSS, 15) X(UNAUTHENTICATED, 16)
 
 typedef enum retry_grpc_code {
 #define RETRY_GRPC_GEN(name, val) RETRY_GRPC_##name = (val),
   RETRY_GRPC_CODE_MAP(RETRY_GRPC_GEN)
 #undef RETRY_GRPC_GEN
-  RETRY_GRPC_N_CODES = 17
+      RETRY_GRPC_N_CODES = 17
 } retry_grpc_code;
 
 /* Returns the canonical upper-case name of a gRPC code, or NULL when code is not 0..16. */
@@ -177,13 +175,13 @@ const char *retry_jitter_name(retry_jitter j);
 int retry_jitter_parse(const char *name, retry_jitter *out);
 
 typedef struct retry_backoff {
-  int64_t initial_ns;    /* first retry's nominal delay, > 0 */
-  int64_t max_ns;        /* cap on the nominal delay, > 0 */
-  double multiplier;     /* growth per retry, > 0 */
-  retry_jitter jitter;   /* how the delay is drawn */
-  double jitter_fraction;/* f of RETRY_JITTER_PROPORTIONAL, in [0, 1]; gRPC 0.2 */
-  bool cap_after_jitter; /* false: cap d before jitter (gRPC, may exceed max by f);
-                            true: also clamp the jittered delay to max (resilience4j, Polly) */
+  int64_t initial_ns;     /* first retry's nominal delay, > 0 */
+  int64_t max_ns;         /* cap on the nominal delay, > 0 */
+  double multiplier;      /* growth per retry, > 0 */
+  retry_jitter jitter;    /* how the delay is drawn */
+  double jitter_fraction; /* f of RETRY_JITTER_PROPORTIONAL, in [0, 1]; gRPC 0.2 */
+  bool cap_after_jitter;  /* false: cap d before jitter (gRPC, may exceed max by f);
+                             true: also clamp the jittered delay to max (resilience4j, Polly) */
 } retry_backoff;
 
 /* Per-call backoff state. Zero it with retry_backoff_state_reset. */
@@ -243,8 +241,8 @@ int retry_http_date_parse(const char *value, int64_t *epoch_ns);
 
 /* gRPC retry throttling (A6 retryThrottling), in milli-tokens as grpc-java and C-core keep it. */
 typedef struct retry_throttle_config {
-  int64_t max_milli_tokens;   /* maxTokens * 1000; maxTokens in (0, 1000] */
-  int64_t token_ratio_milli;  /* tokenRatio * 1000, truncated to 3 decimals; > 0 */
+  int64_t max_milli_tokens;  /* maxTokens * 1000; maxTokens in (0, 1000] */
+  int64_t token_ratio_milli; /* tokenRatio * 1000, truncated to 3 decimals; > 0 */
 } retry_throttle_config;
 
 typedef struct retry_throttle {
@@ -268,7 +266,8 @@ typedef struct retry_aws_quota_config {
   int32_t retry_cost;         /* taken for a retry, default 5 */
   int32_t timeout_cost;       /* taken for a retry after a timeout, default 10 */
   int32_t no_retry_increment; /* added when a first attempt succeeds, default 1 */
-  retry_status_set timeout_statuses; /* which statuses are timeouts (default DEADLINE_EXCEEDED, 504) */
+  retry_status_set
+      timeout_statuses; /* which statuses are timeouts (default DEADLINE_EXCEEDED, 504) */
 } retry_aws_quota_config;
 
 typedef struct retry_aws_quota {
@@ -316,8 +315,8 @@ int64_t retry_finagle_budget_balance(retry_finagle_budget *b, int64_t now_ns);
 
 /* Envoy retry budget: concurrent retries limited to a percent of active requests. */
 typedef struct retry_envoy_budget_config {
-  double budget_percent;          /* percent of active requests, default 20.0 */
-  int32_t min_retry_concurrency;  /* floor, default 3 */
+  double budget_percent;         /* percent of active requests, default 20.0 */
+  int32_t min_retry_concurrency; /* floor, default 3 */
 } retry_envoy_budget_config;
 
 typedef struct retry_envoy_budget {
@@ -384,12 +383,12 @@ const char *retry_breaker_state_name(retry_breaker_state s);
 
 typedef struct retry_breaker_config {
   retry_breaker_kind kind;
-  int32_t failure_threshold;      /* consecutive: failures in a row that open it, >= 1 */
-  double failure_rate_threshold;  /* windows: percent in (0, 100] that opens it; default 50 */
-  int32_t window_size;            /* windows: calls (count) or seconds (time), >= 1; default 100 */
-  int32_t minimum_calls;          /* windows: no decision below this many calls, >= 1 */
-  int64_t open_duration_ns;       /* time spent open before half-open, > 0 */
-  int32_t half_open_calls;        /* probes permitted in half-open, >= 1 */
+  int32_t failure_threshold;     /* consecutive: failures in a row that open it, >= 1 */
+  double failure_rate_threshold; /* windows: percent in (0, 100] that opens it; default 50 */
+  int32_t window_size;           /* windows: calls (count) or seconds (time), >= 1; default 100 */
+  int32_t minimum_calls;         /* windows: no decision below this many calls, >= 1 */
+  int64_t open_duration_ns;      /* time spent open before half-open, > 0 */
+  int32_t half_open_calls;       /* probes permitted in half-open, >= 1 */
   retry_status_set failure_statuses; /* which statuses count as failures */
 } retry_breaker_config;
 
@@ -478,9 +477,9 @@ typedef enum retry_policy_kind {
 
 typedef enum retry_stream_kind {
   RETRY_STREAM_UNARY = 0,
-  RETRY_STREAM_CLIENT,   /* client streaming: never retried */
-  RETRY_STREAM_SERVER,   /* server streaming: retried only with retry_streaming + allowlist */
-  RETRY_STREAM_BIDI      /* never retried */
+  RETRY_STREAM_CLIENT, /* client streaming: never retried */
+  RETRY_STREAM_SERVER, /* server streaming: retried only with retry_streaming + allowlist */
+  RETRY_STREAM_BIDI    /* never retried */
 } retry_stream_kind;
 
 /* gRPC's default cap on maxAttempts (grpc-go, grpc-java, C-core). */
@@ -494,24 +493,24 @@ typedef enum retry_stream_kind {
  * service config (retry_config_load_*). Strings are borrowed, not copied. */
 typedef struct retry_policy {
   retry_policy_kind kind;
-  retry_space space;              /* numbering of all statuses below and in outcomes */
-  int32_t max_attempts;           /* effective attempts including the original, >= 1 */
-  int32_t max_attempts_configured;/* as written, before the clamp */
-  retry_backoff backoff;          /* retry policies */
-  retry_status_set retryable;     /* retry: retryableStatusCodes; hedge: nonFatalStatusCodes */
-  int64_t hedging_delay_ns;       /* hedge: delay between hedges, 0 = all at once */
-  int64_t per_attempt_timeout_ns; /* 0 = none: each attempt gets what is left of the deadline */
-  int64_t retry_buffer_bytes;     /* commit once the request exceeds this; 0 = unlimited */
-  bool retry_streaming;           /* opt-in: retry server streams (with the allowlist) */
-  bool honor_retry_after;         /* HTTP: a valid Retry-After replaces the backoff */
-  bool wait_for_deadline;         /* false: stop at once when the next attempt cannot start
-                                     before the deadline; true: end the call at the deadline
-                                     with DEADLINE_EXCEEDED, as a sleeping client would */
+  retry_space space;               /* numbering of all statuses below and in outcomes */
+  int32_t max_attempts;            /* effective attempts including the original, >= 1 */
+  int32_t max_attempts_configured; /* as written, before the clamp */
+  retry_backoff backoff;           /* retry policies */
+  retry_status_set retryable;      /* retry: retryableStatusCodes; hedge: nonFatalStatusCodes */
+  int64_t hedging_delay_ns;        /* hedge: delay between hedges, 0 = all at once */
+  int64_t per_attempt_timeout_ns;  /* 0 = none: each attempt gets what is left of the deadline */
+  int64_t retry_buffer_bytes;      /* commit once the request exceeds this; 0 = unlimited */
+  bool retry_streaming;            /* opt-in: retry server streams (with the allowlist) */
+  bool honor_retry_after;          /* HTTP: a valid Retry-After replaces the backoff */
+  bool wait_for_deadline;          /* false: stop at once when the next attempt cannot start
+                                      before the deadline; true: end the call at the deadline
+                                      with DEADLINE_EXCEEDED, as a sleeping client would */
   const char *const *idempotent_methods; /* allowlist of full method names ("/svc/Method") */
   size_t n_idempotent_methods;
-  bool has_idempotent_allowlist;  /* true: methods not in the list are never retried */
-  int32_t local_reject_status;    /* status of calls refused locally (breaker, adaptive
-                                     throttling); default UNAVAILABLE / 503 */
+  bool has_idempotent_allowlist; /* true: methods not in the list are never retried */
+  int32_t local_reject_status;   /* status of calls refused locally (breaker, adaptive
+                                    throttling); default UNAVAILABLE / 503 */
 } retry_policy;
 
 /* Fills p with "no retries" in the given space: one attempt, gRPC backoff defaults
@@ -541,25 +540,25 @@ uint64_t retry_layers_worst_case(const retry_policy *const *chain, size_t n);
  * =================================================================== */
 
 /* Why a call stopped: exactly one per logical call. */
-#define RETRY_STOP_MAP(X)                                                                     \
-  X(NONE, "none")                   /* not stopped yet */                                     \
-  X(OK, "ok")                                                                                 \
-  X(NON_RETRYABLE_STATUS, "non_retryable_status")                                             \
-  X(METHOD_NOT_IDEMPOTENT, "method_not_idempotent")                                           \
-  X(MAX_ATTEMPTS, "max_attempts")                                                             \
-  X(DEADLINE, "deadline")                                                                     \
-  X(PUSHBACK_STOP, "pushback_stop")                                                           \
-  X(THROTTLED, "throttled")                                                                   \
-  X(BUDGET_EXHAUSTED, "budget_exhausted")                                                     \
-  X(BREAKER_OPEN, "breaker_open")                                                             \
-  X(COMMITTED, "committed")                                                                   \
+#define RETRY_STOP_MAP(X)                           \
+  X(NONE, "none") /* not stopped yet */             \
+  X(OK, "ok")                                       \
+  X(NON_RETRYABLE_STATUS, "non_retryable_status")   \
+  X(METHOD_NOT_IDEMPOTENT, "method_not_idempotent") \
+  X(MAX_ATTEMPTS, "max_attempts")                   \
+  X(DEADLINE, "deadline")                           \
+  X(PUSHBACK_STOP, "pushback_stop")                 \
+  X(THROTTLED, "throttled")                         \
+  X(BUDGET_EXHAUSTED, "budget_exhausted")           \
+  X(BREAKER_OPEN, "breaker_open")                   \
+  X(COMMITTED, "committed")                         \
   X(STREAMING, "streaming")
 
 typedef enum retry_stop {
 #define RETRY_STOP_GEN(name, str) RETRY_STOP_##name,
   RETRY_STOP_MAP(RETRY_STOP_GEN)
 #undef RETRY_STOP_GEN
-  RETRY_STOP_N
+      RETRY_STOP_N
 } retry_stop;
 
 /* Returns the stop reason's name ("max_attempts"); a static string. */
@@ -593,16 +592,16 @@ typedef struct retry_decision {
 
 /* The outcome of one attempt, as the transport saw it. */
 typedef struct retry_outcome {
-  int32_t status;                 /* in the policy's space; DEADLINE_EXCEEDED / 504 when the
-                                     caller abandoned the attempt at its deadline */
-  const char *const *pushback;    /* grpc-retry-pushback-ms values as received, or NULL */
-  size_t n_pushback;              /* how many values */
-  const char *retry_after;        /* HTTP Retry-After as received, or NULL */
-  int64_t retry_after_at_ns;      /* an HTTP-date Retry-After already converted to the
-                                     caller's clock, or RETRY_NEVER (0 also means none) */
-  bool headers_received;          /* response headers arrived: the call is committed */
-  int64_t request_bytes;          /* request bytes sent in this attempt (commit past buffer) */
-  int64_t stream_items;           /* server streaming: messages received in this attempt */
+  int32_t status;              /* in the policy's space; DEADLINE_EXCEEDED / 504 when the
+                                  caller abandoned the attempt at its deadline */
+  const char *const *pushback; /* grpc-retry-pushback-ms values as received, or NULL */
+  size_t n_pushback;           /* how many values */
+  const char *retry_after;     /* HTTP Retry-After as received, or NULL */
+  int64_t retry_after_at_ns;   /* an HTTP-date Retry-After already converted to the
+                                  caller's clock, or RETRY_NEVER (0 also means none) */
+  bool headers_received;       /* response headers arrived: the call is committed */
+  int64_t request_bytes;       /* request bytes sent in this attempt (commit past buffer) */
+  int64_t stream_items;        /* server streaming: messages received in this attempt */
 } retry_outcome;
 
 /* Zeroes o (status OK, no pushback, retry_after_at_ns RETRY_NEVER). */
@@ -618,15 +617,15 @@ typedef enum retry_trace_event {
 
 typedef struct retry_trace_rec {
   uint64_t call_id;
-  retry_trace_event event;       /* what the engine was told */
-  int64_t now_ns;                /* when */
-  int32_t attempt;               /* attempt the event is about (outcome, headers), else 0 */
-  int32_t status;                /* outcome's status, -1 if none */
-  retry_pushback_kind pushback;  /* pushback parsed from the outcome */
-  int64_t pushback_ns;           /* its delay for RETRY_PUSHBACK_DELAY */
-  int64_t backoff_ns;            /* delay chosen before the next attempt, -1 if none */
-  int64_t throttle_milli_tokens; /* after the event, -1 without throttle */
-  const retry_decision *decision;/* what the engine answered (borrowed, valid in the callback) */
+  retry_trace_event event;        /* what the engine was told */
+  int64_t now_ns;                 /* when */
+  int32_t attempt;                /* attempt the event is about (outcome, headers), else 0 */
+  int32_t status;                 /* outcome's status, -1 if none */
+  retry_pushback_kind pushback;   /* pushback parsed from the outcome */
+  int64_t pushback_ns;            /* its delay for RETRY_PUSHBACK_DELAY */
+  int64_t backoff_ns;             /* delay chosen before the next attempt, -1 if none */
+  int64_t throttle_milli_tokens;  /* after the event, -1 without throttle */
+  const retry_decision *decision; /* what the engine answered (borrowed, valid in the callback) */
 } retry_trace_rec;
 
 typedef void (*retry_trace_fn)(void *ctx, const retry_trace_rec *rec);
@@ -637,12 +636,12 @@ int retry_trace_format(const retry_trace_rec *rec, char *buf, size_t size);
 
 /* How a call starts. */
 typedef struct retry_call_opts {
-  uint64_t call_id;           /* for traces */
-  const char *method;         /* "/service/Method" for the idempotent allowlist, or NULL */
-  retry_stream_kind stream;   /* unary by default */
-  int64_t deadline_ns;        /* absolute deadline of the whole call, or RETRY_NEVER */
-  retry_rng rng;              /* randomness for jitter and adaptive throttling */
-  retry_trace_fn trace;       /* called on every decision, or NULL */
+  uint64_t call_id;         /* for traces */
+  const char *method;       /* "/service/Method" for the idempotent allowlist, or NULL */
+  retry_stream_kind stream; /* unary by default */
+  int64_t deadline_ns;      /* absolute deadline of the whole call, or RETRY_NEVER */
+  retry_rng rng;            /* randomness for jitter and adaptive throttling */
+  retry_trace_fn trace;     /* called on every decision, or NULL */
   void *trace_ctx;
 } retry_call_opts;
 
@@ -651,17 +650,17 @@ typedef struct retry_call_opts {
 typedef struct retry_call {
   /* read-only */
   uint64_t id;
-  int32_t n_attempts;       /* attempts sent, the original included */
-  int32_t n_retries;        /* attempts sent after a failure (retry policy) */
-  int32_t n_hedges;         /* attempts sent as hedges (hedging policy) */
-  int32_t n_in_flight;      /* attempts sent and not yet reported */
+  int32_t n_attempts;  /* attempts sent, the original included */
+  int32_t n_retries;   /* attempts sent after a failure (retry policy) */
+  int32_t n_hedges;    /* attempts sent as hedges (hedging policy) */
+  int32_t n_in_flight; /* attempts sent and not yet reported */
   bool done;
-  int32_t status;           /* final status once done */
-  retry_stop reason;        /* stop reason once done */
+  int32_t status;    /* final status once done */
+  retry_stop reason; /* stop reason once done */
   int64_t start_ns, end_ns, deadline_ns;
-  int64_t stream_items;     /* server streaming: messages delivered, replays included */
-  int64_t stream_duplicates;/* messages delivered again by a replayed stream */
-  int64_t backoff_total_ns; /* time spent waiting between attempts */
+  int64_t stream_items;      /* server streaming: messages delivered, replays included */
+  int64_t stream_duplicates; /* messages delivered again by a replayed stream */
+  int64_t backoff_total_ns;  /* time spent waiting between attempts */
   /* private */
   const retry_policy *policy;
   retry_target *target;
@@ -670,16 +669,16 @@ typedef struct retry_call {
   bool idempotent;
   bool committed;
   int32_t committed_attempt;
-  int64_t next_send_ns;     /* pending attempt or hedge time, RETRY_NEVER if none */
-  uint64_t in_flight;       /* bit k-1: attempt k in flight */
-  uint64_t budget_held;     /* bit k-1: attempt k holds an Envoy budget slot */
-  int32_t quota_cost[2];    /* AWS cost taken for the last retry: [0] attempt, [1] cost */
-  int32_t pending_aws_cost; /* AWS cost granted for the retry or hedge not yet sent */
-  bool pending_slot;        /* an Envoy slot granted for the retry or hedge not yet sent */
+  int64_t next_send_ns;       /* pending attempt or hedge time, RETRY_NEVER if none */
+  uint64_t in_flight;         /* bit k-1: attempt k in flight */
+  uint64_t budget_held;       /* bit k-1: attempt k holds an Envoy budget slot */
+  int32_t quota_cost[2];      /* AWS cost taken for the last retry: [0] attempt, [1] cost */
+  int32_t pending_aws_cost;   /* AWS cost granted for the retry or hedge not yet sent */
+  bool pending_slot;          /* an Envoy slot granted for the retry or hedge not yet sent */
   int64_t attempt_started_ns; /* retry policy: start of the attempt in flight */
-  retry_stop blocked;       /* hedging: why no more hedges may be sent */
+  retry_stop blocked;         /* hedging: why no more hedges may be sent */
   int32_t last_status;
-  int64_t stream_items_prev;/* messages received by earlier attempts */
+  int64_t stream_items_prev; /* messages received by earlier attempts */
 } retry_call;
 
 /* Starts a logical call at now_ns and returns the first decision in d: SEND attempt 1, or
@@ -711,16 +710,16 @@ void retry_call_on_headers(retry_call *c, int32_t attempt, int64_t now_ns, retry
 typedef struct retry_config retry_config;
 
 typedef struct retry_config_opts {
-  int32_t max_attempts_limit; /* the client's cap, default 5 (0 = take the default); the
-                                 extension block's maxAttemptsLimit overrides it */
+  int32_t max_attempts_limit;   /* the client's cap, default 5 (0 = take the default); the
+                                   extension block's maxAttemptsLimit overrides it */
   const retry_allocator *alloc; /* may be NULL */
 } retry_config_opts;
 
 /* What applies to one method. */
 typedef struct retry_method_config {
-  retry_policy policy;   /* kind NONE when the methodConfig has no retry or hedging policy */
-  int64_t timeout_ns;    /* methodConfig timeout, RETRY_NEVER when absent */
-  bool matched;          /* false: no methodConfig matched (defaults apply) */
+  retry_policy policy; /* kind NONE when the methodConfig has no retry or hedging policy */
+  int64_t timeout_ns;  /* methodConfig timeout, RETRY_NEVER when absent */
+  bool matched;        /* false: no methodConfig matched (defaults apply) */
 } retry_method_config;
 
 /* Loads a service config from a file. Returns a new config; free with retry_config_destroy.

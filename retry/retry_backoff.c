@@ -19,9 +19,12 @@ static const struct {
   const char *name;
   retry_jitter jitter;
 } jitter_names[] = {
-    {"grpc", RETRY_JITTER_PROPORTIONAL},     {"proportional", RETRY_JITTER_PROPORTIONAL},
-    {"full", RETRY_JITTER_FULL},             {"equal", RETRY_JITTER_EQUAL},
-    {"decorrelated", RETRY_JITTER_DECORRELATED}, {"polly-v2", RETRY_JITTER_POLLY_V2},
+    {"grpc", RETRY_JITTER_PROPORTIONAL},
+    {"proportional", RETRY_JITTER_PROPORTIONAL},
+    {"full", RETRY_JITTER_FULL},
+    {"equal", RETRY_JITTER_EQUAL},
+    {"decorrelated", RETRY_JITTER_DECORRELATED},
+    {"polly-v2", RETRY_JITTER_POLLY_V2},
     {"none", RETRY_JITTER_NONE},
 };
 
@@ -88,12 +91,8 @@ int64_t retry_backoff_next(const retry_backoff *b, retry_backoff_state *st, cons
       delay = d * (1.0 - f + 2.0 * f * retry_rng_uniform(rng));
       break;
     }
-    case RETRY_JITTER_FULL:
-      delay = d * retry_rng_uniform(rng);
-      break;
-    case RETRY_JITTER_EQUAL:
-      delay = d / 2.0 + d / 2.0 * retry_rng_uniform(rng);
-      break;
+    case RETRY_JITTER_FULL: delay = d * retry_rng_uniform(rng); break;
+    case RETRY_JITTER_EQUAL: delay = d / 2.0 + d / 2.0 * retry_rng_uniform(rng); break;
     case RETRY_JITTER_DECORRELATED: {
       /* sleep = min(cap, random_between(base, sleep * 3)), sleep_0 = base (AWS blog, 2015). */
       double prev = st->n_since_reset == 1 || st->prev_ns <= 0 ? initial : st->prev_ns;
@@ -107,9 +106,7 @@ int64_t retry_backoff_next(const retry_backoff *b, retry_backoff_state *st, cons
       delay = fmin(max, polly_v2(st, st->n_since_reset - 1, initial, retry_rng_uniform(rng)));
       break;
     case RETRY_JITTER_NONE:
-    default:
-      delay = d;
-      break;
+    default: delay = d; break;
   }
   if (b->cap_after_jitter) delay = fmin(delay, max);
   return to_ns(delay);

@@ -30,23 +30,23 @@ typedef struct time_bucket {
 } time_bucket;
 
 struct retry_breaker {
-  retry_breaker_config cfg;  /* copy, validated */
-  retry_allocator alloc;     /* how it was allocated */
+  retry_breaker_config cfg; /* copy, validated */
+  retry_allocator alloc;    /* how it was allocated */
   bool has_alloc;
   retry_breaker_state state;
-  int64_t n_opened;          /* transitions to OPEN */
-  int64_t open_until_ns;     /* OPEN: allow() moves to HALF_OPEN strictly after this time */
-  int32_t consecutive;       /* CONSECUTIVE, CLOSED: failures in a row */
-  int32_t probes_left;       /* HALF_OPEN: permits not handed out yet */
-  int32_t probe_successes;   /* CONSECUTIVE, HALF_OPEN: successful probes recorded */
-  int32_t closed_min_calls;  /* minimum calls of the closed window (COUNT clamps it) */
-  int32_t half_min_calls;    /* min(minimum_calls, half_open_calls) */
-  count_ring closed;         /* COUNT_WINDOW, CLOSED */
-  count_ring half;           /* window kinds, HALF_OPEN (always count-based) */
-  time_bucket *buckets;      /* TIME_WINDOW: window_size buckets */
-  int32_t bucket_head;       /* bucket of the latest second */
-  bool bucket_started;       /* false until the first record after a reset */
-  int64_t time_calls;        /* totals over the buckets (subtract on evict) */
+  int64_t n_opened;         /* transitions to OPEN */
+  int64_t open_until_ns;    /* OPEN: allow() moves to HALF_OPEN strictly after this time */
+  int32_t consecutive;      /* CONSECUTIVE, CLOSED: failures in a row */
+  int32_t probes_left;      /* HALF_OPEN: permits not handed out yet */
+  int32_t probe_successes;  /* CONSECUTIVE, HALF_OPEN: successful probes recorded */
+  int32_t closed_min_calls; /* minimum calls of the closed window (COUNT clamps it) */
+  int32_t half_min_calls;   /* min(minimum_calls, half_open_calls) */
+  count_ring closed;        /* COUNT_WINDOW, CLOSED */
+  count_ring half;          /* window kinds, HALF_OPEN (always count-based) */
+  time_bucket *buckets;     /* TIME_WINDOW: window_size buckets */
+  int32_t bucket_head;      /* bucket of the latest second */
+  bool bucket_started;      /* false until the first record after a reset */
+  int64_t time_calls;       /* totals over the buckets (subtract on evict) */
   int64_t time_fails;
 };
 
@@ -74,9 +74,9 @@ void retry_breaker_config_default(retry_breaker_config *cfg, retry_breaker_kind 
   }
   /* Server-side failures: statuses that say the server (not the request) is unwell. */
   retry_status_set_clear(&cfg->failure_statuses);
-  static const int grpc_failures[] = {RETRY_GRPC_UNKNOWN,  RETRY_GRPC_DEADLINE_EXCEEDED,
-                                      RETRY_GRPC_RESOURCE_EXHAUSTED, RETRY_GRPC_INTERNAL,
-                                      RETRY_GRPC_UNAVAILABLE,        RETRY_GRPC_DATA_LOSS};
+  static const int grpc_failures[] = {
+      RETRY_GRPC_UNKNOWN,  RETRY_GRPC_DEADLINE_EXCEEDED, RETRY_GRPC_RESOURCE_EXHAUSTED,
+      RETRY_GRPC_INTERNAL, RETRY_GRPC_UNAVAILABLE,       RETRY_GRPC_DATA_LOSS};
   for (size_t i = 0; i < sizeof grpc_failures / sizeof grpc_failures[0]; i++)
     retry_status_set_add(&cfg->failure_statuses, RETRY_SPACE_GRPC, grpc_failures[i]);
   retry_status_set_add_token(&cfg->failure_statuses, RETRY_SPACE_HTTP, "5xx");
@@ -105,10 +105,9 @@ static int validate(const retry_breaker_config *cfg, retry_error *err) {
       return RETRY_ECONFIG;
     }
     if (cfg->window_size < 1) {
-      retry__error_set(err, RETRY_ECONFIG, NULL, "window_size", -1, -1,
-                       "window_size must be >= 1 %s (got %d)",
-                       cfg->kind == RETRY_BREAKER_COUNT_WINDOW ? "call" : "second",
-                       (int)cfg->window_size);
+      retry__error_set(
+          err, RETRY_ECONFIG, NULL, "window_size", -1, -1, "window_size must be >= 1 %s (got %d)",
+          cfg->kind == RETRY_BREAKER_COUNT_WINDOW ? "call" : "second", (int)cfg->window_size);
       return RETRY_ECONFIG;
     }
     if (cfg->minimum_calls < 1) {
@@ -158,8 +157,7 @@ static void ring_add(count_ring *r, bool failure) {
 
 /* Empties the time window; the head bucket is labelled again on the next record. */
 static void buckets_reset(retry_breaker *b) {
-  if (b->buckets != NULL)
-    memset(b->buckets, 0, (size_t)b->cfg.window_size * sizeof b->buckets[0]);
+  if (b->buckets != NULL) memset(b->buckets, 0, (size_t)b->cfg.window_size * sizeof b->buckets[0]);
   b->bucket_head = 0;
   b->bucket_started = false;
   b->time_calls = 0;
@@ -296,16 +294,14 @@ static void to_closed(retry_breaker *b) {
 bool retry_breaker_allow(retry_breaker *b, int64_t now_ns) {
   assert(b != NULL);
   switch (b->state) {
-    case RETRY_BREAKER_CLOSED:
-      return true;
+    case RETRY_BREAKER_CLOSED: return true;
     case RETRY_BREAKER_OPEN:
       /* resilience4j OpenState.tryAcquirePermission: `clock.instant().isAfter(retryAfter)`,
        * strictly after, and lazily on this call (automatic transition is off by default). */
       if (now_ns <= b->open_until_ns) return false;
       to_half_open(b);
       break;
-    case RETRY_BREAKER_HALF_OPEN:
-      break;
+    case RETRY_BREAKER_HALF_OPEN: break;
   }
   /* HalfOpenState.tryAcquirePermission: a counter of permits that only goes down; the rest
    * wait for the probes' results to move the state. */
@@ -343,8 +339,8 @@ static void record_consecutive(retry_breaker *b, int64_t now_ns, bool failure) {
 static void record_window(retry_breaker *b, int64_t now_ns, bool failure) {
   if (b->state == RETRY_BREAKER_HALF_OPEN) {
     ring_add(&b->half, failure);
-    int v = rate_verdict(b->half.n, b->half.fails, b->half_min_calls,
-                         b->cfg.failure_rate_threshold);
+    int v =
+        rate_verdict(b->half.n, b->half.fails, b->half_min_calls, b->cfg.failure_rate_threshold);
     if (v > 0)
       to_open(b, now_ns);
     else if (v < 0)

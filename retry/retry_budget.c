@@ -120,7 +120,8 @@ void retry_finagle_budget_init(retry_finagle_budget *b, const retry_finagle_budg
     double w = FINAGLE_SCALE / pct;
     /* Scala's Double.toInt truncates and saturates at Int.MaxValue. */
     b->withdrawal = w >= (double)INT32_MAX ? INT32_MAX : (int64_t)w;
-    if (b->withdrawal < 1) b->withdrawal = 1; /* only for percents above 1000, which create refuses */
+    if (b->withdrawal < 1)
+      b->withdrawal = 1; /* only for percents above 1000, which create refuses */
   }
   /* ttl.inSeconds truncates: a ttl of 1.9 s reserves for 1 second. Finagle multiplies in Int
    * and would wrap; here the product saturates and retry_target_create refuses a reserve above
@@ -158,7 +159,8 @@ static void finagle_roll(retry_finagle_budget *b, int64_t now_ns) {
 static int64_t finagle_count(retry_finagle_budget *b, int64_t now_ns) {
   finagle_roll(b, now_ns);
   int64_t sum = 0;
-  for (int i = 0; i < RETRY_FINAGLE_SLICES; i++) sum += b->slices[i];
+  for (int i = 0; i < RETRY_FINAGLE_SLICES; i++)
+    sum += b->slices[i];
   /* count = w.sum() + reserve, clamped rather than wrapped */
   return retry__add_ns(sum, b->reserve);
 }
@@ -192,10 +194,10 @@ int64_t retry_finagle_budget_balance(retry_finagle_budget *b, int64_t now_ns) {
  * =================================================================== */
 
 /* Envoy's RetryBudgetImpl::max() is
- *   std::max<uint64_t>(budget_percent / 100.0 * (requests + pending_requests), min_retry_concurrency)
- * so the fractional product is truncated toward zero when it is converted to uint64_t, and
- * canCreate() is `count() < max()`. This engine has no connection pool, hence no pending
- * requests: active_requests counts the attempts in flight to the target. The router
+ *   std::max<uint64_t>(budget_percent / 100.0 * (requests + pending_requests),
+ * min_retry_concurrency) so the fractional product is truncated toward zero when it is converted to
+ * uint64_t, and canCreate() is `count() < max()`. This engine has no connection pool, hence no
+ * pending requests: active_requests counts the attempts in flight to the target. The router
  * (source/common/router/retry_state_impl.cc) takes the slot (retries().inc()) when it decides to
  * retry and gives it back (resetRetry -> dec()) at the next retry decision or when the request
  * ends, so a slot is held through the backoff and the whole retried request. */

@@ -65,15 +65,13 @@ static bool is_hedging(const retry_call *c) { return c->policy->kind == RETRY_PO
  * configured idempotent allowlist; client and bidi streams never (A6; seed 000). */
 static retry_stop stream_rule(const retry_call *c) {
   switch (c->opts.stream) {
-    case RETRY_STREAM_UNARY:
-      return RETRY_STOP_NONE;
+    case RETRY_STREAM_UNARY: return RETRY_STOP_NONE;
     case RETRY_STREAM_SERVER:
       if (c->policy->retry_streaming && c->policy->has_idempotent_allowlist && c->idempotent)
         return RETRY_STOP_NONE;
       return RETRY_STOP_STREAMING;
     case RETRY_STREAM_CLIENT:
-    case RETRY_STREAM_BIDI:
-      break;
+    case RETRY_STREAM_BIDI: break;
   }
   return RETRY_STOP_STREAMING;
 }
@@ -478,9 +476,9 @@ void retry_call_on_outcome(retry_call *c, int32_t attempt, const retry_outcome *
   /* gRPC throttling: a qualifying failure (retryable / non-fatal status, or a pushback that
    * says stop) is recorded before any other check, so it costs a token even on the last
    * attempt (C-core RetryState::ShouldRetry, grpc-java, grpc-go alike). */
-  bool qualifying = p->kind != RETRY_POLICY_NONE &&
-                    (retry_status_set_has(&p->retryable, p->space, o->status) ||
-                     ev.pushback >= RETRY_PUSHBACK_STOP);
+  bool qualifying =
+      p->kind != RETRY_POLICY_NONE && (retry_status_set_has(&p->retryable, p->space, o->status) ||
+                                       ev.pushback >= RETRY_PUSHBACK_STOP);
   bool throttle_ok = true;
   if (qualifying && c->target != NULL && c->target->cfg.has_throttle)
     throttle_ok = retry_throttle_record_failure(&c->target->throttle);

@@ -17,7 +17,8 @@
 /* Validation follows gRPC (A6, A21, service_config.md): any known field that fails makes the
  * whole config fail, unknown standard fields are ignored. A21 asks for both: a client keeps
  * its previous config rather than run with part of a new one, and gRPC keeps adding fields,
- * so a config written for a newer client must still load. docs/service-config.md is the user's view of the rules. */
+ * so a config written for a newer client must still load. docs/service-config.md is the user's view
+ * of the rules. */
 
 /* {==================================================================
  * Loading context: where we are in the document, and the first error
@@ -61,13 +62,15 @@ size_t retry__config_path_push_key(load_ctx *c, const char *key) {
     snprintf(c->path + n, sizeof c->path - n, ".%s", key);
   } else {
     const char *open = "[\"";
-    for (; *open && n < room; open++) c->path[n++] = *open;
+    for (; *open && n < room; open++)
+      c->path[n++] = *open;
     for (const char *p = key; *p && n + 1 < room; p++) {
       unsigned char ch = (unsigned char)*p;
       if (ch == '"' || ch == '\\') c->path[n++] = '\\';
       c->path[n++] = (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
     }
-    for (const char *close = "\"]"; *close && n < room; close++) c->path[n++] = *close;
+    for (const char *close = "\"]"; *close && n < room; close++)
+      c->path[n++] = *close;
     c->path[n] = '\0';
   }
   c->path_len = strlen(c->path);
@@ -92,14 +95,17 @@ void retry__config_path_pop(load_ctx *c, size_t old) {
  * newlines must not be able to rewrite the line it is reported in. */
 static void printable(char *buf, size_t size, const char *s, size_t max) {
   size_t len = strlen(s), n = len > max ? max : len;
-  while (n > 0 && n < len && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
+  while (n > 0 && n < len && ((unsigned char)s[n] & 0xC0) == 0x80)
+    n--;
   if (n + 4 > size) n = size > 4 ? size - 4 : 0;
   for (size_t i = 0; i < n; i++) {
     unsigned char ch = (unsigned char)s[i];
     buf[i] = (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
   }
-  if (n < len) memcpy(buf + n, "...", 4);
-  else buf[n] = '\0';
+  if (n < len)
+    memcpy(buf + n, "...", 4);
+  else
+    buf[n] = '\0';
 }
 
 /* Formats v with the fewest digits that read back as the same double (17 significant digits
@@ -279,8 +285,8 @@ int retry__config_get_number(load_ctx *c, json_t *obj, const char *key, double l
 /* A proto3 Duration string in the interval lo..hi (lo open or closed, hi closed). A JSON
  * number is refused even when it looks like seconds: proto3 JSON writes durations as strings,
  * and gRPC parsers do not accept 0.5 for "0.5s". The grammar is retry_duration_parse's. */
-int retry__config_get_duration(load_ctx *c, json_t *obj, const char *key, int64_t lo,
-                               bool lo_open, int64_t hi, const char *what, int64_t *out) {
+int retry__config_get_duration(load_ctx *c, json_t *obj, const char *key, int64_t lo, bool lo_open,
+                               int64_t hi, const char *what, int64_t *out) {
   json_t *v = retry__config_field(obj, key);
   if (v == NULL) return 0;
   size_t mark = retry__config_path_push_key(c, key);
@@ -292,8 +298,7 @@ int retry__config_get_duration(load_ctx *c, json_t *obj, const char *key, int64_
     char got[64];
     describe(v, got, sizeof got);
     retry__config_fail(c, RETRY_ECONFIG,
-                       "%s is out of range: a duration must be within 292 years, got %s", key,
-                       got);
+                       "%s is out of range: a duration must be within 292 years, got %s", key, got);
   } else if (rc != RETRY_OK || (lo_open ? ns <= lo : ns < lo) || ns > hi) {
     retry__config_fail_value(c, key, what, v);
   } else {
@@ -377,7 +382,8 @@ static int add_status(retry_status_set *s, list_space sp, const json_t *v) {
   if (retry_status_set_has(&one, RETRY_SPACE_GRPC, RETRY_GRPC_OK) || has_http_success(&one))
     return -1;
   s->grpc |= one.grpc;
-  for (size_t i = 0; i < N_OF(s->http); i++) s->http[i] |= one.http[i];
+  for (size_t i = 0; i < N_OF(s->http); i++)
+    s->http[i] |= one.http[i];
   return 1;
 }
 
@@ -390,8 +396,7 @@ int retry__config_get_status_list(load_ctx *c, json_t *obj, const char *key, lis
   if (v == NULL) return 0;
   size_t mark = retry__config_path_push_key(c, key);
   char what[160];
-  snprintf(what, sizeof what, "%sarray of %s", non_empty ? "a non-empty " : "an ",
-           list_what(sp));
+  snprintf(what, sizeof what, "%sarray of %s", non_empty ? "a non-empty " : "an ", list_what(sp));
   if (!json_is_array(v) || (non_empty && json_array_size(v) == 0)) {
     retry__config_fail_value(c, key, what, v);
     retry__config_path_pop(c, mark);
@@ -409,8 +414,8 @@ int retry__config_get_status_list(load_ctx *c, json_t *obj, const char *key, lis
       retry__config_fail(c, RETRY_ECONFIG, "%s entries must be %s, got %s", key, list_what(sp),
                          got);
     else
-      retry__config_fail(c, RETRY_ECONFIG,
-                         "%s must not contain a success status (OK, 2xx), got %s", key, got);
+      retry__config_fail(c, RETRY_ECONFIG, "%s must not contain a success status (OK, 2xx), got %s",
+                         key, got);
     break;
   }
   retry__config_path_pop(c, mark);
@@ -469,12 +474,10 @@ static bool parse_names(load_ctx *c, json_t *names, size_t entry) {
                          m);
       return false;
     }
-    key->service = parts[0] ? retry__config_copy_string(c, json_string_value(parts[0]),
-                                                        key->service_len)
-                            : "";
-    key->method = parts[1] ? retry__config_copy_string(c, json_string_value(parts[1]),
-                                                       key->method_len)
-                           : "";
+    key->service =
+        parts[0] ? retry__config_copy_string(c, json_string_value(parts[0]), key->service_len) : "";
+    key->method =
+        parts[1] ? retry__config_copy_string(c, json_string_value(parts[1]), key->method_len) : "";
     key->entry = entry;
     key->index = j;
     cfg->n_keys++;
@@ -488,10 +491,9 @@ static bool parse_names(load_ctx *c, json_t *names, size_t entry) {
  * to MAX_MAX_RETRY_ATTEMPTS and only logs it). The policy keeps the configured value too. */
 static bool parse_max_attempts(load_ctx *c, json_t *obj, retry_policy *p) {
   json_int_t n = 0;
-  if (retry__config_require(c,
-                            retry__config_get_int(c, obj, "maxAttempts", 2, JINT_MAX,
-                                                  "an integer > 1", &n),
-                            "maxAttempts", "an integer > 1") < 0)
+  if (retry__config_require(
+          c, retry__config_get_int(c, obj, "maxAttempts", 2, JINT_MAX, "an integer > 1", &n),
+          "maxAttempts", "an integer > 1") < 0)
     return false;
   /* A value past int32 saturates rather than wraps, so it still counts as above the cap. */
   retry_policy_set_max_attempts(p, n > INT32_MAX ? INT32_MAX : (int32_t)n,
@@ -512,24 +514,24 @@ static bool parse_retry_policy(load_ctx *c, json_t *rp, retry_policy *p, list_sp
   }
   p->kind = RETRY_POLICY_RETRY;
   return parse_max_attempts(c, rp, p) &&
+         retry__config_require(
+             c,
+             retry__config_get_duration(c, rp, "initialBackoff", 0, true, INT64_MAX, DUR_POS,
+                                        &p->backoff.initial_ns),
+             "initialBackoff", DUR_POS) >= 0 &&
          retry__config_require(c,
-                               retry__config_get_duration(c, rp, "initialBackoff", 0, true,
-                                                          INT64_MAX, DUR_POS,
-                                                          &p->backoff.initial_ns),
-                               "initialBackoff", DUR_POS) >= 0 &&
-         retry__config_require(c,
-                               retry__config_get_duration(c, rp, "maxBackoff", 0, true,
-                                                          INT64_MAX, DUR_POS, &p->backoff.max_ns),
+                               retry__config_get_duration(c, rp, "maxBackoff", 0, true, INT64_MAX,
+                                                          DUR_POS, &p->backoff.max_ns),
                                "maxBackoff", DUR_POS) >= 0 &&
-         retry__config_require(c,
-                               retry__config_get_number(c, rp, "backoffMultiplier", 0, true,
-                                                        DBL_MAX, false, "a number > 0",
-                                                        &p->backoff.multiplier),
-                               "backoffMultiplier", "a number > 0") >= 0 &&
-         retry__config_require(c,
-                               retry__config_get_status_list(c, rp, "retryableStatusCodes", sp,
-                                                             true, &p->retryable),
-                               "retryableStatusCodes", "a non-empty array of status codes") >= 0;
+         retry__config_require(
+             c,
+             retry__config_get_number(c, rp, "backoffMultiplier", 0, true, DBL_MAX, false,
+                                      "a number > 0", &p->backoff.multiplier),
+             "backoffMultiplier", "a number > 0") >= 0 &&
+         retry__config_require(
+             c,
+             retry__config_get_status_list(c, rp, "retryableStatusCodes", sp, true, &p->retryable),
+             "retryableStatusCodes", "a non-empty array of status codes") >= 0;
 }
 
 /* hedgingPolicy (A6): maxAttempts required, hedgingDelay and nonFatalStatusCodes optional
@@ -557,15 +559,13 @@ static bool parse_hedging_policy(load_ctx *c, json_t *hp, retry_policy *p, list_
    * next hedge at once instead of ending the call (A6). */
   return retry__config_get_duration(c, hp, "hedgingDelay", 0, false, INT64_MAX, DUR_NONNEG,
                                     &p->hedging_delay_ns) >= 0 &&
-         retry__config_get_status_list(c, hp, "nonFatalStatusCodes", sp, false,
-                                       &p->retryable) >= 0;
+         retry__config_get_status_list(c, hp, "nonFatalStatusCodes", sp, false, &p->retryable) >= 0;
 }
 
 /* Whether a path from retry_policy_validate names a field of retryPolicy / hedgingPolicy. */
 static bool is_policy_field(const char *rel) {
-  static const char *const fields[] = {"maxAttempts",          "initialBackoff",
-                                       "maxBackoff",           "backoffMultiplier",
-                                       "retryableStatusCodes", "hedgingDelay",
+  static const char *const fields[] = {"maxAttempts",        "initialBackoff",       "maxBackoff",
+                                       "backoffMultiplier",  "retryableStatusCodes", "hedgingDelay",
                                        "nonFatalStatusCodes"};
   return retry__config_key_in(rel, fields, N_OF(fields));
 }
@@ -580,8 +580,7 @@ static bool validate_policy(load_ctx *c, const retry_policy *p) {
   if (retry_policy_validate(p, &ve) == RETRY_OK) return true;
   size_t mark = c->path_len;
   if (ve.path[0] != '\0' && is_policy_field(ve.path))
-    retry__config_path_push_key(c, p->kind == RETRY_POLICY_HEDGE ? "hedgingPolicy"
-                                                                 : "retryPolicy");
+    retry__config_path_push_key(c, p->kind == RETRY_POLICY_HEDGE ? "hedgingPolicy" : "retryPolicy");
   if (ve.path[0] != '\0') retry__config_path_push_key(c, ve.path);
   retry__config_fail(c, ve.code != RETRY_OK ? ve.code : RETRY_ECONFIG, "%s",
                      ve.message[0] ? ve.message : "invalid policy");
@@ -663,8 +662,9 @@ static int cmp_key(const void *pa, const void *pb) {
   const name_key *a = pa, *b = pb;
   int r = cmp_part(a->service, a->service_len, b->service, b->service_len);
   if (r == 0) r = cmp_part(a->method, a->method_len, b->method, b->method_len);
-  if (r == 0) r = a->entry != b->entry ? (a->entry < b->entry ? -1 : 1)
-                                       : (a->index < b->index ? -1 : a->index > b->index);
+  if (r == 0)
+    r = a->entry != b->entry ? (a->entry < b->entry ? -1 : 1)
+                             : (a->index < b->index ? -1 : a->index > b->index);
   return r;
 }
 
@@ -920,8 +920,7 @@ static retry_config *load_root(json_t *root, const char *source, const retry_con
    * Each step stops at its first error, so c.e holds exactly one, and the walk ends there. */
   if (!retry__config_parse_sub(&c, root, "retrysim", retry__config_ext_parse) ||
       !retry__config_parse_sub(&c, root, "methodConfig", parse_method_configs) ||
-      !retry__config_parse_sub(&c, root, "retryThrottling", parse_throttling) ||
-      !sort_names(&c)) {
+      !retry__config_parse_sub(&c, root, "retryThrottling", parse_throttling) || !sort_names(&c)) {
     retry__error_set(err, c.e.code, c.e.source, c.e.path, -1, -1, "%s", c.e.message);
     retry_config_destroy(cfg);
     return NULL;
@@ -981,8 +980,7 @@ static int read_file(const char *path, const retry_allocator *a, char **out, siz
                      retry_error *err) {
   FILE *f = fopen(path, "rb");
   if (f == NULL) {
-    retry__error_set(err, RETRY_EIO, path, "", -1, -1, "cannot open the file: %s",
-                     strerror(errno));
+    retry__error_set(err, RETRY_EIO, path, "", -1, -1, "cannot open the file: %s", strerror(errno));
     return RETRY_EIO;
   }
   char *buf = NULL;
@@ -1009,8 +1007,7 @@ static int read_file(const char *path, const retry_allocator *a, char **out, siz
       int e = errno;
       retry__free(a, buf);
       fclose(f);
-      retry__error_set(err, RETRY_EIO, path, "", -1, -1, "cannot read the file: %s",
-                       strerror(e));
+      retry__error_set(err, RETRY_EIO, path, "", -1, -1, "cannot read the file: %s", strerror(e));
       return RETRY_EIO;
     }
     break;
@@ -1053,8 +1050,10 @@ static const retry_method_config *find(const retry_config *cfg, const char *svc,
     int r = cmp_part(k->service, k->service_len, svc, svc_len);
     if (r == 0) r = cmp_part(k->method, k->method_len, m, m_len);
     if (r == 0) return &cfg->methods[k->entry];
-    if (r < 0) lo = mid + 1;
-    else hi = mid;
+    if (r < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return NULL;
 }

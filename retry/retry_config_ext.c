@@ -16,9 +16,8 @@
  * a mechanism off: "cicuitBreaker" must be an error, not "no breaker". */
 
 static const char *const method_keys[] = {
-    "statusSpace",       "jitter",           "jitterFraction", "capAfterJitter",
-    "perAttemptTimeout", "retryBufferBytes", "retryStreaming", "honorRetryAfter",
-    "waitForDeadline"};
+    "statusSpace",      "jitter",         "jitterFraction",  "capAfterJitter", "perAttemptTimeout",
+    "retryBufferBytes", "retryStreaming", "honorRetryAfter", "waitForDeadline"};
 static const char *const channel_keys[] = {"maxAttemptsLimit", "idempotentMethods", "budget",
                                            "adaptiveThrottling", "circuitBreaker"};
 /* Every key of the top-level block. Channel-wide keys come first because a message that lists
@@ -43,8 +42,10 @@ static bool parse_method_opts(load_ctx *c, json_t *ext, method_opts *mo) {
   if (v != NULL) {
     const char *s = json_is_string(v) ? json_string_value(v) : "";
     mo->has_space = true;
-    if (strcmp(s, "grpc") == 0) mo->space = RETRY_SPACE_GRPC;
-    else if (strcmp(s, "http") == 0) mo->space = RETRY_SPACE_HTTP;
+    if (strcmp(s, "grpc") == 0)
+      mo->space = RETRY_SPACE_GRPC;
+    else if (strcmp(s, "http") == 0)
+      mo->space = RETRY_SPACE_HTTP;
     else {
       size_t mark = retry__config_path_push_key(c, "statusSpace");
       retry__config_fail_value(c, "statusSpace", "\"grpc\" or \"http\"", v);
@@ -100,10 +101,10 @@ static bool parse_method_opts(load_ctx *c, json_t *ext, method_opts *mo) {
 
 /* dst takes every option that over sets: an entry's block over the top-level defaults. */
 static void merge_opts(method_opts *dst, const method_opts *over) {
-#define TAKE(flag, ...)                      \
-  if (over->flag) {                          \
-    dst->flag = true;                        \
-    __VA_ARGS__;                             \
+#define TAKE(flag, ...) \
+  if (over->flag) {     \
+    dst->flag = true;   \
+    __VA_ARGS__;        \
   }
   TAKE(has_space, dst->space = over->space)
   TAKE(has_jitter, dst->jitter = over->jitter)
@@ -272,8 +273,7 @@ static const char *block_type(load_ctx *c, json_t *b, const char *what, const ch
 static bool parse_budget(load_ctx *c, json_t *b) {
   static const char *const aws_keys[] = {"type", "capacity", "retryCost", "timeoutCost",
                                          "noRetryIncrement"};
-  static const char *const finagle_keys[] = {"type", "ttl", "minRetriesPerSec",
-                                             "percentCanRetry"};
+  static const char *const finagle_keys[] = {"type", "ttl", "minRetriesPerSec", "percentCanRetry"};
   static const char *const envoy_keys[] = {"type", "budgetPercent", "minRetryConcurrency"};
   static const char types[] = "one of \"aws\", \"finagle\", \"envoy\"";
   retry_target_config *t = &c->cfg->target;
@@ -304,8 +304,7 @@ static bool parse_budget(load_ctx *c, json_t *b) {
            retry__config_get_int32(c, b, "minRetriesPerSec", 0, INT32_MAX, "an integer >= 0",
                                    &t->finagle.min_retries_per_sec) >= 0 &&
            retry__config_get_number(c, b, "percentCanRetry", 0, false, 1000, false,
-                                    "a number in [0, 1000]",
-                                    &t->finagle.percent_can_retry) >= 0;
+                                    "a number in [0, 1000]", &t->finagle.percent_can_retry) >= 0;
   }
   if (strcmp(s, "envoy") == 0) {
     t->budget = RETRY_BUDGET_ENVOY;
@@ -358,8 +357,8 @@ static bool check_breaker_kind(load_ctx *c, json_t *b, const char *type, bool co
     if (retry__config_key_in(key, own, n_own) || !retry__config_key_in(key, other, n_other))
       continue;
     size_t mark = retry__config_path_push_key(c, key);
-    retry__config_fail(c, RETRY_ECONFIG, "%s applies to %s breakers only; this one is \"%s\"",
-                       key, consecutive ? "\"count\" and \"time\"" : "\"consecutive\"", type);
+    retry__config_fail(c, RETRY_ECONFIG, "%s applies to %s breakers only; this one is \"%s\"", key,
+                       consecutive ? "\"count\" and \"time\"" : "\"consecutive\"", type);
     retry__config_path_pop(c, mark);
     return false;
   }
@@ -373,12 +372,14 @@ static bool check_breaker_kind(load_ctx *c, json_t *b, const char *type, bool co
  * permits of at least 1. Its open wait must be >= 1 ms; ours need only be > 0. As there,
  * slidingWindowSize counts calls for "count" and seconds (one bucket each) for "time". */
 static bool parse_breaker(load_ctx *c, json_t *b) {
-  static const char *const consecutive_keys[] = {"type", "failureThreshold",
-                                                 "waitDurationInOpenState",
-                                                 "permittedNumberOfCallsInHalfOpenState",
-                                                 "failureStatusCodes"};
-  static const char *const window_keys[] = {"type", "failureRateThreshold", "slidingWindowSize",
-                                            "minimumNumberOfCalls", "waitDurationInOpenState",
+  static const char *const consecutive_keys[] = {
+      "type", "failureThreshold", "waitDurationInOpenState",
+      "permittedNumberOfCallsInHalfOpenState", "failureStatusCodes"};
+  static const char *const window_keys[] = {"type",
+                                            "failureRateThreshold",
+                                            "slidingWindowSize",
+                                            "minimumNumberOfCalls",
+                                            "waitDurationInOpenState",
                                             "permittedNumberOfCallsInHalfOpenState",
                                             "failureStatusCodes"};
   static const char types[] = "one of \"consecutive\", \"count\", \"time\"";
@@ -387,9 +388,12 @@ static bool parse_breaker(load_ctx *c, json_t *b) {
   const char *s = block_type(c, b, "circuitBreaker", types, &type);
   if (s == NULL) return false;
   retry_breaker_kind kind;
-  if (strcmp(s, "consecutive") == 0) kind = RETRY_BREAKER_CONSECUTIVE;
-  else if (strcmp(s, "count") == 0) kind = RETRY_BREAKER_COUNT_WINDOW;
-  else if (strcmp(s, "time") == 0) kind = RETRY_BREAKER_TIME_WINDOW;
+  if (strcmp(s, "consecutive") == 0)
+    kind = RETRY_BREAKER_CONSECUTIVE;
+  else if (strcmp(s, "count") == 0)
+    kind = RETRY_BREAKER_COUNT_WINDOW;
+  else if (strcmp(s, "time") == 0)
+    kind = RETRY_BREAKER_TIME_WINDOW;
   else {
     size_t mark = retry__config_path_push_key(c, "type");
     retry__config_fail_value(c, "type", types, type);
@@ -415,8 +419,8 @@ static bool parse_breaker(load_ctx *c, json_t *b) {
                                  &bc->window_size) >= 0 &&
          retry__config_get_int32(c, b, "minimumNumberOfCalls", 1, INT32_MAX, "an integer >= 1",
                                  &bc->minimum_calls) >= 0 &&
-         retry__config_get_duration(c, b, "waitDurationInOpenState", 0, true, INT64_MAX,
-                                    DUR_POS, &bc->open_duration_ns) >= 0 &&
+         retry__config_get_duration(c, b, "waitDurationInOpenState", 0, true, INT64_MAX, DUR_POS,
+                                    &bc->open_duration_ns) >= 0 &&
          retry__config_get_int32(c, b, "permittedNumberOfCallsInHalfOpenState", 1, INT32_MAX,
                                  "an integer >= 1", &bc->half_open_calls) >= 0 &&
          retry__config_get_status_list(c, b, "failureStatusCodes", LIST_MIXED, true,

@@ -36,7 +36,7 @@
 typedef struct name_key {
   const char *service; /* "" for the default */
   size_t service_len;
-  const char *method;  /* "" for a service-wide name */
+  const char *method; /* "" for a service-wide name */
   size_t method_len;
   size_t entry; /* index of the methodConfig entry (and of retry_config.methods) */
   size_t index; /* index in that entry's name list, for error messages */
@@ -47,19 +47,19 @@ typedef struct name_key {
  * struct. The policies handed out by retry_config_lookup borrow idempotent and the strings,
  * which is why a config must outlive every call that uses one of its policies. */
 struct retry_config {
-  retry_allocator alloc; /* how the config was allocated (a copy: the caller's may go) */
-  bool has_alloc;        /* false: libc */
-  retry_target_config target;   /* retryThrottling plus the extension's shared state */
-  retry_method_config unmatched;/* answer of a lookup that matches nothing */
-  retry_method_config *methods; /* one per methodConfig entry */
+  retry_allocator alloc;         /* how the config was allocated (a copy: the caller's may go) */
+  bool has_alloc;                /* false: libc */
+  retry_target_config target;    /* retryThrottling plus the extension's shared state */
+  retry_method_config unmatched; /* answer of a lookup that matches nothing */
+  retry_method_config *methods;  /* one per methodConfig entry */
   size_t n_methods;
-  name_key *keys;               /* every name, sorted by (service, method) */
+  name_key *keys; /* every name, sorted by (service, method) */
   size_t n_keys;
-  const char **idempotent;      /* the extension's idempotentMethods, NULL when absent */
+  const char **idempotent; /* the extension's idempotentMethods, NULL when absent */
   size_t n_idempotent;
-  char *strings;                /* one arena for every string above */
+  char *strings; /* one arena for every string above */
   size_t strings_size;
-  int32_t max_attempts_limit;   /* the client cap on maxAttempts; <= 0 means none */
+  int32_t max_attempts_limit; /* the client cap on maxAttempts; <= 0 means none */
 };
 
 /* The extension's method options, each with a flag saying whether it was given. The flags
@@ -82,13 +82,13 @@ typedef struct method_opts {
  * out after a failure, when the path is dead (the error already holds a copy). Once e.code is
  * set nothing else is validated: every function returns false / -1 straight up. */
 typedef struct load_ctx {
-  const char *source;   /* file name or "<string>" */
-  retry_error e;        /* the first error; e.code != RETRY_OK once loading failed */
-  char path[512];       /* JSON path of the value being read, "$.methodConfig[0]" */
+  const char *source; /* file name or "<string>" */
+  retry_error e;      /* the first error; e.code != RETRY_OK once loading failed */
+  char path[512];     /* JSON path of the value being read, "$.methodConfig[0]" */
   size_t path_len;
-  retry_config *cfg;    /* being filled */
-  size_t strings_used;  /* bytes of cfg->strings handed out, <= cfg->strings_size */
-  method_opts top;      /* method options of the top-level extension block */
+  retry_config *cfg;   /* being filled */
+  size_t strings_used; /* bytes of cfg->strings handed out, <= cfg->strings_size */
+  method_opts top;     /* method options of the top-level extension block */
 } load_ctx;
 
 /* What to allocate, counted on the raw tree before validation (wrong types count nothing). */
@@ -104,9 +104,9 @@ typedef struct config_sizes {
  * shared state (adaptive throttling, breaker) may serve a gRPC layer and an HTTP gateway at
  * once, so its lists take both spaces and rely on the ranges not overlapping. */
 typedef enum list_space {
-  LIST_GRPC,  /* gRPC code names (upper case) or integers 0..16 */
-  LIST_HTTP,  /* HTTP statuses 100..599 or tokens ("5xx", "gateway-error", "503") */
-  LIST_MIXED  /* either: 0..16 and names are gRPC, 100..599 and tokens are HTTP */
+  LIST_GRPC, /* gRPC code names (upper case) or integers 0..16 */
+  LIST_HTTP, /* HTTP statuses 100..599 or tokens ("5xx", "gateway-error", "503") */
+  LIST_MIXED /* either: 0..16 and names are gRPC, 100..599 and tokens are HTTP */
 } list_space;
 
 /* }================================================================== */
@@ -157,8 +157,8 @@ int retry__config_get_int32(load_ctx *c, json_t *obj, const char *key, int32_t l
 int retry__config_get_number(load_ctx *c, json_t *obj, const char *key, double lo, bool lo_open,
                              double hi, bool hi_open, const char *what, double *out);
 /* A proto3 Duration string in lo..hi (lo open or closed, hi closed), in nanoseconds. */
-int retry__config_get_duration(load_ctx *c, json_t *obj, const char *key, int64_t lo,
-                               bool lo_open, int64_t hi, const char *what, int64_t *out);
+int retry__config_get_duration(load_ctx *c, json_t *obj, const char *key, int64_t lo, bool lo_open,
+                               int64_t hi, const char *what, int64_t *out);
 /* A status list read in space sp; replaces what *out held. non_empty: [] is an error. */
 int retry__config_get_status_list(load_ctx *c, json_t *obj, const char *key, list_space sp,
                                   bool non_empty, retry_status_set *out);

@@ -35,8 +35,10 @@ int retry_duration_parse(const char *s, int64_t *ns) {
   uint64_t secs = 0;
   bool too_big = false;
   for (; is_digit(*p); p++) {
-    if (secs > (uint64_t)MAX_DURATION_SECONDS) too_big = true; /* keep scanning the syntax */
-    else secs = secs * 10 + (uint64_t)(*p - '0');
+    if (secs > (uint64_t)MAX_DURATION_SECONDS)
+      too_big = true; /* keep scanning the syntax */
+    else
+      secs = secs * 10 + (uint64_t)(*p - '0');
   }
   uint64_t frac = 0;
   int n_frac = 0;
@@ -50,7 +52,8 @@ int retry_duration_parse(const char *s, int64_t *ns) {
     if (n_frac == 0) return RETRY_EINVAL;
   }
   if (p[0] != 's' || p[1] != '\0') return RETRY_EINVAL;
-  for (; n_frac < 9; n_frac++) frac *= 10; /* "0.1" is 100000000 ns */
+  for (; n_frac < 9; n_frac++)
+    frac *= 10; /* "0.1" is 100000000 ns */
   if (too_big || secs > (uint64_t)MAX_DURATION_SECONDS) return RETRY_ERANGE;
   /* The proto3 range is wider than int64 nanoseconds (about 292 years): check that too. The
    * magnitude is built unsigned so that -9223372036.854775808s, whose magnitude is one more
@@ -58,8 +61,11 @@ int retry_duration_parse(const char *s, int64_t *ns) {
   uint64_t limit = neg ? (uint64_t)INT64_MAX + 1u : (uint64_t)INT64_MAX;
   if (secs > (limit - frac) / (uint64_t)RETRY_NS_PER_S) return RETRY_ERANGE;
   uint64_t mag = secs * (uint64_t)RETRY_NS_PER_S + frac;
-  if (!neg) *ns = (int64_t)mag;
-  else if (mag == (uint64_t)INT64_MAX + 1u) *ns = INT64_MIN;
-  else *ns = -(int64_t)mag;
+  if (!neg)
+    *ns = (int64_t)mag;
+  else if (mag == (uint64_t)INT64_MAX + 1u)
+    *ns = INT64_MIN;
+  else
+    *ns = -(int64_t)mag;
   return RETRY_OK;
 }

@@ -13,24 +13,20 @@
 const char *retry_err_name(int code) {
   switch (code) {
 #define GEN(name, val, msg) \
-  case (val):               \
-    return "RETRY_" #name;
+  case (val): return "RETRY_" #name;
     RETRY_ERRNO_MAP(GEN)
 #undef GEN
-    default:
-      return "RETRY_UNKNOWN";
+    default: return "RETRY_UNKNOWN";
   }
 }
 
 const char *retry_strerror(int code) {
   switch (code) {
 #define GEN(name, val, msg) \
-  case (val):               \
-    return msg;
+  case (val): return msg;
     RETRY_ERRNO_MAP(GEN)
 #undef GEN
-    default:
-      return "unknown error";
+    default: return "unknown error";
   }
 }
 
@@ -73,8 +69,7 @@ int retry_error_format(const retry_error *e, char *buf, size_t size) {
   else if (e->line >= 0)
     snprintf(where, sizeof where, ":%d", e->line);
   const char *src = e->source[0] ? e->source : "<input>";
-  if (e->path[0])
-    return snprintf(buf, size, "%s%s: %s: %s", src, where, e->path, e->message);
+  if (e->path[0]) return snprintf(buf, size, "%s%s: %s: %s", src, where, e->path, e->message);
   return snprintf(buf, size, "%s%s: %s", src, where, e->message);
 }
 

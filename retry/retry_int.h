@@ -37,16 +37,16 @@ void retry__free(const retry_allocator *a, void *ptr);
  * =================================================================== */
 
 struct retry_target {
-  retry_target_config cfg;  /* copy of the configuration */
-  retry_allocator alloc;    /* how it was allocated */
+  retry_target_config cfg; /* copy of the configuration */
+  retry_allocator alloc;   /* how it was allocated */
   bool has_alloc;
-  retry_throttle throttle;  /* valid when cfg.has_throttle */
-  retry_aws_quota aws;      /* valid when cfg.budget == RETRY_BUDGET_AWS */
+  retry_throttle throttle;      /* valid when cfg.has_throttle */
+  retry_aws_quota aws;          /* valid when cfg.budget == RETRY_BUDGET_AWS */
   retry_finagle_budget finagle; /* valid when cfg.budget == RETRY_BUDGET_FINAGLE */
-  retry_envoy_budget envoy; /* valid when cfg.budget == RETRY_BUDGET_ENVOY */
-  retry_adaptive adaptive;  /* valid when cfg.has_adaptive */
-  retry_breaker *breaker;   /* NULL without breaker */
-  int64_t in_flight;        /* attempts in flight through this target */
+  retry_envoy_budget envoy;     /* valid when cfg.budget == RETRY_BUDGET_ENVOY */
+  retry_adaptive adaptive;      /* valid when cfg.has_adaptive */
+  retry_breaker *breaker;       /* NULL without breaker */
+  int64_t in_flight;            /* attempts in flight through this target */
 };
 
 /* Asks to send one attempt (original, retry or hedge) now: adaptive throttling first (it may
@@ -66,8 +66,8 @@ void retry__target_attempt_sent(retry_target *t, int64_t now_ns);
  * adaptive throttling records an accept iff status is not in its reject set; the throttle
  * records a success iff status is OK; the AWS quota refunds aws_cost (0 for an attempt that
  * took none, which adds no_retry_increment) iff status is OK. */
-void retry__target_attempt_done(retry_target *t, int64_t now_ns, retry_space space,
-                                int32_t status, int32_t aws_cost);
+void retry__target_attempt_done(retry_target *t, int64_t now_ns, retry_space space, int32_t status,
+                                int32_t aws_cost);
 
 /* Asks the budget for one retry or hedge. Returns true when granted (or there is no budget).
  * *aws_cost receives the AWS cost taken (0 otherwise); *holds_slot whether an Envoy slot is

@@ -36,10 +36,10 @@ void retry_policy_set_max_attempts(retry_policy *p, int32_t configured, int32_t 
 }
 
 /* Fails with a message about one field of the policy. */
-#define FAIL(field, ...)                                                       \
-  do {                                                                         \
-    retry__error_set(err, RETRY_ECONFIG, NULL, field, -1, -1, __VA_ARGS__);    \
-    return RETRY_ECONFIG;                                                      \
+#define FAIL(field, ...)                                                    \
+  do {                                                                      \
+    retry__error_set(err, RETRY_ECONFIG, NULL, field, -1, -1, __VA_ARGS__); \
+    return RETRY_ECONFIG;                                                   \
   } while (0)
 
 static int validate_backoff(const retry_backoff *b, retry_error *err) {
@@ -50,8 +50,7 @@ static int validate_backoff(const retry_backoff *b, retry_error *err) {
   if ((unsigned)b->jitter > (unsigned)RETRY_JITTER_NONE)
     FAIL("jitter", "jitter must be one of grpc, full, equal, decorrelated, polly-v2, none");
   if (!(b->jitter_fraction >= 0 && b->jitter_fraction <= 1))
-    FAIL("jitterFraction", "jitterFraction must be a number in [0, 1], got %g",
-         b->jitter_fraction);
+    FAIL("jitterFraction", "jitterFraction must be a number in [0, 1], got %g", b->jitter_fraction);
   return RETRY_OK;
 }
 
@@ -67,8 +66,7 @@ int retry_policy_validate(const retry_policy *p, retry_error *err) {
                        : p->local_reject_status >= 100 && p->local_reject_status <= 599;
   if (!reject_ok) FAIL("localRejectStatus", "the local reject status must be a non-OK status");
   switch (p->kind) {
-    case RETRY_POLICY_NONE:
-      return RETRY_OK;
+    case RETRY_POLICY_NONE: return RETRY_OK;
     case RETRY_POLICY_RETRY:
       if (p->max_attempts_configured <= 1)
         FAIL("maxAttempts", "maxAttempts must be an integer > 1, got %d",
@@ -85,8 +83,8 @@ int retry_policy_validate(const retry_policy *p, retry_error *err) {
         FAIL("maxAttempts", "maxAttempts must be an integer > 1, got %d",
              (int)p->max_attempts_configured);
       if (p->max_attempts < 1 || p->max_attempts > RETRY_MAX_HEDGED_ATTEMPTS)
-        FAIL("maxAttempts", "hedging allows at most %d attempts, got %d",
-             RETRY_MAX_HEDGED_ATTEMPTS, (int)p->max_attempts);
+        FAIL("maxAttempts", "hedging allows at most %d attempts, got %d", RETRY_MAX_HEDGED_ATTEMPTS,
+             (int)p->max_attempts);
       if (p->hedging_delay_ns < 0) FAIL("hedgingDelay", "hedgingDelay must be a duration >= 0");
       if (retry_status_set_has(&p->retryable, p->space, p->space == RETRY_SPACE_GRPC ? 0 : 200))
         FAIL("nonFatalStatusCodes", "nonFatalStatusCodes must not contain OK");

@@ -97,23 +97,27 @@ int retry_http_date_parse(const char *value, int64_t *epoch_ns) {
   int d, y, hh, mm, ss, n = -1;
   size_t len = strlen(value);
   /* IMF-fixdate: "Sun, 06 Nov 1994 08:49:37 GMT" (29 characters). */
-  if (len == 29 && sscanf(value, "%3s, %2d %3s %4d %2d:%2d:%2d %3s%n", wk, &d, mon, &y, &hh, &mm,
-                          &ss, zone, &n) == 8 && n == 29 && strcmp(zone, "GMT") == 0) {
+  if (len == 29 &&
+      sscanf(value, "%3s, %2d %3s %4d %2d:%2d:%2d %3s%n", wk, &d, mon, &y, &hh, &mm, &ss, zone,
+             &n) == 8 &&
+      n == 29 && strcmp(zone, "GMT") == 0) {
     /* accepted below */
-  } else if (sscanf(value, "%15[A-Za-z], %2d-%3s-%2d %2d:%2d:%2d %3s%n", wk, &d, mon, &y, &hh,
-                    &mm, &ss, zone, &n) == 8 && (size_t)n == len && strcmp(zone, "GMT") == 0) {
+  } else if (sscanf(value, "%15[A-Za-z], %2d-%3s-%2d %2d:%2d:%2d %3s%n", wk, &d, mon, &y, &hh, &mm,
+                    &ss, zone, &n) == 8 &&
+             (size_t)n == len && strcmp(zone, "GMT") == 0) {
     /* RFC 850: two-digit year; RFC 9110 says to read it as the most recent past year with
      * those digits, which without a clock we take as 19yy for yy >= 70, else 20yy. */
     y += y >= 70 ? 1900 : 2000;
-  } else if (len == 24 && sscanf(value, "%3s %3s %2d %2d:%2d:%2d %4d%n", wk, mon, &d, &hh, &mm, &ss,
-                                 &y, &n) == 7 && n == 24) {
+  } else if (len == 24 &&
+             sscanf(value, "%3s %3s %2d %2d:%2d:%2d %4d%n", wk, mon, &d, &hh, &mm, &ss, &y, &n) ==
+                 7 &&
+             n == 24) {
     /* asctime: "Sun Nov  6 08:49:37 1994" */
   } else {
     return RETRY_EINVAL;
   }
   int m = month_index(mon);
-  if (m == 0 || !valid_day(y, m, d) || hh > 23 || mm > 59 || ss > 60 || hh < 0 || mm < 0 ||
-      ss < 0)
+  if (m == 0 || !valid_day(y, m, d) || hh > 23 || mm > 59 || ss > 60 || hh < 0 || mm < 0 || ss < 0)
     return RETRY_EINVAL;
   int64_t secs = days_from_civil(y, m, d) * 86400 + hh * 3600 + mm * 60 + ss;
   *epoch_ns = secs * RETRY_NS_PER_S;

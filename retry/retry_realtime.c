@@ -47,6 +47,7 @@ int32_t retry_realtime_call(retry_call *c, const retry_policy *p, retry_target *
       if (d.action == RETRY_ACTION_WAIT && d.wake_ns == RETRY_NEVER) break;
     }
   }
-  if (d.action == RETRY_ACTION_DONE && d.done_ns != RETRY_NEVER) retry_realtime_sleep_until(d.done_ns);
+  if (d.action == RETRY_ACTION_DONE && d.done_ns != RETRY_NEVER)
+    retry_realtime_sleep_until(d.done_ns);
   return c->status;
 }

@@ -98,7 +98,8 @@ int retry_status_set_add_token(retry_status_set *s, retry_space space, const cha
   if (strlen(token) == 3 && token[0] >= '1' && token[0] <= '5' &&
       (token[1] == 'x' || token[1] == 'X') && (token[2] == 'x' || token[2] == 'X')) {
     int base = (token[0] - '0') * 100;
-    for (int st = base; st < base + 100; st++) retry_status_set_add(s, space, st);
+    for (int st = base; st < base + 100; st++)
+      retry_status_set_add(s, space, st);
     return RETRY_OK;
   }
   int v = parse_small_uint(token);

@@ -24,10 +24,10 @@ void retry_target_config_init(retry_target_config *cfg) {
 }
 
 /* Reports a bad field: code RETRY_ECONFIG, path = the field, message says what is allowed. */
-#define BAD(err, path, ...)                                              \
-  do {                                                                   \
+#define BAD(err, path, ...)                                                    \
+  do {                                                                         \
     retry__error_set((err), RETRY_ECONFIG, NULL, (path), -1, -1, __VA_ARGS__); \
-    return RETRY_ECONFIG;                                                \
+    return RETRY_ECONFIG;                                                      \
   } while (0)
 
 /* A6 retryThrottling: maxTokens in (0, 1000], tokenRatio > 0 (kept in thousandths). */
@@ -71,7 +71,8 @@ static int validate_finagle(const retry_finagle_budget_config *c, retry_error *e
         (int)c->min_retries_per_sec);
   if (!(c->percent_can_retry >= 0.0 && c->percent_can_retry <= 1000.0))
     BAD(err, "finagle.percent_can_retry",
-        "finagle.percent_can_retry must be in [0, 1000] (0.2 = 20%%), got %g", c->percent_can_retry);
+        "finagle.percent_can_retry must be in [0, 1000] (0.2 = 20%%), got %g",
+        c->percent_can_retry);
   retry_finagle_budget probe;
   retry_finagle_budget_init(&probe, c, 0);
   if (probe.reserve > INT32_MAX)
@@ -100,9 +101,8 @@ static int validate_adaptive(const retry_adaptive_config *c, retry_error *err) {
   if (!(c->k >= 1.0) || isinf(c->k))
     BAD(err, "adaptive.k", "adaptive.k must be a finite number >= 1 (SRE: 2), got %g", c->k);
   if (c->window_ns < RETRY_ADAPTIVE_BINS)
-    BAD(err, "adaptive.window_ns",
-        "adaptive.window_ns must be >= %d ns (one ns per bin), got %lld", RETRY_ADAPTIVE_BINS,
-        (long long)c->window_ns);
+    BAD(err, "adaptive.window_ns", "adaptive.window_ns must be >= %d ns (one ns per bin), got %lld",
+        RETRY_ADAPTIVE_BINS, (long long)c->window_ns);
   if (!(c->padding >= 0.0) || isinf(c->padding))
     BAD(err, "adaptive.padding", "adaptive.padding must be a finite number >= 0 (SRE: 1), got %g",
         c->padding);
@@ -112,8 +112,7 @@ static int validate_adaptive(const retry_adaptive_config *c, retry_error *err) {
 static int validate(const retry_target_config *cfg, retry_error *err) {
   if (cfg->has_throttle && validate_throttle(&cfg->throttle, err) != RETRY_OK) return RETRY_ECONFIG;
   switch (cfg->budget) {
-    case RETRY_BUDGET_NONE:
-      break;
+    case RETRY_BUDGET_NONE: break;
     case RETRY_BUDGET_AWS:
       if (validate_aws(&cfg->aws, err) != RETRY_OK) return RETRY_ECONFIG;
       break;
@@ -265,8 +264,8 @@ void retry__target_attempt_sent(retry_target *t, int64_t now_ns) {
   if (t->cfg.budget == RETRY_BUDGET_ENVOY) retry_envoy_budget_request_start(&t->envoy);
 }
 
-void retry__target_attempt_done(retry_target *t, int64_t now_ns, retry_space space,
-                                int32_t status, int32_t aws_cost) {
+void retry__target_attempt_done(retry_target *t, int64_t now_ns, retry_space space, int32_t status,
+                                int32_t aws_cost) {
   if (t == NULL) return;
   /* Qualifying throttle failures are not recorded here: only the call engine knows whether a
    * status was retryable (or a pushback said stop), which is what A6 counts. Cancelled attempts
@@ -295,8 +294,7 @@ bool retry__target_budget_acquire(retry_target *t, int64_t now_ns, bool is_timeo
   if (holds_slot != NULL) *holds_slot = false;
   if (t == NULL) return true;
   switch (t->cfg.budget) {
-    case RETRY_BUDGET_NONE:
-      return true;
+    case RETRY_BUDGET_NONE: return true;
     case RETRY_BUDGET_AWS: {
       /* The cost goes back to the caller, which hands it to attempt_done for the attempt it
        * pays for: only that attempt's success refunds it. */

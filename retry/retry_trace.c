@@ -57,8 +57,7 @@ int retry_trace_format(const retry_trace_rec *rec, char *buf, size_t size) {
         if (d->attempt_deadline_ns != RETRY_NEVER)
           append(buf, size, &len, ",\"attempt_deadline_ns\":%" PRId64, d->attempt_deadline_ns);
         break;
-      case RETRY_ACTION_WAIT:
-        break;
+      case RETRY_ACTION_WAIT: break;
       case RETRY_ACTION_DONE:
         append(buf, size, &len, ",\"final_status\":%d,\"reason\":\"%s\",\"done_ns\":%" PRId64,
                (int)d->status, retry_stop_name(d->reason), d->done_ns);

@@ -17,13 +17,13 @@
 #define EPS 1e-12
 
 /* cmocka 1.1.5's assert_float_equal works in float; probabilities are doubles. */
-#define assert_near(a, b)                                   \
-  do {                                                      \
-    double a_ = (a), b_ = (b);                              \
-    if (!(fabs(a_ - b_) <= EPS)) {                          \
-      print_error("%.17g != %.17g\n", a_, b_);              \
-      fail();                                               \
-    }                                                       \
+#define assert_near(a, b)                      \
+  do {                                         \
+    double a_ = (a), b_ = (b);                 \
+    if (!(fabs(a_ - b_) <= EPS)) {             \
+      print_error("%.17g != %.17g\n", a_, b_); \
+      fail();                                  \
+    }                                          \
   } while (0)
 
 static retry_adaptive make(double k, int64_t window_ns, double padding, int64_t now_ns) {
@@ -39,7 +39,8 @@ static retry_adaptive make(double k, int64_t window_ns, double padding, int64_t 
 
 /* Counts n requests at now_ns without ever rejecting (u = 1 is never below P <= 1). */
 static void count_requests(retry_adaptive *a, int64_t now_ns, int n) {
-  for (int i = 0; i < n; i++) assert_false(retry_adaptive_should_reject(a, now_ns, 1.0));
+  for (int i = 0; i < n; i++)
+    assert_false(retry_adaptive_should_reject(a, now_ns, 1.0));
 }
 
 static void test_adaptive_defaults_sre_k2_two_minutes(void **state) {
@@ -66,7 +67,8 @@ static void test_adaptive_no_history_probability_zero(void **state) {
   assert_true(retry_adaptive_reject_probability(&a, 0) == 0.0);
 }
 
-static void test_adaptive_zero_accepts_probability_is_requests_over_requests_plus_one(void **state) {
+static void test_adaptive_zero_accepts_probability_is_requests_over_requests_plus_one(
+    void **state) {
   (void)state;
   retry_adaptive a = make(2.0, 120 * S, 1.0, 0);
   for (int n = 1; n <= 20; n++) {
@@ -79,13 +81,15 @@ static void test_adaptive_accepts_times_k_at_least_requests_gives_zero(void **st
   (void)state;
   retry_adaptive a = make(2.0, 120 * S, 1.0, 0);
   count_requests(&a, 0, 10);
-  for (int i = 0; i < 5; i++) retry_adaptive_record_accept(&a, 0);
+  for (int i = 0; i < 5; i++)
+    retry_adaptive_record_accept(&a, 0);
   assert_true(retry_adaptive_reject_probability(&a, 0) == 0.0); /* 10 - 2*5 = 0 */
   retry_adaptive_record_accept(&a, 0);
   assert_true(retry_adaptive_reject_probability(&a, 0) == 0.0); /* negative, clamped */
   retry_adaptive b = make(2.0, 120 * S, 1.0, 0);
   count_requests(&b, 0, 10);
-  for (int i = 0; i < 4; i++) retry_adaptive_record_accept(&b, 0);
+  for (int i = 0; i < 4; i++)
+    retry_adaptive_record_accept(&b, 0);
   assert_near(retry_adaptive_reject_probability(&b, 0), 2.0 / 11.0);
 }
 
@@ -93,7 +97,8 @@ static void test_adaptive_k_scales_accepts(void **state) {
   (void)state;
   retry_adaptive a = make(1.1, 120 * S, 1.0, 0);
   count_requests(&a, 0, 10);
-  for (int i = 0; i < 5; i++) retry_adaptive_record_accept(&a, 0);
+  for (int i = 0; i < 5; i++)
+    retry_adaptive_record_accept(&a, 0);
   assert_near(retry_adaptive_reject_probability(&a, 0), (10.0 - 5.5) / 11.0);
 }
 
@@ -126,7 +131,8 @@ static void test_adaptive_rejected_requests_still_count(void **state) {
   (void)state;
   retry_adaptive a = make(2.0, 120 * S, 1.0, 0);
   count_requests(&a, 0, 1);
-  for (int i = 0; i < 9; i++) assert_true(retry_adaptive_should_reject(&a, 0, 0.0));
+  for (int i = 0; i < 9; i++)
+    assert_true(retry_adaptive_should_reject(&a, 0, 0.0));
   assert_near(retry_adaptive_reject_probability(&a, 0), 10.0 / 11.0);
 }
 
@@ -143,7 +149,8 @@ static void test_adaptive_window_accepts_expire_too(void **state) {
   (void)state;
   retry_adaptive a = make(2.0, 100 * S, 1.0, 0);
   count_requests(&a, 0, 4);
-  for (int i = 0; i < 2; i++) retry_adaptive_record_accept(&a, 0);
+  for (int i = 0; i < 2; i++)
+    retry_adaptive_record_accept(&a, 0);
   count_requests(&a, 50 * S, 2); /* 6 requests, 2 accepts: (6-4)/7 */
   assert_near(retry_adaptive_reject_probability(&a, 50 * S), 2.0 / 7.0);
   /* At 100 s the first bin leaves: 2 requests, 0 accepts. */

@@ -41,7 +41,8 @@ static double *draw_nth(const retry_backoff *b, int n, uint64_t seed) {
     retry_backoff_state st;
     retry_backoff_state_reset(&st);
     int64_t d = 0;
-    for (int k = 0; k < n; k++) d = retry_backoff_next(b, &st, &rng, NULL);
+    for (int k = 0; k < n; k++)
+      d = retry_backoff_next(b, &st, &rng, NULL);
     x[i] = (double)d / (double)MS;
   }
   return x;
@@ -57,7 +58,8 @@ static double uniform_p(const double *x, size_t n, double lo, double hi) {
     bins[b] += 1;
   }
   double expect = (double)n / 20.0, chi2 = 0;
-  for (int b = 0; b < 20; b++) chi2 += (bins[b] - expect) * (bins[b] - expect) / expect;
+  for (int b = 0; b < 20; b++)
+    chi2 += (bins[b] - expect) * (bins[b] - expect) / expect;
   return gsl_cdf_chisq_Q(chi2, 19.0);
 }
 
@@ -198,14 +200,16 @@ static void test_backoff_huge_values_saturate(void **state) {
   test_rng r;
   retry_rng rng = test_rng_make(&r, 1);
   retry_backoff_next(&b, &st, &rng, NULL);
-  for (int k = 0; k < 100; k++) assert_true(retry_backoff_next(&b, &st, &rng, NULL) > 0);
+  for (int k = 0; k < 100; k++)
+    assert_true(retry_backoff_next(&b, &st, &rng, NULL) > 0);
   b.jitter = RETRY_JITTER_PROPORTIONAL;
-  for (int k = 0; k < 100; k++) assert_true(retry_backoff_next(&b, &st, &rng, NULL) > 0);
+  for (int k = 0; k < 100; k++)
+    assert_true(retry_backoff_next(&b, &st, &rng, NULL) > 0);
 }
 
 static void test_backoff_jitter_names_round_trip(void **state) {
   (void)state;
-  const retry_jitter all[] = {RETRY_JITTER_PROPORTIONAL, RETRY_JITTER_FULL, RETRY_JITTER_EQUAL,
+  const retry_jitter all[] = {RETRY_JITTER_PROPORTIONAL, RETRY_JITTER_FULL,     RETRY_JITTER_EQUAL,
                               RETRY_JITTER_DECORRELATED, RETRY_JITTER_POLLY_V2, RETRY_JITTER_NONE};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
     retry_jitter j;

@@ -31,8 +31,8 @@ static retry_breaker *consecutive(int32_t threshold, int64_t open_ns, int32_t pr
   return b;
 }
 
-static retry_breaker *windowed(retry_breaker_kind kind, int32_t size, int32_t minimum,
-                               double rate, int32_t probes) {
+static retry_breaker *windowed(retry_breaker_kind kind, int32_t size, int32_t minimum, double rate,
+                               int32_t probes) {
   retry_breaker_config cfg;
   retry_breaker_config_default(&cfg, kind);
   cfg.window_size = size;
@@ -53,14 +53,15 @@ static void call(retry_breaker *b, int64_t now_ns, bool failure) {
 
 /* Records a string of outcomes ("FFS": failure, failure, success) at one time. */
 static void calls(retry_breaker *b, int64_t now_ns, const char *outcomes) {
-  for (const char *p = outcomes; *p; p++) call(b, now_ns, *p == 'F');
+  for (const char *p = outcomes; *p; p++)
+    call(b, now_ns, *p == 'F');
 }
 
 /* An allocator that fails the n-th allocation (0-based) and counts what is live. */
 typedef struct chaos {
-  int fail_at;  /* index of the allocation to fail, -1: never */
-  int n_alloc;  /* allocations attempted */
-  int live;     /* allocated and not freed */
+  int fail_at; /* index of the allocation to fail, -1: never */
+  int n_alloc; /* allocations attempted */
+  int live;    /* allocated and not freed */
 } chaos;
 
 static void *chaos_malloc(size_t size, void *ctx) {
@@ -117,13 +118,15 @@ static void test_breaker_default_failure_statuses_are_server_side(void **state) 
   retry_breaker_config cfg;
   retry_breaker_config_default(&cfg, RETRY_BREAKER_CONSECUTIVE);
   const retry_status_set *f = &cfg.failure_statuses;
-  const int yes[] = {RETRY_GRPC_UNKNOWN,  RETRY_GRPC_DEADLINE_EXCEEDED, RETRY_GRPC_RESOURCE_EXHAUSTED,
-                     RETRY_GRPC_INTERNAL, RETRY_GRPC_UNAVAILABLE,       RETRY_GRPC_DATA_LOSS};
+  const int yes[] = {
+      RETRY_GRPC_UNKNOWN,  RETRY_GRPC_DEADLINE_EXCEEDED, RETRY_GRPC_RESOURCE_EXHAUSTED,
+      RETRY_GRPC_INTERNAL, RETRY_GRPC_UNAVAILABLE,       RETRY_GRPC_DATA_LOSS};
   for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
     assert_true(retry_status_set_has(f, RETRY_SPACE_GRPC, yes[i]));
   for (int c = 0; c < RETRY_GRPC_N_CODES; c++) {
     bool listed = false;
-    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) listed = listed || yes[i] == c;
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
+      listed = listed || yes[i] == c;
     assert_int_equal(retry_status_set_has(f, RETRY_SPACE_GRPC, c), listed);
   }
   assert_true(retry_status_set_has(f, RETRY_SPACE_HTTP, 500));
@@ -317,7 +320,7 @@ static void test_breaker_consecutive_failed_probe_reopens(void **state) {
   retry_breaker_record(b, 3 * S, true); /* one failed probe is enough */
   assert_int_equal(retry_breaker_state_get(b), RETRY_BREAKER_OPEN);
   assert_int_equal(retry_breaker_n_opened(b), 2);
-  assert_false(retry_breaker_allow(b, 4 * S));     /* open again until 4 s */
+  assert_false(retry_breaker_allow(b, 4 * S)); /* open again until 4 s */
   assert_true(retry_breaker_allow(b, 4 * S + 1));
   retry_breaker_destroy(b);
 }
@@ -326,7 +329,8 @@ static void test_breaker_consecutive_all_probes_successful_close(void **state) {
   (void)state;
   retry_breaker *b = consecutive(2, 1 * S, 3);
   calls(b, 0, "FF");
-  for (int i = 0; i < 3; i++) assert_true(retry_breaker_allow(b, 2 * S));
+  for (int i = 0; i < 3; i++)
+    assert_true(retry_breaker_allow(b, 2 * S));
   retry_breaker_record(b, 2 * S, false);
   retry_breaker_record(b, 2 * S, false);
   assert_int_equal(retry_breaker_state_get(b), RETRY_BREAKER_HALF_OPEN);
@@ -479,13 +483,15 @@ static void test_breaker_half_open_below_threshold_closes_with_fresh_window(void
 static void test_breaker_time_window_counts_last_seconds_only(void **state) {
   (void)state;
   retry_breaker *b = windowed(RETRY_BREAKER_TIME_WINDOW, 10, 5, 50.0, 1);
-  for (int i = 0; i < 4; i++) call(b, i * 100 * MS, true);
+  for (int i = 0; i < 4; i++)
+    call(b, i * 100 * MS, true);
   /* At 10 s the bucket of second 0 has left the 10 s window: one call, below the minimum. */
   call(b, 10 * S, true);
   assert_int_equal(retry_breaker_state_get(b), RETRY_BREAKER_CLOSED);
   retry_breaker_destroy(b);
   b = windowed(RETRY_BREAKER_TIME_WINDOW, 10, 5, 50.0, 1);
-  for (int i = 0; i < 4; i++) call(b, i * 100 * MS, true);
+  for (int i = 0; i < 4; i++)
+    call(b, i * 100 * MS, true);
   call(b, 9 * S + 999 * MS, true); /* second 9: second 0 is still in */
   assert_int_equal(retry_breaker_state_get(b), RETRY_BREAKER_OPEN);
   retry_breaker_destroy(b);
@@ -505,7 +511,8 @@ static void test_breaker_time_window_minimum_not_clamped(void **state) {
   (void)state;
   /* A 2-second window with minimum 10: a count window would clamp to 2, a time window does not. */
   retry_breaker *b = windowed(RETRY_BREAKER_TIME_WINDOW, 2, 10, 50.0, 1);
-  for (int i = 0; i < 9; i++) call(b, 0, true);
+  for (int i = 0; i < 9; i++)
+    call(b, 0, true);
   assert_int_equal(retry_breaker_state_get(b), RETRY_BREAKER_CLOSED);
   call(b, 0, true);
   assert_int_equal(retry_breaker_state_get(b), RETRY_BREAKER_OPEN);
@@ -516,7 +523,7 @@ static void test_breaker_time_window_long_gap_evicts_everything(void **state) {
   (void)state;
   retry_breaker *b = windowed(RETRY_BREAKER_TIME_WINDOW, 3, 3, 50.0, 1);
   calls(b, 0, "FF");
-  calls(b, 1 * S, "S");  /* 2 of 3 fail, >= 50 %: opens */
+  calls(b, 1 * S, "S"); /* 2 of 3 fail, >= 50 %: opens */
   assert_int_equal(retry_breaker_state_get(b), RETRY_BREAKER_OPEN);
   call(b, 20 * S, false); /* probe closes, window restarts */
   assert_int_equal(retry_breaker_state_get(b), RETRY_BREAKER_CLOSED);

@@ -37,15 +37,16 @@ static void test_aws_quota_defaults_are_sdk_standard_mode(void **state) {
   assert_true(retry_status_set_has(&q.cfg.timeout_statuses, RETRY_SPACE_GRPC,
                                    RETRY_GRPC_DEADLINE_EXCEEDED));
   assert_true(retry_status_set_has(&q.cfg.timeout_statuses, RETRY_SPACE_HTTP, 504));
-  assert_false(retry_status_set_has(&q.cfg.timeout_statuses, RETRY_SPACE_GRPC,
-                                    RETRY_GRPC_UNAVAILABLE));
+  assert_false(
+      retry_status_set_has(&q.cfg.timeout_statuses, RETRY_SPACE_GRPC, RETRY_GRPC_UNAVAILABLE));
   assert_false(retry_status_set_has(&q.cfg.timeout_statuses, RETRY_SPACE_HTTP, 503));
 }
 
 static void test_aws_quota_hundred_retries_drain_500_then_fail(void **state) {
   (void)state;
   retry_aws_quota q = aws_default();
-  for (int i = 0; i < 100; i++) assert_int_equal(retry_aws_quota_acquire(&q, false), 5);
+  for (int i = 0; i < 100; i++)
+    assert_int_equal(retry_aws_quota_acquire(&q, false), 5);
   assert_int_equal(q.available, 0);
   assert_int_equal(retry_aws_quota_acquire(&q, false), 0);
   assert_int_equal(q.available, 0);
@@ -54,7 +55,8 @@ static void test_aws_quota_hundred_retries_drain_500_then_fail(void **state) {
 static void test_aws_quota_refusal_takes_nothing(void **state) {
   (void)state;
   retry_aws_quota q = aws_default();
-  for (int i = 0; i < 99; i++) retry_aws_quota_acquire(&q, false);
+  for (int i = 0; i < 99; i++)
+    retry_aws_quota_acquire(&q, false);
   assert_int_equal(q.available, 5);
   assert_int_equal(retry_aws_quota_acquire(&q, true), 0); /* a timeout needs 10 */
   assert_int_equal(q.available, 5);
@@ -114,7 +116,8 @@ static retry_finagle_budget finagle_make(int64_t ttl_ns, int32_t min_per_s, doub
 
 static int withdraw_all(retry_finagle_budget *b, int64_t now_ns) {
   int n = 0;
-  while (retry_finagle_budget_try_withdraw(b, now_ns)) n++;
+  while (retry_finagle_budget_try_withdraw(b, now_ns))
+    n++;
   return n;
 }
 
@@ -153,7 +156,8 @@ static void test_finagle_default_reserve_allows_exactly_100_withdrawals(void **s
 static void test_finagle_ten_deposits_add_two_withdrawals(void **state) {
   (void)state;
   retry_finagle_budget b = finagle_make(10 * S, 10, 0.2, 0);
-  for (int i = 0; i < 10; i++) retry_finagle_budget_deposit(&b, 0);
+  for (int i = 0; i < 10; i++)
+    retry_finagle_budget_deposit(&b, 0);
   assert_int_equal(retry_finagle_budget_balance(&b, 0), 102);
   assert_int_equal(withdraw_all(&b, 0), 102);
 }
@@ -161,7 +165,8 @@ static void test_finagle_ten_deposits_add_two_withdrawals(void **state) {
 static void test_finagle_partial_deposits_round_down(void **state) {
   (void)state;
   retry_finagle_budget b = finagle_make(10 * S, 0, 0.2, 0);
-  for (int i = 0; i < 9; i++) retry_finagle_budget_deposit(&b, 0);
+  for (int i = 0; i < 9; i++)
+    retry_finagle_budget_deposit(&b, 0);
   assert_int_equal(retry_finagle_budget_balance(&b, 0), 1); /* 9000 / 5000 */
   assert_int_equal(withdraw_all(&b, 0), 1);
 }
@@ -169,10 +174,12 @@ static void test_finagle_partial_deposits_round_down(void **state) {
 static void test_finagle_deposits_expire_after_ttl(void **state) {
   (void)state;
   retry_finagle_budget b = finagle_make(10 * S, 10, 0.2, 0);
-  for (int i = 0; i < 10; i++) retry_finagle_budget_deposit(&b, 0);
+  for (int i = 0; i < 10; i++)
+    retry_finagle_budget_deposit(&b, 0);
   assert_int_equal(retry_finagle_budget_balance(&b, 10 * S), 100);
   b = finagle_make(10 * S, 10, 0.2, 0);
-  for (int i = 0; i < 10; i++) retry_finagle_budget_deposit(&b, 0);
+  for (int i = 0; i < 10; i++)
+    retry_finagle_budget_deposit(&b, 0);
   assert_int_equal(retry_finagle_budget_balance(&b, 10 * S - 1 * MS), 102);
 }
 
@@ -181,7 +188,8 @@ static void test_finagle_reads_realign_slices_so_deposits_can_outlive_ttl(void *
   /* WindowedAdder restarts the slice at the time of the roll: a read at 9.999 s rolls 9 slices
    * and starts the next one at 9.999 s, so the deposit from t = 0 lasts until 10.999 s. */
   retry_finagle_budget b = finagle_make(10 * S, 10, 0.2, 0);
-  for (int i = 0; i < 10; i++) retry_finagle_budget_deposit(&b, 0);
+  for (int i = 0; i < 10; i++)
+    retry_finagle_budget_deposit(&b, 0);
   assert_int_equal(retry_finagle_budget_balance(&b, 9999 * MS), 102);
   assert_int_equal(retry_finagle_budget_balance(&b, 10998 * MS), 102);
   assert_int_equal(retry_finagle_budget_balance(&b, 10999 * MS), 100);
@@ -191,7 +199,8 @@ static void test_finagle_clock_truncated_to_milliseconds(void **state) {
   (void)state;
   /* 9.9999999 s is 9999 ms on Finagle's millisecond clock: the deposit is still there. */
   retry_finagle_budget b = finagle_make(10 * S, 0, 0.2, 0);
-  for (int i = 0; i < 5; i++) retry_finagle_budget_deposit(&b, 0);
+  for (int i = 0; i < 5; i++)
+    retry_finagle_budget_deposit(&b, 0);
   assert_int_equal(retry_finagle_budget_balance(&b, 10 * S - 1), 1);
 }
 
@@ -209,7 +218,8 @@ static void test_finagle_debits_outlive_the_deposits_that_paid_for_them(void **s
    * debits stay in the window: the sum is negative and outweighs the reserve, as Finagle allows
    * ("the debit will simply roll over"). At 15 s the debits expire too. */
   retry_finagle_budget b = finagle_make(10 * S, 1, 1.0, 0); /* reserve 10 retries, deposit 1 */
-  for (int i = 0; i < 5; i++) retry_finagle_budget_deposit(&b, 0);
+  for (int i = 0; i < 5; i++)
+    retry_finagle_budget_deposit(&b, 0);
   assert_int_equal(retry_finagle_budget_balance(&b, 0), 15);
   assert_int_equal(withdraw_all(&b, 5 * S), 15);
   assert_int_equal(retry_finagle_budget_balance(&b, 10 * S), -5); /* (-15 + 10) retries */
@@ -220,7 +230,8 @@ static void test_finagle_debits_outlive_the_deposits_that_paid_for_them(void **s
 static void test_finagle_percent_zero_spends_reserve_only(void **state) {
   (void)state;
   retry_finagle_budget b = finagle_make(10 * S, 10, 0.0, 0);
-  for (int i = 0; i < 50; i++) retry_finagle_budget_deposit(&b, 0);
+  for (int i = 0; i < 50; i++)
+    retry_finagle_budget_deposit(&b, 0);
   assert_int_equal(withdraw_all(&b, 0), 100);
 }
 
@@ -262,7 +273,8 @@ static retry_envoy_budget envoy_make(double percent, int32_t min) {
 
 static int acquire_all(retry_envoy_budget *b) {
   int n = 0;
-  while (retry_envoy_budget_try_acquire(b)) n++;
+  while (retry_envoy_budget_try_acquire(b))
+    n++;
   return n;
 }
 
@@ -285,12 +297,14 @@ static void test_envoy_floor_is_min_retry_concurrency(void **state) {
 static void test_envoy_limit_is_percent_of_active_truncated(void **state) {
   (void)state;
   retry_envoy_budget b = envoy_make(20.0, 0);
-  for (int i = 0; i < 19; i++) retry_envoy_budget_request_start(&b);
+  for (int i = 0; i < 19; i++)
+    retry_envoy_budget_request_start(&b);
   assert_int_equal(retry__envoy_budget_max(&b), 3); /* 3.8 truncated */
   retry_envoy_budget_request_start(&b);
   assert_int_equal(retry__envoy_budget_max(&b), 4);
   assert_int_equal(acquire_all(&b), 4);
-  for (int i = 0; i < 16; i++) retry_envoy_budget_request_end(&b);
+  for (int i = 0; i < 16; i++)
+    retry_envoy_budget_request_end(&b);
   assert_int_equal(retry__envoy_budget_max(&b), 0); /* 0.8 truncated, floor 0 */
   assert_false(retry_envoy_budget_try_acquire(&b));
   /* Slots already held stay held when the limit falls below them. */
@@ -300,9 +314,11 @@ static void test_envoy_limit_is_percent_of_active_truncated(void **state) {
 static void test_envoy_limit_is_max_of_percent_and_floor(void **state) {
   (void)state;
   retry_envoy_budget b = envoy_make(25.0, 3);
-  for (int i = 0; i < 12; i++) retry_envoy_budget_request_start(&b);
+  for (int i = 0; i < 12; i++)
+    retry_envoy_budget_request_start(&b);
   assert_int_equal(retry__envoy_budget_max(&b), 3); /* 3 vs 3 */
-  for (int i = 0; i < 8; i++) retry_envoy_budget_request_start(&b);
+  for (int i = 0; i < 8; i++)
+    retry_envoy_budget_request_start(&b);
   assert_int_equal(retry__envoy_budget_max(&b), 5); /* 25% of 20 */
 }
 

@@ -65,10 +65,10 @@ static const char *const kit_idempotent[] = {"/lab.Payments/Export", "/lab.Payme
  * differs from the kit's defaults, and what the article measured. */
 typedef struct charge_row {
   const char *label;
-  script_attempt first, then;  /* attempt 1, and every later attempt */
-  bool internal_retryable;     /* INTERNAL added to the retryable codes */
-  bool allowlist;              /* idempotent_methods set, without Charge */
-  int32_t status;              /* what the caller saw */
+  script_attempt first, then; /* attempt 1, and every later attempt */
+  bool internal_retryable;    /* INTERNAL added to the retryable codes */
+  bool allowlist;             /* idempotent_methods set, without Charge */
+  int32_t status;             /* what the caller saw */
   retry_stop reason;
   int attempts, charges;
 } charge_row;
@@ -77,8 +77,8 @@ static void test_seed000_five_ways_to_fail_a_charge(void **state) {
   (void)state;
   const script_attempt refuse = script_step(5, RETRY_GRPC_UNAVAILABLE);
   const charge_row rows[] = {
-      {"UNAVAILABLE before the handler ran", refuse, after_charge(5, RETRY_GRPC_OK), false,
-       false, RETRY_GRPC_OK, RETRY_STOP_OK, 2, 1},
+      {"UNAVAILABLE before the handler ran", refuse, after_charge(5, RETRY_GRPC_OK), false, false,
+       RETRY_GRPC_OK, RETRY_STOP_OK, 2, 1},
       {"INTERNAL after the charge, default policy", after_charge(5, RETRY_GRPC_INTERNAL),
        after_charge(5, RETRY_GRPC_INTERNAL), false, false, RETRY_GRPC_INTERNAL,
        RETRY_STOP_NON_RETRYABLE_STATUS, 1, 1},
@@ -300,7 +300,9 @@ static void test_seed000_two_layers_multiply_to_nine_requests(void **state) {
  * Seed 001: grpc-go lab
  * =================================================================== */
 
-static void seed001_policy(retry_policy *p) { grpc_policy(p, 4, 10, 50, 2.0, RETRY_JITTER_PROPORTIONAL); }
+static void seed001_policy(retry_policy *p) {
+  grpc_policy(p, 4, 10, 50, 2.0, RETRY_JITTER_PROPORTIONAL);
+}
 
 static void test_seed001_two_failures_then_success_three_requests(void **state) {
   (void)state;
@@ -429,7 +431,7 @@ static void test_seed003_900ms_pushback_timeline_two_attempts(void **state) {
   script_result r;
   assert_int_equal(script_run(&p, NULL, &o, 0, steps, 2, &r), 0);
   assert_int_equal(r.attempts, 2);
-  assert_int_equal(r.send_ns[1], 400 * MS); /* exactly the pushback: no jitter */
+  assert_int_equal(r.send_ns[1], 400 * MS);        /* exactly the pushback: no jitter */
   assert_int_equal(r.reason, RETRY_STOP_DEADLINE); /* 550 + 500 = 1050 > 900 */
   assert_int_equal(r.end_ns, 550 * MS);
   assert_int_equal(r.status, RETRY_GRPC_UNAVAILABLE);
@@ -596,7 +598,8 @@ static void test_seed003_200_clients_refused_make_800_attempts(void **state) {
  * Seed 004: a gateway that maps unmapped codes to 500 under retry-on-5xx
  * =================================================================== */
 
-static void http_policy(retry_policy *p, int32_t max_attempts, const char *const *tokens, size_t n) {
+static void http_policy(retry_policy *p, int32_t max_attempts, const char *const *tokens,
+                        size_t n) {
   retry_policy_init(p, RETRY_SPACE_HTTP);
   p->kind = RETRY_POLICY_RETRY;
   retry_policy_set_max_attempts(p, max_attempts, 0); /* not gRPC: no cap of 5 */

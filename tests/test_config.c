@@ -104,7 +104,8 @@ static char **list_cases(const char *dir, size_t *n) {
 }
 
 static void free_cases(char **names, size_t n) {
-  for (size_t i = 0; i < n; i++) free(names[i]);
+  for (size_t i = 0; i < n; i++)
+    free(names[i]);
   free(names);
 }
 
@@ -151,9 +152,12 @@ static void sb_statuses(sbuf *b, const retry_status_set *s) {
   for (int st = 100; st <= 599; st++) {
     if (!retry_status_set_has(s, RETRY_SPACE_HTTP, st)) continue;
     int end = st;
-    while (end < 599 && retry_status_set_has(s, RETRY_SPACE_HTTP, end + 1)) end++;
-    if (end == st) sb_printf(b, "%s%d", any ? "," : "", st);
-    else sb_printf(b, "%s%d-%d", any ? "," : "", st, end);
+    while (end < 599 && retry_status_set_has(s, RETRY_SPACE_HTTP, end + 1))
+      end++;
+    if (end == st)
+      sb_printf(b, "%s%d", any ? "," : "", st);
+    else
+      sb_printf(b, "%s%d-%d", any ? "," : "", st, end);
     any = true;
     st = end;
   }
@@ -169,8 +173,10 @@ static const char *jitter_str(retry_jitter j) {
 static const char *yes(bool b) { return b ? "true" : "false"; }
 
 static void sb_ns(sbuf *b, const char *name, int64_t ns) {
-  if (ns == RETRY_NEVER) sb_printf(b, "%s=never", name);
-  else sb_printf(b, "%s=%lld", name, (long long)ns);
+  if (ns == RETRY_NEVER)
+    sb_printf(b, "%s=never", name);
+  else
+    sb_printf(b, "%s=%lld", name, (long long)ns);
 }
 
 static void dump_target(sbuf *b, const retry_target_config *t) {
@@ -183,9 +189,11 @@ static void dump_target(sbuf *b, const retry_target_config *t) {
   switch (t->budget) {
     case RETRY_BUDGET_NONE: sb_printf(b, "  budget none\n"); break;
     case RETRY_BUDGET_AWS:
-      sb_printf(b, "  budget aws capacity=%d retry_cost=%d timeout_cost=%d no_retry_increment=%d "
-                "timeout_statuses=", (int)t->aws.capacity, (int)t->aws.retry_cost,
-                (int)t->aws.timeout_cost, (int)t->aws.no_retry_increment);
+      sb_printf(b,
+                "  budget aws capacity=%d retry_cost=%d timeout_cost=%d no_retry_increment=%d "
+                "timeout_statuses=",
+                (int)t->aws.capacity, (int)t->aws.retry_cost, (int)t->aws.timeout_cost,
+                (int)t->aws.no_retry_increment);
       sb_statuses(b, &t->aws.timeout_statuses);
       sb_printf(b, "\n");
       break;
@@ -210,9 +218,11 @@ static void dump_target(sbuf *b, const retry_target_config *t) {
   if (t->has_breaker) {
     static const char *const kinds[] = {"consecutive", "count", "time"};
     const retry_breaker_config *c = &t->breaker;
-    sb_printf(b, "  breaker kind=%s failure_threshold=%d failure_rate_threshold=%g "
+    sb_printf(b,
+              "  breaker kind=%s failure_threshold=%d failure_rate_threshold=%g "
               "window_size=%d minimum_calls=%d open_duration_ns=%lld half_open_calls=%d "
-              "failures=", kinds[c->kind], (int)c->failure_threshold, c->failure_rate_threshold,
+              "failures=",
+              kinds[c->kind], (int)c->failure_threshold, c->failure_rate_threshold,
               (int)c->window_size, (int)c->minimum_calls, (long long)c->open_duration_ns,
               (int)c->half_open_calls);
     sb_statuses(b, &c->failure_statuses);
@@ -230,18 +240,22 @@ static void dump_method(sbuf *b, const char *method, const retry_method_config *
   sb_printf(b, "\n  policy kind=%s space=%s max_attempts=%d configured=%d\n", kinds[p->kind],
             p->space == RETRY_SPACE_HTTP ? "http" : "grpc", (int)p->max_attempts,
             (int)p->max_attempts_configured);
-  sb_printf(b, "  backoff initial_ns=%lld max_ns=%lld multiplier=%g jitter=%s fraction=%g "
-            "cap_after_jitter=%s\n", (long long)p->backoff.initial_ns,
-            (long long)p->backoff.max_ns, p->backoff.multiplier, jitter_str(p->backoff.jitter),
-            p->backoff.jitter_fraction, yes(p->backoff.cap_after_jitter));
+  sb_printf(b,
+            "  backoff initial_ns=%lld max_ns=%lld multiplier=%g jitter=%s fraction=%g "
+            "cap_after_jitter=%s\n",
+            (long long)p->backoff.initial_ns, (long long)p->backoff.max_ns, p->backoff.multiplier,
+            jitter_str(p->backoff.jitter), p->backoff.jitter_fraction,
+            yes(p->backoff.cap_after_jitter));
   sb_printf(b, "  statuses=");
   sb_statuses(b, &p->retryable);
   sb_printf(b, "\n  hedging_delay_ns=%lld per_attempt_timeout_ns=%lld retry_buffer_bytes=%lld\n",
             (long long)p->hedging_delay_ns, (long long)p->per_attempt_timeout_ns,
             (long long)p->retry_buffer_bytes);
-  sb_printf(b, "  retry_streaming=%s honor_retry_after=%s wait_for_deadline=%s "
-            "local_reject_status=%d\n", yes(p->retry_streaming), yes(p->honor_retry_after),
-            yes(p->wait_for_deadline), (int)p->local_reject_status);
+  sb_printf(b,
+            "  retry_streaming=%s honor_retry_after=%s wait_for_deadline=%s "
+            "local_reject_status=%d\n",
+            yes(p->retry_streaming), yes(p->honor_retry_after), yes(p->wait_for_deadline),
+            (int)p->local_reject_status);
   if (!p->has_idempotent_allowlist) {
     sb_printf(b, "  idempotent=none\n");
   } else {
@@ -258,7 +272,7 @@ static char *dump_config(const retry_config *cfg, const char *expected) {
   sbuf b = {xrealloc(NULL, 256), 0, 256};
   b.s[0] = '\0';
   dump_target(&b, retry_config_target(cfg));
-  for (const char *line = expected; line != NULL && *line; ) {
+  for (const char *line = expected; line != NULL && *line;) {
     const char *end = strchr(line, '\n');
     size_t len = end != NULL ? (size_t)(end - line) : strlen(line);
     if (len > 7 && strncmp(line, "lookup ", 7) == 0) {
@@ -354,9 +368,9 @@ static void test_config_name_precedence(void **state) {
     const char *method;
     int64_t timeout_s;
   } cases[] = {
-      {"/a.S/M", 3},   {"/a.S/N", 2},    {"/a.S/", 2},  {"/b.T/Any", 3}, {"/c.U/M", 1},
-      {"/a.Sx/M", 4},  {"/a.S/MM", 2},   {"/a.SM/M", 1}, {"a.S/M", 3},   {"/M", 1},
-      {"", 1},         {"/", 1},         {"//M", 1},    {NULL, 1},
+      {"/a.S/M", 3},  {"/a.S/N", 2},  {"/a.S/", 2},   {"/b.T/Any", 3}, {"/c.U/M", 1},
+      {"/a.Sx/M", 4}, {"/a.S/MM", 2}, {"/a.SM/M", 1}, {"a.S/M", 3},    {"/M", 1},
+      {"", 1},        {"/", 1},       {"//M", 1},     {NULL, 1},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const retry_method_config *mc = retry_config_lookup(cfg, cases[i].method);
@@ -440,8 +454,8 @@ static void test_config_clamp_lifted(void **state) {
   assert_string_equal(err.message,
                       "hedging maxAttempts must be at most 64 after the client limit, got 65");
   /* ...but 65 clamped to 5 by default is fine, as gRPC clamps silently. */
-  cfg = load_ok("{\"methodConfig\":[{\"name\":[{}],\"hedgingPolicy\":{\"maxAttempts\":65}}]}",
-                NULL);
+  cfg =
+      load_ok("{\"methodConfig\":[{\"name\":[{}],\"hedgingPolicy\":{\"maxAttempts\":65}}]}", NULL);
   assert_int_equal(retry_config_lookup(cfg, "/x.X/Y")->policy.max_attempts, 5);
   retry_config_destroy(cfg);
 }
@@ -519,10 +533,10 @@ static void test_config_token_ratio_truncation(void **state) {
     const char *ratio;
     int64_t milli;
   } cases[] = {
-      {"0.5466", 546}, {"1.001", 1001}, {"0.1", 100},     {"1", 1000},
-      {"0.001", 1},    {"0.0019", 1},   {"2.675", 2675},  {"999.9999", 999999},
-      {"4.35", 4350},  {"0.3", 300},    {"1e-3", 1},      {"1000", 1000000},
-      {"0.7", 700},    {"8.2", 8200},   {"1.0", 1000},    {"1e20", 1000000000000000},
+      {"0.5466", 546}, {"1.001", 1001}, {"0.1", 100},    {"1", 1000},
+      {"0.001", 1},    {"0.0019", 1},   {"2.675", 2675}, {"999.9999", 999999},
+      {"4.35", 4350},  {"0.3", 300},    {"1e-3", 1},     {"1000", 1000000},
+      {"0.7", 700},    {"8.2", 8200},   {"1.0", 1000},   {"1e20", 1000000000000000},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char json[160];
@@ -570,7 +584,8 @@ static void test_config_ext_budgets(void **state) {
   (void)state;
   retry_config *cfg = load_ok(
       "{\"retrysim\":{\"budget\":{\"type\":\"aws\",\"capacity\":100,\"retryCost\":3,"
-      "\"timeoutCost\":7,\"noRetryIncrement\":0}}}", NULL);
+      "\"timeoutCost\":7,\"noRetryIncrement\":0}}}",
+      NULL);
   const retry_target_config *t = retry_config_target(cfg);
   assert_int_equal(t->budget, RETRY_BUDGET_AWS);
   assert_int_equal(t->aws.capacity, 100);
@@ -586,8 +601,10 @@ static void test_config_ext_budgets(void **state) {
   assert_memory_equal(&retry_config_target(cfg)->aws, &aws, sizeof aws);
   retry_config_destroy(cfg);
 
-  cfg = load_ok("{\"retrysim\":{\"budget\":{\"type\":\"finagle\",\"ttl\":\"60s\","
-                "\"minRetriesPerSec\":0,\"percentCanRetry\":1000}}}", NULL);
+  cfg = load_ok(
+      "{\"retrysim\":{\"budget\":{\"type\":\"finagle\",\"ttl\":\"60s\","
+      "\"minRetriesPerSec\":0,\"percentCanRetry\":1000}}}",
+      NULL);
   t = retry_config_target(cfg);
   assert_int_equal(t->budget, RETRY_BUDGET_FINAGLE);
   assert_int_equal(t->finagle.ttl_ns, 60 * RETRY_NS_PER_S);
@@ -604,8 +621,10 @@ static void test_config_ext_budgets(void **state) {
   assert_true(t->finagle.percent_can_retry == fin.percent_can_retry);
   retry_config_destroy(cfg);
 
-  cfg = load_ok("{\"retrysim\":{\"budget\":{\"type\":\"envoy\",\"budgetPercent\":12.5,"
-                "\"minRetryConcurrency\":0}}}", NULL);
+  cfg = load_ok(
+      "{\"retrysim\":{\"budget\":{\"type\":\"envoy\",\"budgetPercent\":12.5,"
+      "\"minRetryConcurrency\":0}}}",
+      NULL);
   t = retry_config_target(cfg);
   assert_int_equal(t->budget, RETRY_BUDGET_ENVOY);
   assert_true(t->envoy.budget_percent == 12.5);
@@ -617,7 +636,8 @@ static void test_config_ext_adaptive(void **state) {
   (void)state;
   retry_config *cfg = load_ok(
       "{\"retrysim\":{\"adaptiveThrottling\":{\"k\":1.5,\"window\":\"60s\",\"padding\":8,"
-      "\"rejectStatusCodes\":[\"RESOURCE_EXHAUSTED\",429,\"5xx\"]}}}", NULL);
+      "\"rejectStatusCodes\":[\"RESOURCE_EXHAUSTED\",429,\"5xx\"]}}}",
+      NULL);
   const retry_target_config *t = retry_config_target(cfg);
   assert_true(t->has_adaptive);
   assert_true(t->adaptive.k == 1.5);
@@ -644,7 +664,8 @@ static void test_config_ext_breakers(void **state) {
   retry_config *cfg = load_ok(
       "{\"retrysim\":{\"circuitBreaker\":{\"type\":\"consecutive\",\"failureThreshold\":3,"
       "\"waitDurationInOpenState\":\"2.5s\",\"permittedNumberOfCallsInHalfOpenState\":2,"
-      "\"failureStatusCodes\":[\"UNAVAILABLE\",503]}}}", NULL);
+      "\"failureStatusCodes\":[\"UNAVAILABLE\",503]}}}",
+      NULL);
   const retry_breaker_config *b = &retry_config_target(cfg)->breaker;
   assert_true(retry_config_target(cfg)->has_breaker);
   assert_int_equal(b->kind, RETRY_BREAKER_CONSECUTIVE);
@@ -661,12 +682,13 @@ static void test_config_ext_breakers(void **state) {
     char json[400];
     snprintf(json, sizeof json,
              "{\"retrysim\":{\"circuitBreaker\":{\"type\":\"%s\",\"failureRateThreshold\":25.5,"
-             "\"slidingWindowSize\":10,\"minimumNumberOfCalls\":5}}}", kinds[k]);
+             "\"slidingWindowSize\":10,\"minimumNumberOfCalls\":5}}}",
+             kinds[k]);
     cfg = load_ok(json, NULL);
     b = &retry_config_target(cfg)->breaker;
     retry_breaker_config def;
-    retry_breaker_config_default(&def, k == 0 ? RETRY_BREAKER_COUNT_WINDOW
-                                              : RETRY_BREAKER_TIME_WINDOW);
+    retry_breaker_config_default(&def,
+                                 k == 0 ? RETRY_BREAKER_COUNT_WINDOW : RETRY_BREAKER_TIME_WINDOW);
     assert_int_equal(b->kind, def.kind);
     assert_true(b->failure_rate_threshold == 25.5);
     assert_int_equal(b->window_size, 10);
@@ -686,7 +708,8 @@ static void test_config_ext_method_options(void **state) {
       "\"honorRetryAfter\":false,\"waitForDeadline\":true},"
       "\"methodConfig\":[{\"name\":[{\"service\":\"a.A\"}]},"
       "{\"name\":[{\"service\":\"b.B\"}],\"retrysim\":{\"jitter\":\"polly-v2\","
-      "\"retryBufferBytes\":1024,\"waitForDeadline\":false}}]}", NULL);
+      "\"retryBufferBytes\":1024,\"waitForDeadline\":false}}]}",
+      NULL);
   const retry_policy *a = &retry_config_lookup(cfg, "/a.A/M")->policy;
   const retry_policy *b = &retry_config_lookup(cfg, "/b.B/M")->policy;
   const retry_policy *u = &retry_config_lookup(cfg, "/c.C/M")->policy;
@@ -717,7 +740,8 @@ static void test_config_http_space(void **state) {
       "\"retryableStatusCodes\":[\"gateway-error\",429,\"retriable-4xx\",\"500\"]}},"
       "{\"name\":[{\"service\":\"rpc.Svc\"}],\"retryPolicy\":{\"maxAttempts\":3,"
       "\"initialBackoff\":\"0.1s\",\"maxBackoff\":\"1s\",\"backoffMultiplier\":2,"
-      "\"retryableStatusCodes\":[\"UNAVAILABLE\"]}}]}", NULL);
+      "\"retryableStatusCodes\":[\"UNAVAILABLE\"]}}]}",
+      NULL);
   const retry_policy *p = &retry_config_lookup(cfg, "/gw.Api/Get")->policy;
   assert_int_equal(p->space, RETRY_SPACE_HTTP);
   assert_int_equal(p->local_reject_status, 503);
@@ -732,9 +756,10 @@ static void test_config_http_space(void **state) {
   retry_config_destroy(cfg);
   /* In the HTTP space a gRPC name is not a status. */
   retry_error err;
-  load_bad("{\"retrysim\":{\"statusSpace\":\"http\"},\"methodConfig\":[{\"name\":[{}],"
-           "\"hedgingPolicy\":{\"maxAttempts\":2,\"nonFatalStatusCodes\":[\"UNAVAILABLE\"]}}]}",
-           NULL, &err);
+  load_bad(
+      "{\"retrysim\":{\"statusSpace\":\"http\"},\"methodConfig\":[{\"name\":[{}],"
+      "\"hedgingPolicy\":{\"maxAttempts\":2,\"nonFatalStatusCodes\":[\"UNAVAILABLE\"]}}]}",
+      NULL, &err);
   assert_string_equal(err.path, "$.methodConfig[0].hedgingPolicy.nonFatalStatusCodes[0]");
 }
 
@@ -784,7 +809,8 @@ static void test_config_ignores_unknown_standard_fields(void **state) {
       "\"maxRequestMessageBytes\":0,\"maxResponseMessageBytes\":4194304,\"futureKnob\":\"on\","
       "\"hedgingPolicy\":null,\"retryPolicy\":{\"maxAttempts\":2,\"initialBackoff\":\"1s\","
       "\"maxBackoff\":\"1s\",\"backoffMultiplier\":1,\"retryableStatusCodes\":[1],"
-      "\"perAttemptRecvTimeout\":\"1s\"}}]}", NULL);
+      "\"perAttemptRecvTimeout\":\"1s\"}}]}",
+      NULL);
   assert_int_equal(retry_config_lookup(cfg, "/a.A/M")->policy.kind, RETRY_POLICY_RETRY);
   assert_false(retry_config_target(cfg)->has_throttle);
   retry_config_destroy(cfg);
@@ -799,8 +825,7 @@ static void test_config_ignores_unknown_standard_fields(void **state) {
 static void test_config_error_fields(void **state) {
   (void)state;
   retry_error err;
-  load_bad("{\"methodConfig\":[{\"name\":[{}],\"retryPolicy\":{\"maxAttempts\":1}}]}", NULL,
-           &err);
+  load_bad("{\"methodConfig\":[{\"name\":[{}],\"retryPolicy\":{\"maxAttempts\":1}}]}", NULL, &err);
   assert_int_equal(err.code, RETRY_ECONFIG);
   assert_string_equal(err.source, "<string>");
   assert_string_equal(err.path, "$.methodConfig[0].retryPolicy.maxAttempts");
@@ -809,8 +834,9 @@ static void test_config_error_fields(void **state) {
   assert_int_equal(err.column, -1);
   char buf[600];
   retry_error_format(&err, buf, sizeof buf);
-  assert_string_equal(buf, "<string>: $.methodConfig[0].retryPolicy.maxAttempts: "
-                           "maxAttempts must be an integer > 1, got 1");
+  assert_string_equal(buf,
+                      "<string>: $.methodConfig[0].retryPolicy.maxAttempts: "
+                      "maxAttempts must be an integer > 1, got 1");
   /* A syntax error has a position and no path; the source is the name given. */
   retry_error_clear(&err);
   assert_null(retry_config_load_string("{\n  \"a\": [1,\n}", "inline.json", NULL, &err));
@@ -940,9 +966,9 @@ static void test_config_invalid_cases(void **state) {
     } else if (err.code != code || err.line != line || err.column != column ||
                strcmp(err.path, path) != 0 || strcmp(err.message, message) != 0 ||
                strcmp(err.source, input) != 0) {
-      print_error("%s:\n  got  %s %d %d %s\n       %s\n  want %s %d %d %s\n       %s\n",
-                  names[i], retry_err_name(err.code), err.line, err.column, err.path,
-                  err.message, retry_err_name(code), line, column, path, message);
+      print_error("%s:\n  got  %s %d %d %s\n       %s\n  want %s %d %d %s\n       %s\n", names[i],
+                  retry_err_name(err.code), err.line, err.column, err.path, err.message,
+                  retry_err_name(code), line, column, path, message);
       bad++;
     }
     free(want);
@@ -1005,11 +1031,11 @@ static void test_config_valid_cases(void **state) {
 
 /* One counter shared by our retry_allocator and jansson's allocator. */
 static struct {
-  long n_calls;  /* allocation calls so far */
-  long fail_at;  /* the call that fails, -1 for none */
-  long live;     /* blocks allocated and not freed */
-  bool failed;   /* the failure was injected */
-  bool in_json;  /* ... into jansson's allocator */
+  long n_calls; /* allocation calls so far */
+  long fail_at; /* the call that fails, -1 for none */
+  long live;    /* blocks allocated and not freed */
+  bool failed;  /* the failure was injected */
+  bool in_json; /* ... into jansson's allocator */
 } chaos;
 
 static bool chaos_should_fail(void) {
@@ -1079,7 +1105,8 @@ static void run_chaos(bool from_file, const char *path, const char *method) {
                                   : retry_config_load_string(chaos_json, NULL, &opts, &err);
     if (cfg != NULL) {
       /* Success must mean that no allocation failed. */
-      if (chaos.failed) snprintf(problem, sizeof problem, "allocation %ld failed, load passed", n);
+      if (chaos.failed)
+        snprintf(problem, sizeof problem, "allocation %ld failed, load passed", n);
       else if (!retry_config_lookup(cfg, method)->matched)
         snprintf(problem, sizeof problem, "lookup failed after the load");
       retry_config_destroy(cfg);
@@ -1129,7 +1156,8 @@ static void test_config_lookup_does_not_allocate(void **state) {
   long calls = chaos.n_calls;
   assert_true(calls > 0);
   static const char *const methods[] = {"/a.A/Get", "/a.A/Put", "/b.B/X", "/c.C/Y", NULL, ""};
-  for (int k = 0; k < 1000; k++) retry_config_lookup(cfg, methods[k % 6]);
+  for (int k = 0; k < 1000; k++)
+    retry_config_lookup(cfg, methods[k % 6]);
   assert_int_equal(chaos.n_calls, calls);
   retry_config_destroy(cfg);
   assert_int_equal(chaos.live, 0);

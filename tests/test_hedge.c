@@ -48,7 +48,8 @@ static void test_hedge_staggered_schedule_until_an_answer(void **state) {
   script_result r;
   assert_int_equal(script_run(&p, NULL, &o, 0, &slow, 1, &r), 0);
   assert_int_equal(r.attempts, 4);
-  for (int k = 0; k < 4; k++) assert_int_equal(r.send_ns[k], k * 100 * MS);
+  for (int k = 0; k < 4; k++)
+    assert_int_equal(r.send_ns[k], k * 100 * MS);
   assert_int_equal(r.end_ns, 350 * MS);
   assert_int_equal(r.status, RETRY_GRPC_OK);
   assert_int_equal(r.cancelled, 3);
@@ -65,7 +66,8 @@ static void test_hedge_zero_delay_sends_all_at_once(void **state) {
   script_result r;
   assert_int_equal(script_run(&p, NULL, &o, 0, steps, 3, &r), 0);
   assert_int_equal(r.attempts, 3);
-  for (int k = 0; k < 3; k++) assert_int_equal(r.send_ns[k], 0);
+  for (int k = 0; k < 3; k++)
+    assert_int_equal(r.send_ns[k], 0);
   assert_int_equal(r.end_ns, 10 * MS); /* the fastest wins */
 }
 

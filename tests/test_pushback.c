@@ -37,9 +37,10 @@ static void test_pushback_negative_means_stop(void **state) {
 
 static void test_pushback_non_canonical_is_invalid(void **state) {
   (void)state;
-  const char *bad[] = {"",   "007", "-0",  "+5",         " 5",          "5 ",  "5ms", "1e3",
-                       "0x10", "--1", "-",  "2147483648", "-2147483649", "99999999999999999999",
-                       "1.5"};
+  const char *bad[] = {
+      "",    "007",  "-0",  "+5", " 5",         "5 ",          "5ms",
+      "1e3", "0x10", "--1", "-",  "2147483648", "-2147483649", "99999999999999999999",
+      "1.5"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     int64_t ns = 123;
     assert_int_equal(parse1(bad[i], &ns), RETRY_PUSHBACK_INVALID);
@@ -85,9 +86,13 @@ static void test_pushback_http_date_three_forms(void **state) {
   assert_int_equal(ns, 0);
   assert_int_equal(retry_http_date_parse("Tue, 29 Feb 2000 12:00:00 GMT", &ns), 0);
   assert_int_equal(ns, INT64_C(951825600) * RETRY_NS_PER_S);
-  const char *bad[] = {"Sun, 06 Nov 1994 08:49:37 UTC", "Mon, 29 Feb 2100 00:00:00 GMT",
-                       "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 06 Nov 1994 24:00:00 GMT",
-                       "120", "", "Sun, 6 Nov 1994 08:49:37 GMT"};
+  const char *bad[] = {"Sun, 06 Nov 1994 08:49:37 UTC",
+                       "Mon, 29 Feb 2100 00:00:00 GMT",
+                       "Sun, 06 Foo 1994 08:49:37 GMT",
+                       "Sun, 06 Nov 1994 24:00:00 GMT",
+                       "120",
+                       "",
+                       "Sun, 6 Nov 1994 08:49:37 GMT"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     assert_int_equal(retry_http_date_parse(bad[i], &ns), RETRY_EINVAL);
 }

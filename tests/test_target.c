@@ -324,7 +324,8 @@ static void test_target_admit_draws_uniform_only_when_probability_positive(void 
   assert_int_equal(retry__target_admit(t, 0, &g), RETRY_STOP_NONE);
   assert_int_equal(r.n_draws, 1);
   /* Accepts bring P back to 0: no draw again. */
-  for (int i = 0; i < 3; i++) retry_adaptive_record_accept(&t->adaptive, 0);
+  for (int i = 0; i < 3; i++)
+    retry_adaptive_record_accept(&t->adaptive, 0);
   assert_int_equal(retry__target_admit(t, 0, &g), RETRY_STOP_NONE);
   assert_int_equal(r.n_draws, 1);
   retry_target_destroy(t);
@@ -473,7 +474,7 @@ static void test_target_attempt_done_throttle_success_only_on_ok(void **state) {
   retry_target *t = create_ok(&cfg);
   retry_throttle *th = retry_target_throttle(t);
   assert_non_null(th);
-  retry_throttle_record_failure(th); /* as retry_call does for a retryable failure */
+  retry_throttle_record_failure(th);           /* as retry_call does for a retryable failure */
   attempt(t, 0, NULL, RETRY_GRPC_UNAVAILABLE); /* the target itself never records failures */
   assert_int_equal(th->milli_tokens, 9000);
   attempt(t, 0, NULL, RETRY_GRPC_OK);
@@ -536,7 +537,8 @@ static void test_target_finagle_deposit_per_call_not_per_attempt(void **state) {
   int granted = 0;
   int32_t cost;
   bool slot;
-  while (retry__target_budget_acquire(t, 0, false, &cost, &slot)) granted++;
+  while (retry__target_budget_acquire(t, 0, false, &cost, &slot))
+    granted++;
   assert_int_equal(granted, 102);
   retry_target_stats_get(t, 0, &s);
   assert_int_equal(s.budget_available, 0);
@@ -552,7 +554,8 @@ static void test_target_finagle_negative_balance_reported_as_zero(void **state) 
   cfg.finagle.min_retries_per_sec = 1;
   cfg.finagle.percent_can_retry = 1.0;
   retry_target *t = create_ok(&cfg);
-  for (int i = 0; i < 5; i++) retry__target_call_started(t, 0);
+  for (int i = 0; i < 5; i++)
+    retry__target_call_started(t, 0);
   int32_t cost;
   bool slot;
   while (retry__target_budget_acquire(t, 5 * S, false, &cost, &slot)) {
@@ -571,7 +574,8 @@ static void test_target_envoy_slot_held_until_released(void **state) {
   cfg.budget = RETRY_BUDGET_ENVOY;
   retry_envoy_budget_config_default(&cfg.envoy); /* 20 %, min 3 */
   retry_target *t = create_ok(&cfg);
-  for (int i = 0; i < 20; i++) retry__target_attempt_sent(t, 0); /* 20 active: limit 4 */
+  for (int i = 0; i < 20; i++)
+    retry__target_attempt_sent(t, 0); /* 20 active: limit 4 */
   assert_int_equal(t->envoy.active_requests, 20);
   retry_target_stats s;
   retry_target_stats_get(t, 0, &s);

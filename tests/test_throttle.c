@@ -61,7 +61,8 @@ static void test_throttle_failure_recorded_before_threshold_check(void **state) 
 static void test_throttle_failure_clamps_at_zero(void **state) {
   (void)state;
   retry_throttle t = make(4, 100);
-  for (int i = 0; i < 4; i++) retry_throttle_record_failure(&t);
+  for (int i = 0; i < 4; i++)
+    retry_throttle_record_failure(&t);
   assert_int_equal(t.milli_tokens, 0);
   assert_false(retry_throttle_record_failure(&t));
   assert_int_equal(t.milli_tokens, 0);
@@ -85,7 +86,8 @@ static void test_throttle_success_adds_ratio_clamped_at_max(void **state) {
 static void test_throttle_is_allowed_does_not_change_count(void **state) {
   (void)state;
   retry_throttle t = make(10, 100);
-  for (int i = 0; i < 3; i++) assert_true(retry_throttle_is_allowed(&t));
+  for (int i = 0; i < 3; i++)
+    assert_true(retry_throttle_is_allowed(&t));
   assert_int_equal(t.milli_tokens, 10000);
 }
 
@@ -116,7 +118,8 @@ static void test_throttle_seed003_five_failures_block(void **state) {
   (void)state;
   retry_throttle t = make(10, 100);
   /* 9, 8, 7, 6 still allow; 5 is at half and blocks. */
-  for (int i = 0; i < 4; i++) assert_true(retry_throttle_record_failure(&t));
+  for (int i = 0; i < 4; i++)
+    assert_true(retry_throttle_record_failure(&t));
   assert_false(retry_throttle_record_failure(&t));
   assert_int_equal(t.milli_tokens, 5000);
   assert_false(retry_throttle_is_allowed(&t));
@@ -125,7 +128,8 @@ static void test_throttle_seed003_five_failures_block(void **state) {
 static void test_throttle_seed003_one_success_at_five_allows(void **state) {
   (void)state;
   retry_throttle t = make(10, 100);
-  for (int i = 0; i < 5; i++) retry_throttle_record_failure(&t);
+  for (int i = 0; i < 5; i++)
+    retry_throttle_record_failure(&t);
   retry_throttle_record_success(&t);
   assert_int_equal(t.milli_tokens, 5100);
   assert_true(retry_throttle_is_allowed(&t));
@@ -134,9 +138,11 @@ static void test_throttle_seed003_one_success_at_five_allows(void **state) {
 static void test_throttle_seed003_from_four_needs_eleven_successes(void **state) {
   (void)state;
   retry_throttle t = make(10, 100);
-  for (int i = 0; i < 6; i++) retry_throttle_record_failure(&t);
+  for (int i = 0; i < 6; i++)
+    retry_throttle_record_failure(&t);
   assert_int_equal(t.milli_tokens, 4000);
-  for (int i = 0; i < 10; i++) retry_throttle_record_success(&t);
+  for (int i = 0; i < 10; i++)
+    retry_throttle_record_success(&t);
   /* Exactly 5.0 in milli-tokens (a float sum of ten 0.1 would be 4.999...); still blocked. */
   assert_int_equal(t.milli_tokens, 5000);
   assert_false(retry_throttle_is_allowed(&t));
@@ -153,7 +159,8 @@ static void test_throttle_threshold_uses_integer_division(void **state) {
   retry_throttle_init(&t, &cfg);
   assert_true(retry_throttle_record_failure(&t));  /* 2001 */
   assert_false(retry_throttle_record_failure(&t)); /* 1001 */
-  for (int i = 0; i < 5; i++) retry_throttle_record_success(&t);
+  for (int i = 0; i < 5; i++)
+    retry_throttle_record_success(&t);
   assert_int_equal(t.milli_tokens, 1501);
   assert_true(retry_throttle_is_allowed(&t)); /* 1501 > 1500 */
 }
