@@ -149,7 +149,7 @@ clean:
 	rm -rf build out
 
 fmt:
-	clang-format -i retry/*.c retry/*.h tests/*.c examples/*.c
+	clang-format -i retry/*.c retry/*.h tests/*.c tests/support/*.c tests/support/*.h tests/fuzz/*.c examples/*.c
 
 lint:
 	cppcheck --quiet --enable=warning,portability --error-exitcode=1 --std=c11 \
