@@ -64,10 +64,12 @@ TEST_SUPPORT_OBJS := $(TEST_SUPPORT_SRCS:%.c=$(BUILD)/%.o)
 EXAMPLE_SRCS := $(sort $(wildcard examples/*.c))
 EXAMPLE_BINS := $(EXAMPLE_SRCS:examples/%.c=$(BUILD)/examples/%)
 
-ALL_OBJS := $(RETRY_OBJS) $(TEST_SUPPORT_OBJS) $(TEST_SRCS:%.c=$(BUILD)/%.o) \
-            $(EXAMPLE_SRCS:%.c=$(BUILD)/%.o)
+BENCH_SRCS := $(sort $(wildcard bench/*.c))
 
-.PHONY: all deps test check demo clean install uninstall valgrind check-deps echo help fmt lint fuzz
+ALL_OBJS := $(RETRY_OBJS) $(TEST_SUPPORT_OBJS) $(TEST_SRCS:%.c=$(BUILD)/%.o) \
+            $(EXAMPLE_SRCS:%.c=$(BUILD)/%.o) $(BENCH_SRCS:%.c=$(BUILD)/%.o)
+
+.PHONY: all deps test check demo clean install uninstall valgrind check-deps echo help fmt lint fuzz bench
 .DEFAULT_GOAL := all
 
 all: $(LIBRETRY) $(TEST_BINS) $(EXAMPLE_BINS)
@@ -117,6 +119,15 @@ valgrind: all
 # libretry.a must need libc only, jansson only in its config loader.
 check-deps: $(LIBRETRY)
 	$(Q)sh tools/check-deps.sh $(LIBRETRY)
+
+# Benchmarks: CPU cost of the engine's decisions (docs/performance.md records the figures).
+BENCH_CALLS ?= 2000000
+bench: $(BUILD)/bench/bench_engine
+	$(Q)$(BUILD)/bench/bench_engine $(BENCH_CALLS)
+
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBRETRY)
+	@[ "$(V)" = 1 ] || echo "  LD      $@"
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBRETRY) -lm
 
 # libFuzzer on the config loader and header parsers (needs clang): make fuzz FUZZ_SECONDS=60
 FUZZ_SECONDS ?= 30
