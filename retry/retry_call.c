@@ -346,35 +346,35 @@ static void retry_after_failure(retry_call *c, const retry_outcome *o, bool thro
  * Hedging
  * =================================================================== */
 
+/* Records why no more hedges may be sent (the first reason stays) and drops the hedge timer,
+ * so the caller is not woken for a hedge that cannot go. */
+static void block_hedges(retry_call *c, retry_stop why) {
+  if (c->blocked == RETRY_STOP_NONE) c->blocked = why;
+  c->next_send_ns = RETRY_NEVER;
+}
+
 /* Tries to send the next hedge now. Returns true with d = SEND; false when no hedge may be
- * sent (c->blocked then says why, unless hedges simply remain scheduled for later). */
+ * sent (c->blocked then says why). */
 static bool send_hedge(retry_call *c, int64_t now_ns, int32_t status, retry_decision *d) {
   const retry_policy *p = c->policy;
-  if (c->blocked != RETRY_STOP_NONE) return false;
-  if (c->n_attempts >= p->max_attempts) {
-    c->blocked = RETRY_STOP_MAX_ATTEMPTS;
-    return false;
-  }
-  if (now_ns >= c->deadline_ns) {
-    c->blocked = RETRY_STOP_DEADLINE;
-    return false;
-  }
+  retry_stop why = RETRY_STOP_NONE;
+  if (c->blocked != RETRY_STOP_NONE)
+    why = c->blocked;
+  else if (c->n_attempts >= p->max_attempts)
+    why = RETRY_STOP_MAX_ATTEMPTS;
+  else if (now_ns >= c->deadline_ns)
+    why = RETRY_STOP_DEADLINE;
   /* Throttling: the first RPC is always sent; a hedge only while tokens > max/2. */
-  if (c->target != NULL && c->target->cfg.has_throttle &&
-      !retry_throttle_is_allowed(&c->target->throttle)) {
-    c->blocked = RETRY_STOP_THROTTLED;
-    return false;
-  }
-  if (!acquire_budget(c, now_ns, status)) {
-    c->blocked = RETRY_STOP_BUDGET_EXHAUSTED;
-    return false;
-  }
-  retry_stop why = try_send(c, now_ns, d);
-  if (why != RETRY_STOP_NONE) {
-    c->blocked = why;
-    return false;
-  }
-  return true;
+  else if (c->target != NULL && c->target->cfg.has_throttle &&
+           !retry_throttle_is_allowed(&c->target->throttle))
+    why = RETRY_STOP_THROTTLED;
+  else if (!acquire_budget(c, now_ns, status))
+    why = RETRY_STOP_BUDGET_EXHAUSTED;
+  else
+    why = try_send(c, now_ns, d);
+  if (why == RETRY_STOP_NONE) return true;
+  block_hedges(c, why);
+  return false;
 }
 
 /* After an event that sent no hedge: wait for attempts in flight or a scheduled hedge, or
@@ -407,9 +407,7 @@ static void hedge_after_failure(retry_call *c, const retry_outcome *o, event_inf
     return;
   }
   if (ev->pushback >= RETRY_PUSHBACK_STOP) {
-    /* No more hedges; those in flight may still answer. */
-    if (c->blocked == RETRY_STOP_NONE) c->blocked = RETRY_STOP_PUSHBACK_STOP;
-    c->next_send_ns = RETRY_NEVER;
+    block_hedges(c, RETRY_STOP_PUSHBACK_STOP); /* those in flight may still answer */
   } else if (ev->pushback == RETRY_PUSHBACK_DELAY) {
     /* The next hedge after the pushback, later ones hedgingDelay apart from it. */
     if (c->blocked == RETRY_STOP_NONE && c->n_attempts < p->max_attempts)
@@ -533,8 +531,7 @@ void retry_call_on_headers(retry_call *c, int32_t attempt, int64_t now_ns, retry
     c->committed_attempt = attempt;
     bool others = c->n_in_flight > 1;
     cancel_in_flight(c, attempt);
-    c->next_send_ns = RETRY_NEVER;
-    if (c->blocked == RETRY_STOP_NONE) c->blocked = RETRY_STOP_COMMITTED;
+    block_hedges(c, RETRY_STOP_COMMITTED);
     decide_wait(c, d);
     d->attempt = attempt;
     d->cancel_others = others;

@@ -308,6 +308,45 @@ static void test_hedge_cancelled_half_open_probe_gives_permit_back(void **state)
   retry_target_destroy(t);
 }
 
+static void test_hedge_blocked_hedge_leaves_no_timer(void **state) {
+  (void)state;
+  /* Envoy budget with one concurrent slot: hedge 2 takes it at 100 ms. The original then
+   * fails non-fatally at 150 ms; hedge 3 is refused by the budget, so the engine must wait
+   * for hedge 2 only, with no timer left for the hedge that cannot go. */
+  retry_policy p;
+  hedge_policy(&p, 3, 100);
+  retry_target_config tc;
+  retry_target_config_init(&tc);
+  tc.budget = RETRY_BUDGET_ENVOY;
+  tc.envoy.budget_percent = 0;
+  tc.envoy.min_retry_concurrency = 1;
+  retry_target *t = retry_target_create(&tc, 0, NULL, NULL);
+  assert_non_null(t);
+  retry_call_opts o = opts_make(5 * S);
+  retry_call c;
+  retry_decision d;
+  retry_call_start(&c, &p, t, &o, 0, &d);
+  assert_int_equal(d.action, RETRY_ACTION_SEND);
+  assert_int_equal(d.wake_ns, 100 * MS);
+  retry_call_wake(&c, 100 * MS, &d);
+  assert_int_equal(d.action, RETRY_ACTION_SEND);
+  assert_int_equal(d.attempt, 2);
+  assert_int_equal(d.wake_ns, 200 * MS);
+  retry_outcome out;
+  retry_outcome_init(&out, RETRY_GRPC_UNAVAILABLE);
+  retry_call_on_outcome(&c, 1, &out, 150 * MS, &d);
+  assert_int_equal(d.action, RETRY_ACTION_WAIT);
+  assert_true(d.wake_ns == RETRY_NEVER);
+  retry_outcome_init(&out, RETRY_GRPC_OK);
+  retry_call_on_outcome(&c, 2, &out, 180 * MS, &d);
+  assert_int_equal(d.reason, RETRY_STOP_OK);
+  retry_target_stats s;
+  retry_target_stats_get(t, 200 * MS, &s);
+  assert_int_equal(s.in_flight, 0);
+  assert_int_equal(s.budget_available, 1); /* the slot came back */
+  retry_target_destroy(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_hedge_staggered_schedule_until_an_answer),
@@ -324,6 +363,7 @@ int main(void) {
       cmocka_unit_test(test_hedge_breaker_sees_hedges_as_attempts),
       cmocka_unit_test(test_hedge_envoy_budget_slots_returned),
       cmocka_unit_test(test_hedge_cancelled_half_open_probe_gives_permit_back),
+      cmocka_unit_test(test_hedge_blocked_hedge_leaves_no_timer),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
