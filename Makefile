@@ -61,15 +61,24 @@ TEST_BINS  := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 TEST_SUPPORT_SRCS := $(sort $(wildcard tests/support/*.c))
 TEST_SUPPORT_OBJS := $(TEST_SUPPORT_SRCS:%.c=$(BUILD)/%.o)
 
+# The simulator: the kernel and runner (sim/) and the world (models/) go into libretrysim.a;
+# sim/retrysim.c holds main() of the retrysim command.
+SIM_MAIN   := sim/retrysim.c
+SIM_SRCS   := $(filter-out $(SIM_MAIN),$(sort $(wildcard sim/*.c))) $(sort $(wildcard models/*.c))
+SIM_OBJS   := $(SIM_SRCS:%.c=$(BUILD)/%.o)
+LIBSIM     := $(BUILD)/libretrysim.a
+RETRYSIM   := $(BUILD)/retrysim
+
 EXAMPLE_SRCS := $(sort $(wildcard examples/*.c))
 EXAMPLE_BINS := $(EXAMPLE_SRCS:examples/%.c=$(BUILD)/examples/%)
 
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
 
-ALL_OBJS := $(RETRY_OBJS) $(TEST_SUPPORT_OBJS) $(TEST_SRCS:%.c=$(BUILD)/%.o) \
-            $(EXAMPLE_SRCS:%.c=$(BUILD)/%.o) $(BENCH_SRCS:%.c=$(BUILD)/%.o)
+ALL_OBJS := $(RETRY_OBJS) $(SIM_OBJS) $(BUILD)/sim/retrysim.o $(TEST_SUPPORT_OBJS) \
+            $(TEST_SRCS:%.c=$(BUILD)/%.o) $(EXAMPLE_SRCS:%.c=$(BUILD)/%.o) \
+            $(BENCH_SRCS:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps test check demo clean install uninstall valgrind check-deps echo help fmt lint fuzz bench
+.PHONY: all deps test check demo golden-update clean install uninstall valgrind check-deps echo help fmt lint fuzz bench
 .DEFAULT_GOAL := all
 
 all: $(LIBRETRY) $(TEST_BINS) $(EXAMPLE_BINS)
@@ -89,9 +98,17 @@ $(LIBRETRY): $(RETRY_OBJS)
 	@[ "$(V)" = 1 ] || echo "  AR      $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT_OBJS) $(LIBRETRY)
+$(LIBSIM): $(SIM_OBJS)
+	@[ "$(V)" = 1 ] || echo "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(RETRYSIM): $(BUILD)/sim/retrysim.o $(LIBSIM) $(LIBRETRY)
 	@[ "$(V)" = 1 ] || echo "  LD      $@"
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(TEST_SUPPORT_OBJS) $(LIBRETRY) $(DEPS_LIBS) \
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBSIM) $(LIBRETRY) $(DEPS_LIBS) -lm
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT_OBJS) $(LIBSIM) $(LIBRETRY)
+	@[ "$(V)" = 1 ] || echo "  LD      $@"
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(TEST_SUPPORT_OBJS) $(LIBSIM) $(LIBRETRY) $(DEPS_LIBS) \
 	    $(CMOCKA_LIBS) -lm
 
 $(BUILD)/tests/%.o: tests/%.c
@@ -112,9 +129,10 @@ test: all
 
 check: test
 
+VALGRIND := valgrind --quiet --leak-check=full --show-leak-kinds=all --errors-for-leak-kinds=all \
+            --error-exitcode=99
 valgrind: all
-	$(Q)BUILD=$(BUILD) RUNNER="valgrind --quiet --leak-check=full --show-leak-kinds=all \
-	    --errors-for-leak-kinds=all --error-exitcode=99" sh tools/run-tests.sh $(TEST_BINS)
+	$(Q)BUILD=$(BUILD) RUNNER="$(VALGRIND)" sh tools/run-tests.sh $(TEST_BINS)
 
 # libretry.a must need libc only, jansson only in its config loader.
 check-deps: $(LIBRETRY)
@@ -122,12 +140,13 @@ check-deps: $(LIBRETRY)
 
 # Benchmarks: CPU cost of the engine's decisions (docs/performance.md records the figures).
 BENCH_CALLS ?= 2000000
-bench: $(BUILD)/bench/bench_engine
+bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_kernel
 	$(Q)$(BUILD)/bench/bench_engine $(BENCH_CALLS)
+	$(Q)$(BUILD)/bench/bench_kernel
 
-$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBRETRY)
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBSIM) $(LIBRETRY)
 	@[ "$(V)" = 1 ] || echo "  LD      $@"
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBRETRY) -lm
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBSIM) $(LIBRETRY) $(DEPS_LIBS) -lm
 
 # libFuzzer on the config loader and header parsers (needs clang): make fuzz FUZZ_SECONDS=60
 FUZZ_SECONDS ?= 30
@@ -160,11 +179,11 @@ clean:
 	rm -rf build out
 
 fmt:
-	clang-format -i retry/*.c retry/*.h tests/*.c tests/support/*.c tests/support/*.h tests/fuzz/*.c examples/*.c
+	clang-format -i retry/*.c retry/*.h sim/*.c sim/*.h models/*.c models/*.h tests/*.c tests/support/*.c tests/support/*.h tests/fuzz/*.c examples/*.c
 
 lint:
 	cppcheck --quiet --enable=warning,portability --error-exitcode=1 --std=c11 \
-	    --suppress=missingIncludeSystem -I. retry/ examples/
+	    --suppress=missingIncludeSystem -I. retry/ sim/ models/ examples/
 
 echo:
 	@echo "CC          = $(CC)"

@@ -1,0 +1,92 @@
+/*
+ * sim_event.h: the discrete-event kernel: a virtual clock and the set of pending events.
+ * Owns every event; models hold only handles. Invariant: events run in (time_ns, seq) order,
+ * where seq is a kernel-wide insertion counter, so events at the same time run in the order
+ * they were scheduled (FIFO) and a run is deterministic.
+ */
+#ifndef SIM_EVENT_H
+#define SIM_EVENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct sim_kernel sim_kernel;
+
+/* An event's action: obj and arg are what was given to sim_event_schedule. The kernel's clock
+ * already reads the event's time when fn runs. fn may schedule and cancel events, including
+ * at the current time: such an event runs in this same sim_kernel_run, after every event
+ * already pending for that time (its seq is larger). */
+typedef void (*sim_event_fn)(sim_kernel *k, void *obj, uint64_t arg);
+
+/* A handle names one scheduled event. 0 is never a valid handle ("no event"). A handle stays
+ * safe to cancel after its event ran or was cancelled: the generation it carries no longer
+ * matches and the cancel is a no-op. */
+typedef uint64_t sim_event_handle;
+#define SIM_EVENT_NONE ((sim_event_handle)0)
+
+/* Returns a new kernel at time 0 with room for initial_capacity pending events (it grows as
+ * needed; 0 picks a default). NULL when out of memory. Free with sim_kernel_destroy. */
+sim_kernel *sim_kernel_create(size_t initial_capacity);
+/* Frees k and every pending event (their actions never run). NULL is a no-op. */
+void sim_kernel_destroy(sim_kernel *k);
+
+/* Returns the current virtual time in nanoseconds. */
+int64_t sim_now_ns(const sim_kernel *k);
+
+/* Schedules fn(k, obj, arg) at at_ns, which must be >= sim_now_ns(k) (scheduling in the past is
+ * a bug: assert). Returns the event's handle, or SIM_EVENT_NONE when out of memory. Never
+ * allocates once the pool has grown to the largest number of pending events seen. at_ns may be
+ * INT64_MAX, but sim_kernel_next_ns cannot tell such an event from none: prefer not to
+ * schedule what should never run. */
+sim_event_handle sim_event_schedule(sim_kernel *k, int64_t at_ns, sim_event_fn fn, void *obj,
+                                    uint64_t arg);
+
+/* Schedules at sim_now_ns(k) + delay_ns (delay_ns >= 0), clamping at INT64_MAX - 1. */
+sim_event_handle sim_event_schedule_in(sim_kernel *k, int64_t delay_ns, sim_event_fn fn,
+                                       void *obj, uint64_t arg);
+
+/* Number of FIFO lanes a kernel keeps (sim_event_schedule_lane). */
+#define SIM_N_LANES 8
+
+/* Schedules at sim_now_ns(k) + delay_ns like sim_event_schedule_in, for delays that repeat
+ * (a population's call deadline, a constant hop): events of one delay are kept in a FIFO lane
+ * at O(1) cost instead of the heap, and cancelling one is O(1) (it is dropped when it would
+ * have run). The order of events is exactly the same as with sim_event_schedule_in; when
+ * every lane serves another delay the event goes to the heap. */
+sim_event_handle sim_event_schedule_lane(sim_kernel *k, int64_t delay_ns, sim_event_fn fn,
+                                         void *obj, uint64_t arg);
+
+/* Cancels a pending event: its action will not run. Returns true when it was pending, false
+ * when h is SIM_EVENT_NONE, already ran or was already cancelled. Safe from inside an action,
+ * including on the event that is running (returns false). */
+bool sim_event_cancel(sim_kernel *k, sim_event_handle h);
+
+/* Returns whether h names an event that is still pending. */
+bool sim_event_is_pending(const sim_kernel *k, sim_event_handle h);
+
+/* Returns the time of the earliest pending event, or INT64_MAX when none is pending. */
+int64_t sim_kernel_next_ns(const sim_kernel *k);
+
+/* Runs events in (time, seq) order while the earliest one is at or before until_ns and
+ * sim_kernel_stop has not been called. Afterwards the clock reads the time of the last event
+ * run; when no event is left at or before until_ns, the clock advances to until_ns (unless
+ * until_ns is INT64_MAX, or earlier than the clock: it never moves back). Returns the number
+ * of events run. Not reentrant: calling it from an action is a bug (assert). */
+uint64_t sim_kernel_run(sim_kernel *k, int64_t until_ns);
+
+/* Makes the running sim_kernel_run return after the current action (the clock then stays at
+ * that action's time). Outside sim_kernel_run it does nothing. */
+void sim_kernel_stop(sim_kernel *k);
+
+/* Counters. */
+uint64_t sim_kernel_n_events(const sim_kernel *k);    /* actions run since create */
+size_t sim_kernel_n_pending(const sim_kernel *k);     /* events scheduled and not yet run */
+size_t sim_kernel_pool_capacity(const sim_kernel *k); /* event slots allocated (memory) */
+
+/* Testing only: moves the insertion counter forward to next_seq (at most 2^32), so a test
+ * reaches the point where the kernel renumbers the pending events' seqs without scheduling
+ * 2^32 events first. The order of events is unchanged by it. */
+void sim__kernel_set_next_seq(sim_kernel *k, uint64_t next_seq);
+
+#endif /* SIM_EVENT_H */

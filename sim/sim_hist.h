@@ -1,0 +1,55 @@
+/*
+ * sim_hist.h: a log-bucketed histogram of non-negative int64 values (latencies in ns), in the
+ * style of HdrHistogram: each power of two is split into SIM_HIST_SUB linear sub-buckets, so a
+ * value is reported with a relative error below 1/SIM_HIST_SUB (< 1 %). Recording is O(1) and
+ * never allocates; two histograms merge by adding their buckets. Fixed size, caller-owned.
+ */
+#ifndef SIM_HIST_H
+#define SIM_HIST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Sub-buckets per power of two (a power of two). 128 gives < 0.79 % relative error. */
+#define SIM_HIST_SUB_BITS 7
+#define SIM_HIST_SUB (1 << SIM_HIST_SUB_BITS)
+/* Values 0 .. 2^SIM_HIST_SUB_BITS - 1 are exact; above, one group per power of two up to 2^63. */
+#define SIM_HIST_N_BUCKETS ((64 - SIM_HIST_SUB_BITS + 1) * SIM_HIST_SUB)
+
+typedef struct sim_hist {
+  /* read-only */
+  uint64_t count; /* values recorded */
+  int64_t min;    /* smallest value recorded (INT64_MAX when empty) */
+  int64_t max;    /* largest value recorded (0 when empty) */
+  double sum;     /* sum of values, for the mean */
+  /* private */
+  uint64_t buckets[SIM_HIST_N_BUCKETS];
+} sim_hist;
+
+/* Empties h. */
+void sim_hist_init(sim_hist *h);
+/* Records one value; negative values are recorded as 0. */
+void sim_hist_record(sim_hist *h, int64_t value);
+/* Adds every value of src into dst. */
+void sim_hist_merge(sim_hist *dst, const sim_hist *src);
+
+/* Returns the bucket index of a value, and the bounds [lo, hi] of values sharing a bucket. */
+int sim_hist_bucket_of(int64_t value);
+int64_t sim_hist_bucket_lo(int b);
+int64_t sim_hist_bucket_hi(int b);
+
+/* Returns the value at quantile q in [0, 1]: the representative value (the midpoint, clamped to
+ * [min, max]) of the bucket holding the ceil(q * count)-th smallest value (at least the first).
+ * q = 1 returns max exactly, q = 0 min. Returns 0 when h is empty. */
+int64_t sim_hist_quantile(const sim_hist *h, double q);
+/* Returns the mean of the recorded values, 0 when empty. */
+double sim_hist_mean(const sim_hist *h);
+
+/* Writes the non-empty buckets as CSV rows "<prefix>lo_ms,hi_ms,count,cumulative_fraction"
+ * (values divided by scale_ns_per_unit, e.g. 1e6 for milliseconds, printed with %.6f). prefix
+ * may be "" and is written verbatim at the start of every row (e.g. "baseline,"). Returns 0 or
+ * -1 on a write error. */
+int sim_hist_write_csv(const sim_hist *h, FILE *f, const char *prefix, double scale);
+
+#endif /* SIM_HIST_H */

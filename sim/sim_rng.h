@@ -1,0 +1,38 @@
+/*
+ * sim_rng.h: independent random streams, one per (entity, purpose), derived from the scenario
+ * seed. A stream's seed depends only on (scenario seed, entity name, purpose), never on how
+ * many other entities exist, so adding a client leaves the other clients' draws unchanged and
+ * variants of one scenario see the same arrivals and service times (common random numbers).
+ */
+#ifndef SIM_RNG_H
+#define SIM_RNG_H
+
+#include <gsl/gsl_rng.h>
+#include <stdint.h>
+
+#include "retry/retry.h"
+
+/* Returns the 64-bit seed of the stream for (seed, entity, purpose, index): a hash of all four
+ * (splitmix64 finalizer over FNV-1a of the strings). entity is a name such as "client:web",
+ * purpose one such as "arrivals" (neither may be NULL); index tells members of a population
+ * apart. With the rest fixed, distinct seeds or indices always give distinct results, distinct
+ * names almost surely (a 64-bit hash). */
+uint64_t sim_rng_derive(uint64_t seed, const char *entity, const char *purpose, uint64_t index);
+
+/* Returns a new GSL generator (gsl_rng_taus2: small state, fast, maximally equidistributed)
+ * seeded from sim_rng_derive(seed, entity, purpose, index). taus2 uses only the low 32 bits of
+ * a seed, so there are 2^32 distinct streams: two of N streams coincide with probability about
+ * N^2 / 2^33. NULL when out of memory (with GSL's error handler off; the default one aborts).
+ * Free with gsl_rng_free. */
+gsl_rng *sim_rng_stream_create(uint64_t seed, const char *entity, const char *purpose,
+                               uint64_t index);
+
+/* Returns a uniform 64-bit value from r (a gsl_rng *), built from two 32-bit draws, the first
+ * one the high half. r must yield 32 full bits per draw, as taus2 and mt19937 do. */
+uint64_t sim_rng_next_u64(void *r);
+
+/* Returns a retry_rng reading from r through sim_rng_next_u64 (asserts that r yields 32 full
+ * bits). The result holds a borrowed pointer to r, valid until r is freed. */
+retry_rng sim_rng_adapter(gsl_rng *r);
+
+#endif /* SIM_RNG_H */
