@@ -1,0 +1,49 @@
+/*
+ * model_config.c: freeing a model_config. The structs are filled by the scenario loader
+ * (sim/sim_scenario_parse.c); everything they point to is owned: names, method lists, calls
+ * with their policies, faults with their strings.
+ *
+ * Destroy must accept a config the loader abandoned half-way (after an error), so it relies
+ * only on what the loader guarantees at every step: arrays are zeroed when allocated, and a
+ * count covers exactly the elements whose pointers may be set.
+ */
+#include "models/model_config.h"
+
+#include <stdlib.h>
+
+static void destroy_client(model_client_cfg *cl) {
+  free(cl->name);
+  for (size_t i = 0; i < cl->n_methods; i++)
+    free(cl->methods[i].name);
+  free(cl->methods);
+  retry_config_destroy(cl->policy);
+}
+
+static void destroy_service(model_service_cfg *svc) {
+  free(svc->name);
+  free(svc->reject_pushback);
+  free(svc->reject_retry_after);
+  for (size_t i = 0; i < svc->n_calls; i++) {
+    free(svc->calls[i].method);
+    retry_config_destroy(svc->calls[i].policy);
+  }
+  free(svc->calls);
+  for (size_t i = 0; i < svc->n_faults; i++) {
+    free(svc->faults[i].method);
+    free(svc->faults[i].pushback);
+    free(svc->faults[i].retry_after);
+  }
+  free(svc->faults);
+}
+
+void model_config_destroy(model_config *c) {
+  if (c == NULL) return;
+  for (size_t i = 0; i < c->n_clients; i++)
+    destroy_client(&c->clients[i]);
+  free(c->clients);
+  for (size_t i = 0; i < c->n_services; i++)
+    destroy_service(&c->services[i]);
+  free(c->services);
+  free(c->name);
+  free(c);
+}

@@ -1,0 +1,705 @@
+/*
+ * sim_scenario.c: loading a scenario: the file, its SHA-256, the command line's --set
+ * overrides, the variants with their own overrides and expectations, and the accessors.
+ *
+ * Owns the document (after --set), one resolved document, config and expectation set per run.
+ * Invariant: a sim_scenario exists only when every run's document converted without error,
+ * so nothing starts unless the whole file is right.
+ */
+#include "sim/sim_scenario_int.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One run: the base document, or one variant of it. */
+typedef struct scn_run {
+  char *name;        /* the variant's name, or the scenario's */
+  model_config *cfg; /* converted from doc */
+  json_t *doc;       /* the resolved document */
+  json_t *expect;    /* merged expectations, NULL when none */
+} scn_run;
+
+struct sim_scenario {
+  char *name;      /* the base document's name */
+  char sha256[65]; /* of the bytes as read */
+  json_t *doc;     /* the document after --set */
+  bool has_variants;
+  scn_run *runs;
+  size_t n_runs;
+};
+
+/* {==================================================================
+ * Allocation, with a hook for the tests' failure injection
+ * =================================================================== */
+
+/* The hook is process-wide state, which sim/ otherwise avoids: the loader's API takes no
+ * allocator (the command line has no use for one), and the only caller that wants failures
+ * injected is the test, which runs one thread. */
+static bool (*fail_hook)(void *ctx);
+static void *fail_hook_ctx;
+
+void sim__scenario_set_fail_hook(bool (*fail)(void *ctx), void *ctx) {
+  fail_hook = fail;
+  fail_hook_ctx = ctx;
+}
+
+static bool should_fail(void) { return fail_hook != NULL && fail_hook(fail_hook_ctx); }
+
+void *sim__scenario_malloc(size_t size) { return should_fail() ? NULL : malloc(size ? size : 1); }
+
+void *sim__scenario_calloc(size_t n, size_t size) {
+  return should_fail() ? NULL : calloc(n ? n : 1, size ? size : 1);
+}
+
+char *sim__scenario_strdup(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = sim__scenario_malloc(n);
+  if (d != NULL) memcpy(d, s, n);
+  return d;
+}
+
+static void *hook_malloc(size_t size, void *ctx) {
+  (void)ctx;
+  return sim__scenario_malloc(size);
+}
+
+static void *hook_realloc(void *p, size_t size, void *ctx) {
+  (void)ctx;
+  return should_fail() ? NULL : realloc(p, size);
+}
+
+static void hook_free(void *p, void *ctx) {
+  (void)ctx;
+  free(p);
+}
+
+static const retry_allocator hook_alloc = {hook_malloc, hook_realloc, hook_free, NULL};
+
+const retry_allocator *sim__scenario_retry_alloc(void) {
+  return fail_hook != NULL ? &hook_alloc : NULL;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Errors outside a conversion (reading, parsing, --set)
+ * =================================================================== */
+
+static void set_error(retry_error *err, int code, const char *source, const char *path, int line,
+                      int column, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 7, 8)))
+#endif
+    ;
+
+static void set_error(retry_error *err, int code, const char *source, const char *path, int line,
+                      int column, const char *fmt, ...) {
+  if (err == NULL || err->code != RETRY_OK) return;
+  retry_error_clear(err);
+  err->code = code;
+  snprintf(err->source, sizeof err->source, "%s", source);
+  snprintf(err->path, sizeof err->path, "%s", path);
+  err->line = line;
+  err->column = column;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err->message, sizeof err->message, fmt, ap);
+  va_end(ap);
+}
+
+/* A conversion's error goes to the caller's err as a whole (first error wins there too). */
+static void copy_error(retry_error *err, const retry_error *e) {
+  if (err != NULL && err->code == RETRY_OK) *err = *e;
+}
+
+/* Jansson reports most allocation failures as json_error_out_of_memory, but a failure in its
+ * lexer's set-up leaves the error text empty. Its text for a NUL names an API flag, which
+ * means nothing to a user. A duplicate key is a syntax error here, with its line and column:
+ * which copy should win is a guess we refuse to make (as the service config loader does). */
+static void report_json_error(retry_error *err, const char *source, const json_error_t *je) {
+  if (je->text[0] == '\0' || json_error_code(je) == json_error_out_of_memory) {
+    set_error(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory parsing JSON");
+    return;
+  }
+  char text[sizeof je->text];
+  if (json_error_code(je) == json_error_null_character)
+    snprintf(text, sizeof text, "\\u0000 is not allowed in strings");
+  else
+    sim__scenario_printable(text, sizeof text, je->text, sizeof text - 4); /* quotes input */
+  set_error(err, RETRY_ESYNTAX, source, "", je->line > 0 ? je->line : -1,
+            je->line > 0 ? je->column : -1, "invalid JSON: %s", text);
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Overrides: --set and a variant's "set"
+ * =================================================================== */
+
+/* VALUE is JSON when it parses as JSON ("4", "true", "{\"dist\": ...}", "null"), else a
+ * string ("2s", "lifo"), so that the common cases need no shell quoting of JSON quotes. */
+static json_t *set_value(const char *text) {
+  if (text == NULL) return json_null();
+  json_t *v = json_loads(text, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, NULL);
+  return v != NULL ? v : json_string(text);
+}
+
+/* --set overrides, in order, on the parsed document. They change the document itself: what
+ * the runs record as their document is the scenario as it was run. The paths are the
+ * command line's, so errors name "<command line>" and quote the path; a wrong value (as
+ * opposed to a wrong path) is found later by validation, at its place in the document. */
+static bool apply_sets(json_t *doc, const sim_set *sets, size_t n_sets, retry_error *err) {
+  for (size_t i = 0; i < n_sets; i++) {
+    assert(sets[i].path != NULL);
+    char shown[72], why[128] = "";
+    sim__scenario_printable(shown, sizeof shown, sets[i].path, 64);
+    json_t *v = set_value(sets[i].value);
+    if (v == NULL) {
+      set_error(err, RETRY_ECONFIG, "<command line>", "", -1, -1,
+                "--set \"%s\": the value is not valid UTF-8", shown);
+      return false;
+    }
+    int rc = sim__scenario_path_set(doc, sets[i].path, v, why, sizeof why);
+    if (rc == RETRY_ENOMEM) {
+      set_error(err, RETRY_ENOMEM, "<command line>", "", -1, -1, "out of memory applying --set");
+      return false;
+    }
+    if (rc != RETRY_OK) {
+      set_error(err, RETRY_ECONFIG, "<command line>", "", -1, -1, "--set \"%s\": %s", shown, why);
+      return false;
+    }
+  }
+  return true;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Variants and expectations: shapes, checked with the base document
+ * =================================================================== */
+
+static const char *const variant_keys[] = {"name", "description", "set", "expect"};
+
+/* A variant's "set": each key a path that does not reach "variants" or "expect" (a variant
+ * cannot define variants, and its expectations have their own key). Values are anything:
+ * they are validated where they land, in the variant's document. */
+static bool check_set(scn_ctx *c, json_t *set) {
+  if (!json_is_object(set)) {
+    sim__scenario_fail_value(c, "\"set\"", "an object {\"path\": value, ...}", set);
+    return false;
+  }
+  for (void *it = json_object_iter(set); it != NULL; it = json_object_iter_next(set, it)) {
+    const char *path = json_object_iter_key(it);
+    char shown[72], why[128], head[64] = "";
+    sim__scenario_printable(shown, sizeof shown, path, 64);
+    if (!sim__scenario_path_check(path, false, why, sizeof why)) {
+      sim__scenario_fail(c, RETRY_ECONFIG, "bad path \"%s\": %s", shown, why);
+      return false;
+    }
+    sim__scenario_path_head(path, head, sizeof head);
+    if (strcmp(head, "variants") == 0 || strcmp(head, "expect") == 0) {
+      sim__scenario_fail(c, RETRY_ECONFIG,
+                         "bad path \"%s\": a variant may not change \"variants\" or \"expect\" "
+                         "(it has its own \"expect\")",
+                         shown);
+      return false;
+    }
+  }
+  return true;
+}
+
+/* One variant of the base document: its keys, a unique valid name, the syntax of its set
+ * paths and the shape of its expectations. Whether the paths apply, and whether the result
+ * is valid, is found when its document is built (build_variant). */
+static bool check_variant(scn_ctx *c, json_t *variants, size_t i) {
+  json_t *v = json_array_get(variants, i);
+  if (!json_is_object(v)) {
+    sim__scenario_fail_value(c, "each variant", "an object {\"name\": ..., \"set\": {...}}", v);
+    return false;
+  }
+  const char *name = NULL, *desc = NULL;
+  if (!sim__scenario_check_keys(c, v, variant_keys, SCN_N_OF(variant_keys), NULL) ||
+      sim__scenario_require(c, sim__scenario_get_string(c, v, "name", &name), "name",
+                            SCN_NAME_WHAT) != 1)
+    return false;
+  size_t mark = sim__scenario_path_push_key(c, "name");
+  if (!sim__scenario_check_name(c, "variant", name)) return false;
+  for (size_t j = 0; j < i; j++) {
+    json_t *other = json_object_get(json_array_get(variants, j), "name");
+    if (strcmp(json_string_value(other), name) == 0) {
+      sim__scenario_fail(c, RETRY_ECONFIG, "variant \"%s\" is defined twice (first at [%zu])", name,
+                         j);
+      return false;
+    }
+  }
+  sim__scenario_path_pop(c, mark);
+  if (sim__scenario_get_string(c, v, "description", &desc) < 0) return false;
+  json_t *set = sim__scenario_field(v, "set");
+  if (set != NULL) {
+    mark = sim__scenario_path_push_key(c, "set");
+    if (!check_set(c, set)) return false;
+    sim__scenario_path_pop(c, mark);
+  }
+  json_t *expect = sim__scenario_field(v, "expect");
+  if (expect != NULL) {
+    mark = sim__scenario_path_push_key(c, "expect");
+    if (!sim__scenario_check_expect(c, expect)) return false;
+    sim__scenario_path_pop(c, mark);
+  }
+  return true;
+}
+
+/* "variants": a non-empty array (an empty one would make a scenario with no run). */
+bool sim__scenario_check_variants(scn_ctx *c, json_t *variants) {
+  if (!json_is_array(variants) || json_array_size(variants) == 0) {
+    sim__scenario_fail_value(c, "\"variants\"", "a non-empty array of variants", variants);
+    return false;
+  }
+  for (size_t i = 0; i < json_array_size(variants); i++) {
+    size_t mark = sim__scenario_path_push_index(c, i);
+    if (!check_variant(c, variants, i)) return false;
+    sim__scenario_path_pop(c, mark);
+  }
+  return true;
+}
+
+#define EXPECT_WHAT                                                                           \
+  "a number, string, boolean or null, [lo, hi], {\"min\": x, \"max\": y} or {\"approx\": x, " \
+  "\"tol\": t}"
+
+static const char *const range_keys[] = {"min", "max"};
+static const char *const approx_keys[] = {"approx", "tol"};
+
+/* An object expectation: {"min", "max"} (one or both) or {"approx", "tol"} (both). */
+static bool check_expect_object(scn_ctx *c, json_t *v) {
+  double lo = 0, hi = 0, x = 0;
+  /* null is not "absent" here: sim_expect_check reads {"min": null} as malformed. */
+  for (void *it = json_object_iter(v); it != NULL; it = json_object_iter_next(v, it)) {
+    if (!json_is_null(json_object_iter_value(it))) continue;
+    size_t mark = sim__scenario_path_push_key(c, json_object_iter_key(it));
+    sim__scenario_fail_value(c, "an expectation's bound", "a number", json_object_iter_value(it));
+    sim__scenario_path_pop(c, mark);
+    return false;
+  }
+  if (json_object_get(v, "approx") != NULL || json_object_get(v, "tol") != NULL) {
+    return sim__scenario_check_keys(c, v, approx_keys, 2, "an {\"approx\", \"tol\"} expectation") &&
+           sim__scenario_require(c,
+                                 sim__scenario_get_number(c, v, "approx", -HUGE_VAL, false,
+                                                          HUGE_VAL, false, "a number", &x),
+                                 "approx", "the expected value") == 1 &&
+           sim__scenario_require(c,
+                                 sim__scenario_get_number(c, v, "tol", 0, false, HUGE_VAL, false,
+                                                          "a number >= 0", &x),
+                                 "tol", "the absolute tolerance, a number >= 0") == 1;
+  }
+  if (!sim__scenario_check_keys(c, v, range_keys, 2, "a {\"min\", \"max\"} expectation"))
+    return false;
+  int has_lo =
+      sim__scenario_get_number(c, v, "min", -HUGE_VAL, false, HUGE_VAL, false, "a number", &lo);
+  if (has_lo < 0) return false;
+  int has_hi =
+      sim__scenario_get_number(c, v, "max", -HUGE_VAL, false, HUGE_VAL, false, "a number", &hi);
+  if (has_hi < 0) return false;
+  if (has_lo == 0 && has_hi == 0) {
+    sim__scenario_fail_value(c, "an expectation", EXPECT_WHAT, v);
+    return false;
+  }
+  if (has_lo == 1 && has_hi == 1 && lo > hi) {
+    size_t mark = sim__scenario_path_push_key(c, "max");
+    sim__scenario_fail(c, RETRY_ECONFIG, "\"max\" must be >= \"min\"");
+    sim__scenario_path_pop(c, mark);
+    return false;
+  }
+  return true;
+}
+
+/* The shapes are those sim_expect_check (sim/sim_expect.c) compares, null included (a value
+ * that must be null); only the shape is checked here, before anything runs. */
+static bool check_expect_value(scn_ctx *c, json_t *v) {
+  if (json_is_number(v) || json_is_string(v) || json_is_boolean(v) || json_is_null(v)) return true;
+  if (json_is_object(v)) return check_expect_object(c, v);
+  if (json_is_array(v) && json_array_size(v) == 2 && json_is_number(json_array_get(v, 0)) &&
+      json_is_number(json_array_get(v, 1))) {
+    if (json_number_value(json_array_get(v, 0)) <= json_number_value(json_array_get(v, 1)))
+      return true;
+    sim__scenario_fail(c, RETRY_ECONFIG, "an expectation [lo, hi] needs lo <= hi");
+    return false;
+  }
+  sim__scenario_fail_value(c, "an expectation", EXPECT_WHAT, v);
+  return false;
+}
+
+/* "expect": each key a path (selectors allowed), each value one of the shapes. The paths
+ * are not resolved here: they name things in the run's summary, which does not exist yet. */
+bool sim__scenario_check_expect(scn_ctx *c, json_t *expect) {
+  if (!json_is_object(expect)) {
+    sim__scenario_fail_value(c, "\"expect\"", "an object {\"summary path\": expectation, ...}",
+                             expect);
+    return false;
+  }
+  for (void *it = json_object_iter(expect); it != NULL; it = json_object_iter_next(expect, it)) {
+    const char *path = json_object_iter_key(it);
+    size_t mark = sim__scenario_path_push_key(c, path);
+    char shown[72], why[128];
+    if (!sim__scenario_path_check(path, true, why, sizeof why)) {
+      sim__scenario_printable(shown, sizeof shown, path, 64);
+      sim__scenario_fail(c, RETRY_ECONFIG, "bad path \"%s\": %s", shown, why);
+      return false;
+    }
+    if (!check_expect_value(c, json_object_iter_value(it))) return false;
+    sim__scenario_path_pop(c, mark);
+  }
+  return true;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Building the runs
+ * =================================================================== */
+
+/* Frees what exists: a scenario abandoned half-way by load_buffer has zeroed runs past the
+ * point of failure, and NULL members are no-ops for every function called here. */
+void sim_scenario_destroy(sim_scenario *s) {
+  if (s == NULL) return;
+  for (size_t i = 0; i < s->n_runs; i++) {
+    free(s->runs[i].name);
+    model_config_destroy(s->runs[i].cfg);
+    json_decref(s->runs[i].doc);
+    json_decref(s->runs[i].expect);
+  }
+  free(s->runs);
+  free(s->name);
+  json_decref(s->doc);
+  free(s);
+}
+
+/* The variant's expectations over the base's: a new object, so that the variant's keys win
+ * without changing either document. */
+static json_t *merge_expect(json_t *base, json_t *own, bool *ok) {
+  *ok = true;
+  if (base == NULL && own == NULL) return NULL;
+  json_t *m = json_object();
+  if (m == NULL || (base != NULL && json_object_update(m, base) != 0) ||
+      (own != NULL && json_object_update(m, own) != 0)) {
+    json_decref(m);
+    *ok = false;
+    return NULL;
+  }
+  return m;
+}
+
+/* The document of variant i: the base (after --set) without "variants", with the variant's
+ * "set" applied in order. Values are deep copies: a later path of the same "set" may write
+ * inside an earlier value, which must not reach back into the base document. */
+static json_t *variant_doc(scn_ctx *c, json_t *base, json_t *variant) {
+  json_t *doc = json_deep_copy(base);
+  if (doc == NULL) {
+    sim__scenario_fail(c, RETRY_ENOMEM, "out of memory applying a variant");
+    return NULL;
+  }
+  json_object_del(doc, "variants");
+  json_t *set = sim__scenario_field(variant, "set");
+  for (void *it = set != NULL ? json_object_iter(set) : NULL; it != NULL;
+       it = json_object_iter_next(set, it)) {
+    const char *path = json_object_iter_key(it);
+    json_t *v = json_deep_copy(json_object_iter_value(it));
+    char why[128] = "", shown[72];
+    int rc = v == NULL ? RETRY_ENOMEM : sim__scenario_path_set(doc, path, v, why, sizeof why);
+    if (rc != RETRY_OK) {
+      sim__scenario_printable(shown, sizeof shown, path, 64);
+      if (rc == RETRY_ENOMEM)
+        sim__scenario_fail(c, RETRY_ENOMEM, "out of memory applying a variant");
+      else
+        sim__scenario_fail(c, RETRY_ECONFIG, "cannot set \"%s\": %s", shown, why);
+      json_decref(doc);
+      return NULL;
+    }
+  }
+  return doc;
+}
+
+/* Converts variant i into s->runs[i]. Errors in applying its "set" are located in the base
+ * document ($.variants[i].set); errors in the result name the variant and the path in its
+ * own document. */
+static bool build_variant(sim_scenario *s, size_t i, const char *source, const char *base_dir,
+                          const char *default_name, retry_error *err) {
+  json_t *variant = json_array_get(json_object_get(s->doc, "variants"), i);
+  const char *name = json_string_value(json_object_get(variant, "name"));
+  scn_run *run = &s->runs[i];
+  scn_ctx c;
+  sim__scenario_ctx_init(&c, source, base_dir, NULL);
+  snprintf(c.path, sizeof c.path, "$.variants[%zu].set", i);
+  c.path_len = strlen(c.path);
+  run->doc = variant_doc(&c, s->doc, variant);
+  if (run->doc == NULL) {
+    copy_error(err, &c.e);
+    return false;
+  }
+  sim__scenario_ctx_init(&c, source, base_dir, name);
+  run->cfg = sim__scenario_build(&c, run->doc, default_name);
+  if (run->cfg == NULL) {
+    copy_error(err, &c.e);
+    return false;
+  }
+  bool ok = true;
+  run->expect = merge_expect(sim__scenario_field(s->doc, "expect"),
+                             sim__scenario_field(variant, "expect"), &ok);
+  run->name = sim__scenario_strdup(name);
+  if (!ok || run->name == NULL) {
+    set_error(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the scenario");
+    return false;
+  }
+  return true;
+}
+
+/* Everything after reading: hash, parse, --set, the base conversion, the variants. */
+/* Without variants the base document is the single run, and its config is kept. With
+ * variants the base is still converted, so that an error in the common part is reported
+ * once, without a variant's name, and before any variant is looked at; its config is then
+ * dropped, since only the variants run. */
+static sim_scenario *load_buffer(const char *buf, size_t len, const char *source,
+                                 const char *base_dir, const char *default_name,
+                                 const sim_set *sets, size_t n_sets, retry_error *err) {
+  sim_scenario *s = sim__scenario_calloc(1, sizeof *s);
+  if (s == NULL) {
+    set_error(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the scenario");
+    return NULL;
+  }
+  sim__scenario_sha256(buf, len, s->sha256);
+  /* RFC 8259 lets a parser ignore a UTF-8 byte order mark, which some Windows editors add;
+   * jansson does not, and its message would show the invisible bytes. The hash still covers
+   * them: it is of the file as read. An empty file gets a message of its own too. */
+  size_t skip = len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+  size_t blank = skip; /* buf is not NUL-terminated: count by hand */
+  while (blank < len &&
+         (buf[blank] == ' ' || buf[blank] == '\t' || buf[blank] == '\r' || buf[blank] == '\n'))
+    blank++;
+  if (blank == len) {
+    set_error(err, RETRY_ESYNTAX, source, "", -1, -1,
+              "the file is empty: a scenario is a JSON object {\"duration\": ..., ...}");
+    sim_scenario_destroy(s);
+    return NULL;
+  }
+  json_error_t je;
+  memset(&je, 0, sizeof je);
+  s->doc = json_loadb(buf + skip, len - skip, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+  if (s->doc == NULL) {
+    report_json_error(err, source, &je);
+    sim_scenario_destroy(s);
+    return NULL;
+  }
+  if (!json_is_object(s->doc)) {
+    char got[64];
+    sim__scenario_describe(s->doc, got, sizeof got);
+    set_error(err, RETRY_ECONFIG, source, "$", -1, -1, "a scenario must be a JSON object, got %s",
+              got);
+    sim_scenario_destroy(s);
+    return NULL;
+  }
+  if (!apply_sets(s->doc, sets, n_sets, err)) {
+    sim_scenario_destroy(s);
+    return NULL;
+  }
+  scn_ctx c;
+  sim__scenario_ctx_init(&c, source, base_dir, NULL);
+  model_config *base = sim__scenario_build(&c, s->doc, default_name);
+  if (base == NULL) {
+    copy_error(err, &c.e);
+    sim_scenario_destroy(s);
+    return NULL;
+  }
+  json_t *variants = sim__scenario_field(s->doc, "variants");
+  s->has_variants = variants != NULL;
+  size_t n = variants != NULL ? json_array_size(variants) : 1;
+  s->name = sim__scenario_strdup(base->name);
+  s->runs = sim__scenario_calloc(n, sizeof s->runs[0]);
+  if (s->name == NULL || s->runs == NULL) {
+    model_config_destroy(base);
+    set_error(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the scenario");
+    sim_scenario_destroy(s);
+    return NULL;
+  }
+  s->n_runs = n;
+  if (variants == NULL) {
+    /* One run: the base itself. */
+    s->runs[0].cfg = base;
+    s->runs[0].doc = json_incref(s->doc);
+    s->runs[0].expect = json_incref(sim__scenario_field(s->doc, "expect"));
+    s->runs[0].name = sim__scenario_strdup(base->name);
+    if (s->runs[0].name == NULL) {
+      set_error(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the scenario");
+      sim_scenario_destroy(s);
+      return NULL;
+    }
+    return s;
+  }
+  /* The base was converted to validate it; the runs are the variants. */
+  model_config_destroy(base);
+  for (size_t i = 0; i < n; i++) {
+    if (!build_variant(s, i, source, base_dir, default_name, err)) {
+      sim_scenario_destroy(s);
+      return NULL;
+    }
+  }
+  return s;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Entry points
+ * =================================================================== */
+
+/* The name a scenario gets without "name": the file's base name without ".json". */
+static char *base_name(const char *path) {
+  const char *b = strrchr(path, '/');
+  b = b != NULL ? b + 1 : path;
+  size_t n = strlen(b);
+  if (n > 5 && strcmp(b + n - 5, ".json") == 0) n -= 5;
+  char *s = sim__scenario_malloc(n + 1);
+  if (s != NULL) {
+    memcpy(s, b, n);
+    s[n] = '\0';
+  }
+  return s;
+}
+
+/* The directory part of path ("" when it has none), for relative policy files. */
+static char *dir_name(const char *path) {
+  const char *slash = strrchr(path, '/');
+  size_t n = slash == NULL ? 0 : slash == path ? 1 : (size_t)(slash - path);
+  char *s = sim__scenario_malloc(n + 1);
+  if (s != NULL) {
+    memcpy(s, path, n);
+    s[n] = '\0';
+  }
+  return s;
+}
+
+/* Reads the whole file. We read it ourselves rather than call json_load_file: the hash needs
+ * the bytes, and jansson reports a directory or a failed read as a syntax error. */
+static char *read_file(const char *path, size_t *len, retry_error *err) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) {
+    set_error(err, RETRY_EIO, path, "", -1, -1, "cannot open the file: %s", strerror(errno));
+    return NULL;
+  }
+  char *buf = NULL;
+  size_t n = 0, cap = 0;
+  for (;;) {
+    if (n == cap) {
+      size_t ncap = cap == 0 ? 4096 : cap * 2;
+      char *nbuf = ncap < cap || should_fail() ? NULL : realloc(buf, ncap);
+      if (nbuf == NULL) {
+        free(buf);
+        fclose(f);
+        set_error(err, RETRY_ENOMEM, path, "", -1, -1, "out of memory reading the file");
+        return NULL;
+      }
+      buf = nbuf;
+      cap = ncap;
+    }
+    size_t got = fread(buf + n, 1, cap - n, f);
+    n += got;
+    if (got == 0) break;
+  }
+  if (ferror(f)) {
+    int e = errno;
+    free(buf);
+    fclose(f);
+    set_error(err, RETRY_EIO, path, "", -1, -1, "cannot read the file: %s", strerror(e));
+    return NULL;
+  }
+  fclose(f);
+  *len = n;
+  return buf;
+}
+
+/* The file's own directory resolves relative policy files; its base name is the default
+ * scenario name. Both are computed once, here, and borrowed by the conversion. */
+sim_scenario *sim_scenario_load(const char *path, const sim_set *sets, size_t n_sets,
+                                retry_error *err) {
+  assert(path != NULL);
+  assert(sets != NULL || n_sets == 0);
+  size_t len = 0;
+  char *buf = read_file(path, &len, err);
+  if (buf == NULL) return NULL;
+  char *name = base_name(path), *dir = dir_name(path);
+  sim_scenario *s = NULL;
+  if (name == NULL || dir == NULL)
+    set_error(err, RETRY_ENOMEM, path, "", -1, -1, "out of memory loading the scenario");
+  else
+    s = load_buffer(buf, len, path, dir, name, sets, n_sets, err);
+  free(name);
+  free(dir);
+  free(buf);
+  return s;
+}
+
+/* A string has no directory: relative policy files are read from the current one. */
+sim_scenario *sim_scenario_load_string(const char *json, const char *source, const sim_set *sets,
+                                       size_t n_sets, retry_error *err) {
+  assert(json != NULL);
+  assert(sets != NULL || n_sets == 0);
+  char *name = source != NULL ? base_name(source) : sim__scenario_strdup("scenario");
+  if (source == NULL) source = "<string>";
+  if (name == NULL) {
+    set_error(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the scenario");
+    return NULL;
+  }
+  sim_scenario *s = load_buffer(json, strlen(json), source, "", name, sets, n_sets, err);
+  free(name);
+  return s;
+}
+
+/* {==================================================================
+ * Accessors: misuse (NULL, an index past the runs) is a bug, hence asserts
+ * =================================================================== */
+
+const char *sim_scenario_name(const sim_scenario *s) {
+  assert(s != NULL);
+  return s->name;
+}
+
+const char *sim_scenario_sha256(const sim_scenario *s) {
+  assert(s != NULL);
+  return s->sha256;
+}
+
+size_t sim_scenario_n_runs(const sim_scenario *s) {
+  assert(s != NULL);
+  return s->n_runs;
+}
+
+bool sim_scenario_has_variants(const sim_scenario *s) {
+  assert(s != NULL);
+  return s->has_variants;
+}
+
+const char *sim_scenario_run_name(const sim_scenario *s, size_t i) {
+  assert(s != NULL && i < s->n_runs);
+  return s->runs[i].name;
+}
+
+const model_config *sim_scenario_config(const sim_scenario *s, size_t i) {
+  assert(s != NULL && i < s->n_runs);
+  return s->runs[i].cfg;
+}
+
+const json_t *sim_scenario_expect(const sim_scenario *s, size_t i) {
+  assert(s != NULL && i < s->n_runs);
+  return s->runs[i].expect;
+}
+
+const json_t *sim_scenario_document(const sim_scenario *s, size_t i) {
+  assert(s != NULL && i < s->n_runs);
+  return s->runs[i].doc;
+}
+
+/* }================================================================== */

@@ -1,0 +1,413 @@
+/*
+ * sim_scenario_client.c: the clients of a scenario (population, arrival process, method mix,
+ * deadline) and the POLICY values that clients and downstream calls share: a gRPC service
+ * config written inline or kept in a file, loaded by libretry's own loader.
+ *
+ * Services are converted before clients, so a client's target and its policy's status space
+ * can be checked against the service it calls.
+ */
+#include "sim/sim_scenario_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define POLICY_WHAT "a service config object, the name of a service config file or null"
+
+/* Reported at the current path like any error; the caller's config owns what was built. */
+static bool oom(scn_ctx *c) {
+  sim__scenario_fail(c, RETRY_ENOMEM, "out of memory loading the scenario");
+  return false;
+}
+
+/* {==================================================================
+ * Policies
+ * =================================================================== */
+
+/* A service config error, moved into the scenario: same code and message, at the policy's
+ * path followed by the path inside the service config ("$.clients.web.policy" +
+ * ".methodConfig[0].retryPolicy.maxAttempts"). */
+static bool fail_inline(scn_ctx *c, const retry_error *pe) {
+  size_t mark = sim__scenario_path_push_raw(c, pe->path[0] == '$' ? pe->path + 1 : "");
+  sim__scenario_fail(c, pe->code != RETRY_OK ? pe->code : RETRY_ECONFIG, "%s", pe->message);
+  sim__scenario_path_pop(c, mark);
+  return false;
+}
+
+/* The object is handed to retry_config_load_string as text: the service config loader reads
+ * text or files only, and keeping one loader means an inline policy and the same policy in a
+ * file behave identically, to the message. Jansson keeps the keys in document order, so the
+ * loader's "first error" is the one the user sees first. */
+static bool load_inline(scn_ctx *c, json_t *v, retry_config **out) {
+  char *text = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER);
+  if (text == NULL) return oom(c);
+  retry_config_opts opts = {0, sim__scenario_retry_alloc()};
+  retry_error pe;
+  retry_error_clear(&pe);
+  *out = retry_config_load_string(text, c->source, &opts, &pe);
+  json_free_t free_fn = NULL;
+  json_get_alloc_funcs(NULL, &free_fn);
+  free_fn(text);
+  return *out != NULL || fail_inline(c, &pe);
+}
+
+/* A file name is relative to the scenario file's directory, as an include would be, so a
+ * scenario and its policies can move together. A file that cannot be opened is reported at
+ * the scenario's path (the mistake is the name written there); errors inside the file name
+ * the file and the path in it, as retry_config_load_file reports them. */
+static bool load_file(scn_ctx *c, json_t *v, retry_config **out) {
+  const char *name = json_string_value(v);
+  if (name[0] == '\0') {
+    sim__scenario_fail_value(c, "\"policy\"", POLICY_WHAT, v);
+    return false;
+  }
+  size_t dir_len = name[0] == '/' ? 0 : strlen(c->base_dir);
+  char *full = sim__scenario_malloc(dir_len + strlen(name) + 2);
+  if (full == NULL) return oom(c);
+  if (dir_len > 0)
+    snprintf(full, dir_len + strlen(name) + 2, "%s%s%s", c->base_dir,
+             c->base_dir[dir_len - 1] == '/' ? "" : "/", name);
+  else
+    snprintf(full, strlen(name) + 1, "%s", name);
+  FILE *f = fopen(full, "rb");
+  if (f == NULL) {
+    /* The name as written: the source names the scenario, whose directory it is read in. */
+    char shown[72];
+    sim__scenario_printable(shown, sizeof shown, name, 64);
+    sim__scenario_fail(c, RETRY_EIO, "cannot open the policy file \"%s\": %s", shown,
+                       strerror(errno));
+    free(full);
+    return false;
+  }
+  fclose(f);
+  retry_config_opts opts = {0, sim__scenario_retry_alloc()};
+  retry_error pe;
+  retry_error_clear(&pe);
+  *out = retry_config_load_file(full, &opts, &pe);
+  free(full);
+  if (*out == NULL) sim__scenario_fail_copy(c, &pe);
+  return *out != NULL;
+}
+
+/* A POLICY value: an object is a service config written inline, a string names a file;
+ * JSON null never reaches here (the caller's getter reads it as "no policy"). */
+bool sim__scenario_policy_value(scn_ctx *c, json_t *v, retry_config **out) {
+  *out = NULL;
+  if (json_is_object(v)) return load_inline(c, v, out);
+  if (json_is_string(v)) return load_file(c, v, out);
+  sim__scenario_fail_value(c, "\"policy\"", POLICY_WHAT, v);
+  return false;
+}
+
+/* A policy judges the statuses its target sends: an HTTP policy in front of a gRPC service
+ * would never match a retryable status (or, worse, match the wrong one by number), so the
+ * spaces must agree wherever the policy retries or hedges. */
+bool sim__scenario_policy_check_space(scn_ctx *c, const retry_config *policy,
+                                      const char *const *methods, size_t n, int target) {
+  if (policy == NULL) return true;
+  const model_service_cfg *svc = &c->cfg->services[target];
+  for (size_t i = 0; i < n; i++) {
+    const retry_method_config *mc = retry_config_lookup(policy, methods[i]);
+    if (mc->policy.kind == RETRY_POLICY_NONE || mc->policy.space == svc->space) continue;
+    char m[48];
+    sim__scenario_printable(m, sizeof m, methods[i], 40);
+    sim__scenario_fail(c, RETRY_ECONFIG,
+                       "the policy of \"%s\" uses %s statuses but service \"%s\" replies with %s "
+                       "statuses",
+                       m, sim__scenario_space_name(mc->policy.space), svc->name,
+                       sim__scenario_space_name(svc->space));
+    return false;
+  }
+  return true;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Arrivals
+ * =================================================================== */
+
+static const char *const arrival_kinds[] = {"open", "closed", "script"};
+static const char *const keys_open[] = {"kind", "rate"};
+static const char *const keys_closed[] = {"kind", "think", "user_retries", "user_retry_delay"};
+static const char *const keys_script[] = {"kind", "at"};
+
+/* "at": the call times of every client of a script population. */
+static bool parse_script(scn_ctx *c, json_t *arr, model_client_cfg *cl, int64_t duration_ns) {
+  const char *what = "a non-empty array of at most 256 times such as [\"0s\", \"1.5s\"]";
+  if (sim__scenario_require(c, arr != NULL, "at", what) != 1) return false;
+  size_t mark = sim__scenario_path_push_key(c, "at");
+  if (!json_is_array(arr) || json_array_size(arr) == 0 || json_array_size(arr) > MODEL_SCRIPT_MAX) {
+    sim__scenario_fail_value(c, "\"at\"", what, arr);
+    return false;
+  }
+  for (size_t i = 0; i < json_array_size(arr); i++) {
+    json_t *t = json_array_get(arr, i);
+    int64_t ns = 0;
+    size_t mi = sim__scenario_path_push_index(c, i);
+    if (!sim__scenario_duration_value(c, t, "each time", 0, false, SCN_DUR_NONNEG, &ns))
+      return false;
+    char got[64];
+    sim__scenario_describe(t, got, sizeof got);
+    if (i > 0 && ns < cl->script_ns[i - 1]) {
+      char prev[64];
+      sim__scenario_describe(json_array_get(arr, i - 1), prev, sizeof prev);
+      sim__scenario_fail(c, RETRY_ECONFIG, "times must not decrease: %s comes after %s", got, prev);
+      return false;
+    }
+    if (ns >= duration_ns) {
+      sim__scenario_fail(c, RETRY_ECONFIG,
+                         "each time must be before the end of \"duration\", got %s", got);
+      return false;
+    }
+    cl->script_ns[i] = ns;
+    cl->n_script = (int)i + 1;
+    sim__scenario_path_pop(c, mi);
+  }
+  sim__scenario_path_pop(c, mark);
+  return true;
+}
+
+/* "arrival": the kind first, since it decides the keys allowed, then the kind's fields. */
+static bool parse_arrival(scn_ctx *c, json_t *v, model_client_cfg *cl) {
+  if (!json_is_object(v)) {
+    sim__scenario_fail_value(c, "\"arrival\"",
+                             "an object {\"kind\": \"open\" | \"closed\" | \"script\", ...}", v);
+    return false;
+  }
+  int kind = 0;
+  if (sim__scenario_require(c, sim__scenario_get_enum(c, v, "kind", arrival_kinds, 3, &kind),
+                            "kind", "\"open\", \"closed\" or \"script\"") != 1)
+    return false;
+  cl->loop = (model_loop_kind)kind;
+  /* Closed and script populations have no rate; a single point at 0 keeps the profile's
+   * invariant (n_points >= 1) for code that reads it regardless of the loop. */
+  cl->rate.n_points = 1;
+  const char *const *keys = kind == 0 ? keys_open : kind == 1 ? keys_closed : keys_script;
+  size_t n = kind == 0   ? SCN_N_OF(keys_open)
+             : kind == 1 ? SCN_N_OF(keys_closed)
+                         : SCN_N_OF(keys_script);
+  char where[48];
+  sim__scenario_kind_where(where, sizeof where, arrival_kinds[kind], "arrival");
+  if (!sim__scenario_check_keys(c, v, keys, n, where)) return false;
+  switch (cl->loop) {
+    case MODEL_LOOP_OPEN: {
+      json_t *r = sim__scenario_field(v, "rate");
+      if (sim__scenario_require(c, r != NULL, "rate",
+                                "calls per second of the population, such as \"800/s\"") != 1)
+        return false;
+      size_t mark = sim__scenario_path_push_key(c, "rate");
+      if (!sim__scenario_profile_value(c, r, "\"rate\"", &cl->rate)) return false;
+      sim__scenario_path_pop(c, mark);
+      return true;
+    }
+    case MODEL_LOOP_CLOSED:
+      return sim__scenario_require(c, sim__scenario_get_dist(c, v, "think", &cl->think), "think",
+                                   "the pause between calls, a duration or a distribution") == 1 &&
+             sim__scenario_get_int32(c, v, "user_retries", 0, SCN_MAX_USER_RETRIES,
+                                     "an integer in [0, 1000]", &cl->user_retries) >= 0 &&
+             sim__scenario_get_dist(c, v, "user_retry_delay", &cl->user_retry_delay) >= 0;
+    case MODEL_LOOP_SCRIPT:
+      return parse_script(c, sim__scenario_field(v, "at"), cl, c->cfg->duration_ns);
+  }
+  return true;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Methods
+ * =================================================================== */
+
+static const char *const method_keys[] = {"name",          "weight",       "stream",
+                                          "request_bytes", "stream_items", "deadline"};
+
+/* One entry of "methods": a plain name (weight 1, unary, the client's deadline) or an
+ * object. Defaults are set first so an abandoned entry is well-formed for destroy. */
+static bool parse_method(scn_ctx *c, json_t *v, model_method_cfg *m) {
+  m->weight = 1;
+  m->deadline_ns = RETRY_NEVER;
+  m->stream = RETRY_STREAM_UNARY;
+  const char *name = NULL;
+  if (json_is_string(v)) {
+    if (!sim__scenario_method_is_valid(json_string_value(v))) {
+      sim__scenario_fail_value(c, "each method", "a full method name \"/package.Service/Method\"",
+                               v);
+      return false;
+    }
+    name = json_string_value(v);
+  } else if (json_is_object(v)) {
+    if (!sim__scenario_check_keys(c, v, method_keys, SCN_N_OF(method_keys), NULL) ||
+        sim__scenario_require(c, sim__scenario_get_method(c, v, "name", &name), "name",
+                              "a full method name \"/package.Service/Method\"") != 1 ||
+        sim__scenario_get_number(c, v, "weight", 0, true, 1e12, false, "a number > 0", &m->weight) <
+            0 ||
+        sim__scenario_get_stream(c, v, &m->stream) < 0 ||
+        sim__scenario_get_int(c, v, "request_bytes", 0, INT64_MAX, "an integer >= 0",
+                              &m->request_bytes) < 0 ||
+        sim__scenario_get_int(c, v, "stream_items", 0, INT64_MAX, "an integer >= 0",
+                              &m->stream_items) < 0 ||
+        sim__scenario_get_duration(c, v, "deadline", 0, true, SCN_DUR_POS, &m->deadline_ns) < 0)
+      return false;
+  } else {
+    sim__scenario_fail_value(
+        c, "each method", "a method name \"/package.Service/Method\" or an object {\"name\": ...}",
+        v);
+    return false;
+  }
+  m->name = sim__scenario_strdup(name);
+  return m->name != NULL || oom(c);
+}
+
+/* "methods": at least one, each name once (two weights for one method would be summed or
+ * one ignored, and either reading could surprise). n_methods grows with each entry started,
+ * so destroy frees exactly the names that exist. */
+static bool parse_methods(scn_ctx *c, json_t *list, model_client_cfg *cl) {
+  const char *what = "a non-empty array of method names or {\"name\": ...} objects";
+  if (sim__scenario_require(c, list != NULL, "methods", what) != 1) return false;
+  size_t mark = sim__scenario_path_push_key(c, "methods");
+  size_t n = json_is_array(list) ? json_array_size(list) : 0;
+  if (n == 0) {
+    sim__scenario_fail_value(c, "\"methods\"", what, list);
+    return false;
+  }
+  cl->methods = sim__scenario_calloc(n, sizeof cl->methods[0]);
+  if (cl->methods == NULL) return oom(c);
+  for (size_t i = 0; i < n; i++) {
+    size_t mi = sim__scenario_path_push_index(c, i);
+    cl->n_methods = i + 1;
+    if (!parse_method(c, json_array_get(list, i), &cl->methods[i])) return false;
+    for (size_t j = 0; j < i; j++) {
+      if (strcmp(cl->methods[j].name, cl->methods[i].name) != 0) continue;
+      char shown[48];
+      sim__scenario_printable(shown, sizeof shown, cl->methods[i].name, 40);
+      sim__scenario_fail(c, RETRY_ECONFIG,
+                         "method \"%s\" is listed twice (first at [%zu]); give it one weight",
+                         shown, j);
+      return false;
+    }
+    sim__scenario_path_pop(c, mi);
+  }
+  sim__scenario_path_pop(c, mark);
+  return true;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Clients
+ * =================================================================== */
+
+static const char *const client_keys[] = {"count",   "target",   "arrival", "start",  "stop",
+                                          "methods", "deadline", "policy",  "network"};
+
+/* start < stop <= duration: new calls only inside the run, and a window that holds time. */
+static bool parse_window(scn_ctx *c, json_t *v, model_client_cfg *cl) {
+  int64_t duration = c->cfg->duration_ns, stop = duration;
+  int rc;
+  if (sim__scenario_get_duration(c, v, "start", 0, false, SCN_DUR_NONNEG, &cl->start_ns) < 0 ||
+      (rc = sim__scenario_get_duration(c, v, "stop", 0, true, SCN_DUR_POS, &stop)) < 0)
+    return false;
+  const char *bad = NULL, *why = NULL;
+  if (cl->start_ns >= duration) {
+    bad = "start";
+    why = "\"start\" must be before the end of \"duration\"";
+  } else if (rc == 1 && stop > duration) {
+    bad = "stop";
+    why = "\"stop\" must be at most \"duration\"";
+  } else if (rc == 1 && stop <= cl->start_ns) {
+    bad = "stop";
+    why = "\"stop\" must be after \"start\"";
+  }
+  if (bad != NULL) {
+    char got[64];
+    sim__scenario_describe(json_object_get(v, bad), got, sizeof got);
+    size_t mark = sim__scenario_path_push_key(c, bad);
+    sim__scenario_fail(c, RETRY_ECONFIG, "%s, got %s", why, got);
+    sim__scenario_path_pop(c, mark);
+    return false;
+  }
+  cl->stop_ns = rc == 1 ? stop : RETRY_NEVER;
+  return true;
+}
+
+/* One client population. The policy is read after the methods, because its status space
+ * is checked for each of them against the target's space. */
+static bool parse_client(scn_ctx *c, json_t *v, model_client_cfg *cl) {
+  cl->count = 1;
+  cl->deadline_ns = RETRY_NEVER;
+  cl->stop_ns = RETRY_NEVER;
+  if (!sim__scenario_check_keys(c, v, client_keys, SCN_N_OF(client_keys), NULL) ||
+      sim__scenario_get_int32(c, v, "count", 1, SCN_MAX_COUNT, "an integer in [1, 1000000]",
+                              &cl->count) < 0)
+    return false;
+  if (!sim__scenario_service_ref(c, v, "target", &cl->target)) return false;
+  json_t *arrival = sim__scenario_field(v, "arrival");
+  if (sim__scenario_require(c, arrival != NULL, "arrival",
+                            "{\"kind\": \"open\" | \"closed\" | \"script\", ...}") != 1)
+    return false;
+  size_t mark = sim__scenario_path_push_key(c, "arrival");
+  if (!parse_arrival(c, arrival, cl)) return false;
+  sim__scenario_path_pop(c, mark);
+  if (!parse_window(c, v, cl) || !parse_methods(c, sim__scenario_field(v, "methods"), cl) ||
+      sim__scenario_get_duration(c, v, "deadline", 0, true, SCN_DUR_POS, &cl->deadline_ns) < 0)
+    return false;
+  json_t *pol = sim__scenario_field(v, "policy");
+  if (pol != NULL) {
+    mark = sim__scenario_path_push_key(c, "policy");
+    const char **names = sim__scenario_calloc(cl->n_methods, sizeof *names);
+    if (names == NULL) return oom(c);
+    for (size_t i = 0; i < cl->n_methods; i++)
+      names[i] = cl->methods[i].name;
+    bool ok = sim__scenario_policy_value(c, pol, &cl->policy) &&
+              sim__scenario_policy_check_space(c, cl->policy, names, cl->n_methods, cl->target);
+    free(names);
+    if (!ok) return false;
+    sim__scenario_path_pop(c, mark);
+  }
+  return sim__scenario_get_dist(c, v, "network", &cl->network) >= 0;
+}
+
+/* "clients": at least one, in document order, names shared with the services. */
+bool sim__scenario_parse_clients(scn_ctx *c, json_t *clients) {
+  model_config *cfg = c->cfg;
+  size_t n = json_is_object(clients) ? json_object_size(clients) : 0;
+  if (n == 0) {
+    sim__scenario_fail_value(c, "\"clients\"", "a non-empty object {\"name\": {...}, ...}",
+                             clients);
+    return false;
+  }
+  cfg->clients = sim__scenario_calloc(n, sizeof cfg->clients[0]);
+  if (cfg->clients == NULL) return oom(c);
+  size_t i = 0;
+  for (void *it = json_object_iter(clients); it != NULL;
+       it = json_object_iter_next(clients, it), i++) {
+    const char *name = json_object_iter_key(it);
+    json_t *v = json_object_iter_value(it);
+    model_client_cfg *cl = &cfg->clients[i];
+    cfg->n_clients = i + 1;
+    size_t mark = sim__scenario_path_push_key(c, name);
+    if (!sim__scenario_check_name(c, "client", name)) return false;
+    if (sim__scenario_service_index(c, name) >= 0) {
+      char shown[72];
+      sim__scenario_printable(shown, sizeof shown, name, SCN_NAME_MAX);
+      sim__scenario_fail(c, RETRY_ECONFIG,
+                         "\"%s\" is already a service's name; services and clients share one "
+                         "namespace",
+                         shown);
+      return false;
+    }
+    if (!json_is_object(v)) {
+      sim__scenario_fail_value(c, "a client", "an object {\"target\": ..., ...}", v);
+      return false;
+    }
+    cl->name = sim__scenario_strdup(name);
+    if (cl->name == NULL) return oom(c);
+    if (!parse_client(c, v, cl)) return false;
+    sim__scenario_path_pop(c, mark);
+  }
+  return true;
+}
+
+/* }================================================================== */

@@ -1,0 +1,828 @@
+/*
+ * sim_scenario_parse.c: one scenario document into a model_config: the top level, services,
+ * their downstream calls (with status maps) and faults, and the check that the call graph
+ * has no cycle. Clients are in sim_scenario_client.c.
+ *
+ * Everything is validated before anything runs; the first error found, in a fixed order that
+ * follows the document, is the one reported. A half-built config is always freed with
+ * model_config_destroy, which is why every owned pointer is stored the moment it exists.
+ */
+#include "sim/sim_scenario_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Whether an error was recorded (the walk then unwinds without further checks). */
+static bool failed(const scn_ctx *c) { return c->e.code != RETRY_OK; }
+
+/* Out of memory is reported like any error, at the path being read, and unwinds the same
+ * way; the half-built config is freed by whoever owns it (sim__scenario_build). */
+static bool oom(scn_ctx *c) {
+  sim__scenario_fail(c, RETRY_ENOMEM, "out of memory loading the scenario");
+  return false;
+}
+
+/* An owned copy of s stored at *dst, or an out-of-memory error. */
+static bool dup_to(scn_ctx *c, char **dst, const char *s) {
+  *dst = sim__scenario_strdup(s);
+  return *dst != NULL || oom(c);
+}
+
+/* Services are looked up by name only while loading, and a scenario has a handful of
+ * them, so a linear scan is simpler than an index and fast enough. The first pass of
+ * parse_services fills every name before anything looks one up. */
+int sim__scenario_service_index(const scn_ctx *c, const char *name) {
+  for (size_t i = 0; i < c->cfg->n_services; i++)
+    if (c->cfg->services[i].name != NULL && strcmp(c->cfg->services[i].name, name) == 0)
+      return (int)i;
+  return -1;
+}
+
+/* "api, db, cache" for messages, cut to fit: naming the services that exist turns "no such
+ * service" into a one-glance fix for a typo. */
+static void service_list(const scn_ctx *c, char *buf, size_t size) {
+  size_t len = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < c->cfg->n_services && len + 4 < size; i++) {
+    int n = snprintf(buf + len, size - len, "%s%s", i ? ", " : "", c->cfg->services[i].name);
+    if (n < 0 || (size_t)n >= size - len) {
+      snprintf(buf + (len < size - 4 ? len : size - 4), 4, "...");
+      return;
+    }
+    len += (size_t)n;
+  }
+}
+
+/* A client may not be a target (clients and services share a namespace, but only services
+ * receive calls): naming one gets the same "no service" message with the list of services. */
+bool sim__scenario_service_ref(scn_ctx *c, json_t *obj, const char *key, int *out) {
+  const char *name = NULL;
+  int rc = sim__scenario_get_string(c, obj, key, &name);
+  if (sim__scenario_require(c, rc, key, "the name of a service") != 1) return false;
+  int idx = sim__scenario_service_index(c, name);
+  if (idx < 0) {
+    char shown[48], list[96];
+    sim__scenario_printable(shown, sizeof shown, name, 40);
+    service_list(c, list, sizeof list);
+    size_t mark = sim__scenario_path_push_key(c, key);
+    sim__scenario_fail(c, RETRY_ECONFIG, "no service is named \"%s\"; services: %s", shown, list);
+    sim__scenario_path_pop(c, mark);
+    return false;
+  }
+  *out = idx;
+  return true;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Status maps (gateways)
+ * =================================================================== */
+
+/* A map key: a callee status as the map's JSON has to write it, a string. gRPC statuses go
+ * by name; HTTP statuses as decimal strings ("503"), without sign or leading zero, so that
+ * no two keys name one status. Returns the status or -1. */
+/* (The decimal form is also what the summary prints, so map keys read like the report.) */
+static int map_key_status(const char *key, retry_space callee) {
+  int code = -1;
+  if (callee == RETRY_SPACE_GRPC) return retry_grpc_code_parse(key, &code) == RETRY_OK ? code : -1;
+  if (strlen(key) != 3 || key[0] < '1' || key[0] > '5') return -1;
+  for (int i = 0; i < 3; i++)
+    if (key[i] < '0' || key[i] > '9') return -1;
+  return atoi(key);
+}
+
+/* "map": {callee status: caller status, ..., "default": caller status}. Without "default"
+ * the statuses not listed take the canonical mapping between the spaces. */
+static bool parse_map(scn_ctx *c, json_t *m, model_status_map *out, const model_service_cfg *callee,
+                      retry_space caller) {
+  if (!json_is_object(m)) {
+    sim__scenario_fail_value(c, "\"map\"", "an object {callee status: caller status, ...}", m);
+    return false;
+  }
+  memset(out, 0, sizeof *out);
+  for (void *it = json_object_iter(m); it != NULL; it = json_object_iter_next(m, it)) {
+    const char *key = json_object_iter_key(it);
+    json_t *v = json_object_iter_value(it);
+    size_t mark = sim__scenario_path_push_key(c, key);
+    int32_t to = 0;
+    bool is_default = strcmp(key, "default") == 0;
+    int from = is_default ? 0 : map_key_status(key, callee->space);
+    if (from >= 0 && !sim__scenario_status_value(c, v, "a map value", caller, true, &to))
+      return false;
+    if (is_default) {
+      out->has_default = true;
+      out->default_to = to;
+    } else {
+      if (from < 0) {
+        char shown[48];
+        sim__scenario_printable(shown, sizeof shown, key, 40);
+        if (callee->space == RETRY_SPACE_GRPC)
+          sim__scenario_fail(c, RETRY_ECONFIG,
+                             "map keys must be gRPC code names such as \"UNAVAILABLE\" (service "
+                             "\"%s\" is grpc) or \"default\", got \"%s\"",
+                             callee->name, shown);
+        else
+          sim__scenario_fail(c, RETRY_ECONFIG,
+                             "map keys must be HTTP statuses as strings such as \"503\" (service "
+                             "\"%s\" is http) or \"default\", got \"%s\"",
+                             callee->name, shown);
+        return false;
+      }
+      if (out->n == MODEL_STATUS_MAP_MAX) {
+        sim__scenario_fail(c, RETRY_ECONFIG, "a map has at most %d entries besides \"default\"",
+                           MODEL_STATUS_MAP_MAX);
+        return false;
+      }
+      out->from[out->n] = from;
+      out->to[out->n] = to;
+      out->n++;
+    }
+    sim__scenario_path_pop(c, mark);
+  }
+  out->canonical = !out->has_default;
+  return true;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Downstream calls
+ * =================================================================== */
+
+static const char *const call_keys[] = {"service",      "method", "stream",   "request_bytes",
+                                        "stream_items", "policy", "deadline", "propagate_deadline",
+                                        "network",      "map"};
+static const char *const stream_names[] = {"unary", "client", "server", "bidi"};
+
+/* The names are in the order of retry_stream_kind, so the index is the value. */
+int sim__scenario_get_stream(scn_ctx *c, json_t *obj, retry_stream_kind *out) {
+  int k = 0;
+  int rc = sim__scenario_get_enum(c, obj, "stream", stream_names, SCN_N_OF(stream_names), &k);
+  if (rc == 1) *out = (retry_stream_kind)k;
+  return rc;
+}
+
+/* One downstream call. Defaults are set before anything is read so that a call abandoned
+ * half-way by an error is still a well-formed struct for model_config_destroy. The policy
+ * is checked against the callee's space (the statuses it judges are the callee's), the map
+ * reads keys in the callee's space and values in the caller's. */
+static bool parse_call(scn_ctx *c, json_t *v, model_call_cfg *call,
+                       const model_service_cfg *caller) {
+  call->deadline_ns = RETRY_NEVER;
+  call->propagate_deadline = true;
+  call->map.canonical = true;
+  call->stream = RETRY_STREAM_UNARY;
+  if (!json_is_object(v)) {
+    sim__scenario_fail_value(c, "each call", "an object {\"service\": ..., \"method\": ...}", v);
+    return false;
+  }
+  if (!sim__scenario_check_keys(c, v, call_keys, SCN_N_OF(call_keys), NULL)) return false;
+  const char *method = NULL;
+  if (!sim__scenario_service_ref(c, v, "service", &call->service) ||
+      sim__scenario_require(c, sim__scenario_get_method(c, v, "method", &method), "method",
+                            "a full method name \"/package.Service/Method\"") != 1 ||
+      !dup_to(c, &call->method, method))
+    return false;
+  if (sim__scenario_get_stream(c, v, &call->stream) < 0 ||
+      sim__scenario_get_int(c, v, "request_bytes", 0, INT64_MAX, "an integer >= 0",
+                            &call->request_bytes) < 0 ||
+      sim__scenario_get_int(c, v, "stream_items", 0, INT64_MAX, "an integer >= 0",
+                            &call->stream_items) < 0)
+    return false;
+  json_t *pol = sim__scenario_field(v, "policy");
+  if (pol != NULL) {
+    size_t mark = sim__scenario_path_push_key(c, "policy");
+    const char *methods[1] = {call->method};
+    if (!sim__scenario_policy_value(c, pol, &call->policy) ||
+        !sim__scenario_policy_check_space(c, call->policy, methods, 1, call->service))
+      return false;
+    sim__scenario_path_pop(c, mark);
+  }
+  if (sim__scenario_get_duration(c, v, "deadline", 0, true, SCN_DUR_POS, &call->deadline_ns) < 0 ||
+      sim__scenario_get_bool(c, v, "propagate_deadline", &call->propagate_deadline) < 0 ||
+      sim__scenario_get_dist(c, v, "network", &call->network) < 0)
+    return false;
+  json_t *m = sim__scenario_field(v, "map");
+  if (m != NULL) {
+    size_t mark = sim__scenario_path_push_key(c, "map");
+    if (!parse_map(c, m, &call->map, &c->cfg->services[call->service], caller->space)) return false;
+    sim__scenario_path_pop(c, mark);
+  }
+  return true;
+}
+
+/* "calls": the array is allocated once at its final size (zeroed), and n_calls grows with
+ * each element started, so destroy frees exactly what exists at any point of failure. */
+static bool parse_calls(scn_ctx *c, json_t *list, model_service_cfg *svc) {
+  if (!json_is_array(list)) {
+    sim__scenario_fail_value(c, "\"calls\"", "an array of calls", list);
+    return false;
+  }
+  size_t n = json_array_size(list);
+  if (n == 0) return true;
+  svc->calls = sim__scenario_calloc(n, sizeof svc->calls[0]);
+  if (svc->calls == NULL) return oom(c);
+  for (size_t i = 0; i < n; i++) {
+    size_t mark = sim__scenario_path_push_index(c, i);
+    svc->n_calls = i + 1; /* owned from here: destroy frees what parse_call stored */
+    if (!parse_call(c, json_array_get(list, i), &svc->calls[i], svc)) return false;
+    sim__scenario_path_pop(c, mark);
+  }
+  return true;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Faults
+ * =================================================================== */
+
+static const char *const fault_kinds[] = {"refuse", "fail",     "slowdown", "stall",
+                                          "down",   "pushback", "capacity"};
+
+/* The keys of each kind: the common ones, then the kind's own. */
+#define FAULT_COMMON "kind", "start", "end", "replicas", "attempts", "method", "count"
+static const char *const fk_refuse[] = {FAULT_COMMON, "rate",     "status",
+                                        "delay",      "pushback", "retry_after"};
+static const char *const fk_fail[] = {FAULT_COMMON,    "rate",         "status",   "delay",
+                                      "after_headers", "stream_items", "pushback", "retry_after"};
+static const char *const fk_slowdown[] = {FAULT_COMMON, "factor"};
+static const char *const fk_stall[] = {FAULT_COMMON, "rate", "delay"};
+static const char *const fk_down[] = {FAULT_COMMON};
+static const char *const fk_pushback[] = {FAULT_COMMON, "pushback", "retry_after"};
+static const char *const fk_capacity[] = {FAULT_COMMON, "workers"};
+
+typedef struct key_list {
+  const char *const *keys;
+  size_t n;
+} key_list;
+
+static const key_list fault_allowed[] = {
+    {fk_refuse, SCN_N_OF(fk_refuse)},     {fk_fail, SCN_N_OF(fk_fail)},
+    {fk_slowdown, SCN_N_OF(fk_slowdown)}, {fk_stall, SCN_N_OF(fk_stall)},
+    {fk_down, SCN_N_OF(fk_down)},         {fk_pushback, SCN_N_OF(fk_pushback)},
+    {fk_capacity, SCN_N_OF(fk_capacity)},
+};
+
+/* "replicas" (indexes < the service's replicas) or "attempts" (1..32) into a bit mask: bit r
+ * for replica r, bit a-1 for attempt a. An empty list is refused: it would select nothing,
+ * which is never what a fault is written for. */
+static bool parse_index_list(scn_ctx *c, json_t *obj, const char *key, int64_t lo, int64_t hi,
+                             uint64_t *mask) {
+  json_t *v = sim__scenario_field(obj, key);
+  if (v == NULL) return true;
+  char what[96];
+  snprintf(what, sizeof what, "a non-empty array of integers in [%lld, %lld]", (long long)lo,
+           (long long)hi);
+  size_t mark = sim__scenario_path_push_key(c, key);
+  char label[32];
+  snprintf(label, sizeof label, "\"%s\"", key);
+  if (!json_is_array(v) || json_array_size(v) == 0) {
+    sim__scenario_fail_value(c, label, what, v);
+    return false;
+  }
+  uint64_t m = 0;
+  for (size_t i = 0; i < json_array_size(v); i++) {
+    json_t *el = json_array_get(v, i);
+    if (!json_is_integer(el) || json_integer_value(el) < lo || json_integer_value(el) > hi) {
+      sim__scenario_path_push_index(c, i);
+      snprintf(what, sizeof what, "an integer in [%lld, %lld]", (long long)lo, (long long)hi);
+      snprintf(label, sizeof label, "each of \"%s\"", key);
+      sim__scenario_fail_value(c, label, what, el);
+      return false;
+    }
+    m |= UINT64_C(1) << (json_integer_value(el) - (lo > 0 ? 1 : 0));
+  }
+  *mask = m;
+  sim__scenario_path_pop(c, mark);
+  return true;
+}
+
+/* "pushback" is gRPC metadata and "retry_after" an HTTP header: each only makes sense from a
+ * service of its space, and sending the other would be silently ignored by every client, so
+ * it is an error that names the right key. obj is a fault or "reject". */
+static bool parse_pushback_strings(scn_ctx *c, json_t *obj, const model_service_cfg *svc,
+                                   char **pushback, char **retry_after) {
+  const char *pb = NULL, *ra = NULL;
+  int rc_pb = sim__scenario_get_string(c, obj, "pushback", &pb);
+  if (rc_pb < 0) return false;
+  int rc_ra = sim__scenario_get_string(c, obj, "retry_after", &ra);
+  if (rc_ra < 0) return false;
+  if (rc_pb == 1 && svc->space != RETRY_SPACE_GRPC) {
+    size_t mark = sim__scenario_path_push_key(c, "pushback");
+    sim__scenario_fail(c, RETRY_ECONFIG,
+                       "\"pushback\" (grpc-retry-pushback-ms) needs a grpc service; \"%s\" is "
+                       "http: use \"retry_after\"",
+                       svc->name);
+    sim__scenario_path_pop(c, mark);
+    return false;
+  }
+  if (rc_ra == 1 && svc->space != RETRY_SPACE_HTTP) {
+    size_t mark = sim__scenario_path_push_key(c, "retry_after");
+    sim__scenario_fail(c, RETRY_ECONFIG,
+                       "\"retry_after\" (Retry-After) needs an http service; \"%s\" is grpc: use "
+                       "\"pushback\"",
+                       svc->name);
+    sim__scenario_path_pop(c, mark);
+    return false;
+  }
+  return (rc_pb != 1 || dup_to(c, pushback, pb)) && (rc_ra != 1 || dup_to(c, retry_after, ra));
+}
+
+/* The fields every kind has: the window, the selection and the count. */
+static bool parse_fault_common(scn_ctx *c, json_t *v, model_fault_cfg *f,
+                               const model_service_cfg *svc) {
+  const char *method = NULL;
+  if (sim__scenario_get_duration(c, v, "start", 0, false, SCN_DUR_NONNEG, &f->start_ns) < 0 ||
+      sim__scenario_get_duration(c, v, "end", 0, false, SCN_DUR_NONNEG, &f->end_ns) < 0)
+    return false;
+  if (f->end_ns <= f->start_ns) {
+    size_t mark = sim__scenario_path_push_key(c, "end");
+    char got[64];
+    sim__scenario_describe(json_object_get(v, "end"), got, sizeof got);
+    sim__scenario_fail(c, RETRY_ECONFIG, "\"end\" must be after \"start\", got %s", got);
+    sim__scenario_path_pop(c, mark);
+    return false;
+  }
+  uint64_t attempts = 0;
+  if (!parse_index_list(c, v, "replicas", 0, svc->replicas - 1, &f->replica_mask) ||
+      !parse_index_list(c, v, "attempts", 1, SCN_MAX_ATTEMPT_MASK, &attempts))
+    return false;
+  f->attempt_mask = (uint32_t)attempts;
+  int rc = sim__scenario_get_method(c, v, "method", &method);
+  if (rc < 0 || (rc == 1 && !dup_to(c, &f->method, method))) return false;
+  return sim__scenario_get_int(c, v, "count", 1, INT64_MAX, "an integer >= 1", &f->max_count) >= 0;
+}
+
+/* The kind's own fields; which ones exist was checked against fault_allowed already. */
+static bool parse_fault_kind(scn_ctx *c, json_t *v, model_fault_cfg *f,
+                             const model_service_cfg *svc) {
+  if (sim__scenario_get_number(c, v, "rate", 0, true, 1, false, "a probability in (0, 1]",
+                               &f->rate) < 0)
+    return false;
+  switch (f->kind) {
+    case MODEL_FAULT_REFUSE:
+    case MODEL_FAULT_FAIL: {
+      const char *what = svc->space == RETRY_SPACE_GRPC ? "a gRPC status such as \"UNAVAILABLE\""
+                                                        : "an HTTP status such as 503";
+      if (sim__scenario_require(
+              c, sim__scenario_get_status(c, v, "status", svc->space, false, &f->status), "status",
+              what) != 1 ||
+          sim__scenario_get_duration(c, v, "delay", 0, false, SCN_DUR_NONNEG, &f->delay_ns) < 0 ||
+          sim__scenario_get_bool(c, v, "after_headers", &f->after_headers) < 0 ||
+          sim__scenario_get_int(c, v, "stream_items", 0, INT64_MAX, "an integer >= 0",
+                                &f->stream_items) < 0)
+        return false;
+      if (f->stream_items > 0 && !f->after_headers) {
+        size_t mark = sim__scenario_path_push_key(c, "stream_items");
+        sim__scenario_fail(c, RETRY_ECONFIG,
+                           "\"stream_items\" needs \"after_headers\": true (messages follow the "
+                           "headers)");
+        sim__scenario_path_pop(c, mark);
+        return false;
+      }
+      return parse_pushback_strings(c, v, svc, &f->pushback, &f->retry_after);
+    }
+    case MODEL_FAULT_SLOWDOWN:
+      return sim__scenario_require(c,
+                                   sim__scenario_get_number(c, v, "factor", 0, true, 1e9, false,
+                                                            "a number in (0, 1e9]", &f->factor),
+                                   "factor", "a number > 0 (2 doubles service times)") == 1;
+    case MODEL_FAULT_STALL:
+      return sim__scenario_require(
+                 c, sim__scenario_get_duration(c, v, "delay", 0, true, SCN_DUR_POS, &f->delay_ns),
+                 "delay", "how long to hold each reply, " SCN_DUR_POS) == 1;
+    case MODEL_FAULT_DOWN: return true;
+    case MODEL_FAULT_PUSHBACK:
+      if (!parse_pushback_strings(c, v, svc, &f->pushback, &f->retry_after)) return false;
+      if (f->pushback == NULL && f->retry_after == NULL) {
+        if (svc->space == RETRY_SPACE_GRPC)
+          return sim__scenario_require(
+                     c, 0, "pushback",
+                     "the grpc-retry-pushback-ms value to send, such as \"100\"") == 1;
+        return sim__scenario_require(c, 0, "retry_after",
+                                     "the Retry-After value to send, such as \"2\"") == 1;
+      }
+      return true;
+    case MODEL_FAULT_CAPACITY:
+      return sim__scenario_require(
+                 c,
+                 sim__scenario_get_int32(c, v, "workers", 0, SCN_MAX_WORKERS,
+                                         "an integer in [0, 1000000]", &f->workers),
+                 "workers", "the workers per replica while the fault lasts") == 1;
+  }
+  return true;
+}
+
+/* One fault. "kind" is read first because it decides which keys are allowed; the keys are
+ * checked before any value so that a key of another kind ("factor" on a "fail" fault) is
+ * reported as misplaced, with the kind's own list, rather than as a bad value. */
+static bool parse_fault(scn_ctx *c, json_t *v, model_fault_cfg *f, const model_service_cfg *svc) {
+  f->end_ns = RETRY_NEVER;
+  f->replica_mask = ~UINT64_C(0);
+  f->rate = 1;
+  if (!json_is_object(v)) {
+    sim__scenario_fail_value(c, "each fault", "an object {\"kind\": ..., ...}", v);
+    return false;
+  }
+  int kind = 0;
+  int rc = sim__scenario_get_enum(c, v, "kind", fault_kinds, SCN_N_OF(fault_kinds), &kind);
+  if (sim__scenario_require(c, rc, "kind",
+                            "\"refuse\", \"fail\", \"slowdown\", \"stall\", \"down\", "
+                            "\"pushback\" or \"capacity\"") != 1)
+    return false;
+  f->kind = (model_fault_kind)kind;
+  char where[48];
+  sim__scenario_kind_where(where, sizeof where, fault_kinds[kind], "fault");
+  return sim__scenario_check_keys(c, v, fault_allowed[kind].keys, fault_allowed[kind].n, where) &&
+         parse_fault_common(c, v, f, svc) && parse_fault_kind(c, v, f, svc);
+}
+
+/* "faults": same allocation discipline as "calls". */
+static bool parse_faults(scn_ctx *c, json_t *list, model_service_cfg *svc) {
+  if (!json_is_array(list)) {
+    sim__scenario_fail_value(c, "\"faults\"", "an array of faults", list);
+    return false;
+  }
+  size_t n = json_array_size(list);
+  if (n == 0) return true;
+  svc->faults = sim__scenario_calloc(n, sizeof svc->faults[0]);
+  if (svc->faults == NULL) return oom(c);
+  for (size_t i = 0; i < n; i++) {
+    size_t mark = sim__scenario_path_push_index(c, i);
+    svc->n_faults = i + 1;
+    if (!parse_fault(c, json_array_get(list, i), &svc->faults[i], svc)) return false;
+    sim__scenario_path_pop(c, mark);
+  }
+  return true;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Services
+ * =================================================================== */
+
+static const char *const service_keys[] = {
+    "space",        "replicas",          "workers",  "queue", "reject",
+    "service_time", "slowdown_per_busy", "deadline", "lb",    "side_effect",
+    "dedup",        "calls_mode",        "calls",    "faults"};
+static const char *const space_names[] = {"grpc", "http"};
+static const char *const queue_keys[] = {"capacity", "discipline"};
+static const char *const queue_names[] = {"fifo", "lifo"};
+static const char *const reject_keys[] = {"status", "pushback", "retry_after"};
+static const char *const deadline_names[] = {"ignore", "drop", "waste"};
+static const char *const lb_names[] = {"round_robin", "random", "p2c"};
+static const char *const lb_keys[] = {"kind", "avoid_previous"};
+static const char *const effect_names[] = {"none", "before", "after"};
+static const char *const calls_mode_names[] = {"sequential", "fanout"};
+
+/* "queue": {"capacity", "discipline"}, both optional; the defaults were set by the caller. */
+static bool parse_queue(scn_ctx *c, json_t *q, model_service_cfg *svc) {
+  int d = 0;
+  if (!json_is_object(q)) {
+    sim__scenario_fail_value(c, "\"queue\"", "an object {\"capacity\": ..., \"discipline\": ...}",
+                             q);
+    return false;
+  }
+  if (!sim__scenario_check_keys(c, q, queue_keys, SCN_N_OF(queue_keys), NULL) ||
+      sim__scenario_get_int32(c, q, "capacity", 0, SCN_MAX_QUEUE, "an integer in [0, 10000000]",
+                              &svc->queue_capacity) < 0 ||
+      sim__scenario_get_enum(c, q, "discipline", queue_names, 2, &d) < 0)
+    return false;
+  svc->queue = (model_queue_kind)d;
+  return true;
+}
+
+/* "reject": what a full queue answers. The status must be a failure of the service's own
+ * space; the default (RESOURCE_EXHAUSTED or 503) was set from the space by the caller. */
+static bool parse_reject(scn_ctx *c, json_t *r, model_service_cfg *svc) {
+  if (!json_is_object(r)) {
+    sim__scenario_fail_value(c, "\"reject\"", "an object {\"status\": ..., ...}", r);
+    return false;
+  }
+  return sim__scenario_check_keys(c, r, reject_keys, SCN_N_OF(reject_keys), NULL) &&
+         sim__scenario_get_status(c, r, "status", svc->space, false, &svc->reject_status) >= 0 &&
+         parse_pushback_strings(c, r, svc, &svc->reject_pushback, &svc->reject_retry_after);
+}
+
+/* "lb": a kind name, or {"kind": ..., "avoid_previous": bool}. */
+static bool parse_lb(scn_ctx *c, json_t *obj, model_service_cfg *svc) {
+  json_t *v = sim__scenario_field(obj, "lb");
+  if (v == NULL) return true;
+  int k = 0;
+  if (json_is_object(v)) {
+    size_t mark = sim__scenario_path_push_key(c, "lb");
+    if (!sim__scenario_check_keys(c, v, lb_keys, SCN_N_OF(lb_keys), NULL) ||
+        sim__scenario_require(c, sim__scenario_get_enum(c, v, "kind", lb_names, 3, &k), "kind",
+                              "\"round_robin\", \"random\" or \"p2c\"") != 1 ||
+        sim__scenario_get_bool(c, v, "avoid_previous", &svc->lb_avoid_previous) < 0)
+      return false;
+    sim__scenario_path_pop(c, mark);
+  } else if (sim__scenario_get_enum(c, obj, "lb", lb_names, 3, &k) < 0) {
+    return false;
+  }
+  svc->lb = (model_lb_kind)k;
+  return true;
+}
+
+/* Calls the parser of an optional sub-value with the path at obj.key. */
+static bool sub(scn_ctx *c, json_t *obj, const char *key, model_service_cfg *svc,
+                bool (*parse)(scn_ctx *, json_t *, model_service_cfg *)) {
+  json_t *v = sim__scenario_field(obj, key);
+  if (v == NULL) return true;
+  size_t mark = sim__scenario_path_push_key(c, key);
+  if (!parse(c, v, svc)) return false;
+  sim__scenario_path_pop(c, mark);
+  return true;
+}
+
+/* One service, its name and space already read by the first pass. The defaults come first
+ * (they are model_config.h's), then the keys in the order of the documentation, which is
+ * the order the first error is looked for. */
+static bool parse_service(scn_ctx *c, json_t *v, model_service_cfg *svc) {
+  int e = 0, d = 0, m = 0;
+  svc->replicas = 1;
+  svc->workers = 1;
+  svc->queue_capacity = 1000;
+  svc->reject_status = svc->space == RETRY_SPACE_GRPC ? RETRY_GRPC_RESOURCE_EXHAUSTED : 503;
+  if (!sim__scenario_check_keys(c, v, service_keys, SCN_N_OF(service_keys), NULL) ||
+      sim__scenario_get_int32(c, v, "replicas", 1, SCN_MAX_REPLICAS, "an integer in [1, 64]",
+                              &svc->replicas) < 0 ||
+      sim__scenario_get_int32(c, v, "workers", 1, SCN_MAX_WORKERS, "an integer in [1, 1000000]",
+                              &svc->workers) < 0 ||
+      !sub(c, v, "queue", svc, parse_queue) || !sub(c, v, "reject", svc, parse_reject) ||
+      sim__scenario_require(c, sim__scenario_get_dist(c, v, "service_time", &svc->service_time),
+                            "service_time", "a duration such as \"10ms\" or a distribution") != 1 ||
+      sim__scenario_get_number(c, v, "slowdown_per_busy", 0, false, 1e9, false,
+                               "a number in [0, 1e9]", &svc->slowdown_per_busy) < 0 ||
+      sim__scenario_get_enum(c, v, "deadline", deadline_names, 3, &d) < 0 || !parse_lb(c, v, svc) ||
+      sim__scenario_get_enum(c, v, "side_effect", effect_names, 3, &e) < 0 ||
+      sim__scenario_get_bool(c, v, "dedup", &svc->dedup) < 0 ||
+      sim__scenario_get_enum(c, v, "calls_mode", calls_mode_names, 2, &m) < 0)
+    return false;
+  svc->deadline = (model_deadline_mode)d;
+  svc->effect = (model_effect_point)e;
+  svc->calls_mode = (model_fanout_kind)m;
+  json_t *calls = sim__scenario_field(v, "calls");
+  if (calls != NULL) {
+    size_t mark = sim__scenario_path_push_key(c, "calls");
+    if (!parse_calls(c, calls, svc)) return false;
+    sim__scenario_path_pop(c, mark);
+  }
+  json_t *faults = sim__scenario_field(v, "faults");
+  if (faults != NULL) {
+    size_t mark = sim__scenario_path_push_key(c, "faults");
+    if (!parse_faults(c, faults, svc)) return false;
+    sim__scenario_path_pop(c, mark);
+  }
+  return true;
+}
+
+/* A service or client name (the path is at it). Uniqueness among services is jansson's
+ * (duplicate keys are refused); between clients and services it is checked with the clients. */
+bool sim__scenario_check_name(scn_ctx *c, const char *kind, const char *name) {
+  if (!sim__scenario_name_is_valid(name)) {
+    char shown[48];
+    sim__scenario_printable(shown, sizeof shown, name, 40);
+    sim__scenario_fail(c, RETRY_ECONFIG, "%s names must be %s, got \"%s\"", kind, SCN_NAME_WHAT,
+                       shown);
+    return false;
+  }
+  /* summary.json keeps "amplification": {<service>: x, ..., "edges": [...]}, so a service
+   * called "edges" would collide with the list of edges. */
+  if (strcmp(kind, "service") == 0 && strcmp(name, "edges") == 0) {
+    sim__scenario_fail(c, RETRY_ECONFIG,
+                       "\"edges\" is reserved (summary.json's amplification.edges); choose another "
+                       "service name");
+    return false;
+  }
+  return true;
+}
+
+/* "services": at least one. Two passes: the first reads every name and space, since a call may name
+ * a service written after its caller and its status map reads the callee's space; the second reads
+ * the rest in document order. */
+static bool parse_services(scn_ctx *c, json_t *services) {
+  model_config *cfg = c->cfg;
+  size_t n = json_is_object(services) ? json_object_size(services) : 0;
+  if (n == 0) {
+    sim__scenario_fail_value(c, "\"services\"", "a non-empty object {\"name\": {...}, ...}",
+                             services);
+    return false;
+  }
+  cfg->services = sim__scenario_calloc(n, sizeof cfg->services[0]);
+  if (cfg->services == NULL) return oom(c);
+  cfg->n_services = n;
+  size_t i = 0;
+  for (void *it = json_object_iter(services); it != NULL;
+       it = json_object_iter_next(services, it), i++) {
+    const char *name = json_object_iter_key(it);
+    json_t *v = json_object_iter_value(it);
+    model_service_cfg *svc = &cfg->services[i];
+    size_t mark = sim__scenario_path_push_key(c, name);
+    if (!sim__scenario_check_name(c, "service", name)) return false;
+    if (!json_is_object(v)) {
+      sim__scenario_fail_value(c, "a service", "an object {\"service_time\": ..., ...}", v);
+      return false;
+    }
+    int sp = 0;
+    if (!dup_to(c, &svc->name, name) ||
+        sim__scenario_get_enum(c, v, "space", space_names, 2, &sp) < 0)
+      return false;
+    svc->space = (retry_space)sp;
+    sim__scenario_path_pop(c, mark);
+  }
+  i = 0;
+  for (void *it = json_object_iter(services); it != NULL;
+       it = json_object_iter_next(services, it), i++) {
+    size_t mark = sim__scenario_path_push_key(c, json_object_iter_key(it));
+    if (!parse_service(c, json_object_iter_value(it), &cfg->services[i])) return false;
+    sim__scenario_path_pop(c, mark);
+  }
+  return true;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * The call graph has no cycle
+ * =================================================================== */
+
+/* A cycle would make every request recurse without end, so it is refused, naming the cycle
+ * and the call that closes it. The search is an iterative depth-first walk (a file may hold
+ * thousands of services; recursion depth would follow them), in document order so that the
+ * cycle reported does not depend on anything but the file. */
+static bool report_cycle(scn_ctx *c, const int *stack, size_t depth, size_t from, size_t call) {
+  const model_config *cfg = c->cfg;
+  char text[sizeof c->e.message], shown[48];
+  size_t len = 0;
+  for (size_t k = from; k <= depth && len < sizeof text; k++) {
+    int s = k < depth ? stack[k] : stack[from];
+    sim__scenario_printable(shown, sizeof shown, cfg->services[s].name, 24);
+    int n = snprintf(text + len, sizeof text - len, "%s%s", k > from ? " -> " : "", shown);
+    len = n < 0 ? sizeof text : len + (size_t)n;
+  }
+  int u = stack[depth - 1];
+  size_t mark = sim__scenario_path_push_key(c, "services");
+  sim__scenario_path_push_key(c, cfg->services[u].name);
+  sim__scenario_path_push_key(c, "calls");
+  sim__scenario_path_push_index(c, call);
+  sim__scenario_path_push_key(c, "service");
+  sim__scenario_fail(c, RETRY_ECONFIG, "the calls form a cycle: %s", text);
+  sim__scenario_path_pop(c, mark);
+  return false;
+}
+
+/* Colors: 0 not seen, 1 on the current path (a call to such a service closes a cycle),
+ * 2 finished (everything below it is known to be acyclic). stack and next hold the current
+ * path and, per depth, the next call to follow: O(services + calls) in all. */
+static bool check_cycles(scn_ctx *c) {
+  const model_config *cfg = c->cfg;
+  size_t n = cfg->n_services;
+  unsigned char *color = sim__scenario_calloc(n, 1); /* 0 new, 1 on the stack, 2 done */
+  int *stack = sim__scenario_calloc(n, sizeof *stack);
+  size_t *next = sim__scenario_calloc(n, sizeof *next); /* next call to follow, per depth */
+  bool ok = color != NULL && stack != NULL && next != NULL;
+  if (!ok) oom(c);
+  for (size_t root = 0; ok && root < n; root++) {
+    if (color[root] != 0) continue;
+    size_t depth = 0;
+    stack[depth] = (int)root;
+    next[depth++] = 0;
+    color[root] = 1;
+    while (ok && depth > 0) {
+      const model_service_cfg *u = &cfg->services[stack[depth - 1]];
+      size_t j = next[depth - 1]++;
+      if (j == u->n_calls) {
+        color[stack[--depth]] = 2;
+        continue;
+      }
+      int v = u->calls[j].service;
+      if (color[v] == 1) {
+        size_t from = 0;
+        while (stack[from] != v)
+          from++;
+        ok = report_cycle(c, stack, depth, from, j);
+      } else if (color[v] == 0) {
+        color[v] = 1;
+        stack[depth] = v;
+        next[depth++] = 0;
+      }
+    }
+  }
+  free(color);
+  free(stack);
+  free(next);
+  return ok;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * The top level
+ * =================================================================== */
+
+static const char *const top_keys[] = {"name",   "description", "seed",    "duration", "drain",
+                                       "bucket", "services",    "clients", "variants", "expect"};
+
+/* "name": given, it follows the rule of every other name; absent, the file's base name is
+ * used as it is (a file name may hold characters a name may not, and that is not the
+ * user's mistake in this file). */
+static bool parse_name(scn_ctx *c, json_t *doc, const char *default_name) {
+  const char *name = default_name;
+  int rc = sim__scenario_get_string(c, doc, "name", &name);
+  if (rc < 0) return false;
+  if (rc == 1 && !sim__scenario_name_is_valid(name)) {
+    size_t mark = sim__scenario_path_push_key(c, "name");
+    sim__scenario_fail_value(c, "\"name\"", SCN_NAME_WHAT, json_object_get(doc, "name"));
+    sim__scenario_path_pop(c, mark);
+    return false;
+  }
+  return dup_to(c, &c->cfg->name, name);
+}
+
+/* "seed", "duration", "drain" and "bucket". The seed is a JSON integer, so at most
+ * INT64_MAX here: jansson refuses larger integers as a syntax error. The command line's
+ * --seed covers the rest of the uint64 range. */
+static bool parse_times(scn_ctx *c, json_t *doc) {
+  model_config *cfg = c->cfg;
+  int64_t seed = 1;
+  cfg->drain_ns = 60 * RETRY_NS_PER_S;
+  cfg->bucket_ns = RETRY_NS_PER_S;
+  if (sim__scenario_get_int(c, doc, "seed", 0, INT64_MAX, "an integer >= 0", &seed) < 0 ||
+      sim__scenario_require(
+          c,
+          sim__scenario_get_duration(c, doc, "duration", 0, true, SCN_DUR_POS, &cfg->duration_ns),
+          "duration", "how long clients send calls, " SCN_DUR_POS) != 1 ||
+      sim__scenario_get_duration(c, doc, "drain", 0, false, SCN_DUR_NONNEG, &cfg->drain_ns) < 0 ||
+      sim__scenario_get_duration(c, doc, "bucket", 0, true, SCN_DUR_POS, &cfg->bucket_ns) < 0)
+    return false;
+  cfg->seed = (uint64_t)seed;
+  /* The time series holds duration / bucket rows: a million is plenty for any plot and keeps
+   * a typo such as "1ns" from asking for gigabytes. */
+  if (cfg->bucket_ns <= INT64_MAX / SCN_MAX_BUCKETS &&
+      cfg->duration_ns > cfg->bucket_ns * SCN_MAX_BUCKETS) {
+    size_t mark = sim__scenario_path_push_key(c, "bucket");
+    char got[64];
+    sim__scenario_describe(json_object_get(doc, "bucket"), got, sizeof got);
+    sim__scenario_fail(c, RETRY_ECONFIG,
+                       "\"bucket\" is too small: duration / bucket must be at most %d, got %s",
+                       SCN_MAX_BUCKETS, json_object_get(doc, "bucket") ? got : "\"1s\"");
+    sim__scenario_path_pop(c, mark);
+    return false;
+  }
+  return true;
+}
+
+/* A required object member, parsed with the path at it. */
+static bool top_sub(scn_ctx *c, json_t *doc, const char *key, const char *what,
+                    bool (*parse)(scn_ctx *, json_t *)) {
+  json_t *v = sim__scenario_field(doc, key);
+  if (v == NULL) {
+    if (what == NULL) return true;
+    return sim__scenario_require(c, 0, key, what) == 1;
+  }
+  size_t mark = sim__scenario_path_push_key(c, key);
+  if (!parse(c, v)) return false;
+  sim__scenario_path_pop(c, mark);
+  return true;
+}
+
+/* The order of the checks is the order of the documentation: top-level keys, the scalars,
+ * services (then the call graph), clients (which need the services), and last the shapes of
+ * variants and expectations. The config is owned here until it is returned, so every exit
+ * after an error frees it, whatever was filled. */
+model_config *sim__scenario_build(scn_ctx *c, json_t *doc, const char *default_name) {
+  if (!json_is_object(doc)) {
+    sim__scenario_fail_value(c, "a scenario", "a JSON object", doc);
+    return NULL;
+  }
+  c->cfg = sim__scenario_calloc(1, sizeof *c->cfg);
+  if (c->cfg == NULL) {
+    oom(c);
+    return NULL;
+  }
+  const char *desc = NULL;
+  bool ok =
+      sim__scenario_check_keys(c, doc, top_keys, SCN_N_OF(top_keys), NULL) &&
+      parse_name(c, doc, default_name) &&
+      sim__scenario_get_string(c, doc, "description", &desc) >= 0 && parse_times(c, doc) &&
+      top_sub(c, doc, "services", "an object of services {\"name\": {...}}", parse_services) &&
+      check_cycles(c) &&
+      top_sub(c, doc, "clients", "an object of clients {\"name\": {...}}",
+              sim__scenario_parse_clients) &&
+      top_sub(c, doc, "variants", NULL, sim__scenario_check_variants) &&
+      top_sub(c, doc, "expect", NULL, sim__scenario_check_expect);
+  model_config *cfg = c->cfg;
+  c->cfg = NULL;
+  if (!ok || failed(c)) {
+    model_config_destroy(cfg);
+    return NULL;
+  }
+  return cfg;
+}
+
+/* }================================================================== */
