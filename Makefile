@@ -140,9 +140,12 @@ check-deps: $(LIBRETRY)
 
 # Benchmarks: CPU cost of the engine's decisions (docs/performance.md records the figures).
 BENCH_CALLS ?= 2000000
-bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_kernel
+BENCH_DURATION ?= 600s
+bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_kernel $(BUILD)/bench/bench_sim
 	$(Q)$(BUILD)/bench/bench_engine $(BENCH_CALLS)
 	$(Q)$(BUILD)/bench/bench_kernel
+	$(Q)$(BUILD)/bench/bench_sim bench/reference.json 60s
+	$(Q)$(BUILD)/bench/bench_sim bench/reference.json $(BENCH_DURATION)
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBSIM) $(LIBRETRY)
 	@[ "$(V)" = 1 ] || echo "  LD      $@"

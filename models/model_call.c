@@ -1,0 +1,277 @@
+/*
+ * model_call.c: one logical call on an edge, driven by the retry engine. The engine decides;
+ * this file carries the decisions out in virtual time: it sends attempts (requests with an
+ * outbound hop), arms the attempt deadlines and the engine's timer, abandons the attempts the
+ * engine cancels and reports every outcome back. A call never frees a request the server still
+ * holds: an abandoned request forgets its call and is freed when its reply comes back.
+ */
+#include <string.h>
+
+#include "models/model_dist.h"
+#include "models/model_int.h"
+#include "sim/sim_rng.h"
+
+static void call_apply(model_world *w, mw_call *c, const retry_decision *d);
+
+/* {==================================================================
+ * Requests (attempts) seen from the caller
+ * =================================================================== */
+
+void model__req_free(model_world *w, mw_req *r) {
+  model__op_unref(w, r->op);
+  model__pool_put(&w->reqs, r);
+}
+
+/* Unlinks r from its call's list of attempts in flight. */
+static void req_unlink(mw_call *c, mw_req *r) {
+  for (mw_req **p = &c->reqs; *p != NULL; p = &(*p)->call_next) {
+    if (*p == r) {
+      *p = r->call_next;
+      r->call_next = NULL;
+      return;
+    }
+  }
+}
+
+/* The caller stops waiting for r. Nothing cancels the server's work (as with a client that
+ * gives up without propagating a cancellation); the reply, when it comes, counts as abandoned
+ * and its work as wasted. */
+static void req_abandon(model_world *w, mw_req *r) {
+  sim_event_cancel(w->k, r->timeout);
+  r->timeout = SIM_EVENT_NONE;
+  if (r->call != NULL) req_unlink(r->call, r);
+  r->call = NULL;
+}
+
+/* Abandons every attempt in flight of c except attempt `keep` (0: all). */
+static void call_abandon_all(model_world *w, mw_call *c, int32_t keep) {
+  mw_req *r = c->reqs;
+  while (r != NULL) {
+    mw_req *next = r->call_next;
+    if (r->attempt != keep) req_abandon(w, r);
+    r = next;
+  }
+}
+
+static void ev_req_arrive(sim_kernel *k, void *obj, uint64_t arg) {
+  (void)k;
+  (void)arg;
+  mw_req *r = obj;
+  model__service_arrive(r->w, r);
+}
+
+/* The attempt's deadline passed before its reply: report DEADLINE_EXCEEDED to the engine. */
+static void ev_req_timeout(sim_kernel *k, void *obj, uint64_t arg) {
+  (void)arg;
+  mw_req *r = obj;
+  model_world *w = r->w;
+  mw_call *c = r->call;
+  r->timeout = SIM_EVENT_NONE;
+  req_unlink(c, r);
+  r->call = NULL;
+  retry_outcome o;
+  retry_outcome_init(&o, model__status_deadline(c->policy->space));
+  retry_decision d;
+  retry_call_on_outcome(&c->rc, r->attempt, &o, sim_now_ns(k), &d);
+  call_apply(w, c, &d);
+}
+
+/* Sends attempt `attempt` of c: a request that reaches the service after one hop. */
+static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attempt_deadline_ns) {
+  mw_req *r = model__pool_get(&w->reqs);
+  if (r == NULL) {
+    model__fail(w, RETRY_ENOMEM, "out of memory for requests in flight");
+    return;
+  }
+  int64_t now = sim_now_ns(w->k);
+  r->w = w;
+  r->call = c;
+  r->edge = c->edge;
+  r->op = c->op;
+  model__op_ref(r->op);
+  r->method = c->method;
+  r->attempt = attempt;
+  r->svc = c->edge->callee;
+  r->replica = -1;
+  r->sent_ns = now;
+  r->ok_items = c->stream_items;
+  r->rng_net = c->rng_net;
+  r->deadline_ns = attempt_deadline_ns;
+  r->fault_status = -1;
+  r->call_next = c->reqs;
+  c->reqs = r;
+  c->edge->stats->attempts++;
+  if (c->top) {
+    w->res.attempts++;
+    model__ts_add(w, w->col_attempts, 1.0);
+  }
+  /* Attempt deadlines of first attempts repeat one delay per population: a FIFO lane. */
+  if (attempt_deadline_ns != RETRY_NEVER)
+    r->timeout = sim_event_schedule_lane(w->k, attempt_deadline_ns - now, ev_req_timeout, r, 0);
+  if (model__schedule_sample(w, c->edge->network, c->rng_net, ev_req_arrive, r) ==
+      SIM_EVENT_NONE)
+    model__fail(w, RETRY_ENOMEM, "out of memory for events");
+}
+
+void model__req_reply_arrived(model_world *w, mw_req *r) {
+  mw_call *c = r->call;
+  model_service_stats *ss = w->services[r->svc].stats;
+  if (c == NULL) {
+    /* Nobody waits any more: everything the server did for it was wasted (unless the
+     * deadline-aware server already counted it as expired work). */
+    ss->abandoned++;
+    if (!r->expired_waste) ss->wasted_work_s += (double)r->worker_ns / 1e9;
+    model__req_free(w, r);
+    return;
+  }
+  sim_event_cancel(w->k, r->timeout);
+  r->timeout = SIM_EVENT_NONE;
+  req_unlink(c, r);
+  const char *pushback[1] = {r->pushback};
+  retry_outcome o;
+  retry_outcome_init(&o, r->status);
+  o.pushback = pushback;
+  o.n_pushback = r->pushback != NULL ? 1 : 0;
+  o.retry_after = r->retry_after;
+  o.headers_received = r->headers;
+  o.request_bytes = c->request_bytes;
+  o.stream_items = r->items;
+  int32_t attempt = r->attempt;
+  model__req_free(w, r);
+  retry_decision d;
+  retry_call_on_outcome(&c->rc, attempt, &o, sim_now_ns(w->k), &d);
+  call_apply(w, c, &d);
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * The call
+ * =================================================================== */
+
+/* The call is over: tell the parent, then free it. */
+static void call_done(model_world *w, mw_call *c) {
+  model_edge_stats *es = c->edge->stats;
+  es->retries += c->rc.n_retries;
+  es->hedges += c->rc.n_hedges;
+  if (retry_status_is_ok(c->policy->space, c->rc.status)) es->ok++;
+  if (c->parent_kind == MW_PARENT_CLIENT)
+    model__client_call_done(w, c);
+  else
+    model__service_call_done(w, c);
+  model__op_unref(w, c->op);
+  model__pool_put(&w->calls, c);
+}
+
+static void ev_call_done(sim_kernel *k, void *obj, uint64_t arg) {
+  (void)k;
+  (void)arg;
+  mw_call *c = obj;
+  call_done(c->w, c);
+}
+
+static void ev_call_wake(sim_kernel *k, void *obj, uint64_t arg) {
+  (void)arg;
+  mw_call *c = obj;
+  c->wake = SIM_EVENT_NONE;
+  c->wake_ns = RETRY_NEVER;
+  retry_decision d;
+  retry_call_wake(&c->rc, sim_now_ns(k), &d);
+  call_apply(c->w, c, &d);
+}
+
+/* Each decision's wake time replaces the previous timer; an unchanged time keeps it. */
+static void call_set_wake(model_world *w, mw_call *c, int64_t wake_ns) {
+  if (wake_ns == c->wake_ns && c->wake != SIM_EVENT_NONE) return;
+  sim_event_cancel(w->k, c->wake);
+  c->wake = SIM_EVENT_NONE;
+  c->wake_ns = wake_ns;
+  if (wake_ns == RETRY_NEVER) return;
+  int64_t now = sim_now_ns(w->k);
+  c->wake = sim_event_schedule(w->k, wake_ns < now ? now : wake_ns, ev_call_wake, c, 0);
+  if (c->wake == SIM_EVENT_NONE) model__fail(w, RETRY_ENOMEM, "out of memory for events");
+}
+
+static void call_apply(model_world *w, mw_call *c, const retry_decision *d) {
+  switch (d->action) {
+    case RETRY_ACTION_SEND:
+      /* cancel_others on a SEND (a hedge after commit is impossible) means every attempt
+       * in flight is dropped before the new one goes out. */
+      if (d->cancel_others) call_abandon_all(w, c, 0);
+      req_send(w, c, d->attempt, d->attempt_deadline_ns);
+      call_set_wake(w, c, d->wake_ns);
+      return;
+    case RETRY_ACTION_WAIT:
+      if (d->cancel_others) call_abandon_all(w, c, d->attempt);
+      call_set_wake(w, c, d->wake_ns);
+      return;
+    case RETRY_ACTION_DONE:
+      call_set_wake(w, c, RETRY_NEVER);
+      call_abandon_all(w, c, 0);
+      if (d->done_ns > sim_now_ns(w->k)) {
+        if (sim_event_schedule(w->k, d->done_ns, ev_call_done, c, 0) == SIM_EVENT_NONE)
+          model__fail(w, RETRY_ENOMEM, "out of memory for events");
+        return;
+      }
+      call_done(w, c);
+      return;
+  }
+}
+
+int model__call_start(model_world *w, mw_edge *edge, const retry_method_config *mc,
+                      const char *method, retry_stream_kind stream, int64_t request_bytes,
+                      int64_t stream_items, int64_t deadline_ns, mw_parent_kind pk, void *parent,
+                      int32_t slot, mw_op *op, retry_target *target, gsl_rng *rng_engine,
+                      gsl_rng *rng_net) {
+  mw_call *c = model__pool_get(&w->calls);
+  if (c == NULL) {
+    model__fail(w, RETRY_ENOMEM, "out of memory for calls in flight");
+    return -1;
+  }
+  retry_space callee_space = w->cfg->services[edge->callee].space;
+  c->w = w;
+  c->edge = edge;
+  /* A policy without retries still decides what counts as OK, so it must speak the callee's
+   * space; the loader guarantees that for retry and hedging policies. */
+  if (mc != NULL && (mc->policy.kind != RETRY_POLICY_NONE || mc->policy.space == callee_space)) {
+    c->policy = &mc->policy;
+  } else {
+    if (mc != NULL)
+      c->none_policy = mc->policy;
+    else
+      retry_policy_init(&c->none_policy, callee_space);
+    c->none_policy.space = callee_space;
+    c->policy = &c->none_policy;
+  }
+  c->method = method;
+  c->stream = stream;
+  c->request_bytes = request_bytes;
+  c->stream_items = stream_items;
+  c->parent_kind = pk;
+  c->parent = parent;
+  c->slot = slot;
+  c->op = op;
+  model__op_ref(op);
+  c->target = target;
+  c->rng_engine = rng_engine;
+  c->rng_net = rng_net;
+  c->wake = SIM_EVENT_NONE;
+  c->wake_ns = RETRY_NEVER;
+  c->last_replica = -1;
+  c->deadline_ns = deadline_ns;
+  c->top = pk == MW_PARENT_CLIENT;
+  edge->stats->calls++;
+  retry_call_opts o;
+  memset(&o, 0, sizeof o);
+  o.call_id = ++w->next_call_id;
+  o.method = method;
+  o.stream = stream;
+  o.deadline_ns = deadline_ns;
+  o.rng = sim_rng_adapter(rng_engine);
+  retry_decision d;
+  retry_call_start(&c->rc, c->policy, target, &o, sim_now_ns(w->k), &d);
+  call_apply(w, c, &d);
+  return 0;
+}
+
+/* }================================================================== */

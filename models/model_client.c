@@ -1,0 +1,265 @@
+/*
+ * model_client.c: client populations. Each client of a population has its own channel state
+ * toward the target (throttle, budget, breaker) and its own random streams, keyed by the
+ * population's name and the client's index, so adding a population leaves the others' draws
+ * alone. Arrivals are open loop (Poisson following a rate profile, by thinning), closed loop
+ * (think, call, wait) or scripted (fixed times).
+ */
+#include <gsl/gsl_randist.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "models/model_dist.h"
+#include "models/model_int.h"
+#include "sim/sim_rng.h"
+
+/* {==================================================================
+ * Starting top-level calls
+ * =================================================================== */
+
+/* Picks a method by weight. */
+static int32_t pick_method(const mw_pop *p, gsl_rng *r) {
+  size_t n = p->cfg->n_methods;
+  if (n == 1) return 0;
+  double u = gsl_rng_uniform(r) * p->cum_weight[n - 1];
+  for (size_t i = 0; i < n; i++)
+    if (u < p->cum_weight[i]) return (int32_t)i;
+  return (int32_t)(n - 1);
+}
+
+/* The call's deadline after its start: the method's, else the client's, else the methodConfig
+ * timeout of its policy, else none. */
+static int64_t call_timeout(const model_method_cfg *m, const model_client_cfg *cfg,
+                            const retry_method_config *mc) {
+  if (m->deadline_ns != RETRY_NEVER) return m->deadline_ns;
+  if (cfg->deadline_ns != RETRY_NEVER) return cfg->deadline_ns;
+  return mc != NULL ? mc->timeout_ns : RETRY_NEVER;
+}
+
+/* Starts one top-level call of client cl for method j, on operation op (a new one when NULL). */
+static void client_call(model_world *w, mw_client *cl, int32_t j, mw_op *op) {
+  mw_pop *p = cl->pop;
+  const model_method_cfg *m = &p->cfg->methods[j];
+  const retry_method_config *mc = p->mcfg[j];
+  int64_t now = sim_now_ns(w->k);
+  int64_t timeout = call_timeout(m, p->cfg, mc);
+  int64_t deadline =
+      timeout == RETRY_NEVER || timeout > INT64_MAX - now ? RETRY_NEVER : now + timeout;
+  if (op == NULL && (op = model__op_new(w)) == NULL) return;
+  w->res.calls_started++;
+  model__ts_add(w, w->col_offered, 1.0);
+  if (++w->top_in_flight > w->top_peak) w->top_peak = w->top_in_flight;
+  model__call_start(w, p->edge, mc, m->name, m->stream, m->request_bytes, m->stream_items,
+                    deadline, MW_PARENT_CLIENT, cl, j, op, cl->target, cl->rng_engine,
+                    cl->rng_net);
+  /* The call holds its own reference; a closed-loop client keeps one while it may retry. */
+  if (p->cfg->loop == MODEL_LOOP_CLOSED && p->cfg->user_retries > 0) {
+    cl->user_op = op;
+    cl->user_method = j;
+  } else {
+    model__op_unref(w, op);
+  }
+}
+
+/* Returns whether a client may still start calls at now. */
+static bool may_start(const model_world *w, const model_client_cfg *cfg, int64_t now) {
+  int64_t stop = cfg->stop_ns == RETRY_NEVER ? w->cfg->duration_ns : cfg->stop_ns;
+  return now >= cfg->start_ns && now < stop && now < w->cfg->duration_ns;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Arrival processes
+ * =================================================================== */
+
+/* Open loop: one Poisson process for the whole population (the superposition of its clients'
+ * processes), each arrival going to a client drawn uniformly. Candidates come at the profile's
+ * largest rate and each is kept with probability rate(t) / largest (thinning, Lewis and
+ * Shedler), so any profile is followed exactly. One pending event per population instead of
+ * one per client keeps the event set small with 1e5 clients. */
+static void ev_open(sim_kernel *k, void *obj, uint64_t arg) {
+  (void)arg;
+  mw_pop *p = obj;
+  model_world *w = p->w;
+  int64_t now = sim_now_ns(k);
+  if (!may_start(w, p->cfg, now)) return;
+  double rate = model_profile_rate(&p->cfg->rate, now);
+  if (rate >= p->max_rate || gsl_rng_uniform(p->rng_open) * p->max_rate < rate) {
+    int32_t n = p->cfg->count;
+    int32_t i = n > 1 ? (int32_t)gsl_rng_uniform_int(p->rng_open, (unsigned long)n) : 0;
+    client_call(w, &p->clients[i], pick_method(p, p->rng_open), NULL);
+  }
+  double gap_ns = gsl_ran_exponential(p->rng_open, 1e9 / p->max_rate);
+  if (gap_ns >= (double)(INT64_MAX / 4)) return;
+  sim_event_schedule_in(k, (int64_t)(gap_ns + 0.5), ev_open, p, 0);
+}
+
+static void ev_closed(sim_kernel *k, void *obj, uint64_t arg) {
+  (void)arg;
+  mw_client *cl = obj;
+  model_world *w = cl->w;
+  if (!may_start(w, cl->pop->cfg, sim_now_ns(k))) {
+    model__op_unref(w, cl->user_op);
+    cl->user_op = NULL;
+    return;
+  }
+  if (cl->user_op != NULL) { /* a user-level retry of the same operation */
+    cl->user_tries++;
+    mw_op *op = cl->user_op;
+    model__op_ref(op);
+    model__op_unref(w, cl->user_op);
+    cl->user_op = NULL;
+    client_call(w, cl, cl->user_method, op);
+    return;
+  }
+  cl->user_tries = 0;
+  client_call(w, cl, pick_method(cl->pop, cl->rng_arrival), NULL);
+}
+
+static void ev_script(sim_kernel *k, void *obj, uint64_t arg) {
+  mw_client *cl = obj;
+  model_world *w = cl->w;
+  const model_client_cfg *cfg = cl->pop->cfg;
+  (void)arg;
+  if (may_start(w, cfg, sim_now_ns(k))) client_call(w, cl, pick_method(cl->pop, cl->rng_arrival), NULL);
+  if (++cl->script_next < cfg->n_script)
+    sim_event_schedule(k, cfg->script_ns[cl->script_next], ev_script, cl, 0);
+}
+
+void model__client_call_done(model_world *w, mw_call *c) {
+  mw_client *cl = c->parent;
+  mw_pop *p = cl->pop;
+  model_results *res = &w->res;
+  int64_t now = sim_now_ns(w->k);
+  int32_t st = c->rc.status;
+  retry_space space = c->policy->space;
+  bool ok = retry_status_is_ok(space, st);
+  w->top_in_flight--;
+  if (ok)
+    res->calls_ok++;
+  else
+    res->calls_failed++;
+  if (space == RETRY_SPACE_GRPC && st >= 0 && st < RETRY_GRPC_N_CODES)
+    res->by_status.grpc[st]++;
+  else if (space == RETRY_SPACE_HTTP && st >= 100 && st < 600)
+    res->by_status.http[st]++;
+  res->by_stop[c->rc.reason]++;
+  res->retries += c->rc.n_retries;
+  res->hedges += c->rc.n_hedges;
+  int64_t latency = now - c->rc.start_ns;
+  sim_hist_record(&res->latency, latency);
+  sim_hist_record(&w->bucket_latency, latency);
+  if (ok) sim_hist_record(&res->latency_ok, latency);
+  if (ok && (c->deadline_ns == RETRY_NEVER || now <= c->deadline_ns)) {
+    res->calls_ok_in_deadline++;
+    model__ts_add(w, w->col_goodput, 1.0);
+  } else if (!ok) {
+    model__ts_add(w, w->col_errors, 1.0);
+  }
+  if (p->cfg->loop == MODEL_LOOP_CLOSED) {
+    const model_client_cfg *cfg = p->cfg;
+    bool retry = !ok && cl->user_op != NULL && cl->user_tries < cfg->user_retries;
+    if (!retry) {
+      model__op_unref(w, cl->user_op);
+      cl->user_op = NULL;
+    }
+    int64_t pause = model_dist_sample(retry ? &cfg->user_retry_delay : &cfg->think, cl->rng_arrival);
+    sim_event_schedule_in(w->k, pause, ev_closed, cl, 0);
+  }
+  if (w->top_in_flight == 0 && now >= w->cfg->duration_ns) sim_kernel_stop(w->k);
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Creation
+ * =================================================================== */
+
+/* Creates the clients of population p and schedules their first arrivals. */
+static int pop_create(model_world *w, mw_pop *p) {
+  const model_client_cfg *cfg = p->cfg;
+  char entity[96];
+  snprintf(entity, sizeof entity, "client:%s", cfg->name);
+  p->mcfg = calloc(cfg->n_methods, sizeof *p->mcfg);
+  p->cum_weight = calloc(cfg->n_methods, sizeof *p->cum_weight);
+  p->clients = calloc((size_t)cfg->count, sizeof *p->clients);
+  if (p->mcfg == NULL || p->cum_weight == NULL || p->clients == NULL) return -1;
+  double total = 0;
+  for (size_t j = 0; j < cfg->n_methods; j++) {
+    p->mcfg[j] = cfg->policy != NULL ? retry_config_lookup(cfg->policy, cfg->methods[j].name) : NULL;
+    total += cfg->methods[j].weight;
+    p->cum_weight[j] = total;
+  }
+  p->w = w;
+  for (int32_t i = 0; i < cfg->count; i++) {
+    mw_client *cl = &p->clients[i];
+    cl->w = w;
+    cl->pop = p;
+    cl->index = i;
+    cl->rng_arrival = sim_rng_stream_create(w->seed, entity, "arrivals", (uint64_t)i);
+    cl->rng_engine = sim_rng_stream_create(w->seed, entity, "engine", (uint64_t)i);
+    cl->rng_net = sim_rng_stream_create(w->seed, entity, "network", (uint64_t)i);
+    if (!cl->rng_arrival || !cl->rng_engine || !cl->rng_net) return -1;
+    if (p->edge->has_target) {
+      cl->target = retry_target_create(retry_config_target(cfg->policy), 0, NULL, w->err);
+      if (cl->target == NULL) return -1;
+    }
+    sim_event_handle h = SIM_EVENT_NONE;
+    switch (cfg->loop) {
+      case MODEL_LOOP_OPEN:
+        continue; /* one process for the population, below */
+      case MODEL_LOOP_CLOSED:
+        h = sim_event_schedule(w->k, cfg->start_ns + model_dist_sample(&cfg->think, cl->rng_arrival),
+                               ev_closed, cl, 0);
+        break;
+      case MODEL_LOOP_SCRIPT:
+        if (cfg->n_script == 0) continue;
+        h = sim_event_schedule(w->k, cfg->script_ns[0], ev_script, cl, 0);
+        break;
+    }
+    if (h == SIM_EVENT_NONE) return -1;
+  }
+  if (cfg->loop == MODEL_LOOP_OPEN) {
+    p->max_rate = model_profile_max_rate(&cfg->rate);
+    p->rng_open = sim_rng_stream_create(w->seed, entity, "open-arrivals", 0);
+    if (p->rng_open == NULL) return -1;
+    if (p->max_rate > 0) {
+      double gap_ns = gsl_ran_exponential(p->rng_open, 1e9 / p->max_rate);
+      if (gap_ns < (double)(INT64_MAX / 4) &&
+          sim_event_schedule(w->k, cfg->start_ns + (int64_t)(gap_ns + 0.5), ev_open, p, 0) ==
+              SIM_EVENT_NONE)
+        return -1;
+    }
+  }
+  return 0;
+}
+
+int model__pops_create(model_world *w) {
+  for (size_t i = 0; i < w->n_pops; i++)
+    if (pop_create(w, &w->pops[i]) < 0) return -1;
+  return 0;
+}
+
+void model__pops_destroy(model_world *w) {
+  if (w->pops == NULL) return;
+  for (size_t i = 0; i < w->n_pops; i++) {
+    mw_pop *p = &w->pops[i];
+    if (p->clients != NULL) {
+      for (int32_t c = 0; c < p->cfg->count; c++) {
+        mw_client *cl = &p->clients[c];
+        if (cl->rng_arrival) gsl_rng_free(cl->rng_arrival);
+        if (cl->rng_engine) gsl_rng_free(cl->rng_engine);
+        if (cl->rng_net) gsl_rng_free(cl->rng_net);
+        retry_target_destroy(cl->target);
+      }
+    }
+    if (p->rng_open) gsl_rng_free(p->rng_open);
+    free(p->clients);
+    free(p->mcfg);
+    free(p->cum_weight);
+  }
+}
+
+/* }================================================================== */

@@ -1,0 +1,132 @@
+/*
+ * model_ledger.c: pools and the ledger of side effects. An operation is one logical request of
+ * a top-level caller (kept across user-level retries); every call and request working for it
+ * holds a reference. When the last reference goes, its executions are folded into the totals:
+ * the first execution per service is the operation, every further one a duplicate.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/model_int.h"
+
+/* {==================================================================
+ * Pools
+ * =================================================================== */
+
+void model__pool_init(mw_pool *p, size_t obj_size, size_t per_chunk) {
+  memset(p, 0, sizeof *p);
+  /* Round up so every object keeps the alignment of a pointer and of int64_t. */
+  size_t align = sizeof(int64_t) > sizeof(void *) ? sizeof(int64_t) : sizeof(void *);
+  if (obj_size < sizeof(void *)) obj_size = sizeof(void *);
+  p->obj_size = (obj_size + align - 1) / align * align;
+  p->per_chunk = per_chunk;
+}
+
+/* Adds one chunk and threads its objects onto the free list. */
+static int pool_grow(mw_pool *p) {
+  if (p->n_chunks == p->cap_chunks) {
+    size_t cap = p->cap_chunks == 0 ? 16 : p->cap_chunks * 2;
+    void **c = realloc(p->chunks, cap * sizeof *c);
+    if (c == NULL) return -1;
+    p->chunks = c;
+    p->cap_chunks = cap;
+  }
+  char *chunk = calloc(p->per_chunk, p->obj_size);
+  if (chunk == NULL) return -1;
+  p->chunks[p->n_chunks++] = chunk;
+  for (size_t i = p->per_chunk; i-- > 0;) {
+    void *obj = chunk + i * p->obj_size;
+    *(void **)obj = p->free_list;
+    p->free_list = obj;
+  }
+  return 0;
+}
+
+void *model__pool_get(mw_pool *p) {
+  if (p->free_list == NULL && pool_grow(p) < 0) return NULL;
+  void *obj = p->free_list;
+  p->free_list = *(void **)obj;
+  memset(obj, 0, p->obj_size);
+  if (++p->in_use > p->peak) p->peak = p->in_use;
+  return obj;
+}
+
+void model__pool_put(mw_pool *p, void *obj) {
+  *(void **)obj = p->free_list;
+  p->free_list = obj;
+  p->in_use--;
+}
+
+void model__pool_free(mw_pool *p) {
+  for (size_t i = 0; i < p->n_chunks; i++) free(p->chunks[i]);
+  free(p->chunks);
+  memset(p, 0, sizeof *p);
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Operations
+ * =================================================================== */
+
+mw_op *model__op_new(model_world *w) {
+  mw_op *op = model__pool_get(&w->ops);
+  if (op == NULL) {
+    model__fail(w, RETRY_ENOMEM, "out of memory for the side-effect ledger");
+    return NULL;
+  }
+  op->refs = 1;
+  return op;
+}
+
+void model__op_ref(mw_op *op) {
+  if (op != NULL) op->refs++;
+}
+
+/* Folds a finished operation into the per-service and total counts. */
+static void op_settle(model_world *w, const mw_op *op) {
+  for (size_t i = 0; i < w->n_services; i++) {
+    mw_service *s = &w->services[i];
+    if (s->effect_slot < 0) continue;
+    int32_t n = op->executions[s->effect_slot];
+    if (n <= 0) continue;
+    s->stats->operations++;
+    w->res.operations++;
+    w->res.duplicates += n - 1;
+  }
+}
+
+void model__op_unref(model_world *w, mw_op *op) {
+  if (op == NULL || --op->refs > 0) return;
+  op_settle(w, op);
+  op->refs = 0;
+  model__pool_put(&w->ops, op);
+}
+
+void model__ops_settle_all(model_world *w) {
+  /* Free objects have refs == 0 (set before they go back), live ones refs > 0; each is
+   * settled once and then marked settled by clearing its executions. */
+  for (size_t c = 0; c < w->ops.n_chunks; c++) {
+    char *chunk = w->ops.chunks[c];
+    for (size_t i = 0; i < w->ops.per_chunk; i++) {
+      mw_op *op = (mw_op *)(void *)(chunk + i * w->ops.obj_size);
+      if (op->refs <= 0) continue;
+      op_settle(w, op);
+      memset(op->executions, 0, (size_t)w->n_effect_services * sizeof op->executions[0]);
+    }
+  }
+}
+
+bool model__op_execute(model_world *w, mw_service *s, mw_op *op) {
+  if (s->effect_slot < 0 || op == NULL) return true;
+  if (s->cfg->dedup && op->executions[s->effect_slot] > 0) {
+    s->stats->deduplicated++;
+    return false;
+  }
+  op->executions[s->effect_slot]++;
+  s->stats->executions++;
+  w->res.executions++;
+  return true;
+}
+
+/* }================================================================== */

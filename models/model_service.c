@@ -1,0 +1,496 @@
+/*
+ * model_service.c: services. Each has replicas; each replica has workers and a bounded FIFO or
+ * LIFO queue. A request picks a replica through the load balancer, meets the fault timeline,
+ * is admitted, queued or rejected, holds a worker for its service time, runs the handler (side
+ * effect, downstream calls through their own engines) and travels back. Invariant: a replica
+ * never has a queued request while one of its workers is idle.
+ */
+#include <gsl/gsl_randist.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/model_dist.h"
+#include "models/model_int.h"
+#include "sim/sim_rng.h"
+
+static void replica_pump(model_world *w, mw_service *s, int32_t rep);
+
+/* {==================================================================
+ * Faults
+ * =================================================================== */
+
+/* Returns whether fault f applies to a request of `method`, attempt `attempt`, on replica rep
+ * at now (time window, replicas, attempts, method and count limit). */
+static bool fault_applies(const mw_service *s, size_t i, int64_t now, int32_t rep,
+                          int32_t attempt, const char *method) {
+  const model_fault_cfg *f = &s->cfg->faults[i];
+  if (now < f->start_ns || now >= f->end_ns) return false;
+  if (rep >= 0 && rep < 64 && !(f->replica_mask & (UINT64_C(1) << rep))) return false;
+  if (f->attempt_mask != 0 &&
+      (attempt < 1 || attempt > 32 || !(f->attempt_mask & (UINT32_C(1) << (attempt - 1)))))
+    return false;
+  if (f->method != NULL && (method == NULL || strcmp(f->method, method) != 0)) return false;
+  if (f->max_count > 0 && s->fault_counts[i] >= f->max_count) return false;
+  return true;
+}
+
+/* Draws whether a fault with probability rate strikes this request. */
+static bool fault_strikes(const model_fault_cfg *f, gsl_rng *r) {
+  return f->rate >= 1.0 || gsl_rng_uniform(r) < f->rate;
+}
+
+/* Returns the first fault of `kind` that applies now to (rep, attempt, method), or NULL. Does
+ * not count it. */
+static const model_fault_cfg *fault_find(const mw_service *s, model_fault_kind kind, int64_t now,
+                                         int32_t rep, int32_t attempt, const char *method,
+                                         size_t *index) {
+  for (size_t i = 0; i < s->cfg->n_faults; i++) {
+    if (s->cfg->faults[i].kind != kind) continue;
+    if (!fault_applies(s, i, now, rep, attempt, method)) continue;
+    if (index != NULL) *index = i;
+    return &s->cfg->faults[i];
+  }
+  return NULL;
+}
+
+/* Workers of replica rep now: fewer while a CAPACITY fault holds. */
+static int32_t replica_workers(const mw_service *s, int32_t rep, int64_t now) {
+  int32_t n = s->cfg->workers;
+  for (size_t i = 0; i < s->cfg->n_faults; i++) {
+    const model_fault_cfg *f = &s->cfg->faults[i];
+    if (f->kind == MODEL_FAULT_CAPACITY && fault_applies(s, i, now, rep, 0, NULL) &&
+        f->workers < n)
+      n = f->workers;
+  }
+  return n;
+}
+
+int model__faults_active(const model_world *w, int64_t t0_ns, int64_t t1_ns) {
+  int n = 0;
+  for (size_t s = 0; s < w->n_services; s++) {
+    const model_service_cfg *cfg = w->services[s].cfg;
+    for (size_t i = 0; i < cfg->n_faults; i++)
+      if (cfg->faults[i].start_ns < t1_ns && cfg->faults[i].end_ns > t0_ns) n++;
+  }
+  return n;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Replies
+ * =================================================================== */
+
+static void ev_reply(sim_kernel *k, void *obj, uint64_t arg) {
+  (void)k;
+  (void)arg;
+  mw_req *r = obj;
+  model__req_reply_arrived(r->w, r);
+}
+
+/* Sends r's reply back over one hop. A failure reply without pushback of its own gets the
+ * pushback of an active PUSHBACK fault. */
+static void reply_send(model_world *w, mw_req *r) {
+  mw_service *s = &w->services[r->svc];
+  int64_t now = sim_now_ns(w->k);
+  if (!retry_status_is_ok(s->cfg->space, r->status) && r->pushback == NULL &&
+      r->retry_after == NULL) {
+    const model_fault_cfg *f =
+        fault_find(s, MODEL_FAULT_PUSHBACK, now, r->replica, r->attempt, r->method, NULL);
+    if (f != NULL) {
+      r->pushback = f->pushback;
+      r->retry_after = f->retry_after;
+    }
+  }
+  r->state = MW_REQ_HOP_BACK;
+  if (model__schedule_sample(w, r->edge->network, r->rng_net, ev_reply, r) == SIM_EVENT_NONE)
+    model__fail(w, RETRY_ENOMEM, "out of memory for events");
+}
+
+/* Refuses r without work: queue full, replica down or a REFUSE fault. */
+static void reply_reject(model_world *w, mw_req *r, int32_t status, const char *pushback,
+                         const char *retry_after) {
+  mw_service *s = &w->services[r->svc];
+  s->stats->rejected++;
+  model__ts_add(w, w->col_svc0 + (int)s->index * w->svc_cols + 1, 1.0);
+  r->status = status;
+  r->pushback = pushback;
+  r->retry_after = retry_after;
+  reply_send(w, r);
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Load balancing
+ * =================================================================== */
+
+/* Load of a replica for power of two choices: requests it holds. */
+static int32_t replica_load(const mw_service *s, int32_t i) {
+  return s->replicas[i].busy + s->replicas[i].queued;
+}
+
+/* Picks a replica for r. A retry may avoid the replica its call's previous attempt used. */
+static int32_t lb_pick(mw_service *s, const mw_req *r) {
+  int32_t n = s->cfg->replicas;
+  if (n == 1) return 0;
+  int32_t avoid = -1;
+  if (s->cfg->lb_avoid_previous && r->call != NULL && r->attempt > 1) avoid = r->call->last_replica;
+  int32_t m = avoid >= 0 ? n - 1 : n; /* candidates */
+  switch (s->cfg->lb) {
+    case MODEL_LB_ROUND_ROBIN: {
+      int32_t i = (int32_t)(s->rr_next++ % (uint32_t)n);
+      if (i == avoid) i = (int32_t)(s->rr_next++ % (uint32_t)n);
+      return i;
+    }
+    case MODEL_LB_RANDOM: {
+      int32_t i = (int32_t)gsl_rng_uniform_int(s->rng_lb, (unsigned long)m);
+      return avoid >= 0 && i >= avoid ? i + 1 : i;
+    }
+    case MODEL_LB_P2C:
+    default: {
+      /* Two distinct candidates among the m allowed, mapped past the avoided one. */
+      int32_t a = (int32_t)gsl_rng_uniform_int(s->rng_lb, (unsigned long)m);
+      int32_t b = m > 1 ? (int32_t)gsl_rng_uniform_int(s->rng_lb, (unsigned long)(m - 1)) : a;
+      if (m > 1 && b >= a) b++;
+      if (avoid >= 0) {
+        if (a >= avoid) a++;
+        if (b >= avoid) b++;
+      }
+      return replica_load(s, b) < replica_load(s, a) ? b : a;
+    }
+  }
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Work: admission, queue, workers, handler
+ * =================================================================== */
+
+static void ev_work_done(sim_kernel *k, void *obj, uint64_t arg);
+
+/* Gives r a worker of its replica (or drops it when it expired and the service drops expired
+ * work). Returns whether a worker was taken. */
+static bool work_start(model_world *w, mw_service *s, mw_req *r) {
+  const model_service_cfg *cfg = s->cfg;
+  mw_replica *rp = &s->replicas[r->replica];
+  int64_t now = sim_now_ns(w->k);
+  if (cfg->deadline != MODEL_DEADLINE_IGNORE && now >= r->deadline_ns) {
+    s->stats->expired++;
+    if (cfg->deadline == MODEL_DEADLINE_DROP) {
+      r->dropped = true;
+      r->status = model__status_deadline(cfg->space);
+      reply_send(w, r);
+      return false;
+    }
+    r->expired_waste = true;
+  }
+  rp->busy++;
+  r->state = MW_REQ_WORKING;
+  r->work_start_ns = now;
+  int64_t work;
+  if (r->refuse_after_delay)
+    work = r->fail != NULL ? r->fail->delay_ns : 0;
+  else if (r->fail != NULL && r->fail->delay_ns > 0)
+    work = r->fail->delay_ns;
+  else
+    work = model_dist_sample(&cfg->service_time, rp->rng_work);
+  double factor = 1.0 + cfg->slowdown_per_busy * (double)(rp->busy - 1);
+  int64_t stall = 0;
+  for (size_t i = 0; i < cfg->n_faults; i++) {
+    const model_fault_cfg *f = &cfg->faults[i];
+    if (f->kind != MODEL_FAULT_SLOWDOWN && f->kind != MODEL_FAULT_STALL) continue;
+    if (!fault_applies(s, i, now, r->replica, r->attempt, r->method)) continue;
+    if (f->kind == MODEL_FAULT_SLOWDOWN) {
+      factor *= f->factor;
+    } else if (fault_strikes(f, rp->rng_fault)) {
+      stall += f->delay_ns;
+      s->fault_counts[i]++;
+    }
+  }
+  double t = (double)work * factor + (double)stall;
+  work = t >= (double)(INT64_MAX / 4) ? INT64_MAX / 4 : (int64_t)t;
+  /* Constant work (a constant service time, or a fault's fixed delay) repeats: a FIFO lane. */
+  bool repeats = stall == 0 && factor == 1.0 &&
+                 (r->refuse_after_delay || (r->fail != NULL && r->fail->delay_ns > 0) ||
+                  cfg->service_time.kind == MODEL_DIST_CONSTANT);
+  sim_event_handle h = repeats ? sim_event_schedule_lane(w->k, work, ev_work_done, r, 0)
+                               : sim_event_schedule_in(w->k, work, ev_work_done, r, 0);
+  if (h == SIM_EVENT_NONE)
+    model__fail(w, RETRY_ENOMEM, "out of memory for events");
+  return true;
+}
+
+/* Starts queued requests while replica rep has idle workers. */
+static void replica_pump(model_world *w, mw_service *s, int32_t rep) {
+  mw_replica *rp = &s->replicas[rep];
+  int64_t now = sim_now_ns(w->k);
+  while (rp->q_head != NULL && rp->busy < replica_workers(s, rep, now)) {
+    mw_req *r;
+    if (s->cfg->queue == MODEL_QUEUE_LIFO) {
+      r = rp->q_tail;
+      rp->q_tail = r->q_prev;
+      if (rp->q_tail != NULL)
+        rp->q_tail->q_next = NULL;
+      else
+        rp->q_head = NULL;
+    } else {
+      r = rp->q_head;
+      rp->q_head = r->q_next;
+      if (rp->q_head != NULL)
+        rp->q_head->q_prev = NULL;
+      else
+        rp->q_tail = NULL;
+    }
+    r->q_prev = r->q_next = NULL;
+    rp->queued--;
+    work_start(w, s, r);
+  }
+}
+
+/* The handler is over (status in r->status): free the worker, reply, serve the queue. */
+static void handler_finish(model_world *w, mw_req *r) {
+  mw_service *s = &w->services[r->svc];
+  mw_replica *rp = &s->replicas[r->replica];
+  int64_t now = sim_now_ns(w->k);
+  rp->busy--;
+  r->worker_ns = now - r->work_start_ns;
+  double secs = (double)r->worker_ns / 1e9;
+  s->stats->busy_s += secs;
+  s->stats->served++;
+  if (r->expired_waste) s->stats->wasted_work_s += secs;
+  if (retry_status_is_ok(s->cfg->space, r->status)) {
+    r->headers = true;
+    r->items = r->ok_items;
+  } else if (r->fail != NULL && !r->refuse_after_delay) {
+    r->headers = r->fail->after_headers;
+    r->items = r->fail->after_headers ? r->fail->stream_items : 0;
+  }
+  reply_send(w, r);
+  replica_pump(w, s, r->replica);
+}
+
+/* Downstream calls are over (or there were none): the side effect after them, then the reply. */
+static void handler_after_calls(model_world *w, mw_req *r) {
+  mw_service *s = &w->services[r->svc];
+  if (!r->ds_failed && s->cfg->effect == MODEL_EFFECT_AFTER) model__op_execute(w, s, r->op);
+  if (r->fail != NULL)
+    r->status = r->fault_status;
+  else if (r->ds_failed)
+    r->status = r->ds_status;
+  else
+    r->status = model__status_ok(s->cfg->space);
+  if (r->fail != NULL) {
+    r->pushback = r->fail->pushback;
+    r->retry_after = r->fail->retry_after;
+  }
+  handler_finish(w, r);
+}
+
+/* Starts downstream call j of r's handler. Its deadline is its own timeout, bounded by the
+ * deadline r carries when the call propagates deadlines. */
+static void downstream_start(model_world *w, mw_service *s, mw_req *r, int32_t j) {
+  const model_call_cfg *cc = &s->cfg->calls[j];
+  const retry_method_config *mc = s->call_mcfg[j];
+  mw_replica *rp = &s->replicas[r->replica];
+  int64_t now = sim_now_ns(w->k);
+  int64_t timeout = cc->deadline_ns != RETRY_NEVER ? cc->deadline_ns
+                    : mc != NULL                  ? mc->timeout_ns
+                                                  : RETRY_NEVER;
+  int64_t deadline = timeout == RETRY_NEVER || timeout > INT64_MAX - now ? RETRY_NEVER
+                                                                         : now + timeout;
+  if (cc->propagate_deadline && r->deadline_ns < deadline) deadline = r->deadline_ns;
+  r->ds_pending++;
+  if (model__call_start(w, s->call_edges[j], mc, cc->method, cc->stream, cc->request_bytes,
+                        cc->stream_items, deadline, MW_PARENT_REQ, r, j, r->op, rp->targets[j],
+                        rp->rng_engine, rp->rng_net) < 0)
+    r->ds_pending--;
+}
+
+void model__service_call_done(model_world *w, mw_call *c) {
+  mw_req *r = c->parent;
+  mw_service *s = &w->services[r->svc];
+  const model_call_cfg *cc = &s->cfg->calls[c->slot];
+  retry_space from = w->cfg->services[cc->service].space;
+  int32_t st = model__status_map(&cc->map, from, s->cfg->space, c->rc.status);
+  if (!retry_status_is_ok(s->cfg->space, st) && !r->ds_failed) {
+    r->ds_failed = true;
+    r->ds_status = st;
+  }
+  r->ds_pending--;
+  if (s->cfg->calls_mode == MODEL_CALLS_SEQUENTIAL && !r->ds_failed &&
+      r->ds_next < (int32_t)s->cfg->n_calls) {
+    downstream_start(w, s, r, r->ds_next++);
+    return;
+  }
+  /* A fan-out still starting its calls (one of them ended at once) finishes after the loop. */
+  if (r->ds_starting) return;
+  if (r->ds_pending == 0) handler_after_calls(w, r);
+}
+
+static void ev_work_done(sim_kernel *k, void *obj, uint64_t arg) {
+  (void)arg;
+  mw_req *r = obj;
+  model_world *w = r->w;
+  mw_service *s = &w->services[r->svc];
+  const model_service_cfg *cfg = s->cfg;
+  int64_t now = sim_now_ns(k);
+  if (r->refuse_after_delay) { /* refused after a delay: no handler, no side effect */
+    s->stats->rejected++;
+    handler_finish(w, r);
+    return;
+  }
+  if (cfg->deadline == MODEL_DEADLINE_DROP && now >= r->deadline_ns) {
+    /* A deadline-aware handler checks its context before the side effect. */
+    s->stats->expired++;
+    r->dropped = true;
+    r->status = model__status_deadline(cfg->space);
+    handler_finish(w, r);
+    return;
+  }
+  if (cfg->effect == MODEL_EFFECT_BEFORE || (cfg->effect == MODEL_EFFECT_AFTER && cfg->n_calls == 0))
+    model__op_execute(w, s, r->op);
+  if (cfg->n_calls == 0) {
+    handler_after_calls(w, r);
+    return;
+  }
+  r->state = MW_REQ_DOWNSTREAM;
+  if (cfg->calls_mode == MODEL_CALLS_SEQUENTIAL) {
+    r->ds_next = 1;
+    downstream_start(w, s, r, 0);
+    return;
+  }
+  r->ds_next = (int32_t)cfg->n_calls;
+  r->ds_starting = true;
+  for (int32_t j = 0; j < (int32_t)cfg->n_calls && !r->ds_failed; j++) downstream_start(w, s, r, j);
+  r->ds_starting = false;
+  if (r->ds_pending == 0) handler_after_calls(w, r);
+}
+
+void model__service_arrive(model_world *w, mw_req *r) {
+  mw_service *s = &w->services[r->svc];
+  const model_service_cfg *cfg = s->cfg;
+  int64_t now = sim_now_ns(w->k);
+  s->stats->arrivals++;
+  model__ts_add(w, w->col_svc0 + (int)s->index * w->svc_cols, 1.0);
+  r->state = MW_REQ_QUEUED;
+  r->replica = lb_pick(s, r);
+  if (r->call != NULL) r->call->last_replica = r->replica;
+  mw_replica *rp = &s->replicas[r->replica];
+  size_t fi;
+  const model_fault_cfg *f;
+  if ((f = fault_find(s, MODEL_FAULT_DOWN, now, r->replica, r->attempt, r->method, &fi))) {
+    s->fault_counts[fi]++;
+    reply_reject(w, r, model__status_unavailable(cfg->space), NULL, NULL);
+    return;
+  }
+  if ((f = fault_find(s, MODEL_FAULT_REFUSE, now, r->replica, r->attempt, r->method, &fi)) &&
+      fault_strikes(f, rp->rng_fault)) {
+    s->fault_counts[fi]++;
+    if (f->delay_ns == 0) {
+      reply_reject(w, r, f->status, f->pushback, f->retry_after);
+      return;
+    }
+    /* The handler takes its time, then refuses before the side effect. */
+    r->refuse_after_delay = true;
+    r->fail = f;
+    r->status = f->status;
+    r->pushback = f->pushback;
+    r->retry_after = f->retry_after;
+  } else if ((f = fault_find(s, MODEL_FAULT_FAIL, now, r->replica, r->attempt, r->method, &fi)) &&
+             fault_strikes(f, rp->rng_fault)) {
+    s->fault_counts[fi]++;
+    r->fail = f;
+    r->fault_status = f->status;
+  }
+  if (rp->busy < replica_workers(s, r->replica, now) && rp->q_head == NULL) {
+    work_start(w, s, r);
+    return;
+  }
+  if (rp->queued >= cfg->queue_capacity) {
+    reply_reject(w, r, cfg->reject_status, cfg->reject_pushback, cfg->reject_retry_after);
+    return;
+  }
+  r->q_prev = rp->q_tail;
+  r->q_next = NULL;
+  if (rp->q_tail != NULL)
+    rp->q_tail->q_next = r;
+  else
+    rp->q_head = r;
+  rp->q_tail = r;
+  if (++rp->queued > s->stats->queue_max) s->stats->queue_max = rp->queued;
+}
+
+void model__service_sample(const model_world *w, size_t svc, double *queued, double *busy) {
+  const mw_service *s = &w->services[svc];
+  double q = 0, b = 0;
+  for (int32_t i = 0; i < s->cfg->replicas; i++) {
+    q += s->replicas[i].queued;
+    b += s->replicas[i].busy;
+  }
+  *queued = q;
+  *busy = b;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Creation
+ * =================================================================== */
+
+int model__services_create(model_world *w) {
+  char entity[96];
+  for (size_t i = 0; i < w->n_services; i++) {
+    mw_service *s = &w->services[i];
+    const model_service_cfg *cfg = s->cfg;
+    snprintf(entity, sizeof entity, "service:%s", cfg->name);
+    s->rng_lb = sim_rng_stream_create(w->seed, entity, "lb", 0);
+    s->replicas = calloc((size_t)cfg->replicas, sizeof *s->replicas);
+    s->fault_counts = calloc(cfg->n_faults + 1, sizeof *s->fault_counts);
+    if (s->rng_lb == NULL || s->replicas == NULL || s->fault_counts == NULL) return -1;
+    for (int32_t r = 0; r < cfg->replicas; r++) {
+      mw_replica *rp = &s->replicas[r];
+      rp->rng_work = sim_rng_stream_create(w->seed, entity, "work", (uint64_t)r);
+      rp->rng_fault = sim_rng_stream_create(w->seed, entity, "faults", (uint64_t)r);
+      rp->rng_engine = sim_rng_stream_create(w->seed, entity, "engine", (uint64_t)r);
+      rp->rng_net = sim_rng_stream_create(w->seed, entity, "network", (uint64_t)r);
+      rp->targets = calloc(cfg->n_calls + 1, sizeof *rp->targets);
+      if (!rp->rng_work || !rp->rng_fault || !rp->rng_engine || !rp->rng_net || !rp->targets)
+        return -1;
+      for (size_t j = 0; j < cfg->n_calls; j++) {
+        mw_edge *e = s->call_edges[j];
+        if (!e->has_target) continue;
+        rp->targets[j] = retry_target_create(retry_config_target(e->policy), 0, NULL, w->err);
+        if (rp->targets[j] == NULL) return -1;
+      }
+    }
+  }
+  return 0;
+}
+
+void model__services_destroy(model_world *w) {
+  if (w->services == NULL) return;
+  for (size_t i = 0; i < w->n_services; i++) {
+    mw_service *s = &w->services[i];
+    if (s->replicas != NULL) {
+      for (int32_t r = 0; r < s->cfg->replicas; r++) {
+        mw_replica *rp = &s->replicas[r];
+        if (rp->rng_work) gsl_rng_free(rp->rng_work);
+        if (rp->rng_fault) gsl_rng_free(rp->rng_fault);
+        if (rp->rng_engine) gsl_rng_free(rp->rng_engine);
+        if (rp->rng_net) gsl_rng_free(rp->rng_net);
+        if (rp->targets != NULL)
+          for (size_t j = 0; j < s->cfg->n_calls; j++) retry_target_destroy(rp->targets[j]);
+        free(rp->targets);
+      }
+    }
+    free(s->replicas);
+    free(s->fault_counts);
+    free(s->call_edges);
+    free(s->call_mcfg);
+    if (s->rng_lb) gsl_rng_free(s->rng_lb);
+  }
+}
+
+/* }================================================================== */

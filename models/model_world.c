@@ -1,0 +1,394 @@
+/*
+ * model_world.c: building the world from a config, running it and keeping its statistics:
+ * edges with their worst-case amplification, the time series (one row per bucket, sampled at
+ * each bucket's end) and the end-of-run totals. Owns every model object through pools and
+ * arrays; the kernel (borrowed) owns time and events.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/model_dist.h"
+#include "models/model_int.h"
+
+/* {==================================================================
+ * Errors and time series
+ * =================================================================== */
+
+void model__fail(model_world *w, int code, const char *msg) {
+  if (w->fail_code == 0) {
+    w->fail_code = code;
+    if (w->err != NULL && w->err->code == RETRY_OK) {
+      w->err->code = code;
+      snprintf(w->err->message, sizeof w->err->message, "%s", msg);
+    }
+  }
+  sim_kernel_stop(w->k);
+}
+
+double model__now_s(const model_world *w) { return (double)sim_now_ns(w->k) / 1e9; }
+
+sim_event_handle model__schedule_sample(model_world *w, const model_dist *d, gsl_rng *r,
+                                        sim_event_fn fn, void *obj) {
+  int64_t delay = model_dist_sample(d, r);
+  if (d->kind == MODEL_DIST_CONSTANT) return sim_event_schedule_lane(w->k, delay, fn, obj, 0);
+  return sim_event_schedule_in(w->k, delay, fn, obj, 0);
+}
+
+/* Makes sure row b of the time series exists (rows are zero until written). */
+static double *ts_row(model_world *w, int64_t b) {
+  model_timeseries *ts = &w->res.ts;
+  if ((size_t)b >= w->ts_cap) {
+    size_t cap = w->ts_cap == 0 ? 64 : w->ts_cap;
+    while (cap <= (size_t)b) cap *= 2;
+    double *v = realloc(ts->values, cap * ts->n_columns * sizeof *v);
+    if (v == NULL) {
+      model__fail(w, RETRY_ENOMEM, "out of memory for the time series");
+      return NULL;
+    }
+    memset(v + w->ts_cap * ts->n_columns, 0, (cap - w->ts_cap) * ts->n_columns * sizeof *v);
+    ts->values = v;
+    w->ts_row_cache = NULL; /* rows moved */
+    w->ts_cap = cap;
+  }
+  if ((size_t)b >= ts->n_buckets) ts->n_buckets = (size_t)b + 1;
+  return ts->values + (size_t)b * ts->n_columns;
+}
+
+void model__ts_add(model_world *w, int col, double v) {
+  /* The row of the current bucket is cached: time only moves forward, and a division per
+   * counter was a visible cost. The cache is dropped whenever the series grows. */
+  int64_t now = sim_now_ns(w->k);
+  if (now >= w->ts_row_end_ns || w->ts_row_cache == NULL) {
+    int64_t b = now / w->res.ts.bucket_ns;
+    double *row = ts_row(w, b);
+    if (row == NULL) return;
+    w->ts_row_cache = row;
+    w->ts_row_b = b;
+    w->ts_row_end_ns = (b + 1) * w->res.ts.bucket_ns;
+  }
+  w->ts_row_cache[col] += v;
+}
+
+/* Adds a column; returns its index. */
+static int ts_column(model_world *w, const char *prefix, const char *name, bool is_rate) {
+  model_timeseries *ts = &w->res.ts;
+  int col = (int)ts->n_columns++;
+  snprintf(ts->names[col], MODEL_TS_NAME_MAX, "%s%s%s", prefix, prefix[0] ? "_" : "", name);
+  w->ts_is_rate[col] = is_rate;
+  return col;
+}
+
+/* Fills the sampled columns of bucket b: the state at the bucket's end. */
+static void ts_sample(model_world *w, int64_t b) {
+  double *row = ts_row(w, b);
+  if (row == NULL) return;
+  int64_t bucket = w->res.ts.bucket_ns;
+  row[w->col_in_flight] = (double)w->top_in_flight;
+  row[w->col_p50] = (double)sim_hist_quantile(&w->bucket_latency, 0.5) / 1e6;
+  row[w->col_p99] = (double)sim_hist_quantile(&w->bucket_latency, 0.99) / 1e6;
+  sim_hist_init(&w->bucket_latency);
+  row[w->col_faults] = model__faults_active(w, b * bucket, (b + 1) * bucket);
+  for (size_t s = 0; s < w->n_services; s++) {
+    double q, busy;
+    model__service_sample(w, s, &q, &busy);
+    row[w->col_svc0 + (int)s * w->svc_cols + 2] = q;
+    row[w->col_svc0 + (int)s * w->svc_cols + 3] = busy;
+  }
+  int64_t now = sim_now_ns(w->k);
+  for (size_t i = 0; i < w->n_pops; i++) {
+    mw_pop *p = &w->pops[i];
+    if (p->col_tokens < 0 && p->col_budget < 0 && p->col_breaker < 0) continue;
+    double tokens = 0, budget = 0, open = 0;
+    for (int32_t c = 0; c < p->cfg->count; c++) {
+      retry_target_stats st;
+      retry_target_stats_get(p->clients[c].target, now, &st);
+      tokens += (double)st.throttle_milli_tokens / 1000.0;
+      budget += (double)st.budget_available;
+      open += st.breaker != RETRY_BREAKER_CLOSED;
+    }
+    double n = (double)p->cfg->count;
+    if (p->col_tokens >= 0) row[p->col_tokens] = tokens / n;
+    if (p->col_budget >= 0) row[p->col_budget] = budget / n;
+    if (p->col_breaker >= 0) row[p->col_breaker] = open / n;
+  }
+  w->ts_sampled = b + 1;
+}
+
+static void ev_sample(sim_kernel *k, void *obj, uint64_t arg) {
+  model_world *w = obj;
+  int64_t now = sim_now_ns(k);
+  ts_sample(w, (int64_t)arg);
+  if (w->progress != NULL) w->progress(w->progress_ctx, now, w->end_ns);
+  if (now >= w->cfg->duration_ns && w->top_in_flight == 0) {
+    sim_kernel_stop(k);
+    return;
+  }
+  int64_t next = now + w->res.ts.bucket_ns;
+  if (next <= w->end_ns) sim_event_schedule(k, next, ev_sample, w, arg + 1);
+}
+
+/* Arrivals end at the duration: stop now when nothing is left in flight. */
+static void ev_duration_end(sim_kernel *k, void *obj, uint64_t arg) {
+  (void)arg;
+  model_world *w = obj;
+  w->arrivals_over = true;
+  if (w->top_in_flight == 0) sim_kernel_stop(k);
+}
+
+/* Sets up every column: totals, then per service, then per client population. */
+static int ts_setup(model_world *w) {
+  size_t max_cols = 8 + 4 * w->n_services + 3 * w->n_pops;
+  model_timeseries *ts = &w->res.ts;
+  ts->bucket_ns = w->cfg->bucket_ns;
+  ts->names = calloc(max_cols, sizeof *ts->names);
+  w->ts_is_rate = calloc(max_cols, sizeof *w->ts_is_rate);
+  if (ts->names == NULL || w->ts_is_rate == NULL) return -1;
+  w->col_offered = ts_column(w, "", "offered_rps", true);
+  w->col_attempts = ts_column(w, "", "attempt_rps", true);
+  w->col_goodput = ts_column(w, "", "goodput_rps", true);
+  w->col_errors = ts_column(w, "", "error_rps", true);
+  w->col_in_flight = ts_column(w, "", "in_flight", false);
+  w->col_p50 = ts_column(w, "", "latency_p50_ms", false);
+  w->col_p99 = ts_column(w, "", "latency_p99_ms", false);
+  w->col_faults = ts_column(w, "", "faults_active", false);
+  w->col_svc0 = (int)ts->n_columns;
+  w->svc_cols = 4;
+  for (size_t s = 0; s < w->n_services; s++) {
+    const char *name = w->cfg->services[s].name;
+    ts_column(w, name, "arrival_rps", true);
+    ts_column(w, name, "rejected_rps", true);
+    ts_column(w, name, "queue", false);
+    ts_column(w, name, "busy", false);
+  }
+  for (size_t i = 0; i < w->n_pops; i++) {
+    mw_pop *p = &w->pops[i];
+    const retry_target_config *tc =
+        p->cfg->policy != NULL ? retry_config_target(p->cfg->policy) : NULL;
+    const char *name = p->cfg->name;
+    p->col_tokens = tc != NULL && tc->has_throttle ? ts_column(w, name, "tokens", false) : -1;
+    p->col_budget =
+        tc != NULL && tc->budget != RETRY_BUDGET_NONE ? ts_column(w, name, "budget", false) : -1;
+    p->col_breaker = tc != NULL && tc->has_breaker ? ts_column(w, name, "breaker_open", false) : -1;
+  }
+  return 0;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Edges
+ * =================================================================== */
+
+static bool target_config_is_empty(const retry_target_config *tc) {
+  return !tc->has_throttle && tc->budget == RETRY_BUDGET_NONE && !tc->has_adaptive &&
+         !tc->has_breaker;
+}
+
+static int32_t method_max_attempts(const retry_config *policy, const char *method) {
+  if (policy == NULL) return 1;
+  const retry_method_config *mc = retry_config_lookup(policy, method);
+  return mc->policy.kind == RETRY_POLICY_NONE ? 1 : mc->policy.max_attempts;
+}
+
+static void edge_init(model_world *w, size_t i, const char *from, int callee,
+                      retry_space caller_space, const retry_config *policy,
+                      const model_status_map *map, const model_dist *network) {
+  mw_edge *e = &w->edges[i];
+  e->callee = callee;
+  e->caller_space = caller_space;
+  e->policy = policy;
+  e->map = map;
+  e->network = network;
+  e->has_target = policy != NULL && !target_config_is_empty(retry_config_target(policy));
+  e->stats = &w->res.edges[i];
+  e->stats->from = from;
+  e->stats->to = w->cfg->services[callee].name;
+}
+
+static uint64_t mul_sat(uint64_t a, uint64_t b) {
+  if (a != 0 && b > UINT64_MAX / a) return UINT64_MAX;
+  return a * b;
+}
+
+/* Worst-case attempts reaching each edge: its own max_attempts times the worst chain into its
+ * caller. The graph has no cycle, so n_services rounds of relaxation reach the fixed point. */
+static void edges_worst_case(model_world *w) {
+  uint64_t *in = calloc(w->n_services, sizeof *in);
+  if (in == NULL) return;
+  for (size_t i = 0; i < w->n_edges; i++)
+    w->res.edges[i].worst_case = (uint64_t)w->res.edges[i].max_attempts;
+  for (size_t round = 0; round <= w->n_services; round++) {
+    for (size_t s = 0; s < w->n_services; s++) in[s] = 0;
+    for (size_t i = 0; i < w->n_edges; i++) {
+      int callee = w->edges[i].callee;
+      if (w->res.edges[i].worst_case > in[callee]) in[callee] = w->res.edges[i].worst_case;
+    }
+    size_t e = w->n_pops;
+    for (size_t s = 0; s < w->n_services; s++) {
+      uint64_t base = in[s] == 0 ? 1 : in[s];
+      for (size_t j = 0; j < w->cfg->services[s].n_calls; j++, e++)
+        w->res.edges[e].worst_case = mul_sat(base, (uint64_t)w->res.edges[e].max_attempts);
+    }
+  }
+  free(in);
+}
+
+static int edges_create(model_world *w) {
+  const model_config *cfg = w->cfg;
+  w->n_edges = cfg->n_clients;
+  for (size_t s = 0; s < cfg->n_services; s++) w->n_edges += cfg->services[s].n_calls;
+  w->edges = calloc(w->n_edges, sizeof *w->edges);
+  w->res.edges = calloc(w->n_edges, sizeof *w->res.edges);
+  if (w->edges == NULL || w->res.edges == NULL) return -1;
+  w->res.n_edges = w->n_edges;
+  size_t e = 0;
+  for (size_t i = 0; i < cfg->n_clients; i++, e++) {
+    const model_client_cfg *cc = &cfg->clients[i];
+    edge_init(w, e, cc->name, cc->target, cfg->services[cc->target].space, cc->policy, NULL,
+              &cc->network);
+    int32_t m = 1;
+    for (size_t j = 0; j < cc->n_methods; j++) {
+      int32_t a = method_max_attempts(cc->policy, cc->methods[j].name);
+      if (a > m) m = a;
+    }
+    w->res.edges[e].max_attempts = m;
+    w->pops[i].edge = &w->edges[e];
+  }
+  for (size_t s = 0; s < cfg->n_services; s++) {
+    const model_service_cfg *sc = &cfg->services[s];
+    mw_service *sv = &w->services[s];
+    sv->call_edges = calloc(sc->n_calls + 1, sizeof *sv->call_edges);
+    sv->call_mcfg = calloc(sc->n_calls + 1, sizeof *sv->call_mcfg);
+    if (sv->call_edges == NULL || sv->call_mcfg == NULL) return -1;
+    for (size_t j = 0; j < sc->n_calls; j++, e++) {
+      const model_call_cfg *c = &sc->calls[j];
+      edge_init(w, e, sc->name, c->service, sc->space, c->policy, &c->map, &c->network);
+      w->res.edges[e].max_attempts = method_max_attempts(c->policy, c->method);
+      sv->call_edges[j] = &w->edges[e];
+      sv->call_mcfg[j] = c->policy != NULL ? retry_config_lookup(c->policy, c->method) : NULL;
+    }
+  }
+  edges_worst_case(w);
+  return 0;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * The world
+ * =================================================================== */
+
+model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t seed,
+                                retry_error *err) {
+  model_world *w = calloc(1, sizeof *w);
+  if (w == NULL) goto oom;
+  w->cfg = cfg;
+  w->k = k;
+  w->seed = seed;
+  w->err = err;
+  w->n_services = cfg->n_services;
+  w->n_pops = cfg->n_clients;
+  w->services = calloc(cfg->n_services, sizeof *w->services);
+  w->pops = calloc(cfg->n_clients, sizeof *w->pops);
+  w->res.services = calloc(cfg->n_services, sizeof *w->res.services);
+  if (w->services == NULL || w->pops == NULL || w->res.services == NULL) goto oom;
+  w->res.n_services = cfg->n_services;
+  w->res.duration_ns = cfg->duration_ns;
+  for (size_t s = 0; s < cfg->n_services; s++) {
+    mw_service *sv = &w->services[s];
+    sv->cfg = &cfg->services[s];
+    sv->index = (int)s;
+    sv->stats = &w->res.services[s];
+    sv->stats->name = cfg->services[s].name;
+    sv->effect_slot = cfg->services[s].effect != MODEL_EFFECT_NONE ? w->n_effect_services++ : -1;
+  }
+  for (size_t i = 0; i < cfg->n_clients; i++) {
+    w->pops[i].cfg = &cfg->clients[i];
+    w->pops[i].index = (int)i;
+  }
+  model__pool_init(&w->calls, sizeof(mw_call), 256);
+  model__pool_init(&w->reqs, sizeof(mw_req), 256);
+  model__pool_init(&w->ops, sizeof(mw_op) + (size_t)w->n_effect_services * sizeof(int32_t), 256);
+  sim_hist_init(&w->res.latency);
+  sim_hist_init(&w->res.latency_ok);
+  sim_hist_init(&w->bucket_latency);
+  w->end_ns = cfg->drain_ns > INT64_MAX - cfg->duration_ns ? INT64_MAX - 1
+                                                            : cfg->duration_ns + cfg->drain_ns;
+  if (edges_create(w) < 0 || ts_setup(w) < 0) goto oom;
+  if (model__services_create(w) < 0 || model__pops_create(w) < 0) goto fail;
+  if (sim_event_schedule(k, cfg->duration_ns, ev_duration_end, w, 0) == SIM_EVENT_NONE ||
+      sim_event_schedule(k, cfg->bucket_ns, ev_sample, w, 0) == SIM_EVENT_NONE)
+    goto oom;
+  return w;
+oom:
+  if (err != NULL && err->code == RETRY_OK) {
+    err->code = RETRY_ENOMEM;
+    snprintf(err->message, sizeof err->message, "out of memory building the world");
+  }
+fail:
+  if (err != NULL && err->code == RETRY_OK) {
+    err->code = RETRY_ENOMEM;
+    snprintf(err->message, sizeof err->message, "out of memory building the world");
+  }
+  model_world_destroy(w);
+  return NULL;
+}
+
+/* Totals that only make sense once the run is over. */
+static void world_finish(model_world *w) {
+  model_results *res = &w->res;
+  int64_t now = sim_now_ns(w->k);
+  res->events = sim_kernel_n_events(w->k);
+  res->sim_time_ns = now;
+  res->calls_unfinished = w->top_in_flight;
+  model__ops_settle_all(w);
+  for (size_t s = 0; s < w->n_services; s++) {
+    const model_service_cfg *c = w->services[s].cfg;
+    res->services[s].capacity_s = (double)c->replicas * (double)c->workers * (double)now / 1e9;
+  }
+  /* The last bucket, cut short by the end of the run, is sampled now. */
+  int64_t bucket = res->ts.bucket_ns;
+  int64_t last = now <= 0 ? 0 : (now - 1) / bucket;
+  for (int64_t b = w->ts_sampled; b <= last; b++) ts_sample(w, b);
+  double bucket_s = (double)bucket / 1e9;
+  for (size_t b = 0; b < res->ts.n_buckets; b++)
+    for (size_t c = 0; c < res->ts.n_columns; c++)
+      if (w->ts_is_rate[c]) res->ts.values[b * res->ts.n_columns + c] /= bucket_s;
+}
+
+int model_world_run(model_world *w, void (*progress)(void *ctx, int64_t now_ns, int64_t end_ns),
+                    void *ctx, retry_error *err) {
+  w->progress = progress;
+  w->progress_ctx = ctx;
+  if (err != NULL) w->err = err;
+  sim_kernel_run(w->k, w->end_ns);
+  if (w->fail_code != 0) return w->fail_code;
+  world_finish(w);
+  return w->fail_code;
+}
+
+const model_results *model_world_results(const model_world *w) { return &w->res; }
+
+int64_t model_world_peak_in_flight(const model_world *w) { return w->top_peak; }
+
+void model_world_destroy(model_world *w) {
+  if (w == NULL) return;
+  model__pops_destroy(w);
+  model__services_destroy(w);
+  model__pool_free(&w->calls);
+  model__pool_free(&w->reqs);
+  model__pool_free(&w->ops);
+  free(w->services);
+  free(w->pops);
+  free(w->edges);
+  free(w->res.edges);
+  free(w->res.services);
+  free(w->res.ts.names);
+  free(w->res.ts.values);
+  free(w->ts_is_rate);
+  free(w);
+}
+
+/* }================================================================== */

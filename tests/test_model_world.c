@@ -1,0 +1,574 @@
+/*
+ * test_model_world.c: the simulated world, driven through scenario text. Queueing theory
+ * (M/M/1 and M/M/c against Erlang C, with t-based confidence intervals over replications),
+ * determinism and common random numbers, retries and amplification, nested layers, the
+ * side-effect ledger, gateways, deadlines, hedging, fan-out, load balancing and memory.
+ * Scenarios are written with single quotes, turned into double quotes before loading.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/model_world.h"
+#include "sim/sim_event.h"
+#include "sim/sim_scenario.h"
+
+/* {==================================================================
+ * Helpers
+ * =================================================================== */
+
+typedef struct run {
+  sim_scenario *s;
+  sim_kernel *k;
+  model_world *w;
+  const model_results *r;
+} run;
+
+/* Loads a scenario written with single quotes; fails the test on any error. */
+static sim_scenario *load(const char *text) {
+  char *json = strdup(text);
+  assert_non_null(json);
+  for (char *p = json; *p; p++)
+    if (*p == '\'') *p = '"';
+  retry_error err;
+  retry_error_clear(&err);
+  sim_scenario *s = sim_scenario_load_string(json, "<test>", NULL, 0, &err);
+  free(json);
+  if (s == NULL) {
+    char buf[700];
+    retry_error_format(&err, buf, sizeof buf);
+    fail_msg("scenario failed to load: %s", buf);
+  }
+  return s;
+}
+
+/* Runs run i of an already loaded scenario with the given seed. */
+static void run_loaded(run *x, size_t i, uint64_t seed) {
+  retry_error err;
+  retry_error_clear(&err);
+  x->k = sim_kernel_create(0);
+  assert_non_null(x->k);
+  x->w = model_world_create(sim_scenario_config(x->s, i), x->k, seed, &err);
+  assert_non_null(x->w);
+  assert_int_equal(model_world_run(x->w, NULL, NULL, &err), 0);
+  x->r = model_world_results(x->w);
+}
+
+static void run_text(run *x, const char *text, uint64_t seed) {
+  memset(x, 0, sizeof *x);
+  x->s = load(text);
+  run_loaded(x, 0, seed);
+}
+
+static void run_close(run *x) {
+  model_world_destroy(x->w);
+  sim_kernel_destroy(x->k);
+  x->w = NULL;
+  x->k = NULL;
+}
+
+static void run_free(run *x) {
+  run_close(x);
+  sim_scenario_destroy(x->s);
+}
+
+static const model_service_stats *svc(const model_results *r, const char *name) {
+  for (size_t i = 0; i < r->n_services; i++)
+    if (strcmp(r->services[i].name, name) == 0) return &r->services[i];
+  fail_msg("no service %s", name);
+  return NULL;
+}
+
+static const model_edge_stats *edge(const model_results *r, const char *from, const char *to) {
+  for (size_t i = 0; i < r->n_edges; i++)
+    if (strcmp(r->edges[i].from, from) == 0 && strcmp(r->edges[i].to, to) == 0)
+      return &r->edges[i];
+  fail_msg("no edge %s -> %s", from, to);
+  return NULL;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Queueing theory
+ * =================================================================== */
+
+/* Erlang C: mean time in system of an M/M/c queue with arrival rate lambda, service rate mu. */
+static double erlang_c_sojourn(int c, double lambda, double mu) {
+  double a = lambda / mu, rho = a / c;
+  double term = 1, sum = 1; /* k = 0 */
+  for (int k = 1; k < c; k++) {
+    term *= a / k;
+    sum += term;
+  }
+  double last = term * a / c / (1 - rho); /* a^c / c! / (1 - rho) */
+  double pw = last / (sum + last);
+  return pw / (c * mu - lambda) + 1 / mu;
+}
+
+/* Runs n replications (seeds 1..n) and checks that the analytic mean sojourn time lies in the
+ * t-based 99 % confidence interval of the replication means. */
+static void check_queue(const char *text, double expected_ms, int n) {
+  double means[32];
+  sim_scenario *s = load(text);
+  for (int i = 0; i < n; i++) {
+    run x = {.s = s};
+    run_loaded(&x, 0, (uint64_t)(i + 1));
+    assert_int_equal(x.r->calls_failed, 0);
+    means[i] = sim_hist_mean(&x.r->latency) / 1e6;
+    run_close(&x);
+  }
+  sim_scenario_destroy(s);
+  double m = gsl_stats_mean(means, 1, (size_t)n);
+  double sd = gsl_stats_sd_m(means, 1, (size_t)n, m);
+  double half = gsl_cdf_tdist_Pinv(0.995, n - 1) * sd / sqrt(n);
+  print_message("mean sojourn %.3f ms +- %.3f (99 %% CI, %d reps), theory %.3f ms\n", m, half,
+                n, expected_ms);
+  assert_true(fabs(m - expected_ms) <= half);
+  /* The interval must be narrow enough to mean something: within 4 % of the value. */
+  assert_true(half < 0.04 * expected_ms);
+}
+
+static void test_world_mm1_matches_theory(void **state) {
+  (void)state;
+  /* rho = 0.8: lambda 80/s, mean service 10 ms: W = 1 / (mu - lambda) = 50 ms. */
+  check_queue(
+      "{'duration': '800s', 'drain': '10s',"
+      " 'services': {'q': {'service_time': {'dist': 'exponential', 'mean': '10ms'},"
+      "                    'queue': {'capacity': 1000000}}},"
+      " 'clients': {'src': {'target': 'q', 'methods': ['/q.Q/Do'],"
+      "                     'arrival': {'kind': 'open', 'rate': '80/s'}}}}",
+      50.0, 20);
+}
+
+static void test_world_mmc_matches_erlang_c(void **state) {
+  (void)state;
+  /* c = 8, rho = 0.9: lambda 720/s, mu 100/s per worker. */
+  double w_ms = erlang_c_sojourn(8, 720.0, 100.0) * 1e3;
+  check_queue(
+      "{'duration': '150s', 'drain': '10s',"
+      " 'services': {'q': {'workers': 8, 'service_time': {'dist': 'exponential', 'mean': '10ms'},"
+      "                    'queue': {'capacity': 1000000}}},"
+      " 'clients': {'src': {'target': 'q', 'methods': ['/q.Q/Do'],"
+      "                     'arrival': {'kind': 'open', 'rate': '720/s'}}}}",
+      w_ms, 20);
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Determinism and common random numbers
+ * =================================================================== */
+
+static const char storm[] =
+    "{'duration': '20s', 'drain': '5s',"
+    " 'services': {'api': {'replicas': 2, 'workers': 4, 'queue': {'capacity': 50},"
+    "   'service_time': {'dist': 'lognormal', 'median': '8ms', 'sigma': 0.6},"
+    "   'faults': [{'kind': 'refuse', 'status': 'UNAVAILABLE', 'rate': 0.3,"
+    "               'start': '5s', 'end': '10s'}]}},"
+    " 'clients': {'web': {'count': 20, 'target': 'api', 'methods': ['/api.A/Get'],"
+    "   'deadline': '500ms', 'network': {'dist': 'exponential', 'mean': '1ms'},"
+    "   'arrival': {'kind': 'open', 'rate': '600/s'},"
+    "   'policy': {'methodConfig': [{'name': [{'service': 'api.A'}],"
+    "     'retryPolicy': {'maxAttempts': 3, 'initialBackoff': '0.01s', 'maxBackoff': '0.1s',"
+    "       'backoffMultiplier': 2, 'retryableStatusCodes': ['UNAVAILABLE']}}],"
+    "     'retryThrottling': {'maxTokens': 10, 'tokenRatio': 0.1}}}},"
+    " 'variants': [{'name': 'retry'},"
+    "              {'name': 'no-retry', 'set': {'clients.web.policy': null}}]}";
+
+static void test_world_same_seed_same_results(void **state) {
+  (void)state;
+  run a, b;
+  run_text(&a, storm, 7);
+  run_text(&b, storm, 7);
+  assert_true(a.r->events > 10000);
+  assert_int_equal(a.r->events, b.r->events);
+  assert_int_equal(a.r->sim_time_ns, b.r->sim_time_ns);
+  assert_int_equal(a.r->attempts, b.r->attempts);
+  assert_int_equal(a.r->calls_ok, b.r->calls_ok);
+  assert_memory_equal(&a.r->latency, &b.r->latency, sizeof a.r->latency);
+  assert_int_equal(a.r->ts.n_buckets, b.r->ts.n_buckets);
+  assert_memory_equal(a.r->ts.values, b.r->ts.values,
+                      a.r->ts.n_buckets * a.r->ts.n_columns * sizeof(double));
+  run c;
+  run_text(&c, storm, 8);
+  assert_int_not_equal(a.r->attempts, c.r->attempts);
+  run_free(&a);
+  run_free(&b);
+  run_free(&c);
+}
+
+static void test_world_variants_see_same_arrivals(void **state) {
+  (void)state;
+  sim_scenario *s = load(storm);
+  assert_int_equal(sim_scenario_n_runs(s), 2);
+  run a = {.s = s}, b = {.s = s};
+  run_loaded(&a, 0, 3);
+  run_loaded(&b, 1, 3);
+  /* Retries change everything downstream, never the offered load. */
+  assert_int_equal(a.r->calls_started, b.r->calls_started);
+  assert_true(a.r->attempts > b.r->attempts);
+  assert_int_equal(b.r->attempts, b.r->calls_started);
+  for (size_t i = 0; i < 20; i++) assert_true(a.r->ts.values[i * a.r->ts.n_columns] ==
+                                              b.r->ts.values[i * b.r->ts.n_columns]);
+  run_close(&a);
+  run_close(&b);
+  sim_scenario_destroy(s);
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Retries, layers, ledger
+ * =================================================================== */
+
+static void test_world_retries_multiply_attempts(void **state) {
+  (void)state;
+  run x;
+  run_text(&x,
+           "{'duration': '10s', 'services': {'api': {'service_time': '1ms', 'workers': 100,"
+           "   'faults': [{'kind': 'refuse', 'status': 'UNAVAILABLE'}]}},"
+           " 'clients': {'c': {'target': 'api', 'methods': ['/a.A/M'],"
+           "   'arrival': {'kind': 'open', 'rate': '50/s'},"
+           "   'policy': {'methodConfig': [{'name': [{}], 'retryPolicy': {'maxAttempts': 3,"
+           "     'initialBackoff': '0.01s', 'maxBackoff': '0.01s', 'backoffMultiplier': 1,"
+           "     'retryableStatusCodes': ['UNAVAILABLE']}}]}}}}",
+           1);
+  const model_results *r = x.r;
+  assert_true(r->calls_started > 400);
+  assert_int_equal(r->calls_ok, 0);
+  assert_int_equal(r->attempts, 3 * r->calls_started);
+  assert_int_equal(r->retries, 2 * r->calls_started);
+  assert_int_equal(r->by_stop[RETRY_STOP_MAX_ATTEMPTS], r->calls_started);
+  assert_int_equal(r->by_status.grpc[RETRY_GRPC_UNAVAILABLE], r->calls_started);
+  assert_int_equal(svc(r, "api")->arrivals, 3 * r->calls_started);
+  assert_int_equal(svc(r, "api")->rejected, 3 * r->calls_started);
+  assert_int_equal(edge(r, "c", "api")->worst_case, 3);
+  run_free(&x);
+}
+
+/* A retry policy of 3 attempts on UNAVAILABLE with a fixed 10 ms backoff, for any method. */
+#define P3                                                                           \
+  "{'methodConfig': [{'name': [{}], 'retryPolicy': {'maxAttempts': 3,"               \
+  " 'initialBackoff': '0.01s', 'maxBackoff': '0.01s', 'backoffMultiplier': 1,"       \
+  " 'retryableStatusCodes': ['UNAVAILABLE']}}]}"
+
+/* Three layers of three attempts over a failing bottom: 27 attempts per call arrive there. */
+static void test_world_nested_layers_multiply(void **state) {
+  (void)state;
+  run x;
+  run_text(&x,
+           "{'duration': '2s',"
+           " 'services': {"
+           "  'front': {'service_time': '1ms', 'workers': 1000, 'calls': [{'service': 'mid',"
+           "     'method': '/m.M/Do', 'policy': " P3 "}]},"
+           "  'mid': {'service_time': '1ms', 'workers': 1000, 'calls': [{'service': 'db',"
+           "     'method': '/d.D/Do', 'policy': " P3 "}]},"
+           "  'db': {'service_time': '1ms', 'workers': 1000,"
+           "     'faults': [{'kind': 'refuse', 'status': 'UNAVAILABLE'}]}},"
+           " 'clients': {'c': {'target': 'front', 'methods': ['/f.F/Do'], 'policy': " P3 ","
+           "   'arrival': {'kind': 'script', 'at': ['0s']}, 'count': 10}}}",
+           1);
+  const model_results *r = x.r;
+  assert_int_equal(r->calls_started, 10);
+  assert_int_equal(svc(r, "front")->arrivals, 30);
+  assert_int_equal(svc(r, "mid")->arrivals, 90);
+  assert_int_equal(svc(r, "db")->arrivals, 270);
+  assert_int_equal(edge(r, "c", "front")->worst_case, 3);
+  assert_int_equal(edge(r, "front", "mid")->worst_case, 9);
+  assert_int_equal(edge(r, "mid", "db")->worst_case, 27);
+  assert_int_equal(edge(r, "mid", "db")->calls, 90);
+  assert_int_equal(edge(r, "mid", "db")->attempts, 270);
+  /* The failure travels up as UNAVAILABLE at every layer. */
+  assert_int_equal(r->by_status.grpc[RETRY_GRPC_UNAVAILABLE], 10);
+  run_free(&x);
+}
+
+static void test_world_ledger_counts_duplicate_charges(void **state) {
+  (void)state;
+  /* INTERNAL after the charge, INTERNAL retryable: 3 attempts, 3 charges per call. */
+  run x;
+  run_text(&x,
+           "{'duration': '1s', 'services': {'pay': {'service_time': '10ms',"
+           "   'side_effect': 'before',"
+           "   'faults': [{'kind': 'fail', 'status': 'INTERNAL'}]}},"
+           " 'clients': {'c': {'count': 4, 'target': 'pay', 'methods': ['/p.P/Charge'],"
+           "   'arrival': {'kind': 'script', 'at': ['0s', '0.5s']},"
+           "   'policy': {'methodConfig': [{'name': [{}], 'retryPolicy': {'maxAttempts': 3,"
+           "     'initialBackoff': '0.1s', 'maxBackoff': '0.1s', 'backoffMultiplier': 1,"
+           "     'retryableStatusCodes': ['INTERNAL']}}]}}}}",
+           1);
+  const model_results *r = x.r;
+  assert_int_equal(r->calls_started, 8);
+  assert_int_equal(r->attempts, 24);
+  assert_int_equal(r->executions, 24);
+  assert_int_equal(r->operations, 8);
+  assert_int_equal(r->duplicates, 16);
+  assert_int_equal(r->by_status.grpc[RETRY_GRPC_INTERNAL], 8);
+  run_free(&x);
+  /* The same with idempotency keys: one charge per operation. */
+  run_text(&x,
+           "{'duration': '1s', 'services': {'pay': {'service_time': '10ms',"
+           "   'side_effect': 'before', 'dedup': true,"
+           "   'faults': [{'kind': 'fail', 'status': 'INTERNAL'}]}},"
+           " 'clients': {'c': {'count': 4, 'target': 'pay', 'methods': ['/p.P/Charge'],"
+           "   'arrival': {'kind': 'script', 'at': ['0s', '0.5s']},"
+           "   'policy': {'methodConfig': [{'name': [{}], 'retryPolicy': {'maxAttempts': 3,"
+           "     'initialBackoff': '0.1s', 'maxBackoff': '0.1s', 'backoffMultiplier': 1,"
+           "     'retryableStatusCodes': ['INTERNAL']}}]}}}}",
+           1);
+  assert_int_equal(x.r->executions, 8);
+  assert_int_equal(x.r->duplicates, 0);
+  assert_int_equal(svc(x.r, "pay")->deduplicated, 16);
+  run_free(&x);
+}
+
+/* }================================================================== */
+
+
+/* {==================================================================
+ * Gateways, deadlines, hedging, fan-out, load balancing, memory
+ * =================================================================== */
+
+/* A gateway maps an unmapped FAILED_PRECONDITION to 500; a retry-on-5xx client in front of it
+ * then sends 3 attempts, each reaching the backend once. */
+static void test_world_gateway_maps_statuses(void **state) {
+  (void)state;
+  run x;
+  run_text(&x,
+           "{'duration': '1s',"
+           " 'services': {"
+           "  'gw': {'space': 'http', 'service_time': '0s', 'workers': 100,"
+           "    'calls': [{'service': 'be', 'method': '/b.B/Do', 'map': {'default': 500}}]},"
+           "  'be': {'service_time': '1ms', 'workers': 100,"
+           "    'faults': [{'kind': 'fail', 'status': 'FAILED_PRECONDITION'}]}},"
+           " 'clients': {'c': {'target': 'gw', 'methods': ['/g.G/Do'], 'count': 5,"
+           "   'arrival': {'kind': 'script', 'at': ['0s']},"
+           "   'policy': {'methodConfig': [{'name': [{}], 'retrysim': {'statusSpace': 'http'},"
+           "     'retryPolicy': {'maxAttempts': 3, 'initialBackoff': '0.01s',"
+           "       'maxBackoff': '0.01s', 'backoffMultiplier': 1,"
+           "       'retryableStatusCodes': ['5xx']}}]}}}}",
+           1);
+  const model_results *r = x.r;
+  assert_int_equal(r->calls_started, 5);
+  assert_int_equal(r->by_status.http[500], 5);
+  assert_int_equal(svc(r, "gw")->arrivals, 15);
+  assert_int_equal(svc(r, "be")->arrivals, 15);
+  run_free(&x);
+  /* Without the catch-all the canonical table applies: FAILED_PRECONDITION is 400, final. */
+  run_text(&x,
+           "{'duration': '1s',"
+           " 'services': {"
+           "  'gw': {'space': 'http', 'service_time': '0s', 'workers': 100,"
+           "    'calls': [{'service': 'be', 'method': '/b.B/Do'}]},"
+           "  'be': {'service_time': '1ms', 'workers': 100,"
+           "    'faults': [{'kind': 'fail', 'status': 'FAILED_PRECONDITION'}]}},"
+           " 'clients': {'c': {'target': 'gw', 'methods': ['/g.G/Do'], 'count': 5,"
+           "   'arrival': {'kind': 'script', 'at': ['0s']},"
+           "   'policy': {'methodConfig': [{'name': [{}], 'retrysim': {'statusSpace': 'http'},"
+           "     'retryPolicy': {'maxAttempts': 3, 'initialBackoff': '0.01s',"
+           "       'maxBackoff': '0.01s', 'backoffMultiplier': 1,"
+           "       'retryableStatusCodes': ['5xx']}}]}}}}",
+           1);
+  assert_int_equal(x.r->by_status.http[400], 5);
+  assert_int_equal(svc(x.r, "be")->arrivals, 5);
+  run_free(&x);
+}
+
+/* The deadline covers every attempt: 1.5 s handler that refuses, 2 s timeout: two attempts,
+ * DEADLINE_EXCEEDED, and the call ends at the deadline. */
+static void test_world_deadline_spans_attempts(void **state) {
+  (void)state;
+  run x;
+  run_text(&x,
+           "{'duration': '1s', 'services': {'pay': {'service_time': '1ms', 'side_effect': 'before',"
+           "   'faults': [{'kind': 'refuse', 'status': 'UNAVAILABLE', 'delay': '1.5s'}]}},"
+           " 'clients': {'c': {'target': 'pay', 'methods': ['/p.P/Charge'], 'deadline': '2s',"
+           "   'arrival': {'kind': 'script', 'at': ['0s']},"
+           "   'policy': {'methodConfig': [{'name': [{}], 'retryPolicy': {'maxAttempts': 3,"
+           "     'initialBackoff': '0.1s', 'maxBackoff': '0.1s', 'backoffMultiplier': 1,"
+           "     'retryableStatusCodes': ['UNAVAILABLE']}, 'retrysim': {'jitter': 'none'}}]}}}}",
+           1);
+  const model_results *r = x.r;
+  assert_int_equal(r->attempts, 2);
+  assert_int_equal(r->by_status.grpc[RETRY_GRPC_DEADLINE_EXCEEDED], 1);
+  assert_int_equal(r->by_stop[RETRY_STOP_DEADLINE], 1);
+  assert_int_equal(r->executions, 0);
+  assert_int_equal(r->latency.max, 2000000000);
+  run_free(&x);
+}
+
+/* Deadline-aware servers drop expired work instead of doing it. */
+static void test_world_deadline_aware_drops_expired(void **state) {
+  (void)state;
+  const char *fmt =
+      "{'duration': '10s', 'services': {'s': {'service_time': '10ms', 'deadline': '%s',"
+      "   'queue': {'capacity': 100000}}},"
+      " 'clients': {'c': {'target': 's', 'methods': ['/s.S/M'], 'deadline': '50ms',"
+      "   'arrival': {'kind': 'open', 'rate': '200/s'}}}}";
+  char text[1024];
+  run x;
+  snprintf(text, sizeof text, fmt, "ignore");
+  run_text(&x, text, 1);
+  double wasted_ignore = svc(x.r, "s")->wasted_work_s;
+  int64_t served_ignore = svc(x.r, "s")->served;
+  assert_int_equal(svc(x.r, "s")->expired, 0);
+  run_free(&x);
+  snprintf(text, sizeof text, fmt, "drop");
+  run_text(&x, text, 1);
+  const model_service_stats *s = svc(x.r, "s");
+  /* Overloaded twice over: most requests expire in the queue and are dropped unworked. */
+  assert_true(s->expired > 0);
+  assert_true(s->busy_s < (double)served_ignore * 0.01);
+  assert_true(s->wasted_work_s < wasted_ignore);
+  run_free(&x);
+}
+
+/* Hedging: a replica that stalls 400 ms on first attempts; a hedge after 50 ms answers. */
+static void test_world_hedge_cuts_the_stall(void **state) {
+  (void)state;
+  run x;
+  run_text(&x,
+           "{'duration': '1s', 'services': {'s': {'service_time': '2ms', 'workers': 10,"
+           "   'faults': [{'kind': 'stall', 'delay': '400ms', 'attempts': [1]}]}},"
+           " 'clients': {'c': {'target': 's', 'methods': ['/s.S/Get'], 'count': 3,"
+           "   'arrival': {'kind': 'script', 'at': ['0s']},"
+           "   'policy': {'methodConfig': [{'name': [{}], 'hedgingPolicy': {'maxAttempts': 2,"
+           "     'hedgingDelay': '0.05s'}}]}}}}",
+           1);
+  const model_results *r = x.r;
+  assert_int_equal(r->calls_ok, 3);
+  assert_int_equal(r->hedges, 3);
+  assert_int_equal(r->attempts, 6);
+  assert_true(r->latency.max <= 60000000);
+  assert_true(r->latency.min >= 52000000);
+  /* The stalled first attempts finish later for nobody. */
+  assert_int_equal(svc(r, "s")->abandoned, 3);
+  run_free(&x);
+}
+
+/* Fan-out waits for every call; sequential stops at the first failure. */
+static void test_world_fanout_and_sequential(void **state) {
+  (void)state;
+  const char *fmt =
+      "{'duration': '1s', 'services': {"
+      "  'agg': {'service_time': '1ms', 'workers': 10, 'calls_mode': '%s', 'calls': ["
+      "     {'service': 'a', 'method': '/a.A/M'}, {'service': 'b', 'method': '/b.B/M'},"
+      "     {'service': 'a', 'method': '/a.A/N'}]},"
+      "  'a': {'service_time': '10ms', 'workers': 10},"
+      "  'b': {'service_time': '30ms', 'workers': 10,"
+      "        'faults': [{'kind': 'fail', 'status': 'NOT_FOUND'}]}},"
+      " 'clients': {'c': {'target': 'agg', 'methods': ['/g.G/M'],"
+      "   'arrival': {'kind': 'script', 'at': ['0s']}}}}";
+  char text[1500];
+  run x;
+  snprintf(text, sizeof text, fmt, "fanout");
+  run_text(&x, text, 1);
+  assert_int_equal(svc(x.r, "a")->arrivals, 2);
+  assert_int_equal(svc(x.r, "b")->arrivals, 1);
+  assert_int_equal(x.r->by_status.grpc[RETRY_GRPC_NOT_FOUND], 1);
+  /* 1 ms of work, then the slowest branch (30 ms). */
+  assert_int_equal(x.r->latency.max, 31000000);
+  run_free(&x);
+  snprintf(text, sizeof text, fmt, "sequential");
+  run_text(&x, text, 1);
+  assert_int_equal(svc(x.r, "a")->arrivals, 1);
+  assert_int_equal(svc(x.r, "b")->arrivals, 1);
+  assert_int_equal(x.r->latency.max, 41000000);
+  run_free(&x);
+}
+
+/* A retry that avoids the previous replica never meets the broken one twice. */
+static void test_world_lb_avoids_previous_replica(void **state) {
+  (void)state;
+  const char *fmt =
+      "{'duration': '10s', 'services': {'s': {'replicas': 2, 'workers': 100, 'service_time': '1ms',"
+      "   'lb': {'kind': 'random', 'avoid_previous': %s},"
+      "   'faults': [{'kind': 'down', 'replicas': [0]}]}},"
+      " 'clients': {'c': {'target': 's', 'methods': ['/s.S/M'],"
+      "   'arrival': {'kind': 'open', 'rate': '100/s'},"
+      "   'policy': {'methodConfig': [{'name': [{}], 'retryPolicy': {'maxAttempts': 2,"
+      "     'initialBackoff': '0.01s', 'maxBackoff': '0.01s', 'backoffMultiplier': 1,"
+      "     'retryableStatusCodes': ['UNAVAILABLE']}}]}}}}";
+  char text[1500];
+  run x;
+  snprintf(text, sizeof text, fmt, "true");
+  run_text(&x, text, 1);
+  assert_int_equal(x.r->calls_failed, 0);
+  run_free(&x);
+  snprintf(text, sizeof text, fmt, "false");
+  run_text(&x, text, 1);
+  /* Random choice: about a quarter of the calls meet the dead replica twice. */
+  double f = (double)x.r->calls_failed / (double)x.r->calls_started;
+  assert_true(f > 0.18 && f < 0.32);
+  run_free(&x);
+}
+
+/* Closed loop with a user-level retry: every failed call is tried again by the user, and the
+ * ledger counts both tries as one operation. */
+static void test_world_closed_loop_user_retries(void **state) {
+  (void)state;
+  run x;
+  run_text(&x,
+           "{'duration': '10s', 'drain': '1s', 'services': {'s': {'service_time': '10ms',"
+           "   'workers': 100, 'side_effect': 'before',"
+           "   'faults': [{'kind': 'fail', 'status': 'INTERNAL'}]}},"
+           " 'clients': {'u': {'count': 10, 'target': 's', 'methods': ['/s.S/M'],"
+           "   'arrival': {'kind': 'closed', 'think': '1s', 'user_retries': 1,"
+           "               'user_retry_delay': '90ms'}}}}",
+           1);
+  const model_results *r = x.r;
+  /* Each client: think 1 s, call (10 ms), refresh after 90 ms, call again: 1.2 s per cycle. */
+  assert_true(r->calls_started >= 80);
+  assert_int_equal(r->executions, r->calls_started);
+  assert_true(r->duplicates >= r->calls_started / 2 - 10);
+  run_free(&x);
+}
+
+/* Memory follows calls in flight: a long run recycles the same few objects. */
+static void test_world_memory_follows_in_flight(void **state) {
+  (void)state;
+  run x;
+  run_text(&x,
+           "{'duration': '200s', 'services': {'s': {'service_time': {'dist': 'exponential',"
+           "   'mean': '1ms'}, 'workers': 2}},"
+           " 'clients': {'c': {'target': 's', 'methods': ['/s.S/M'],"
+           "   'arrival': {'kind': 'open', 'rate': '1000/s'}}}}",
+           1);
+  assert_true(x.r->calls_started > 190000);
+  assert_true(model_world_peak_in_flight(x.w) < 100);
+  assert_true(sim_kernel_pool_capacity(x.k) < 4096);
+  run_free(&x);
+}
+
+/* }================================================================== */
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_world_mm1_matches_theory),
+      cmocka_unit_test(test_world_mmc_matches_erlang_c),
+      cmocka_unit_test(test_world_same_seed_same_results),
+      cmocka_unit_test(test_world_variants_see_same_arrivals),
+      cmocka_unit_test(test_world_retries_multiply_attempts),
+      cmocka_unit_test(test_world_nested_layers_multiply),
+      cmocka_unit_test(test_world_ledger_counts_duplicate_charges),
+      cmocka_unit_test(test_world_gateway_maps_statuses),
+      cmocka_unit_test(test_world_deadline_spans_attempts),
+      cmocka_unit_test(test_world_deadline_aware_drops_expired),
+      cmocka_unit_test(test_world_hedge_cuts_the_stall),
+      cmocka_unit_test(test_world_fanout_and_sequential),
+      cmocka_unit_test(test_world_lb_avoids_previous_replica),
+      cmocka_unit_test(test_world_closed_loop_user_retries),
+      cmocka_unit_test(test_world_memory_follows_in_flight),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
