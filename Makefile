@@ -81,7 +81,7 @@ ALL_OBJS := $(RETRY_OBJS) $(SIM_OBJS) $(BUILD)/sim/retrysim.o $(TEST_SUPPORT_OBJ
 .PHONY: all deps test check demo golden-update clean install uninstall valgrind check-deps echo help fmt lint fuzz bench
 .DEFAULT_GOAL := all
 
-all: $(LIBRETRY) $(TEST_BINS) $(EXAMPLE_BINS)
+all: $(LIBRETRY) $(RETRYSIM) $(TEST_BINS) $(EXAMPLE_BINS)
 
 # Checks the Debian packages; as root installs what is missing (tools/deps.sh).
 deps:
@@ -122,7 +122,8 @@ $(BUILD)/examples/%: $(BUILD)/examples/%.o $(LIBRETRY)
 
 # ---------------------------------------------------------------- tests
 # Every cmocka suite, then the script checks; tools/run-tests.sh prints one count line.
-TEST_SCRIPTS := tools/check-deps.sh tools/test-install.sh tools/test-realtime-demo.sh
+TEST_SCRIPTS := tools/check-deps.sh tools/test-install.sh tools/test-realtime-demo.sh \
+                tools/test-cli.sh tools/test-golden.sh
 
 test: all
 	$(Q)BUILD=$(BUILD) CC="$(CC)" sh tools/run-tests.sh $(TEST_BINS) -- $(TEST_SCRIPTS)
@@ -133,6 +134,8 @@ VALGRIND := valgrind --quiet --leak-check=full --show-leak-kinds=all --errors-fo
             --error-exitcode=99
 valgrind: all
 	$(Q)BUILD=$(BUILD) RUNNER="$(VALGRIND)" sh tools/run-tests.sh $(TEST_BINS)
+	$(Q)rm -rf $(BUILD)/valgrind-out && $(VALGRIND) $(RETRYSIM) run experiments/quickstart.json \
+	    --duration 3s --quiet --out $(BUILD)/valgrind-out && echo "ok      retrysim run (valgrind)"
 
 # libretry.a must need libc only, jansson only in its config loader.
 check-deps: $(LIBRETRY)
@@ -162,8 +165,14 @@ fuzz: | deps
 	    build/fuzz/corpus tests/data/valid tests/data/invalid 2>&1 | tail -n 5
 
 # ---------------------------------------------------------------- the main job
+# Runs the quickstart scenario (three policies side by side) and prints its comparison table;
+# the files land in out/demo/.
 demo: all
-	$(Q)$(BUILD)/examples/realtime_demo
+	$(Q)$(RETRYSIM) run experiments/quickstart.json --out out/demo
+
+# Golden files: deterministic scenarios whose outputs are compared byte for byte.
+golden-update: all
+	$(Q)BUILD=$(BUILD) GOLDEN_UPDATE=1 sh tools/test-golden.sh
 
 # ---------------------------------------------------------------- install
 install: $(LIBRETRY)

@@ -1,0 +1,285 @@
+/*
+ * retrysim.c: main() of the retrysim command: `run`, `validate`, `--help`, `--version`. Parses
+ * the command line, loads the scenario and hands it to the run driver (sim/sim_run.c).
+ * Invariant: nothing runs and nothing is written unless the whole command line and scenario
+ * are valid; every error ends in exit status 2 (usage, input) or 3 (run time).
+ */
+#include <errno.h>
+#include <gsl/gsl_errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "retry/retry.h"
+#include "sim/sim_run.h"
+#include "sim/sim_scenario.h"
+
+int main(int argc, char **argv);
+
+static const char usage_text[] =
+    "usage: retrysim run SCENARIO.json [--seed N] [--duration D] [--out DIR]\n"
+    "                    [--format text|json] [--check] [--set PATH=VALUE]... [--quiet]\n"
+    "       retrysim validate SCENARIO.json [--set PATH=VALUE]... [--duration D]\n"
+    "       retrysim --help | --version\n";
+
+static const char help_text[] =
+    "\n"
+    "Simulates RPC clients, services and their retry policies from a JSON scenario.\n"
+    "\n"
+    "commands:\n"
+    "  run        run the scenario (every variant) and print a summary\n"
+    "  validate   load and check the scenario and every variant; print \"FILE: ok (N runs)\"\n"
+    "\n"
+    "options:\n"
+    "  -s, --seed N          seed of every run (0 .. 2^64-1), instead of the scenario's\n"
+    "      --duration D      simulated duration (\"30s\", \"2m\"), as --set duration=D\n"
+    "  -o, --out DIR         write summary.json, timeseries.csv, latency.csv (and\n"
+    "                        timeseries-VARIANT.csv) into DIR, created when missing\n"
+    "      --format FMT      text (default): a readable summary; json: summary.json on stdout\n"
+    "      --check           check the scenario's \"expect\" values; exit 1 if one fails\n"
+    "      --set PATH=VALUE  override a scenario value (repeatable): VALUE is JSON if it\n"
+    "                        parses (5, true, null removes), else a string (\"250ms\")\n"
+    "  -q, --quiet           no text summary, no progress line\n"
+    "  -h, --help            this help\n"
+    "  -V, --version         print the version\n"
+    "Options also take the form --name=value.\n"
+    "\n"
+    "exit status: 0 ok, 1 an expectation failed (--check), 2 bad command line or scenario,\n"
+    "3 failure while running or writing (out of memory, I/O). See docs/cli.md.\n";
+
+/* The parsed command line. The --set paths are copied out of argv (the path is the part before
+ * '='; the loader wants it NUL-terminated); values point into argv, which outlives the run. */
+typedef struct cli {
+  const char *command;  /* "run" or "validate" */
+  const char *scenario; /* the scenario file */
+  sim_set *sets;        /* --set overrides, then --duration; paths owned */
+  size_t n_sets;
+  const char *duration; /* --duration, or NULL */
+  sim_run_opts opts;
+} cli;
+
+/* {==================================================================
+ * Parsing
+ * =================================================================== */
+
+/* Reports a usage error; returns SIM_EXIT_USAGE. */
+static int usage_error(const char *fmt, const char *arg) {
+  fputs("retrysim: ", stderr);
+  fprintf(stderr, fmt, arg);
+  fputs("\nTry 'retrysim --help' for more information.\n", stderr);
+  return SIM_EXIT_USAGE;
+}
+
+/* Parses a decimal uint64 with nothing else around it. Returns 0 or -1. Out of range is an
+ * error rather than a clamp: two different seeds on the command line must never run the same. */
+static int parse_u64(const char *s, uint64_t *out) {
+  if (*s < '0' || *s > '9') return -1; /* strtoull would accept " -1" as 2^64-1 */
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno != 0 || *end != '\0') return -1;
+  *out = (uint64_t)v;
+  return 0;
+}
+
+/* Adds "--set PATH=VALUE" (the path is copied, the value borrowed from argv). */
+static int add_set(cli *c, const char *arg) {
+  const char *eq = strchr(arg, '=');
+  if (eq == NULL || eq == arg) return usage_error("--set needs PATH=VALUE, got '%s'", arg);
+  size_t n = (size_t)(eq - arg);
+  char *path = malloc(n + 1);
+  if (path == NULL) return usage_error("%s", "out of memory");
+  memcpy(path, arg, n);
+  path[n] = '\0';
+  c->sets[c->n_sets].path = path;
+  c->sets[c->n_sets++].value = eq + 1;
+  return 0;
+}
+
+/* Applies an option that takes a value; arg is the option as written. validate accepts only
+ * --set and --duration. */
+static int set_option(cli *c, const char *name, const char *arg, const char *value) {
+  bool run = strcmp(c->command, "run") == 0;
+  if (strcmp(name, "set") == 0) return add_set(c, value);
+  if (strcmp(name, "duration") == 0) {
+    c->duration = value;
+    return 0;
+  }
+  if (!run) return usage_error("validate does not take '%s'", arg);
+  if (strcmp(name, "seed") == 0 || strcmp(name, "s") == 0) {
+    c->opts.has_seed = true;
+    if (parse_u64(value, &c->opts.seed) != 0)
+      return usage_error("--seed needs an integer 0 .. 18446744073709551615, got '%s'", value);
+  } else if (strcmp(name, "out") == 0 || strcmp(name, "o") == 0) {
+    if (value[0] == '\0') return usage_error("%s", "--out needs a directory");
+    c->opts.out_dir = value;
+  } else if (strcmp(name, "format") == 0) {
+    if (strcmp(value, "text") == 0)
+      c->opts.format = SIM_FORMAT_TEXT;
+    else if (strcmp(value, "json") == 0)
+      c->opts.format = SIM_FORMAT_JSON;
+    else
+      return usage_error("--format is text or json, got '%s'", value);
+  }
+  return 0;
+}
+
+/* Applies a flag without a value; arg is the flag as written, for messages. */
+static int set_flag(cli *c, const char *name, const char *arg) {
+  bool check = strcmp(name, "check") == 0;
+  bool quiet = strcmp(name, "quiet") == 0 || strcmp(name, "q") == 0;
+  if (!check && !quiet) return usage_error("unknown option '%s'", arg);
+  if (strcmp(c->command, "run") != 0) return usage_error("validate does not take '%s'", arg);
+  if (check)
+    c->opts.check = true;
+  else
+    c->opts.quiet = true;
+  return 0;
+}
+
+/* Whether an option name (without dashes) takes a value. */
+static bool takes_value(const char *name) {
+  static const char *const with_value[] = {"seed", "s", "duration", "out", "o", "format", "set"};
+  for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
+    if (strcmp(name, with_value[i]) == 0) return true;
+  return false;
+}
+
+/* Parses one option at argv[*i] ("--name", "--name=value", "-x"), taking its value from the next
+ * argument when needed. Returns 0 or SIM_EXIT_USAGE. */
+static int parse_option(cli *c, int argc, char **argv, int *i) {
+  const char *arg = argv[*i];
+  char name[32];
+  const char *value = NULL;
+  const char *body = arg[1] == '-' ? arg + 2 : arg + 1;
+  size_t n = strcspn(body, "=");
+  /* Short names take one dash ("-s 5"), long ones two ("--seed 5", "--seed=5"). */
+  bool short_form = arg[1] != '-';
+  if (n >= sizeof name || (short_form ? n != 1 : n < 2))
+    return usage_error("unknown option '%s'", arg);
+  memcpy(name, body, n);
+  name[n] = '\0';
+  if (body[n] == '=') value = body + n + 1;
+  if (!takes_value(name)) {
+    if (value != NULL) return usage_error("option '%s' takes no value", arg);
+    return set_flag(c, name, arg);
+  }
+  if (value == NULL) {
+    if (*i + 1 >= argc) return usage_error("option '%s' needs a value", arg);
+    value = argv[++*i];
+  }
+  return set_option(c, name, arg, value);
+}
+
+/* Parses the arguments after the command. Returns 0 or SIM_EXIT_USAGE. Options and the scenario
+ * may come in any order; "--" ends the options, for a scenario file whose name starts with '-'.
+ * The first error stops parsing: one clear message beats a cascade. */
+static int parse_args(cli *c, int argc, char **argv) {
+  bool options = true;
+  for (int i = 2; i < argc; i++) {
+    const char *arg = argv[i];
+    int rc = 0;
+    if (options && strcmp(arg, "--") == 0)
+      options = false;
+    else if (options && arg[0] == '-' && arg[1] != '\0')
+      rc = parse_option(c, argc, argv, &i);
+    else if (c->scenario == NULL)
+      c->scenario = arg;
+    else
+      rc = usage_error("unexpected argument '%s'", arg);
+    if (rc != 0) return rc;
+  }
+  if (c->scenario == NULL) return usage_error("%s: which scenario file?", c->command);
+  /* --duration goes last, so it wins over a --set of the same key. */
+  if (c->duration != NULL) {
+    char *path = malloc(sizeof "duration");
+    if (path == NULL) return usage_error("%s", "out of memory");
+    memcpy(path, "duration", sizeof "duration");
+    c->sets[c->n_sets].path = path;
+    c->sets[c->n_sets++].value = c->duration;
+  }
+  return 0;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Commands
+ * =================================================================== */
+
+/* Whether any argument asks for help (so "retrysim run x --help" helps instead of running). */
+static bool wants_help(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--") == 0) return false;
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return true;
+  }
+  return false;
+}
+
+/* Loads and validates the scenario; prints the error and sets *status on failure. The loader
+ * checks everything it converts; sim_run_validate adds the shape of the expectations, so that
+ * `validate` refuses exactly what `run` would. */
+static sim_scenario *load(const cli *c, int *status) {
+  retry_error err;
+  retry_error_clear(&err);
+  sim_scenario *s = sim_scenario_load(c->scenario, c->sets, c->n_sets, &err);
+  if (s != NULL && sim_run_validate(s, c->scenario, &err) != 0) {
+    sim_scenario_destroy(s);
+    s = NULL;
+  }
+  if (s == NULL) {
+    char buf[800];
+    retry_error_format(&err, buf, sizeof buf);
+    fprintf(stderr, "retrysim: %s\n", buf);
+    *status = sim_run_exit_status(err.code);
+  }
+  return s;
+}
+
+static int run_command(cli *c) {
+  int status = SIM_EXIT_OK;
+  sim_scenario *s = load(c, &status);
+  if (s == NULL) return status;
+  if (strcmp(c->command, "validate") == 0) {
+    size_t n = sim_scenario_n_runs(s);
+    printf("%s: ok (%zu run%s)\n", c->scenario, n, n == 1 ? "" : "s");
+  } else {
+    status = sim_run_scenario(s, &c->opts);
+  }
+  sim_scenario_destroy(s);
+  return status;
+}
+
+/* --version and --help are answered before anything else is parsed, so they work whatever else
+ * is on the line ("retrysim run x.json --bogus --help" helps). */
+int main(int argc, char **argv) {
+  /* GSL's default handler aborts; the models check GSL's return codes instead. */
+  gsl_set_error_handler_off();
+  const char *cmd = argc > 1 ? argv[1] : "";
+  if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0 || strcmp(cmd, "version") == 0) {
+    printf("retrysim %s\n", RETRY_VERSION);
+    return SIM_EXIT_OK;
+  }
+  if (strcmp(cmd, "help") == 0 || wants_help(argc, argv)) {
+    fputs(usage_text, stdout);
+    fputs(help_text, stdout);
+    return SIM_EXIT_OK;
+  }
+  if (strcmp(cmd, "run") != 0 && strcmp(cmd, "validate") != 0) {
+    if (cmd[0] != '\0') fprintf(stderr, "retrysim: unknown command '%s'\n", cmd);
+    fputs(usage_text, stderr);
+    return SIM_EXIT_USAGE;
+  }
+  /* At most one set per argument, plus --duration. */
+  cli c = {.command = cmd, .sets = calloc((size_t)argc + 1, sizeof(sim_set))};
+  c.opts.out = stdout;
+  c.opts.err = stderr;
+  int status = c.sets == NULL ? SIM_EXIT_RUNTIME : parse_args(&c, argc, argv);
+  if (status == SIM_EXIT_OK) status = run_command(&c);
+  for (size_t i = 0; i < c.n_sets; i++)
+    free((char *)c.sets[i].path);
+  free(c.sets);
+  return status;
+}
+
+/* }================================================================== */

@@ -1,0 +1,443 @@
+/*
+ * sim_expect.c: expectations: parsing a path into segments, resolving it in a run object,
+ * reading the expected value's shape and comparing. Invariant: a path that does not resolve and
+ * a malformed expectation both count as failures, never as passes.
+ */
+#include "sim/sim_expect.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* {==================================================================
+ * Paths
+ * =================================================================== */
+
+/* The grammar is the one the scenario loader checks expectation paths with
+ * (sim/sim_scenario_path.c), so a path it accepts resolves here as it meant:
+ *   path    := ["$" ("." | &"[")] first rest*
+ *   first   := key | bracket
+ *   rest    := "." key | bracket
+ *   key     := one or more bytes other than '.', '[', ']'
+ *   bracket := "[" index "]" | "[\"" quoted "\"]" | "[" member "=" value "]"
+ *   index   := "0" | [1-9][0-9]*
+ * A quoted key holds names with dots ("services[\"db.v2\"].utilization"); inside it \" and \\
+ * stand for '"' and '\'. A member=value value runs to the next ']' and may hold dots. */
+
+#define SEG_TEXT_MAX 256
+
+typedef enum seg_kind {
+  SEG_KEY,   /* ".key", ["key"] or the first key: a member of an object */
+  SEG_INDEX, /* "[n]": an element of an array */
+  SEG_MATCH  /* "[key=value]": the first element whose member key is the string value */
+} seg_kind;
+
+/* One segment of a path, decoded. */
+typedef struct seg {
+  seg_kind kind;
+  char key[SEG_TEXT_MAX]; /* SEG_KEY: the key; SEG_MATCH: the member's key */
+  char val[SEG_TEXT_MAX]; /* SEG_MATCH: the value */
+  size_t index;           /* SEG_INDEX */
+} seg;
+
+/* Copies n bytes of src into dst (SEG_TEXT_MAX bytes). Returns -1 when they do not fit. */
+static int seg_text(char *dst, const char *src, size_t n) {
+  if (n >= SEG_TEXT_MAX) return -1;
+  memcpy(dst, src, n);
+  dst[n] = '\0';
+  return 0;
+}
+
+/* Reads a bracket; p is just past '['. Returns the position after ']', or NULL. */
+static const char *read_bracket(const char *p, seg *s) {
+  if (*p >= '0' && *p <= '9') {
+    if (*p == '0' && p[1] >= '0' && p[1] <= '9') return NULL; /* no leading zeros */
+    s->kind = SEG_INDEX;
+    for (; *p >= '0' && *p <= '9'; p++) {
+      if (s->index > 100000000) return NULL;
+      s->index = s->index * 10 + (size_t)(*p - '0');
+    }
+    return *p == ']' ? p + 1 : NULL;
+  }
+  if (*p == '"') {
+    size_t n = 0;
+    for (p++; *p != '"'; p++) {
+      if (*p == '\0' || n + 1 >= SEG_TEXT_MAX) return NULL;
+      if (*p == '\\' && (p[1] == '"' || p[1] == '\\')) p++;
+      s->key[n++] = *p;
+    }
+    s->key[n] = '\0';
+    s->kind = SEG_KEY;
+    return p[1] == ']' ? p + 2 : NULL;
+  }
+  const char *eq = p + strcspn(p, "=[]");
+  if (*eq != '=' || eq == p) return NULL;
+  const char *close = strchr(eq, ']');
+  if (close == NULL) return NULL;
+  s->kind = SEG_MATCH;
+  if (seg_text(s->key, p, (size_t)(eq - p)) != 0) return NULL;
+  if (seg_text(s->val, eq + 1, (size_t)(close - eq - 1)) != 0) return NULL;
+  return close + 1;
+}
+
+/* Skips the optional "$" ("$.a", "$[0]"); "$x" is a key that starts with '$'. */
+static size_t path_start(const char *path) {
+  if (path[0] != '$') return 0;
+  if (path[1] == '.') return 2;
+  if (path[1] == '[' || path[1] == '\0') return 1;
+  return 0;
+}
+
+/* Reads the segment at path + *pos and advances *pos past it; first tells whether it is the
+ * path's first segment (a key without its dot). Returns 1 with s filled, 0 at the end of the
+ * path, -1 on a syntax error. */
+static int next_seg(const char *path, size_t *pos, bool first, seg *s) {
+  const char *p = path + *pos;
+  if (*p == '\0') return first ? -1 : 0; /* an empty path names nothing */
+  memset(s, 0, sizeof *s);
+  if (*p == '[') {
+    const char *end = read_bracket(p + 1, s);
+    if (end == NULL) return -1;
+    *pos = (size_t)(end - path);
+    return 1;
+  }
+  if (!first) {
+    if (*p != '.') return -1;
+    p++;
+  }
+  size_t n = strcspn(p, ".[]");
+  if (n == 0 || p[n] == ']' || seg_text(s->key, p, n) != 0) return -1;
+  s->kind = SEG_KEY;
+  *pos = (size_t)(p + n - path);
+  return 1;
+}
+
+/* Whether path is well formed. */
+static bool path_is_valid(const char *path) {
+  size_t pos = path_start(path);
+  seg s;
+  int rc;
+  for (bool first = true; (rc = next_seg(path, &pos, first, &s)) == 1; first = false)
+    continue;
+  return rc == 0;
+}
+
+/* Whether array element e matches every [key=value] selector in sel[0..n). */
+static bool element_matches(const json_t *e, const seg *sel, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    const json_t *m = json_object_get(e, sel[i].key);
+    if (!json_is_string(m) || strcmp(json_string_value(m), sel[i].val) != 0) return false;
+  }
+  return true;
+}
+
+/* The result of resolving a path. */
+typedef struct found {
+  const json_t *value; /* what the path names, NULL when it does not resolve */
+  bool missing_status; /* the last key is missing directly under an existing "by_status" */
+  char why[400];       /* when value is NULL: why */
+} found;
+
+#define MAX_SELECTORS 8
+
+/* Applies the run of [key=value] selectors starting with *first (the rest at path + *pos) to
+ * array a; done_len is the length of the path that led to a. Returns the element, or NULL with
+ * out->why filled. */
+static const json_t *select_match(const json_t *a, const char *path, size_t *pos, const seg *first,
+                                  size_t done_len, found *out) {
+  seg sel[MAX_SELECTORS];
+  size_t n = 1;
+  sel[0] = *first;
+  /* The following [key=value] selectors refine this same choice. */
+  size_t p = *pos;
+  while (n < MAX_SELECTORS && path[p] == '[' && next_seg(path, &p, false, &sel[n]) == 1 &&
+         sel[n].kind == SEG_MATCH) {
+    n++;
+    *pos = p;
+  }
+  if (!json_is_array(a)) {
+    snprintf(out->why, sizeof out->why, "%.*s is not an array", (int)done_len, path);
+    return NULL;
+  }
+  size_t i;
+  const json_t *e;
+  json_array_foreach(a, i, e) {
+    if (element_matches(e, sel, n)) return e;
+  }
+  snprintf(out->why, sizeof out->why, "no element of %.*s matches %.*s", (int)done_len, path,
+           (int)(*pos - done_len), path + done_len);
+  return NULL;
+}
+
+/* Fills out->why for key s missing from cur (last: the segment before, NULL for the first), and
+ * decides the by_status zero rule. */
+static void missing_key(const json_t *cur, const seg *s, const seg *last, const char *path,
+                        size_t pos, size_t prev, found *out) {
+  out->missing_status = path[pos] == '\0' && json_is_object(cur) && last != NULL &&
+                        last->kind == SEG_KEY && strcmp(last->key, "by_status") == 0;
+  if (last == NULL)
+    snprintf(out->why, sizeof out->why, "no key \"%.100s\"", s->key);
+  else
+    snprintf(out->why, sizeof out->why, "no key \"%.100s\" in %.*s", s->key,
+             (int)(prev < 200 ? prev : 200), path);
+}
+
+/* Resolves path in root. Fills out; returns 0, or -1 on a syntax error. */
+static int resolve(const json_t *root, const char *path, found *out) {
+  memset(out, 0, sizeof *out);
+  const json_t *cur = root;
+  size_t pos = path_start(path), prev = pos;
+  seg s, last;
+  bool first = true;
+  int rc;
+  while ((rc = next_seg(path, &pos, first, &s)) == 1) {
+    const json_t *next = NULL;
+    if (s.kind == SEG_KEY) {
+      next = json_object_get(cur, s.key);
+      if (next == NULL) {
+        missing_key(cur, &s, first ? NULL : &last, path, pos, prev, out);
+        return 0;
+      }
+    } else if (s.kind == SEG_INDEX) {
+      next = json_array_get(cur, s.index);
+      if (next == NULL) {
+        snprintf(out->why, sizeof out->why, "%.*s has no element %zu (%s)", (int)prev, path,
+                 s.index, json_is_array(cur) ? "out of range" : "not an array");
+        return 0;
+      }
+    } else {
+      next = select_match(cur, path, &pos, &s, prev, out);
+      if (next == NULL) return 0;
+    }
+    cur = next;
+    last = s;
+    prev = pos;
+    first = false;
+  }
+  if (rc < 0) {
+    snprintf(out->why, sizeof out->why, "malformed path (at character %zu)", pos + 1);
+    return -1;
+  }
+  out->value = cur;
+  return 0;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Expected values
+ * =================================================================== */
+
+/* An expected value is read into a shape once per check. A malformed one becomes SHAPE_BAD with
+ * the reason, and the check fails with that reason: the loader refuses such files already, and
+ * if one slipped through (an "expect" built by hand), failing loudly is safer than a check that
+ * passes without checking anything. */
+
+typedef enum shape_kind {
+  SHAPE_BAD = 0, /* not a valid expectation */
+  SHAPE_NUMBER,  /* a number: equal within tolerance */
+  SHAPE_SCALAR,  /* a string, bool or null: equal */
+  SHAPE_RANGE,   /* [lo, hi] or {"min", "max"}: lo <= got <= hi, each bound optional */
+  SHAPE_APPROX   /* {"approx": x, "tol": t} */
+} shape_kind;
+
+typedef struct shape {
+  shape_kind kind;
+  double x, tol;       /* SHAPE_NUMBER: x; SHAPE_APPROX: x and tol */
+  bool has_lo, has_hi; /* SHAPE_RANGE */
+  double lo, hi;
+  const char *why; /* SHAPE_BAD: what is wrong */
+} shape;
+
+/* Reads {"min": x, "max": y} or {"approx": x, "tol": t}. Extra keys are refused, not ignored:
+ * {"min": 1, "mx": 5} is a typo that would otherwise drop the upper bound silently. */
+static shape object_shape(const json_t *want) {
+  shape s = {.kind = SHAPE_BAD};
+  const json_t *min = json_object_get(want, "min"), *max = json_object_get(want, "max");
+  const json_t *approx = json_object_get(want, "approx"), *tol = json_object_get(want, "tol");
+  size_t n = json_object_size(want);
+  if ((min || max) && n == (size_t)(min != NULL) + (size_t)(max != NULL)) {
+    if ((min && !json_is_number(min)) || (max && !json_is_number(max))) {
+      s.why = "min and max must be numbers";
+      return s;
+    }
+    if (min && max && json_number_value(min) > json_number_value(max)) {
+      s.why = "min must be <= max";
+      return s;
+    }
+    s.kind = SHAPE_RANGE;
+    s.has_lo = min != NULL;
+    s.has_hi = max != NULL;
+    s.lo = json_number_value(min);
+    s.hi = json_number_value(max);
+  } else if (approx && tol && n == 2) {
+    if (!json_is_number(approx) || !json_is_number(tol) || json_number_value(tol) < 0) {
+      s.why = "approx must be a number and tol a number >= 0";
+      return s;
+    }
+    s.kind = SHAPE_APPROX;
+    s.x = json_number_value(approx);
+    s.tol = json_number_value(tol);
+  } else {
+    s.why = "an object must be {\"min\", \"max\"} (either optional) or {\"approx\", \"tol\"}";
+  }
+  return s;
+}
+
+/* Reads the shape of an expected value. */
+static shape shape_of(const json_t *want) {
+  shape s = {.kind = SHAPE_BAD};
+  if (json_is_number(want)) {
+    s.kind = SHAPE_NUMBER;
+    s.x = json_number_value(want);
+  } else if (json_is_string(want) || json_is_boolean(want) || json_is_null(want)) {
+    s.kind = SHAPE_SCALAR;
+  } else if (json_is_array(want)) {
+    const json_t *lo = json_array_get(want, 0), *hi = json_array_get(want, 1);
+    if (json_array_size(want) != 2 || !json_is_number(lo) || !json_is_number(hi) ||
+        json_number_value(lo) > json_number_value(hi)) {
+      s.why = "a range must be [lo, hi] with two numbers, lo <= hi";
+      return s;
+    }
+    s.kind = SHAPE_RANGE;
+    s.has_lo = s.has_hi = true;
+    s.lo = json_number_value(lo);
+    s.hi = json_number_value(hi);
+  } else {
+    s = object_shape(want);
+  }
+  return s;
+}
+
+/* Whether the number g satisfies a numeric shape. */
+static bool number_holds(const shape *s, double g) {
+  /* The rounding slack of an equality: a relative 1e-9, at least an absolute 1e-12. It also
+   * widens approx's tolerance, so that 1.5 is within 0.1 of 1.4 although 1.5 - 1.4 computes
+   * to 0.10000000000000009. */
+  double slack = fmax(1e-12, 1e-9 * fmax(fabs(g), fabs(s->x)));
+  switch (s->kind) {
+    case SHAPE_NUMBER: return fabs(g - s->x) <= slack;
+    case SHAPE_RANGE: return (!s->has_lo || g >= s->lo) && (!s->has_hi || g <= s->hi);
+    case SHAPE_APPROX: return fabs(g - s->x) <= s->tol + slack;
+    default: return false;
+  }
+}
+
+/* Whether got satisfies the shape. */
+static bool shape_holds(const shape *s, const json_t *want, const json_t *got) {
+  /* The casts only feed json_equal, which reads its arguments. */
+  if (s->kind == SHAPE_SCALAR) return json_equal((json_t *)want, (json_t *)got) == 1;
+  return json_is_number(got) && number_holds(s, json_number_value(got));
+}
+
+/* Writes a JSON value compactly ("1.5", "\"x\"", "{...}") into buf. Numbers use %.10g, enough
+ * to show every digit of the summary's 6-digit values and of a user's expected value, so a FAIL
+ * line never shows two equal-looking numbers. */
+static void describe_json(char *buf, size_t size, const json_t *v) {
+  if (json_is_number(v)) {
+    snprintf(buf, size, "%.10g", json_number_value(v));
+    return;
+  }
+  char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_PRESERVE_ORDER);
+  snprintf(buf, size, "%s", s ? s : "?");
+  free(s);
+}
+
+/* Writes what a shape expects ("1000", "[10, 250]", ">= 700", "1.5 +- 0.1") into buf. */
+static void describe_shape(char *buf, size_t size, const shape *s, const json_t *want) {
+  switch (s->kind) {
+    case SHAPE_RANGE:
+      if (s->has_lo && s->has_hi)
+        snprintf(buf, size, "[%.10g, %.10g]", s->lo, s->hi);
+      else if (s->has_lo)
+        snprintf(buf, size, ">= %.10g", s->lo);
+      else
+        snprintf(buf, size, "<= %.10g", s->hi);
+      break;
+    case SHAPE_APPROX: snprintf(buf, size, "%.10g +- %.10g", s->x, s->tol); break;
+    default: describe_json(buf, size, want); break;
+  }
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Checking
+ * =================================================================== */
+
+/* Checks one expectation and reports it. Returns whether it passed. The order of the tests
+ * matters: a bad expectation is reported as such even when its path does not resolve, and the
+ * by_status zero rule applies only once the path was found missing in the right place. */
+static bool check_one(const char *path, const json_t *want, const json_t *run, const char *run_name,
+                      FILE *report, bool verbose) {
+  char expected[160], got[480];
+  shape s = shape_of(want);
+  found at;
+  bool pass = false;
+  describe_shape(expected, sizeof expected, &s, want);
+  if (s.kind == SHAPE_BAD) {
+    snprintf(got, sizeof got, "nothing: invalid expectation: %s", s.why);
+  } else if (resolve(run, path, &at) != 0 || (at.value == NULL && !at.missing_status)) {
+    snprintf(got, sizeof got, "nothing: %s", at.why);
+  } else if (at.value == NULL && s.kind == SHAPE_SCALAR) {
+    snprintf(got, sizeof got, "nothing: %s", at.why); /* the zero rule is for numbers only */
+  } else if (at.value == NULL) {
+    pass = number_holds(&s, 0.0); /* a status by_status does not list was seen 0 times */
+    snprintf(got, sizeof got, "0");
+  } else {
+    pass = shape_holds(&s, want, at.value);
+    describe_json(got, sizeof got, at.value);
+  }
+  if (report != NULL && (!pass || verbose))
+    fprintf(report, "%s %s: %s: expected %s, got %s\n", pass ? "PASS" : "FAIL", run_name, path,
+            expected, got);
+  return pass;
+}
+
+int sim_expect_check(const json_t *expect, const json_t *run, const char *run_name, FILE *report,
+                     bool verbose) {
+  if (expect == NULL) return 0;
+  if (run_name == NULL) run_name = "run";
+  if (!json_is_object(expect)) {
+    if (report != NULL) fprintf(report, "FAIL %s: expect: not an object\n", run_name);
+    return 1;
+  }
+  int failed = 0;
+  const char *path;
+  const json_t *want;
+  /* The cast only feeds jansson's iterator, which does not modify the object. */
+  json_object_foreach((json_t *)expect, path, want) {
+    if (!check_one(path, want, run, run_name, report, verbose)) failed++;
+  }
+  return failed;
+}
+
+int sim_expect_validate(const json_t *expect, char *msg, size_t size) {
+  char dummy[1];
+  if (size == 0) {
+    msg = dummy;
+    size = sizeof dummy;
+  }
+  if (!json_is_object(expect)) {
+    snprintf(msg, size, "expect must be an object of path: value");
+    return -1;
+  }
+  const char *path;
+  const json_t *want;
+  json_object_foreach((json_t *)expect, path, want) {
+    if (!path_is_valid(path)) {
+      snprintf(msg, size, "\"%s\": malformed path (keys joined by '.', then [n] or [key=value])",
+               path);
+      return -1;
+    }
+    shape s = shape_of(want);
+    if (s.kind == SHAPE_BAD) {
+      snprintf(msg, size, "\"%s\": %s", path, s.why);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* }================================================================== */

@@ -1,0 +1,732 @@
+/*
+ * sim_output.c: the summary document and the files of `--out DIR` (the text summary is in
+ * sim_output_text.c, which reads the document through the public accessors).
+ *
+ * A sim_output owns a copy of what each run measured (run object, time series, latency
+ * histogram). Invariant: every number is written from values rounded to SIM_OUTPUT_DIGITS
+ * significant digits, so equal results give byte-identical output on every platform we build on.
+ */
+#include "sim/sim_output.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* What is kept of one run. Copies, not pointers into the world: the driver frees each world as
+ * soon as it ran, so a scenario with many variants never holds more than one world at a time. */
+typedef struct out_run {
+  char *name;          /* the variant's name, or the scenario's without variants */
+  json_t *obj;         /* run object (the document holds its own reference or copies) */
+  model_timeseries ts; /* copy: names and values owned */
+  sim_hist *latency;   /* copy of the latency of every finished call */
+} out_run;
+
+struct sim_output {
+  char *scenario; /* the scenario's name */
+  char *sha256;   /* hex SHA-256 of the scenario file */
+  uint64_t seed;  /* top-level seed */
+  bool has_variants;
+  json_t *doc;      /* the summary document */
+  json_t *variants; /* doc's "variants" array (borrowed), NULL without variants */
+  out_run *runs;
+  size_t n_runs;
+};
+
+/* {==================================================================
+ * Numbers and JSON values
+ * =================================================================== */
+
+/* Byte-stable numbers: a double is rounded to SIM_OUTPUT_DIGITS significant digits before it
+ * becomes a json_real, and the document is dumped with JSON_REAL_PRECISION(10). Printing a
+ * 6-digit decimal with %.10g gives those same 6 digits back (trailing zeros dropped), so the text
+ * depends only on the rounded value, not on the last bits of the computation that produced it
+ * (which can differ between -O0 and -O2, or x87 and SSE). Jansson appends ".0" to a real that
+ * prints like an integer, so a real stays a real ("1.0"). */
+
+double sim_output_round(double x) {
+  if (!isfinite(x)) return x;
+  if (x == 0) return 0.0; /* -0 would print as "-0" */
+  /* Printing and reading back is the simplest exact way to keep N significant digits: a
+   * pow10-based round drifts by one ulp on some values, which would change the bytes. The C
+   * locale is in force (retrysim never calls setlocale), so the decimal point is '.'. */
+  char buf[40];
+  snprintf(buf, sizeof buf, "%.*g", SIM_OUTPUT_DIGITS, x);
+  return strtod(buf, NULL);
+}
+
+/* Sets key to v in o, which steals v. Clears *ok when v is NULL (out of memory) or the set
+ * fails; o may be NULL (then v is released). */
+static void put(json_t *o, const char *key, json_t *v, bool *ok) {
+  if (v == NULL || json_object_set_new(o, key, v) != 0) *ok = false;
+}
+
+static json_t *jint(int64_t v) { return json_integer((json_int_t)v); }
+
+/* A double, rounded; null for NaN and infinities, which JSON cannot hold. */
+static json_t *jreal(double v) {
+  if (!isfinite(v)) return json_null();
+  return json_real(sim_output_round(v));
+}
+
+/* A uint64 as an integer when JSON integers (int64) can hold it, else as a decimal string. */
+static json_t *ju64(uint64_t v) {
+  if (v <= (uint64_t)INT64_MAX) return json_integer((json_int_t)v);
+  char buf[24];
+  snprintf(buf, sizeof buf, "%" PRIu64, v);
+  return json_string(buf);
+}
+
+static double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
+
+/* Returns o when *ok, else releases it and returns NULL. With put() this makes every builder
+ * below one straight list of keys: an allocation failure anywhere only clears the flag, and the
+ * partly built object is released once at the end. */
+static json_t *done(json_t *o, bool ok) {
+  if (ok) return o;
+  json_decref(o);
+  return NULL;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * The run object
+ * =================================================================== */
+
+/* Key order is part of the format (docs/cli.md): jansson keeps objects in insertion order, so
+ * each builder adds its keys in the documented order. Ratios whose denominator is 0 (no calls,
+ * no capacity, no duration) are written as 0 rather than null, so that scripts can compare
+ * them without a special case. */
+
+/* Non-zero statuses: gRPC names in code order, then HTTP statuses ("503") in numeric order. */
+static json_t *status_json(const model_status_counts *s) {
+  bool ok = true;
+  json_t *o = json_object();
+  for (int c = 0; c < RETRY_GRPC_N_CODES; c++)
+    if (s->grpc[c] != 0) put(o, retry_grpc_code_name(c), jint(s->grpc[c]), &ok);
+  for (int h = 0; h < 600; h++) {
+    if (s->http[h] == 0) continue;
+    char key[8];
+    snprintf(key, sizeof key, "%d", h);
+    put(o, key, jint(s->http[h]), &ok);
+  }
+  return done(o, ok);
+}
+
+/* Every stop reason but "none", zeros included, so expectations can name any of them. */
+static json_t *stop_json(const int64_t *by_stop) {
+  bool ok = true;
+  json_t *o = json_object();
+  for (int s = RETRY_STOP_NONE + 1; s < RETRY_STOP_N; s++)
+    put(o, retry_stop_name((retry_stop)s), jint(by_stop[s]), &ok);
+  return done(o, ok);
+}
+
+static json_t *calls_json(const model_results *r) {
+  bool ok = true;
+  json_t *o = json_object();
+  put(o, "started", jint(r->calls_started), &ok);
+  put(o, "ok", jint(r->calls_ok), &ok);
+  put(o, "failed", jint(r->calls_failed), &ok);
+  put(o, "unfinished", jint(r->calls_unfinished), &ok);
+  put(o, "by_status", status_json(&r->by_status), &ok);
+  put(o, "by_stop_reason", stop_json(r->by_stop), &ok);
+  put(o, "attempts", jint(r->attempts), &ok);
+  put(o, "retries", jint(r->retries), &ok);
+  put(o, "hedges", jint(r->hedges), &ok);
+  return done(o, ok);
+}
+
+static json_t *edge_json(const model_edge_stats *e) {
+  bool ok = true;
+  json_t *o = json_object();
+  put(o, "from", json_string(e->from ? e->from : ""), &ok);
+  put(o, "to", json_string(e->to ? e->to : ""), &ok);
+  put(o, "calls", jint(e->calls), &ok);
+  put(o, "attempts", jint(e->attempts), &ok);
+  put(o, "amplification", jreal(ratio((double)e->attempts, (double)e->calls)), &ok);
+  put(o, "worst_case", ju64(e->worst_case), &ok);
+  put(o, "max_attempts", jint(e->max_attempts), &ok);
+  return done(o, ok);
+}
+
+/* Service arrivals per top-level call, one key per service, then the edges. Arrivals count every
+ * attempt that reached the service, through any path, so a service two layers down shows the
+ * product of the layers' retries: the figure users compare with the worst case. A service named
+ * "edges" would be hidden by the edge array; the scenario loader is asked to refuse that name. */
+static json_t *amplification_json(const model_results *r) {
+  bool ok = true;
+  json_t *o = json_object();
+  for (size_t i = 0; i < r->n_services; i++) {
+    const model_service_stats *s = &r->services[i];
+    put(o, s->name, jreal(ratio((double)s->arrivals, (double)r->calls_started)), &ok);
+  }
+  json_t *edges = json_array();
+  if (edges == NULL) ok = false;
+  for (size_t i = 0; i < r->n_edges && ok; i++) {
+    json_t *e = edge_json(&r->edges[i]);
+    if (e == NULL || json_array_append_new(edges, e) != 0) ok = false;
+  }
+  put(o, "edges", edges, &ok);
+  return done(o, ok);
+}
+
+/* Quantiles of a histogram of nanoseconds, in milliseconds. Quantiles carry the histogram's
+ * bucket error (< 1 %); max is exact. "p999" is p99.9 (a key without a dot, so expectation paths
+ * can name it). */
+static json_t *latency_json(const sim_hist *h) {
+  static const struct {
+    const char *key;
+    double q;
+  } qs[] = {{"p50", 0.5}, {"p90", 0.9}, {"p99", 0.99}, {"p999", 0.999}};
+  bool ok = true;
+  json_t *o = json_object();
+  for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++)
+    put(o, qs[i].key, jreal((double)sim_hist_quantile(h, qs[i].q) / 1e6), &ok);
+  put(o, "max", jreal(h->count ? (double)h->max / 1e6 : 0.0), &ok);
+  put(o, "mean", jreal(sim_hist_mean(h) / 1e6), &ok);
+  put(o, "count", ju64(h->count), &ok);
+  return done(o, ok);
+}
+
+static json_t *service_json(const model_service_stats *s) {
+  bool ok = true;
+  json_t *o = json_object();
+  put(o, "arrivals", jint(s->arrivals), &ok);
+  put(o, "served", jint(s->served), &ok);
+  put(o, "rejected", jint(s->rejected), &ok);
+  put(o, "expired", jint(s->expired), &ok);
+  put(o, "abandoned", jint(s->abandoned), &ok);
+  put(o, "wasted_work_s", jreal(s->wasted_work_s), &ok);
+  put(o, "utilization", jreal(ratio(s->busy_s, s->capacity_s)), &ok);
+  put(o, "queue_max", jint(s->queue_max), &ok);
+  put(o, "executions", jint(s->executions), &ok);
+  put(o, "operations", jint(s->operations), &ok);
+  put(o, "deduplicated", jint(s->deduplicated), &ok);
+  return done(o, ok);
+}
+
+/* Goodput is per second of the scenario's duration, not of sim_time_s: the drain after the
+ * duration only finishes calls already started, and dividing by it would make a run that drains
+ * longer look worse. */
+json_t *sim_output_run_json(const model_results *r) {
+  assert(r != NULL);
+  bool ok = true;
+  json_t *o = json_object();
+  put(o, "sim_time_s", jreal((double)r->sim_time_ns / 1e9), &ok);
+  put(o, "events", ju64(r->events), &ok);
+  put(o, "calls", calls_json(r), &ok);
+  put(o, "amplification", amplification_json(r), &ok);
+  double duration_s = (double)r->duration_ns / 1e9;
+  put(o, "goodput_per_s", jreal(ratio((double)r->calls_ok_in_deadline, duration_s)), &ok);
+  put(o, "latency_ms", latency_json(&r->latency), &ok);
+  put(o, "latency_ok_ms", latency_json(&r->latency_ok), &ok);
+  json_t *fx = json_object();
+  put(fx, "executions", jint(r->executions), &ok);
+  put(fx, "operations", jint(r->operations), &ok);
+  put(fx, "duplicates", jint(r->duplicates), &ok);
+  put(o, "side_effects", fx, &ok);
+  json_t *svc = json_object();
+  for (size_t i = 0; i < r->n_services; i++)
+    put(svc, r->services[i].name, service_json(&r->services[i]), &ok);
+  put(o, "services", svc, &ok);
+  return done(o, ok);
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * The collector
+ * =================================================================== */
+
+static char *dup_str(const char *s) {
+  if (s == NULL) s = "";
+  size_t n = strlen(s) + 1;
+  char *d = malloc(n);
+  if (d != NULL) memcpy(d, s, n);
+  return d;
+}
+
+sim_output *sim_output_create(const char *scenario, const char *sha256, uint64_t seed,
+                              bool has_variants) {
+  sim_output *o = calloc(1, sizeof *o);
+  if (o == NULL) return NULL;
+  o->seed = seed;
+  o->has_variants = has_variants;
+  o->scenario = dup_str(scenario);
+  o->sha256 = dup_str(sha256);
+  bool ok = o->scenario != NULL && o->sha256 != NULL;
+  /* The provenance keys come first; the run keys (or "variants") follow as runs are added. */
+  o->doc = json_object();
+  put(o->doc, "scenario", json_string(o->scenario ? o->scenario : ""), &ok);
+  put(o->doc, "version", json_string(RETRY_VERSION), &ok);
+  put(o->doc, "scenario_sha256", json_string(o->sha256 ? o->sha256 : ""), &ok);
+  put(o->doc, "seed", ju64(seed), &ok);
+  if (has_variants) {
+    o->variants = json_array();
+    json_incref(o->variants); /* keep o->variants valid even if the set below fails */
+    put(o->doc, "variants", o->variants, &ok);
+  } else {
+    put(o->doc, "variant", json_null(), &ok);
+  }
+  if (!ok) {
+    sim_output_destroy(o);
+    return NULL;
+  }
+  return o;
+}
+
+void sim_output_destroy(sim_output *o) {
+  if (o == NULL) return;
+  for (size_t i = 0; i < o->n_runs; i++) {
+    out_run *r = &o->runs[i];
+    free(r->name);
+    json_decref(r->obj);
+    free(r->ts.names);
+    free(r->ts.values);
+    free(r->latency);
+  }
+  free(o->runs);
+  json_decref(o->variants);
+  json_decref(o->doc);
+  free(o->scenario);
+  free(o->sha256);
+  free(o);
+}
+
+/* Copies the time series src into dst (names and values owned by dst). Returns 0 or -1. The
+ * copy is small (buckets x columns doubles, bounded by the loader's bucket limit) and keeps the
+ * writers independent of the world's lifetime. Names are cut at the array's size defensively. */
+static int ts_copy(model_timeseries *dst, const model_timeseries *src) {
+  *dst = *src;
+  dst->names = NULL;
+  dst->values = NULL;
+  size_t nc = src->n_columns, nb = src->n_buckets;
+  if (nc == 0) {
+    dst->n_buckets = nb;
+    return 0;
+  }
+  if (nb > SIZE_MAX / sizeof(double) / nc) return -1;
+  dst->names = malloc(nc * sizeof *dst->names);
+  dst->values = malloc(nb * nc * sizeof(double) + 1); /* + 1: never malloc(0) */
+  if (dst->names == NULL || dst->values == NULL) {
+    free(dst->names);
+    free(dst->values);
+    dst->names = NULL;
+    dst->values = NULL;
+    return -1;
+  }
+  memcpy(dst->names, src->names, nc * sizeof *dst->names);
+  for (size_t c = 0; c < nc; c++)
+    dst->names[c][MODEL_TS_NAME_MAX - 1] = '\0';
+  if (nb > 0) memcpy(dst->values, src->values, nb * nc * sizeof(double));
+  return 0;
+}
+
+/* Builds the stored object of a run: "variant" (and "seed" when it differs) then the run keys.
+ * json_object_update adds body's keys after the ones already set and in body's order, and
+ * shares the values rather than copying them. */
+static json_t *stored_object(const sim_output *o, const char *name, uint64_t seed,
+                             const model_results *r) {
+  json_t *body = sim_output_run_json(r);
+  if (!o->has_variants || body == NULL) return body;
+  bool ok = true;
+  json_t *obj = json_object();
+  put(obj, "variant", json_string(name ? name : ""), &ok);
+  if (seed != o->seed) put(obj, "seed", ju64(seed), &ok);
+  if (ok && json_object_update(obj, body) != 0) ok = false;
+  json_decref(body);
+  return done(obj, ok);
+}
+
+/* The runs array grows by one per run: variants are few (tens), so doubling would buy nothing.
+ * It is grown first, so that once everything else is built, nothing can fail after the run
+ * was attached to the document. */
+int sim_output_add_run(sim_output *o, const char *name, uint64_t seed, const model_results *r) {
+  assert(o != NULL && r != NULL);
+  if (!o->has_variants && o->n_runs > 0) return RETRY_EINVAL;
+  out_run *runs = realloc(o->runs, (o->n_runs + 1) * sizeof *runs);
+  if (runs == NULL) return RETRY_ENOMEM;
+  o->runs = runs;
+  out_run run = {0};
+  run.name = dup_str(name);
+  run.obj = stored_object(o, name, seed, r);
+  run.latency = malloc(sizeof *run.latency);
+  bool ok =
+      run.name != NULL && run.obj != NULL && run.latency != NULL && ts_copy(&run.ts, &r->ts) == 0;
+  if (ok) *run.latency = r->latency;
+  /* Attach to the document last, so a failure leaves the document as it was. */
+  if (ok && o->has_variants) ok = json_array_append(o->variants, run.obj) == 0;
+  if (ok && !o->has_variants) ok = json_object_update(o->doc, run.obj) == 0;
+  if (!ok) {
+    free(run.name);
+    json_decref(run.obj);
+    free(run.latency);
+    free(run.ts.names);
+    free(run.ts.values);
+    return RETRY_ENOMEM;
+  }
+  o->runs[o->n_runs++] = run;
+  return 0;
+}
+
+size_t sim_output_n_runs(const sim_output *o) { return o->n_runs; }
+
+const json_t *sim_output_run(const sim_output *o, size_t i) {
+  assert(i < o->n_runs);
+  return o->runs[i].obj;
+}
+
+const json_t *sim_output_summary(const sim_output *o) { return o->doc; }
+
+/* Dumped to a string first rather than with json_dumpf, so that an allocation failure is told
+ * apart from a write error and nothing is written half. */
+int sim_output_write_json(const sim_output *o, FILE *f) {
+  char *s = json_dumps(o->doc, SIM_OUTPUT_JSON_FLAGS);
+  if (s == NULL) return -1;
+  int rc = (fputs(s, f) < 0 || fputc('\n', f) == EOF) ? -1 : 0;
+  free(s);
+  return rc;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * CSV files
+ * =================================================================== */
+
+/* The CSV files are wide, for gnuplot (`set datafile separator comma`, columns by header name):
+ * one row per time bucket or histogram bucket. Write errors are not checked call by call: the
+ * stream's error flag is tested once, after a flush, when the file is closed (write_temp). */
+
+/* Formats a double for CSV: SIM_OUTPUT_DIGITS significant digits; empty for NaN and infinities
+ * (gnuplot reads an empty field as missing data). */
+static void fmt_num(char *buf, size_t size, double x) {
+  if (!isfinite(x)) {
+    buf[0] = '\0';
+    return;
+  }
+  snprintf(buf, size, "%.*g", SIM_OUTPUT_DIGITS, sim_output_round(x));
+}
+
+/* Formats ns >= 0 as exact decimal seconds without trailing zeros ("1.25", "3"). Integer
+ * arithmetic, not %g on a double: bucket starts stay exact at any run length (t = 123456.5 s
+ * would print as 123457 with six digits), so rows of different files line up on t_s. */
+static void fmt_seconds(char *buf, size_t size, int64_t ns) {
+  if (ns < 0) ns = 0;
+  int64_t s = ns / 1000000000, frac = ns % 1000000000;
+  if (frac == 0) {
+    snprintf(buf, size, "%" PRId64, s);
+    return;
+  }
+  snprintf(buf, size, "%" PRId64 ".%09" PRId64, s, frac);
+  size_t n = strlen(buf);
+  while (n > 0 && buf[n - 1] == '0')
+    buf[--n] = '\0';
+}
+
+/* Writes s as one CSV field, quoted (RFC 4180) only when it holds a comma, quote or newline. */
+static void csv_string(FILE *f, const char *s) {
+  if (strpbrk(s, ",\"\r\n") == NULL) {
+    fputs(s, f);
+    return;
+  }
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"') fputc('"', f);
+    fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+/* Writes the rows of one run. With a name, each row starts with it (the variant column). map[j]
+ * is the run's column printed as output column j, or -1 when the run has no such column. */
+static void ts_rows(FILE *f, const out_run *run, const char *name, const long *map, size_t n_map) {
+  const model_timeseries *ts = &run->ts;
+  char buf[48];
+  for (size_t b = 0; b < ts->n_buckets; b++) {
+    if (name != NULL) {
+      csv_string(f, name);
+      fputc(',', f);
+    }
+    fmt_seconds(buf, sizeof buf, (int64_t)b * ts->bucket_ns);
+    fputs(buf, f);
+    for (size_t j = 0; j < n_map; j++) {
+      buf[0] = '\0';
+      if (map[j] >= 0) fmt_num(buf, sizeof buf, ts->values[b * ts->n_columns + (size_t)map[j]]);
+      fputc(',', f);
+      fputs(buf, f);
+    }
+    fputc('\n', f);
+  }
+}
+
+/* One run's own time series: "t_s,<its columns>". */
+static int write_ts_one(const sim_output *o, size_t i, FILE *f) {
+  const out_run *run = &o->runs[i];
+  size_t nc = run->ts.n_columns;
+  long *map = malloc((nc + 1) * sizeof *map);
+  if (map == NULL) return RETRY_ENOMEM;
+  fputs("t_s", f);
+  for (size_t c = 0; c < nc; c++) {
+    fputc(',', f);
+    csv_string(f, run->ts.names[c]);
+    map[c] = (long)c;
+  }
+  fputc('\n', f);
+  ts_rows(f, run, NULL, map, nc);
+  free(map);
+  return 0;
+}
+
+/* All runs in one file: "variant,t_s,<columns>". Variants may differ in their columns (a variant
+ * can add a service), so the header is the union of every run's columns in order of first
+ * appearance, and a run leaves the columns it does not have empty. */
+static int write_ts_all(const sim_output *o, size_t unused, FILE *f) {
+  (void)unused;
+  if (!o->has_variants) return write_ts_one(o, 0, f);
+  size_t total = 0;
+  for (size_t i = 0; i < o->n_runs; i++)
+    total += o->runs[i].ts.n_columns;
+  const char **cols = malloc((total + 1) * sizeof *cols);
+  long *map = malloc((total + 1) * sizeof *map);
+  if (cols == NULL || map == NULL) {
+    free(cols);
+    free(map);
+    return RETRY_ENOMEM;
+  }
+  size_t n = 0;
+  for (size_t i = 0; i < o->n_runs; i++)
+    for (size_t c = 0; c < o->runs[i].ts.n_columns; c++) {
+      const char *name = o->runs[i].ts.names[c];
+      size_t j = 0;
+      while (j < n && strcmp(cols[j], name) != 0)
+        j++;
+      if (j == n) cols[n++] = name;
+    }
+  fputs("variant,t_s", f);
+  for (size_t j = 0; j < n; j++) {
+    fputc(',', f);
+    csv_string(f, cols[j]);
+  }
+  fputc('\n', f);
+  for (size_t i = 0; i < o->n_runs; i++) {
+    const out_run *run = &o->runs[i];
+    for (size_t j = 0; j < n; j++) {
+      map[j] = -1;
+      for (size_t c = 0; c < run->ts.n_columns && map[j] < 0; c++)
+        if (strcmp(run->ts.names[c], cols[j]) == 0) map[j] = (long)c;
+    }
+    ts_rows(f, run, run->name, map, n);
+  }
+  free(cols);
+  free(map);
+  return 0;
+}
+
+/* The latency histogram of every run: "variant,lo_ms,hi_ms,count,cumulative_fraction". */
+static int write_latency(const sim_output *o, size_t unused, FILE *f) {
+  (void)unused;
+  fputs("variant,lo_ms,hi_ms,count,cumulative_fraction\n", f);
+  for (size_t i = 0; i < o->n_runs; i++) {
+    const char *name = o->runs[i].name;
+    /* The prefix is the name as a CSV field: at most twice its length plus quotes and comma. */
+    char *prefix = malloc(2 * strlen(name) + 4);
+    if (prefix == NULL) return RETRY_ENOMEM;
+    char *p = prefix;
+    bool quote = strpbrk(name, ",\"\r\n") != NULL;
+    if (quote) *p++ = '"';
+    for (const char *s = name; *s; s++) {
+      if (*s == '"') *p++ = '"';
+      *p++ = *s;
+    }
+    if (quote) *p++ = '"';
+    *p++ = ',';
+    *p = '\0';
+    int rc = sim_hist_write_csv(o->runs[i].latency, f, prefix, 1e6);
+    free(prefix);
+    if (rc != 0) return RETRY_EIO;
+  }
+  return 0;
+}
+
+static int write_summary(const sim_output *o, size_t unused, FILE *f) {
+  (void)unused;
+  return sim_output_write_json(o, f) == 0 ? 0 : RETRY_EIO;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Writing a directory atomically
+ * =================================================================== */
+
+/* A reader (a plot script, a sweep collecting results) must never see half a file, nor a
+ * summary.json from one run next to CSVs from another. Each file is written whole under a
+ * temporary name in the same directory (rename is atomic only within a file system) and the
+ * renames happen only after every file was written and closed. The pid in the temporary name
+ * keeps two retrysim processes writing into one directory from clobbering each other's
+ * halves; the last to rename wins, file by file. Rejected: writing into a temporary directory
+ * and renaming it over DIR, which would delete files the user keeps in DIR. */
+
+typedef struct out_file {
+  int (*write)(const sim_output *o, size_t run, FILE *f); /* fills the file */
+  size_t run;                                             /* the run, for per-variant files */
+  char *path;                                             /* DIR/NAME */
+  char *tmp;                                              /* DIR/NAME.tmp.<pid> */
+  bool made; /* the temporary file exists (we created it) */
+} out_file;
+
+static void io_error(retry_error *err, int code, const char *source, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Fills err (when not NULL and still empty) with an I/O error about file source. */
+static void io_error(retry_error *err, int code, const char *source, const char *fmt, ...) {
+  if (err == NULL || err->code != RETRY_OK) return;
+  retry_error_clear(err);
+  err->code = code;
+  snprintf(err->source, sizeof err->source, "%s", source);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err->message, sizeof err->message, fmt, ap);
+  va_end(ap);
+}
+
+/* mkdir -p: creates dir and its missing parents. Returns 0 or RETRY_EIO. */
+static int make_dirs(const char *dir, retry_error *err) {
+  if (dir[0] == '\0') {
+    io_error(err, RETRY_EIO, dir, "cannot create directory: empty name");
+    return RETRY_EIO;
+  }
+  char *p = dup_str(dir);
+  if (p == NULL) return RETRY_ENOMEM;
+  int e = 0; /* the first errno that matters */
+  for (char *s = p + 1; *s && e == 0; s++) {
+    if (*s != '/') continue;
+    *s = '\0';
+    if (mkdir(p, 0777) != 0 && errno != EEXIST) e = errno;
+    *s = '/';
+  }
+  if (e == 0 && mkdir(p, 0777) != 0 && errno != EEXIST) e = errno;
+  /* EEXIST also covers a file of that name: only stat tells a directory apart. */
+  struct stat st;
+  if (e == 0 && stat(p, &st) != 0) e = errno;
+  if (e == 0 && !S_ISDIR(st.st_mode)) e = ENOTDIR;
+  if (e != 0) io_error(err, RETRY_EIO, dir, "cannot create directory: %s", strerror(e));
+  free(p);
+  return e == 0 ? 0 : RETRY_EIO;
+}
+
+/* Replaces every character of a variant name that is unsafe in a file name with '_'. Names the
+ * loader accepts ([A-Za-z0-9_.-]) are unchanged; this only guards against a '/' reaching the
+ * path. Two names that differ only in such characters would share a file. */
+static void safe_name(char *s) {
+  for (; *s; s++) {
+    char c = *s;
+    bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                c == '-' || c == '_' || c == '.';
+    if (!keep) *s = '_';
+  }
+}
+
+/* Sets the paths of f: dir/name and dir/name.tmp.<pid>. Returns 0 or RETRY_ENOMEM. */
+static int file_paths(out_file *f, const char *dir, const char *name) {
+  size_t n = strlen(dir) + strlen(name) + 40;
+  f->path = malloc(n);
+  f->tmp = malloc(n);
+  if (f->path == NULL || f->tmp == NULL) return RETRY_ENOMEM;
+  snprintf(f->path, n, "%s/%s", dir, name);
+  snprintf(f->tmp, n, "%s/%s.tmp.%ld", dir, name, (long)getpid());
+  return 0;
+}
+
+/* The files to write, summary.json last so that a summary.json is never newer than its CSVs.
+ * Returns the number of entries filled in files (sized 3 + n_runs), or -1 when out of memory. */
+static long plan_files(const sim_output *o, const char *dir, out_file *files) {
+  size_t n = 0;
+  int rc = 0;
+  files[n].write = write_ts_all;
+  rc |= file_paths(&files[n++], dir, "timeseries.csv");
+  files[n].write = write_latency;
+  rc |= file_paths(&files[n++], dir, "latency.csv");
+  for (size_t i = 0; o->has_variants && i < o->n_runs && rc == 0; i++) {
+    size_t len = strlen(o->runs[i].name) + 32;
+    char *name = malloc(len);
+    if (name == NULL) return -1;
+    snprintf(name, len, "timeseries-%s", o->runs[i].name);
+    safe_name(name);
+    strcat(name, ".csv");
+    files[n].write = write_ts_one;
+    files[n].run = i;
+    rc |= file_paths(&files[n++], dir, name);
+    free(name);
+  }
+  files[n].write = write_summary;
+  rc |= file_paths(&files[n++], dir, "summary.json");
+  return rc == 0 ? (long)n : -1;
+}
+
+/* Writes one temporary file. Returns 0 or a negative RETRY code with err filled. */
+static int write_temp(const sim_output *o, out_file *file, retry_error *err) {
+  FILE *f = fopen(file->tmp, "w");
+  if (f == NULL) {
+    io_error(err, RETRY_EIO, file->tmp, "cannot create: %s", strerror(errno));
+    return RETRY_EIO;
+  }
+  file->made = true;
+  int rc = file->write(o, file->run, f);
+  /* A full disk usually shows only when the buffer is flushed, so flush before judging. */
+  int e = 0;
+  if (fflush(f) != 0) e = errno;
+  if (e == 0 && ferror(f)) e = EIO;
+  if (fclose(f) != 0 && e == 0) e = errno;
+  if (rc == RETRY_ENOMEM) {
+    io_error(err, rc, file->tmp, "out of memory");
+  } else if (rc != 0 || e != 0) {
+    io_error(err, RETRY_EIO, file->tmp, "cannot write: %s", strerror(e ? e : EIO));
+    rc = RETRY_EIO;
+  }
+  return rc;
+}
+
+int sim_output_write_dir(const sim_output *o, const char *dir, retry_error *err) {
+  assert(o != NULL && dir != NULL);
+  int rc = make_dirs(dir, err);
+  if (rc != 0) return rc;
+  out_file *files = calloc(3 + o->n_runs, sizeof *files);
+  if (files == NULL) return RETRY_ENOMEM;
+  long planned = plan_files(o, dir, files);
+  size_t n = planned < 0 ? 3 + o->n_runs : (size_t)planned;
+  if (planned < 0) {
+    io_error(err, RETRY_ENOMEM, dir, "out of memory");
+    rc = RETRY_ENOMEM;
+  }
+  for (size_t i = 0; i < n && rc == 0; i++)
+    rc = write_temp(o, &files[i], err);
+  /* Every file is complete before the first rename; a rename failure (rare: the name is a
+   * directory, the disk went read-only) keeps the files already renamed and removes the rest. */
+  for (size_t i = 0; i < n && rc == 0; i++) {
+    if (rename(files[i].tmp, files[i].path) != 0) {
+      io_error(err, RETRY_EIO, files[i].path, "cannot rename %s: %s", files[i].tmp,
+               strerror(errno));
+      rc = RETRY_EIO;
+    } else {
+      files[i].made = false;
+    }
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (files[i].made) unlink(files[i].tmp);
+    free(files[i].path);
+    free(files[i].tmp);
+  }
+  free(files);
+  return rc;
+}
+
+/* }================================================================== */

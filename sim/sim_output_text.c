@@ -1,0 +1,335 @@
+/*
+ * sim_output_text.c: the text summary of `retrysim run` on stdout: a block of figures for one
+ * run, a comparison table for variants. It reads only the summary document (sim_output.h's
+ * public accessors), so the text and summary.json cannot disagree: every number shown is one
+ * written there, after rounding.
+ */
+#include "sim/sim_output.h"
+
+#include <assert.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* {==================================================================
+ * Reading the document
+ * =================================================================== */
+
+/* Returns o[k1] or o[k1][k2] (k2 NULL), or NULL when missing. */
+static json_t *dig(const json_t *o, const char *k1, const char *k2) {
+  json_t *v = json_object_get(o, k1);
+  return k2 != NULL ? json_object_get(v, k2) : v;
+}
+
+/* A number at o[k1][k2], 0 when missing: a missing figure prints as 0 rather than failing the
+ * whole summary (the document always has every key; this only guards the printer). */
+static double num(const json_t *o, const char *k1, const char *k2) {
+  return json_number_value(dig(o, k1, k2));
+}
+
+/* An integer at o[k1][k2], 0 when missing or not an integer (a seed or count past INT64_MAX is
+ * written as a string and shows as 0 here). */
+static long long cnt(const json_t *o, const char *k1, const char *k2) {
+  const json_t *v = dig(o, k1, k2);
+  return json_is_integer(v) ? (long long)json_integer_value(v) : 0;
+}
+
+/* Prints "<label><scenario> (seed N, retrysim V)" without a newline. The seed is an integer,
+ * or a decimal string when it does not fit a JSON integer (sim_output.c). */
+static void print_provenance(const sim_output *o, FILE *f, const char *label) {
+  const json_t *doc = sim_output_summary(o), *seed = dig(doc, "seed", NULL);
+  char buf[32];
+  if (json_is_integer(seed))
+    snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(seed));
+  else
+    snprintf(buf, sizeof buf, "%s", json_string_value(seed) ? json_string_value(seed) : "?");
+  fprintf(f, "%s%s (seed %s, retrysim %s)", label, json_string_value(dig(doc, "scenario", NULL)),
+          buf, json_string_value(dig(doc, "version", NULL)));
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Aligned tables
+ * =================================================================== */
+
+#define TABLE_MAX_COLS 12
+#define TABLE_CELL 96
+
+/* A table of text cells printed with aligned columns; row 0 is the header. Cells are fixed-size
+ * strings, so filling one is a single snprintf and a long name is cut rather than reallocated;
+ * names are at most 63 bytes (the loader's limit), well inside a cell. */
+typedef struct table {
+  size_t n_cols, n_rows, cap_rows;
+  char (*cells)[TABLE_CELL]; /* n_rows x n_cols */
+  const char *align;         /* one 'l' or 'r' per column */
+  bool oom;                  /* a row could not be added */
+} table;
+
+static void table_init(table *t, const char *align, const char *const *header) {
+  memset(t, 0, sizeof *t);
+  t->align = align;
+  t->n_cols = strlen(align);
+  assert(t->n_cols <= TABLE_MAX_COLS);
+  t->cells = malloc(8 * t->n_cols * sizeof *t->cells);
+  t->cap_rows = 8;
+  t->oom = t->cells == NULL;
+  if (t->oom) return;
+  t->n_rows = 1;
+  for (size_t c = 0; c < t->n_cols; c++)
+    snprintf(t->cells[c], TABLE_CELL, "%s", header[c]);
+}
+
+/* Adds an empty row. Returns its index, or 0 (the header, harmlessly overwritten) when out of
+ * memory, with t->oom set. */
+static size_t table_add(table *t) {
+  if (t->oom) return 0;
+  if (t->n_rows == t->cap_rows) {
+    void *p = realloc(t->cells, 2 * t->cap_rows * t->n_cols * sizeof *t->cells);
+    if (p == NULL) {
+      t->oom = true;
+      return 0;
+    }
+    t->cells = p;
+    t->cap_rows *= 2;
+  }
+  for (size_t c = 0; c < t->n_cols; c++)
+    t->cells[t->n_rows * t->n_cols + c][0] = '\0';
+  return t->n_rows++;
+}
+
+static void table_set(table *t, size_t row, size_t col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void table_set(table *t, size_t row, size_t col, const char *fmt, ...) {
+  if (t->oom) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(t->cells[row * t->n_cols + col], TABLE_CELL, fmt, ap);
+  va_end(ap);
+}
+
+/* Prints the table, each row after indent, columns two spaces apart, then frees it. Returns 0
+ * or -1 when a row was lost to out of memory. */
+static int table_print(table *t, FILE *f, const char *indent) {
+  int width[TABLE_MAX_COLS] = {0};
+  for (size_t r = 0; r < t->n_rows; r++)
+    for (size_t c = 0; c < t->n_cols; c++) {
+      int w = (int)strlen(t->cells[r * t->n_cols + c]);
+      if (w > width[c]) width[c] = w;
+    }
+  char line[TABLE_MAX_COLS * (TABLE_CELL + 2) + 1];
+  for (size_t r = 0; r < t->n_rows && !t->oom; r++) {
+    size_t len = 0;
+    for (size_t c = 0; c < t->n_cols; c++) {
+      const char *cell = t->cells[r * t->n_cols + c];
+      int w = t->align[c] == 'r' ? width[c] : -width[c];
+      len += (size_t)snprintf(line + len, sizeof line - len, "%*s%s", w, cell,
+                              c + 1 < t->n_cols ? "  " : "");
+    }
+    /* Empty cells at the end of a row would leave trailing blanks. */
+    while (len > 0 && line[len - 1] == ' ')
+      line[--len] = '\0';
+    fprintf(f, "%s%s\n", indent, line);
+  }
+  int rc = t->oom ? -1 : 0;
+  free(t->cells);
+  t->cells = NULL;
+  return rc;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * One run
+ * =================================================================== */
+
+/* Whether name is a service of the run (an edge from anything else starts at a client). */
+static bool is_service(const json_t *run, const char *name) {
+  return dig(run, "services", name) != NULL;
+}
+
+/* Writes the non-zero stop reasons as "ok 470, deadline 6" ("none" when all are zero). */
+static void print_stops(const json_t *run, FILE *f) {
+  const char *key;
+  json_t *v;
+  bool any = false;
+  json_object_foreach(dig(run, "calls", "by_stop_reason"), key, v) {
+    if (json_integer_value(v) == 0) continue;
+    fprintf(f, "%s%s %lld", any ? ", " : "", key, (long long)json_integer_value(v));
+    any = true;
+  }
+  fputs(any ? "\n" : "none\n", f);
+}
+
+/* The amplification table: one row per service, then one per edge with its worst case. */
+static int print_amplification(const json_t *run, FILE *f) {
+  static const char *const head[] = {"", "name", "observed", "worst case", "max_attempts"};
+  table t;
+  table_init(&t, "llrrr", head);
+  const char *key;
+  json_t *v;
+  json_object_foreach(dig(run, "amplification", NULL), key, v) {
+    if (!json_is_number(v)) continue; /* the "edges" array */
+    size_t r = table_add(&t);
+    table_set(&t, r, 0, "service");
+    table_set(&t, r, 1, "%s", key);
+    table_set(&t, r, 2, "%.4gx", json_number_value(v));
+  }
+  size_t i;
+  json_array_foreach(dig(run, "amplification", "edges"), i, v) {
+    size_t r = table_add(&t);
+    table_set(&t, r, 0, "edge");
+    table_set(&t, r, 1, "%s -> %s", json_string_value(dig(v, "from", NULL)),
+              json_string_value(dig(v, "to", NULL)));
+    table_set(&t, r, 2, "%.4gx", num(v, "amplification", NULL));
+    table_set(&t, r, 3, "%lldx", cnt(v, "worst_case", NULL));
+    table_set(&t, r, 4, "%lld", cnt(v, "max_attempts", NULL));
+  }
+  fputs("amplification (arrivals or attempts per call)\n", f);
+  return table_print(&t, f, "  ");
+}
+
+/* One line per service: load (arrivals), refusals, work on expired requests, how busy the
+ * workers were and the work nobody used, and the longest queue. */
+static int print_services(const json_t *run, FILE *f) {
+  static const char *const head[] = {"service", "arrivals", "rejected", "expired",
+                                     "util %",  "wasted s", "queue max"};
+  table t;
+  table_init(&t, "lrrrrrr", head);
+  const char *key;
+  json_t *v;
+  json_object_foreach(dig(run, "services", NULL), key, v) {
+    size_t r = table_add(&t);
+    table_set(&t, r, 0, "%s", key);
+    table_set(&t, r, 1, "%lld", cnt(v, "arrivals", NULL));
+    table_set(&t, r, 2, "%lld", cnt(v, "rejected", NULL));
+    table_set(&t, r, 3, "%lld", cnt(v, "expired", NULL));
+    table_set(&t, r, 4, "%.1f", 100.0 * num(v, "utilization", NULL));
+    table_set(&t, r, 5, "%.4g", num(v, "wasted_work_s", NULL));
+    table_set(&t, r, 6, "%lld", cnt(v, "queue_max", NULL));
+  }
+  return table_print(&t, f, "");
+}
+
+/* The block of a scenario without variants. */
+static int print_single(const sim_output *o, FILE *f) {
+  const json_t *r = sim_output_run(o, 0);
+  long long started = cnt(r, "calls", "started"), ok = cnt(r, "calls", "ok");
+  print_provenance(o, f, "scenario      ");
+  fputc('\n', f);
+  fprintf(f, "sim time      %g s, %lld events\n", num(r, "sim_time_s", NULL),
+          cnt(r, "events", NULL));
+  fprintf(f, "calls         started %lld, ok %lld (%.2f %%), failed %lld, unfinished %lld\n",
+          started, ok, started ? 100.0 * (double)ok / (double)started : 0.0,
+          cnt(r, "calls", "failed"), cnt(r, "calls", "unfinished"));
+  fprintf(f, "attempts      %lld (retries %lld, hedges %lld)\n", cnt(r, "calls", "attempts"),
+          cnt(r, "calls", "retries"), cnt(r, "calls", "hedges"));
+  fprintf(f, "goodput       %g calls/s ok within their deadline\n", num(r, "goodput_per_s", NULL));
+  const json_t *l = dig(r, "latency_ms", NULL);
+  fprintf(f, "latency ms    p50 %.4g  p90 %.4g  p99 %.4g  p99.9 %.4g  max %.4g  (%lld calls)\n",
+          num(l, "p50", NULL), num(l, "p90", NULL), num(l, "p99", NULL), num(l, "p999", NULL),
+          num(l, "max", NULL), cnt(l, "count", NULL));
+  fprintf(f, "duplicates    %lld (executions %lld, operations %lld)\n",
+          cnt(r, "side_effects", "duplicates"), cnt(r, "side_effects", "executions"),
+          cnt(r, "side_effects", "operations"));
+  fputs("stop reasons  ", f);
+  print_stops(r, f);
+  fputc('\n', f);
+  int rc = print_amplification(r, f);
+  fputc('\n', f);
+  if (print_services(r, f) != 0) rc = -1;
+  return rc;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Variants
+ * =================================================================== */
+
+/* Top-level amplification (attempts per call over the edges that start at a client) and the
+ * largest service amplification with its service's name. */
+static double top_amplification(const json_t *run, const char **max_name, double *max_amp) {
+  double calls = 0, attempts = 0;
+  size_t i;
+  json_t *v;
+  json_array_foreach(dig(run, "amplification", "edges"), i, v) {
+    if (is_service(run, json_string_value(dig(v, "from", NULL)))) continue;
+    calls += num(v, "calls", NULL);
+    attempts += num(v, "attempts", NULL);
+  }
+  const char *key;
+  *max_name = "-";
+  *max_amp = 0;
+  json_object_foreach(dig(run, "amplification", NULL), key, v) {
+    if (json_is_number(v) && json_number_value(v) > *max_amp) {
+      *max_amp = json_number_value(v);
+      *max_name = key;
+    }
+  }
+  return calls > 0 ? attempts / calls : 0.0;
+}
+
+/* The stop reason other than ok that ended the most calls (first in enum order on ties). */
+static void top_stop(const json_t *run, char *buf, size_t size) {
+  const char *key, *best = NULL;
+  json_t *v;
+  long long most = 0;
+  json_object_foreach(dig(run, "calls", "by_stop_reason"), key, v) {
+    if (strcmp(key, "ok") != 0 && json_integer_value(v) > most) {
+      most = json_integer_value(v);
+      best = key;
+    }
+  }
+  if (best == NULL)
+    snprintf(buf, size, "-");
+  else
+    snprintf(buf, size, "%s %lld", best, most);
+}
+
+/* The comparison table of a scenario with variants, one row per variant. Columns are the figures
+ * a policy comparison turns on: how many calls succeeded, the goodput, how much load the
+ * retries added at the top (amp) and at the worst service, the tail, duplicate side effects
+ * and why the failed calls stopped. */
+static int print_variants(const sim_output *o, FILE *f) {
+  static const char *const head[] = {"variant",  "calls",       "ok %",    "goodput/s",
+                                     "amp",      "max svc amp", "p50 ms",  "p99 ms",
+                                     "p99.9 ms", "dups",        "top stop"};
+  table t;
+  table_init(&t, "lrrrrrrrrrl", head);
+  for (size_t i = 0; i < sim_output_n_runs(o); i++) {
+    const json_t *run = sim_output_run(o, i);
+    long long started = cnt(run, "calls", "started"), ok = cnt(run, "calls", "ok");
+    const char *max_name;
+    double max_amp, amp = top_amplification(run, &max_name, &max_amp);
+    char stop[TABLE_CELL];
+    top_stop(run, stop, sizeof stop);
+    size_t r = table_add(&t);
+    table_set(&t, r, 0, "%s", json_string_value(dig(run, "variant", NULL)));
+    table_set(&t, r, 1, "%lld", started);
+    table_set(&t, r, 2, "%.2f", started ? 100.0 * (double)ok / (double)started : 0.0);
+    table_set(&t, r, 3, "%.4g", num(run, "goodput_per_s", NULL));
+    table_set(&t, r, 4, "%.3f", amp);
+    table_set(&t, r, 5, "%.3f %s", max_amp, max_name);
+    table_set(&t, r, 6, "%.4g", num(run, "latency_ms", "p50"));
+    table_set(&t, r, 7, "%.4g", num(run, "latency_ms", "p99"));
+    table_set(&t, r, 8, "%.4g", num(run, "latency_ms", "p999"));
+    table_set(&t, r, 9, "%lld", cnt(run, "side_effects", "duplicates"));
+    table_set(&t, r, 10, "%s", stop);
+  }
+  print_provenance(o, f, "scenario ");
+  fprintf(f, ", %zu variants\n\n", sim_output_n_runs(o));
+  return table_print(&t, f, "");
+}
+
+int sim_output_print_text(const sim_output *o, FILE *f) {
+  assert(o != NULL && f != NULL);
+  if (sim_output_n_runs(o) == 0) return 0;
+  bool has_variants = dig(sim_output_summary(o), "variants", NULL) != NULL;
+  int rc = has_variants ? print_variants(o, f) : print_single(o, f);
+  if (fflush(f) != 0 || ferror(f)) rc = -1;
+  return rc;
+}
+
+/* }================================================================== */

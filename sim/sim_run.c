@@ -1,0 +1,231 @@
+/*
+ * sim_run.c: the run driver: one kernel and one world per run, results copied into a
+ * sim_output, then files, summary and expectations. Invariant: the results depend only on the
+ * scenario and the seed; the wall clock read here drives the progress line and nothing else.
+ */
+#include "sim/sim_run.h"
+
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "models/model_world.h"
+#include "sim/sim_event.h"
+#include "sim/sim_expect.h"
+#include "sim/sim_output.h"
+
+/* {==================================================================
+ * Progress line
+ * =================================================================== */
+
+/* The only clock sim/ reads. It is monotonic, so a clock step never hides or floods the line,
+ * and its value never reaches the simulation: the world only calls us back. */
+static double wall_s(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) return 0.0;
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+typedef struct progress {
+  FILE *f;          /* stderr */
+  bool enabled;     /* f is a terminal and not --quiet */
+  double start_s;   /* wall time when the first run started */
+  double last_s;    /* wall time of the last line drawn, < 0 before the first */
+  int width;        /* characters on the line now, to blank it */
+  const char *name; /* the run going on */
+  size_t run, n_runs;
+} progress;
+
+/* Redraws the line at most 4 times a second, once the runs have lasted more than a second. */
+static void progress_update(void *ctx, int64_t now_ns, int64_t end_ns) {
+  progress *p = ctx;
+  double t = wall_s();
+  if (t - p->start_s <= 1.0 || (p->last_s >= 0 && t - p->last_s < 0.25)) return;
+  p->last_s = t;
+  double pct = end_ns > 0 ? 100.0 * (double)now_ns / (double)end_ns : 0.0;
+  int n = fprintf(p->f, "\rretrysim: %s (run %zu of %zu): %.1f s of %.1f s simulated (%.0f %%)",
+                  p->name, p->run + 1, p->n_runs, (double)now_ns / 1e9, (double)end_ns / 1e9, pct);
+  /* Blank what is left of a longer previous line. */
+  if (n > 0 && n < p->width) fprintf(p->f, "%*s", p->width - n, "");
+  if (n > p->width) p->width = n;
+  fflush(p->f);
+}
+
+/* Removes the line, if one was drawn. */
+static void progress_clear(progress *p) {
+  if (p->width <= 0) return;
+  fprintf(p->f, "\r%*s\r", p->width, "");
+  fflush(p->f);
+  p->width = 0;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Runs
+ * =================================================================== */
+
+/* Prints "retrysim: <formatted error>" on f. */
+static void print_error(FILE *f, const retry_error *e) {
+  char buf[800];
+  retry_error_format(e, buf, sizeof buf);
+  fprintf(f, "retrysim: %s\n", buf);
+}
+
+int sim_run_exit_status(int code) {
+  return code == RETRY_ENOMEM ? SIM_EXIT_RUNTIME : SIM_EXIT_USAGE;
+}
+
+/* Status for an error while running: a config the world refuses is bad input the loader missed;
+ * anything else (out of memory, mostly) is a run-time failure. */
+static int run_status(int code) {
+  if (code == RETRY_ECONFIG || code == RETRY_EINVAL || code == RETRY_ERANGE) return SIM_EXIT_USAGE;
+  return SIM_EXIT_RUNTIME;
+}
+
+/* Runs run i of s and adds its results to out. Returns 0 or a negative RETRY code, err filled.
+ * Each run gets a fresh kernel and world: nothing carries over between variants but the seed,
+ * so variant i's results do not depend on which variants ran before it (common random numbers
+ * come from the seed, not from shared state). */
+static int run_one(const sim_scenario *s, size_t i, const sim_run_opts *o, sim_output *out,
+                   progress *prog, retry_error *err) {
+  const model_config *cfg = sim_scenario_config(s, i);
+  uint64_t seed = o->has_seed ? o->seed : cfg->seed;
+  const char *name = sim_scenario_run_name(s, i);
+  sim_kernel *k = sim_kernel_create(0);
+  if (k == NULL) {
+    retry_error_clear(err);
+    err->code = RETRY_ENOMEM;
+    snprintf(err->message, sizeof err->message, "out of memory creating the kernel");
+    return RETRY_ENOMEM;
+  }
+  model_world *w = model_world_create(cfg, k, seed, err);
+  int rc = w != NULL ? 0 : (err->code != RETRY_OK ? err->code : RETRY_ENOMEM);
+  prog->name = name;
+  prog->run = i;
+  if (rc == 0) rc = model_world_run(w, prog->enabled ? progress_update : NULL, prog, err);
+  progress_clear(prog);
+  if (rc == 0) {
+    rc = sim_output_add_run(out, name, seed, model_world_results(w));
+    if (rc != 0 && err->code == RETRY_OK) {
+      err->code = rc;
+      snprintf(err->message, sizeof err->message, "out of memory keeping the results");
+    }
+  }
+  /* The world cancels its events on the way out, so it goes before the kernel. */
+  model_world_destroy(w);
+  sim_kernel_destroy(k);
+  if (rc != 0 && err->source[0] == '\0') snprintf(err->source, sizeof err->source, "%s", name);
+  return rc;
+}
+
+/* Checks every run's expectations; reports on o->err. Returns the number that failed. */
+static int check_all(const sim_scenario *s, const sim_output *out, const sim_run_opts *o) {
+  /* In text mode only failures and the count are reported; with --format json every
+   * expectation gets its PASS or FAIL line, for logs next to the machine-read document. */
+  bool verbose = o->format == SIM_FORMAT_JSON && !o->quiet;
+  size_t total = 0;
+  int failed = 0;
+  for (size_t i = 0; i < sim_scenario_n_runs(s); i++) {
+    const json_t *expect = sim_scenario_expect(s, i);
+    total += json_object_size(expect);
+    failed += sim_expect_check(expect, sim_output_run(out, i), sim_scenario_run_name(s, i), o->err,
+                               verbose);
+  }
+  if (total == 0 && !o->quiet)
+    fprintf(o->err, "retrysim: check: the scenario has no expectations\n");
+  else if (!o->quiet || failed > 0)
+    fprintf(o->err, "retrysim: check: %zu passed, %d failed\n", total - (size_t)failed, failed);
+  return failed;
+}
+
+/* After every run: files, summary, expectations. Returns the exit status. Files come first so
+ * that a full disk is reported before the summary scrolls it away; a failure to write them does
+ * not stop the summary or the checks (the results are valid), but the status says 3. */
+static int finish(const sim_scenario *s, const sim_output *out, const sim_run_opts *o) {
+  int status = SIM_EXIT_OK;
+  if (o->out_dir != NULL) {
+    retry_error e;
+    retry_error_clear(&e);
+    if (sim_output_write_dir(out, o->out_dir, &e) != 0) {
+      print_error(o->err, &e);
+      status = SIM_EXIT_RUNTIME;
+    }
+  }
+  int rc = 0;
+  if (o->format == SIM_FORMAT_JSON)
+    rc = sim_output_write_json(out, o->out);
+  else if (!o->quiet)
+    rc = sim_output_print_text(out, o->out);
+  if (rc == 0 && fflush(o->out) != 0) rc = -1;
+  if (rc != 0) {
+    fprintf(o->err, "retrysim: cannot write the summary to standard output\n");
+    status = SIM_EXIT_RUNTIME;
+  }
+  if (o->check && check_all(s, out, o) > 0 && status == SIM_EXIT_OK) status = SIM_EXIT_CHECK;
+  return status;
+}
+
+int sim_run_validate(const sim_scenario *s, const char *source, retry_error *err) {
+  for (size_t i = 0; i < sim_scenario_n_runs(s); i++) {
+    const json_t *expect = sim_scenario_expect(s, i);
+    char msg[160];
+    if (expect == NULL || sim_expect_validate(expect, msg, sizeof msg) == 0) continue;
+    if (err != NULL && err->code == RETRY_OK) {
+      retry_error_clear(err);
+      err->code = RETRY_ECONFIG;
+      snprintf(err->source, sizeof err->source, "%s", source ? source : "<string>");
+      snprintf(err->path, sizeof err->path, "$.expect");
+      if (sim_scenario_has_variants(s))
+        snprintf(err->message, sizeof err->message, "%.100s (variant %.40s)", msg,
+                 sim_scenario_run_name(s, i));
+      else
+        snprintf(err->message, sizeof err->message, "%s", msg);
+    }
+    return RETRY_ECONFIG;
+  }
+  return 0;
+}
+
+/* The top-level seed of summary.json is --seed, else the first run's: variants normally share
+ * the scenario's seed (their comparison is paired), and one that sets its own is marked in its
+ * run object by sim_output. */
+int sim_run_scenario(const sim_scenario *s, const sim_run_opts *o) {
+  size_t n = sim_scenario_n_runs(s);
+  retry_error err;
+  retry_error_clear(&err);
+  if (sim_run_validate(s, NULL, &err) != 0) {
+    snprintf(err.source, sizeof err.source, "%s", sim_scenario_name(s));
+    print_error(o->err, &err);
+    return SIM_EXIT_USAGE;
+  }
+  /* An --out naming an existing file would only fail after every run: refuse it now. */
+  struct stat st;
+  if (o->out_dir != NULL && stat(o->out_dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+    fprintf(o->err, "retrysim: %s: --out must name a directory, this is a file\n", o->out_dir);
+    return SIM_EXIT_USAGE;
+  }
+  uint64_t top_seed = o->has_seed ? o->seed : sim_scenario_config(s, 0)->seed;
+  sim_output *out = sim_output_create(sim_scenario_name(s), sim_scenario_sha256(s), top_seed,
+                                      sim_scenario_has_variants(s));
+  if (out == NULL) {
+    fprintf(o->err, "retrysim: out of memory\n");
+    return SIM_EXIT_RUNTIME;
+  }
+  progress prog = {.f = o->err, .start_s = wall_s(), .last_s = -1, .n_runs = n};
+  prog.enabled = !o->quiet && isatty(fileno(o->err));
+  int status = SIM_EXIT_OK;
+  for (size_t i = 0; i < n && status == SIM_EXIT_OK; i++) {
+    int rc = run_one(s, i, o, out, &prog, &err);
+    if (rc != 0) {
+      print_error(o->err, &err);
+      status = run_status(rc);
+    }
+  }
+  if (status == SIM_EXIT_OK) status = finish(s, out, o);
+  sim_output_destroy(out);
+  return status;
+}
+
+/* }================================================================== */

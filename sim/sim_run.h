@@ -1,0 +1,53 @@
+/*
+ * sim_run.h: the run driver of `retrysim run`: runs every run (variant) of a loaded scenario on
+ * its own kernel and world, then writes the output files, prints the summary and checks the
+ * expectations. Owns nothing between calls; the scenario stays the caller's.
+ */
+#ifndef SIM_RUN_H
+#define SIM_RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "retry/retry.h"
+#include "sim/sim_scenario.h"
+
+/* Exit statuses of the retrysim command. */
+#define SIM_EXIT_OK 0      /* success (and every expectation held, with --check) */
+#define SIM_EXIT_CHECK 1   /* --check found a failed expectation */
+#define SIM_EXIT_USAGE 2   /* bad command line, unreadable or invalid scenario */
+#define SIM_EXIT_RUNTIME 3 /* failure while running or writing: out of memory, I/O */
+
+typedef enum sim_format {
+  SIM_FORMAT_TEXT = 0, /* the text summary on stdout */
+  SIM_FORMAT_JSON      /* the summary document (summary.json) on stdout */
+} sim_format;
+
+typedef struct sim_run_opts {
+  const char *out_dir; /* write summary.json and the CSV files here; NULL: no files */
+  sim_format format;   /* what goes to out */
+  bool check;          /* check the scenario's expectations, exit SIM_EXIT_CHECK on a failure */
+  bool quiet;          /* no text summary and no progress line */
+  bool has_seed;       /* seed replaces every run's scenario seed */
+  uint64_t seed;
+  FILE *out; /* the summary (stdout) */
+  FILE *err; /* errors, expectation reports and progress (stderr) */
+} sim_run_opts;
+
+/* Runs every run of s in order with opts; out and err must not be NULL. The progress line is
+ * shown only when err is a terminal, opts->quiet is false and the runs have lasted more than one
+ * second of wall time. Files are written only when every run succeeded. Returns the process
+ * exit status: SIM_EXIT_OK, SIM_EXIT_CHECK, SIM_EXIT_USAGE (an expectation is malformed; checked
+ * before anything runs) or SIM_EXIT_RUNTIME, with a "retrysim: " line on err for every error. */
+int sim_run_scenario(const sim_scenario *s, const sim_run_opts *opts);
+
+/* Checks what the loader leaves to the runner: the shape of every run's expectations. source
+ * names the scenario file in err. Returns 0, or RETRY_ECONFIG with err (may be NULL) filled. */
+int sim_run_validate(const sim_scenario *s, const char *source, retry_error *err);
+
+/* Returns the exit status for a RETRY_* error code of loading or validating a scenario:
+ * SIM_EXIT_RUNTIME for out of memory, SIM_EXIT_USAGE for the rest (a missing file is bad input). */
+int sim_run_exit_status(int code);
+
+#endif /* SIM_RUN_H */

@@ -1,0 +1,677 @@
+/*
+ * test_sim_output.c: the summary document (keys, order, values, rounding), the files of --out
+ * DIR (exact CSV bytes, byte-identical rewrites, no temporary file left after a failure) and the
+ * text summary, on model_results built by hand.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sim/sim_output.h"
+
+/* {==================================================================
+ * Fixtures
+ * =================================================================== */
+
+/* Results of a small run: client web -> api -> db, three 1 s buckets of two columns. */
+typedef struct fixture {
+  model_results r;
+  model_edge_stats edges[2];
+  model_service_stats services[2];
+  char names[3][MODEL_TS_NAME_MAX];
+  double values[9];
+} fixture;
+
+static void fixture_init(fixture *f) {
+  memset(f, 0, sizeof *f);
+  model_results *r = &f->r;
+  r->events = 12345;
+  r->sim_time_ns = 12500000000; /* 12.5 s */
+  r->duration_ns = 10000000000; /* 10 s */
+  r->calls_started = 300;
+  r->calls_ok = 270;
+  r->calls_failed = 25;
+  r->calls_unfinished = 5;
+  r->calls_ok_in_deadline = 250;
+  r->attempts = 400;
+  r->retries = 90;
+  r->hedges = 10;
+  r->by_status.grpc[RETRY_GRPC_OK] = 270;
+  r->by_status.grpc[RETRY_GRPC_UNAVAILABLE] = 20;
+  r->by_status.grpc[RETRY_GRPC_DEADLINE_EXCEEDED] = 4;
+  r->by_status.http[503] = 1;
+  r->by_status.http[429] = 2;
+  r->by_stop[RETRY_STOP_OK] = 270;
+  r->by_stop[RETRY_STOP_MAX_ATTEMPTS] = 20;
+  r->by_stop[RETRY_STOP_DEADLINE] = 5;
+  sim_hist_init(&r->latency);
+  sim_hist_init(&r->latency_ok);
+  sim_hist_record(&r->latency, 50); /* small values: exact buckets */
+  sim_hist_record(&r->latency, 100);
+  sim_hist_record(&r->latency, 100);
+  sim_hist_record(&r->latency, 100);
+  sim_hist_record(&r->latency_ok, 100);
+  r->executions = 280;
+  r->operations = 270;
+  r->duplicates = 10;
+  f->edges[0] = (model_edge_stats){.from = "web",
+                                   .to = "api",
+                                   .calls = 300,
+                                   .attempts = 400,
+                                   .retries = 90,
+                                   .hedges = 10,
+                                   .ok = 270,
+                                   .worst_case = 15,
+                                   .max_attempts = 3};
+  f->edges[1] = (model_edge_stats){.from = "api",
+                                   .to = "db",
+                                   .calls = 390,
+                                   .attempts = 1000,
+                                   .retries = 610,
+                                   .ok = 380,
+                                   .worst_case = 15,
+                                   .max_attempts = 5};
+  r->edges = f->edges;
+  r->n_edges = 2;
+  f->services[0] = (model_service_stats){.name = "api",
+                                         .arrivals = 400,
+                                         .served = 395,
+                                         .rejected = 5,
+                                         .expired = 2,
+                                         .abandoned = 1,
+                                         .busy_s = 30.0,
+                                         .wasted_work_s = 1.0 / 3.0,
+                                         .capacity_s = 40.0,
+                                         .queue_max = 17};
+  f->services[1] = (model_service_stats){.name = "db",
+                                         .arrivals = 1000,
+                                         .served = 990,
+                                         .rejected = 10,
+                                         .busy_s = 5.0,
+                                         .wasted_work_s = 0.25,
+                                         .capacity_s = 0.0,
+                                         .queue_max = 3,
+                                         .executions = 280,
+                                         .operations = 270};
+  r->services = f->services;
+  r->n_services = 2;
+  snprintf(f->names[0], MODEL_TS_NAME_MAX, "offered_rps");
+  snprintf(f->names[1], MODEL_TS_NAME_MAX, "goodput_rps");
+  snprintf(f->names[2], MODEL_TS_NAME_MAX, "api_queue");
+  double v[6] = {30, 28.5, 31, 1.0 / 3.0, 29, NAN};
+  memcpy(f->values, v, sizeof v);
+  r->ts.bucket_ns = 1000000000;
+  r->ts.n_buckets = 3;
+  r->ts.n_columns = 2;
+  r->ts.names = f->names;
+  r->ts.values = f->values;
+}
+
+/* Returns the keys of a JSON object joined by commas, in order (a static buffer). */
+static const char *keys_of(const json_t *o) {
+  static char buf[1024];
+  buf[0] = '\0';
+  const char *key;
+  json_t *v;
+  json_object_foreach((json_t *)o, key, v) {
+    if (buf[0]) strcat(buf, ",");
+    strcat(buf, key);
+  }
+  return buf;
+}
+
+static double num_at(const json_t *o, const char *a, const char *b) {
+  json_t *v = json_object_get(o, a);
+  if (b != NULL) v = json_object_get(v, b);
+  assert_non_null(v);
+  return json_number_value(v);
+}
+
+/* Reads a whole file into a new string (free it). */
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *s = calloc(1, (size_t)n + 1);
+  assert_non_null(s);
+  assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
+  fclose(f);
+  return s;
+}
+
+static char *path_in(const char *dir, const char *name) {
+  static char buf[2][512];
+  static int which;
+  which ^= 1;
+  snprintf(buf[which], sizeof buf[which], "%s/%s", dir, name);
+  return buf[which];
+}
+
+/* Lists the names in dir, sorted, joined by commas (a static buffer). */
+static const char *list_dir(const char *dir) {
+  static char buf[2048];
+  struct dirent **ents;
+  int n = scandir(dir, &ents, NULL, alphasort);
+  buf[0] = '\0';
+  for (int i = 0; i < n; i++) {
+    if (ents[i]->d_name[0] != '.') {
+      if (buf[0]) strcat(buf, ",");
+      strcat(buf, ents[i]->d_name);
+    }
+    free(ents[i]);
+  }
+  if (n >= 0) free(ents);
+  return buf;
+}
+
+/* Removes dir and everything in it (one level of subdirectories is enough here). */
+static void remove_tree(const char *dir) {
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
+static char *make_tmpdir(void) {
+  char tmpl[] = "/tmp/test_sim_output.XXXXXX";
+  char *d = mkdtemp(tmpl);
+  assert_non_null(d);
+  char *copy = malloc(strlen(d) + 1);
+  assert_non_null(copy);
+  strcpy(copy, d);
+  return copy;
+}
+
+/* A scenario without variants holding the fixture. */
+static sim_output *single_output(fixture *f) {
+  fixture_init(f);
+  sim_output *o = sim_output_create("demo", "ab12", 42, false);
+  assert_non_null(o);
+  assert_int_equal(sim_output_add_run(o, "demo", 42, &f->r), 0);
+  return o;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * The document
+ * =================================================================== */
+
+static void test_output_round_keeps_six_digits(void **state) {
+  (void)state;
+  assert_true(sim_output_round(1.0 / 3.0) == 0.333333);
+  assert_true(sim_output_round(123456789.0) == 123457000.0);
+  assert_true(sim_output_round(2.5) == 2.5);
+  assert_false(signbit(sim_output_round(-0.0)));
+  assert_true(isnan(sim_output_round(NAN)));
+}
+
+static void test_output_run_keys_in_order(void **state) {
+  (void)state;
+  fixture f;
+  fixture_init(&f);
+  json_t *run = sim_output_run_json(&f.r);
+  assert_non_null(run);
+  assert_string_equal(keys_of(run),
+                      "sim_time_s,events,calls,amplification,goodput_per_s,latency_ms,"
+                      "latency_ok_ms,side_effects,services");
+  json_t *calls = json_object_get(run, "calls");
+  assert_string_equal(keys_of(calls),
+                      "started,ok,failed,unfinished,by_status,by_stop_reason,attempts,retries,"
+                      "hedges");
+  assert_string_equal(keys_of(json_object_get(calls, "by_status")),
+                      "OK,DEADLINE_EXCEEDED,UNAVAILABLE,429,503");
+  assert_string_equal(keys_of(json_object_get(calls, "by_stop_reason")),
+                      "ok,non_retryable_status,method_not_idempotent,max_attempts,deadline,"
+                      "pushback_stop,throttled,budget_exhausted,breaker_open,committed,streaming");
+  assert_string_equal(keys_of(json_object_get(run, "amplification")), "api,db,edges");
+  json_t *edge = json_array_get(json_object_get(json_object_get(run, "amplification"), "edges"), 1);
+  assert_string_equal(keys_of(edge),
+                      "from,to,calls,attempts,amplification,worst_case,max_attempts");
+  assert_string_equal(keys_of(json_object_get(run, "latency_ms")),
+                      "p50,p90,p99,p999,max,mean,count");
+  assert_string_equal(keys_of(json_object_get(run, "side_effects")),
+                      "executions,operations,duplicates");
+  assert_string_equal(keys_of(json_object_get(run, "services")), "api,db");
+  assert_string_equal(keys_of(json_object_get(json_object_get(run, "services"), "db")),
+                      "arrivals,served,rejected,expired,abandoned,wasted_work_s,utilization,"
+                      "queue_max,executions,operations,deduplicated");
+  json_decref(run);
+}
+
+static void test_output_run_values(void **state) {
+  (void)state;
+  fixture f;
+  fixture_init(&f);
+  json_t *run = sim_output_run_json(&f.r);
+  assert_non_null(run);
+  assert_true(num_at(run, "sim_time_s", NULL) == 12.5);
+  assert_true(json_is_integer(json_object_get(run, "events")));
+  assert_int_equal(json_integer_value(json_object_get(run, "events")), 12345);
+  json_t *calls = json_object_get(run, "calls");
+  assert_int_equal(json_integer_value(json_object_get(calls, "unfinished")), 5);
+  assert_int_equal(json_integer_value(json_object_get(json_object_get(calls, "by_status"), "429")),
+                   2);
+  assert_int_equal(
+      json_integer_value(json_object_get(json_object_get(calls, "by_stop_reason"), "throttled")),
+      0);
+  json_t *amp = json_object_get(run, "amplification");
+  assert_true(num_at(amp, "api", NULL) == sim_output_round(400.0 / 300.0));
+  assert_true(num_at(amp, "db", NULL) == sim_output_round(1000.0 / 300.0));
+  json_t *e = json_array_get(json_object_get(amp, "edges"), 1);
+  assert_string_equal(json_string_value(json_object_get(e, "from")), "api");
+  assert_true(num_at(e, "amplification", NULL) == sim_output_round(1000.0 / 390.0));
+  assert_int_equal(json_integer_value(json_object_get(e, "worst_case")), 15);
+  assert_int_equal(json_integer_value(json_object_get(e, "max_attempts")), 5);
+  assert_true(num_at(run, "goodput_per_s", NULL) == 25.0);
+  /* 50, 100, 100, 100 ns: every bucket below 128 ns holds one value exactly. */
+  assert_true(num_at(run, "latency_ms", "p50") == 0.0001);
+  assert_true(num_at(run, "latency_ms", "max") == 0.0001);
+  assert_true(num_at(run, "latency_ms", "mean") == sim_output_round(87.5 / 1e6));
+  assert_int_equal(json_integer_value(json_object_get(json_object_get(run, "latency_ms"), "count")),
+                   4);
+  assert_int_equal(
+      json_integer_value(json_object_get(json_object_get(run, "latency_ok_ms"), "count")), 1);
+  json_t *api = json_object_get(json_object_get(run, "services"), "api");
+  assert_true(num_at(api, "utilization", NULL) == 0.75);
+  assert_true(num_at(api, "wasted_work_s", NULL) == 0.333333);
+  json_t *db = json_object_get(json_object_get(run, "services"), "db");
+  assert_true(num_at(db, "utilization", NULL) == 0.0); /* capacity 0 */
+  assert_int_equal(json_integer_value(json_object_get(db, "executions")), 280);
+  json_decref(run);
+}
+
+static void test_output_no_calls_gives_zero_ratios(void **state) {
+  (void)state;
+  fixture f;
+  fixture_init(&f);
+  f.r.calls_started = 0;
+  f.r.duration_ns = 0;
+  f.edges[0].calls = 0;
+  sim_hist_init(&f.r.latency);
+  json_t *run = sim_output_run_json(&f.r);
+  assert_non_null(run);
+  assert_true(num_at(run, "amplification", "api") == 0.0);
+  assert_true(num_at(run, "goodput_per_s", NULL) == 0.0);
+  assert_true(num_at(run, "latency_ms", "p99") == 0.0);
+  assert_true(num_at(run, "latency_ms", "max") == 0.0);
+  json_t *e = json_array_get(json_object_get(json_object_get(run, "amplification"), "edges"), 0);
+  assert_true(num_at(e, "amplification", NULL) == 0.0);
+  json_decref(run);
+}
+
+static void test_output_summary_without_variants(void **state) {
+  (void)state;
+  fixture f;
+  sim_output *o = single_output(&f);
+  const json_t *doc = sim_output_summary(o);
+  assert_string_equal(keys_of(doc),
+                      "scenario,version,scenario_sha256,seed,variant,sim_time_s,events,calls,"
+                      "amplification,goodput_per_s,latency_ms,latency_ok_ms,side_effects,"
+                      "services");
+  assert_string_equal(json_string_value(json_object_get(doc, "version")), RETRY_VERSION);
+  assert_true(json_is_null(json_object_get(doc, "variant")));
+  assert_int_equal(json_integer_value(json_object_get(doc, "seed")), 42);
+  /* The run object for expectations has no provenance keys. */
+  assert_null(json_object_get(sim_output_run(o, 0), "scenario"));
+  assert_int_equal(sim_output_add_run(o, "again", 42, &f.r), RETRY_EINVAL);
+  assert_int_equal(sim_output_n_runs(o), 1);
+  sim_output_destroy(o);
+}
+
+static void test_output_summary_with_variants(void **state) {
+  (void)state;
+  fixture f;
+  fixture_init(&f);
+  sim_output *o = sim_output_create("demo", "ab12", UINT64_MAX, true);
+  assert_non_null(o);
+  assert_int_equal(sim_output_add_run(o, "baseline", UINT64_MAX, &f.r), 0);
+  assert_int_equal(sim_output_add_run(o, "budget", 7, &f.r), 0);
+  const json_t *doc = sim_output_summary(o);
+  assert_string_equal(keys_of(doc), "scenario,version,scenario_sha256,seed,variants");
+  /* Seeds past INT64_MAX do not fit a JSON integer: written as a decimal string. */
+  assert_string_equal(json_string_value(json_object_get(doc, "seed")), "18446744073709551615");
+  const json_t *v = json_object_get(doc, "variants");
+  assert_int_equal(json_array_size(v), 2);
+  assert_string_equal(keys_of(json_array_get(v, 0)),
+                      "variant,sim_time_s,events,calls,amplification,goodput_per_s,latency_ms,"
+                      "latency_ok_ms,side_effects,services");
+  assert_string_equal(json_string_value(json_object_get(json_array_get(v, 1), "variant")),
+                      "budget");
+  assert_int_equal(json_integer_value(json_object_get(json_array_get(v, 1), "seed")), 7);
+  assert_ptr_equal(sim_output_run(o, 1), json_array_get(v, 1));
+  sim_output_destroy(o);
+}
+
+static void test_output_json_is_stable_text(void **state) {
+  (void)state;
+  fixture f;
+  sim_output *o = single_output(&f);
+  char *a = NULL, *b = NULL;
+  size_t na, nb;
+  FILE *fa = open_memstream(&a, &na);
+  assert_int_equal(sim_output_write_json(o, fa), 0);
+  fclose(fa);
+  sim_output_destroy(o);
+  o = single_output(&f);
+  FILE *fb = open_memstream(&b, &nb);
+  assert_int_equal(sim_output_write_json(o, fb), 0);
+  fclose(fb);
+  sim_output_destroy(o);
+  assert_string_equal(a, b);
+  assert_true(na > 2 && a[na - 1] == '\n' && a[na - 2] == '}');
+  assert_non_null(strstr(a, "{\n  \"scenario\": \"demo\",\n  \"version\": "));
+  assert_non_null(strstr(a, "\"wasted_work_s\": 0.333333,"));
+  assert_non_null(strstr(a, "\"sim_time_s\": 12.5,"));
+  assert_non_null(strstr(a, "\"utilization\": 0.0,"));
+  free(a);
+  free(b);
+}
+
+/* jansson allocations fail one after another: every failure is clean (ASan, valgrind). */
+static size_t alloc_budget;
+static void *failing_malloc(size_t n) {
+  if (alloc_budget == 0) return NULL;
+  alloc_budget--;
+  return malloc(n);
+}
+
+static void test_output_survives_jansson_alloc_failures(void **state) {
+  (void)state;
+  fixture f;
+  fixture_init(&f);
+  for (size_t n = 0;; n++) {
+    alloc_budget = n;
+    json_set_alloc_funcs(failing_malloc, free);
+    sim_output *o = sim_output_create("demo", "ab12", 1, true);
+    int rc = o == NULL ? RETRY_ENOMEM : sim_output_add_run(o, "v", 2, &f.r);
+    json_set_alloc_funcs(malloc, free);
+    if (o != NULL) assert_int_equal(sim_output_n_runs(o), rc == 0 ? 1 : 0);
+    sim_output_destroy(o);
+    if (rc == 0) break;
+    assert_int_equal(rc, RETRY_ENOMEM);
+    assert_true(n < 100000);
+  }
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Files
+ * =================================================================== */
+
+static void test_output_writes_single_run_files(void **state) {
+  (void)state;
+  fixture f;
+  sim_output *o = single_output(&f);
+  char *dir = make_tmpdir();
+  retry_error err;
+  retry_error_clear(&err);
+  assert_int_equal(sim_output_write_dir(o, dir, &err), 0);
+  assert_string_equal(list_dir(dir), "latency.csv,summary.json,timeseries.csv");
+  char *ts = slurp(path_in(dir, "timeseries.csv"));
+  assert_string_equal(ts,
+                      "t_s,offered_rps,goodput_rps\n"
+                      "0,30,28.5\n"
+                      "1,31,0.333333\n"
+                      "2,29,\n"); /* NaN: an empty field */
+  char *lat = slurp(path_in(dir, "latency.csv"));
+  assert_string_equal(lat,
+                      "variant,lo_ms,hi_ms,count,cumulative_fraction\n"
+                      "demo,0.000050,0.000050,1,0.250000\n"
+                      "demo,0.000100,0.000100,3,1.000000\n");
+  char *sum = slurp(path_in(dir, "summary.json"));
+  char *mem = NULL;
+  size_t n;
+  FILE *m = open_memstream(&mem, &n);
+  sim_output_write_json(o, m);
+  fclose(m);
+  assert_string_equal(sum, mem);
+  free(ts);
+  free(lat);
+  free(sum);
+  free(mem);
+  sim_output_destroy(o);
+  remove_tree(dir);
+  free(dir);
+}
+
+static void test_output_writes_variant_files(void **state) {
+  (void)state;
+  fixture f, g;
+  fixture_init(&f);
+  fixture_init(&g);
+  /* The second variant has a third column (say a service the first does not have). */
+  g.r.ts.n_columns = 3;
+  double v[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  memcpy(g.values, v, sizeof v);
+  g.r.ts.n_buckets = 2;
+  g.r.ts.bucket_ns = 500000000;
+  sim_output *o = sim_output_create("demo", "ab12", 1, true);
+  assert_int_equal(sim_output_add_run(o, "base", 1, &f.r), 0);
+  assert_int_equal(sim_output_add_run(o, "with/slash,comma", 1, &g.r), 0);
+  char *dir = make_tmpdir();
+  assert_int_equal(sim_output_write_dir(o, dir, NULL), 0);
+  assert_string_equal(list_dir(dir),
+                      "latency.csv,summary.json,timeseries-base.csv,"
+                      "timeseries-with_slash_comma.csv,timeseries.csv");
+  char *all = slurp(path_in(dir, "timeseries.csv"));
+  assert_string_equal(all,
+                      "variant,t_s,offered_rps,goodput_rps,api_queue\n"
+                      "base,0,30,28.5,\n"
+                      "base,1,31,0.333333,\n"
+                      "base,2,29,,\n"
+                      "\"with/slash,comma\",0,1,2,3\n"
+                      "\"with/slash,comma\",0.5,4,5,6\n");
+  char *one = slurp(path_in(dir, "timeseries-with_slash_comma.csv"));
+  assert_string_equal(one, "t_s,offered_rps,goodput_rps,api_queue\n0,1,2,3\n0.5,4,5,6\n");
+  char *lat = slurp(path_in(dir, "latency.csv"));
+  assert_non_null(strstr(lat, "\nbase,0.000050,"));
+  assert_non_null(strstr(lat, "\n\"with/slash,comma\",0.000100,0.000100,3,1.000000\n"));
+  free(all);
+  free(one);
+  free(lat);
+  sim_output_destroy(o);
+  remove_tree(dir);
+  free(dir);
+}
+
+static void test_output_rewrite_is_byte_identical(void **state) {
+  (void)state;
+  fixture f;
+  sim_output *o = single_output(&f);
+  char *dir = make_tmpdir();
+  static const char *const names[] = {"summary.json", "timeseries.csv", "latency.csv"};
+  char *first[3];
+  assert_int_equal(sim_output_write_dir(o, dir, NULL), 0);
+  for (int i = 0; i < 3; i++)
+    first[i] = slurp(path_in(dir, names[i]));
+  sim_output_destroy(o);
+  o = single_output(&f); /* built again from equal results */
+  assert_int_equal(sim_output_write_dir(o, dir, NULL), 0);
+  for (int i = 0; i < 3; i++) {
+    char *again = slurp(path_in(dir, names[i]));
+    assert_string_equal(first[i], again);
+    free(again);
+    free(first[i]);
+  }
+  assert_string_equal(list_dir(dir), "latency.csv,summary.json,timeseries.csv");
+  sim_output_destroy(o);
+  remove_tree(dir);
+  free(dir);
+}
+
+static void test_output_creates_missing_parents(void **state) {
+  (void)state;
+  fixture f;
+  sim_output *o = single_output(&f);
+  char *dir = make_tmpdir();
+  char deep[600];
+  snprintf(deep, sizeof deep, "%s/a/b/c/", dir);
+  assert_int_equal(sim_output_write_dir(o, deep, NULL), 0);
+  assert_string_equal(list_dir(deep), "latency.csv,summary.json,timeseries.csv");
+  sim_output_destroy(o);
+  remove_tree(dir);
+  free(dir);
+}
+
+static void test_output_dir_that_is_a_file_fails(void **state) {
+  (void)state;
+  fixture f;
+  sim_output *o = single_output(&f);
+  char *dir = make_tmpdir();
+  char *file = path_in(dir, "plain");
+  FILE *fp = fopen(file, "w");
+  assert_non_null(fp);
+  fclose(fp);
+  retry_error err;
+  retry_error_clear(&err);
+  assert_int_equal(sim_output_write_dir(o, file, &err), RETRY_EIO);
+  assert_int_equal(err.code, RETRY_EIO);
+  assert_string_equal(err.source, file);
+  assert_non_null(strstr(err.message, "cannot create directory"));
+  /* A path through the file fails too. */
+  char below[600];
+  snprintf(below, sizeof below, "%s/sub", file);
+  retry_error_clear(&err);
+  assert_int_equal(sim_output_write_dir(o, below, &err), RETRY_EIO);
+  assert_string_equal(list_dir(dir), "plain");
+  sim_output_destroy(o);
+  remove_tree(dir);
+  free(dir);
+}
+
+static void test_output_failed_write_leaves_no_temp_files(void **state) {
+  (void)state;
+  fixture f;
+  sim_output *o = single_output(&f);
+  char *dir = make_tmpdir();
+  /* latency.csv's temporary name is taken by a directory, so opening it fails (even as root),
+   * after timeseries.csv's temporary file was written. */
+  char blocker[64];
+  snprintf(blocker, sizeof blocker, "latency.csv.tmp.%ld", (long)getpid());
+  assert_int_equal(mkdir(path_in(dir, blocker), 0700), 0);
+  retry_error err;
+  retry_error_clear(&err);
+  assert_int_equal(sim_output_write_dir(o, dir, &err), RETRY_EIO);
+  assert_non_null(strstr(err.source, blocker));
+  assert_string_equal(list_dir(dir), blocker); /* only what was there before */
+  /* An older summary.json is kept as it was when writing fails. */
+  FILE *old = fopen(path_in(dir, "summary.json"), "w");
+  fputs("old\n", old);
+  fclose(old);
+  assert_int_equal(sim_output_write_dir(o, dir, NULL), RETRY_EIO);
+  char *kept = slurp(path_in(dir, "summary.json"));
+  assert_string_equal(kept, "old\n");
+  free(kept);
+  sim_output_destroy(o);
+  remove_tree(dir);
+  free(dir);
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Text
+ * =================================================================== */
+
+/* Prints the text summary into *s (the caller's variable, as open_memstream wants; free it). */
+static void text_of(const sim_output *o, char **s, size_t *n) {
+  FILE *f = open_memstream(s, n);
+  assert_non_null(f);
+  assert_int_equal(sim_output_print_text(o, f), 0);
+  fclose(f);
+}
+
+static void test_output_text_single_run(void **state) {
+  (void)state;
+  fixture f;
+  sim_output *o = single_output(&f);
+  char *s = NULL;
+  size_t n;
+  text_of(o, &s, &n);
+  assert_non_null(strstr(s, "scenario      demo (seed 42, retrysim " RETRY_VERSION ")\n"));
+  assert_non_null(strstr(s, "sim time      12.5 s, 12345 events\n"));
+  assert_non_null(
+      strstr(s, "calls         started 300, ok 270 (90.00 %), failed 25, unfinished 5\n"));
+  assert_non_null(strstr(s, "goodput       25 calls/s"));
+  assert_non_null(strstr(s, "p50 0.0001"));
+  assert_non_null(strstr(s, "stop reasons  ok 270, max_attempts 20, deadline 5\n"));
+  assert_non_null(strstr(s,
+                         "  service  db            3.333x\n"
+                         "  edge     web -> api    1.333x         15x             3\n"));
+  assert_non_null(strstr(s,
+                         "service  arrivals  rejected  expired  util %  wasted s  queue max\n"
+                         "api           400         5        2    75.0    0.3333         17\n"
+                         "db           1000        10        0     0.0      0.25          3\n"));
+  free(s);
+  sim_output_destroy(o);
+}
+
+static void test_output_text_variants_table(void **state) {
+  (void)state;
+  fixture f, g;
+  fixture_init(&f);
+  fixture_init(&g);
+  g.r.by_stop[RETRY_STOP_THROTTLED] = 99;
+  sim_output *o = sim_output_create("demo", "ab12", 1, true);
+  assert_int_equal(sim_output_add_run(o, "baseline", 1, &f.r), 0);
+  assert_int_equal(sim_output_add_run(o, "throttled-variant", 1, &g.r), 0);
+  char *s = NULL;
+  size_t n;
+  text_of(o, &s, &n);
+  /* Header and rows aligned: every line of the table starts its columns at the same place. */
+  const char *head = strstr(s, "variant ");
+  assert_non_null(head);
+  const char *row1 = strstr(s, "\nbaseline ");
+  const char *row2 = strstr(s, "\nthrottled-variant ");
+  assert_non_null(row1);
+  assert_non_null(row2);
+  /* The last column starts at the same offset on the header and on both rows. */
+  long at_head = strstr(head, "top stop") - head;
+  long at1 = strstr(row1 + 1, "max_attempts 20") - (row1 + 1);
+  long at2 = strstr(row2 + 1, "throttled 99") - (row2 + 1);
+  assert_true(at_head > 40);
+  assert_int_equal(at1, at_head);
+  assert_int_equal(at2, at_head);
+  /* Top-level amplification: web -> api, 400 / 300. */
+  assert_non_null(strstr(row1, " 1.333 "));
+  assert_non_null(strstr(row1, " 3.333 db "));
+  free(s);
+  sim_output_destroy(o);
+}
+
+/* }================================================================== */
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_output_round_keeps_six_digits),
+      cmocka_unit_test(test_output_run_keys_in_order),
+      cmocka_unit_test(test_output_run_values),
+      cmocka_unit_test(test_output_no_calls_gives_zero_ratios),
+      cmocka_unit_test(test_output_summary_without_variants),
+      cmocka_unit_test(test_output_summary_with_variants),
+      cmocka_unit_test(test_output_json_is_stable_text),
+      cmocka_unit_test(test_output_survives_jansson_alloc_failures),
+      cmocka_unit_test(test_output_writes_single_run_files),
+      cmocka_unit_test(test_output_writes_variant_files),
+      cmocka_unit_test(test_output_rewrite_is_byte_identical),
+      cmocka_unit_test(test_output_creates_missing_parents),
+      cmocka_unit_test(test_output_dir_that_is_a_file_fails),
+      cmocka_unit_test(test_output_failed_write_leaves_no_temp_files),
+      cmocka_unit_test(test_output_text_single_run),
+      cmocka_unit_test(test_output_text_variants_table),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
