@@ -17,12 +17,15 @@ static void call_apply(model_world *w, mw_call *c, const retry_decision *d);
  * Requests (attempts) seen from the caller
  * =================================================================== */
 
+/* A request holds a reference on its operation for as long as the server may still execute
+ * its side effect, which can be long after its call ended. */
 void model__req_free(model_world *w, mw_req *r) {
   model__op_unref(w, r->op);
   model__pool_put(&w->reqs, r);
 }
 
-/* Unlinks r from its call's list of attempts in flight. */
+/* Unlinks r from its call's list of attempts in flight. The list is short (one attempt, or a
+ * few hedges), so a linear walk beats keeping back pointers. */
 static void req_unlink(mw_call *c, mw_req *r) {
   for (mw_req **p = &c->reqs; *p != NULL; p = &(*p)->call_next) {
     if (*p == r) {
@@ -43,7 +46,8 @@ static void req_abandon(model_world *w, mw_req *r) {
   r->call = NULL;
 }
 
-/* Abandons every attempt in flight of c except attempt `keep` (0: all). */
+/* Abandons every attempt in flight of c except attempt `keep` (0: all). The engine has
+ * already released what those attempts held (budget slots, in-flight counts). */
 static void call_abandon_all(model_world *w, mw_call *c, int32_t keep) {
   mw_req *r = c->reqs;
   while (r != NULL) {
@@ -53,6 +57,7 @@ static void call_abandon_all(model_world *w, mw_call *c, int32_t keep) {
   }
 }
 
+/* The outbound hop is over: the service takes it from here. */
 static void ev_req_arrive(sim_kernel *k, void *obj, uint64_t arg) {
   (void)k;
   (void)arg;
@@ -76,7 +81,9 @@ static void ev_req_timeout(sim_kernel *k, void *obj, uint64_t arg) {
   call_apply(w, c, &d);
 }
 
-/* Sends attempt `attempt` of c: a request that reaches the service after one hop. */
+/* Sends attempt `attempt` of c: a request that reaches the service after one hop. Edge and
+ * top-level counters are bumped here, at the moment an attempt leaves the caller, so that
+ * amplification counts what was sent whatever happened to it afterwards. */
 static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attempt_deadline_ns) {
   mw_req *r = model__pool_get(&w->reqs);
   if (r == NULL) {
@@ -108,11 +115,14 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
   /* Attempt deadlines of first attempts repeat one delay per population: a FIFO lane. */
   if (attempt_deadline_ns != RETRY_NEVER)
     r->timeout = sim_event_schedule_lane(w->k, attempt_deadline_ns - now, ev_req_timeout, r, 0);
-  if (model__schedule_sample(w, c->edge->network, c->rng_net, ev_req_arrive, r) ==
-      SIM_EVENT_NONE)
+  if (model__schedule_sample(w, c->edge->network, c->rng_net, ev_req_arrive, r) == SIM_EVENT_NONE)
     model__fail(w, RETRY_ENOMEM, "out of memory for events");
 }
 
+/* The reply is handed to the engine exactly as a transport would: the status in the callee's
+ * space, the pushback values as received (the engine parses them, so invalid values behave as
+ * in gRPC), whether headers came first, and the stream messages delivered. The request is
+ * freed before the engine decides, so that its pool slot can serve the next attempt. */
 void model__req_reply_arrived(model_world *w, mw_req *r) {
   mw_call *c = r->call;
   model_service_stats *ss = w->services[r->svc].stats;
@@ -149,7 +159,9 @@ void model__req_reply_arrived(model_world *w, mw_req *r) {
  * The call
  * =================================================================== */
 
-/* The call is over: tell the parent, then free it. */
+/* The call is over: tell the parent, then free it. The parent may start new calls from its
+ * handler (a closed-loop client, a sequential handler), which can reuse pool slots; c stays
+ * valid until the parent returns because it goes back to the pool only afterwards. */
 static void call_done(model_world *w, mw_call *c) {
   model_edge_stats *es = c->edge->stats;
   es->retries += c->rc.n_retries;
@@ -163,6 +175,7 @@ static void call_done(model_world *w, mw_call *c) {
   model__pool_put(&w->calls, c);
 }
 
+/* A call the engine ended at a later time (a client that sleeps until its deadline). */
 static void ev_call_done(sim_kernel *k, void *obj, uint64_t arg) {
   (void)k;
   (void)arg;
@@ -170,6 +183,7 @@ static void ev_call_done(sim_kernel *k, void *obj, uint64_t arg) {
   call_done(c->w, c);
 }
 
+/* The engine's timer: a backoff ended or a hedge is due. */
 static void ev_call_wake(sim_kernel *k, void *obj, uint64_t arg) {
   (void)arg;
   mw_call *c = obj;
@@ -192,6 +206,8 @@ static void call_set_wake(model_world *w, mw_call *c, int64_t wake_ns) {
   if (c->wake == SIM_EVENT_NONE) model__fail(w, RETRY_ENOMEM, "out of memory for events");
 }
 
+/* Carries out one decision. The engine has already updated its own view (attempts in flight,
+ * budgets, throttle); this only mirrors it in virtual time: requests, timers, abandonment. */
 static void call_apply(model_world *w, mw_call *c, const retry_decision *d) {
   switch (d->action) {
     case RETRY_ACTION_SEND:
@@ -218,6 +234,8 @@ static void call_apply(model_world *w, mw_call *c, const retry_decision *d) {
   }
 }
 
+/* The engine's randomness comes from the caller's stream (a client's, or the calling
+ * replica's), so jitter draws never disturb arrivals or service times. */
 int model__call_start(model_world *w, mw_edge *edge, const retry_method_config *mc,
                       const char *method, retry_stream_kind stream, int64_t request_bytes,
                       int64_t stream_items, int64_t deadline_ns, mw_parent_kind pk, void *parent,

@@ -18,7 +18,8 @@
  * Starting top-level calls
  * =================================================================== */
 
-/* Picks a method by weight. */
+/* Picks a method by weight, with one uniform draw (none for a single method, so adding a
+ * method list of one does not shift the stream). */
 static int32_t pick_method(const mw_pop *p, gsl_rng *r) {
   size_t n = p->cfg->n_methods;
   if (n == 1) return 0;
@@ -37,7 +38,10 @@ static int64_t call_timeout(const model_method_cfg *m, const model_client_cfg *c
   return mc != NULL ? mc->timeout_ns : RETRY_NEVER;
 }
 
-/* Starts one top-level call of client cl for method j, on operation op (a new one when NULL). */
+/* Starts one top-level call of client cl for method j, on operation op (a new one when NULL).
+ * A closed-loop client that may retry by hand keeps a reference to the operation in
+ * cl->user_op, set before the call starts: a call refused locally ends inside
+ * model__call_start, and model__client_call_done must already see the operation then. */
 static void client_call(model_world *w, mw_client *cl, int32_t j, mw_op *op) {
   mw_pop *p = cl->pop;
   const model_method_cfg *m = &p->cfg->methods[j];
@@ -47,22 +51,21 @@ static void client_call(model_world *w, mw_client *cl, int32_t j, mw_op *op) {
   int64_t deadline =
       timeout == RETRY_NEVER || timeout > INT64_MAX - now ? RETRY_NEVER : now + timeout;
   if (op == NULL && (op = model__op_new(w)) == NULL) return;
+  bool keep = p->cfg->loop == MODEL_LOOP_CLOSED && p->cfg->user_retries > 0;
+  if (keep) {
+    cl->user_op = op; /* the client's reference: new, or the one it already held */
+    cl->user_method = j;
+  }
   w->res.calls_started++;
   model__ts_add(w, w->col_offered, 1.0);
   if (++w->top_in_flight > w->top_peak) w->top_peak = w->top_in_flight;
-  model__call_start(w, p->edge, mc, m->name, m->stream, m->request_bytes, m->stream_items,
-                    deadline, MW_PARENT_CLIENT, cl, j, op, cl->target, cl->rng_engine,
-                    cl->rng_net);
-  /* The call holds its own reference; a closed-loop client keeps one while it may retry. */
-  if (p->cfg->loop == MODEL_LOOP_CLOSED && p->cfg->user_retries > 0) {
-    cl->user_op = op;
-    cl->user_method = j;
-  } else {
-    model__op_unref(w, op);
-  }
+  model__call_start(w, p->edge, mc, m->name, m->stream, m->request_bytes, m->stream_items, deadline,
+                    MW_PARENT_CLIENT, cl, j, op, cl->target, cl->rng_engine, cl->rng_net);
+  if (!keep) model__op_unref(w, op); /* the call holds its own reference */
 }
 
-/* Returns whether a client may still start calls at now. */
+/* Returns whether a client may still start calls at now: inside its own [start, stop) and
+ * before the scenario's duration, after which only calls in flight go on (the drain). */
 static bool may_start(const model_world *w, const model_client_cfg *cfg, int64_t now) {
   int64_t stop = cfg->stop_ns == RETRY_NEVER ? w->cfg->duration_ns : cfg->stop_ns;
   return now >= cfg->start_ns && now < stop && now < w->cfg->duration_ns;
@@ -96,6 +99,7 @@ static void ev_open(sim_kernel *k, void *obj, uint64_t arg) {
   sim_event_schedule_in(k, (int64_t)(gap_ns + 0.5), ev_open, p, 0);
 }
 
+/* Closed loop: the client's next call, or the user's retry of the operation that failed. */
 static void ev_closed(sim_kernel *k, void *obj, uint64_t arg) {
   (void)arg;
   mw_client *cl = obj;
@@ -107,27 +111,30 @@ static void ev_closed(sim_kernel *k, void *obj, uint64_t arg) {
   }
   if (cl->user_op != NULL) { /* a user-level retry of the same operation */
     cl->user_tries++;
-    mw_op *op = cl->user_op;
-    model__op_ref(op);
-    model__op_unref(w, cl->user_op);
-    cl->user_op = NULL;
-    client_call(w, cl, cl->user_method, op);
+    client_call(w, cl, cl->user_method, cl->user_op);
     return;
   }
   cl->user_tries = 0;
   client_call(w, cl, pick_method(cl->pop, cl->rng_arrival), NULL);
 }
 
+/* Scripted calls: at each listed time every client of the population makes one call; this
+ * is how the deterministic tables of the source articles are written. */
 static void ev_script(sim_kernel *k, void *obj, uint64_t arg) {
   mw_client *cl = obj;
   model_world *w = cl->w;
   const model_client_cfg *cfg = cl->pop->cfg;
   (void)arg;
-  if (may_start(w, cfg, sim_now_ns(k))) client_call(w, cl, pick_method(cl->pop, cl->rng_arrival), NULL);
+  if (may_start(w, cfg, sim_now_ns(k)))
+    client_call(w, cl, pick_method(cl->pop, cl->rng_arrival), NULL);
   if (++cl->script_next < cfg->n_script)
     sim_event_schedule(k, cfg->script_ns[cl->script_next], ev_script, cl, 0);
 }
 
+/* A top-level call ended: everything the summary reports per call is recorded here, once.
+ * Goodput counts only OK calls that ended at or before their deadline (a call that waits
+ * past it for a reply is not good). When the scenario's duration has passed and nothing is
+ * left in flight, the run ends. */
 void model__client_call_done(model_world *w, mw_call *c) {
   mw_client *cl = c->parent;
   mw_pop *p = cl->pop;
@@ -165,7 +172,8 @@ void model__client_call_done(model_world *w, mw_call *c) {
       model__op_unref(w, cl->user_op);
       cl->user_op = NULL;
     }
-    int64_t pause = model_dist_sample(retry ? &cfg->user_retry_delay : &cfg->think, cl->rng_arrival);
+    int64_t pause =
+        model_dist_sample(retry ? &cfg->user_retry_delay : &cfg->think, cl->rng_arrival);
     sim_event_schedule_in(w->k, pause, ev_closed, cl, 0);
   }
   if (w->top_in_flight == 0 && now >= w->cfg->duration_ns) sim_kernel_stop(w->k);
@@ -177,7 +185,10 @@ void model__client_call_done(model_world *w, mw_call *c) {
  * Creation
  * =================================================================== */
 
-/* Creates the clients of population p and schedules their first arrivals. */
+/* Creates the clients of population p and schedules their first arrivals. Each client's
+ * streams are keyed by the population's name and the client's index, so a population of 200
+ * has the same first 100 clients as one of 100. Closed-loop clients start after one think
+ * time, so that they do not all call at t = 0. */
 static int pop_create(model_world *w, mw_pop *p) {
   const model_client_cfg *cfg = p->cfg;
   char entity[96];
@@ -188,7 +199,8 @@ static int pop_create(model_world *w, mw_pop *p) {
   if (p->mcfg == NULL || p->cum_weight == NULL || p->clients == NULL) return -1;
   double total = 0;
   for (size_t j = 0; j < cfg->n_methods; j++) {
-    p->mcfg[j] = cfg->policy != NULL ? retry_config_lookup(cfg->policy, cfg->methods[j].name) : NULL;
+    p->mcfg[j] =
+        cfg->policy != NULL ? retry_config_lookup(cfg->policy, cfg->methods[j].name) : NULL;
     total += cfg->methods[j].weight;
     p->cum_weight[j] = total;
   }
@@ -208,10 +220,10 @@ static int pop_create(model_world *w, mw_pop *p) {
     }
     sim_event_handle h = SIM_EVENT_NONE;
     switch (cfg->loop) {
-      case MODEL_LOOP_OPEN:
-        continue; /* one process for the population, below */
+      case MODEL_LOOP_OPEN: continue; /* one process for the population, below */
       case MODEL_LOOP_CLOSED:
-        h = sim_event_schedule(w->k, cfg->start_ns + model_dist_sample(&cfg->think, cl->rng_arrival),
+        h = sim_event_schedule(w->k,
+                               cfg->start_ns + model_dist_sample(&cfg->think, cl->rng_arrival),
                                ev_closed, cl, 0);
         break;
       case MODEL_LOOP_SCRIPT:

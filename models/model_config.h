@@ -37,9 +37,9 @@ typedef struct model_dist {
  * the last point the last rate. A step is two points at the same time. */
 #define MODEL_PROFILE_MAX_POINTS 32
 typedef struct model_rate_profile {
-  int n_points;                             /* >= 1 */
-  int64_t t_ns[MODEL_PROFILE_MAX_POINTS];   /* non-decreasing */
-  double rate[MODEL_PROFILE_MAX_POINTS];    /* calls per second, >= 0 */
+  int n_points;                           /* >= 1 */
+  int64_t t_ns[MODEL_PROFILE_MAX_POINTS]; /* non-decreasing */
+  double rate[MODEL_PROFILE_MAX_POINTS];  /* calls per second, >= 0 */
 } model_rate_profile;
 
 /* }================================================================== */
@@ -51,14 +51,14 @@ typedef struct model_rate_profile {
 #define MODEL_STATUS_MAP_MAX 64
 /* Maps a callee's final status (in the callee's space) into the caller's space. */
 typedef struct model_status_map {
-  int n;                                /* explicit entries */
-  int32_t from[MODEL_STATUS_MAP_MAX];   /* callee status */
-  int32_t to[MODEL_STATUS_MAP_MAX];     /* caller status */
-  bool has_default;                     /* statuses not listed map to default_to ... */
-  int32_t default_to;                   /* ... (the catch-all) */
-  bool canonical;                       /* ... else, when the spaces differ, to the canonical
-                                           mapping (grpc-gateway / gRPC's HTTP table); when the
-                                           spaces are equal, unchanged */
+  int n;                              /* explicit entries */
+  int32_t from[MODEL_STATUS_MAP_MAX]; /* callee status */
+  int32_t to[MODEL_STATUS_MAP_MAX];   /* caller status */
+  bool has_default;                   /* statuses not listed map to default_to ... */
+  int32_t default_to;                 /* ... (the catch-all) */
+  bool canonical;                     /* ... else, when the spaces differ, to the canonical
+                                         mapping (grpc-gateway / gRPC's HTTP table); when the
+                                         spaces are equal, unchanged */
 } model_status_map;
 
 /* }================================================================== */
@@ -74,36 +74,36 @@ typedef enum model_loop_kind {
 } model_loop_kind;
 
 typedef struct model_method_cfg {
-  char *name;              /* full method name "/pkg.Service/Method" */
-  double weight;           /* share of calls, > 0 */
+  char *name;               /* full method name "/pkg.Service/Method" */
+  double weight;            /* share of calls, > 0 */
   retry_stream_kind stream; /* unary or server streaming (client/bidi: never retried) */
-  int64_t request_bytes;   /* request size for the retry-buffer commit rule, >= 0 */
-  int64_t stream_items;    /* server streaming: messages in a full response, >= 0 */
-  int64_t deadline_ns;     /* overrides the client's deadline; RETRY_NEVER = inherit */
+  int64_t request_bytes;    /* request size for the retry-buffer commit rule, >= 0 */
+  int64_t stream_items;     /* server streaming: messages in a full response, >= 0 */
+  int64_t deadline_ns;      /* overrides the client's deadline; RETRY_NEVER = inherit */
 } model_method_cfg;
 
 #define MODEL_SCRIPT_MAX 256
 typedef struct model_client_cfg {
-  char *name;                /* unique among clients and services */
-  int32_t count;             /* clients in the population, >= 1; each has its own channel
-                                state (throttle, budget, breaker) */
-  int target;                /* index of the service called */
+  char *name;    /* unique among clients and services */
+  int32_t count; /* clients in the population, >= 1; each has its own channel
+                    state (throttle, budget, breaker) */
+  int target;    /* index of the service called */
   model_loop_kind loop;
-  model_rate_profile rate;   /* open loop: calls per second of the whole population */
-  model_dist think;          /* closed loop: pause between a call's end and the next call */
-  int32_t user_retries;      /* closed loop: user-level retries of a failed call (the
-                                "refresh button"), >= 0 */
+  model_rate_profile rate;     /* open loop: calls per second of the whole population */
+  model_dist think;            /* closed loop: pause between a call's end and the next call */
+  int32_t user_retries;        /* closed loop: user-level retries of a failed call (the
+                                  "refresh button"), >= 0 */
   model_dist user_retry_delay; /* closed loop: pause before a user-level retry */
-  int n_script;              /* script: calls per client */
+  int n_script;                /* script: calls per client */
   int64_t script_ns[MODEL_SCRIPT_MAX]; /* script: call times, non-decreasing */
   int64_t start_ns, stop_ns; /* new calls only in [start, stop); stop RETRY_NEVER = the run's
                                 duration */
   model_method_cfg *methods; /* >= 1 */
   size_t n_methods;
-  int64_t deadline_ns;       /* call deadline after its start; RETRY_NEVER = the policy's
-                                methodConfig timeout, else none */
-  retry_config *policy;      /* owned; NULL = no retries (one attempt, no shared state) */
-  model_dist network;        /* one-way latency of each hop between client and service */
+  int64_t deadline_ns;  /* call deadline after its start; RETRY_NEVER = the policy's
+                           methodConfig timeout, else none */
+  retry_config *policy; /* owned; NULL = no retries (one attempt, no shared state) */
+  model_dist network;   /* one-way latency of each hop between client and service */
 } model_client_cfg;
 
 /* }================================================================== */
@@ -137,8 +137,8 @@ typedef enum model_fanout_kind {
 /* A downstream call made by a service's handler: one caller-to-callee edge. Each replica of
  * the caller keeps its own channel state for it. */
 typedef struct model_call_cfg {
-  int service;             /* index of the callee */
-  char *method;            /* full method name */
+  int service;  /* index of the callee */
+  char *method; /* full method name */
   retry_stream_kind stream;
   int64_t request_bytes;
   int64_t stream_items;
@@ -162,40 +162,40 @@ typedef enum model_fault_kind {
 /* One entry of a target's fault timeline, active in [start_ns, end_ns). */
 typedef struct model_fault_cfg {
   model_fault_kind kind;
-  int64_t start_ns, end_ns;  /* end RETRY_NEVER = until the end */
-  uint64_t replica_mask;     /* bit r: applies to replica r; all ones = every replica */
-  uint32_t attempt_mask;     /* bit a-1: applies to attempt a (as the server sees it through
-                                grpc-previous-rpc-attempts); 0 = every attempt */
-  char *method;              /* NULL = every method */
-  int64_t max_count;         /* apply to at most this many requests, 0 = no limit */
-  double rate;               /* REFUSE, FAIL, STALL: probability per request, (0, 1] */
-  int32_t status;            /* REFUSE, FAIL: the reply's status (service's space) */
-  int64_t delay_ns;          /* REFUSE, FAIL: time the handler takes first; STALL: hold */
-  double factor;             /* SLOWDOWN: > 0 */
-  int32_t workers;           /* CAPACITY: >= 0 */
-  bool after_headers;        /* FAIL: headers (and stream_items messages) were sent first */
-  int64_t stream_items;      /* FAIL with after_headers: messages sent before the failure */
-  char *pushback;            /* grpc-retry-pushback-ms value sent with the failure, or NULL */
-  char *retry_after;         /* HTTP Retry-After sent with the failure, or NULL */
+  int64_t start_ns, end_ns; /* end RETRY_NEVER = until the end */
+  uint64_t replica_mask;    /* bit r: applies to replica r; all ones = every replica */
+  uint32_t attempt_mask;    /* bit a-1: applies to attempt a (as the server sees it through
+                               grpc-previous-rpc-attempts); 0 = every attempt */
+  char *method;             /* NULL = every method */
+  int64_t max_count;        /* apply to at most this many requests, 0 = no limit */
+  double rate;              /* REFUSE, FAIL, STALL: probability per request, (0, 1] */
+  int32_t status;           /* REFUSE, FAIL: the reply's status (service's space) */
+  int64_t delay_ns;         /* REFUSE, FAIL: time the handler takes first; STALL: hold */
+  double factor;            /* SLOWDOWN: > 0 */
+  int32_t workers;          /* CAPACITY: >= 0 */
+  bool after_headers;       /* FAIL: headers (and stream_items messages) were sent first */
+  int64_t stream_items;     /* FAIL with after_headers: messages sent before the failure */
+  char *pushback;           /* grpc-retry-pushback-ms value sent with the failure, or NULL */
+  char *retry_after;        /* HTTP Retry-After sent with the failure, or NULL */
 } model_fault_cfg;
 
 typedef struct model_service_cfg {
   char *name;
-  retry_space space;           /* statuses this service replies with */
-  int32_t replicas;            /* >= 1, <= 64 */
-  int32_t workers;             /* per replica, >= 1 */
-  int32_t queue_capacity;      /* per replica, >= 0 (0: reject when all workers are busy) */
+  retry_space space;      /* statuses this service replies with */
+  int32_t replicas;       /* >= 1, <= 64 */
+  int32_t workers;        /* per replica, >= 1 */
+  int32_t queue_capacity; /* per replica, >= 0 (0: reject when all workers are busy) */
   model_queue_kind queue;
-  int32_t reject_status;       /* reply when the queue is full */
-  char *reject_pushback;       /* grpc-retry-pushback-ms sent with that reply, or NULL */
-  char *reject_retry_after;    /* Retry-After sent with that reply, or NULL */
+  int32_t reject_status;    /* reply when the queue is full */
+  char *reject_pushback;    /* grpc-retry-pushback-ms sent with that reply, or NULL */
+  char *reject_retry_after; /* Retry-After sent with that reply, or NULL */
   model_dist service_time;
-  double slowdown_per_busy;    /* service time x (1 + k * (busy workers - 1)), k >= 0 */
+  double slowdown_per_busy; /* service time x (1 + k * (busy workers - 1)), k >= 0 */
   model_deadline_mode deadline;
   model_lb_kind lb;
-  bool lb_avoid_previous;      /* a retry avoids the replica its call's last attempt used */
+  bool lb_avoid_previous; /* a retry avoids the replica its call's last attempt used */
   model_effect_point effect;
-  bool dedup;                  /* idempotency keys: a repeated operation is not executed again */
+  bool dedup; /* idempotency keys: a repeated operation is not executed again */
   model_fanout_kind calls_mode;
   model_call_cfg *calls;
   size_t n_calls;
@@ -206,15 +206,15 @@ typedef struct model_service_cfg {
 /* }================================================================== */
 
 typedef struct model_config {
-  char *name;             /* the scenario's name */
-  uint64_t seed;          /* scenario seed (the command line may override it) */
-  int64_t duration_ns;    /* arrivals happen in [0, duration) */
-  int64_t drain_ns;       /* after the duration, wait at most this long for calls in flight */
-  int64_t bucket_ns;      /* time-series bucket, default 1 s */
+  char *name;          /* the scenario's name */
+  uint64_t seed;       /* scenario seed (the command line may override it) */
+  int64_t duration_ns; /* arrivals happen in [0, duration) */
+  int64_t drain_ns;    /* after the duration, wait at most this long for calls in flight */
+  int64_t bucket_ns;   /* time-series bucket, default 1 s */
   model_client_cfg *clients;
-  size_t n_clients;       /* >= 1 */
+  size_t n_clients; /* >= 1 */
   model_service_cfg *services;
-  size_t n_services;      /* >= 1; the call graph has no cycle */
+  size_t n_services; /* >= 1; the call graph has no cycle */
 } model_config;
 
 /* Frees c and everything it owns (names, policies, arrays). NULL is a no-op. */

@@ -34,21 +34,15 @@ static const int32_t grpc_to_http[RETRY_GRPC_N_CODES] = {
 static int32_t http_to_grpc(int32_t status) {
   if (status >= 200 && status < 300) return RETRY_GRPC_OK;
   switch (status) {
-    case 400:
-      return RETRY_GRPC_INTERNAL;
-    case 401:
-      return RETRY_GRPC_UNAUTHENTICATED;
-    case 403:
-      return RETRY_GRPC_PERMISSION_DENIED;
-    case 404:
-      return RETRY_GRPC_UNIMPLEMENTED;
+    case 400: return RETRY_GRPC_INTERNAL;
+    case 401: return RETRY_GRPC_UNAUTHENTICATED;
+    case 403: return RETRY_GRPC_PERMISSION_DENIED;
+    case 404: return RETRY_GRPC_UNIMPLEMENTED;
     case 429:
     case 502:
     case 503:
-    case 504:
-      return RETRY_GRPC_UNAVAILABLE;
-    default:
-      return RETRY_GRPC_UNKNOWN;
+    case 504: return RETRY_GRPC_UNAVAILABLE;
+    default: return RETRY_GRPC_UNKNOWN;
   }
 }
 
@@ -62,6 +56,8 @@ int32_t model__status_unavailable(retry_space s) {
   return s == RETRY_SPACE_HTTP ? 503 : RETRY_GRPC_UNAVAILABLE;
 }
 
+/* The order mirrors a real gateway's error handler: its explicit table, then its catch-all
+ * for errors, then the library's default translation. */
 int32_t model__status_map(const model_status_map *m, retry_space from, retry_space to,
                           int32_t status) {
   if (m != NULL) {

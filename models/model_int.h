@@ -32,13 +32,13 @@ typedef struct mw_replica mw_replica;
  * =================================================================== */
 
 typedef struct mw_pool {
-  size_t obj_size;   /* bytes per object (>= sizeof(void *)) */
-  size_t per_chunk;  /* objects per chunk */
-  void **chunks;     /* every chunk, freed at destroy */
+  size_t obj_size;  /* bytes per object (>= sizeof(void *)) */
+  size_t per_chunk; /* objects per chunk */
+  void **chunks;    /* every chunk, freed at destroy */
   size_t n_chunks, cap_chunks;
-  void *free_list;   /* first free object; each free object starts with the next pointer */
-  int64_t in_use;    /* objects handed out and not returned */
-  int64_t peak;      /* largest in_use seen */
+  void *free_list; /* first free object; each free object starts with the next pointer */
+  int64_t in_use;  /* objects handed out and not returned */
+  int64_t peak;    /* largest in_use seen */
 } mw_pool;
 
 void model__pool_init(mw_pool *p, size_t obj_size, size_t per_chunk);
@@ -55,40 +55,40 @@ void model__pool_free(mw_pool *p);
 
 /* One caller-to-callee edge. */
 typedef struct mw_edge {
-  int callee;                      /* service index */
-  retry_space caller_space;        /* space the caller wants statuses in */
-  const retry_config *policy;      /* NULL: one attempt */
-  const model_status_map *map;     /* NULL for client edges (no mapping) */
-  const model_dist *network;       /* one-way hop latency */
-  bool has_target;                 /* the policy has shared state (throttle, budget, ...) */
-  model_edge_stats *stats;         /* in the world's results */
+  int callee;                  /* service index */
+  retry_space caller_space;    /* space the caller wants statuses in */
+  const retry_config *policy;  /* NULL: one attempt */
+  const model_status_map *map; /* NULL for client edges (no mapping) */
+  const model_dist *network;   /* one-way hop latency */
+  bool has_target;             /* the policy has shared state (throttle, budget, ...) */
+  model_edge_stats *stats;     /* in the world's results */
 } mw_edge;
 
 /* Who waits for a call's end. */
 typedef enum mw_parent_kind { MW_PARENT_CLIENT = 0, MW_PARENT_REQ } mw_parent_kind;
 
 struct mw_call {
-  retry_call rc;                   /* the engine's state for this call */
+  retry_call rc; /* the engine's state for this call */
   model_world *w;
-  const retry_policy *policy;      /* borrowed from the edge's config */
-  retry_policy none_policy;        /* used when the edge has no policy */
+  const retry_policy *policy; /* borrowed from the edge's config */
+  retry_policy none_policy;   /* used when the edge has no policy */
   mw_edge *edge;
   const char *method;
   retry_stream_kind stream;
   int64_t request_bytes, stream_items;
   mw_parent_kind parent_kind;
-  void *parent;                    /* mw_client or mw_req */
-  int32_t slot;                    /* fan-out: which downstream call of the parent */
-  mw_op *op;                       /* ledger operation (one reference held) */
-  retry_target *target;            /* channel state, or NULL */
-  gsl_rng *rng_engine;             /* jitter and adaptive throttling (borrowed) */
-  gsl_rng *rng_net;                /* hop latencies (borrowed) */
-  sim_event_handle wake;           /* the engine's timer */
-  int64_t wake_ns;                 /* its time, RETRY_NEVER when none */
-  bool top;                        /* a top-level call (made by a client population) */
-  mw_req *reqs;                    /* attempts in flight (the caller still waits for them) */
-  int32_t last_replica;            /* replica of the latest attempt, -1 before the first */
-  int64_t deadline_ns;             /* absolute, RETRY_NEVER when none */
+  void *parent;          /* mw_client or mw_req */
+  int32_t slot;          /* fan-out: which downstream call of the parent */
+  mw_op *op;             /* ledger operation (one reference held) */
+  retry_target *target;  /* channel state, or NULL */
+  gsl_rng *rng_engine;   /* jitter and adaptive throttling (borrowed) */
+  gsl_rng *rng_net;      /* hop latencies (borrowed) */
+  sim_event_handle wake; /* the engine's timer */
+  int64_t wake_ns;       /* its time, RETRY_NEVER when none */
+  bool top;              /* a top-level call (made by a client population) */
+  mw_req *reqs;          /* attempts in flight (the caller still waits for them) */
+  int32_t last_replica;  /* replica of the latest attempt, -1 before the first */
+  int64_t deadline_ns;   /* absolute, RETRY_NEVER when none */
 };
 
 /* Where a request is on the server side. */
@@ -102,40 +102,40 @@ typedef enum mw_req_state {
 
 struct mw_req {
   model_world *w;
-  mw_call *call;                   /* the caller's call; NULL once the caller gave up */
-  mw_req *call_next;               /* next attempt in flight of the same call */
+  mw_call *call;     /* the caller's call; NULL once the caller gave up */
+  mw_req *call_next; /* next attempt in flight of the same call */
   mw_edge *edge;
-  mw_op *op;                       /* ledger operation (one reference held) */
+  mw_op *op; /* ledger operation (one reference held) */
   const char *method;
-  int32_t attempt;                 /* 1-based, as grpc-previous-rpc-attempts tells the server */
+  int32_t attempt; /* 1-based, as grpc-previous-rpc-attempts tells the server */
   mw_req_state state;
-  int svc;                         /* callee service index */
-  int32_t replica;                 /* chosen replica, -1 before the load balancer ran */
-  int64_t deadline_ns;             /* propagated deadline of this attempt, RETRY_NEVER if none */
+  int svc;             /* callee service index */
+  int32_t replica;     /* chosen replica, -1 before the load balancer ran */
+  int64_t deadline_ns; /* propagated deadline of this attempt, RETRY_NEVER if none */
   int64_t sent_ns;
-  int64_t ok_items;                /* stream messages of a full reply */
-  gsl_rng *rng_net;                /* hop latencies (the caller's stream, borrowed) */
-  sim_event_handle timeout;        /* the caller's attempt deadline */
-  mw_req *q_prev, *q_next;         /* replica queue links */
-  int64_t work_start_ns;           /* when a worker took it */
-  int64_t worker_ns;               /* worker time it held (set when the worker is released) */
-  int32_t fault_status;            /* a FAIL fault's status, -1 if none */
-  const model_fault_cfg *fail;     /* the FAIL fault applied, or NULL */
-  bool refuse_after_delay;         /* a REFUSE fault with a delay: no handler, no effect */
-  bool expired_waste;              /* deadline mode WASTE found it expired */
-  bool dropped;                    /* deadline mode DROP ended it */
+  int64_t ok_items;            /* stream messages of a full reply */
+  gsl_rng *rng_net;            /* hop latencies (the caller's stream, borrowed) */
+  sim_event_handle timeout;    /* the caller's attempt deadline */
+  mw_req *q_prev, *q_next;     /* replica queue links */
+  int64_t work_start_ns;       /* when a worker took it */
+  int64_t worker_ns;           /* worker time it held (set when the worker is released) */
+  int32_t fault_status;        /* a FAIL fault's status, -1 if none */
+  const model_fault_cfg *fail; /* the FAIL fault applied, or NULL */
+  bool refuse_after_delay;     /* a REFUSE fault with a delay: no handler, no effect */
+  bool expired_waste;          /* deadline mode WASTE found it expired */
+  bool dropped;                /* deadline mode DROP ended it */
   /* reply */
-  int32_t status;                  /* in the callee's space */
-  const char *pushback;            /* grpc-retry-pushback-ms value, or NULL */
-  const char *retry_after;         /* Retry-After value, or NULL */
-  bool headers;                    /* headers were sent */
-  int64_t items;                   /* stream messages sent */
+  int32_t status;          /* in the callee's space */
+  const char *pushback;    /* grpc-retry-pushback-ms value, or NULL */
+  const char *retry_after; /* Retry-After value, or NULL */
+  bool headers;            /* headers were sent */
+  int64_t items;           /* stream messages sent */
   /* downstream calls of the handler */
-  int32_t ds_next;                 /* sequential: next call to start */
-  int32_t ds_pending;              /* calls started and not finished */
-  int32_t ds_status;               /* first failure (mapped into this service's space), or OK */
+  int32_t ds_next;    /* sequential: next call to start */
+  int32_t ds_pending; /* calls started and not finished */
+  int32_t ds_status;  /* first failure (mapped into this service's space), or OK */
   bool ds_failed;
-  bool ds_starting;                /* fan-out: still starting its calls */
+  bool ds_starting; /* fan-out: still starting its calls */
 };
 
 /* }================================================================== */
@@ -148,12 +148,12 @@ struct mw_client {
   model_world *w;
   mw_pop *pop;
   int32_t index;
-  gsl_rng *rng_arrival;            /* closed loop and script: arrivals, think times, mix */
-  gsl_rng *rng_engine;             /* the engine's randomness */
-  gsl_rng *rng_net;                /* hop latencies */
-  retry_target *target;            /* channel state toward the target, or NULL */
-  int32_t script_next;             /* script: next call */
-  int64_t next_arrival_ns;         /* open loop: the candidate time being considered */
+  gsl_rng *rng_arrival;    /* closed loop and script: arrivals, think times, mix */
+  gsl_rng *rng_engine;     /* the engine's randomness */
+  gsl_rng *rng_net;        /* hop latencies */
+  retry_target *target;    /* channel state toward the target, or NULL */
+  int32_t script_next;     /* script: next call */
+  int64_t next_arrival_ns; /* open loop: the candidate time being considered */
   /* closed loop: the operation being retried by the user */
   mw_op *user_op;
   int32_t user_tries;
@@ -163,7 +163,7 @@ struct mw_client {
 struct mw_pop {
   model_world *w;
   const model_client_cfg *cfg;
-  gsl_rng *rng_open;                /* open loop: the population's arrivals and method mix */
+  gsl_rng *rng_open; /* open loop: the population's arrivals and method mix */
   int index;
   mw_edge *edge;
   mw_client *clients;
@@ -174,26 +174,26 @@ struct mw_pop {
 };
 
 struct mw_replica {
-  int32_t busy;                    /* workers busy */
-  int32_t queued;                  /* requests waiting */
+  int32_t busy;   /* workers busy */
+  int32_t queued; /* requests waiting */
   mw_req *q_head, *q_tail;
-  gsl_rng *rng_work;               /* service times */
-  gsl_rng *rng_fault;              /* fault probabilities */
-  gsl_rng *rng_engine;             /* engines of downstream calls made here */
-  gsl_rng *rng_net;                /* hops of downstream calls made here */
-  retry_target **targets;          /* per downstream call: channel state or NULL */
+  gsl_rng *rng_work;      /* service times */
+  gsl_rng *rng_fault;     /* fault probabilities */
+  gsl_rng *rng_engine;    /* engines of downstream calls made here */
+  gsl_rng *rng_net;       /* hops of downstream calls made here */
+  retry_target **targets; /* per downstream call: channel state or NULL */
 };
 
 struct mw_service {
   const model_service_cfg *cfg;
   int index;
   mw_replica *replicas;
-  mw_edge **call_edges;            /* per downstream call */
+  mw_edge **call_edges;                  /* per downstream call */
   const retry_method_config **call_mcfg; /* per downstream call: policy lookup */
-  int effect_slot;                 /* index into an operation's executions, -1 without effect */
-  int64_t *fault_counts;           /* per fault: times applied (for max_count) */
-  gsl_rng *rng_lb;                 /* load balancer */
-  uint32_t rr_next;                /* round robin position */
+  int effect_slot;       /* index into an operation's executions, -1 without effect */
+  int64_t *fault_counts; /* per fault: times applied (for max_count) */
+  gsl_rng *rng_lb;       /* load balancer */
+  uint32_t rr_next;      /* round robin position */
   model_service_stats *stats;
 };
 
@@ -204,9 +204,9 @@ struct mw_service {
  * =================================================================== */
 
 struct mw_op {
-  void *pool_link;                 /* the pool's free-list link while free */
-  int32_t refs;                    /* holders: calls and requests; 0 while free */
-  int32_t executions[];            /* per side-effecting service */
+  void *pool_link;      /* the pool's free-list link while free */
+  int32_t refs;         /* holders: calls and requests; 0 while free */
+  int32_t executions[]; /* per side-effecting service */
 };
 
 /* }================================================================== */
@@ -215,8 +215,8 @@ struct model_world {
   const model_config *cfg;
   sim_kernel *k;
   uint64_t seed;
-  retry_error *err;                /* where a run-time error goes */
-  int fail_code;                   /* first run-time error, 0 if none */
+  retry_error *err; /* where a run-time error goes */
+  int fail_code;    /* first run-time error, 0 if none */
   mw_pool calls, reqs, ops;
   mw_edge *edges;
   size_t n_edges;
@@ -227,9 +227,9 @@ struct model_world {
   int n_effect_services;
   model_results res;
   uint64_t next_call_id;
-  int64_t top_in_flight;           /* top-level calls in flight */
+  int64_t top_in_flight; /* top-level calls in flight */
   int64_t top_peak;
-  int64_t end_ns;                  /* duration + drain */
+  int64_t end_ns; /* duration + drain */
   bool arrivals_over;
   /* time series */
   sim_hist bucket_latency;         /* latencies of calls that ended in the current bucket */
@@ -240,7 +240,7 @@ struct model_world {
   int64_t ts_row_b, ts_row_end_ns; /* its bucket and the bucket's end */
   int col_offered, col_attempts, col_goodput, col_errors, col_in_flight, col_p50, col_p99,
       col_faults, col_svc0, col_pop0;
-  int svc_cols, pop_cols;          /* columns per service and per population */
+  int svc_cols, pop_cols; /* columns per service and per population */
   void (*progress)(void *, int64_t, int64_t);
   void *progress_ctx;
 };
@@ -259,10 +259,10 @@ void model__ts_add(model_world *w, int col, double v);
  * locally); its parent hears of the end through model__client_call_done or
  * model__service_call_done either way, and the call is freed right after. */
 int model__call_start(model_world *w, mw_edge *edge, const retry_method_config *mc,
-                           const char *method, retry_stream_kind stream, int64_t request_bytes,
-                           int64_t stream_items, int64_t deadline_ns, mw_parent_kind pk,
-                           void *parent, int32_t slot, mw_op *op, retry_target *target,
-                           gsl_rng *rng_engine, gsl_rng *rng_net);
+                      const char *method, retry_stream_kind stream, int64_t request_bytes,
+                      int64_t stream_items, int64_t deadline_ns, mw_parent_kind pk, void *parent,
+                      int32_t slot, mw_op *op, retry_target *target, gsl_rng *rng_engine,
+                      gsl_rng *rng_net);
 /* A request's reply reached its caller (or the caller had left). Frees the request. */
 void model__req_reply_arrived(model_world *w, mw_req *r);
 /* Frees a request (drops its op reference). */

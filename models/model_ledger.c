@@ -22,7 +22,9 @@ void model__pool_init(mw_pool *p, size_t obj_size, size_t per_chunk) {
   p->per_chunk = per_chunk;
 }
 
-/* Adds one chunk and threads its objects onto the free list. */
+/* Adds one chunk and threads its objects onto the free list, lowest address first. Chunks are
+ * zeroed (calloc) so that ledger entries never handed out read as free (refs 0) when the
+ * end of a run walks them. */
 static int pool_grow(mw_pool *p) {
   if (p->n_chunks == p->cap_chunks) {
     size_t cap = p->cap_chunks == 0 ? 16 : p->cap_chunks * 2;
@@ -58,7 +60,8 @@ void model__pool_put(mw_pool *p, void *obj) {
 }
 
 void model__pool_free(mw_pool *p) {
-  for (size_t i = 0; i < p->n_chunks; i++) free(p->chunks[i]);
+  for (size_t i = 0; i < p->n_chunks; i++)
+    free(p->chunks[i]);
   free(p->chunks);
   memset(p, 0, sizeof *p);
 }
@@ -83,7 +86,8 @@ void model__op_ref(mw_op *op) {
   if (op != NULL) op->refs++;
 }
 
-/* Folds a finished operation into the per-service and total counts. */
+/* Folds a finished operation into the per-service and total counts: one operation per
+ * service that executed it, every execution beyond the first a duplicate. */
 static void op_settle(model_world *w, const mw_op *op) {
   for (size_t i = 0; i < w->n_services; i++) {
     mw_service *s = &w->services[i];

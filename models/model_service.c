@@ -21,8 +21,8 @@ static void replica_pump(model_world *w, mw_service *s, int32_t rep);
 
 /* Returns whether fault f applies to a request of `method`, attempt `attempt`, on replica rep
  * at now (time window, replicas, attempts, method and count limit). */
-static bool fault_applies(const mw_service *s, size_t i, int64_t now, int32_t rep,
-                          int32_t attempt, const char *method) {
+static bool fault_applies(const mw_service *s, size_t i, int64_t now, int32_t rep, int32_t attempt,
+                          const char *method) {
   const model_fault_cfg *f = &s->cfg->faults[i];
   if (now < f->start_ns || now >= f->end_ns) return false;
   if (rep >= 0 && rep < 64 && !(f->replica_mask & (UINT64_C(1) << rep))) return false;
@@ -34,7 +34,8 @@ static bool fault_applies(const mw_service *s, size_t i, int64_t now, int32_t re
   return true;
 }
 
-/* Draws whether a fault with probability rate strikes this request. */
+/* Draws whether a fault with probability rate strikes this request. A certain fault draws
+ * nothing, so adding `rate: 1` explicitly does not shift the fault stream. */
 static bool fault_strikes(const model_fault_cfg *f, gsl_rng *r) {
   return f->rate >= 1.0 || gsl_rng_uniform(r) < f->rate;
 }
@@ -53,18 +54,21 @@ static const model_fault_cfg *fault_find(const mw_service *s, model_fault_kind k
   return NULL;
 }
 
-/* Workers of replica rep now: fewer while a CAPACITY fault holds. */
+/* Workers of replica rep now: fewer while a CAPACITY fault holds. Requests already on a
+ * worker finish; the lower count only stops new ones from starting, as when a node loses
+ * cores to a noisy neighbour rather than crashing. */
 static int32_t replica_workers(const mw_service *s, int32_t rep, int64_t now) {
   int32_t n = s->cfg->workers;
   for (size_t i = 0; i < s->cfg->n_faults; i++) {
     const model_fault_cfg *f = &s->cfg->faults[i];
-    if (f->kind == MODEL_FAULT_CAPACITY && fault_applies(s, i, now, rep, 0, NULL) &&
-        f->workers < n)
+    if (f->kind == MODEL_FAULT_CAPACITY && fault_applies(s, i, now, rep, 0, NULL) && f->workers < n)
       n = f->workers;
   }
   return n;
 }
 
+/* For the time series: how many fault entries overlap [t0, t1), whatever their selectors,
+ * so that plots can shade the fault window. */
 int model__faults_active(const model_world *w, int64_t t0_ns, int64_t t1_ns) {
   int n = 0;
   for (size_t s = 0; s < w->n_services; s++) {
@@ -81,6 +85,7 @@ int model__faults_active(const model_world *w, int64_t t0_ns, int64_t t1_ns) {
  * Replies
  * =================================================================== */
 
+/* The return hop is over: the caller (or nobody) gets the reply. */
 static void ev_reply(sim_kernel *k, void *obj, uint64_t arg) {
   (void)k;
   (void)arg;
@@ -107,7 +112,8 @@ static void reply_send(model_world *w, mw_req *r) {
     model__fail(w, RETRY_ENOMEM, "out of memory for events");
 }
 
-/* Refuses r without work: queue full, replica down or a REFUSE fault. */
+/* Refuses r without work: queue full, replica down or a REFUSE fault. Refusals take no
+ * worker and no time beyond the hops, which is why a refusing replica looks idle to p2c. */
 static void reply_reject(model_world *w, mw_req *r, int32_t status, const char *pushback,
                          const char *retry_after) {
   mw_service *s = &w->services[r->svc];
@@ -125,7 +131,8 @@ static void reply_reject(model_world *w, mw_req *r, int32_t status, const char *
  * Load balancing
  * =================================================================== */
 
-/* Load of a replica for power of two choices: requests it holds. */
+/* Load of a replica for power of two choices: requests it holds (busy workers plus queue),
+ * the local view a proxy has of its outstanding requests. */
 static int32_t replica_load(const mw_service *s, int32_t i) {
   return s->replicas[i].busy + s->replicas[i].queued;
 }
@@ -137,6 +144,9 @@ static int32_t lb_pick(mw_service *s, const mw_req *r) {
   int32_t avoid = -1;
   if (s->cfg->lb_avoid_previous && r->call != NULL && r->attempt > 1) avoid = r->call->last_replica;
   int32_t m = avoid >= 0 ? n - 1 : n; /* candidates */
+  /* With avoid set, random and p2c draw among m = n - 1 candidates and indexes from `avoid`
+   * up shift by one, so the avoided replica is never picked and the others stay equally
+   * likely; round robin steps over it. */
   switch (s->cfg->lb) {
     case MODEL_LB_ROUND_ROBIN: {
       int32_t i = (int32_t)(s->rr_next++ % (uint32_t)n);
@@ -176,6 +186,7 @@ static bool work_start(model_world *w, mw_service *s, mw_req *r) {
   const model_service_cfg *cfg = s->cfg;
   mw_replica *rp = &s->replicas[r->replica];
   int64_t now = sim_now_ns(w->k);
+  /* The deadline a request carries is its attempt's; RETRY_NEVER never expires. */
   if (cfg->deadline != MODEL_DEADLINE_IGNORE && now >= r->deadline_ns) {
     s->stats->expired++;
     if (cfg->deadline == MODEL_DEADLINE_DROP) {
@@ -189,6 +200,9 @@ static bool work_start(model_world *w, mw_service *s, mw_req *r) {
   rp->busy++;
   r->state = MW_REQ_WORKING;
   r->work_start_ns = now;
+  /* What the worker is busy for: a fault's fixed delay replaces the service time (a handler
+   * that hangs then fails), otherwise one draw from the replica's stream. Then the
+   * multipliers: active slowdown faults and congestion with the workers already busy. */
   int64_t work;
   if (r->refuse_after_delay)
     work = r->fail != NULL ? r->fail->delay_ns : 0;
@@ -217,12 +231,13 @@ static bool work_start(model_world *w, mw_service *s, mw_req *r) {
                   cfg->service_time.kind == MODEL_DIST_CONSTANT);
   sim_event_handle h = repeats ? sim_event_schedule_lane(w->k, work, ev_work_done, r, 0)
                                : sim_event_schedule_in(w->k, work, ev_work_done, r, 0);
-  if (h == SIM_EVENT_NONE)
-    model__fail(w, RETRY_ENOMEM, "out of memory for events");
+  if (h == SIM_EVENT_NONE) model__fail(w, RETRY_ENOMEM, "out of memory for events");
   return true;
 }
 
-/* Starts queued requests while replica rep has idle workers. */
+/* Starts queued requests while replica rep has idle workers. FIFO serves the oldest, LIFO
+ * the newest (whose callers are most likely still waiting). A request dropped as expired does
+ * not take a worker, so the loop goes on to the next one. */
 static void replica_pump(model_world *w, mw_service *s, int32_t rep) {
   mw_replica *rp = &s->replicas[rep];
   int64_t now = sim_now_ns(w->k);
@@ -249,7 +264,9 @@ static void replica_pump(model_world *w, mw_service *s, int32_t rep) {
   }
 }
 
-/* The handler is over (status in r->status): free the worker, reply, serve the queue. */
+/* The handler is over (status in r->status): free the worker, reply, serve the queue. Busy
+ * time is counted here, when it is known, for utilization and wasted work; an OK reply
+ * carries headers and the method's stream messages, a failure after headers the fault's. */
 static void handler_finish(model_world *w, mw_req *r) {
   mw_service *s = &w->services[r->svc];
   mw_replica *rp = &s->replicas[r->replica];
@@ -271,7 +288,9 @@ static void handler_finish(model_world *w, mw_req *r) {
   replica_pump(w, s, r->replica);
 }
 
-/* Downstream calls are over (or there were none): the side effect after them, then the reply. */
+/* Downstream calls are over (or there were none): the side effect after them, then the reply.
+ * A FAIL fault's status wins over the handler's own result: the fault says the handler
+ * failed after doing its work, which is exactly the case that duplicates side effects. */
 static void handler_after_calls(model_world *w, mw_req *r) {
   mw_service *s = &w->services[r->svc];
   if (!r->ds_failed && s->cfg->effect == MODEL_EFFECT_AFTER) model__op_execute(w, s, r->op);
@@ -296,10 +315,10 @@ static void downstream_start(model_world *w, mw_service *s, mw_req *r, int32_t j
   mw_replica *rp = &s->replicas[r->replica];
   int64_t now = sim_now_ns(w->k);
   int64_t timeout = cc->deadline_ns != RETRY_NEVER ? cc->deadline_ns
-                    : mc != NULL                  ? mc->timeout_ns
-                                                  : RETRY_NEVER;
-  int64_t deadline = timeout == RETRY_NEVER || timeout > INT64_MAX - now ? RETRY_NEVER
-                                                                         : now + timeout;
+                    : mc != NULL                   ? mc->timeout_ns
+                                                   : RETRY_NEVER;
+  int64_t deadline =
+      timeout == RETRY_NEVER || timeout > INT64_MAX - now ? RETRY_NEVER : now + timeout;
   if (cc->propagate_deadline && r->deadline_ns < deadline) deadline = r->deadline_ns;
   r->ds_pending++;
   if (model__call_start(w, s->call_edges[j], mc, cc->method, cc->stream, cc->request_bytes,
@@ -308,6 +327,9 @@ static void downstream_start(model_world *w, mw_service *s, mw_req *r, int32_t j
     r->ds_pending--;
 }
 
+/* A downstream call of request r ended. Its status is mapped into r's service's space (the
+ * gateway's job); the first failure is kept as the handler's result. Sequential calls stop
+ * at the first failure; a fan-out waits for every call it started. */
 void model__service_call_done(model_world *w, mw_call *c) {
   mw_req *r = c->parent;
   mw_service *s = &w->services[r->svc];
@@ -329,6 +351,9 @@ void model__service_call_done(model_world *w, mw_call *c) {
   if (r->ds_pending == 0) handler_after_calls(w, r);
 }
 
+/* The service time is over: the handler's own work is done. What follows depends on the
+ * handler: a delayed refusal replies at once; a deadline-aware handler checks its context
+ * before the side effect; then the effect (before), the downstream calls, the effect (after). */
 static void ev_work_done(sim_kernel *k, void *obj, uint64_t arg) {
   (void)arg;
   mw_req *r = obj;
@@ -349,7 +374,8 @@ static void ev_work_done(sim_kernel *k, void *obj, uint64_t arg) {
     handler_finish(w, r);
     return;
   }
-  if (cfg->effect == MODEL_EFFECT_BEFORE || (cfg->effect == MODEL_EFFECT_AFTER && cfg->n_calls == 0))
+  if (cfg->effect == MODEL_EFFECT_BEFORE ||
+      (cfg->effect == MODEL_EFFECT_AFTER && cfg->n_calls == 0))
     model__op_execute(w, s, r->op);
   if (cfg->n_calls == 0) {
     handler_after_calls(w, r);
@@ -363,11 +389,15 @@ static void ev_work_done(sim_kernel *k, void *obj, uint64_t arg) {
   }
   r->ds_next = (int32_t)cfg->n_calls;
   r->ds_starting = true;
-  for (int32_t j = 0; j < (int32_t)cfg->n_calls && !r->ds_failed; j++) downstream_start(w, s, r, j);
+  for (int32_t j = 0; j < (int32_t)cfg->n_calls && !r->ds_failed; j++)
+    downstream_start(w, s, r, j);
   r->ds_starting = false;
   if (r->ds_pending == 0) handler_after_calls(w, r);
 }
 
+/* A request arrives: load balancer, then the fault timeline in a fixed order (down, refuse,
+ * fail: the first that applies wins), then admission. Faults are judged at arrival, with the
+ * attempt number the request carries, which is how "refuse every first attempt" is written. */
 void model__service_arrive(model_world *w, mw_req *r) {
   mw_service *s = &w->services[r->svc];
   const model_service_cfg *cfg = s->cfg;
@@ -404,6 +434,7 @@ void model__service_arrive(model_world *w, mw_req *r) {
     r->fail = f;
     r->fault_status = f->status;
   }
+  /* Admission: a free worker (and nobody waiting ahead), else the queue, else a refusal. */
   if (rp->busy < replica_workers(s, r->replica, now) && rp->q_head == NULL) {
     work_start(w, s, r);
     return;
@@ -422,6 +453,7 @@ void model__service_arrive(model_world *w, mw_req *r) {
   if (++rp->queued > s->stats->queue_max) s->stats->queue_max = rp->queued;
 }
 
+/* Queue and busy workers summed over replicas, for the time series. */
 void model__service_sample(const model_world *w, size_t svc, double *queued, double *busy) {
   const mw_service *s = &w->services[svc];
   double q = 0, b = 0;
@@ -439,6 +471,9 @@ void model__service_sample(const model_world *w, size_t svc, double *queued, dou
  * Creation
  * =================================================================== */
 
+/* Each replica gets its own streams for work, faults, the engines of its downstream calls and
+ * their hops, keyed by the service's name and the replica's index, and its own channel state
+ * toward each downstream service (a replica is a separate process with its own channels). */
 int model__services_create(model_world *w) {
   char entity[96];
   for (size_t i = 0; i < w->n_services; i++) {
@@ -469,6 +504,7 @@ int model__services_create(model_world *w) {
   return 0;
 }
 
+/* Frees what model__services_create made; copes with a half-built service (NULL parts). */
 void model__services_destroy(model_world *w) {
   if (w->services == NULL) return;
   for (size_t i = 0; i < w->n_services; i++) {
@@ -481,7 +517,8 @@ void model__services_destroy(model_world *w) {
         if (rp->rng_engine) gsl_rng_free(rp->rng_engine);
         if (rp->rng_net) gsl_rng_free(rp->rng_net);
         if (rp->targets != NULL)
-          for (size_t j = 0; j < s->cfg->n_calls; j++) retry_target_destroy(rp->targets[j]);
+          for (size_t j = 0; j < s->cfg->n_calls; j++)
+            retry_target_destroy(rp->targets[j]);
         free(rp->targets);
       }
     }

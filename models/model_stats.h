@@ -14,10 +14,10 @@
 /* One caller-to-callee edge: a client population and its target, or a service and one of its
  * downstream calls. */
 typedef struct model_edge_stats {
-  const char *from;     /* caller's name (borrowed from the config) */
-  const char *to;       /* callee's name */
-  int64_t calls;        /* logical calls started on the edge */
-  int64_t attempts;     /* attempts sent (originals, retries and hedges) */
+  const char *from; /* caller's name (borrowed from the config) */
+  const char *to;   /* callee's name */
+  int64_t calls;    /* logical calls started on the edge */
+  int64_t attempts; /* attempts sent (originals, retries and hedges) */
   int64_t retries;
   int64_t hedges;
   int64_t ok;           /* calls that ended OK */
@@ -26,19 +26,19 @@ typedef struct model_edge_stats {
 } model_edge_stats;
 
 typedef struct model_service_stats {
-  const char *name;         /* borrowed from the config */
-  int64_t arrivals;         /* attempts that reached the service (refused ones included) */
-  int64_t served;           /* requests a worker finished (any status) */
-  int64_t rejected;         /* refused: queue full, replica down, REFUSE faults */
-  int64_t expired;          /* found past their deadline (dropped or wasted) */
-  int64_t abandoned;        /* replies that arrived after the caller had given up */
-  double busy_s;            /* worker-seconds spent working */
-  double wasted_work_s;     /* worker-seconds whose result nobody used */
-  double capacity_s;        /* worker-seconds available (replicas x workers x time) */
-  int64_t queue_max;        /* longest queue seen on one replica */
-  int64_t executions;       /* side effects executed here */
-  int64_t operations;       /* logical operations with at least one execution here */
-  int64_t deduplicated;     /* repeats refused by idempotency keys */
+  const char *name;     /* borrowed from the config */
+  int64_t arrivals;     /* attempts that reached the service (refused ones included) */
+  int64_t served;       /* requests a worker finished (any status) */
+  int64_t rejected;     /* refused: queue full, replica down, REFUSE faults */
+  int64_t expired;      /* found past their deadline (dropped or wasted) */
+  int64_t abandoned;    /* replies that arrived after the caller had given up */
+  double busy_s;        /* worker-seconds spent working */
+  double wasted_work_s; /* worker-seconds whose result nobody used */
+  double capacity_s;    /* worker-seconds available (replicas x workers x time) */
+  int64_t queue_max;    /* longest queue seen on one replica */
+  int64_t executions;   /* side effects executed here */
+  int64_t operations;   /* logical operations with at least one execution here */
+  int64_t deduplicated; /* repeats refused by idempotency keys */
 } model_service_stats;
 
 /* Time series: one row per bucket, one column per named metric. */
@@ -58,17 +58,17 @@ typedef struct model_status_counts {
 } model_status_counts;
 
 typedef struct model_results {
-  uint64_t events;          /* kernel events run */
-  int64_t sim_time_ns;      /* the clock when the run ended */
-  int64_t duration_ns;      /* the scenario's duration (goodput is per second of it) */
+  uint64_t events;     /* kernel events run */
+  int64_t sim_time_ns; /* the clock when the run ended */
+  int64_t duration_ns; /* the scenario's duration (goodput is per second of it) */
   /* top-level calls (made by client populations) */
   int64_t calls_started, calls_ok, calls_failed, calls_unfinished;
-  int64_t calls_ok_in_deadline;   /* ended OK at or before their deadline */
+  int64_t calls_ok_in_deadline; /* ended OK at or before their deadline */
   int64_t attempts, retries, hedges;
   model_status_counts by_status;
   int64_t by_stop[RETRY_STOP_N];
-  sim_hist latency;               /* every finished top-level call, ns */
-  sim_hist latency_ok;            /* OK calls only */
+  sim_hist latency;    /* every finished top-level call, ns */
+  sim_hist latency_ok; /* OK calls only */
   /* side effects over all services */
   int64_t executions, operations, duplicates;
   model_edge_stats *edges;

@@ -16,6 +16,10 @@
  * Errors and time series
  * =================================================================== */
 
+/* A run-time failure (out of memory while the run is under way): the first one is kept, its
+ * message goes to the caller's retry_error, and the kernel stops after the current event. The
+ * world is then in no state to report results; model_world_run returns the code and the
+ * caller only destroys it. */
 void model__fail(model_world *w, int code, const char *msg) {
   if (w->fail_code == 0) {
     w->fail_code = code;
@@ -36,12 +40,15 @@ sim_event_handle model__schedule_sample(model_world *w, const model_dist *d, gsl
   return sim_event_schedule_in(w->k, delay, fn, obj, 0);
 }
 
-/* Makes sure row b of the time series exists (rows are zero until written). */
+/* Makes sure row b of the time series exists (rows are zero until written). The series grows
+ * by doubling as simulated time advances: its size follows the run's length in buckets, never
+ * the number of calls. */
 static double *ts_row(model_world *w, int64_t b) {
   model_timeseries *ts = &w->res.ts;
   if ((size_t)b >= w->ts_cap) {
     size_t cap = w->ts_cap == 0 ? 64 : w->ts_cap;
-    while (cap <= (size_t)b) cap *= 2;
+    while (cap <= (size_t)b)
+      cap *= 2;
     double *v = realloc(ts->values, cap * ts->n_columns * sizeof *v);
     if (v == NULL) {
       model__fail(w, RETRY_ENOMEM, "out of memory for the time series");
@@ -71,7 +78,9 @@ void model__ts_add(model_world *w, int col, double v) {
   w->ts_row_cache[col] += v;
 }
 
-/* Adds a column; returns its index. */
+/* Adds a column; returns its index. Names are "<prefix>_<name>" (prefix: a service or a
+ * population) so that gnuplot scripts can refer to columns by name. is_rate marks counters
+ * that world_finish divides by the bucket length, so the CSV reads in events per second. */
 static int ts_column(model_world *w, const char *prefix, const char *name, bool is_rate) {
   model_timeseries *ts = &w->res.ts;
   int col = (int)ts->n_columns++;
@@ -80,7 +89,10 @@ static int ts_column(model_world *w, const char *prefix, const char *name, bool 
   return col;
 }
 
-/* Fills the sampled columns of bucket b: the state at the bucket's end. */
+/* Fills the sampled columns of bucket b: the state at the bucket's end. Counters were added
+ * as events happened; gauges (in flight, queue, busy workers, tokens) are read here once, which
+ * costs O(clients) per bucket for the per-population means, not O(events). The latency
+ * quantiles are those of the calls that ended during the bucket. */
 static void ts_sample(model_world *w, int64_t b) {
   double *row = ts_row(w, b);
   if (row == NULL) return;
@@ -116,6 +128,9 @@ static void ts_sample(model_world *w, int64_t b) {
   w->ts_sampled = b + 1;
 }
 
+/* The sampler: one event per bucket, at its end; arg is the bucket's index. It also reports
+ * progress and ends the run early once arrivals are over and nothing is in flight (a drain
+ * with nothing left to drain would otherwise only tick the clock). */
 static void ev_sample(sim_kernel *k, void *obj, uint64_t arg) {
   model_world *w = obj;
   int64_t now = sim_now_ns(k);
@@ -137,7 +152,9 @@ static void ev_duration_end(sim_kernel *k, void *obj, uint64_t arg) {
   if (w->top_in_flight == 0) sim_kernel_stop(k);
 }
 
-/* Sets up every column: totals, then per service, then per client population. */
+/* Sets up every column: totals, then per service, then per client population. A population
+ * gets a tokens, budget or breaker column only when its policy has that mechanism, so the
+ * CSV never carries columns that could only hold placeholders. */
 static int ts_setup(model_world *w) {
   size_t max_cols = 8 + 4 * w->n_services + 3 * w->n_pops;
   model_timeseries *ts = &w->res.ts;
@@ -181,17 +198,23 @@ static int ts_setup(model_world *w) {
  * Edges
  * =================================================================== */
 
+/* A policy without throttle, budget, adaptive throttling or breaker needs no channel state:
+ * its calls run with a NULL target, which saves a retry_target per client (about 2 KiB). */
 static bool target_config_is_empty(const retry_target_config *tc) {
   return !tc->has_throttle && tc->budget == RETRY_BUDGET_NONE && !tc->has_adaptive &&
          !tc->has_breaker;
 }
 
+/* The attempts a method may make on an edge: its policy's max_attempts after gRPC's clamp
+ * (the value the engine enforces), 1 without a retry or hedging policy. */
 static int32_t method_max_attempts(const retry_config *policy, const char *method) {
   if (policy == NULL) return 1;
   const retry_method_config *mc = retry_config_lookup(policy, method);
   return mc->policy.kind == RETRY_POLICY_NONE ? 1 : mc->policy.max_attempts;
 }
 
+/* Fills edge i. Its statistics live in the results (res.edges[i]) so that the output writers
+ * read them without knowing the world's internals. */
 static void edge_init(model_world *w, size_t i, const char *from, int callee,
                       retry_space caller_space, const retry_config *policy,
                       const model_status_map *map, const model_dist *network) {
@@ -207,6 +230,8 @@ static void edge_init(model_world *w, size_t i, const char *from, int callee,
   e->stats->to = w->cfg->services[callee].name;
 }
 
+/* a x b, saturating at UINT64_MAX: ten layers of 100 attempts must not wrap to a small
+ * number in the summary. */
 static uint64_t mul_sat(uint64_t a, uint64_t b) {
   if (a != 0 && b > UINT64_MAX / a) return UINT64_MAX;
   return a * b;
@@ -220,7 +245,8 @@ static void edges_worst_case(model_world *w) {
   for (size_t i = 0; i < w->n_edges; i++)
     w->res.edges[i].worst_case = (uint64_t)w->res.edges[i].max_attempts;
   for (size_t round = 0; round <= w->n_services; round++) {
-    for (size_t s = 0; s < w->n_services; s++) in[s] = 0;
+    for (size_t s = 0; s < w->n_services; s++)
+      in[s] = 0;
     for (size_t i = 0; i < w->n_edges; i++) {
       int callee = w->edges[i].callee;
       if (w->res.edges[i].worst_case > in[callee]) in[callee] = w->res.edges[i].worst_case;
@@ -235,10 +261,13 @@ static void edges_worst_case(model_world *w) {
   free(in);
 }
 
+/* Edges are numbered clients first (edge i is population i's), then each service's
+ * downstream calls in order. That order is also the order of summary.json's edges. */
 static int edges_create(model_world *w) {
   const model_config *cfg = w->cfg;
   w->n_edges = cfg->n_clients;
-  for (size_t s = 0; s < cfg->n_services; s++) w->n_edges += cfg->services[s].n_calls;
+  for (size_t s = 0; s < cfg->n_services; s++)
+    w->n_edges += cfg->services[s].n_calls;
   w->edges = calloc(w->n_edges, sizeof *w->edges);
   w->res.edges = calloc(w->n_edges, sizeof *w->res.edges);
   if (w->edges == NULL || w->res.edges == NULL) return -1;
@@ -280,6 +309,11 @@ static int edges_create(model_world *w) {
  * The world
  * =================================================================== */
 
+/* Building order matters: services (with their effect slots) before pools, since an
+ * operation's size depends on the number of side-effecting services; edges before services
+ * and populations, which keep pointers to them; the time series before anything that counts;
+ * and the first events last, once everything they touch exists. Any failure unwinds through
+ * model_world_destroy, which copes with a half-built world. */
 model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t seed,
                                 retry_error *err) {
   model_world *w = calloc(1, sizeof *w);
@@ -315,19 +349,16 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
   sim_hist_init(&w->res.latency_ok);
   sim_hist_init(&w->bucket_latency);
   w->end_ns = cfg->drain_ns > INT64_MAX - cfg->duration_ns ? INT64_MAX - 1
-                                                            : cfg->duration_ns + cfg->drain_ns;
+                                                           : cfg->duration_ns + cfg->drain_ns;
   if (edges_create(w) < 0 || ts_setup(w) < 0) goto oom;
-  if (model__services_create(w) < 0 || model__pops_create(w) < 0) goto fail;
+  if (model__services_create(w) < 0 || model__pops_create(w) < 0) goto oom;
   if (sim_event_schedule(k, cfg->duration_ns, ev_duration_end, w, 0) == SIM_EVENT_NONE ||
       sim_event_schedule(k, cfg->bucket_ns, ev_sample, w, 0) == SIM_EVENT_NONE)
     goto oom;
   return w;
 oom:
-  if (err != NULL && err->code == RETRY_OK) {
-    err->code = RETRY_ENOMEM;
-    snprintf(err->message, sizeof err->message, "out of memory building the world");
-  }
-fail:
+  /* retry_target_create may have filled err already (a config the loader should have
+   * refused); otherwise the only way to fail here is memory. */
   if (err != NULL && err->code == RETRY_OK) {
     err->code = RETRY_ENOMEM;
     snprintf(err->message, sizeof err->message, "out of memory building the world");
@@ -336,7 +367,10 @@ fail:
   return NULL;
 }
 
-/* Totals that only make sense once the run is over. */
+/* Totals that only make sense once the run is over: the clock, calls still in flight, the
+ * ledger's operations still referenced by work in flight (settled now so that no execution
+ * is lost), the capacity for utilization, the last partial bucket, and counters turned into
+ * rates. */
 static void world_finish(model_world *w) {
   model_results *res = &w->res;
   int64_t now = sim_now_ns(w->k);
@@ -351,7 +385,8 @@ static void world_finish(model_world *w) {
   /* The last bucket, cut short by the end of the run, is sampled now. */
   int64_t bucket = res->ts.bucket_ns;
   int64_t last = now <= 0 ? 0 : (now - 1) / bucket;
-  for (int64_t b = w->ts_sampled; b <= last; b++) ts_sample(w, b);
+  for (int64_t b = w->ts_sampled; b <= last; b++)
+    ts_sample(w, b);
   double bucket_s = (double)bucket / 1e9;
   for (size_t b = 0; b < res->ts.n_buckets; b++)
     for (size_t c = 0; c < res->ts.n_columns; c++)
@@ -373,6 +408,8 @@ const model_results *model_world_results(const model_world *w) { return &w->res;
 
 int64_t model_world_peak_in_flight(const model_world *w) { return w->top_peak; }
 
+/* Frees everything, in any state: pools release their chunks wholesale, so objects still in
+ * flight (calls, requests, operations) need no walk. */
 void model_world_destroy(model_world *w) {
   if (w == NULL) return;
   model__pops_destroy(w);

@@ -21,8 +21,9 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
                                 retry_error *err);
 
 /* Runs the world to its end: arrivals during the duration, then at most drain_ns more for the
- * calls in flight. progress, when not NULL, is called about every 2^20 events with the current
- * time and the scenario's duration + drain. Returns 0 or a negative RETRY_* code (out of
+ * calls in flight (the run stops as soon as none is left). progress, when not NULL, is called
+ * at the end of every time-series bucket with the current time and the scenario's duration +
+ * drain. Returns 0 or a negative RETRY_* code (out of
  * memory during the run, with details in err). */
 int model_world_run(model_world *w, void (*progress)(void *ctx, int64_t now_ns, int64_t end_ns),
                     void *ctx, retry_error *err);

@@ -58,19 +58,19 @@ typedef struct lane {
 #define IN_LANE (UINT32_MAX - 1)
 
 struct sim_kernel {
-  int64_t now_ns;     /* the virtual clock */
-  uint64_t next_seq;  /* seq of the next event scheduled, <= SEQ_LIMIT */
-  hent *heap;         /* n_heap entries, then sentinels; heap[-3] is the allocation */
-  size_t n_heap;      /* pending events */
-  slot *slots;        /* capacity slots */
-  size_t capacity;    /* slots allocated; the heap has room for as many entries */
-  uint32_t free_head; /* first free slot, NO_SLOT when the pool is full */
-  uint64_t n_events;  /* actions run since create */
+  int64_t now_ns;          /* the virtual clock */
+  uint64_t next_seq;       /* seq of the next event scheduled, <= SEQ_LIMIT */
+  hent *heap;              /* n_heap entries, then sentinels; heap[-3] is the allocation */
+  size_t n_heap;           /* pending events */
+  slot *slots;             /* capacity slots */
+  size_t capacity;         /* slots allocated; the heap has room for as many entries */
+  uint32_t free_head;      /* first free slot, NO_SLOT when the pool is full */
+  uint64_t n_events;       /* actions run since create */
   lane lanes[SIM_N_LANES]; /* FIFO lanes, one per constant delay (sim_event_schedule_lane) */
-  size_t n_lane;            /* entries in all lanes, cancelled ones included */
-  size_t n_lane_cancelled;  /* lane entries whose event was cancelled, not yet dropped */
-  bool running;       /* inside sim_kernel_run */
-  bool stop;          /* sim_kernel_stop was called during this run */
+  size_t n_lane;           /* entries in all lanes, cancelled ones included */
+  size_t n_lane_cancelled; /* lane entries whose event was cancelled, not yet dropped */
+  bool running;            /* inside sim_kernel_run */
+  bool stop;               /* sim_kernel_stop was called during this run */
 };
 
 /* Fills the heap past its last entry; compares greater than every real key (see key_less). */
@@ -275,7 +275,8 @@ static int lane_push(lane *ln, const hent *e) {
     size_t cap = ln->cap == 0 ? 64 : ln->cap * 2;
     hent *b = malloc(cap * sizeof *b);
     if (b == NULL) return -1;
-    for (size_t i = 0; i < ln->n; i++) b[i] = ln->buf[(ln->head + i) % ln->cap];
+    for (size_t i = 0; i < ln->n; i++)
+      b[i] = ln->buf[(ln->head + i) % ln->cap];
     free(ln->buf);
     ln->buf = b;
     ln->cap = cap;
@@ -366,13 +367,15 @@ sim_kernel *sim_kernel_create(size_t initial_capacity) {
   k->capacity = cap;
   k->free_head = NO_SLOT;
   free_list_add(k, 0, cap);
-  for (int l = 0; l < SIM_N_LANES; l++) k->lanes[l].delay_ns = -1;
+  for (int l = 0; l < SIM_N_LANES; l++)
+    k->lanes[l].delay_ns = -1;
   return k;
 }
 
 void sim_kernel_destroy(sim_kernel *k) {
   if (k == NULL) return;
-  for (int l = 0; l < SIM_N_LANES; l++) free(k->lanes[l].buf);
+  for (int l = 0; l < SIM_N_LANES; l++)
+    free(k->lanes[l].buf);
   free(k->slots);
   heap_free(k->heap);
   free(k);

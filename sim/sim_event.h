@@ -43,8 +43,8 @@ sim_event_handle sim_event_schedule(sim_kernel *k, int64_t at_ns, sim_event_fn f
                                     uint64_t arg);
 
 /* Schedules at sim_now_ns(k) + delay_ns (delay_ns >= 0), clamping at INT64_MAX - 1. */
-sim_event_handle sim_event_schedule_in(sim_kernel *k, int64_t delay_ns, sim_event_fn fn,
-                                       void *obj, uint64_t arg);
+sim_event_handle sim_event_schedule_in(sim_kernel *k, int64_t delay_ns, sim_event_fn fn, void *obj,
+                                       uint64_t arg);
 
 /* Number of FIFO lanes a kernel keeps (sim_event_schedule_lane). */
 #define SIM_N_LANES 8

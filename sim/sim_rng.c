@@ -72,7 +72,8 @@ gsl_rng *sim_rng_stream_create(uint64_t seed, const char *entity, const char *pu
       unsigned long v = (unsigned long)(mix64(z) & UINT32_MAX);
       st[i] = v < min_value[i] ? v + min_value[i] : v;
     }
-    for (int i = 0; i < 6; i++) (void)gsl_rng_get(r);
+    for (int i = 0; i < 6; i++)
+      (void)gsl_rng_get(r);
   }
   return r;
 }

@@ -90,8 +90,7 @@ static const model_service_stats *svc(const model_results *r, const char *name) 
 
 static const model_edge_stats *edge(const model_results *r, const char *from, const char *to) {
   for (size_t i = 0; i < r->n_edges; i++)
-    if (strcmp(r->edges[i].from, from) == 0 && strcmp(r->edges[i].to, to) == 0)
-      return &r->edges[i];
+    if (strcmp(r->edges[i].from, from) == 0 && strcmp(r->edges[i].to, to) == 0) return &r->edges[i];
   fail_msg("no edge %s -> %s", from, to);
   return NULL;
 }
@@ -131,8 +130,8 @@ static void check_queue(const char *text, double expected_ms, int n) {
   double m = gsl_stats_mean(means, 1, (size_t)n);
   double sd = gsl_stats_sd_m(means, 1, (size_t)n, m);
   double half = gsl_cdf_tdist_Pinv(0.995, n - 1) * sd / sqrt(n);
-  print_message("mean sojourn %.3f ms +- %.3f (99 %% CI, %d reps), theory %.3f ms\n", m, half,
-                n, expected_ms);
+  print_message("mean sojourn %.3f ms +- %.3f (99 %% CI, %d reps), theory %.3f ms\n", m, half, n,
+                expected_ms);
   assert_true(fabs(m - expected_ms) <= half);
   /* The interval must be narrow enough to mean something: within 4 % of the value. */
   assert_true(half < 0.04 * expected_ms);
@@ -218,8 +217,8 @@ static void test_world_variants_see_same_arrivals(void **state) {
   assert_int_equal(a.r->calls_started, b.r->calls_started);
   assert_true(a.r->attempts > b.r->attempts);
   assert_int_equal(b.r->attempts, b.r->calls_started);
-  for (size_t i = 0; i < 20; i++) assert_true(a.r->ts.values[i * a.r->ts.n_columns] ==
-                                              b.r->ts.values[i * b.r->ts.n_columns]);
+  for (size_t i = 0; i < 20; i++)
+    assert_true(a.r->ts.values[i * a.r->ts.n_columns] == b.r->ts.values[i * b.r->ts.n_columns]);
   run_close(&a);
   run_close(&b);
   sim_scenario_destroy(s);
@@ -257,9 +256,9 @@ static void test_world_retries_multiply_attempts(void **state) {
 }
 
 /* A retry policy of 3 attempts on UNAVAILABLE with a fixed 10 ms backoff, for any method. */
-#define P3                                                                           \
-  "{'methodConfig': [{'name': [{}], 'retryPolicy': {'maxAttempts': 3,"               \
-  " 'initialBackoff': '0.01s', 'maxBackoff': '0.01s', 'backoffMultiplier': 1,"       \
+#define P3                                                                     \
+  "{'methodConfig': [{'name': [{}], 'retryPolicy': {'maxAttempts': 3,"         \
+  " 'initialBackoff': '0.01s', 'maxBackoff': '0.01s', 'backoffMultiplier': 1," \
   " 'retryableStatusCodes': ['UNAVAILABLE']}}]}"
 
 /* Three layers of three attempts over a failing bottom: 27 attempts per call arrive there. */
@@ -270,12 +269,15 @@ static void test_world_nested_layers_multiply(void **state) {
            "{'duration': '2s',"
            " 'services': {"
            "  'front': {'service_time': '1ms', 'workers': 1000, 'calls': [{'service': 'mid',"
-           "     'method': '/m.M/Do', 'policy': " P3 "}]},"
+           "     'method': '/m.M/Do', 'policy': " P3
+           "}]},"
            "  'mid': {'service_time': '1ms', 'workers': 1000, 'calls': [{'service': 'db',"
-           "     'method': '/d.D/Do', 'policy': " P3 "}]},"
+           "     'method': '/d.D/Do', 'policy': " P3
+           "}]},"
            "  'db': {'service_time': '1ms', 'workers': 1000,"
            "     'faults': [{'kind': 'refuse', 'status': 'UNAVAILABLE'}]}},"
-           " 'clients': {'c': {'target': 'front', 'methods': ['/f.F/Do'], 'policy': " P3 ","
+           " 'clients': {'c': {'target': 'front', 'methods': ['/f.F/Do'], 'policy': " P3
+           ","
            "   'arrival': {'kind': 'script', 'at': ['0s']}, 'count': 10}}}",
            1);
   const model_results *r = x.r;
@@ -333,7 +335,6 @@ static void test_world_ledger_counts_duplicate_charges(void **state) {
 }
 
 /* }================================================================== */
-
 
 /* {==================================================================
  * Gateways, deadlines, hedging, fan-out, load balancing, memory
@@ -534,6 +535,35 @@ static void test_world_closed_loop_user_retries(void **state) {
   run_free(&x);
 }
 
+/* A breaker that opens refuses calls inside their start: a closed-loop client that retries by
+ * hand must still account for its operation (the ledger settles, nothing leaks under ASan). */
+static void test_world_breaker_refusal_with_user_retries(void **state) {
+  (void)state;
+  run x;
+  run_text(
+      &x,
+      "{'duration': '20s', 'services': {'s': {'service_time': '5ms', 'workers': 10,"
+      "   'side_effect': 'before', 'faults': [{'kind': 'fail', 'status': 'UNAVAILABLE'}]}},"
+      " 'clients': {'u': {'count': 3, 'target': 's', 'methods': ['/s.S/M'],"
+      "   'arrival': {'kind': 'closed', 'think': '100ms', 'user_retries': 2,"
+      "               'user_retry_delay': '10ms'},"
+      "   'policy': {'methodConfig': [{'name': [{}]}], 'retrysim': {'circuitBreaker':"
+      "     {'type': 'consecutive', 'failureThreshold': 2, 'waitDurationInOpenState': '5s'}}}}}}",
+      1);
+  const model_results *r = x.r;
+  assert_true(r->by_stop[RETRY_STOP_BREAKER_OPEN] > 100);
+  /* Refused at once, a call is retried by its user after 10 ms, twice, then the user thinks
+   * for 100 ms: 3 calls per 120 ms per client, about 1500 in 20 s (only ~600 if the refusal
+   * lost track of the operation and waited a think time instead). */
+  assert_true(r->calls_started > 1400 && r->calls_started < 1550);
+  /* Refused calls never reach the server; every execution is one that did. */
+  assert_int_equal(r->executions, svc(r, "s")->arrivals);
+  assert_int_equal(r->calls_started, r->calls_ok + r->calls_failed + r->calls_unfinished);
+  /* Each operation is tried at most three times by its user. */
+  assert_true(r->executions <= 3 * r->operations);
+  run_free(&x);
+}
+
 /* Memory follows calls in flight: a long run recycles the same few objects. */
 static void test_world_memory_follows_in_flight(void **state) {
   (void)state;
@@ -568,6 +598,7 @@ int main(void) {
       cmocka_unit_test(test_world_fanout_and_sequential),
       cmocka_unit_test(test_world_lb_avoids_previous_replica),
       cmocka_unit_test(test_world_closed_loop_user_retries),
+      cmocka_unit_test(test_world_breaker_refusal_with_user_retries),
       cmocka_unit_test(test_world_memory_follows_in_flight),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

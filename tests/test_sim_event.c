@@ -534,7 +534,8 @@ static void test_sim_event_lane_cancel(void **state) {
   sim_kernel *k = sim_kernel_create(0);
   trace *tr = trace_create(16);
   sim_event_handle h[4];
-  for (int i = 0; i < 4; i++) h[i] = sim_event_schedule_lane(k, 100, ev_record, tr, (uint64_t)i);
+  for (int i = 0; i < 4; i++)
+    h[i] = sim_event_schedule_lane(k, 100, ev_record, tr, (uint64_t)i);
   assert_int_equal(sim_kernel_n_pending(k), 4);
   assert_true(sim_event_cancel(k, h[0]));
   assert_false(sim_event_cancel(k, h[0]));
