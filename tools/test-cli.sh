@@ -140,6 +140,17 @@ run_rc 0 run "$tmp/variants.json"
 has "$tmp/out" "top stop"
 has "$tmp/out" "heavy "
 
+# ------------------------------------------------------------------ --set and --duration change the run
+# An expectation set from the command line tells whether the override reached the world:
+# 100/s for 2 s makes about 200 calls, 300/s about 600, and 6 s at 100/s about 600.
+many='expect={"calls.started": {"min": 500, "max": 700}}'
+run_rc 1 run "$tmp/good.json" --quiet --check --set "$many"
+run_rc 0 run "$tmp/good.json" --quiet --check --set "$many" --set clients.web.arrival.rate=300/s
+run_rc 0 run "$tmp/good.json" --quiet --check --set "$many" --duration 6s
+run_rc 0 run "$tmp/good.json" --quiet --check \
+  --set 'expect={"calls.by_status.UNAVAILABLE": {"min": 1}}' \
+  --set 'services.api.faults=[{"kind": "refuse", "status": "UNAVAILABLE"}]'
+
 # ------------------------------------------------------------------ --out files
 run_rc 0 run "$tmp/good.json" --out "$tmp/o1/deeper" -q
 for f in summary.json timeseries.csv latency.csv; do
