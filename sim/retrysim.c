@@ -14,8 +14,12 @@
 #include "sim/sim_run.h"
 #include "sim/sim_scenario.h"
 
+/* A prototype like every other non-static function's; the build uses -Wmissing-prototypes. */
 int main(int argc, char **argv);
 
+/* Kept apart from the help text: a usage error prints only these lines, on stderr, while
+ * --help prints both on stdout. Keep both in step with docs/cli.md and with the options
+ * parse_option accepts. */
 static const char usage_text[] =
     "usage: retrysim run SCENARIO.json [--seed N] [--duration D] [--out DIR]\n"
     "                    [--format text|json] [--check] [--set PATH=VALUE]... [--quiet]\n"
@@ -53,9 +57,9 @@ typedef struct cli {
   const char *command;  /* "run" or "validate" */
   const char *scenario; /* the scenario file */
   sim_set *sets;        /* --set overrides, then --duration; paths owned */
-  size_t n_sets;
+  size_t n_sets;        /* entries used; sets has room for argc + 1 */
   const char *duration; /* --duration, or NULL */
-  sim_run_opts opts;
+  sim_run_opts opts;    /* for the run driver; out and err are set in main */
 } cli;
 
 /* {==================================================================
@@ -63,6 +67,8 @@ typedef struct cli {
  * =================================================================== */
 
 /* Reports a usage error; returns SIM_EXIT_USAGE. */
+/* fmt takes exactly one %s; a message without an argument is passed as ("%s", text). The
+ * hint to --help follows, as users of other command-line tools expect. */
 static int usage_error(const char *fmt, const char *arg) {
   fputs("retrysim: ", stderr);
   fprintf(stderr, fmt, arg);
@@ -70,11 +76,19 @@ static int usage_error(const char *fmt, const char *arg) {
   return SIM_EXIT_USAGE;
 }
 
+/* Reports running out of memory while reading the arguments; returns SIM_EXIT_RUNTIME (3),
+ * the status docs/cli.md gives for out of memory, not the 2 of a usage mistake. */
+static int out_of_memory(void) {
+  fputs("retrysim: out of memory\n", stderr);
+  return SIM_EXIT_RUNTIME;
+}
+
 /* Parses a decimal uint64 with nothing else around it. Returns 0 or -1. Out of range is an
  * error rather than a clamp: two different seeds on the command line must never run the same. */
 static int parse_u64(const char *s, uint64_t *out) {
   if (*s < '0' || *s > '9') return -1; /* strtoull would accept " -1" as 2^64-1 */
   char *end;
+  /* strtoull sets ERANGE on overflow but never clears errno, so it is cleared first. */
   errno = 0;
   unsigned long long v = strtoull(s, &end, 10);
   if (errno != 0 || *end != '\0') return -1;
@@ -85,10 +99,12 @@ static int parse_u64(const char *s, uint64_t *out) {
 /* Adds "--set PATH=VALUE" (the path is copied, the value borrowed from argv). */
 static int add_set(cli *c, const char *arg) {
   const char *eq = strchr(arg, '=');
+  /* Room is guaranteed: sets holds argc + 1 entries, and each argument adds at most one.
+   * The value is split at the first '=', so a value may hold '=' itself. */
   if (eq == NULL || eq == arg) return usage_error("--set needs PATH=VALUE, got '%s'", arg);
   size_t n = (size_t)(eq - arg);
   char *path = malloc(n + 1);
-  if (path == NULL) return usage_error("%s", "out of memory");
+  if (path == NULL) return out_of_memory();
   memcpy(path, arg, n);
   path[n] = '\0';
   c->sets[c->n_sets].path = path;
@@ -99,6 +115,8 @@ static int add_set(cli *c, const char *arg) {
 /* Applies an option that takes a value; arg is the option as written. validate accepts only
  * --set and --duration. */
 static int set_option(cli *c, const char *name, const char *arg, const char *value) {
+  /* validate runs nothing, so it takes only what changes the scenario (--set, --duration):
+   * --seed or --out there would silently do nothing, which is worse than an error. */
   bool run = strcmp(c->command, "run") == 0;
   if (strcmp(name, "set") == 0) return add_set(c, value);
   if (strcmp(name, "duration") == 0) {
@@ -138,6 +156,8 @@ static int set_flag(cli *c, const char *name, const char *arg) {
 }
 
 /* Whether an option name (without dashes) takes a value. */
+/* This list decides whether the next argument is consumed as a value; set_option must handle
+ * every name in it. */
 static bool takes_value(const char *name) {
   static const char *const with_value[] = {"seed", "s", "duration", "out", "o", "format", "set"};
   for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
@@ -146,7 +166,7 @@ static bool takes_value(const char *name) {
 }
 
 /* Parses one option at argv[*i] ("--name", "--name=value", "-x"), taking its value from the next
- * argument when needed. Returns 0 or SIM_EXIT_USAGE. */
+ * argument when needed. Returns 0, SIM_EXIT_USAGE or SIM_EXIT_RUNTIME. */
 static int parse_option(cli *c, int argc, char **argv, int *i) {
   const char *arg = argv[*i];
   char name[32];
@@ -155,6 +175,8 @@ static int parse_option(cli *c, int argc, char **argv, int *i) {
   size_t n = strcspn(body, "=");
   /* Short names take one dash ("-s 5"), long ones two ("--seed 5", "--seed=5"). */
   bool short_form = arg[1] != '-';
+  /* No option name is 32 bytes long, so a longer one is unknown without a lookup. A short
+   * option is one letter (-s), a long one at least two (--set). */
   if (n >= sizeof name || (short_form ? n != 1 : n < 2))
     return usage_error("unknown option '%s'", arg);
   memcpy(name, body, n);
@@ -166,16 +188,20 @@ static int parse_option(cli *c, int argc, char **argv, int *i) {
   }
   if (value == NULL) {
     if (*i + 1 >= argc) return usage_error("option '%s' needs a value", arg);
+    /* Taken as it is, even when it starts with '-': "--duration -5s" is then refused by the
+     * loader as a bad duration, rather than here as an unknown option "-5s". */
     value = argv[++*i];
   }
   return set_option(c, name, arg, value);
 }
 
-/* Parses the arguments after the command. Returns 0 or SIM_EXIT_USAGE. Options and the scenario
- * may come in any order; "--" ends the options, for a scenario file whose name starts with '-'.
- * The first error stops parsing: one clear message beats a cascade. */
+/* Parses the arguments after the command. Returns 0, SIM_EXIT_USAGE or SIM_EXIT_RUNTIME. Options
+ * and the scenario may come in any order; "--" ends the options, for a scenario file whose name
+ * starts with '-'. The first error stops parsing: one clear message beats a cascade. */
 static int parse_args(cli *c, int argc, char **argv) {
   bool options = true;
+  /* argv[1] is the command. A lone "-" is not an option; it is taken as the scenario's
+   * name like any other argument. */
   for (int i = 2; i < argc; i++) {
     const char *arg = argv[i];
     int rc = 0;
@@ -193,7 +219,7 @@ static int parse_args(cli *c, int argc, char **argv) {
   /* --duration goes last, so it wins over a --set of the same key. */
   if (c->duration != NULL) {
     char *path = malloc(sizeof "duration");
-    if (path == NULL) return usage_error("%s", "out of memory");
+    if (path == NULL) return out_of_memory();
     memcpy(path, "duration", sizeof "duration");
     c->sets[c->n_sets].path = path;
     c->sets[c->n_sets++].value = c->duration;
@@ -210,6 +236,7 @@ static int parse_args(cli *c, int argc, char **argv) {
 /* Whether any argument asks for help (so "retrysim run x --help" helps instead of running). */
 static bool wants_help(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
+    /* After "--", "--help" would be a file's name, not a request for help. */
     if (strcmp(argv[i], "--") == 0) return false;
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return true;
   }
@@ -231,6 +258,7 @@ static sim_scenario *load(const cli *c, int *status) {
     char buf[800];
     retry_error_format(&err, buf, sizeof buf);
     fprintf(stderr, "retrysim: %s\n", buf);
+    /* Out of memory exits with 3; every other loading error is bad input, 2. */
     *status = sim_run_exit_status(err.code);
   }
   return s;
@@ -240,6 +268,7 @@ static int run_command(cli *c) {
   int status = SIM_EXIT_OK;
   sim_scenario *s = load(c, &status);
   if (s == NULL) return status;
+  /* Both commands share load(), so validate refuses exactly the files run would. */
   if (strcmp(c->command, "validate") == 0) {
     size_t n = sim_scenario_n_runs(s);
     printf("%s: ok (%zu run%s)\n", c->scenario, n, n == 1 ? "" : "s");
@@ -271,6 +300,9 @@ int main(int argc, char **argv) {
     return SIM_EXIT_USAGE;
   }
   /* At most one set per argument, plus --duration. */
+  /* c.sets == NULL is out of memory before anything ran: exit 3. The loop below frees the
+   * paths that add_set and parse_args allocated; the cast drops the const that sim_set
+   * carries for the loader's sake. */
   cli c = {.command = cmd, .sets = calloc((size_t)argc + 1, sizeof(sim_set))};
   c.opts.out = stdout;
   c.opts.err = stderr;

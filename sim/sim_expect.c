@@ -25,6 +25,7 @@
  * A quoted key holds names with dots ("services[\"db.v2\"].utilization"); inside it \" and \\
  * stand for '"' and '\'. A member=value value runs to the next ']' and may hold dots. */
 
+/* The scenario loader's limit too, so every key it accepts fits here. */
 #define SEG_TEXT_MAX 256
 
 typedef enum seg_kind {
@@ -53,6 +54,9 @@ static int seg_text(char *dst, const char *src, size_t n) {
 static const char *read_bracket(const char *p, seg *s) {
   if (*p >= '0' && *p <= '9') {
     if (*p == '0' && p[1] >= '0' && p[1] <= '9') return NULL; /* no leading zeros */
+    /* s was zeroed by next_seg, so the index starts at 0. The cap (about 1e9) is lower than
+     * the loader's SIZE_MAX: a larger index passes loading but is malformed here, and fails
+     * either way, as no summary array comes near that length. */
     s->kind = SEG_INDEX;
     for (; *p >= '0' && *p <= '9'; p++) {
       if (s->index > 100000000) return NULL;
@@ -71,6 +75,8 @@ static const char *read_bracket(const char *p, seg *s) {
     s->kind = SEG_KEY;
     return p[1] == ']' ? p + 2 : NULL;
   }
+  /* member=value: the member may hold none of '=', '[' and ']'; the value runs to the first
+   * ']', so it may hold dots ("[to=db.v2]"). The same split as the loader's. */
   const char *eq = p + strcspn(p, "=[]");
   if (*eq != '=' || eq == p) return NULL;
   const char *close = strchr(eq, ']');
@@ -102,6 +108,7 @@ static int next_seg(const char *path, size_t *pos, bool first, seg *s) {
     *pos = (size_t)(end - path);
     return 1;
   }
+  /* After the first segment a key must come with its '.'. */
   if (!first) {
     if (*p != '.') return -1;
     p++;
@@ -118,12 +125,16 @@ static bool path_is_valid(const char *path) {
   size_t pos = path_start(path);
   seg s;
   int rc;
+  /* next_seg decodes and advances; rc == 0 means the whole path decoded. */
   for (bool first = true; (rc = next_seg(path, &pos, first, &s)) == 1; first = false)
     continue;
   return rc == 0;
 }
 
 /* Whether array element e matches every [key=value] selector in sel[0..n). */
+/* Only string members match: selectors compare text, and the summary's records are keyed by
+ * name strings ("from", "to"). An element that is not an object has no members and never
+ * matches. */
 static bool element_matches(const json_t *e, const seg *sel, size_t n) {
   for (size_t i = 0; i < n; i++) {
     const json_t *m = json_object_get(e, sel[i].key);
@@ -139,6 +150,8 @@ typedef struct found {
   char why[400];       /* when value is NULL: why */
 } found;
 
+/* Consecutive selectors combined into one choice. Edges need two (from and to); a ninth would
+ * be applied to the chosen element as a new step and fail, since that is not an array. */
 #define MAX_SELECTORS 8
 
 /* Applies the run of [key=value] selectors starting with *first (the rest at path + *pos) to
@@ -150,6 +163,8 @@ static const json_t *select_match(const json_t *a, const char *path, size_t *pos
   size_t n = 1;
   sel[0] = *first;
   /* The following [key=value] selectors refine this same choice. */
+  /* The lookahead works on a copy of the position: *pos moves only past selectors actually
+   * taken, so a following key or index is read by resolve as usual. */
   size_t p = *pos;
   while (n < MAX_SELECTORS && path[p] == '[' && next_seg(path, &p, false, &sel[n]) == 1 &&
          sel[n].kind == SEG_MATCH) {
@@ -165,6 +180,7 @@ static const json_t *select_match(const json_t *a, const char *path, size_t *pos
   json_array_foreach(a, i, e) {
     if (element_matches(e, sel, n)) return e;
   }
+  /* No match is a plain failure: the by_status zero rule is for keys only. */
   snprintf(out->why, sizeof out->why, "no element of %.*s matches %.*s", (int)done_len, path,
            (int)(*pos - done_len), path + done_len);
   return NULL;
@@ -174,6 +190,10 @@ static const json_t *select_match(const json_t *a, const char *path, size_t *pos
  * decides the by_status zero rule. */
 static void missing_key(const json_t *cur, const seg *s, const seg *last, const char *path,
                         size_t pos, size_t prev, found *out) {
+  /* The zero rule needs all three: the missing key ends the path, its parent is an object,
+   * and that parent was reached by a key named by_status. So "calls.by_status.UNAVAILABLE"
+   * qualifies, while a missing by_status itself, or a deeper path under it, does not. The
+   * %.100s and the 200-byte cut keep why inside its 400 bytes. */
   out->missing_status = path[pos] == '\0' && json_is_object(cur) && last != NULL &&
                         last->kind == SEG_KEY && strcmp(last->key, "by_status") == 0;
   if (last == NULL)
@@ -188,6 +208,8 @@ static int resolve(const json_t *root, const char *path, found *out) {
   memset(out, 0, sizeof *out);
   const json_t *cur = root;
   size_t pos = path_start(path), prev = pos;
+  /* last holds the previous segment and is read only once first is false. prev is the length
+   * of the path consumed before the current segment, which messages quote. */
   seg s, last;
   bool first = true;
   int rc;
@@ -216,6 +238,7 @@ static int resolve(const json_t *root, const char *path, found *out) {
     first = false;
   }
   if (rc < 0) {
+    /* 1-based for people. check_one reports this like a missing value: a failure. */
     snprintf(out->why, sizeof out->why, "malformed path (at character %zu)", pos + 1);
     return -1;
   }
@@ -246,8 +269,8 @@ typedef struct shape {
   shape_kind kind;
   double x, tol;       /* SHAPE_NUMBER: x; SHAPE_APPROX: x and tol */
   bool has_lo, has_hi; /* SHAPE_RANGE */
-  double lo, hi;
-  const char *why; /* SHAPE_BAD: what is wrong */
+  double lo, hi;       /* SHAPE_RANGE bounds, each used only when its has_ flag is set */
+  const char *why;     /* SHAPE_BAD: what is wrong */
 } shape;
 
 /* Reads {"min": x, "max": y} or {"approx": x, "tol": t}. Extra keys are refused, not ignored:
@@ -256,6 +279,7 @@ static shape object_shape(const json_t *want) {
   shape s = {.kind = SHAPE_BAD};
   const json_t *min = json_object_get(want, "min"), *max = json_object_get(want, "max");
   const json_t *approx = json_object_get(want, "approx"), *tol = json_object_get(want, "tol");
+  /* n must equal the keys recognised: any other key makes the object malformed. */
   size_t n = json_object_size(want);
   if ((min || max) && n == (size_t)(min != NULL) + (size_t)(max != NULL)) {
     if ((min && !json_is_number(min)) || (max && !json_is_number(max))) {
@@ -288,6 +312,7 @@ static shape object_shape(const json_t *want) {
 /* Reads the shape of an expected value. */
 static shape shape_of(const json_t *want) {
   shape s = {.kind = SHAPE_BAD};
+  /* Integers and reals alike: 1000 and 1000.0 are the same expectation. */
   if (json_is_number(want)) {
     s.kind = SHAPE_NUMBER;
     s.x = json_number_value(want);
@@ -318,6 +343,7 @@ static bool number_holds(const shape *s, double g) {
   double slack = fmax(1e-12, 1e-9 * fmax(fabs(g), fabs(s->x)));
   switch (s->kind) {
     case SHAPE_NUMBER: return fabs(g - s->x) <= slack;
+    /* Ranges get no slack: a bound is a limit, written with whatever margin the user wants. */
     case SHAPE_RANGE: return (!s->has_lo || g >= s->lo) && (!s->has_hi || g <= s->hi);
     case SHAPE_APPROX: return fabs(g - s->x) <= s->tol + slack;
     default: return false;
@@ -328,6 +354,7 @@ static bool number_holds(const shape *s, double g) {
 static bool shape_holds(const shape *s, const json_t *want, const json_t *got) {
   /* The casts only feed json_equal, which reads its arguments. */
   if (s->kind == SHAPE_SCALAR) return json_equal((json_t *)want, (json_t *)got) == 1;
+  /* A numeric shape needs a number: the string "1000" does not satisfy 1000. */
   return json_is_number(got) && number_holds(s, json_number_value(got));
 }
 
@@ -339,6 +366,8 @@ static void describe_json(char *buf, size_t size, const json_t *v) {
     snprintf(buf, size, "%.10g", json_number_value(v));
     return;
   }
+  /* JSON_ENCODE_ANY lets a scalar dump on its own; a failed dump shows as "?", and snprintf
+   * cuts a large object to the buffer. */
   char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_PRESERVE_ORDER);
   snprintf(buf, size, "%s", s ? s : "?");
   free(s);
@@ -371,6 +400,8 @@ static void describe_shape(char *buf, size_t size, const shape *s, const json_t 
  * by_status zero rule applies only once the path was found missing in the right place. */
 static bool check_one(const char *path, const json_t *want, const json_t *run, const char *run_name,
                       FILE *report, bool verbose) {
+  /* got has room for a why (400 bytes) and its prefix. The expectation is described first,
+   * so even the line of a bad one shows what was written. */
   char expected[160], got[480];
   shape s = shape_of(want);
   found at;
@@ -395,6 +426,9 @@ static bool check_one(const char *path, const json_t *want, const json_t *run, c
   return pass;
 }
 
+/* Every expectation is checked and reported, not only up to the first failure: a run can be
+ * long, and one report should list everything that is wrong with it. Jansson iterates in
+ * insertion order, so the report follows the expect object and reads the same every time. */
 int sim_expect_check(const json_t *expect, const json_t *run, const char *run_name, FILE *report,
                      bool verbose) {
   if (expect == NULL) return 0;
@@ -413,6 +447,8 @@ int sim_expect_check(const json_t *expect, const json_t *run, const char *run_na
   return failed;
 }
 
+/* Unlike check, validate stops at the first bad key: it guards loading, where the first error
+ * wins. With size 0 the messages go to a one-byte dummy, so msg may be NULL. */
 int sim_expect_validate(const json_t *expect, char *msg, size_t size) {
   char dummy[1];
   if (size == 0) {

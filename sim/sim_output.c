@@ -19,7 +19,10 @@
 #include <unistd.h>
 
 /* What is kept of one run. Copies, not pointers into the world: the driver frees each world as
- * soon as it ran, so a scenario with many variants never holds more than one world at a time. */
+ * soon as it ran, so a scenario with many variants never holds more than one world at a time.
+ * The names in model_results are borrowed from the config, so they are copied too (into JSON
+ * strings and ts names). The histogram lives on the heap: at about 58 KiB (7424 buckets) it
+ * would make every realloc of the runs array copy far more than it needs to. */
 typedef struct out_run {
   char *name;          /* the variant's name, or the scenario's without variants */
   json_t *obj;         /* run object (the document holds its own reference or copies) */
@@ -28,14 +31,14 @@ typedef struct out_run {
 } out_run;
 
 struct sim_output {
-  char *scenario; /* the scenario's name */
-  char *sha256;   /* hex SHA-256 of the scenario file */
-  uint64_t seed;  /* top-level seed */
-  bool has_variants;
-  json_t *doc;      /* the summary document */
-  json_t *variants; /* doc's "variants" array (borrowed), NULL without variants */
-  out_run *runs;
-  size_t n_runs;
+  char *scenario;    /* the scenario's name */
+  char *sha256;      /* hex SHA-256 of the scenario file */
+  uint64_t seed;     /* top-level seed */
+  bool has_variants; /* runs go into "variants"; else one run, inline */
+  json_t *doc;       /* the summary document */
+  json_t *variants;  /* doc's "variants" array (own reference), or NULL */
+  out_run *runs;     /* n_runs entries, grown by one per run */
+  size_t n_runs;     /* runs added so far */
 };
 
 /* {==================================================================
@@ -66,6 +69,7 @@ static void put(json_t *o, const char *key, json_t *v, bool *ok) {
   if (v == NULL || json_object_set_new(o, key, v) != 0) *ok = false;
 }
 
+/* Counters are int64 and json_int_t is long long: the cast loses nothing. */
 static json_t *jint(int64_t v) { return json_integer((json_int_t)v); }
 
 /* A double, rounded; null for NaN and infinities, which JSON cannot hold. */
@@ -74,7 +78,9 @@ static json_t *jreal(double v) {
   return json_real(sim_output_round(v));
 }
 
-/* A uint64 as an integer when JSON integers (int64) can hold it, else as a decimal string. */
+/* A uint64 as an integer when JSON integers (int64) can hold it, else as a decimal string.
+ * Seeds (any uint64 from the command line) and worst-case products can pass INT64_MAX; a
+ * string keeps every digit, where a real would round it. Readers must accept both forms. */
 static json_t *ju64(uint64_t v) {
   if (v <= (uint64_t)INT64_MAX) return json_integer((json_int_t)v);
   char buf[24];
@@ -82,6 +88,8 @@ static json_t *ju64(uint64_t v) {
   return json_string(buf);
 }
 
+/* 0 rather than a division by zero (or NaN, which jreal would write as null): see the note on
+ * ratios below. */
 static double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
 
 /* Returns o when *ok, else releases it and returns NULL. With put() this makes every builder
@@ -110,6 +118,8 @@ static json_t *status_json(const model_status_counts *s) {
   json_t *o = json_object();
   for (int c = 0; c < RETRY_GRPC_N_CODES; c++)
     if (s->grpc[c] != 0) put(o, retry_grpc_code_name(c), jint(s->grpc[c]), &ok);
+  /* 600: model_status_counts.http is indexed by status. Walking the array gives numeric order
+   * without a sort, the same on every run. */
   for (int h = 0; h < 600; h++) {
     if (s->http[h] == 0) continue;
     char key[8];
@@ -128,6 +138,8 @@ static json_t *stop_json(const int64_t *by_stop) {
   return done(o, ok);
 }
 
+/* The top-level calls (made by client populations) and how they ended. Every key is written
+ * even when 0, so expectations and scripts never meet a missing key. */
 static json_t *calls_json(const model_results *r) {
   bool ok = true;
   json_t *o = json_object();
@@ -143,6 +155,9 @@ static json_t *calls_json(const model_results *r) {
   return done(o, ok);
 }
 
+/* One caller-to-callee edge. "" stands in for a missing name (a results struct built by
+ * hand in a test), so the key stays a string. worst_case is a product of max_attempts along
+ * a chain and can overflow int64, hence ju64. */
 static json_t *edge_json(const model_edge_stats *e) {
   bool ok = true;
   json_t *o = json_object();
@@ -167,6 +182,8 @@ static json_t *amplification_json(const model_results *r) {
     const model_service_stats *s = &r->services[i];
     put(o, s->name, jreal(ratio((double)s->arrivals, (double)r->calls_started)), &ok);
   }
+  /* The edges follow the services, so "edges" is always the last key. The append loop stops
+   * at the first failure; put() then releases the partial array along with o. */
   json_t *edges = json_array();
   if (edges == NULL) ok = false;
   for (size_t i = 0; i < r->n_edges && ok; i++) {
@@ -191,10 +208,14 @@ static json_t *latency_json(const sim_hist *h) {
     put(o, qs[i].key, jreal((double)sim_hist_quantile(h, qs[i].q) / 1e6), &ok);
   put(o, "max", jreal(h->count ? (double)h->max / 1e6 : 0.0), &ok);
   put(o, "mean", jreal(sim_hist_mean(h) / 1e6), &ok);
+  /* sim_hist counts in uint64, hence ju64 here too. */
   put(o, "count", ju64(h->count), &ok);
   return done(o, ok);
 }
 
+/* One service's counters. utilization is busy time over capacity (replicas x workers x
+ * time), 0 for a service that had none; wasted_work_s is worker time whose result nobody
+ * used, the cost a retry storm imposes. */
 static json_t *service_json(const model_service_stats *s) {
   bool ok = true;
   json_t *o = json_object();
@@ -227,6 +248,9 @@ json_t *sim_output_run_json(const model_results *r) {
   put(o, "goodput_per_s", jreal(ratio((double)r->calls_ok_in_deadline, duration_s)), &ok);
   put(o, "latency_ms", latency_json(&r->latency), &ok);
   put(o, "latency_ok_ms", latency_json(&r->latency_ok), &ok);
+  /* Side effects over all services: duplicates are the executions beyond the first of an
+   * operation, the figure idempotency keys are meant to bring to 0. A NULL fx (out of memory)
+   * makes put() clear ok; its own puts then fail harmlessly on a NULL object. */
   json_t *fx = json_object();
   put(fx, "executions", jint(r->executions), &ok);
   put(fx, "operations", jint(r->operations), &ok);
@@ -235,6 +259,7 @@ json_t *sim_output_run_json(const model_results *r) {
   json_t *svc = json_object();
   for (size_t i = 0; i < r->n_services; i++)
     put(svc, r->services[i].name, service_json(&r->services[i]), &ok);
+  /* Services keep the config's order (that of the scenario file), not an alphabetical one. */
   put(o, "services", svc, &ok);
   return done(o, ok);
 }
@@ -245,6 +270,7 @@ json_t *sim_output_run_json(const model_results *r) {
  * The collector
  * =================================================================== */
 
+/* A copy of s, "" for NULL; plain malloc, as sim_output has no allocator hook. */
 static char *dup_str(const char *s) {
   if (s == NULL) s = "";
   size_t n = strlen(s) + 1;
@@ -253,6 +279,8 @@ static char *dup_str(const char *s) {
   return d;
 }
 
+/* The name and hash are copied, so the output does not depend on the scenario's lifetime. Any
+ * allocation failure leads to one destroy at the end: every member is NULL or valid. */
 sim_output *sim_output_create(const char *scenario, const char *sha256, uint64_t seed,
                               bool has_variants) {
   sim_output *o = calloc(1, sizeof *o);
@@ -270,9 +298,12 @@ sim_output *sim_output_create(const char *scenario, const char *sha256, uint64_t
   put(o->doc, "seed", ju64(seed), &ok);
   if (has_variants) {
     o->variants = json_array();
-    json_incref(o->variants); /* keep o->variants valid even if the set below fails */
+    /* o->variants holds its own reference (released in destroy), so the pointer stays valid
+     * even if the set below fails and the document never takes the array. */
+    json_incref(o->variants);
     put(o->doc, "variants", o->variants, &ok);
   } else {
+    /* "variant": null keeps the key set of a run object the same with and without variants. */
     put(o->doc, "variant", json_null(), &ok);
   }
   if (!ok) {
@@ -282,6 +313,8 @@ sim_output *sim_output_create(const char *scenario, const char *sha256, uint64_t
   return o;
 }
 
+/* Releases everything add_run stored; a run is only counted in n_runs once complete, so
+ * every entry below n_runs is fully built. */
 void sim_output_destroy(sim_output *o) {
   if (o == NULL) return;
   for (size_t i = 0; i < o->n_runs; i++) {
@@ -313,6 +346,7 @@ static int ts_copy(model_timeseries *dst, const model_timeseries *src) {
     return 0;
   }
   if (nb > SIZE_MAX / sizeof(double) / nc) return -1;
+  /* The size check above keeps nb * nc * sizeof(double) from wrapping. */
   dst->names = malloc(nc * sizeof *dst->names);
   dst->values = malloc(nb * nc * sizeof(double) + 1); /* + 1: never malloc(0) */
   if (dst->names == NULL || dst->values == NULL) {
@@ -323,6 +357,7 @@ static int ts_copy(model_timeseries *dst, const model_timeseries *src) {
     return -1;
   }
   memcpy(dst->names, src->names, nc * sizeof *dst->names);
+  /* Cut at MODEL_TS_NAME_MAX - 1 in case the world ever filled a name to the brim. */
   for (size_t c = 0; c < nc; c++)
     dst->names[c][MODEL_TS_NAME_MAX - 1] = '\0';
   if (nb > 0) memcpy(dst->values, src->values, nb * nc * sizeof(double));
@@ -360,9 +395,12 @@ int sim_output_add_run(sim_output *o, const char *name, uint64_t seed, const mod
   run.latency = malloc(sizeof *run.latency);
   bool ok =
       run.name != NULL && run.obj != NULL && run.latency != NULL && ts_copy(&run.ts, &r->ts) == 0;
+  /* A sim_hist has no pointers, so a struct copy is a full copy. */
   if (ok) *run.latency = r->latency;
   /* Attach to the document last, so a failure leaves the document as it was. */
   if (ok && o->has_variants) ok = json_array_append(o->variants, run.obj) == 0;
+  /* Without variants the run's keys join the top level after the provenance keys; the
+   * object still holds its own reference to each value, so run i stays readable. */
   if (ok && !o->has_variants) ok = json_object_update(o->doc, run.obj) == 0;
   if (!ok) {
     free(run.name);
@@ -372,6 +410,7 @@ int sim_output_add_run(sim_output *o, const char *name, uint64_t seed, const mod
     free(run.ts.values);
     return RETRY_ENOMEM;
   }
+  /* Counted only now, complete: destroy never sees a half-built run. */
   o->runs[o->n_runs++] = run;
   return 0;
 }
@@ -412,6 +451,8 @@ static void fmt_num(char *buf, size_t size, double x) {
     buf[0] = '\0';
     return;
   }
+  /* Rounded first, like the JSON reals, so a CSV value and the same figure in summary.json
+   * agree to the digit. */
   snprintf(buf, size, "%.*g", SIM_OUTPUT_DIGITS, sim_output_round(x));
 }
 
@@ -432,6 +473,7 @@ static void fmt_seconds(char *buf, size_t size, int64_t ns) {
 }
 
 /* Writes s as one CSV field, quoted (RFC 4180) only when it holds a comma, quote or newline. */
+/* Names the loader accepts never need quotes; this guards column names and any later rule. */
 static void csv_string(FILE *f, const char *s) {
   if (strpbrk(s, ",\"\r\n") == NULL) {
     fputs(s, f);
@@ -450,6 +492,8 @@ static void csv_string(FILE *f, const char *s) {
 static void ts_rows(FILE *f, const out_run *run, const char *name, const long *map, size_t n_map) {
   const model_timeseries *ts = &run->ts;
   char buf[48];
+  /* values is row-major (bucket b, column c at b * n_columns + c). A column the run lacks
+   * (map[j] < 0) gets an empty field, which gnuplot reads as missing data. */
   for (size_t b = 0; b < ts->n_buckets; b++) {
     if (name != NULL) {
       csv_string(f, name);
@@ -468,6 +512,9 @@ static void ts_rows(FILE *f, const out_run *run, const char *name, const long *m
 }
 
 /* One run's own time series: "t_s,<its columns>". */
+/* Every writer has out_file's signature (the output, a run index, the stream); those that
+ * cover all runs ignore the index. They return 0, RETRY_ENOMEM or RETRY_EIO, and leave write
+ * errors to write_temp. The "+ 1" in the allocations below avoids malloc(0). */
 static int write_ts_one(const sim_output *o, size_t i, FILE *f) {
   const out_run *run = &o->runs[i];
   size_t nc = run->ts.n_columns;
@@ -501,6 +548,8 @@ static int write_ts_all(const sim_output *o, size_t unused, FILE *f) {
     free(map);
     return RETRY_ENOMEM;
   }
+  /* The union by linear search: columns and runs are both tens, so a hash would buy nothing.
+   * cols borrows the runs' names; nothing is copied. */
   size_t n = 0;
   for (size_t i = 0; i < o->n_runs; i++)
     for (size_t c = 0; c < o->runs[i].ts.n_columns; c++) {
@@ -537,6 +586,8 @@ static int write_latency(const sim_output *o, size_t unused, FILE *f) {
   for (size_t i = 0; i < o->n_runs; i++) {
     const char *name = o->runs[i].name;
     /* The prefix is the name as a CSV field: at most twice its length plus quotes and comma. */
+    /* Built by hand rather than with csv_string: sim_hist_write_csv writes a prefix string
+     * verbatim at the start of each row, so the quoting must be done beforehand. */
     char *prefix = malloc(2 * strlen(name) + 4);
     if (prefix == NULL) return RETRY_ENOMEM;
     char *p = prefix;
@@ -556,6 +607,7 @@ static int write_latency(const sim_output *o, size_t unused, FILE *f) {
   return 0;
 }
 
+/* The same bytes as `--format json` writes to stdout. */
 static int write_summary(const sim_output *o, size_t unused, FILE *f) {
   (void)unused;
   return sim_output_write_json(o, f) == 0 ? 0 : RETRY_EIO;
@@ -604,6 +656,9 @@ static int make_dirs(const char *dir, retry_error *err) {
     io_error(err, RETRY_EIO, dir, "cannot create directory: empty name");
     return RETRY_EIO;
   }
+  /* Each prefix that ends before a '/' is created in turn, from the top down, and EEXIST is
+   * fine for any of them. Starting at p + 1 skips the root of an absolute path. The mode is
+   * filtered by the umask, as with mkdir -p. */
   char *p = dup_str(dir);
   if (p == NULL) return RETRY_ENOMEM;
   int e = 0; /* the first errno that matters */
@@ -637,6 +692,8 @@ static void safe_name(char *s) {
 
 /* Sets the paths of f: dir/name and dir/name.tmp.<pid>. Returns 0 or RETRY_ENOMEM. */
 static int file_paths(out_file *f, const char *dir, const char *name) {
+  /* 40 bytes cover '/', ".tmp.", a pid of up to 20 digits and the NUL. On a failure either
+   * path may be set; the caller frees both whatever happened. */
   size_t n = strlen(dir) + strlen(name) + 40;
   f->path = malloc(n);
   f->tmp = malloc(n);
@@ -650,12 +707,16 @@ static int file_paths(out_file *f, const char *dir, const char *name) {
  * Returns the number of entries filled in files (sized 3 + n_runs), or -1 when out of memory. */
 static long plan_files(const sim_output *o, const char *dir, out_file *files) {
   size_t n = 0;
+  /* RETRY_ENOMEM is negative: or-ing it into rc keeps rc non-zero, which is all that is
+   * tested. If a name cannot be allocated, -1 goes back with some entries filled; the caller
+   * frees every slot (zeroed by calloc), filled or not. */
   int rc = 0;
   files[n].write = write_ts_all;
   rc |= file_paths(&files[n++], dir, "timeseries.csv");
   files[n].write = write_latency;
   rc |= file_paths(&files[n++], dir, "latency.csv");
   for (size_t i = 0; o->has_variants && i < o->n_runs && rc == 0; i++) {
+    /* 32 bytes cover "timeseries-", ".csv" and the NUL. */
     size_t len = strlen(o->runs[i].name) + 32;
     char *name = malloc(len);
     if (name == NULL) return -1;
@@ -679,7 +740,10 @@ static int write_temp(const sim_output *o, out_file *file, retry_error *err) {
     io_error(err, RETRY_EIO, file->tmp, "cannot create: %s", strerror(errno));
     return RETRY_EIO;
   }
+  /* Set as soon as the file exists, so any later failure removes it. */
   file->made = true;
+  /* The stream is closed even after a failure, to release it; the first errno found is the
+   * one reported. Out of memory keeps its code, every other failure becomes RETRY_EIO. */
   int rc = file->write(o, file->run, f);
   /* A full disk usually shows only when the buffer is flushed, so flush before judging. */
   int e = 0;
@@ -701,6 +765,7 @@ int sim_output_write_dir(const sim_output *o, const char *dir, retry_error *err)
   if (rc != 0) return rc;
   out_file *files = calloc(3 + o->n_runs, sizeof *files);
   if (files == NULL) return RETRY_ENOMEM;
+  /* When planning failed, every slot is walked for cleanup: they are zeroed or partly set. */
   long planned = plan_files(o, dir, files);
   size_t n = planned < 0 ? 3 + o->n_runs : (size_t)planned;
   if (planned < 0) {
@@ -720,6 +785,9 @@ int sim_output_write_dir(const sim_output *o, const char *dir, retry_error *err)
       files[i].made = false;
     }
   }
+  /* Whatever is still marked made was not renamed: all files after a write error, the
+   * remaining ones after a rename error. unlink's result is ignored: the error that matters
+   * was reported already. */
   for (size_t i = 0; i < n; i++) {
     if (files[i].made) unlink(files[i].tmp);
     free(files[i].path);

@@ -15,7 +15,9 @@
  * Reading the document
  * =================================================================== */
 
-/* Returns o[k1] or o[k1][k2] (k2 NULL), or NULL when missing. */
+/* Returns o[k1] or o[k1][k2] (k2 NULL), or NULL when missing. Every lookup below goes through dig:
+ * jansson's getters return NULL for a NULL or non-object parent, so a missing level anywhere yields
+ * NULL instead of a crash. */
 static json_t *dig(const json_t *o, const char *k1, const char *k2) {
   json_t *v = json_object_get(o, k1);
   return k2 != NULL ? json_object_get(v, k2) : v;
@@ -28,7 +30,8 @@ static double num(const json_t *o, const char *k1, const char *k2) {
 }
 
 /* An integer at o[k1][k2], 0 when missing or not an integer (a seed or count past INT64_MAX is
- * written as a string and shows as 0 here). */
+ * written as a string and shows as 0 here). long long, so one "%lld" prints it on every
+ * platform. */
 static long long cnt(const json_t *o, const char *k1, const char *k2) {
   const json_t *v = dig(o, k1, k2);
   return json_is_integer(v) ? (long long)json_integer_value(v) : 0;
@@ -39,6 +42,7 @@ static long long cnt(const json_t *o, const char *k1, const char *k2) {
 static void print_provenance(const sim_output *o, FILE *f, const char *label) {
   const json_t *doc = sim_output_summary(o), *seed = dig(doc, "seed", NULL);
   char buf[32];
+  /* "?" only for a document without a seed, which sim_output never writes. */
   if (json_is_integer(seed))
     snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(seed));
   else
@@ -53,6 +57,8 @@ static void print_provenance(const sim_output *o, FILE *f, const char *label) {
  * Aligned tables
  * =================================================================== */
 
+/* The widest table (variants) has 11 columns; TABLE_MAX_COLS also sizes table_print's stack
+ * buffers, so a wider table is an assert, not an overflow. */
 #define TABLE_MAX_COLS 12
 #define TABLE_CELL 96
 
@@ -60,12 +66,14 @@ static void print_provenance(const sim_output *o, FILE *f, const char *label) {
  * strings, so filling one is a single snprintf and a long name is cut rather than reallocated;
  * names are at most 63 bytes (the loader's limit), well inside a cell. */
 typedef struct table {
-  size_t n_cols, n_rows, cap_rows;
-  char (*cells)[TABLE_CELL]; /* n_rows x n_cols */
-  const char *align;         /* one 'l' or 'r' per column */
-  bool oom;                  /* a row could not be added */
+  size_t n_cols, n_rows, cap_rows; /* columns; rows used, header included; rows allocated */
+  char (*cells)[TABLE_CELL];       /* n_rows x n_cols */
+  const char *align;               /* one 'l' or 'r' per column */
+  bool oom;                        /* a row could not be added */
 } table;
 
+/* Room for 8 rows at first, doubled when full. Out of memory leaves the table empty with oom
+ * set: every call after it does nothing, and table_print reports -1. */
 static void table_init(table *t, const char *align, const char *const *header) {
   memset(t, 0, sizeof *t);
   t->align = align;
@@ -98,9 +106,12 @@ static size_t table_add(table *t) {
   return t->n_rows++;
 }
 
+/* Declared apart only to carry the printf attribute, so formats are checked at each call. */
 static void table_set(table *t, size_t row, size_t col, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* Sets one cell, cut to TABLE_CELL bytes. Ignored once the table is out of memory, when row
+ * may be 0 (see table_add). */
 static void table_set(table *t, size_t row, size_t col, const char *fmt, ...) {
   if (t->oom) return;
   va_list ap;
@@ -112,12 +123,15 @@ static void table_set(table *t, size_t row, size_t col, const char *fmt, ...) {
 /* Prints the table, each row after indent, columns two spaces apart, then frees it. Returns 0
  * or -1 when a row was lost to out of memory. */
 static int table_print(table *t, FILE *f, const char *indent) {
+  /* Widths in bytes: names are ASCII by the loader's rule, so a byte is a column. */
   int width[TABLE_MAX_COLS] = {0};
   for (size_t r = 0; r < t->n_rows; r++)
     for (size_t c = 0; c < t->n_cols; c++) {
       int w = (int)strlen(t->cells[r * t->n_cols + c]);
       if (w > width[c]) width[c] = w;
     }
+  /* A whole row: every cell and its two-space separator fit. A negative %*s width left-aligns.
+   * Nothing is printed once a row was lost, so a table never appears with a row missing. */
   char line[TABLE_MAX_COLS * (TABLE_CELL + 2) + 1];
   for (size_t r = 0; r < t->n_rows && !t->oom; r++) {
     size_t len = 0;
@@ -132,6 +146,7 @@ static int table_print(table *t, FILE *f, const char *indent) {
       line[--len] = '\0';
     fprintf(f, "%s%s\n", indent, line);
   }
+  /* The cells are freed here, printed or not, so callers have no cleanup of their own. */
   int rc = t->oom ? -1 : 0;
   free(t->cells);
   t->cells = NULL;
@@ -154,6 +169,7 @@ static void print_stops(const json_t *run, FILE *f) {
   const char *key;
   json_t *v;
   bool any = false;
+  /* The object is in the enum's order (stop_json), so the line reads the same every run. */
   json_object_foreach(dig(run, "calls", "by_stop_reason"), key, v) {
     if (json_integer_value(v) == 0) continue;
     fprintf(f, "%s%s %lld", any ? ", " : "", key, (long long)json_integer_value(v));
@@ -169,6 +185,8 @@ static int print_amplification(const json_t *run, FILE *f) {
   table_init(&t, "llrrr", head);
   const char *key;
   json_t *v;
+  /* Services first, in the scenario's order, then the edges. %.4g keeps four significant
+   * digits, enough to compare policies without a wall of decimals. */
   json_object_foreach(dig(run, "amplification", NULL), key, v) {
     if (!json_is_number(v)) continue; /* the "edges" array */
     size_t r = table_add(&t);
@@ -214,6 +232,9 @@ static int print_services(const json_t *run, FILE *f) {
 
 /* The block of a scenario without variants. */
 static int print_single(const sim_output *o, FILE *f) {
+  /* Every figure comes from the run object (cnt, num), so this block and summary.json never
+   * disagree. The services table is printed even when the amplification table lost a row;
+   * rc keeps the failure either way. */
   const json_t *r = sim_output_run(o, 0);
   long long started = cnt(r, "calls", "started"), ok = cnt(r, "calls", "ok");
   print_provenance(o, f, "scenario      ");
@@ -251,6 +272,8 @@ static int print_single(const sim_output *o, FILE *f) {
 /* Top-level amplification (attempts per call over the edges that start at a client) and the
  * largest service amplification with its service's name. */
 static double top_amplification(const json_t *run, const char **max_name, double *max_amp) {
+  /* Edges that start at a client are the top level: their attempts per call are the load the
+   * clients put on the system. *max_name is borrowed from the document. */
   double calls = 0, attempts = 0;
   size_t i;
   json_t *v;
@@ -277,6 +300,7 @@ static void top_stop(const json_t *run, char *buf, size_t size) {
   json_t *v;
   long long most = 0;
   json_object_foreach(dig(run, "calls", "by_stop_reason"), key, v) {
+    /* ok is skipped: the column tells why calls did not succeed. */
     if (strcmp(key, "ok") != 0 && json_integer_value(v) > most) {
       most = json_integer_value(v);
       best = key;
@@ -308,6 +332,7 @@ static int print_variants(const sim_output *o, FILE *f) {
     size_t r = table_add(&t);
     table_set(&t, r, 0, "%s", json_string_value(dig(run, "variant", NULL)));
     table_set(&t, r, 1, "%lld", started);
+    /* A variant that started no call shows 0.00 rather than NaN. */
     table_set(&t, r, 2, "%.2f", started ? 100.0 * (double)ok / (double)started : 0.0);
     table_set(&t, r, 3, "%.4g", num(run, "goodput_per_s", NULL));
     table_set(&t, r, 4, "%.3f", amp);
@@ -323,6 +348,9 @@ static int print_variants(const sim_output *o, FILE *f) {
   return table_print(&t, f, "");
 }
 
+/* The layout follows the summary's shape: "variants" in the document means a table. A write
+ * error (a closed pipe, a full disk) shows in the stream's flags, checked once at the end
+ * after a flush rather than after each fprintf. */
 int sim_output_print_text(const sim_output *o, FILE *f) {
   assert(o != NULL && f != NULL);
   if (sim_output_n_runs(o) == 0) return 0;

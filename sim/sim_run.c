@@ -28,17 +28,21 @@ static double wall_s(void) {
 }
 
 typedef struct progress {
-  FILE *f;          /* stderr */
-  bool enabled;     /* f is a terminal and not --quiet */
-  double start_s;   /* wall time when the first run started */
-  double last_s;    /* wall time of the last line drawn, < 0 before the first */
-  int width;        /* characters on the line now, to blank it */
-  const char *name; /* the run going on */
-  size_t run, n_runs;
+  FILE *f;            /* stderr */
+  bool enabled;       /* f is a terminal and not --quiet */
+  double start_s;     /* wall time when the first run started */
+  double last_s;      /* wall time of the last line drawn, < 0 before the first */
+  int width;          /* characters on the line now, to blank it */
+  const char *name;   /* the run going on */
+  size_t run, n_runs; /* index of the run going on; runs in all */
 } progress;
 
 /* Redraws the line at most 4 times a second, once the runs have lasted more than a second. */
 static void progress_update(void *ctx, int64_t now_ns, int64_t end_ns) {
+  /* The world calls this at the end of every time-series bucket; it touches the terminal and
+   * never the simulation. The first second stays silent, so short runs (tests, sweeps) never
+   * draw a line. The percentage is of duration + drain, and a drain that ends early leaves
+   * the line short of 100 %. */
   progress *p = ctx;
   double t = wall_s();
   if (t - p->start_s <= 1.0 || (p->last_s >= 0 && t - p->last_s < 0.25)) return;
@@ -53,6 +57,7 @@ static void progress_update(void *ctx, int64_t now_ns, int64_t end_ns) {
 }
 
 /* Removes the line, if one was drawn. */
+/* Called after every run, so errors and the summary start on a clean line. */
 static void progress_clear(progress *p) {
   if (p->width <= 0) return;
   fprintf(p->f, "\r%*s\r", p->width, "");
@@ -68,11 +73,14 @@ static void progress_clear(progress *p) {
 
 /* Prints "retrysim: <formatted error>" on f. */
 static void print_error(FILE *f, const retry_error *e) {
+  /* Room for source (256), path (160) and message (160) with their separators. */
   char buf[800];
   retry_error_format(e, buf, sizeof buf);
   fprintf(f, "retrysim: %s\n", buf);
 }
 
+/* Only out of memory is a run-time failure; a missing or unreadable file (RETRY_EIO) is bad
+ * input like a wrong value. */
 int sim_run_exit_status(int code) {
   return code == RETRY_ENOMEM ? SIM_EXIT_RUNTIME : SIM_EXIT_USAGE;
 }
@@ -93,20 +101,26 @@ static int run_one(const sim_scenario *s, size_t i, const sim_run_opts *o, sim_o
   const model_config *cfg = sim_scenario_config(s, i);
   uint64_t seed = o->has_seed ? o->seed : cfg->seed;
   const char *name = sim_scenario_run_name(s, i);
+  /* 0: the kernel's default capacity, grown as needed. */
   sim_kernel *k = sim_kernel_create(0);
   if (k == NULL) {
+    /* The kernel reports no error of its own, so the message is filled here. */
     retry_error_clear(err);
     err->code = RETRY_ENOMEM;
     snprintf(err->message, sizeof err->message, "out of memory creating the kernel");
     return RETRY_ENOMEM;
   }
+  /* cfg is borrowed by the world and owned by the scenario, which outlives every run. A world
+   * that fails without filling err is taken to have run out of memory. */
   model_world *w = model_world_create(cfg, k, seed, err);
   int rc = w != NULL ? 0 : (err->code != RETRY_OK ? err->code : RETRY_ENOMEM);
   prog->name = name;
   prog->run = i;
+  /* With the line off (no terminal, or --quiet) the callback is NULL: no calls at all. */
   if (rc == 0) rc = model_world_run(w, prog->enabled ? progress_update : NULL, prog, err);
   progress_clear(prog);
   if (rc == 0) {
+    /* add_run copies the results, which is what lets the world go right after. */
     rc = sim_output_add_run(out, name, seed, model_world_results(w));
     if (rc != 0 && err->code == RETRY_OK) {
       err->code = rc;
@@ -116,6 +130,7 @@ static int run_one(const sim_scenario *s, size_t i, const sim_run_opts *o, sim_o
   /* The world cancels its events on the way out, so it goes before the kernel. */
   model_world_destroy(w);
   sim_kernel_destroy(k);
+  /* An error without a source (out of memory keeping the results) is named after the run. */
   if (rc != 0 && err->source[0] == '\0') snprintf(err->source, sizeof err->source, "%s", name);
   return rc;
 }
@@ -133,6 +148,8 @@ static int check_all(const sim_scenario *s, const sim_output *out, const sim_run
     failed += sim_expect_check(expect, sim_output_run(out, i), sim_scenario_run_name(s, i), o->err,
                                verbose);
   }
+  /* json_object_size(NULL) is 0, so runs without expectations count nothing. The count line
+   * is printed even with --quiet once something failed: a failure is never silent. */
   if (total == 0 && !o->quiet)
     fprintf(o->err, "retrysim: check: the scenario has no expectations\n");
   else if (!o->quiet || failed > 0)
@@ -163,10 +180,14 @@ static int finish(const sim_scenario *s, const sim_output *out, const sim_run_op
     fprintf(o->err, "retrysim: cannot write the summary to standard output\n");
     status = SIM_EXIT_RUNTIME;
   }
+  /* 1 only when nothing worse happened: a write failure (3) outranks a failed check. */
   if (o->check && check_all(s, out, o) > 0 && status == SIM_EXIT_OK) status = SIM_EXIT_CHECK;
   return status;
 }
 
+/* The loader checked these shapes with its own code; running sim_expect's parser too makes
+ * sure the checker reads every expectation the loader let through, as the two are separate
+ * code. The path is "$.expect" whatever the run: sim_expect's message names the bad key. */
 int sim_run_validate(const sim_scenario *s, const char *source, retry_error *err) {
   for (size_t i = 0; i < sim_scenario_n_runs(s); i++) {
     const json_t *expect = sim_scenario_expect(s, i);
@@ -178,6 +199,7 @@ int sim_run_validate(const sim_scenario *s, const char *source, retry_error *err
       snprintf(err->source, sizeof err->source, "%s", source ? source : "<string>");
       snprintf(err->path, sizeof err->path, "$.expect");
       if (sim_scenario_has_variants(s))
+        /* Both parts are cut so the whole fits the 160-byte message. */
         snprintf(err->message, sizeof err->message, "%.100s (variant %.40s)", msg,
                  sim_scenario_run_name(s, i));
       else
@@ -196,6 +218,7 @@ int sim_run_scenario(const sim_scenario *s, const sim_run_opts *o) {
   retry_error err;
   retry_error_clear(&err);
   if (sim_run_validate(s, NULL, &err) != 0) {
+    /* The file name is not known here; the scenario's name stands in for it. */
     snprintf(err.source, sizeof err.source, "%s", sim_scenario_name(s));
     print_error(o->err, &err);
     return SIM_EXIT_USAGE;
@@ -216,6 +239,8 @@ int sim_run_scenario(const sim_scenario *s, const sim_run_opts *o) {
   progress prog = {.f = o->err, .start_s = wall_s(), .last_s = -1, .n_runs = n};
   prog.enabled = !o->quiet && isatty(fileno(o->err));
   int status = SIM_EXIT_OK;
+  /* The first failed run stops the rest: files need every run, so later results would be
+   * written nowhere. */
   for (size_t i = 0; i < n && status == SIM_EXIT_OK; i++) {
     int rc = run_one(s, i, o, out, &prog, &err);
     if (rc != 0) {

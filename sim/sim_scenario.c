@@ -16,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One run: the base document, or one variant of it. */
+/* One run: the base document, or one variant of it. In a scenario abandoned half-way any
+ * member may still be NULL; sim_scenario_destroy relies on every release call accepting that. */
 typedef struct scn_run {
   char *name;        /* the variant's name, or the scenario's */
   model_config *cfg; /* converted from doc */
@@ -25,12 +26,12 @@ typedef struct scn_run {
 } scn_run;
 
 struct sim_scenario {
-  char *name;      /* the base document's name */
-  char sha256[65]; /* of the bytes as read */
-  json_t *doc;     /* the document after --set */
-  bool has_variants;
-  scn_run *runs;
-  size_t n_runs;
+  char *name;        /* the base document's name */
+  char sha256[65];   /* of the bytes as read */
+  json_t *doc;       /* the document after --set */
+  bool has_variants; /* "variants" was present: the runs are the variants */
+  scn_run *runs;     /* n_runs entries, zeroed until each is built */
+  size_t n_runs;     /* 1 without variants; set only once runs exists */
 };
 
 /* {==================================================================
@@ -48,8 +49,14 @@ void sim__scenario_set_fail_hook(bool (*fail)(void *ctx), void *ctx) {
   fail_hook_ctx = ctx;
 }
 
+/* Asked before every allocation of the loader. The chaos test in tests/test_sim_scenario.c
+ * fails the Nth allocation for N = 0, 1, 2, ... and checks that each failure is reported as
+ * RETRY_ENOMEM and leaks nothing, so an allocation that bypassed this hook would be a failure
+ * path the test never exercises. */
 static bool should_fail(void) { return fail_hook != NULL && fail_hook(fail_hook_ctx); }
 
+/* A zero size is bumped to 1: malloc(0) may return NULL, which a caller would take for out of
+ * memory. No caller means to ask for 0 bytes, but one that did must not fail spuriously. */
 void *sim__scenario_malloc(size_t size) { return should_fail() ? NULL : malloc(size ? size : 1); }
 
 void *sim__scenario_calloc(size_t n, size_t size) {
@@ -63,6 +70,9 @@ char *sim__scenario_strdup(const char *s) {
   return d;
 }
 
+/* libretry's allocator interface (malloc/realloc/free with a context), wired to the same hook,
+ * so a policy loaded by retry_config_load_* fails under the test exactly like the rest of the
+ * loader. Frees never fail, and the context is unused because the hook's state is global. */
 static void *hook_malloc(size_t size, void *ctx) {
   (void)ctx;
   return sim__scenario_malloc(size);
@@ -80,6 +90,8 @@ static void hook_free(void *p, void *ctx) {
 
 static const retry_allocator hook_alloc = {hook_malloc, hook_realloc, hook_free, NULL};
 
+/* Without a hook, NULL tells libretry to use its default allocator: the production path pays
+ * nothing for the test facility. */
 const retry_allocator *sim__scenario_retry_alloc(void) {
   return fail_hook != NULL ? &hook_alloc : NULL;
 }
@@ -90,6 +102,8 @@ const retry_allocator *sim__scenario_retry_alloc(void) {
  * Errors outside a conversion (reading, parsing, --set)
  * =================================================================== */
 
+/* Declared apart from its definition only to carry the printf attribute, so the compiler checks
+ * every call's arguments against its format string. */
 static void set_error(retry_error *err, int code, const char *source, const char *path, int line,
                       int column, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -97,6 +111,9 @@ static void set_error(retry_error *err, int code, const char *source, const char
 #endif
     ;
 
+/* The first error wins: a cleanup path that fails after the real error (out of memory while
+ * unwinding, say) must not replace the message that explains the cause. Each field is cut to
+ * its fixed size by snprintf; nothing is allocated, so reporting out of memory cannot fail. */
 static void set_error(retry_error *err, int code, const char *source, const char *path, int line,
                       int column, const char *fmt, ...) {
   if (err == NULL || err->code != RETRY_OK) return;
@@ -131,6 +148,7 @@ static void report_json_error(retry_error *err, const char *source, const json_e
     snprintf(text, sizeof text, "\\u0000 is not allowed in strings");
   else
     sim__scenario_printable(text, sizeof text, je->text, sizeof text - 4); /* quotes input */
+  /* jansson's line is 1-based and 0 when it has no position; -1 is our "unknown". */
   set_error(err, RETRY_ESYNTAX, source, "", je->line > 0 ? je->line : -1,
             je->line > 0 ? je->column : -1, "invalid JSON: %s", text);
 }
@@ -142,7 +160,11 @@ static void report_json_error(retry_error *err, const char *source, const json_e
  * =================================================================== */
 
 /* VALUE is JSON when it parses as JSON ("4", "true", "{\"dist\": ...}", "null"), else a
- * string ("2s", "lifo"), so that the common cases need no shell quoting of JSON quotes. */
+ * string ("2s", "lifo"), so that the common cases need no shell quoting of JSON quotes.
+ * A NULL value (the API's way to remove a key) becomes JSON null. Duplicate keys are refused as
+ * in the file; such a value, like any invalid JSON, then falls back to a string, so the mistake
+ * surfaces in validation as a value of the wrong type. json_string fails on bytes that are not
+ * UTF-8 (and when out of memory, which the caller cannot tell apart). */
 static json_t *set_value(const char *text) {
   if (text == NULL) return json_null();
   json_t *v = json_loads(text, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, NULL);
@@ -157,6 +179,7 @@ static bool apply_sets(json_t *doc, const sim_set *sets, size_t n_sets, retry_er
   for (size_t i = 0; i < n_sets; i++) {
     assert(sets[i].path != NULL);
     char shown[72], why[128] = "";
+    /* The path is cut for display: the message has 160 bytes and needs room for the reason. */
     sim__scenario_printable(shown, sizeof shown, sets[i].path, 64);
     json_t *v = set_value(sets[i].value);
     if (v == NULL) {
@@ -164,6 +187,9 @@ static bool apply_sets(json_t *doc, const sim_set *sets, size_t n_sets, retry_er
                 "--set \"%s\": the value is not valid UTF-8", shown);
       return false;
     }
+    /* path_set consumes v whatever it returns, so no error path below releases it. On an error
+     * the document may already hold intermediate objects that path_set created; that is
+     * harmless because the caller destroys the whole scenario. */
     int rc = sim__scenario_path_set(doc, sets[i].path, v, why, sizeof why);
     if (rc == RETRY_ENOMEM) {
       set_error(err, RETRY_ENOMEM, "<command line>", "", -1, -1, "out of memory applying --set");
@@ -197,6 +223,8 @@ static bool check_set(scn_ctx *c, json_t *set) {
     const char *path = json_object_iter_key(it);
     char shown[72], why[128], head[64] = "";
     sim__scenario_printable(shown, sizeof shown, path, 64);
+    /* No [key=value] selectors here (allow_match false): a scenario's arrays are addressed by
+     * position, and a selector could not say what to create when nothing matched. */
     if (!sim__scenario_path_check(path, false, why, sizeof why)) {
       sim__scenario_fail(c, RETRY_ECONFIG, "bad path \"%s\": %s", shown, why);
       return false;
@@ -227,8 +255,12 @@ static bool check_variant(scn_ctx *c, json_t *variants, size_t i) {
       sim__scenario_require(c, sim__scenario_get_string(c, v, "name", &name), "name",
                             SCN_NAME_WHAT) != 1)
     return false;
+  /* On failure the path is not popped: the error already holds a copy of it, and the whole
+   * walk unwinds without reading the path again (scn_ctx's invariant). */
   size_t mark = sim__scenario_path_push_key(c, "name");
   if (!sim__scenario_check_name(c, "variant", name)) return false;
+  /* Earlier variants passed this function, so their "name" is a valid string. The scan is
+   * quadratic, which does not matter for the tens of variants a scenario has. */
   for (size_t j = 0; j < i; j++) {
     json_t *other = json_object_get(json_array_get(variants, j), "name");
     if (strcmp(json_string_value(other), name) == 0) {
@@ -268,6 +300,8 @@ bool sim__scenario_check_variants(scn_ctx *c, json_t *variants) {
   return true;
 }
 
+/* The shapes of an expectation, for messages. Keep them in step with sim/sim_expect.h, which
+ * defines what each shape means when a run is checked. */
 #define EXPECT_WHAT                                                                           \
   "a number, string, boolean or null, [lo, hi], {\"min\": x, \"max\": y} or {\"approx\": x, " \
   "\"tol\": t}"
@@ -286,6 +320,9 @@ static bool check_expect_object(scn_ctx *c, json_t *v) {
     sim__scenario_path_pop(c, mark);
     return false;
   }
+  /* Either key of the approx form makes this an approx object, so {"approx": 1, "max": 2}
+   * is reported as a misplaced "max" rather than as a broken range. x only receives the
+   * values to validate them: the check reads them again from the document. */
   if (json_object_get(v, "approx") != NULL || json_object_get(v, "tol") != NULL) {
     return sim__scenario_check_keys(c, v, approx_keys, 2, "an {\"approx\", \"tol\"} expectation") &&
            sim__scenario_require(c,
@@ -305,6 +342,8 @@ static bool check_expect_object(scn_ctx *c, json_t *v) {
   int has_hi =
       sim__scenario_get_number(c, v, "max", -HUGE_VAL, false, HUGE_VAL, false, "a number", &hi);
   if (has_hi < 0) return false;
+  /* {} would be a range without bounds, which every value passes: that cannot be what the
+   * user meant, so it is refused as not being an expectation at all. */
   if (has_lo == 0 && has_hi == 0) {
     sim__scenario_fail_value(c, "an expectation", EXPECT_WHAT, v);
     return false;
@@ -319,7 +358,11 @@ static bool check_expect_object(scn_ctx *c, json_t *v) {
 }
 
 /* The shapes are those sim_expect_check (sim/sim_expect.c) compares, null included (a value
- * that must be null); only the shape is checked here, before anything runs. */
+ * that must be null); only the shape is checked here, before anything runs.
+ * Why check here as well as in sim_expect_validate: the loader's messages carry the JSON path
+ * and the variant's name, and a bad expectation must stop the scenario before a long run rather
+ * than fail after it. An inverted range [hi, lo] would never pass, so it is refused too.
+ * sim_run_validate still calls sim_expect_validate after loading, as a second guard. */
 static bool check_expect_value(scn_ctx *c, json_t *v) {
   if (json_is_number(v) || json_is_string(v) || json_is_boolean(v) || json_is_null(v)) return true;
   if (json_is_object(v)) return check_expect_object(c, v);
@@ -342,6 +385,8 @@ bool sim__scenario_check_expect(scn_ctx *c, json_t *expect) {
                              expect);
     return false;
   }
+  /* The key is pushed before its syntax is checked, so a bad path is reported at itself:
+   * $.expect["calls..ok"]. */
   for (void *it = json_object_iter(expect); it != NULL; it = json_object_iter_next(expect, it)) {
     const char *path = json_object_iter_key(it);
     size_t mark = sim__scenario_path_push_key(c, path);
@@ -364,7 +409,9 @@ bool sim__scenario_check_expect(scn_ctx *c, json_t *expect) {
  * =================================================================== */
 
 /* Frees what exists: a scenario abandoned half-way by load_buffer has zeroed runs past the
- * point of failure, and NULL members are no-ops for every function called here. */
+ * point of failure, and NULL members are no-ops for every function called here.
+ * n_runs is set only after runs was allocated, so a scenario that failed earlier has no runs
+ * to walk. Documents are released with json_decref: the base run shares s->doc by reference. */
 void sim_scenario_destroy(sim_scenario *s) {
   if (s == NULL) return;
   for (size_t i = 0; i < s->n_runs; i++) {
@@ -380,7 +427,9 @@ void sim_scenario_destroy(sim_scenario *s) {
 }
 
 /* The variant's expectations over the base's: a new object, so that the variant's keys win
- * without changing either document. */
+ * without changing either document. json_object_update shares the values by reference rather than
+ * copying them: nothing changes an expectation after loading, so sharing is safe and cheaper. *ok
+ * tells out of memory apart from "no expectations", since both return NULL. */
 static json_t *merge_expect(json_t *base, json_t *own, bool *ok) {
   *ok = true;
   if (base == NULL && own == NULL) return NULL;
@@ -408,6 +457,10 @@ static json_t *variant_doc(scn_ctx *c, json_t *base, json_t *variant) {
   for (void *it = set != NULL ? json_object_iter(set) : NULL; it != NULL;
        it = json_object_iter_next(set, it)) {
     const char *path = json_object_iter_key(it);
+    /* A failed copy is reported as out of memory like a failed set; path_set consumes v
+     * in every case, so only doc is released on the way out. The paths' syntax was checked
+     * with the base document, so RETRY_EINVAL here means a path does not fit this document
+     * (an index past the end, a key under a string). */
     json_t *v = json_deep_copy(json_object_iter_value(it));
     char why[128] = "", shown[72];
     int rc = v == NULL ? RETRY_ENOMEM : sim__scenario_path_set(doc, path, v, why, sizeof why);
@@ -433,6 +486,9 @@ static bool build_variant(sim_scenario *s, size_t i, const char *source, const c
   const char *name = json_string_value(json_object_get(variant, "name"));
   scn_run *run = &s->runs[i];
   scn_ctx c;
+  /* Two contexts in turn. Applying "set" is located in the base document, whose path is
+   * written by hand in one go rather than pushed key by key, and carries no variant prefix;
+   * converting the result is the variant's, so the second context names it. */
   sim__scenario_ctx_init(&c, source, base_dir, NULL);
   snprintf(c.path, sizeof c.path, "$.variants[%zu].set", i);
   c.path_len = strlen(c.path);
@@ -447,6 +503,8 @@ static bool build_variant(sim_scenario *s, size_t i, const char *source, const c
     copy_error(err, &c.e);
     return false;
   }
+  /* The name and the merged expectations are both attempted before one check; whatever was
+   * stored in run is freed with the scenario by the caller, on success or failure alike. */
   bool ok = true;
   run->expect = merge_expect(sim__scenario_field(s->doc, "expect"),
                              sim__scenario_field(variant, "expect"), &ok);
@@ -458,11 +516,15 @@ static bool build_variant(sim_scenario *s, size_t i, const char *source, const c
   return true;
 }
 
-/* Everything after reading: hash, parse, --set, the base conversion, the variants. */
-/* Without variants the base document is the single run, and its config is kept. With
+/* Everything after reading: hash, parse, --set, the base conversion, the variants.
+ *
+ * Without variants the base document is the single run, and its config is kept. With
  * variants the base is still converted, so that an error in the common part is reported
  * once, without a variant's name, and before any variant is looked at; its config is then
- * dropped, since only the variants run. */
+ * dropped, since only the variants run.
+ *
+ * s owns everything from its allocation on, and every failure path below hands it to
+ * sim_scenario_destroy, which frees whatever was set by then. */
 static sim_scenario *load_buffer(const char *buf, size_t len, const char *source,
                                  const char *base_dir, const char *default_name,
                                  const sim_set *sets, size_t n_sets, retry_error *err) {
@@ -486,6 +548,9 @@ static sim_scenario *load_buffer(const char *buf, size_t len, const char *source
     sim_scenario_destroy(s);
     return NULL;
   }
+  /* JSON_DECODE_ANY lets a scalar or array parse, so the message can say what the file held
+   * ("got an array") rather than jansson's generic complaint. json_loadb takes a length, which
+   * is why the buffer needs no NUL: an embedded NUL byte is reported by jansson as such. */
   json_error_t je;
   memset(&je, 0, sizeof je);
   s->doc = json_loadb(buf + skip, len - skip, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
@@ -502,6 +567,8 @@ static sim_scenario *load_buffer(const char *buf, size_t len, const char *source
     sim_scenario_destroy(s);
     return NULL;
   }
+  /* --set goes before any validation, so an override can repair a file (add a required key)
+   * as well as break it, and what is validated is exactly what runs. */
   if (!apply_sets(s->doc, sets, n_sets, err)) {
     sim_scenario_destroy(s);
     return NULL;
@@ -517,9 +584,11 @@ static sim_scenario *load_buffer(const char *buf, size_t len, const char *source
   json_t *variants = sim__scenario_field(s->doc, "variants");
   s->has_variants = variants != NULL;
   size_t n = variants != NULL ? json_array_size(variants) : 1;
+  /* base->name is the document's "name", or default_name when it has none. */
   s->name = sim__scenario_strdup(base->name);
   s->runs = sim__scenario_calloc(n, sizeof s->runs[0]);
   if (s->name == NULL || s->runs == NULL) {
+    /* base is not stored in s yet, so destroying s would not free it. */
     model_config_destroy(base);
     set_error(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the scenario");
     sim_scenario_destroy(s);
@@ -528,6 +597,7 @@ static sim_scenario *load_buffer(const char *buf, size_t len, const char *source
   s->n_runs = n;
   if (variants == NULL) {
     /* One run: the base itself. */
+    /* Ownership of base moves to the run here; s->doc is shared by reference, not copied. */
     s->runs[0].cfg = base;
     s->runs[0].doc = json_incref(s->doc);
     s->runs[0].expect = json_incref(sim__scenario_field(s->doc, "expect"));
@@ -556,7 +626,9 @@ static sim_scenario *load_buffer(const char *buf, size_t len, const char *source
  * Entry points
  * =================================================================== */
 
-/* The name a scenario gets without "name": the file's base name without ".json". */
+/* The name a scenario gets without "name": the file's base name without ".json".
+ * Only '/' separates directories: retrysim targets POSIX systems. A file called just ".json"
+ * keeps its whole name (n > 5), so the default name is never empty. */
 static char *base_name(const char *path) {
   const char *b = strrchr(path, '/');
   b = b != NULL ? b + 1 : path;
@@ -573,6 +645,7 @@ static char *base_name(const char *path) {
 /* The directory part of path ("" when it has none), for relative policy files. */
 static char *dir_name(const char *path) {
   const char *slash = strrchr(path, '/');
+  /* A file directly under "/" keeps "/" as its directory: "" would mean the current one. */
   size_t n = slash == NULL ? 0 : slash == path ? 1 : (size_t)(slash - path);
   char *s = sim__scenario_malloc(n + 1);
   if (s != NULL) {
@@ -594,6 +667,9 @@ static char *read_file(const char *path, size_t *len, retry_error *err) {
   size_t n = 0, cap = 0;
   for (;;) {
     if (n == cap) {
+      /* Doubling keeps the copying linear in the file's size; ncap < cap catches the doubling
+       * wrapping around. The hook makes this growth fail under the chaos test like any other
+       * allocation of the loader. */
       size_t ncap = cap == 0 ? 4096 : cap * 2;
       char *nbuf = ncap < cap || should_fail() ? NULL : realloc(buf, ncap);
       if (nbuf == NULL) {
@@ -605,17 +681,20 @@ static char *read_file(const char *path, size_t *len, retry_error *err) {
       buf = nbuf;
       cap = ncap;
     }
+    /* 0 means end of file or an error; ferror tells the two apart after the loop. */
     size_t got = fread(buf + n, 1, cap - n, f);
     n += got;
     if (got == 0) break;
   }
   if (ferror(f)) {
+    /* Saved first: free and fclose may change errno before it is printed. */
     int e = errno;
     free(buf);
     fclose(f);
     set_error(err, RETRY_EIO, path, "", -1, -1, "cannot read the file: %s", strerror(e));
     return NULL;
   }
+  /* The buffer is not NUL-terminated: load_buffer takes the length and never reads past it. */
   fclose(f);
   *len = n;
   return buf;
@@ -630,6 +709,8 @@ sim_scenario *sim_scenario_load(const char *path, const sim_set *sets, size_t n_
   size_t len = 0;
   char *buf = read_file(path, &len, err);
   if (buf == NULL) return NULL;
+  /* name, dir and buf are freed here on every path: load_buffer copies what it keeps (the name
+   * into the config) and uses the directory only while policies are loaded. */
   char *name = base_name(path), *dir = dir_name(path);
   sim_scenario *s = NULL;
   if (name == NULL || dir == NULL)
@@ -647,6 +728,7 @@ sim_scenario *sim_scenario_load_string(const char *json, const char *source, con
                                        size_t n_sets, retry_error *err) {
   assert(json != NULL);
   assert(sets != NULL || n_sets == 0);
+  /* A source such as "tests/x.json" gives the default name a file of that name would get. */
   char *name = source != NULL ? base_name(source) : sim__scenario_strdup("scenario");
   if (source == NULL) source = "<string>";
   if (name == NULL) {
@@ -657,6 +739,8 @@ sim_scenario *sim_scenario_load_string(const char *json, const char *source, con
   free(name);
   return s;
 }
+
+/* }================================================================== */
 
 /* {==================================================================
  * Accessors: misuse (NULL, an index past the runs) is a bug, hence asserts
@@ -692,11 +776,15 @@ const model_config *sim_scenario_config(const sim_scenario *s, size_t i) {
   return s->runs[i].cfg;
 }
 
+/* NULL when neither the base nor the variant has "expect"; callers may pass that straight to
+ * json_object_size, which reads it as 0 expectations. */
 const json_t *sim_scenario_expect(const sim_scenario *s, size_t i) {
   assert(s != NULL && i < s->n_runs);
   return s->runs[i].expect;
 }
 
+/* Without variants this is s->doc itself, shared through a second reference; with variants
+ * each run has a deep copy of its own, so no two runs' documents share a value. */
 const json_t *sim_scenario_document(const sim_scenario *s, size_t i) {
   assert(s != NULL && i < s->n_runs);
   return s->runs[i].doc;

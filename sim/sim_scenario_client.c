@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The forms a POLICY value may take, for messages ("must be ..."). */
 #define POLICY_WHAT "a service config object, the name of a service config file or null"
 
 /* Reported at the current path like any error; the caller's config owns what was built. */
@@ -27,7 +28,10 @@ static bool oom(scn_ctx *c) {
 
 /* A service config error, moved into the scenario: same code and message, at the policy's
  * path followed by the path inside the service config ("$.clients.web.policy" +
- * ".methodConfig[0].retryPolicy.maxAttempts"). */
+ * ".methodConfig[0].retryPolicy.maxAttempts"). The loader's "$" is dropped so the two paths
+ * join. Its line and column are dropped too: they count in the text load_inline dumped, not
+ * in the scenario file, and would point a user at the wrong place. A failed load always sets
+ * a code; the RETRY_ECONFIG fallback only makes sure an error can never read as success. */
 static bool fail_inline(scn_ctx *c, const retry_error *pe) {
   size_t mark = sim__scenario_path_push_raw(c, pe->path[0] == '$' ? pe->path + 1 : "");
   sim__scenario_fail(c, pe->code != RETRY_OK ? pe->code : RETRY_ECONFIG, "%s", pe->message);
@@ -40,8 +44,12 @@ static bool fail_inline(scn_ctx *c, const retry_error *pe) {
  * file behave identically, to the message. Jansson keeps the keys in document order, so the
  * loader's "first error" is the one the user sees first. */
 static bool load_inline(scn_ctx *c, json_t *v, retry_config **out) {
+  /* The text comes from jansson's allocator, which tests may replace (json_set_alloc_funcs),
+   * so it is released with jansson's free function rather than free(). */
   char *text = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER);
   if (text == NULL) return oom(c);
+  /* 0: libretry's default cap on maxAttempts. The allocator is NULL except under the tests'
+   * failure hook. Errors name the scenario (c->source): an inline policy lives in it. */
   retry_config_opts opts = {0, sim__scenario_retry_alloc()};
   retry_error pe;
   retry_error_clear(&pe);
@@ -62,6 +70,8 @@ static bool load_file(scn_ctx *c, json_t *v, retry_config **out) {
     sim__scenario_fail_value(c, "\"policy\"", POLICY_WHAT, v);
     return false;
   }
+  /* An absolute name is used as it is. The buffer holds the directory, a '/' and the name
+   * and its NUL; no '/' is added when base_dir already ends with one ("/" itself). */
   size_t dir_len = name[0] == '/' ? 0 : strlen(c->base_dir);
   char *full = sim__scenario_malloc(dir_len + strlen(name) + 2);
   if (full == NULL) return oom(c);
@@ -70,6 +80,9 @@ static bool load_file(scn_ctx *c, json_t *v, retry_config **out) {
              c->base_dir[dir_len - 1] == '/' ? "" : "/", name);
   else
     snprintf(full, strlen(name) + 1, "%s", name);
+  /* Opened here only to tell "no such file" apart: that mistake is the scenario's, reported at
+   * the policy's path. retry_config_load_file opens the file again; should it vanish in
+   * between, the loader's own error reports it, so the race costs nothing. */
   FILE *f = fopen(full, "rb");
   if (f == NULL) {
     /* The name as written: the source names the scenario, whose directory it is read in. */
@@ -84,6 +97,7 @@ static bool load_file(scn_ctx *c, json_t *v, retry_config **out) {
   retry_config_opts opts = {0, sim__scenario_retry_alloc()};
   retry_error pe;
   retry_error_clear(&pe);
+  /* full can go at once: pe holds its own copy of the file name in a fixed array. */
   *out = retry_config_load_file(full, &opts, &pe);
   free(full);
   if (*out == NULL) sim__scenario_fail_copy(c, &pe);
@@ -105,6 +119,8 @@ bool sim__scenario_policy_value(scn_ctx *c, json_t *v, retry_config **out) {
  * spaces must agree wherever the policy retries or hedges. */
 bool sim__scenario_policy_check_space(scn_ctx *c, const retry_config *policy,
                                       const char *const *methods, size_t n, int target) {
+  /* retry_config_lookup never returns NULL: a method no methodConfig names gets an empty
+   * config whose policy kind is RETRY_POLICY_NONE, which has no statuses to disagree on. */
   if (policy == NULL) return true;
   const model_service_cfg *svc = &c->cfg->services[target];
   for (size_t i = 0; i < n; i++) {
@@ -128,6 +144,8 @@ bool sim__scenario_policy_check_space(scn_ctx *c, const retry_config *policy,
  * Arrivals
  * =================================================================== */
 
+/* Indexed like model_loop_kind, so the index read from "kind" is the loop stored. Each kind
+ * has its own key list; "kind" is in all three because check_keys sees the whole object. */
 static const char *const arrival_kinds[] = {"open", "closed", "script"};
 static const char *const keys_open[] = {"kind", "rate"};
 static const char *const keys_closed[] = {"kind", "think", "user_retries", "user_retry_delay"};
@@ -136,6 +154,7 @@ static const char *const keys_script[] = {"kind", "at"};
 /* "at": the call times of every client of a script population. */
 static bool parse_script(scn_ctx *c, json_t *arr, model_client_cfg *cl, int64_t duration_ns) {
   const char *what = "a non-empty array of at most 256 times such as [\"0s\", \"1.5s\"]";
+  /* The limit is MODEL_SCRIPT_MAX: script times live in a fixed array of the client config. */
   if (sim__scenario_require(c, arr != NULL, "at", what) != 1) return false;
   size_t mark = sim__scenario_path_push_key(c, "at");
   if (!json_is_array(arr) || json_array_size(arr) == 0 || json_array_size(arr) > MODEL_SCRIPT_MAX) {
@@ -150,6 +169,8 @@ static bool parse_script(scn_ctx *c, json_t *arr, model_client_cfg *cl, int64_t 
       return false;
     char got[64];
     sim__scenario_describe(t, got, sizeof got);
+    /* Times must not decrease: the world walks the script in order, and two equal times are
+     * fine (two calls at once). Each time must fall inside the run, or it would never fire. */
     if (i > 0 && ns < cl->script_ns[i - 1]) {
       char prev[64];
       sim__scenario_describe(json_array_get(arr, i - 1), prev, sizeof prev);
@@ -162,6 +183,7 @@ static bool parse_script(scn_ctx *c, json_t *arr, model_client_cfg *cl, int64_t 
       return false;
     }
     cl->script_ns[i] = ns;
+    /* Grown as each time is accepted, so n_script never counts a time that was not stored. */
     cl->n_script = (int)i + 1;
     sim__scenario_path_pop(c, mi);
   }
@@ -191,6 +213,7 @@ static bool parse_arrival(scn_ctx *c, json_t *v, model_client_cfg *cl) {
   char where[48];
   sim__scenario_kind_where(where, sizeof where, arrival_kinds[kind], "arrival");
   if (!sim__scenario_check_keys(c, v, keys, n, where)) return false;
+  /* Each case returns: the keys were checked above, so only the kind's own values remain. */
   switch (cl->loop) {
     case MODEL_LOOP_OPEN: {
       json_t *r = sim__scenario_field(v, "rate");
@@ -226,6 +249,7 @@ static const char *const method_keys[] = {"name",          "weight",       "stre
 /* One entry of "methods": a plain name (weight 1, unary, the client's deadline) or an
  * object. Defaults are set first so an abandoned entry is well-formed for destroy. */
 static bool parse_method(scn_ctx *c, json_t *v, model_method_cfg *m) {
+  /* A weight is relative to the other methods of the client; 1 for all gives a uniform mix. */
   m->weight = 1;
   m->deadline_ns = RETRY_NEVER;
   m->stream = RETRY_STREAM_UNARY;
@@ -256,6 +280,9 @@ static bool parse_method(scn_ctx *c, json_t *v, model_method_cfg *m) {
         v);
     return false;
   }
+  /* Copied last, once everything else is valid. Until then the name points into the
+   * document; the config must own its strings, since it is used (and freed by
+   * model_config_destroy) without the document. */
   m->name = sim__scenario_strdup(name);
   return m->name != NULL || oom(c);
 }
@@ -278,6 +305,7 @@ static bool parse_methods(scn_ctx *c, json_t *list, model_client_cfg *cl) {
     size_t mi = sim__scenario_path_push_index(c, i);
     cl->n_methods = i + 1;
     if (!parse_method(c, json_array_get(list, i), &cl->methods[i])) return false;
+    /* Quadratic, like every duplicate check here: a client lists a handful of methods. */
     for (size_t j = 0; j < i; j++) {
       if (strcmp(cl->methods[j].name, cl->methods[i].name) != 0) continue;
       char shown[48];
@@ -304,6 +332,8 @@ static const char *const client_keys[] = {"count",   "target",   "arrival", "sta
 
 /* start < stop <= duration: new calls only inside the run, and a window that holds time. */
 static bool parse_window(scn_ctx *c, json_t *v, model_client_cfg *cl) {
+  /* The top level was read before clients, so duration_ns is known. stop is only compared
+   * when given (rc == 1); absent, the client stops with the run, RETRY_NEVER below. */
   int64_t duration = c->cfg->duration_ns, stop = duration;
   int rc;
   if (sim__scenario_get_duration(c, v, "start", 0, false, SCN_DUR_NONNEG, &cl->start_ns) < 0 ||
@@ -335,6 +365,9 @@ static bool parse_window(scn_ctx *c, json_t *v, model_client_cfg *cl) {
 /* One client population. The policy is read after the methods, because its status space
  * is checked for each of them against the target's space. */
 static bool parse_client(scn_ctx *c, json_t *v, model_client_cfg *cl) {
+  /* Defaults first, for destroy's sake: one client, no deadline, sending until the end. The
+   * count is capped (SCN_MAX_COUNT) because every client keeps its own channel state
+   * (throttle, budget, breaker), so the count is paid for in memory. */
   cl->count = 1;
   cl->deadline_ns = RETRY_NEVER;
   cl->stop_ns = RETRY_NEVER;
@@ -342,6 +375,7 @@ static bool parse_client(scn_ctx *c, json_t *v, model_client_cfg *cl) {
       sim__scenario_get_int32(c, v, "count", 1, SCN_MAX_COUNT, "an integer in [1, 1000000]",
                               &cl->count) < 0)
     return false;
+  /* The target is read early: the policy's space check below needs the service it calls. */
   if (!sim__scenario_service_ref(c, v, "target", &cl->target)) return false;
   json_t *arrival = sim__scenario_field(v, "arrival");
   if (sim__scenario_require(c, arrival != NULL, "arrival",
@@ -356,6 +390,8 @@ static bool parse_client(scn_ctx *c, json_t *v, model_client_cfg *cl) {
   json_t *pol = sim__scenario_field(v, "policy");
   if (pol != NULL) {
     mark = sim__scenario_path_push_key(c, "policy");
+    /* The method names are gathered into a temporary array (borrowed pointers, freed here)
+     * to share the space check with downstream calls, which have a single method. */
     const char **names = sim__scenario_calloc(cl->n_methods, sizeof *names);
     if (names == NULL) return oom(c);
     for (size_t i = 0; i < cl->n_methods; i++)
@@ -378,6 +414,8 @@ bool sim__scenario_parse_clients(scn_ctx *c, json_t *clients) {
                              clients);
     return false;
   }
+  /* Allocated zeroed at its final size; clients are converted in document order, so the
+   * error reported is the first one in the file. */
   cfg->clients = sim__scenario_calloc(n, sizeof cfg->clients[0]);
   if (cfg->clients == NULL) return oom(c);
   size_t i = 0;
@@ -386,9 +424,14 @@ bool sim__scenario_parse_clients(scn_ctx *c, json_t *clients) {
     const char *name = json_object_iter_key(it);
     json_t *v = json_object_iter_value(it);
     model_client_cfg *cl = &cfg->clients[i];
+    /* Counted before the client is filled, so model_config_destroy frees whatever this
+     * client got before a failure. */
     cfg->n_clients = i + 1;
     size_t mark = sim__scenario_path_push_key(c, name);
     if (!sim__scenario_check_name(c, "client", name)) return false;
+    /* One namespace, because a name stands alone in summaries, CSV headers and edges
+     * ("web -> api"): sim_output_text.c even tells a client's edges from a service's by
+     * looking the name up among the services. */
     if (sim__scenario_service_index(c, name) >= 0) {
       char shown[72];
       sim__scenario_printable(shown, sizeof shown, name, SCN_NAME_MAX);

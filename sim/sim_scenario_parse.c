@@ -13,6 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* {==================================================================
+ * Shared helpers: the failure state, owned strings, service names
+ * =================================================================== */
+
 /* Whether an error was recorded (the walk then unwinds without further checks). */
 static bool failed(const scn_ctx *c) { return c->e.code != RETRY_OK; }
 
@@ -23,7 +27,9 @@ static bool oom(scn_ctx *c) {
   return false;
 }
 
-/* An owned copy of s stored at *dst, or an out-of-memory error. */
+/* An owned copy of s stored at *dst, or an out-of-memory error. The copy goes straight into
+ * the config rather than being returned: the config owns it from the moment it exists, so a
+ * failure later in the same function cannot leak it (model_config_destroy frees it). */
 static bool dup_to(scn_ctx *c, char **dst, const char *s) {
   *dst = sim__scenario_strdup(s);
   return *dst != NULL || oom(c);
@@ -44,6 +50,8 @@ int sim__scenario_service_index(const scn_ctx *c, const char *name) {
 static void service_list(const scn_ctx *c, char *buf, size_t size) {
   size_t len = 0;
   buf[0] = '\0';
+  /* len + 4 < size keeps room for "..." and its NUL. A name that does not fit is replaced by
+   * "..." at len, or over the list's tail when len is already within 4 bytes of the end. */
   for (size_t i = 0; i < c->cfg->n_services && len + 4 < size; i++) {
     int n = snprintf(buf + len, size - len, "%s%s", i ? ", " : "", c->cfg->services[i].name);
     if (n < 0 || (size_t)n >= size - len) {
@@ -60,6 +68,8 @@ bool sim__scenario_service_ref(scn_ctx *c, json_t *obj, const char *key, int *ou
   const char *name = NULL;
   int rc = sim__scenario_get_string(c, obj, key, &name);
   if (sim__scenario_require(c, rc, key, "the name of a service") != 1) return false;
+  /* A getter's type error was reported at the key already; only "no such service" is left,
+   * and it is reported at the key too (pushed just for the message). */
   int idx = sim__scenario_service_index(c, name);
   if (idx < 0) {
     char shown[48], list[96];
@@ -82,8 +92,9 @@ bool sim__scenario_service_ref(scn_ctx *c, json_t *obj, const char *key, int *ou
 
 /* A map key: a callee status as the map's JSON has to write it, a string. gRPC statuses go
  * by name; HTTP statuses as decimal strings ("503"), without sign or leading zero, so that
- * no two keys name one status. Returns the status or -1. */
-/* (The decimal form is also what the summary prints, so map keys read like the report.) */
+ * no two keys name one status. Returns the status or -1. The decimal form is also what the
+ * summary prints, so map keys read like the report. atoi is safe once exactly three digits
+ * were seen, and a first digit of 1..5 keeps the key in 100..599, the status codes. */
 static int map_key_status(const char *key, retry_space callee) {
   int code = -1;
   if (callee == RETRY_SPACE_GRPC) return retry_grpc_code_parse(key, &code) == RETRY_OK ? code : -1;
@@ -94,13 +105,19 @@ static int map_key_status(const char *key, retry_space callee) {
 }
 
 /* "map": {callee status: caller status, ..., "default": caller status}. Without "default"
- * the statuses not listed take the canonical mapping between the spaces. */
+ * the statuses not listed take the canonical mapping between the spaces.
+ *
+ * A key is judged before its value, since the value's meaning depends on it: a bad key is
+ * reported as such even when its value is bad too. Values may be successes (allow_ok): a
+ * gateway with a fallback turns a callee's failure into OK for its caller. The map is a fixed
+ * array in model_config (nothing allocated per call), hence MODEL_STATUS_MAP_MAX. */
 static bool parse_map(scn_ctx *c, json_t *m, model_status_map *out, const model_service_cfg *callee,
                       retry_space caller) {
   if (!json_is_object(m)) {
     sim__scenario_fail_value(c, "\"map\"", "an object {callee status: caller status, ...}", m);
     return false;
   }
+  /* parse_call preset canonical; it is set again from has_default once the keys are read. */
   memset(out, 0, sizeof *out);
   for (void *it = json_object_iter(m); it != NULL; it = json_object_iter_next(m, it)) {
     const char *key = json_object_iter_key(it);
@@ -151,6 +168,8 @@ static bool parse_map(scn_ctx *c, json_t *m, model_status_map *out, const model_
  * Downstream calls
  * =================================================================== */
 
+/* The keys a downstream call may have; anything else is refused with this list in the
+ * message, so a typo such as "deadlline" cannot silently leave a default in force. */
 static const char *const call_keys[] = {"service",      "method", "stream",   "request_bytes",
                                         "stream_items", "policy", "deadline", "propagate_deadline",
                                         "network",      "map"};
@@ -179,6 +198,8 @@ static bool parse_call(scn_ctx *c, json_t *v, model_call_cfg *call,
     return false;
   }
   if (!sim__scenario_check_keys(c, v, call_keys, SCN_N_OF(call_keys), NULL)) return false;
+  /* "service" is read first: the policy's space check and the map below both need the callee.
+   * The method name is copied into the call at once, so the config owns it on every path. */
   const char *method = NULL;
   if (!sim__scenario_service_ref(c, v, "service", &call->service) ||
       sim__scenario_require(c, sim__scenario_get_method(c, v, "method", &method), "method",
@@ -191,6 +212,8 @@ static bool parse_call(scn_ctx *c, json_t *v, model_call_cfg *call,
       sim__scenario_get_int(c, v, "stream_items", 0, INT64_MAX, "an integer >= 0",
                             &call->stream_items) < 0)
     return false;
+  /* A call has one method, wrapped in a one-element array so the check that clients use for
+   * their method lists serves here unchanged. */
   json_t *pol = sim__scenario_field(v, "policy");
   if (pol != NULL) {
     size_t mark = sim__scenario_path_push_key(c, "policy");
@@ -200,6 +223,8 @@ static bool parse_call(scn_ctx *c, json_t *v, model_call_cfg *call,
       return false;
     sim__scenario_path_pop(c, mark);
   }
+  /* The deadline must be > 0 (lo_open): a zero deadline would expire every attempt before it
+   * was sent. Absent, RETRY_NEVER (preset above) leaves the policy's timeout in charge. */
   if (sim__scenario_get_duration(c, v, "deadline", 0, true, SCN_DUR_POS, &call->deadline_ns) < 0 ||
       sim__scenario_get_bool(c, v, "propagate_deadline", &call->propagate_deadline) < 0 ||
       sim__scenario_get_dist(c, v, "network", &call->network) < 0)
@@ -220,6 +245,7 @@ static bool parse_calls(scn_ctx *c, json_t *list, model_service_cfg *svc) {
     sim__scenario_fail_value(c, "\"calls\"", "an array of calls", list);
     return false;
   }
+  /* An empty array means no calls: calls stays NULL, and nothing is allocated for it. */
   size_t n = json_array_size(list);
   if (n == 0) return true;
   svc->calls = sim__scenario_calloc(n, sizeof svc->calls[0]);
@@ -239,6 +265,8 @@ static bool parse_calls(scn_ctx *c, json_t *list, model_service_cfg *svc) {
  * Faults
  * =================================================================== */
 
+/* Indexed like model_fault_kind, so the enum index read from "kind" is the value; fault_allowed
+ * below follows the same order. Adding a kind means extending all three together. */
 static const char *const fault_kinds[] = {"refuse", "fail",     "slowdown", "stall",
                                           "down",   "pushback", "capacity"};
 
@@ -254,9 +282,10 @@ static const char *const fk_down[] = {FAULT_COMMON};
 static const char *const fk_pushback[] = {FAULT_COMMON, "pushback", "retry_after"};
 static const char *const fk_capacity[] = {FAULT_COMMON, "workers"};
 
+/* One entry of fault_allowed: the keys a kind allows. */
 typedef struct key_list {
-  const char *const *keys;
-  size_t n;
+  const char *const *keys; /* the allowed key names */
+  size_t n;                /* entries in keys */
 } key_list;
 
 static const key_list fault_allowed[] = {
@@ -283,6 +312,8 @@ static bool parse_index_list(scn_ctx *c, json_t *obj, const char *key, int64_t l
     sim__scenario_fail_value(c, label, what, v);
     return false;
   }
+  /* Duplicates are harmless (the bit is set twice). The range check keeps every shift below
+   * 64: replicas are at most SCN_MAX_REPLICAS and attempts at most SCN_MAX_ATTEMPT_MASK. */
   uint64_t m = 0;
   for (size_t i = 0; i < json_array_size(v); i++) {
     json_t *el = json_array_get(v, i);
@@ -293,6 +324,7 @@ static bool parse_index_list(scn_ctx *c, json_t *obj, const char *key, int64_t l
       sim__scenario_fail_value(c, label, what, el);
       return false;
     }
+    /* Replicas count from 0 (bit r); attempts from 1, hence the shift by one (bit a-1). */
     m |= UINT64_C(1) << (json_integer_value(el) - (lo > 0 ? 1 : 0));
   }
   *mask = m;
@@ -305,6 +337,8 @@ static bool parse_index_list(scn_ctx *c, json_t *obj, const char *key, int64_t l
  * it is an error that names the right key. obj is a fault or "reject". */
 static bool parse_pushback_strings(scn_ctx *c, json_t *obj, const model_service_cfg *svc,
                                    char **pushback, char **retry_after) {
+  /* Both keys are read (and type-checked) before either is judged against the space, and the
+   * strings are copied only once both checks passed, so nothing is half stored. */
   const char *pb = NULL, *ra = NULL;
   int rc_pb = sim__scenario_get_string(c, obj, "pushback", &pb);
   if (rc_pb < 0) return false;
@@ -331,7 +365,9 @@ static bool parse_pushback_strings(scn_ctx *c, json_t *obj, const model_service_
   return (rc_pb != 1 || dup_to(c, pushback, pb)) && (rc_ra != 1 || dup_to(c, retry_after, ra));
 }
 
-/* The fields every kind has: the window, the selection and the count. */
+/* The fields every kind has: the window, the selection and the count. "end" defaults to
+ * RETRY_NEVER (set by parse_fault), so a fault without it lasts to the end of the run; an
+ * explicit window must hold time, since [t, t) would select nothing. */
 static bool parse_fault_common(scn_ctx *c, json_t *v, model_fault_cfg *f,
                                const model_service_cfg *svc) {
   const char *method = NULL;
@@ -346,6 +382,9 @@ static bool parse_fault_common(scn_ctx *c, json_t *v, model_fault_cfg *f,
     sim__scenario_path_pop(c, mark);
     return false;
   }
+  /* Replica indexes are bounded by this service's replicas, so a fault cannot name a replica
+   * that does not exist. Attempts absent leave the mask 0, which the world reads as "every
+   * attempt"; the 32-bit mask is why attempts stop at SCN_MAX_ATTEMPT_MASK. */
   uint64_t attempts = 0;
   if (!parse_index_list(c, v, "replicas", 0, svc->replicas - 1, &f->replica_mask) ||
       !parse_index_list(c, v, "attempts", 1, SCN_MAX_ATTEMPT_MASK, &attempts))
@@ -353,12 +392,16 @@ static bool parse_fault_common(scn_ctx *c, json_t *v, model_fault_cfg *f,
   f->attempt_mask = (uint32_t)attempts;
   int rc = sim__scenario_get_method(c, v, "method", &method);
   if (rc < 0 || (rc == 1 && !dup_to(c, &f->method, method))) return false;
+  /* "count" must be >= 1 when given: 0 is the config's internal "no limit", which leaving the
+   * key out already means; accepting 0 would give it a second spelling that reads as "never". */
   return sim__scenario_get_int(c, v, "count", 1, INT64_MAX, "an integer >= 1", &f->max_count) >= 0;
 }
 
 /* The kind's own fields; which ones exist was checked against fault_allowed already. */
 static bool parse_fault_kind(scn_ctx *c, json_t *v, model_fault_cfg *f,
                              const model_service_cfg *svc) {
+  /* "rate" is read for every kind, but fault_allowed lets it through only for the kinds that
+   * use it (refuse, fail, stall). A rate of 0 would make a fault that never fires. */
   if (sim__scenario_get_number(c, v, "rate", 0, true, 1, false, "a probability in (0, 1]",
                                &f->rate) < 0)
     return false;
@@ -375,6 +418,8 @@ static bool parse_fault_kind(scn_ctx *c, json_t *v, model_fault_cfg *f,
           sim__scenario_get_int(c, v, "stream_items", 0, INT64_MAX, "an integer >= 0",
                                 &f->stream_items) < 0)
         return false;
+      /* Stream messages can only precede a failure that comes after the headers; a failure
+       * before the headers has no stream to put them on. */
       if (f->stream_items > 0 && !f->after_headers) {
         size_t mark = sim__scenario_path_push_key(c, "stream_items");
         sim__scenario_fail(c, RETRY_ECONFIG,
@@ -395,6 +440,8 @@ static bool parse_fault_kind(scn_ctx *c, json_t *v, model_fault_cfg *f,
                  c, sim__scenario_get_duration(c, v, "delay", 0, true, SCN_DUR_POS, &f->delay_ns),
                  "delay", "how long to hold each reply, " SCN_DUR_POS) == 1;
     case MODEL_FAULT_DOWN: return true;
+    /* A pushback fault exists only to send pushback: without a value it would do nothing.
+     * The message asks for the key that fits the service's space. */
     case MODEL_FAULT_PUSHBACK:
       if (!parse_pushback_strings(c, v, svc, &f->pushback, &f->retry_after)) return false;
       if (f->pushback == NULL && f->retry_after == NULL) {
@@ -420,6 +467,8 @@ static bool parse_fault_kind(scn_ctx *c, json_t *v, model_fault_cfg *f,
  * checked before any value so that a key of another kind ("factor" on a "fail" fault) is
  * reported as misplaced, with the kind's own list, rather than as a bad value. */
 static bool parse_fault(scn_ctx *c, json_t *v, model_fault_cfg *f, const model_service_cfg *svc) {
+  /* The defaults come first, before anything can fail, so an abandoned fault is well formed:
+   * no end, every replica, probability 1. */
   f->end_ns = RETRY_NEVER;
   f->replica_mask = ~UINT64_C(0);
   f->rate = 1;
@@ -433,6 +482,8 @@ static bool parse_fault(scn_ctx *c, json_t *v, model_fault_cfg *f, const model_s
                             "\"refuse\", \"fail\", \"slowdown\", \"stall\", \"down\", "
                             "\"pushback\" or \"capacity\"") != 1)
     return false;
+  /* The kind is stored before its keys are checked: the struct stays well formed for
+   * model_config_destroy whatever fails next. */
   f->kind = (model_fault_kind)kind;
   char where[48];
   sim__scenario_kind_where(where, sizeof where, fault_kinds[kind], "fault");
@@ -440,7 +491,9 @@ static bool parse_fault(scn_ctx *c, json_t *v, model_fault_cfg *f, const model_s
          parse_fault_common(c, v, f, svc) && parse_fault_kind(c, v, f, svc);
 }
 
-/* "faults": same allocation discipline as "calls". */
+/* "faults": same allocation discipline as "calls". n_faults grows before each parse_fault, so
+ * model_config_destroy frees the method and pushback strings of the fault that failed as well as
+ * those of the faults before it. */
 static bool parse_faults(scn_ctx *c, json_t *list, model_service_cfg *svc) {
   if (!json_is_array(list)) {
     sim__scenario_fail_value(c, "\"faults\"", "an array of faults", list);
@@ -465,6 +518,9 @@ static bool parse_faults(scn_ctx *c, json_t *list, model_service_cfg *svc) {
  * Services
  * =================================================================== */
 
+/* The key lists of a service and its parts. The enum name lists are indexed like the model's
+ * enums (model_queue_kind, model_deadline_mode, model_lb_kind, ...), so the index read is the
+ * value stored: keep each list in the order of its enum. */
 static const char *const service_keys[] = {
     "space",        "replicas",          "workers",  "queue", "reject",
     "service_time", "slowdown_per_busy", "deadline", "lb",    "side_effect",
@@ -487,6 +543,8 @@ static bool parse_queue(scn_ctx *c, json_t *q, model_service_cfg *svc) {
                              q);
     return false;
   }
+  /* A capacity of 0 is allowed: no waiting room, a request is rejected as soon as every
+   * worker of the replica is busy. */
   if (!sim__scenario_check_keys(c, q, queue_keys, SCN_N_OF(queue_keys), NULL) ||
       sim__scenario_get_int32(c, q, "capacity", 0, SCN_MAX_QUEUE, "an integer in [0, 10000000]",
                               &svc->queue_capacity) < 0 ||
@@ -503,6 +561,7 @@ static bool parse_reject(scn_ctx *c, json_t *r, model_service_cfg *svc) {
     sim__scenario_fail_value(c, "\"reject\"", "an object {\"status\": ..., ...}", r);
     return false;
   }
+  /* allow_ok false: a full queue that answered OK would hide the overload it exists to show. */
   return sim__scenario_check_keys(c, r, reject_keys, SCN_N_OF(reject_keys), NULL) &&
          sim__scenario_get_status(c, r, "status", svc->space, false, &svc->reject_status) >= 0 &&
          parse_pushback_strings(c, r, svc, &svc->reject_pushback, &svc->reject_retry_after);
@@ -513,6 +572,8 @@ static bool parse_lb(scn_ctx *c, json_t *obj, model_service_cfg *svc) {
   json_t *v = sim__scenario_field(obj, "lb");
   if (v == NULL) return true;
   int k = 0;
+  /* The object form is needed only for avoid_previous; "kind" is then required, since
+   * an object without it would silently mean round_robin. */
   if (json_is_object(v)) {
     size_t mark = sim__scenario_path_push_key(c, "lb");
     if (!sim__scenario_check_keys(c, v, lb_keys, SCN_N_OF(lb_keys), NULL) ||
@@ -528,7 +589,9 @@ static bool parse_lb(scn_ctx *c, json_t *obj, model_service_cfg *svc) {
   return true;
 }
 
-/* Calls the parser of an optional sub-value with the path at obj.key. */
+/* Calls the parser of an optional sub-value with the path at obj.key. The mark is popped only on
+ * success: after an error the path must keep pointing at the value that failed, and the error has
+ * already copied it anyway. */
 static bool sub(scn_ctx *c, json_t *obj, const char *key, model_service_cfg *svc,
                 bool (*parse)(scn_ctx *, json_t *, model_service_cfg *)) {
   json_t *v = sim__scenario_field(obj, key);
@@ -547,7 +610,10 @@ static bool parse_service(scn_ctx *c, json_t *v, model_service_cfg *svc) {
   svc->replicas = 1;
   svc->workers = 1;
   svc->queue_capacity = 1000;
+  /* The queue's default reject status depends on the space, which the first pass read. */
   svc->reject_status = svc->space == RETRY_SPACE_GRPC ? RETRY_GRPC_RESOURCE_EXHAUSTED : 503;
+  /* service_time is the one required key of a service: without it there is no work to
+   * simulate, and no default would be a sensible guess. */
   if (!sim__scenario_check_keys(c, v, service_keys, SCN_N_OF(service_keys), NULL) ||
       sim__scenario_get_int32(c, v, "replicas", 1, SCN_MAX_REPLICAS, "an integer in [1, 64]",
                               &svc->replicas) < 0 ||
@@ -563,9 +629,13 @@ static bool parse_service(scn_ctx *c, json_t *v, model_service_cfg *svc) {
       sim__scenario_get_bool(c, v, "dedup", &svc->dedup) < 0 ||
       sim__scenario_get_enum(c, v, "calls_mode", calls_mode_names, 2, &m) < 0)
     return false;
+  /* The enum indexes are stored only once every getter succeeded; absent keys leave 0, which
+   * is each enum's default (ignore, none, sequential). */
   svc->deadline = (model_deadline_mode)d;
   svc->effect = (model_effect_point)e;
   svc->calls_mode = (model_fanout_kind)m;
+  /* Calls and faults come last, as in the documentation; a fault's "replicas" list is checked
+   * against the service's replicas, read above. */
   json_t *calls = sim__scenario_field(v, "calls");
   if (calls != NULL) {
     size_t mark = sim__scenario_path_push_key(c, "calls");
@@ -592,7 +662,8 @@ bool sim__scenario_check_name(scn_ctx *c, const char *kind, const char *name) {
     return false;
   }
   /* summary.json keeps "amplification": {<service>: x, ..., "edges": [...]}, so a service
-   * called "edges" would collide with the list of edges. */
+   * called "edges" would collide with the list of edges. Only services: clients do not appear
+   * among amplification's keys. */
   if (strcmp(kind, "service") == 0 && strcmp(name, "edges") == 0) {
     sim__scenario_fail(c, RETRY_ECONFIG,
                        "\"edges\" is reserved (summary.json's amplification.edges); choose another "
@@ -615,6 +686,8 @@ static bool parse_services(scn_ctx *c, json_t *services) {
   }
   cfg->services = sim__scenario_calloc(n, sizeof cfg->services[0]);
   if (cfg->services == NULL) return oom(c);
+  /* n_services is set before any name is stored: every slot is zeroed, and destroy and
+   * service_index both skip a NULL name, so a failure half-way through is safe. */
   cfg->n_services = n;
   size_t i = 0;
   for (void *it = json_object_iter(services); it != NULL;
@@ -632,9 +705,12 @@ static bool parse_services(scn_ctx *c, json_t *services) {
     if (!dup_to(c, &svc->name, name) ||
         sim__scenario_get_enum(c, v, "space", space_names, 2, &sp) < 0)
       return false;
+    /* sp stays 0 when "space" is absent: gRPC is the default space. */
     svc->space = (retry_space)sp;
     sim__scenario_path_pop(c, mark);
   }
+  /* Second pass. Jansson iterates an object in insertion order, so both passes see the
+   * services in the same order and index i names the same service in each. */
   i = 0;
   for (void *it = json_object_iter(services); it != NULL;
        it = json_object_iter_next(services, it), i++) {
@@ -659,6 +735,9 @@ static bool report_cycle(scn_ctx *c, const int *stack, size_t depth, size_t from
   const model_config *cfg = c->cfg;
   char text[sizeof c->e.message], shown[48];
   size_t len = 0;
+  /* The cycle is printed from its first service back to it ("a -> b -> a"). Names are cut to
+   * 24 bytes so a cycle of several services fits the message; on a truncated snprintf len
+   * jumps to the buffer's size, which ends the loop. */
   for (size_t k = from; k <= depth && len < sizeof text; k++) {
     int s = k < depth ? stack[k] : stack[from];
     sim__scenario_printable(shown, sizeof shown, cfg->services[s].name, 24);
@@ -666,6 +745,8 @@ static bool report_cycle(scn_ctx *c, const int *stack, size_t depth, size_t from
     len = n < 0 ? sizeof text : len + (size_t)n;
   }
   int u = stack[depth - 1];
+  /* The error points at the "service" key of the call that closes the cycle, the line a user
+   * edits to break it. One pop with the first mark undoes all five pushes. */
   size_t mark = sim__scenario_path_push_key(c, "services");
   sim__scenario_path_push_key(c, cfg->services[u].name);
   sim__scenario_path_push_key(c, "calls");
@@ -678,7 +759,10 @@ static bool report_cycle(scn_ctx *c, const int *stack, size_t depth, size_t from
 
 /* Colors: 0 not seen, 1 on the current path (a call to such a service closes a cycle),
  * 2 finished (everything below it is known to be acyclic). stack and next hold the current
- * path and, per depth, the next call to follow: O(services + calls) in all. */
+ * path and, per depth, the next call to follow: O(services + calls) in all. The three arrays are
+ * sized by the number of services: the stack never holds a service twice (one on the stack is color
+ * 1, and following it again closes a cycle instead of pushing). On out of memory the error is
+ * recorded and the loop does not run; free(NULL) is fine. */
 static bool check_cycles(scn_ctx *c) {
   const model_config *cfg = c->cfg;
   size_t n = cfg->n_services;
@@ -687,6 +771,8 @@ static bool check_cycles(scn_ctx *c) {
   size_t *next = sim__scenario_calloc(n, sizeof *next); /* next call to follow, per depth */
   bool ok = color != NULL && stack != NULL && next != NULL;
   if (!ok) oom(c);
+  /* Roots in document order: the cycle reported is the first one a depth-first walk of the
+   * file meets, the same on every run. */
   for (size_t root = 0; ok && root < n; root++) {
     if (color[root] != 0) continue;
     size_t depth = 0;
@@ -701,6 +787,7 @@ static bool check_cycles(scn_ctx *c) {
         continue;
       }
       int v = u->calls[j].service;
+      /* A back edge: the cycle is the stack from v's position up, closed by call j. */
       if (color[v] == 1) {
         size_t from = 0;
         while (stack[from] != v)
@@ -746,7 +833,9 @@ static bool parse_name(scn_ctx *c, json_t *doc, const char *default_name) {
 
 /* "seed", "duration", "drain" and "bucket". The seed is a JSON integer, so at most
  * INT64_MAX here: jansson refuses larger integers as a syntax error. The command line's
- * --seed covers the rest of the uint64 range. */
+ * --seed covers the rest of the uint64 range. The defaults: drain 60 s, bucket 1 s, seed 1.
+ * "duration" has no default: how long the clients send is the one figure every scenario must state.
+ */
 static bool parse_times(scn_ctx *c, json_t *doc) {
   model_config *cfg = c->cfg;
   int64_t seed = 1;
@@ -763,6 +852,9 @@ static bool parse_times(scn_ctx *c, json_t *doc) {
   cfg->seed = (uint64_t)seed;
   /* The time series holds duration / bucket rows: a million is plenty for any plot and keeps
    * a typo such as "1ns" from asking for gigabytes. */
+  /* The first test avoids overflow in bucket * SCN_MAX_BUCKETS; a bucket that large cannot
+   * give too many rows anyway, since the duration is an int64 too. The "got" falls back to the
+   * default "1s" when the limit is hit without an explicit "bucket". */
   if (cfg->bucket_ns <= INT64_MAX / SCN_MAX_BUCKETS &&
       cfg->duration_ns > cfg->bucket_ns * SCN_MAX_BUCKETS) {
     size_t mark = sim__scenario_path_push_key(c, "bucket");
@@ -777,7 +869,8 @@ static bool parse_times(scn_ctx *c, json_t *doc) {
   return true;
 }
 
-/* A required object member, parsed with the path at it. */
+/* A top-level member, parsed with the path at it. what == NULL makes the member optional (variants,
+ * expect); otherwise its absence is reported as `"key" is required: what`. */
 static bool top_sub(scn_ctx *c, json_t *doc, const char *key, const char *what,
                     bool (*parse)(scn_ctx *, json_t *)) {
   json_t *v = sim__scenario_field(doc, key);
@@ -800,6 +893,8 @@ model_config *sim__scenario_build(scn_ctx *c, json_t *doc, const char *default_n
     sim__scenario_fail_value(c, "a scenario", "a JSON object", doc);
     return NULL;
   }
+  /* The config hangs off the context so every parser can reach the services converted so
+   * far; the context never owns it, and it is detached below before being returned. */
   c->cfg = sim__scenario_calloc(1, sizeof *c->cfg);
   if (c->cfg == NULL) {
     oom(c);
@@ -816,6 +911,8 @@ model_config *sim__scenario_build(scn_ctx *c, json_t *doc, const char *default_n
               sim__scenario_parse_clients) &&
       top_sub(c, doc, "variants", NULL, sim__scenario_check_variants) &&
       top_sub(c, doc, "expect", NULL, sim__scenario_check_expect);
+  /* failed(c) as well as ok: a parser that recorded an error but returned success (an
+   * out-of-memory report inside a helper, say) must still not let the config through. */
   model_config *cfg = c->cfg;
   c->cfg = NULL;
   if (!ok || failed(c)) {

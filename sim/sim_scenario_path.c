@@ -24,25 +24,32 @@
  * that is an object whose member equals value; only expectations use it, since the summary's
  * arrays are lists of records, whereas a scenario's arrays are addressed by position. */
 
+/* Longest key or selector text, NUL included. Names stop at 63 bytes, but a path may address
+ * any key of the document, a policy's included; 255 is generous and keeps a segment on the
+ * stack. */
 #define SEG_TEXT_MAX 256
 
+/* A member of an object, an element by position, or the first element whose member matches
+ * (expectations only). */
 typedef enum seg_kind { SEG_KEY, SEG_INDEX, SEG_MATCH } seg_kind;
 
+/* One segment, decoded into fixed buffers so parsing allocates nothing. */
 typedef struct seg {
-  seg_kind kind;
+  seg_kind kind;            /* which of the fields below is meaningful */
   char key[SEG_TEXT_MAX];   /* SEG_KEY: the key; SEG_MATCH: the member compared */
   size_t index;             /* SEG_INDEX */
   char value[SEG_TEXT_MAX]; /* SEG_MATCH: the value it must equal, as a string */
 } seg;
 
 /* Reasons go to a caller's buffer, which may be absent (NULL, 0) when only the verdict is
- * wanted. The format takes one string so that every call site is checked by the compiler. */
+ * wanted. The format takes one string so that every call site is checked by the compiler;
+ * messages without an argument end in "%s" and pass "", which keeps that one signature. */
 static void why_set(char *why, size_t size, const char *fmt, const char *arg) {
   if (why != NULL && size > 0) snprintf(why, size, fmt, arg);
 }
 
-/* Reads a bracket segment; *pp is just past '['. */
-/* Indexes refuse leading zeros ("[01]") so that one element has one spelling, and stop at
+/* Reads a bracket segment; *pp is just past '['. Returns 1 with *pp past ']', or -1 with a
+ * reason. Indexes refuse leading zeros ("[01]") so that one element has one spelling, and stop at
  * SIZE_MAX rather than wrap. */
 static int read_bracket(const char **pp, bool allow_match, seg *s, char *why, size_t why_size) {
   const char *p = *pp;
@@ -53,6 +60,7 @@ static int read_bracket(const char **pp, bool allow_match, seg *s, char *why, si
     }
     size_t idx = 0;
     for (; *p >= '0' && *p <= '9'; p++) {
+      /* Checked before the multiply, so idx * 10 + 9 can never wrap. */
       if (idx > (SIZE_MAX - 9) / 10) {
         why_set(why, why_size, "an index is too large%s", "");
         return -1;
@@ -75,6 +83,7 @@ static int read_bracket(const char **pp, bool allow_match, seg *s, char *why, si
         why_set(why, why_size, "a quoted key has no closing quote%s", "");
         return -1;
       }
+      /* Only \" and \\ are escapes; a backslash before anything else is an ordinary byte. */
       if (*p == '\\' && (p[1] == '"' || p[1] == '\\')) p++;
       if (n + 1 >= SEG_TEXT_MAX) {
         why_set(why, why_size, "a key is longer than 255 bytes%s", "");
@@ -95,6 +104,8 @@ static int read_bracket(const char **pp, bool allow_match, seg *s, char *why, si
     why_set(why, why_size, "expected an index [0] or a quoted key [\"name\"] after '['%s", "");
     return -1;
   }
+  /* member=value: the member runs to '=', the value to the next ']'. A value may therefore
+   * hold '.', '=' and '[' ("[to=db.v2]"), but never ']'. */
   const char *eq = p;
   while (*eq != '\0' && *eq != '=' && *eq != ']' && *eq != '[')
     eq++;
@@ -129,6 +140,7 @@ static int next_seg(const char **pp, bool first, bool allow_match, seg *s, char 
     *pp = p + 1;
     return read_bracket(pp, allow_match, s, why, why_size);
   }
+  /* Only the first segment goes without a separator; after it a key needs its '.'. */
   if (!first) {
     if (*p != '.') {
       why_set(why, why_size, "expected '.' or '[' after a segment%s", "");
@@ -148,6 +160,7 @@ static int next_seg(const char **pp, bool first, bool allow_match, seg *s, char 
     why_set(why, why_size, *p == ']' ? "unexpected ']'%s" : "a key is empty%s", "");
     return -1;
   }
+  /* A ']' outside a bracket is a typo or half of a broken bracket, never part of a key. */
   if (*p == ']') {
     why_set(why, why_size, "unexpected ']'%s", "");
     return -1;
@@ -183,6 +196,8 @@ bool sim__scenario_path_check(const char *path, bool allow_match, char *why, siz
   if (p == NULL) return false;
   seg s;
   int rc;
+  /* The loop has no body: next_seg decodes and advances. rc == 0 means the whole path
+   * decoded; -1 left its reason in why. */
   for (bool first = true; (rc = next_seg(&p, first, allow_match, &s, why, why_size)) == 1;
        first = false) {
   }
@@ -193,6 +208,7 @@ bool sim__scenario_path_check(const char *path, bool allow_match, char *why, siz
 bool sim__scenario_path_head(const char *path, char *buf, size_t size) {
   const char *p = path_start(path, NULL, 0);
   seg s;
+  /* Selectors are accepted so any checked path has a head; only a key counts as one. */
   if (p == NULL || next_seg(&p, true, true, &s, NULL, 0) != 1 || s.kind != SEG_KEY) return false;
   snprintf(buf, size, "%s", s.key);
   return true;
@@ -217,6 +233,7 @@ static const char *type_name(const json_t *v) {
 static void why_type(char *why, size_t size, const char *path, size_t prefix_len, const json_t *v,
                      const char *want) {
   char shown[72];
+  /* The path up to the container, cut at 60 bytes so the reason fits its 128-byte buffer. */
   size_t n = prefix_len < 60 ? prefix_len : 60;
   memcpy(shown, path, n);
   snprintf(shown + n, sizeof shown - n, "%s", prefix_len > 60 ? "..." : "");
@@ -236,13 +253,22 @@ int sim__scenario_path_set(json_t *root, const char *path, json_t *value, char *
     json_decref(value);
     return RETRY_EINVAL;
   }
+  /* The syntax was checked in full above, so a bad path changes nothing. What can still fail
+   * is found as the walk meets it: a value of the wrong type, an index past the end, out of
+   * memory. Objects created before such a failure stay in root; that is harmless, because
+   * every caller discards the whole document on any error. value is consumed on every path:
+   * stolen by a successful (or failed) *_set_new, released by hand otherwise. */
   bool del = json_is_null(value);
   const char *p = path_start(path, NULL, 0), *root_start = p, *a_start = p;
   seg a, b;
+  /* Two segments at a time: a is applied to cur, and b, the one after it, decides what a
+   * missing child becomes (an array before an index, else an object). The return values of
+   * next_seg are not tested for errors: the path was checked, so they are 1 or 0 (the end). */
   next_seg(&p, true, false, &a, NULL, 0);
   json_t *cur = root;
   for (;;) {
-    /* The container of segment a is the path before a's text (none: the document). */
+    /* The container of segment a is the path before a's text (none: the document). It is
+     * measured in the path as written, "$." included when given, so the quote matches it. */
     size_t cont_len = a_start == root_start ? 0 : (size_t)(a_start - path);
     const char *b_start = p;
     int more = next_seg(&p, false, false, &b, NULL, 0);
@@ -253,6 +279,8 @@ int sim__scenario_path_set(json_t *root, const char *path, json_t *value, char *
         return RETRY_EINVAL;
       }
       json_t *child = json_object_get(cur, a.key);
+      /* a is the last segment: set or delete it. json_object_set_new steals value even
+       * when it fails, so the ENOMEM return has nothing left to release. */
       if (more == 0) {
         if (del) {
           json_object_del(cur, a.key);
@@ -261,6 +289,8 @@ int sim__scenario_path_set(json_t *root, const char *path, json_t *value, char *
         }
         return json_object_set_new(cur, a.key, value) == 0 ? RETRY_OK : RETRY_ENOMEM;
       }
+      /* Deleting under a missing parent: there is nothing to delete, and creating parents
+       * just to remove nothing would change the document. */
       if (child == NULL || json_is_null(child)) {
         if (del) {
           json_decref(value);
@@ -280,6 +310,7 @@ int sim__scenario_path_set(json_t *root, const char *path, json_t *value, char *
         return RETRY_EINVAL;
       }
       size_t size = json_array_size(cur);
+      /* index == size appends; anything past it would leave a hole that JSON cannot hold. */
       if (a.index > size) {
         if (why != NULL)
           snprintf(why, why_size, "index %zu is past the end of an array of %zu element%s", a.index,
@@ -290,6 +321,7 @@ int sim__scenario_path_set(json_t *root, const char *path, json_t *value, char *
       if (more == 0) {
         int rc;
         if (del) {
+          /* Removing shifts later elements down; deleting just past the end is a no-op. */
           rc = a.index < size ? json_array_remove(cur, a.index) : 0;
           json_decref(value);
         } else if (a.index == size) {
@@ -306,6 +338,7 @@ int sim__scenario_path_set(json_t *root, const char *path, json_t *value, char *
           return RETRY_OK;
         }
         child = b.kind == SEG_INDEX ? json_array() : json_object();
+        /* Both setters steal child even on failure, so only value is left to release. */
         int rc = child == NULL    ? -1
                  : a.index < size ? json_array_set_new(cur, a.index, child)
                                   : json_array_append_new(cur, child);
@@ -316,6 +349,8 @@ int sim__scenario_path_set(json_t *root, const char *path, json_t *value, char *
       }
       cur = child;
     }
+    /* One level down. a_start follows a's text so why_type can quote the path up to the
+     * container of the next segment. */
     a = b;
     a_start = b_start;
   }

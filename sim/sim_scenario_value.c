@@ -23,6 +23,8 @@
 void sim__scenario_ctx_init(scn_ctx *c, const char *source, const char *base_dir,
                             const char *variant) {
   memset(c, 0, sizeof *c);
+  /* The memset alone would leave line and column 0, which reads as a position; clearing
+   * makes them -1 ("unknown"), the value every semantic error keeps. */
   retry_error_clear(&c->e);
   c->source = source;
   c->base_dir = base_dir;
@@ -36,6 +38,7 @@ void sim__scenario_ctx_init(scn_ctx *c, const char *source, const char *base_dir
 static bool failed(const scn_ctx *c) { return c->e.code != RETRY_OK; }
 
 /* Copies src into dst[size], cutting it; always NUL-terminated. */
+/* size must be > 0; every caller passes an array. */
 static void copy_cut(char *dst, size_t size, const char *src) {
   size_t n = strlen(src);
   if (n >= size) n = size - 1;
@@ -48,6 +51,9 @@ static void copy_cut(char *dst, size_t size, const char *src) {
  * path alone cannot say it (every variant's document has the same paths). */
 void sim__scenario_fail(scn_ctx *c, int code, const char *fmt, ...) {
   if (failed(c)) return;
+  /* Every buffer here is on the stack: recording an error allocates nothing, so running out of
+   * memory can be reported like any other mistake. full is twice a message so the prefix never
+   * cuts the text before copy_cut does, at the one place that decides what fits. */
   char msg[sizeof c->e.message];
   va_list ap;
   va_start(ap, fmt);
@@ -56,6 +62,8 @@ void sim__scenario_fail(scn_ctx *c, int code, const char *fmt, ...) {
   c->e.code = code;
   copy_cut(c->e.source, sizeof c->e.source, c->source);
   copy_cut(c->e.path, sizeof c->e.path, c->path);
+  /* No position: jansson keeps none for parsed values (akheron/jansson#272), so a semantic
+   * error is located by its JSON path alone. */
   c->e.line = -1;
   c->e.column = -1;
   if (c->variant != NULL) {
@@ -103,6 +111,8 @@ static bool is_ident(const char *key) {
  * only when it is copied into the error; the walk itself never loses its place. Keys come
  * from the input: quotes and backslashes are escaped, control bytes shown as '?'. */
 size_t sim__scenario_path_push_key(scn_ctx *c, const char *key) {
+  /* room keeps a byte for the NUL. The byte loop stops at n + 1 < room so an escaped
+   * character always gets both of its bytes; a push never fails, it only cuts. */
   size_t old = c->path_len, n = old, room = sizeof c->path - 1;
   if (is_ident(key)) {
     snprintf(c->path + n, sizeof c->path - n, ".%s", key);
@@ -130,6 +140,8 @@ size_t sim__scenario_path_push_index(scn_ctx *c, size_t i) {
   return old;
 }
 
+/* Text appended as it is: a service config's own path after the policy's key, already in
+ * the same notation. Cut like the other pushes when it does not fit. */
 size_t sim__scenario_path_push_raw(scn_ctx *c, const char *text) {
   size_t old = c->path_len;
   snprintf(c->path + old, sizeof c->path - old, "%s", text);
@@ -147,6 +159,8 @@ void sim__scenario_path_pop(scn_ctx *c, size_t mark) {
  * a UTF-8 sequence. */
 void sim__scenario_printable(char *buf, size_t size, const char *s, size_t max) {
   size_t len = strlen(s), n = len > max ? max : len;
+  /* Step back over UTF-8 continuation bytes (10xxxxxx) so the cut lands on the start of a
+   * character; then leave room in buf for "..." and the NUL. */
   while (n > 0 && n < len && ((unsigned char)s[n] & 0xC0) == 0x80)
     n--;
   if (n + 4 > size) n = size > 4 ? size - 4 : 0;
@@ -163,6 +177,8 @@ void sim__scenario_printable(char *buf, size_t size, const char *s, size_t max) 
 /* The fewest digits that read back as the same double; an integral real keeps ".0" so that
  * "got 2.0" tells a JSON real from the integer 2. */
 static void format_double(char *buf, size_t size, double v) {
+  /* 17 significant digits always read back exactly; trying fewer first gives "0.1" rather
+   * than "0.10000000000000001". Only the "%g" form with no '.', 'e' or "inf" gets ".0". */
   for (int prec = 1; prec <= 17; prec++) {
     snprintf(buf, size, "%.*g", prec, v);
     if (strtod(buf, NULL) == v) break;
@@ -184,17 +200,20 @@ void sim__scenario_describe(const json_t *v, char *buf, size_t size) {
       sim__scenario_printable(tmp, sizeof tmp, json_string_value(v), 40);
       snprintf(buf, size, "\"%s\"", tmp);
       return;
+    /* JSON_INTEGER_FORMAT is jansson's own, matching json_int_t on every platform. */
     case JSON_INTEGER: snprintf(buf, size, "%" JSON_INTEGER_FORMAT, json_integer_value(v)); return;
     case JSON_REAL: format_double(buf, size, json_real_value(v)); return;
     case JSON_TRUE: snprintf(buf, size, "true"); return;
     case JSON_FALSE: snprintf(buf, size, "false"); return;
     case JSON_NULL: snprintf(buf, size, "null"); return;
   }
+  /* The switch covers every json_type; this line is for compilers that cannot see that. */
   snprintf(buf, size, "a value"); /* not reached */
 }
 
 /* The common shape of a message: the value's label, what it must be, and what it was. */
 void sim__scenario_fail_value(scn_ctx *c, const char *label, const char *what, const json_t *v) {
+  /* 64 bytes are enough: describe cuts strings at 40 and shows containers by kind only. */
   char got[64];
   sim__scenario_describe(v, got, sizeof got);
   sim__scenario_fail(c, RETRY_ECONFIG, "%s must be %s, got %s", label, what, got);
@@ -212,6 +231,7 @@ void sim__scenario_fail_unknown_key(scn_ctx *c, const char *key, const char *con
                            where);
   else
     len = (size_t)snprintf(msg, sizeof msg, "unknown key \"%s\"; allowed: ", shown);
+  /* snprintf returns the length it wanted; clamp it so the appends below stay in bounds. */
   if (len >= sizeof msg) len = sizeof msg - 1;
   for (size_t i = 0; i < n; i++) {
     size_t need = strlen(allowed[i]) + (i ? 2 : 0);
@@ -237,6 +257,7 @@ bool sim__scenario_key_in(const char *key, const char *const *list, size_t n) {
  * reader of the file sees. */
 bool sim__scenario_check_keys(scn_ctx *c, json_t *obj, const char *const *allowed, size_t n,
                               const char *where) {
+  /* Only the first unknown key is reported; the first error wins here as everywhere. */
   for (void *it = json_object_iter(obj); it != NULL; it = json_object_iter_next(obj, it)) {
     const char *key = json_object_iter_key(it);
     if (sim__scenario_key_in(key, allowed, n)) continue;
@@ -271,26 +292,36 @@ int sim__scenario_require(scn_ctx *c, int rc, const char *key, const char *what)
   return -1;
 }
 
-/* "\"key\"" for messages. */
-/* Messages name a key in quotes, as the file writes it: "workers" must be ... */
+/* Messages name a key in quotes, as the file writes it: "workers" must be ... The label is
+ * built before the key is pushed; it depends on the key only, not on the path. */
 static void quoted(char *buf, size_t size, const char *key) {
   char shown[48];
   sim__scenario_printable(shown, sizeof shown, key, 40);
   snprintf(buf, size, "\"%s\"", shown);
 }
 
+/* Reports that obj[key] (the value v) is not what was expected, at the key's path: "\"key\"
+ * must be what, got ...". Returns -1, the getters' "failed". */
+static int fail_at_key(scn_ctx *c, const char *key, const char *what, json_t *v) {
+  char label[64];
+  quoted(label, sizeof label, key);
+  size_t mark = sim__scenario_path_push_key(c, key);
+  sim__scenario_fail_value(c, label, what, v);
+  sim__scenario_path_pop(c, mark);
+  return -1;
+}
+
 /* true or false only: "yes", 1 and "true" are refused, since each has a plausible other
  * meaning in some configuration language. */
+/* The getters below share one pattern: absent (or null) returns 0 with *out untouched, a bad
+ * value pushes its key only for the message and returns -1, and a good one sets *out and
+ * returns 1. The pop after a failure keeps callers' marks consistent even though the walk is
+ * about to unwind. */
 int sim__scenario_get_bool(scn_ctx *c, json_t *obj, const char *key, bool *out) {
   json_t *v = sim__scenario_field(obj, key);
   if (v == NULL) return 0;
   if (!json_is_boolean(v)) {
-    char label[64];
-    quoted(label, sizeof label, key);
-    size_t mark = sim__scenario_path_push_key(c, key);
-    sim__scenario_fail_value(c, label, "true or false", v);
-    sim__scenario_path_pop(c, mark);
-    return -1;
+    return fail_at_key(c, key, "true or false", v);
   }
   *out = json_is_true(v);
   return 1;
@@ -303,13 +334,9 @@ int sim__scenario_get_int(scn_ctx *c, json_t *obj, const char *key, int64_t lo, 
   json_t *v = sim__scenario_field(obj, key);
   if (v == NULL) return 0;
   if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi) {
-    char label[64];
-    quoted(label, sizeof label, key);
-    size_t mark = sim__scenario_path_push_key(c, key);
-    sim__scenario_fail_value(c, label, what, v);
-    sim__scenario_path_pop(c, mark);
-    return -1;
+    return fail_at_key(c, key, what, v);
   }
+  /* json_int_t is long long here, so the cast is exact; the range was checked above. */
   *out = (int64_t)json_integer_value(v);
   return 1;
 }
@@ -333,12 +360,7 @@ int sim__scenario_get_number(scn_ctx *c, json_t *obj, const char *key, double lo
   double d = json_is_number(v) ? json_number_value(v) : 0;
   if (!json_is_number(v) || (lo_open ? !(d > lo) : !(d >= lo)) ||
       (hi_open ? !(d < hi) : !(d <= hi))) {
-    char label[64];
-    quoted(label, sizeof label, key);
-    size_t mark = sim__scenario_path_push_key(c, key);
-    sim__scenario_fail_value(c, label, what, v);
-    sim__scenario_path_pop(c, mark);
-    return -1;
+    return fail_at_key(c, key, what, v);
   }
   *out = d;
   return 1;
@@ -349,12 +371,7 @@ int sim__scenario_get_string(scn_ctx *c, json_t *obj, const char *key, const cha
   json_t *v = sim__scenario_field(obj, key);
   if (v == NULL) return 0;
   if (!json_is_string(v)) {
-    char label[64];
-    quoted(label, sizeof label, key);
-    size_t mark = sim__scenario_path_push_key(c, key);
-    sim__scenario_fail_value(c, label, "a string", v);
-    sim__scenario_path_pop(c, mark);
-    return -1;
+    return fail_at_key(c, key, "a string", v);
   }
   *out = json_string_value(v);
   return 1;
@@ -375,17 +392,14 @@ int sim__scenario_get_enum(scn_ctx *c, json_t *obj, const char *key, const char 
     }
   }
   /* "a" or "b"; "a", "b" or "c" */
+  /* As large as a whole message; the name lists here are short enough never to be cut, and
+   * len < sizeof what stops the loop if one ever is. */
   char what[160];
   size_t len = 0;
   for (size_t i = 0; i < n && len < sizeof what; i++)
     len += (size_t)snprintf(what + len, sizeof what - len, "%s\"%s\"",
                             i == 0 ? "" : (i + 1 == n ? " or " : ", "), names[i]);
-  char label[64];
-  quoted(label, sizeof label, key);
-  size_t mark = sim__scenario_path_push_key(c, key);
-  sim__scenario_fail_value(c, label, what, v);
-  sim__scenario_path_pop(c, mark);
-  return -1;
+  return fail_at_key(c, key, what, v);
 }
 
 /* Names end up in file names, CSV headers and command lines (--set services.NAME.workers),
@@ -406,21 +420,19 @@ bool sim__scenario_name_is_valid(const char *s) {
 bool sim__scenario_method_is_valid(const char *s) {
   if (s[0] != '/') return false;
   const char *slash = strchr(s + 1, '/');
+  /* A non-empty service, one '/', a non-empty method and no further '/'. */
   return slash != NULL && slash > s + 1 && slash[1] != '\0' && strchr(slash + 1, '/') == NULL;
 }
 
+/* A string that must be a full method name. The message quotes the value from the document,
+ * not s, so describe shows it as written, quotes included. */
 int sim__scenario_get_method(scn_ctx *c, json_t *obj, const char *key, const char **out) {
   const char *s = NULL;
   int rc = sim__scenario_get_string(c, obj, key, &s);
   if (rc != 1) return rc;
   if (!sim__scenario_method_is_valid(s)) {
-    char label[64];
-    quoted(label, sizeof label, key);
-    size_t mark = sim__scenario_path_push_key(c, key);
-    sim__scenario_fail_value(c, label, "a full method name \"/package.Service/Method\"",
-                             json_object_get(obj, key));
-    sim__scenario_path_pop(c, mark);
-    return -1;
+    return fail_at_key(c, key, "a full method name \"/package.Service/Method\"",
+                       json_object_get(obj, key));
   }
   *out = s;
   return 1;
@@ -428,10 +440,12 @@ int sim__scenario_get_method(scn_ctx *c, json_t *obj, const char *key, const cha
 
 /* For "key ... is not allowed in an \"open\" arrival": the article follows the kind. */
 void sim__scenario_kind_where(char *buf, size_t size, const char *kind, const char *what) {
+  /* kind[0] != '\0' matters: strchr finds the terminator, so "" would count as a vowel. */
   bool vowel = strchr("aeiou", kind[0]) != NULL && kind[0] != '\0';
   snprintf(buf, size, "%s \"%s\" %s", vowel ? "an" : "a", kind, what);
 }
 
+/* The names the "space" key takes; retry_space has only the two values. */
 const char *sim__scenario_space_name(retry_space sp) {
   return sp == RETRY_SPACE_HTTP ? "http" : "grpc";
 }
@@ -447,6 +461,7 @@ const char *sim__scenario_space_name(retry_space sp) {
  * readings instead. */
 bool sim__scenario_duration_value(scn_ctx *c, json_t *v, const char *label, int64_t lo,
                                   bool lo_open, const char *what, int64_t *out) {
+  /* Described once, first: the same "got" text serves every message below. */
   char got[64];
   sim__scenario_describe(v, got, sizeof got);
   if (json_is_number(v)) {
@@ -457,6 +472,8 @@ bool sim__scenario_duration_value(scn_ctx *c, json_t *v, const char *label, int6
   }
   int64_t ns = 0;
   int rc = json_is_string(v) ? sim_duration_parse(json_string_value(v), &ns) : RETRY_EINVAL;
+  /* ERANGE: more than INT64_MAX ns, which is about 292 years. lo_open separates the "> 0"
+   * limits (a deadline, a mean) from the ">= 0" ones (a delay, a start time). */
   if (rc == RETRY_ERANGE) {
     sim__scenario_fail(c, RETRY_ECONFIG, "%s is out of range: at most about 292 years, got %s",
                        label, got);
@@ -483,6 +500,7 @@ int sim__scenario_get_duration(scn_ctx *c, json_t *obj, const char *key, int64_t
   return ok ? 1 : -1;
 }
 
+/* The units sim_rate_parse accepts, for messages. */
 #define RATE_WHAT "a rate such as \"800/s\" (/s, /ms, /min, /h)"
 
 /* Rates have the same rule as durations: a unit is required, because "800" per second and
@@ -503,6 +521,8 @@ bool sim__scenario_rate_value(scn_ctx *c, json_t *v, const char *label, double *
     sim__scenario_fail_value(c, label, RATE_WHAT, v);
     return false;
   }
+  /* The parser's own ERANGE and a rate above the limit get the same message: either way the
+   * fix is a smaller rate. */
   if (rc != RETRY_OK || r > SCN_MAX_RATE) {
     sim__scenario_fail(c, RETRY_ECONFIG, "%s must be at most 1000000000/s, got %s", label, got);
     return false;
@@ -517,6 +537,8 @@ bool sim__scenario_rate_value(scn_ctx *c, json_t *v, const char *label, double *
  * Distributions
  * =================================================================== */
 
+/* Indexed like model_dist_kind, so the index read from "dist" is the kind stored. dist_allowed
+ * below follows the same order; weibull and pareto share their keys (shape and scale). */
 static const char *const dist_names[] = {"constant", "exponential", "lognormal", "gamma",
                                          "weibull",  "pareto",      "uniform"};
 
@@ -528,9 +550,10 @@ static const char *const keys_gamma[] = {"dist", "shape", "mean", "scale"};
 static const char *const keys_shape_scale[] = {"dist", "shape", "scale"};
 static const char *const keys_uniform[] = {"dist", "min", "max"};
 
+/* The keys one kind allows; also used for the rate profiles' kinds. */
 typedef struct dist_keys {
-  const char *const *keys;
-  size_t n;
+  const char *const *keys; /* the allowed key names, "dist" or "kind" first */
+  size_t n;                /* entries in keys */
 } dist_keys;
 
 static const dist_keys dist_allowed[] = {
@@ -540,7 +563,8 @@ static const dist_keys dist_allowed[] = {
     {keys_uniform, SCN_N_OF(keys_uniform)},
 };
 
-/* A required duration parameter of a distribution. */
+/* A required duration parameter of a distribution. positive refuses 0: a mean or a scale of
+ * 0 describes no distribution, whereas a constant or a uniform bound may well be 0. */
 static bool dist_dur(scn_ctx *c, json_t *obj, const char *key, bool positive, int64_t *out) {
   const char *what = positive ? SCN_DUR_POS : SCN_DUR_NONNEG;
   return sim__scenario_require(c, sim__scenario_get_duration(c, obj, key, 0, positive, what, out),
@@ -559,6 +583,7 @@ static bool dist_pos(scn_ctx *c, json_t *obj, const char *key, double *out) {
  * NULL after an error. */
 static const char *one_of(scn_ctx *c, json_t *obj, const char *a, const char *b) {
   bool has_a = sim__scenario_field(obj, a) != NULL, has_b = sim__scenario_field(obj, b) != NULL;
+  /* Both given: reported at the second key, the one to delete. */
   if (has_a && has_b) {
     size_t mark = sim__scenario_path_push_key(c, b);
     sim__scenario_fail(c, RETRY_ECONFIG, "give \"%s\" or \"%s\", not both", a, b);
@@ -581,6 +606,9 @@ static const char *one_of(scn_ctx *c, json_t *obj, const char *a, const char *b)
 static bool parse_dist_object(scn_ctx *c, json_t *v, int kind, model_dist *out) {
   int64_t a = 0, b = 0;
   double k = 0;
+  /* Built in a local and copied out only when complete, so *out keeps the caller's default
+   * after any error. Durations arrive as int64 ns and are stored as doubles, model_dist's
+   * unit for every time parameter. */
   model_dist d = {(model_dist_kind)kind, 0, 0};
   const char *which;
   switch ((model_dist_kind)kind) {
@@ -596,6 +624,8 @@ static bool parse_dist_object(scn_ctx *c, json_t *v, int kind, model_dist *out) 
       if ((which = one_of(c, v, "median", "mean")) == NULL || !dist_dur(c, v, which, true, &a) ||
           !dist_pos(c, v, "sigma", &k))
         return false;
+      /* p1 is mu, the mean of the log: a lognormal's median is e^mu, and its mean is
+       * e^(mu + sigma^2 / 2), hence the correction only when the mean was given. */
       d.p1 = log((double)a) - (strcmp(which, "mean") == 0 ? k * k / 2 : 0);
       d.p2 = k;
       break;
@@ -604,6 +634,7 @@ static bool parse_dist_object(scn_ctx *c, json_t *v, int kind, model_dist *out) 
           !dist_dur(c, v, which, true, &a))
         return false;
       d.p1 = k;
+      /* The mean of a gamma is shape x scale. */
       d.p2 = strcmp(which, "mean") == 0 ? (double)a / k : (double)a;
       break;
     case MODEL_DIST_WEIBULL:
@@ -614,6 +645,7 @@ static bool parse_dist_object(scn_ctx *c, json_t *v, int kind, model_dist *out) 
       break;
     case MODEL_DIST_UNIFORM:
       if (!dist_dur(c, v, "min", false, &a) || !dist_dur(c, v, "max", false, &b)) return false;
+      /* min == max is allowed: a constant written as a range. */
       if (b < a) {
         size_t mark = sim__scenario_path_push_key(c, "max");
         char got[64];
@@ -634,6 +666,7 @@ static bool parse_dist_object(scn_ctx *c, json_t *v, int kind, model_dist *out) 
  * an object names the kind in "dist" and may hold only that kind's keys; anything else,
  * including a bare number, is refused with a message asking for a unit or an object. */
 bool sim__scenario_dist_value(scn_ctx *c, json_t *v, const char *label, model_dist *out) {
+  /* A number goes through duration_value too, only to get its "needs a unit" message. */
   if (json_is_string(v) || json_is_number(v)) {
     int64_t ns = 0;
     if (!sim__scenario_duration_value(c, v, label, 0, false, SCN_DUR_NONNEG, &ns)) return false;
@@ -679,6 +712,7 @@ int sim__scenario_get_dist(scn_ctx *c, json_t *obj, const char *key, model_dist 
  * =================================================================== */
 
 static const char *const profile_kinds[] = {"constant", "step", "ramp", "spike", "points"};
+/* Mirrors profile_kinds. There is no model enum to follow: every shape is stored as points. */
 enum { PROF_CONSTANT, PROF_STEP, PROF_RAMP, PROF_SPIKE, PROF_POINTS };
 
 static const char *const keys_p_constant[] = {"kind", "rate"};
@@ -695,6 +729,7 @@ static const dist_keys profile_allowed[] = {
 
 /* A required rate field. */
 static bool prof_rate(scn_ctx *c, json_t *obj, const char *key, double *out) {
+  /* Presence is checked with the field itself: the rate getter has no "absent" result. */
   json_t *v = sim__scenario_field(obj, key);
   if (sim__scenario_require(c, v != NULL, key, RATE_WHAT) != 1) return false;
   char label[64];
@@ -705,6 +740,7 @@ static bool prof_rate(scn_ctx *c, json_t *obj, const char *key, double *out) {
   return ok;
 }
 
+/* A required time of a shape, >= 0: a step or a ramp may well start at 0. */
 static bool prof_time(scn_ctx *c, json_t *obj, const char *key, int64_t *out) {
   return sim__scenario_require(
              c, sim__scenario_get_duration(c, obj, key, 0, false, SCN_DUR_NONNEG, out), key,
@@ -745,6 +781,9 @@ static bool parse_points(scn_ctx *c, json_t *obj, model_rate_profile *p) {
     if (!sim__scenario_duration_value(c, json_array_get(pair, 0), "a point's time", 0, false,
                                       SCN_DUR_NONNEG, &t))
       return false;
+    /* The time is judged against the previous point before the rate is read, so errors come
+     * in the order of the pair. Paths: [i][0] for the time, [i][1] for the rate; the pop to
+     * mi after the rate removes both levels. */
     if (p->n_points > 0 && t < p->t_ns[p->n_points - 1]) {
       char got[64], prev[64];
       sim__scenario_describe(json_array_get(pair, 0), got, sizeof got);
@@ -810,6 +849,7 @@ static bool parse_profile_object(scn_ctx *c, json_t *v, int kind, model_rate_pro
       add_point(p, t1, b);
       add_point(p, t1, a);
       return true;
+    /* PROF_POINTS: kind came from get_enum, so no other value reaches here. */
     default: return parse_points(c, v, p);
   }
 }
@@ -818,6 +858,7 @@ static bool parse_profile_object(scn_ctx *c, json_t *v, int kind, model_rate_pro
  * which is never the intent and would make every rate-based statistic divide by zero. */
 bool sim__scenario_profile_value(scn_ctx *c, json_t *v, const char *label,
                                  model_rate_profile *out) {
+  /* Built in a local, like a distribution: *out is written only once the profile is valid. */
   model_rate_profile p;
   memset(&p, 0, sizeof p);
   if (json_is_string(v) || json_is_number(v)) {
@@ -843,6 +884,8 @@ bool sim__scenario_profile_value(scn_ctx *c, json_t *v, const char *label,
   double max = 0;
   for (int i = 0; i < p.n_points; i++)
     if (p.rate[i] > max) max = p.rate[i];
+  /* Written as !(max > 0) rather than max <= 0 so that a NaN would be refused too, although
+   * the rate parser never yields one. */
   if (!(max > 0)) {
     sim__scenario_fail(c, RETRY_ECONFIG, "%s is 0 everywhere: some rate must be > 0", label);
     return false;
@@ -862,12 +905,16 @@ bool sim__scenario_profile_value(scn_ctx *c, json_t *v, const char *label,
  * a status line has them. */
 bool sim__scenario_status_value(scn_ctx *c, json_t *v, const char *label, retry_space space,
                                 bool allow_ok, int32_t *out) {
+  /* code stays -1 when nothing matched; each space then gets one message listing what it
+   * accepts, so a gRPC name given to an HTTP service reads "an HTTP status, ...". */
   int code = -1;
   if (space == RETRY_SPACE_GRPC) {
     if (json_is_string(v)) {
       if (retry_grpc_code_parse(json_string_value(v), &code) != RETRY_OK) code = -1;
     } else if (json_is_integer(v) && json_integer_value(v) >= 0 &&
                json_integer_value(v) < RETRY_GRPC_N_CODES) {
+      /* Numbers as grpc-status carries them on the wire; names as the service config
+       * writes them. Both read the same in the summary, which prints names. */
       code = (int)json_integer_value(v);
     }
     if (code < 0) {
@@ -876,6 +923,8 @@ bool sim__scenario_status_value(scn_ctx *c, json_t *v, const char *label, retry_
       return false;
     }
   } else {
+    /* An integer only: "503" as a string is refused here, although a map key has to be one
+     * (JSON keys are strings); a value has no such constraint, so it takes the plain form. */
     if (json_is_integer(v) && json_integer_value(v) >= 100 && json_integer_value(v) <= 599)
       code = (int)json_integer_value(v);
     if (code < 0) {
@@ -883,6 +932,8 @@ bool sim__scenario_status_value(scn_ctx *c, json_t *v, const char *label, retry_
       return false;
     }
   }
+  /* A fault's status or a full queue's reply must be a failure: one that answered OK would
+   * inject nothing. Map values pass allow_ok, since a gateway may turn a failure into OK. */
   if (!allow_ok && retry_status_is_ok(space, code)) {
     char got[64];
     sim__scenario_describe(v, got, sizeof got);
