@@ -154,15 +154,21 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBSIM) $(LIBRETRY)
 	@[ "$(V)" = 1 ] || echo "  LD      $@"
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBSIM) $(LIBRETRY) $(DEPS_LIBS) -lm
 
-# libFuzzer on the config loader and header parsers (needs clang): make fuzz FUZZ_SECONDS=60
+# libFuzzer (needs clang) on the config loader and header parsers, then on the scenario
+# loader, FUZZ_SECONDS each: make fuzz FUZZ_SECONDS=60
 FUZZ_SECONDS ?= 30
+FUZZ_CC := clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined -I.
 fuzz: | deps
-	@mkdir -p build/fuzz/corpus
-	$(Q)clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined -I. \
-	    $(shell pkg-config --cflags jansson) tests/fuzz/fuzz_config.c $(RETRY_SRCS) \
+	@mkdir -p build/fuzz/corpus build/fuzz/corpus-scenario
+	$(Q)$(FUZZ_CC) $(shell pkg-config --cflags jansson) tests/fuzz/fuzz_config.c $(RETRY_SRCS) \
 	    $(shell pkg-config --libs jansson) -lm -o build/fuzz/fuzz_config
 	$(Q)build/fuzz/fuzz_config -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
 	    build/fuzz/corpus tests/data/valid tests/data/invalid 2>&1 | tail -n 5
+	$(Q)$(FUZZ_CC) $(shell pkg-config --cflags gsl jansson) tests/fuzz/fuzz_scenario.c \
+	    $(filter sim/sim_scenario%.c,$(SIM_SRCS)) models/model_config.c $(RETRY_SRCS) \
+	    $(shell pkg-config --libs gsl jansson) -lm -o build/fuzz/fuzz_scenario
+	$(Q)build/fuzz/fuzz_scenario -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
+	    build/fuzz/corpus-scenario tests/data/scenarios 2>&1 | tail -n 5
 
 # ---------------------------------------------------------------- the main job
 # Runs the quickstart scenario (three policies side by side) and prints its comparison table;

@@ -858,11 +858,13 @@ static bool parse_times(scn_ctx *c, json_t *doc) {
   if (cfg->bucket_ns <= INT64_MAX / SCN_MAX_BUCKETS &&
       cfg->duration_ns > cfg->bucket_ns * SCN_MAX_BUCKETS) {
     size_t mark = sim__scenario_path_push_key(c, "bucket");
-    char got[64];
-    sim__scenario_describe(json_object_get(doc, "bucket"), got, sizeof got);
+    /* Without an explicit "bucket" there is nothing to describe: the default is named. */
+    json_t *given = json_object_get(doc, "bucket");
+    char got[64] = "\"1s\"";
+    if (given != NULL) sim__scenario_describe(given, got, sizeof got);
     sim__scenario_fail(c, RETRY_ECONFIG,
                        "\"bucket\" is too small: duration / bucket must be at most %d, got %s",
-                       SCN_MAX_BUCKETS, json_object_get(doc, "bucket") ? got : "\"1s\"");
+                       SCN_MAX_BUCKETS, got);
     sim__scenario_path_pop(c, mark);
     return false;
   }

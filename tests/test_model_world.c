@@ -582,6 +582,181 @@ static void test_world_memory_follows_in_flight(void **state) {
 
 /* }================================================================== */
 
+/* {==================================================================
+ * Random scenarios: invariants that hold whatever the world
+ * =================================================================== */
+
+static uint64_t mix(uint64_t *s) {
+  uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
+  z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+  z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+  return z ^ (z >> 31);
+}
+
+/* Appends printf output to a growing buffer. */
+static void put(char *buf, size_t size, const char *fmt, ...) {
+  size_t n = strlen(buf);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf + n, size - n, fmt, ap);
+  va_end(ap);
+}
+
+/* A random policy (no retries, retries, or hedging) with random shared state. */
+static void random_policy(char *b, size_t size, uint64_t *r) {
+  static const char *const codes = "['UNAVAILABLE', 'RESOURCE_EXHAUSTED', 'DEADLINE_EXCEEDED']";
+  switch (mix(r) % 3) {
+    case 0: put(b, size, "null"); return;
+    case 1:
+      put(b, size,
+          "{'methodConfig': [{'name': [{}], 'retryPolicy': {'maxAttempts': %d,"
+          " 'initialBackoff': '0.0%ds', 'maxBackoff': '0.2s', 'backoffMultiplier': 2,"
+          " 'retryableStatusCodes': %s}, 'retrysim': {'jitter': '%s'}}]",
+          (int)(mix(r) % 4) + 2, (int)(mix(r) % 9) + 1, codes,
+          (const char *[]){"grpc", "full", "equal", "decorrelated", "none"}[mix(r) % 5]);
+      break;
+    default:
+      put(b, size,
+          "{'methodConfig': [{'name': [{}], 'hedgingPolicy': {'maxAttempts': %d,"
+          " 'hedgingDelay': '0.0%ds', 'nonFatalStatusCodes': ['UNAVAILABLE']}}]",
+          (int)(mix(r) % 3) + 2, (int)(mix(r) % 9) + 1);
+      break;
+  }
+  if (mix(r) % 2) put(b, size, ", 'retryThrottling': {'maxTokens': 10, 'tokenRatio': 0.1}");
+  uint64_t extra = mix(r) % 4;
+  if (extra == 1) put(b, size, ", 'retrysim': {'budget': {'type': 'finagle'}}");
+  if (extra == 2) put(b, size, ", 'retrysim': {'budget': {'type': 'envoy'}}");
+  if (extra == 3)
+    put(b, size,
+        ", 'retrysim': {'circuitBreaker': {'type': 'consecutive', 'failureThreshold': 3,"
+        " 'waitDurationInOpenState': '0.5s'}}");
+  put(b, size, "}");
+}
+
+/* A random world: a chain of 1 to 3 services, random queues, faults and policies, one or two
+ * client populations. */
+static void random_scenario(char *b, size_t size, uint64_t seed) {
+  uint64_t r = seed;
+  int layers = (int)(mix(&r) % 3) + 1;
+  b[0] = '\0';
+  put(b, size, "{'duration': '3s', 'drain': '2s', 'bucket': '500ms', 'services': {");
+  for (int l = 0; l < layers; l++) {
+    put(b, size,
+        "%s's%d': {'replicas': %d, 'workers': %d, 'queue': {'capacity': %d, 'discipline': '%s'},"
+        " 'service_time': {'dist': 'exponential', 'mean': '%dms'}, 'deadline': '%s',"
+        " 'lb': {'kind': '%s', 'avoid_previous': %s}, 'side_effect': '%s', 'dedup': %s,"
+        " 'slowdown_per_busy': 0.%d, 'calls_mode': '%s'",
+        l ? ", " : "", l, (int)(mix(&r) % 3) + 1, (int)(mix(&r) % 4) + 1, (int)(mix(&r) % 20),
+        mix(&r) % 2 ? "fifo" : "lifo", (int)(mix(&r) % 20) + 1,
+        (const char *[]){"ignore", "drop", "waste"}[mix(&r) % 3],
+        (const char *[]){"round_robin", "random", "p2c"}[mix(&r) % 3],
+        mix(&r) % 2 ? "true" : "false", (const char *[]){"none", "before", "after"}[mix(&r) % 3],
+        mix(&r) % 2 ? "true" : "false", (int)(mix(&r) % 3), mix(&r) % 2 ? "sequential" : "fanout");
+    put(b, size,
+        ", 'faults': [{'kind': 'refuse', 'status': 'UNAVAILABLE', 'rate': 0.%d, 'start': '1s',"
+        " 'end': '2s'}, {'kind': 'fail', 'status': 'INTERNAL', 'rate': 0.%d},"
+        " {'kind': 'stall', 'delay': '50ms', 'rate': 0.%d, 'attempts': [1]},"
+        " {'kind': 'pushback', 'pushback': '%s'}, {'kind': 'capacity', 'workers': 1,"
+        " 'start': '2s', 'end': '2.5s'}]",
+        (int)(mix(&r) % 9) + 1, (int)(mix(&r) % 3) + 1, (int)(mix(&r) % 5) + 1,
+        (const char *[]){"20", "-1", "x"}[mix(&r) % 3]);
+    if (l + 1 < layers) {
+      int n = (int)(mix(&r) % 2) + 1;
+      put(b, size, ", 'calls': [");
+      for (int j = 0; j < n; j++) {
+        put(b, size, "%s{'service': 's%d', 'method': '/m.M/C%d', 'deadline': '%dms', 'policy': ",
+            j ? ", " : "", l + 1, j, (int)(mix(&r) % 300) + 20);
+        random_policy(b, size, &r);
+        put(b, size, "}");
+      }
+      put(b, size, "]");
+    }
+    put(b, size, "}");
+  }
+  put(b, size, "}, 'clients': {");
+  int pops = (int)(mix(&r) % 2) + 1;
+  for (int p = 0; p < pops; p++) {
+    put(b, size,
+        "%s'c%d': {'count': %d, 'target': 's0', 'methods': ['/a.A/M'], 'deadline': '%dms',",
+        p ? ", " : "", p, (int)(mix(&r) % 5) + 1, (int)(mix(&r) % 500) + 50);
+    if (mix(&r) % 2)
+      put(b, size, " 'arrival': {'kind': 'open', 'rate': '%d/s'},", (int)(mix(&r) % 300) + 10);
+    else
+      put(b, size,
+          " 'arrival': {'kind': 'closed', 'think': '%dms', 'user_retries': %d,"
+          " 'user_retry_delay': '10ms'},",
+          (int)(mix(&r) % 50) + 1, (int)(mix(&r) % 3));
+    put(b, size, " 'network': {'dist': 'uniform', 'min': '0s', 'max': '%dms'}, 'policy': ",
+        (int)(mix(&r) % 3) + 1);
+    random_policy(b, size, &r);
+    put(b, size, "}");
+  }
+  put(b, size, "}}");
+}
+
+static void test_world_random_scenarios_keep_invariants(void **state) {
+  (void)state;
+  static char text[16384];
+  for (uint64_t seed = 1; seed <= 40; seed++) {
+    random_scenario(text, sizeof text, seed);
+    run x;
+    run_text(&x, text, seed);
+    /* TEST_WORLD_DUMP=N writes scenario N to /tmp/world-dump.json (double quotes), to rerun
+     * it with retrysim; TEST_WORLD_VERBOSE prints what each scenario did. */
+    if (getenv("TEST_WORLD_DUMP") != NULL && (uint64_t)atoi(getenv("TEST_WORLD_DUMP")) == seed) {
+      FILE *f = fopen("/tmp/world-dump.json", "w");
+      if (f != NULL) {
+        for (const char *p = text; *p; p++)
+          fputc(*p == 39 ? 34 : *p, f);
+        fclose(f);
+      }
+    }
+    if (getenv("TEST_WORLD_VERBOSE") != NULL)
+      print_message(
+          "seed %d: calls %lld ok %lld attempts %lld retries %lld hedges %lld exec %lld dup %lld\n",
+          (int)seed, (long long)x.r->calls_started, (long long)x.r->calls_ok,
+          (long long)x.r->attempts, (long long)x.r->retries, (long long)x.r->hedges,
+          (long long)x.r->executions, (long long)x.r->duplicates);
+    const model_results *r = x.r;
+    /* Every call is counted once: ended OK, ended otherwise, or still in flight. */
+    assert_int_equal(r->calls_started, r->calls_ok + r->calls_failed + r->calls_unfinished);
+    int64_t stops = 0, statuses = 0;
+    for (int i = 1; i < RETRY_STOP_N; i++)
+      stops += r->by_stop[i];
+    assert_int_equal(r->by_stop[RETRY_STOP_NONE], 0);
+    for (int i = 0; i < RETRY_GRPC_N_CODES; i++)
+      statuses += r->by_status.grpc[i];
+    assert_int_equal(stops, r->calls_ok + r->calls_failed);
+    assert_int_equal(statuses, r->calls_ok + r->calls_failed);
+    assert_int_equal((int64_t)r->latency.count, r->calls_ok + r->calls_failed);
+    assert_int_equal((int64_t)r->latency_ok.count, r->calls_ok);
+    assert_true(r->calls_ok_in_deadline <= r->calls_ok);
+    /* What the edges sent is what the services received. */
+    int64_t top = 0;
+    for (size_t e = 0; e < r->n_edges; e++) {
+      assert_true(r->edges[e].attempts <= r->edges[e].calls * (int64_t)r->edges[e].max_attempts);
+      assert_true(r->edges[e].worst_case >= (uint64_t)r->edges[e].max_attempts);
+      if (r->edges[e].from[0] == 'c') top += r->edges[e].attempts;
+    }
+    assert_int_equal(top, r->attempts);
+    for (size_t s = 0; s < r->n_services; s++) {
+      int64_t in = 0;
+      for (size_t e = 0; e < r->n_edges; e++)
+        if (strcmp(r->edges[e].to, r->services[s].name) == 0) in += r->edges[e].attempts;
+      /* Attempts still on their outbound hop when the run ended have not arrived. */
+      assert_true(r->services[s].arrivals <= in);
+      assert_true(r->services[s].arrivals >= in - 64);
+      assert_true(r->services[s].busy_s <= r->services[s].capacity_s + 1e-9);
+      assert_true(r->services[s].wasted_work_s <= r->services[s].busy_s + 1e-9);
+    }
+    /* The ledger: every operation executed at least once, duplicates are the rest. */
+    assert_int_equal(r->duplicates, r->executions - r->operations);
+    run_free(&x);
+  }
+}
+
+/* }================================================================== */
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_world_mm1_matches_theory),
@@ -600,6 +775,7 @@ int main(void) {
       cmocka_unit_test(test_world_closed_loop_user_retries),
       cmocka_unit_test(test_world_breaker_refusal_with_user_retries),
       cmocka_unit_test(test_world_memory_follows_in_flight),
+      cmocka_unit_test(test_world_random_scenarios_keep_invariants),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
