@@ -155,6 +155,8 @@ void model__client_call_done(model_world *w, mw_call *c) {
   res->by_stop[c->rc.reason]++;
   res->retries += c->rc.n_retries;
   res->hedges += c->rc.n_hedges;
+  res->stream_items += c->rc.stream_items;
+  res->stream_duplicates += c->rc.stream_duplicates;
   int64_t latency = now - c->rc.start_ns;
   sim_hist_record(&res->latency, latency);
   sim_hist_record(&w->bucket_latency, latency);

@@ -205,12 +205,21 @@ typedef struct model_service_cfg {
 
 /* }================================================================== */
 
+/* How recovery after the faults is judged (model_recovery.c; the scenario's "recovery"). */
+typedef struct model_recovery_cfg {
+  double threshold;  /* (0, 1]: healthy = goodput/offered >= threshold x baseline; default 0.9 */
+  int64_t hold_ns;   /* > 0: health must last this long; default 10 s */
+  int64_t warmup_ns; /* >= 0: buckets before this are left out of the baseline; -1 = the
+                        default, min(10 s, half the time before the first fault) */
+} model_recovery_cfg;
+
 typedef struct model_config {
   char *name;          /* the scenario's name */
   uint64_t seed;       /* scenario seed (the command line may override it) */
   int64_t duration_ns; /* arrivals happen in [0, duration) */
   int64_t drain_ns;    /* after the duration, wait at most this long for calls in flight */
   int64_t bucket_ns;   /* time-series bucket, default 1 s */
+  model_recovery_cfg recovery;
   model_client_cfg *clients;
   size_t n_clients; /* >= 1 */
   model_service_cfg *services;

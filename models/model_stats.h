@@ -6,6 +6,7 @@
 #ifndef MODEL_STATS_H
 #define MODEL_STATS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "retry/retry.h"
@@ -57,6 +58,22 @@ typedef struct model_status_counts {
   int64_t http[600]; /* index = status */
 } model_status_counts;
 
+/* Did the run recover after its faults (model_recovery.c)? The trigger is the span from the
+ * first fault's start to the last fault's end; a bucket is healthy when its goodput over its
+ * offered load is at least threshold x the baseline (the same ratio before the trigger), and
+ * the run has recovered at the first bucket from which hold_s of healthy buckets follow. */
+typedef struct model_recovery {
+  bool has_trigger;       /* a fault starts before the end of the duration; else the rest is 0 */
+  double trigger_start_s; /* first fault start */
+  double trigger_end_s;   /* last fault end; NaN when a fault never ends */
+  double baseline_ratio;  /* goodput / offered before the trigger (after warm-up) */
+  double threshold;       /* the healthy fraction of the baseline */
+  double hold_s;          /* how long health must last */
+  bool recovered;
+  double recovery_s;  /* from trigger_end_s to the start of the healthy span; NaN if never */
+  double final_ratio; /* goodput / offered over the last hold_s of the duration */
+} model_recovery;
+
 typedef struct model_results {
   uint64_t events;     /* kernel events run */
   int64_t sim_time_ns; /* the clock when the run ended */
@@ -65,6 +82,9 @@ typedef struct model_results {
   int64_t calls_started, calls_ok, calls_failed, calls_unfinished;
   int64_t calls_ok_in_deadline; /* ended OK at or before their deadline */
   int64_t attempts, retries, hedges;
+  /* server streams: messages delivered to top-level callers (replays included), and those
+   * delivered again because a retried stream started over */
+  int64_t stream_items, stream_duplicates;
   model_status_counts by_status;
   int64_t by_stop[RETRY_STOP_N];
   sim_hist latency;    /* every finished top-level call, ns */
@@ -76,6 +96,7 @@ typedef struct model_results {
   model_service_stats *services;
   size_t n_services;
   model_timeseries ts;
+  model_recovery recovery;
 } model_results;
 
 #endif /* MODEL_STATS_H */

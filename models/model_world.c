@@ -367,6 +367,24 @@ oom:
   return NULL;
 }
 
+/* The trigger spans every fault entry of every service, from the first start to the last
+ * end, whatever their selectors (as the faults_active column does). */
+static void judge_recovery(model_world *w) {
+  const model_config *cfg = w->cfg;
+  int64_t t0 = INT64_MAX, t1 = INT64_MIN;
+  for (size_t s = 0; s < cfg->n_services; s++)
+    for (size_t i = 0; i < cfg->services[s].n_faults; i++) {
+      const model_fault_cfg *f = &cfg->services[s].faults[i];
+      if (f->start_ns < t0) t0 = f->start_ns;
+      if (f->end_ns > t1) t1 = f->end_ns;
+    }
+  model_results *res = &w->res;
+  size_t nc = res->ts.n_columns;
+  model_recovery_judge(&cfg->recovery, cfg->duration_ns, res->ts.bucket_ns, t0, t1,
+                       res->ts.values + w->col_offered, res->ts.values + w->col_goodput, nc,
+                       res->ts.n_buckets, &res->recovery);
+}
+
 /* Totals that only make sense once the run is over: the clock, calls still in flight, the
  * ledger's operations still referenced by work in flight (settled now so that no execution
  * is lost), the capacity for utilization, the last partial bucket, and counters turned into
@@ -391,6 +409,7 @@ static void world_finish(model_world *w) {
   for (size_t b = 0; b < res->ts.n_buckets; b++)
     for (size_t c = 0; c < res->ts.n_columns; c++)
       if (w->ts_is_rate[c]) res->ts.values[b * res->ts.n_columns + c] /= bucket_s;
+  judge_recovery(w);
 }
 
 int model_world_run(model_world *w, void (*progress)(void *ctx, int64_t now_ns, int64_t end_ns),

@@ -152,6 +152,8 @@ static json_t *calls_json(const model_results *r) {
   put(o, "attempts", jint(r->attempts), &ok);
   put(o, "retries", jint(r->retries), &ok);
   put(o, "hedges", jint(r->hedges), &ok);
+  put(o, "stream_items", jint(r->stream_items), &ok);
+  put(o, "stream_duplicates", jint(r->stream_duplicates), &ok);
   return done(o, ok);
 }
 
@@ -233,6 +235,23 @@ static json_t *service_json(const model_service_stats *s) {
   return done(o, ok);
 }
 
+/* null without a trigger that ends while clients still send; recovery_s is null when the
+ * run never recovered (and trigger_end_s cannot be: the trigger ended before the duration). */
+static json_t *recovery_json(const model_recovery *rc) {
+  if (!rc->has_trigger) return json_null();
+  bool ok = true;
+  json_t *o = json_object();
+  put(o, "trigger_start_s", jreal(rc->trigger_start_s), &ok);
+  put(o, "trigger_end_s", jreal(rc->trigger_end_s), &ok);
+  put(o, "baseline_ratio", jreal(rc->baseline_ratio), &ok);
+  put(o, "threshold", jreal(rc->threshold), &ok);
+  put(o, "hold_s", jreal(rc->hold_s), &ok);
+  put(o, "recovered", json_boolean(rc->recovered), &ok);
+  put(o, "recovery_s", jreal(rc->recovery_s), &ok);
+  put(o, "final_ratio", jreal(rc->final_ratio), &ok);
+  return done(o, ok);
+}
+
 /* Goodput is per second of the scenario's duration, not of sim_time_s: the drain after the
  * duration only finishes calls already started, and dividing by it would make a run that drains
  * longer look worse. */
@@ -261,6 +280,7 @@ json_t *sim_output_run_json(const model_results *r) {
     put(svc, r->services[i].name, service_json(&r->services[i]), &ok);
   /* Services keep the config's order (that of the scenario file), not an alphabetical one. */
   put(o, "services", svc, &ok);
+  put(o, "recovery", recovery_json(&r->recovery), &ok);
   return done(o, ok);
 }
 
@@ -607,6 +627,60 @@ static int write_latency(const sim_output *o, size_t unused, FILE *f) {
   return 0;
 }
 
+/* A number of the run object (dotted key pairs), NaN when absent or null. */
+static double run_num(const json_t *run, const char *k1, const char *k2) {
+  const json_t *v = json_object_get(run, k1);
+  if (k2 != NULL) v = json_object_get(v, k2);
+  return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* One row per run, the figures a comparison plot needs (plots/variants.gp), read from the run
+ * objects so they agree with summary.json to the digit. amplification is top-level attempts
+ * per call; recovered is 1/0, empty (with recovery_s) when the run had no trigger that ended. */
+static int write_variants(const sim_output *o, size_t unused, FILE *f) {
+  (void)unused;
+  fputs("variant,calls,ok,failed,success_ratio,attempts,amplification,goodput_per_s,"
+        "latency_p50_ms,latency_p99_ms,latency_p999_ms,duplicates,wasted_work_s,recovered,"
+        "recovery_s\n",
+        f);
+  for (size_t i = 0; i < o->n_runs; i++) {
+    const json_t *run = o->runs[i].obj;
+    double calls = run_num(run, "calls", "started"), attempts = run_num(run, "calls", "attempts");
+    double wasted = 0;
+    const char *key;
+    json_t *svc;
+    json_object_foreach(json_object_get(run, "services"), key, svc) {
+      wasted += run_num(svc, "wasted_work_s", NULL);
+    }
+    const json_t *rec = json_object_get(run, "recovery");
+    double recovered = json_is_object(rec) ? (json_is_true(json_object_get(rec, "recovered")) ? 1 : 0)
+                                           : NAN;
+    double values[] = {calls,
+                       run_num(run, "calls", "ok"),
+                       run_num(run, "calls", "failed"),
+                       ratio(run_num(run, "calls", "ok"), calls),
+                       attempts,
+                       ratio(attempts, calls),
+                       run_num(run, "goodput_per_s", NULL),
+                       run_num(run, "latency_ms", "p50"),
+                       run_num(run, "latency_ms", "p99"),
+                       run_num(run, "latency_ms", "p999"),
+                       run_num(run, "side_effects", "duplicates"),
+                       wasted,
+                       recovered,
+                       json_is_object(rec) ? run_num(rec, "recovery_s", NULL) : NAN};
+    csv_string(f, o->runs[i].name);
+    char buf[48];
+    for (size_t j = 0; j < sizeof values / sizeof values[0]; j++) {
+      fmt_num(buf, sizeof buf, values[j]);
+      fputc(',', f);
+      fputs(buf, f);
+    }
+    fputc('\n', f);
+  }
+  return 0;
+}
+
 /* The same bytes as `--format json` writes to stdout. */
 static int write_summary(const sim_output *o, size_t unused, FILE *f) {
   (void)unused;
@@ -704,7 +778,7 @@ static int file_paths(out_file *f, const char *dir, const char *name) {
 }
 
 /* The files to write, summary.json last so that a summary.json is never newer than its CSVs.
- * Returns the number of entries filled in files (sized 3 + n_runs), or -1 when out of memory. */
+ * Returns the number of entries filled in files (sized 4 + n_runs), or -1 when out of memory. */
 static long plan_files(const sim_output *o, const char *dir, out_file *files) {
   size_t n = 0;
   /* RETRY_ENOMEM is negative: or-ing it into rc keeps rc non-zero, which is all that is
@@ -715,6 +789,8 @@ static long plan_files(const sim_output *o, const char *dir, out_file *files) {
   rc |= file_paths(&files[n++], dir, "timeseries.csv");
   files[n].write = write_latency;
   rc |= file_paths(&files[n++], dir, "latency.csv");
+  files[n].write = write_variants;
+  rc |= file_paths(&files[n++], dir, "variants.csv");
   for (size_t i = 0; o->has_variants && i < o->n_runs && rc == 0; i++) {
     /* 32 bytes cover "timeseries-", ".csv" and the NUL. */
     size_t len = strlen(o->runs[i].name) + 32;
@@ -763,11 +839,11 @@ int sim_output_write_dir(const sim_output *o, const char *dir, retry_error *err)
   assert(o != NULL && dir != NULL);
   int rc = make_dirs(dir, err);
   if (rc != 0) return rc;
-  out_file *files = calloc(3 + o->n_runs, sizeof *files);
+  out_file *files = calloc(4 + o->n_runs, sizeof *files);
   if (files == NULL) return RETRY_ENOMEM;
   /* When planning failed, every slot is walked for cleanup: they are zeroed or partly set. */
   long planned = plan_files(o, dir, files);
-  size_t n = planned < 0 ? 3 + o->n_runs : (size_t)planned;
+  size_t n = planned < 0 ? 4 + o->n_runs : (size_t)planned;
   if (planned < 0) {
     io_error(err, RETRY_ENOMEM, dir, "out of memory");
     rc = RETRY_ENOMEM;

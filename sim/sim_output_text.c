@@ -57,7 +57,7 @@ static void print_provenance(const sim_output *o, FILE *f, const char *label) {
  * Aligned tables
  * =================================================================== */
 
-/* The widest table (variants) has 11 columns; TABLE_MAX_COLS also sizes table_print's stack
+/* The widest table (variants) has 12 columns; TABLE_MAX_COLS also sizes table_print's stack
  * buffers, so a wider table is an assert, not an overflow. */
 #define TABLE_MAX_COLS 12
 #define TABLE_CELL 96
@@ -231,6 +231,17 @@ static int print_services(const json_t *run, FILE *f) {
 }
 
 /* The block of a scenario without variants. */
+/* "after 3 s", "never", or "-" for a run without a trigger that ended (recovery null). */
+static void recovery_cell(const json_t *run, char *buf, size_t size) {
+  const json_t *rc = dig(run, "recovery", NULL);
+  if (!json_is_object(rc))
+    snprintf(buf, size, "-");
+  else if (json_is_true(dig(rc, "recovered", NULL)))
+    snprintf(buf, size, "after %g s", num(rc, "recovery_s", NULL));
+  else
+    snprintf(buf, size, "never");
+}
+
 static int print_single(const sim_output *o, FILE *f) {
   /* Every figure comes from the run object (cnt, num), so this block and summary.json never
    * disagree. The services table is printed even when the amplification table lost a row;
@@ -257,6 +268,14 @@ static int print_single(const sim_output *o, FILE *f) {
   fputs("stop reasons  ", f);
   print_stops(r, f);
   fputc('\n', f);
+  const json_t *rec = dig(r, "recovery", NULL);
+  if (json_is_object(rec)) {
+    char cell[TABLE_CELL];
+    recovery_cell(r, cell, sizeof cell);
+    fprintf(f, "recovery      trigger %g-%g s, recovered %s (goodput/offered >= %g x %g for %g s)\n",
+            num(rec, "trigger_start_s", NULL), num(rec, "trigger_end_s", NULL), cell,
+            num(rec, "threshold", NULL), num(rec, "baseline_ratio", NULL), num(rec, "hold_s", NULL));
+  }
   int rc = print_amplification(r, f);
   fputc('\n', f);
   if (print_services(r, f) != 0) rc = -1;
@@ -319,9 +338,14 @@ static void top_stop(const json_t *run, char *buf, size_t size) {
 static int print_variants(const sim_output *o, FILE *f) {
   static const char *const head[] = {"variant",  "calls",       "ok %",    "goodput/s",
                                      "amp",      "max svc amp", "p50 ms",  "p99 ms",
-                                     "p99.9 ms", "dups",        "top stop"};
+                                     "p99.9 ms", "dups",        "top stop",
+                                     "recovered"};
+  /* The recovery column only when some run had a trigger that ended before the duration. */
+  bool recovery = false;
+  for (size_t i = 0; i < sim_output_n_runs(o); i++)
+    if (json_is_object(dig(sim_output_run(o, i), "recovery", NULL))) recovery = true;
   table t;
-  table_init(&t, "lrrrrrrrrrl", head);
+  table_init(&t, recovery ? "lrrrrrrrrrll" : "lrrrrrrrrrl", head);
   for (size_t i = 0; i < sim_output_n_runs(o); i++) {
     const json_t *run = sim_output_run(o, i);
     long long started = cnt(run, "calls", "started"), ok = cnt(run, "calls", "ok");
@@ -342,6 +366,10 @@ static int print_variants(const sim_output *o, FILE *f) {
     table_set(&t, r, 8, "%.4g", num(run, "latency_ms", "p999"));
     table_set(&t, r, 9, "%lld", cnt(run, "side_effects", "duplicates"));
     table_set(&t, r, 10, "%s", stop);
+    if (recovery) {
+      recovery_cell(run, stop, sizeof stop);
+      table_set(&t, r, 11, "%s", stop);
+    }
   }
   print_provenance(o, f, "scenario ");
   fprintf(f, ", %zu variants\n\n", sim_output_n_runs(o));

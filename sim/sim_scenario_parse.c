@@ -812,8 +812,9 @@ static bool check_cycles(scn_ctx *c) {
  * The top level
  * =================================================================== */
 
-static const char *const top_keys[] = {"name",   "description", "seed",    "duration", "drain",
-                                       "bucket", "services",    "clients", "variants", "expect"};
+static const char *const top_keys[] = {"name",     "description", "seed",     "duration",
+                                       "drain",    "bucket",      "recovery", "services",
+                                       "clients",  "variants",    "expect"};
 
 /* "name": given, it follows the rule of every other name; absent, the file's base name is
  * used as it is (a file name may hold characters a name may not, and that is not the
@@ -841,6 +842,9 @@ static bool parse_times(scn_ctx *c, json_t *doc) {
   int64_t seed = 1;
   cfg->drain_ns = 60 * RETRY_NS_PER_S;
   cfg->bucket_ns = RETRY_NS_PER_S;
+  cfg->recovery.threshold = 0.9;
+  cfg->recovery.hold_ns = 10 * RETRY_NS_PER_S;
+  cfg->recovery.warmup_ns = -1;
   if (sim__scenario_get_int(c, doc, "seed", 0, INT64_MAX, "an integer >= 0", &seed) < 0 ||
       sim__scenario_require(
           c,
@@ -869,6 +873,25 @@ static bool parse_times(scn_ctx *c, json_t *doc) {
     return false;
   }
   return true;
+}
+
+static const char *const recovery_keys[] = {"threshold", "hold", "warmup"};
+
+/* "recovery": how the summary judges recovery after the faults (model_recovery_cfg). The
+ * defaults are set before, so that a scenario without the key gets them too. */
+static bool parse_recovery(scn_ctx *c, json_t *v) {
+  model_recovery_cfg *r = &c->cfg->recovery;
+  if (!json_is_object(v)) {
+    sim__scenario_fail_value(c, "\"recovery\"",
+                             "an object {\"threshold\": 0.9, \"hold\": \"10s\", \"warmup\": \"5s\"}",
+                             v);
+    return false;
+  }
+  return sim__scenario_check_keys(c, v, recovery_keys, SCN_N_OF(recovery_keys), NULL) &&
+         sim__scenario_get_number(c, v, "threshold", 0, true, 1, false,
+                                  "a fraction of the baseline in (0, 1]", &r->threshold) >= 0 &&
+         sim__scenario_get_duration(c, v, "hold", 0, true, SCN_DUR_POS, &r->hold_ns) >= 0 &&
+         sim__scenario_get_duration(c, v, "warmup", 0, false, SCN_DUR_NONNEG, &r->warmup_ns) >= 0;
 }
 
 /* A top-level member, parsed with the path at it. what == NULL makes the member optional (variants,
@@ -907,6 +930,7 @@ model_config *sim__scenario_build(scn_ctx *c, json_t *doc, const char *default_n
       sim__scenario_check_keys(c, doc, top_keys, SCN_N_OF(top_keys), NULL) &&
       parse_name(c, doc, default_name) &&
       sim__scenario_get_string(c, doc, "description", &desc) >= 0 && parse_times(c, doc) &&
+      top_sub(c, doc, "recovery", NULL, parse_recovery) &&
       top_sub(c, doc, "services", "an object of services {\"name\": {...}}", parse_services) &&
       check_cycles(c) &&
       top_sub(c, doc, "clients", "an object of clients {\"name\": {...}}",

@@ -408,6 +408,36 @@ static void test_world_deadline_spans_attempts(void **state) {
   run_free(&x);
 }
 
+/* Seed000's stream rows at world level: a server stream of 5 messages breaks after 2. By
+ * default it is not retried (the caller got 2); with retryStreaming and the allowlist it
+ * restarts, and the caller sees 2 + 5 = 7 messages of which 2 again. */
+static void stream_row(bool opt_in, int64_t attempts, int64_t items, int64_t dups) {
+  char text[1400];
+  snprintf(text, sizeof text,
+           "{'duration': '1s', 'services': {'pay': {'service_time': '1ms',"
+           "   'faults': [{'kind': 'fail', 'status': 'UNAVAILABLE', 'attempts': [1],"
+           "     'after_headers': true, 'stream_items': 2}]}},"
+           " 'clients': {'c': {'target': 'pay', 'arrival': {'kind': 'script', 'at': ['0s']},"
+           "   'methods': [{'name': '/p.P/Export', 'stream': 'server', 'stream_items': 5}],"
+           "   'policy': {'methodConfig': [{'name': [{}], 'retryPolicy': {'maxAttempts': 3,"
+           "     'initialBackoff': '0.1s', 'maxBackoff': '0.1s', 'backoffMultiplier': 1,"
+           "     'retryableStatusCodes': ['UNAVAILABLE']}%s}]%s}}}}",
+           opt_in ? ", 'retrysim': {'retryStreaming': true}" : "",
+           opt_in ? ", 'retrysim': {'idempotentMethods': ['/p.P/Export']}" : "");
+  run x;
+  run_text(&x, text, 1);
+  assert_int_equal(x.r->attempts, attempts);
+  assert_int_equal(x.r->stream_items, items);
+  assert_int_equal(x.r->stream_duplicates, dups);
+  run_free(&x);
+}
+
+static void test_world_stream_replays_count_duplicates(void **state) {
+  (void)state;
+  stream_row(false, 1, 2, 0);
+  stream_row(true, 2, 7, 2);
+}
+
 /* Deadline-aware servers drop expired work instead of doing it. */
 static void test_world_deadline_aware_drops_expired(void **state) {
   (void)state;
@@ -768,6 +798,7 @@ int main(void) {
       cmocka_unit_test(test_world_ledger_counts_duplicate_charges),
       cmocka_unit_test(test_world_gateway_maps_statuses),
       cmocka_unit_test(test_world_deadline_spans_attempts),
+      cmocka_unit_test(test_world_stream_replays_count_duplicates),
       cmocka_unit_test(test_world_deadline_aware_drops_expired),
       cmocka_unit_test(test_world_hedge_cuts_the_stall),
       cmocka_unit_test(test_world_fanout_and_sequential),

@@ -225,11 +225,11 @@ static void test_output_run_keys_in_order(void **state) {
   assert_non_null(run);
   assert_string_equal(keys_of(run),
                       "sim_time_s,events,calls,amplification,goodput_per_s,latency_ms,"
-                      "latency_ok_ms,side_effects,services");
+                      "latency_ok_ms,side_effects,services,recovery");
   json_t *calls = json_object_get(run, "calls");
   assert_string_equal(keys_of(calls),
                       "started,ok,failed,unfinished,by_status,by_stop_reason,attempts,retries,"
-                      "hedges");
+                      "hedges,stream_items,stream_duplicates");
   assert_string_equal(keys_of(json_object_get(calls, "by_status")),
                       "OK,DEADLINE_EXCEEDED,UNAVAILABLE,429,503");
   assert_string_equal(keys_of(json_object_get(calls, "by_stop_reason")),
@@ -319,7 +319,7 @@ static void test_output_summary_without_variants(void **state) {
   assert_string_equal(keys_of(doc),
                       "scenario,version,scenario_sha256,seed,variant,sim_time_s,events,calls,"
                       "amplification,goodput_per_s,latency_ms,latency_ok_ms,side_effects,"
-                      "services");
+                      "services,recovery");
   assert_string_equal(json_string_value(json_object_get(doc, "version")), RETRY_VERSION);
   assert_true(json_is_null(json_object_get(doc, "variant")));
   assert_int_equal(json_integer_value(json_object_get(doc, "seed")), 42);
@@ -346,7 +346,7 @@ static void test_output_summary_with_variants(void **state) {
   assert_int_equal(json_array_size(v), 2);
   assert_string_equal(keys_of(json_array_get(v, 0)),
                       "variant,sim_time_s,events,calls,amplification,goodput_per_s,latency_ms,"
-                      "latency_ok_ms,side_effects,services");
+                      "latency_ok_ms,side_effects,services,recovery");
   assert_string_equal(json_string_value(json_object_get(json_array_get(v, 1), "variant")),
                       "budget");
   assert_int_equal(json_integer_value(json_object_get(json_array_get(v, 1), "seed")), 7);
@@ -419,7 +419,7 @@ static void test_output_writes_single_run_files(void **state) {
   retry_error err;
   retry_error_clear(&err);
   assert_int_equal(sim_output_write_dir(o, dir, &err), 0);
-  assert_string_equal(list_dir(dir), "latency.csv,summary.json,timeseries.csv");
+  assert_string_equal(list_dir(dir), "latency.csv,summary.json,timeseries.csv,variants.csv");
   char *ts = slurp(path_in(dir, "timeseries.csv"));
   assert_string_equal(ts,
                       "t_s,offered_rps,goodput_rps\n"
@@ -431,6 +431,15 @@ static void test_output_writes_single_run_files(void **state) {
                       "variant,lo_ms,hi_ms,count,cumulative_fraction\n"
                       "demo,0.000050,0.000050,1,0.250000\n"
                       "demo,0.000100,0.000100,3,1.000000\n");
+  /* One row of the figures the comparison plot needs: success 270/300, amplification
+   * 400/300, goodput 250 in 10 s, wasted 1/3 + 1/4 s; no trigger, so recovery is empty. */
+  char *var = slurp(path_in(dir, "variants.csv"));
+  assert_string_equal(var,
+                      "variant,calls,ok,failed,success_ratio,attempts,amplification,goodput_per_s,"
+                      "latency_p50_ms,latency_p99_ms,latency_p999_ms,duplicates,wasted_work_s,"
+                      "recovered,recovery_s\n"
+                      "demo,300,270,25,0.9,400,1.33333,25,0.0001,0.0001,0.0001,10,0.583333,,\n");
+  free(var);
   char *sum = slurp(path_in(dir, "summary.json"));
   char *mem = NULL;
   size_t n;
@@ -465,7 +474,7 @@ static void test_output_writes_variant_files(void **state) {
   assert_int_equal(sim_output_write_dir(o, dir, NULL), 0);
   assert_string_equal(list_dir(dir),
                       "latency.csv,summary.json,timeseries-base.csv,"
-                      "timeseries-with_slash_comma.csv,timeseries.csv");
+                      "timeseries-with_slash_comma.csv,timeseries.csv,variants.csv");
   char *all = slurp(path_in(dir, "timeseries.csv"));
   assert_string_equal(all,
                       "variant,t_s,offered_rps,goodput_rps,api_queue\n"
@@ -506,7 +515,7 @@ static void test_output_rewrite_is_byte_identical(void **state) {
     free(again);
     free(first[i]);
   }
-  assert_string_equal(list_dir(dir), "latency.csv,summary.json,timeseries.csv");
+  assert_string_equal(list_dir(dir), "latency.csv,summary.json,timeseries.csv,variants.csv");
   sim_output_destroy(o);
   remove_tree(dir);
   free(dir);
@@ -520,7 +529,7 @@ static void test_output_creates_missing_parents(void **state) {
   char deep[600];
   snprintf(deep, sizeof deep, "%s/a/b/c/", dir);
   assert_int_equal(sim_output_write_dir(o, deep, NULL), 0);
-  assert_string_equal(list_dir(deep), "latency.csv,summary.json,timeseries.csv");
+  assert_string_equal(list_dir(deep), "latency.csv,summary.json,timeseries.csv,variants.csv");
   sim_output_destroy(o);
   remove_tree(dir);
   free(dir);
