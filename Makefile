@@ -89,6 +89,10 @@ deps:
 
 $(ALL_OBJS): | deps
 
+# retrysim --plot finds the gnuplot scripts of this tree (sim/sim_report.c; RETRYSIM_PLOTS
+# overrides it at run time).
+$(BUILD)/sim/sim_report.o: ALL_CFLAGS += -DRETRYSIM_PLOTS_DIR='"$(CURDIR)/plots"'
+
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	@[ "$(V)" = 1 ] || echo "  CC      $<"
@@ -123,7 +127,8 @@ $(BUILD)/examples/%: $(BUILD)/examples/%.o $(LIBRETRY)
 # ---------------------------------------------------------------- tests
 # Every cmocka suite, then the script checks; tools/run-tests.sh prints one count line.
 TEST_SCRIPTS := tools/check-deps.sh tools/test-install.sh tools/test-realtime-demo.sh \
-                tools/test-cli.sh tools/test-golden.sh
+                tools/test-cli.sh tools/test-golden.sh \
+                tools/test-experiments.sh
 
 test: all
 	$(Q)BUILD=$(BUILD) CC="$(CC)" sh tools/run-tests.sh $(TEST_BINS) -- $(TEST_SCRIPTS)

@@ -112,13 +112,19 @@ static void reply_send(model_world *w, mw_req *r) {
     model__fail(w, RETRY_ENOMEM, "out of memory for events");
 }
 
+/* One refusal, in the summary and in the <service>_rejected_rps column alike (column 1 of the
+ * service's block). */
+static void count_rejected(model_world *w, mw_service *s) {
+  s->stats->rejected++;
+  model__ts_add(w, w->col_svc0 + (int)s->index * w->svc_cols + 1, 1.0);
+}
+
 /* Refuses r without work: queue full, replica down or a REFUSE fault. Refusals take no
  * worker and no time beyond the hops, which is why a refusing replica looks idle to p2c. */
 static void reply_reject(model_world *w, mw_req *r, int32_t status, const char *pushback,
                          const char *retry_after) {
   mw_service *s = &w->services[r->svc];
-  s->stats->rejected++;
-  model__ts_add(w, w->col_svc0 + (int)s->index * w->svc_cols + 1, 1.0);
+  count_rejected(w, s);
   r->status = status;
   r->pushback = pushback;
   r->retry_after = retry_after;
@@ -362,7 +368,7 @@ static void ev_work_done(sim_kernel *k, void *obj, uint64_t arg) {
   const model_service_cfg *cfg = s->cfg;
   int64_t now = sim_now_ns(k);
   if (r->refuse_after_delay) { /* refused after a delay: no handler, no side effect */
-    s->stats->rejected++;
+    count_rejected(w, s);
     handler_finish(w, r);
     return;
   }

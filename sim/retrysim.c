@@ -5,6 +5,7 @@
  * are valid; every error ends in exit status 2 (usage, input) or 3 (run time).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <gsl/gsl_errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@ int main(int argc, char **argv);
 static const char usage_text[] =
     "usage: retrysim run SCENARIO.json [--seed N] [--duration D] [--out DIR]\n"
     "                    [--format text|json] [--check] [--set PATH=VALUE]... [--quiet]\n"
+    "                    [--plot]\n"
     "       retrysim validate SCENARIO.json [--set PATH=VALUE]... [--duration D]\n"
     "       retrysim --help | --version\n";
 
@@ -39,6 +41,8 @@ static const char help_text[] =
     "      --duration D      simulated duration (\"30s\", \"2m\"), as --set duration=D\n"
     "  -o, --out DIR         write summary.json, timeseries.csv, latency.csv (and\n"
     "                        timeseries-VARIANT.csv) into DIR, created when missing\n"
+    "      --plot            with --out: draw the plots (gnuplot, plots/*.gp) as SVG next to\n"
+    "                        the CSV files and write report.md there\n"
     "      --format FMT      text (default): a readable summary; json: summary.json on stdout\n"
     "      --check           check the scenario's \"expect\" values; exit 1 if one fails\n"
     "      --set PATH=VALUE  override a scenario value (repeatable): VALUE is JSON if it\n"
@@ -146,10 +150,13 @@ static int set_option(cli *c, const char *name, const char *arg, const char *val
 static int set_flag(cli *c, const char *name, const char *arg) {
   bool check = strcmp(name, "check") == 0;
   bool quiet = strcmp(name, "quiet") == 0 || strcmp(name, "q") == 0;
-  if (!check && !quiet) return usage_error("unknown option '%s'", arg);
+  bool plot = strcmp(name, "plot") == 0;
+  if (!check && !quiet && !plot) return usage_error("unknown option '%s'", arg);
   if (strcmp(c->command, "run") != 0) return usage_error("validate does not take '%s'", arg);
   if (check)
     c->opts.check = true;
+  else if (plot)
+    c->opts.plot = true;
   else
     c->opts.quiet = true;
   return 0;
@@ -216,6 +223,8 @@ static int parse_args(cli *c, int argc, char **argv) {
     if (rc != 0) return rc;
   }
   if (c->scenario == NULL) return usage_error("%s: which scenario file?", c->command);
+  if (c->opts.plot && c->opts.out_dir == NULL)
+    return usage_error("%s", "--plot needs --out DIR: the pictures are drawn from its files");
   /* --duration goes last, so it wins over a --set of the same key. */
   if (c->duration != NULL) {
     char *path = malloc(sizeof "duration");
@@ -279,6 +288,40 @@ static int run_command(cli *c) {
   return status;
 }
 
+/* The command line as one string for report.md: "retrysim" and the arguments, each in single
+ * quotes when it holds anything but letters, digits and -_./=:, (a shell would read it back
+ * the same). Returns a malloc'd string, NULL when out of memory. */
+static char *join_args(int argc, char **argv) {
+  size_t n = sizeof "retrysim";
+  for (int i = 1; i < argc; i++)
+    n += 4 * strlen(argv[i]) + 3;
+  char *s = malloc(n);
+  if (s == NULL) return NULL;
+  char *p = s + sprintf(s, "retrysim");
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    bool plain = a[0] != '\0' && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                            "0123456789-_./=:,") == strlen(a);
+    *p++ = ' ';
+    if (plain) {
+      p += sprintf(p, "%s", a);
+      continue;
+    }
+    *p++ = '\'';
+    for (; *a; a++) {
+      if (*a == '\'') {
+        memcpy(p, "'\\''", 4); /* close, escaped quote, reopen */
+        p += 4;
+      } else {
+        *p++ = *a;
+      }
+    }
+    *p++ = '\'';
+    *p = '\0';
+  }
+  return s;
+}
+
 /* --version and --help are answered before anything else is parsed, so they work whatever else
  * is on the line ("retrysim run x.json --bogus --help" helps). */
 int main(int argc, char **argv) {
@@ -307,10 +350,17 @@ int main(int argc, char **argv) {
   c.opts.out = stdout;
   c.opts.err = stderr;
   int status = c.sets == NULL ? SIM_EXIT_RUNTIME : parse_args(&c, argc, argv);
+  char *command = NULL;
+  if (status == SIM_EXIT_OK && c.opts.plot) {
+    command = join_args(argc, argv);
+    if (command == NULL) status = out_of_memory();
+    c.opts.command = command;
+  }
   if (status == SIM_EXIT_OK) status = run_command(&c);
   for (size_t i = 0; i < c.n_sets; i++)
     free((char *)c.sets[i].path);
   free(c.sets);
+  free(command);
   return status;
 }
 

@@ -755,7 +755,7 @@ static int make_dirs(const char *dir, retry_error *err) {
 /* Replaces every character of a variant name that is unsafe in a file name with '_'. Names the
  * loader accepts ([A-Za-z0-9_.-]) are unchanged; this only guards against a '/' reaching the
  * path. Two names that differ only in such characters would share a file. */
-static void safe_name(char *s) {
+void sim_output_safe_name(char *s) {
   for (; *s; s++) {
     char c = *s;
     bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -797,7 +797,7 @@ static long plan_files(const sim_output *o, const char *dir, out_file *files) {
     char *name = malloc(len);
     if (name == NULL) return -1;
     snprintf(name, len, "timeseries-%s", o->runs[i].name);
-    safe_name(name);
+    sim_output_safe_name(name);
     strcat(name, ".csv");
     files[n].write = write_ts_one;
     files[n].run = i;

@@ -76,4 +76,8 @@ int sim_output_print_text(const sim_output *o, FILE *f);
  * NULL) names the file and the reason. Returns 0, RETRY_EIO or RETRY_ENOMEM. */
 int sim_output_write_dir(const sim_output *o, const char *dir, retry_error *err);
 
+/* Replaces, in place, every character of s unsafe in a file name with '_' (letters, digits,
+ * '-', '_' and '.' are kept): how a variant's name becomes part of its files' names. */
+void sim_output_safe_name(char *s);
+
 #endif /* SIM_OUTPUT_H */

@@ -14,6 +14,7 @@
 #include "sim/sim_event.h"
 #include "sim/sim_expect.h"
 #include "sim/sim_output.h"
+#include "sim/sim_report.h"
 
 /* {==================================================================
  * Progress line
@@ -168,6 +169,17 @@ static int finish(const sim_scenario *s, const sim_output *out, const sim_run_op
     if (sim_output_write_dir(out, o->out_dir, &e) != 0) {
       print_error(o->err, &e);
       status = SIM_EXIT_RUNTIME;
+    }
+    /* The pictures read the files just written; the report links them, so it comes last and
+     * is written even when a picture failed (it then says nothing of pictures). */
+    if (status == SIM_EXIT_OK && o->plot) {
+      int prc = sim_report_plots(out, s, o->out_dir, sim_report_plots_dir(), o->err, &e);
+      if (prc != 0) print_error(o->err, &e);
+      retry_error_clear(&e);
+      if (sim_report_write(out, s, o->out_dir, o->command, prc == 0, &e) != 0 || prc != 0) {
+        if (e.code != RETRY_OK) print_error(o->err, &e);
+        status = SIM_EXIT_RUNTIME;
+      }
     }
   }
   int rc = 0;

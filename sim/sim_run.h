@@ -29,6 +29,8 @@ typedef struct sim_run_opts {
   sim_format format;   /* what goes to out */
   bool check;          /* check the scenario's expectations, exit SIM_EXIT_CHECK on a failure */
   bool quiet;          /* no text summary and no progress line */
+  bool plot;           /* with out_dir: render the pictures and write report.md (sim_report.h) */
+  const char *command; /* the command line, quoted in report.md; NULL: none */
   bool has_seed;       /* seed replaces every run's scenario seed */
   uint64_t seed;
   FILE *out; /* the summary (stdout) */

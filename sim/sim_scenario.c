@@ -771,6 +771,19 @@ const char *sim_scenario_run_name(const sim_scenario *s, size_t i) {
   return s->runs[i].name;
 }
 
+/* Read from the document after --set: the loader checked both are strings when present. */
+const char *sim_scenario_description(const sim_scenario *s) {
+  assert(s != NULL);
+  return json_string_value(json_object_get(s->doc, "description"));
+}
+
+const char *sim_scenario_run_description(const sim_scenario *s, size_t i) {
+  assert(s != NULL && i < s->n_runs);
+  if (!s->has_variants) return NULL;
+  json_t *v = json_array_get(json_object_get(s->doc, "variants"), i);
+  return json_string_value(json_object_get(v, "description"));
+}
+
 const model_config *sim_scenario_config(const sim_scenario *s, size_t i) {
   assert(s != NULL && i < s->n_runs);
   return s->runs[i].cfg;

@@ -49,6 +49,10 @@ size_t sim_scenario_n_runs(const sim_scenario *s);
 bool sim_scenario_has_variants(const sim_scenario *s);
 /* Name of run i (the variant's name; the scenario's name when there are no variants). */
 const char *sim_scenario_run_name(const sim_scenario *s, size_t i);
+/* The scenario's "description", or NULL. Borrowed. */
+const char *sim_scenario_description(const sim_scenario *s);
+/* Variant i's "description", or NULL (also without variants). Borrowed. */
+const char *sim_scenario_run_description(const sim_scenario *s, size_t i);
 /* The config of run i: the document with variant i's overrides applied. Borrowed. */
 const model_config *sim_scenario_config(const sim_scenario *s, size_t i);
 /* The expectations of run i: the top-level "expect" merged with the variant's own (the

@@ -405,6 +405,15 @@ static void test_world_deadline_spans_attempts(void **state) {
   assert_int_equal(r->by_stop[RETRY_STOP_DEADLINE], 1);
   assert_int_equal(r->executions, 0);
   assert_int_equal(r->latency.max, 2000000000);
+  /* The delayed refusal shows in the time series as in the summary (the second attempt's
+   * would come at 3.1 s, after the run ended with its call). */
+  double refused = 0;
+  for (size_t c = 0; c < r->ts.n_columns; c++)
+    if (strcmp(r->ts.names[c], "pay_rejected_rps") == 0)
+      for (size_t b = 0; b < r->ts.n_buckets; b++)
+        refused += r->ts.values[b * r->ts.n_columns + c] * (double)r->ts.bucket_ns / 1e9;
+  assert_int_equal(r->services[0].rejected, 1);
+  assert_true(fabs(refused - 1.0) < 1e-9);
   run_free(&x);
 }
 
