@@ -159,7 +159,7 @@ void model__client_call_done(model_world *w, mw_call *c) {
   res->stream_duplicates += c->rc.stream_duplicates;
   int64_t latency = now - c->rc.start_ns;
   sim_hist_record(&res->latency, latency);
-  sim_hist_record(&w->bucket_latency, latency);
+  model__ts_latency(w, latency);
   if (ok) sim_hist_record(&res->latency_ok, latency);
   if (ok && (c->deadline_ns == RETRY_NEVER || now <= c->deadline_ns)) {
     res->calls_ok_in_deadline++;

@@ -232,7 +232,8 @@ struct model_world {
   int64_t end_ns; /* duration + drain */
   bool arrivals_over;
   /* time series */
-  sim_hist bucket_latency;         /* latencies of calls that ended in the current bucket */
+  sim_hist bucket_latency;         /* latencies of calls that ended in bucket latency_b */
+  int64_t latency_b;               /* the bucket bucket_latency belongs to */
   size_t ts_cap;                   /* rows allocated */
   bool *ts_is_rate;                /* per column: a count to divide by the bucket length */
   int64_t ts_sampled;              /* buckets sampled so far */
@@ -284,6 +285,8 @@ void model__service_call_done(model_world *w, mw_call *c);
 /* Fills the queue length and busy workers of service svc summed over its replicas. */
 void model__service_sample(const model_world *w, size_t svc, double *queued, double *busy);
 /* Returns how many fault entries are active at some time in [t0_ns, t1_ns). */
+/* Records the latency of a top-level call that ends now, in the bucket its count goes to. */
+void model__ts_latency(model_world *w, int64_t latency_ns);
 int model__faults_active(const model_world *w, int64_t t0_ns, int64_t t1_ns);
 
 /* model_ledger.c */

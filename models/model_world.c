@@ -78,6 +78,31 @@ void model__ts_add(model_world *w, int col, double v) {
   w->ts_row_cache[col] += v;
 }
 
+/* Writes the latency quantiles of the calls that ended in bucket latency_b into its row and
+ * starts an empty histogram. A bucket without calls keeps 0 in both columns. */
+static void ts_latency_flush(model_world *w) {
+  if (w->bucket_latency.count == 0) return;
+  double *row = ts_row(w, w->latency_b);
+  if (row != NULL) {
+    row[w->col_p50] = (double)sim_hist_quantile(&w->bucket_latency, 0.5) / 1e6;
+    row[w->col_p99] = (double)sim_hist_quantile(&w->bucket_latency, 0.99) / 1e6;
+  }
+  sim_hist_init(&w->bucket_latency);
+}
+
+/* Latencies go to the bucket of the moment the call ended, now / bucket, as the counters of
+ * model__ts_add do, and not to the bucket the next sample closes: a call that ends exactly on
+ * a bucket's end can run before or after that sample event (both are at the same instant),
+ * and its count and its latency must land in the same row either way. */
+void model__ts_latency(model_world *w, int64_t latency_ns) {
+  int64_t b = sim_now_ns(w->k) / w->res.ts.bucket_ns;
+  if (b != w->latency_b) {
+    ts_latency_flush(w);
+    w->latency_b = b;
+  }
+  sim_hist_record(&w->bucket_latency, latency_ns);
+}
+
 /* Adds a column; returns its index. Names are "<prefix>_<name>" (prefix: a service or a
  * population) so that gnuplot scripts can refer to columns by name. is_rate marks counters
  * that world_finish divides by the bucket length, so the CSV reads in events per second. */
@@ -92,15 +117,12 @@ static int ts_column(model_world *w, const char *prefix, const char *name, bool 
 /* Fills the sampled columns of bucket b: the state at the bucket's end. Counters were added
  * as events happened; gauges (in flight, queue, busy workers, tokens) are read here once, which
  * costs O(clients) per bucket for the per-population means, not O(events). The latency
- * quantiles are those of the calls that ended during the bucket. */
+ * quantiles are written apart, by model__ts_latency. */
 static void ts_sample(model_world *w, int64_t b) {
   double *row = ts_row(w, b);
   if (row == NULL) return;
   int64_t bucket = w->res.ts.bucket_ns;
   row[w->col_in_flight] = (double)w->top_in_flight;
-  row[w->col_p50] = (double)sim_hist_quantile(&w->bucket_latency, 0.5) / 1e6;
-  row[w->col_p99] = (double)sim_hist_quantile(&w->bucket_latency, 0.99) / 1e6;
-  sim_hist_init(&w->bucket_latency);
   row[w->col_faults] = model__faults_active(w, b * bucket, (b + 1) * bucket);
   for (size_t s = 0; s < w->n_services; s++) {
     double q, busy;
@@ -400,9 +422,13 @@ static void world_finish(model_world *w) {
     const model_service_cfg *c = w->services[s].cfg;
     res->services[s].capacity_s = (double)c->replicas * (double)c->workers * (double)now / 1e9;
   }
-  /* The last bucket, cut short by the end of the run, is sampled now. */
+  /* The last buckets, cut short by the end of the run, are sampled now: up to the one the
+   * clock is in, or the last row a counter created (a call that ended exactly at the end
+   * counts in the bucket that starts then). */
+  ts_latency_flush(w);
   int64_t bucket = res->ts.bucket_ns;
   int64_t last = now <= 0 ? 0 : (now - 1) / bucket;
+  if ((int64_t)res->ts.n_buckets - 1 > last) last = (int64_t)res->ts.n_buckets - 1;
   for (int64_t b = w->ts_sampled; b <= last; b++)
     ts_sample(w, b);
   double bucket_s = (double)bucket / 1e9;

@@ -447,6 +447,43 @@ static void test_world_stream_replays_count_duplicates(void **state) {
   stream_row(true, 2, 7, 2);
 }
 
+/* A call that ends exactly on a bucket's end, at the end of the run: its count and its latency
+ * land in the same row (the bucket that starts then), whichever of the call's end and the
+ * sample event runs first at that instant. */
+static void test_world_latency_row_matches_count_row(void **state) {
+  (void)state;
+  for (int i = 0; i < 2; i++) {
+    run x;
+    /* 100 ms ends on the 50 ms grid; 120 ms does not. */
+    run_text(&x,
+             i == 0 ? "{'duration': '50ms', 'drain': '1s', 'bucket': '50ms',"
+                      " 'services': {'api': {'service_time': '100ms'}},"
+                      " 'clients': {'c': {'target': 'api', 'methods': ['/a.A/Get'],"
+                      "   'arrival': {'kind': 'script', 'at': ['0s']}}}}"
+                    : "{'duration': '50ms', 'drain': '1s', 'bucket': '50ms',"
+                      " 'services': {'api': {'service_time': '120ms'}},"
+                      " 'clients': {'c': {'target': 'api', 'methods': ['/a.A/Get'],"
+                      "   'arrival': {'kind': 'script', 'at': ['0s']}}}}",
+             1);
+    const model_timeseries *ts = &x.r->ts;
+    int good = -1, p50 = -1;
+    for (size_t c = 0; c < ts->n_columns; c++) {
+      if (strcmp(ts->names[c], "goodput_rps") == 0) good = (int)c;
+      if (strcmp(ts->names[c], "latency_p50_ms") == 0) p50 = (int)c;
+    }
+    assert_true(good >= 0 && p50 >= 0);
+    assert_int_equal(ts->n_buckets, 3);
+    for (size_t b = 0; b < ts->n_buckets; b++) {
+      double g = ts->values[b * ts->n_columns + (size_t)good];
+      double l = ts->values[b * ts->n_columns + (size_t)p50];
+      /* The row with the call's count holds its latency, the others neither. */
+      assert_true((g > 0) == (l > 0));
+      if (g > 0) assert_true(b == 2 && fabs(l - (i == 0 ? 100 : 120)) < 1);
+    }
+    run_free(&x);
+  }
+}
+
 /* Deadline-aware servers drop expired work instead of doing it. */
 static void test_world_deadline_aware_drops_expired(void **state) {
   (void)state;
@@ -808,6 +845,7 @@ int main(void) {
       cmocka_unit_test(test_world_gateway_maps_statuses),
       cmocka_unit_test(test_world_deadline_spans_attempts),
       cmocka_unit_test(test_world_stream_replays_count_duplicates),
+      cmocka_unit_test(test_world_latency_row_matches_count_row),
       cmocka_unit_test(test_world_deadline_aware_drops_expired),
       cmocka_unit_test(test_world_hedge_cuts_the_stall),
       cmocka_unit_test(test_world_fanout_and_sequential),
