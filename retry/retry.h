@@ -360,10 +360,12 @@ void retry_adaptive_init(retry_adaptive *a, const retry_adaptive_config *cfg, in
 /* Returns max(0, (requests - K * accepts) / (requests + padding)) over the window. */
 double retry_adaptive_reject_probability(retry_adaptive *a, int64_t now_ns);
 /* Decides whether to reject one attempt locally: rejects iff u < probability, u in [0, 1).
- * Counts the attempt as a request either way. Returns true to reject. */
+ * A rejected attempt is counted as a request now; one let through is counted when its
+ * response is recorded (as grpc-go's throttler does). Returns true to reject. */
 bool retry_adaptive_should_reject(retry_adaptive *a, int64_t now_ns, double u);
-/* Records that the backend accepted an attempt. */
-void retry_adaptive_record_accept(retry_adaptive *a, int64_t now_ns);
+/* Records the response to an attempt that was let through: a request, and an accept unless
+ * the backend refused the work (accepted false: a status in reject_statuses). */
+void retry_adaptive_record_response(retry_adaptive *a, int64_t now_ns, bool accepted);
 
 /* Circuit breakers. */
 typedef enum retry_breaker_kind {

@@ -37,10 +37,16 @@ static retry_adaptive make(double k, int64_t window_ns, double padding, int64_t 
   return a;
 }
 
-/* Counts n requests at now_ns without ever rejecting (u = 1 is never below P <= 1). */
+/* Counts n requests at now_ns whose responses were refusals (requests without accepts). */
 static void count_requests(retry_adaptive *a, int64_t now_ns, int n) {
   for (int i = 0; i < n; i++)
-    assert_false(retry_adaptive_should_reject(a, now_ns, 1.0));
+    retry_adaptive_record_response(a, now_ns, false);
+}
+
+/* Counts n requests at now_ns whose responses were accepted. */
+static void count_accepts(retry_adaptive *a, int64_t now_ns, int n) {
+  for (int i = 0; i < n; i++)
+    retry_adaptive_record_response(a, now_ns, true);
 }
 
 static void test_adaptive_defaults_sre_k2_two_minutes(void **state) {
@@ -80,25 +86,22 @@ static void test_adaptive_zero_accepts_probability_is_requests_over_requests_plu
 static void test_adaptive_accepts_times_k_at_least_requests_gives_zero(void **state) {
   (void)state;
   retry_adaptive a = make(2.0, 120 * S, 1.0, 0);
-  count_requests(&a, 0, 10);
-  for (int i = 0; i < 5; i++)
-    retry_adaptive_record_accept(&a, 0);
+  count_requests(&a, 0, 5);
+  count_accepts(&a, 0, 5);
   assert_true(retry_adaptive_reject_probability(&a, 0) == 0.0); /* 10 - 2*5 = 0 */
-  retry_adaptive_record_accept(&a, 0);
+  count_accepts(&a, 0, 1);
   assert_true(retry_adaptive_reject_probability(&a, 0) == 0.0); /* negative, clamped */
   retry_adaptive b = make(2.0, 120 * S, 1.0, 0);
-  count_requests(&b, 0, 10);
-  for (int i = 0; i < 4; i++)
-    retry_adaptive_record_accept(&b, 0);
+  count_requests(&b, 0, 6);
+  count_accepts(&b, 0, 4);
   assert_near(retry_adaptive_reject_probability(&b, 0), 2.0 / 11.0);
 }
 
 static void test_adaptive_k_scales_accepts(void **state) {
   (void)state;
   retry_adaptive a = make(1.1, 120 * S, 1.0, 0);
-  count_requests(&a, 0, 10);
-  for (int i = 0; i < 5; i++)
-    retry_adaptive_record_accept(&a, 0);
+  count_requests(&a, 0, 5);
+  count_accepts(&a, 0, 5);
   assert_near(retry_adaptive_reject_probability(&a, 0), (10.0 - 5.5) / 11.0);
 }
 
@@ -122,9 +125,24 @@ static void test_adaptive_rejects_iff_u_below_probability(void **state) {
 static void test_adaptive_probability_computed_before_counting_the_request(void **state) {
   (void)state;
   retry_adaptive a = make(2.0, 120 * S, 1.0, 0);
-  /* The very first request sees P = 0 (not 1/2), so even u = 0 does not reject it. */
-  assert_false(retry_adaptive_should_reject(&a, 0, 0.0));
-  assert_true(retry_adaptive_should_reject(&a, 0, 0.0)); /* P = 1/2 now */
+  count_requests(&a, 0, 1);
+  /* P = 1/2 before this request: u = 0 rejects it, and only then is it counted. */
+  assert_true(retry_adaptive_should_reject(&a, 0, 0.0));
+  assert_near(retry_adaptive_reject_probability(&a, 0), 2.0 / 3.0);
+}
+
+/* grpc-go's accounting: a request let through counts with its response, so requests in
+ * flight never raise P. On a cold start every request of the first burst is admitted, even
+ * with u = 0; a literal "count at the attempt" would already reject the second one. */
+static void test_adaptive_requests_in_flight_do_not_count(void **state) {
+  (void)state;
+  retry_adaptive a = make(1.1, 30 * S, 1.0, 0);
+  for (int i = 0; i < 20; i++)
+    assert_false(retry_adaptive_should_reject(&a, 0, 0.0));
+  assert_true(retry_adaptive_reject_probability(&a, 0) == 0.0);
+  /* Their responses come back accepted: still 0. */
+  count_accepts(&a, 10 * MS, 20);
+  assert_true(retry_adaptive_reject_probability(&a, 10 * MS) == 0.0);
 }
 
 static void test_adaptive_rejected_requests_still_count(void **state) {
@@ -148,9 +166,8 @@ static void test_adaptive_window_expiry(void **state) {
 static void test_adaptive_window_accepts_expire_too(void **state) {
   (void)state;
   retry_adaptive a = make(2.0, 100 * S, 1.0, 0);
-  count_requests(&a, 0, 4);
-  for (int i = 0; i < 2; i++)
-    retry_adaptive_record_accept(&a, 0);
+  count_requests(&a, 0, 2);
+  count_accepts(&a, 0, 2);
   count_requests(&a, 50 * S, 2); /* 6 requests, 2 accepts: (6-4)/7 */
   assert_near(retry_adaptive_reject_probability(&a, 50 * S), 2.0 / 7.0);
   /* At 100 s the first bin leaves: 2 requests, 0 accepts. */
@@ -185,6 +202,7 @@ int main(void) {
       cmocka_unit_test(test_adaptive_padding_of_grpc_rls_eight),
       cmocka_unit_test(test_adaptive_rejects_iff_u_below_probability),
       cmocka_unit_test(test_adaptive_probability_computed_before_counting_the_request),
+      cmocka_unit_test(test_adaptive_requests_in_flight_do_not_count),
       cmocka_unit_test(test_adaptive_rejected_requests_still_count),
       cmocka_unit_test(test_adaptive_window_expiry),
       cmocka_unit_test(test_adaptive_window_accepts_expire_too),

@@ -317,15 +317,18 @@ static void test_target_admit_draws_uniform_only_when_probability_positive(void 
   retry_target *t = create_ok(&cfg);
   fixed_rng r = {UINT64_MAX, 0}; /* u close to 1: admits whenever P < 1 */
   retry_rng g = rng_of(&r);
-  /* P = 0 on an empty window: admitted, counted, no draw. */
+  /* P = 0 on an empty window: admitted, no draw. A request in flight does not count. */
   assert_int_equal(retry__target_admit(t, 0, &g), RETRY_STOP_NONE);
   assert_int_equal(r.n_draws, 0);
-  /* One request and no accept: P = 1/2 > 0, so the next admission draws exactly once. */
+  assert_int_equal(retry__target_admit(t, 0, &g), RETRY_STOP_NONE);
+  assert_int_equal(r.n_draws, 0);
+  /* One response that was not accepted: P = 1/2 > 0, so the next admission draws once. */
+  retry_adaptive_record_response(&t->adaptive, 0, false);
   assert_int_equal(retry__target_admit(t, 0, &g), RETRY_STOP_NONE);
   assert_int_equal(r.n_draws, 1);
   /* Accepts bring P back to 0: no draw again. */
   for (int i = 0; i < 3; i++)
-    retry_adaptive_record_accept(&t->adaptive, 0);
+    retry_adaptive_record_response(&t->adaptive, 0, true);
   assert_int_equal(retry__target_admit(t, 0, &g), RETRY_STOP_NONE);
   assert_int_equal(r.n_draws, 1);
   retry_target_destroy(t);
@@ -341,6 +344,8 @@ static void test_target_admit_adaptive_rejection_counts_and_stops_throttled(void
   fixed_rng r = {0, 0}; /* u = 0: rejects whenever P > 0 */
   retry_rng g = rng_of(&r);
   assert_int_equal(retry__target_admit(t, 0, &g), RETRY_STOP_NONE);
+  /* Its response was a refusal: P = 1/2, and u = 0 rejects the next two. */
+  retry_adaptive_record_response(&t->adaptive, 0, false);
   assert_int_equal(retry__target_admit(t, 0, &g), RETRY_STOP_THROTTLED);
   assert_int_equal(retry__target_admit(t, 0, &g), RETRY_STOP_THROTTLED);
   /* The rejected ones are requests too: 3 requests, 0 accepts. */
