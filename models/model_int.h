@@ -203,9 +203,16 @@ struct mw_service {
  * The ledger of side effects
  * =================================================================== */
 
+/* An operation: what one caller asked one service to do. The top-level call's operation is
+ * kept across user retries; the operation of downstream call j of a handler working for op is
+ * op's child j, the same for every attempt of that handler (so a retried upstream request that
+ * calls again repeats the same downstream operations), and different for each j (two calls of
+ * one handler to one service are two operations, never duplicates of each other). Children
+ * are made on first use; a parent holds a reference to each until it is settled. After
+ * executions[] (n_effect_services entries) come max_calls child pointers (model__op_child). */
 struct mw_op {
   void *pool_link;      /* the pool's free-list link while free */
-  int32_t refs;         /* holders: calls and requests; 0 while free */
+  int32_t refs;         /* holders: calls, requests and the parent; 0 while free */
   int32_t executions[]; /* per side-effecting service */
 };
 
@@ -225,6 +232,8 @@ struct model_world {
   mw_service *services;
   size_t n_services;
   int n_effect_services;
+  size_t max_calls;     /* the most downstream calls any handler makes: child slots per op */
+  size_t op_child_off;  /* byte offset of an op's child pointers */
   model_results res;
   uint64_t next_call_id;
   int64_t top_in_flight; /* top-level calls in flight */
@@ -293,6 +302,10 @@ int model__faults_active(const model_world *w, int64_t t0_ns, int64_t t1_ns);
 mw_op *model__op_new(model_world *w);
 void model__op_ref(mw_op *op);
 void model__op_unref(model_world *w, mw_op *op);
+/* Returns child j of op (made on first use, owned by op), or op itself when no service has a
+ * side effect (the ledger then has nothing to tell apart). NULL when out of memory (the world
+ * has failed) or op is NULL. */
+mw_op *model__op_child(model_world *w, mw_op *op, int32_t j);
 /* Settles every operation still referenced (at the end of a run). */
 void model__ops_settle_all(model_world *w);
 /* Records the side effect of service s for op; returns false when deduplicated. */

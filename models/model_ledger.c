@@ -100,10 +100,30 @@ static void op_settle(model_world *w, const mw_op *op) {
   }
 }
 
+/* The child pointers of op: after its executions, at w->op_child_off (max_calls of them, only
+ * when some service has a side effect). */
+static mw_op **op_children(const model_world *w, mw_op *op) {
+  return (mw_op **)(void *)((char *)op + w->op_child_off);
+}
+
+mw_op *model__op_child(model_world *w, mw_op *op, int32_t j) {
+  if (op == NULL || w->n_effect_services == 0) return op;
+  mw_op **slot = &op_children(w, op)[j];
+  if (*slot == NULL) *slot = model__op_new(w); /* refs 1: the parent's */
+  return *slot;
+}
+
+/* Settled once no call or request works for it; its children go with the parent's reference
+ * (they settle when their own holders are gone too). */
 void model__op_unref(model_world *w, mw_op *op) {
   if (op == NULL || --op->refs > 0) return;
   op_settle(w, op);
   op->refs = 0;
+  if (w->n_effect_services > 0) {
+    mw_op **ch = op_children(w, op);
+    for (size_t j = 0; j < w->max_calls; j++)
+      if (ch[j] != NULL) model__op_unref(w, ch[j]);
+  }
   model__pool_put(&w->ops, op);
 }
 

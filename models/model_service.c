@@ -326,9 +326,13 @@ static void downstream_start(model_world *w, mw_service *s, mw_req *r, int32_t j
   int64_t deadline =
       timeout == RETRY_NEVER || timeout > INT64_MAX - now ? RETRY_NEVER : now + timeout;
   if (cc->propagate_deadline && r->deadline_ns < deadline) deadline = r->deadline_ns;
+  /* The downstream operation: the same for every attempt of this handler's operation, its own
+   * for each call j (model_int.h, mw_op). */
+  mw_op *op = model__op_child(w, r->op, j);
+  if (op == NULL && r->op != NULL) return; /* out of memory: the world has failed */
   r->ds_pending++;
   if (model__call_start(w, s->call_edges[j], mc, cc->method, cc->stream, cc->request_bytes,
-                        cc->stream_items, deadline, MW_PARENT_REQ, r, j, r->op, rp->targets[j],
+                        cc->stream_items, deadline, MW_PARENT_REQ, r, j, op, rp->targets[j],
                         rp->rng_engine, rp->rng_net) < 0)
     r->ds_pending--;
 }

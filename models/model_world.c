@@ -366,7 +366,13 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
   }
   model__pool_init(&w->calls, sizeof(mw_call), 256);
   model__pool_init(&w->reqs, sizeof(mw_req), 256);
-  model__pool_init(&w->ops, sizeof(mw_op) + (size_t)w->n_effect_services * sizeof(int32_t), 256);
+  /* An op: header, executions, then child pointers aligned for a pointer (mw_op's comment). */
+  for (size_t s = 0; s < cfg->n_services; s++)
+    if (cfg->services[s].n_calls > w->max_calls) w->max_calls = cfg->services[s].n_calls;
+  size_t exec_end = sizeof(mw_op) + (size_t)w->n_effect_services * sizeof(int32_t);
+  w->op_child_off = (exec_end + sizeof(mw_op *) - 1) / sizeof(mw_op *) * sizeof(mw_op *);
+  size_t children = w->n_effect_services > 0 ? w->max_calls : 0;
+  model__pool_init(&w->ops, w->op_child_off + children * sizeof(mw_op *), 256);
   sim_hist_init(&w->res.latency);
   sim_hist_init(&w->res.latency_ok);
   sim_hist_init(&w->bucket_latency);

@@ -484,6 +484,34 @@ static void test_world_latency_row_matches_count_row(void **state) {
   }
 }
 
+/* Two calls of one handler to one service are two operations, not duplicates; a retried
+ * upstream request repeats both, and those repeats are duplicates. */
+static void test_world_sibling_calls_are_separate_operations(void **state) {
+  (void)state;
+  for (int retried = 0; retried < 2; retried++) {
+    char text[1200];
+    snprintf(text, sizeof text,
+             "{'duration': '1s', 'services': {"
+             "  'front': {'service_time': '1ms', 'workers': 4,"
+             "    'calls': [{'service': 'ledger', 'method': '/l.L/Debit'},"
+             "              {'service': 'ledger', 'method': '/l.L/Credit'}]%s},"
+             "  'ledger': {'service_time': '1ms', 'workers': 4, 'side_effect': 'before'}},"
+             " 'clients': {'c': {'target': 'front', 'methods': ['/f.F/Transfer'],"
+             "   'arrival': {'kind': 'script', 'at': ['0s', '0.1s', '0.2s']},"
+             "   'policy': {'methodConfig': [{'name': [{}], 'retryPolicy': {'maxAttempts': 3,"
+             "     'initialBackoff': '0.01s', 'maxBackoff': '0.01s', 'backoffMultiplier': 1,"
+             "     'retryableStatusCodes': ['UNAVAILABLE']}}]}}}}",
+             retried ? ", 'faults': [{'kind': 'fail', 'status': 'UNAVAILABLE', 'attempts': [1]}]"
+                     : "");
+    run x;
+    run_text(&x, text, 1);
+    assert_int_equal(x.r->operations, 6);
+    assert_int_equal(x.r->executions, retried ? 12 : 6);
+    assert_int_equal(x.r->duplicates, retried ? 6 : 0);
+    run_free(&x);
+  }
+}
+
 /* Deadline-aware servers drop expired work instead of doing it. */
 static void test_world_deadline_aware_drops_expired(void **state) {
   (void)state;
@@ -846,6 +874,7 @@ int main(void) {
       cmocka_unit_test(test_world_deadline_spans_attempts),
       cmocka_unit_test(test_world_stream_replays_count_duplicates),
       cmocka_unit_test(test_world_latency_row_matches_count_row),
+      cmocka_unit_test(test_world_sibling_calls_are_separate_operations),
       cmocka_unit_test(test_world_deadline_aware_drops_expired),
       cmocka_unit_test(test_world_hedge_cuts_the_stall),
       cmocka_unit_test(test_world_fanout_and_sequential),
