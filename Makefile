@@ -78,7 +78,7 @@ ALL_OBJS := $(RETRY_OBJS) $(SIM_OBJS) $(BUILD)/sim/retrysim.o $(TEST_SUPPORT_OBJ
             $(TEST_SRCS:%.c=$(BUILD)/%.o) $(EXAMPLE_SRCS:%.c=$(BUILD)/%.o) \
             $(BENCH_SRCS:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps test check demo golden-update clean install uninstall valgrind check-deps echo help fmt lint fuzz bench
+.PHONY: all deps test check demo experiments plots golden-update clean install uninstall valgrind check-deps echo help fmt lint fuzz bench
 .DEFAULT_GOAL := all
 
 all: $(LIBRETRY) $(RETRYSIM) $(TEST_BINS) $(EXAMPLE_BINS)
@@ -176,10 +176,25 @@ fuzz: | deps
 	    build/fuzz/corpus-scenario tests/data/scenarios 2>&1 | tail -n 5
 
 # ---------------------------------------------------------------- the main job
-# Runs the quickstart scenario (three policies side by side) and prints its comparison table;
-# the files land in out/demo/.
+# The flagship experiment (a metastable retry storm and the protections that end it), with its
+# pictures and out/demo/report.md, a page that tells the story with the table and the plots.
 demo: all
-	$(Q)$(RETRYSIM) run experiments/quickstart.json --out out/demo
+	$(Q)$(RETRYSIM) run experiments/metastable-storm.json --check --plot --out out/demo
+	@echo "report: out/demo/report.md (pictures: out/demo/*.svg)"
+
+# ---------------------------------------------------------------- experiments and plots
+# Every experiment with its expectations checked (make test does the same, without files kept);
+# the files of each land in out/experiments/NAME/. `make plots` adds pictures and report.md.
+EXPERIMENTS := $(sort $(wildcard experiments/*.json))
+experiments: all
+	$(Q)for f in $(EXPERIMENTS); do n=$$(basename $$f .json); \
+	  $(RETRYSIM) run $$f --check --quiet --out out/experiments/$$n || exit 1; \
+	  echo "ok      $$n -> out/experiments/$$n/"; done
+
+plots: all
+	$(Q)for f in $(EXPERIMENTS); do n=$$(basename $$f .json); \
+	  $(RETRYSIM) run $$f --check --quiet --plot --out out/experiments/$$n || exit 1; \
+	  echo "ok      $$n -> out/experiments/$$n/report.md"; done
 
 # Golden files: deterministic scenarios whose outputs are compared byte for byte.
 golden-update: all
@@ -216,7 +231,8 @@ echo:
 	@echo "DEPS_LIBS   = $(DEPS_LIBS)"
 
 help:
-	@echo "targets: all test check demo deps install uninstall valgrind check-deps clean fmt lint echo"
+	@echo "targets: all test check demo experiments plots deps install uninstall valgrind check-deps"
+	@echo "         bench fuzz golden-update clean fmt lint echo"
 	@echo "settings: PREFIX=$(PREFIX) OPT='$(OPT)' SANITIZE=$(SANITIZE) WERROR=$(WERROR) V=$(V)"
 
 -include $(ALL_OBJS:.o=.d)

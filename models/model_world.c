@@ -55,6 +55,12 @@ static double *ts_row(model_world *w, int64_t b) {
       return NULL;
     }
     memset(v + w->ts_cap * ts->n_columns, 0, (cap - w->ts_cap) * ts->n_columns * sizeof *v);
+    /* The latency columns of a bucket in which no call ended have no value (an empty CSV
+     * field): 0 ms would read as calls answered at once, which refused calls really are. */
+    for (size_t row = w->ts_cap; row < cap; row++) {
+      v[row * ts->n_columns + (size_t)w->col_p50] = NAN;
+      v[row * ts->n_columns + (size_t)w->col_p99] = NAN;
+    }
     ts->values = v;
     w->ts_row_cache = NULL; /* rows moved */
     w->ts_cap = cap;
@@ -79,7 +85,7 @@ void model__ts_add(model_world *w, int col, double v) {
 }
 
 /* Writes the latency quantiles of the calls that ended in bucket latency_b into its row and
- * starts an empty histogram. A bucket without calls keeps 0 in both columns. */
+ * starts an empty histogram. A bucket without calls keeps NaN in both columns (ts_row). */
 static void ts_latency_flush(model_world *w) {
   if (w->bucket_latency.count == 0) return;
   double *row = ts_row(w, w->latency_b);
