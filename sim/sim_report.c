@@ -228,38 +228,36 @@ static double wasted_s(const json_t *run) {
   return w;
 }
 
-/* Stop reasons other than ok with a count, most first ("deadline 1234, max_attempts 56"). */
-static void stops_text(const json_t *run, char *buf, size_t size) {
-  const json_t *by = at(run, "calls.by_stop_reason");
+/* The largest counts of an object of counts (stop reasons, statuses), most first, ties in the
+ * document's order, skipping key skip and zeros: "deadline 1234, max_attempts 56". At most
+ * four; "none" when there is nothing. */
+static void top_counts(const json_t *counts, const char *skip, char *buf, size_t size) {
   size_t used = 0;
   buf[0] = '\0';
-  /* A selection sort over a dozen reasons: the order is by count, ties in the document's
-   * (enum) order, so the text is the same on every run. */
-  long long last = -1;
-  const char *last_key = NULL;
+  /* A selection sort over a few dozen keys. taken[] marks keys already printed by their
+   * position in the object, so equal counts keep the document's (enum or numeric) order. */
+  bool taken[64] = {false};
   for (int k = 0; k < 4; k++) {
     const char *best = NULL, *key;
     long long most = 0;
+    size_t best_i = 0, i = 0;
     const json_t *v;
-    bool past_last = last_key == NULL;
-    json_object_foreach((json_t *)by, key, v) {
+    json_object_foreach((json_t *)counts, key, v) {
       long long n = json_integer_value(v);
-      if (strcmp(key, "ok") == 0 || n <= 0) continue;
-      /* Keys already taken: those with a larger count, or an equal count earlier in order. */
-      bool taken = last >= 0 && (n > last || (n == last && !past_last));
-      if (last_key != NULL && strcmp(key, last_key) == 0) past_last = true;
-      if (taken || (last_key != NULL && strcmp(key, last_key) == 0)) continue;
-      if (n > most) {
+      /* Skipping "OK" skips the HTTP successes ("200" .. "299") too. */
+      bool ok_http = strcmp(skip, "OK") == 0 && key[0] == '2' && strlen(key) == 3;
+      if (i < 64 && !taken[i] && strcmp(key, skip) != 0 && !ok_http && n > most) {
         most = n;
         best = key;
+        best_i = i;
       }
+      i++;
     }
     if (best == NULL) break;
+    taken[best_i] = true;
     int n = snprintf(buf + used, size - used, "%s%s %lld", used ? ", " : "", best, most);
     if (n < 0 || (size_t)n >= size - used) break;
     used += (size_t)n;
-    last = most;
-    last_key = best;
   }
   if (used == 0) snprintf(buf, size, "none");
 }
@@ -273,6 +271,10 @@ static void report_body(FILE *f, const sim_output *o, const sim_scenario *s, con
   const char *desc = sim_scenario_description(s);
   fprintf(f, "# %s\n\n", sim_scenario_name(s));
   if (desc != NULL) fprintf(f, "%s\n\n", desc);
+  /* The experiment's own page, when the run is one of experiments/ seen from the checkout. */
+  char page[160];
+  snprintf(page, sizeof page, "docs/experiments/%s.md", sim_scenario_name(s));
+  if (access(page, R_OK) == 0) fprintf(f, "What happens and why, in words: `%s`.\n\n", page);
   if (command != NULL) fprintf(f, "Produced by `%s`", command);
   else fputs("Produced by retrysim", f);
   /* The seed is an integer, or a decimal string past INT64_MAX (sim_output's ju64). */
@@ -329,13 +331,15 @@ static void report_body(FILE *f, const sim_output *o, const sim_scenario *s, con
     const char *vdesc = sim_scenario_run_description(s, i);
     if (variants) fprintf(f, "### %s\n\n%s%s", name, vdesc ? vdesc : "", vdesc ? "\n\n" : "");
     double calls = num(run, "calls.started"), attempts = num(run, "calls.attempts");
-    char stops[200];
-    stops_text(run, stops, sizeof stops);
+    char stops[200], statuses[200];
+    top_counts(at(run, "calls.by_stop_reason"), "ok", stops, sizeof stops);
+    top_counts(at(run, "calls.by_status"), "OK", statuses, sizeof statuses);
     fprintf(f, "- %.0f calls sent %.0f attempts (%.3g per call: %.0f retries, %.0f hedges); "
                "%.0f ended OK, %.0f failed.\n",
             calls, attempts, calls > 0 ? attempts / calls : 0.0, num(run, "calls.retries"),
             num(run, "calls.hedges"), num(run, "calls.ok"), num(run, "calls.failed"));
-    fprintf(f, "- Why the failed calls stopped: %s.\n", stops);
+    fprintf(f, "- Why the failed calls stopped: %s; the statuses they ended with: %s.\n", stops,
+            statuses);
     const json_t *rc = at(run, "recovery");
     if (json_is_object(rc)) {
       fprintf(f, "- Faults from %g s to %g s. Before them %.1f %% of offered calls succeeded",
