@@ -284,7 +284,8 @@ void retry__target_attempt_done(retry_target *t, int64_t now_ns, retry_space spa
   }
   if (t->cfg.has_adaptive)
     retry_adaptive_record_response(
-        &t->adaptive, now_ns, !retry_status_set_has(&t->cfg.adaptive.reject_statuses, space, status));
+        &t->adaptive, now_ns,
+        !retry_status_set_has(&t->cfg.adaptive.reject_statuses, space, status));
   if (t->cfg.has_throttle && ok) retry_throttle_record_success(&t->throttle);
   if (t->cfg.budget == RETRY_BUDGET_AWS && ok) retry_aws_quota_release(&t->aws, aws_cost);
 }

@@ -300,8 +300,9 @@ static char *join_args(int argc, char **argv) {
   char *p = s + sprintf(s, "retrysim");
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    bool plain = a[0] != '\0' && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                            "0123456789-_./=:,") == strlen(a);
+    bool plain = a[0] != '\0' && strspn(a,
+                                        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                        "0123456789-_./=:,") == strlen(a);
     *p++ = ' ';
     if (plain) {
       p += sprintf(p, "%s", a);

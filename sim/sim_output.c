@@ -639,10 +639,11 @@ static double run_num(const json_t *run, const char *k1, const char *k2) {
  * per call; recovered is 1/0, empty (with recovery_s) when the run had no trigger that ended. */
 static int write_variants(const sim_output *o, size_t unused, FILE *f) {
   (void)unused;
-  fputs("variant,calls,ok,failed,success_ratio,attempts,amplification,goodput_per_s,"
-        "latency_p50_ms,latency_p99_ms,latency_p999_ms,duplicates,wasted_work_s,recovered,"
-        "recovery_s\n",
-        f);
+  fputs(
+      "variant,calls,ok,failed,success_ratio,attempts,amplification,goodput_per_s,"
+      "latency_p50_ms,latency_p99_ms,latency_p999_ms,duplicates,wasted_work_s,recovered,"
+      "recovery_s\n",
+      f);
   for (size_t i = 0; i < o->n_runs; i++) {
     const json_t *run = o->runs[i].obj;
     double calls = run_num(run, "calls", "started"), attempts = run_num(run, "calls", "attempts");
@@ -653,8 +654,8 @@ static int write_variants(const sim_output *o, size_t unused, FILE *f) {
       wasted += run_num(svc, "wasted_work_s", NULL);
     }
     const json_t *rec = json_object_get(run, "recovery");
-    double recovered = json_is_object(rec) ? (json_is_true(json_object_get(rec, "recovered")) ? 1 : 0)
-                                           : NAN;
+    double recovered =
+        json_is_object(rec) ? (json_is_true(json_object_get(rec, "recovered")) ? 1 : 0) : NAN;
     double values[] = {calls,
                        run_num(run, "calls", "ok"),
                        run_num(run, "calls", "failed"),

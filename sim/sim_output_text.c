@@ -272,9 +272,10 @@ static int print_single(const sim_output *o, FILE *f) {
   if (json_is_object(rec)) {
     char cell[TABLE_CELL];
     recovery_cell(r, cell, sizeof cell);
-    fprintf(f, "recovery      trigger %g-%g s, recovered %s (goodput/offered >= %g x %g for %g s)\n",
-            num(rec, "trigger_start_s", NULL), num(rec, "trigger_end_s", NULL), cell,
-            num(rec, "threshold", NULL), num(rec, "baseline_ratio", NULL), num(rec, "hold_s", NULL));
+    fprintf(
+        f, "recovery      trigger %g-%g s, recovered %s (goodput/offered >= %g x %g for %g s)\n",
+        num(rec, "trigger_start_s", NULL), num(rec, "trigger_end_s", NULL), cell,
+        num(rec, "threshold", NULL), num(rec, "baseline_ratio", NULL), num(rec, "hold_s", NULL));
   }
   int rc = print_amplification(r, f);
   fputc('\n', f);
@@ -336,10 +337,9 @@ static void top_stop(const json_t *run, char *buf, size_t size) {
  * retries added at the top (amp) and at the worst service, the tail, duplicate side effects
  * and why the failed calls stopped. */
 static int print_variants(const sim_output *o, FILE *f) {
-  static const char *const head[] = {"variant",  "calls",       "ok %",    "goodput/s",
-                                     "amp",      "max svc amp", "p50 ms",  "p99 ms",
-                                     "p99.9 ms", "dups",        "top stop",
-                                     "recovered"};
+  static const char *const head[] = {"variant",  "calls",       "ok %",     "goodput/s",
+                                     "amp",      "max svc amp", "p50 ms",   "p99 ms",
+                                     "p99.9 ms", "dups",        "top stop", "recovered"};
   /* The recovery column only when some run had a trigger that ended before the duration. */
   bool recovery = false;
   for (size_t i = 0; i < sim_output_n_runs(o); i++)

@@ -113,8 +113,7 @@ static int gnuplot(const char *script, const char *data, const char *out, const 
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) {
     rep_error(err, RETRY_EIO, script,
-              "cannot run gnuplot: %s (install gnuplot-nox, e.g. with `make deps`)",
-              strerror(rc));
+              "cannot run gnuplot: %s (install gnuplot-nox, e.g. with `make deps`)", strerror(rc));
     return RETRY_EIO;
   }
   int st = 0;
@@ -139,9 +138,8 @@ static int gnuplot(const char *script, const char *data, const char *out, const 
 
 /* Renders dir/stem.svg from dir/data_name with script NAME.gp of plots_dir: drawn as
  * stem.tmp.<pid>.svg (the script picks its terminal from the extension) and renamed. */
-static int render(const char *plots_dir, const char *script, const char *dir,
-                  const char *data_name, const char *stem, const char *title, FILE *log,
-                  retry_error *err) {
+static int render(const char *plots_dir, const char *script, const char *dir, const char *data_name,
+                  const char *stem, const char *title, FILE *log, retry_error *err) {
   char *gp = str_printf("%s/%s.gp", plots_dir, script);
   char *data = str_printf("%s/%s", dir, data_name);
   char *tmp = str_printf("%s/%s.tmp.%ld.svg", dir, stem, (long)getpid());
@@ -190,9 +188,11 @@ int sim_report_plots(const sim_output *o, const sim_scenario *s, const char *dir
       rc = render(plots_dir, "timeseries", dir, data, stem, title, log, err);
     }
     snprintf(title, sizeof title, "%s: goodput and attempts per variant", name);
-    if (rc == 0) rc = render(plots_dir, "compare", dir, "timeseries.csv", "compare", title, log, err);
+    if (rc == 0)
+      rc = render(plots_dir, "compare", dir, "timeseries.csv", "compare", title, log, err);
     snprintf(title, sizeof title, "%s: variants side by side", name);
-    if (rc == 0) rc = render(plots_dir, "variants", dir, "variants.csv", "variants", title, log, err);
+    if (rc == 0)
+      rc = render(plots_dir, "variants", dir, "variants.csv", "variants", title, log, err);
   }
   snprintf(title, sizeof title, "%s: latency of finished calls", name);
   if (rc == 0)
@@ -222,9 +222,7 @@ static double wasted_s(const json_t *run) {
   double w = 0;
   const char *key;
   const json_t *svc;
-  json_object_foreach((json_t *)at(run, "services"), key, svc) {
-    w += num(svc, "wasted_work_s");
-  }
+  json_object_foreach((json_t *)at(run, "services"), key, svc) { w += num(svc, "wasted_work_s"); }
   return w;
 }
 
@@ -275,8 +273,10 @@ static void report_body(FILE *f, const sim_output *o, const sim_scenario *s, con
   char page[160];
   snprintf(page, sizeof page, "docs/experiments/%s.md", sim_scenario_name(s));
   if (access(page, R_OK) == 0) fprintf(f, "What happens and why, in words: `%s`.\n\n", page);
-  if (command != NULL) fprintf(f, "Produced by `%s`", command);
-  else fputs("Produced by retrysim", f);
+  if (command != NULL)
+    fprintf(f, "Produced by `%s`", command);
+  else
+    fputs("Produced by retrysim", f);
   /* The seed is an integer, or a decimal string past INT64_MAX (sim_output's ju64). */
   const json_t *seed = at(doc, "seed");
   char seed_text[24];
@@ -290,9 +290,10 @@ static void report_body(FILE *f, const sim_output *o, const sim_scenario *s, con
           json_string_value(at(doc, "version")), seed_text,
           json_string_value(at(doc, "scenario_sha256")));
   fputs("## Results\n\n", f);
-  fputs("| variant | calls | ok % | goodput (calls/s) | attempts per call | p50 ms | p99 ms | "
-        "p99.9 ms | duplicate side effects | wasted work (worker-s) | recovered |\n",
-        f);
+  fputs(
+      "| variant | calls | ok % | goodput (calls/s) | attempts per call | p50 ms | p99 ms | "
+      "p99.9 ms | duplicate side effects | wasted work (worker-s) | recovered |\n",
+      f);
   fputs("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n", f);
   size_t n = sim_output_n_runs(o);
   for (size_t i = 0; i < n; i++) {
@@ -306,24 +307,28 @@ static void report_body(FILE *f, const sim_output *o, const sim_scenario *s, con
             num(run, "latency_ms.p50"), num(run, "latency_ms.p99"), num(run, "latency_ms.p999"),
             num(run, "side_effects.duplicates"), wasted_s(run), rec);
   }
-  fputs("\n*goodput*: calls that ended OK within their deadline, per second of the run; "
-        "*attempts per call*: attempts sent by the clients per call they started; *recovered*: "
-        "how long after the last fault ended the share of offered calls that succeed came "
-        "back near its level before the faults and held there (the summary's `recovery` "
-        "rule), `never` if it did not within the run.\n\n",
-        f);
+  fputs(
+      "\n*goodput*: calls that ended OK within their deadline, per second of the run; "
+      "*attempts per call*: attempts sent by the clients per call they started; *recovered*: "
+      "how long after the last fault ended the share of offered calls that succeed came "
+      "back near its level before the faults and held there (the summary's `recovery` "
+      "rule), `never` if it did not within the run.\n\n",
+      f);
   if (pictures && variants) {
-    fputs("## Over time\n\n![Goodput and attempts per second of every variant; the shaded "
-          "band is the fault window](compare.svg)\n\n",
-          f);
-    fputs("## Side by side\n\n![Attempts per call, goodput, p99 latency and success ratio "
-          "per variant](variants.svg)\n\n",
-          f);
+    fputs(
+        "## Over time\n\n![Goodput and attempts per second of every variant; the shaded "
+        "band is the fault window](compare.svg)\n\n",
+        f);
+    fputs(
+        "## Side by side\n\n![Attempts per call, goodput, p99 latency and success ratio "
+        "per variant](variants.svg)\n\n",
+        f);
   }
   if (pictures)
-    fputs("## Latency\n\n![Latency distribution of finished calls: the CDF, and its tail as "
-          "1 - F on a log scale](latency-cdf.svg)\n\n",
-          f);
+    fputs(
+        "## Latency\n\n![Latency distribution of finished calls: the CDF, and its tail as "
+        "1 - F on a log scale](latency-cdf.svg)\n\n",
+        f);
   fputs(variants ? "## Each variant\n\n" : "## The run\n\n", f);
   for (size_t i = 0; i < n; i++) {
     const json_t *run = sim_output_run(o, i);
@@ -334,8 +339,9 @@ static void report_body(FILE *f, const sim_output *o, const sim_scenario *s, con
     char stops[200], statuses[200];
     top_counts(at(run, "calls.by_stop_reason"), "ok", stops, sizeof stops);
     top_counts(at(run, "calls.by_status"), "OK", statuses, sizeof statuses);
-    fprintf(f, "- %.0f calls sent %.0f attempts (%.3g per call: %.0f retries, %.0f hedges); "
-               "%.0f ended OK, %.0f failed.\n",
+    fprintf(f,
+            "- %.0f calls sent %.0f attempts (%.3g per call: %.0f retries, %.0f hedges); "
+            "%.0f ended OK, %.0f failed.\n",
             calls, attempts, calls > 0 ? attempts / calls : 0.0, num(run, "calls.retries"),
             num(run, "calls.hedges"), num(run, "calls.ok"), num(run, "calls.failed"));
     fprintf(f, "- Why the failed calls stopped: %s; the statuses they ended with: %s.\n", stops,
@@ -346,8 +352,9 @@ static void report_body(FILE *f, const sim_output *o, const sim_scenario *s, con
               num(rc, "trigger_start_s"), num(rc, "trigger_end_s"),
               100 * num(rc, "baseline_ratio"));
       if (json_is_true(at(rc, "recovered")))
-        fprintf(f, "; %g s after they ended it was back to at least %g %% of that level, and "
-                   "held for %g s.\n",
+        fprintf(f,
+                "; %g s after they ended it was back to at least %g %% of that level, and "
+                "held for %g s.\n",
                 num(rc, "recovery_s"), 100 * num(rc, "threshold"), num(rc, "hold_s"));
       else
         fprintf(f, "; it never came back: over the last %g s, %.1f %% did.\n", num(rc, "hold_s"),
@@ -358,8 +365,8 @@ static void report_body(FILE *f, const sim_output *o, const sim_scenario *s, con
       fprintf(f, "- Servers spent %.4g worker-seconds on attempts whose caller had given up.\n",
               wasted);
     if (dups > 0)
-      fprintf(f, "- %.0f side effects were executed more than once (of %.0f operations).\n",
-              dups, num(run, "side_effects.operations"));
+      fprintf(f, "- %.0f side effects were executed more than once (of %.0f operations).\n", dups,
+              num(run, "side_effects.operations"));
     if (pictures) {
       char stem[128];
       snprintf(stem, sizeof stem, variants ? "timeseries-%s" : "timeseries", name);

@@ -812,9 +812,9 @@ static bool check_cycles(scn_ctx *c) {
  * The top level
  * =================================================================== */
 
-static const char *const top_keys[] = {"name",     "description", "seed",     "duration",
-                                       "drain",    "bucket",      "recovery", "services",
-                                       "clients",  "variants",    "expect"};
+static const char *const top_keys[] = {"name",    "description", "seed",     "duration",
+                                       "drain",   "bucket",      "recovery", "services",
+                                       "clients", "variants",    "expect"};
 
 /* "name": given, it follows the rule of every other name; absent, the file's base name is
  * used as it is (a file name may hold characters a name may not, and that is not the
@@ -882,9 +882,9 @@ static const char *const recovery_keys[] = {"threshold", "hold", "warmup"};
 static bool parse_recovery(scn_ctx *c, json_t *v) {
   model_recovery_cfg *r = &c->cfg->recovery;
   if (!json_is_object(v)) {
-    sim__scenario_fail_value(c, "\"recovery\"",
-                             "an object {\"threshold\": 0.9, \"hold\": \"10s\", \"warmup\": \"5s\"}",
-                             v);
+    sim__scenario_fail_value(
+        c, "\"recovery\"", "an object {\"threshold\": 0.9, \"hold\": \"10s\", \"warmup\": \"5s\"}",
+        v);
     return false;
   }
   return sim__scenario_check_keys(c, v, recovery_keys, SCN_N_OF(recovery_keys), NULL) &&
