@@ -710,11 +710,7 @@ typedef struct out_file {
   bool made; /* the temporary file exists (we created it) */
 } out_file;
 
-static void io_error(retry_error *err, int code, const char *source, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-/* Fills err (when not NULL and still empty) with an I/O error about file source. */
-static void io_error(retry_error *err, int code, const char *source, const char *fmt, ...) {
+void sim_output_error(retry_error *err, int code, const char *source, const char *fmt, ...) {
   if (err == NULL || err->code != RETRY_OK) return;
   retry_error_clear(err);
   err->code = code;
@@ -728,7 +724,7 @@ static void io_error(retry_error *err, int code, const char *source, const char 
 /* mkdir -p: creates dir and its missing parents. Returns 0 or RETRY_EIO. */
 static int make_dirs(const char *dir, retry_error *err) {
   if (dir[0] == '\0') {
-    io_error(err, RETRY_EIO, dir, "cannot create directory: empty name");
+    sim_output_error(err, RETRY_EIO, dir, "cannot create directory: empty name");
     return RETRY_EIO;
   }
   /* Each prefix that ends before a '/' is created in turn, from the top down, and EEXIST is
@@ -748,7 +744,7 @@ static int make_dirs(const char *dir, retry_error *err) {
   struct stat st;
   if (e == 0 && stat(p, &st) != 0) e = errno;
   if (e == 0 && !S_ISDIR(st.st_mode)) e = ENOTDIR;
-  if (e != 0) io_error(err, RETRY_EIO, dir, "cannot create directory: %s", strerror(e));
+  if (e != 0) sim_output_error(err, RETRY_EIO, dir, "cannot create directory: %s", strerror(e));
   free(p);
   return e == 0 ? 0 : RETRY_EIO;
 }
@@ -814,7 +810,7 @@ static long plan_files(const sim_output *o, const char *dir, out_file *files) {
 static int write_temp(const sim_output *o, out_file *file, retry_error *err) {
   FILE *f = fopen(file->tmp, "w");
   if (f == NULL) {
-    io_error(err, RETRY_EIO, file->tmp, "cannot create: %s", strerror(errno));
+    sim_output_error(err, RETRY_EIO, file->tmp, "cannot create: %s", strerror(errno));
     return RETRY_EIO;
   }
   /* Set as soon as the file exists, so any later failure removes it. */
@@ -828,9 +824,9 @@ static int write_temp(const sim_output *o, out_file *file, retry_error *err) {
   if (e == 0 && ferror(f)) e = EIO;
   if (fclose(f) != 0 && e == 0) e = errno;
   if (rc == RETRY_ENOMEM) {
-    io_error(err, rc, file->tmp, "out of memory");
+    sim_output_error(err, rc, file->tmp, "out of memory");
   } else if (rc != 0 || e != 0) {
-    io_error(err, RETRY_EIO, file->tmp, "cannot write: %s", strerror(e ? e : EIO));
+    sim_output_error(err, RETRY_EIO, file->tmp, "cannot write: %s", strerror(e ? e : EIO));
     rc = RETRY_EIO;
   }
   return rc;
@@ -846,7 +842,7 @@ int sim_output_write_dir(const sim_output *o, const char *dir, retry_error *err)
   long planned = plan_files(o, dir, files);
   size_t n = planned < 0 ? 4 + o->n_runs : (size_t)planned;
   if (planned < 0) {
-    io_error(err, RETRY_ENOMEM, dir, "out of memory");
+    sim_output_error(err, RETRY_ENOMEM, dir, "out of memory");
     rc = RETRY_ENOMEM;
   }
   for (size_t i = 0; i < n && rc == 0; i++)
@@ -855,8 +851,8 @@ int sim_output_write_dir(const sim_output *o, const char *dir, retry_error *err)
    * directory, the disk went read-only) keeps the files already renamed and removes the rest. */
   for (size_t i = 0; i < n && rc == 0; i++) {
     if (rename(files[i].tmp, files[i].path) != 0) {
-      io_error(err, RETRY_EIO, files[i].path, "cannot rename %s: %s", files[i].tmp,
-               strerror(errno));
+      sim_output_error(err, RETRY_EIO, files[i].path, "cannot rename %s: %s", files[i].tmp,
+                       strerror(errno));
       rc = RETRY_EIO;
     } else {
       files[i].made = false;

@@ -76,6 +76,11 @@ int sim_output_print_text(const sim_output *o, FILE *f);
  * NULL) names the file and the reason. Returns 0, RETRY_EIO or RETRY_ENOMEM. */
 int sim_output_write_dir(const sim_output *o, const char *dir, retry_error *err);
 
+/* Fills err (when not NULL and still empty) with an error of the output files: code, the file
+ * (source) and a printf message. Shared by the writers of sim_output.c and sim_report.c. */
+void sim_output_error(retry_error *err, int code, const char *source, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* Replaces, in place, every character of s unsafe in a file name with '_' (letters, digits,
  * '-', '_' and '.' are kept): how a variant's name becomes part of its files' names. */
 void sim_output_safe_name(char *s);

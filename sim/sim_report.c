@@ -24,21 +24,6 @@ extern char **environ;
  * Errors and small helpers
  * =================================================================== */
 
-static void rep_error(retry_error *err, int code, const char *source, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-/* Fills err (when not NULL and still empty) with an error about file source. */
-static void rep_error(retry_error *err, int code, const char *source, const char *fmt, ...) {
-  if (err == NULL || err->code != RETRY_OK) return;
-  retry_error_clear(err);
-  err->code = code;
-  snprintf(err->source, sizeof err->source, "%s", source);
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err->message, sizeof err->message, fmt, ap);
-  va_end(ap);
-}
-
 /* malloc'd printf; NULL when out of memory. */
 static char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static char *str_printf(const char *fmt, ...) {
@@ -102,7 +87,7 @@ static int gnuplot(const char *script, const char *data, const char *out, const 
   char *argv[] = {prog, dash_c, (char *)script, (char *)data, (char *)out, (char *)title, NULL};
   posix_spawn_file_actions_t fa;
   if (posix_spawn_file_actions_init(&fa) != 0) {
-    rep_error(err, RETRY_ENOMEM, script, "out of memory");
+    sim_output_error(err, RETRY_ENOMEM, script, "out of memory");
     return RETRY_ENOMEM;
   }
   int logfd = fileno(log);
@@ -112,25 +97,28 @@ static int gnuplot(const char *script, const char *data, const char *out, const 
   int rc = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) {
-    rep_error(err, RETRY_EIO, script,
-              "cannot run gnuplot: %s (install gnuplot-nox, e.g. with `make deps`)", strerror(rc));
+    sim_output_error(err, RETRY_EIO, script,
+                     "cannot run gnuplot: %s (install gnuplot-nox, e.g. with `make deps`)",
+                     strerror(rc));
     return RETRY_EIO;
   }
   int st = 0;
   while (waitpid(pid, &st, 0) < 0) {
     if (errno != EINTR) {
-      rep_error(err, RETRY_EIO, script, "cannot wait for gnuplot: %s", strerror(errno));
+      sim_output_error(err, RETRY_EIO, script, "cannot wait for gnuplot: %s", strerror(errno));
       return RETRY_EIO;
     }
   }
   /* Exit status 127 from a spawned child means the exec itself failed. */
   if (WIFEXITED(st) && WEXITSTATUS(st) == 127) {
-    rep_error(err, RETRY_EIO, script, "cannot run gnuplot (install gnuplot-nox, `make deps`)");
+    sim_output_error(err, RETRY_EIO, script,
+                     "cannot run gnuplot (install gnuplot-nox, `make deps`)");
     return RETRY_EIO;
   }
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-    rep_error(err, RETRY_EIO, script, "gnuplot failed on %s (exit status %d): see its messages",
-              data, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    sim_output_error(err, RETRY_EIO, script,
+                     "gnuplot failed on %s (exit status %d): see its messages", data,
+                     WIFEXITED(st) ? WEXITSTATUS(st) : -1);
     return RETRY_EIO;
   }
   return 0;
@@ -146,17 +134,17 @@ static int render(const char *plots_dir, const char *script, const char *dir, co
   char *out = str_printf("%s/%s.svg", dir, stem);
   int rc = 0;
   if (gp == NULL || data == NULL || tmp == NULL || out == NULL) {
-    rep_error(err, RETRY_ENOMEM, dir, "out of memory");
+    sim_output_error(err, RETRY_ENOMEM, dir, "out of memory");
     rc = RETRY_ENOMEM;
   } else if (access(gp, R_OK) != 0) {
-    rep_error(err, RETRY_EIO, gp,
-              "cannot read the plot script: %s (set RETRYSIM_PLOTS to the plots/ directory)",
-              strerror(errno));
+    sim_output_error(err, RETRY_EIO, gp,
+                     "cannot read the plot script: %s (set RETRYSIM_PLOTS to the plots/ directory)",
+                     strerror(errno));
     rc = RETRY_EIO;
   } else {
     rc = gnuplot(gp, data, tmp, title, log, err);
     if (rc == 0 && rename(tmp, out) != 0) {
-      rep_error(err, RETRY_EIO, out, "cannot rename %s: %s", tmp, strerror(errno));
+      sim_output_error(err, RETRY_EIO, out, "cannot rename %s: %s", tmp, strerror(errno));
       rc = RETRY_EIO;
     }
     if (rc != 0) unlink(tmp);
@@ -384,12 +372,12 @@ int sim_report_write(const sim_output *o, const sim_scenario *s, const char *dir
   char *tmp = str_printf("%s/report.md.tmp.%ld", dir, (long)getpid());
   int rc = 0;
   if (path == NULL || tmp == NULL) {
-    rep_error(err, RETRY_ENOMEM, dir, "out of memory");
+    sim_output_error(err, RETRY_ENOMEM, dir, "out of memory");
     rc = RETRY_ENOMEM;
   }
   FILE *f = rc == 0 ? fopen(tmp, "w") : NULL;
   if (rc == 0 && f == NULL) {
-    rep_error(err, RETRY_EIO, tmp, "cannot create: %s", strerror(errno));
+    sim_output_error(err, RETRY_EIO, tmp, "cannot create: %s", strerror(errno));
     rc = RETRY_EIO;
   }
   if (f != NULL) {
@@ -399,7 +387,7 @@ int sim_report_write(const sim_output *o, const sim_scenario *s, const char *dir
     if (fclose(f) != 0 && e == 0) e = errno;
     if (e == 0 && rename(tmp, path) != 0) e = errno;
     if (e != 0) {
-      rep_error(err, RETRY_EIO, path, "cannot write: %s", strerror(e));
+      sim_output_error(err, RETRY_EIO, path, "cannot write: %s", strerror(e));
       unlink(tmp);
       rc = RETRY_EIO;
     }
