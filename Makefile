@@ -141,6 +141,8 @@ valgrind: all
 	$(Q)BUILD=$(BUILD) RUNNER="$(VALGRIND)" sh tools/run-tests.sh $(TEST_BINS)
 	$(Q)rm -rf $(BUILD)/valgrind-out && $(VALGRIND) $(RETRYSIM) run experiments/quickstart.json \
 	    --duration 3s --quiet --out $(BUILD)/valgrind-out && echo "ok      retrysim run (valgrind)"
+	$(Q)rm -rf $(BUILD)/valgrind-plot && $(VALGRIND) $(RETRYSIM) run experiments/seed000-charges.json \
+	    --check --quiet --plot --out $(BUILD)/valgrind-plot && echo "ok      retrysim run --check --plot (valgrind)"
 
 # libretry.a must need libc only, jansson only in its config loader.
 check-deps: $(LIBRETRY)
