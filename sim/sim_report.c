@@ -248,6 +248,65 @@ static void top_counts(const json_t *counts, const char *skip, char *buf, size_t
   if (used == 0) snprintf(buf, size, "none");
 }
 
+/* Index of the run with the largest (most) or smallest value at path; ties go to the first. */
+static size_t extreme(const sim_output *o, const char *path, bool most) {
+  size_t best = 0;
+  for (size_t i = 1; i < sim_output_n_runs(o); i++) {
+    double v = num(sim_output_run(o, i), path), b = num(sim_output_run(o, best), path);
+    if (most ? v > b : v < b) best = i;
+  }
+  return best;
+}
+
+/* Attempts per call of run i (top-level). */
+static double per_call(const sim_output *o, size_t i) {
+  const json_t *run = sim_output_run(o, i);
+  double calls = num(run, "calls.started");
+  return calls > 0 ? num(run, "calls.attempts") / calls : 0.0;
+}
+
+/* "In short": the comparison in a few sentences, for a scenario with variants. Which runs came
+ * back after the faults and which never did, then the extremes of goodput, load, tail and
+ * duplicates, each with its variant. */
+static void report_short(FILE *f, const sim_output *o, const sim_scenario *s) {
+  size_t n = sim_output_n_runs(o);
+  fputs("## In short\n\n", f);
+  /* Two passes over the runs: those that recovered, then those that never did. */
+  for (int pass = 0; pass < 2; pass++) {
+    bool any = false;
+    for (size_t i = 0; i < n; i++) {
+      const json_t *rc = at(sim_output_run(o, i), "recovery");
+      if (!json_is_object(rc) || json_is_true(at(rc, "recovered")) != (pass == 0)) continue;
+      fprintf(f, "%s%s",
+              any ? ", "
+                  : (pass == 0 ? "- Back to normal after the faults: "
+                               : "- **Never back to normal** within the run: "),
+              sim_scenario_run_name(s, i));
+      if (pass == 0) fprintf(f, " (after %g s)", num(rc, "recovery_s"));
+      any = true;
+    }
+    if (any) fputs(".\n", f);
+  }
+  size_t hi = extreme(o, "goodput_per_s", true), lo = extreme(o, "goodput_per_s", false);
+  fprintf(f, "- Most goodput: %s, %.4g calls/s; least: %s, %.4g calls/s.\n",
+          sim_scenario_run_name(s, hi), num(sim_output_run(o, hi), "goodput_per_s"),
+          sim_scenario_run_name(s, lo), num(sim_output_run(o, lo), "goodput_per_s"));
+  size_t amp = 0;
+  for (size_t i = 1; i < n; i++)
+    if (per_call(o, i) > per_call(o, amp)) amp = i;
+  fprintf(f, "- Most load from retries and hedges: %s, %.3g attempts per call.\n",
+          sim_scenario_run_name(s, amp), per_call(o, amp));
+  size_t tail = extreme(o, "latency_ms.p99", true), fast = extreme(o, "latency_ms.p99", false);
+  fprintf(f, "- Slowest p99: %s, %.4g ms; fastest: %s, %.4g ms.\n", sim_scenario_run_name(s, tail),
+          num(sim_output_run(o, tail), "latency_ms.p99"), sim_scenario_run_name(s, fast),
+          num(sim_output_run(o, fast), "latency_ms.p99"));
+  size_t dup = extreme(o, "side_effects.duplicates", true);
+  if (num(sim_output_run(o, dup), "side_effects.duplicates") > 0)
+    fprintf(f, "- Most duplicate side effects: %s, %.0f.\n", sim_scenario_run_name(s, dup),
+            num(sim_output_run(o, dup), "side_effects.duplicates"));
+  fputc('\n', f);
+}
+
 /* Writes the report body to f. The pictures are linked by their file names: report.md sits
  * next to them in dir. */
 static void report_body(FILE *f, const sim_output *o, const sim_scenario *s, const char *command,
@@ -277,6 +336,7 @@ static void report_body(FILE *f, const sim_output *o, const sim_scenario *s, con
           "files, byte for byte.\n\n",
           json_string_value(at(doc, "version")), seed_text,
           json_string_value(at(doc, "scenario_sha256")));
+  if (variants) report_short(f, o, s);
   fputs("## Results\n\n", f);
   fputs(
       "| variant | calls | ok % | goodput (calls/s) | attempts per call | p50 ms | p99 ms | "

@@ -217,6 +217,7 @@ if command -v gnuplot >/dev/null 2>&1; then
   ls "$tmp/plot" | grep -q 'tmp' && fail "--plot left temporary files: $(ls "$tmp/plot")"
   has "$tmp/plot/report.md" "# cli-variants"
   has "$tmp/plot/report.md" "](compare.svg)"
+  has "$tmp/plot/report.md" "## In short"
   has "$tmp/plot/report.md" "--plot --out"
   # Same run, same pictures and report, byte for byte.
   run_rc 0 run "$tmp/variants.json" --quiet --plot --out "$tmp/plot2"
