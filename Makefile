@@ -34,15 +34,20 @@ ifneq ($(WERROR),)
 WARN += -Werror
 endif
 
-# Flags of our dependencies, asked of pkg-config once, when first used (after `deps` ran).
+# Flags of our dependencies, asked of pkg-config once, when first used (after the deps step
+# of the piece being built ran): the engine needs jansson only, the kernel and above GSL too.
+JANSSON_CFLAGS = $(eval JANSSON_CFLAGS := $(shell pkg-config --cflags jansson))$(JANSSON_CFLAGS)
+JANSSON_LIBS = $(eval JANSSON_LIBS := $(shell pkg-config --libs jansson))$(JANSSON_LIBS)
 DEPS_CFLAGS = $(eval DEPS_CFLAGS := $(shell pkg-config --cflags gsl jansson))$(DEPS_CFLAGS)
 DEPS_LIBS = $(eval DEPS_LIBS := $(shell pkg-config --libs gsl jansson))$(DEPS_LIBS)
-JANSSON_LIBS = $(eval JANSSON_LIBS := $(shell pkg-config --libs jansson))$(JANSSON_LIBS)
 CMOCKA_CFLAGS = $(eval CMOCKA_CFLAGS := $(shell pkg-config --cflags cmocka))$(CMOCKA_CFLAGS)
 CMOCKA_LIBS = $(eval CMOCKA_LIBS := $(shell pkg-config --libs cmocka))$(CMOCKA_LIBS)
 
+# PKG_CFLAGS is set per piece below (target-specific), so that building the engine never asks
+# pkg-config for GSL.
+PKG_CFLAGS = $(DEPS_CFLAGS)
 ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(OPT) $(SAN_FLAGS) -MMD -MP -I. \
-             $(DEPS_CFLAGS) $(CFLAGS)
+             $(PKG_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(SAN_FLAGS) $(LDFLAGS)
 
 ifeq ($(V),1)
@@ -52,46 +57,75 @@ Q := @
 endif
 
 # ---------------------------------------------------------------- sources
+# One folder, one floor, one piece (docs/architecture.md): each folder includes only the
+# folders below it, which `make check-deps` checks.
+#   retry/   the engine             -> libretry.a   (libc; its config loader jansson)
+#   sim/     the simulation kernel  -> libsim.a     (+ GSL)
+#   models/  the simulated world    -> libmodels.a
+#   cli/     the retrysim program   -> libcli.a + retrysim (cli/retrysim.c holds main)
 RETRY_SRCS := $(sort $(wildcard retry/*.c))
 RETRY_OBJS := $(RETRY_SRCS:%.c=$(BUILD)/%.o)
 LIBRETRY   := $(BUILD)/libretry.a
+
+KERNEL_SRCS := $(sort $(wildcard sim/*.c))
+KERNEL_OBJS := $(KERNEL_SRCS:%.c=$(BUILD)/%.o)
+LIBKERNEL   := $(BUILD)/libsim.a
+
+WORLD_SRCS := $(sort $(wildcard models/*.c))
+WORLD_OBJS := $(WORLD_SRCS:%.c=$(BUILD)/%.o)
+LIBWORLD   := $(BUILD)/libmodels.a
+
+CLI_MAIN   := cli/retrysim.c
+CLI_SRCS   := $(filter-out $(CLI_MAIN),$(sort $(wildcard cli/*.c)))
+CLI_OBJS   := $(CLI_SRCS:%.c=$(BUILD)/%.o)
+LIBCLI     := $(BUILD)/libcli.a
+RETRYSIM   := $(BUILD)/retrysim
+
+# Everything the program links, top floor first.
+SIM_LIBS   := $(LIBCLI) $(LIBWORLD) $(LIBKERNEL) $(LIBRETRY)
 
 TEST_SRCS  := $(sort $(wildcard tests/test_*.c))
 TEST_BINS  := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 TEST_SUPPORT_SRCS := $(sort $(wildcard tests/support/*.c))
 TEST_SUPPORT_OBJS := $(TEST_SUPPORT_SRCS:%.c=$(BUILD)/%.o)
 
-# The simulator: the kernel and runner (sim/) and the world (models/) go into libretrysim.a;
-# sim/retrysim.c holds main() of the retrysim command.
-SIM_MAIN   := sim/retrysim.c
-SIM_SRCS   := $(filter-out $(SIM_MAIN),$(sort $(wildcard sim/*.c))) $(sort $(wildcard models/*.c))
-SIM_OBJS   := $(SIM_SRCS:%.c=$(BUILD)/%.o)
-LIBSIM     := $(BUILD)/libretrysim.a
-RETRYSIM   := $(BUILD)/retrysim
-
 EXAMPLE_SRCS := $(sort $(wildcard examples/*.c))
 EXAMPLE_BINS := $(EXAMPLE_SRCS:examples/%.c=$(BUILD)/examples/%)
 
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
 
-ALL_OBJS := $(RETRY_OBJS) $(SIM_OBJS) $(BUILD)/sim/retrysim.o $(TEST_SUPPORT_OBJS) \
-            $(TEST_SRCS:%.c=$(BUILD)/%.o) $(EXAMPLE_SRCS:%.c=$(BUILD)/%.o) \
-            $(BENCH_SRCS:%.c=$(BUILD)/%.o)
+UPPER_OBJS := $(KERNEL_OBJS) $(WORLD_OBJS) $(CLI_OBJS) $(BUILD)/cli/retrysim.o \
+              $(BENCH_SRCS:%.c=$(BUILD)/%.o)
+TESTING_OBJS := $(TEST_SUPPORT_OBJS) $(TEST_SRCS:%.c=$(BUILD)/%.o)
+ALL_OBJS := $(RETRY_OBJS) $(UPPER_OBJS) $(TESTING_OBJS) $(EXAMPLE_SRCS:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps test check demo experiments plots golden-update clean install uninstall valgrind check-deps echo help fmt lint fuzz bench
+.PHONY: all deps deps-engine deps-kernel deps-test deps-plot test check demo experiments plots \
+        golden-update clean install uninstall valgrind check-deps echo help fmt lint fuzz bench
 .DEFAULT_GOAL := all
 
 all: $(LIBRETRY) $(RETRYSIM) $(TEST_BINS) $(EXAMPLE_BINS)
 
-# Checks the Debian packages; as root installs what is missing (tools/deps.sh).
+# Checks the Debian packages; as root installs what is missing (tools/deps.sh). Each piece
+# asks only for what it needs: libretry.a builds with jansson alone.
 deps:
 	$(Q)sh tools/deps.sh
+deps-engine:
+	$(Q)sh tools/deps.sh engine
+deps-kernel:
+	$(Q)sh tools/deps.sh engine kernel
+deps-test:
+	$(Q)sh tools/deps.sh engine kernel test
+deps-plot:
+	$(Q)sh tools/deps.sh plot
 
-$(ALL_OBJS): | deps
+$(RETRY_OBJS) $(EXAMPLE_SRCS:%.c=$(BUILD)/%.o): | deps-engine
+$(RETRY_OBJS) $(EXAMPLE_SRCS:%.c=$(BUILD)/%.o): PKG_CFLAGS = $(JANSSON_CFLAGS)
+$(UPPER_OBJS): | deps-kernel
+$(TESTING_OBJS): | deps-test
 
-# retrysim --plot finds the gnuplot scripts of this tree (sim/sim_report.c; RETRYSIM_PLOTS
+# retrysim --plot finds the gnuplot scripts of this tree (cli/cli_report.c; RETRYSIM_PLOTS
 # overrides it at run time).
-$(BUILD)/sim/sim_report.o: ALL_CFLAGS += -DRETRYSIM_PLOTS_DIR='"$(CURDIR)/plots"'
+$(BUILD)/cli/cli_report.o: ALL_CFLAGS += -DRETRYSIM_PLOTS_DIR='"$(CURDIR)/plots"'
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -102,17 +136,25 @@ $(LIBRETRY): $(RETRY_OBJS)
 	@[ "$(V)" = 1 ] || echo "  AR      $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(LIBSIM): $(SIM_OBJS)
+$(LIBKERNEL): $(KERNEL_OBJS)
 	@[ "$(V)" = 1 ] || echo "  AR      $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(RETRYSIM): $(BUILD)/sim/retrysim.o $(LIBSIM) $(LIBRETRY)
-	@[ "$(V)" = 1 ] || echo "  LD      $@"
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBSIM) $(LIBRETRY) $(DEPS_LIBS) -lm
+$(LIBWORLD): $(WORLD_OBJS)
+	@[ "$(V)" = 1 ] || echo "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT_OBJS) $(LIBSIM) $(LIBRETRY)
+$(LIBCLI): $(CLI_OBJS)
+	@[ "$(V)" = 1 ] || echo "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(RETRYSIM): $(BUILD)/cli/retrysim.o $(SIM_LIBS)
 	@[ "$(V)" = 1 ] || echo "  LD      $@"
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(TEST_SUPPORT_OBJS) $(LIBSIM) $(LIBRETRY) $(DEPS_LIBS) \
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(SIM_LIBS) $(DEPS_LIBS) -lm
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT_OBJS) $(SIM_LIBS)
+	@[ "$(V)" = 1 ] || echo "  LD      $@"
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(TEST_SUPPORT_OBJS) $(SIM_LIBS) $(DEPS_LIBS) \
 	    $(CMOCKA_LIBS) -lm
 
 $(BUILD)/tests/%.o: tests/%.c
@@ -126,11 +168,12 @@ $(BUILD)/examples/%: $(BUILD)/examples/%.o $(LIBRETRY)
 
 # ---------------------------------------------------------------- tests
 # Every cmocka suite, then the script checks; tools/run-tests.sh prints one count line.
-TEST_SCRIPTS := tools/check-deps.sh tools/test-install.sh tools/test-realtime-demo.sh \
+TEST_SCRIPTS := tools/check-floors.sh tools/test-check-floors.sh tools/check-deps.sh \
+                tools/test-engine-alone.sh tools/test-install.sh tools/test-realtime-demo.sh \
                 tools/test-cli.sh tools/test-golden.sh \
                 tools/test-experiments.sh
 
-test: all
+test: all | deps-plot
 	$(Q)BUILD=$(BUILD) CC="$(CC)" sh tools/run-tests.sh $(TEST_BINS) -- $(TEST_SCRIPTS)
 
 check: test
@@ -144,8 +187,10 @@ valgrind: all
 	$(Q)rm -rf $(BUILD)/valgrind-plot && $(VALGRIND) $(RETRYSIM) run experiments/seed000-charges.json \
 	    --check --quiet --plot --out $(BUILD)/valgrind-plot && echo "ok      retrysim run --check --plot (valgrind)"
 
-# libretry.a must need libc only, jansson only in its config loader.
+# Every floor includes only those below it; libretry.a needs libc only, jansson only in its
+# config loader.
 check-deps: $(LIBRETRY)
+	$(Q)sh tools/check-floors.sh
 	$(Q)sh tools/check-deps.sh $(LIBRETRY)
 
 # Benchmarks: CPU cost of the engine's decisions (docs/performance.md records the figures).
@@ -157,22 +202,22 @@ bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_kernel $(BUILD)/bench/be
 	$(Q)$(BUILD)/bench/bench_sim bench/reference.json 60s
 	$(Q)$(BUILD)/bench/bench_sim bench/reference.json $(BENCH_DURATION)
 
-$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBSIM) $(LIBRETRY)
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(SIM_LIBS)
 	@[ "$(V)" = 1 ] || echo "  LD      $@"
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBSIM) $(LIBRETRY) $(DEPS_LIBS) -lm
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(SIM_LIBS) $(DEPS_LIBS) -lm
 
 # libFuzzer (needs clang) on the config loader and header parsers, then on the scenario
 # loader, FUZZ_SECONDS each: make fuzz FUZZ_SECONDS=60
 FUZZ_SECONDS ?= 30
 FUZZ_CC := clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined -I.
-fuzz: | deps
+fuzz: | deps-kernel
 	@mkdir -p build/fuzz/corpus build/fuzz/corpus-scenario
 	$(Q)$(FUZZ_CC) $(shell pkg-config --cflags jansson) tests/fuzz/fuzz_config.c $(RETRY_SRCS) \
 	    $(shell pkg-config --libs jansson) -lm -o build/fuzz/fuzz_config
 	$(Q)build/fuzz/fuzz_config -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
 	    build/fuzz/corpus tests/data/valid tests/data/invalid 2>&1 | tail -n 5
 	$(Q)$(FUZZ_CC) $(shell pkg-config --cflags gsl jansson) tests/fuzz/fuzz_scenario.c \
-	    $(filter sim/sim_scenario%.c,$(SIM_SRCS)) models/model_config.c $(RETRY_SRCS) \
+	    $(filter cli/cli_scenario%.c,$(CLI_SRCS)) models/model_config.c $(RETRY_SRCS) \
 	    $(shell pkg-config --libs gsl jansson) -lm -o build/fuzz/fuzz_scenario
 	$(Q)build/fuzz/fuzz_scenario -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
 	    build/fuzz/corpus-scenario tests/data/scenarios 2>&1 | tail -n 5
@@ -180,7 +225,7 @@ fuzz: | deps
 # ---------------------------------------------------------------- the main job
 # The flagship experiment (a metastable retry storm and the protections that end it), with its
 # pictures and out/demo/report.md, a page that tells the story with the table and the plots.
-demo: all
+demo: all | deps-plot
 	$(Q)$(RETRYSIM) run experiments/metastable-storm.json --check --plot --out out/demo
 	@echo "report: out/demo/report.md (pictures: out/demo/*.svg)"
 
@@ -188,12 +233,12 @@ demo: all
 # Every experiment with its expectations checked (make test does the same, without files kept);
 # the files of each land in out/experiments/NAME/. `make plots` adds pictures and report.md.
 EXPERIMENTS := $(sort $(wildcard experiments/*.json))
-experiments: all
+experiments: all | deps-plot
 	$(Q)for f in $(EXPERIMENTS); do n=$$(basename $$f .json); \
 	  $(RETRYSIM) run $$f --check --quiet --out out/experiments/$$n || exit 1; \
 	  echo "ok      $$n -> out/experiments/$$n/"; done
 
-plots: all
+plots: all | deps-plot
 	$(Q)for f in $(EXPERIMENTS); do n=$$(basename $$f .json); \
 	  $(RETRYSIM) run $$f --check --quiet --plot --out out/experiments/$$n || exit 1; \
 	  echo "ok      $$n -> out/experiments/$$n/report.md"; done
@@ -219,11 +264,11 @@ clean:
 	rm -rf build out
 
 fmt:
-	clang-format -i retry/*.c retry/*.h sim/*.c sim/*.h models/*.c models/*.h tests/*.c tests/support/*.c tests/support/*.h tests/fuzz/*.c examples/*.c
+	clang-format -i retry/*.c retry/*.h sim/*.c sim/*.h models/*.c models/*.h cli/*.c cli/*.h tests/*.c tests/support/*.c tests/support/*.h tests/fuzz/*.c examples/*.c
 
 lint:
 	cppcheck --quiet --enable=warning,portability --error-exitcode=1 --std=c11 \
-	    --suppress=missingIncludeSystem -I. retry/ sim/ models/ examples/
+	    --suppress=missingIncludeSystem -I. retry/ sim/ models/ cli/ examples/
 
 echo:
 	@echo "CC          = $(CC)"

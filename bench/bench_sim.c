@@ -11,7 +11,7 @@
 
 #include "models/model_world.h"
 #include "sim/sim_event.h"
-#include "sim/sim_scenario.h"
+#include "cli/cli_scenario.h"
 
 static double cpu_s(void) {
   struct timespec ts;
@@ -23,10 +23,10 @@ int main(int argc, char **argv) {
   const char *path = argc > 1 ? argv[1] : "bench/reference.json";
   const char *duration = argc > 2 ? argv[2] : "120s";
   uint64_t seed = argc > 3 ? strtoull(argv[3], NULL, 10) : 1;
-  sim_set set = {"duration", duration};
+  cli_set set = {"duration", duration};
   retry_error err;
   retry_error_clear(&err);
-  sim_scenario *s = sim_scenario_load(path, &set, 1, &err);
+  cli_scenario *s = cli_scenario_load(path, &set, 1, &err);
   if (s == NULL) {
     char buf[700];
     retry_error_format(&err, buf, sizeof buf);
@@ -34,7 +34,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   sim_kernel *k = sim_kernel_create(0);
-  model_world *w = model_world_create(sim_scenario_config(s, 0), k, seed, &err);
+  model_world *w = model_world_create(cli_scenario_config(s, 0), k, seed, &err);
   if (k == NULL || w == NULL) {
     fprintf(stderr, "bench_sim: cannot build the world: %s\n", err.message);
     return 3;
@@ -46,7 +46,7 @@ int main(int argc, char **argv) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   double secs = t1 - t0;
-  printf("scenario %s, duration %s, seed %llu\n", sim_scenario_name(s), duration,
+  printf("scenario %s, duration %s, seed %llu\n", cli_scenario_name(s), duration,
          (unsigned long long)seed);
   printf("  events            %llu\n", (unsigned long long)r->events);
   printf("  cpu               %.3f s\n", secs);
@@ -59,6 +59,6 @@ int main(int argc, char **argv) {
   printf("  peak RSS          %.1f MiB\n", (double)ru.ru_maxrss / 1024.0);
   model_world_destroy(w);
   sim_kernel_destroy(k);
-  sim_scenario_destroy(s);
+  cli_scenario_destroy(s);
   return rc == 0 ? 0 : 3;
 }

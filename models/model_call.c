@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "models/model_dist.h"
+#include "sim/sim_dist.h"
 #include "models/model_int.h"
 #include "sim/sim_rng.h"
 

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "models/model_dist.h"
+#include "sim/sim_dist.h"
 #include "models/model_int.h"
 #include "sim/sim_rng.h"
 
@@ -88,7 +88,7 @@ static void ev_open(sim_kernel *k, void *obj, uint64_t arg) {
   model_world *w = p->w;
   int64_t now = sim_now_ns(k);
   if (!may_start(w, p->cfg, now)) return;
-  double rate = model_profile_rate(&p->cfg->rate, now);
+  double rate = sim_profile_rate(&p->cfg->rate, now);
   if (rate >= p->max_rate || gsl_rng_uniform(p->rng_open) * p->max_rate < rate) {
     int32_t n = p->cfg->count;
     int32_t i = n > 1 ? (int32_t)gsl_rng_uniform_int(p->rng_open, (unsigned long)n) : 0;
@@ -175,7 +175,7 @@ void model__client_call_done(model_world *w, mw_call *c) {
       cl->user_op = NULL;
     }
     int64_t pause =
-        model_dist_sample(retry ? &cfg->user_retry_delay : &cfg->think, cl->rng_arrival);
+        sim_dist_sample(retry ? &cfg->user_retry_delay : &cfg->think, cl->rng_arrival);
     sim_event_schedule_in(w->k, pause, ev_closed, cl, 0);
   }
   if (w->top_in_flight == 0 && now >= w->cfg->duration_ns) sim_kernel_stop(w->k);
@@ -225,7 +225,7 @@ static int pop_create(model_world *w, mw_pop *p) {
       case MODEL_LOOP_OPEN: continue; /* one process for the population, below */
       case MODEL_LOOP_CLOSED:
         h = sim_event_schedule(w->k,
-                               cfg->start_ns + model_dist_sample(&cfg->think, cl->rng_arrival),
+                               cfg->start_ns + sim_dist_sample(&cfg->think, cl->rng_arrival),
                                ev_closed, cl, 0);
         break;
       case MODEL_LOOP_SCRIPT:
@@ -236,7 +236,7 @@ static int pop_create(model_world *w, mw_pop *p) {
     if (h == SIM_EVENT_NONE) return -1;
   }
   if (cfg->loop == MODEL_LOOP_OPEN) {
-    p->max_rate = model_profile_max_rate(&cfg->rate);
+    p->max_rate = sim_profile_max_rate(&cfg->rate);
     p->rng_open = sim_rng_stream_create(w->seed, entity, "open-arrivals", 0);
     if (p->rng_open == NULL) return -1;
     if (p->max_rate > 0) {

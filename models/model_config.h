@@ -1,5 +1,5 @@
 /*
- * model_config.h: the world a scenario describes, as plain structs. sim_scenario.c fills them
+ * model_config.h: the world a scenario describes, as plain structs. cli_scenario.c fills them
  * from JSON (and checks every rule written next to the fields); model_world.c builds the
  * running world from them. Times are int64 ns, rates per second. Names are owned strings,
  * services are referred to by index once the loader has resolved the names.
@@ -12,37 +12,7 @@
 #include <stdint.h>
 
 #include "retry/retry.h"
-
-/* {==================================================================
- * Distributions and rate profiles
- * =================================================================== */
-
-typedef enum model_dist_kind {
-  MODEL_DIST_CONSTANT = 0, /* p1 = value (ns) */
-  MODEL_DIST_EXPONENTIAL,  /* p1 = mean (ns) */
-  MODEL_DIST_LOGNORMAL,    /* p1 = mu of ln(ns), p2 = sigma > 0 */
-  MODEL_DIST_GAMMA,        /* p1 = shape k > 0, p2 = scale theta (ns) */
-  MODEL_DIST_WEIBULL,      /* p1 = shape k > 0, p2 = scale lambda (ns) */
-  MODEL_DIST_PARETO,       /* p1 = shape a > 0, p2 = scale x_m (ns, the minimum) */
-  MODEL_DIST_UNIFORM       /* p1 = min (ns), p2 = max (ns) */
-} model_dist_kind;
-
-/* A distribution of durations. Samples are rounded to whole ns and clamped to >= 0. */
-typedef struct model_dist {
-  model_dist_kind kind;
-  double p1, p2; /* parameters, meaning per kind above */
-} model_dist;
-
-/* Piecewise-linear arrival rate over time: before the first point the first rate holds, after
- * the last point the last rate. A step is two points at the same time. */
-#define MODEL_PROFILE_MAX_POINTS 32
-typedef struct model_rate_profile {
-  int n_points;                           /* >= 1 */
-  int64_t t_ns[MODEL_PROFILE_MAX_POINTS]; /* non-decreasing */
-  double rate[MODEL_PROFILE_MAX_POINTS];  /* calls per second, >= 0 */
-} model_rate_profile;
-
-/* }================================================================== */
+#include "sim/sim_dist.h"
 
 /* {==================================================================
  * Status mapping (gateways)
@@ -89,11 +59,11 @@ typedef struct model_client_cfg {
                     state (throttle, budget, breaker) */
   int target;    /* index of the service called */
   model_loop_kind loop;
-  model_rate_profile rate;     /* open loop: calls per second of the whole population */
-  model_dist think;            /* closed loop: pause between a call's end and the next call */
+  sim_rate_profile rate;     /* open loop: calls per second of the whole population */
+  sim_dist think;            /* closed loop: pause between a call's end and the next call */
   int32_t user_retries;        /* closed loop: user-level retries of a failed call (the
                                   "refresh button"), >= 0 */
-  model_dist user_retry_delay; /* closed loop: pause before a user-level retry */
+  sim_dist user_retry_delay; /* closed loop: pause before a user-level retry */
   int n_script;                /* script: calls per client */
   int64_t script_ns[MODEL_SCRIPT_MAX]; /* script: call times, non-decreasing */
   int64_t start_ns, stop_ns; /* new calls only in [start, stop); stop RETRY_NEVER = the run's
@@ -103,7 +73,7 @@ typedef struct model_client_cfg {
   int64_t deadline_ns;  /* call deadline after its start; RETRY_NEVER = the policy's
                            methodConfig timeout, else none */
   retry_config *policy; /* owned; NULL = no retries (one attempt, no shared state) */
-  model_dist network;   /* one-way latency of each hop between client and service */
+  sim_dist network;   /* one-way latency of each hop between client and service */
 } model_client_cfg;
 
 /* }================================================================== */
@@ -145,7 +115,7 @@ typedef struct model_call_cfg {
   retry_config *policy;    /* owned; NULL = one attempt */
   int64_t deadline_ns;     /* own timeout after the call starts; RETRY_NEVER = policy timeout */
   bool propagate_deadline; /* also bounded by the deadline of the request being served */
-  model_dist network;      /* one-way hop latency */
+  sim_dist network;      /* one-way hop latency */
   model_status_map map;    /* callee's final status into the caller's space */
 } model_call_cfg;
 
@@ -189,7 +159,7 @@ typedef struct model_service_cfg {
   int32_t reject_status;    /* reply when the queue is full */
   char *reject_pushback;    /* grpc-retry-pushback-ms sent with that reply, or NULL */
   char *reject_retry_after; /* Retry-After sent with that reply, or NULL */
-  model_dist service_time;
+  sim_dist service_time;
   double slowdown_per_busy; /* service time x (1 + k * (busy workers - 1)), k >= 0 */
   model_deadline_mode deadline;
   model_lb_kind lb;
@@ -205,21 +175,12 @@ typedef struct model_service_cfg {
 
 /* }================================================================== */
 
-/* How recovery after the faults is judged (model_recovery.c; the scenario's "recovery"). */
-typedef struct model_recovery_cfg {
-  double threshold;  /* (0, 1]: healthy = goodput/offered >= threshold x baseline; default 0.9 */
-  int64_t hold_ns;   /* > 0: health must last this long; default 10 s */
-  int64_t warmup_ns; /* >= 0: buckets before this are left out of the baseline; -1 = the
-                        default, min(10 s, half the time before the first fault) */
-} model_recovery_cfg;
-
 typedef struct model_config {
   char *name;          /* the scenario's name */
   uint64_t seed;       /* scenario seed (the command line may override it) */
   int64_t duration_ns; /* arrivals happen in [0, duration) */
   int64_t drain_ns;    /* after the duration, wait at most this long for calls in flight */
   int64_t bucket_ns;   /* time-series bucket, default 1 s */
-  model_recovery_cfg recovery;
   model_client_cfg *clients;
   size_t n_clients; /* >= 1 */
   model_service_cfg *services;

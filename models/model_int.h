@@ -59,7 +59,7 @@ typedef struct mw_edge {
   retry_space caller_space;    /* space the caller wants statuses in */
   const retry_config *policy;  /* NULL: one attempt */
   const model_status_map *map; /* NULL for client edges (no mapping) */
-  const model_dist *network;   /* one-way hop latency */
+  const sim_dist *network;   /* one-way hop latency */
   bool has_target;             /* the policy has shared state (throttle, budget, ...) */
   model_edge_stats *stats;     /* in the world's results */
 } mw_edge;
@@ -259,7 +259,7 @@ struct model_world {
 void model__fail(model_world *w, int code, const char *msg);
 double model__now_s(const model_world *w);
 /* Schedules fn(obj) after a delay drawn from d: constant delays go to a FIFO lane. */
-sim_event_handle model__schedule_sample(model_world *w, const model_dist *d, gsl_rng *r,
+sim_event_handle model__schedule_sample(model_world *w, const sim_dist *d, gsl_rng *r,
                                         sim_event_fn fn, void *obj);
 void model__ts_add(model_world *w, int col, double v);
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "models/model_dist.h"
+#include "sim/sim_dist.h"
 #include "models/model_int.h"
 #include "sim/sim_rng.h"
 
@@ -215,7 +215,7 @@ static bool work_start(model_world *w, mw_service *s, mw_req *r) {
   else if (r->fail != NULL && r->fail->delay_ns > 0)
     work = r->fail->delay_ns;
   else
-    work = model_dist_sample(&cfg->service_time, rp->rng_work);
+    work = sim_dist_sample(&cfg->service_time, rp->rng_work);
   double factor = 1.0 + cfg->slowdown_per_busy * (double)(rp->busy - 1);
   int64_t stall = 0;
   for (size_t i = 0; i < cfg->n_faults; i++) {
@@ -234,7 +234,7 @@ static bool work_start(model_world *w, mw_service *s, mw_req *r) {
   /* Constant work (a constant service time, or a fault's fixed delay) repeats: a FIFO lane. */
   bool repeats = stall == 0 && factor == 1.0 &&
                  (r->refuse_after_delay || (r->fail != NULL && r->fail->delay_ns > 0) ||
-                  cfg->service_time.kind == MODEL_DIST_CONSTANT);
+                  cfg->service_time.kind == SIM_DIST_CONSTANT);
   sim_event_handle h = repeats ? sim_event_schedule_lane(w->k, work, ev_work_done, r, 0)
                                : sim_event_schedule_in(w->k, work, ev_work_done, r, 0);
   if (h == SIM_EVENT_NONE) model__fail(w, RETRY_ENOMEM, "out of memory for events");

@@ -1,6 +1,6 @@
 /*
  * model_stats.h: what a run measured, filled by the world (models/) and read by the output
- * writers (sim/sim_output.c). Everything here is aggregated: its size grows with the number of
+ * writers (cli/cli_output.c). Everything here is aggregated: its size grows with the number of
  * services, edges and time buckets, never with the number of calls.
  */
 #ifndef MODEL_STATS_H
@@ -58,22 +58,6 @@ typedef struct model_status_counts {
   int64_t http[600]; /* index = status */
 } model_status_counts;
 
-/* Did the run recover after its faults (model_recovery.c)? The trigger is the span from the
- * first fault's start to the last fault's end; a bucket is healthy when its goodput over its
- * offered load is at least threshold x the baseline (the same ratio before the trigger), and
- * the run has recovered at the first bucket from which hold_s of healthy buckets follow. */
-typedef struct model_recovery {
-  bool has_trigger;       /* a fault starts before the end of the duration; else the rest is 0 */
-  double trigger_start_s; /* first fault start */
-  double trigger_end_s;   /* last fault end; NaN when a fault never ends */
-  double baseline_ratio;  /* goodput / offered before the trigger (after warm-up) */
-  double threshold;       /* the healthy fraction of the baseline */
-  double hold_s;          /* how long health must last */
-  bool recovered;
-  double recovery_s;  /* from trigger_end_s to the start of the healthy span; NaN if never */
-  double final_ratio; /* goodput / offered over the last hold_s of the duration */
-} model_recovery;
-
 typedef struct model_results {
   uint64_t events;     /* kernel events run */
   int64_t sim_time_ns; /* the clock when the run ended */
@@ -96,7 +80,6 @@ typedef struct model_results {
   model_service_stats *services;
   size_t n_services;
   model_timeseries ts;
-  model_recovery recovery;
 } model_results;
 
 #endif /* MODEL_STATS_H */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "models/model_dist.h"
+#include "sim/sim_dist.h"
 #include "models/model_int.h"
 
 /* {==================================================================
@@ -33,10 +33,10 @@ void model__fail(model_world *w, int code, const char *msg) {
 
 double model__now_s(const model_world *w) { return (double)sim_now_ns(w->k) / 1e9; }
 
-sim_event_handle model__schedule_sample(model_world *w, const model_dist *d, gsl_rng *r,
+sim_event_handle model__schedule_sample(model_world *w, const sim_dist *d, gsl_rng *r,
                                         sim_event_fn fn, void *obj) {
-  int64_t delay = model_dist_sample(d, r);
-  if (d->kind == MODEL_DIST_CONSTANT) return sim_event_schedule_lane(w->k, delay, fn, obj, 0);
+  int64_t delay = sim_dist_sample(d, r);
+  if (d->kind == SIM_DIST_CONSTANT) return sim_event_schedule_lane(w->k, delay, fn, obj, 0);
   return sim_event_schedule_in(w->k, delay, fn, obj, 0);
 }
 
@@ -245,7 +245,7 @@ static int32_t method_max_attempts(const retry_config *policy, const char *metho
  * read them without knowing the world's internals. */
 static void edge_init(model_world *w, size_t i, const char *from, int callee,
                       retry_space caller_space, const retry_config *policy,
-                      const model_status_map *map, const model_dist *network) {
+                      const model_status_map *map, const sim_dist *network) {
   mw_edge *e = &w->edges[i];
   e->callee = callee;
   e->caller_space = caller_space;
@@ -401,24 +401,6 @@ oom:
   return NULL;
 }
 
-/* The trigger spans every fault entry of every service, from the first start to the last
- * end, whatever their selectors (as the faults_active column does). */
-static void judge_recovery(model_world *w) {
-  const model_config *cfg = w->cfg;
-  int64_t t0 = INT64_MAX, t1 = INT64_MIN;
-  for (size_t s = 0; s < cfg->n_services; s++)
-    for (size_t i = 0; i < cfg->services[s].n_faults; i++) {
-      const model_fault_cfg *f = &cfg->services[s].faults[i];
-      if (f->start_ns < t0) t0 = f->start_ns;
-      if (f->end_ns > t1) t1 = f->end_ns;
-    }
-  model_results *res = &w->res;
-  size_t nc = res->ts.n_columns;
-  model_recovery_judge(&cfg->recovery, cfg->duration_ns, res->ts.bucket_ns, t0, t1,
-                       res->ts.values + w->col_offered, res->ts.values + w->col_goodput, nc,
-                       res->ts.n_buckets, &res->recovery);
-}
-
 /* Totals that only make sense once the run is over: the clock, calls still in flight, the
  * ledger's operations still referenced by work in flight (settled now so that no execution
  * is lost), the capacity for utilization, the last partial bucket, and counters turned into
@@ -447,7 +429,6 @@ static void world_finish(model_world *w) {
   for (size_t b = 0; b < res->ts.n_buckets; b++)
     for (size_t c = 0; c < res->ts.n_columns; c++)
       if (w->ts_is_rate[c]) res->ts.values[b * res->ts.n_columns + c] /= bucket_s;
-  judge_recovery(w);
 }
 
 int model_world_run(model_world *w, void (*progress)(void *ctx, int64_t now_ns, int64_t end_ns),

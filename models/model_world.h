@@ -34,17 +34,6 @@ const model_results *model_world_results(const model_world *w);
 /* Returns the peak number of top-level calls in flight at once (memory grows with this). */
 int64_t model_world_peak_in_flight(const model_world *w);
 
-/* Judges recovery after a trigger (model_recovery.c) from a time series: offered[b * stride]
- * and goodput[b * stride] are bucket b's offered load and goodput (any common unit), for
- * n_buckets buckets of bucket_ns. The trigger is [trigger_start_ns, trigger_end_ns); when it
- * does not both start and end before duration_ns, out->has_trigger is false and the rest 0.
- * Otherwise out holds the baseline, whether and when the run recovered (recovery_s from the
- * trigger's end to the first of hold healthy buckets) and the final ratio. */
-void model_recovery_judge(const model_recovery_cfg *cfg, int64_t duration_ns, int64_t bucket_ns,
-                          int64_t trigger_start_ns, int64_t trigger_end_ns, const double *offered,
-                          const double *goodput, size_t stride, size_t n_buckets,
-                          model_recovery *out);
-
 /* Frees w, its objects and statistics. NULL is a no-op. */
 void model_world_destroy(model_world *w);
 

@@ -20,28 +20,28 @@
 
 #include "models/model_world.h"
 #include "sim/sim_event.h"
-#include "sim/sim_scenario.h"
+#include "cli/cli_scenario.h"
 
 /* {==================================================================
  * Helpers
  * =================================================================== */
 
 typedef struct run {
-  sim_scenario *s;
+  cli_scenario *s;
   sim_kernel *k;
   model_world *w;
   const model_results *r;
 } run;
 
 /* Loads a scenario written with single quotes; fails the test on any error. */
-static sim_scenario *load(const char *text) {
+static cli_scenario *load(const char *text) {
   char *json = strdup(text);
   assert_non_null(json);
   for (char *p = json; *p; p++)
     if (*p == '\'') *p = '"';
   retry_error err;
   retry_error_clear(&err);
-  sim_scenario *s = sim_scenario_load_string(json, "<test>", NULL, 0, &err);
+  cli_scenario *s = cli_scenario_load_string(json, "<test>", NULL, 0, &err);
   free(json);
   if (s == NULL) {
     char buf[700];
@@ -57,7 +57,7 @@ static void run_loaded(run *x, size_t i, uint64_t seed) {
   retry_error_clear(&err);
   x->k = sim_kernel_create(0);
   assert_non_null(x->k);
-  x->w = model_world_create(sim_scenario_config(x->s, i), x->k, seed, &err);
+  x->w = model_world_create(cli_scenario_config(x->s, i), x->k, seed, &err);
   assert_non_null(x->w);
   assert_int_equal(model_world_run(x->w, NULL, NULL, &err), 0);
   x->r = model_world_results(x->w);
@@ -78,7 +78,7 @@ static void run_close(run *x) {
 
 static void run_free(run *x) {
   run_close(x);
-  sim_scenario_destroy(x->s);
+  cli_scenario_destroy(x->s);
 }
 
 static const model_service_stats *svc(const model_results *r, const char *name) {
@@ -118,7 +118,7 @@ static double erlang_c_sojourn(int c, double lambda, double mu) {
  * t-based 99 % confidence interval of the replication means. */
 static void check_queue(const char *text, double expected_ms, int n) {
   double means[32];
-  sim_scenario *s = load(text);
+  cli_scenario *s = load(text);
   for (int i = 0; i < n; i++) {
     run x = {.s = s};
     run_loaded(&x, 0, (uint64_t)(i + 1));
@@ -126,7 +126,7 @@ static void check_queue(const char *text, double expected_ms, int n) {
     means[i] = sim_hist_mean(&x.r->latency) / 1e6;
     run_close(&x);
   }
-  sim_scenario_destroy(s);
+  cli_scenario_destroy(s);
   double m = gsl_stats_mean(means, 1, (size_t)n);
   double sd = gsl_stats_sd_m(means, 1, (size_t)n, m);
   double half = gsl_cdf_tdist_Pinv(0.995, n - 1) * sd / sqrt(n);
@@ -208,8 +208,8 @@ static void test_world_same_seed_same_results(void **state) {
 
 static void test_world_variants_see_same_arrivals(void **state) {
   (void)state;
-  sim_scenario *s = load(storm);
-  assert_int_equal(sim_scenario_n_runs(s), 2);
+  cli_scenario *s = load(storm);
+  assert_int_equal(cli_scenario_n_runs(s), 2);
   run a = {.s = s}, b = {.s = s};
   run_loaded(&a, 0, 3);
   run_loaded(&b, 1, 3);
@@ -221,7 +221,7 @@ static void test_world_variants_see_same_arrivals(void **state) {
     assert_true(a.r->ts.values[i * a.r->ts.n_columns] == b.r->ts.values[i * b.r->ts.n_columns]);
   run_close(&a);
   run_close(&b);
-  sim_scenario_destroy(s);
+  cli_scenario_destroy(s);
 }
 
 /* }================================================================== */

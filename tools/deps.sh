@@ -1,20 +1,38 @@
 #!/bin/sh
-# Checks the Debian packages retrysim needs and installs the missing ones.
+# Checks the Debian packages a build step needs and installs the missing ones.
 # As root it runs apt-get; otherwise it prints the exact command and fails.
-# Usage: tools/deps.sh   (called by `make deps`; safe to run again)
+# Usage: tools/deps.sh [GROUP...]   (called by the Makefile; safe to run again)
+#   engine  pkg-config, jansson        (libretry.a: libc, its config loader jansson)
+#   kernel  GSL                        (sim/, models/, the retrysim program)
+#   test    cmocka                     (the test suites)
+#   plot    gnuplot                    (retrysim --plot, make demo, make test's plot checks)
+# Without a group, all of them.
 set -eu
 
-# pkg-config module or command  ->  Debian package
-missing=""
-command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
-if command -v pkg-config >/dev/null 2>&1; then
-  pkg-config --exists gsl     || missing="$missing libgsl-dev"
-  pkg-config --exists jansson || missing="$missing libjansson-dev"
-  pkg-config --exists cmocka  || missing="$missing libcmocka-dev"
-else
-  missing="$missing libgsl-dev libjansson-dev libcmocka-dev"
+# make -j runs several deps steps at once; apt-get allows one at a time, so each step checks and
+# installs under one lock (flock, from util-linux, is on every Debian machine).
+if [ -z "${RETRYSIM_DEPS_LOCKED:-}" ] && command -v flock >/dev/null 2>&1; then
+  RETRYSIM_DEPS_LOCKED=1 exec flock "${TMPDIR:-/tmp}/retrysim-deps.lock" sh "$0" "$@"
 fi
-command -v gnuplot >/dev/null 2>&1 || missing="$missing gnuplot-nox"
+
+[ $# -eq 0 ] && set -- engine kernel test plot
+missing=""
+has_pc=1
+command -v pkg-config >/dev/null 2>&1 || { has_pc=0; missing="$missing pkg-config"; }
+# module: pkg-config module -> Debian package (without pkg-config, assume missing)
+need_pc() {
+  if [ "$has_pc" = 1 ] && pkg-config --exists "$1"; then return 0; fi
+  case " $missing " in *" $2 "*) ;; *) missing="$missing $2" ;; esac
+}
+for g in "$@"; do
+  case "$g" in
+    engine) need_pc jansson libjansson-dev ;;
+    kernel) need_pc gsl libgsl-dev; need_pc jansson libjansson-dev ;;
+    test)   need_pc cmocka libcmocka-dev ;;
+    plot)   command -v gnuplot >/dev/null 2>&1 || missing="$missing gnuplot-nox" ;;
+    *) echo "deps: unknown group '$g' (engine, kernel, test, plot)" >&2; exit 2 ;;
+  esac
+done
 
 [ -z "$missing" ] && exit 0
 
@@ -23,6 +41,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "deps: installing$missing" >&2
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >&2
+  # shellcheck disable=SC2086
   apt-get install -y -qq --no-install-recommends $missing >&2
   exit 0
 fi

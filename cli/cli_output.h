@@ -1,38 +1,40 @@
 /*
- * sim_output.h: what a run of retrysim leaves behind: the summary document (summary.json, and
- * `--format json`), the files of `--out DIR` (sim_output.c) and the text summary on stdout
- * (sim_output_text.c). A sim_output collects copies of every run's results, so the worlds can
+ * cli_output.h: what a run of retrysim leaves behind: the summary document (summary.json, and
+ * `--format json`), the files of `--out DIR` (cli_output.c) and the text summary on stdout
+ * (cli_output_text.c). A cli_output collects copies of every run's results, so the worlds can
  * be freed as soon as they ran. Invariant: equal results give byte-identical documents and files.
  */
-#ifndef SIM_OUTPUT_H
-#define SIM_OUTPUT_H
+#ifndef CLI_OUTPUT_H
+#define CLI_OUTPUT_H
 
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cli/cli_recovery.h"
 #include "models/model_stats.h"
 #include "retry/retry.h"
 
 /* Significant digits kept in every double written (JSON and CSV). */
-#define SIM_OUTPUT_DIGITS 6
+#define CLI_OUTPUT_DIGITS 6
 
 /* Flags of every JSON dump: indent 2, keys in insertion order, reals with enough precision
- * to print the SIM_OUTPUT_DIGITS kept by sim_output_round exactly. */
-#define SIM_OUTPUT_JSON_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))
+ * to print the CLI_OUTPUT_DIGITS kept by cli_output_round exactly. */
+#define CLI_OUTPUT_JSON_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))
 
-typedef struct sim_output sim_output;
+typedef struct cli_output cli_output;
 
-/* Returns x rounded to SIM_OUTPUT_DIGITS significant digits (-0 becomes 0). Non-finite values
+/* Returns x rounded to CLI_OUTPUT_DIGITS significant digits (-0 becomes 0). Non-finite values
  * are returned unchanged. */
-double sim_output_round(double x);
+double cli_output_round(double x);
 
 /* Returns the run object of the summary document for results r: the keys sim_time_s, events,
  * calls, amplification, goodput_per_s, latency_ms, latency_ok_ms, side_effects and services,
- * in that order (docs/cli.md lists every key and unit). NULL when out of memory. Returns a new
- * reference; release with json_decref. */
-json_t *sim_output_run_json(const model_results *r);
+ * and recovery, in that order (docs/cli.md lists every key and unit); rec is the judgement of
+ * cli_recovery.h (NULL: recovery is null). NULL when out of memory. Returns a new reference;
+ * release with json_decref. */
+json_t *cli_output_run_json(const model_results *r, const cli_recovery *rec);
 
 /* Returns a new collector for the runs of one scenario.
  *   scenario      the scenario's name (copied)
@@ -40,49 +42,50 @@ json_t *sim_output_run_json(const model_results *r);
  *   seed          the seed written at the top level (the run's seed when the scenario has no
  *                 variants; the first run's otherwise)
  *   has_variants  true: runs go into a "variants" array; false: exactly one run, inline
- * NULL when out of memory. Returns a new object; free with sim_output_destroy. */
-sim_output *sim_output_create(const char *scenario, const char *sha256, uint64_t seed,
+ * NULL when out of memory. Returns a new object; free with cli_output_destroy. */
+cli_output *cli_output_create(const char *scenario, const char *sha256, uint64_t seed,
                               bool has_variants);
 /* Frees o and every copy it holds. NULL is a no-op. */
-void sim_output_destroy(sim_output *o);
+void cli_output_destroy(cli_output *o);
 
 /* Adds one run: builds its run object and copies its time series and latency histogram, so r
- * may be freed right after. name is the variant's name (ignored without variants). A variant
+ * may be freed right after; rec (may be NULL) is the run's recovery judgement, copied too. name is the variant's name (ignored without variants). A variant
  * whose seed differs from the top-level one gets its own "seed" key after "variant". Returns 0,
  * or RETRY_ENOMEM (o is unchanged), or RETRY_EINVAL for a second run without variants. */
-int sim_output_add_run(sim_output *o, const char *name, uint64_t seed, const model_results *r);
+int cli_output_add_run(cli_output *o, const char *name, uint64_t seed, const model_results *r,
+                       const cli_recovery *rec);
 
 /* Number of runs added so far. */
-size_t sim_output_n_runs(const sim_output *o);
+size_t cli_output_n_runs(const cli_output *o);
 /* Returns the run object of run i (with its "variant" key when the scenario has variants), for
- * checking expectations. Returns a borrowed pointer valid until sim_output_destroy. */
-const json_t *sim_output_run(const sim_output *o, size_t i);
-/* Returns the summary document. Returns a borrowed pointer valid until sim_output_destroy. */
-const json_t *sim_output_summary(const sim_output *o);
+ * checking expectations. Returns a borrowed pointer valid until cli_output_destroy. */
+const json_t *cli_output_run(const cli_output *o, size_t i);
+/* Returns the summary document. Returns a borrowed pointer valid until cli_output_destroy. */
+const json_t *cli_output_summary(const cli_output *o);
 
-/* Writes the summary document to f as JSON (SIM_OUTPUT_JSON_FLAGS, trailing newline).
+/* Writes the summary document to f as JSON (CLI_OUTPUT_JSON_FLAGS, trailing newline).
  * Returns 0, or -1 on a write error or when out of memory. */
-int sim_output_write_json(const sim_output *o, FILE *f);
+int cli_output_write_json(const cli_output *o, FILE *f);
 
 /* Writes the text summary to f: a block of figures for a scenario without variants, one
  * comparison table with a row per variant otherwise. Returns 0, or -1 on a write error or when
  * out of memory. */
-int sim_output_print_text(const sim_output *o, FILE *f);
+int cli_output_print_text(const cli_output *o, FILE *f);
 
 /* Writes summary.json, timeseries.csv, latency.csv and, with variants, one
  * timeseries-<variant>.csv per variant into dir, creating dir (and its parents) when missing.
  * Every file is first written to NAME.tmp.<pid> and renamed over NAME only once all were
  * written, summary.json last; on a failure every temporary file is removed and err (may be
  * NULL) names the file and the reason. Returns 0, RETRY_EIO or RETRY_ENOMEM. */
-int sim_output_write_dir(const sim_output *o, const char *dir, retry_error *err);
+int cli_output_write_dir(const cli_output *o, const char *dir, retry_error *err);
 
 /* Fills err (when not NULL and still empty) with an error of the output files: code, the file
- * (source) and a printf message. Shared by the writers of sim_output.c and sim_report.c. */
-void sim_output_error(retry_error *err, int code, const char *source, const char *fmt, ...)
+ * (source) and a printf message. Shared by the writers of cli_output.c and cli_report.c. */
+void cli_output_error(retry_error *err, int code, const char *source, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 /* Replaces, in place, every character of s unsafe in a file name with '_' (letters, digits,
  * '-', '_' and '.' are kept): how a variant's name becomes part of its files' names. */
-void sim_output_safe_name(char *s);
+void cli_output_safe_name(char *s);
 
-#endif /* SIM_OUTPUT_H */
+#endif /* CLI_OUTPUT_H */

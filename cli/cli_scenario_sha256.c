@@ -1,11 +1,11 @@
 /*
- * sim_scenario_sha256.c: SHA-256 (FIPS 180-4) of a scenario file's bytes, for provenance.
+ * cli_scenario_sha256.c: SHA-256 (FIPS 180-4) of a scenario file's bytes, for provenance.
  *
  * None of our dependencies (GSL, jansson, cmocka) has a hash, and one function over a buffer
  * held in memory is all the runner needs, so this is the plain algorithm: no streaming API,
- * no allocation. tests/test_sim_scenario.c checks it on the FIPS 180-4 / NIST vectors.
+ * no allocation. tests/test_cli_scenario.c checks it on the FIPS 180-4 / NIST vectors.
  */
-#include "sim/sim_scenario_int.h"
+#include "cli/cli_scenario_int.h"
 
 #include <string.h>
 
@@ -60,7 +60,7 @@ static void compress(uint32_t h[8], const unsigned char *blk) {
 /* The initial hash value is the first 32 bits of the fractional parts of the square roots
  * of the first 8 primes (5.3.3). The input is processed in place, block by block; only the
  * last one or two blocks are copied, to be padded. */
-void sim__scenario_sha256(const void *data, size_t len, char hex[65]) {
+void cli__scenario_sha256(const void *data, size_t len, char hex[65]) {
   uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
   const unsigned char *p = data;

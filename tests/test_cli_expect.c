@@ -1,7 +1,7 @@
 /*
- * test_sim_expect.c: expectations against a run object: every value shape passing and failing,
+ * test_cli_expect.c: expectations against a run object: every value shape passing and failing,
  * paths with [n] and [key=value] selectors, paths that do not resolve, the by_status zero rule,
- * the report lines and sim_expect_validate.
+ * the report lines and cli_expect_validate.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/sim_expect.h"
+#include "cli/cli_expect.h"
 
 static const char run_text[] =
     "{\"variant\": \"base\", \"flag\": true, \"nothing\": null,"
@@ -40,7 +40,7 @@ static int check(const char *expect_text, bool verbose, char **report) {
   size_t n;
   FILE *f = open_memstream(&buf, &n);
   assert_non_null(f);
-  int failed = sim_expect_check(expect, run, "base", f, verbose);
+  int failed = cli_expect_check(expect, run, "base", f, verbose);
   fclose(f);
   if (report != NULL)
     *report = buf;
@@ -241,11 +241,11 @@ static void test_expect_counts_every_failure(void **state) {
                          false, NULL),
                    3);
   json_t *run = load(run_text);
-  assert_int_equal(sim_expect_check(NULL, run, "base", NULL, true), 0);
+  assert_int_equal(cli_expect_check(NULL, run, "base", NULL, true), 0);
   json_t *arr = json_array();
-  assert_int_equal(sim_expect_check(arr, run, "base", NULL, false), 1);
+  assert_int_equal(cli_expect_check(arr, run, "base", NULL, false), 1);
   json_t *one = load("{\"calls.ok\": 5}");
-  assert_int_equal(sim_expect_check(one, run, NULL, NULL, false), 1); /* report may be NULL */
+  assert_int_equal(cli_expect_check(one, run, NULL, NULL, false), 1); /* report may be NULL */
   json_decref(one);
   json_decref(arr);
   json_decref(run);
@@ -257,15 +257,15 @@ static void test_expect_validate(void **state) {
   json_t *good = load(
       "{\"calls.ok\": 1, \"a.b[0][k=v].c\": [1, 2], \"x\": {\"min\": 0},"
       " \"y\": {\"approx\": 1, \"tol\": 0.5}, \"z\": \"s\", \"w\": false}");
-  assert_int_equal(sim_expect_validate(good, msg, sizeof msg), 0);
+  assert_int_equal(cli_expect_validate(good, msg, sizeof msg), 0);
   json_t *bad_path = load("{\"calls.ok\": 1, \"calls..ok\": 1}");
-  assert_int_equal(sim_expect_validate(bad_path, msg, sizeof msg), -1);
+  assert_int_equal(cli_expect_validate(bad_path, msg, sizeof msg), -1);
   assert_non_null(strstr(msg, "\"calls..ok\": malformed path"));
   json_t *bad_value = load("{\"calls.ok\": [3, 1]}");
-  assert_int_equal(sim_expect_validate(bad_value, msg, sizeof msg), -1);
+  assert_int_equal(cli_expect_validate(bad_value, msg, sizeof msg), -1);
   assert_non_null(strstr(msg, "\"calls.ok\": a range must be [lo, hi]"));
   json_t *not_object = load("[1]");
-  assert_int_equal(sim_expect_validate(not_object, NULL, 0), -1);
+  assert_int_equal(cli_expect_validate(not_object, NULL, 0), -1);
   json_decref(good);
   json_decref(bad_path);
   json_decref(bad_value);

@@ -1,5 +1,5 @@
 /*
- * sim_scenario_value.c: the scenario loader's errors, JSON paths and typed values: integers,
+ * cli_scenario_value.c: the scenario loader's errors, JSON paths and typed values: integers,
  * durations, rates, distributions, rate profiles, statuses and names.
  *
  * Every reader here either fills its output from a valid value or records exactly one error
@@ -7,7 +7,7 @@
  * wrong and what is allowed. The style is the one of the service config loader
  * (retry/retry_config.c), whose helpers are private to libretry, hence these twins.
  */
-#include "sim/sim_scenario_int.h"
+#include "cli/cli_scenario_int.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -20,7 +20,7 @@
 
 /* A context starts at the document's root with no error. Its strings are borrowed: the
  * caller keeps source, base_dir and variant alive for the context's life. */
-void sim__scenario_ctx_init(scn_ctx *c, const char *source, const char *base_dir,
+void cli__scenario_ctx_init(scn_ctx *c, const char *source, const char *base_dir,
                             const char *variant) {
   memset(c, 0, sizeof *c);
   /* The memset alone would leave line and column 0, which reads as a position; clearing
@@ -49,7 +49,7 @@ static void copy_cut(char *dst, size_t size, const char *src) {
 /* The message is formatted on the stack first and then, in a variant, prefixed with the
  * variant's name: a user running twenty variants needs to know which one is wrong, and the
  * path alone cannot say it (every variant's document has the same paths). */
-void sim__scenario_fail(scn_ctx *c, int code, const char *fmt, ...) {
+void cli__scenario_fail(scn_ctx *c, int code, const char *fmt, ...) {
   if (failed(c)) return;
   /* Every buffer here is on the stack: recording an error allocates nothing, so running out of
    * memory can be reported like any other mistake. full is twice a message so the prefix never
@@ -68,7 +68,7 @@ void sim__scenario_fail(scn_ctx *c, int code, const char *fmt, ...) {
   c->e.column = -1;
   if (c->variant != NULL) {
     char name[SCN_NAME_MAX + 8];
-    sim__scenario_printable(name, sizeof name, c->variant, SCN_NAME_MAX);
+    cli__scenario_printable(name, sizeof name, c->variant, SCN_NAME_MAX);
     char full[2 * sizeof c->e.message];
     snprintf(full, sizeof full, "in variant \"%s\": %s", name, msg);
     copy_cut(c->e.message, sizeof c->e.message, full);
@@ -79,16 +79,16 @@ void sim__scenario_fail(scn_ctx *c, int code, const char *fmt, ...) {
 
 /* An error from a service config file belongs to that file: its source, path, line and
  * column are kept as they are. The context's own source and path are swapped out for the
- * duration of the call so that sim__scenario_fail, which alone applies the variant prefix
+ * duration of the call so that cli__scenario_fail, which alone applies the variant prefix
  * and the first-error rule, can be reused; they are restored before returning. */
-void sim__scenario_fail_copy(scn_ctx *c, const retry_error *e) {
+void cli__scenario_fail_copy(scn_ctx *c, const retry_error *e) {
   if (failed(c)) return;
   const char *source = c->source;
   char path[sizeof c->path];
   copy_cut(path, sizeof path, c->path);
   c->source = e->source;
   snprintf(c->path, sizeof c->path, "%s", e->path);
-  sim__scenario_fail(c, e->code != RETRY_OK ? e->code : RETRY_ECONFIG, "%s", e->message);
+  cli__scenario_fail(c, e->code != RETRY_OK ? e->code : RETRY_ECONFIG, "%s", e->message);
   c->e.line = e->line;
   c->e.column = e->column;
   c->source = source;
@@ -110,7 +110,7 @@ static bool is_ident(const char *key) {
 /* The path buffer (512 bytes) is larger than retry_error.path (160), so a deep path is cut
  * only when it is copied into the error; the walk itself never loses its place. Keys come
  * from the input: quotes and backslashes are escaped, control bytes shown as '?'. */
-size_t sim__scenario_path_push_key(scn_ctx *c, const char *key) {
+size_t cli__scenario_path_push_key(scn_ctx *c, const char *key) {
   /* room keeps a byte for the NUL. The byte loop stops at n + 1 < room so an escaped
    * character always gets both of its bytes; a push never fails, it only cuts. */
   size_t old = c->path_len, n = old, room = sizeof c->path - 1;
@@ -133,7 +133,7 @@ size_t sim__scenario_path_push_key(scn_ctx *c, const char *key) {
 }
 
 /* "[i]": array elements are numbered from 0, as the PATH syntax reads them back. */
-size_t sim__scenario_path_push_index(scn_ctx *c, size_t i) {
+size_t cli__scenario_path_push_index(scn_ctx *c, size_t i) {
   size_t old = c->path_len;
   snprintf(c->path + old, sizeof c->path - old, "[%zu]", i);
   c->path_len = strlen(c->path);
@@ -142,7 +142,7 @@ size_t sim__scenario_path_push_index(scn_ctx *c, size_t i) {
 
 /* Text appended as it is: a service config's own path after the policy's key, already in
  * the same notation. Cut like the other pushes when it does not fit. */
-size_t sim__scenario_path_push_raw(scn_ctx *c, const char *text) {
+size_t cli__scenario_path_push_raw(scn_ctx *c, const char *text) {
   size_t old = c->path_len;
   snprintf(c->path + old, sizeof c->path - old, "%s", text);
   c->path_len = strlen(c->path);
@@ -150,14 +150,14 @@ size_t sim__scenario_path_push_raw(scn_ctx *c, const char *text) {
 }
 
 /* Marks are path lengths, so pops nest like the pushes that returned them. */
-void sim__scenario_path_pop(scn_ctx *c, size_t mark) {
+void cli__scenario_path_pop(scn_ctx *c, size_t mark) {
   c->path_len = mark;
   c->path[mark] = '\0';
 }
 
 /* Text from the input ends up in terminals: control bytes become '?', and a cut never splits
  * a UTF-8 sequence. */
-void sim__scenario_printable(char *buf, size_t size, const char *s, size_t max) {
+void cli__scenario_printable(char *buf, size_t size, const char *s, size_t max) {
   size_t len = strlen(s), n = len > max ? max : len;
   /* Step back over UTF-8 continuation bytes (10xxxxxx) so the cut lands on the start of a
    * character; then leave room in buf for "..." and the NUL. */
@@ -191,13 +191,13 @@ static void format_double(char *buf, size_t size, double v) {
  * has 160 bytes, and echoing a whole object would push out the part that says what is
  * allowed. Empty containers are shown as [] and {} because "got an object" for {} would
  * hide that the object was empty, which is usually the mistake. */
-void sim__scenario_describe(const json_t *v, char *buf, size_t size) {
+void cli__scenario_describe(const json_t *v, char *buf, size_t size) {
   char tmp[48];
   switch (json_typeof(v)) {
     case JSON_OBJECT: snprintf(buf, size, json_object_size(v) == 0 ? "{}" : "an object"); return;
     case JSON_ARRAY: snprintf(buf, size, json_array_size(v) == 0 ? "[]" : "an array"); return;
     case JSON_STRING:
-      sim__scenario_printable(tmp, sizeof tmp, json_string_value(v), 40);
+      cli__scenario_printable(tmp, sizeof tmp, json_string_value(v), 40);
       snprintf(buf, size, "\"%s\"", tmp);
       return;
     /* JSON_INTEGER_FORMAT is jansson's own, matching json_int_t on every platform. */
@@ -212,19 +212,19 @@ void sim__scenario_describe(const json_t *v, char *buf, size_t size) {
 }
 
 /* The common shape of a message: the value's label, what it must be, and what it was. */
-void sim__scenario_fail_value(scn_ctx *c, const char *label, const char *what, const json_t *v) {
+void cli__scenario_fail_value(scn_ctx *c, const char *label, const char *what, const json_t *v) {
   /* 64 bytes are enough: describe cuts strings at 40 and shows containers by kind only. */
   char got[64];
-  sim__scenario_describe(v, got, sizeof got);
-  sim__scenario_fail(c, RETRY_ECONFIG, "%s must be %s, got %s", label, what, got);
+  cli__scenario_describe(v, got, sizeof got);
+  cli__scenario_fail(c, RETRY_ECONFIG, "%s must be %s, got %s", label, what, got);
 }
 
 /* The list of allowed keys is the useful half of the message, so when the whole does not fit
  * in retry_error.message the list is cut at a key boundary and ends with ", ...". */
-void sim__scenario_fail_unknown_key(scn_ctx *c, const char *key, const char *const *allowed,
+void cli__scenario_fail_unknown_key(scn_ctx *c, const char *key, const char *const *allowed,
                                     size_t n, const char *where) {
   char shown[48], msg[sizeof c->e.message];
-  sim__scenario_printable(shown, sizeof shown, key, 32);
+  cli__scenario_printable(shown, sizeof shown, key, 32);
   size_t len;
   if (where != NULL)
     len = (size_t)snprintf(msg, sizeof msg, "key \"%s\" is not allowed in %s; allowed: ", shown,
@@ -243,11 +243,11 @@ void sim__scenario_fail_unknown_key(scn_ctx *c, const char *key, const char *con
     }
     len += (size_t)snprintf(msg + len, sizeof msg - len, "%s%s", i ? ", " : "", allowed[i]);
   }
-  sim__scenario_fail(c, RETRY_ECONFIG, "%s", msg);
+  cli__scenario_fail(c, RETRY_ECONFIG, "%s", msg);
 }
 
 /* Linear: the lists are a handful of keys. */
-bool sim__scenario_key_in(const char *key, const char *const *list, size_t n) {
+bool cli__scenario_key_in(const char *key, const char *const *list, size_t n) {
   for (size_t i = 0; i < n; i++)
     if (strcmp(key, list[i]) == 0) return true;
   return false;
@@ -255,15 +255,15 @@ bool sim__scenario_key_in(const char *key, const char *const *list, size_t n) {
 
 /* Jansson keeps an object's keys in insertion order, so the key reported is the first one a
  * reader of the file sees. */
-bool sim__scenario_check_keys(scn_ctx *c, json_t *obj, const char *const *allowed, size_t n,
+bool cli__scenario_check_keys(scn_ctx *c, json_t *obj, const char *const *allowed, size_t n,
                               const char *where) {
   /* Only the first unknown key is reported; the first error wins here as everywhere. */
   for (void *it = json_object_iter(obj); it != NULL; it = json_object_iter_next(obj, it)) {
     const char *key = json_object_iter_key(it);
-    if (sim__scenario_key_in(key, allowed, n)) continue;
-    size_t mark = sim__scenario_path_push_key(c, key);
-    sim__scenario_fail_unknown_key(c, key, allowed, n, where);
-    sim__scenario_path_pop(c, mark);
+    if (cli__scenario_key_in(key, allowed, n)) continue;
+    size_t mark = cli__scenario_path_push_key(c, key);
+    cli__scenario_fail_unknown_key(c, key, allowed, n, where);
+    cli__scenario_path_pop(c, mark);
     return false;
   }
   return true;
@@ -277,18 +277,18 @@ bool sim__scenario_check_keys(scn_ctx *c, json_t *obj, const char *const *allowe
 
 /* null reads as absent, as in the service config (proto3 JSON): one rule for the whole file,
  * and a --set or a variant can always write null to get the default back. */
-json_t *sim__scenario_field(json_t *obj, const char *key) {
+json_t *cli__scenario_field(json_t *obj, const char *key) {
   json_t *v = json_object_get(obj, key);
   return json_is_null(v) ? NULL : v;
 }
 
 /* Used as require(c, get_x(...), key, what): a getter's own error passes through untouched,
  * and only "absent" becomes `"key" is required: what`, at the path of the missing key. */
-int sim__scenario_require(scn_ctx *c, int rc, const char *key, const char *what) {
+int cli__scenario_require(scn_ctx *c, int rc, const char *key, const char *what) {
   if (rc != 0) return rc;
-  size_t mark = sim__scenario_path_push_key(c, key);
-  sim__scenario_fail(c, RETRY_ECONFIG, "\"%s\" is required: %s", key, what);
-  sim__scenario_path_pop(c, mark);
+  size_t mark = cli__scenario_path_push_key(c, key);
+  cli__scenario_fail(c, RETRY_ECONFIG, "\"%s\" is required: %s", key, what);
+  cli__scenario_path_pop(c, mark);
   return -1;
 }
 
@@ -296,7 +296,7 @@ int sim__scenario_require(scn_ctx *c, int rc, const char *key, const char *what)
  * built before the key is pushed; it depends on the key only, not on the path. */
 static void quoted(char *buf, size_t size, const char *key) {
   char shown[48];
-  sim__scenario_printable(shown, sizeof shown, key, 40);
+  cli__scenario_printable(shown, sizeof shown, key, 40);
   snprintf(buf, size, "\"%s\"", shown);
 }
 
@@ -305,9 +305,9 @@ static void quoted(char *buf, size_t size, const char *key) {
 static int fail_at_key(scn_ctx *c, const char *key, const char *what, json_t *v) {
   char label[64];
   quoted(label, sizeof label, key);
-  size_t mark = sim__scenario_path_push_key(c, key);
-  sim__scenario_fail_value(c, label, what, v);
-  sim__scenario_path_pop(c, mark);
+  size_t mark = cli__scenario_path_push_key(c, key);
+  cli__scenario_fail_value(c, label, what, v);
+  cli__scenario_path_pop(c, mark);
   return -1;
 }
 
@@ -317,8 +317,8 @@ static int fail_at_key(scn_ctx *c, const char *key, const char *what, json_t *v)
  * value pushes its key only for the message and returns -1, and a good one sets *out and
  * returns 1. The pop after a failure keeps callers' marks consistent even though the walk is
  * about to unwind. */
-int sim__scenario_get_bool(scn_ctx *c, json_t *obj, const char *key, bool *out) {
-  json_t *v = sim__scenario_field(obj, key);
+int cli__scenario_get_bool(scn_ctx *c, json_t *obj, const char *key, bool *out) {
+  json_t *v = cli__scenario_field(obj, key);
   if (v == NULL) return 0;
   if (!json_is_boolean(v)) {
     return fail_at_key(c, key, "true or false", v);
@@ -329,9 +329,9 @@ int sim__scenario_get_bool(scn_ctx *c, json_t *obj, const char *key, bool *out) 
 
 /* A real such as 2.0 is refused: counts and sizes are integers, and accepting 2.5 workers
  * silently truncated would hide a mistake. */
-int sim__scenario_get_int(scn_ctx *c, json_t *obj, const char *key, int64_t lo, int64_t hi,
+int cli__scenario_get_int(scn_ctx *c, json_t *obj, const char *key, int64_t lo, int64_t hi,
                           const char *what, int64_t *out) {
-  json_t *v = sim__scenario_field(obj, key);
+  json_t *v = cli__scenario_field(obj, key);
   if (v == NULL) return 0;
   if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi) {
     return fail_at_key(c, key, what, v);
@@ -342,10 +342,10 @@ int sim__scenario_get_int(scn_ctx *c, json_t *obj, const char *key, int64_t lo, 
 }
 
 /* For int32_t fields; lo and hi are int32_t, so a value that passed fits the cast. */
-int sim__scenario_get_int32(scn_ctx *c, json_t *obj, const char *key, int32_t lo, int32_t hi,
+int cli__scenario_get_int32(scn_ctx *c, json_t *obj, const char *key, int32_t lo, int32_t hi,
                             const char *what, int32_t *out) {
   int64_t v = 0;
-  int rc = sim__scenario_get_int(c, obj, key, lo, hi, what, &v);
+  int rc = cli__scenario_get_int(c, obj, key, lo, hi, what, &v);
   if (rc == 1) *out = (int32_t)v;
   return rc;
 }
@@ -353,9 +353,9 @@ int sim__scenario_get_int32(scn_ctx *c, json_t *obj, const char *key, int32_t lo
 /* A JSON integer or real in the interval lo..hi. Jansson never yields NaN or infinities (an
  * overflowing real is a syntax error), and the negated comparisons would refuse a NaN anyway.
  * Callers pass HUGE_VAL for "no upper bound". */
-int sim__scenario_get_number(scn_ctx *c, json_t *obj, const char *key, double lo, bool lo_open,
+int cli__scenario_get_number(scn_ctx *c, json_t *obj, const char *key, double lo, bool lo_open,
                              double hi, bool hi_open, const char *what, double *out) {
-  json_t *v = sim__scenario_field(obj, key);
+  json_t *v = cli__scenario_field(obj, key);
   if (v == NULL) return 0;
   double d = json_is_number(v) ? json_number_value(v) : 0;
   if (!json_is_number(v) || (lo_open ? !(d > lo) : !(d >= lo)) ||
@@ -367,8 +367,8 @@ int sim__scenario_get_number(scn_ctx *c, json_t *obj, const char *key, double lo
 }
 
 /* Any string, empty included; callers that need more (names, methods) check it after. */
-int sim__scenario_get_string(scn_ctx *c, json_t *obj, const char *key, const char **out) {
-  json_t *v = sim__scenario_field(obj, key);
+int cli__scenario_get_string(scn_ctx *c, json_t *obj, const char *key, const char **out) {
+  json_t *v = cli__scenario_field(obj, key);
   if (v == NULL) return 0;
   if (!json_is_string(v)) {
     return fail_at_key(c, key, "a string", v);
@@ -379,9 +379,9 @@ int sim__scenario_get_string(scn_ctx *c, json_t *obj, const char *key, const cha
 
 /* One of a fixed set of names, compared exactly (case matters, as everywhere in the file).
  * The message lists every name, so a typo is fixed without opening the documentation. */
-int sim__scenario_get_enum(scn_ctx *c, json_t *obj, const char *key, const char *const *names,
+int cli__scenario_get_enum(scn_ctx *c, json_t *obj, const char *key, const char *const *names,
                            size_t n, int *out) {
-  json_t *v = sim__scenario_field(obj, key);
+  json_t *v = cli__scenario_field(obj, key);
   if (v == NULL) return 0;
   if (json_is_string(v)) {
     for (size_t i = 0; i < n; i++) {
@@ -405,7 +405,7 @@ int sim__scenario_get_enum(scn_ctx *c, json_t *obj, const char *key, const char 
 /* Names end up in file names, CSV headers and command lines (--set services.NAME.workers),
  * hence the small alphabet: nothing a shell, a CSV reader or a path would need quoted, except
  * '.', which the PATH syntax handles with ["a.b"]. */
-bool sim__scenario_name_is_valid(const char *s) {
+bool cli__scenario_name_is_valid(const char *s) {
   size_t n = strlen(s);
   if (n == 0 || n > SCN_NAME_MAX) return false;
   for (const char *p = s; *p; p++)
@@ -417,7 +417,7 @@ bool sim__scenario_name_is_valid(const char *s) {
 
 /* The shape gRPC gives a full method name on the wire (":path" = "/service/method"), which is
  * what retry_config_lookup splits and the idempotent allowlist compares. */
-bool sim__scenario_method_is_valid(const char *s) {
+bool cli__scenario_method_is_valid(const char *s) {
   if (s[0] != '/') return false;
   const char *slash = strchr(s + 1, '/');
   /* A non-empty service, one '/', a non-empty method and no further '/'. */
@@ -426,11 +426,11 @@ bool sim__scenario_method_is_valid(const char *s) {
 
 /* A string that must be a full method name. The message quotes the value from the document,
  * not s, so describe shows it as written, quotes included. */
-int sim__scenario_get_method(scn_ctx *c, json_t *obj, const char *key, const char **out) {
+int cli__scenario_get_method(scn_ctx *c, json_t *obj, const char *key, const char **out) {
   const char *s = NULL;
-  int rc = sim__scenario_get_string(c, obj, key, &s);
+  int rc = cli__scenario_get_string(c, obj, key, &s);
   if (rc != 1) return rc;
-  if (!sim__scenario_method_is_valid(s)) {
+  if (!cli__scenario_method_is_valid(s)) {
     return fail_at_key(c, key, "a full method name \"/package.Service/Method\"",
                        json_object_get(obj, key));
   }
@@ -439,14 +439,14 @@ int sim__scenario_get_method(scn_ctx *c, json_t *obj, const char *key, const cha
 }
 
 /* For "key ... is not allowed in an \"open\" arrival": the article follows the kind. */
-void sim__scenario_kind_where(char *buf, size_t size, const char *kind, const char *what) {
+void cli__scenario_kind_where(char *buf, size_t size, const char *kind, const char *what) {
   /* kind[0] != '\0' matters: strchr finds the terminator, so "" would count as a vowel. */
   bool vowel = strchr("aeiou", kind[0]) != NULL && kind[0] != '\0';
   snprintf(buf, size, "%s \"%s\" %s", vowel ? "an" : "a", kind, what);
 }
 
 /* The names the "space" key takes; retry_space has only the two values. */
-const char *sim__scenario_space_name(retry_space sp) {
+const char *cli__scenario_space_name(retry_space sp) {
   return sp == RETRY_SPACE_HTTP ? "http" : "grpc";
 }
 
@@ -459,28 +459,28 @@ const char *sim__scenario_space_name(retry_space sp) {
 /* A number where a duration belongs is the commonest slip ("timeout": 5), and guessing its
  * unit is how an outage scenario ends up a thousand times too fast; the message offers both
  * readings instead. */
-bool sim__scenario_duration_value(scn_ctx *c, json_t *v, const char *label, int64_t lo,
+bool cli__scenario_duration_value(scn_ctx *c, json_t *v, const char *label, int64_t lo,
                                   bool lo_open, const char *what, int64_t *out) {
   /* Described once, first: the same "got" text serves every message below. */
   char got[64];
-  sim__scenario_describe(v, got, sizeof got);
+  cli__scenario_describe(v, got, sizeof got);
   if (json_is_number(v)) {
-    sim__scenario_fail(c, RETRY_ECONFIG,
+    cli__scenario_fail(c, RETRY_ECONFIG,
                        "%s needs a unit, such as \"%ss\" or \"%sms\" (ns, us, ms, s, m, h), got %s",
                        label, got, got, got);
     return false;
   }
   int64_t ns = 0;
-  int rc = json_is_string(v) ? sim_duration_parse(json_string_value(v), &ns) : RETRY_EINVAL;
+  int rc = json_is_string(v) ? cli_duration_parse(json_string_value(v), &ns) : RETRY_EINVAL;
   /* ERANGE: more than INT64_MAX ns, which is about 292 years. lo_open separates the "> 0"
    * limits (a deadline, a mean) from the ">= 0" ones (a delay, a start time). */
   if (rc == RETRY_ERANGE) {
-    sim__scenario_fail(c, RETRY_ECONFIG, "%s is out of range: at most about 292 years, got %s",
+    cli__scenario_fail(c, RETRY_ECONFIG, "%s is out of range: at most about 292 years, got %s",
                        label, got);
     return false;
   }
   if (rc != RETRY_OK || (lo_open ? ns <= lo : ns < lo)) {
-    sim__scenario_fail_value(c, label, what, v);
+    cli__scenario_fail_value(c, label, what, v);
     return false;
   }
   *out = ns;
@@ -488,43 +488,43 @@ bool sim__scenario_duration_value(scn_ctx *c, json_t *v, const char *label, int6
 }
 
 /* obj[key] as a duration, with the path at the key while it is read. */
-int sim__scenario_get_duration(scn_ctx *c, json_t *obj, const char *key, int64_t lo, bool lo_open,
+int cli__scenario_get_duration(scn_ctx *c, json_t *obj, const char *key, int64_t lo, bool lo_open,
                                const char *what, int64_t *out) {
-  json_t *v = sim__scenario_field(obj, key);
+  json_t *v = cli__scenario_field(obj, key);
   if (v == NULL) return 0;
   char label[64];
   quoted(label, sizeof label, key);
-  size_t mark = sim__scenario_path_push_key(c, key);
-  bool ok = sim__scenario_duration_value(c, v, label, lo, lo_open, what, out);
-  sim__scenario_path_pop(c, mark);
+  size_t mark = cli__scenario_path_push_key(c, key);
+  bool ok = cli__scenario_duration_value(c, v, label, lo, lo_open, what, out);
+  cli__scenario_path_pop(c, mark);
   return ok ? 1 : -1;
 }
 
-/* The units sim_rate_parse accepts, for messages. */
+/* The units cli_rate_parse accepts, for messages. */
 #define RATE_WHAT "a rate such as \"800/s\" (/s, /ms, /min, /h)"
 
 /* Rates have the same rule as durations: a unit is required, because "800" per second and
  * per minute differ by 60x, and a bare number is refused with a message showing the fix. The
  * upper bound keeps the arrival process's per-event arithmetic far from overflow. */
-bool sim__scenario_rate_value(scn_ctx *c, json_t *v, const char *label, double *out) {
+bool cli__scenario_rate_value(scn_ctx *c, json_t *v, const char *label, double *out) {
   char got[64];
-  sim__scenario_describe(v, got, sizeof got);
+  cli__scenario_describe(v, got, sizeof got);
   if (json_is_number(v)) {
-    sim__scenario_fail(c, RETRY_ECONFIG,
+    cli__scenario_fail(c, RETRY_ECONFIG,
                        "%s needs a unit, such as \"%s/s\" (/s, /ms, /min, /h), got %s", label, got,
                        got);
     return false;
   }
   double r = 0;
-  int rc = json_is_string(v) ? sim_rate_parse(json_string_value(v), &r) : RETRY_EINVAL;
+  int rc = json_is_string(v) ? cli_rate_parse(json_string_value(v), &r) : RETRY_EINVAL;
   if (rc == RETRY_EINVAL) {
-    sim__scenario_fail_value(c, label, RATE_WHAT, v);
+    cli__scenario_fail_value(c, label, RATE_WHAT, v);
     return false;
   }
   /* The parser's own ERANGE and a rate above the limit get the same message: either way the
    * fix is a smaller rate. */
   if (rc != RETRY_OK || r > SCN_MAX_RATE) {
-    sim__scenario_fail(c, RETRY_ECONFIG, "%s must be at most 1000000000/s, got %s", label, got);
+    cli__scenario_fail(c, RETRY_ECONFIG, "%s must be at most 1000000000/s, got %s", label, got);
     return false;
   }
   *out = r;
@@ -537,7 +537,7 @@ bool sim__scenario_rate_value(scn_ctx *c, json_t *v, const char *label, double *
  * Distributions
  * =================================================================== */
 
-/* Indexed like model_dist_kind, so the index read from "dist" is the kind stored. dist_allowed
+/* Indexed like sim_dist_kind, so the index read from "dist" is the kind stored. dist_allowed
  * below follows the same order; weibull and pareto share their keys (shape and scale). */
 static const char *const dist_names[] = {"constant", "exponential", "lognormal", "gamma",
                                          "weibull",  "pareto",      "uniform"};
@@ -567,60 +567,60 @@ static const dist_keys dist_allowed[] = {
  * 0 describes no distribution, whereas a constant or a uniform bound may well be 0. */
 static bool dist_dur(scn_ctx *c, json_t *obj, const char *key, bool positive, int64_t *out) {
   const char *what = positive ? SCN_DUR_POS : SCN_DUR_NONNEG;
-  return sim__scenario_require(c, sim__scenario_get_duration(c, obj, key, 0, positive, what, out),
+  return cli__scenario_require(c, cli__scenario_get_duration(c, obj, key, 0, positive, what, out),
                                key, what) == 1;
 }
 
 /* A required shape-like parameter: a number > 0. */
 static bool dist_pos(scn_ctx *c, json_t *obj, const char *key, double *out) {
-  return sim__scenario_require(
+  return cli__scenario_require(
              c,
-             sim__scenario_get_number(c, obj, key, 0, true, HUGE_VAL, false, "a number > 0", out),
+             cli__scenario_get_number(c, obj, key, 0, true, HUGE_VAL, false, "a number > 0", out),
              key, "a number > 0") == 1;
 }
 
 /* Exactly one of two keys ("median" or "mean", "mean" or "scale"). Returns the one given, or
  * NULL after an error. */
 static const char *one_of(scn_ctx *c, json_t *obj, const char *a, const char *b) {
-  bool has_a = sim__scenario_field(obj, a) != NULL, has_b = sim__scenario_field(obj, b) != NULL;
+  bool has_a = cli__scenario_field(obj, a) != NULL, has_b = cli__scenario_field(obj, b) != NULL;
   /* Both given: reported at the second key, the one to delete. */
   if (has_a && has_b) {
-    size_t mark = sim__scenario_path_push_key(c, b);
-    sim__scenario_fail(c, RETRY_ECONFIG, "give \"%s\" or \"%s\", not both", a, b);
-    sim__scenario_path_pop(c, mark);
+    size_t mark = cli__scenario_path_push_key(c, b);
+    cli__scenario_fail(c, RETRY_ECONFIG, "give \"%s\" or \"%s\", not both", a, b);
+    cli__scenario_path_pop(c, mark);
     return NULL;
   }
   if (!has_a && !has_b) {
-    size_t mark = sim__scenario_path_push_key(c, a);
-    sim__scenario_fail(c, RETRY_ECONFIG, "\"%s\" is required: %s (or give \"%s\")", a, SCN_DUR_POS,
+    size_t mark = cli__scenario_path_push_key(c, a);
+    cli__scenario_fail(c, RETRY_ECONFIG, "\"%s\" is required: %s (or give \"%s\")", a, SCN_DUR_POS,
                        b);
-    sim__scenario_path_pop(c, mark);
+    cli__scenario_path_pop(c, mark);
     return NULL;
   }
   return has_a ? a : b;
 }
 
-/* The parameters go into model_dist as model_config.h documents them, in ns as doubles; the
+/* The parameters go into sim_dist as model_config.h documents them, in ns as doubles; the
  * user-facing forms that GSL does not take directly are converted here: a lognormal given by
  * its mean (mu = ln(mean) - sigma^2 / 2) and a gamma given by its mean (scale = mean / k). */
-static bool parse_dist_object(scn_ctx *c, json_t *v, int kind, model_dist *out) {
+static bool parse_dist_object(scn_ctx *c, json_t *v, int kind, sim_dist *out) {
   int64_t a = 0, b = 0;
   double k = 0;
   /* Built in a local and copied out only when complete, so *out keeps the caller's default
-   * after any error. Durations arrive as int64 ns and are stored as doubles, model_dist's
+   * after any error. Durations arrive as int64 ns and are stored as doubles, sim_dist's
    * unit for every time parameter. */
-  model_dist d = {(model_dist_kind)kind, 0, 0};
+  sim_dist d = {(sim_dist_kind)kind, 0, 0};
   const char *which;
-  switch ((model_dist_kind)kind) {
-    case MODEL_DIST_CONSTANT:
+  switch ((sim_dist_kind)kind) {
+    case SIM_DIST_CONSTANT:
       if (!dist_dur(c, v, "value", false, &a)) return false;
       d.p1 = (double)a;
       break;
-    case MODEL_DIST_EXPONENTIAL:
+    case SIM_DIST_EXPONENTIAL:
       if (!dist_dur(c, v, "mean", true, &a)) return false;
       d.p1 = (double)a;
       break;
-    case MODEL_DIST_LOGNORMAL:
+    case SIM_DIST_LOGNORMAL:
       if ((which = one_of(c, v, "median", "mean")) == NULL || !dist_dur(c, v, which, true, &a) ||
           !dist_pos(c, v, "sigma", &k))
         return false;
@@ -629,7 +629,7 @@ static bool parse_dist_object(scn_ctx *c, json_t *v, int kind, model_dist *out) 
       d.p1 = log((double)a) - (strcmp(which, "mean") == 0 ? k * k / 2 : 0);
       d.p2 = k;
       break;
-    case MODEL_DIST_GAMMA:
+    case SIM_DIST_GAMMA:
       if (!dist_pos(c, v, "shape", &k) || (which = one_of(c, v, "mean", "scale")) == NULL ||
           !dist_dur(c, v, which, true, &a))
         return false;
@@ -637,21 +637,21 @@ static bool parse_dist_object(scn_ctx *c, json_t *v, int kind, model_dist *out) 
       /* The mean of a gamma is shape x scale. */
       d.p2 = strcmp(which, "mean") == 0 ? (double)a / k : (double)a;
       break;
-    case MODEL_DIST_WEIBULL:
-    case MODEL_DIST_PARETO:
+    case SIM_DIST_WEIBULL:
+    case SIM_DIST_PARETO:
       if (!dist_pos(c, v, "shape", &k) || !dist_dur(c, v, "scale", true, &a)) return false;
       d.p1 = k;
       d.p2 = (double)a;
       break;
-    case MODEL_DIST_UNIFORM:
+    case SIM_DIST_UNIFORM:
       if (!dist_dur(c, v, "min", false, &a) || !dist_dur(c, v, "max", false, &b)) return false;
       /* min == max is allowed: a constant written as a range. */
       if (b < a) {
-        size_t mark = sim__scenario_path_push_key(c, "max");
+        size_t mark = cli__scenario_path_push_key(c, "max");
         char got[64];
-        sim__scenario_describe(json_object_get(v, "max"), got, sizeof got);
-        sim__scenario_fail(c, RETRY_ECONFIG, "\"max\" must be >= \"min\", got %s", got);
-        sim__scenario_path_pop(c, mark);
+        cli__scenario_describe(json_object_get(v, "max"), got, sizeof got);
+        cli__scenario_fail(c, RETRY_ECONFIG, "\"max\" must be >= \"min\", got %s", got);
+        cli__scenario_path_pop(c, mark);
         return false;
       }
       d.p1 = (double)a;
@@ -665,43 +665,43 @@ static bool parse_dist_object(scn_ctx *c, json_t *v, int kind, model_dist *out) 
 /* A distribution: a duration string is the constant shorthand (by far the commonest case),
  * an object names the kind in "dist" and may hold only that kind's keys; anything else,
  * including a bare number, is refused with a message asking for a unit or an object. */
-bool sim__scenario_dist_value(scn_ctx *c, json_t *v, const char *label, model_dist *out) {
+bool cli__scenario_dist_value(scn_ctx *c, json_t *v, const char *label, sim_dist *out) {
   /* A number goes through duration_value too, only to get its "needs a unit" message. */
   if (json_is_string(v) || json_is_number(v)) {
     int64_t ns = 0;
-    if (!sim__scenario_duration_value(c, v, label, 0, false, SCN_DUR_NONNEG, &ns)) return false;
-    out->kind = MODEL_DIST_CONSTANT;
+    if (!cli__scenario_duration_value(c, v, label, 0, false, SCN_DUR_NONNEG, &ns)) return false;
+    out->kind = SIM_DIST_CONSTANT;
     out->p1 = (double)ns;
     out->p2 = 0;
     return true;
   }
   if (!json_is_object(v)) {
-    sim__scenario_fail_value(c, label, "a duration such as \"10ms\" or an object {\"dist\": ...}",
+    cli__scenario_fail_value(c, label, "a duration such as \"10ms\" or an object {\"dist\": ...}",
                              v);
     return false;
   }
   int kind = 0;
-  int rc = sim__scenario_get_enum(c, v, "dist", dist_names, SCN_N_OF(dist_names), &kind);
-  if (sim__scenario_require(c, rc, "dist",
+  int rc = cli__scenario_get_enum(c, v, "dist", dist_names, SCN_N_OF(dist_names), &kind);
+  if (cli__scenario_require(c, rc, "dist",
                             "\"constant\", \"exponential\", \"lognormal\", \"gamma\", "
                             "\"weibull\", \"pareto\" or \"uniform\"") != 1)
     return false;
   char where[48];
-  sim__scenario_kind_where(where, sizeof where, dist_names[kind], "distribution");
-  if (!sim__scenario_check_keys(c, v, dist_allowed[kind].keys, dist_allowed[kind].n, where))
+  cli__scenario_kind_where(where, sizeof where, dist_names[kind], "distribution");
+  if (!cli__scenario_check_keys(c, v, dist_allowed[kind].keys, dist_allowed[kind].n, where))
     return false;
   return parse_dist_object(c, v, kind, out);
 }
 
 /* obj[key] as a distribution; absent leaves *out (the caller's default) alone. */
-int sim__scenario_get_dist(scn_ctx *c, json_t *obj, const char *key, model_dist *out) {
-  json_t *v = sim__scenario_field(obj, key);
+int cli__scenario_get_dist(scn_ctx *c, json_t *obj, const char *key, sim_dist *out) {
+  json_t *v = cli__scenario_field(obj, key);
   if (v == NULL) return 0;
   char label[64];
   quoted(label, sizeof label, key);
-  size_t mark = sim__scenario_path_push_key(c, key);
-  bool ok = sim__scenario_dist_value(c, v, label, out);
-  sim__scenario_path_pop(c, mark);
+  size_t mark = cli__scenario_path_push_key(c, key);
+  bool ok = cli__scenario_dist_value(c, v, label, out);
+  cli__scenario_path_pop(c, mark);
   return ok ? 1 : -1;
 }
 
@@ -730,55 +730,55 @@ static const dist_keys profile_allowed[] = {
 /* A required rate field. */
 static bool prof_rate(scn_ctx *c, json_t *obj, const char *key, double *out) {
   /* Presence is checked with the field itself: the rate getter has no "absent" result. */
-  json_t *v = sim__scenario_field(obj, key);
-  if (sim__scenario_require(c, v != NULL, key, RATE_WHAT) != 1) return false;
+  json_t *v = cli__scenario_field(obj, key);
+  if (cli__scenario_require(c, v != NULL, key, RATE_WHAT) != 1) return false;
   char label[64];
   quoted(label, sizeof label, key);
-  size_t mark = sim__scenario_path_push_key(c, key);
-  bool ok = sim__scenario_rate_value(c, v, label, out);
-  sim__scenario_path_pop(c, mark);
+  size_t mark = cli__scenario_path_push_key(c, key);
+  bool ok = cli__scenario_rate_value(c, v, label, out);
+  cli__scenario_path_pop(c, mark);
   return ok;
 }
 
 /* A required time of a shape, >= 0: a step or a ramp may well start at 0. */
 static bool prof_time(scn_ctx *c, json_t *obj, const char *key, int64_t *out) {
-  return sim__scenario_require(
-             c, sim__scenario_get_duration(c, obj, key, 0, false, SCN_DUR_NONNEG, out), key,
+  return cli__scenario_require(
+             c, cli__scenario_get_duration(c, obj, key, 0, false, SCN_DUR_NONNEG, out), key,
              SCN_DUR_NONNEG) == 1;
 }
 
-/* Callers never exceed MODEL_PROFILE_MAX_POINTS: the shapes add at most 4 points and
+/* Callers never exceed SIM_PROFILE_MAX_POINTS: the shapes add at most 4 points and
  * "points" is checked for at most 32 before any is added. */
-static void add_point(model_rate_profile *p, int64_t t_ns, double rate) {
+static void add_point(sim_rate_profile *p, int64_t t_ns, double rate) {
   p->t_ns[p->n_points] = t_ns;
   p->rate[p->n_points] = rate;
   p->n_points++;
 }
 
-/* "points": [[time, rate], ...], 1 to MODEL_PROFILE_MAX_POINTS of them, times non-decreasing
+/* "points": [[time, rate], ...], 1 to SIM_PROFILE_MAX_POINTS of them, times non-decreasing
  * (two equal times make a step). */
-static bool parse_points(scn_ctx *c, json_t *obj, model_rate_profile *p) {
-  json_t *pts = sim__scenario_field(obj, "points");
+static bool parse_points(scn_ctx *c, json_t *obj, sim_rate_profile *p) {
+  json_t *pts = cli__scenario_field(obj, "points");
   const char *what = "an array of 1 to 32 [time, rate] pairs such as [\"10s\", \"300/s\"]";
-  if (sim__scenario_require(c, pts != NULL, "points", what) != 1) return false;
-  size_t mark = sim__scenario_path_push_key(c, "points");
+  if (cli__scenario_require(c, pts != NULL, "points", what) != 1) return false;
+  size_t mark = cli__scenario_path_push_key(c, "points");
   if (!json_is_array(pts) || json_array_size(pts) == 0 ||
-      json_array_size(pts) > MODEL_PROFILE_MAX_POINTS) {
-    sim__scenario_fail_value(c, "\"points\"", what, pts);
+      json_array_size(pts) > SIM_PROFILE_MAX_POINTS) {
+    cli__scenario_fail_value(c, "\"points\"", what, pts);
     return false;
   }
   for (size_t i = 0; i < json_array_size(pts); i++) {
     json_t *pair = json_array_get(pts, i);
-    size_t mi = sim__scenario_path_push_index(c, i);
+    size_t mi = cli__scenario_path_push_index(c, i);
     if (!json_is_array(pair) || json_array_size(pair) != 2) {
-      sim__scenario_fail_value(c, "each point", "a [time, rate] pair such as [\"10s\", \"300/s\"]",
+      cli__scenario_fail_value(c, "each point", "a [time, rate] pair such as [\"10s\", \"300/s\"]",
                                pair);
       return false;
     }
     int64_t t = 0;
     double r = 0;
-    size_t m0 = sim__scenario_path_push_index(c, 0);
-    if (!sim__scenario_duration_value(c, json_array_get(pair, 0), "a point's time", 0, false,
+    size_t m0 = cli__scenario_path_push_index(c, 0);
+    if (!cli__scenario_duration_value(c, json_array_get(pair, 0), "a point's time", 0, false,
                                       SCN_DUR_NONNEG, &t))
       return false;
     /* The time is judged against the previous point before the rate is read, so errors come
@@ -786,19 +786,19 @@ static bool parse_points(scn_ctx *c, json_t *obj, model_rate_profile *p) {
      * mi after the rate removes both levels. */
     if (p->n_points > 0 && t < p->t_ns[p->n_points - 1]) {
       char got[64], prev[64];
-      sim__scenario_describe(json_array_get(pair, 0), got, sizeof got);
-      sim__scenario_describe(json_array_get(json_array_get(pts, i - 1), 0), prev, sizeof prev);
-      sim__scenario_fail(c, RETRY_ECONFIG, "point times must not decrease: %s comes after %s", got,
+      cli__scenario_describe(json_array_get(pair, 0), got, sizeof got);
+      cli__scenario_describe(json_array_get(json_array_get(pts, i - 1), 0), prev, sizeof prev);
+      cli__scenario_fail(c, RETRY_ECONFIG, "point times must not decrease: %s comes after %s", got,
                          prev);
       return false;
     }
-    sim__scenario_path_pop(c, m0);
-    sim__scenario_path_push_index(c, 1);
-    if (!sim__scenario_rate_value(c, json_array_get(pair, 1), "a point's rate", &r)) return false;
-    sim__scenario_path_pop(c, mi);
+    cli__scenario_path_pop(c, m0);
+    cli__scenario_path_push_index(c, 1);
+    if (!cli__scenario_rate_value(c, json_array_get(pair, 1), "a point's rate", &r)) return false;
+    cli__scenario_path_pop(c, mi);
     add_point(p, t, r);
   }
-  sim__scenario_path_pop(c, mark);
+  cli__scenario_path_pop(c, mark);
   return true;
 }
 
@@ -806,20 +806,20 @@ static bool parse_points(scn_ctx *c, json_t *obj, model_rate_profile *p) {
 static bool start_end(scn_ctx *c, json_t *obj, int64_t *start, int64_t *end) {
   if (!prof_time(c, obj, "start", start) || !prof_time(c, obj, "end", end)) return false;
   if (*end <= *start) {
-    size_t mark = sim__scenario_path_push_key(c, "end");
+    size_t mark = cli__scenario_path_push_key(c, "end");
     char got[64];
-    sim__scenario_describe(json_object_get(obj, "end"), got, sizeof got);
-    sim__scenario_fail(c, RETRY_ECONFIG, "\"end\" must be after \"start\", got %s", got);
-    sim__scenario_path_pop(c, mark);
+    cli__scenario_describe(json_object_get(obj, "end"), got, sizeof got);
+    cli__scenario_fail(c, RETRY_ECONFIG, "\"end\" must be after \"start\", got %s", got);
+    cli__scenario_path_pop(c, mark);
     return false;
   }
   return true;
 }
 
-/* Every shape becomes points, which is all model_rate_profile knows: the world interpolates
+/* Every shape becomes points, which is all sim_rate_profile knows: the world interpolates
  * between them and holds the first and last rate outside. A step is two points at one time,
  * so it is exact whatever the interpolation does between them. */
-static bool parse_profile_object(scn_ctx *c, json_t *v, int kind, model_rate_profile *p) {
+static bool parse_profile_object(scn_ctx *c, json_t *v, int kind, sim_rate_profile *p) {
   double a = 0, b = 0;
   int64_t t0 = 0, t1 = 0;
   switch (kind) {
@@ -856,27 +856,27 @@ static bool parse_profile_object(scn_ctx *c, json_t *v, int kind, model_rate_pro
 
 /* A profile that is 0 everywhere is refused: it describes a population that never calls,
  * which is never the intent and would make every rate-based statistic divide by zero. */
-bool sim__scenario_profile_value(scn_ctx *c, json_t *v, const char *label,
-                                 model_rate_profile *out) {
+bool cli__scenario_profile_value(scn_ctx *c, json_t *v, const char *label,
+                                 sim_rate_profile *out) {
   /* Built in a local, like a distribution: *out is written only once the profile is valid. */
-  model_rate_profile p;
+  sim_rate_profile p;
   memset(&p, 0, sizeof p);
   if (json_is_string(v) || json_is_number(v)) {
     double r = 0;
-    if (!sim__scenario_rate_value(c, v, label, &r)) return false;
+    if (!cli__scenario_rate_value(c, v, label, &r)) return false;
     add_point(&p, 0, r);
   } else if (!json_is_object(v)) {
-    sim__scenario_fail_value(c, label, "a rate such as \"800/s\" or an object {\"kind\": ...}", v);
+    cli__scenario_fail_value(c, label, "a rate such as \"800/s\" or an object {\"kind\": ...}", v);
     return false;
   } else {
     int kind = 0;
-    int rc = sim__scenario_get_enum(c, v, "kind", profile_kinds, SCN_N_OF(profile_kinds), &kind);
-    if (sim__scenario_require(c, rc, "kind",
+    int rc = cli__scenario_get_enum(c, v, "kind", profile_kinds, SCN_N_OF(profile_kinds), &kind);
+    if (cli__scenario_require(c, rc, "kind",
                               "\"constant\", \"step\", \"ramp\", \"spike\" or \"points\"") != 1)
       return false;
     char where[48];
-    sim__scenario_kind_where(where, sizeof where, profile_kinds[kind], "rate");
-    if (!sim__scenario_check_keys(c, v, profile_allowed[kind].keys, profile_allowed[kind].n,
+    cli__scenario_kind_where(where, sizeof where, profile_kinds[kind], "rate");
+    if (!cli__scenario_check_keys(c, v, profile_allowed[kind].keys, profile_allowed[kind].n,
                                   where) ||
         !parse_profile_object(c, v, kind, &p))
       return false;
@@ -887,7 +887,7 @@ bool sim__scenario_profile_value(scn_ctx *c, json_t *v, const char *label,
   /* Written as !(max > 0) rather than max <= 0 so that a NaN would be refused too, although
    * the rate parser never yields one. */
   if (!(max > 0)) {
-    sim__scenario_fail(c, RETRY_ECONFIG, "%s is 0 everywhere: some rate must be > 0", label);
+    cli__scenario_fail(c, RETRY_ECONFIG, "%s is 0 everywhere: some rate must be > 0", label);
     return false;
   }
   *out = p;
@@ -903,7 +903,7 @@ bool sim__scenario_profile_value(scn_ctx *c, json_t *v, const char *label,
 /* A status in the space of the service that sends it. gRPC takes the upper-case code names
  * the service config uses (retry_grpc_code_parse) or the numbers; HTTP takes numbers only, as
  * a status line has them. */
-bool sim__scenario_status_value(scn_ctx *c, json_t *v, const char *label, retry_space space,
+bool cli__scenario_status_value(scn_ctx *c, json_t *v, const char *label, retry_space space,
                                 bool allow_ok, int32_t *out) {
   /* code stays -1 when nothing matched; each space then gets one message listing what it
    * accepts, so a gRPC name given to an HTTP service reads "an HTTP status, ...". */
@@ -918,7 +918,7 @@ bool sim__scenario_status_value(scn_ctx *c, json_t *v, const char *label, retry_
       code = (int)json_integer_value(v);
     }
     if (code < 0) {
-      sim__scenario_fail_value(c, label,
+      cli__scenario_fail_value(c, label,
                                "a gRPC status: a code name such as \"UNAVAILABLE\" or 0..16", v);
       return false;
     }
@@ -928,7 +928,7 @@ bool sim__scenario_status_value(scn_ctx *c, json_t *v, const char *label, retry_
     if (json_is_integer(v) && json_integer_value(v) >= 100 && json_integer_value(v) <= 599)
       code = (int)json_integer_value(v);
     if (code < 0) {
-      sim__scenario_fail_value(c, label, "an HTTP status, an integer 100..599", v);
+      cli__scenario_fail_value(c, label, "an HTTP status, an integer 100..599", v);
       return false;
     }
   }
@@ -936,8 +936,8 @@ bool sim__scenario_status_value(scn_ctx *c, json_t *v, const char *label, retry_
    * inject nothing. Map values pass allow_ok, since a gateway may turn a failure into OK. */
   if (!allow_ok && retry_status_is_ok(space, code)) {
     char got[64];
-    sim__scenario_describe(v, got, sizeof got);
-    sim__scenario_fail(c, RETRY_ECONFIG, "%s must be a failure status, not a success, got %s",
+    cli__scenario_describe(v, got, sizeof got);
+    cli__scenario_fail(c, RETRY_ECONFIG, "%s must be a failure status, not a success, got %s",
                        label, got);
     return false;
   }
@@ -946,15 +946,15 @@ bool sim__scenario_status_value(scn_ctx *c, json_t *v, const char *label, retry_
 }
 
 /* obj[key] as a status of the given space. */
-int sim__scenario_get_status(scn_ctx *c, json_t *obj, const char *key, retry_space space,
+int cli__scenario_get_status(scn_ctx *c, json_t *obj, const char *key, retry_space space,
                              bool allow_ok, int32_t *out) {
-  json_t *v = sim__scenario_field(obj, key);
+  json_t *v = cli__scenario_field(obj, key);
   if (v == NULL) return 0;
   char label[64];
   quoted(label, sizeof label, key);
-  size_t mark = sim__scenario_path_push_key(c, key);
-  bool ok = sim__scenario_status_value(c, v, label, space, allow_ok, out);
-  sim__scenario_path_pop(c, mark);
+  size_t mark = cli__scenario_path_push_key(c, key);
+  bool ok = cli__scenario_status_value(c, v, label, space, allow_ok, out);
+  cli__scenario_path_pop(c, mark);
   return ok ? 1 : -1;
 }
 

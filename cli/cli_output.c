@@ -1,12 +1,12 @@
 /*
- * sim_output.c: the summary document and the files of `--out DIR` (the text summary is in
- * sim_output_text.c, which reads the document through the public accessors).
+ * cli_output.c: the summary document and the files of `--out DIR` (the text summary is in
+ * cli_output_text.c, which reads the document through the public accessors).
  *
- * A sim_output owns a copy of what each run measured (run object, time series, latency
- * histogram). Invariant: every number is written from values rounded to SIM_OUTPUT_DIGITS
+ * A cli_output owns a copy of what each run measured (run object, time series, latency
+ * histogram). Invariant: every number is written from values rounded to CLI_OUTPUT_DIGITS
  * significant digits, so equal results give byte-identical output on every platform we build on.
  */
-#include "sim/sim_output.h"
+#include "cli/cli_output.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -30,7 +30,7 @@ typedef struct out_run {
   sim_hist *latency;   /* copy of the latency of every finished call */
 } out_run;
 
-struct sim_output {
+struct cli_output {
   char *scenario;    /* the scenario's name */
   char *sha256;      /* hex SHA-256 of the scenario file */
   uint64_t seed;     /* top-level seed */
@@ -45,21 +45,21 @@ struct sim_output {
  * Numbers and JSON values
  * =================================================================== */
 
-/* Byte-stable numbers: a double is rounded to SIM_OUTPUT_DIGITS significant digits before it
+/* Byte-stable numbers: a double is rounded to CLI_OUTPUT_DIGITS significant digits before it
  * becomes a json_real, and the document is dumped with JSON_REAL_PRECISION(10). Printing a
  * 6-digit decimal with %.10g gives those same 6 digits back (trailing zeros dropped), so the text
  * depends only on the rounded value, not on the last bits of the computation that produced it
  * (which can differ between -O0 and -O2, or x87 and SSE). Jansson appends ".0" to a real that
  * prints like an integer, so a real stays a real ("1.0"). */
 
-double sim_output_round(double x) {
+double cli_output_round(double x) {
   if (!isfinite(x)) return x;
   if (x == 0) return 0.0; /* -0 would print as "-0" */
   /* Printing and reading back is the simplest exact way to keep N significant digits: a
    * pow10-based round drifts by one ulp on some values, which would change the bytes. The C
    * locale is in force (retrysim never calls setlocale), so the decimal point is '.'. */
   char buf[40];
-  snprintf(buf, sizeof buf, "%.*g", SIM_OUTPUT_DIGITS, x);
+  snprintf(buf, sizeof buf, "%.*g", CLI_OUTPUT_DIGITS, x);
   return strtod(buf, NULL);
 }
 
@@ -75,7 +75,7 @@ static json_t *jint(int64_t v) { return json_integer((json_int_t)v); }
 /* A double, rounded; null for NaN and infinities, which JSON cannot hold. */
 static json_t *jreal(double v) {
   if (!isfinite(v)) return json_null();
-  return json_real(sim_output_round(v));
+  return json_real(cli_output_round(v));
 }
 
 /* A uint64 as an integer when JSON integers (int64) can hold it, else as a decimal string.
@@ -237,8 +237,8 @@ static json_t *service_json(const model_service_stats *s) {
 
 /* null without a trigger that ends while clients still send; recovery_s is null when the
  * run never recovered (and trigger_end_s cannot be: the trigger ended before the duration). */
-static json_t *recovery_json(const model_recovery *rc) {
-  if (!rc->has_trigger) return json_null();
+static json_t *recovery_json(const cli_recovery *rc) {
+  if (rc == NULL || !rc->has_trigger) return json_null();
   bool ok = true;
   json_t *o = json_object();
   put(o, "trigger_start_s", jreal(rc->trigger_start_s), &ok);
@@ -255,7 +255,7 @@ static json_t *recovery_json(const model_recovery *rc) {
 /* Goodput is per second of the scenario's duration, not of sim_time_s: the drain after the
  * duration only finishes calls already started, and dividing by it would make a run that drains
  * longer look worse. */
-json_t *sim_output_run_json(const model_results *r) {
+json_t *cli_output_run_json(const model_results *r, const cli_recovery *rec) {
   assert(r != NULL);
   bool ok = true;
   json_t *o = json_object();
@@ -280,7 +280,7 @@ json_t *sim_output_run_json(const model_results *r) {
     put(svc, r->services[i].name, service_json(&r->services[i]), &ok);
   /* Services keep the config's order (that of the scenario file), not an alphabetical one. */
   put(o, "services", svc, &ok);
-  put(o, "recovery", recovery_json(&r->recovery), &ok);
+  put(o, "recovery", recovery_json(rec), &ok);
   return done(o, ok);
 }
 
@@ -290,7 +290,7 @@ json_t *sim_output_run_json(const model_results *r) {
  * The collector
  * =================================================================== */
 
-/* A copy of s, "" for NULL; plain malloc, as sim_output has no allocator hook. */
+/* A copy of s, "" for NULL; plain malloc, as cli_output has no allocator hook. */
 static char *dup_str(const char *s) {
   if (s == NULL) s = "";
   size_t n = strlen(s) + 1;
@@ -301,9 +301,9 @@ static char *dup_str(const char *s) {
 
 /* The name and hash are copied, so the output does not depend on the scenario's lifetime. Any
  * allocation failure leads to one destroy at the end: every member is NULL or valid. */
-sim_output *sim_output_create(const char *scenario, const char *sha256, uint64_t seed,
+cli_output *cli_output_create(const char *scenario, const char *sha256, uint64_t seed,
                               bool has_variants) {
-  sim_output *o = calloc(1, sizeof *o);
+  cli_output *o = calloc(1, sizeof *o);
   if (o == NULL) return NULL;
   o->seed = seed;
   o->has_variants = has_variants;
@@ -327,7 +327,7 @@ sim_output *sim_output_create(const char *scenario, const char *sha256, uint64_t
     put(o->doc, "variant", json_null(), &ok);
   }
   if (!ok) {
-    sim_output_destroy(o);
+    cli_output_destroy(o);
     return NULL;
   }
   return o;
@@ -335,7 +335,7 @@ sim_output *sim_output_create(const char *scenario, const char *sha256, uint64_t
 
 /* Releases everything add_run stored; a run is only counted in n_runs once complete, so
  * every entry below n_runs is fully built. */
-void sim_output_destroy(sim_output *o) {
+void cli_output_destroy(cli_output *o) {
   if (o == NULL) return;
   for (size_t i = 0; i < o->n_runs; i++) {
     out_run *r = &o->runs[i];
@@ -387,9 +387,9 @@ static int ts_copy(model_timeseries *dst, const model_timeseries *src) {
 /* Builds the stored object of a run: "variant" (and "seed" when it differs) then the run keys.
  * json_object_update adds body's keys after the ones already set and in body's order, and
  * shares the values rather than copying them. */
-static json_t *stored_object(const sim_output *o, const char *name, uint64_t seed,
-                             const model_results *r) {
-  json_t *body = sim_output_run_json(r);
+static json_t *stored_object(const cli_output *o, const char *name, uint64_t seed,
+                             const model_results *r, const cli_recovery *rec) {
+  json_t *body = cli_output_run_json(r, rec);
   if (!o->has_variants || body == NULL) return body;
   bool ok = true;
   json_t *obj = json_object();
@@ -403,7 +403,8 @@ static json_t *stored_object(const sim_output *o, const char *name, uint64_t see
 /* The runs array grows by one per run: variants are few (tens), so doubling would buy nothing.
  * It is grown first, so that once everything else is built, nothing can fail after the run
  * was attached to the document. */
-int sim_output_add_run(sim_output *o, const char *name, uint64_t seed, const model_results *r) {
+int cli_output_add_run(cli_output *o, const char *name, uint64_t seed, const model_results *r,
+                       const cli_recovery *rec) {
   assert(o != NULL && r != NULL);
   if (!o->has_variants && o->n_runs > 0) return RETRY_EINVAL;
   out_run *runs = realloc(o->runs, (o->n_runs + 1) * sizeof *runs);
@@ -411,7 +412,7 @@ int sim_output_add_run(sim_output *o, const char *name, uint64_t seed, const mod
   o->runs = runs;
   out_run run = {0};
   run.name = dup_str(name);
-  run.obj = stored_object(o, name, seed, r);
+  run.obj = stored_object(o, name, seed, r, rec);
   run.latency = malloc(sizeof *run.latency);
   bool ok =
       run.name != NULL && run.obj != NULL && run.latency != NULL && ts_copy(&run.ts, &r->ts) == 0;
@@ -435,19 +436,19 @@ int sim_output_add_run(sim_output *o, const char *name, uint64_t seed, const mod
   return 0;
 }
 
-size_t sim_output_n_runs(const sim_output *o) { return o->n_runs; }
+size_t cli_output_n_runs(const cli_output *o) { return o->n_runs; }
 
-const json_t *sim_output_run(const sim_output *o, size_t i) {
+const json_t *cli_output_run(const cli_output *o, size_t i) {
   assert(i < o->n_runs);
   return o->runs[i].obj;
 }
 
-const json_t *sim_output_summary(const sim_output *o) { return o->doc; }
+const json_t *cli_output_summary(const cli_output *o) { return o->doc; }
 
 /* Dumped to a string first rather than with json_dumpf, so that an allocation failure is told
  * apart from a write error and nothing is written half. */
-int sim_output_write_json(const sim_output *o, FILE *f) {
-  char *s = json_dumps(o->doc, SIM_OUTPUT_JSON_FLAGS);
+int cli_output_write_json(const cli_output *o, FILE *f) {
+  char *s = json_dumps(o->doc, CLI_OUTPUT_JSON_FLAGS);
   if (s == NULL) return -1;
   int rc = (fputs(s, f) < 0 || fputc('\n', f) == EOF) ? -1 : 0;
   free(s);
@@ -464,7 +465,7 @@ int sim_output_write_json(const sim_output *o, FILE *f) {
  * one row per time bucket or histogram bucket. Write errors are not checked call by call: the
  * stream's error flag is tested once, after a flush, when the file is closed (write_temp). */
 
-/* Formats a double for CSV: SIM_OUTPUT_DIGITS significant digits; empty for NaN and infinities
+/* Formats a double for CSV: CLI_OUTPUT_DIGITS significant digits; empty for NaN and infinities
  * (gnuplot reads an empty field as missing data). */
 static void fmt_num(char *buf, size_t size, double x) {
   if (!isfinite(x)) {
@@ -473,7 +474,7 @@ static void fmt_num(char *buf, size_t size, double x) {
   }
   /* Rounded first, like the JSON reals, so a CSV value and the same figure in summary.json
    * agree to the digit. */
-  snprintf(buf, size, "%.*g", SIM_OUTPUT_DIGITS, sim_output_round(x));
+  snprintf(buf, size, "%.*g", CLI_OUTPUT_DIGITS, cli_output_round(x));
 }
 
 /* Formats ns >= 0 as exact decimal seconds without trailing zeros ("1.25", "3"). Integer
@@ -535,7 +536,7 @@ static void ts_rows(FILE *f, const out_run *run, const char *name, const long *m
 /* Every writer has out_file's signature (the output, a run index, the stream); those that
  * cover all runs ignore the index. They return 0, RETRY_ENOMEM or RETRY_EIO, and leave write
  * errors to write_temp. The "+ 1" in the allocations below avoids malloc(0). */
-static int write_ts_one(const sim_output *o, size_t i, FILE *f) {
+static int write_ts_one(const cli_output *o, size_t i, FILE *f) {
   const out_run *run = &o->runs[i];
   size_t nc = run->ts.n_columns;
   long *map = malloc((nc + 1) * sizeof *map);
@@ -555,7 +556,7 @@ static int write_ts_one(const sim_output *o, size_t i, FILE *f) {
 /* All runs in one file: "variant,t_s,<columns>". Variants may differ in their columns (a variant
  * can add a service), so the header is the union of every run's columns in order of first
  * appearance, and a run leaves the columns it does not have empty. */
-static int write_ts_all(const sim_output *o, size_t unused, FILE *f) {
+static int write_ts_all(const cli_output *o, size_t unused, FILE *f) {
   (void)unused;
   if (!o->has_variants) return write_ts_one(o, 0, f);
   size_t total = 0;
@@ -600,7 +601,7 @@ static int write_ts_all(const sim_output *o, size_t unused, FILE *f) {
 }
 
 /* The latency histogram of every run: "variant,lo_ms,hi_ms,count,cumulative_fraction". */
-static int write_latency(const sim_output *o, size_t unused, FILE *f) {
+static int write_latency(const cli_output *o, size_t unused, FILE *f) {
   (void)unused;
   fputs("variant,lo_ms,hi_ms,count,cumulative_fraction\n", f);
   for (size_t i = 0; i < o->n_runs; i++) {
@@ -637,7 +638,7 @@ static double run_num(const json_t *run, const char *k1, const char *k2) {
 /* One row per run, the figures a comparison plot needs (plots/variants.gp), read from the run
  * objects so they agree with summary.json to the digit. amplification is top-level attempts
  * per call; recovered is 1/0, empty (with recovery_s) when the run had no trigger that ended. */
-static int write_variants(const sim_output *o, size_t unused, FILE *f) {
+static int write_variants(const cli_output *o, size_t unused, FILE *f) {
   (void)unused;
   fputs(
       "variant,calls,ok,failed,success_ratio,attempts,amplification,goodput_per_s,"
@@ -683,9 +684,9 @@ static int write_variants(const sim_output *o, size_t unused, FILE *f) {
 }
 
 /* The same bytes as `--format json` writes to stdout. */
-static int write_summary(const sim_output *o, size_t unused, FILE *f) {
+static int write_summary(const cli_output *o, size_t unused, FILE *f) {
   (void)unused;
-  return sim_output_write_json(o, f) == 0 ? 0 : RETRY_EIO;
+  return cli_output_write_json(o, f) == 0 ? 0 : RETRY_EIO;
 }
 
 /* }================================================================== */
@@ -703,14 +704,14 @@ static int write_summary(const sim_output *o, size_t unused, FILE *f) {
  * and renaming it over DIR, which would delete files the user keeps in DIR. */
 
 typedef struct out_file {
-  int (*write)(const sim_output *o, size_t run, FILE *f); /* fills the file */
+  int (*write)(const cli_output *o, size_t run, FILE *f); /* fills the file */
   size_t run;                                             /* the run, for per-variant files */
   char *path;                                             /* DIR/NAME */
   char *tmp;                                              /* DIR/NAME.tmp.<pid> */
   bool made; /* the temporary file exists (we created it) */
 } out_file;
 
-void sim_output_error(retry_error *err, int code, const char *source, const char *fmt, ...) {
+void cli_output_error(retry_error *err, int code, const char *source, const char *fmt, ...) {
   if (err == NULL || err->code != RETRY_OK) return;
   retry_error_clear(err);
   err->code = code;
@@ -724,7 +725,7 @@ void sim_output_error(retry_error *err, int code, const char *source, const char
 /* mkdir -p: creates dir and its missing parents. Returns 0 or RETRY_EIO. */
 static int make_dirs(const char *dir, retry_error *err) {
   if (dir[0] == '\0') {
-    sim_output_error(err, RETRY_EIO, dir, "cannot create directory: empty name");
+    cli_output_error(err, RETRY_EIO, dir, "cannot create directory: empty name");
     return RETRY_EIO;
   }
   /* Each prefix that ends before a '/' is created in turn, from the top down, and EEXIST is
@@ -744,7 +745,7 @@ static int make_dirs(const char *dir, retry_error *err) {
   struct stat st;
   if (e == 0 && stat(p, &st) != 0) e = errno;
   if (e == 0 && !S_ISDIR(st.st_mode)) e = ENOTDIR;
-  if (e != 0) sim_output_error(err, RETRY_EIO, dir, "cannot create directory: %s", strerror(e));
+  if (e != 0) cli_output_error(err, RETRY_EIO, dir, "cannot create directory: %s", strerror(e));
   free(p);
   return e == 0 ? 0 : RETRY_EIO;
 }
@@ -752,7 +753,7 @@ static int make_dirs(const char *dir, retry_error *err) {
 /* Replaces every character of a variant name that is unsafe in a file name with '_'. Names the
  * loader accepts ([A-Za-z0-9_.-]) are unchanged; this only guards against a '/' reaching the
  * path. Two names that differ only in such characters would share a file. */
-void sim_output_safe_name(char *s) {
+void cli_output_safe_name(char *s) {
   for (; *s; s++) {
     char c = *s;
     bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -776,7 +777,7 @@ static int file_paths(out_file *f, const char *dir, const char *name) {
 
 /* The files to write, summary.json last so that a summary.json is never newer than its CSVs.
  * Returns the number of entries filled in files (sized 4 + n_runs), or -1 when out of memory. */
-static long plan_files(const sim_output *o, const char *dir, out_file *files) {
+static long plan_files(const cli_output *o, const char *dir, out_file *files) {
   size_t n = 0;
   /* RETRY_ENOMEM is negative: or-ing it into rc keeps rc non-zero, which is all that is
    * tested. If a name cannot be allocated, -1 goes back with some entries filled; the caller
@@ -794,7 +795,7 @@ static long plan_files(const sim_output *o, const char *dir, out_file *files) {
     char *name = malloc(len);
     if (name == NULL) return -1;
     snprintf(name, len, "timeseries-%s", o->runs[i].name);
-    sim_output_safe_name(name);
+    cli_output_safe_name(name);
     strcat(name, ".csv");
     files[n].write = write_ts_one;
     files[n].run = i;
@@ -807,10 +808,10 @@ static long plan_files(const sim_output *o, const char *dir, out_file *files) {
 }
 
 /* Writes one temporary file. Returns 0 or a negative RETRY code with err filled. */
-static int write_temp(const sim_output *o, out_file *file, retry_error *err) {
+static int write_temp(const cli_output *o, out_file *file, retry_error *err) {
   FILE *f = fopen(file->tmp, "w");
   if (f == NULL) {
-    sim_output_error(err, RETRY_EIO, file->tmp, "cannot create: %s", strerror(errno));
+    cli_output_error(err, RETRY_EIO, file->tmp, "cannot create: %s", strerror(errno));
     return RETRY_EIO;
   }
   /* Set as soon as the file exists, so any later failure removes it. */
@@ -824,15 +825,15 @@ static int write_temp(const sim_output *o, out_file *file, retry_error *err) {
   if (e == 0 && ferror(f)) e = EIO;
   if (fclose(f) != 0 && e == 0) e = errno;
   if (rc == RETRY_ENOMEM) {
-    sim_output_error(err, rc, file->tmp, "out of memory");
+    cli_output_error(err, rc, file->tmp, "out of memory");
   } else if (rc != 0 || e != 0) {
-    sim_output_error(err, RETRY_EIO, file->tmp, "cannot write: %s", strerror(e ? e : EIO));
+    cli_output_error(err, RETRY_EIO, file->tmp, "cannot write: %s", strerror(e ? e : EIO));
     rc = RETRY_EIO;
   }
   return rc;
 }
 
-int sim_output_write_dir(const sim_output *o, const char *dir, retry_error *err) {
+int cli_output_write_dir(const cli_output *o, const char *dir, retry_error *err) {
   assert(o != NULL && dir != NULL);
   int rc = make_dirs(dir, err);
   if (rc != 0) return rc;
@@ -842,7 +843,7 @@ int sim_output_write_dir(const sim_output *o, const char *dir, retry_error *err)
   long planned = plan_files(o, dir, files);
   size_t n = planned < 0 ? 4 + o->n_runs : (size_t)planned;
   if (planned < 0) {
-    sim_output_error(err, RETRY_ENOMEM, dir, "out of memory");
+    cli_output_error(err, RETRY_ENOMEM, dir, "out of memory");
     rc = RETRY_ENOMEM;
   }
   for (size_t i = 0; i < n && rc == 0; i++)
@@ -851,7 +852,7 @@ int sim_output_write_dir(const sim_output *o, const char *dir, retry_error *err)
    * directory, the disk went read-only) keeps the files already renamed and removes the rest. */
   for (size_t i = 0; i < n && rc == 0; i++) {
     if (rename(files[i].tmp, files[i].path) != 0) {
-      sim_output_error(err, RETRY_EIO, files[i].path, "cannot rename %s: %s", files[i].tmp,
+      cli_output_error(err, RETRY_EIO, files[i].path, "cannot rename %s: %s", files[i].tmp,
                        strerror(errno));
       rc = RETRY_EIO;
     } else {

@@ -1,5 +1,5 @@
 /*
- * model_recovery.c: did the world come back after its faults, and how long did it take? The
+ * cli_recovery.c: did the world come back after its faults, and how long did it take? The
  * question a metastable failure answers with "never": the trigger is gone, yet the retries it
  * set off keep the service saturated.
  *
@@ -9,9 +9,10 @@
  * call has no ratio and is never healthy: for a closed-loop population, nothing offered means
  * every user is stuck waiting.
  */
-#include <math.h>
+#include "cli/cli_recovery.h"
 
-#include "models/model_world.h"
+#include <math.h>
+#include <string.h>
 
 /* goodput/offered over buckets [b0, b1), NaN when nothing was offered there. Sums rather than
  * a mean of ratios, so a nearly empty bucket does not weigh as much as a full one. */
@@ -25,11 +26,11 @@ static double span_ratio(const double *offered, const double *goodput, size_t st
   return o > 0 ? g / o : NAN;
 }
 
-void model_recovery_judge(const model_recovery_cfg *cfg, int64_t duration_ns, int64_t bucket_ns,
-                          int64_t trigger_start_ns, int64_t trigger_end_ns, const double *offered,
-                          const double *goodput, size_t stride, size_t n_buckets,
-                          model_recovery *out) {
-  *out = (model_recovery){0};
+void cli_recovery_judge(const cli_recovery_cfg *cfg, int64_t duration_ns, int64_t bucket_ns,
+                        int64_t trigger_start_ns, int64_t trigger_end_ns, const double *offered,
+                        const double *goodput, size_t stride, size_t n_buckets,
+                        cli_recovery *out) {
+  *out = (cli_recovery){0};
   /* No trigger, or one that lasts as long as the clients send: nothing to recover from. */
   if (trigger_start_ns >= duration_ns || trigger_end_ns >= duration_ns || bucket_ns <= 0) return;
   out->has_trigger = true;
@@ -72,4 +73,30 @@ void model_recovery_judge(const model_recovery_cfg *cfg, int64_t duration_ns, in
       return;
     }
   }
+}
+
+/* The index of the column called name, or -1. */
+static int column(const model_timeseries *ts, const char *name) {
+  for (size_t c = 0; c < ts->n_columns; c++)
+    if (strcmp(ts->names[c], name) == 0) return (int)c;
+  return -1;
+}
+
+void cli_recovery_of_run(const cli_recovery_cfg *rcfg, const model_config *cfg,
+                         const model_results *r, cli_recovery *out) {
+  int64_t t0 = INT64_MAX, t1 = INT64_MIN;
+  for (size_t s = 0; s < cfg->n_services; s++)
+    for (size_t i = 0; i < cfg->services[s].n_faults; i++) {
+      const model_fault_cfg *f = &cfg->services[s].faults[i];
+      if (f->start_ns < t0) t0 = f->start_ns;
+      if (f->end_ns > t1) t1 = f->end_ns;
+    }
+  const model_timeseries *ts = &r->ts;
+  int offered = column(ts, "offered_rps"), goodput = column(ts, "goodput_rps");
+  if (offered < 0 || goodput < 0 || ts->values == NULL) {
+    *out = (cli_recovery){0};
+    return;
+  }
+  cli_recovery_judge(rcfg, cfg->duration_ns, ts->bucket_ns, t0, t1, ts->values + offered,
+                     ts->values + goodput, ts->n_columns, ts->n_buckets, out);
 }

@@ -1,6 +1,6 @@
 /*
  * retrysim.c: main() of the retrysim command: `run`, `validate`, `--help`, `--version`. Parses
- * the command line, loads the scenario and hands it to the run driver (sim/sim_run.c).
+ * the command line, loads the scenario and hands it to the run driver (cli/cli_run.c).
  * Invariant: nothing runs and nothing is written unless the whole command line and scenario
  * are valid; every error ends in exit status 2 (usage, input) or 3 (run time).
  */
@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "retry/retry.h"
-#include "sim/sim_run.h"
-#include "sim/sim_scenario.h"
+#include "cli/cli_run.h"
+#include "cli/cli_scenario.h"
 
 /* A prototype like every other non-static function's; the build uses -Wmissing-prototypes. */
 int main(int argc, char **argv);
@@ -60,31 +60,31 @@ static const char help_text[] =
 typedef struct cli {
   const char *command;  /* "run" or "validate" */
   const char *scenario; /* the scenario file */
-  sim_set *sets;        /* --set overrides, then --duration; paths owned */
+  cli_set *sets;        /* --set overrides, then --duration; paths owned */
   size_t n_sets;        /* entries used; sets has room for argc + 1 */
   const char *duration; /* --duration, or NULL */
-  sim_run_opts opts;    /* for the run driver; out and err are set in main */
+  cli_run_opts opts;    /* for the run driver; out and err are set in main */
 } cli;
 
 /* {==================================================================
  * Parsing
  * =================================================================== */
 
-/* Reports a usage error; returns SIM_EXIT_USAGE. */
+/* Reports a usage error; returns CLI_EXIT_USAGE. */
 /* fmt takes exactly one %s; a message without an argument is passed as ("%s", text). The
  * hint to --help follows, as users of other command-line tools expect. */
 static int usage_error(const char *fmt, const char *arg) {
   fputs("retrysim: ", stderr);
   fprintf(stderr, fmt, arg);
   fputs("\nTry 'retrysim --help' for more information.\n", stderr);
-  return SIM_EXIT_USAGE;
+  return CLI_EXIT_USAGE;
 }
 
-/* Reports running out of memory while reading the arguments; returns SIM_EXIT_RUNTIME (3),
+/* Reports running out of memory while reading the arguments; returns CLI_EXIT_RUNTIME (3),
  * the status docs/cli.md gives for out of memory, not the 2 of a usage mistake. */
 static int out_of_memory(void) {
   fputs("retrysim: out of memory\n", stderr);
-  return SIM_EXIT_RUNTIME;
+  return CLI_EXIT_RUNTIME;
 }
 
 /* Parses a decimal uint64 with nothing else around it. Returns 0 or -1. Out of range is an
@@ -137,9 +137,9 @@ static int set_option(cli *c, const char *name, const char *arg, const char *val
     c->opts.out_dir = value;
   } else if (strcmp(name, "format") == 0) {
     if (strcmp(value, "text") == 0)
-      c->opts.format = SIM_FORMAT_TEXT;
+      c->opts.format = CLI_FORMAT_TEXT;
     else if (strcmp(value, "json") == 0)
-      c->opts.format = SIM_FORMAT_JSON;
+      c->opts.format = CLI_FORMAT_JSON;
     else
       return usage_error("--format is text or json, got '%s'", value);
   }
@@ -173,7 +173,7 @@ static bool takes_value(const char *name) {
 }
 
 /* Parses one option at argv[*i] ("--name", "--name=value", "-x"), taking its value from the next
- * argument when needed. Returns 0, SIM_EXIT_USAGE or SIM_EXIT_RUNTIME. */
+ * argument when needed. Returns 0, CLI_EXIT_USAGE or CLI_EXIT_RUNTIME. */
 static int parse_option(cli *c, int argc, char **argv, int *i) {
   const char *arg = argv[*i];
   char name[32];
@@ -202,7 +202,7 @@ static int parse_option(cli *c, int argc, char **argv, int *i) {
   return set_option(c, name, arg, value);
 }
 
-/* Parses the arguments after the command. Returns 0, SIM_EXIT_USAGE or SIM_EXIT_RUNTIME. Options
+/* Parses the arguments after the command. Returns 0, CLI_EXIT_USAGE or CLI_EXIT_RUNTIME. Options
  * and the scenario may come in any order; "--" ends the options, for a scenario file whose name
  * starts with '-'. The first error stops parsing: one clear message beats a cascade. */
 static int parse_args(cli *c, int argc, char **argv) {
@@ -253,14 +253,14 @@ static bool wants_help(int argc, char **argv) {
 }
 
 /* Loads and validates the scenario; prints the error and sets *status on failure. The loader
- * checks everything it converts; sim_run_validate adds the shape of the expectations, so that
+ * checks everything it converts; cli_run_validate adds the shape of the expectations, so that
  * `validate` refuses exactly what `run` would. */
-static sim_scenario *load(const cli *c, int *status) {
+static cli_scenario *load(const cli *c, int *status) {
   retry_error err;
   retry_error_clear(&err);
-  sim_scenario *s = sim_scenario_load(c->scenario, c->sets, c->n_sets, &err);
-  if (s != NULL && sim_run_validate(s, c->scenario, &err) != 0) {
-    sim_scenario_destroy(s);
+  cli_scenario *s = cli_scenario_load(c->scenario, c->sets, c->n_sets, &err);
+  if (s != NULL && cli_run_validate(s, c->scenario, &err) != 0) {
+    cli_scenario_destroy(s);
     s = NULL;
   }
   if (s == NULL) {
@@ -268,23 +268,23 @@ static sim_scenario *load(const cli *c, int *status) {
     retry_error_format(&err, buf, sizeof buf);
     fprintf(stderr, "retrysim: %s\n", buf);
     /* Out of memory exits with 3; every other loading error is bad input, 2. */
-    *status = sim_run_exit_status(err.code);
+    *status = cli_run_exit_status(err.code);
   }
   return s;
 }
 
 static int run_command(cli *c) {
-  int status = SIM_EXIT_OK;
-  sim_scenario *s = load(c, &status);
+  int status = CLI_EXIT_OK;
+  cli_scenario *s = load(c, &status);
   if (s == NULL) return status;
   /* Both commands share load(), so validate refuses exactly the files run would. */
   if (strcmp(c->command, "validate") == 0) {
-    size_t n = sim_scenario_n_runs(s);
+    size_t n = cli_scenario_n_runs(s);
     printf("%s: ok (%zu run%s)\n", c->scenario, n, n == 1 ? "" : "s");
   } else {
-    status = sim_run_scenario(s, &c->opts);
+    status = cli_run_scenario(s, &c->opts);
   }
-  sim_scenario_destroy(s);
+  cli_scenario_destroy(s);
   return status;
 }
 
@@ -331,33 +331,33 @@ int main(int argc, char **argv) {
   const char *cmd = argc > 1 ? argv[1] : "";
   if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0 || strcmp(cmd, "version") == 0) {
     printf("retrysim %s\n", RETRY_VERSION);
-    return SIM_EXIT_OK;
+    return CLI_EXIT_OK;
   }
   if (strcmp(cmd, "help") == 0 || wants_help(argc, argv)) {
     fputs(usage_text, stdout);
     fputs(help_text, stdout);
-    return SIM_EXIT_OK;
+    return CLI_EXIT_OK;
   }
   if (strcmp(cmd, "run") != 0 && strcmp(cmd, "validate") != 0) {
     if (cmd[0] != '\0') fprintf(stderr, "retrysim: unknown command '%s'\n", cmd);
     fputs(usage_text, stderr);
-    return SIM_EXIT_USAGE;
+    return CLI_EXIT_USAGE;
   }
   /* At most one set per argument, plus --duration. */
   /* c.sets == NULL is out of memory before anything ran: exit 3. The loop below frees the
-   * paths that add_set and parse_args allocated; the cast drops the const that sim_set
+   * paths that add_set and parse_args allocated; the cast drops the const that cli_set
    * carries for the loader's sake. */
-  cli c = {.command = cmd, .sets = calloc((size_t)argc + 1, sizeof(sim_set))};
+  cli c = {.command = cmd, .sets = calloc((size_t)argc + 1, sizeof(cli_set))};
   c.opts.out = stdout;
   c.opts.err = stderr;
-  int status = c.sets == NULL ? SIM_EXIT_RUNTIME : parse_args(&c, argc, argv);
+  int status = c.sets == NULL ? CLI_EXIT_RUNTIME : parse_args(&c, argc, argv);
   char *command = NULL;
-  if (status == SIM_EXIT_OK && c.opts.plot) {
+  if (status == CLI_EXIT_OK && c.opts.plot) {
     command = join_args(argc, argv);
     if (command == NULL) status = out_of_memory();
     c.opts.command = command;
   }
-  if (status == SIM_EXIT_OK) status = run_command(&c);
+  if (status == CLI_EXIT_OK) status = run_command(&c);
   for (size_t i = 0; i < c.n_sets; i++)
     free((char *)c.sets[i].path);
   free(c.sets);

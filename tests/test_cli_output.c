@@ -1,5 +1,5 @@
 /*
- * test_sim_output.c: the summary document (keys, order, values, rounding), the files of --out
+ * test_cli_output.c: the summary document (keys, order, values, rounding), the files of --out
  * DIR (exact CSV bytes, byte-identical rewrites, no temporary file left after a failure) and the
  * text summary, on model_results built by hand.
  */
@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sim/sim_output.h"
+#include "cli/cli_output.h"
 
 /* {==================================================================
  * Fixtures
@@ -184,7 +184,7 @@ static void remove_tree(const char *dir) {
 }
 
 static char *make_tmpdir(void) {
-  char tmpl[] = "/tmp/test_sim_output.XXXXXX";
+  char tmpl[] = "/tmp/test_cli_output.XXXXXX";
   char *d = mkdtemp(tmpl);
   assert_non_null(d);
   char *copy = malloc(strlen(d) + 1);
@@ -194,11 +194,11 @@ static char *make_tmpdir(void) {
 }
 
 /* A scenario without variants holding the fixture. */
-static sim_output *single_output(fixture *f) {
+static cli_output *single_output(fixture *f) {
   fixture_init(f);
-  sim_output *o = sim_output_create("demo", "ab12", 42, false);
+  cli_output *o = cli_output_create("demo", "ab12", 42, false);
   assert_non_null(o);
-  assert_int_equal(sim_output_add_run(o, "demo", 42, &f->r), 0);
+  assert_int_equal(cli_output_add_run(o, "demo", 42, &f->r, NULL), 0);
   return o;
 }
 
@@ -210,18 +210,18 @@ static sim_output *single_output(fixture *f) {
 
 static void test_output_round_keeps_six_digits(void **state) {
   (void)state;
-  assert_true(sim_output_round(1.0 / 3.0) == 0.333333);
-  assert_true(sim_output_round(123456789.0) == 123457000.0);
-  assert_true(sim_output_round(2.5) == 2.5);
-  assert_false(signbit(sim_output_round(-0.0)));
-  assert_true(isnan(sim_output_round(NAN)));
+  assert_true(cli_output_round(1.0 / 3.0) == 0.333333);
+  assert_true(cli_output_round(123456789.0) == 123457000.0);
+  assert_true(cli_output_round(2.5) == 2.5);
+  assert_false(signbit(cli_output_round(-0.0)));
+  assert_true(isnan(cli_output_round(NAN)));
 }
 
 static void test_output_run_keys_in_order(void **state) {
   (void)state;
   fixture f;
   fixture_init(&f);
-  json_t *run = sim_output_run_json(&f.r);
+  json_t *run = cli_output_run_json(&f.r, NULL);
   assert_non_null(run);
   assert_string_equal(keys_of(run),
                       "sim_time_s,events,calls,amplification,goodput_per_s,latency_ms,"
@@ -254,7 +254,7 @@ static void test_output_run_values(void **state) {
   (void)state;
   fixture f;
   fixture_init(&f);
-  json_t *run = sim_output_run_json(&f.r);
+  json_t *run = cli_output_run_json(&f.r, NULL);
   assert_non_null(run);
   assert_true(num_at(run, "sim_time_s", NULL) == 12.5);
   assert_true(json_is_integer(json_object_get(run, "events")));
@@ -267,18 +267,18 @@ static void test_output_run_values(void **state) {
       json_integer_value(json_object_get(json_object_get(calls, "by_stop_reason"), "throttled")),
       0);
   json_t *amp = json_object_get(run, "amplification");
-  assert_true(num_at(amp, "api", NULL) == sim_output_round(400.0 / 300.0));
-  assert_true(num_at(amp, "db", NULL) == sim_output_round(1000.0 / 300.0));
+  assert_true(num_at(amp, "api", NULL) == cli_output_round(400.0 / 300.0));
+  assert_true(num_at(amp, "db", NULL) == cli_output_round(1000.0 / 300.0));
   json_t *e = json_array_get(json_object_get(amp, "edges"), 1);
   assert_string_equal(json_string_value(json_object_get(e, "from")), "api");
-  assert_true(num_at(e, "amplification", NULL) == sim_output_round(1000.0 / 390.0));
+  assert_true(num_at(e, "amplification", NULL) == cli_output_round(1000.0 / 390.0));
   assert_int_equal(json_integer_value(json_object_get(e, "worst_case")), 15);
   assert_int_equal(json_integer_value(json_object_get(e, "max_attempts")), 5);
   assert_true(num_at(run, "goodput_per_s", NULL) == 25.0);
   /* 50, 100, 100, 100 ns: every bucket below 128 ns holds one value exactly. */
   assert_true(num_at(run, "latency_ms", "p50") == 0.0001);
   assert_true(num_at(run, "latency_ms", "max") == 0.0001);
-  assert_true(num_at(run, "latency_ms", "mean") == sim_output_round(87.5 / 1e6));
+  assert_true(num_at(run, "latency_ms", "mean") == cli_output_round(87.5 / 1e6));
   assert_int_equal(json_integer_value(json_object_get(json_object_get(run, "latency_ms"), "count")),
                    4);
   assert_int_equal(
@@ -300,7 +300,7 @@ static void test_output_no_calls_gives_zero_ratios(void **state) {
   f.r.duration_ns = 0;
   f.edges[0].calls = 0;
   sim_hist_init(&f.r.latency);
-  json_t *run = sim_output_run_json(&f.r);
+  json_t *run = cli_output_run_json(&f.r, NULL);
   assert_non_null(run);
   assert_true(num_at(run, "amplification", "api") == 0.0);
   assert_true(num_at(run, "goodput_per_s", NULL) == 0.0);
@@ -314,8 +314,8 @@ static void test_output_no_calls_gives_zero_ratios(void **state) {
 static void test_output_summary_without_variants(void **state) {
   (void)state;
   fixture f;
-  sim_output *o = single_output(&f);
-  const json_t *doc = sim_output_summary(o);
+  cli_output *o = single_output(&f);
+  const json_t *doc = cli_output_summary(o);
   assert_string_equal(keys_of(doc),
                       "scenario,version,scenario_sha256,seed,variant,sim_time_s,events,calls,"
                       "amplification,goodput_per_s,latency_ms,latency_ok_ms,side_effects,"
@@ -324,21 +324,21 @@ static void test_output_summary_without_variants(void **state) {
   assert_true(json_is_null(json_object_get(doc, "variant")));
   assert_int_equal(json_integer_value(json_object_get(doc, "seed")), 42);
   /* The run object for expectations has no provenance keys. */
-  assert_null(json_object_get(sim_output_run(o, 0), "scenario"));
-  assert_int_equal(sim_output_add_run(o, "again", 42, &f.r), RETRY_EINVAL);
-  assert_int_equal(sim_output_n_runs(o), 1);
-  sim_output_destroy(o);
+  assert_null(json_object_get(cli_output_run(o, 0), "scenario"));
+  assert_int_equal(cli_output_add_run(o, "again", 42, &f.r, NULL), RETRY_EINVAL);
+  assert_int_equal(cli_output_n_runs(o), 1);
+  cli_output_destroy(o);
 }
 
 static void test_output_summary_with_variants(void **state) {
   (void)state;
   fixture f;
   fixture_init(&f);
-  sim_output *o = sim_output_create("demo", "ab12", UINT64_MAX, true);
+  cli_output *o = cli_output_create("demo", "ab12", UINT64_MAX, true);
   assert_non_null(o);
-  assert_int_equal(sim_output_add_run(o, "baseline", UINT64_MAX, &f.r), 0);
-  assert_int_equal(sim_output_add_run(o, "budget", 7, &f.r), 0);
-  const json_t *doc = sim_output_summary(o);
+  assert_int_equal(cli_output_add_run(o, "baseline", UINT64_MAX, &f.r, NULL), 0);
+  assert_int_equal(cli_output_add_run(o, "budget", 7, &f.r, NULL), 0);
+  const json_t *doc = cli_output_summary(o);
   assert_string_equal(keys_of(doc), "scenario,version,scenario_sha256,seed,variants");
   /* Seeds past INT64_MAX do not fit a JSON integer: written as a decimal string. */
   assert_string_equal(json_string_value(json_object_get(doc, "seed")), "18446744073709551615");
@@ -350,25 +350,25 @@ static void test_output_summary_with_variants(void **state) {
   assert_string_equal(json_string_value(json_object_get(json_array_get(v, 1), "variant")),
                       "budget");
   assert_int_equal(json_integer_value(json_object_get(json_array_get(v, 1), "seed")), 7);
-  assert_ptr_equal(sim_output_run(o, 1), json_array_get(v, 1));
-  sim_output_destroy(o);
+  assert_ptr_equal(cli_output_run(o, 1), json_array_get(v, 1));
+  cli_output_destroy(o);
 }
 
 static void test_output_json_is_stable_text(void **state) {
   (void)state;
   fixture f;
-  sim_output *o = single_output(&f);
+  cli_output *o = single_output(&f);
   char *a = NULL, *b = NULL;
   size_t na, nb;
   FILE *fa = open_memstream(&a, &na);
-  assert_int_equal(sim_output_write_json(o, fa), 0);
+  assert_int_equal(cli_output_write_json(o, fa), 0);
   fclose(fa);
-  sim_output_destroy(o);
+  cli_output_destroy(o);
   o = single_output(&f);
   FILE *fb = open_memstream(&b, &nb);
-  assert_int_equal(sim_output_write_json(o, fb), 0);
+  assert_int_equal(cli_output_write_json(o, fb), 0);
   fclose(fb);
-  sim_output_destroy(o);
+  cli_output_destroy(o);
   assert_string_equal(a, b);
   assert_true(na > 2 && a[na - 1] == '\n' && a[na - 2] == '}');
   assert_non_null(strstr(a, "{\n  \"scenario\": \"demo\",\n  \"version\": "));
@@ -394,11 +394,11 @@ static void test_output_survives_jansson_alloc_failures(void **state) {
   for (size_t n = 0;; n++) {
     alloc_budget = n;
     json_set_alloc_funcs(failing_malloc, free);
-    sim_output *o = sim_output_create("demo", "ab12", 1, true);
-    int rc = o == NULL ? RETRY_ENOMEM : sim_output_add_run(o, "v", 2, &f.r);
+    cli_output *o = cli_output_create("demo", "ab12", 1, true);
+    int rc = o == NULL ? RETRY_ENOMEM : cli_output_add_run(o, "v", 2, &f.r, NULL);
     json_set_alloc_funcs(malloc, free);
-    if (o != NULL) assert_int_equal(sim_output_n_runs(o), rc == 0 ? 1 : 0);
-    sim_output_destroy(o);
+    if (o != NULL) assert_int_equal(cli_output_n_runs(o), rc == 0 ? 1 : 0);
+    cli_output_destroy(o);
     if (rc == 0) break;
     assert_int_equal(rc, RETRY_ENOMEM);
     assert_true(n < 100000);
@@ -414,11 +414,11 @@ static void test_output_survives_jansson_alloc_failures(void **state) {
 static void test_output_writes_single_run_files(void **state) {
   (void)state;
   fixture f;
-  sim_output *o = single_output(&f);
+  cli_output *o = single_output(&f);
   char *dir = make_tmpdir();
   retry_error err;
   retry_error_clear(&err);
-  assert_int_equal(sim_output_write_dir(o, dir, &err), 0);
+  assert_int_equal(cli_output_write_dir(o, dir, &err), 0);
   assert_string_equal(list_dir(dir), "latency.csv,summary.json,timeseries.csv,variants.csv");
   char *ts = slurp(path_in(dir, "timeseries.csv"));
   assert_string_equal(ts,
@@ -444,14 +444,14 @@ static void test_output_writes_single_run_files(void **state) {
   char *mem = NULL;
   size_t n;
   FILE *m = open_memstream(&mem, &n);
-  sim_output_write_json(o, m);
+  cli_output_write_json(o, m);
   fclose(m);
   assert_string_equal(sum, mem);
   free(ts);
   free(lat);
   free(sum);
   free(mem);
-  sim_output_destroy(o);
+  cli_output_destroy(o);
   remove_tree(dir);
   free(dir);
 }
@@ -467,11 +467,11 @@ static void test_output_writes_variant_files(void **state) {
   memcpy(g.values, v, sizeof v);
   g.r.ts.n_buckets = 2;
   g.r.ts.bucket_ns = 500000000;
-  sim_output *o = sim_output_create("demo", "ab12", 1, true);
-  assert_int_equal(sim_output_add_run(o, "base", 1, &f.r), 0);
-  assert_int_equal(sim_output_add_run(o, "with/slash,comma", 1, &g.r), 0);
+  cli_output *o = cli_output_create("demo", "ab12", 1, true);
+  assert_int_equal(cli_output_add_run(o, "base", 1, &f.r, NULL), 0);
+  assert_int_equal(cli_output_add_run(o, "with/slash,comma", 1, &g.r, NULL), 0);
   char *dir = make_tmpdir();
-  assert_int_equal(sim_output_write_dir(o, dir, NULL), 0);
+  assert_int_equal(cli_output_write_dir(o, dir, NULL), 0);
   assert_string_equal(list_dir(dir),
                       "latency.csv,summary.json,timeseries-base.csv,"
                       "timeseries-with_slash_comma.csv,timeseries.csv,variants.csv");
@@ -491,7 +491,7 @@ static void test_output_writes_variant_files(void **state) {
   free(all);
   free(one);
   free(lat);
-  sim_output_destroy(o);
+  cli_output_destroy(o);
   remove_tree(dir);
   free(dir);
 }
@@ -499,16 +499,16 @@ static void test_output_writes_variant_files(void **state) {
 static void test_output_rewrite_is_byte_identical(void **state) {
   (void)state;
   fixture f;
-  sim_output *o = single_output(&f);
+  cli_output *o = single_output(&f);
   char *dir = make_tmpdir();
   static const char *const names[] = {"summary.json", "timeseries.csv", "latency.csv"};
   char *first[3];
-  assert_int_equal(sim_output_write_dir(o, dir, NULL), 0);
+  assert_int_equal(cli_output_write_dir(o, dir, NULL), 0);
   for (int i = 0; i < 3; i++)
     first[i] = slurp(path_in(dir, names[i]));
-  sim_output_destroy(o);
+  cli_output_destroy(o);
   o = single_output(&f); /* built again from equal results */
-  assert_int_equal(sim_output_write_dir(o, dir, NULL), 0);
+  assert_int_equal(cli_output_write_dir(o, dir, NULL), 0);
   for (int i = 0; i < 3; i++) {
     char *again = slurp(path_in(dir, names[i]));
     assert_string_equal(first[i], again);
@@ -516,7 +516,7 @@ static void test_output_rewrite_is_byte_identical(void **state) {
     free(first[i]);
   }
   assert_string_equal(list_dir(dir), "latency.csv,summary.json,timeseries.csv,variants.csv");
-  sim_output_destroy(o);
+  cli_output_destroy(o);
   remove_tree(dir);
   free(dir);
 }
@@ -524,13 +524,13 @@ static void test_output_rewrite_is_byte_identical(void **state) {
 static void test_output_creates_missing_parents(void **state) {
   (void)state;
   fixture f;
-  sim_output *o = single_output(&f);
+  cli_output *o = single_output(&f);
   char *dir = make_tmpdir();
   char deep[600];
   snprintf(deep, sizeof deep, "%s/a/b/c/", dir);
-  assert_int_equal(sim_output_write_dir(o, deep, NULL), 0);
+  assert_int_equal(cli_output_write_dir(o, deep, NULL), 0);
   assert_string_equal(list_dir(deep), "latency.csv,summary.json,timeseries.csv,variants.csv");
-  sim_output_destroy(o);
+  cli_output_destroy(o);
   remove_tree(dir);
   free(dir);
 }
@@ -538,7 +538,7 @@ static void test_output_creates_missing_parents(void **state) {
 static void test_output_dir_that_is_a_file_fails(void **state) {
   (void)state;
   fixture f;
-  sim_output *o = single_output(&f);
+  cli_output *o = single_output(&f);
   char *dir = make_tmpdir();
   char *file = path_in(dir, "plain");
   FILE *fp = fopen(file, "w");
@@ -546,7 +546,7 @@ static void test_output_dir_that_is_a_file_fails(void **state) {
   fclose(fp);
   retry_error err;
   retry_error_clear(&err);
-  assert_int_equal(sim_output_write_dir(o, file, &err), RETRY_EIO);
+  assert_int_equal(cli_output_write_dir(o, file, &err), RETRY_EIO);
   assert_int_equal(err.code, RETRY_EIO);
   assert_string_equal(err.source, file);
   assert_non_null(strstr(err.message, "cannot create directory"));
@@ -554,9 +554,9 @@ static void test_output_dir_that_is_a_file_fails(void **state) {
   char below[600];
   snprintf(below, sizeof below, "%s/sub", file);
   retry_error_clear(&err);
-  assert_int_equal(sim_output_write_dir(o, below, &err), RETRY_EIO);
+  assert_int_equal(cli_output_write_dir(o, below, &err), RETRY_EIO);
   assert_string_equal(list_dir(dir), "plain");
-  sim_output_destroy(o);
+  cli_output_destroy(o);
   remove_tree(dir);
   free(dir);
 }
@@ -564,7 +564,7 @@ static void test_output_dir_that_is_a_file_fails(void **state) {
 static void test_output_failed_write_leaves_no_temp_files(void **state) {
   (void)state;
   fixture f;
-  sim_output *o = single_output(&f);
+  cli_output *o = single_output(&f);
   char *dir = make_tmpdir();
   /* latency.csv's temporary name is taken by a directory, so opening it fails (even as root),
    * after timeseries.csv's temporary file was written. */
@@ -573,18 +573,18 @@ static void test_output_failed_write_leaves_no_temp_files(void **state) {
   assert_int_equal(mkdir(path_in(dir, blocker), 0700), 0);
   retry_error err;
   retry_error_clear(&err);
-  assert_int_equal(sim_output_write_dir(o, dir, &err), RETRY_EIO);
+  assert_int_equal(cli_output_write_dir(o, dir, &err), RETRY_EIO);
   assert_non_null(strstr(err.source, blocker));
   assert_string_equal(list_dir(dir), blocker); /* only what was there before */
   /* An older summary.json is kept as it was when writing fails. */
   FILE *old = fopen(path_in(dir, "summary.json"), "w");
   fputs("old\n", old);
   fclose(old);
-  assert_int_equal(sim_output_write_dir(o, dir, NULL), RETRY_EIO);
+  assert_int_equal(cli_output_write_dir(o, dir, NULL), RETRY_EIO);
   char *kept = slurp(path_in(dir, "summary.json"));
   assert_string_equal(kept, "old\n");
   free(kept);
-  sim_output_destroy(o);
+  cli_output_destroy(o);
   remove_tree(dir);
   free(dir);
 }
@@ -596,17 +596,17 @@ static void test_output_failed_write_leaves_no_temp_files(void **state) {
  * =================================================================== */
 
 /* Prints the text summary into *s (the caller's variable, as open_memstream wants; free it). */
-static void text_of(const sim_output *o, char **s, size_t *n) {
+static void text_of(const cli_output *o, char **s, size_t *n) {
   FILE *f = open_memstream(s, n);
   assert_non_null(f);
-  assert_int_equal(sim_output_print_text(o, f), 0);
+  assert_int_equal(cli_output_print_text(o, f), 0);
   fclose(f);
 }
 
 static void test_output_text_single_run(void **state) {
   (void)state;
   fixture f;
-  sim_output *o = single_output(&f);
+  cli_output *o = single_output(&f);
   char *s = NULL;
   size_t n;
   text_of(o, &s, &n);
@@ -625,7 +625,7 @@ static void test_output_text_single_run(void **state) {
                          "api           400         5        2    75.0    0.3333         17\n"
                          "db           1000        10        0     0.0      0.25          3\n"));
   free(s);
-  sim_output_destroy(o);
+  cli_output_destroy(o);
 }
 
 static void test_output_text_variants_table(void **state) {
@@ -634,9 +634,9 @@ static void test_output_text_variants_table(void **state) {
   fixture_init(&f);
   fixture_init(&g);
   g.r.by_stop[RETRY_STOP_THROTTLED] = 99;
-  sim_output *o = sim_output_create("demo", "ab12", 1, true);
-  assert_int_equal(sim_output_add_run(o, "baseline", 1, &f.r), 0);
-  assert_int_equal(sim_output_add_run(o, "throttled-variant", 1, &g.r), 0);
+  cli_output *o = cli_output_create("demo", "ab12", 1, true);
+  assert_int_equal(cli_output_add_run(o, "baseline", 1, &f.r, NULL), 0);
+  assert_int_equal(cli_output_add_run(o, "throttled-variant", 1, &g.r, NULL), 0);
   char *s = NULL;
   size_t n;
   text_of(o, &s, &n);
@@ -658,7 +658,7 @@ static void test_output_text_variants_table(void **state) {
   assert_non_null(strstr(row1, " 1.333 "));
   assert_non_null(strstr(row1, " 3.333 db "));
   free(s);
-  sim_output_destroy(o);
+  cli_output_destroy(o);
 }
 
 /* }================================================================== */

@@ -1,9 +1,9 @@
 /*
- * model_dist.c: durations drawn from a model_dist with GSL, and arrival rates read from a
- * piecewise-linear model_rate_profile. Stateless and owns nothing: the generator comes in.
+ * sim_dist.c: durations drawn from a sim_dist with GSL, and arrival rates read from a
+ * piecewise-linear sim_rate_profile. Stateless and owns nothing: the generator comes in.
  * Invariant: a sample is a whole number of ns in [0, INT64_MAX / 4].
  */
-#include "models/model_dist.h"
+#include "sim/sim_dist.h"
 
 #include <assert.h>
 #include <gsl/gsl_randist.h>
@@ -30,42 +30,42 @@ static int64_t to_ns(double x) {
   return (int64_t)(x + 0.5);
 }
 
-int64_t model_dist_sample(const model_dist *d, gsl_rng *r) {
+int64_t sim_dist_sample(const sim_dist *d, gsl_rng *r) {
   assert(d != NULL);
   double x;
   switch (d->kind) {
-    case MODEL_DIST_CONSTANT: return to_ns(d->p1); /* draws nothing: other streams unmoved */
-    case MODEL_DIST_EXPONENTIAL: x = gsl_ran_exponential(r, d->p1); break;
-    case MODEL_DIST_LOGNORMAL: x = gsl_ran_lognormal(r, d->p1, d->p2); break;
-    case MODEL_DIST_GAMMA: x = gsl_ran_gamma(r, d->p1, d->p2); break;
+    case SIM_DIST_CONSTANT: return to_ns(d->p1); /* draws nothing: other streams unmoved */
+    case SIM_DIST_EXPONENTIAL: x = gsl_ran_exponential(r, d->p1); break;
+    case SIM_DIST_LOGNORMAL: x = gsl_ran_lognormal(r, d->p1, d->p2); break;
+    case SIM_DIST_GAMMA: x = gsl_ran_gamma(r, d->p1, d->p2); break;
     /* GSL's argument order is (a = scale, b = shape); ours is p1 = shape, p2 = scale. */
-    case MODEL_DIST_WEIBULL: x = gsl_ran_weibull(r, d->p2, d->p1); break;
+    case SIM_DIST_WEIBULL: x = gsl_ran_weibull(r, d->p2, d->p1); break;
     /* gsl_ran_pareto(a, b) has density a b^a / x^(a+1) for x >= b: a = shape, b = x_m. */
-    case MODEL_DIST_PARETO: x = gsl_ran_pareto(r, d->p1, d->p2); break;
-    case MODEL_DIST_UNIFORM: x = gsl_ran_flat(r, d->p1, d->p2); break;
-    default: assert(0 && "unknown model_dist_kind"); return 0;
+    case SIM_DIST_PARETO: x = gsl_ran_pareto(r, d->p1, d->p2); break;
+    case SIM_DIST_UNIFORM: x = gsl_ran_flat(r, d->p1, d->p2); break;
+    default: assert(0 && "unknown sim_dist_kind"); return 0;
   }
   return to_ns(x);
 }
 
-double model_dist_mean_ns(const model_dist *d) {
+double sim_dist_mean_ns(const sim_dist *d) {
   assert(d != NULL);
   /* The means of the distributions themselves, before rounding and clamping. */
   switch (d->kind) {
-    case MODEL_DIST_CONSTANT: return d->p1;
-    case MODEL_DIST_EXPONENTIAL: return d->p1;
-    case MODEL_DIST_LOGNORMAL: return exp(d->p1 + d->p2 * d->p2 / 2);
-    case MODEL_DIST_GAMMA: return d->p1 * d->p2;
-    case MODEL_DIST_WEIBULL: {
+    case SIM_DIST_CONSTANT: return d->p1;
+    case SIM_DIST_EXPONENTIAL: return d->p1;
+    case SIM_DIST_LOGNORMAL: return exp(d->p1 + d->p2 * d->p2 / 2);
+    case SIM_DIST_GAMMA: return d->p1 * d->p2;
+    case SIM_DIST_WEIBULL: {
       /* lambda * Gamma(1 + 1/k). Gamma overflows past GSL_SF_GAMMA_XMAX (171), where GSL
        * would call its error handler, which aborts unless switched off: check first. */
       if (!(d->p1 > 0)) return NAN;
       double x = 1 + 1 / d->p1;
       return x > GSL_SF_GAMMA_XMAX ? INFINITY : d->p2 * gsl_sf_gamma(x);
     }
-    case MODEL_DIST_PARETO: return d->p1 <= 1 ? INFINITY : d->p1 * d->p2 / (d->p1 - 1);
-    case MODEL_DIST_UNIFORM: return (d->p1 + d->p2) / 2;
-    default: assert(0 && "unknown model_dist_kind"); return NAN;
+    case SIM_DIST_PARETO: return d->p1 <= 1 ? INFINITY : d->p1 * d->p2 / (d->p1 - 1);
+    case SIM_DIST_UNIFORM: return (d->p1 + d->p2) / 2;
+    default: assert(0 && "unknown sim_dist_kind"); return NAN;
   }
 }
 
@@ -75,8 +75,8 @@ double model_dist_mean_ns(const model_dist *d) {
  * Rate profiles
  * =================================================================== */
 
-double model_profile_rate(const model_rate_profile *p, int64_t t_ns) {
-  assert(p != NULL && p->n_points >= 1 && p->n_points <= MODEL_PROFILE_MAX_POINTS);
+double sim_profile_rate(const sim_rate_profile *p, int64_t t_ns) {
+  assert(p != NULL && p->n_points >= 1 && p->n_points <= SIM_PROFILE_MAX_POINTS);
   int n = p->n_points;
   if (t_ns < p->t_ns[0]) return p->rate[0];
   /* i = the last point at or before t. Taking the last one is what makes a step work: of two
@@ -93,8 +93,8 @@ double model_profile_rate(const model_rate_profile *p, int64_t t_ns) {
   return p->rate[i] + (p->rate[i + 1] - p->rate[i]) * (dt / span);
 }
 
-double model_profile_max_rate(const model_rate_profile *p) {
-  assert(p != NULL && p->n_points >= 1 && p->n_points <= MODEL_PROFILE_MAX_POINTS);
+double sim_profile_max_rate(const sim_rate_profile *p) {
+  assert(p != NULL && p->n_points >= 1 && p->n_points <= SIM_PROFILE_MAX_POINTS);
   /* Linear pieces peak at their ends, so the largest point is the largest rate. */
   double m = p->rate[0];
   for (int i = 1; i < p->n_points; i++)

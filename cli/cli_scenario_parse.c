@@ -1,13 +1,13 @@
 /*
- * sim_scenario_parse.c: one scenario document into a model_config: the top level, services,
+ * cli_scenario_parse.c: one scenario document into a model_config: the top level, services,
  * their downstream calls (with status maps) and faults, and the check that the call graph
- * has no cycle. Clients are in sim_scenario_client.c.
+ * has no cycle. Clients are in cli_scenario_client.c.
  *
  * Everything is validated before anything runs; the first error found, in a fixed order that
  * follows the document, is the one reported. A half-built config is always freed with
  * model_config_destroy, which is why every owned pointer is stored the moment it exists.
  */
-#include "sim/sim_scenario_int.h"
+#include "cli/cli_scenario_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,9 +21,9 @@
 static bool failed(const scn_ctx *c) { return c->e.code != RETRY_OK; }
 
 /* Out of memory is reported like any error, at the path being read, and unwinds the same
- * way; the half-built config is freed by whoever owns it (sim__scenario_build). */
+ * way; the half-built config is freed by whoever owns it (cli__scenario_build). */
 static bool oom(scn_ctx *c) {
-  sim__scenario_fail(c, RETRY_ENOMEM, "out of memory loading the scenario");
+  cli__scenario_fail(c, RETRY_ENOMEM, "out of memory loading the scenario");
   return false;
 }
 
@@ -31,14 +31,14 @@ static bool oom(scn_ctx *c) {
  * the config rather than being returned: the config owns it from the moment it exists, so a
  * failure later in the same function cannot leak it (model_config_destroy frees it). */
 static bool dup_to(scn_ctx *c, char **dst, const char *s) {
-  *dst = sim__scenario_strdup(s);
+  *dst = cli__scenario_strdup(s);
   return *dst != NULL || oom(c);
 }
 
 /* Services are looked up by name only while loading, and a scenario has a handful of
  * them, so a linear scan is simpler than an index and fast enough. The first pass of
  * parse_services fills every name before anything looks one up. */
-int sim__scenario_service_index(const scn_ctx *c, const char *name) {
+int cli__scenario_service_index(const scn_ctx *c, const char *name) {
   for (size_t i = 0; i < c->cfg->n_services; i++)
     if (c->cfg->services[i].name != NULL && strcmp(c->cfg->services[i].name, name) == 0)
       return (int)i;
@@ -64,20 +64,20 @@ static void service_list(const scn_ctx *c, char *buf, size_t size) {
 
 /* A client may not be a target (clients and services share a namespace, but only services
  * receive calls): naming one gets the same "no service" message with the list of services. */
-bool sim__scenario_service_ref(scn_ctx *c, json_t *obj, const char *key, int *out) {
+bool cli__scenario_service_ref(scn_ctx *c, json_t *obj, const char *key, int *out) {
   const char *name = NULL;
-  int rc = sim__scenario_get_string(c, obj, key, &name);
-  if (sim__scenario_require(c, rc, key, "the name of a service") != 1) return false;
+  int rc = cli__scenario_get_string(c, obj, key, &name);
+  if (cli__scenario_require(c, rc, key, "the name of a service") != 1) return false;
   /* A getter's type error was reported at the key already; only "no such service" is left,
    * and it is reported at the key too (pushed just for the message). */
-  int idx = sim__scenario_service_index(c, name);
+  int idx = cli__scenario_service_index(c, name);
   if (idx < 0) {
     char shown[48], list[96];
-    sim__scenario_printable(shown, sizeof shown, name, 40);
+    cli__scenario_printable(shown, sizeof shown, name, 40);
     service_list(c, list, sizeof list);
-    size_t mark = sim__scenario_path_push_key(c, key);
-    sim__scenario_fail(c, RETRY_ECONFIG, "no service is named \"%s\"; services: %s", shown, list);
-    sim__scenario_path_pop(c, mark);
+    size_t mark = cli__scenario_path_push_key(c, key);
+    cli__scenario_fail(c, RETRY_ECONFIG, "no service is named \"%s\"; services: %s", shown, list);
+    cli__scenario_path_pop(c, mark);
     return false;
   }
   *out = idx;
@@ -114,7 +114,7 @@ static int map_key_status(const char *key, retry_space callee) {
 static bool parse_map(scn_ctx *c, json_t *m, model_status_map *out, const model_service_cfg *callee,
                       retry_space caller) {
   if (!json_is_object(m)) {
-    sim__scenario_fail_value(c, "\"map\"", "an object {callee status: caller status, ...}", m);
+    cli__scenario_fail_value(c, "\"map\"", "an object {callee status: caller status, ...}", m);
     return false;
   }
   /* parse_call preset canonical; it is set again from has_default once the keys are read. */
@@ -122,11 +122,11 @@ static bool parse_map(scn_ctx *c, json_t *m, model_status_map *out, const model_
   for (void *it = json_object_iter(m); it != NULL; it = json_object_iter_next(m, it)) {
     const char *key = json_object_iter_key(it);
     json_t *v = json_object_iter_value(it);
-    size_t mark = sim__scenario_path_push_key(c, key);
+    size_t mark = cli__scenario_path_push_key(c, key);
     int32_t to = 0;
     bool is_default = strcmp(key, "default") == 0;
     int from = is_default ? 0 : map_key_status(key, callee->space);
-    if (from >= 0 && !sim__scenario_status_value(c, v, "a map value", caller, true, &to))
+    if (from >= 0 && !cli__scenario_status_value(c, v, "a map value", caller, true, &to))
       return false;
     if (is_default) {
       out->has_default = true;
@@ -134,21 +134,21 @@ static bool parse_map(scn_ctx *c, json_t *m, model_status_map *out, const model_
     } else {
       if (from < 0) {
         char shown[48];
-        sim__scenario_printable(shown, sizeof shown, key, 40);
+        cli__scenario_printable(shown, sizeof shown, key, 40);
         if (callee->space == RETRY_SPACE_GRPC)
-          sim__scenario_fail(c, RETRY_ECONFIG,
+          cli__scenario_fail(c, RETRY_ECONFIG,
                              "map keys must be gRPC code names such as \"UNAVAILABLE\" (service "
                              "\"%s\" is grpc) or \"default\", got \"%s\"",
                              callee->name, shown);
         else
-          sim__scenario_fail(c, RETRY_ECONFIG,
+          cli__scenario_fail(c, RETRY_ECONFIG,
                              "map keys must be HTTP statuses as strings such as \"503\" (service "
                              "\"%s\" is http) or \"default\", got \"%s\"",
                              callee->name, shown);
         return false;
       }
       if (out->n == MODEL_STATUS_MAP_MAX) {
-        sim__scenario_fail(c, RETRY_ECONFIG, "a map has at most %d entries besides \"default\"",
+        cli__scenario_fail(c, RETRY_ECONFIG, "a map has at most %d entries besides \"default\"",
                            MODEL_STATUS_MAP_MAX);
         return false;
       }
@@ -156,7 +156,7 @@ static bool parse_map(scn_ctx *c, json_t *m, model_status_map *out, const model_
       out->to[out->n] = to;
       out->n++;
     }
-    sim__scenario_path_pop(c, mark);
+    cli__scenario_path_pop(c, mark);
   }
   out->canonical = !out->has_default;
   return true;
@@ -176,9 +176,9 @@ static const char *const call_keys[] = {"service",      "method", "stream",   "r
 static const char *const stream_names[] = {"unary", "client", "server", "bidi"};
 
 /* The names are in the order of retry_stream_kind, so the index is the value. */
-int sim__scenario_get_stream(scn_ctx *c, json_t *obj, retry_stream_kind *out) {
+int cli__scenario_get_stream(scn_ctx *c, json_t *obj, retry_stream_kind *out) {
   int k = 0;
-  int rc = sim__scenario_get_enum(c, obj, "stream", stream_names, SCN_N_OF(stream_names), &k);
+  int rc = cli__scenario_get_enum(c, obj, "stream", stream_names, SCN_N_OF(stream_names), &k);
   if (rc == 1) *out = (retry_stream_kind)k;
   return rc;
 }
@@ -194,46 +194,46 @@ static bool parse_call(scn_ctx *c, json_t *v, model_call_cfg *call,
   call->map.canonical = true;
   call->stream = RETRY_STREAM_UNARY;
   if (!json_is_object(v)) {
-    sim__scenario_fail_value(c, "each call", "an object {\"service\": ..., \"method\": ...}", v);
+    cli__scenario_fail_value(c, "each call", "an object {\"service\": ..., \"method\": ...}", v);
     return false;
   }
-  if (!sim__scenario_check_keys(c, v, call_keys, SCN_N_OF(call_keys), NULL)) return false;
+  if (!cli__scenario_check_keys(c, v, call_keys, SCN_N_OF(call_keys), NULL)) return false;
   /* "service" is read first: the policy's space check and the map below both need the callee.
    * The method name is copied into the call at once, so the config owns it on every path. */
   const char *method = NULL;
-  if (!sim__scenario_service_ref(c, v, "service", &call->service) ||
-      sim__scenario_require(c, sim__scenario_get_method(c, v, "method", &method), "method",
+  if (!cli__scenario_service_ref(c, v, "service", &call->service) ||
+      cli__scenario_require(c, cli__scenario_get_method(c, v, "method", &method), "method",
                             "a full method name \"/package.Service/Method\"") != 1 ||
       !dup_to(c, &call->method, method))
     return false;
-  if (sim__scenario_get_stream(c, v, &call->stream) < 0 ||
-      sim__scenario_get_int(c, v, "request_bytes", 0, INT64_MAX, "an integer >= 0",
+  if (cli__scenario_get_stream(c, v, &call->stream) < 0 ||
+      cli__scenario_get_int(c, v, "request_bytes", 0, INT64_MAX, "an integer >= 0",
                             &call->request_bytes) < 0 ||
-      sim__scenario_get_int(c, v, "stream_items", 0, INT64_MAX, "an integer >= 0",
+      cli__scenario_get_int(c, v, "stream_items", 0, INT64_MAX, "an integer >= 0",
                             &call->stream_items) < 0)
     return false;
   /* A call has one method, wrapped in a one-element array so the check that clients use for
    * their method lists serves here unchanged. */
-  json_t *pol = sim__scenario_field(v, "policy");
+  json_t *pol = cli__scenario_field(v, "policy");
   if (pol != NULL) {
-    size_t mark = sim__scenario_path_push_key(c, "policy");
+    size_t mark = cli__scenario_path_push_key(c, "policy");
     const char *methods[1] = {call->method};
-    if (!sim__scenario_policy_value(c, pol, &call->policy) ||
-        !sim__scenario_policy_check_space(c, call->policy, methods, 1, call->service))
+    if (!cli__scenario_policy_value(c, pol, &call->policy) ||
+        !cli__scenario_policy_check_space(c, call->policy, methods, 1, call->service))
       return false;
-    sim__scenario_path_pop(c, mark);
+    cli__scenario_path_pop(c, mark);
   }
   /* The deadline must be > 0 (lo_open): a zero deadline would expire every attempt before it
    * was sent. Absent, RETRY_NEVER (preset above) leaves the policy's timeout in charge. */
-  if (sim__scenario_get_duration(c, v, "deadline", 0, true, SCN_DUR_POS, &call->deadline_ns) < 0 ||
-      sim__scenario_get_bool(c, v, "propagate_deadline", &call->propagate_deadline) < 0 ||
-      sim__scenario_get_dist(c, v, "network", &call->network) < 0)
+  if (cli__scenario_get_duration(c, v, "deadline", 0, true, SCN_DUR_POS, &call->deadline_ns) < 0 ||
+      cli__scenario_get_bool(c, v, "propagate_deadline", &call->propagate_deadline) < 0 ||
+      cli__scenario_get_dist(c, v, "network", &call->network) < 0)
     return false;
-  json_t *m = sim__scenario_field(v, "map");
+  json_t *m = cli__scenario_field(v, "map");
   if (m != NULL) {
-    size_t mark = sim__scenario_path_push_key(c, "map");
+    size_t mark = cli__scenario_path_push_key(c, "map");
     if (!parse_map(c, m, &call->map, &c->cfg->services[call->service], caller->space)) return false;
-    sim__scenario_path_pop(c, mark);
+    cli__scenario_path_pop(c, mark);
   }
   return true;
 }
@@ -242,19 +242,19 @@ static bool parse_call(scn_ctx *c, json_t *v, model_call_cfg *call,
  * each element started, so destroy frees exactly what exists at any point of failure. */
 static bool parse_calls(scn_ctx *c, json_t *list, model_service_cfg *svc) {
   if (!json_is_array(list)) {
-    sim__scenario_fail_value(c, "\"calls\"", "an array of calls", list);
+    cli__scenario_fail_value(c, "\"calls\"", "an array of calls", list);
     return false;
   }
   /* An empty array means no calls: calls stays NULL, and nothing is allocated for it. */
   size_t n = json_array_size(list);
   if (n == 0) return true;
-  svc->calls = sim__scenario_calloc(n, sizeof svc->calls[0]);
+  svc->calls = cli__scenario_calloc(n, sizeof svc->calls[0]);
   if (svc->calls == NULL) return oom(c);
   for (size_t i = 0; i < n; i++) {
-    size_t mark = sim__scenario_path_push_index(c, i);
+    size_t mark = cli__scenario_path_push_index(c, i);
     svc->n_calls = i + 1; /* owned from here: destroy frees what parse_call stored */
     if (!parse_call(c, json_array_get(list, i), &svc->calls[i], svc)) return false;
-    sim__scenario_path_pop(c, mark);
+    cli__scenario_path_pop(c, mark);
   }
   return true;
 }
@@ -300,16 +300,16 @@ static const key_list fault_allowed[] = {
  * which is never what a fault is written for. */
 static bool parse_index_list(scn_ctx *c, json_t *obj, const char *key, int64_t lo, int64_t hi,
                              uint64_t *mask) {
-  json_t *v = sim__scenario_field(obj, key);
+  json_t *v = cli__scenario_field(obj, key);
   if (v == NULL) return true;
   char what[96];
   snprintf(what, sizeof what, "a non-empty array of integers in [%lld, %lld]", (long long)lo,
            (long long)hi);
-  size_t mark = sim__scenario_path_push_key(c, key);
+  size_t mark = cli__scenario_path_push_key(c, key);
   char label[32];
   snprintf(label, sizeof label, "\"%s\"", key);
   if (!json_is_array(v) || json_array_size(v) == 0) {
-    sim__scenario_fail_value(c, label, what, v);
+    cli__scenario_fail_value(c, label, what, v);
     return false;
   }
   /* Duplicates are harmless (the bit is set twice). The range check keeps every shift below
@@ -318,17 +318,17 @@ static bool parse_index_list(scn_ctx *c, json_t *obj, const char *key, int64_t l
   for (size_t i = 0; i < json_array_size(v); i++) {
     json_t *el = json_array_get(v, i);
     if (!json_is_integer(el) || json_integer_value(el) < lo || json_integer_value(el) > hi) {
-      sim__scenario_path_push_index(c, i);
+      cli__scenario_path_push_index(c, i);
       snprintf(what, sizeof what, "an integer in [%lld, %lld]", (long long)lo, (long long)hi);
       snprintf(label, sizeof label, "each of \"%s\"", key);
-      sim__scenario_fail_value(c, label, what, el);
+      cli__scenario_fail_value(c, label, what, el);
       return false;
     }
     /* Replicas count from 0 (bit r); attempts from 1, hence the shift by one (bit a-1). */
     m |= UINT64_C(1) << (json_integer_value(el) - (lo > 0 ? 1 : 0));
   }
   *mask = m;
-  sim__scenario_path_pop(c, mark);
+  cli__scenario_path_pop(c, mark);
   return true;
 }
 
@@ -340,26 +340,26 @@ static bool parse_pushback_strings(scn_ctx *c, json_t *obj, const model_service_
   /* Both keys are read (and type-checked) before either is judged against the space, and the
    * strings are copied only once both checks passed, so nothing is half stored. */
   const char *pb = NULL, *ra = NULL;
-  int rc_pb = sim__scenario_get_string(c, obj, "pushback", &pb);
+  int rc_pb = cli__scenario_get_string(c, obj, "pushback", &pb);
   if (rc_pb < 0) return false;
-  int rc_ra = sim__scenario_get_string(c, obj, "retry_after", &ra);
+  int rc_ra = cli__scenario_get_string(c, obj, "retry_after", &ra);
   if (rc_ra < 0) return false;
   if (rc_pb == 1 && svc->space != RETRY_SPACE_GRPC) {
-    size_t mark = sim__scenario_path_push_key(c, "pushback");
-    sim__scenario_fail(c, RETRY_ECONFIG,
+    size_t mark = cli__scenario_path_push_key(c, "pushback");
+    cli__scenario_fail(c, RETRY_ECONFIG,
                        "\"pushback\" (grpc-retry-pushback-ms) needs a grpc service; \"%s\" is "
                        "http: use \"retry_after\"",
                        svc->name);
-    sim__scenario_path_pop(c, mark);
+    cli__scenario_path_pop(c, mark);
     return false;
   }
   if (rc_ra == 1 && svc->space != RETRY_SPACE_HTTP) {
-    size_t mark = sim__scenario_path_push_key(c, "retry_after");
-    sim__scenario_fail(c, RETRY_ECONFIG,
+    size_t mark = cli__scenario_path_push_key(c, "retry_after");
+    cli__scenario_fail(c, RETRY_ECONFIG,
                        "\"retry_after\" (Retry-After) needs an http service; \"%s\" is grpc: use "
                        "\"pushback\"",
                        svc->name);
-    sim__scenario_path_pop(c, mark);
+    cli__scenario_path_pop(c, mark);
     return false;
   }
   return (rc_pb != 1 || dup_to(c, pushback, pb)) && (rc_ra != 1 || dup_to(c, retry_after, ra));
@@ -371,15 +371,15 @@ static bool parse_pushback_strings(scn_ctx *c, json_t *obj, const model_service_
 static bool parse_fault_common(scn_ctx *c, json_t *v, model_fault_cfg *f,
                                const model_service_cfg *svc) {
   const char *method = NULL;
-  if (sim__scenario_get_duration(c, v, "start", 0, false, SCN_DUR_NONNEG, &f->start_ns) < 0 ||
-      sim__scenario_get_duration(c, v, "end", 0, false, SCN_DUR_NONNEG, &f->end_ns) < 0)
+  if (cli__scenario_get_duration(c, v, "start", 0, false, SCN_DUR_NONNEG, &f->start_ns) < 0 ||
+      cli__scenario_get_duration(c, v, "end", 0, false, SCN_DUR_NONNEG, &f->end_ns) < 0)
     return false;
   if (f->end_ns <= f->start_ns) {
-    size_t mark = sim__scenario_path_push_key(c, "end");
+    size_t mark = cli__scenario_path_push_key(c, "end");
     char got[64];
-    sim__scenario_describe(json_object_get(v, "end"), got, sizeof got);
-    sim__scenario_fail(c, RETRY_ECONFIG, "\"end\" must be after \"start\", got %s", got);
-    sim__scenario_path_pop(c, mark);
+    cli__scenario_describe(json_object_get(v, "end"), got, sizeof got);
+    cli__scenario_fail(c, RETRY_ECONFIG, "\"end\" must be after \"start\", got %s", got);
+    cli__scenario_path_pop(c, mark);
     return false;
   }
   /* Replica indexes are bounded by this service's replicas, so a fault cannot name a replica
@@ -390,11 +390,11 @@ static bool parse_fault_common(scn_ctx *c, json_t *v, model_fault_cfg *f,
       !parse_index_list(c, v, "attempts", 1, SCN_MAX_ATTEMPT_MASK, &attempts))
     return false;
   f->attempt_mask = (uint32_t)attempts;
-  int rc = sim__scenario_get_method(c, v, "method", &method);
+  int rc = cli__scenario_get_method(c, v, "method", &method);
   if (rc < 0 || (rc == 1 && !dup_to(c, &f->method, method))) return false;
   /* "count" must be >= 1 when given: 0 is the config's internal "no limit", which leaving the
    * key out already means; accepting 0 would give it a second spelling that reads as "never". */
-  return sim__scenario_get_int(c, v, "count", 1, INT64_MAX, "an integer >= 1", &f->max_count) >= 0;
+  return cli__scenario_get_int(c, v, "count", 1, INT64_MAX, "an integer >= 1", &f->max_count) >= 0;
 }
 
 /* The kind's own fields; which ones exist was checked against fault_allowed already. */
@@ -402,7 +402,7 @@ static bool parse_fault_kind(scn_ctx *c, json_t *v, model_fault_cfg *f,
                              const model_service_cfg *svc) {
   /* "rate" is read for every kind, but fault_allowed lets it through only for the kinds that
    * use it (refuse, fail, stall). A rate of 0 would make a fault that never fires. */
-  if (sim__scenario_get_number(c, v, "rate", 0, true, 1, false, "a probability in (0, 1]",
+  if (cli__scenario_get_number(c, v, "rate", 0, true, 1, false, "a probability in (0, 1]",
                                &f->rate) < 0)
     return false;
   switch (f->kind) {
@@ -410,34 +410,34 @@ static bool parse_fault_kind(scn_ctx *c, json_t *v, model_fault_cfg *f,
     case MODEL_FAULT_FAIL: {
       const char *what = svc->space == RETRY_SPACE_GRPC ? "a gRPC status such as \"UNAVAILABLE\""
                                                         : "an HTTP status such as 503";
-      if (sim__scenario_require(
-              c, sim__scenario_get_status(c, v, "status", svc->space, false, &f->status), "status",
+      if (cli__scenario_require(
+              c, cli__scenario_get_status(c, v, "status", svc->space, false, &f->status), "status",
               what) != 1 ||
-          sim__scenario_get_duration(c, v, "delay", 0, false, SCN_DUR_NONNEG, &f->delay_ns) < 0 ||
-          sim__scenario_get_bool(c, v, "after_headers", &f->after_headers) < 0 ||
-          sim__scenario_get_int(c, v, "stream_items", 0, INT64_MAX, "an integer >= 0",
+          cli__scenario_get_duration(c, v, "delay", 0, false, SCN_DUR_NONNEG, &f->delay_ns) < 0 ||
+          cli__scenario_get_bool(c, v, "after_headers", &f->after_headers) < 0 ||
+          cli__scenario_get_int(c, v, "stream_items", 0, INT64_MAX, "an integer >= 0",
                                 &f->stream_items) < 0)
         return false;
       /* Stream messages can only precede a failure that comes after the headers; a failure
        * before the headers has no stream to put them on. */
       if (f->stream_items > 0 && !f->after_headers) {
-        size_t mark = sim__scenario_path_push_key(c, "stream_items");
-        sim__scenario_fail(c, RETRY_ECONFIG,
+        size_t mark = cli__scenario_path_push_key(c, "stream_items");
+        cli__scenario_fail(c, RETRY_ECONFIG,
                            "\"stream_items\" needs \"after_headers\": true (messages follow the "
                            "headers)");
-        sim__scenario_path_pop(c, mark);
+        cli__scenario_path_pop(c, mark);
         return false;
       }
       return parse_pushback_strings(c, v, svc, &f->pushback, &f->retry_after);
     }
     case MODEL_FAULT_SLOWDOWN:
-      return sim__scenario_require(c,
-                                   sim__scenario_get_number(c, v, "factor", 0, true, 1e9, false,
+      return cli__scenario_require(c,
+                                   cli__scenario_get_number(c, v, "factor", 0, true, 1e9, false,
                                                             "a number in (0, 1e9]", &f->factor),
                                    "factor", "a number > 0 (2 doubles service times)") == 1;
     case MODEL_FAULT_STALL:
-      return sim__scenario_require(
-                 c, sim__scenario_get_duration(c, v, "delay", 0, true, SCN_DUR_POS, &f->delay_ns),
+      return cli__scenario_require(
+                 c, cli__scenario_get_duration(c, v, "delay", 0, true, SCN_DUR_POS, &f->delay_ns),
                  "delay", "how long to hold each reply, " SCN_DUR_POS) == 1;
     case MODEL_FAULT_DOWN: return true;
     /* A pushback fault exists only to send pushback: without a value it would do nothing.
@@ -446,17 +446,17 @@ static bool parse_fault_kind(scn_ctx *c, json_t *v, model_fault_cfg *f,
       if (!parse_pushback_strings(c, v, svc, &f->pushback, &f->retry_after)) return false;
       if (f->pushback == NULL && f->retry_after == NULL) {
         if (svc->space == RETRY_SPACE_GRPC)
-          return sim__scenario_require(
+          return cli__scenario_require(
                      c, 0, "pushback",
                      "the grpc-retry-pushback-ms value to send, such as \"100\"") == 1;
-        return sim__scenario_require(c, 0, "retry_after",
+        return cli__scenario_require(c, 0, "retry_after",
                                      "the Retry-After value to send, such as \"2\"") == 1;
       }
       return true;
     case MODEL_FAULT_CAPACITY:
-      return sim__scenario_require(
+      return cli__scenario_require(
                  c,
-                 sim__scenario_get_int32(c, v, "workers", 0, SCN_MAX_WORKERS,
+                 cli__scenario_get_int32(c, v, "workers", 0, SCN_MAX_WORKERS,
                                          "an integer in [0, 1000000]", &f->workers),
                  "workers", "the workers per replica while the fault lasts") == 1;
   }
@@ -473,12 +473,12 @@ static bool parse_fault(scn_ctx *c, json_t *v, model_fault_cfg *f, const model_s
   f->replica_mask = ~UINT64_C(0);
   f->rate = 1;
   if (!json_is_object(v)) {
-    sim__scenario_fail_value(c, "each fault", "an object {\"kind\": ..., ...}", v);
+    cli__scenario_fail_value(c, "each fault", "an object {\"kind\": ..., ...}", v);
     return false;
   }
   int kind = 0;
-  int rc = sim__scenario_get_enum(c, v, "kind", fault_kinds, SCN_N_OF(fault_kinds), &kind);
-  if (sim__scenario_require(c, rc, "kind",
+  int rc = cli__scenario_get_enum(c, v, "kind", fault_kinds, SCN_N_OF(fault_kinds), &kind);
+  if (cli__scenario_require(c, rc, "kind",
                             "\"refuse\", \"fail\", \"slowdown\", \"stall\", \"down\", "
                             "\"pushback\" or \"capacity\"") != 1)
     return false;
@@ -486,8 +486,8 @@ static bool parse_fault(scn_ctx *c, json_t *v, model_fault_cfg *f, const model_s
    * model_config_destroy whatever fails next. */
   f->kind = (model_fault_kind)kind;
   char where[48];
-  sim__scenario_kind_where(where, sizeof where, fault_kinds[kind], "fault");
-  return sim__scenario_check_keys(c, v, fault_allowed[kind].keys, fault_allowed[kind].n, where) &&
+  cli__scenario_kind_where(where, sizeof where, fault_kinds[kind], "fault");
+  return cli__scenario_check_keys(c, v, fault_allowed[kind].keys, fault_allowed[kind].n, where) &&
          parse_fault_common(c, v, f, svc) && parse_fault_kind(c, v, f, svc);
 }
 
@@ -496,18 +496,18 @@ static bool parse_fault(scn_ctx *c, json_t *v, model_fault_cfg *f, const model_s
  * those of the faults before it. */
 static bool parse_faults(scn_ctx *c, json_t *list, model_service_cfg *svc) {
   if (!json_is_array(list)) {
-    sim__scenario_fail_value(c, "\"faults\"", "an array of faults", list);
+    cli__scenario_fail_value(c, "\"faults\"", "an array of faults", list);
     return false;
   }
   size_t n = json_array_size(list);
   if (n == 0) return true;
-  svc->faults = sim__scenario_calloc(n, sizeof svc->faults[0]);
+  svc->faults = cli__scenario_calloc(n, sizeof svc->faults[0]);
   if (svc->faults == NULL) return oom(c);
   for (size_t i = 0; i < n; i++) {
-    size_t mark = sim__scenario_path_push_index(c, i);
+    size_t mark = cli__scenario_path_push_index(c, i);
     svc->n_faults = i + 1;
     if (!parse_fault(c, json_array_get(list, i), &svc->faults[i], svc)) return false;
-    sim__scenario_path_pop(c, mark);
+    cli__scenario_path_pop(c, mark);
   }
   return true;
 }
@@ -539,16 +539,16 @@ static const char *const calls_mode_names[] = {"sequential", "fanout"};
 static bool parse_queue(scn_ctx *c, json_t *q, model_service_cfg *svc) {
   int d = 0;
   if (!json_is_object(q)) {
-    sim__scenario_fail_value(c, "\"queue\"", "an object {\"capacity\": ..., \"discipline\": ...}",
+    cli__scenario_fail_value(c, "\"queue\"", "an object {\"capacity\": ..., \"discipline\": ...}",
                              q);
     return false;
   }
   /* A capacity of 0 is allowed: no waiting room, a request is rejected as soon as every
    * worker of the replica is busy. */
-  if (!sim__scenario_check_keys(c, q, queue_keys, SCN_N_OF(queue_keys), NULL) ||
-      sim__scenario_get_int32(c, q, "capacity", 0, SCN_MAX_QUEUE, "an integer in [0, 10000000]",
+  if (!cli__scenario_check_keys(c, q, queue_keys, SCN_N_OF(queue_keys), NULL) ||
+      cli__scenario_get_int32(c, q, "capacity", 0, SCN_MAX_QUEUE, "an integer in [0, 10000000]",
                               &svc->queue_capacity) < 0 ||
-      sim__scenario_get_enum(c, q, "discipline", queue_names, 2, &d) < 0)
+      cli__scenario_get_enum(c, q, "discipline", queue_names, 2, &d) < 0)
     return false;
   svc->queue = (model_queue_kind)d;
   return true;
@@ -558,31 +558,31 @@ static bool parse_queue(scn_ctx *c, json_t *q, model_service_cfg *svc) {
  * space; the default (RESOURCE_EXHAUSTED or 503) was set from the space by the caller. */
 static bool parse_reject(scn_ctx *c, json_t *r, model_service_cfg *svc) {
   if (!json_is_object(r)) {
-    sim__scenario_fail_value(c, "\"reject\"", "an object {\"status\": ..., ...}", r);
+    cli__scenario_fail_value(c, "\"reject\"", "an object {\"status\": ..., ...}", r);
     return false;
   }
   /* allow_ok false: a full queue that answered OK would hide the overload it exists to show. */
-  return sim__scenario_check_keys(c, r, reject_keys, SCN_N_OF(reject_keys), NULL) &&
-         sim__scenario_get_status(c, r, "status", svc->space, false, &svc->reject_status) >= 0 &&
+  return cli__scenario_check_keys(c, r, reject_keys, SCN_N_OF(reject_keys), NULL) &&
+         cli__scenario_get_status(c, r, "status", svc->space, false, &svc->reject_status) >= 0 &&
          parse_pushback_strings(c, r, svc, &svc->reject_pushback, &svc->reject_retry_after);
 }
 
 /* "lb": a kind name, or {"kind": ..., "avoid_previous": bool}. */
 static bool parse_lb(scn_ctx *c, json_t *obj, model_service_cfg *svc) {
-  json_t *v = sim__scenario_field(obj, "lb");
+  json_t *v = cli__scenario_field(obj, "lb");
   if (v == NULL) return true;
   int k = 0;
   /* The object form is needed only for avoid_previous; "kind" is then required, since
    * an object without it would silently mean round_robin. */
   if (json_is_object(v)) {
-    size_t mark = sim__scenario_path_push_key(c, "lb");
-    if (!sim__scenario_check_keys(c, v, lb_keys, SCN_N_OF(lb_keys), NULL) ||
-        sim__scenario_require(c, sim__scenario_get_enum(c, v, "kind", lb_names, 3, &k), "kind",
+    size_t mark = cli__scenario_path_push_key(c, "lb");
+    if (!cli__scenario_check_keys(c, v, lb_keys, SCN_N_OF(lb_keys), NULL) ||
+        cli__scenario_require(c, cli__scenario_get_enum(c, v, "kind", lb_names, 3, &k), "kind",
                               "\"round_robin\", \"random\" or \"p2c\"") != 1 ||
-        sim__scenario_get_bool(c, v, "avoid_previous", &svc->lb_avoid_previous) < 0)
+        cli__scenario_get_bool(c, v, "avoid_previous", &svc->lb_avoid_previous) < 0)
       return false;
-    sim__scenario_path_pop(c, mark);
-  } else if (sim__scenario_get_enum(c, obj, "lb", lb_names, 3, &k) < 0) {
+    cli__scenario_path_pop(c, mark);
+  } else if (cli__scenario_get_enum(c, obj, "lb", lb_names, 3, &k) < 0) {
     return false;
   }
   svc->lb = (model_lb_kind)k;
@@ -594,11 +594,11 @@ static bool parse_lb(scn_ctx *c, json_t *obj, model_service_cfg *svc) {
  * already copied it anyway. */
 static bool sub(scn_ctx *c, json_t *obj, const char *key, model_service_cfg *svc,
                 bool (*parse)(scn_ctx *, json_t *, model_service_cfg *)) {
-  json_t *v = sim__scenario_field(obj, key);
+  json_t *v = cli__scenario_field(obj, key);
   if (v == NULL) return true;
-  size_t mark = sim__scenario_path_push_key(c, key);
+  size_t mark = cli__scenario_path_push_key(c, key);
   if (!parse(c, v, svc)) return false;
-  sim__scenario_path_pop(c, mark);
+  cli__scenario_path_pop(c, mark);
   return true;
 }
 
@@ -614,20 +614,20 @@ static bool parse_service(scn_ctx *c, json_t *v, model_service_cfg *svc) {
   svc->reject_status = svc->space == RETRY_SPACE_GRPC ? RETRY_GRPC_RESOURCE_EXHAUSTED : 503;
   /* service_time is the one required key of a service: without it there is no work to
    * simulate, and no default would be a sensible guess. */
-  if (!sim__scenario_check_keys(c, v, service_keys, SCN_N_OF(service_keys), NULL) ||
-      sim__scenario_get_int32(c, v, "replicas", 1, SCN_MAX_REPLICAS, "an integer in [1, 64]",
+  if (!cli__scenario_check_keys(c, v, service_keys, SCN_N_OF(service_keys), NULL) ||
+      cli__scenario_get_int32(c, v, "replicas", 1, SCN_MAX_REPLICAS, "an integer in [1, 64]",
                               &svc->replicas) < 0 ||
-      sim__scenario_get_int32(c, v, "workers", 1, SCN_MAX_WORKERS, "an integer in [1, 1000000]",
+      cli__scenario_get_int32(c, v, "workers", 1, SCN_MAX_WORKERS, "an integer in [1, 1000000]",
                               &svc->workers) < 0 ||
       !sub(c, v, "queue", svc, parse_queue) || !sub(c, v, "reject", svc, parse_reject) ||
-      sim__scenario_require(c, sim__scenario_get_dist(c, v, "service_time", &svc->service_time),
+      cli__scenario_require(c, cli__scenario_get_dist(c, v, "service_time", &svc->service_time),
                             "service_time", "a duration such as \"10ms\" or a distribution") != 1 ||
-      sim__scenario_get_number(c, v, "slowdown_per_busy", 0, false, 1e9, false,
+      cli__scenario_get_number(c, v, "slowdown_per_busy", 0, false, 1e9, false,
                                "a number in [0, 1e9]", &svc->slowdown_per_busy) < 0 ||
-      sim__scenario_get_enum(c, v, "deadline", deadline_names, 3, &d) < 0 || !parse_lb(c, v, svc) ||
-      sim__scenario_get_enum(c, v, "side_effect", effect_names, 3, &e) < 0 ||
-      sim__scenario_get_bool(c, v, "dedup", &svc->dedup) < 0 ||
-      sim__scenario_get_enum(c, v, "calls_mode", calls_mode_names, 2, &m) < 0)
+      cli__scenario_get_enum(c, v, "deadline", deadline_names, 3, &d) < 0 || !parse_lb(c, v, svc) ||
+      cli__scenario_get_enum(c, v, "side_effect", effect_names, 3, &e) < 0 ||
+      cli__scenario_get_bool(c, v, "dedup", &svc->dedup) < 0 ||
+      cli__scenario_get_enum(c, v, "calls_mode", calls_mode_names, 2, &m) < 0)
     return false;
   /* The enum indexes are stored only once every getter succeeded; absent keys leave 0, which
    * is each enum's default (ignore, none, sequential). */
@@ -636,28 +636,28 @@ static bool parse_service(scn_ctx *c, json_t *v, model_service_cfg *svc) {
   svc->calls_mode = (model_fanout_kind)m;
   /* Calls and faults come last, as in the documentation; a fault's "replicas" list is checked
    * against the service's replicas, read above. */
-  json_t *calls = sim__scenario_field(v, "calls");
+  json_t *calls = cli__scenario_field(v, "calls");
   if (calls != NULL) {
-    size_t mark = sim__scenario_path_push_key(c, "calls");
+    size_t mark = cli__scenario_path_push_key(c, "calls");
     if (!parse_calls(c, calls, svc)) return false;
-    sim__scenario_path_pop(c, mark);
+    cli__scenario_path_pop(c, mark);
   }
-  json_t *faults = sim__scenario_field(v, "faults");
+  json_t *faults = cli__scenario_field(v, "faults");
   if (faults != NULL) {
-    size_t mark = sim__scenario_path_push_key(c, "faults");
+    size_t mark = cli__scenario_path_push_key(c, "faults");
     if (!parse_faults(c, faults, svc)) return false;
-    sim__scenario_path_pop(c, mark);
+    cli__scenario_path_pop(c, mark);
   }
   return true;
 }
 
 /* A service or client name (the path is at it). Uniqueness among services is jansson's
  * (duplicate keys are refused); between clients and services it is checked with the clients. */
-bool sim__scenario_check_name(scn_ctx *c, const char *kind, const char *name) {
-  if (!sim__scenario_name_is_valid(name)) {
+bool cli__scenario_check_name(scn_ctx *c, const char *kind, const char *name) {
+  if (!cli__scenario_name_is_valid(name)) {
     char shown[48];
-    sim__scenario_printable(shown, sizeof shown, name, 40);
-    sim__scenario_fail(c, RETRY_ECONFIG, "%s names must be %s, got \"%s\"", kind, SCN_NAME_WHAT,
+    cli__scenario_printable(shown, sizeof shown, name, 40);
+    cli__scenario_fail(c, RETRY_ECONFIG, "%s names must be %s, got \"%s\"", kind, SCN_NAME_WHAT,
                        shown);
     return false;
   }
@@ -665,7 +665,7 @@ bool sim__scenario_check_name(scn_ctx *c, const char *kind, const char *name) {
    * called "edges" would collide with the list of edges. Only services: clients do not appear
    * among amplification's keys. */
   if (strcmp(kind, "service") == 0 && strcmp(name, "edges") == 0) {
-    sim__scenario_fail(c, RETRY_ECONFIG,
+    cli__scenario_fail(c, RETRY_ECONFIG,
                        "\"edges\" is reserved (summary.json's amplification.edges); choose another "
                        "service name");
     return false;
@@ -680,11 +680,11 @@ static bool parse_services(scn_ctx *c, json_t *services) {
   model_config *cfg = c->cfg;
   size_t n = json_is_object(services) ? json_object_size(services) : 0;
   if (n == 0) {
-    sim__scenario_fail_value(c, "\"services\"", "a non-empty object {\"name\": {...}, ...}",
+    cli__scenario_fail_value(c, "\"services\"", "a non-empty object {\"name\": {...}, ...}",
                              services);
     return false;
   }
-  cfg->services = sim__scenario_calloc(n, sizeof cfg->services[0]);
+  cfg->services = cli__scenario_calloc(n, sizeof cfg->services[0]);
   if (cfg->services == NULL) return oom(c);
   /* n_services is set before any name is stored: every slot is zeroed, and destroy and
    * service_index both skip a NULL name, so a failure half-way through is safe. */
@@ -695,28 +695,28 @@ static bool parse_services(scn_ctx *c, json_t *services) {
     const char *name = json_object_iter_key(it);
     json_t *v = json_object_iter_value(it);
     model_service_cfg *svc = &cfg->services[i];
-    size_t mark = sim__scenario_path_push_key(c, name);
-    if (!sim__scenario_check_name(c, "service", name)) return false;
+    size_t mark = cli__scenario_path_push_key(c, name);
+    if (!cli__scenario_check_name(c, "service", name)) return false;
     if (!json_is_object(v)) {
-      sim__scenario_fail_value(c, "a service", "an object {\"service_time\": ..., ...}", v);
+      cli__scenario_fail_value(c, "a service", "an object {\"service_time\": ..., ...}", v);
       return false;
     }
     int sp = 0;
     if (!dup_to(c, &svc->name, name) ||
-        sim__scenario_get_enum(c, v, "space", space_names, 2, &sp) < 0)
+        cli__scenario_get_enum(c, v, "space", space_names, 2, &sp) < 0)
       return false;
     /* sp stays 0 when "space" is absent: gRPC is the default space. */
     svc->space = (retry_space)sp;
-    sim__scenario_path_pop(c, mark);
+    cli__scenario_path_pop(c, mark);
   }
   /* Second pass. Jansson iterates an object in insertion order, so both passes see the
    * services in the same order and index i names the same service in each. */
   i = 0;
   for (void *it = json_object_iter(services); it != NULL;
        it = json_object_iter_next(services, it), i++) {
-    size_t mark = sim__scenario_path_push_key(c, json_object_iter_key(it));
+    size_t mark = cli__scenario_path_push_key(c, json_object_iter_key(it));
     if (!parse_service(c, json_object_iter_value(it), &cfg->services[i])) return false;
-    sim__scenario_path_pop(c, mark);
+    cli__scenario_path_pop(c, mark);
   }
   return true;
 }
@@ -740,20 +740,20 @@ static bool report_cycle(scn_ctx *c, const int *stack, size_t depth, size_t from
    * jumps to the buffer's size, which ends the loop. */
   for (size_t k = from; k <= depth && len < sizeof text; k++) {
     int s = k < depth ? stack[k] : stack[from];
-    sim__scenario_printable(shown, sizeof shown, cfg->services[s].name, 24);
+    cli__scenario_printable(shown, sizeof shown, cfg->services[s].name, 24);
     int n = snprintf(text + len, sizeof text - len, "%s%s", k > from ? " -> " : "", shown);
     len = n < 0 ? sizeof text : len + (size_t)n;
   }
   int u = stack[depth - 1];
   /* The error points at the "service" key of the call that closes the cycle, the line a user
    * edits to break it. One pop with the first mark undoes all five pushes. */
-  size_t mark = sim__scenario_path_push_key(c, "services");
-  sim__scenario_path_push_key(c, cfg->services[u].name);
-  sim__scenario_path_push_key(c, "calls");
-  sim__scenario_path_push_index(c, call);
-  sim__scenario_path_push_key(c, "service");
-  sim__scenario_fail(c, RETRY_ECONFIG, "the calls form a cycle: %s", text);
-  sim__scenario_path_pop(c, mark);
+  size_t mark = cli__scenario_path_push_key(c, "services");
+  cli__scenario_path_push_key(c, cfg->services[u].name);
+  cli__scenario_path_push_key(c, "calls");
+  cli__scenario_path_push_index(c, call);
+  cli__scenario_path_push_key(c, "service");
+  cli__scenario_fail(c, RETRY_ECONFIG, "the calls form a cycle: %s", text);
+  cli__scenario_path_pop(c, mark);
   return false;
 }
 
@@ -766,9 +766,9 @@ static bool report_cycle(scn_ctx *c, const int *stack, size_t depth, size_t from
 static bool check_cycles(scn_ctx *c) {
   const model_config *cfg = c->cfg;
   size_t n = cfg->n_services;
-  unsigned char *color = sim__scenario_calloc(n, 1); /* 0 new, 1 on the stack, 2 done */
-  int *stack = sim__scenario_calloc(n, sizeof *stack);
-  size_t *next = sim__scenario_calloc(n, sizeof *next); /* next call to follow, per depth */
+  unsigned char *color = cli__scenario_calloc(n, 1); /* 0 new, 1 on the stack, 2 done */
+  int *stack = cli__scenario_calloc(n, sizeof *stack);
+  size_t *next = cli__scenario_calloc(n, sizeof *next); /* next call to follow, per depth */
   bool ok = color != NULL && stack != NULL && next != NULL;
   if (!ok) oom(c);
   /* Roots in document order: the cycle reported is the first one a depth-first walk of the
@@ -821,12 +821,12 @@ static const char *const top_keys[] = {"name",    "description", "seed",     "du
  * user's mistake in this file). */
 static bool parse_name(scn_ctx *c, json_t *doc, const char *default_name) {
   const char *name = default_name;
-  int rc = sim__scenario_get_string(c, doc, "name", &name);
+  int rc = cli__scenario_get_string(c, doc, "name", &name);
   if (rc < 0) return false;
-  if (rc == 1 && !sim__scenario_name_is_valid(name)) {
-    size_t mark = sim__scenario_path_push_key(c, "name");
-    sim__scenario_fail_value(c, "\"name\"", SCN_NAME_WHAT, json_object_get(doc, "name"));
-    sim__scenario_path_pop(c, mark);
+  if (rc == 1 && !cli__scenario_name_is_valid(name)) {
+    size_t mark = cli__scenario_path_push_key(c, "name");
+    cli__scenario_fail_value(c, "\"name\"", SCN_NAME_WHAT, json_object_get(doc, "name"));
+    cli__scenario_path_pop(c, mark);
     return false;
   }
   return dup_to(c, &c->cfg->name, name);
@@ -842,16 +842,16 @@ static bool parse_times(scn_ctx *c, json_t *doc) {
   int64_t seed = 1;
   cfg->drain_ns = 60 * RETRY_NS_PER_S;
   cfg->bucket_ns = RETRY_NS_PER_S;
-  cfg->recovery.threshold = 0.9;
-  cfg->recovery.hold_ns = 10 * RETRY_NS_PER_S;
-  cfg->recovery.warmup_ns = -1;
-  if (sim__scenario_get_int(c, doc, "seed", 0, INT64_MAX, "an integer >= 0", &seed) < 0 ||
-      sim__scenario_require(
+  c->recovery.threshold = 0.9;
+  c->recovery.hold_ns = 10 * RETRY_NS_PER_S;
+  c->recovery.warmup_ns = -1;
+  if (cli__scenario_get_int(c, doc, "seed", 0, INT64_MAX, "an integer >= 0", &seed) < 0 ||
+      cli__scenario_require(
           c,
-          sim__scenario_get_duration(c, doc, "duration", 0, true, SCN_DUR_POS, &cfg->duration_ns),
+          cli__scenario_get_duration(c, doc, "duration", 0, true, SCN_DUR_POS, &cfg->duration_ns),
           "duration", "how long clients send calls, " SCN_DUR_POS) != 1 ||
-      sim__scenario_get_duration(c, doc, "drain", 0, false, SCN_DUR_NONNEG, &cfg->drain_ns) < 0 ||
-      sim__scenario_get_duration(c, doc, "bucket", 0, true, SCN_DUR_POS, &cfg->bucket_ns) < 0)
+      cli__scenario_get_duration(c, doc, "drain", 0, false, SCN_DUR_NONNEG, &cfg->drain_ns) < 0 ||
+      cli__scenario_get_duration(c, doc, "bucket", 0, true, SCN_DUR_POS, &cfg->bucket_ns) < 0)
     return false;
   cfg->seed = (uint64_t)seed;
   /* The time series holds duration / bucket rows: a million is plenty for any plot and keeps
@@ -861,15 +861,15 @@ static bool parse_times(scn_ctx *c, json_t *doc) {
    * default "1s" when the limit is hit without an explicit "bucket". */
   if (cfg->bucket_ns <= INT64_MAX / SCN_MAX_BUCKETS &&
       cfg->duration_ns > cfg->bucket_ns * SCN_MAX_BUCKETS) {
-    size_t mark = sim__scenario_path_push_key(c, "bucket");
+    size_t mark = cli__scenario_path_push_key(c, "bucket");
     /* Without an explicit "bucket" there is nothing to describe: the default is named. */
     json_t *given = json_object_get(doc, "bucket");
     char got[64] = "\"1s\"";
-    if (given != NULL) sim__scenario_describe(given, got, sizeof got);
-    sim__scenario_fail(c, RETRY_ECONFIG,
+    if (given != NULL) cli__scenario_describe(given, got, sizeof got);
+    cli__scenario_fail(c, RETRY_ECONFIG,
                        "\"bucket\" is too small: duration / bucket must be at most %d, got %s",
                        SCN_MAX_BUCKETS, got);
-    sim__scenario_path_pop(c, mark);
+    cli__scenario_path_pop(c, mark);
     return false;
   }
   return true;
@@ -877,35 +877,35 @@ static bool parse_times(scn_ctx *c, json_t *doc) {
 
 static const char *const recovery_keys[] = {"threshold", "hold", "warmup"};
 
-/* "recovery": how the summary judges recovery after the faults (model_recovery_cfg). The
+/* "recovery": how the summary judges recovery after the faults (cli_recovery_cfg). The
  * defaults are set before, so that a scenario without the key gets them too. */
 static bool parse_recovery(scn_ctx *c, json_t *v) {
-  model_recovery_cfg *r = &c->cfg->recovery;
+  cli_recovery_cfg *r = &c->recovery;
   if (!json_is_object(v)) {
-    sim__scenario_fail_value(
+    cli__scenario_fail_value(
         c, "\"recovery\"", "an object {\"threshold\": 0.9, \"hold\": \"10s\", \"warmup\": \"5s\"}",
         v);
     return false;
   }
-  return sim__scenario_check_keys(c, v, recovery_keys, SCN_N_OF(recovery_keys), NULL) &&
-         sim__scenario_get_number(c, v, "threshold", 0, true, 1, false,
+  return cli__scenario_check_keys(c, v, recovery_keys, SCN_N_OF(recovery_keys), NULL) &&
+         cli__scenario_get_number(c, v, "threshold", 0, true, 1, false,
                                   "a fraction of the baseline in (0, 1]", &r->threshold) >= 0 &&
-         sim__scenario_get_duration(c, v, "hold", 0, true, SCN_DUR_POS, &r->hold_ns) >= 0 &&
-         sim__scenario_get_duration(c, v, "warmup", 0, false, SCN_DUR_NONNEG, &r->warmup_ns) >= 0;
+         cli__scenario_get_duration(c, v, "hold", 0, true, SCN_DUR_POS, &r->hold_ns) >= 0 &&
+         cli__scenario_get_duration(c, v, "warmup", 0, false, SCN_DUR_NONNEG, &r->warmup_ns) >= 0;
 }
 
 /* A top-level member, parsed with the path at it. what == NULL makes the member optional (variants,
  * expect); otherwise its absence is reported as `"key" is required: what`. */
 static bool top_sub(scn_ctx *c, json_t *doc, const char *key, const char *what,
                     bool (*parse)(scn_ctx *, json_t *)) {
-  json_t *v = sim__scenario_field(doc, key);
+  json_t *v = cli__scenario_field(doc, key);
   if (v == NULL) {
     if (what == NULL) return true;
-    return sim__scenario_require(c, 0, key, what) == 1;
+    return cli__scenario_require(c, 0, key, what) == 1;
   }
-  size_t mark = sim__scenario_path_push_key(c, key);
+  size_t mark = cli__scenario_path_push_key(c, key);
   if (!parse(c, v)) return false;
-  sim__scenario_path_pop(c, mark);
+  cli__scenario_path_pop(c, mark);
   return true;
 }
 
@@ -913,30 +913,30 @@ static bool top_sub(scn_ctx *c, json_t *doc, const char *key, const char *what,
  * services (then the call graph), clients (which need the services), and last the shapes of
  * variants and expectations. The config is owned here until it is returned, so every exit
  * after an error frees it, whatever was filled. */
-model_config *sim__scenario_build(scn_ctx *c, json_t *doc, const char *default_name) {
+model_config *cli__scenario_build(scn_ctx *c, json_t *doc, const char *default_name) {
   if (!json_is_object(doc)) {
-    sim__scenario_fail_value(c, "a scenario", "a JSON object", doc);
+    cli__scenario_fail_value(c, "a scenario", "a JSON object", doc);
     return NULL;
   }
   /* The config hangs off the context so every parser can reach the services converted so
    * far; the context never owns it, and it is detached below before being returned. */
-  c->cfg = sim__scenario_calloc(1, sizeof *c->cfg);
+  c->cfg = cli__scenario_calloc(1, sizeof *c->cfg);
   if (c->cfg == NULL) {
     oom(c);
     return NULL;
   }
   const char *desc = NULL;
   bool ok =
-      sim__scenario_check_keys(c, doc, top_keys, SCN_N_OF(top_keys), NULL) &&
+      cli__scenario_check_keys(c, doc, top_keys, SCN_N_OF(top_keys), NULL) &&
       parse_name(c, doc, default_name) &&
-      sim__scenario_get_string(c, doc, "description", &desc) >= 0 && parse_times(c, doc) &&
+      cli__scenario_get_string(c, doc, "description", &desc) >= 0 && parse_times(c, doc) &&
       top_sub(c, doc, "recovery", NULL, parse_recovery) &&
       top_sub(c, doc, "services", "an object of services {\"name\": {...}}", parse_services) &&
       check_cycles(c) &&
       top_sub(c, doc, "clients", "an object of clients {\"name\": {...}}",
-              sim__scenario_parse_clients) &&
-      top_sub(c, doc, "variants", NULL, sim__scenario_check_variants) &&
-      top_sub(c, doc, "expect", NULL, sim__scenario_check_expect);
+              cli__scenario_parse_clients) &&
+      top_sub(c, doc, "variants", NULL, cli__scenario_check_variants) &&
+      top_sub(c, doc, "expect", NULL, cli__scenario_check_expect);
   /* failed(c) as well as ok: a parser that recorded an error but returned success (an
    * out-of-memory report inside a helper, say) must still not let the config through. */
   model_config *cfg = c->cfg;

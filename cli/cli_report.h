@@ -1,39 +1,39 @@
 /*
- * sim_report.h: what `retrysim run --plot` adds to the files of --out DIR: the gnuplot pictures
+ * cli_report.h: what `retrysim run --plot` adds to the files of --out DIR: the gnuplot pictures
  * of plots/ rendered from the run's CSV files, and report.md, a page a person can read to
  * understand the run (the comparison table, a few sentences per variant, the pictures).
  * Invariant: like the other output files, every picture and the report are written under a
  * temporary name and renamed into place whole; equal runs give byte-identical files.
  */
-#ifndef SIM_REPORT_H
-#define SIM_REPORT_H
+#ifndef CLI_REPORT_H
+#define CLI_REPORT_H
 
 #include <stdbool.h>
 #include <stdio.h>
 
 #include "retry/retry.h"
-#include "sim/sim_output.h"
-#include "sim/sim_scenario.h"
+#include "cli/cli_output.h"
+#include "cli/cli_scenario.h"
 
 /* Where the gnuplot scripts are: $RETRYSIM_PLOTS when set and not empty, else the plots/
  * directory of the source tree the binary was built from (RETRYSIM_PLOTS_DIR, set by the
  * Makefile), else "plots" in the current directory. Borrowed. */
-const char *sim_report_plots_dir(void);
+const char *cli_report_plots_dir(void);
 
-/* Renders the pictures of the run whose files sim_output_write_dir already wrote into dir:
+/* Renders the pictures of the run whose files cli_output_write_dir already wrote into dir:
  * timeseries.svg (one run) or timeseries-VARIANT.svg per variant, compare.svg and variants.svg
  * (with variants), latency-cdf.svg. Each is `gnuplot -c SCRIPT DATA OUT TITLE` with the script
  * from plots_dir; gnuplot's messages go to log (its stdout too, so that a summary on stdout
  * stays clean). Returns 0, or RETRY_EIO with err naming the script and why (gnuplot missing,
  * a script that failed), RETRY_ENOMEM. Pictures already rendered are kept on a failure. */
-int sim_report_plots(const sim_output *o, const sim_scenario *s, const char *dir,
+int cli_report_plots(const cli_output *o, const cli_scenario *s, const char *dir,
                      const char *plots_dir, FILE *log, retry_error *err);
 
 /* Writes dir/report.md for the run: title, description, the command that produced it
  * (command, may be NULL), the comparison table, a paragraph per variant and, when pictures is
- * true, links to the pictures sim_report_plots renders. Returns 0, RETRY_EIO or RETRY_ENOMEM
+ * true, links to the pictures cli_report_plots renders. Returns 0, RETRY_EIO or RETRY_ENOMEM
  * with err filled. */
-int sim_report_write(const sim_output *o, const sim_scenario *s, const char *dir,
+int cli_report_write(const cli_output *o, const cli_scenario *s, const char *dir,
                      const char *command, bool pictures, retry_error *err);
 
-#endif /* SIM_REPORT_H */
+#endif /* CLI_REPORT_H */

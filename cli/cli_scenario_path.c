@@ -1,12 +1,12 @@
 /*
- * sim_scenario_path.c: the PATH syntax shared by --set, a variant's "set" and "expect":
+ * cli_scenario_path.c: the PATH syntax shared by --set, a variant's "set" and "expect":
  * "services.api.workers", "clients.web.policy.methodConfig[0].retryPolicy.maxAttempts",
  * "services[\"db.v2\"].workers", "amplification.edges[to=db].amplification".
  *
  * Parsing allocates nothing: a path is walked one segment at a time, each segment decoded
  * into a fixed buffer. Setting validates the whole path before it changes anything.
  */
-#include "sim/sim_scenario_int.h"
+#include "cli/cli_scenario_int.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -191,7 +191,7 @@ static const char *path_start(const char *path, char *why, size_t why_size) {
 }
 
 /* The syntax alone: every segment must decode. */
-bool sim__scenario_path_check(const char *path, bool allow_match, char *why, size_t why_size) {
+bool cli__scenario_path_check(const char *path, bool allow_match, char *why, size_t why_size) {
   const char *p = path_start(path, why, why_size);
   if (p == NULL) return false;
   seg s;
@@ -205,7 +205,7 @@ bool sim__scenario_path_check(const char *path, bool allow_match, char *why, siz
 }
 
 /* The first key, for the rule that a variant may not reach "variants" or "expect". */
-bool sim__scenario_path_head(const char *path, char *buf, size_t size) {
+bool cli__scenario_path_head(const char *path, char *buf, size_t size) {
   const char *p = path_start(path, NULL, 0);
   seg s;
   /* Selectors are accepted so any checked path has a head; only a key counts as one. */
@@ -247,9 +247,9 @@ static void why_type(char *why, size_t size, const char *path, size_t prefix_len
  * can say "no policy" whether or not the base has one. Missing or null intermediate values
  * become objects (arrays before an index, which must then be [0]). An index may name an
  * element or the position just past the end (append). */
-int sim__scenario_path_set(json_t *root, const char *path, json_t *value, char *why,
+int cli__scenario_path_set(json_t *root, const char *path, json_t *value, char *why,
                            size_t why_size) {
-  if (!sim__scenario_path_check(path, false, why, why_size)) {
+  if (!cli__scenario_path_check(path, false, why, why_size)) {
     json_decref(value);
     return RETRY_EINVAL;
   }

@@ -1,5 +1,5 @@
 /*
- * test_sim_scenario.c: the scenario loader. Units (durations, rates), SHA-256 on the FIPS 180-4
+ * test_cli_scenario.c: the scenario loader. Units (durations, rates), SHA-256 on the FIPS 180-4
  * vectors, hand-written documents checked field by field against model_config, --set and
  * variants, policies inline and in files, the data-driven suites
  * tests/data/scenarios/{valid,invalid}/<case>, a chaos-allocator run that fails every
@@ -20,8 +20,8 @@
 
 #include <jansson.h>
 
-#include "sim/sim_scenario.h"
-#include "sim/sim_scenario_int.h"
+#include "cli/cli_scenario.h"
+#include "cli/cli_scenario_int.h"
 
 /* {==================================================================
  * Helpers
@@ -91,10 +91,10 @@ static void free_cases(char **names, size_t n) {
 }
 
 /* Loads text with the overrides and fails the test when it does not load. */
-static sim_scenario *load_ok_sets(const char *text, const sim_set *sets, size_t n) {
+static cli_scenario *load_ok_sets(const char *text, const cli_set *sets, size_t n) {
   retry_error err;
   retry_error_clear(&err);
-  sim_scenario *s = sim_scenario_load_string(text, "t.json", sets, n, &err);
+  cli_scenario *s = cli_scenario_load_string(text, "t.json", sets, n, &err);
   if (s == NULL) {
     char buf[700];
     retry_error_format(&err, buf, sizeof buf);
@@ -103,14 +103,14 @@ static sim_scenario *load_ok_sets(const char *text, const sim_set *sets, size_t 
   return s;
 }
 
-static sim_scenario *load_ok(const char *text) { return load_ok_sets(text, NULL, 0); }
+static cli_scenario *load_ok(const char *text) { return load_ok_sets(text, NULL, 0); }
 
 /* Loads text expecting an error, returned in *err. */
-static void load_bad_sets(const char *text, const sim_set *sets, size_t n, retry_error *err) {
+static void load_bad_sets(const char *text, const cli_set *sets, size_t n, retry_error *err) {
   retry_error_clear(err);
-  sim_scenario *s = sim_scenario_load_string(text, "t.json", sets, n, err);
+  cli_scenario *s = cli_scenario_load_string(text, "t.json", sets, n, err);
   if (s != NULL) {
-    sim_scenario_destroy(s);
+    cli_scenario_destroy(s);
     fail_msg("loaded but should not have: %s", text);
   }
   assert_int_not_equal(err->code, RETRY_OK);
@@ -162,7 +162,7 @@ static void test_sim_duration_parse_valid(void **state) {
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     int64_t ns = -1;
-    int rc = sim_duration_parse(cases[i].s, &ns);
+    int rc = cli_duration_parse(cases[i].s, &ns);
     if (rc != RETRY_OK || ns != cases[i].ns)
       fail_msg("%s: rc %d ns %lld, want %lld", cases[i].s, rc, (long long)ns,
                (long long)cases[i].ns);
@@ -176,19 +176,19 @@ static void test_sim_duration_parse_invalid(void **state) {
                                        "0.0",  "00",  "1.5", "1..5s", "µs",   "1us1", "1hh"};
   for (size_t i = 0; i < sizeof einval / sizeof einval[0]; i++) {
     int64_t ns = 42;
-    int rc = sim_duration_parse(einval[i], &ns);
+    int rc = cli_duration_parse(einval[i], &ns);
     if (rc != RETRY_EINVAL || ns != 42) fail_msg("%s: rc %d, want EINVAL", einval[i], rc);
   }
   int64_t ns = 42;
-  assert_int_equal(sim_duration_parse(NULL, &ns), RETRY_EINVAL);
+  assert_int_equal(cli_duration_parse(NULL, &ns), RETRY_EINVAL);
   static const char *const erange[] = {"9223372036854775808ns", "2562048h", "9223372036.854775808s",
                                        "99999999999999999999999999s"};
   for (size_t i = 0; i < sizeof erange / sizeof erange[0]; i++) {
-    int rc = sim_duration_parse(erange[i], &ns);
+    int rc = cli_duration_parse(erange[i], &ns);
     if (rc != RETRY_ERANGE) fail_msg("%s: rc %d, want ERANGE", erange[i], rc);
   }
   /* A malformed huge value is EINVAL (syntax before range). */
-  assert_int_equal(sim_duration_parse("99999999999999999999999x", &ns), RETRY_EINVAL);
+  assert_int_equal(cli_duration_parse("99999999999999999999999x", &ns), RETRY_EINVAL);
 }
 
 static void test_sim_rate_parse(void **state) {
@@ -201,7 +201,7 @@ static void test_sim_rate_parse(void **state) {
                {"0.1/s", 0.1}, {"1.25/s", 1.25}, {"1000000000/s", 1e9}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     double r = -1;
-    int rc = sim_rate_parse(cases[i].s, &r);
+    int rc = cli_rate_parse(cases[i].s, &r);
     if (rc != RETRY_OK || r != cases[i].per_s)
       fail_msg("%s: rc %d rate %.17g, want %.17g", cases[i].s, rc, r, cases[i].per_s);
   }
@@ -209,15 +209,15 @@ static void test_sim_rate_parse(void **state) {
                                     "8 /s", "800/S", "800/m", ".5/s", "5./s",    "800/s "};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     double r = 42;
-    int rc = sim_rate_parse(bad[i], &r);
+    int rc = cli_rate_parse(bad[i], &r);
     if (rc != RETRY_EINVAL || r != 42) fail_msg("%s: rc %d, want EINVAL", bad[i], rc);
   }
   double r = 0;
-  assert_int_equal(sim_rate_parse(NULL, &r), RETRY_EINVAL);
+  assert_int_equal(cli_rate_parse(NULL, &r), RETRY_EINVAL);
   char big[400];
   memset(big, '9', 350);
   memcpy(big + 350, "/s", 3);
-  assert_int_equal(sim_rate_parse(big, &r), RETRY_ERANGE);
+  assert_int_equal(cli_rate_parse(big, &r), RETRY_ERANGE);
 }
 
 static void test_sim_sha256_vectors(void **state) {
@@ -251,10 +251,10 @@ static void test_sim_sha256_vectors(void **state) {
       char *buf = malloc(cases[i].repeat);
       assert_non_null(buf);
       memset(buf, cases[i].msg[0], cases[i].repeat);
-      sim__scenario_sha256(buf, cases[i].repeat, hex);
+      cli__scenario_sha256(buf, cases[i].repeat, hex);
       free(buf);
     } else {
-      sim__scenario_sha256(cases[i].msg, strlen(cases[i].msg), hex);
+      cli__scenario_sha256(cases[i].msg, strlen(cases[i].msg), hex);
     }
     assert_string_equal(hex, cases[i].hex);
   }
@@ -266,19 +266,19 @@ static void test_sim_sha256_vectors(void **state) {
  * Documents into model_config
  * =================================================================== */
 
-static void test_sim_scenario_defaults(void **state) {
+static void test_cli_scenario_defaults(void **state) {
   (void)state;
-  sim_scenario *s = load_ok(small);
-  assert_string_equal(sim_scenario_name(s), "t"); /* the source's base name without .json */
-  assert_int_equal(sim_scenario_n_runs(s), 1);
-  assert_false(sim_scenario_has_variants(s));
-  assert_string_equal(sim_scenario_run_name(s, 0), "t");
-  assert_null(sim_scenario_expect(s, 0));
-  assert_non_null(sim_scenario_document(s, 0));
+  cli_scenario *s = load_ok(small);
+  assert_string_equal(cli_scenario_name(s), "t"); /* the source's base name without .json */
+  assert_int_equal(cli_scenario_n_runs(s), 1);
+  assert_false(cli_scenario_has_variants(s));
+  assert_string_equal(cli_scenario_run_name(s, 0), "t");
+  assert_null(cli_scenario_expect(s, 0));
+  assert_non_null(cli_scenario_document(s, 0));
   char hex[65];
-  sim__scenario_sha256(small, strlen(small), hex);
-  assert_string_equal(sim_scenario_sha256(s), hex);
-  const model_config *c = sim_scenario_config(s, 0);
+  cli__scenario_sha256(small, strlen(small), hex);
+  assert_string_equal(cli_scenario_sha256(s), hex);
+  const model_config *c = cli_scenario_config(s, 0);
   assert_string_equal(c->name, "t");
   assert_int_equal(c->seed, 1);
   assert_int_equal(c->duration_ns, 10 * SEC);
@@ -295,7 +295,7 @@ static void test_sim_scenario_defaults(void **state) {
   assert_int_equal(api->reject_status, RETRY_GRPC_RESOURCE_EXHAUSTED);
   assert_null(api->reject_pushback);
   assert_null(api->reject_retry_after);
-  assert_int_equal(api->service_time.kind, MODEL_DIST_CONSTANT);
+  assert_int_equal(api->service_time.kind, SIM_DIST_CONSTANT);
   assert_true(api->service_time.p1 == 5e6);
   assert_true(api->slowdown_per_busy == 0);
   assert_int_equal(api->deadline, MODEL_DEADLINE_IGNORE);
@@ -325,20 +325,20 @@ static void test_sim_scenario_defaults(void **state) {
   assert_int_equal(web->methods[0].deadline_ns, RETRY_NEVER);
   assert_int_equal(web->deadline_ns, RETRY_NEVER);
   assert_null(web->policy);
-  assert_int_equal(web->network.kind, MODEL_DIST_CONSTANT);
+  assert_int_equal(web->network.kind, SIM_DIST_CONSTANT);
   assert_true(web->network.p1 == 0);
-  sim_scenario_destroy(s);
-  sim_scenario_destroy(NULL);
+  cli_scenario_destroy(s);
+  cli_scenario_destroy(NULL);
   model_config_destroy(NULL);
 
   /* Without a source the default name is "scenario"; the source of errors is "<string>". */
   retry_error err;
   retry_error_clear(&err);
-  s = sim_scenario_load_string(small, NULL, NULL, 0, &err);
+  s = cli_scenario_load_string(small, NULL, NULL, 0, &err);
   assert_non_null(s);
-  assert_string_equal(sim_scenario_name(s), "scenario");
-  sim_scenario_destroy(s);
-  s = sim_scenario_load_string("[]", NULL, NULL, 0, &err);
+  assert_string_equal(cli_scenario_name(s), "scenario");
+  cli_scenario_destroy(s);
+  s = cli_scenario_load_string("[]", NULL, NULL, 0, &err);
   assert_null(s);
   assert_string_equal(err.source, "<string>");
   assert_string_equal(err.path, "$");
@@ -392,11 +392,11 @@ static const char full[] =
     "  \"batch\": {\"target\": \"db\", \"arrival\": {\"kind\": \"script\", \"at\": [\"0s\", \"0s\", \"1.5s\"]},"
     "    \"methods\": [\"/db.Db/Get\"], \"network\": {\"dist\": \"pareto\", \"shape\": 2.5, \"scale\": \"1ms\"}}}}";
 
-static void test_sim_scenario_full(void **state) {
+static void test_cli_scenario_full(void **state) {
   (void)state;
-  sim_scenario *s = load_ok(full);
-  const model_config *c = sim_scenario_config(s, 0);
-  assert_string_equal(sim_scenario_name(s), "full-1");
+  cli_scenario *s = load_ok(full);
+  const model_config *c = cli_scenario_config(s, 0);
+  assert_string_equal(cli_scenario_name(s), "full-1");
   assert_int_equal(c->seed, 42);
   assert_int_equal(c->duration_ns, 120 * SEC);
   assert_int_equal(c->drain_ns, 0);
@@ -412,7 +412,7 @@ static void test_sim_scenario_full(void **state) {
   assert_int_equal(gw->reject_status, 429);
   assert_null(gw->reject_pushback);
   assert_string_equal(gw->reject_retry_after, "2");
-  assert_int_equal(gw->service_time.kind, MODEL_DIST_EXPONENTIAL);
+  assert_int_equal(gw->service_time.kind, SIM_DIST_EXPONENTIAL);
   assert_true(gw->service_time.p1 == 2e6);
   assert_true(gw->slowdown_per_busy == 0.25);
   assert_int_equal(gw->deadline, MODEL_DEADLINE_DROP);
@@ -494,7 +494,7 @@ static void test_sim_scenario_full(void **state) {
   assert_int_equal(db->space, RETRY_SPACE_GRPC);
   assert_int_equal(db->reject_status, RETRY_GRPC_RESOURCE_EXHAUSTED);
   assert_string_equal(db->reject_pushback, "-1");
-  assert_int_equal(db->service_time.kind, MODEL_DIST_UNIFORM);
+  assert_int_equal(db->service_time.kind, SIM_DIST_UNIFORM);
   assert_true(db->service_time.p1 == 1e6 && db->service_time.p2 == 3e6);
   assert_int_equal(db->faults[0].status, RETRY_GRPC_UNAVAILABLE);
   assert_string_equal(db->faults[1].pushback, "100");
@@ -505,7 +505,7 @@ static void test_sim_scenario_full(void **state) {
   assert_int_equal(u->count, 50);
   assert_int_equal(u->target, 0);
   assert_int_equal(u->loop, MODEL_LOOP_CLOSED);
-  assert_int_equal(u->think.kind, MODEL_DIST_GAMMA);
+  assert_int_equal(u->think.kind, SIM_DIST_GAMMA);
   assert_true(u->think.p1 == 2 && u->think.p2 == 5e8);
   assert_int_equal(u->rate.n_points, 1); /* unused by closed loops, but well-formed */
   assert_true(u->rate.rate[0] == 0);
@@ -522,7 +522,7 @@ static void test_sim_scenario_full(void **state) {
   assert_string_equal(u->methods[2].name, "/gw.Gw/Put");
   assert_true(u->methods[2].weight == 1);
   assert_int_equal(u->deadline_ns, 5 * SEC);
-  assert_int_equal(u->network.kind, MODEL_DIST_WEIBULL);
+  assert_int_equal(u->network.kind, SIM_DIST_WEIBULL);
   assert_true(u->network.p1 == 1.5 && u->network.p2 == 2e6);
   assert_non_null(u->policy);
   assert_int_equal(retry_config_lookup(u->policy, "/gw.Gw/Get")->policy.space, RETRY_SPACE_HTTP);
@@ -531,77 +531,77 @@ static void test_sim_scenario_full(void **state) {
   assert_int_equal(b->loop, MODEL_LOOP_SCRIPT);
   assert_int_equal(b->n_script, 3);
   assert_int_equal(b->script_ns[2], 1500 * MS);
-  assert_int_equal(b->network.kind, MODEL_DIST_PARETO);
+  assert_int_equal(b->network.kind, SIM_DIST_PARETO);
   assert_true(b->network.p1 == 2.5 && b->network.p2 == 1e6);
-  sim_scenario_destroy(s);
+  cli_scenario_destroy(s);
 }
 
 /* Loads small with one --set and returns the scenario. */
-static sim_scenario *load_with(const char *path, const char *value) {
-  sim_set set = {path, value};
+static cli_scenario *load_with(const char *path, const char *value) {
+  cli_set set = {path, value};
   return load_ok_sets(small, &set, 1);
 }
 
-static void test_sim_scenario_dists(void **state) {
+static void test_cli_scenario_dists(void **state) {
   (void)state;
   static const struct {
     const char *json;
-    model_dist_kind kind;
+    sim_dist_kind kind;
     double p1, p2;
   } cases[] = {
-      {"\"0\"", MODEL_DIST_CONSTANT, 0, 0},
-      {"{\"dist\": \"constant\", \"value\": \"3ms\"}", MODEL_DIST_CONSTANT, 3e6, 0},
-      {"{\"dist\": \"exponential\", \"mean\": \"1us\"}", MODEL_DIST_EXPONENTIAL, 1e3, 0},
-      {"{\"dist\": \"gamma\", \"shape\": 4, \"scale\": \"2ms\"}", MODEL_DIST_GAMMA, 4, 2e6},
-      {"{\"dist\": \"uniform\", \"min\": \"1ms\", \"max\": \"1ms\"}", MODEL_DIST_UNIFORM, 1e6, 1e6},
+      {"\"0\"", SIM_DIST_CONSTANT, 0, 0},
+      {"{\"dist\": \"constant\", \"value\": \"3ms\"}", SIM_DIST_CONSTANT, 3e6, 0},
+      {"{\"dist\": \"exponential\", \"mean\": \"1us\"}", SIM_DIST_EXPONENTIAL, 1e3, 0},
+      {"{\"dist\": \"gamma\", \"shape\": 4, \"scale\": \"2ms\"}", SIM_DIST_GAMMA, 4, 2e6},
+      {"{\"dist\": \"uniform\", \"min\": \"1ms\", \"max\": \"1ms\"}", SIM_DIST_UNIFORM, 1e6, 1e6},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    sim_scenario *s = load_with("services.api.service_time", cases[i].json);
-    const model_dist *d = &sim_scenario_config(s, 0)->services[0].service_time;
+    cli_scenario *s = load_with("services.api.service_time", cases[i].json);
+    const sim_dist *d = &cli_scenario_config(s, 0)->services[0].service_time;
     assert_int_equal(d->kind, cases[i].kind);
     assert_true(d->p1 == cases[i].p1);
     assert_true(d->p2 == cases[i].p2);
-    sim_scenario_destroy(s);
+    cli_scenario_destroy(s);
   }
   /* Lognormal: mu = ln(median), or ln(mean) - sigma^2 / 2. */
-  sim_scenario *s = load_with("services.api.service_time",
+  cli_scenario *s = load_with("services.api.service_time",
                               "{\"dist\": \"lognormal\", \"median\": \"20ms\", \"sigma\": 0.5}");
-  const model_dist *d = &sim_scenario_config(s, 0)->services[0].service_time;
-  assert_int_equal(d->kind, MODEL_DIST_LOGNORMAL);
+  const sim_dist *d = &cli_scenario_config(s, 0)->services[0].service_time;
+  assert_int_equal(d->kind, SIM_DIST_LOGNORMAL);
   assert_true(fabs(d->p1 - log(2e7)) < 1e-12);
   assert_true(d->p2 == 0.5);
-  sim_scenario_destroy(s);
+  cli_scenario_destroy(s);
   s = load_with("services.api.service_time",
                 "{\"dist\": \"lognormal\", \"mean\": \"20ms\", \"sigma\": 2}");
-  d = &sim_scenario_config(s, 0)->services[0].service_time;
+  d = &cli_scenario_config(s, 0)->services[0].service_time;
   assert_true(fabs(d->p1 - (log(2e7) - 2.0)) < 1e-12);
-  sim_scenario_destroy(s);
+  cli_scenario_destroy(s);
 }
 
-static void test_sim_scenario_profiles(void **state) {
+static void test_cli_scenario_profiles(void **state) {
   (void)state;
-  sim_scenario *s =
+  cli_scenario *s =
       load_with("clients.web.arrival.rate",
                 "{\"kind\": \"step\", \"from\": \"10/s\", \"to\": \"1/ms\", \"at\": \"5s\"}");
-  const model_rate_profile *p = &sim_scenario_config(s, 0)->clients[0].rate;
+  const sim_rate_profile *p = &cli_scenario_config(s, 0)->clients[0].rate;
   assert_int_equal(p->n_points, 2);
   assert_int_equal(p->t_ns[0], 5 * SEC);
   assert_int_equal(p->t_ns[1], 5 * SEC);
   assert_true(p->rate[0] == 10 && p->rate[1] == 1000);
-  sim_scenario_destroy(s);
+  cli_scenario_destroy(s);
   s = load_with("clients.web.arrival.rate",
                 "{\"kind\": \"ramp\", \"from\": \"0/s\", \"to\": \"60/min\", \"start\": \"1s\", "
                 "\"end\": \"9s\"}");
-  p = &sim_scenario_config(s, 0)->clients[0].rate;
+  p = &cli_scenario_config(s, 0)->clients[0].rate;
   assert_int_equal(p->n_points, 2);
   assert_int_equal(p->t_ns[0], SEC);
   assert_int_equal(p->t_ns[1], 9 * SEC);
   assert_true(p->rate[0] == 0 && p->rate[1] == 1);
-  sim_scenario_destroy(s);
+  cli_scenario_destroy(s);
   s = load_with("clients.web.arrival.rate",
                 "{\"kind\": \"spike\", \"base\": \"100/s\", \"peak\": \"900/s\", \"start\": "
                 "\"2s\", \"end\": \"3s\"}");
-  p = &sim_scenario_config(s, 0)->clients[0].rate;
+  p = &cli_scenario_config(s, 0)->clients[0].rate;
   assert_int_equal(p->n_points, 4);
   int64_t want_t[4] = {2 * SEC, 2 * SEC, 3 * SEC, 3 * SEC};
   double want_r[4] = {100, 900, 900, 100};
@@ -609,20 +609,20 @@ static void test_sim_scenario_profiles(void **state) {
     assert_int_equal(p->t_ns[i], want_t[i]);
     assert_true(p->rate[i] == want_r[i]);
   }
-  sim_scenario_destroy(s);
+  cli_scenario_destroy(s);
   s = load_with("clients.web.arrival.rate",
                 "{\"kind\": \"points\", \"points\": [[\"0s\", \"100/s\"], [\"10s\", \"300/s\"], "
                 "[\"10s\", \"0/s\"]]}");
-  p = &sim_scenario_config(s, 0)->clients[0].rate;
+  p = &cli_scenario_config(s, 0)->clients[0].rate;
   assert_int_equal(p->n_points, 3);
   assert_int_equal(p->t_ns[2], 10 * SEC);
   assert_true(p->rate[1] == 300 && p->rate[2] == 0);
-  sim_scenario_destroy(s);
+  cli_scenario_destroy(s);
   s = load_with("clients.web.arrival.rate", "{\"kind\": \"constant\", \"rate\": \"2/h\"}");
-  p = &sim_scenario_config(s, 0)->clients[0].rate;
+  p = &cli_scenario_config(s, 0)->clients[0].rate;
   assert_int_equal(p->n_points, 1);
   assert_true(fabs(p->rate[0] - 2.0 / 3600) < 1e-15);
-  sim_scenario_destroy(s);
+  cli_scenario_destroy(s);
 }
 
 /* }================================================================== */
@@ -631,9 +631,9 @@ static void test_sim_scenario_profiles(void **state) {
  * --set, variants and expectations
  * =================================================================== */
 
-static void test_sim_scenario_set(void **state) {
+static void test_cli_scenario_set(void **state) {
   (void)state;
-  sim_set sets[] = {
+  cli_set sets[] = {
       {"services.api.workers", "8"},                      /* JSON integer */
       {"services.api.queue.discipline", "lifo"},          /* a string (not JSON) */
       {"$.services.api.service_time", "\"7ms\""},         /* a JSON string, "$." prefix */
@@ -647,8 +647,8 @@ static void test_sim_scenario_set(void **state) {
       {"clients.web.nothing", "null"}, /* deleting what is absent */
       {"clients[\"web\"].count", "3"}, /* quoted key */
   };
-  sim_scenario *s = load_ok_sets(small, sets, sizeof sets / sizeof sets[0]);
-  const model_config *c = sim_scenario_config(s, 0);
+  cli_scenario *s = load_ok_sets(small, sets, sizeof sets / sizeof sets[0]);
+  const model_config *c = cli_scenario_config(s, 0);
   assert_int_equal(c->services[0].workers, 8);
   assert_int_equal(c->services[0].queue, MODEL_QUEUE_LIFO);
   assert_true(c->services[0].service_time.p1 == 7e6);
@@ -658,14 +658,14 @@ static void test_sim_scenario_set(void **state) {
   assert_int_equal(c->clients[0].deadline_ns, RETRY_NEVER);
   assert_int_equal(c->clients[0].count, 3);
   /* The document is the one after --set; the hash is of the bytes as read. */
-  const json_t *doc = sim_scenario_document(s, 0);
+  const json_t *doc = cli_scenario_document(s, 0);
   assert_int_equal(json_integer_value(json_object_get(
                        json_object_get(json_object_get(doc, "services"), "api"), "workers")),
                    8);
   char hex[65];
-  sim__scenario_sha256(small, strlen(small), hex);
-  assert_string_equal(sim_scenario_sha256(s), hex);
-  sim_scenario_destroy(s);
+  cli__scenario_sha256(small, strlen(small), hex);
+  assert_string_equal(cli_scenario_sha256(s), hex);
+  cli_scenario_destroy(s);
 
   static const struct {
     const char *path, *value, *message;
@@ -685,7 +685,7 @@ static void test_sim_scenario_set(void **state) {
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     retry_error err;
-    sim_set set = {bad[i].path, bad[i].value};
+    cli_set set = {bad[i].path, bad[i].value};
     load_bad_sets(small, &set, 1, &err);
     assert_int_equal(err.code, RETRY_ECONFIG);
     assert_string_equal(err.source, "<command line>");
@@ -695,7 +695,7 @@ static void test_sim_scenario_set(void **state) {
   }
   /* An override whose value is wrong is found by validation, at the document's path. */
   retry_error err;
-  sim_set set = {"services.api.workers", "0"};
+  cli_set set = {"services.api.workers", "0"};
   load_bad_sets(small, &set, 1, &err);
   assert_string_equal(err.source, "t.json");
   assert_string_equal(err.path, "$.services.api.workers");
@@ -715,39 +715,39 @@ static const char with_variants[] =
     "    \"expect\": {\"calls.ok\": 10, \"x[k=v].y\": {\"approx\": 1, \"tol\": 0.5}}}],"
     " \"expect\": {\"calls.ok\": {\"min\": 1}, \"flag\": true, \"none\": null}}";
 
-static void test_sim_scenario_variants(void **state) {
+static void test_cli_scenario_variants(void **state) {
   (void)state;
-  sim_scenario *s = load_ok(with_variants);
-  assert_true(sim_scenario_has_variants(s));
-  assert_int_equal(sim_scenario_n_runs(s), 2);
-  assert_string_equal(sim_scenario_name(s), "v");
-  assert_string_equal(sim_scenario_run_name(s, 0), "base");
-  assert_string_equal(sim_scenario_run_name(s, 1), "more.workers");
-  assert_int_equal(sim_scenario_config(s, 0)->services[0].workers, 2);
-  assert_int_equal(sim_scenario_config(s, 0)->services[0].n_faults, 0);
-  assert_string_equal(sim_scenario_config(s, 1)->name, "v");
-  const model_service_cfg *api = &sim_scenario_config(s, 1)->services[0];
+  cli_scenario *s = load_ok(with_variants);
+  assert_true(cli_scenario_has_variants(s));
+  assert_int_equal(cli_scenario_n_runs(s), 2);
+  assert_string_equal(cli_scenario_name(s), "v");
+  assert_string_equal(cli_scenario_run_name(s, 0), "base");
+  assert_string_equal(cli_scenario_run_name(s, 1), "more.workers");
+  assert_int_equal(cli_scenario_config(s, 0)->services[0].workers, 2);
+  assert_int_equal(cli_scenario_config(s, 0)->services[0].n_faults, 0);
+  assert_string_equal(cli_scenario_config(s, 1)->name, "v");
+  const model_service_cfg *api = &cli_scenario_config(s, 1)->services[0];
   assert_int_equal(api->workers, 8);
   assert_int_equal(api->n_faults, 1);
   assert_int_equal(api->faults[0].end_ns, SEC);
   /* A run's document is the base without "variants", with the variant's set applied. */
-  const json_t *d0 = sim_scenario_document(s, 0), *d1 = sim_scenario_document(s, 1);
+  const json_t *d0 = cli_scenario_document(s, 0), *d1 = cli_scenario_document(s, 1);
   assert_null(json_object_get(d0, "variants"));
   assert_null(json_object_get(d1, "variants"));
   assert_non_null(json_object_get(d1, "expect"));
   /* Expectations: the top level for run 0; merged for run 1, the variant's keys winning. */
-  const json_t *e0 = sim_scenario_expect(s, 0), *e1 = sim_scenario_expect(s, 1);
+  const json_t *e0 = cli_scenario_expect(s, 0), *e1 = cli_scenario_expect(s, 1);
   assert_int_equal(json_object_size(e0), 3);
   assert_true(json_is_object(json_object_get(e0, "calls.ok")));
   assert_int_equal(json_object_size(e1), 4);
   assert_int_equal(json_integer_value(json_object_get(e1, "calls.ok")), 10);
   assert_true(json_is_true(json_object_get(e1, "flag")));
   assert_non_null(json_object_get(e1, "x[k=v].y"));
-  sim_scenario_destroy(s);
+  cli_scenario_destroy(s);
 
   /* An error in a variant's document names the variant and its path. */
   retry_error err;
-  sim_set bad = {"variants[1].set", "{\"services.api.workers\": 0}"};
+  cli_set bad = {"variants[1].set", "{\"services.api.workers\": 0}"};
   load_bad_sets(with_variants, &bad, 1, &err);
   assert_string_equal(err.path, "$.services.api.workers");
   assert_string_equal(
@@ -755,17 +755,17 @@ static void test_sim_scenario_variants(void **state) {
       "in variant \"more.workers\": \"workers\" must be an integer in [1, 1000000], "
       "got 0");
   /* Without expectations anywhere, expect is NULL for every run. */
-  sim_set none[] = {{"expect", "null"}, {"variants[1].expect", "null"}};
+  cli_set none[] = {{"expect", "null"}, {"variants[1].expect", "null"}};
   s = load_ok_sets(with_variants, none, 2);
-  assert_null(sim_scenario_expect(s, 0));
-  assert_null(sim_scenario_expect(s, 1));
-  sim_scenario_destroy(s);
+  assert_null(cli_scenario_expect(s, 0));
+  assert_null(cli_scenario_expect(s, 1));
+  cli_scenario_destroy(s);
   /* Only the variant's own. */
-  sim_set only_own[] = {{"expect", "null"}};
+  cli_set only_own[] = {{"expect", "null"}};
   s = load_ok_sets(with_variants, only_own, 1);
-  assert_null(sim_scenario_expect(s, 0));
-  assert_int_equal(json_object_size(sim_scenario_expect(s, 1)), 2);
-  sim_scenario_destroy(s);
+  assert_null(cli_scenario_expect(s, 0));
+  assert_int_equal(json_object_size(cli_scenario_expect(s, 1)), 2);
+  cli_scenario_destroy(s);
 }
 
 /* }================================================================== */
@@ -774,20 +774,20 @@ static void test_sim_scenario_variants(void **state) {
  * Policies
  * =================================================================== */
 
-static void test_sim_scenario_policy_inline(void **state) {
+static void test_cli_scenario_policy_inline(void **state) {
   (void)state;
   const char *pol = RETRY_POLICY("grpc", "\"UNAVAILABLE\"");
-  sim_set set = {"clients.web.policy", pol};
-  sim_scenario *s = load_ok_sets(small, &set, 1);
-  const retry_config *p = sim_scenario_config(s, 0)->clients[0].policy;
+  cli_set set = {"clients.web.policy", pol};
+  cli_scenario *s = load_ok_sets(small, &set, 1);
+  const retry_config *p = cli_scenario_config(s, 0)->clients[0].policy;
   assert_non_null(p);
   assert_int_equal(retry_config_lookup(p, "/api.Api/Get")->policy.max_attempts, 3);
-  sim_scenario_destroy(s);
+  cli_scenario_destroy(s);
 
   /* An error inside keeps its message, its path prefixed with the policy's. */
   retry_error err;
-  sim_set sets[] = {{"clients.web.policy.methodConfig[0].retryPolicy.maxAttempts", "1"}};
-  sim_set both[] = {{"clients.web.policy", pol}, sets[0]};
+  cli_set sets[] = {{"clients.web.policy.methodConfig[0].retryPolicy.maxAttempts", "1"}};
+  cli_set both[] = {{"clients.web.policy", pol}, sets[0]};
   load_bad_sets(small, both, 2, &err);
   assert_int_equal(err.code, RETRY_ECONFIG);
   assert_string_equal(err.source, "t.json");
@@ -796,38 +796,38 @@ static void test_sim_scenario_policy_inline(void **state) {
 
   /* A policy in the wrong status space. */
   const char *hpol = RETRY_POLICY("http", "503");
-  sim_set http[] = {{"clients.web.policy", hpol}};
+  cli_set http[] = {{"clients.web.policy", hpol}};
   load_bad_sets(small, http, 1, &err);
   assert_string_equal(err.path, "$.clients.web.policy");
   assert_string_equal(err.message,
                       "the policy of \"/api.Api/Get\" uses http statuses but service \"api\" "
                       "replies with grpc statuses");
   /* ... which is fine once the service is http. */
-  sim_set http_ok[] = {{"clients.web.policy", hpol}, {"services.api.space", "http"}};
+  cli_set http_ok[] = {{"clients.web.policy", hpol}, {"services.api.space", "http"}};
   s = load_ok_sets(small, http_ok, 2);
-  sim_scenario_destroy(s);
+  cli_scenario_destroy(s);
 
   /* null is no policy; other types are errors. */
-  sim_set nul[] = {{"clients.web.policy", "null"}};
+  cli_set nul[] = {{"clients.web.policy", "null"}};
   s = load_ok_sets(small, nul, 1);
-  assert_null(sim_scenario_config(s, 0)->clients[0].policy);
-  sim_scenario_destroy(s);
-  sim_set num[] = {{"clients.web.policy", "3"}};
+  assert_null(cli_scenario_config(s, 0)->clients[0].policy);
+  cli_scenario_destroy(s);
+  cli_set num[] = {{"clients.web.policy", "3"}};
   load_bad_sets(small, num, 1, &err);
   assert_string_equal(err.message,
                       "\"policy\" must be a service config object, the name of a service config "
                       "file or null, got 3");
 }
 
-static void test_sim_scenario_policy_file(void **state) {
+static void test_cli_scenario_policy_file(void **state) {
   (void)state;
   char path[1024];
   snprintf(path, sizeof path, "%s/scenarios/valid/policy-file/scenario.json", data_dir());
   retry_error err;
   retry_error_clear(&err);
-  sim_scenario *s = sim_scenario_load(path, NULL, 0, &err);
+  cli_scenario *s = cli_scenario_load(path, NULL, 0, &err);
   if (s == NULL) fail_msg("%s: %s", err.source, err.message);
-  const model_config *c = sim_scenario_config(s, 0);
+  const model_config *c = cli_scenario_config(s, 0);
   assert_string_equal(c->name, "scenario"); /* the file's base name */
   assert_non_null(c->clients[0].policy);
   assert_int_equal(retry_config_lookup(c->clients[0].policy, "/api.v1.Api/Get")->policy.kind,
@@ -837,14 +837,14 @@ static void test_sim_scenario_policy_file(void **state) {
   char *bytes = slurp(path, &len);
   assert_non_null(bytes);
   char hex[65];
-  sim__scenario_sha256(bytes, len, hex);
-  assert_string_equal(sim_scenario_sha256(s), hex);
+  cli__scenario_sha256(bytes, len, hex);
+  assert_string_equal(cli_scenario_sha256(s), hex);
   free(bytes);
-  sim_scenario_destroy(s);
+  cli_scenario_destroy(s);
 
   /* A missing file is an I/O error at the scenario's path. */
-  sim_set set = {"clients.web.policy", "nope.json"};
-  s = sim_scenario_load(path, &set, 1, &err);
+  cli_set set = {"clients.web.policy", "nope.json"};
+  s = cli_scenario_load(path, &set, 1, &err);
   assert_null(s);
   assert_int_equal(err.code, RETRY_EIO);
   assert_string_equal(err.source, path);
@@ -853,24 +853,24 @@ static void test_sim_scenario_policy_file(void **state) {
                       "cannot open the policy file \"nope.json\": No such file or directory");
 }
 
-static void test_sim_scenario_io_errors(void **state) {
+static void test_cli_scenario_io_errors(void **state) {
   (void)state;
   retry_error err;
   retry_error_clear(&err);
-  assert_null(sim_scenario_load("/nonexistent/scenario.json", NULL, 0, &err));
+  assert_null(cli_scenario_load("/nonexistent/scenario.json", NULL, 0, &err));
   assert_int_equal(err.code, RETRY_EIO);
   assert_string_equal(err.source, "/nonexistent/scenario.json");
   assert_string_equal(err.message, "cannot open the file: No such file or directory");
   retry_error_clear(&err);
-  assert_null(sim_scenario_load(data_dir(), NULL, 0, &err));
+  assert_null(cli_scenario_load(data_dir(), NULL, 0, &err));
   assert_int_equal(err.code, RETRY_EIO);
   assert_string_equal(err.message, "cannot read the file: Is a directory");
   /* A NULL err is allowed. */
-  assert_null(sim_scenario_load("/nonexistent/scenario.json", NULL, 0, NULL));
-  assert_null(sim_scenario_load_string("{", NULL, NULL, 0, NULL));
+  assert_null(cli_scenario_load("/nonexistent/scenario.json", NULL, 0, NULL));
+  assert_null(cli_scenario_load_string("{", NULL, NULL, 0, NULL));
   /* Syntax errors carry line and column. */
   retry_error_clear(&err);
-  assert_null(sim_scenario_load_string("{\n  \"a\": 1,\n  \"a\": 2}", "x.json", NULL, 0, &err));
+  assert_null(cli_scenario_load_string("{\n  \"a\": 1,\n  \"a\": 2}", "x.json", NULL, 0, &err));
   assert_int_equal(err.code, RETRY_ESYNTAX);
   assert_int_equal(err.line, 3);
   assert_string_equal(err.source, "x.json");
@@ -884,7 +884,7 @@ static void test_sim_scenario_io_errors(void **state) {
  * =================================================================== */
 
 /* tests/data/scenarios/valid/<case>/scenario.json: each loads, with a config per run. */
-static void test_sim_scenario_valid_cases(void **state) {
+static void test_cli_scenario_valid_cases(void **state) {
   (void)state;
   char dir[512];
   snprintf(dir, sizeof dir, "%s/scenarios/valid", data_dir());
@@ -897,7 +897,7 @@ static void test_sim_scenario_valid_cases(void **state) {
     snprintf(input, sizeof input, "%s/%s/scenario.json", dir, names[i]);
     retry_error err;
     retry_error_clear(&err);
-    sim_scenario *s = sim_scenario_load(input, NULL, 0, &err);
+    cli_scenario *s = cli_scenario_load(input, NULL, 0, &err);
     if (s == NULL) {
       char buf[700];
       retry_error_format(&err, buf, sizeof buf);
@@ -905,22 +905,22 @@ static void test_sim_scenario_valid_cases(void **state) {
       bad++;
       continue;
     }
-    for (size_t r = 0; r < sim_scenario_n_runs(s); r++) {
-      const model_config *c = sim_scenario_config(s, r);
+    for (size_t r = 0; r < cli_scenario_n_runs(s); r++) {
+      const model_config *c = cli_scenario_config(s, r);
       if (c == NULL || c->n_services == 0 || c->n_clients == 0 ||
-          sim_scenario_run_name(s, r) == NULL) {
+          cli_scenario_run_name(s, r) == NULL) {
         print_error("%s: run %zu is empty\n", names[i], r);
         bad++;
       }
     }
-    sim_scenario_destroy(s);
+    cli_scenario_destroy(s);
   }
   free_cases(names, n);
   assert_int_equal(bad, 0);
 }
 
 /* Reads the case's optional "set" file: one PATH=VALUE per line. Returns the count. */
-static size_t read_sets(const char *file, char **text, sim_set *sets, size_t max) {
+static size_t read_sets(const char *file, char **text, cli_set *sets, size_t max) {
   *text = slurp(file, NULL);
   if (*text == NULL) return 0;
   size_t n = 0;
@@ -943,7 +943,7 @@ static size_t read_sets(const char *file, char **text, sim_set *sets, size_t max
  * "line column path" (-1 -1 when unknown), line 2 the message, optional line 3 the code's
  * name (default RETRY_ESYNTAX with a line, else RETRY_ECONFIG), optional line 4 the source
  * when it is not the scenario file: "<command line>", or a file relative to the case. */
-static void test_sim_scenario_invalid_cases(void **state) {
+static void test_cli_scenario_invalid_cases(void **state) {
   (void)state;
   char dir[512];
   snprintf(dir, sizeof dir, "%s/scenarios/invalid", data_dir());
@@ -994,15 +994,15 @@ static void test_sim_scenario_invalid_cases(void **state) {
       for (int k = 0; k >= -7; k--)
         if (strcmp(retry_err_name(k), code_name) == 0) code = k;
     }
-    sim_set sets[16];
+    cli_set sets[16];
     char *set_text = NULL;
     size_t n_sets = read_sets(setpath, &set_text, sets, 16);
     retry_error err;
     retry_error_clear(&err);
-    sim_scenario *s = sim_scenario_load(input, sets, n_sets, &err);
+    cli_scenario *s = cli_scenario_load(input, sets, n_sets, &err);
     if (s != NULL) {
       print_error("%s: loaded, want an error\n", names[i]);
-      sim_scenario_destroy(s);
+      cli_scenario_destroy(s);
       bad++;
     } else if (err.code != code || err.line != line || err.column != column ||
                strcmp(err.path, path) != 0 || strcmp(err.message, message) != 0 ||
@@ -1064,37 +1064,37 @@ static void chaos_json_free(void *p) { free(p); }
 
 /* One load with allocation `fail` of the hook (or `jfail` of jansson) failing. Returns whether
  * the load ran without any failure injected (the end of the sweep). */
-static bool chaos_load(const char *text, const char *path, const sim_set *sets, size_t n_sets,
+static bool chaos_load(const char *text, const char *path, const cli_set *sets, size_t n_sets,
                        long fail, long jfail) {
   the_chaos = (chaos){0, fail, 0, jfail, false};
-  sim__scenario_set_fail_hook(chaos_fail, &the_chaos);
+  cli__scenario_set_fail_hook(chaos_fail, &the_chaos);
   json_set_alloc_funcs(chaos_json_malloc, chaos_json_free);
   retry_error err;
   retry_error_clear(&err);
-  sim_scenario *s = text != NULL ? sim_scenario_load_string(text, "c.json", sets, n_sets, &err)
-                                 : sim_scenario_load(path, sets, n_sets, &err);
+  cli_scenario *s = text != NULL ? cli_scenario_load_string(text, "c.json", sets, n_sets, &err)
+                                 : cli_scenario_load(path, sets, n_sets, &err);
   json_set_alloc_funcs(malloc, free);
-  sim__scenario_set_fail_hook(NULL, NULL);
+  cli__scenario_set_fail_hook(NULL, NULL);
   if (s == NULL) {
     assert_true(the_chaos.failed);
     assert_int_not_equal(err.code, RETRY_OK);
     return false;
   }
-  sim_scenario_destroy(s);
+  cli_scenario_destroy(s);
   return !the_chaos.failed;
 }
 
 /* Fails allocation N for N = 0, 1, 2, ... until the load succeeds. Every failure must be
  * clean: NULL, an error set, nothing leaked (ASan and valgrind check the last part). */
-static void test_sim_scenario_chaos(void **state) {
+static void test_cli_scenario_chaos(void **state) {
   (void)state;
   char path[1024];
   snprintf(path, sizeof path, "%s/scenarios/valid/policy-file/scenario.json", data_dir());
-  sim_set sets[] = {{"services.api.workers", "3"}, {"clients.web.count", "2"}};
+  cli_set sets[] = {{"services.api.workers", "3"}, {"clients.web.count", "2"}};
   /* The loader's and libretry's allocations. */
   const struct {
     const char *text, *path;
-    const sim_set *sets;
+    const cli_set *sets;
     size_t n_sets;
   } runs[] = {{with_variants, NULL, sets, 2}, {full, NULL, NULL, 0}, {NULL, path, NULL, 0}};
   for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
@@ -1144,7 +1144,7 @@ static bool replace_nth(json_t *v, long *k, json_t *r) {
 
 /* Every value of two rich documents replaced in turn by values of every type and a few
  * edge cases: the loader must answer (load or error) without crashing or leaking. */
-static void test_sim_scenario_mutations(void **state) {
+static void test_cli_scenario_mutations(void **state) {
   (void)state;
   const char *inputs[2] = {full, with_variants};
   static const char *const repl[] = {"null",
@@ -1186,10 +1186,10 @@ static void test_sim_scenario_mutations(void **state) {
         json_decref(doc);
         retry_error err;
         retry_error_clear(&err);
-        sim_scenario *s = sim_scenario_load_string(t, "m.json", NULL, 0, &err);
+        cli_scenario *s = cli_scenario_load_string(t, "m.json", NULL, 0, &err);
         if (s != NULL) {
           loaded++;
-          sim_scenario_destroy(s);
+          cli_scenario_destroy(s);
         } else {
           refused++;
           assert_true(err.code != RETRY_OK && err.message[0] != '\0');
@@ -1211,19 +1211,19 @@ int main(void) {
       cmocka_unit_test(test_sim_duration_parse_invalid),
       cmocka_unit_test(test_sim_rate_parse),
       cmocka_unit_test(test_sim_sha256_vectors),
-      cmocka_unit_test(test_sim_scenario_defaults),
-      cmocka_unit_test(test_sim_scenario_full),
-      cmocka_unit_test(test_sim_scenario_dists),
-      cmocka_unit_test(test_sim_scenario_profiles),
-      cmocka_unit_test(test_sim_scenario_set),
-      cmocka_unit_test(test_sim_scenario_variants),
-      cmocka_unit_test(test_sim_scenario_policy_inline),
-      cmocka_unit_test(test_sim_scenario_policy_file),
-      cmocka_unit_test(test_sim_scenario_io_errors),
-      cmocka_unit_test(test_sim_scenario_valid_cases),
-      cmocka_unit_test(test_sim_scenario_invalid_cases),
-      cmocka_unit_test(test_sim_scenario_chaos),
-      cmocka_unit_test(test_sim_scenario_mutations),
+      cmocka_unit_test(test_cli_scenario_defaults),
+      cmocka_unit_test(test_cli_scenario_full),
+      cmocka_unit_test(test_cli_scenario_dists),
+      cmocka_unit_test(test_cli_scenario_profiles),
+      cmocka_unit_test(test_cli_scenario_set),
+      cmocka_unit_test(test_cli_scenario_variants),
+      cmocka_unit_test(test_cli_scenario_policy_inline),
+      cmocka_unit_test(test_cli_scenario_policy_file),
+      cmocka_unit_test(test_cli_scenario_io_errors),
+      cmocka_unit_test(test_cli_scenario_valid_cases),
+      cmocka_unit_test(test_cli_scenario_invalid_cases),
+      cmocka_unit_test(test_cli_scenario_chaos),
+      cmocka_unit_test(test_cli_scenario_mutations),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,11 +1,11 @@
 /*
- * sim_scenario_units.c: the units of a scenario file: durations ("250ms", "1.5s", "2m") into
+ * cli_scenario_units.c: the units of a scenario file: durations ("250ms", "1.5s", "2m") into
  * int64 nanoseconds and rates ("800/s", "3000/min") into calls per second.
  *
  * libc only and allocation-free. The integer part of a duration is exact; a fraction is
  * rounded to the nearest nanosecond, and whatever does not fit in int64 is ERANGE.
  */
-#include "sim/sim_scenario_int.h"
+#include "cli/cli_scenario_int.h"
 
 #include <assert.h>
 #include <math.h>
@@ -54,7 +54,7 @@ static const unit duration_units[] = {
     {"h", INT64_C(3600000000000)},
 };
 
-int sim_duration_parse(const char *s, int64_t *ns) {
+int cli_duration_parse(const char *s, int64_t *ns) {
   assert(ns != NULL);
   if (s == NULL) return RETRY_EINVAL;
   if (strcmp(s, "0") == 0) {
@@ -109,7 +109,7 @@ static const rate_unit rate_units[] = {
     {"/h", 1.0 / 3600.0},
 };
 
-int sim_rate_parse(const char *s, double *per_s) {
+int cli_rate_parse(const char *s, double *per_s) {
   assert(per_s != NULL);
   if (s == NULL) return RETRY_EINVAL;
   size_t int_len = 0, len = scan_decimal(s, &int_len);

@@ -1,9 +1,9 @@
 /*
- * sim_expect.c: expectations: parsing a path into segments, resolving it in a run object,
+ * cli_expect.c: expectations: parsing a path into segments, resolving it in a run object,
  * reading the expected value's shape and comparing. Invariant: a path that does not resolve and
  * a malformed expectation both count as failures, never as passes.
  */
-#include "sim/sim_expect.h"
+#include "cli/cli_expect.h"
 
 #include <assert.h>
 #include <math.h>
@@ -15,7 +15,7 @@
  * =================================================================== */
 
 /* The grammar is the one the scenario loader checks expectation paths with
- * (sim/sim_scenario_path.c), so a path it accepts resolves here as it meant:
+ * (cli/cli_scenario_path.c), so a path it accepts resolves here as it meant:
  *   path    := ["$" ("." | &"[")] first rest*
  *   first   := key | bracket
  *   rest    := "." key | bracket
@@ -429,7 +429,7 @@ static bool check_one(const char *path, const json_t *want, const json_t *run, c
 /* Every expectation is checked and reported, not only up to the first failure: a run can be
  * long, and one report should list everything that is wrong with it. Jansson iterates in
  * insertion order, so the report follows the expect object and reads the same every time. */
-int sim_expect_check(const json_t *expect, const json_t *run, const char *run_name, FILE *report,
+int cli_expect_check(const json_t *expect, const json_t *run, const char *run_name, FILE *report,
                      bool verbose) {
   if (expect == NULL) return 0;
   if (run_name == NULL) run_name = "run";
@@ -449,7 +449,7 @@ int sim_expect_check(const json_t *expect, const json_t *run, const char *run_na
 
 /* Unlike check, validate stops at the first bad key: it guards loading, where the first error
  * wins. With size 0 the messages go to a one-byte dummy, so msg may be NULL. */
-int sim_expect_validate(const json_t *expect, char *msg, size_t size) {
+int cli_expect_validate(const json_t *expect, char *msg, size_t size) {
   char dummy[1];
   if (size == 0) {
     msg = dummy;

@@ -1,17 +1,17 @@
 /*
- * sim_scenario_int.h: what the files of the scenario loader share; private to them (and to
- * tests/test_sim_scenario.c, which reaches the SHA-256 and the allocation hook through it).
+ * cli_scenario_int.h: what the files of the scenario loader share; private to them (and to
+ * tests/test_cli_scenario.c, which reaches the SHA-256 and the allocation hook through it).
  *
- *   sim_scenario.c         loading, --set, variants, expectations, the accessors
- *   sim_scenario_parse.c   a document into a model_config: top level, services, calls, faults
- *   sim_scenario_client.c  clients: arrivals, methods, policies
- *   sim_scenario_value.c   errors, JSON paths and typed values (durations, distributions, ...)
- *   sim_scenario_path.c    the PATH syntax of --set, variants and expectations
- *   sim_scenario_units.c   sim_duration_parse, sim_rate_parse
- *   sim_scenario_sha256.c  SHA-256 of the file's bytes
+ *   cli_scenario.c         loading, --set, variants, expectations, the accessors
+ *   cli_scenario_parse.c   a document into a model_config: top level, services, calls, faults
+ *   cli_scenario_client.c  clients: arrivals, methods, policies
+ *   cli_scenario_value.c   errors, JSON paths and typed values (durations, distributions, ...)
+ *   cli_scenario_path.c    the PATH syntax of --set, variants and expectations
+ *   cli_scenario_units.c   cli_duration_parse, cli_rate_parse
+ *   cli_scenario_sha256.c  SHA-256 of the file's bytes
  */
-#ifndef SIM_SCENARIO_INT_H
-#define SIM_SCENARIO_INT_H
+#ifndef CLI_SCENARIO_INT_H
+#define CLI_SCENARIO_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -19,9 +19,10 @@
 
 #include <jansson.h>
 
+#include "cli/cli_recovery.h"
 #include "models/model_config.h"
 #include "retry/retry.h"
-#include "sim/sim_scenario.h"
+#include "cli/cli_scenario.h"
 
 #define SCN_N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -56,17 +57,18 @@ typedef struct scn_ctx {
   retry_error e;        /* the first error; e.code != RETRY_OK once conversion failed */
   char path[512];       /* JSON path of the value being read, "$.services.api.queue" */
   size_t path_len;
-  model_config *cfg; /* being filled (owned by the caller of sim__scenario_build) */
+  model_config *cfg; /* being filled (owned by the caller of cli__scenario_build) */
+  cli_recovery_cfg recovery; /* the document's "recovery", with its defaults */
 } scn_ctx;
 
 /* Starts a context at path "$" with no error. */
-void sim__scenario_ctx_init(scn_ctx *c, const char *source, const char *base_dir,
+void cli__scenario_ctx_init(scn_ctx *c, const char *source, const char *base_dir,
                             const char *variant);
 
 /* }================================================================== */
 
 /* {==================================================================
- * sim_scenario_value.c: errors, paths and typed values
+ * cli_scenario_value.c: errors, paths and typed values
  *
  * A getter returns 1 and sets *out when the key is present and valid, 0 when it is absent
  * (JSON null counts as absent), -1 after recording an error. *out is left alone unless the
@@ -76,144 +78,144 @@ void sim__scenario_ctx_init(scn_ctx *c, const char *source, const char *base_dir
 
 /* Records an error at the current path; the first one wins. In a variant's document the
  * message starts with `in variant "name": `. Allocates nothing. */
-void sim__scenario_fail(scn_ctx *c, int code, const char *fmt, ...)
+void cli__scenario_fail(scn_ctx *c, int code, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
 /* "<label> must be <what>, got <v>" at the current path. */
-void sim__scenario_fail_value(scn_ctx *c, const char *label, const char *what, const json_t *v);
+void cli__scenario_fail_value(scn_ctx *c, const char *label, const char *what, const json_t *v);
 /* An unknown key (the caller pushed it): `unknown key "k"; allowed: a, b` or, with where
  * ("a \"refuse\" fault"), `key "k" is not allowed in <where>; allowed: a, b`. Lists that do
  * not fit the message are cut with ", ...". */
-void sim__scenario_fail_unknown_key(scn_ctx *c, const char *key, const char *const *allowed,
+void cli__scenario_fail_unknown_key(scn_ctx *c, const char *key, const char *const *allowed,
                                     size_t n, const char *where);
 /* Fails on the first key of obj, in document order, that is not in allowed. */
-bool sim__scenario_check_keys(scn_ctx *c, json_t *obj, const char *const *allowed, size_t n,
+bool cli__scenario_check_keys(scn_ctx *c, json_t *obj, const char *const *allowed, size_t n,
                               const char *where);
-bool sim__scenario_key_in(const char *key, const char *const *list, size_t n);
+bool cli__scenario_key_in(const char *key, const char *const *list, size_t n);
 
 /* Append ".key" (["key"] when key is not an identifier) / "[i]"; each returns the mark to give
  * back to path_pop. A path that does not fit is cut, never overflowed. */
-size_t sim__scenario_path_push_key(scn_ctx *c, const char *key);
-size_t sim__scenario_path_push_index(scn_ctx *c, size_t i);
-void sim__scenario_path_pop(scn_ctx *c, size_t mark);
+size_t cli__scenario_path_push_key(scn_ctx *c, const char *key);
+size_t cli__scenario_path_push_index(scn_ctx *c, size_t i);
+void cli__scenario_path_pop(scn_ctx *c, size_t mark);
 /* Appends text as it is (a service config's path without its "$"). */
-size_t sim__scenario_path_push_raw(scn_ctx *c, const char *text);
+size_t cli__scenario_path_push_raw(scn_ctx *c, const char *text);
 /* Takes over an error from elsewhere (a service config file: its source, path, line and
  * column) as the context's error, the message prefixed in a variant. */
-void sim__scenario_fail_copy(scn_ctx *c, const retry_error *e);
+void cli__scenario_fail_copy(scn_ctx *c, const retry_error *e);
 
 /* v for "got ..." in messages: scalars as written (strings quoted, cut at 40 bytes),
  * containers by kind. */
-void sim__scenario_describe(const json_t *v, char *buf, size_t size);
+void cli__scenario_describe(const json_t *v, char *buf, size_t size);
 /* s as printable text, at most max bytes ("..." appended when cut). */
-void sim__scenario_printable(char *buf, size_t size, const char *s, size_t max);
+void cli__scenario_printable(char *buf, size_t size, const char *s, size_t max);
 
 /* obj[key], NULL when absent or null. Borrowed. */
-json_t *sim__scenario_field(json_t *obj, const char *key);
+json_t *cli__scenario_field(json_t *obj, const char *key);
 /* Passes rc through, turning 0 (absent) into `"key" is required: what`. */
-int sim__scenario_require(scn_ctx *c, int rc, const char *key, const char *what);
+int cli__scenario_require(scn_ctx *c, int rc, const char *key, const char *what);
 
-int sim__scenario_get_bool(scn_ctx *c, json_t *obj, const char *key, bool *out);
+int cli__scenario_get_bool(scn_ctx *c, json_t *obj, const char *key, bool *out);
 /* A JSON integer (not 2.0) in [lo, hi]; what describes the range for the message. */
-int sim__scenario_get_int(scn_ctx *c, json_t *obj, const char *key, int64_t lo, int64_t hi,
+int cli__scenario_get_int(scn_ctx *c, json_t *obj, const char *key, int64_t lo, int64_t hi,
                           const char *what, int64_t *out);
-int sim__scenario_get_int32(scn_ctx *c, json_t *obj, const char *key, int32_t lo, int32_t hi,
+int cli__scenario_get_int32(scn_ctx *c, json_t *obj, const char *key, int32_t lo, int32_t hi,
                             const char *what, int32_t *out);
 /* A JSON number in lo..hi, each end open or closed. */
-int sim__scenario_get_number(scn_ctx *c, json_t *obj, const char *key, double lo, bool lo_open,
+int cli__scenario_get_number(scn_ctx *c, json_t *obj, const char *key, double lo, bool lo_open,
                              double hi, bool hi_open, const char *what, double *out);
 /* Any JSON string. *out is borrowed from the document. */
-int sim__scenario_get_string(scn_ctx *c, json_t *obj, const char *key, const char **out);
+int cli__scenario_get_string(scn_ctx *c, json_t *obj, const char *key, const char **out);
 /* A string among names[0..n); *out receives its index. */
-int sim__scenario_get_enum(scn_ctx *c, json_t *obj, const char *key, const char *const *names,
+int cli__scenario_get_enum(scn_ctx *c, json_t *obj, const char *key, const char *const *names,
                            size_t n, int *out);
 
-/* A duration string (sim_duration_parse) of at least lo (or more than lo when lo_open). A
+/* A duration string (cli_duration_parse) of at least lo (or more than lo when lo_open). A
  * JSON number is refused with a message asking for a unit. */
-bool sim__scenario_duration_value(scn_ctx *c, json_t *v, const char *label, int64_t lo,
+bool cli__scenario_duration_value(scn_ctx *c, json_t *v, const char *label, int64_t lo,
                                   bool lo_open, const char *what, int64_t *out);
-int sim__scenario_get_duration(scn_ctx *c, json_t *obj, const char *key, int64_t lo, bool lo_open,
+int cli__scenario_get_duration(scn_ctx *c, json_t *obj, const char *key, int64_t lo, bool lo_open,
                                const char *what, int64_t *out);
-/* A rate string (sim_rate_parse) in [0, SCN_MAX_RATE] per second. */
-bool sim__scenario_rate_value(scn_ctx *c, json_t *v, const char *label, double *out);
+/* A rate string (cli_rate_parse) in [0, SCN_MAX_RATE] per second. */
+bool cli__scenario_rate_value(scn_ctx *c, json_t *v, const char *label, double *out);
 /* A distribution: "10ms" (constant) or {"dist": ..., parameters}. */
-bool sim__scenario_dist_value(scn_ctx *c, json_t *v, const char *label, model_dist *out);
-int sim__scenario_get_dist(scn_ctx *c, json_t *obj, const char *key, model_dist *out);
+bool cli__scenario_dist_value(scn_ctx *c, json_t *v, const char *label, sim_dist *out);
+int cli__scenario_get_dist(scn_ctx *c, json_t *obj, const char *key, sim_dist *out);
 /* A rate profile: "800/s" or {"kind": constant|step|ramp|spike|points, ...}. */
-bool sim__scenario_profile_value(scn_ctx *c, json_t *v, const char *label, model_rate_profile *out);
+bool cli__scenario_profile_value(scn_ctx *c, json_t *v, const char *label, sim_rate_profile *out);
 /* A status of a space: a gRPC code name or 0..16, or an HTTP integer 100..599. allow_ok:
  * whether success (OK, 2xx) is acceptable. */
-bool sim__scenario_status_value(scn_ctx *c, json_t *v, const char *label, retry_space space,
+bool cli__scenario_status_value(scn_ctx *c, json_t *v, const char *label, retry_space space,
                                 bool allow_ok, int32_t *out);
-int sim__scenario_get_status(scn_ctx *c, json_t *obj, const char *key, retry_space space,
+int cli__scenario_get_status(scn_ctx *c, json_t *obj, const char *key, retry_space space,
                              bool allow_ok, int32_t *out);
 /* A full method name "/pkg.Service/Method": '/', two non-empty parts without '/'. */
-int sim__scenario_get_method(scn_ctx *c, json_t *obj, const char *key, const char **out);
-bool sim__scenario_method_is_valid(const char *s);
+int cli__scenario_get_method(scn_ctx *c, json_t *obj, const char *key, const char **out);
+bool cli__scenario_method_is_valid(const char *s);
 /* 1..63 bytes of [A-Za-z0-9_.-]. */
-bool sim__scenario_name_is_valid(const char *s);
+bool cli__scenario_name_is_valid(const char *s);
 /* `a "kind" what` or `an "kind" what` (what: "fault", "distribution", ...) into buf. */
-void sim__scenario_kind_where(char *buf, size_t size, const char *kind, const char *what);
+void cli__scenario_kind_where(char *buf, size_t size, const char *kind, const char *what);
 /* "grpc" or "http". */
-const char *sim__scenario_space_name(retry_space sp);
+const char *cli__scenario_space_name(retry_space sp);
 
 /* }================================================================== */
 
 /* {==================================================================
- * sim_scenario_parse.c and sim_scenario_client.c: a document into a model_config
+ * cli_scenario_parse.c and cli_scenario_client.c: a document into a model_config
  * =================================================================== */
 
 /* Validates doc completely and converts it. Returns a new config (free with
  * model_config_destroy) or NULL with c->e set. default_name is the name used when the document
  * has none. */
-model_config *sim__scenario_build(scn_ctx *c, json_t *doc, const char *default_name);
+model_config *cli__scenario_build(scn_ctx *c, json_t *doc, const char *default_name);
 
 /* Index of the service called name, or -1. */
-int sim__scenario_service_index(const scn_ctx *c, const char *name);
+int cli__scenario_service_index(const scn_ctx *c, const char *name);
 
 /* A required key (a call's "service", a client's "target") naming a service; *out receives
  * its index. */
-bool sim__scenario_service_ref(scn_ctx *c, json_t *obj, const char *key, int *out);
+bool cli__scenario_service_ref(scn_ctx *c, json_t *obj, const char *key, int *out);
 /* "stream": "unary", "client", "server" or "bidi". */
-int sim__scenario_get_stream(scn_ctx *c, json_t *obj, retry_stream_kind *out);
+int cli__scenario_get_stream(scn_ctx *c, json_t *obj, retry_stream_kind *out);
 /* A service, client or variant name at the current path: 1..63 bytes of [A-Za-z0-9_.-].
  * kind ("service", "client", "variant") is for the message. */
-bool sim__scenario_check_name(scn_ctx *c, const char *kind, const char *name);
+bool cli__scenario_check_name(scn_ctx *c, const char *kind, const char *name);
 
 /* The "clients" object into c->cfg->clients (services already converted). */
-bool sim__scenario_parse_clients(scn_ctx *c, json_t *clients);
+bool cli__scenario_parse_clients(scn_ctx *c, json_t *clients);
 
 /* A POLICY value (the path is at it, v is not null): a service config object, loaded with
  * retry_config_load_string, or the name of a service config file relative to c->base_dir.
  * *out receives a new config (free with retry_config_destroy), NULL after an error. */
-bool sim__scenario_policy_value(scn_ctx *c, json_t *v, retry_config **out);
+bool cli__scenario_policy_value(scn_ctx *c, json_t *v, retry_config **out);
 /* Checks that each of methods[0..n) whose policy retries or hedges uses the status space of
  * service target. policy may be NULL (nothing to check). */
-bool sim__scenario_policy_check_space(scn_ctx *c, const retry_config *policy,
+bool cli__scenario_policy_check_space(scn_ctx *c, const retry_config *policy,
                                       const char *const *methods, size_t n, int target);
 
-/* "variants" and "expect" of the base document: shapes only (sim_scenario.c). */
-bool sim__scenario_check_variants(scn_ctx *c, json_t *variants);
-bool sim__scenario_check_expect(scn_ctx *c, json_t *expect);
+/* "variants" and "expect" of the base document: shapes only (cli_scenario.c). */
+bool cli__scenario_check_variants(scn_ctx *c, json_t *variants);
+bool cli__scenario_check_expect(scn_ctx *c, json_t *expect);
 
 /* }================================================================== */
 
 /* {==================================================================
- * sim_scenario_path.c: PATH syntax
+ * cli_scenario_path.c: PATH syntax
  * =================================================================== */
 
 /* Checks the syntax of path. allow_match: whether [key=value] selectors are allowed (expect
  * paths). Returns true, or false with a reason in why ("an index has a leading zero"); why
  * may be NULL. */
-bool sim__scenario_path_check(const char *path, bool allow_match, char *why, size_t why_size);
+bool cli__scenario_path_check(const char *path, bool allow_match, char *why, size_t why_size);
 /* The first key of path ("services" for "services.api.workers"), into buf. False when path
  * does not start with a key. */
-bool sim__scenario_path_head(const char *path, char *buf, size_t size);
+bool cli__scenario_path_head(const char *path, char *buf, size_t size);
 /* Sets path in root to value (taken: always released), creating missing objects; a null
  * value deletes. Returns RETRY_OK, RETRY_EINVAL with a reason in why, or RETRY_ENOMEM. */
-int sim__scenario_path_set(json_t *root, const char *path, json_t *value, char *why,
+int cli__scenario_path_set(json_t *root, const char *path, json_t *value, char *why,
                            size_t why_size);
 
 /* }================================================================== */
@@ -222,19 +224,19 @@ int sim__scenario_path_set(json_t *root, const char *path, json_t *value, char *
  * Allocation (every allocation of the loader goes through these) and SHA-256
  * =================================================================== */
 
-void *sim__scenario_malloc(size_t size);
-void *sim__scenario_calloc(size_t n, size_t size);
-char *sim__scenario_strdup(const char *s);
+void *cli__scenario_malloc(size_t size);
+void *cli__scenario_calloc(size_t n, size_t size);
+char *cli__scenario_strdup(const char *s);
 /* The allocator handed to retry_config loads: NULL unless a fail hook is set. */
-const retry_allocator *sim__scenario_retry_alloc(void);
+const retry_allocator *cli__scenario_retry_alloc(void);
 /* Tests only: when set, every allocation of the loader first asks fail(ctx) and returns NULL
  * when it answers true. Memory is still malloc's, so model_config_destroy frees it. NULL
  * removes the hook. Not thread-safe. */
-void sim__scenario_set_fail_hook(bool (*fail)(void *ctx), void *ctx);
+void cli__scenario_set_fail_hook(bool (*fail)(void *ctx), void *ctx);
 
 /* Lower-case hex SHA-256 (FIPS 180-4) of data[0..len) into hex (64 digits and a NUL). */
-void sim__scenario_sha256(const void *data, size_t len, char hex[65]);
+void cli__scenario_sha256(const void *data, size_t len, char hex[65]);
 
 /* }================================================================== */
 
-#endif /* SIM_SCENARIO_INT_H */
+#endif /* CLI_SCENARIO_INT_H */

@@ -1,10 +1,10 @@
 /*
- * sim_expect.h: checking a scenario's "expect" object against the run object of one run (the
+ * cli_expect.h: checking a scenario's "expect" object against the run object of one run (the
  * keys of summary.json), for `retrysim run --check`. Pure functions over jansson values: no
  * state, no allocation that outlives a call.
  */
-#ifndef SIM_EXPECT_H
-#define SIM_EXPECT_H
+#ifndef CLI_EXPECT_H
+#define CLI_EXPECT_H
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -34,15 +34,15 @@
 /* Checks every expectation of expect (an object; NULL checks nothing) against run, the run
  * object. For each failure writes "FAIL <run_name>: <path>: expected <...>, got <...>\n" to
  * report, and with verbose also "PASS ..." lines for the others; report may be NULL. A
- * malformed expectation (see sim_expect_validate) is a failure too. Returns the number of
+ * malformed expectation (see cli_expect_validate) is a failure too. Returns the number of
  * failed expectations, 0 when all passed. */
-int sim_expect_check(const json_t *expect, const json_t *run, const char *run_name, FILE *report,
+int cli_expect_check(const json_t *expect, const json_t *run, const char *run_name, FILE *report,
                      bool verbose);
 
 /* Checks the shape of an expect object without a run: an object whose keys are well-formed
  * paths and whose values have one of the shapes above. Returns 0, or -1 with a message naming
  * the bad key written to msg (size bytes, may be 0). Meant for the scenario loader, so that a
  * bad expectation is refused before anything runs. */
-int sim_expect_validate(const json_t *expect, char *msg, size_t size);
+int cli_expect_validate(const json_t *expect, char *msg, size_t size);
 
-#endif /* SIM_EXPECT_H */
+#endif /* CLI_EXPECT_H */

@@ -1,12 +1,12 @@
 /*
- * sim_scenario_client.c: the clients of a scenario (population, arrival process, method mix,
+ * cli_scenario_client.c: the clients of a scenario (population, arrival process, method mix,
  * deadline) and the POLICY values that clients and downstream calls share: a gRPC service
  * config written inline or kept in a file, loaded by libretry's own loader.
  *
  * Services are converted before clients, so a client's target and its policy's status space
  * can be checked against the service it calls.
  */
-#include "sim/sim_scenario_int.h"
+#include "cli/cli_scenario_int.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -18,7 +18,7 @@
 
 /* Reported at the current path like any error; the caller's config owns what was built. */
 static bool oom(scn_ctx *c) {
-  sim__scenario_fail(c, RETRY_ENOMEM, "out of memory loading the scenario");
+  cli__scenario_fail(c, RETRY_ENOMEM, "out of memory loading the scenario");
   return false;
 }
 
@@ -33,9 +33,9 @@ static bool oom(scn_ctx *c) {
  * in the scenario file, and would point a user at the wrong place. A failed load always sets
  * a code; the RETRY_ECONFIG fallback only makes sure an error can never read as success. */
 static bool fail_inline(scn_ctx *c, const retry_error *pe) {
-  size_t mark = sim__scenario_path_push_raw(c, pe->path[0] == '$' ? pe->path + 1 : "");
-  sim__scenario_fail(c, pe->code != RETRY_OK ? pe->code : RETRY_ECONFIG, "%s", pe->message);
-  sim__scenario_path_pop(c, mark);
+  size_t mark = cli__scenario_path_push_raw(c, pe->path[0] == '$' ? pe->path + 1 : "");
+  cli__scenario_fail(c, pe->code != RETRY_OK ? pe->code : RETRY_ECONFIG, "%s", pe->message);
+  cli__scenario_path_pop(c, mark);
   return false;
 }
 
@@ -50,7 +50,7 @@ static bool load_inline(scn_ctx *c, json_t *v, retry_config **out) {
   if (text == NULL) return oom(c);
   /* 0: libretry's default cap on maxAttempts. The allocator is NULL except under the tests'
    * failure hook. Errors name the scenario (c->source): an inline policy lives in it. */
-  retry_config_opts opts = {0, sim__scenario_retry_alloc()};
+  retry_config_opts opts = {0, cli__scenario_retry_alloc()};
   retry_error pe;
   retry_error_clear(&pe);
   *out = retry_config_load_string(text, c->source, &opts, &pe);
@@ -67,13 +67,13 @@ static bool load_inline(scn_ctx *c, json_t *v, retry_config **out) {
 static bool load_file(scn_ctx *c, json_t *v, retry_config **out) {
   const char *name = json_string_value(v);
   if (name[0] == '\0') {
-    sim__scenario_fail_value(c, "\"policy\"", POLICY_WHAT, v);
+    cli__scenario_fail_value(c, "\"policy\"", POLICY_WHAT, v);
     return false;
   }
   /* An absolute name is used as it is. The buffer holds the directory, a '/' and the name
    * and its NUL; no '/' is added when base_dir already ends with one ("/" itself). */
   size_t dir_len = name[0] == '/' ? 0 : strlen(c->base_dir);
-  char *full = sim__scenario_malloc(dir_len + strlen(name) + 2);
+  char *full = cli__scenario_malloc(dir_len + strlen(name) + 2);
   if (full == NULL) return oom(c);
   if (dir_len > 0)
     snprintf(full, dir_len + strlen(name) + 2, "%s%s%s", c->base_dir,
@@ -87,37 +87,37 @@ static bool load_file(scn_ctx *c, json_t *v, retry_config **out) {
   if (f == NULL) {
     /* The name as written: the source names the scenario, whose directory it is read in. */
     char shown[72];
-    sim__scenario_printable(shown, sizeof shown, name, 64);
-    sim__scenario_fail(c, RETRY_EIO, "cannot open the policy file \"%s\": %s", shown,
+    cli__scenario_printable(shown, sizeof shown, name, 64);
+    cli__scenario_fail(c, RETRY_EIO, "cannot open the policy file \"%s\": %s", shown,
                        strerror(errno));
     free(full);
     return false;
   }
   fclose(f);
-  retry_config_opts opts = {0, sim__scenario_retry_alloc()};
+  retry_config_opts opts = {0, cli__scenario_retry_alloc()};
   retry_error pe;
   retry_error_clear(&pe);
   /* full can go at once: pe holds its own copy of the file name in a fixed array. */
   *out = retry_config_load_file(full, &opts, &pe);
   free(full);
-  if (*out == NULL) sim__scenario_fail_copy(c, &pe);
+  if (*out == NULL) cli__scenario_fail_copy(c, &pe);
   return *out != NULL;
 }
 
 /* A POLICY value: an object is a service config written inline, a string names a file;
  * JSON null never reaches here (the caller's getter reads it as "no policy"). */
-bool sim__scenario_policy_value(scn_ctx *c, json_t *v, retry_config **out) {
+bool cli__scenario_policy_value(scn_ctx *c, json_t *v, retry_config **out) {
   *out = NULL;
   if (json_is_object(v)) return load_inline(c, v, out);
   if (json_is_string(v)) return load_file(c, v, out);
-  sim__scenario_fail_value(c, "\"policy\"", POLICY_WHAT, v);
+  cli__scenario_fail_value(c, "\"policy\"", POLICY_WHAT, v);
   return false;
 }
 
 /* A policy judges the statuses its target sends: an HTTP policy in front of a gRPC service
  * would never match a retryable status (or, worse, match the wrong one by number), so the
  * spaces must agree wherever the policy retries or hedges. */
-bool sim__scenario_policy_check_space(scn_ctx *c, const retry_config *policy,
+bool cli__scenario_policy_check_space(scn_ctx *c, const retry_config *policy,
                                       const char *const *methods, size_t n, int target) {
   /* retry_config_lookup never returns NULL: a method no methodConfig names gets an empty
    * config whose policy kind is RETRY_POLICY_NONE, which has no statuses to disagree on. */
@@ -127,12 +127,12 @@ bool sim__scenario_policy_check_space(scn_ctx *c, const retry_config *policy,
     const retry_method_config *mc = retry_config_lookup(policy, methods[i]);
     if (mc->policy.kind == RETRY_POLICY_NONE || mc->policy.space == svc->space) continue;
     char m[48];
-    sim__scenario_printable(m, sizeof m, methods[i], 40);
-    sim__scenario_fail(c, RETRY_ECONFIG,
+    cli__scenario_printable(m, sizeof m, methods[i], 40);
+    cli__scenario_fail(c, RETRY_ECONFIG,
                        "the policy of \"%s\" uses %s statuses but service \"%s\" replies with %s "
                        "statuses",
-                       m, sim__scenario_space_name(mc->policy.space), svc->name,
-                       sim__scenario_space_name(svc->space));
+                       m, cli__scenario_space_name(mc->policy.space), svc->name,
+                       cli__scenario_space_name(svc->space));
     return false;
   }
   return true;
@@ -155,51 +155,51 @@ static const char *const keys_script[] = {"kind", "at"};
 static bool parse_script(scn_ctx *c, json_t *arr, model_client_cfg *cl, int64_t duration_ns) {
   const char *what = "a non-empty array of at most 256 times such as [\"0s\", \"1.5s\"]";
   /* The limit is MODEL_SCRIPT_MAX: script times live in a fixed array of the client config. */
-  if (sim__scenario_require(c, arr != NULL, "at", what) != 1) return false;
-  size_t mark = sim__scenario_path_push_key(c, "at");
+  if (cli__scenario_require(c, arr != NULL, "at", what) != 1) return false;
+  size_t mark = cli__scenario_path_push_key(c, "at");
   if (!json_is_array(arr) || json_array_size(arr) == 0 || json_array_size(arr) > MODEL_SCRIPT_MAX) {
-    sim__scenario_fail_value(c, "\"at\"", what, arr);
+    cli__scenario_fail_value(c, "\"at\"", what, arr);
     return false;
   }
   for (size_t i = 0; i < json_array_size(arr); i++) {
     json_t *t = json_array_get(arr, i);
     int64_t ns = 0;
-    size_t mi = sim__scenario_path_push_index(c, i);
-    if (!sim__scenario_duration_value(c, t, "each time", 0, false, SCN_DUR_NONNEG, &ns))
+    size_t mi = cli__scenario_path_push_index(c, i);
+    if (!cli__scenario_duration_value(c, t, "each time", 0, false, SCN_DUR_NONNEG, &ns))
       return false;
     char got[64];
-    sim__scenario_describe(t, got, sizeof got);
+    cli__scenario_describe(t, got, sizeof got);
     /* Times must not decrease: the world walks the script in order, and two equal times are
      * fine (two calls at once). Each time must fall inside the run, or it would never fire. */
     if (i > 0 && ns < cl->script_ns[i - 1]) {
       char prev[64];
-      sim__scenario_describe(json_array_get(arr, i - 1), prev, sizeof prev);
-      sim__scenario_fail(c, RETRY_ECONFIG, "times must not decrease: %s comes after %s", got, prev);
+      cli__scenario_describe(json_array_get(arr, i - 1), prev, sizeof prev);
+      cli__scenario_fail(c, RETRY_ECONFIG, "times must not decrease: %s comes after %s", got, prev);
       return false;
     }
     if (ns >= duration_ns) {
-      sim__scenario_fail(c, RETRY_ECONFIG,
+      cli__scenario_fail(c, RETRY_ECONFIG,
                          "each time must be before the end of \"duration\", got %s", got);
       return false;
     }
     cl->script_ns[i] = ns;
     /* Grown as each time is accepted, so n_script never counts a time that was not stored. */
     cl->n_script = (int)i + 1;
-    sim__scenario_path_pop(c, mi);
+    cli__scenario_path_pop(c, mi);
   }
-  sim__scenario_path_pop(c, mark);
+  cli__scenario_path_pop(c, mark);
   return true;
 }
 
 /* "arrival": the kind first, since it decides the keys allowed, then the kind's fields. */
 static bool parse_arrival(scn_ctx *c, json_t *v, model_client_cfg *cl) {
   if (!json_is_object(v)) {
-    sim__scenario_fail_value(c, "\"arrival\"",
+    cli__scenario_fail_value(c, "\"arrival\"",
                              "an object {\"kind\": \"open\" | \"closed\" | \"script\", ...}", v);
     return false;
   }
   int kind = 0;
-  if (sim__scenario_require(c, sim__scenario_get_enum(c, v, "kind", arrival_kinds, 3, &kind),
+  if (cli__scenario_require(c, cli__scenario_get_enum(c, v, "kind", arrival_kinds, 3, &kind),
                             "kind", "\"open\", \"closed\" or \"script\"") != 1)
     return false;
   cl->loop = (model_loop_kind)kind;
@@ -211,28 +211,28 @@ static bool parse_arrival(scn_ctx *c, json_t *v, model_client_cfg *cl) {
              : kind == 1 ? SCN_N_OF(keys_closed)
                          : SCN_N_OF(keys_script);
   char where[48];
-  sim__scenario_kind_where(where, sizeof where, arrival_kinds[kind], "arrival");
-  if (!sim__scenario_check_keys(c, v, keys, n, where)) return false;
+  cli__scenario_kind_where(where, sizeof where, arrival_kinds[kind], "arrival");
+  if (!cli__scenario_check_keys(c, v, keys, n, where)) return false;
   /* Each case returns: the keys were checked above, so only the kind's own values remain. */
   switch (cl->loop) {
     case MODEL_LOOP_OPEN: {
-      json_t *r = sim__scenario_field(v, "rate");
-      if (sim__scenario_require(c, r != NULL, "rate",
+      json_t *r = cli__scenario_field(v, "rate");
+      if (cli__scenario_require(c, r != NULL, "rate",
                                 "calls per second of the population, such as \"800/s\"") != 1)
         return false;
-      size_t mark = sim__scenario_path_push_key(c, "rate");
-      if (!sim__scenario_profile_value(c, r, "\"rate\"", &cl->rate)) return false;
-      sim__scenario_path_pop(c, mark);
+      size_t mark = cli__scenario_path_push_key(c, "rate");
+      if (!cli__scenario_profile_value(c, r, "\"rate\"", &cl->rate)) return false;
+      cli__scenario_path_pop(c, mark);
       return true;
     }
     case MODEL_LOOP_CLOSED:
-      return sim__scenario_require(c, sim__scenario_get_dist(c, v, "think", &cl->think), "think",
+      return cli__scenario_require(c, cli__scenario_get_dist(c, v, "think", &cl->think), "think",
                                    "the pause between calls, a duration or a distribution") == 1 &&
-             sim__scenario_get_int32(c, v, "user_retries", 0, SCN_MAX_USER_RETRIES,
+             cli__scenario_get_int32(c, v, "user_retries", 0, SCN_MAX_USER_RETRIES,
                                      "an integer in [0, 1000]", &cl->user_retries) >= 0 &&
-             sim__scenario_get_dist(c, v, "user_retry_delay", &cl->user_retry_delay) >= 0;
+             cli__scenario_get_dist(c, v, "user_retry_delay", &cl->user_retry_delay) >= 0;
     case MODEL_LOOP_SCRIPT:
-      return parse_script(c, sim__scenario_field(v, "at"), cl, c->cfg->duration_ns);
+      return parse_script(c, cli__scenario_field(v, "at"), cl, c->cfg->duration_ns);
   }
   return true;
 }
@@ -255,27 +255,27 @@ static bool parse_method(scn_ctx *c, json_t *v, model_method_cfg *m) {
   m->stream = RETRY_STREAM_UNARY;
   const char *name = NULL;
   if (json_is_string(v)) {
-    if (!sim__scenario_method_is_valid(json_string_value(v))) {
-      sim__scenario_fail_value(c, "each method", "a full method name \"/package.Service/Method\"",
+    if (!cli__scenario_method_is_valid(json_string_value(v))) {
+      cli__scenario_fail_value(c, "each method", "a full method name \"/package.Service/Method\"",
                                v);
       return false;
     }
     name = json_string_value(v);
   } else if (json_is_object(v)) {
-    if (!sim__scenario_check_keys(c, v, method_keys, SCN_N_OF(method_keys), NULL) ||
-        sim__scenario_require(c, sim__scenario_get_method(c, v, "name", &name), "name",
+    if (!cli__scenario_check_keys(c, v, method_keys, SCN_N_OF(method_keys), NULL) ||
+        cli__scenario_require(c, cli__scenario_get_method(c, v, "name", &name), "name",
                               "a full method name \"/package.Service/Method\"") != 1 ||
-        sim__scenario_get_number(c, v, "weight", 0, true, 1e12, false, "a number > 0", &m->weight) <
+        cli__scenario_get_number(c, v, "weight", 0, true, 1e12, false, "a number > 0", &m->weight) <
             0 ||
-        sim__scenario_get_stream(c, v, &m->stream) < 0 ||
-        sim__scenario_get_int(c, v, "request_bytes", 0, INT64_MAX, "an integer >= 0",
+        cli__scenario_get_stream(c, v, &m->stream) < 0 ||
+        cli__scenario_get_int(c, v, "request_bytes", 0, INT64_MAX, "an integer >= 0",
                               &m->request_bytes) < 0 ||
-        sim__scenario_get_int(c, v, "stream_items", 0, INT64_MAX, "an integer >= 0",
+        cli__scenario_get_int(c, v, "stream_items", 0, INT64_MAX, "an integer >= 0",
                               &m->stream_items) < 0 ||
-        sim__scenario_get_duration(c, v, "deadline", 0, true, SCN_DUR_POS, &m->deadline_ns) < 0)
+        cli__scenario_get_duration(c, v, "deadline", 0, true, SCN_DUR_POS, &m->deadline_ns) < 0)
       return false;
   } else {
-    sim__scenario_fail_value(
+    cli__scenario_fail_value(
         c, "each method", "a method name \"/package.Service/Method\" or an object {\"name\": ...}",
         v);
     return false;
@@ -283,7 +283,7 @@ static bool parse_method(scn_ctx *c, json_t *v, model_method_cfg *m) {
   /* Copied last, once everything else is valid. Until then the name points into the
    * document; the config must own its strings, since it is used (and freed by
    * model_config_destroy) without the document. */
-  m->name = sim__scenario_strdup(name);
+  m->name = cli__scenario_strdup(name);
   return m->name != NULL || oom(c);
 }
 
@@ -292,32 +292,32 @@ static bool parse_method(scn_ctx *c, json_t *v, model_method_cfg *m) {
  * so destroy frees exactly the names that exist. */
 static bool parse_methods(scn_ctx *c, json_t *list, model_client_cfg *cl) {
   const char *what = "a non-empty array of method names or {\"name\": ...} objects";
-  if (sim__scenario_require(c, list != NULL, "methods", what) != 1) return false;
-  size_t mark = sim__scenario_path_push_key(c, "methods");
+  if (cli__scenario_require(c, list != NULL, "methods", what) != 1) return false;
+  size_t mark = cli__scenario_path_push_key(c, "methods");
   size_t n = json_is_array(list) ? json_array_size(list) : 0;
   if (n == 0) {
-    sim__scenario_fail_value(c, "\"methods\"", what, list);
+    cli__scenario_fail_value(c, "\"methods\"", what, list);
     return false;
   }
-  cl->methods = sim__scenario_calloc(n, sizeof cl->methods[0]);
+  cl->methods = cli__scenario_calloc(n, sizeof cl->methods[0]);
   if (cl->methods == NULL) return oom(c);
   for (size_t i = 0; i < n; i++) {
-    size_t mi = sim__scenario_path_push_index(c, i);
+    size_t mi = cli__scenario_path_push_index(c, i);
     cl->n_methods = i + 1;
     if (!parse_method(c, json_array_get(list, i), &cl->methods[i])) return false;
     /* Quadratic, like every duplicate check here: a client lists a handful of methods. */
     for (size_t j = 0; j < i; j++) {
       if (strcmp(cl->methods[j].name, cl->methods[i].name) != 0) continue;
       char shown[48];
-      sim__scenario_printable(shown, sizeof shown, cl->methods[i].name, 40);
-      sim__scenario_fail(c, RETRY_ECONFIG,
+      cli__scenario_printable(shown, sizeof shown, cl->methods[i].name, 40);
+      cli__scenario_fail(c, RETRY_ECONFIG,
                          "method \"%s\" is listed twice (first at [%zu]); give it one weight",
                          shown, j);
       return false;
     }
-    sim__scenario_path_pop(c, mi);
+    cli__scenario_path_pop(c, mi);
   }
-  sim__scenario_path_pop(c, mark);
+  cli__scenario_path_pop(c, mark);
   return true;
 }
 
@@ -336,8 +336,8 @@ static bool parse_window(scn_ctx *c, json_t *v, model_client_cfg *cl) {
    * when given (rc == 1); absent, the client stops with the run, RETRY_NEVER below. */
   int64_t duration = c->cfg->duration_ns, stop = duration;
   int rc;
-  if (sim__scenario_get_duration(c, v, "start", 0, false, SCN_DUR_NONNEG, &cl->start_ns) < 0 ||
-      (rc = sim__scenario_get_duration(c, v, "stop", 0, true, SCN_DUR_POS, &stop)) < 0)
+  if (cli__scenario_get_duration(c, v, "start", 0, false, SCN_DUR_NONNEG, &cl->start_ns) < 0 ||
+      (rc = cli__scenario_get_duration(c, v, "stop", 0, true, SCN_DUR_POS, &stop)) < 0)
     return false;
   const char *bad = NULL, *why = NULL;
   if (cl->start_ns >= duration) {
@@ -352,10 +352,10 @@ static bool parse_window(scn_ctx *c, json_t *v, model_client_cfg *cl) {
   }
   if (bad != NULL) {
     char got[64];
-    sim__scenario_describe(json_object_get(v, bad), got, sizeof got);
-    size_t mark = sim__scenario_path_push_key(c, bad);
-    sim__scenario_fail(c, RETRY_ECONFIG, "%s, got %s", why, got);
-    sim__scenario_path_pop(c, mark);
+    cli__scenario_describe(json_object_get(v, bad), got, sizeof got);
+    size_t mark = cli__scenario_path_push_key(c, bad);
+    cli__scenario_fail(c, RETRY_ECONFIG, "%s, got %s", why, got);
+    cli__scenario_path_pop(c, mark);
     return false;
   }
   cl->stop_ns = rc == 1 ? stop : RETRY_NEVER;
@@ -371,52 +371,52 @@ static bool parse_client(scn_ctx *c, json_t *v, model_client_cfg *cl) {
   cl->count = 1;
   cl->deadline_ns = RETRY_NEVER;
   cl->stop_ns = RETRY_NEVER;
-  if (!sim__scenario_check_keys(c, v, client_keys, SCN_N_OF(client_keys), NULL) ||
-      sim__scenario_get_int32(c, v, "count", 1, SCN_MAX_COUNT, "an integer in [1, 1000000]",
+  if (!cli__scenario_check_keys(c, v, client_keys, SCN_N_OF(client_keys), NULL) ||
+      cli__scenario_get_int32(c, v, "count", 1, SCN_MAX_COUNT, "an integer in [1, 1000000]",
                               &cl->count) < 0)
     return false;
   /* The target is read early: the policy's space check below needs the service it calls. */
-  if (!sim__scenario_service_ref(c, v, "target", &cl->target)) return false;
-  json_t *arrival = sim__scenario_field(v, "arrival");
-  if (sim__scenario_require(c, arrival != NULL, "arrival",
+  if (!cli__scenario_service_ref(c, v, "target", &cl->target)) return false;
+  json_t *arrival = cli__scenario_field(v, "arrival");
+  if (cli__scenario_require(c, arrival != NULL, "arrival",
                             "{\"kind\": \"open\" | \"closed\" | \"script\", ...}") != 1)
     return false;
-  size_t mark = sim__scenario_path_push_key(c, "arrival");
+  size_t mark = cli__scenario_path_push_key(c, "arrival");
   if (!parse_arrival(c, arrival, cl)) return false;
-  sim__scenario_path_pop(c, mark);
-  if (!parse_window(c, v, cl) || !parse_methods(c, sim__scenario_field(v, "methods"), cl) ||
-      sim__scenario_get_duration(c, v, "deadline", 0, true, SCN_DUR_POS, &cl->deadline_ns) < 0)
+  cli__scenario_path_pop(c, mark);
+  if (!parse_window(c, v, cl) || !parse_methods(c, cli__scenario_field(v, "methods"), cl) ||
+      cli__scenario_get_duration(c, v, "deadline", 0, true, SCN_DUR_POS, &cl->deadline_ns) < 0)
     return false;
-  json_t *pol = sim__scenario_field(v, "policy");
+  json_t *pol = cli__scenario_field(v, "policy");
   if (pol != NULL) {
-    mark = sim__scenario_path_push_key(c, "policy");
+    mark = cli__scenario_path_push_key(c, "policy");
     /* The method names are gathered into a temporary array (borrowed pointers, freed here)
      * to share the space check with downstream calls, which have a single method. */
-    const char **names = sim__scenario_calloc(cl->n_methods, sizeof *names);
+    const char **names = cli__scenario_calloc(cl->n_methods, sizeof *names);
     if (names == NULL) return oom(c);
     for (size_t i = 0; i < cl->n_methods; i++)
       names[i] = cl->methods[i].name;
-    bool ok = sim__scenario_policy_value(c, pol, &cl->policy) &&
-              sim__scenario_policy_check_space(c, cl->policy, names, cl->n_methods, cl->target);
+    bool ok = cli__scenario_policy_value(c, pol, &cl->policy) &&
+              cli__scenario_policy_check_space(c, cl->policy, names, cl->n_methods, cl->target);
     free(names);
     if (!ok) return false;
-    sim__scenario_path_pop(c, mark);
+    cli__scenario_path_pop(c, mark);
   }
-  return sim__scenario_get_dist(c, v, "network", &cl->network) >= 0;
+  return cli__scenario_get_dist(c, v, "network", &cl->network) >= 0;
 }
 
 /* "clients": at least one, in document order, names shared with the services. */
-bool sim__scenario_parse_clients(scn_ctx *c, json_t *clients) {
+bool cli__scenario_parse_clients(scn_ctx *c, json_t *clients) {
   model_config *cfg = c->cfg;
   size_t n = json_is_object(clients) ? json_object_size(clients) : 0;
   if (n == 0) {
-    sim__scenario_fail_value(c, "\"clients\"", "a non-empty object {\"name\": {...}, ...}",
+    cli__scenario_fail_value(c, "\"clients\"", "a non-empty object {\"name\": {...}, ...}",
                              clients);
     return false;
   }
   /* Allocated zeroed at its final size; clients are converted in document order, so the
    * error reported is the first one in the file. */
-  cfg->clients = sim__scenario_calloc(n, sizeof cfg->clients[0]);
+  cfg->clients = cli__scenario_calloc(n, sizeof cfg->clients[0]);
   if (cfg->clients == NULL) return oom(c);
   size_t i = 0;
   for (void *it = json_object_iter(clients); it != NULL;
@@ -427,28 +427,28 @@ bool sim__scenario_parse_clients(scn_ctx *c, json_t *clients) {
     /* Counted before the client is filled, so model_config_destroy frees whatever this
      * client got before a failure. */
     cfg->n_clients = i + 1;
-    size_t mark = sim__scenario_path_push_key(c, name);
-    if (!sim__scenario_check_name(c, "client", name)) return false;
+    size_t mark = cli__scenario_path_push_key(c, name);
+    if (!cli__scenario_check_name(c, "client", name)) return false;
     /* One namespace, because a name stands alone in summaries, CSV headers and edges
-     * ("web -> api"): sim_output_text.c even tells a client's edges from a service's by
+     * ("web -> api"): cli_output_text.c even tells a client's edges from a service's by
      * looking the name up among the services. */
-    if (sim__scenario_service_index(c, name) >= 0) {
+    if (cli__scenario_service_index(c, name) >= 0) {
       char shown[72];
-      sim__scenario_printable(shown, sizeof shown, name, SCN_NAME_MAX);
-      sim__scenario_fail(c, RETRY_ECONFIG,
+      cli__scenario_printable(shown, sizeof shown, name, SCN_NAME_MAX);
+      cli__scenario_fail(c, RETRY_ECONFIG,
                          "\"%s\" is already a service's name; services and clients share one "
                          "namespace",
                          shown);
       return false;
     }
     if (!json_is_object(v)) {
-      sim__scenario_fail_value(c, "a client", "an object {\"target\": ..., ...}", v);
+      cli__scenario_fail_value(c, "a client", "an object {\"target\": ..., ...}", v);
       return false;
     }
-    cl->name = sim__scenario_strdup(name);
+    cl->name = cli__scenario_strdup(name);
     if (cl->name == NULL) return oom(c);
     if (!parse_client(c, v, cl)) return false;
-    sim__scenario_path_pop(c, mark);
+    cli__scenario_path_pop(c, mark);
   }
   return true;
 }

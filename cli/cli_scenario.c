@@ -1,12 +1,12 @@
 /*
- * sim_scenario.c: loading a scenario: the file, its SHA-256, the command line's --set
+ * cli_scenario.c: loading a scenario: the file, its SHA-256, the command line's --set
  * overrides, the variants with their own overrides and expectations, and the accessors.
  *
  * Owns the document (after --set), one resolved document, config and expectation set per run.
- * Invariant: a sim_scenario exists only when every run's document converted without error,
+ * Invariant: a cli_scenario exists only when every run's document converted without error,
  * so nothing starts unless the whole file is right.
  */
-#include "sim/sim_scenario_int.h"
+#include "cli/cli_scenario_int.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -17,15 +17,16 @@
 #include <string.h>
 
 /* One run: the base document, or one variant of it. In a scenario abandoned half-way any
- * member may still be NULL; sim_scenario_destroy relies on every release call accepting that. */
+ * member may still be NULL; cli_scenario_destroy relies on every release call accepting that. */
 typedef struct scn_run {
   char *name;        /* the variant's name, or the scenario's */
   model_config *cfg; /* converted from doc */
+  cli_recovery_cfg recovery; /* how its recovery is judged */
   json_t *doc;       /* the resolved document */
   json_t *expect;    /* merged expectations, NULL when none */
 } scn_run;
 
-struct sim_scenario {
+struct cli_scenario {
   char *name;        /* the base document's name */
   char sha256[65];   /* of the bytes as read */
   json_t *doc;       /* the document after --set */
@@ -44,12 +45,12 @@ struct sim_scenario {
 static bool (*fail_hook)(void *ctx);
 static void *fail_hook_ctx;
 
-void sim__scenario_set_fail_hook(bool (*fail)(void *ctx), void *ctx) {
+void cli__scenario_set_fail_hook(bool (*fail)(void *ctx), void *ctx) {
   fail_hook = fail;
   fail_hook_ctx = ctx;
 }
 
-/* Asked before every allocation of the loader. The chaos test in tests/test_sim_scenario.c
+/* Asked before every allocation of the loader. The chaos test in tests/test_cli_scenario.c
  * fails the Nth allocation for N = 0, 1, 2, ... and checks that each failure is reported as
  * RETRY_ENOMEM and leaks nothing, so an allocation that bypassed this hook would be a failure
  * path the test never exercises. */
@@ -57,15 +58,15 @@ static bool should_fail(void) { return fail_hook != NULL && fail_hook(fail_hook_
 
 /* A zero size is bumped to 1: malloc(0) may return NULL, which a caller would take for out of
  * memory. No caller means to ask for 0 bytes, but one that did must not fail spuriously. */
-void *sim__scenario_malloc(size_t size) { return should_fail() ? NULL : malloc(size ? size : 1); }
+void *cli__scenario_malloc(size_t size) { return should_fail() ? NULL : malloc(size ? size : 1); }
 
-void *sim__scenario_calloc(size_t n, size_t size) {
+void *cli__scenario_calloc(size_t n, size_t size) {
   return should_fail() ? NULL : calloc(n ? n : 1, size ? size : 1);
 }
 
-char *sim__scenario_strdup(const char *s) {
+char *cli__scenario_strdup(const char *s) {
   size_t n = strlen(s) + 1;
-  char *d = sim__scenario_malloc(n);
+  char *d = cli__scenario_malloc(n);
   if (d != NULL) memcpy(d, s, n);
   return d;
 }
@@ -75,7 +76,7 @@ char *sim__scenario_strdup(const char *s) {
  * loader. Frees never fail, and the context is unused because the hook's state is global. */
 static void *hook_malloc(size_t size, void *ctx) {
   (void)ctx;
-  return sim__scenario_malloc(size);
+  return cli__scenario_malloc(size);
 }
 
 static void *hook_realloc(void *p, size_t size, void *ctx) {
@@ -92,7 +93,7 @@ static const retry_allocator hook_alloc = {hook_malloc, hook_realloc, hook_free,
 
 /* Without a hook, NULL tells libretry to use its default allocator: the production path pays
  * nothing for the test facility. */
-const retry_allocator *sim__scenario_retry_alloc(void) {
+const retry_allocator *cli__scenario_retry_alloc(void) {
   return fail_hook != NULL ? &hook_alloc : NULL;
 }
 
@@ -147,7 +148,7 @@ static void report_json_error(retry_error *err, const char *source, const json_e
   if (json_error_code(je) == json_error_null_character)
     snprintf(text, sizeof text, "\\u0000 is not allowed in strings");
   else
-    sim__scenario_printable(text, sizeof text, je->text, sizeof text - 4); /* quotes input */
+    cli__scenario_printable(text, sizeof text, je->text, sizeof text - 4); /* quotes input */
   /* jansson's line is 1-based and 0 when it has no position; -1 is our "unknown". */
   set_error(err, RETRY_ESYNTAX, source, "", je->line > 0 ? je->line : -1,
             je->line > 0 ? je->column : -1, "invalid JSON: %s", text);
@@ -175,12 +176,12 @@ static json_t *set_value(const char *text) {
  * the runs record as their document is the scenario as it was run. The paths are the
  * command line's, so errors name "<command line>" and quote the path; a wrong value (as
  * opposed to a wrong path) is found later by validation, at its place in the document. */
-static bool apply_sets(json_t *doc, const sim_set *sets, size_t n_sets, retry_error *err) {
+static bool apply_sets(json_t *doc, const cli_set *sets, size_t n_sets, retry_error *err) {
   for (size_t i = 0; i < n_sets; i++) {
     assert(sets[i].path != NULL);
     char shown[72], why[128] = "";
     /* The path is cut for display: the message has 160 bytes and needs room for the reason. */
-    sim__scenario_printable(shown, sizeof shown, sets[i].path, 64);
+    cli__scenario_printable(shown, sizeof shown, sets[i].path, 64);
     json_t *v = set_value(sets[i].value);
     if (v == NULL) {
       set_error(err, RETRY_ECONFIG, "<command line>", "", -1, -1,
@@ -190,7 +191,7 @@ static bool apply_sets(json_t *doc, const sim_set *sets, size_t n_sets, retry_er
     /* path_set consumes v whatever it returns, so no error path below releases it. On an error
      * the document may already hold intermediate objects that path_set created; that is
      * harmless because the caller destroys the whole scenario. */
-    int rc = sim__scenario_path_set(doc, sets[i].path, v, why, sizeof why);
+    int rc = cli__scenario_path_set(doc, sets[i].path, v, why, sizeof why);
     if (rc == RETRY_ENOMEM) {
       set_error(err, RETRY_ENOMEM, "<command line>", "", -1, -1, "out of memory applying --set");
       return false;
@@ -216,22 +217,22 @@ static const char *const variant_keys[] = {"name", "description", "set", "expect
  * they are validated where they land, in the variant's document. */
 static bool check_set(scn_ctx *c, json_t *set) {
   if (!json_is_object(set)) {
-    sim__scenario_fail_value(c, "\"set\"", "an object {\"path\": value, ...}", set);
+    cli__scenario_fail_value(c, "\"set\"", "an object {\"path\": value, ...}", set);
     return false;
   }
   for (void *it = json_object_iter(set); it != NULL; it = json_object_iter_next(set, it)) {
     const char *path = json_object_iter_key(it);
     char shown[72], why[128], head[64] = "";
-    sim__scenario_printable(shown, sizeof shown, path, 64);
+    cli__scenario_printable(shown, sizeof shown, path, 64);
     /* No [key=value] selectors here (allow_match false): a scenario's arrays are addressed by
      * position, and a selector could not say what to create when nothing matched. */
-    if (!sim__scenario_path_check(path, false, why, sizeof why)) {
-      sim__scenario_fail(c, RETRY_ECONFIG, "bad path \"%s\": %s", shown, why);
+    if (!cli__scenario_path_check(path, false, why, sizeof why)) {
+      cli__scenario_fail(c, RETRY_ECONFIG, "bad path \"%s\": %s", shown, why);
       return false;
     }
-    sim__scenario_path_head(path, head, sizeof head);
+    cli__scenario_path_head(path, head, sizeof head);
     if (strcmp(head, "variants") == 0 || strcmp(head, "expect") == 0) {
-      sim__scenario_fail(c, RETRY_ECONFIG,
+      cli__scenario_fail(c, RETRY_ECONFIG,
                          "bad path \"%s\": a variant may not change \"variants\" or \"expect\" "
                          "(it has its own \"expect\")",
                          shown);
@@ -247,60 +248,60 @@ static bool check_set(scn_ctx *c, json_t *set) {
 static bool check_variant(scn_ctx *c, json_t *variants, size_t i) {
   json_t *v = json_array_get(variants, i);
   if (!json_is_object(v)) {
-    sim__scenario_fail_value(c, "each variant", "an object {\"name\": ..., \"set\": {...}}", v);
+    cli__scenario_fail_value(c, "each variant", "an object {\"name\": ..., \"set\": {...}}", v);
     return false;
   }
   const char *name = NULL, *desc = NULL;
-  if (!sim__scenario_check_keys(c, v, variant_keys, SCN_N_OF(variant_keys), NULL) ||
-      sim__scenario_require(c, sim__scenario_get_string(c, v, "name", &name), "name",
+  if (!cli__scenario_check_keys(c, v, variant_keys, SCN_N_OF(variant_keys), NULL) ||
+      cli__scenario_require(c, cli__scenario_get_string(c, v, "name", &name), "name",
                             SCN_NAME_WHAT) != 1)
     return false;
   /* On failure the path is not popped: the error already holds a copy of it, and the whole
    * walk unwinds without reading the path again (scn_ctx's invariant). */
-  size_t mark = sim__scenario_path_push_key(c, "name");
-  if (!sim__scenario_check_name(c, "variant", name)) return false;
+  size_t mark = cli__scenario_path_push_key(c, "name");
+  if (!cli__scenario_check_name(c, "variant", name)) return false;
   /* Earlier variants passed this function, so their "name" is a valid string. The scan is
    * quadratic, which does not matter for the tens of variants a scenario has. */
   for (size_t j = 0; j < i; j++) {
     json_t *other = json_object_get(json_array_get(variants, j), "name");
     if (strcmp(json_string_value(other), name) == 0) {
-      sim__scenario_fail(c, RETRY_ECONFIG, "variant \"%s\" is defined twice (first at [%zu])", name,
+      cli__scenario_fail(c, RETRY_ECONFIG, "variant \"%s\" is defined twice (first at [%zu])", name,
                          j);
       return false;
     }
   }
-  sim__scenario_path_pop(c, mark);
-  if (sim__scenario_get_string(c, v, "description", &desc) < 0) return false;
-  json_t *set = sim__scenario_field(v, "set");
+  cli__scenario_path_pop(c, mark);
+  if (cli__scenario_get_string(c, v, "description", &desc) < 0) return false;
+  json_t *set = cli__scenario_field(v, "set");
   if (set != NULL) {
-    mark = sim__scenario_path_push_key(c, "set");
+    mark = cli__scenario_path_push_key(c, "set");
     if (!check_set(c, set)) return false;
-    sim__scenario_path_pop(c, mark);
+    cli__scenario_path_pop(c, mark);
   }
-  json_t *expect = sim__scenario_field(v, "expect");
+  json_t *expect = cli__scenario_field(v, "expect");
   if (expect != NULL) {
-    mark = sim__scenario_path_push_key(c, "expect");
-    if (!sim__scenario_check_expect(c, expect)) return false;
-    sim__scenario_path_pop(c, mark);
+    mark = cli__scenario_path_push_key(c, "expect");
+    if (!cli__scenario_check_expect(c, expect)) return false;
+    cli__scenario_path_pop(c, mark);
   }
   return true;
 }
 
 /* "variants": a non-empty array (an empty one would make a scenario with no run). */
-bool sim__scenario_check_variants(scn_ctx *c, json_t *variants) {
+bool cli__scenario_check_variants(scn_ctx *c, json_t *variants) {
   if (!json_is_array(variants) || json_array_size(variants) == 0) {
-    sim__scenario_fail_value(c, "\"variants\"", "a non-empty array of variants", variants);
+    cli__scenario_fail_value(c, "\"variants\"", "a non-empty array of variants", variants);
     return false;
   }
   for (size_t i = 0; i < json_array_size(variants); i++) {
-    size_t mark = sim__scenario_path_push_index(c, i);
+    size_t mark = cli__scenario_path_push_index(c, i);
     if (!check_variant(c, variants, i)) return false;
-    sim__scenario_path_pop(c, mark);
+    cli__scenario_path_pop(c, mark);
   }
   return true;
 }
 
-/* The shapes of an expectation, for messages. Keep them in step with sim/sim_expect.h, which
+/* The shapes of an expectation, for messages. Keep them in step with cli/cli_expect.h, which
  * defines what each shape means when a run is checked. */
 #define EXPECT_WHAT                                                                           \
   "a number, string, boolean or null, [lo, hi], {\"min\": x, \"max\": y} or {\"approx\": x, " \
@@ -312,57 +313,57 @@ static const char *const approx_keys[] = {"approx", "tol"};
 /* An object expectation: {"min", "max"} (one or both) or {"approx", "tol"} (both). */
 static bool check_expect_object(scn_ctx *c, json_t *v) {
   double lo = 0, hi = 0, x = 0;
-  /* null is not "absent" here: sim_expect_check reads {"min": null} as malformed. */
+  /* null is not "absent" here: cli_expect_check reads {"min": null} as malformed. */
   for (void *it = json_object_iter(v); it != NULL; it = json_object_iter_next(v, it)) {
     if (!json_is_null(json_object_iter_value(it))) continue;
-    size_t mark = sim__scenario_path_push_key(c, json_object_iter_key(it));
-    sim__scenario_fail_value(c, "an expectation's bound", "a number", json_object_iter_value(it));
-    sim__scenario_path_pop(c, mark);
+    size_t mark = cli__scenario_path_push_key(c, json_object_iter_key(it));
+    cli__scenario_fail_value(c, "an expectation's bound", "a number", json_object_iter_value(it));
+    cli__scenario_path_pop(c, mark);
     return false;
   }
   /* Either key of the approx form makes this an approx object, so {"approx": 1, "max": 2}
    * is reported as a misplaced "max" rather than as a broken range. x only receives the
    * values to validate them: the check reads them again from the document. */
   if (json_object_get(v, "approx") != NULL || json_object_get(v, "tol") != NULL) {
-    return sim__scenario_check_keys(c, v, approx_keys, 2, "an {\"approx\", \"tol\"} expectation") &&
-           sim__scenario_require(c,
-                                 sim__scenario_get_number(c, v, "approx", -HUGE_VAL, false,
+    return cli__scenario_check_keys(c, v, approx_keys, 2, "an {\"approx\", \"tol\"} expectation") &&
+           cli__scenario_require(c,
+                                 cli__scenario_get_number(c, v, "approx", -HUGE_VAL, false,
                                                           HUGE_VAL, false, "a number", &x),
                                  "approx", "the expected value") == 1 &&
-           sim__scenario_require(c,
-                                 sim__scenario_get_number(c, v, "tol", 0, false, HUGE_VAL, false,
+           cli__scenario_require(c,
+                                 cli__scenario_get_number(c, v, "tol", 0, false, HUGE_VAL, false,
                                                           "a number >= 0", &x),
                                  "tol", "the absolute tolerance, a number >= 0") == 1;
   }
-  if (!sim__scenario_check_keys(c, v, range_keys, 2, "a {\"min\", \"max\"} expectation"))
+  if (!cli__scenario_check_keys(c, v, range_keys, 2, "a {\"min\", \"max\"} expectation"))
     return false;
   int has_lo =
-      sim__scenario_get_number(c, v, "min", -HUGE_VAL, false, HUGE_VAL, false, "a number", &lo);
+      cli__scenario_get_number(c, v, "min", -HUGE_VAL, false, HUGE_VAL, false, "a number", &lo);
   if (has_lo < 0) return false;
   int has_hi =
-      sim__scenario_get_number(c, v, "max", -HUGE_VAL, false, HUGE_VAL, false, "a number", &hi);
+      cli__scenario_get_number(c, v, "max", -HUGE_VAL, false, HUGE_VAL, false, "a number", &hi);
   if (has_hi < 0) return false;
   /* {} would be a range without bounds, which every value passes: that cannot be what the
    * user meant, so it is refused as not being an expectation at all. */
   if (has_lo == 0 && has_hi == 0) {
-    sim__scenario_fail_value(c, "an expectation", EXPECT_WHAT, v);
+    cli__scenario_fail_value(c, "an expectation", EXPECT_WHAT, v);
     return false;
   }
   if (has_lo == 1 && has_hi == 1 && lo > hi) {
-    size_t mark = sim__scenario_path_push_key(c, "max");
-    sim__scenario_fail(c, RETRY_ECONFIG, "\"max\" must be >= \"min\"");
-    sim__scenario_path_pop(c, mark);
+    size_t mark = cli__scenario_path_push_key(c, "max");
+    cli__scenario_fail(c, RETRY_ECONFIG, "\"max\" must be >= \"min\"");
+    cli__scenario_path_pop(c, mark);
     return false;
   }
   return true;
 }
 
-/* The shapes are those sim_expect_check (sim/sim_expect.c) compares, null included (a value
+/* The shapes are those cli_expect_check (cli/cli_expect.c) compares, null included (a value
  * that must be null); only the shape is checked here, before anything runs.
- * Why check here as well as in sim_expect_validate: the loader's messages carry the JSON path
+ * Why check here as well as in cli_expect_validate: the loader's messages carry the JSON path
  * and the variant's name, and a bad expectation must stop the scenario before a long run rather
  * than fail after it. An inverted range [hi, lo] would never pass, so it is refused too.
- * sim_run_validate still calls sim_expect_validate after loading, as a second guard. */
+ * cli_run_validate still calls cli_expect_validate after loading, as a second guard. */
 static bool check_expect_value(scn_ctx *c, json_t *v) {
   if (json_is_number(v) || json_is_string(v) || json_is_boolean(v) || json_is_null(v)) return true;
   if (json_is_object(v)) return check_expect_object(c, v);
@@ -370,18 +371,18 @@ static bool check_expect_value(scn_ctx *c, json_t *v) {
       json_is_number(json_array_get(v, 1))) {
     if (json_number_value(json_array_get(v, 0)) <= json_number_value(json_array_get(v, 1)))
       return true;
-    sim__scenario_fail(c, RETRY_ECONFIG, "an expectation [lo, hi] needs lo <= hi");
+    cli__scenario_fail(c, RETRY_ECONFIG, "an expectation [lo, hi] needs lo <= hi");
     return false;
   }
-  sim__scenario_fail_value(c, "an expectation", EXPECT_WHAT, v);
+  cli__scenario_fail_value(c, "an expectation", EXPECT_WHAT, v);
   return false;
 }
 
 /* "expect": each key a path (selectors allowed), each value one of the shapes. The paths
  * are not resolved here: they name things in the run's summary, which does not exist yet. */
-bool sim__scenario_check_expect(scn_ctx *c, json_t *expect) {
+bool cli__scenario_check_expect(scn_ctx *c, json_t *expect) {
   if (!json_is_object(expect)) {
-    sim__scenario_fail_value(c, "\"expect\"", "an object {\"summary path\": expectation, ...}",
+    cli__scenario_fail_value(c, "\"expect\"", "an object {\"summary path\": expectation, ...}",
                              expect);
     return false;
   }
@@ -389,15 +390,15 @@ bool sim__scenario_check_expect(scn_ctx *c, json_t *expect) {
    * $.expect["calls..ok"]. */
   for (void *it = json_object_iter(expect); it != NULL; it = json_object_iter_next(expect, it)) {
     const char *path = json_object_iter_key(it);
-    size_t mark = sim__scenario_path_push_key(c, path);
+    size_t mark = cli__scenario_path_push_key(c, path);
     char shown[72], why[128];
-    if (!sim__scenario_path_check(path, true, why, sizeof why)) {
-      sim__scenario_printable(shown, sizeof shown, path, 64);
-      sim__scenario_fail(c, RETRY_ECONFIG, "bad path \"%s\": %s", shown, why);
+    if (!cli__scenario_path_check(path, true, why, sizeof why)) {
+      cli__scenario_printable(shown, sizeof shown, path, 64);
+      cli__scenario_fail(c, RETRY_ECONFIG, "bad path \"%s\": %s", shown, why);
       return false;
     }
     if (!check_expect_value(c, json_object_iter_value(it))) return false;
-    sim__scenario_path_pop(c, mark);
+    cli__scenario_path_pop(c, mark);
   }
   return true;
 }
@@ -412,7 +413,7 @@ bool sim__scenario_check_expect(scn_ctx *c, json_t *expect) {
  * point of failure, and NULL members are no-ops for every function called here.
  * n_runs is set only after runs was allocated, so a scenario that failed earlier has no runs
  * to walk. Documents are released with json_decref: the base run shares s->doc by reference. */
-void sim_scenario_destroy(sim_scenario *s) {
+void cli_scenario_destroy(cli_scenario *s) {
   if (s == NULL) return;
   for (size_t i = 0; i < s->n_runs; i++) {
     free(s->runs[i].name);
@@ -449,11 +450,11 @@ static json_t *merge_expect(json_t *base, json_t *own, bool *ok) {
 static json_t *variant_doc(scn_ctx *c, json_t *base, json_t *variant) {
   json_t *doc = json_deep_copy(base);
   if (doc == NULL) {
-    sim__scenario_fail(c, RETRY_ENOMEM, "out of memory applying a variant");
+    cli__scenario_fail(c, RETRY_ENOMEM, "out of memory applying a variant");
     return NULL;
   }
   json_object_del(doc, "variants");
-  json_t *set = sim__scenario_field(variant, "set");
+  json_t *set = cli__scenario_field(variant, "set");
   for (void *it = set != NULL ? json_object_iter(set) : NULL; it != NULL;
        it = json_object_iter_next(set, it)) {
     const char *path = json_object_iter_key(it);
@@ -463,13 +464,13 @@ static json_t *variant_doc(scn_ctx *c, json_t *base, json_t *variant) {
      * (an index past the end, a key under a string). */
     json_t *v = json_deep_copy(json_object_iter_value(it));
     char why[128] = "", shown[72];
-    int rc = v == NULL ? RETRY_ENOMEM : sim__scenario_path_set(doc, path, v, why, sizeof why);
+    int rc = v == NULL ? RETRY_ENOMEM : cli__scenario_path_set(doc, path, v, why, sizeof why);
     if (rc != RETRY_OK) {
-      sim__scenario_printable(shown, sizeof shown, path, 64);
+      cli__scenario_printable(shown, sizeof shown, path, 64);
       if (rc == RETRY_ENOMEM)
-        sim__scenario_fail(c, RETRY_ENOMEM, "out of memory applying a variant");
+        cli__scenario_fail(c, RETRY_ENOMEM, "out of memory applying a variant");
       else
-        sim__scenario_fail(c, RETRY_ECONFIG, "cannot set \"%s\": %s", shown, why);
+        cli__scenario_fail(c, RETRY_ECONFIG, "cannot set \"%s\": %s", shown, why);
       json_decref(doc);
       return NULL;
     }
@@ -480,7 +481,7 @@ static json_t *variant_doc(scn_ctx *c, json_t *base, json_t *variant) {
 /* Converts variant i into s->runs[i]. Errors in applying its "set" are located in the base
  * document ($.variants[i].set); errors in the result name the variant and the path in its
  * own document. */
-static bool build_variant(sim_scenario *s, size_t i, const char *source, const char *base_dir,
+static bool build_variant(cli_scenario *s, size_t i, const char *source, const char *base_dir,
                           const char *default_name, retry_error *err) {
   json_t *variant = json_array_get(json_object_get(s->doc, "variants"), i);
   const char *name = json_string_value(json_object_get(variant, "name"));
@@ -489,7 +490,7 @@ static bool build_variant(sim_scenario *s, size_t i, const char *source, const c
   /* Two contexts in turn. Applying "set" is located in the base document, whose path is
    * written by hand in one go rather than pushed key by key, and carries no variant prefix;
    * converting the result is the variant's, so the second context names it. */
-  sim__scenario_ctx_init(&c, source, base_dir, NULL);
+  cli__scenario_ctx_init(&c, source, base_dir, NULL);
   snprintf(c.path, sizeof c.path, "$.variants[%zu].set", i);
   c.path_len = strlen(c.path);
   run->doc = variant_doc(&c, s->doc, variant);
@@ -497,18 +498,19 @@ static bool build_variant(sim_scenario *s, size_t i, const char *source, const c
     copy_error(err, &c.e);
     return false;
   }
-  sim__scenario_ctx_init(&c, source, base_dir, name);
-  run->cfg = sim__scenario_build(&c, run->doc, default_name);
+  cli__scenario_ctx_init(&c, source, base_dir, name);
+  run->cfg = cli__scenario_build(&c, run->doc, default_name);
   if (run->cfg == NULL) {
     copy_error(err, &c.e);
     return false;
   }
+  run->recovery = c.recovery;
   /* The name and the merged expectations are both attempted before one check; whatever was
    * stored in run is freed with the scenario by the caller, on success or failure alike. */
   bool ok = true;
-  run->expect = merge_expect(sim__scenario_field(s->doc, "expect"),
-                             sim__scenario_field(variant, "expect"), &ok);
-  run->name = sim__scenario_strdup(name);
+  run->expect = merge_expect(cli__scenario_field(s->doc, "expect"),
+                             cli__scenario_field(variant, "expect"), &ok);
+  run->name = cli__scenario_strdup(name);
   if (!ok || run->name == NULL) {
     set_error(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the scenario");
     return false;
@@ -524,16 +526,16 @@ static bool build_variant(sim_scenario *s, size_t i, const char *source, const c
  * dropped, since only the variants run.
  *
  * s owns everything from its allocation on, and every failure path below hands it to
- * sim_scenario_destroy, which frees whatever was set by then. */
-static sim_scenario *load_buffer(const char *buf, size_t len, const char *source,
+ * cli_scenario_destroy, which frees whatever was set by then. */
+static cli_scenario *load_buffer(const char *buf, size_t len, const char *source,
                                  const char *base_dir, const char *default_name,
-                                 const sim_set *sets, size_t n_sets, retry_error *err) {
-  sim_scenario *s = sim__scenario_calloc(1, sizeof *s);
+                                 const cli_set *sets, size_t n_sets, retry_error *err) {
+  cli_scenario *s = cli__scenario_calloc(1, sizeof *s);
   if (s == NULL) {
     set_error(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the scenario");
     return NULL;
   }
-  sim__scenario_sha256(buf, len, s->sha256);
+  cli__scenario_sha256(buf, len, s->sha256);
   /* RFC 8259 lets a parser ignore a UTF-8 byte order mark, which some Windows editors add;
    * jansson does not, and its message would show the invisible bytes. The hash still covers
    * them: it is of the file as read. An empty file gets a message of its own too. */
@@ -545,7 +547,7 @@ static sim_scenario *load_buffer(const char *buf, size_t len, const char *source
   if (blank == len) {
     set_error(err, RETRY_ESYNTAX, source, "", -1, -1,
               "the file is empty: a scenario is a JSON object {\"duration\": ..., ...}");
-    sim_scenario_destroy(s);
+    cli_scenario_destroy(s);
     return NULL;
   }
   /* JSON_DECODE_ANY lets a scalar or array parse, so the message can say what the file held
@@ -556,42 +558,42 @@ static sim_scenario *load_buffer(const char *buf, size_t len, const char *source
   s->doc = json_loadb(buf + skip, len - skip, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
   if (s->doc == NULL) {
     report_json_error(err, source, &je);
-    sim_scenario_destroy(s);
+    cli_scenario_destroy(s);
     return NULL;
   }
   if (!json_is_object(s->doc)) {
     char got[64];
-    sim__scenario_describe(s->doc, got, sizeof got);
+    cli__scenario_describe(s->doc, got, sizeof got);
     set_error(err, RETRY_ECONFIG, source, "$", -1, -1, "a scenario must be a JSON object, got %s",
               got);
-    sim_scenario_destroy(s);
+    cli_scenario_destroy(s);
     return NULL;
   }
   /* --set goes before any validation, so an override can repair a file (add a required key)
    * as well as break it, and what is validated is exactly what runs. */
   if (!apply_sets(s->doc, sets, n_sets, err)) {
-    sim_scenario_destroy(s);
+    cli_scenario_destroy(s);
     return NULL;
   }
   scn_ctx c;
-  sim__scenario_ctx_init(&c, source, base_dir, NULL);
-  model_config *base = sim__scenario_build(&c, s->doc, default_name);
+  cli__scenario_ctx_init(&c, source, base_dir, NULL);
+  model_config *base = cli__scenario_build(&c, s->doc, default_name);
   if (base == NULL) {
     copy_error(err, &c.e);
-    sim_scenario_destroy(s);
+    cli_scenario_destroy(s);
     return NULL;
   }
-  json_t *variants = sim__scenario_field(s->doc, "variants");
+  json_t *variants = cli__scenario_field(s->doc, "variants");
   s->has_variants = variants != NULL;
   size_t n = variants != NULL ? json_array_size(variants) : 1;
   /* base->name is the document's "name", or default_name when it has none. */
-  s->name = sim__scenario_strdup(base->name);
-  s->runs = sim__scenario_calloc(n, sizeof s->runs[0]);
+  s->name = cli__scenario_strdup(base->name);
+  s->runs = cli__scenario_calloc(n, sizeof s->runs[0]);
   if (s->name == NULL || s->runs == NULL) {
     /* base is not stored in s yet, so destroying s would not free it. */
     model_config_destroy(base);
     set_error(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the scenario");
-    sim_scenario_destroy(s);
+    cli_scenario_destroy(s);
     return NULL;
   }
   s->n_runs = n;
@@ -599,12 +601,13 @@ static sim_scenario *load_buffer(const char *buf, size_t len, const char *source
     /* One run: the base itself. */
     /* Ownership of base moves to the run here; s->doc is shared by reference, not copied. */
     s->runs[0].cfg = base;
+    s->runs[0].recovery = c.recovery;
     s->runs[0].doc = json_incref(s->doc);
-    s->runs[0].expect = json_incref(sim__scenario_field(s->doc, "expect"));
-    s->runs[0].name = sim__scenario_strdup(base->name);
+    s->runs[0].expect = json_incref(cli__scenario_field(s->doc, "expect"));
+    s->runs[0].name = cli__scenario_strdup(base->name);
     if (s->runs[0].name == NULL) {
       set_error(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the scenario");
-      sim_scenario_destroy(s);
+      cli_scenario_destroy(s);
       return NULL;
     }
     return s;
@@ -613,7 +616,7 @@ static sim_scenario *load_buffer(const char *buf, size_t len, const char *source
   model_config_destroy(base);
   for (size_t i = 0; i < n; i++) {
     if (!build_variant(s, i, source, base_dir, default_name, err)) {
-      sim_scenario_destroy(s);
+      cli_scenario_destroy(s);
       return NULL;
     }
   }
@@ -634,7 +637,7 @@ static char *base_name(const char *path) {
   b = b != NULL ? b + 1 : path;
   size_t n = strlen(b);
   if (n > 5 && strcmp(b + n - 5, ".json") == 0) n -= 5;
-  char *s = sim__scenario_malloc(n + 1);
+  char *s = cli__scenario_malloc(n + 1);
   if (s != NULL) {
     memcpy(s, b, n);
     s[n] = '\0';
@@ -647,7 +650,7 @@ static char *dir_name(const char *path) {
   const char *slash = strrchr(path, '/');
   /* A file directly under "/" keeps "/" as its directory: "" would mean the current one. */
   size_t n = slash == NULL ? 0 : slash == path ? 1 : (size_t)(slash - path);
-  char *s = sim__scenario_malloc(n + 1);
+  char *s = cli__scenario_malloc(n + 1);
   if (s != NULL) {
     memcpy(s, path, n);
     s[n] = '\0';
@@ -702,7 +705,7 @@ static char *read_file(const char *path, size_t *len, retry_error *err) {
 
 /* The file's own directory resolves relative policy files; its base name is the default
  * scenario name. Both are computed once, here, and borrowed by the conversion. */
-sim_scenario *sim_scenario_load(const char *path, const sim_set *sets, size_t n_sets,
+cli_scenario *cli_scenario_load(const char *path, const cli_set *sets, size_t n_sets,
                                 retry_error *err) {
   assert(path != NULL);
   assert(sets != NULL || n_sets == 0);
@@ -712,7 +715,7 @@ sim_scenario *sim_scenario_load(const char *path, const sim_set *sets, size_t n_
   /* name, dir and buf are freed here on every path: load_buffer copies what it keeps (the name
    * into the config) and uses the directory only while policies are loaded. */
   char *name = base_name(path), *dir = dir_name(path);
-  sim_scenario *s = NULL;
+  cli_scenario *s = NULL;
   if (name == NULL || dir == NULL)
     set_error(err, RETRY_ENOMEM, path, "", -1, -1, "out of memory loading the scenario");
   else
@@ -724,18 +727,18 @@ sim_scenario *sim_scenario_load(const char *path, const sim_set *sets, size_t n_
 }
 
 /* A string has no directory: relative policy files are read from the current one. */
-sim_scenario *sim_scenario_load_string(const char *json, const char *source, const sim_set *sets,
+cli_scenario *cli_scenario_load_string(const char *json, const char *source, const cli_set *sets,
                                        size_t n_sets, retry_error *err) {
   assert(json != NULL);
   assert(sets != NULL || n_sets == 0);
   /* A source such as "tests/x.json" gives the default name a file of that name would get. */
-  char *name = source != NULL ? base_name(source) : sim__scenario_strdup("scenario");
+  char *name = source != NULL ? base_name(source) : cli__scenario_strdup("scenario");
   if (source == NULL) source = "<string>";
   if (name == NULL) {
     set_error(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the scenario");
     return NULL;
   }
-  sim_scenario *s = load_buffer(json, strlen(json), source, "", name, sets, n_sets, err);
+  cli_scenario *s = load_buffer(json, strlen(json), source, "", name, sets, n_sets, err);
   free(name);
   return s;
 }
@@ -746,59 +749,64 @@ sim_scenario *sim_scenario_load_string(const char *json, const char *source, con
  * Accessors: misuse (NULL, an index past the runs) is a bug, hence asserts
  * =================================================================== */
 
-const char *sim_scenario_name(const sim_scenario *s) {
+const char *cli_scenario_name(const cli_scenario *s) {
   assert(s != NULL);
   return s->name;
 }
 
-const char *sim_scenario_sha256(const sim_scenario *s) {
+const char *cli_scenario_sha256(const cli_scenario *s) {
   assert(s != NULL);
   return s->sha256;
 }
 
-size_t sim_scenario_n_runs(const sim_scenario *s) {
+size_t cli_scenario_n_runs(const cli_scenario *s) {
   assert(s != NULL);
   return s->n_runs;
 }
 
-bool sim_scenario_has_variants(const sim_scenario *s) {
+bool cli_scenario_has_variants(const cli_scenario *s) {
   assert(s != NULL);
   return s->has_variants;
 }
 
-const char *sim_scenario_run_name(const sim_scenario *s, size_t i) {
+const char *cli_scenario_run_name(const cli_scenario *s, size_t i) {
   assert(s != NULL && i < s->n_runs);
   return s->runs[i].name;
 }
 
 /* Read from the document after --set: the loader checked both are strings when present. */
-const char *sim_scenario_description(const sim_scenario *s) {
+const char *cli_scenario_description(const cli_scenario *s) {
   assert(s != NULL);
   return json_string_value(json_object_get(s->doc, "description"));
 }
 
-const char *sim_scenario_run_description(const sim_scenario *s, size_t i) {
+const char *cli_scenario_run_description(const cli_scenario *s, size_t i) {
   assert(s != NULL && i < s->n_runs);
   if (!s->has_variants) return NULL;
   json_t *v = json_array_get(json_object_get(s->doc, "variants"), i);
   return json_string_value(json_object_get(v, "description"));
 }
 
-const model_config *sim_scenario_config(const sim_scenario *s, size_t i) {
+const cli_recovery_cfg *cli_scenario_recovery(const cli_scenario *s, size_t i) {
+  assert(s != NULL && i < s->n_runs);
+  return &s->runs[i].recovery;
+}
+
+const model_config *cli_scenario_config(const cli_scenario *s, size_t i) {
   assert(s != NULL && i < s->n_runs);
   return s->runs[i].cfg;
 }
 
 /* NULL when neither the base nor the variant has "expect"; callers may pass that straight to
  * json_object_size, which reads it as 0 expectations. */
-const json_t *sim_scenario_expect(const sim_scenario *s, size_t i) {
+const json_t *cli_scenario_expect(const cli_scenario *s, size_t i) {
   assert(s != NULL && i < s->n_runs);
   return s->runs[i].expect;
 }
 
 /* Without variants this is s->doc itself, shared through a second reference; with variants
  * each run has a deep copy of its own, so no two runs' documents share a value. */
-const json_t *sim_scenario_document(const sim_scenario *s, size_t i) {
+const json_t *cli_scenario_document(const cli_scenario *s, size_t i) {
   assert(s != NULL && i < s->n_runs);
   return s->runs[i].doc;
 }

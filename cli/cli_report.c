@@ -1,12 +1,12 @@
 /*
- * sim_report.c: the pictures and report.md of `retrysim run --plot`.
+ * cli_report.c: the pictures and report.md of `retrysim run --plot`.
  *
  * The pictures are drawn by the gnuplot scripts of plots/, run as separate processes on the CSV
  * files already written: the scripts stay usable by hand on any run's files, and retrysim does
  * not link a plotting library. report.md is built from the run objects of the summary, so every
  * figure in it is the one summary.json holds.
  */
-#include "sim/sim_report.h"
+#include "cli/cli_report.h"
 
 #include <errno.h>
 #include <math.h>
@@ -68,7 +68,7 @@ static double num(const json_t *o, const char *path) {
 #define RETRYSIM_PLOTS_DIR "plots"
 #endif
 
-const char *sim_report_plots_dir(void) {
+const char *cli_report_plots_dir(void) {
   const char *env = getenv("RETRYSIM_PLOTS");
   if (env != NULL && env[0] != '\0') return env;
   /* The build's own tree when it still exists (a binary run from its checkout), else the
@@ -87,7 +87,7 @@ static int gnuplot(const char *script, const char *data, const char *out, const 
   char *argv[] = {prog, dash_c, (char *)script, (char *)data, (char *)out, (char *)title, NULL};
   posix_spawn_file_actions_t fa;
   if (posix_spawn_file_actions_init(&fa) != 0) {
-    sim_output_error(err, RETRY_ENOMEM, script, "out of memory");
+    cli_output_error(err, RETRY_ENOMEM, script, "out of memory");
     return RETRY_ENOMEM;
   }
   int logfd = fileno(log);
@@ -97,7 +97,7 @@ static int gnuplot(const char *script, const char *data, const char *out, const 
   int rc = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) {
-    sim_output_error(err, RETRY_EIO, script,
+    cli_output_error(err, RETRY_EIO, script,
                      "cannot run gnuplot: %s (install gnuplot-nox, e.g. with `make deps`)",
                      strerror(rc));
     return RETRY_EIO;
@@ -105,18 +105,18 @@ static int gnuplot(const char *script, const char *data, const char *out, const 
   int st = 0;
   while (waitpid(pid, &st, 0) < 0) {
     if (errno != EINTR) {
-      sim_output_error(err, RETRY_EIO, script, "cannot wait for gnuplot: %s", strerror(errno));
+      cli_output_error(err, RETRY_EIO, script, "cannot wait for gnuplot: %s", strerror(errno));
       return RETRY_EIO;
     }
   }
   /* Exit status 127 from a spawned child means the exec itself failed. */
   if (WIFEXITED(st) && WEXITSTATUS(st) == 127) {
-    sim_output_error(err, RETRY_EIO, script,
+    cli_output_error(err, RETRY_EIO, script,
                      "cannot run gnuplot (install gnuplot-nox, `make deps`)");
     return RETRY_EIO;
   }
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-    sim_output_error(err, RETRY_EIO, script,
+    cli_output_error(err, RETRY_EIO, script,
                      "gnuplot failed on %s (exit status %d): see its messages", data,
                      WIFEXITED(st) ? WEXITSTATUS(st) : -1);
     return RETRY_EIO;
@@ -134,17 +134,17 @@ static int render(const char *plots_dir, const char *script, const char *dir, co
   char *out = str_printf("%s/%s.svg", dir, stem);
   int rc = 0;
   if (gp == NULL || data == NULL || tmp == NULL || out == NULL) {
-    sim_output_error(err, RETRY_ENOMEM, dir, "out of memory");
+    cli_output_error(err, RETRY_ENOMEM, dir, "out of memory");
     rc = RETRY_ENOMEM;
   } else if (access(gp, R_OK) != 0) {
-    sim_output_error(err, RETRY_EIO, gp,
+    cli_output_error(err, RETRY_EIO, gp,
                      "cannot read the plot script: %s (set RETRYSIM_PLOTS to the plots/ directory)",
                      strerror(errno));
     rc = RETRY_EIO;
   } else {
     rc = gnuplot(gp, data, tmp, title, log, err);
     if (rc == 0 && rename(tmp, out) != 0) {
-      sim_output_error(err, RETRY_EIO, out, "cannot rename %s: %s", tmp, strerror(errno));
+      cli_output_error(err, RETRY_EIO, out, "cannot rename %s: %s", tmp, strerror(errno));
       rc = RETRY_EIO;
     }
     if (rc != 0) unlink(tmp);
@@ -156,23 +156,23 @@ static int render(const char *plots_dir, const char *script, const char *dir, co
   return rc;
 }
 
-int sim_report_plots(const sim_output *o, const sim_scenario *s, const char *dir,
+int cli_report_plots(const cli_output *o, const cli_scenario *s, const char *dir,
                      const char *plots_dir, FILE *log, retry_error *err) {
-  const char *name = sim_scenario_name(s);
+  const char *name = cli_scenario_name(s);
   char title[200];
   int rc = 0;
-  if (!sim_scenario_has_variants(s)) {
+  if (!cli_scenario_has_variants(s)) {
     snprintf(title, sizeof title, "%s", name);
     rc = render(plots_dir, "timeseries", dir, "timeseries.csv", "timeseries", title, log, err);
   } else {
     /* One picture per variant, from the variant's own wide file, then the comparisons. */
-    for (size_t i = 0; i < sim_output_n_runs(o) && rc == 0; i++) {
+    for (size_t i = 0; i < cli_output_n_runs(o) && rc == 0; i++) {
       char stem[128];
-      snprintf(stem, sizeof stem, "timeseries-%s", sim_scenario_run_name(s, i));
-      sim_output_safe_name(stem);
+      snprintf(stem, sizeof stem, "timeseries-%s", cli_scenario_run_name(s, i));
+      cli_output_safe_name(stem);
       char data[140];
       snprintf(data, sizeof data, "%s.csv", stem);
-      snprintf(title, sizeof title, "%s: %s", name, sim_scenario_run_name(s, i));
+      snprintf(title, sizeof title, "%s: %s", name, cli_scenario_run_name(s, i));
       rc = render(plots_dir, "timeseries", dir, data, stem, title, log, err);
     }
     snprintf(title, sizeof title, "%s: goodput and attempts per variant", name);
@@ -249,18 +249,18 @@ static void top_counts(const json_t *counts, const char *skip, char *buf, size_t
 }
 
 /* Index of the run with the largest (most) or smallest value at path; ties go to the first. */
-static size_t extreme(const sim_output *o, const char *path, bool most) {
+static size_t extreme(const cli_output *o, const char *path, bool most) {
   size_t best = 0;
-  for (size_t i = 1; i < sim_output_n_runs(o); i++) {
-    double v = num(sim_output_run(o, i), path), b = num(sim_output_run(o, best), path);
+  for (size_t i = 1; i < cli_output_n_runs(o); i++) {
+    double v = num(cli_output_run(o, i), path), b = num(cli_output_run(o, best), path);
     if (most ? v > b : v < b) best = i;
   }
   return best;
 }
 
 /* Attempts per call of run i (top-level). */
-static double per_call(const sim_output *o, size_t i) {
-  const json_t *run = sim_output_run(o, i);
+static double per_call(const cli_output *o, size_t i) {
+  const json_t *run = cli_output_run(o, i);
   double calls = num(run, "calls.started");
   return calls > 0 ? num(run, "calls.attempts") / calls : 0.0;
 }
@@ -268,20 +268,20 @@ static double per_call(const sim_output *o, size_t i) {
 /* "In short": the comparison in a few sentences, for a scenario with variants. Which runs came
  * back after the faults and which never did, then the extremes of goodput, load, tail and
  * duplicates, each with its variant. */
-static void report_short(FILE *f, const sim_output *o, const sim_scenario *s) {
-  size_t n = sim_output_n_runs(o);
+static void report_short(FILE *f, const cli_output *o, const cli_scenario *s) {
+  size_t n = cli_output_n_runs(o);
   fputs("## In short\n\n", f);
   /* Two passes over the runs: those that recovered, then those that never did. */
   for (int pass = 0; pass < 2; pass++) {
     bool any = false;
     for (size_t i = 0; i < n; i++) {
-      const json_t *rc = at(sim_output_run(o, i), "recovery");
+      const json_t *rc = at(cli_output_run(o, i), "recovery");
       if (!json_is_object(rc) || json_is_true(at(rc, "recovered")) != (pass == 0)) continue;
       fprintf(f, "%s%s",
               any ? ", "
                   : (pass == 0 ? "- Back to normal after the faults: "
                                : "- **Never back to normal** within the run: "),
-              sim_scenario_run_name(s, i));
+              cli_scenario_run_name(s, i));
       if (pass == 0) fprintf(f, " (after %g s)", num(rc, "recovery_s"));
       any = true;
     }
@@ -289,42 +289,42 @@ static void report_short(FILE *f, const sim_output *o, const sim_scenario *s) {
   }
   size_t hi = extreme(o, "goodput_per_s", true), lo = extreme(o, "goodput_per_s", false);
   fprintf(f, "- Most goodput: %s, %.4g calls/s; least: %s, %.4g calls/s.\n",
-          sim_scenario_run_name(s, hi), num(sim_output_run(o, hi), "goodput_per_s"),
-          sim_scenario_run_name(s, lo), num(sim_output_run(o, lo), "goodput_per_s"));
+          cli_scenario_run_name(s, hi), num(cli_output_run(o, hi), "goodput_per_s"),
+          cli_scenario_run_name(s, lo), num(cli_output_run(o, lo), "goodput_per_s"));
   size_t amp = 0;
   for (size_t i = 1; i < n; i++)
     if (per_call(o, i) > per_call(o, amp)) amp = i;
   fprintf(f, "- Most load from retries and hedges: %s, %.3g attempts per call.\n",
-          sim_scenario_run_name(s, amp), per_call(o, amp));
+          cli_scenario_run_name(s, amp), per_call(o, amp));
   size_t tail = extreme(o, "latency_ms.p99", true), fast = extreme(o, "latency_ms.p99", false);
-  fprintf(f, "- Slowest p99: %s, %.4g ms; fastest: %s, %.4g ms.\n", sim_scenario_run_name(s, tail),
-          num(sim_output_run(o, tail), "latency_ms.p99"), sim_scenario_run_name(s, fast),
-          num(sim_output_run(o, fast), "latency_ms.p99"));
+  fprintf(f, "- Slowest p99: %s, %.4g ms; fastest: %s, %.4g ms.\n", cli_scenario_run_name(s, tail),
+          num(cli_output_run(o, tail), "latency_ms.p99"), cli_scenario_run_name(s, fast),
+          num(cli_output_run(o, fast), "latency_ms.p99"));
   size_t dup = extreme(o, "side_effects.duplicates", true);
-  if (num(sim_output_run(o, dup), "side_effects.duplicates") > 0)
-    fprintf(f, "- Most duplicate side effects: %s, %.0f.\n", sim_scenario_run_name(s, dup),
-            num(sim_output_run(o, dup), "side_effects.duplicates"));
+  if (num(cli_output_run(o, dup), "side_effects.duplicates") > 0)
+    fprintf(f, "- Most duplicate side effects: %s, %.0f.\n", cli_scenario_run_name(s, dup),
+            num(cli_output_run(o, dup), "side_effects.duplicates"));
   fputc('\n', f);
 }
 
 /* Writes the report body to f. The pictures are linked by their file names: report.md sits
  * next to them in dir. */
-static void report_body(FILE *f, const sim_output *o, const sim_scenario *s, const char *command,
+static void report_body(FILE *f, const cli_output *o, const cli_scenario *s, const char *command,
                         bool pictures) {
-  const json_t *doc = sim_output_summary(o);
-  bool variants = sim_scenario_has_variants(s);
-  const char *desc = sim_scenario_description(s);
-  fprintf(f, "# %s\n\n", sim_scenario_name(s));
+  const json_t *doc = cli_output_summary(o);
+  bool variants = cli_scenario_has_variants(s);
+  const char *desc = cli_scenario_description(s);
+  fprintf(f, "# %s\n\n", cli_scenario_name(s));
   if (desc != NULL) fprintf(f, "%s\n\n", desc);
   /* The experiment's own page, when the run is one of experiments/ seen from the checkout. */
   char page[160];
-  snprintf(page, sizeof page, "docs/experiments/%s.md", sim_scenario_name(s));
+  snprintf(page, sizeof page, "docs/experiments/%s.md", cli_scenario_name(s));
   if (access(page, R_OK) == 0) fprintf(f, "What happens and why, in words: `%s`.\n\n", page);
   if (command != NULL)
     fprintf(f, "Produced by `%s`", command);
   else
     fputs("Produced by retrysim", f);
-  /* The seed is an integer, or a decimal string past INT64_MAX (sim_output's ju64). */
+  /* The seed is an integer, or a decimal string past INT64_MAX (cli_output's ju64). */
   const json_t *seed = at(doc, "seed");
   char seed_text[24];
   if (json_is_integer(seed))
@@ -343,14 +343,14 @@ static void report_body(FILE *f, const sim_output *o, const sim_scenario *s, con
       "p99.9 ms | duplicate side effects | wasted work (worker-s) | recovered |\n",
       f);
   fputs("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n", f);
-  size_t n = sim_output_n_runs(o);
+  size_t n = cli_output_n_runs(o);
   for (size_t i = 0; i < n; i++) {
-    const json_t *run = sim_output_run(o, i);
+    const json_t *run = cli_output_run(o, i);
     double calls = num(run, "calls.started"), ok = num(run, "calls.ok");
     char rec[64];
     recovery_text(run, rec, sizeof rec);
     fprintf(f, "| %s | %.0f | %.2f | %.4g | %.3f | %.4g | %.4g | %.4g | %.0f | %.4g | %s |\n",
-            sim_scenario_run_name(s, i), calls, calls > 0 ? 100 * ok / calls : 0.0,
+            cli_scenario_run_name(s, i), calls, calls > 0 ? 100 * ok / calls : 0.0,
             num(run, "goodput_per_s"), calls > 0 ? num(run, "calls.attempts") / calls : 0.0,
             num(run, "latency_ms.p50"), num(run, "latency_ms.p99"), num(run, "latency_ms.p999"),
             num(run, "side_effects.duplicates"), wasted_s(run), rec);
@@ -379,9 +379,9 @@ static void report_body(FILE *f, const sim_output *o, const sim_scenario *s, con
         f);
   fputs(variants ? "## Each variant\n\n" : "## The run\n\n", f);
   for (size_t i = 0; i < n; i++) {
-    const json_t *run = sim_output_run(o, i);
-    const char *name = sim_scenario_run_name(s, i);
-    const char *vdesc = sim_scenario_run_description(s, i);
+    const json_t *run = cli_output_run(o, i);
+    const char *name = cli_scenario_run_name(s, i);
+    const char *vdesc = cli_scenario_run_description(s, i);
     if (variants) fprintf(f, "### %s\n\n%s%s", name, vdesc ? vdesc : "", vdesc ? "\n\n" : "");
     double calls = num(run, "calls.started"), attempts = num(run, "calls.attempts");
     char stops[200], statuses[200];
@@ -418,7 +418,7 @@ static void report_body(FILE *f, const sim_output *o, const sim_scenario *s, con
     if (pictures) {
       char stem[128];
       snprintf(stem, sizeof stem, variants ? "timeseries-%s" : "timeseries", name);
-      sim_output_safe_name(stem);
+      cli_output_safe_name(stem);
       fprintf(f, "\n![%s over time: load, queues, latency%s](%s.svg)\n", name,
               ", shared retry state", stem);
     }
@@ -426,18 +426,18 @@ static void report_body(FILE *f, const sim_output *o, const sim_scenario *s, con
   }
 }
 
-int sim_report_write(const sim_output *o, const sim_scenario *s, const char *dir,
+int cli_report_write(const cli_output *o, const cli_scenario *s, const char *dir,
                      const char *command, bool pictures, retry_error *err) {
   char *path = str_printf("%s/report.md", dir);
   char *tmp = str_printf("%s/report.md.tmp.%ld", dir, (long)getpid());
   int rc = 0;
   if (path == NULL || tmp == NULL) {
-    sim_output_error(err, RETRY_ENOMEM, dir, "out of memory");
+    cli_output_error(err, RETRY_ENOMEM, dir, "out of memory");
     rc = RETRY_ENOMEM;
   }
   FILE *f = rc == 0 ? fopen(tmp, "w") : NULL;
   if (rc == 0 && f == NULL) {
-    sim_output_error(err, RETRY_EIO, tmp, "cannot create: %s", strerror(errno));
+    cli_output_error(err, RETRY_EIO, tmp, "cannot create: %s", strerror(errno));
     rc = RETRY_EIO;
   }
   if (f != NULL) {
@@ -447,7 +447,7 @@ int sim_report_write(const sim_output *o, const sim_scenario *s, const char *dir
     if (fclose(f) != 0 && e == 0) e = errno;
     if (e == 0 && rename(tmp, path) != 0) e = errno;
     if (e != 0) {
-      sim_output_error(err, RETRY_EIO, path, "cannot write: %s", strerror(e));
+      cli_output_error(err, RETRY_EIO, path, "cannot write: %s", strerror(e));
       unlink(tmp);
       rc = RETRY_EIO;
     }

@@ -1,15 +1,16 @@
 /*
- * sim_scenario.h: loading a scenario file. The JSON document is read with jansson, the
+ * cli_scenario.h: loading a scenario file. The JSON document is read with jansson, the
  * command line's --set overrides are applied to it, and then the base scenario and every
  * variant are turned into model_config structs and validated completely, so that nothing
  * runs when any part is wrong. Owns the JSON document and every config it built.
  */
-#ifndef SIM_SCENARIO_H
-#define SIM_SCENARIO_H
+#ifndef CLI_SCENARIO_H
+#define CLI_SCENARIO_H
 
 #include <jansson.h>
 #include <stddef.h>
 
+#include "cli/cli_recovery.h"
 #include "models/model_config.h"
 #include "retry/retry.h"
 
@@ -19,56 +20,58 @@
  * leading "$." is allowed (docs/scenario-format.md, "Paths and --set"). VALUE is parsed as
  * JSON when it is valid JSON, else taken as a string ("2s"). A JSON null (or a NULL value)
  * removes the key. Missing intermediate objects are created. Neither string is kept. */
-typedef struct sim_set {
+typedef struct cli_set {
   const char *path;
   const char *value;
-} sim_set;
+} cli_set;
 
-typedef struct sim_scenario sim_scenario;
+typedef struct cli_scenario cli_scenario;
 
 /* Loads and validates the scenario file at path with overrides applied in order. Returns a new
- * scenario; free with sim_scenario_destroy. NULL on error: err names the file (source), the
+ * scenario; free with cli_scenario_destroy. NULL on error: err names the file (source), the
  * JSON path of the bad value ("$.services.api.queue.capacity"), line and column when jansson
  * gives them (syntax errors), and a message saying what was wrong and what is allowed. */
-sim_scenario *sim_scenario_load(const char *path, const sim_set *sets, size_t n_sets,
+cli_scenario *cli_scenario_load(const char *path, const cli_set *sets, size_t n_sets,
                                 retry_error *err);
 /* Same from a string; source names it in errors (NULL: "<string>"); relative policy file
  * paths are resolved against the current directory. */
-sim_scenario *sim_scenario_load_string(const char *json, const char *source, const sim_set *sets,
+cli_scenario *cli_scenario_load_string(const char *json, const char *source, const cli_set *sets,
                                        size_t n_sets, retry_error *err);
 /* Frees s and every config it built. NULL is a no-op. */
-void sim_scenario_destroy(sim_scenario *s);
+void cli_scenario_destroy(cli_scenario *s);
 
 /* The scenario's name ("name", else the file's base name without .json). Borrowed. */
-const char *sim_scenario_name(const sim_scenario *s);
+const char *cli_scenario_name(const cli_scenario *s);
 /* Lower-case hex SHA-256 of the file's bytes as read (before overrides). Borrowed. */
-const char *sim_scenario_sha256(const sim_scenario *s);
+const char *cli_scenario_sha256(const cli_scenario *s);
 /* Number of runs: the number of variants, or 1 when the scenario has none. */
-size_t sim_scenario_n_runs(const sim_scenario *s);
+size_t cli_scenario_n_runs(const cli_scenario *s);
 /* Whether the scenario defines variants. */
-bool sim_scenario_has_variants(const sim_scenario *s);
+bool cli_scenario_has_variants(const cli_scenario *s);
 /* Name of run i (the variant's name; the scenario's name when there are no variants). */
-const char *sim_scenario_run_name(const sim_scenario *s, size_t i);
+const char *cli_scenario_run_name(const cli_scenario *s, size_t i);
 /* The scenario's "description", or NULL. Borrowed. */
-const char *sim_scenario_description(const sim_scenario *s);
+const char *cli_scenario_description(const cli_scenario *s);
 /* Variant i's "description", or NULL (also without variants). Borrowed. */
-const char *sim_scenario_run_description(const sim_scenario *s, size_t i);
+const char *cli_scenario_run_description(const cli_scenario *s, size_t i);
 /* The config of run i: the document with variant i's overrides applied. Borrowed. */
-const model_config *sim_scenario_config(const sim_scenario *s, size_t i);
+const model_config *cli_scenario_config(const cli_scenario *s, size_t i);
+/* How run i's recovery after its faults is judged (its "recovery", or the defaults). Borrowed. */
+const cli_recovery_cfg *cli_scenario_recovery(const cli_scenario *s, size_t i);
 /* The expectations of run i: the top-level "expect" merged with the variant's own (the
  * variant's win on equal keys). NULL when there are none. Borrowed. */
-const json_t *sim_scenario_expect(const sim_scenario *s, size_t i);
+const json_t *cli_scenario_expect(const cli_scenario *s, size_t i);
 /* The resolved document of run i (after --set and the variant's overrides), for provenance.
  * A variant's document is the base without its "variants" key, with the variant's "set"
  * applied. Borrowed. */
-const json_t *sim_scenario_document(const sim_scenario *s, size_t i);
+const json_t *cli_scenario_document(const cli_scenario *s, size_t i);
 
 /* Parses a duration with a unit: "250ms", "1.5s", "0.1s", "2m", "1h", "500us", "100ns", "0";
  * a bare number is an error (the unit is required) except 0. Returns 0 and sets *ns, or
  * RETRY_EINVAL / RETRY_ERANGE. */
-int sim_duration_parse(const char *s, int64_t *ns);
+int cli_duration_parse(const char *s, int64_t *ns);
 /* Parses a rate "800/s", "50/ms", "3000/min", "0.5/s" into calls per second. Returns 0 or
  * RETRY_EINVAL / RETRY_ERANGE. */
-int sim_rate_parse(const char *s, double *per_s);
+int cli_rate_parse(const char *s, double *per_s);
 
-#endif /* SIM_SCENARIO_H */
+#endif /* CLI_SCENARIO_H */

@@ -1,9 +1,9 @@
 /*
- * sim_run.c: the run driver: one kernel and one world per run, results copied into a
- * sim_output, then files, summary and expectations. Invariant: the results depend only on the
+ * cli_run.c: the run driver: one kernel and one world per run, results copied into a
+ * cli_output, then files, summary and expectations. Invariant: the results depend only on the
  * scenario and the seed; the wall clock read here drives the progress line and nothing else.
  */
-#include "sim/sim_run.h"
+#include "cli/cli_run.h"
 
 #include <string.h>
 #include <sys/stat.h>
@@ -12,9 +12,9 @@
 
 #include "models/model_world.h"
 #include "sim/sim_event.h"
-#include "sim/sim_expect.h"
-#include "sim/sim_output.h"
-#include "sim/sim_report.h"
+#include "cli/cli_expect.h"
+#include "cli/cli_output.h"
+#include "cli/cli_report.h"
 
 /* {==================================================================
  * Progress line
@@ -82,26 +82,26 @@ static void print_error(FILE *f, const retry_error *e) {
 
 /* Only out of memory is a run-time failure; a missing or unreadable file (RETRY_EIO) is bad
  * input like a wrong value. */
-int sim_run_exit_status(int code) {
-  return code == RETRY_ENOMEM ? SIM_EXIT_RUNTIME : SIM_EXIT_USAGE;
+int cli_run_exit_status(int code) {
+  return code == RETRY_ENOMEM ? CLI_EXIT_RUNTIME : CLI_EXIT_USAGE;
 }
 
 /* Status for an error while running: a config the world refuses is bad input the loader missed;
  * anything else (out of memory, mostly) is a run-time failure. */
 static int run_status(int code) {
-  if (code == RETRY_ECONFIG || code == RETRY_EINVAL || code == RETRY_ERANGE) return SIM_EXIT_USAGE;
-  return SIM_EXIT_RUNTIME;
+  if (code == RETRY_ECONFIG || code == RETRY_EINVAL || code == RETRY_ERANGE) return CLI_EXIT_USAGE;
+  return CLI_EXIT_RUNTIME;
 }
 
 /* Runs run i of s and adds its results to out. Returns 0 or a negative RETRY code, err filled.
  * Each run gets a fresh kernel and world: nothing carries over between variants but the seed,
  * so variant i's results do not depend on which variants ran before it (common random numbers
  * come from the seed, not from shared state). */
-static int run_one(const sim_scenario *s, size_t i, const sim_run_opts *o, sim_output *out,
+static int run_one(const cli_scenario *s, size_t i, const cli_run_opts *o, cli_output *out,
                    progress *prog, retry_error *err) {
-  const model_config *cfg = sim_scenario_config(s, i);
+  const model_config *cfg = cli_scenario_config(s, i);
   uint64_t seed = o->has_seed ? o->seed : cfg->seed;
-  const char *name = sim_scenario_run_name(s, i);
+  const char *name = cli_scenario_run_name(s, i);
   /* 0: the kernel's default capacity, grown as needed. */
   sim_kernel *k = sim_kernel_create(0);
   if (k == NULL) {
@@ -122,7 +122,10 @@ static int run_one(const sim_scenario *s, size_t i, const sim_run_opts *o, sim_o
   progress_clear(prog);
   if (rc == 0) {
     /* add_run copies the results, which is what lets the world go right after. */
-    rc = sim_output_add_run(out, name, seed, model_world_results(w));
+    const model_results *res = model_world_results(w);
+    cli_recovery rec;
+    cli_recovery_of_run(cli_scenario_recovery(s, i), cfg, res, &rec);
+    rc = cli_output_add_run(out, name, seed, res, &rec);
     if (rc != 0 && err->code == RETRY_OK) {
       err->code = rc;
       snprintf(err->message, sizeof err->message, "out of memory keeping the results");
@@ -137,16 +140,16 @@ static int run_one(const sim_scenario *s, size_t i, const sim_run_opts *o, sim_o
 }
 
 /* Checks every run's expectations; reports on o->err. Returns the number that failed. */
-static int check_all(const sim_scenario *s, const sim_output *out, const sim_run_opts *o) {
+static int check_all(const cli_scenario *s, const cli_output *out, const cli_run_opts *o) {
   /* In text mode only failures and the count are reported; with --format json every
    * expectation gets its PASS or FAIL line, for logs next to the machine-read document. */
-  bool verbose = o->format == SIM_FORMAT_JSON && !o->quiet;
+  bool verbose = o->format == CLI_FORMAT_JSON && !o->quiet;
   size_t total = 0;
   int failed = 0;
-  for (size_t i = 0; i < sim_scenario_n_runs(s); i++) {
-    const json_t *expect = sim_scenario_expect(s, i);
+  for (size_t i = 0; i < cli_scenario_n_runs(s); i++) {
+    const json_t *expect = cli_scenario_expect(s, i);
     total += json_object_size(expect);
-    failed += sim_expect_check(expect, sim_output_run(out, i), sim_scenario_run_name(s, i), o->err,
+    failed += cli_expect_check(expect, cli_output_run(out, i), cli_scenario_run_name(s, i), o->err,
                                verbose);
   }
   /* json_object_size(NULL) is 0, so runs without expectations count nothing. The count line
@@ -161,59 +164,59 @@ static int check_all(const sim_scenario *s, const sim_output *out, const sim_run
 /* After every run: files, summary, expectations. Returns the exit status. Files come first so
  * that a full disk is reported before the summary scrolls it away; a failure to write them does
  * not stop the summary or the checks (the results are valid), but the status says 3. */
-static int finish(const sim_scenario *s, const sim_output *out, const sim_run_opts *o) {
-  int status = SIM_EXIT_OK;
+static int finish(const cli_scenario *s, const cli_output *out, const cli_run_opts *o) {
+  int status = CLI_EXIT_OK;
   if (o->out_dir != NULL) {
     retry_error e;
     retry_error_clear(&e);
-    if (sim_output_write_dir(out, o->out_dir, &e) != 0) {
+    if (cli_output_write_dir(out, o->out_dir, &e) != 0) {
       print_error(o->err, &e);
-      status = SIM_EXIT_RUNTIME;
+      status = CLI_EXIT_RUNTIME;
     }
     /* The pictures read the files just written; the report links them, so it comes last and
      * is written even when a picture failed (it then says nothing of pictures). */
-    if (status == SIM_EXIT_OK && o->plot) {
-      int prc = sim_report_plots(out, s, o->out_dir, sim_report_plots_dir(), o->err, &e);
+    if (status == CLI_EXIT_OK && o->plot) {
+      int prc = cli_report_plots(out, s, o->out_dir, cli_report_plots_dir(), o->err, &e);
       if (prc != 0) print_error(o->err, &e);
       retry_error_clear(&e);
-      if (sim_report_write(out, s, o->out_dir, o->command, prc == 0, &e) != 0 || prc != 0) {
+      if (cli_report_write(out, s, o->out_dir, o->command, prc == 0, &e) != 0 || prc != 0) {
         if (e.code != RETRY_OK) print_error(o->err, &e);
-        status = SIM_EXIT_RUNTIME;
+        status = CLI_EXIT_RUNTIME;
       }
     }
   }
   int rc = 0;
-  if (o->format == SIM_FORMAT_JSON)
-    rc = sim_output_write_json(out, o->out);
+  if (o->format == CLI_FORMAT_JSON)
+    rc = cli_output_write_json(out, o->out);
   else if (!o->quiet)
-    rc = sim_output_print_text(out, o->out);
+    rc = cli_output_print_text(out, o->out);
   if (rc == 0 && fflush(o->out) != 0) rc = -1;
   if (rc != 0) {
     fprintf(o->err, "retrysim: cannot write the summary to standard output\n");
-    status = SIM_EXIT_RUNTIME;
+    status = CLI_EXIT_RUNTIME;
   }
   /* 1 only when nothing worse happened: a write failure (3) outranks a failed check. */
-  if (o->check && check_all(s, out, o) > 0 && status == SIM_EXIT_OK) status = SIM_EXIT_CHECK;
+  if (o->check && check_all(s, out, o) > 0 && status == CLI_EXIT_OK) status = CLI_EXIT_CHECK;
   return status;
 }
 
-/* The loader checked these shapes with its own code; running sim_expect's parser too makes
+/* The loader checked these shapes with its own code; running cli_expect's parser too makes
  * sure the checker reads every expectation the loader let through, as the two are separate
- * code. The path is "$.expect" whatever the run: sim_expect's message names the bad key. */
-int sim_run_validate(const sim_scenario *s, const char *source, retry_error *err) {
-  for (size_t i = 0; i < sim_scenario_n_runs(s); i++) {
-    const json_t *expect = sim_scenario_expect(s, i);
+ * code. The path is "$.expect" whatever the run: cli_expect's message names the bad key. */
+int cli_run_validate(const cli_scenario *s, const char *source, retry_error *err) {
+  for (size_t i = 0; i < cli_scenario_n_runs(s); i++) {
+    const json_t *expect = cli_scenario_expect(s, i);
     char msg[160];
-    if (expect == NULL || sim_expect_validate(expect, msg, sizeof msg) == 0) continue;
+    if (expect == NULL || cli_expect_validate(expect, msg, sizeof msg) == 0) continue;
     if (err != NULL && err->code == RETRY_OK) {
       retry_error_clear(err);
       err->code = RETRY_ECONFIG;
       snprintf(err->source, sizeof err->source, "%s", source ? source : "<string>");
       snprintf(err->path, sizeof err->path, "$.expect");
-      if (sim_scenario_has_variants(s))
+      if (cli_scenario_has_variants(s))
         /* Both parts are cut so the whole fits the 160-byte message. */
         snprintf(err->message, sizeof err->message, "%.100s (variant %.40s)", msg,
-                 sim_scenario_run_name(s, i));
+                 cli_scenario_run_name(s, i));
       else
         snprintf(err->message, sizeof err->message, "%s", msg);
     }
@@ -224,44 +227,44 @@ int sim_run_validate(const sim_scenario *s, const char *source, retry_error *err
 
 /* The top-level seed of summary.json is --seed, else the first run's: variants normally share
  * the scenario's seed (their comparison is paired), and one that sets its own is marked in its
- * run object by sim_output. */
-int sim_run_scenario(const sim_scenario *s, const sim_run_opts *o) {
-  size_t n = sim_scenario_n_runs(s);
+ * run object by cli_output. */
+int cli_run_scenario(const cli_scenario *s, const cli_run_opts *o) {
+  size_t n = cli_scenario_n_runs(s);
   retry_error err;
   retry_error_clear(&err);
-  if (sim_run_validate(s, NULL, &err) != 0) {
+  if (cli_run_validate(s, NULL, &err) != 0) {
     /* The file name is not known here; the scenario's name stands in for it. */
-    snprintf(err.source, sizeof err.source, "%s", sim_scenario_name(s));
+    snprintf(err.source, sizeof err.source, "%s", cli_scenario_name(s));
     print_error(o->err, &err);
-    return SIM_EXIT_USAGE;
+    return CLI_EXIT_USAGE;
   }
   /* An --out naming an existing file would only fail after every run: refuse it now. */
   struct stat st;
   if (o->out_dir != NULL && stat(o->out_dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
     fprintf(o->err, "retrysim: %s: --out must name a directory, this is a file\n", o->out_dir);
-    return SIM_EXIT_USAGE;
+    return CLI_EXIT_USAGE;
   }
-  uint64_t top_seed = o->has_seed ? o->seed : sim_scenario_config(s, 0)->seed;
-  sim_output *out = sim_output_create(sim_scenario_name(s), sim_scenario_sha256(s), top_seed,
-                                      sim_scenario_has_variants(s));
+  uint64_t top_seed = o->has_seed ? o->seed : cli_scenario_config(s, 0)->seed;
+  cli_output *out = cli_output_create(cli_scenario_name(s), cli_scenario_sha256(s), top_seed,
+                                      cli_scenario_has_variants(s));
   if (out == NULL) {
     fprintf(o->err, "retrysim: out of memory\n");
-    return SIM_EXIT_RUNTIME;
+    return CLI_EXIT_RUNTIME;
   }
   progress prog = {.f = o->err, .start_s = wall_s(), .last_s = -1, .n_runs = n};
   prog.enabled = !o->quiet && isatty(fileno(o->err));
-  int status = SIM_EXIT_OK;
+  int status = CLI_EXIT_OK;
   /* The first failed run stops the rest: files need every run, so later results would be
    * written nowhere. */
-  for (size_t i = 0; i < n && status == SIM_EXIT_OK; i++) {
+  for (size_t i = 0; i < n && status == CLI_EXIT_OK; i++) {
     int rc = run_one(s, i, o, out, &prog, &err);
     if (rc != 0) {
       print_error(o->err, &err);
       status = run_status(rc);
     }
   }
-  if (status == SIM_EXIT_OK) status = finish(s, out, o);
-  sim_output_destroy(out);
+  if (status == CLI_EXIT_OK) status = finish(s, out, o);
+  cli_output_destroy(out);
   return status;
 }
 

@@ -1,10 +1,10 @@
 /*
- * sim_output_text.c: the text summary of `retrysim run` on stdout: a block of figures for one
- * run, a comparison table for variants. It reads only the summary document (sim_output.h's
+ * cli_output_text.c: the text summary of `retrysim run` on stdout: a block of figures for one
+ * run, a comparison table for variants. It reads only the summary document (cli_output.h's
  * public accessors), so the text and summary.json cannot disagree: every number shown is one
  * written there, after rounding.
  */
-#include "sim/sim_output.h"
+#include "cli/cli_output.h"
 
 #include <assert.h>
 #include <stdarg.h>
@@ -38,11 +38,11 @@ static long long cnt(const json_t *o, const char *k1, const char *k2) {
 }
 
 /* Prints "<label><scenario> (seed N, retrysim V)" without a newline. The seed is an integer,
- * or a decimal string when it does not fit a JSON integer (sim_output.c). */
-static void print_provenance(const sim_output *o, FILE *f, const char *label) {
-  const json_t *doc = sim_output_summary(o), *seed = dig(doc, "seed", NULL);
+ * or a decimal string when it does not fit a JSON integer (cli_output.c). */
+static void print_provenance(const cli_output *o, FILE *f, const char *label) {
+  const json_t *doc = cli_output_summary(o), *seed = dig(doc, "seed", NULL);
   char buf[32];
-  /* "?" only for a document without a seed, which sim_output never writes. */
+  /* "?" only for a document without a seed, which cli_output never writes. */
   if (json_is_integer(seed))
     snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(seed));
   else
@@ -242,11 +242,11 @@ static void recovery_cell(const json_t *run, char *buf, size_t size) {
     snprintf(buf, size, "never");
 }
 
-static int print_single(const sim_output *o, FILE *f) {
+static int print_single(const cli_output *o, FILE *f) {
   /* Every figure comes from the run object (cnt, num), so this block and summary.json never
    * disagree. The services table is printed even when the amplification table lost a row;
    * rc keeps the failure either way. */
-  const json_t *r = sim_output_run(o, 0);
+  const json_t *r = cli_output_run(o, 0);
   long long started = cnt(r, "calls", "started"), ok = cnt(r, "calls", "ok");
   print_provenance(o, f, "scenario      ");
   fputc('\n', f);
@@ -336,18 +336,18 @@ static void top_stop(const json_t *run, char *buf, size_t size) {
  * a policy comparison turns on: how many calls succeeded, the goodput, how much load the
  * retries added at the top (amp) and at the worst service, the tail, duplicate side effects
  * and why the failed calls stopped. */
-static int print_variants(const sim_output *o, FILE *f) {
+static int print_variants(const cli_output *o, FILE *f) {
   static const char *const head[] = {"variant",  "calls",       "ok %",     "goodput/s",
                                      "amp",      "max svc amp", "p50 ms",   "p99 ms",
                                      "p99.9 ms", "dups",        "top stop", "recovered"};
   /* The recovery column only when some run had a trigger that ended before the duration. */
   bool recovery = false;
-  for (size_t i = 0; i < sim_output_n_runs(o); i++)
-    if (json_is_object(dig(sim_output_run(o, i), "recovery", NULL))) recovery = true;
+  for (size_t i = 0; i < cli_output_n_runs(o); i++)
+    if (json_is_object(dig(cli_output_run(o, i), "recovery", NULL))) recovery = true;
   table t;
   table_init(&t, recovery ? "lrrrrrrrrrll" : "lrrrrrrrrrl", head);
-  for (size_t i = 0; i < sim_output_n_runs(o); i++) {
-    const json_t *run = sim_output_run(o, i);
+  for (size_t i = 0; i < cli_output_n_runs(o); i++) {
+    const json_t *run = cli_output_run(o, i);
     long long started = cnt(run, "calls", "started"), ok = cnt(run, "calls", "ok");
     const char *max_name;
     double max_amp, amp = top_amplification(run, &max_name, &max_amp);
@@ -372,17 +372,17 @@ static int print_variants(const sim_output *o, FILE *f) {
     }
   }
   print_provenance(o, f, "scenario ");
-  fprintf(f, ", %zu variants\n\n", sim_output_n_runs(o));
+  fprintf(f, ", %zu variants\n\n", cli_output_n_runs(o));
   return table_print(&t, f, "");
 }
 
 /* The layout follows the summary's shape: "variants" in the document means a table. A write
  * error (a closed pipe, a full disk) shows in the stream's flags, checked once at the end
  * after a flush rather than after each fprintf. */
-int sim_output_print_text(const sim_output *o, FILE *f) {
+int cli_output_print_text(const cli_output *o, FILE *f) {
   assert(o != NULL && f != NULL);
-  if (sim_output_n_runs(o) == 0) return 0;
-  bool has_variants = dig(sim_output_summary(o), "variants", NULL) != NULL;
+  if (cli_output_n_runs(o) == 0) return 0;
+  bool has_variants = dig(cli_output_summary(o), "variants", NULL) != NULL;
   int rc = has_variants ? print_variants(o, f) : print_single(o, f);
   if (fflush(f) != 0 || ferror(f)) rc = -1;
   return rc;

@@ -1,0 +1,65 @@
+#!/bin/sh
+# Checks that every folder includes only the floors below it (docs/architecture.md):
+#   retry/  -> retry/                      (libc; <jansson.h> only in the JSON loader's files)
+#   sim/    -> sim/ retry/                 (+ GSL; no jansson, no cmocka)
+#   models/ -> models/ sim/ retry/         (no jansson, no cmocka)
+#   cli/    -> cli/ models/ sim/ retry/    (no cmocka)
+#   examples/ -> retry/                    (a real client of the engine)
+#   bench/  -> anything but tests/
+# Usage: tools/check-floors.sh [ROOT]   Prints each bad include as FILE:LINE: #include ...
+# and exits 1 when there is one.
+set -eu
+root=${1:-.}
+cd "$root"
+bad=0
+report() { echo "check-floors: $1:$2: $3 ($4)"; bad=1; }
+
+# check FOLDER "ALLOWED FLOORS" "FORBIDDEN SYSTEM HEADERS (regex)"
+check() {
+  dir=$1 allowed=$2 forbid=$3
+  [ -d "$dir" ] || return 0
+  for f in "$dir"/*.c "$dir"/*.h; do
+    [ -f "$f" ] || continue
+    # Lines of the form: #include "x/y.h" or #include <x/y.h>, with their numbers.
+    grep -n '^[[:space:]]*#[[:space:]]*include' "$f" | while IFS= read -r line; do
+      n=${line%%:*}
+      inc=${line#*:}
+      case "$inc" in
+        *'"'*)
+          target=$(printf '%s' "$inc" | sed 's/^[^"]*"\([^"]*\)".*/\1/')
+          floor=${target%%/*}
+          # A bare name is a header of the same folder (retry/ includes its own that way, since
+          # retry.h and retry_realtime.h are installed without a folder).
+          [ "$floor" = "$target" ] && floor=$dir
+          ok=0
+          for a in $allowed; do [ "$floor" = "$a" ] && ok=1; done
+          if [ "$ok" = 0 ]; then
+            echo "check-floors: $f:$n: $inc ($dir/ may include only: $allowed)"
+          fi ;;
+        *'<'*)
+          target=$(printf '%s' "$inc" | sed 's/^[^<]*<\([^>]*\)>.*/\1/')
+          if [ -n "$forbid" ] && printf '%s\n' "$target" | grep -Eq "$forbid"; then
+            case "$f" in
+              retry/retry_config.c|retry/retry_config_ext.c|retry/retry_config_int.h|retry/retry_json.c|retry/retry_json.h)
+                [ "$target" = jansson.h ] && continue ;;
+            esac
+            echo "check-floors: $f:$n: $inc ($dir/ may not use <$target>)"
+          fi ;;
+      esac
+    done
+  done
+}
+
+out=$(
+  check retry "retry" '^(gsl/|cmocka\.h$|jansson\.h$)'
+  check sim "sim retry" '^(cmocka\.h$|jansson\.h$)'
+  check models "models sim retry" '^(cmocka\.h$|jansson\.h$)'
+  check cli "cli models sim retry" '^cmocka\.h$'
+  check examples "retry" '^(gsl/|cmocka\.h$)'
+  check bench "bench cli models sim retry" '^cmocka\.h$'
+)
+if [ -n "$out" ]; then
+  printf '%s\n' "$out"
+  exit 1
+fi
+echo "check-floors: every include goes down a floor (retry < sim < models < cli)"

@@ -1,0 +1,43 @@
+#!/bin/sh
+# Proves that tools/check-floors.sh catches a bad include: on a copy of the source folders it
+# must pass as they are, then fail, naming the file, the line and the include, for an arrow
+# going up a floor (the kernel including the world, the world including the program, the
+# engine including the kernel), for a quoted include of a folder that is no floor, and for a
+# system header a floor may not use (jansson in the kernel, GSL in the engine).
+set -eu
+here=$(pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { fails=$((fails + 1)); echo "test-check-floors: FAIL: $*"; }
+
+fresh() {
+  rm -rf "$tmp/tree"; mkdir -p "$tmp/tree"
+  for d in retry sim models cli examples bench; do cp -R "$here/$d" "$tmp/tree/$d"; done
+}
+
+fresh
+sh "$here/tools/check-floors.sh" "$tmp/tree" >"$tmp/out" 2>&1 || fail "the tree as it is was refused: $(cat "$tmp/out")"
+
+# expect_bad FILE 'INCLUDE LINE' WHAT
+expect_bad() {
+  fresh
+  # The bad include goes after the file's first line, so its line number is 2.
+  sed -i "1a $2" "$tmp/tree/$1"
+  if sh "$here/tools/check-floors.sh" "$tmp/tree" >"$tmp/out" 2>&1; then
+    fail "$3: accepted"
+  elif ! grep -qF "$1:2: $2" "$tmp/out"; then
+    fail "$3: the message does not name $1:2 and the include: $(cat "$tmp/out")"
+  fi
+}
+expect_bad sim/sim_event.c '#include "models/model_world.h"' "the kernel including the world"
+expect_bad models/model_call.c '#include "cli/cli_scenario.h"' "the world including the program"
+expect_bad retry/retry_call.c '#include "sim/sim_rng.h"' "the engine including the kernel"
+expect_bad cli/cli_run.c '#include "tests/support/script.h"' "the program including the tests"
+expect_bad examples/realtime_demo.c '#include "models/model_world.h"' "an example including the world"
+expect_bad sim/sim_hist.h '#include <jansson.h>' "jansson in the kernel"
+expect_bad retry/retry_backoff.c '#include <gsl/gsl_rng.h>' "GSL in the engine"
+expect_bad retry/retry_call.c '#include <jansson.h>' "jansson in the engine outside its loader"
+
+[ "$fails" -eq 0 ] || { echo "test-check-floors: $fails failed"; exit 1; }
+echo "test-check-floors: the floors check catches each of 8 bad includes"
