@@ -50,10 +50,10 @@ int main(int argc, char **argv) {
   tc.throttle.max_milli_tokens = 1000 * 1000;
   tc.throttle.token_ratio_milli = 2000; /* each call: 2 failures, 1 success; stays level */
   tc.budget = RETRY_BUDGET_FINAGLE;
-  retry_finagle_budget_config_default(&tc.finagle);
+  retry_finagle_budget_config_init(&tc.finagle);
   tc.finagle.percent_can_retry = 1000; /* generous: measure the path, not refusals */
   tc.has_breaker = true;
-  retry_breaker_config_default(&tc.breaker, RETRY_BREAKER_CONSECUTIVE);
+  retry_breaker_config_init(&tc.breaker, RETRY_BREAKER_CONSECUTIVE);
   tc.breaker.failure_threshold = 1000;
   retry_error err;
   retry_error_clear(&err);

@@ -49,9 +49,10 @@ cli_output *cli_output_create(const char *scenario, const char *sha256, uint64_t
 void cli_output_destroy(cli_output *o);
 
 /* Adds one run: builds its run object and copies its time series and latency histogram, so r
- * may be freed right after; rec (may be NULL) is the run's recovery judgement, copied too. name is the variant's name (ignored without variants). A variant
- * whose seed differs from the top-level one gets its own "seed" key after "variant". Returns 0,
- * or RETRY_ENOMEM (o is unchanged), or RETRY_EINVAL for a second run without variants. */
+ * may be freed right after; rec (may be NULL) is the run's recovery judgement, copied too. name is
+ * the variant's name (ignored without variants). A variant whose seed differs from the top-level
+ * one gets its own "seed" key after "variant". Returns 0, or RETRY_ENOMEM (o is unchanged), or
+ * RETRY_EINVAL for a second run without variants. */
 int cli_output_add_run(cli_output *o, const char *name, uint64_t seed, const model_results *r,
                        const cli_recovery *rec);
 

@@ -28,8 +28,7 @@ static double span_ratio(const double *offered, const double *goodput, size_t st
 
 void cli_recovery_judge(const cli_recovery_cfg *cfg, int64_t duration_ns, int64_t bucket_ns,
                         int64_t trigger_start_ns, int64_t trigger_end_ns, const double *offered,
-                        const double *goodput, size_t stride, size_t n_buckets,
-                        cli_recovery *out) {
+                        const double *goodput, size_t stride, size_t n_buckets, cli_recovery *out) {
   *out = (cli_recovery){0};
   /* No trigger, or one that lasts as long as the clients send: nothing to recover from. */
   if (trigger_start_ns >= duration_ns || trigger_end_ns >= duration_ns || bucket_ns <= 0) return;

@@ -45,8 +45,7 @@ typedef struct cli_recovery {
  * trigger's end to the first of hold healthy buckets) and the final ratio. */
 void cli_recovery_judge(const cli_recovery_cfg *cfg, int64_t duration_ns, int64_t bucket_ns,
                         int64_t trigger_start_ns, int64_t trigger_end_ns, const double *offered,
-                        const double *goodput, size_t stride, size_t n_buckets,
-                        cli_recovery *out);
+                        const double *goodput, size_t stride, size_t n_buckets, cli_recovery *out);
 
 /* Judges the finished run r of world cfg: the trigger spans every fault entry of every
  * service, from the first start to the last end, whatever their selectors (as the

@@ -19,11 +19,11 @@
 /* One run: the base document, or one variant of it. In a scenario abandoned half-way any
  * member may still be NULL; cli_scenario_destroy relies on every release call accepting that. */
 typedef struct scn_run {
-  char *name;        /* the variant's name, or the scenario's */
-  model_config *cfg; /* converted from doc */
+  char *name;                /* the variant's name, or the scenario's */
+  model_config *cfg;         /* converted from doc */
   cli_recovery_cfg recovery; /* how its recovery is judged */
-  json_t *doc;       /* the resolved document */
-  json_t *expect;    /* merged expectations, NULL when none */
+  json_t *doc;               /* the resolved document */
+  json_t *expect;            /* merged expectations, NULL when none */
 } scn_run;
 
 struct cli_scenario {

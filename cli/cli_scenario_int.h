@@ -57,7 +57,7 @@ typedef struct scn_ctx {
   retry_error e;        /* the first error; e.code != RETRY_OK once conversion failed */
   char path[512];       /* JSON path of the value being read, "$.services.api.queue" */
   size_t path_len;
-  model_config *cfg; /* being filled (owned by the caller of cli__scenario_build) */
+  model_config *cfg;         /* being filled (owned by the caller of cli__scenario_build) */
   cli_recovery_cfg recovery; /* the document's "recovery", with its defaults */
 } scn_ctx;
 

@@ -856,8 +856,7 @@ static bool parse_profile_object(scn_ctx *c, json_t *v, int kind, sim_rate_profi
 
 /* A profile that is 0 everywhere is refused: it describes a population that never calls,
  * which is never the intent and would make every rate-based statistic divide by zero. */
-bool cli__scenario_profile_value(scn_ctx *c, json_t *v, const char *label,
-                                 sim_rate_profile *out) {
+bool cli__scenario_profile_value(scn_ctx *c, json_t *v, const char *label, sim_rate_profile *out) {
   /* Built in a local, like a distribution: *out is written only once the profile is valid. */
   sim_rate_profile p;
   memset(&p, 0, sizeof p);

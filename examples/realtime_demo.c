@@ -300,7 +300,7 @@ int main(void) {
                                   &retry_config_lookup(cfg, "/flaky.v1.Flaky/Do")->policy};
   printf("\nthree layers with this policy each could send %" PRIu64
          " attempts to the bottom for one call.\n",
-         retry_layers_worst_case(chain, 3));
+         retry_policy_layers_worst_case(chain, 3));
 
   /* Stop the server. */
   attempt_ctx q = {srv.port, "quit", 0, 0, "-", {0}, {NULL}};

@@ -174,8 +174,7 @@ void model__client_call_done(model_world *w, mw_call *c) {
       model__op_unref(w, cl->user_op);
       cl->user_op = NULL;
     }
-    int64_t pause =
-        sim_dist_sample(retry ? &cfg->user_retry_delay : &cfg->think, cl->rng_arrival);
+    int64_t pause = sim_dist_sample(retry ? &cfg->user_retry_delay : &cfg->think, cl->rng_arrival);
     sim_event_schedule_in(w->k, pause, ev_closed, cl, 0);
   }
   if (w->top_in_flight == 0 && now >= w->cfg->duration_ns) sim_kernel_stop(w->k);
@@ -224,8 +223,7 @@ static int pop_create(model_world *w, mw_pop *p) {
     switch (cfg->loop) {
       case MODEL_LOOP_OPEN: continue; /* one process for the population, below */
       case MODEL_LOOP_CLOSED:
-        h = sim_event_schedule(w->k,
-                               cfg->start_ns + sim_dist_sample(&cfg->think, cl->rng_arrival),
+        h = sim_event_schedule(w->k, cfg->start_ns + sim_dist_sample(&cfg->think, cl->rng_arrival),
                                ev_closed, cl, 0);
         break;
       case MODEL_LOOP_SCRIPT:

@@ -61,10 +61,10 @@ typedef struct model_client_cfg {
   model_loop_kind loop;
   sim_rate_profile rate;     /* open loop: calls per second of the whole population */
   sim_dist think;            /* closed loop: pause between a call's end and the next call */
-  int32_t user_retries;        /* closed loop: user-level retries of a failed call (the
-                                  "refresh button"), >= 0 */
+  int32_t user_retries;      /* closed loop: user-level retries of a failed call (the
+                                "refresh button"), >= 0 */
   sim_dist user_retry_delay; /* closed loop: pause before a user-level retry */
-  int n_script;                /* script: calls per client */
+  int n_script;              /* script: calls per client */
   int64_t script_ns[MODEL_SCRIPT_MAX]; /* script: call times, non-decreasing */
   int64_t start_ns, stop_ns; /* new calls only in [start, stop); stop RETRY_NEVER = the run's
                                 duration */
@@ -73,7 +73,7 @@ typedef struct model_client_cfg {
   int64_t deadline_ns;  /* call deadline after its start; RETRY_NEVER = the policy's
                            methodConfig timeout, else none */
   retry_config *policy; /* owned; NULL = no retries (one attempt, no shared state) */
-  sim_dist network;   /* one-way latency of each hop between client and service */
+  sim_dist network;     /* one-way latency of each hop between client and service */
 } model_client_cfg;
 
 /* }================================================================== */
@@ -115,7 +115,7 @@ typedef struct model_call_cfg {
   retry_config *policy;    /* owned; NULL = one attempt */
   int64_t deadline_ns;     /* own timeout after the call starts; RETRY_NEVER = policy timeout */
   bool propagate_deadline; /* also bounded by the deadline of the request being served */
-  sim_dist network;      /* one-way hop latency */
+  sim_dist network;        /* one-way hop latency */
   model_status_map map;    /* callee's final status into the caller's space */
 } model_call_cfg;
 

@@ -59,7 +59,7 @@ typedef struct mw_edge {
   retry_space caller_space;    /* space the caller wants statuses in */
   const retry_config *policy;  /* NULL: one attempt */
   const model_status_map *map; /* NULL for client edges (no mapping) */
-  const sim_dist *network;   /* one-way hop latency */
+  const sim_dist *network;     /* one-way hop latency */
   bool has_target;             /* the policy has shared state (throttle, budget, ...) */
   model_edge_stats *stats;     /* in the world's results */
 } mw_edge;
@@ -232,8 +232,8 @@ struct model_world {
   mw_service *services;
   size_t n_services;
   int n_effect_services;
-  size_t max_calls;     /* the most downstream calls any handler makes: child slots per op */
-  size_t op_child_off;  /* byte offset of an op's child pointers */
+  size_t max_calls;    /* the most downstream calls any handler makes: child slots per op */
+  size_t op_child_off; /* byte offset of an op's child pointers */
   model_results res;
   uint64_t next_call_id;
   int64_t top_in_flight; /* top-level calls in flight */

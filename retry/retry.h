@@ -110,11 +110,12 @@ int retry_error_format(const retry_error *e, char *buf, size_t size);
 typedef enum retry_space { RETRY_SPACE_GRPC = 0, RETRY_SPACE_HTTP = 1 } retry_space;
 
 /* gRPC status codes (grpc/grpc-proto status/code.proto). */
-#define RETRY_GRPC_CODE_MAP(X)                                                                 \
-  X(OK, 0)                                                                                     \
-  X(CANCELLED, 1) X(UNKNOWN, 2) X(INVALID_ARGUMENT, 3) X(DEADLINE_EXCEEDED, 4) X(NOT_FOUND, 5) \
-      X(ALREADY_EXISTS, 6) X(PERMISSION_DENIED, 7) X(RESOURCE_EXHAUSTED, 8)                    \
-          X(FAILED_PRECONDITION, 9) X(ABORTED, 10) X(OUT_OF_RANGE, 11) X(UNIMPLEMENTED, 12)    \
+#define RETRY_GRPC_CODE_MAP(X)                                                              \
+  X(OK, 0)                                                                                  \
+  X(CANCELLED, 1)                                                                           \
+  X(UNKNOWN, 2) X(INVALID_ARGUMENT, 3) X(DEADLINE_EXCEEDED, 4) X(NOT_FOUND, 5)              \
+      X(ALREADY_EXISTS, 6) X(PERMISSION_DENIED, 7) X(RESOURCE_EXHAUSTED, 8)                 \
+          X(FAILED_PRECONDITION, 9) X(ABORTED, 10) X(OUT_OF_RANGE, 11) X(UNIMPLEMENTED, 12) \
               X(INTERNAL, 13) X(UNAVAILABLE, 14) X(DATA_LOSS, 15) X(UNAUTHENTICATED, 16)
 
 typedef enum retry_grpc_code {
@@ -226,12 +227,12 @@ retry_pushback_kind retry_pushback_parse(const char *const *values, size_t n_val
 
 /* Parses an HTTP Retry-After value in delta-seconds form ("120"): digits only. Returns 0 and
  * sets *delay_ns, or RETRY_EINVAL (an HTTP-date is not parsed here, see below). */
-int retry_after_parse_seconds(const char *value, int64_t *delay_ns);
+int retry_pushback_parse_retry_after(const char *value, int64_t *delay_ns);
 
 /* Parses an HTTP-date (IMF-fixdate, "Sun, 06 Nov 1994 08:49:37 GMT") into nanoseconds since
  * the Unix epoch. Pure computation, no clock. Returns 0, or RETRY_EINVAL. A real client
  * subtracts its wall clock and passes the result as retry_outcome.retry_after_at_ns. */
-int retry_http_date_parse(const char *value, int64_t *epoch_ns);
+int retry_pushback_parse_http_date(const char *value, int64_t *epoch_ns);
 
 /* }================================================================== */
 
@@ -276,7 +277,7 @@ typedef struct retry_aws_quota {
 } retry_aws_quota;
 
 /* Fills the AWS standard-mode defaults. */
-void retry_aws_quota_config_default(retry_aws_quota_config *cfg);
+void retry_aws_quota_config_init(retry_aws_quota_config *cfg);
 void retry_aws_quota_init(retry_aws_quota *q, const retry_aws_quota_config *cfg);
 /* Takes the cost of one retry (timeout_cost when is_timeout). Returns the cost taken (> 0),
  * or 0 when the quota cannot pay it (nothing taken: the retry must not happen). */
@@ -303,7 +304,7 @@ typedef struct retry_finagle_budget {
   int cur;
 } retry_finagle_budget;
 
-void retry_finagle_budget_config_default(retry_finagle_budget_config *cfg);
+void retry_finagle_budget_config_init(retry_finagle_budget_config *cfg);
 void retry_finagle_budget_init(retry_finagle_budget *b, const retry_finagle_budget_config *cfg,
                                int64_t now_ns);
 /* Records one request (the original attempt of a call). */
@@ -325,7 +326,7 @@ typedef struct retry_envoy_budget {
   int64_t active_retries;        /* read-only: retries holding the budget */
 } retry_envoy_budget;
 
-void retry_envoy_budget_config_default(retry_envoy_budget_config *cfg);
+void retry_envoy_budget_config_init(retry_envoy_budget_config *cfg);
 void retry_envoy_budget_init(retry_envoy_budget *b, const retry_envoy_budget_config *cfg);
 /* An attempt (original or retry) started / ended. */
 void retry_envoy_budget_request_start(retry_envoy_budget *b);
@@ -355,7 +356,7 @@ typedef struct retry_adaptive {
   int cur;
 } retry_adaptive;
 
-void retry_adaptive_config_default(retry_adaptive_config *cfg);
+void retry_adaptive_config_init(retry_adaptive_config *cfg);
 void retry_adaptive_init(retry_adaptive *a, const retry_adaptive_config *cfg, int64_t now_ns);
 /* Returns max(0, (requests - K * accepts) / (requests + padding)) over the window. */
 double retry_adaptive_reject_probability(retry_adaptive *a, int64_t now_ns);
@@ -396,7 +397,7 @@ typedef struct retry_breaker_config {
 
 typedef struct retry_breaker retry_breaker;
 
-void retry_breaker_config_default(retry_breaker_config *cfg, retry_breaker_kind kind);
+void retry_breaker_config_init(retry_breaker_config *cfg, retry_breaker_kind kind);
 /* Returns a new breaker; free with retry_breaker_destroy. NULL on bad config or no memory
  * (details in err). alloc may be NULL. */
 retry_breaker *retry_breaker_create(const retry_breaker_config *cfg, const retry_allocator *alloc,
@@ -533,7 +534,7 @@ bool retry_policy_is_idempotent(const retry_policy *p, const char *method);
 /* Worst-case attempts at the bottom of a chain of layers, each running its own policy:
  * the product of every layer's max_attempts (3 x 3 x 3 = 27). Saturates at UINT64_MAX.
  * chain[i] may be NULL (a layer without retries counts 1). */
-uint64_t retry_layers_worst_case(const retry_policy *const *chain, size_t n);
+uint64_t retry_policy_layers_worst_case(const retry_policy *const *chain, size_t n);
 
 /* }================================================================== */
 

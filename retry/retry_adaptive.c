@@ -25,7 +25,7 @@
  * window) that rule refused about 10 % of calls for the whole run; this one refuses none. The
  * probability is computed from the history before the request being decided is counted. */
 
-void retry_adaptive_config_default(retry_adaptive_config *cfg) {
+void retry_adaptive_config_init(retry_adaptive_config *cfg) {
   assert(cfg != NULL);
   memset(cfg, 0, sizeof *cfg);
   cfg->k = 2.0;                          /* SRE: "K = 2" */

@@ -54,7 +54,7 @@ struct retry_breaker {
  * Configuration
  * =================================================================== */
 
-void retry_breaker_config_default(retry_breaker_config *cfg, retry_breaker_kind kind) {
+void retry_breaker_config_init(retry_breaker_config *cfg, retry_breaker_kind kind) {
   assert(cfg != NULL);
   memset(cfg, 0, sizeof *cfg);
   cfg->kind = kind;

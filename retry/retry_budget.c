@@ -21,7 +21,7 @@
  * capacity). In the SDK the timeout cost applies only when a Timeouts checker is configured,
  * which none is by default; here the set of timeout statuses is explicit instead. */
 
-void retry_aws_quota_config_default(retry_aws_quota_config *cfg) {
+void retry_aws_quota_config_init(retry_aws_quota_config *cfg) {
   assert(cfg != NULL);
   memset(cfg, 0, sizeof *cfg);
   cfg->capacity = 500;
@@ -97,7 +97,7 @@ static int64_t floor_ms_ns(int64_t now_ns) {
   return ms * RETRY_NS_PER_MS;
 }
 
-void retry_finagle_budget_config_default(retry_finagle_budget_config *cfg) {
+void retry_finagle_budget_config_init(retry_finagle_budget_config *cfg) {
   assert(cfg != NULL);
   /* RetryBudget(): DefaultTtl 10 seconds, minRetriesPerSec 10, percentCanRetry 0.2. */
   cfg->ttl_ns = 10 * RETRY_NS_PER_S;
@@ -202,7 +202,7 @@ int64_t retry_finagle_budget_balance(retry_finagle_budget *b, int64_t now_ns) {
  * retry and gives it back (resetRetry -> dec()) at the next retry decision or when the request
  * ends, so a slot is held through the backoff and the whole retried request. */
 
-void retry_envoy_budget_config_default(retry_envoy_budget_config *cfg) {
+void retry_envoy_budget_config_init(retry_envoy_budget_config *cfg) {
   assert(cfg != NULL);
   /* circuit_breaker.proto RetryBudget: budget_percent defaults to 20%, min_retry_concurrency 3. */
   cfg->budget_percent = 20.0;

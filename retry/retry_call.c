@@ -311,7 +311,7 @@ static void retry_after_failure(retry_call *c, const retry_outcome *o, bool thro
     delay = ev->pushback_ns;
     retry_backoff_state_reset(&c->backoff);
   } else if (p->space == RETRY_SPACE_HTTP && p->honor_retry_after && o->retry_after != NULL &&
-             retry_after_parse_seconds(o->retry_after, &ra_ns) == RETRY_OK) {
+             retry_pushback_parse_retry_after(o->retry_after, &ra_ns) == RETRY_OK) {
     delay = ra_ns;
     retry_backoff_state_reset(&c->backoff);
   } else if (p->space == RETRY_SPACE_HTTP && p->honor_retry_after &&

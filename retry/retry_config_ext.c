@@ -264,7 +264,7 @@ static const char *block_type(load_ctx *c, json_t *b, const char *what, const ch
 }
 
 /* "budget": {"type": ..., keys of that type}. Each type starts from the defaults of its
- * *_config_default function, so an omitted key means the documented default of the system
+ * *_config_init function, so an omitted key means the documented default of the system
  * the budget imitates (AWS SDK, Finagle, Envoy). A key of another type is an unknown key.
  * The ranges are those systems' own: Finagle's RetryBudget takes a ttl in [1 s, 60 s] and a
  * percentCanRetry in [0, 1000] (a ratio, 0.2 meaning 20%); Envoy's budget_percent is an
@@ -284,7 +284,7 @@ static bool parse_budget(load_ctx *c, json_t *b) {
    * half-read budget is never seen. */
   if (strcmp(s, "aws") == 0) {
     t->budget = RETRY_BUDGET_AWS;
-    retry_aws_quota_config_default(&t->aws);
+    retry_aws_quota_config_init(&t->aws);
     return retry__config_check_keys(c, b, aws_keys, N_OF(aws_keys)) &&
            retry__config_get_int32(c, b, "capacity", 1, INT32_MAX, "an integer > 0",
                                    &t->aws.capacity) >= 0 &&
@@ -297,7 +297,7 @@ static bool parse_budget(load_ctx *c, json_t *b) {
   }
   if (strcmp(s, "finagle") == 0) {
     t->budget = RETRY_BUDGET_FINAGLE;
-    retry_finagle_budget_config_default(&t->finagle);
+    retry_finagle_budget_config_init(&t->finagle);
     return retry__config_check_keys(c, b, finagle_keys, N_OF(finagle_keys)) &&
            retry__config_get_duration(c, b, "ttl", RETRY_NS_PER_S, false, 60 * RETRY_NS_PER_S,
                                       "a duration in [1s, 60s]", &t->finagle.ttl_ns) >= 0 &&
@@ -308,7 +308,7 @@ static bool parse_budget(load_ctx *c, json_t *b) {
   }
   if (strcmp(s, "envoy") == 0) {
     t->budget = RETRY_BUDGET_ENVOY;
-    retry_envoy_budget_config_default(&t->envoy);
+    retry_envoy_budget_config_init(&t->envoy);
     return retry__config_check_keys(c, b, envoy_keys, N_OF(envoy_keys)) &&
            retry__config_get_number(c, b, "budgetPercent", 0, false, 100, false,
                                     "a number in [0, 100]", &t->envoy.budget_percent) >= 0 &&
@@ -334,7 +334,7 @@ static bool parse_adaptive(load_ctx *c, json_t *a) {
     return false;
   }
   t->has_adaptive = true;
-  retry_adaptive_config_default(&t->adaptive);
+  retry_adaptive_config_init(&t->adaptive);
   return retry__config_check_keys(c, a, keys, N_OF(keys)) &&
          retry__config_get_number(c, a, "k", 1, false, DBL_MAX, false, "a number >= 1",
                                   &t->adaptive.k) >= 0 &&
@@ -367,7 +367,7 @@ static bool check_breaker_kind(load_ctx *c, json_t *b, const char *type, bool co
 
 /* "circuitBreaker": {"type": "consecutive"|"count"|"time", ...}, key names after
  * resilience4j's. The type decides which keys make sense; the rest start from
- * retry_breaker_config_default for that type. The lower bounds are resilience4j's
+ * retry_breaker_config_init for that type. The lower bounds are resilience4j's
  * (CircuitBreakerConfig): a rate threshold in (0, 100], window, minimum calls and half-open
  * permits of at least 1. Its open wait must be >= 1 ms; ours need only be > 0. As there,
  * slidingWindowSize counts calls for "count" and seconds (one bucket each) for "time". */
@@ -409,7 +409,7 @@ static bool parse_breaker(load_ctx *c, json_t *b) {
       !retry__config_check_keys(c, b, own, n_own))
     return false;
   t->has_breaker = true;
-  retry_breaker_config_default(&t->breaker, kind);
+  retry_breaker_config_init(&t->breaker, kind);
   retry_breaker_config *bc = &t->breaker;
   return retry__config_get_int32(c, b, "failureThreshold", 1, INT32_MAX, "an integer >= 1",
                                  &bc->failure_threshold) >= 0 &&

@@ -103,7 +103,7 @@ bool retry_policy_is_idempotent(const retry_policy *p, const char *method) {
   return false;
 }
 
-uint64_t retry_layers_worst_case(const retry_policy *const *chain, size_t n) {
+uint64_t retry_policy_layers_worst_case(const retry_policy *const *chain, size_t n) {
   uint64_t product = 1;
   for (size_t i = 0; i < n; i++) {
     uint64_t a = 1;

@@ -46,7 +46,7 @@ retry_pushback_kind retry_pushback_parse(const char *const *values, size_t n_val
   return RETRY_PUSHBACK_DELAY;
 }
 
-int retry_after_parse_seconds(const char *value, int64_t *delay_ns) {
+int retry_pushback_parse_retry_after(const char *value, int64_t *delay_ns) {
   if (value == NULL || *value == '\0') return RETRY_EINVAL;
   int64_t s = 0;
   for (const char *p = value; *p; p++) {
@@ -91,7 +91,7 @@ static bool valid_day(int y, int m, int d) {
   return d <= lim;
 }
 
-int retry_http_date_parse(const char *value, int64_t *epoch_ns) {
+int retry_pushback_parse_http_date(const char *value, int64_t *epoch_ns) {
   if (value == NULL) return RETRY_EINVAL;
   char wk[16], mon[4], zone[4];
   int d, y, hh, mm, ss, n = -1;

@@ -33,7 +33,7 @@ typedef struct sim_dist {
  * the last point the last rate. A step is two points at the same time. */
 #define SIM_PROFILE_MAX_POINTS 32
 typedef struct sim_rate_profile {
-  int n_points;                           /* >= 1 */
+  int n_points;                         /* >= 1 */
   int64_t t_ns[SIM_PROFILE_MAX_POINTS]; /* non-decreasing */
   double rate[SIM_PROFILE_MAX_POINTS];  /* calls per second, >= 0 */
 } sim_rate_profile;

@@ -28,7 +28,7 @@
 
 static retry_adaptive make(double k, int64_t window_ns, double padding, int64_t now_ns) {
   retry_adaptive_config cfg;
-  retry_adaptive_config_default(&cfg);
+  retry_adaptive_config_init(&cfg);
   cfg.k = k;
   cfg.window_ns = window_ns;
   cfg.padding = padding;
@@ -52,7 +52,7 @@ static void count_accepts(retry_adaptive *a, int64_t now_ns, int n) {
 static void test_adaptive_defaults_sre_k2_two_minutes(void **state) {
   (void)state;
   retry_adaptive_config cfg;
-  retry_adaptive_config_default(&cfg);
+  retry_adaptive_config_init(&cfg);
   assert_true(cfg.k == 2.0);
   assert_int_equal(cfg.window_ns, 120 * S);
   assert_true(cfg.padding == 1.0);

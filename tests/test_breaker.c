@@ -22,7 +22,7 @@
 
 static retry_breaker *consecutive(int32_t threshold, int64_t open_ns, int32_t probes) {
   retry_breaker_config cfg;
-  retry_breaker_config_default(&cfg, RETRY_BREAKER_CONSECUTIVE);
+  retry_breaker_config_init(&cfg, RETRY_BREAKER_CONSECUTIVE);
   cfg.failure_threshold = threshold;
   cfg.open_duration_ns = open_ns;
   cfg.half_open_calls = probes;
@@ -34,7 +34,7 @@ static retry_breaker *consecutive(int32_t threshold, int64_t open_ns, int32_t pr
 static retry_breaker *windowed(retry_breaker_kind kind, int32_t size, int32_t minimum, double rate,
                                int32_t probes) {
   retry_breaker_config cfg;
-  retry_breaker_config_default(&cfg, kind);
+  retry_breaker_config_init(&cfg, kind);
   cfg.window_size = size;
   cfg.minimum_calls = minimum;
   cfg.failure_rate_threshold = rate;
@@ -91,7 +91,7 @@ static void chaos_free(void *p, void *ctx) {
 static void test_breaker_defaults_consecutive(void **state) {
   (void)state;
   retry_breaker_config cfg;
-  retry_breaker_config_default(&cfg, RETRY_BREAKER_CONSECUTIVE);
+  retry_breaker_config_init(&cfg, RETRY_BREAKER_CONSECUTIVE);
   assert_int_equal(cfg.kind, RETRY_BREAKER_CONSECUTIVE);
   assert_int_equal(cfg.failure_threshold, 5);
   assert_int_equal(cfg.open_duration_ns, 30 * S);
@@ -103,7 +103,7 @@ static void test_breaker_defaults_windows_are_resilience4j(void **state) {
   retry_breaker_kind kinds[] = {RETRY_BREAKER_COUNT_WINDOW, RETRY_BREAKER_TIME_WINDOW};
   for (size_t i = 0; i < 2; i++) {
     retry_breaker_config cfg;
-    retry_breaker_config_default(&cfg, kinds[i]);
+    retry_breaker_config_init(&cfg, kinds[i]);
     assert_int_equal(cfg.kind, kinds[i]);
     assert_true(cfg.failure_rate_threshold == 50.0);
     assert_int_equal(cfg.window_size, 100);
@@ -116,7 +116,7 @@ static void test_breaker_defaults_windows_are_resilience4j(void **state) {
 static void test_breaker_default_failure_statuses_are_server_side(void **state) {
   (void)state;
   retry_breaker_config cfg;
-  retry_breaker_config_default(&cfg, RETRY_BREAKER_CONSECUTIVE);
+  retry_breaker_config_init(&cfg, RETRY_BREAKER_CONSECUTIVE);
   const retry_status_set *f = &cfg.failure_statuses;
   const int yes[] = {
       RETRY_GRPC_UNKNOWN,  RETRY_GRPC_DEADLINE_EXCEEDED, RETRY_GRPC_RESOURCE_EXHAUSTED,
@@ -149,27 +149,27 @@ static void expect_bad(const retry_breaker_config *cfg, const char *path) {
 static void test_breaker_create_validates_each_field(void **state) {
   (void)state;
   retry_breaker_config c;
-  retry_breaker_config_default(&c, RETRY_BREAKER_CONSECUTIVE);
+  retry_breaker_config_init(&c, RETRY_BREAKER_CONSECUTIVE);
   c.failure_threshold = 0;
   expect_bad(&c, "failure_threshold");
-  retry_breaker_config_default(&c, RETRY_BREAKER_CONSECUTIVE);
+  retry_breaker_config_init(&c, RETRY_BREAKER_CONSECUTIVE);
   c.open_duration_ns = 0;
   expect_bad(&c, "open_duration_ns");
-  retry_breaker_config_default(&c, RETRY_BREAKER_CONSECUTIVE);
+  retry_breaker_config_init(&c, RETRY_BREAKER_CONSECUTIVE);
   c.half_open_calls = 0;
   expect_bad(&c, "half_open_calls");
-  retry_breaker_config_default(&c, RETRY_BREAKER_COUNT_WINDOW);
+  retry_breaker_config_init(&c, RETRY_BREAKER_COUNT_WINDOW);
   c.failure_rate_threshold = 0.0;
   expect_bad(&c, "failure_rate_threshold");
   c.failure_rate_threshold = 100.5;
   expect_bad(&c, "failure_rate_threshold");
-  retry_breaker_config_default(&c, RETRY_BREAKER_TIME_WINDOW);
+  retry_breaker_config_init(&c, RETRY_BREAKER_TIME_WINDOW);
   c.window_size = 0;
   expect_bad(&c, "window_size");
-  retry_breaker_config_default(&c, RETRY_BREAKER_COUNT_WINDOW);
+  retry_breaker_config_init(&c, RETRY_BREAKER_COUNT_WINDOW);
   c.minimum_calls = 0;
   expect_bad(&c, "minimum_calls");
-  retry_breaker_config_default(&c, RETRY_BREAKER_COUNT_WINDOW);
+  retry_breaker_config_init(&c, RETRY_BREAKER_COUNT_WINDOW);
   c.kind = (retry_breaker_kind)7;
   expect_bad(&c, "kind");
 }
@@ -177,7 +177,7 @@ static void test_breaker_create_validates_each_field(void **state) {
 static void test_breaker_consecutive_ignores_window_fields(void **state) {
   (void)state;
   retry_breaker_config c;
-  retry_breaker_config_default(&c, RETRY_BREAKER_CONSECUTIVE);
+  retry_breaker_config_init(&c, RETRY_BREAKER_CONSECUTIVE);
   c.window_size = 0;
   c.minimum_calls = 0;
   c.failure_rate_threshold = 0.0;
@@ -192,7 +192,7 @@ static void test_breaker_create_survives_every_allocation_failure(void **state) 
                                 RETRY_BREAKER_TIME_WINDOW};
   for (size_t k = 0; k < 3; k++) {
     retry_breaker_config cfg;
-    retry_breaker_config_default(&cfg, kinds[k]);
+    retry_breaker_config_init(&cfg, kinds[k]);
     for (int n = 0;; n++) {
       chaos c = {n, 0, 0};
       retry_allocator a = {chaos_malloc, chaos_realloc, chaos_free, &c};

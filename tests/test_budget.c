@@ -20,7 +20,7 @@
 
 static retry_aws_quota aws_default(void) {
   retry_aws_quota_config cfg;
-  retry_aws_quota_config_default(&cfg);
+  retry_aws_quota_config_init(&cfg);
   retry_aws_quota q;
   retry_aws_quota_init(&q, &cfg);
   return q;
@@ -124,7 +124,7 @@ static int withdraw_all(retry_finagle_budget *b, int64_t now_ns) {
 static void test_finagle_defaults_10s_10_per_s_20_percent(void **state) {
   (void)state;
   retry_finagle_budget_config cfg;
-  retry_finagle_budget_config_default(&cfg);
+  retry_finagle_budget_config_init(&cfg);
   assert_int_equal(cfg.ttl_ns, 10 * S);
   assert_int_equal(cfg.min_retries_per_sec, 10);
   assert_true(cfg.percent_can_retry == 0.2);
@@ -281,7 +281,7 @@ static int acquire_all(retry_envoy_budget *b) {
 static void test_envoy_defaults_20_percent_min_3(void **state) {
   (void)state;
   retry_envoy_budget_config cfg;
-  retry_envoy_budget_config_default(&cfg);
+  retry_envoy_budget_config_init(&cfg);
   assert_true(cfg.budget_percent == 20.0);
   assert_int_equal(cfg.min_retry_concurrency, 3);
 }

@@ -157,7 +157,7 @@ static retry_target *consecutive_breaker(int32_t threshold) {
   retry_target_config tc;
   retry_target_config_init(&tc);
   tc.has_breaker = true;
-  retry_breaker_config_default(&tc.breaker, RETRY_BREAKER_CONSECUTIVE);
+  retry_breaker_config_init(&tc.breaker, RETRY_BREAKER_CONSECUTIVE);
   tc.breaker.failure_threshold = threshold;
   retry_target *t = retry_target_create(&tc, 0, NULL, NULL);
   assert_non_null(t);
@@ -291,7 +291,7 @@ static void test_seed000_two_layers_multiply_to_nine_requests(void **state) {
   }
   assert_int_equal(requests, 9);
   const retry_policy *chain[2] = {&outer, &inner};
-  assert_int_equal(retry_layers_worst_case(chain, 2), 9);
+  assert_int_equal(retry_policy_layers_worst_case(chain, 2), 9);
 }
 
 /* }================================================================== */
@@ -780,16 +780,16 @@ static void test_call_layers_worst_case(void **state) {
   const retry_policy *c3[3] = {&three, &three, &three};
   const retry_policy *c4[3] = {&four, &four, &four};
   const retry_policy *mixed[4] = {&three, NULL, &none, &four};
-  assert_int_equal(retry_layers_worst_case(c2, 2), 9);
-  assert_int_equal(retry_layers_worst_case(c3, 3), 27);
-  assert_int_equal(retry_layers_worst_case(c4, 3), 64);
-  assert_int_equal(retry_layers_worst_case(mixed, 4), 12);
-  assert_int_equal(retry_layers_worst_case(NULL, 0), 1);
+  assert_int_equal(retry_policy_layers_worst_case(c2, 2), 9);
+  assert_int_equal(retry_policy_layers_worst_case(c3, 3), 27);
+  assert_int_equal(retry_policy_layers_worst_case(c4, 3), 64);
+  assert_int_equal(retry_policy_layers_worst_case(mixed, 4), 12);
+  assert_int_equal(retry_policy_layers_worst_case(NULL, 0), 1);
   retry_policy big;
   grpc_policy(&big, 1000, 1, 1, 1.0, RETRY_JITTER_NONE);
   retry_policy_set_max_attempts(&big, 1000, 0);
   const retry_policy *many[8] = {&big, &big, &big, &big, &big, &big, &big, &big};
-  assert_true(retry_layers_worst_case(many, 8) == UINT64_MAX); /* saturates */
+  assert_true(retry_policy_layers_worst_case(many, 8) == UINT64_MAX); /* saturates */
 }
 
 /* }================================================================== */

@@ -597,7 +597,7 @@ static void test_config_ext_budgets(void **state) {
 
   cfg = load_ok("{\"retrysim\":{\"budget\":{\"type\":\"aws\"}}}", NULL);
   retry_aws_quota_config aws;
-  retry_aws_quota_config_default(&aws);
+  retry_aws_quota_config_init(&aws);
   assert_memory_equal(&retry_config_target(cfg)->aws, &aws, sizeof aws);
   retry_config_destroy(cfg);
 
@@ -614,7 +614,7 @@ static void test_config_ext_budgets(void **state) {
 
   cfg = load_ok("{\"retrysim\":{\"budget\":{\"type\":\"finagle\"}}}", NULL);
   retry_finagle_budget_config fin;
-  retry_finagle_budget_config_default(&fin);
+  retry_finagle_budget_config_init(&fin);
   t = retry_config_target(cfg);
   assert_int_equal(t->finagle.ttl_ns, fin.ttl_ns);
   assert_int_equal(t->finagle.min_retries_per_sec, fin.min_retries_per_sec);
@@ -654,7 +654,7 @@ static void test_config_ext_adaptive(void **state) {
 
   cfg = load_ok("{\"retrysim\":{\"adaptiveThrottling\":{}}}", NULL);
   retry_adaptive_config def;
-  retry_adaptive_config_default(&def);
+  retry_adaptive_config_init(&def);
   assert_memory_equal(&retry_config_target(cfg)->adaptive, &def, sizeof def);
   retry_config_destroy(cfg);
 }
@@ -687,8 +687,8 @@ static void test_config_ext_breakers(void **state) {
     cfg = load_ok(json, NULL);
     b = &retry_config_target(cfg)->breaker;
     retry_breaker_config def;
-    retry_breaker_config_default(&def,
-                                 k == 0 ? RETRY_BREAKER_COUNT_WINDOW : RETRY_BREAKER_TIME_WINDOW);
+    retry_breaker_config_init(&def,
+                              k == 0 ? RETRY_BREAKER_COUNT_WINDOW : RETRY_BREAKER_TIME_WINDOW);
     assert_int_equal(b->kind, def.kind);
     assert_true(b->failure_rate_threshold == 25.5);
     assert_int_equal(b->window_size, 10);

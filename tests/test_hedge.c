@@ -236,7 +236,7 @@ static void test_hedge_breaker_sees_hedges_as_attempts(void **state) {
   retry_target_config tc;
   retry_target_config_init(&tc);
   tc.has_breaker = true;
-  retry_breaker_config_default(&tc.breaker, RETRY_BREAKER_CONSECUTIVE);
+  retry_breaker_config_init(&tc.breaker, RETRY_BREAKER_CONSECUTIVE);
   tc.breaker.failure_threshold = 2;
   retry_target *t = retry_target_create(&tc, 0, NULL, NULL);
   assert_non_null(t);
@@ -259,7 +259,7 @@ static void test_hedge_envoy_budget_slots_returned(void **state) {
   retry_target_config tc;
   retry_target_config_init(&tc);
   tc.budget = RETRY_BUDGET_ENVOY;
-  retry_envoy_budget_config_default(&tc.envoy);
+  retry_envoy_budget_config_init(&tc.envoy);
   retry_target *t = retry_target_create(&tc, 0, NULL, NULL);
   assert_non_null(t);
   script_attempt slow = script_step(100, 0);
@@ -285,7 +285,7 @@ static void test_hedge_cancelled_half_open_probe_gives_permit_back(void **state)
   retry_target_config tc;
   retry_target_config_init(&tc);
   tc.has_breaker = true;
-  retry_breaker_config_default(&tc.breaker, RETRY_BREAKER_CONSECUTIVE);
+  retry_breaker_config_init(&tc.breaker, RETRY_BREAKER_CONSECUTIVE);
   tc.breaker.failure_threshold = 1;
   tc.breaker.half_open_calls = 2;
   tc.breaker.open_duration_ns = 1 * S;

@@ -490,19 +490,19 @@ static void test_world_sibling_calls_are_separate_operations(void **state) {
   (void)state;
   for (int retried = 0; retried < 2; retried++) {
     char text[1200];
-    snprintf(text, sizeof text,
-             "{'duration': '1s', 'services': {"
-             "  'front': {'service_time': '1ms', 'workers': 4,"
-             "    'calls': [{'service': 'ledger', 'method': '/l.L/Debit'},"
-             "              {'service': 'ledger', 'method': '/l.L/Credit'}]%s},"
-             "  'ledger': {'service_time': '1ms', 'workers': 4, 'side_effect': 'before'}},"
-             " 'clients': {'c': {'target': 'front', 'methods': ['/f.F/Transfer'],"
-             "   'arrival': {'kind': 'script', 'at': ['0s', '0.1s', '0.2s']},"
-             "   'policy': {'methodConfig': [{'name': [{}], 'retryPolicy': {'maxAttempts': 3,"
-             "     'initialBackoff': '0.01s', 'maxBackoff': '0.01s', 'backoffMultiplier': 1,"
-             "     'retryableStatusCodes': ['UNAVAILABLE']}}]}}}}",
-             retried ? ", 'faults': [{'kind': 'fail', 'status': 'UNAVAILABLE', 'attempts': [1]}]"
-                     : "");
+    snprintf(
+        text, sizeof text,
+        "{'duration': '1s', 'services': {"
+        "  'front': {'service_time': '1ms', 'workers': 4,"
+        "    'calls': [{'service': 'ledger', 'method': '/l.L/Debit'},"
+        "              {'service': 'ledger', 'method': '/l.L/Credit'}]%s},"
+        "  'ledger': {'service_time': '1ms', 'workers': 4, 'side_effect': 'before'}},"
+        " 'clients': {'c': {'target': 'front', 'methods': ['/f.F/Transfer'],"
+        "   'arrival': {'kind': 'script', 'at': ['0s', '0.1s', '0.2s']},"
+        "   'policy': {'methodConfig': [{'name': [{}], 'retryPolicy': {'maxAttempts': 3,"
+        "     'initialBackoff': '0.01s', 'maxBackoff': '0.01s', 'backoffMultiplier': 1,"
+        "     'retryableStatusCodes': ['UNAVAILABLE']}}]}}}}",
+        retried ? ", 'faults': [{'kind': 'fail', 'status': 'UNAVAILABLE', 'attempts': [1]}]" : "");
     run x;
     run_text(&x, text, 1);
     assert_int_equal(x.r->operations, 6);

@@ -62,29 +62,30 @@ static void test_pushback_repeated_or_absent(void **state) {
 static void test_pushback_retry_after_seconds(void **state) {
   (void)state;
   int64_t ns;
-  assert_int_equal(retry_after_parse_seconds("120", &ns), 0);
+  assert_int_equal(retry_pushback_parse_retry_after("120", &ns), 0);
   assert_int_equal(ns, 120 * RETRY_NS_PER_S);
-  assert_int_equal(retry_after_parse_seconds("0", &ns), 0);
-  assert_int_equal(retry_after_parse_seconds("", &ns), RETRY_EINVAL);
-  assert_int_equal(retry_after_parse_seconds("-1", &ns), RETRY_EINVAL);
-  assert_int_equal(retry_after_parse_seconds("1.5", &ns), RETRY_EINVAL);
-  assert_int_equal(retry_after_parse_seconds("Wed, 21 Oct 2015 07:28:00 GMT", &ns), RETRY_EINVAL);
-  assert_int_equal(retry_after_parse_seconds("99999999999999999999", &ns), RETRY_ERANGE);
+  assert_int_equal(retry_pushback_parse_retry_after("0", &ns), 0);
+  assert_int_equal(retry_pushback_parse_retry_after("", &ns), RETRY_EINVAL);
+  assert_int_equal(retry_pushback_parse_retry_after("-1", &ns), RETRY_EINVAL);
+  assert_int_equal(retry_pushback_parse_retry_after("1.5", &ns), RETRY_EINVAL);
+  assert_int_equal(retry_pushback_parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", &ns),
+                   RETRY_EINVAL);
+  assert_int_equal(retry_pushback_parse_retry_after("99999999999999999999", &ns), RETRY_ERANGE);
 }
 
 static void test_pushback_http_date_three_forms(void **state) {
   (void)state;
   int64_t ns;
   /* RFC 9110's example instant: 784111777 s after the epoch, in all three forms. */
-  assert_int_equal(retry_http_date_parse("Sun, 06 Nov 1994 08:49:37 GMT", &ns), 0);
+  assert_int_equal(retry_pushback_parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT", &ns), 0);
   assert_int_equal(ns, INT64_C(784111777) * RETRY_NS_PER_S);
-  assert_int_equal(retry_http_date_parse("Sunday, 06-Nov-94 08:49:37 GMT", &ns), 0);
+  assert_int_equal(retry_pushback_parse_http_date("Sunday, 06-Nov-94 08:49:37 GMT", &ns), 0);
   assert_int_equal(ns, INT64_C(784111777) * RETRY_NS_PER_S);
-  assert_int_equal(retry_http_date_parse("Sun Nov  6 08:49:37 1994", &ns), 0);
+  assert_int_equal(retry_pushback_parse_http_date("Sun Nov  6 08:49:37 1994", &ns), 0);
   assert_int_equal(ns, INT64_C(784111777) * RETRY_NS_PER_S);
-  assert_int_equal(retry_http_date_parse("Thu, 01 Jan 1970 00:00:00 GMT", &ns), 0);
+  assert_int_equal(retry_pushback_parse_http_date("Thu, 01 Jan 1970 00:00:00 GMT", &ns), 0);
   assert_int_equal(ns, 0);
-  assert_int_equal(retry_http_date_parse("Tue, 29 Feb 2000 12:00:00 GMT", &ns), 0);
+  assert_int_equal(retry_pushback_parse_http_date("Tue, 29 Feb 2000 12:00:00 GMT", &ns), 0);
   assert_int_equal(ns, INT64_C(951825600) * RETRY_NS_PER_S);
   const char *bad[] = {"Sun, 06 Nov 1994 08:49:37 UTC",
                        "Mon, 29 Feb 2100 00:00:00 GMT",
@@ -94,7 +95,7 @@ static void test_pushback_http_date_three_forms(void **state) {
                        "",
                        "Sun, 6 Nov 1994 08:49:37 GMT"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-    assert_int_equal(retry_http_date_parse(bad[i], &ns), RETRY_EINVAL);
+    assert_int_equal(retry_pushback_parse_http_date(bad[i], &ns), RETRY_EINVAL);
 }
 
 static void test_pushback_status_sets_both_spaces(void **state) {

@@ -33,8 +33,7 @@ static gsl_rng *rng_new(unsigned long seed) {
 /* Draws N_SAMPLES from d and checks: the mean is within 5 standard errors of
  * sim_dist_mean_ns(d) (sd is the distribution's exact standard deviation), and every sample
  * lies in [lo, hi]. */
-static void check_mean(sim_dist_kind kind, double p1, double p2, double sd, double lo,
-                       double hi) {
+static void check_mean(sim_dist_kind kind, double p1, double p2, double sd, double lo, double hi) {
   sim_dist d = {kind, p1, p2};
   gsl_rng *r = rng_new(12345);
   double sum = 0;
@@ -58,8 +57,8 @@ static void test_sim_dist_sample_means_match_each_kind(void **state) {
   double mu = log(ms), s = 0.5;
   double ln_sd = sqrt((exp(s * s) - 1) * exp(2 * mu + s * s));
   check_mean(SIM_DIST_LOGNORMAL, mu, s, ln_sd, 0, INFINITY);
-  assert_true(fabs(sim_dist_mean_ns(&(sim_dist){SIM_DIST_LOGNORMAL, mu, s}) -
-                   ms * exp(s * s / 2)) < 1e-6);
+  assert_true(fabs(sim_dist_mean_ns(&(sim_dist){SIM_DIST_LOGNORMAL, mu, s}) - ms * exp(s * s / 2)) <
+              1e-6);
 
   /* Gamma: shape k, scale theta: mean k theta, sd sqrt(k) theta. */
   check_mean(SIM_DIST_GAMMA, 2.0, ms / 2, sqrt(2.0) * ms / 2, 0, INFINITY);

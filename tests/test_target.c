@@ -78,13 +78,13 @@ static void config_all(retry_target_config *cfg, retry_budget_kind budget) {
   cfg->throttle.max_milli_tokens = 10000;
   cfg->throttle.token_ratio_milli = 100;
   cfg->budget = budget;
-  retry_aws_quota_config_default(&cfg->aws);
-  retry_finagle_budget_config_default(&cfg->finagle);
-  retry_envoy_budget_config_default(&cfg->envoy);
+  retry_aws_quota_config_init(&cfg->aws);
+  retry_finagle_budget_config_init(&cfg->finagle);
+  retry_envoy_budget_config_init(&cfg->envoy);
   cfg->has_adaptive = true;
-  retry_adaptive_config_default(&cfg->adaptive);
+  retry_adaptive_config_init(&cfg->adaptive);
   cfg->has_breaker = true;
-  retry_breaker_config_default(&cfg->breaker, RETRY_BREAKER_TIME_WINDOW);
+  retry_breaker_config_init(&cfg->breaker, RETRY_BREAKER_TIME_WINDOW);
 }
 
 /* Sends one attempt through the hooks and reports its status; returns the admission. */
@@ -313,7 +313,7 @@ static void test_target_admit_draws_uniform_only_when_probability_positive(void 
   retry_target_config cfg;
   retry_target_config_init(&cfg);
   cfg.has_adaptive = true;
-  retry_adaptive_config_default(&cfg.adaptive);
+  retry_adaptive_config_init(&cfg.adaptive);
   retry_target *t = create_ok(&cfg);
   fixed_rng r = {UINT64_MAX, 0}; /* u close to 1: admits whenever P < 1 */
   retry_rng g = rng_of(&r);
@@ -339,7 +339,7 @@ static void test_target_admit_adaptive_rejection_counts_and_stops_throttled(void
   retry_target_config cfg;
   retry_target_config_init(&cfg);
   cfg.has_adaptive = true;
-  retry_adaptive_config_default(&cfg.adaptive);
+  retry_adaptive_config_init(&cfg.adaptive);
   retry_target *t = create_ok(&cfg);
   fixed_rng r = {0, 0}; /* u = 0: rejects whenever P > 0 */
   retry_rng g = rng_of(&r);
@@ -360,9 +360,9 @@ static void test_target_admit_adaptive_before_breaker(void **state) {
   retry_target_config cfg;
   retry_target_config_init(&cfg);
   cfg.has_adaptive = true;
-  retry_adaptive_config_default(&cfg.adaptive);
+  retry_adaptive_config_init(&cfg.adaptive);
   cfg.has_breaker = true;
-  retry_breaker_config_default(&cfg.breaker, RETRY_BREAKER_CONSECUTIVE);
+  retry_breaker_config_init(&cfg.breaker, RETRY_BREAKER_CONSECUTIVE);
   cfg.breaker.failure_threshold = 1;
   cfg.breaker.open_duration_ns = 1 * S;
   retry_target *t = create_ok(&cfg);
@@ -384,7 +384,7 @@ static void test_target_admit_breaker_open(void **state) {
   retry_target_config cfg;
   retry_target_config_init(&cfg);
   cfg.has_breaker = true;
-  retry_breaker_config_default(&cfg.breaker, RETRY_BREAKER_CONSECUTIVE);
+  retry_breaker_config_init(&cfg.breaker, RETRY_BREAKER_CONSECUTIVE);
   cfg.breaker.failure_threshold = 2;
   retry_target *t = create_ok(&cfg);
   fixed_rng r = {0, 0};
@@ -407,7 +407,7 @@ static void test_target_attempt_done_records_breaker_by_status(void **state) {
   retry_target_config cfg;
   retry_target_config_init(&cfg);
   cfg.has_breaker = true;
-  retry_breaker_config_default(&cfg.breaker, RETRY_BREAKER_CONSECUTIVE);
+  retry_breaker_config_init(&cfg.breaker, RETRY_BREAKER_CONSECUTIVE);
   cfg.breaker.failure_threshold = 2;
   retry_target *t = create_ok(&cfg);
   /* UNAVAILABLE is a failure, NOT_FOUND neither (no reset), OK a success (reset). */
@@ -428,7 +428,7 @@ static void test_target_probe_with_neither_status_gives_permit_back(void **state
   retry_target_config cfg;
   retry_target_config_init(&cfg);
   cfg.has_breaker = true;
-  retry_breaker_config_default(&cfg.breaker, RETRY_BREAKER_CONSECUTIVE);
+  retry_breaker_config_init(&cfg.breaker, RETRY_BREAKER_CONSECUTIVE);
   cfg.breaker.failure_threshold = 1;
   cfg.breaker.open_duration_ns = 1 * S;
   retry_target *t = create_ok(&cfg);
@@ -447,10 +447,10 @@ static void test_target_http_space_statuses(void **state) {
   retry_target_config cfg;
   retry_target_config_init(&cfg);
   cfg.has_breaker = true;
-  retry_breaker_config_default(&cfg.breaker, RETRY_BREAKER_CONSECUTIVE);
+  retry_breaker_config_init(&cfg.breaker, RETRY_BREAKER_CONSECUTIVE);
   cfg.breaker.failure_threshold = 2;
   cfg.has_adaptive = true;
-  retry_adaptive_config_default(&cfg.adaptive);
+  retry_adaptive_config_init(&cfg.adaptive);
   retry_target *t = create_ok(&cfg);
   fixed_rng r = {UINT64_MAX, 0};
   retry_rng g = rng_of(&r);
@@ -492,7 +492,7 @@ static void test_target_aws_costs_and_refunds_through_hooks(void **state) {
   retry_target_config cfg;
   retry_target_config_init(&cfg);
   cfg.budget = RETRY_BUDGET_AWS;
-  retry_aws_quota_config_default(&cfg.aws);
+  retry_aws_quota_config_init(&cfg.aws);
   retry_target *t = create_ok(&cfg);
   int32_t cost = 0;
   bool slot = true;
@@ -530,7 +530,7 @@ static void test_target_finagle_deposit_per_call_not_per_attempt(void **state) {
   retry_target_config cfg;
   retry_target_config_init(&cfg);
   cfg.budget = RETRY_BUDGET_FINAGLE;
-  retry_finagle_budget_config_default(&cfg.finagle);
+  retry_finagle_budget_config_init(&cfg.finagle);
   retry_target *t = create_ok(&cfg);
   for (int i = 0; i < 10; i++) {
     retry__target_call_started(t, 0);
@@ -577,7 +577,7 @@ static void test_target_envoy_slot_held_until_released(void **state) {
   retry_target_config cfg;
   retry_target_config_init(&cfg);
   cfg.budget = RETRY_BUDGET_ENVOY;
-  retry_envoy_budget_config_default(&cfg.envoy); /* 20 %, min 3 */
+  retry_envoy_budget_config_init(&cfg.envoy); /* 20 %, min 3 */
   retry_target *t = create_ok(&cfg);
   for (int i = 0; i < 20; i++)
     retry__target_attempt_sent(t, 0); /* 20 active: limit 4 */

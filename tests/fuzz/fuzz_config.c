@@ -35,8 +35,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const char *vals[1] = {s};
   int64_t ns;
   retry_pushback_parse(vals, 1, &ns);
-  retry_after_parse_seconds(s, &ns);
-  retry_http_date_parse(s, &ns);
+  retry_pushback_parse_retry_after(s, &ns);
+  retry_pushback_parse_http_date(s, &ns);
   retry_duration_parse(s, &ns);
   free(s);
   return 0;

@@ -29,15 +29,15 @@ typedef struct script_attempt {
 #define SCRIPT_MAX 64
 
 typedef struct script_result {
-  int32_t status;            /* final status */
-  retry_stop reason;         /* stop reason */
-  int64_t end_ns;            /* when the call ended */
-  int attempts;              /* attempts sent (reached the server) */
-  int side_effects;          /* side effects executed (charges) */
-  int cancelled;             /* attempts cancelled by the engine */
-  int64_t send_ns[SCRIPT_MAX];/* when each attempt was sent */
+  int32_t status;              /* final status */
+  retry_stop reason;           /* stop reason */
+  int64_t end_ns;              /* when the call ended */
+  int attempts;                /* attempts sent (reached the server) */
+  int side_effects;            /* side effects executed (charges) */
+  int cancelled;               /* attempts cancelled by the engine */
+  int64_t send_ns[SCRIPT_MAX]; /* when each attempt was sent */
   int64_t stream_items, stream_duplicates;
-  retry_call call;           /* the call's final state */
+  retry_call call; /* the call's final state */
 } script_result;
 
 /* Runs a call starting at start_ns. Attempt k follows steps[min(k, n) - 1] (the last step
