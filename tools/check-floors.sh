@@ -58,8 +58,17 @@ out=$(
   check examples "retry" '^(gsl/|cmocka\.h$)'
   check bench "bench cli models sim retry" '^cmocka\.h$'
 )
+# Simulated time only: the kernel and the world never read a clock, sleep or use libc's rand
+# (the program's progress line is the one wall clock, in cli/; the engine's real-time driver
+# is checked on the library's symbols by tools/check-deps.sh).
+clocks=$(grep -nE '\b(clock_gettime|gettimeofday|nanosleep|usleep|clock|time|rand|srand|random)[[:space:]]*\(' \
+  sim/*.c sim/*.h models/*.c models/*.h 2>/dev/null | grep -vE ':[0-9]+:[[:space:]]*(/?\*|//)' || true)
+if [ -n "$clocks" ]; then
+  out="$out
+$(printf '%s\n' "$clocks" | sed 's/^/check-floors: a clock or libc randomness in the kernel or the world: /')"
+fi
 if [ -n "$out" ]; then
-  printf '%s\n' "$out"
+  printf '%s\n' "$out" | sed '/^$/d'
   exit 1
 fi
 echo "check-floors: every include goes down a floor (retry < sim < models < cli)"

@@ -3,7 +3,8 @@
 # must pass as they are, then fail, naming the file, the line and the include, for an arrow
 # going up a floor (the kernel including the world, the world including the program, the
 # engine including the kernel), for a quoted include of a folder that is no floor, and for a
-# system header a floor may not use (jansson in the kernel, GSL in the engine).
+# system header a floor may not use (jansson in the kernel, GSL in the engine), and for a wall
+# clock in the world.
 set -eu
 here=$(pwd)
 tmp=$(mktemp -d)
@@ -39,5 +40,14 @@ expect_bad sim/sim_hist.h '#include <jansson.h>' "jansson in the kernel"
 expect_bad retry/retry_backoff.c '#include <gsl/gsl_rng.h>' "GSL in the engine"
 expect_bad retry/retry_call.c '#include <jansson.h>' "jansson in the engine outside its loader"
 
+# A wall clock in the world.
+fresh
+sed -i '1a static double wall(void) { return (double)time(NULL); }' "$tmp/tree/models/model_ledger.c"
+if sh "$here/tools/check-floors.sh" "$tmp/tree" >"$tmp/out" 2>&1; then
+  fail "a clock in the world: accepted"
+elif ! grep -q 'models/model_ledger.c:2:' "$tmp/out"; then
+  fail "a clock in the world: not named: $(cat "$tmp/out")"
+fi
+
 [ "$fails" -eq 0 ] || { echo "test-check-floors: $fails failed"; exit 1; }
-echo "test-check-floors: the floors check catches each of 8 bad includes"
+echo "test-check-floors: the floors check catches each of 8 bad includes and a wall clock in the world"
