@@ -27,7 +27,7 @@ expect_bad() {
   sed -i "1a $2" "$tmp/tree/$1"
   if sh "$here/tools/check-floors.sh" "$tmp/tree" >"$tmp/out" 2>&1; then
     fail "$3: accepted"
-  elif ! grep -qF "$1:2: $2" "$tmp/out"; then
+  elif ! grep -F "$1:2:" "$tmp/out" | grep -qF "$2"; then
     fail "$3: the message does not name $1:2 and the include: $(cat "$tmp/out")"
   fi
 }
@@ -40,14 +40,8 @@ expect_bad sim/sim_hist.h '#include <jansson.h>' "jansson in the kernel"
 expect_bad retry/retry_backoff.c '#include <gsl/gsl_rng.h>' "GSL in the engine"
 expect_bad retry/retry_call.c '#include <jansson.h>' "jansson in the engine outside its loader"
 
-# A wall clock in the world.
-fresh
-sed -i '1a static double wall(void) { return (double)time(NULL); }' "$tmp/tree/models/model_ledger.c"
-if sh "$here/tools/check-floors.sh" "$tmp/tree" >"$tmp/out" 2>&1; then
-  fail "a clock in the world: accepted"
-elif ! grep -q 'models/model_ledger.c:2:' "$tmp/out"; then
-  fail "a clock in the world: not named: $(cat "$tmp/out")"
-fi
+expect_bad models/model_ledger.c 'static double wall(void) { return (double)time(NULL); }' \
+  "a wall clock in the world"
 
 [ "$fails" -eq 0 ] || { echo "test-check-floors: $fails failed"; exit 1; }
 echo "test-check-floors: the floors check catches each of 8 bad includes and a wall clock in the world"
