@@ -55,7 +55,7 @@ static cli_scenario *load(const char *text) {
 static void run_loaded(run *x, size_t i, uint64_t seed) {
   retry_error err;
   retry_error_clear(&err);
-  x->k = sim_kernel_create(0);
+  x->k = sim_kernel_create(0, NULL);
   assert_non_null(x->k);
   x->w = model_world_create(cli_scenario_config(x->s, i), x->k, seed, &err);
   assert_non_null(x->w);
