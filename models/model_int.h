@@ -18,6 +18,7 @@
 #include "retry/retry.h"
 #include "sim/sim_event.h"
 #include "sim/sim_hist.h"
+#include "sim/sim_series.h"
 
 typedef struct mw_call mw_call;
 typedef struct mw_req mw_req;
@@ -241,13 +242,9 @@ struct model_world {
   int64_t end_ns; /* duration + drain */
   bool arrivals_over;
   /* time series */
-  sim_hist bucket_latency;         /* latencies of calls that ended in bucket latency_b */
-  int64_t latency_b;               /* the bucket bucket_latency belongs to */
-  size_t ts_cap;                   /* rows allocated */
-  bool *ts_is_rate;                /* per column: a count to divide by the bucket length */
-  int64_t ts_sampled;              /* buckets sampled so far */
-  double *ts_row_cache;            /* row of bucket ts_row_b, NULL when unknown */
-  int64_t ts_row_b, ts_row_end_ns; /* its bucket and the bucket's end */
+  sim_series *series; /* the table and the latency of the current bucket (owned) */
+  int64_t ts_sampled; /* buckets sampled so far */
+  bool ts_failed;     /* a column could not be added */
   int col_offered, col_attempts, col_goodput, col_errors, col_in_flight, col_p50, col_p99,
       col_faults, col_svc0, col_pop0;
   int svc_cols, pop_cols; /* columns per service and per population */

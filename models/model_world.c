@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/sim_dist.h"
 #include "models/model_int.h"
+#include "sim/sim_dist.h"
+#include "sim/sim_series.h"
 
 /* {==================================================================
  * Errors and time series
@@ -40,60 +41,9 @@ sim_event_handle model__schedule_sample(model_world *w, const sim_dist *d, gsl_r
   return sim_event_schedule_in(w->k, delay, fn, obj, 0);
 }
 
-/* Makes sure row b of the time series exists (rows are zero until written). The series grows
- * by doubling as simulated time advances: its size follows the run's length in buckets, never
- * the number of calls. */
-static double *ts_row(model_world *w, int64_t b) {
-  model_timeseries *ts = &w->res.ts;
-  if ((size_t)b >= w->ts_cap) {
-    size_t cap = w->ts_cap == 0 ? 64 : w->ts_cap;
-    while (cap <= (size_t)b)
-      cap *= 2;
-    double *v = realloc(ts->values, cap * ts->n_columns * sizeof *v);
-    if (v == NULL) {
-      model__fail(w, RETRY_ENOMEM, "out of memory for the time series");
-      return NULL;
-    }
-    memset(v + w->ts_cap * ts->n_columns, 0, (cap - w->ts_cap) * ts->n_columns * sizeof *v);
-    /* The latency columns of a bucket in which no call ended have no value (an empty CSV
-     * field): 0 ms would read as calls answered at once, which refused calls really are. */
-    for (size_t row = w->ts_cap; row < cap; row++) {
-      v[row * ts->n_columns + (size_t)w->col_p50] = NAN;
-      v[row * ts->n_columns + (size_t)w->col_p99] = NAN;
-    }
-    ts->values = v;
-    w->ts_row_cache = NULL; /* rows moved */
-    w->ts_cap = cap;
-  }
-  if ((size_t)b >= ts->n_buckets) ts->n_buckets = (size_t)b + 1;
-  return ts->values + (size_t)b * ts->n_columns;
-}
-
 void model__ts_add(model_world *w, int col, double v) {
-  /* The row of the current bucket is cached: time only moves forward, and a division per
-   * counter was a visible cost. The cache is dropped whenever the series grows. */
-  int64_t now = sim_now_ns(w->k);
-  if (now >= w->ts_row_end_ns || w->ts_row_cache == NULL) {
-    int64_t b = now / w->res.ts.bucket_ns;
-    double *row = ts_row(w, b);
-    if (row == NULL) return;
-    w->ts_row_cache = row;
-    w->ts_row_b = b;
-    w->ts_row_end_ns = (b + 1) * w->res.ts.bucket_ns;
-  }
-  w->ts_row_cache[col] += v;
-}
-
-/* Writes the latency quantiles of the calls that ended in bucket latency_b into its row and
- * starts an empty histogram. A bucket without calls keeps NaN in both columns (ts_row). */
-static void ts_latency_flush(model_world *w) {
-  if (w->bucket_latency.count == 0) return;
-  double *row = ts_row(w, w->latency_b);
-  if (row != NULL) {
-    row[w->col_p50] = (double)sim_hist_quantile(&w->bucket_latency, 0.5) / 1e6;
-    row[w->col_p99] = (double)sim_hist_quantile(&w->bucket_latency, 0.99) / 1e6;
-  }
-  sim_hist_init(&w->bucket_latency);
+  if (sim_series_add(w->series, sim_now_ns(w->k), col, v) != 0)
+    model__fail(w, RETRY_ENOMEM, "out of memory for the time series");
 }
 
 /* Latencies go to the bucket of the moment the call ended, now / bucket, as the counters of
@@ -101,23 +51,38 @@ static void ts_latency_flush(model_world *w) {
  * a bucket's end can run before or after that sample event (both are at the same instant),
  * and its count and its latency must land in the same row either way. */
 void model__ts_latency(model_world *w, int64_t latency_ns) {
-  int64_t b = sim_now_ns(w->k) / w->res.ts.bucket_ns;
-  if (b != w->latency_b) {
-    ts_latency_flush(w);
-    w->latency_b = b;
-  }
-  sim_hist_record(&w->bucket_latency, latency_ns);
+  if (sim_series_record(w->series, sim_now_ns(w->k), latency_ns) != 0)
+    model__fail(w, RETRY_ENOMEM, "out of memory for the time series");
 }
 
-/* Adds a column; returns its index. Names are "<prefix>_<name>" (prefix: a service or a
- * population) so that gnuplot scripts can refer to columns by name. is_rate marks counters
- * that world_finish divides by the bucket length, so the CSV reads in events per second. */
+/* Adds a column; returns its index, or -1 when out of memory. Names are "<prefix>_<name>"
+ * (prefix: a service or a population) so that gnuplot scripts can refer to columns by name.
+ * is_rate marks counters the series divides by the bucket length at the end, so the CSV
+ * reads in events per second. */
 static int ts_column(model_world *w, const char *prefix, const char *name, bool is_rate) {
+  char full[SIM_SERIES_NAME_MAX];
+  snprintf(full, sizeof full, "%s%s%s", prefix, prefix[0] ? "_" : "", name);
+  int col = sim_series_column_add(w->series, full, is_rate);
+  if (col < 0) w->ts_failed = true;
+  return col < 0 ? -1 : col;
+}
+
+/* A per-bucket latency quantile column, in ms; -1 when out of memory. */
+static int quantile_column(model_world *w, const char *name, double q) {
+  int col = sim_series_quantile_add(w->series, name, q, 1e6);
+  if (col < 0) w->ts_failed = true;
+  return col < 0 ? -1 : col;
+}
+
+/* The results read the series' table; its pointers move as it grows, so this runs once the
+ * series is complete (and after setup, for a world that never runs). */
+static void ts_publish(model_world *w) {
   model_timeseries *ts = &w->res.ts;
-  int col = (int)ts->n_columns++;
-  snprintf(ts->names[col], MODEL_TS_NAME_MAX, "%s%s%s", prefix, prefix[0] ? "_" : "", name);
-  w->ts_is_rate[col] = is_rate;
-  return col;
+  ts->bucket_ns = sim_series_bucket_ns(w->series);
+  ts->n_buckets = sim_series_n_buckets(w->series);
+  ts->n_columns = sim_series_n_columns(w->series);
+  ts->names = sim_series_names(w->series);
+  ts->values = sim_series_values(w->series);
 }
 
 /* Fills the sampled columns of bucket b: the state at the bucket's end. Counters were added
@@ -125,9 +90,12 @@ static int ts_column(model_world *w, const char *prefix, const char *name, bool 
  * costs O(clients) per bucket for the per-population means, not O(events). The latency
  * quantiles are written apart, by model__ts_latency. */
 static void ts_sample(model_world *w, int64_t b) {
-  double *row = ts_row(w, b);
-  if (row == NULL) return;
-  int64_t bucket = w->res.ts.bucket_ns;
+  double *row = sim_series_row(w->series, b);
+  if (row == NULL) {
+    model__fail(w, RETRY_ENOMEM, "out of memory for the time series");
+    return;
+  }
+  int64_t bucket = w->cfg->bucket_ns;
   row[w->col_in_flight] = (double)w->top_in_flight;
   row[w->col_faults] = model__faults_active(w, b * bucket, (b + 1) * bucket);
   for (size_t s = 0; s < w->n_services; s++) {
@@ -168,7 +136,7 @@ static void ev_sample(sim_kernel *k, void *obj, uint64_t arg) {
     sim_kernel_stop(k);
     return;
   }
-  int64_t next = now + w->res.ts.bucket_ns;
+  int64_t next = now + w->cfg->bucket_ns;
   if (next <= w->end_ns) sim_event_schedule(k, next, ev_sample, w, arg + 1);
 }
 
@@ -184,21 +152,19 @@ static void ev_duration_end(sim_kernel *k, void *obj, uint64_t arg) {
  * gets a tokens, budget or breaker column only when its policy has that mechanism, so the
  * CSV never carries columns that could only hold placeholders. */
 static int ts_setup(model_world *w) {
-  size_t max_cols = 8 + 4 * w->n_services + 3 * w->n_pops;
-  model_timeseries *ts = &w->res.ts;
-  ts->bucket_ns = w->cfg->bucket_ns;
-  ts->names = calloc(max_cols, sizeof *ts->names);
-  w->ts_is_rate = calloc(max_cols, sizeof *w->ts_is_rate);
-  if (ts->names == NULL || w->ts_is_rate == NULL) return -1;
+  w->series = sim_series_create(w->cfg->bucket_ns, NULL);
+  if (w->series == NULL) return -1;
   w->col_offered = ts_column(w, "", "offered_rps", true);
   w->col_attempts = ts_column(w, "", "attempt_rps", true);
   w->col_goodput = ts_column(w, "", "goodput_rps", true);
   w->col_errors = ts_column(w, "", "error_rps", true);
   w->col_in_flight = ts_column(w, "", "in_flight", false);
-  w->col_p50 = ts_column(w, "", "latency_p50_ms", false);
-  w->col_p99 = ts_column(w, "", "latency_p99_ms", false);
+  /* The latency columns of a bucket in which no call ended have no value (an empty CSV
+   * field): 0 ms would read as calls answered at once, which refused calls really are. */
+  w->col_p50 = quantile_column(w, "latency_p50_ms", 0.5);
+  w->col_p99 = quantile_column(w, "latency_p99_ms", 0.99);
   w->col_faults = ts_column(w, "", "faults_active", false);
-  w->col_svc0 = (int)ts->n_columns;
+  w->col_svc0 = (int)sim_series_n_columns(w->series);
   w->svc_cols = 4;
   for (size_t s = 0; s < w->n_services; s++) {
     const char *name = w->cfg->services[s].name;
@@ -217,6 +183,8 @@ static int ts_setup(model_world *w) {
         tc != NULL && tc->budget != RETRY_BUDGET_NONE ? ts_column(w, name, "budget", false) : -1;
     p->col_breaker = tc != NULL && tc->has_breaker ? ts_column(w, name, "breaker_open", false) : -1;
   }
+  if (w->ts_failed) return -1;
+  ts_publish(w);
   return 0;
 }
 
@@ -381,7 +349,6 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
   model__pool_init(&w->ops, w->op_child_off + children * sizeof(mw_op *), 256);
   sim_hist_init(&w->res.latency);
   sim_hist_init(&w->res.latency_ok);
-  sim_hist_init(&w->bucket_latency);
   w->end_ns = cfg->drain_ns > INT64_MAX - cfg->duration_ns ? INT64_MAX - 1
                                                            : cfg->duration_ns + cfg->drain_ns;
   if (edges_create(w) < 0 || ts_setup(w) < 0) goto oom;
@@ -419,16 +386,17 @@ static void world_finish(model_world *w) {
   /* The last buckets, cut short by the end of the run, are sampled now: up to the one the
    * clock is in, or the last row a counter created (a call that ended exactly at the end
    * counts in the bucket that starts then). */
-  ts_latency_flush(w);
-  int64_t bucket = res->ts.bucket_ns;
+  if (sim_series_flush(w->series) != 0)
+    model__fail(w, RETRY_ENOMEM, "out of memory for the time series");
+  int64_t bucket = w->cfg->bucket_ns;
+  int64_t n_buckets = (int64_t)sim_series_n_buckets(w->series);
   int64_t last = now <= 0 ? 0 : (now - 1) / bucket;
-  if ((int64_t)res->ts.n_buckets - 1 > last) last = (int64_t)res->ts.n_buckets - 1;
+  if (n_buckets - 1 > last) last = n_buckets - 1;
   for (int64_t b = w->ts_sampled; b <= last; b++)
     ts_sample(w, b);
-  double bucket_s = (double)bucket / 1e9;
-  for (size_t b = 0; b < res->ts.n_buckets; b++)
-    for (size_t c = 0; c < res->ts.n_columns; c++)
-      if (w->ts_is_rate[c]) res->ts.values[b * res->ts.n_columns + c] /= bucket_s;
+  if (sim_series_finish(w->series) != 0)
+    model__fail(w, RETRY_ENOMEM, "out of memory for the time series");
+  ts_publish(w);
 }
 
 int model_world_run(model_world *w, void (*progress)(void *ctx, int64_t now_ns, int64_t end_ns),
@@ -460,9 +428,7 @@ void model_world_destroy(model_world *w) {
   free(w->edges);
   free(w->res.edges);
   free(w->res.services);
-  free(w->res.ts.names);
-  free(w->res.ts.values);
-  free(w->ts_is_rate);
+  sim_series_destroy(w->series);
   free(w);
 }
 
