@@ -22,11 +22,11 @@
  * world is then in no state to report results; model_world_run returns the code and the
  * caller only destroys it. */
 void model__fail(model_world *w, int code, const char *msg) {
-  if (w->fail_code == 0) {
-    w->fail_code = code;
-    if (w->err != NULL && w->err->code == RETRY_OK) {
-      w->err->code = code;
-      snprintf(w->err->message, sizeof w->err->message, "%s", msg);
+  if (w->run.fail_code == 0) {
+    w->run.fail_code = code;
+    if (w->run.err != NULL && w->run.err->code == RETRY_OK) {
+      w->run.err->code = code;
+      snprintf(w->run.err->message, sizeof w->run.err->message, "%s", msg);
     }
   }
   sim_kernel_stop(w->k);
@@ -42,7 +42,7 @@ sim_event_handle model__schedule_sample(model_world *w, const sim_dist *d, gsl_r
 }
 
 void model__ts_add(model_world *w, int col, double v) {
-  if (sim_series_add(w->series, sim_now_ns(w->k), col, v) != 0)
+  if (sim_series_add(w->ts.series, sim_now_ns(w->k), col, v) != 0)
     model__fail(w, RETRY_ENOMEM, "out of memory for the time series");
 }
 
@@ -51,7 +51,7 @@ void model__ts_add(model_world *w, int col, double v) {
  * a bucket's end can run before or after that sample event (both are at the same instant),
  * and its count and its latency must land in the same row either way. */
 void model__ts_latency(model_world *w, int64_t latency_ns) {
-  if (sim_series_record(w->series, sim_now_ns(w->k), latency_ns) != 0)
+  if (sim_series_record(w->ts.series, sim_now_ns(w->k), latency_ns) != 0)
     model__fail(w, RETRY_ENOMEM, "out of memory for the time series");
 }
 
@@ -62,15 +62,15 @@ void model__ts_latency(model_world *w, int64_t latency_ns) {
 static int ts_column(model_world *w, const char *prefix, const char *name, bool is_rate) {
   char full[SIM_SERIES_NAME_MAX];
   snprintf(full, sizeof full, "%s%s%s", prefix, prefix[0] ? "_" : "", name);
-  int col = sim_series_column_add(w->series, full, is_rate);
-  if (col < 0) w->ts_failed = true;
+  int col = sim_series_column_add(w->ts.series, full, is_rate);
+  if (col < 0) w->ts.failed = true;
   return col < 0 ? -1 : col;
 }
 
 /* A per-bucket latency quantile column, in ms; -1 when out of memory. */
 static int quantile_column(model_world *w, const char *name, double q) {
-  int col = sim_series_quantile_add(w->series, name, q, 1e6);
-  if (col < 0) w->ts_failed = true;
+  int col = sim_series_quantile_add(w->ts.series, name, q, 1e6);
+  if (col < 0) w->ts.failed = true;
   return col < 0 ? -1 : col;
 }
 
@@ -78,11 +78,11 @@ static int quantile_column(model_world *w, const char *name, double q) {
  * series is complete (and after setup, for a world that never runs). */
 static void ts_publish(model_world *w) {
   model_timeseries *ts = &w->res.ts;
-  ts->bucket_ns = sim_series_bucket_ns(w->series);
-  ts->n_buckets = sim_series_n_buckets(w->series);
-  ts->n_columns = sim_series_n_columns(w->series);
-  ts->names = sim_series_names(w->series);
-  ts->values = sim_series_values(w->series);
+  ts->bucket_ns = sim_series_bucket_ns(w->ts.series);
+  ts->n_buckets = sim_series_n_buckets(w->ts.series);
+  ts->n_columns = sim_series_n_columns(w->ts.series);
+  ts->names = sim_series_names(w->ts.series);
+  ts->values = sim_series_values(w->ts.series);
 }
 
 /* Fills the sampled columns of bucket b: the state at the bucket's end. Counters were added
@@ -90,28 +90,28 @@ static void ts_publish(model_world *w) {
  * costs O(clients) per bucket for the per-population means, not O(events). The latency
  * quantiles are written apart, by model__ts_latency. */
 static void ts_sample(model_world *w, int64_t b) {
-  double *row = sim_series_row(w->series, b);
+  double *row = sim_series_row(w->ts.series, b);
   if (row == NULL) {
     model__fail(w, RETRY_ENOMEM, "out of memory for the time series");
     return;
   }
   int64_t bucket = w->cfg->bucket_ns;
-  row[w->col_in_flight] = (double)w->top_in_flight;
-  row[w->col_faults] = model__faults_active(w, b * bucket, (b + 1) * bucket);
-  for (size_t s = 0; s < w->n_services; s++) {
+  row[w->ts.col_in_flight] = (double)w->run.top_in_flight;
+  row[w->ts.col_faults] = model__faults_active(w, b * bucket, (b + 1) * bucket);
+  for (size_t s = 0; s < w->topo.n_services; s++) {
     double q, busy;
     model__service_sample(w, s, &q, &busy);
-    row[w->col_svc0 + (int)s * w->svc_cols + 2] = q;
-    row[w->col_svc0 + (int)s * w->svc_cols + 3] = busy;
+    row[w->ts.col_svc0 + (int)s * w->ts.svc_cols + 2] = q;
+    row[w->ts.col_svc0 + (int)s * w->ts.svc_cols + 3] = busy;
   }
   int64_t now = sim_now_ns(w->k);
-  for (size_t i = 0; i < w->n_pops; i++) {
-    mw_pop *p = &w->pops[i];
+  for (size_t i = 0; i < w->topo.n_pops; i++) {
+    mw_pop *p = &w->topo.pops[i];
     if (p->col_tokens < 0 && p->col_budget < 0 && p->col_breaker < 0) continue;
     double tokens = 0, budget = 0, open = 0;
     for (int32_t c = 0; c < p->cfg->count; c++) {
       retry_target_stats st;
-      retry_target_stats_get(p->clients[c].target, now, &st);
+      retry_target_stats_get(model__channel_target(&p->clients[c].ch, 0), now, &st);
       tokens += (double)st.throttle_milli_tokens / 1000.0;
       budget += (double)st.budget_available;
       open += st.breaker != RETRY_BREAKER_CLOSED;
@@ -121,7 +121,7 @@ static void ts_sample(model_world *w, int64_t b) {
     if (p->col_budget >= 0) row[p->col_budget] = budget / n;
     if (p->col_breaker >= 0) row[p->col_breaker] = open / n;
   }
-  w->ts_sampled = b + 1;
+  w->ts.sampled = b + 1;
 }
 
 /* The sampler: one event per bucket, at its end; arg is the bucket's index. It also reports
@@ -131,50 +131,50 @@ static void ev_sample(sim_kernel *k, void *obj, uint64_t arg) {
   model_world *w = obj;
   int64_t now = sim_now_ns(k);
   ts_sample(w, (int64_t)arg);
-  if (w->progress != NULL) w->progress(w->progress_ctx, now, w->end_ns);
-  if (now >= w->cfg->duration_ns && w->top_in_flight == 0) {
+  if (w->run.progress != NULL) w->run.progress(w->run.progress_ctx, now, w->run.end_ns);
+  if (now >= w->cfg->duration_ns && w->run.top_in_flight == 0) {
     sim_kernel_stop(k);
     return;
   }
   int64_t next = now + w->cfg->bucket_ns;
-  if (next <= w->end_ns) sim_event_schedule(k, next, ev_sample, w, arg + 1);
+  if (next <= w->run.end_ns) sim_event_schedule(k, next, ev_sample, w, arg + 1);
 }
 
 /* Arrivals end at the duration: stop now when nothing is left in flight. */
 static void ev_duration_end(sim_kernel *k, void *obj, uint64_t arg) {
   (void)arg;
   model_world *w = obj;
-  w->arrivals_over = true;
-  if (w->top_in_flight == 0) sim_kernel_stop(k);
+  w->run.arrivals_over = true;
+  if (w->run.top_in_flight == 0) sim_kernel_stop(k);
 }
 
 /* Sets up every column: totals, then per service, then per client population. A population
  * gets a tokens, budget or breaker column only when its policy has that mechanism, so the
  * CSV never carries columns that could only hold placeholders. */
 static int ts_setup(model_world *w) {
-  w->series = sim_series_create(w->cfg->bucket_ns, NULL);
-  if (w->series == NULL) return -1;
-  w->col_offered = ts_column(w, "", "offered_rps", true);
-  w->col_attempts = ts_column(w, "", "attempt_rps", true);
-  w->col_goodput = ts_column(w, "", "goodput_rps", true);
-  w->col_errors = ts_column(w, "", "error_rps", true);
-  w->col_in_flight = ts_column(w, "", "in_flight", false);
+  w->ts.series = sim_series_create(w->cfg->bucket_ns, NULL);
+  if (w->ts.series == NULL) return -1;
+  w->ts.col_offered = ts_column(w, "", "offered_rps", true);
+  w->ts.col_attempts = ts_column(w, "", "attempt_rps", true);
+  w->ts.col_goodput = ts_column(w, "", "goodput_rps", true);
+  w->ts.col_errors = ts_column(w, "", "error_rps", true);
+  w->ts.col_in_flight = ts_column(w, "", "in_flight", false);
   /* The latency columns of a bucket in which no call ended have no value (an empty CSV
    * field): 0 ms would read as calls answered at once, which refused calls really are. */
-  w->col_p50 = quantile_column(w, "latency_p50_ms", 0.5);
-  w->col_p99 = quantile_column(w, "latency_p99_ms", 0.99);
-  w->col_faults = ts_column(w, "", "faults_active", false);
-  w->col_svc0 = (int)sim_series_n_columns(w->series);
-  w->svc_cols = 4;
-  for (size_t s = 0; s < w->n_services; s++) {
+  w->ts.col_p50 = quantile_column(w, "latency_p50_ms", 0.5);
+  w->ts.col_p99 = quantile_column(w, "latency_p99_ms", 0.99);
+  w->ts.col_faults = ts_column(w, "", "faults_active", false);
+  w->ts.col_svc0 = (int)sim_series_n_columns(w->ts.series);
+  w->ts.svc_cols = 4;
+  for (size_t s = 0; s < w->topo.n_services; s++) {
     const char *name = w->cfg->services[s].name;
     ts_column(w, name, "arrival_rps", true);
     ts_column(w, name, "rejected_rps", true);
     ts_column(w, name, "queue", false);
     ts_column(w, name, "busy", false);
   }
-  for (size_t i = 0; i < w->n_pops; i++) {
-    mw_pop *p = &w->pops[i];
+  for (size_t i = 0; i < w->topo.n_pops; i++) {
+    mw_pop *p = &w->topo.pops[i];
     const retry_target_config *tc =
         p->cfg->policy != NULL ? retry_config_target(p->cfg->policy) : NULL;
     const char *name = p->cfg->name;
@@ -183,7 +183,7 @@ static int ts_setup(model_world *w) {
         tc != NULL && tc->budget != RETRY_BUDGET_NONE ? ts_column(w, name, "budget", false) : -1;
     p->col_breaker = tc != NULL && tc->has_breaker ? ts_column(w, name, "breaker_open", false) : -1;
   }
-  if (w->ts_failed) return -1;
+  if (w->ts.failed) return -1;
   ts_publish(w);
   return 0;
 }
@@ -214,7 +214,7 @@ static int32_t method_max_attempts(const retry_config *policy, const char *metho
 static void edge_init(model_world *w, size_t i, const char *from, int callee,
                       retry_space caller_space, const retry_config *policy,
                       const model_status_map *map, const sim_dist *network) {
-  mw_edge *e = &w->edges[i];
+  mw_edge *e = &w->topo.edges[i];
   e->callee = callee;
   e->caller_space = caller_space;
   e->policy = policy;
@@ -236,19 +236,19 @@ static uint64_t mul_sat(uint64_t a, uint64_t b) {
 /* Worst-case attempts reaching each edge: its own max_attempts times the worst chain into its
  * caller. The graph has no cycle, so n_services rounds of relaxation reach the fixed point. */
 static void edges_worst_case(model_world *w) {
-  uint64_t *in = calloc(w->n_services, sizeof *in);
+  uint64_t *in = calloc(w->topo.n_services, sizeof *in);
   if (in == NULL) return;
-  for (size_t i = 0; i < w->n_edges; i++)
+  for (size_t i = 0; i < w->topo.n_edges; i++)
     w->res.edges[i].worst_case = (uint64_t)w->res.edges[i].max_attempts;
-  for (size_t round = 0; round <= w->n_services; round++) {
-    for (size_t s = 0; s < w->n_services; s++)
+  for (size_t round = 0; round <= w->topo.n_services; round++) {
+    for (size_t s = 0; s < w->topo.n_services; s++)
       in[s] = 0;
-    for (size_t i = 0; i < w->n_edges; i++) {
-      int callee = w->edges[i].callee;
+    for (size_t i = 0; i < w->topo.n_edges; i++) {
+      int callee = w->topo.edges[i].callee;
       if (w->res.edges[i].worst_case > in[callee]) in[callee] = w->res.edges[i].worst_case;
     }
-    size_t e = w->n_pops;
-    for (size_t s = 0; s < w->n_services; s++) {
+    size_t e = w->topo.n_pops;
+    for (size_t s = 0; s < w->topo.n_services; s++) {
       uint64_t base = in[s] == 0 ? 1 : in[s];
       for (size_t j = 0; j < w->cfg->services[s].n_calls; j++, e++)
         w->res.edges[e].worst_case = mul_sat(base, (uint64_t)w->res.edges[e].max_attempts);
@@ -261,13 +261,13 @@ static void edges_worst_case(model_world *w) {
  * downstream calls in order. That order is also the order of summary.json's edges. */
 static int edges_create(model_world *w) {
   const model_config *cfg = w->cfg;
-  w->n_edges = cfg->n_clients;
+  w->topo.n_edges = cfg->n_clients;
   for (size_t s = 0; s < cfg->n_services; s++)
-    w->n_edges += cfg->services[s].n_calls;
-  w->edges = calloc(w->n_edges, sizeof *w->edges);
-  w->res.edges = calloc(w->n_edges, sizeof *w->res.edges);
-  if (w->edges == NULL || w->res.edges == NULL) return -1;
-  w->res.n_edges = w->n_edges;
+    w->topo.n_edges += cfg->services[s].n_calls;
+  w->topo.edges = calloc(w->topo.n_edges, sizeof *w->topo.edges);
+  w->res.edges = calloc(w->topo.n_edges, sizeof *w->res.edges);
+  if (w->topo.edges == NULL || w->res.edges == NULL) return -1;
+  w->res.n_edges = w->topo.n_edges;
   size_t e = 0;
   for (size_t i = 0; i < cfg->n_clients; i++, e++) {
     const model_client_cfg *cc = &cfg->clients[i];
@@ -279,11 +279,11 @@ static int edges_create(model_world *w) {
       if (a > m) m = a;
     }
     w->res.edges[e].max_attempts = m;
-    w->pops[i].edge = &w->edges[e];
+    w->topo.pops[i].edge = &w->topo.edges[e];
   }
   for (size_t s = 0; s < cfg->n_services; s++) {
     const model_service_cfg *sc = &cfg->services[s];
-    mw_service *sv = &w->services[s];
+    mw_service *sv = &w->topo.services[s];
     sv->call_edges = calloc(sc->n_calls + 1, sizeof *sv->call_edges);
     sv->call_mcfg = calloc(sc->n_calls + 1, sizeof *sv->call_mcfg);
     if (sv->call_edges == NULL || sv->call_mcfg == NULL) return -1;
@@ -291,7 +291,7 @@ static int edges_create(model_world *w) {
       const model_call_cfg *c = &sc->calls[j];
       edge_init(w, e, sc->name, c->service, sc->space, c->policy, &c->map, &c->network);
       w->res.edges[e].max_attempts = method_max_attempts(c->policy, c->method);
-      sv->call_edges[j] = &w->edges[e];
+      sv->call_edges[j] = &w->topo.edges[e];
       sv->call_mcfg[j] = c->policy != NULL ? retry_config_lookup(c->policy, c->method) : NULL;
     }
   }
@@ -317,39 +317,39 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
   w->cfg = cfg;
   w->k = k;
   w->seed = seed;
-  w->err = err;
-  w->n_services = cfg->n_services;
-  w->n_pops = cfg->n_clients;
-  w->services = calloc(cfg->n_services, sizeof *w->services);
-  w->pops = calloc(cfg->n_clients, sizeof *w->pops);
+  w->run.err = err;
+  w->topo.n_services = cfg->n_services;
+  w->topo.n_pops = cfg->n_clients;
+  w->topo.services = calloc(cfg->n_services, sizeof *w->topo.services);
+  w->topo.pops = calloc(cfg->n_clients, sizeof *w->topo.pops);
   w->res.services = calloc(cfg->n_services, sizeof *w->res.services);
-  if (w->services == NULL || w->pops == NULL || w->res.services == NULL) goto oom;
+  if (w->topo.services == NULL || w->topo.pops == NULL || w->res.services == NULL) goto oom;
   w->res.n_services = cfg->n_services;
   w->res.duration_ns = cfg->duration_ns;
   for (size_t s = 0; s < cfg->n_services; s++) {
-    mw_service *sv = &w->services[s];
+    mw_service *sv = &w->topo.services[s];
     sv->cfg = &cfg->services[s];
     sv->index = (int)s;
     sv->stats = &w->res.services[s];
     sv->stats->name = cfg->services[s].name;
-    sv->effect_slot = cfg->services[s].effect != MODEL_EFFECT_NONE ? w->n_effect_services++ : -1;
+    sv->effect_slot = cfg->services[s].effect != MODEL_EFFECT_NONE ? w->topo.n_effect_services++ : -1;
   }
   for (size_t i = 0; i < cfg->n_clients; i++) {
-    w->pops[i].cfg = &cfg->clients[i];
-    w->pops[i].index = (int)i;
+    w->topo.pops[i].cfg = &cfg->clients[i];
+    w->topo.pops[i].index = (int)i;
   }
-  model__pool_init(&w->calls, sizeof(mw_call), 256);
-  model__pool_init(&w->reqs, sizeof(mw_req), 256);
+  model__pool_init(&w->pools.calls, sizeof(mw_call), 256);
+  model__pool_init(&w->pools.reqs, sizeof(mw_req), 256);
   /* An op: header, executions, then child pointers aligned for a pointer (mw_op's comment). */
   for (size_t s = 0; s < cfg->n_services; s++)
-    if (cfg->services[s].n_calls > w->max_calls) w->max_calls = cfg->services[s].n_calls;
-  size_t exec_end = sizeof(mw_op) + (size_t)w->n_effect_services * sizeof(int32_t);
-  w->op_child_off = (exec_end + sizeof(mw_op *) - 1) / sizeof(mw_op *) * sizeof(mw_op *);
-  size_t children = w->n_effect_services > 0 ? w->max_calls : 0;
-  model__pool_init(&w->ops, w->op_child_off + children * sizeof(mw_op *), 256);
+    if (cfg->services[s].n_calls > w->pools.max_calls) w->pools.max_calls = cfg->services[s].n_calls;
+  size_t exec_end = sizeof(mw_op) + (size_t)w->topo.n_effect_services * sizeof(int32_t);
+  w->pools.op_child_off = (exec_end + sizeof(mw_op *) - 1) / sizeof(mw_op *) * sizeof(mw_op *);
+  size_t children = w->topo.n_effect_services > 0 ? w->pools.max_calls : 0;
+  model__pool_init(&w->pools.ops, w->pools.op_child_off + children * sizeof(mw_op *), 256);
   sim_hist_init(&w->res.latency);
   sim_hist_init(&w->res.latency_ok);
-  w->end_ns = cfg->drain_ns > INT64_MAX - cfg->duration_ns ? INT64_MAX - 1
+  w->run.end_ns = cfg->drain_ns > INT64_MAX - cfg->duration_ns ? INT64_MAX - 1
                                                            : cfg->duration_ns + cfg->drain_ns;
   if (edges_create(w) < 0 || ts_setup(w) < 0) goto oom;
   if (model__services_create(w) < 0 || model__pops_create(w) < 0) goto oom;
@@ -377,42 +377,42 @@ static void world_finish(model_world *w) {
   int64_t now = sim_now_ns(w->k);
   res->events = sim_kernel_n_events(w->k);
   res->sim_time_ns = now;
-  res->calls_unfinished = w->top_in_flight;
+  res->calls_unfinished = w->run.top_in_flight;
   model__ops_settle_all(w);
-  for (size_t s = 0; s < w->n_services; s++) {
-    const model_service_cfg *c = w->services[s].cfg;
+  for (size_t s = 0; s < w->topo.n_services; s++) {
+    const model_service_cfg *c = w->topo.services[s].cfg;
     res->services[s].capacity_s = (double)c->replicas * (double)c->workers * (double)now / 1e9;
   }
   /* The last buckets, cut short by the end of the run, are sampled now: up to the one the
    * clock is in, or the last row a counter created (a call that ended exactly at the end
    * counts in the bucket that starts then). */
-  if (sim_series_flush(w->series) != 0)
+  if (sim_series_flush(w->ts.series) != 0)
     model__fail(w, RETRY_ENOMEM, "out of memory for the time series");
   int64_t bucket = w->cfg->bucket_ns;
-  int64_t n_buckets = (int64_t)sim_series_n_buckets(w->series);
+  int64_t n_buckets = (int64_t)sim_series_n_buckets(w->ts.series);
   int64_t last = now <= 0 ? 0 : (now - 1) / bucket;
   if (n_buckets - 1 > last) last = n_buckets - 1;
-  for (int64_t b = w->ts_sampled; b <= last; b++)
+  for (int64_t b = w->ts.sampled; b <= last; b++)
     ts_sample(w, b);
-  if (sim_series_finish(w->series) != 0)
+  if (sim_series_finish(w->ts.series) != 0)
     model__fail(w, RETRY_ENOMEM, "out of memory for the time series");
   ts_publish(w);
 }
 
 int model_world_run(model_world *w, void (*progress)(void *ctx, int64_t now_ns, int64_t end_ns),
                     void *ctx, retry_error *err) {
-  w->progress = progress;
-  w->progress_ctx = ctx;
-  if (err != NULL) w->err = err;
-  sim_kernel_run(w->k, w->end_ns);
-  if (w->fail_code != 0) return w->fail_code;
+  w->run.progress = progress;
+  w->run.progress_ctx = ctx;
+  if (err != NULL) w->run.err = err;
+  sim_kernel_run(w->k, w->run.end_ns);
+  if (w->run.fail_code != 0) return w->run.fail_code;
   world_finish(w);
-  return w->fail_code;
+  return w->run.fail_code;
 }
 
 const model_results *model_world_results(const model_world *w) { return &w->res; }
 
-int64_t model_world_peak_in_flight(const model_world *w) { return w->top_peak; }
+int64_t model_world_peak_in_flight(const model_world *w) { return w->run.top_peak; }
 
 /* Frees everything, in any state: pools release their chunks wholesale, so objects still in
  * flight (calls, requests, operations) need no walk. */
@@ -420,15 +420,15 @@ void model_world_destroy(model_world *w) {
   if (w == NULL) return;
   model__pops_destroy(w);
   model__services_destroy(w);
-  model__pool_free(&w->calls);
-  model__pool_free(&w->reqs);
-  model__pool_free(&w->ops);
-  free(w->services);
-  free(w->pops);
-  free(w->edges);
+  model__pool_free(&w->pools.calls);
+  model__pool_free(&w->pools.reqs);
+  model__pool_free(&w->pools.ops);
+  free(w->topo.services);
+  free(w->topo.pops);
+  free(w->topo.edges);
   free(w->res.edges);
   free(w->res.services);
-  sim_series_destroy(w->series);
+  sim_series_destroy(w->ts.series);
   free(w);
 }
 
