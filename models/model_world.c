@@ -201,12 +201,17 @@ static bool target_config_is_empty(const retry_target_config *tc) {
          !tc->has_breaker;
 }
 
-/* The attempts a method may make on an edge: its policy's max_attempts after gRPC's clamp
- * (the value the engine enforces), 1 without a retry or hedging policy. */
-static int32_t method_max_attempts(const retry_config *policy, const char *method) {
-  if (policy == NULL) return 1;
+/* The policy whose max_attempts counts for a method on an edge (the value the engine
+ * enforces, after gRPC's clamp), NULL without a retry or hedging policy (one attempt). */
+static const retry_policy *method_layer(const retry_config *policy, const char *method) {
+  if (policy == NULL) return NULL;
   const retry_method_config *mc = retry_config_lookup(policy, method);
-  return mc->policy.kind == RETRY_POLICY_NONE ? 1 : mc->policy.max_attempts;
+  return mc->policy.kind == RETRY_POLICY_NONE ? NULL : &mc->policy;
+}
+
+/* The attempts one layer makes: 1 without a policy, as retry_policy_layers_worst_case. */
+static int32_t layer_attempts(const retry_policy *layer) {
+  return (int32_t)retry_policy_layers_worst_case(&layer, 1);
 }
 
 /* Fills edge i. Its statistics live in the results (res.edges[i]) so that the output writers
@@ -226,35 +231,55 @@ static void edge_init(model_world *w, size_t i, const char *from, int callee,
   e->stats->to = w->cfg->services[callee].name;
 }
 
-/* a x b, saturating at UINT64_MAX: ten layers of 100 attempts must not wrap to a small
- * number in the summary. */
-static uint64_t mul_sat(uint64_t a, uint64_t b) {
-  if (a != 0 && b > UINT64_MAX / a) return UINT64_MAX;
-  return a * b;
-}
-
-/* Worst-case attempts reaching each edge: its own max_attempts times the worst chain into its
- * caller. The graph has no cycle, so n_services rounds of relaxation reach the fixed point. */
-static void edges_worst_case(model_world *w) {
-  uint64_t *in = calloc(w->topo.n_services, sizeof *in);
-  if (in == NULL) return;
-  for (size_t i = 0; i < w->topo.n_edges; i++)
-    w->res.edges[i].worst_case = (uint64_t)w->res.edges[i].max_attempts;
-  for (size_t round = 0; round <= w->topo.n_services; round++) {
-    for (size_t s = 0; s < w->topo.n_services; s++)
-      in[s] = 0;
-    for (size_t i = 0; i < w->topo.n_edges; i++) {
-      int callee = w->topo.edges[i].callee;
-      if (w->res.edges[i].worst_case > in[callee]) in[callee] = w->res.edges[i].worst_case;
+/* Worst-case attempts reaching each edge: the product of max_attempts along the worst chain
+ * of layers into it, which libretry's retry_policy_layers_worst_case computes (saturating at
+ * UINT64_MAX: ten layers of 100 attempts must not wrap to a small number in the summary).
+ * Each edge keeps pred, the edge into its caller whose chain is the worst; its own chain is
+ * its layer followed by pred's chain. The graph has no cycle, so a chain visits a service at
+ * most once (at most n_services + 1 layers) and n_services rounds of relaxation reach the
+ * fixed point. The scratch comes from the kernel's allocator, so tests can make it fail.
+ * Returns 0, or -1 when out of memory (the world's error says so). */
+static int edges_worst_case(model_world *w, const retry_policy *const *layer) {
+  const retry_allocator *a = sim_kernel_allocator(w->k);
+  size_t ne = w->topo.n_edges, ns = w->topo.n_services;
+  const size_t none = SIZE_MAX;
+  size_t *best_in = a->malloc_fn((ns + 1) * sizeof *best_in, a->ctx);
+  size_t *pred = a->malloc_fn((ne + 1) * sizeof *pred, a->ctx);
+  const retry_policy **chain = a->malloc_fn((ns + 1) * sizeof *chain, a->ctx);
+  int rc = best_in != NULL && pred != NULL && chain != NULL ? 0 : -1;
+  if (rc < 0) {
+    model__fail(w, RETRY_ENOMEM, "out of memory computing the edges' worst-case attempts");
+    goto done;
+  }
+  for (size_t i = 0; i < ne; i++) {
+    pred[i] = none;
+    w->res.edges[i].worst_case = retry_policy_layers_worst_case(&layer[i], 1);
+  }
+  for (size_t round = 0; round <= ns; round++) {
+    for (size_t s = 0; s < ns; s++)
+      best_in[s] = none;
+    for (size_t i = 0; i < ne; i++) {
+      size_t callee = (size_t)w->topo.edges[i].callee;
+      if (best_in[callee] == none ||
+          w->res.edges[i].worst_case > w->res.edges[best_in[callee]].worst_case)
+        best_in[callee] = i;
     }
     size_t e = w->topo.n_pops;
-    for (size_t s = 0; s < w->topo.n_services; s++) {
-      uint64_t base = in[s] == 0 ? 1 : in[s];
-      for (size_t j = 0; j < w->cfg->services[s].n_calls; j++, e++)
-        w->res.edges[e].worst_case = mul_sat(base, (uint64_t)w->res.edges[e].max_attempts);
+    for (size_t s = 0; s < ns; s++) {
+      for (size_t j = 0; j < w->cfg->services[s].n_calls; j++, e++) {
+        pred[e] = best_in[s];
+        size_t n = 0;
+        for (size_t x = e; x != none && n <= ns; x = pred[x])
+          chain[n++] = layer[x];
+        w->res.edges[e].worst_case = retry_policy_layers_worst_case(chain, n);
+      }
     }
   }
-  free(in);
+done:
+  if (best_in != NULL) a->free_fn(best_in, a->ctx);
+  if (pred != NULL) a->free_fn(pred, a->ctx);
+  if (chain != NULL) a->free_fn(chain, a->ctx);
+  return rc;
 }
 
 /* Edges are numbered clients first (edge i is population i's), then each service's
@@ -266,7 +291,12 @@ static int edges_create(model_world *w) {
     w->topo.n_edges += cfg->services[s].n_calls;
   w->topo.edges = calloc(w->topo.n_edges, sizeof *w->topo.edges);
   w->res.edges = calloc(w->topo.n_edges, sizeof *w->res.edges);
-  if (w->topo.edges == NULL || w->res.edges == NULL) return -1;
+  /* Each edge's layer: the policy of its method with the most attempts (scratch). */
+  const retry_policy **layer = calloc(w->topo.n_edges + 1, sizeof *layer);
+  if (w->topo.edges == NULL || w->res.edges == NULL || layer == NULL) {
+    free(layer);
+    return -1;
+  }
   w->res.n_edges = w->topo.n_edges;
   size_t e = 0;
   for (size_t i = 0; i < cfg->n_clients; i++, e++) {
@@ -275,8 +305,12 @@ static int edges_create(model_world *w) {
               &cc->network);
     int32_t m = 1;
     for (size_t j = 0; j < cc->n_methods; j++) {
-      int32_t a = method_max_attempts(cc->policy, cc->methods[j].name);
-      if (a > m) m = a;
+      const retry_policy *l = method_layer(cc->policy, cc->methods[j].name);
+      int32_t a = layer_attempts(l);
+      if (a > m) {
+        m = a;
+        layer[e] = l;
+      }
     }
     w->res.edges[e].max_attempts = m;
     w->topo.pops[i].edge = &w->topo.edges[e];
@@ -286,17 +320,22 @@ static int edges_create(model_world *w) {
     mw_service *sv = &w->topo.services[s];
     sv->call_edges = calloc(sc->n_calls + 1, sizeof *sv->call_edges);
     sv->call_mcfg = calloc(sc->n_calls + 1, sizeof *sv->call_mcfg);
-    if (sv->call_edges == NULL || sv->call_mcfg == NULL) return -1;
+    if (sv->call_edges == NULL || sv->call_mcfg == NULL) {
+      free(layer);
+      return -1;
+    }
     for (size_t j = 0; j < sc->n_calls; j++, e++) {
       const model_call_cfg *c = &sc->calls[j];
       edge_init(w, e, sc->name, c->service, sc->space, c->policy, &c->map, &c->network);
-      w->res.edges[e].max_attempts = method_max_attempts(c->policy, c->method);
+      layer[e] = method_layer(c->policy, c->method);
+      w->res.edges[e].max_attempts = layer_attempts(layer[e]);
       sv->call_edges[j] = &w->topo.edges[e];
       sv->call_mcfg[j] = c->policy != NULL ? retry_config_lookup(c->policy, c->method) : NULL;
     }
   }
-  edges_worst_case(w);
-  return 0;
+  int rc = edges_worst_case(w, layer);
+  free(layer);
+  return rc;
 }
 
 /* }================================================================== */
