@@ -181,7 +181,8 @@ int model__channel_open(model_world *w, mw_channel *ch, const char *entity, uint
   ch->n_targets = n_edges;
   for (size_t j = 0; j < n_edges; j++) {
     if (!edges[j]->has_target) continue;
-    ch->targets[j] = retry_target_create(retry_config_target(edges[j]->policy), 0, NULL, w->run.err);
+    ch->targets[j] =
+        retry_target_create(retry_config_target(edges[j]->policy), 0, NULL, w->run.err);
     if (ch->targets[j] == NULL) return -1;
   }
   return 0;

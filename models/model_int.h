@@ -108,12 +108,12 @@ struct mw_call {
   int32_t slot;            /* the caller's index for it (a method, a downstream call) */
   mw_op *op;               /* ledger operation (one reference held) */
   const mw_channel *ch;    /* the caller's channel: streams (borrowed) */
-  sim_event_handle wake; /* the engine's timer */
-  int64_t wake_ns;       /* its time, RETRY_NEVER when none */
-  bool top;              /* a top-level call (made by a client population) */
-  mw_req *reqs;          /* attempts in flight (the caller still waits for them) */
-  int32_t last_replica;  /* replica of the latest attempt, -1 before the first */
-  int64_t deadline_ns;   /* absolute, RETRY_NEVER when none */
+  sim_event_handle wake;   /* the engine's timer */
+  int64_t wake_ns;         /* its time, RETRY_NEVER when none */
+  bool top;                /* a top-level call (made by a client population) */
+  mw_req *reqs;            /* attempts in flight (the caller still waits for them) */
+  int32_t last_replica;    /* replica of the latest attempt, -1 before the first */
+  int64_t deadline_ns;     /* absolute, RETRY_NEVER when none */
 };
 
 /* Where a request is on the server side. */
@@ -200,8 +200,8 @@ struct mw_replica {
   int32_t busy;   /* workers busy */
   int32_t queued; /* requests waiting */
   mw_req *q_head, *q_tail;
-  gsl_rng *rng_work;      /* service times */
-  gsl_rng *rng_fault;     /* fault probabilities */
+  gsl_rng *rng_work;  /* service times */
+  gsl_rng *rng_fault; /* fault probabilities */
   mw_channel ch;      /* downstream calls made here: streams, a target per call */
 };
 

@@ -347,8 +347,7 @@ static void downstream_start(model_world *w, mw_service *s, mw_req *r, int32_t j
                     .on_done = downstream_done,
                     .done_ctx = r,
                     .slot = j};
-  if (model__call_start(w, &a) < 0)
-    r->ds_pending--;
+  if (model__call_start(w, &a) < 0) r->ds_pending--;
 }
 
 /* A downstream call of request r ended. Its status is mapped into r's service's space (the

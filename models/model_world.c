@@ -371,7 +371,8 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
     sv->index = (int)s;
     sv->stats = &w->res.services[s];
     sv->stats->name = cfg->services[s].name;
-    sv->effect_slot = cfg->services[s].effect != MODEL_EFFECT_NONE ? w->topo.n_effect_services++ : -1;
+    sv->effect_slot =
+        cfg->services[s].effect != MODEL_EFFECT_NONE ? w->topo.n_effect_services++ : -1;
   }
   for (size_t i = 0; i < cfg->n_clients; i++) {
     w->topo.pops[i].cfg = &cfg->clients[i];
@@ -381,7 +382,8 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
   model__pool_init(&w->pools.reqs, sizeof(mw_req), 256);
   /* An op: header, executions, then child pointers aligned for a pointer (mw_op's comment). */
   for (size_t s = 0; s < cfg->n_services; s++)
-    if (cfg->services[s].n_calls > w->pools.max_calls) w->pools.max_calls = cfg->services[s].n_calls;
+    if (cfg->services[s].n_calls > w->pools.max_calls)
+      w->pools.max_calls = cfg->services[s].n_calls;
   size_t exec_end = sizeof(mw_op) + (size_t)w->topo.n_effect_services * sizeof(int32_t);
   w->pools.op_child_off = (exec_end + sizeof(mw_op *) - 1) / sizeof(mw_op *) * sizeof(mw_op *);
   size_t children = w->topo.n_effect_services > 0 ? w->pools.max_calls : 0;
@@ -389,7 +391,7 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
   sim_hist_init(&w->res.latency);
   sim_hist_init(&w->res.latency_ok);
   w->run.end_ns = cfg->drain_ns > INT64_MAX - cfg->duration_ns ? INT64_MAX - 1
-                                                           : cfg->duration_ns + cfg->drain_ns;
+                                                               : cfg->duration_ns + cfg->drain_ns;
   if (edges_create(w) < 0 || ts_setup(w) < 0) goto oom;
   if (model__services_create(w) < 0 || model__pops_create(w) < 0) goto oom;
   if (sim_event_schedule(k, cfg->duration_ns, ev_duration_end, w, 0) == SIM_EVENT_NONE ||

@@ -291,18 +291,19 @@ static void test_world_retries_multiply_attempts(void **state) {
   " 'initialBackoff': '0.01s', 'maxBackoff': '0.01s', 'backoffMultiplier': 1," \
   " 'retryableStatusCodes': ['UNAVAILABLE']}}]}"
 
-
 /* The worst-case figures need scratch memory: when it cannot be had, the world is not built
  * (no wrong figures), the error says why, and nothing leaks. */
 static void test_world_worst_case_out_of_memory(void **state) {
   (void)state;
-  cli_scenario *s = load("{'duration': '1s',"
-                         " 'services': {"
-                         "  'front': {'service_time': '1ms', 'calls': [{'service': 'db',"
-                         "     'method': '/d.D/Do', 'policy': " P3 "}]},"
-                         "  'db': {'service_time': '1ms'}},"
-                         " 'clients': {'c': {'target': 'front', 'methods': ['/f.F/Do'],"
-                         "   'policy': " P3 ", 'arrival': {'kind': 'script', 'at': ['0s']}}}}");
+  cli_scenario *s = load(
+      "{'duration': '1s',"
+      " 'services': {"
+      "  'front': {'service_time': '1ms', 'calls': [{'service': 'db',"
+      "     'method': '/d.D/Do', 'policy': " P3
+      "}]},"
+      "  'db': {'service_time': '1ms'}},"
+      " 'clients': {'c': {'target': 'front', 'methods': ['/f.F/Do'],"
+      "   'policy': " P3 ", 'arrival': {'kind': 'script', 'at': ['0s']}}}}");
   int failures = 0;
   for (long fail = 0;; fail++) {
     oom c = {0, fail, 0};
