@@ -68,7 +68,7 @@ static void on_hold_timeout(sim_kernel *k, void *obj, uint64_t arg) {
 
 /* Runs one variant; returns CPU ns per hold event. */
 static double run_variant(bench *b, uint64_t n_events, uint64_t n_pending, bool timeouts) {
-  sim_kernel *k = sim_kernel_create(0);
+  sim_kernel *k = sim_kernel_create(0, NULL);
   if (k == NULL) return -1;
   b->next_delay = 0;
   b->done = 0;

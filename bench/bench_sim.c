@@ -33,7 +33,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_sim: %s\n", buf);
     return 2;
   }
-  sim_kernel *k = sim_kernel_create(0);
+  sim_kernel *k = sim_kernel_create(0, NULL);
   model_world *w = model_world_create(cli_scenario_config(s, 0), k, seed, &err);
   if (k == NULL || w == NULL) {
     fprintf(stderr, "bench_sim: cannot build the world: %s\n", err.message);

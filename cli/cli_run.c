@@ -103,7 +103,7 @@ static int run_one(const cli_scenario *s, size_t i, const cli_run_opts *o, cli_o
   uint64_t seed = o->has_seed ? o->seed : cfg->seed;
   const char *name = cli_scenario_run_name(s, i);
   /* 0: the kernel's default capacity, grown as needed. */
-  sim_kernel *k = sim_kernel_create(0);
+  sim_kernel *k = sim_kernel_create(0, NULL);
   if (k == NULL) {
     /* The kernel reports no error of its own, so the message is filled here. */
     retry_error_clear(err);

@@ -2,9 +2,12 @@
  * model_call.c: one logical call on an edge, driven by the retry engine. The engine decides;
  * this file carries the decisions out in virtual time: it sends attempts (requests with an
  * outbound hop), arms the attempt deadlines and the engine's timer, abandons the attempts the
- * engine cancels and reports every outcome back. A call never frees a request the server still
+ * engine cancels and reports every outcome back through the callback its caller gave. It also
+ * opens and closes the callers' channels. A call never frees a request the server still
  * holds: an abandoned request forgets its call and is freed when its reply comes back.
  */
+#include <assert.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sim/sim_dist.h"
@@ -21,7 +24,7 @@ static void call_apply(model_world *w, mw_call *c, const retry_decision *d);
  * its side effect, which can be long after its call ended. */
 void model__req_free(model_world *w, mw_req *r) {
   model__op_unref(w, r->op);
-  model__pool_put(&w->reqs, r);
+  model__pool_put(&w->pools.reqs, r);
 }
 
 /* Unlinks r from its call's list of attempts in flight. The list is short (one attempt, or a
@@ -85,7 +88,7 @@ static void ev_req_timeout(sim_kernel *k, void *obj, uint64_t arg) {
  * top-level counters are bumped here, at the moment an attempt leaves the caller, so that
  * amplification counts what was sent whatever happened to it afterwards. */
 static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attempt_deadline_ns) {
-  mw_req *r = model__pool_get(&w->reqs);
+  mw_req *r = model__pool_get(&w->pools.reqs);
   if (r == NULL) {
     model__fail(w, RETRY_ENOMEM, "out of memory for requests in flight");
     return;
@@ -102,7 +105,7 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
   r->replica = -1;
   r->sent_ns = now;
   r->ok_items = c->stream_items;
-  r->rng_net = c->rng_net;
+  r->rng_net = c->ch->rng_net;
   r->deadline_ns = attempt_deadline_ns;
   r->fault_status = -1;
   r->call_next = c->reqs;
@@ -110,12 +113,13 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
   c->edge->stats->attempts++;
   if (c->top) {
     w->res.attempts++;
-    model__ts_add(w, w->col_attempts, 1.0);
+    model__ts_add(w, w->ts.col_attempts, 1.0);
   }
   /* Attempt deadlines of first attempts repeat one delay per population: a FIFO lane. */
   if (attempt_deadline_ns != RETRY_NEVER)
     r->timeout = sim_event_schedule_lane(w->k, attempt_deadline_ns - now, ev_req_timeout, r, 0);
-  if (model__schedule_sample(w, c->edge->network, c->rng_net, ev_req_arrive, r) == SIM_EVENT_NONE)
+  if (model__schedule_sample(w, c->edge->network, c->ch->rng_net, ev_req_arrive, r) ==
+      SIM_EVENT_NONE)
     model__fail(w, RETRY_ENOMEM, "out of memory for events");
 }
 
@@ -125,7 +129,7 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
  * freed before the engine decides, so that its pool slot can serve the next attempt. */
 void model__req_reply_arrived(model_world *w, mw_req *r) {
   mw_call *c = r->call;
-  model_service_stats *ss = w->services[r->svc].stats;
+  model_service_stats *ss = w->topo.services[r->svc].stats;
   if (c == NULL) {
     /* Nobody waits any more: everything the server did for it was wasted (unless the
      * deadline-aware server already counted it as expired work). */
@@ -156,6 +160,46 @@ void model__req_reply_arrived(model_world *w, mw_req *r) {
 /* }================================================================== */
 
 /* {==================================================================
+ * Channels
+ * =================================================================== */
+
+/* The streams are named "<entity>/engine" and "<entity>/network" with the caller's index, so
+ * a client's and a replica's draws are what they were when each kept its own fields. Targets
+ * are made only for edges whose policy has shared state, and the array only when one is. */
+int model__channel_open(model_world *w, mw_channel *ch, const char *entity, uint64_t index,
+                        mw_edge *const *edges, size_t n_edges) {
+  memset(ch, 0, sizeof *ch);
+  ch->rng_engine = sim_rng_stream_create(w->seed, entity, "engine", index);
+  ch->rng_net = sim_rng_stream_create(w->seed, entity, "network", index);
+  if (ch->rng_engine == NULL || ch->rng_net == NULL) return -1;
+  bool any = false;
+  for (size_t j = 0; j < n_edges; j++)
+    any = any || edges[j]->has_target;
+  if (!any) return 0;
+  ch->targets = calloc(n_edges, sizeof *ch->targets);
+  if (ch->targets == NULL) return -1;
+  ch->n_targets = n_edges;
+  for (size_t j = 0; j < n_edges; j++) {
+    if (!edges[j]->has_target) continue;
+    ch->targets[j] =
+        retry_target_create(retry_config_target(edges[j]->policy), 0, NULL, w->run.err);
+    if (ch->targets[j] == NULL) return -1;
+  }
+  return 0;
+}
+
+void model__channel_close(mw_channel *ch) {
+  if (ch->rng_engine != NULL) gsl_rng_free(ch->rng_engine);
+  if (ch->rng_net != NULL) gsl_rng_free(ch->rng_net);
+  for (size_t j = 0; j < ch->n_targets; j++)
+    retry_target_destroy(ch->targets[j]);
+  free(ch->targets);
+  memset(ch, 0, sizeof *ch);
+}
+
+/* }================================================================== */
+
+/* {==================================================================
  * The call
  * =================================================================== */
 
@@ -167,12 +211,9 @@ static void call_done(model_world *w, mw_call *c) {
   es->retries += c->rc.n_retries;
   es->hedges += c->rc.n_hedges;
   if (retry_status_is_ok(c->policy->space, c->rc.status)) es->ok++;
-  if (c->parent_kind == MW_PARENT_CLIENT)
-    model__client_call_done(w, c);
-  else
-    model__service_call_done(w, c);
+  c->on_done(w, c);
   model__op_unref(w, c->op);
-  model__pool_put(&w->calls, c);
+  model__pool_put(&w->pools.calls, c);
 }
 
 /* A call the engine ended at a later time (a client that sleeps until its deadline). */
@@ -236,16 +277,15 @@ static void call_apply(model_world *w, mw_call *c, const retry_decision *d) {
 
 /* The engine's randomness comes from the caller's stream (a client's, or the calling
  * replica's), so jitter draws never disturb arrivals or service times. */
-int model__call_start(model_world *w, mw_edge *edge, const retry_method_config *mc,
-                      const char *method, retry_stream_kind stream, int64_t request_bytes,
-                      int64_t stream_items, int64_t deadline_ns, mw_parent_kind pk, void *parent,
-                      int32_t slot, mw_op *op, retry_target *target, gsl_rng *rng_engine,
-                      gsl_rng *rng_net) {
-  mw_call *c = model__pool_get(&w->calls);
+int model__call_start(model_world *w, const mw_call_args *a) {
+  assert(a->on_done != NULL && a->ch != NULL);
+  mw_call *c = model__pool_get(&w->pools.calls);
   if (c == NULL) {
     model__fail(w, RETRY_ENOMEM, "out of memory for calls in flight");
     return -1;
   }
+  mw_edge *edge = a->edge;
+  const retry_method_config *mc = a->mc;
   retry_space callee_space = w->cfg->services[edge->callee].space;
   c->w = w;
   c->edge = edge;
@@ -261,33 +301,31 @@ int model__call_start(model_world *w, mw_edge *edge, const retry_method_config *
     c->none_policy.space = callee_space;
     c->policy = &c->none_policy;
   }
-  c->method = method;
-  c->stream = stream;
-  c->request_bytes = request_bytes;
-  c->stream_items = stream_items;
-  c->parent_kind = pk;
-  c->parent = parent;
-  c->slot = slot;
-  c->op = op;
-  model__op_ref(op);
-  c->target = target;
-  c->rng_engine = rng_engine;
-  c->rng_net = rng_net;
+  c->method = a->method;
+  c->stream = a->stream;
+  c->request_bytes = a->request_bytes;
+  c->stream_items = a->stream_items;
+  c->on_done = a->on_done;
+  c->done_ctx = a->done_ctx;
+  c->slot = a->slot;
+  c->op = a->op;
+  model__op_ref(a->op);
+  c->ch = a->ch;
   c->wake = SIM_EVENT_NONE;
   c->wake_ns = RETRY_NEVER;
   c->last_replica = -1;
-  c->deadline_ns = deadline_ns;
-  c->top = pk == MW_PARENT_CLIENT;
+  c->deadline_ns = a->deadline_ns;
+  c->top = a->top;
   edge->stats->calls++;
   retry_call_opts o;
   memset(&o, 0, sizeof o);
-  o.call_id = ++w->next_call_id;
-  o.method = method;
-  o.stream = stream;
-  o.deadline_ns = deadline_ns;
-  o.rng = sim_rng_adapter(rng_engine);
+  o.call_id = ++w->run.next_call_id;
+  o.method = a->method;
+  o.stream = a->stream;
+  o.deadline_ns = a->deadline_ns;
+  o.rng = sim_rng_adapter(a->ch->rng_engine);
   retry_decision d;
-  retry_call_start(&c->rc, c->policy, target, &o, sim_now_ns(w->k), &d);
+  retry_call_start(&c->rc, c->policy, a->target, &o, sim_now_ns(w->k), &d);
   call_apply(w, c, &d);
   return 0;
 }

@@ -42,6 +42,8 @@ static int64_t call_timeout(const model_method_cfg *m, const model_client_cfg *c
  * A closed-loop client that may retry by hand keeps a reference to the operation in
  * cl->user_op, set before the call starts: a call refused locally ends inside
  * model__call_start, and model__client_call_done must already see the operation then. */
+static void client_call_done(model_world *w, mw_call *c);
+
 static void client_call(model_world *w, mw_client *cl, int32_t j, mw_op *op) {
   mw_pop *p = cl->pop;
   const model_method_cfg *m = &p->cfg->methods[j];
@@ -57,10 +59,23 @@ static void client_call(model_world *w, mw_client *cl, int32_t j, mw_op *op) {
     cl->user_method = j;
   }
   w->res.calls_started++;
-  model__ts_add(w, w->col_offered, 1.0);
-  if (++w->top_in_flight > w->top_peak) w->top_peak = w->top_in_flight;
-  model__call_start(w, p->edge, mc, m->name, m->stream, m->request_bytes, m->stream_items, deadline,
-                    MW_PARENT_CLIENT, cl, j, op, cl->target, cl->rng_engine, cl->rng_net);
+  model__ts_add(w, w->ts.col_offered, 1.0);
+  if (++w->run.top_in_flight > w->run.top_peak) w->run.top_peak = w->run.top_in_flight;
+  mw_call_args a = {.edge = p->edge,
+                    .mc = mc,
+                    .method = m->name,
+                    .stream = m->stream,
+                    .request_bytes = m->request_bytes,
+                    .stream_items = m->stream_items,
+                    .deadline_ns = deadline,
+                    .op = op,
+                    .ch = &cl->ch,
+                    .target = model__channel_target(&cl->ch, 0),
+                    .top = true,
+                    .on_done = client_call_done,
+                    .done_ctx = cl,
+                    .slot = j};
+  model__call_start(w, &a);
   if (!keep) model__op_unref(w, op); /* the call holds its own reference */
 }
 
@@ -135,15 +150,15 @@ static void ev_script(sim_kernel *k, void *obj, uint64_t arg) {
  * Goodput counts only OK calls that ended at or before their deadline (a call that waits
  * past it for a reply is not good). When the scenario's duration has passed and nothing is
  * left in flight, the run ends. */
-void model__client_call_done(model_world *w, mw_call *c) {
-  mw_client *cl = c->parent;
+static void client_call_done(model_world *w, mw_call *c) {
+  mw_client *cl = c->done_ctx;
   mw_pop *p = cl->pop;
   model_results *res = &w->res;
   int64_t now = sim_now_ns(w->k);
   int32_t st = c->rc.status;
   retry_space space = c->policy->space;
   bool ok = retry_status_is_ok(space, st);
-  w->top_in_flight--;
+  w->run.top_in_flight--;
   if (ok)
     res->calls_ok++;
   else
@@ -163,9 +178,9 @@ void model__client_call_done(model_world *w, mw_call *c) {
   if (ok) sim_hist_record(&res->latency_ok, latency);
   if (ok && (c->deadline_ns == RETRY_NEVER || now <= c->deadline_ns)) {
     res->calls_ok_in_deadline++;
-    model__ts_add(w, w->col_goodput, 1.0);
+    model__ts_add(w, w->ts.col_goodput, 1.0);
   } else if (!ok) {
-    model__ts_add(w, w->col_errors, 1.0);
+    model__ts_add(w, w->ts.col_errors, 1.0);
   }
   if (p->cfg->loop == MODEL_LOOP_CLOSED) {
     const model_client_cfg *cfg = p->cfg;
@@ -177,7 +192,7 @@ void model__client_call_done(model_world *w, mw_call *c) {
     int64_t pause = sim_dist_sample(retry ? &cfg->user_retry_delay : &cfg->think, cl->rng_arrival);
     sim_event_schedule_in(w->k, pause, ev_closed, cl, 0);
   }
-  if (w->top_in_flight == 0 && now >= w->cfg->duration_ns) sim_kernel_stop(w->k);
+  if (w->run.top_in_flight == 0 && now >= w->cfg->duration_ns) sim_kernel_stop(w->k);
 }
 
 /* }================================================================== */
@@ -212,13 +227,8 @@ static int pop_create(model_world *w, mw_pop *p) {
     cl->pop = p;
     cl->index = i;
     cl->rng_arrival = sim_rng_stream_create(w->seed, entity, "arrivals", (uint64_t)i);
-    cl->rng_engine = sim_rng_stream_create(w->seed, entity, "engine", (uint64_t)i);
-    cl->rng_net = sim_rng_stream_create(w->seed, entity, "network", (uint64_t)i);
-    if (!cl->rng_arrival || !cl->rng_engine || !cl->rng_net) return -1;
-    if (p->edge->has_target) {
-      cl->target = retry_target_create(retry_config_target(cfg->policy), 0, NULL, w->err);
-      if (cl->target == NULL) return -1;
-    }
+    if (cl->rng_arrival == NULL) return -1;
+    if (model__channel_open(w, &cl->ch, entity, (uint64_t)i, &p->edge, 1) < 0) return -1;
     sim_event_handle h = SIM_EVENT_NONE;
     switch (cfg->loop) {
       case MODEL_LOOP_OPEN: continue; /* one process for the population, below */
@@ -249,22 +259,20 @@ static int pop_create(model_world *w, mw_pop *p) {
 }
 
 int model__pops_create(model_world *w) {
-  for (size_t i = 0; i < w->n_pops; i++)
-    if (pop_create(w, &w->pops[i]) < 0) return -1;
+  for (size_t i = 0; i < w->topo.n_pops; i++)
+    if (pop_create(w, &w->topo.pops[i]) < 0) return -1;
   return 0;
 }
 
 void model__pops_destroy(model_world *w) {
-  if (w->pops == NULL) return;
-  for (size_t i = 0; i < w->n_pops; i++) {
-    mw_pop *p = &w->pops[i];
+  if (w->topo.pops == NULL) return;
+  for (size_t i = 0; i < w->topo.n_pops; i++) {
+    mw_pop *p = &w->topo.pops[i];
     if (p->clients != NULL) {
       for (int32_t c = 0; c < p->cfg->count; c++) {
         mw_client *cl = &p->clients[c];
         if (cl->rng_arrival) gsl_rng_free(cl->rng_arrival);
-        if (cl->rng_engine) gsl_rng_free(cl->rng_engine);
-        if (cl->rng_net) gsl_rng_free(cl->rng_net);
-        retry_target_destroy(cl->target);
+        model__channel_close(&cl->ch);
       }
     }
     if (p->rng_open) gsl_rng_free(p->rng_open);

@@ -18,6 +18,7 @@
 #include "retry/retry.h"
 #include "sim/sim_event.h"
 #include "sim/sim_hist.h"
+#include "sim/sim_series.h"
 
 typedef struct mw_call mw_call;
 typedef struct mw_req mw_req;
@@ -50,7 +51,7 @@ void model__pool_free(mw_pool *p);
 /* }================================================================== */
 
 /* {==================================================================
- * Edges and calls
+ * Edges, channels and calls
  * =================================================================== */
 
 /* One caller-to-callee edge. */
@@ -64,8 +65,34 @@ typedef struct mw_edge {
   model_edge_stats *stats;     /* in the world's results */
 } mw_edge;
 
-/* Who waits for a call's end. */
-typedef enum mw_parent_kind { MW_PARENT_CLIENT = 0, MW_PARENT_REQ } mw_parent_kind;
+/* A caller's channel state toward the services it calls: what a client and a replica both
+ * hold, and what every call they make borrows. The random streams are the caller's (keyed by
+ * its entity name and index, so jitter draws never disturb arrivals or service times); the
+ * targets are its shared retry state (throttle, budget, breaker), one per edge it calls on.
+ * Opened and closed by model__channel_open/_close, which own all three. */
+typedef struct mw_channel {
+  gsl_rng *rng_engine;    /* the engines' randomness: jitter, adaptive throttling */
+  gsl_rng *rng_net;       /* hop latencies of its calls */
+  retry_target **targets; /* per edge called: channel state or NULL; NULL when none has any */
+  size_t n_targets;       /* entries of targets (0 when targets is NULL) */
+} mw_channel;
+
+/* Fills ch for the caller (entity, index): its two streams, and a target for each of the
+ * n_edges edges it calls on (edges[j]) whose policy has shared state. Returns 0, or -1 when
+ * out of memory or a target cannot be made (details in the world's error); ch is then
+ * half-filled and model__channel_close frees what it holds. */
+int model__channel_open(model_world *w, mw_channel *ch, const char *entity, uint64_t index,
+                        mw_edge *const *edges, size_t n_edges);
+/* Frees what ch holds (any part may be NULL) and empties it. */
+void model__channel_close(mw_channel *ch);
+/* Returns the target of ch toward edge j, NULL when that edge keeps no channel state. */
+static inline retry_target *model__channel_target(const mw_channel *ch, size_t j) {
+  return ch->targets != NULL && j < ch->n_targets ? ch->targets[j] : NULL;
+}
+
+/* What the caller of a call hears when the call ends (status in c->rc, the caller's context
+ * in c->done_ctx, its own index in c->slot). The call is freed right after it returns. */
+typedef void (*mw_call_done_fn)(model_world *w, mw_call *c);
 
 struct mw_call {
   retry_call rc; /* the engine's state for this call */
@@ -76,19 +103,17 @@ struct mw_call {
   const char *method;
   retry_stream_kind stream;
   int64_t request_bytes, stream_items;
-  mw_parent_kind parent_kind;
-  void *parent;          /* mw_client or mw_req */
-  int32_t slot;          /* fan-out: which downstream call of the parent */
-  mw_op *op;             /* ledger operation (one reference held) */
-  retry_target *target;  /* channel state, or NULL */
-  gsl_rng *rng_engine;   /* jitter and adaptive throttling (borrowed) */
-  gsl_rng *rng_net;      /* hop latencies (borrowed) */
-  sim_event_handle wake; /* the engine's timer */
-  int64_t wake_ns;       /* its time, RETRY_NEVER when none */
-  bool top;              /* a top-level call (made by a client population) */
-  mw_req *reqs;          /* attempts in flight (the caller still waits for them) */
-  int32_t last_replica;  /* replica of the latest attempt, -1 before the first */
-  int64_t deadline_ns;   /* absolute, RETRY_NEVER when none */
+  mw_call_done_fn on_done; /* tells the caller the call ended */
+  void *done_ctx;          /* the caller's context for on_done (an mw_client, an mw_req) */
+  int32_t slot;            /* the caller's index for it (a method, a downstream call) */
+  mw_op *op;               /* ledger operation (one reference held) */
+  const mw_channel *ch;    /* the caller's channel: streams (borrowed) */
+  sim_event_handle wake;   /* the engine's timer */
+  int64_t wake_ns;         /* its time, RETRY_NEVER when none */
+  bool top;                /* a top-level call (made by a client population) */
+  mw_req *reqs;            /* attempts in flight (the caller still waits for them) */
+  int32_t last_replica;    /* replica of the latest attempt, -1 before the first */
+  int64_t deadline_ns;     /* absolute, RETRY_NEVER when none */
 };
 
 /* Where a request is on the server side. */
@@ -149,9 +174,7 @@ struct mw_client {
   mw_pop *pop;
   int32_t index;
   gsl_rng *rng_arrival;    /* closed loop and script: arrivals, think times, mix */
-  gsl_rng *rng_engine;     /* the engine's randomness */
-  gsl_rng *rng_net;        /* hop latencies */
-  retry_target *target;    /* channel state toward the target, or NULL */
+  mw_channel ch;           /* streams and the target toward its population's edge */
   int32_t script_next;     /* script: next call */
   int64_t next_arrival_ns; /* open loop: the candidate time being considered */
   /* closed loop: the operation being retried by the user */
@@ -177,11 +200,9 @@ struct mw_replica {
   int32_t busy;   /* workers busy */
   int32_t queued; /* requests waiting */
   mw_req *q_head, *q_tail;
-  gsl_rng *rng_work;      /* service times */
-  gsl_rng *rng_fault;     /* fault probabilities */
-  gsl_rng *rng_engine;    /* engines of downstream calls made here */
-  gsl_rng *rng_net;       /* hops of downstream calls made here */
-  retry_target **targets; /* per downstream call: channel state or NULL */
+  gsl_rng *rng_work;  /* service times */
+  gsl_rng *rng_fault; /* fault probabilities */
+  mw_channel ch;      /* downstream calls made here: streams, a target per call */
 };
 
 struct mw_service {
@@ -218,41 +239,53 @@ struct mw_op {
 
 /* }================================================================== */
 
+/* The world, in groups by what each owns. Borrowed inputs at the top; then the topology
+ * (built once, read by every event), the pools (memory that follows the work in flight), the
+ * time series (the kernel's table plus the columns the world fills) and the run's progress and
+ * failure. The results are what the program reads afterwards. */
 struct model_world {
-  const model_config *cfg;
-  sim_kernel *k;
-  uint64_t seed;
-  retry_error *err; /* where a run-time error goes */
-  int fail_code;    /* first run-time error, 0 if none */
-  mw_pool calls, reqs, ops;
-  mw_edge *edges;
-  size_t n_edges;
-  mw_pop *pops;
-  size_t n_pops;
-  mw_service *services;
-  size_t n_services;
-  int n_effect_services;
-  size_t max_calls;    /* the most downstream calls any handler makes: child slots per op */
-  size_t op_child_off; /* byte offset of an op's child pointers */
-  model_results res;
-  uint64_t next_call_id;
-  int64_t top_in_flight; /* top-level calls in flight */
-  int64_t top_peak;
-  int64_t end_ns; /* duration + drain */
-  bool arrivals_over;
-  /* time series */
-  sim_hist bucket_latency;         /* latencies of calls that ended in bucket latency_b */
-  int64_t latency_b;               /* the bucket bucket_latency belongs to */
-  size_t ts_cap;                   /* rows allocated */
-  bool *ts_is_rate;                /* per column: a count to divide by the bucket length */
-  int64_t ts_sampled;              /* buckets sampled so far */
-  double *ts_row_cache;            /* row of bucket ts_row_b, NULL when unknown */
-  int64_t ts_row_b, ts_row_end_ns; /* its bucket and the bucket's end */
-  int col_offered, col_attempts, col_goodput, col_errors, col_in_flight, col_p50, col_p99,
-      col_faults, col_svc0, col_pop0;
-  int svc_cols, pop_cols; /* columns per service and per population */
-  void (*progress)(void *, int64_t, int64_t);
-  void *progress_ctx;
+  const model_config *cfg; /* borrowed; outlives the world */
+  sim_kernel *k;           /* borrowed; owns time and events */
+  uint64_t seed;           /* every random stream derives from it */
+  /* The simulated structure: arrays sized from the config at creation, never resized. Owns
+   * the edges, populations (with their clients) and services (with their replicas). */
+  struct mw_topology {
+    mw_edge *edges; /* clients' edges first (edge i is population i's), then services' calls */
+    size_t n_edges;
+    mw_pop *pops;
+    size_t n_pops;
+    mw_service *services;
+    size_t n_services;
+    int n_effect_services; /* services with a side effect: executions per op */
+  } topo;
+  /* Calls, requests and ledger operations in flight: owns every chunk. */
+  struct mw_pools {
+    mw_pool calls, reqs, ops;
+    size_t max_calls;    /* the most downstream calls any handler makes: child slots per op */
+    size_t op_child_off; /* byte offset of an op's child pointers */
+  } pools;
+  /* The time series: owns the kernel's table; the rest says which column is which. */
+  struct mw_series {
+    sim_series *series; /* the table and the latencies of the current bucket (owned) */
+    int64_t sampled;    /* buckets sampled so far */
+    bool failed;        /* a column could not be added */
+    int col_offered, col_attempts, col_goodput, col_errors, col_in_flight, col_p50, col_p99,
+        col_faults, col_svc0; /* column indices: totals, then the first service's */
+    int svc_cols;             /* columns per service */
+  } ts;
+  /* The run: where it stands, how it ends, whom it tells. Owns nothing. */
+  struct mw_run {
+    retry_error *err;      /* where a run-time error goes (borrowed, may be NULL) */
+    int fail_code;         /* first run-time error, 0 if none */
+    uint64_t next_call_id; /* the engine's call ids */
+    int64_t top_in_flight; /* top-level calls in flight */
+    int64_t top_peak;      /* the most at once */
+    int64_t end_ns;        /* duration + drain */
+    bool arrivals_over;    /* the duration has passed */
+    void (*progress)(void *, int64_t, int64_t);
+    void *progress_ctx;
+  } run;
+  model_results res; /* what the run measured (owns the edge and service arrays) */
 };
 
 /* model_world.c */
@@ -263,16 +296,31 @@ sim_event_handle model__schedule_sample(model_world *w, const sim_dist *d, gsl_r
                                         sim_event_fn fn, void *obj);
 void model__ts_add(model_world *w, int col, double v);
 
-/* model_call.c: starting a logical call on an edge. method/stream/bytes/items describe it;
- * deadline_ns is absolute (RETRY_NEVER: none). Takes a reference on op. Returns 0, or -1 when
- * out of memory (the world's error is set). The call may end inside this function (refused
- * locally); its parent hears of the end through model__client_call_done or
- * model__service_call_done either way, and the call is freed right after. */
-int model__call_start(model_world *w, mw_edge *edge, const retry_method_config *mc,
-                      const char *method, retry_stream_kind stream, int64_t request_bytes,
-                      int64_t stream_items, int64_t deadline_ns, mw_parent_kind pk, void *parent,
-                      int32_t slot, mw_op *op, retry_target *target, gsl_rng *rng_engine,
-                      gsl_rng *rng_net);
+/* model_call.c */
+
+/* What a logical call is asked to do, by whom, and whom it tells when it ends. */
+typedef struct mw_call_args {
+  mw_edge *edge;                 /* the edge it runs on */
+  const retry_method_config *mc; /* the method's policy, NULL: one attempt */
+  const char *method;            /* borrowed from the config */
+  retry_stream_kind stream;      /* unary or a server stream */
+  int64_t request_bytes;         /* for the engine's buffer limit */
+  int64_t stream_items;          /* messages of a full reply */
+  int64_t deadline_ns;           /* absolute, RETRY_NEVER: none */
+  mw_op *op;                     /* the ledger operation (the call takes a reference) */
+  const mw_channel *ch;          /* the caller's channel (borrowed, outlives the call) */
+  retry_target *target;          /* the caller's target toward edge, or NULL */
+  bool top;                      /* a top-level call (made by a client population) */
+  mw_call_done_fn on_done;       /* called once when the call ends */
+  void *done_ctx;                /* given back in c->done_ctx */
+  int32_t slot;                  /* given back in c->slot */
+} mw_call_args;
+
+/* Starts a logical call as a describes. Returns 0, or -1 when out of memory (the world's
+ * error is set; on_done is never called then). The call may end inside this function
+ * (refused locally); a->on_done hears of the end either way, and the call is freed right
+ * after it returns. */
+int model__call_start(model_world *w, const mw_call_args *a);
 /* A request's reply reached its caller (or the caller had left). Frees the request. */
 void model__req_reply_arrived(model_world *w, mw_req *r);
 /* Frees a request (drops its op reference). */
@@ -281,16 +329,12 @@ void model__req_free(model_world *w, mw_req *r);
 /* model_client.c */
 int model__pops_create(model_world *w);
 void model__pops_destroy(model_world *w);
-/* A top-level call ended (status in the client's space). */
-void model__client_call_done(model_world *w, mw_call *c);
 
 /* model_service.c */
 int model__services_create(model_world *w);
 void model__services_destroy(model_world *w);
 /* A request arrived at its service after the outbound hop. */
 void model__service_arrive(model_world *w, mw_req *r);
-/* A downstream call made by request r's handler ended. */
-void model__service_call_done(model_world *w, mw_call *c);
 /* Fills the queue length and busy workers of service svc summed over its replicas. */
 void model__service_sample(const model_world *w, size_t svc, double *queued, double *busy);
 /* Returns how many fault entries are active at some time in [t0_ns, t1_ns). */

@@ -73,7 +73,7 @@ void model__pool_free(mw_pool *p) {
  * =================================================================== */
 
 mw_op *model__op_new(model_world *w) {
-  mw_op *op = model__pool_get(&w->ops);
+  mw_op *op = model__pool_get(&w->pools.ops);
   if (op == NULL) {
     model__fail(w, RETRY_ENOMEM, "out of memory for the side-effect ledger");
     return NULL;
@@ -89,8 +89,8 @@ void model__op_ref(mw_op *op) {
 /* Folds a finished operation into the per-service and total counts: one operation per
  * service that executed it, every execution beyond the first a duplicate. */
 static void op_settle(model_world *w, const mw_op *op) {
-  for (size_t i = 0; i < w->n_services; i++) {
-    mw_service *s = &w->services[i];
+  for (size_t i = 0; i < w->topo.n_services; i++) {
+    mw_service *s = &w->topo.services[i];
     if (s->effect_slot < 0) continue;
     int32_t n = op->executions[s->effect_slot];
     if (n <= 0) continue;
@@ -100,14 +100,14 @@ static void op_settle(model_world *w, const mw_op *op) {
   }
 }
 
-/* The child pointers of op: after its executions, at w->op_child_off (max_calls of them, only
+/* The child pointers of op: after its executions, at w->pools.op_child_off (max_calls of them, only
  * when some service has a side effect). */
 static mw_op **op_children(const model_world *w, mw_op *op) {
-  return (mw_op **)(void *)((char *)op + w->op_child_off);
+  return (mw_op **)(void *)((char *)op + w->pools.op_child_off);
 }
 
 mw_op *model__op_child(model_world *w, mw_op *op, int32_t j) {
-  if (op == NULL || w->n_effect_services == 0) return op;
+  if (op == NULL || w->topo.n_effect_services == 0) return op;
   mw_op **slot = &op_children(w, op)[j];
   if (*slot == NULL) *slot = model__op_new(w); /* refs 1: the parent's */
   return *slot;
@@ -119,24 +119,24 @@ void model__op_unref(model_world *w, mw_op *op) {
   if (op == NULL || --op->refs > 0) return;
   op_settle(w, op);
   op->refs = 0;
-  if (w->n_effect_services > 0) {
+  if (w->topo.n_effect_services > 0) {
     mw_op **ch = op_children(w, op);
-    for (size_t j = 0; j < w->max_calls; j++)
+    for (size_t j = 0; j < w->pools.max_calls; j++)
       if (ch[j] != NULL) model__op_unref(w, ch[j]);
   }
-  model__pool_put(&w->ops, op);
+  model__pool_put(&w->pools.ops, op);
 }
 
 void model__ops_settle_all(model_world *w) {
   /* Free objects have refs == 0 (set before they go back), live ones refs > 0; each is
    * settled once and then marked settled by clearing its executions. */
-  for (size_t c = 0; c < w->ops.n_chunks; c++) {
-    char *chunk = w->ops.chunks[c];
-    for (size_t i = 0; i < w->ops.per_chunk; i++) {
-      mw_op *op = (mw_op *)(void *)(chunk + i * w->ops.obj_size);
+  for (size_t c = 0; c < w->pools.ops.n_chunks; c++) {
+    char *chunk = w->pools.ops.chunks[c];
+    for (size_t i = 0; i < w->pools.ops.per_chunk; i++) {
+      mw_op *op = (mw_op *)(void *)(chunk + i * w->pools.ops.obj_size);
       if (op->refs <= 0) continue;
       op_settle(w, op);
-      memset(op->executions, 0, (size_t)w->n_effect_services * sizeof op->executions[0]);
+      memset(op->executions, 0, (size_t)w->topo.n_effect_services * sizeof op->executions[0]);
     }
   }
 }

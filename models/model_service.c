@@ -71,8 +71,8 @@ static int32_t replica_workers(const mw_service *s, int32_t rep, int64_t now) {
  * so that plots can shade the fault window. */
 int model__faults_active(const model_world *w, int64_t t0_ns, int64_t t1_ns) {
   int n = 0;
-  for (size_t s = 0; s < w->n_services; s++) {
-    const model_service_cfg *cfg = w->services[s].cfg;
+  for (size_t s = 0; s < w->topo.n_services; s++) {
+    const model_service_cfg *cfg = w->topo.services[s].cfg;
     for (size_t i = 0; i < cfg->n_faults; i++)
       if (cfg->faults[i].start_ns < t1_ns && cfg->faults[i].end_ns > t0_ns) n++;
   }
@@ -96,7 +96,7 @@ static void ev_reply(sim_kernel *k, void *obj, uint64_t arg) {
 /* Sends r's reply back over one hop. A failure reply without pushback of its own gets the
  * pushback of an active PUSHBACK fault. */
 static void reply_send(model_world *w, mw_req *r) {
-  mw_service *s = &w->services[r->svc];
+  mw_service *s = &w->topo.services[r->svc];
   int64_t now = sim_now_ns(w->k);
   if (!retry_status_is_ok(s->cfg->space, r->status) && r->pushback == NULL &&
       r->retry_after == NULL) {
@@ -116,14 +116,14 @@ static void reply_send(model_world *w, mw_req *r) {
  * service's block). */
 static void count_rejected(model_world *w, mw_service *s) {
   s->stats->rejected++;
-  model__ts_add(w, w->col_svc0 + (int)s->index * w->svc_cols + 1, 1.0);
+  model__ts_add(w, w->ts.col_svc0 + (int)s->index * w->ts.svc_cols + 1, 1.0);
 }
 
 /* Refuses r without work: queue full, replica down or a REFUSE fault. Refusals take no
  * worker and no time beyond the hops, which is why a refusing replica looks idle to p2c. */
 static void reply_reject(model_world *w, mw_req *r, int32_t status, const char *pushback,
                          const char *retry_after) {
-  mw_service *s = &w->services[r->svc];
+  mw_service *s = &w->topo.services[r->svc];
   count_rejected(w, s);
   r->status = status;
   r->pushback = pushback;
@@ -274,7 +274,7 @@ static void replica_pump(model_world *w, mw_service *s, int32_t rep) {
  * time is counted here, when it is known, for utilization and wasted work; an OK reply
  * carries headers and the method's stream messages, a failure after headers the fault's. */
 static void handler_finish(model_world *w, mw_req *r) {
-  mw_service *s = &w->services[r->svc];
+  mw_service *s = &w->topo.services[r->svc];
   mw_replica *rp = &s->replicas[r->replica];
   int64_t now = sim_now_ns(w->k);
   rp->busy--;
@@ -298,7 +298,7 @@ static void handler_finish(model_world *w, mw_req *r) {
  * A FAIL fault's status wins over the handler's own result: the fault says the handler
  * failed after doing its work, which is exactly the case that duplicates side effects. */
 static void handler_after_calls(model_world *w, mw_req *r) {
-  mw_service *s = &w->services[r->svc];
+  mw_service *s = &w->topo.services[r->svc];
   if (!r->ds_failed && s->cfg->effect == MODEL_EFFECT_AFTER) model__op_execute(w, s, r->op);
   if (r->fail != NULL)
     r->status = r->fault_status;
@@ -315,6 +315,8 @@ static void handler_after_calls(model_world *w, mw_req *r) {
 
 /* Starts downstream call j of r's handler. Its deadline is its own timeout, bounded by the
  * deadline r carries when the call propagates deadlines. */
+static void downstream_done(model_world *w, mw_call *c);
+
 static void downstream_start(model_world *w, mw_service *s, mw_req *r, int32_t j) {
   const model_call_cfg *cc = &s->cfg->calls[j];
   const retry_method_config *mc = s->call_mcfg[j];
@@ -331,18 +333,29 @@ static void downstream_start(model_world *w, mw_service *s, mw_req *r, int32_t j
   mw_op *op = model__op_child(w, r->op, j);
   if (op == NULL && r->op != NULL) return; /* out of memory: the world has failed */
   r->ds_pending++;
-  if (model__call_start(w, s->call_edges[j], mc, cc->method, cc->stream, cc->request_bytes,
-                        cc->stream_items, deadline, MW_PARENT_REQ, r, j, op, rp->targets[j],
-                        rp->rng_engine, rp->rng_net) < 0)
-    r->ds_pending--;
+  mw_call_args a = {.edge = s->call_edges[j],
+                    .mc = mc,
+                    .method = cc->method,
+                    .stream = cc->stream,
+                    .request_bytes = cc->request_bytes,
+                    .stream_items = cc->stream_items,
+                    .deadline_ns = deadline,
+                    .op = op,
+                    .ch = &rp->ch,
+                    .target = model__channel_target(&rp->ch, (size_t)j),
+                    .top = false,
+                    .on_done = downstream_done,
+                    .done_ctx = r,
+                    .slot = j};
+  if (model__call_start(w, &a) < 0) r->ds_pending--;
 }
 
 /* A downstream call of request r ended. Its status is mapped into r's service's space (the
  * gateway's job); the first failure is kept as the handler's result. Sequential calls stop
  * at the first failure; a fan-out waits for every call it started. */
-void model__service_call_done(model_world *w, mw_call *c) {
-  mw_req *r = c->parent;
-  mw_service *s = &w->services[r->svc];
+static void downstream_done(model_world *w, mw_call *c) {
+  mw_req *r = c->done_ctx;
+  mw_service *s = &w->topo.services[r->svc];
   const model_call_cfg *cc = &s->cfg->calls[c->slot];
   retry_space from = w->cfg->services[cc->service].space;
   int32_t st = model__status_map(&cc->map, from, s->cfg->space, c->rc.status);
@@ -368,7 +381,7 @@ static void ev_work_done(sim_kernel *k, void *obj, uint64_t arg) {
   (void)arg;
   mw_req *r = obj;
   model_world *w = r->w;
-  mw_service *s = &w->services[r->svc];
+  mw_service *s = &w->topo.services[r->svc];
   const model_service_cfg *cfg = s->cfg;
   int64_t now = sim_now_ns(k);
   if (r->refuse_after_delay) { /* refused after a delay: no handler, no side effect */
@@ -409,11 +422,11 @@ static void ev_work_done(sim_kernel *k, void *obj, uint64_t arg) {
  * fail: the first that applies wins), then admission. Faults are judged at arrival, with the
  * attempt number the request carries, which is how "refuse every first attempt" is written. */
 void model__service_arrive(model_world *w, mw_req *r) {
-  mw_service *s = &w->services[r->svc];
+  mw_service *s = &w->topo.services[r->svc];
   const model_service_cfg *cfg = s->cfg;
   int64_t now = sim_now_ns(w->k);
   s->stats->arrivals++;
-  model__ts_add(w, w->col_svc0 + (int)s->index * w->svc_cols, 1.0);
+  model__ts_add(w, w->ts.col_svc0 + (int)s->index * w->ts.svc_cols, 1.0);
   r->state = MW_REQ_QUEUED;
   r->replica = lb_pick(s, r);
   if (r->call != NULL) r->call->last_replica = r->replica;
@@ -465,7 +478,7 @@ void model__service_arrive(model_world *w, mw_req *r) {
 
 /* Queue and busy workers summed over replicas, for the time series. */
 void model__service_sample(const model_world *w, size_t svc, double *queued, double *busy) {
-  const mw_service *s = &w->services[svc];
+  const mw_service *s = &w->topo.services[svc];
   double q = 0, b = 0;
   for (int32_t i = 0; i < s->cfg->replicas; i++) {
     q += s->replicas[i].queued;
@@ -486,8 +499,8 @@ void model__service_sample(const model_world *w, size_t svc, double *queued, dou
  * toward each downstream service (a replica is a separate process with its own channels). */
 int model__services_create(model_world *w) {
   char entity[96];
-  for (size_t i = 0; i < w->n_services; i++) {
-    mw_service *s = &w->services[i];
+  for (size_t i = 0; i < w->topo.n_services; i++) {
+    mw_service *s = &w->topo.services[i];
     const model_service_cfg *cfg = s->cfg;
     snprintf(entity, sizeof entity, "service:%s", cfg->name);
     s->rng_lb = sim_rng_stream_create(w->seed, entity, "lb", 0);
@@ -498,17 +511,9 @@ int model__services_create(model_world *w) {
       mw_replica *rp = &s->replicas[r];
       rp->rng_work = sim_rng_stream_create(w->seed, entity, "work", (uint64_t)r);
       rp->rng_fault = sim_rng_stream_create(w->seed, entity, "faults", (uint64_t)r);
-      rp->rng_engine = sim_rng_stream_create(w->seed, entity, "engine", (uint64_t)r);
-      rp->rng_net = sim_rng_stream_create(w->seed, entity, "network", (uint64_t)r);
-      rp->targets = calloc(cfg->n_calls + 1, sizeof *rp->targets);
-      if (!rp->rng_work || !rp->rng_fault || !rp->rng_engine || !rp->rng_net || !rp->targets)
+      if (!rp->rng_work || !rp->rng_fault) return -1;
+      if (model__channel_open(w, &rp->ch, entity, (uint64_t)r, s->call_edges, cfg->n_calls) < 0)
         return -1;
-      for (size_t j = 0; j < cfg->n_calls; j++) {
-        mw_edge *e = s->call_edges[j];
-        if (!e->has_target) continue;
-        rp->targets[j] = retry_target_create(retry_config_target(e->policy), 0, NULL, w->err);
-        if (rp->targets[j] == NULL) return -1;
-      }
     }
   }
   return 0;
@@ -516,20 +521,15 @@ int model__services_create(model_world *w) {
 
 /* Frees what model__services_create made; copes with a half-built service (NULL parts). */
 void model__services_destroy(model_world *w) {
-  if (w->services == NULL) return;
-  for (size_t i = 0; i < w->n_services; i++) {
-    mw_service *s = &w->services[i];
+  if (w->topo.services == NULL) return;
+  for (size_t i = 0; i < w->topo.n_services; i++) {
+    mw_service *s = &w->topo.services[i];
     if (s->replicas != NULL) {
       for (int32_t r = 0; r < s->cfg->replicas; r++) {
         mw_replica *rp = &s->replicas[r];
         if (rp->rng_work) gsl_rng_free(rp->rng_work);
         if (rp->rng_fault) gsl_rng_free(rp->rng_fault);
-        if (rp->rng_engine) gsl_rng_free(rp->rng_engine);
-        if (rp->rng_net) gsl_rng_free(rp->rng_net);
-        if (rp->targets != NULL)
-          for (size_t j = 0; j < s->cfg->n_calls; j++)
-            retry_target_destroy(rp->targets[j]);
-        free(rp->targets);
+        model__channel_close(&rp->ch);
       }
     }
     free(s->replicas);

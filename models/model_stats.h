@@ -11,6 +11,7 @@
 
 #include "retry/retry.h"
 #include "sim/sim_hist.h"
+#include "sim/sim_series.h"
 
 /* One caller-to-callee edge: a client population and its target, or a service and one of its
  * downstream calls. */
@@ -42,8 +43,9 @@ typedef struct model_service_stats {
   int64_t deduplicated; /* repeats refused by idempotency keys */
 } model_service_stats;
 
-/* Time series: one row per bucket, one column per named metric. */
-#define MODEL_TS_NAME_MAX 64
+/* Time series: one row per bucket, one column per named metric. The world fills it from its
+ * sim_series (names and values borrowed from it, valid until model_world_destroy). */
+#define MODEL_TS_NAME_MAX SIM_SERIES_NAME_MAX
 typedef struct model_timeseries {
   int64_t bucket_ns;
   size_t n_buckets;

@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/sim_dist.h"
 #include "models/model_int.h"
+#include "sim/sim_dist.h"
+#include "sim/sim_series.h"
 
 /* {==================================================================
  * Errors and time series
@@ -21,11 +22,11 @@
  * world is then in no state to report results; model_world_run returns the code and the
  * caller only destroys it. */
 void model__fail(model_world *w, int code, const char *msg) {
-  if (w->fail_code == 0) {
-    w->fail_code = code;
-    if (w->err != NULL && w->err->code == RETRY_OK) {
-      w->err->code = code;
-      snprintf(w->err->message, sizeof w->err->message, "%s", msg);
+  if (w->run.fail_code == 0) {
+    w->run.fail_code = code;
+    if (w->run.err != NULL && w->run.err->code == RETRY_OK) {
+      w->run.err->code = code;
+      snprintf(w->run.err->message, sizeof w->run.err->message, "%s", msg);
     }
   }
   sim_kernel_stop(w->k);
@@ -40,60 +41,9 @@ sim_event_handle model__schedule_sample(model_world *w, const sim_dist *d, gsl_r
   return sim_event_schedule_in(w->k, delay, fn, obj, 0);
 }
 
-/* Makes sure row b of the time series exists (rows are zero until written). The series grows
- * by doubling as simulated time advances: its size follows the run's length in buckets, never
- * the number of calls. */
-static double *ts_row(model_world *w, int64_t b) {
-  model_timeseries *ts = &w->res.ts;
-  if ((size_t)b >= w->ts_cap) {
-    size_t cap = w->ts_cap == 0 ? 64 : w->ts_cap;
-    while (cap <= (size_t)b)
-      cap *= 2;
-    double *v = realloc(ts->values, cap * ts->n_columns * sizeof *v);
-    if (v == NULL) {
-      model__fail(w, RETRY_ENOMEM, "out of memory for the time series");
-      return NULL;
-    }
-    memset(v + w->ts_cap * ts->n_columns, 0, (cap - w->ts_cap) * ts->n_columns * sizeof *v);
-    /* The latency columns of a bucket in which no call ended have no value (an empty CSV
-     * field): 0 ms would read as calls answered at once, which refused calls really are. */
-    for (size_t row = w->ts_cap; row < cap; row++) {
-      v[row * ts->n_columns + (size_t)w->col_p50] = NAN;
-      v[row * ts->n_columns + (size_t)w->col_p99] = NAN;
-    }
-    ts->values = v;
-    w->ts_row_cache = NULL; /* rows moved */
-    w->ts_cap = cap;
-  }
-  if ((size_t)b >= ts->n_buckets) ts->n_buckets = (size_t)b + 1;
-  return ts->values + (size_t)b * ts->n_columns;
-}
-
 void model__ts_add(model_world *w, int col, double v) {
-  /* The row of the current bucket is cached: time only moves forward, and a division per
-   * counter was a visible cost. The cache is dropped whenever the series grows. */
-  int64_t now = sim_now_ns(w->k);
-  if (now >= w->ts_row_end_ns || w->ts_row_cache == NULL) {
-    int64_t b = now / w->res.ts.bucket_ns;
-    double *row = ts_row(w, b);
-    if (row == NULL) return;
-    w->ts_row_cache = row;
-    w->ts_row_b = b;
-    w->ts_row_end_ns = (b + 1) * w->res.ts.bucket_ns;
-  }
-  w->ts_row_cache[col] += v;
-}
-
-/* Writes the latency quantiles of the calls that ended in bucket latency_b into its row and
- * starts an empty histogram. A bucket without calls keeps NaN in both columns (ts_row). */
-static void ts_latency_flush(model_world *w) {
-  if (w->bucket_latency.count == 0) return;
-  double *row = ts_row(w, w->latency_b);
-  if (row != NULL) {
-    row[w->col_p50] = (double)sim_hist_quantile(&w->bucket_latency, 0.5) / 1e6;
-    row[w->col_p99] = (double)sim_hist_quantile(&w->bucket_latency, 0.99) / 1e6;
-  }
-  sim_hist_init(&w->bucket_latency);
+  if (sim_series_add(w->ts.series, sim_now_ns(w->k), col, v) != 0)
+    model__fail(w, RETRY_ENOMEM, "out of memory for the time series");
 }
 
 /* Latencies go to the bucket of the moment the call ended, now / bucket, as the counters of
@@ -101,23 +51,38 @@ static void ts_latency_flush(model_world *w) {
  * a bucket's end can run before or after that sample event (both are at the same instant),
  * and its count and its latency must land in the same row either way. */
 void model__ts_latency(model_world *w, int64_t latency_ns) {
-  int64_t b = sim_now_ns(w->k) / w->res.ts.bucket_ns;
-  if (b != w->latency_b) {
-    ts_latency_flush(w);
-    w->latency_b = b;
-  }
-  sim_hist_record(&w->bucket_latency, latency_ns);
+  if (sim_series_record(w->ts.series, sim_now_ns(w->k), latency_ns) != 0)
+    model__fail(w, RETRY_ENOMEM, "out of memory for the time series");
 }
 
-/* Adds a column; returns its index. Names are "<prefix>_<name>" (prefix: a service or a
- * population) so that gnuplot scripts can refer to columns by name. is_rate marks counters
- * that world_finish divides by the bucket length, so the CSV reads in events per second. */
+/* Adds a column; returns its index, or -1 when out of memory. Names are "<prefix>_<name>"
+ * (prefix: a service or a population) so that gnuplot scripts can refer to columns by name.
+ * is_rate marks counters the series divides by the bucket length at the end, so the CSV
+ * reads in events per second. */
 static int ts_column(model_world *w, const char *prefix, const char *name, bool is_rate) {
+  char full[SIM_SERIES_NAME_MAX];
+  snprintf(full, sizeof full, "%s%s%s", prefix, prefix[0] ? "_" : "", name);
+  int col = sim_series_column_add(w->ts.series, full, is_rate);
+  if (col < 0) w->ts.failed = true;
+  return col < 0 ? -1 : col;
+}
+
+/* A per-bucket latency quantile column, in ms; -1 when out of memory. */
+static int quantile_column(model_world *w, const char *name, double q) {
+  int col = sim_series_quantile_add(w->ts.series, name, q, 1e6);
+  if (col < 0) w->ts.failed = true;
+  return col < 0 ? -1 : col;
+}
+
+/* The results read the series' table; its pointers move as it grows, so this runs once the
+ * series is complete (and after setup, for a world that never runs). */
+static void ts_publish(model_world *w) {
   model_timeseries *ts = &w->res.ts;
-  int col = (int)ts->n_columns++;
-  snprintf(ts->names[col], MODEL_TS_NAME_MAX, "%s%s%s", prefix, prefix[0] ? "_" : "", name);
-  w->ts_is_rate[col] = is_rate;
-  return col;
+  ts->bucket_ns = sim_series_bucket_ns(w->ts.series);
+  ts->n_buckets = sim_series_n_buckets(w->ts.series);
+  ts->n_columns = sim_series_n_columns(w->ts.series);
+  ts->names = sim_series_names(w->ts.series);
+  ts->values = sim_series_values(w->ts.series);
 }
 
 /* Fills the sampled columns of bucket b: the state at the bucket's end. Counters were added
@@ -125,25 +90,28 @@ static int ts_column(model_world *w, const char *prefix, const char *name, bool 
  * costs O(clients) per bucket for the per-population means, not O(events). The latency
  * quantiles are written apart, by model__ts_latency. */
 static void ts_sample(model_world *w, int64_t b) {
-  double *row = ts_row(w, b);
-  if (row == NULL) return;
-  int64_t bucket = w->res.ts.bucket_ns;
-  row[w->col_in_flight] = (double)w->top_in_flight;
-  row[w->col_faults] = model__faults_active(w, b * bucket, (b + 1) * bucket);
-  for (size_t s = 0; s < w->n_services; s++) {
+  double *row = sim_series_row(w->ts.series, b);
+  if (row == NULL) {
+    model__fail(w, RETRY_ENOMEM, "out of memory for the time series");
+    return;
+  }
+  int64_t bucket = w->cfg->bucket_ns;
+  row[w->ts.col_in_flight] = (double)w->run.top_in_flight;
+  row[w->ts.col_faults] = model__faults_active(w, b * bucket, (b + 1) * bucket);
+  for (size_t s = 0; s < w->topo.n_services; s++) {
     double q, busy;
     model__service_sample(w, s, &q, &busy);
-    row[w->col_svc0 + (int)s * w->svc_cols + 2] = q;
-    row[w->col_svc0 + (int)s * w->svc_cols + 3] = busy;
+    row[w->ts.col_svc0 + (int)s * w->ts.svc_cols + 2] = q;
+    row[w->ts.col_svc0 + (int)s * w->ts.svc_cols + 3] = busy;
   }
   int64_t now = sim_now_ns(w->k);
-  for (size_t i = 0; i < w->n_pops; i++) {
-    mw_pop *p = &w->pops[i];
+  for (size_t i = 0; i < w->topo.n_pops; i++) {
+    mw_pop *p = &w->topo.pops[i];
     if (p->col_tokens < 0 && p->col_budget < 0 && p->col_breaker < 0) continue;
     double tokens = 0, budget = 0, open = 0;
     for (int32_t c = 0; c < p->cfg->count; c++) {
       retry_target_stats st;
-      retry_target_stats_get(p->clients[c].target, now, &st);
+      retry_target_stats_get(model__channel_target(&p->clients[c].ch, 0), now, &st);
       tokens += (double)st.throttle_milli_tokens / 1000.0;
       budget += (double)st.budget_available;
       open += st.breaker != RETRY_BREAKER_CLOSED;
@@ -153,7 +121,7 @@ static void ts_sample(model_world *w, int64_t b) {
     if (p->col_budget >= 0) row[p->col_budget] = budget / n;
     if (p->col_breaker >= 0) row[p->col_breaker] = open / n;
   }
-  w->ts_sampled = b + 1;
+  w->ts.sampled = b + 1;
 }
 
 /* The sampler: one event per bucket, at its end; arg is the bucket's index. It also reports
@@ -163,52 +131,50 @@ static void ev_sample(sim_kernel *k, void *obj, uint64_t arg) {
   model_world *w = obj;
   int64_t now = sim_now_ns(k);
   ts_sample(w, (int64_t)arg);
-  if (w->progress != NULL) w->progress(w->progress_ctx, now, w->end_ns);
-  if (now >= w->cfg->duration_ns && w->top_in_flight == 0) {
+  if (w->run.progress != NULL) w->run.progress(w->run.progress_ctx, now, w->run.end_ns);
+  if (now >= w->cfg->duration_ns && w->run.top_in_flight == 0) {
     sim_kernel_stop(k);
     return;
   }
-  int64_t next = now + w->res.ts.bucket_ns;
-  if (next <= w->end_ns) sim_event_schedule(k, next, ev_sample, w, arg + 1);
+  int64_t next = now + w->cfg->bucket_ns;
+  if (next <= w->run.end_ns) sim_event_schedule(k, next, ev_sample, w, arg + 1);
 }
 
 /* Arrivals end at the duration: stop now when nothing is left in flight. */
 static void ev_duration_end(sim_kernel *k, void *obj, uint64_t arg) {
   (void)arg;
   model_world *w = obj;
-  w->arrivals_over = true;
-  if (w->top_in_flight == 0) sim_kernel_stop(k);
+  w->run.arrivals_over = true;
+  if (w->run.top_in_flight == 0) sim_kernel_stop(k);
 }
 
 /* Sets up every column: totals, then per service, then per client population. A population
  * gets a tokens, budget or breaker column only when its policy has that mechanism, so the
  * CSV never carries columns that could only hold placeholders. */
 static int ts_setup(model_world *w) {
-  size_t max_cols = 8 + 4 * w->n_services + 3 * w->n_pops;
-  model_timeseries *ts = &w->res.ts;
-  ts->bucket_ns = w->cfg->bucket_ns;
-  ts->names = calloc(max_cols, sizeof *ts->names);
-  w->ts_is_rate = calloc(max_cols, sizeof *w->ts_is_rate);
-  if (ts->names == NULL || w->ts_is_rate == NULL) return -1;
-  w->col_offered = ts_column(w, "", "offered_rps", true);
-  w->col_attempts = ts_column(w, "", "attempt_rps", true);
-  w->col_goodput = ts_column(w, "", "goodput_rps", true);
-  w->col_errors = ts_column(w, "", "error_rps", true);
-  w->col_in_flight = ts_column(w, "", "in_flight", false);
-  w->col_p50 = ts_column(w, "", "latency_p50_ms", false);
-  w->col_p99 = ts_column(w, "", "latency_p99_ms", false);
-  w->col_faults = ts_column(w, "", "faults_active", false);
-  w->col_svc0 = (int)ts->n_columns;
-  w->svc_cols = 4;
-  for (size_t s = 0; s < w->n_services; s++) {
+  w->ts.series = sim_series_create(w->cfg->bucket_ns, NULL);
+  if (w->ts.series == NULL) return -1;
+  w->ts.col_offered = ts_column(w, "", "offered_rps", true);
+  w->ts.col_attempts = ts_column(w, "", "attempt_rps", true);
+  w->ts.col_goodput = ts_column(w, "", "goodput_rps", true);
+  w->ts.col_errors = ts_column(w, "", "error_rps", true);
+  w->ts.col_in_flight = ts_column(w, "", "in_flight", false);
+  /* The latency columns of a bucket in which no call ended have no value (an empty CSV
+   * field): 0 ms would read as calls answered at once, which refused calls really are. */
+  w->ts.col_p50 = quantile_column(w, "latency_p50_ms", 0.5);
+  w->ts.col_p99 = quantile_column(w, "latency_p99_ms", 0.99);
+  w->ts.col_faults = ts_column(w, "", "faults_active", false);
+  w->ts.col_svc0 = (int)sim_series_n_columns(w->ts.series);
+  w->ts.svc_cols = 4;
+  for (size_t s = 0; s < w->topo.n_services; s++) {
     const char *name = w->cfg->services[s].name;
     ts_column(w, name, "arrival_rps", true);
     ts_column(w, name, "rejected_rps", true);
     ts_column(w, name, "queue", false);
     ts_column(w, name, "busy", false);
   }
-  for (size_t i = 0; i < w->n_pops; i++) {
-    mw_pop *p = &w->pops[i];
+  for (size_t i = 0; i < w->topo.n_pops; i++) {
+    mw_pop *p = &w->topo.pops[i];
     const retry_target_config *tc =
         p->cfg->policy != NULL ? retry_config_target(p->cfg->policy) : NULL;
     const char *name = p->cfg->name;
@@ -217,6 +183,8 @@ static int ts_setup(model_world *w) {
         tc != NULL && tc->budget != RETRY_BUDGET_NONE ? ts_column(w, name, "budget", false) : -1;
     p->col_breaker = tc != NULL && tc->has_breaker ? ts_column(w, name, "breaker_open", false) : -1;
   }
+  if (w->ts.failed) return -1;
+  ts_publish(w);
   return 0;
 }
 
@@ -233,12 +201,17 @@ static bool target_config_is_empty(const retry_target_config *tc) {
          !tc->has_breaker;
 }
 
-/* The attempts a method may make on an edge: its policy's max_attempts after gRPC's clamp
- * (the value the engine enforces), 1 without a retry or hedging policy. */
-static int32_t method_max_attempts(const retry_config *policy, const char *method) {
-  if (policy == NULL) return 1;
+/* The policy whose max_attempts counts for a method on an edge (the value the engine
+ * enforces, after gRPC's clamp), NULL without a retry or hedging policy (one attempt). */
+static const retry_policy *method_layer(const retry_config *policy, const char *method) {
+  if (policy == NULL) return NULL;
   const retry_method_config *mc = retry_config_lookup(policy, method);
-  return mc->policy.kind == RETRY_POLICY_NONE ? 1 : mc->policy.max_attempts;
+  return mc->policy.kind == RETRY_POLICY_NONE ? NULL : &mc->policy;
+}
+
+/* The attempts one layer makes: 1 without a policy, as retry_policy_layers_worst_case. */
+static int32_t layer_attempts(const retry_policy *layer) {
+  return (int32_t)retry_policy_layers_worst_case(&layer, 1);
 }
 
 /* Fills edge i. Its statistics live in the results (res.edges[i]) so that the output writers
@@ -246,7 +219,7 @@ static int32_t method_max_attempts(const retry_config *policy, const char *metho
 static void edge_init(model_world *w, size_t i, const char *from, int callee,
                       retry_space caller_space, const retry_config *policy,
                       const model_status_map *map, const sim_dist *network) {
-  mw_edge *e = &w->edges[i];
+  mw_edge *e = &w->topo.edges[i];
   e->callee = callee;
   e->caller_space = caller_space;
   e->policy = policy;
@@ -258,48 +231,73 @@ static void edge_init(model_world *w, size_t i, const char *from, int callee,
   e->stats->to = w->cfg->services[callee].name;
 }
 
-/* a x b, saturating at UINT64_MAX: ten layers of 100 attempts must not wrap to a small
- * number in the summary. */
-static uint64_t mul_sat(uint64_t a, uint64_t b) {
-  if (a != 0 && b > UINT64_MAX / a) return UINT64_MAX;
-  return a * b;
-}
-
-/* Worst-case attempts reaching each edge: its own max_attempts times the worst chain into its
- * caller. The graph has no cycle, so n_services rounds of relaxation reach the fixed point. */
-static void edges_worst_case(model_world *w) {
-  uint64_t *in = calloc(w->n_services, sizeof *in);
-  if (in == NULL) return;
-  for (size_t i = 0; i < w->n_edges; i++)
-    w->res.edges[i].worst_case = (uint64_t)w->res.edges[i].max_attempts;
-  for (size_t round = 0; round <= w->n_services; round++) {
-    for (size_t s = 0; s < w->n_services; s++)
-      in[s] = 0;
-    for (size_t i = 0; i < w->n_edges; i++) {
-      int callee = w->edges[i].callee;
-      if (w->res.edges[i].worst_case > in[callee]) in[callee] = w->res.edges[i].worst_case;
+/* Worst-case attempts reaching each edge: the product of max_attempts along the worst chain
+ * of layers into it, which libretry's retry_policy_layers_worst_case computes (saturating at
+ * UINT64_MAX: ten layers of 100 attempts must not wrap to a small number in the summary).
+ * Each edge keeps pred, the edge into its caller whose chain is the worst; its own chain is
+ * its layer followed by pred's chain. The graph has no cycle, so a chain visits a service at
+ * most once (at most n_services + 1 layers) and n_services rounds of relaxation reach the
+ * fixed point. The scratch comes from the kernel's allocator, so tests can make it fail.
+ * Returns 0, or -1 when out of memory (the world's error says so). */
+static int edges_worst_case(model_world *w, const retry_policy *const *layer) {
+  const retry_allocator *a = sim_kernel_allocator(w->k);
+  size_t ne = w->topo.n_edges, ns = w->topo.n_services;
+  const size_t none = SIZE_MAX;
+  size_t *best_in = a->malloc_fn((ns + 1) * sizeof *best_in, a->ctx);
+  size_t *pred = a->malloc_fn((ne + 1) * sizeof *pred, a->ctx);
+  const retry_policy **chain = a->malloc_fn((ns + 1) * sizeof *chain, a->ctx);
+  int rc = best_in != NULL && pred != NULL && chain != NULL ? 0 : -1;
+  if (rc < 0) {
+    model__fail(w, RETRY_ENOMEM, "out of memory computing the edges' worst-case attempts");
+    goto done;
+  }
+  for (size_t i = 0; i < ne; i++) {
+    pred[i] = none;
+    w->res.edges[i].worst_case = retry_policy_layers_worst_case(&layer[i], 1);
+  }
+  for (size_t round = 0; round <= ns; round++) {
+    for (size_t s = 0; s < ns; s++)
+      best_in[s] = none;
+    for (size_t i = 0; i < ne; i++) {
+      size_t callee = (size_t)w->topo.edges[i].callee;
+      if (best_in[callee] == none ||
+          w->res.edges[i].worst_case > w->res.edges[best_in[callee]].worst_case)
+        best_in[callee] = i;
     }
-    size_t e = w->n_pops;
-    for (size_t s = 0; s < w->n_services; s++) {
-      uint64_t base = in[s] == 0 ? 1 : in[s];
-      for (size_t j = 0; j < w->cfg->services[s].n_calls; j++, e++)
-        w->res.edges[e].worst_case = mul_sat(base, (uint64_t)w->res.edges[e].max_attempts);
+    size_t e = w->topo.n_pops;
+    for (size_t s = 0; s < ns; s++) {
+      for (size_t j = 0; j < w->cfg->services[s].n_calls; j++, e++) {
+        pred[e] = best_in[s];
+        size_t n = 0;
+        for (size_t x = e; x != none && n <= ns; x = pred[x])
+          chain[n++] = layer[x];
+        w->res.edges[e].worst_case = retry_policy_layers_worst_case(chain, n);
+      }
     }
   }
-  free(in);
+done:
+  if (best_in != NULL) a->free_fn(best_in, a->ctx);
+  if (pred != NULL) a->free_fn(pred, a->ctx);
+  if (chain != NULL) a->free_fn(chain, a->ctx);
+  return rc;
 }
 
 /* Edges are numbered clients first (edge i is population i's), then each service's
  * downstream calls in order. That order is also the order of summary.json's edges. */
 static int edges_create(model_world *w) {
   const model_config *cfg = w->cfg;
-  w->n_edges = cfg->n_clients;
+  w->topo.n_edges = cfg->n_clients;
   for (size_t s = 0; s < cfg->n_services; s++)
-    w->n_edges += cfg->services[s].n_calls;
-  w->edges = calloc(w->n_edges, sizeof *w->edges);
-  w->res.edges = calloc(w->n_edges, sizeof *w->res.edges);
-  if (w->edges == NULL || w->res.edges == NULL) return -1;
-  w->res.n_edges = w->n_edges;
+    w->topo.n_edges += cfg->services[s].n_calls;
+  w->topo.edges = calloc(w->topo.n_edges, sizeof *w->topo.edges);
+  w->res.edges = calloc(w->topo.n_edges, sizeof *w->res.edges);
+  /* Each edge's layer: the policy of its method with the most attempts (scratch). */
+  const retry_policy **layer = calloc(w->topo.n_edges + 1, sizeof *layer);
+  if (w->topo.edges == NULL || w->res.edges == NULL || layer == NULL) {
+    free(layer);
+    return -1;
+  }
+  w->res.n_edges = w->topo.n_edges;
   size_t e = 0;
   for (size_t i = 0; i < cfg->n_clients; i++, e++) {
     const model_client_cfg *cc = &cfg->clients[i];
@@ -307,28 +305,37 @@ static int edges_create(model_world *w) {
               &cc->network);
     int32_t m = 1;
     for (size_t j = 0; j < cc->n_methods; j++) {
-      int32_t a = method_max_attempts(cc->policy, cc->methods[j].name);
-      if (a > m) m = a;
+      const retry_policy *l = method_layer(cc->policy, cc->methods[j].name);
+      int32_t a = layer_attempts(l);
+      if (a > m) {
+        m = a;
+        layer[e] = l;
+      }
     }
     w->res.edges[e].max_attempts = m;
-    w->pops[i].edge = &w->edges[e];
+    w->topo.pops[i].edge = &w->topo.edges[e];
   }
   for (size_t s = 0; s < cfg->n_services; s++) {
     const model_service_cfg *sc = &cfg->services[s];
-    mw_service *sv = &w->services[s];
+    mw_service *sv = &w->topo.services[s];
     sv->call_edges = calloc(sc->n_calls + 1, sizeof *sv->call_edges);
     sv->call_mcfg = calloc(sc->n_calls + 1, sizeof *sv->call_mcfg);
-    if (sv->call_edges == NULL || sv->call_mcfg == NULL) return -1;
+    if (sv->call_edges == NULL || sv->call_mcfg == NULL) {
+      free(layer);
+      return -1;
+    }
     for (size_t j = 0; j < sc->n_calls; j++, e++) {
       const model_call_cfg *c = &sc->calls[j];
       edge_init(w, e, sc->name, c->service, sc->space, c->policy, &c->map, &c->network);
-      w->res.edges[e].max_attempts = method_max_attempts(c->policy, c->method);
-      sv->call_edges[j] = &w->edges[e];
+      layer[e] = method_layer(c->policy, c->method);
+      w->res.edges[e].max_attempts = layer_attempts(layer[e]);
+      sv->call_edges[j] = &w->topo.edges[e];
       sv->call_mcfg[j] = c->policy != NULL ? retry_config_lookup(c->policy, c->method) : NULL;
     }
   }
-  edges_worst_case(w);
-  return 0;
+  int rc = edges_worst_case(w, layer);
+  free(layer);
+  return rc;
 }
 
 /* }================================================================== */
@@ -349,41 +356,42 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
   w->cfg = cfg;
   w->k = k;
   w->seed = seed;
-  w->err = err;
-  w->n_services = cfg->n_services;
-  w->n_pops = cfg->n_clients;
-  w->services = calloc(cfg->n_services, sizeof *w->services);
-  w->pops = calloc(cfg->n_clients, sizeof *w->pops);
+  w->run.err = err;
+  w->topo.n_services = cfg->n_services;
+  w->topo.n_pops = cfg->n_clients;
+  w->topo.services = calloc(cfg->n_services, sizeof *w->topo.services);
+  w->topo.pops = calloc(cfg->n_clients, sizeof *w->topo.pops);
   w->res.services = calloc(cfg->n_services, sizeof *w->res.services);
-  if (w->services == NULL || w->pops == NULL || w->res.services == NULL) goto oom;
+  if (w->topo.services == NULL || w->topo.pops == NULL || w->res.services == NULL) goto oom;
   w->res.n_services = cfg->n_services;
   w->res.duration_ns = cfg->duration_ns;
   for (size_t s = 0; s < cfg->n_services; s++) {
-    mw_service *sv = &w->services[s];
+    mw_service *sv = &w->topo.services[s];
     sv->cfg = &cfg->services[s];
     sv->index = (int)s;
     sv->stats = &w->res.services[s];
     sv->stats->name = cfg->services[s].name;
-    sv->effect_slot = cfg->services[s].effect != MODEL_EFFECT_NONE ? w->n_effect_services++ : -1;
+    sv->effect_slot =
+        cfg->services[s].effect != MODEL_EFFECT_NONE ? w->topo.n_effect_services++ : -1;
   }
   for (size_t i = 0; i < cfg->n_clients; i++) {
-    w->pops[i].cfg = &cfg->clients[i];
-    w->pops[i].index = (int)i;
+    w->topo.pops[i].cfg = &cfg->clients[i];
+    w->topo.pops[i].index = (int)i;
   }
-  model__pool_init(&w->calls, sizeof(mw_call), 256);
-  model__pool_init(&w->reqs, sizeof(mw_req), 256);
+  model__pool_init(&w->pools.calls, sizeof(mw_call), 256);
+  model__pool_init(&w->pools.reqs, sizeof(mw_req), 256);
   /* An op: header, executions, then child pointers aligned for a pointer (mw_op's comment). */
   for (size_t s = 0; s < cfg->n_services; s++)
-    if (cfg->services[s].n_calls > w->max_calls) w->max_calls = cfg->services[s].n_calls;
-  size_t exec_end = sizeof(mw_op) + (size_t)w->n_effect_services * sizeof(int32_t);
-  w->op_child_off = (exec_end + sizeof(mw_op *) - 1) / sizeof(mw_op *) * sizeof(mw_op *);
-  size_t children = w->n_effect_services > 0 ? w->max_calls : 0;
-  model__pool_init(&w->ops, w->op_child_off + children * sizeof(mw_op *), 256);
+    if (cfg->services[s].n_calls > w->pools.max_calls)
+      w->pools.max_calls = cfg->services[s].n_calls;
+  size_t exec_end = sizeof(mw_op) + (size_t)w->topo.n_effect_services * sizeof(int32_t);
+  w->pools.op_child_off = (exec_end + sizeof(mw_op *) - 1) / sizeof(mw_op *) * sizeof(mw_op *);
+  size_t children = w->topo.n_effect_services > 0 ? w->pools.max_calls : 0;
+  model__pool_init(&w->pools.ops, w->pools.op_child_off + children * sizeof(mw_op *), 256);
   sim_hist_init(&w->res.latency);
   sim_hist_init(&w->res.latency_ok);
-  sim_hist_init(&w->bucket_latency);
-  w->end_ns = cfg->drain_ns > INT64_MAX - cfg->duration_ns ? INT64_MAX - 1
-                                                           : cfg->duration_ns + cfg->drain_ns;
+  w->run.end_ns = cfg->drain_ns > INT64_MAX - cfg->duration_ns ? INT64_MAX - 1
+                                                               : cfg->duration_ns + cfg->drain_ns;
   if (edges_create(w) < 0 || ts_setup(w) < 0) goto oom;
   if (model__services_create(w) < 0 || model__pops_create(w) < 0) goto oom;
   if (sim_event_schedule(k, cfg->duration_ns, ev_duration_end, w, 0) == SIM_EVENT_NONE ||
@@ -410,41 +418,42 @@ static void world_finish(model_world *w) {
   int64_t now = sim_now_ns(w->k);
   res->events = sim_kernel_n_events(w->k);
   res->sim_time_ns = now;
-  res->calls_unfinished = w->top_in_flight;
+  res->calls_unfinished = w->run.top_in_flight;
   model__ops_settle_all(w);
-  for (size_t s = 0; s < w->n_services; s++) {
-    const model_service_cfg *c = w->services[s].cfg;
+  for (size_t s = 0; s < w->topo.n_services; s++) {
+    const model_service_cfg *c = w->topo.services[s].cfg;
     res->services[s].capacity_s = (double)c->replicas * (double)c->workers * (double)now / 1e9;
   }
   /* The last buckets, cut short by the end of the run, are sampled now: up to the one the
    * clock is in, or the last row a counter created (a call that ended exactly at the end
    * counts in the bucket that starts then). */
-  ts_latency_flush(w);
-  int64_t bucket = res->ts.bucket_ns;
+  if (sim_series_flush(w->ts.series) != 0)
+    model__fail(w, RETRY_ENOMEM, "out of memory for the time series");
+  int64_t bucket = w->cfg->bucket_ns;
+  int64_t n_buckets = (int64_t)sim_series_n_buckets(w->ts.series);
   int64_t last = now <= 0 ? 0 : (now - 1) / bucket;
-  if ((int64_t)res->ts.n_buckets - 1 > last) last = (int64_t)res->ts.n_buckets - 1;
-  for (int64_t b = w->ts_sampled; b <= last; b++)
+  if (n_buckets - 1 > last) last = n_buckets - 1;
+  for (int64_t b = w->ts.sampled; b <= last; b++)
     ts_sample(w, b);
-  double bucket_s = (double)bucket / 1e9;
-  for (size_t b = 0; b < res->ts.n_buckets; b++)
-    for (size_t c = 0; c < res->ts.n_columns; c++)
-      if (w->ts_is_rate[c]) res->ts.values[b * res->ts.n_columns + c] /= bucket_s;
+  if (sim_series_finish(w->ts.series) != 0)
+    model__fail(w, RETRY_ENOMEM, "out of memory for the time series");
+  ts_publish(w);
 }
 
 int model_world_run(model_world *w, void (*progress)(void *ctx, int64_t now_ns, int64_t end_ns),
                     void *ctx, retry_error *err) {
-  w->progress = progress;
-  w->progress_ctx = ctx;
-  if (err != NULL) w->err = err;
-  sim_kernel_run(w->k, w->end_ns);
-  if (w->fail_code != 0) return w->fail_code;
+  w->run.progress = progress;
+  w->run.progress_ctx = ctx;
+  if (err != NULL) w->run.err = err;
+  sim_kernel_run(w->k, w->run.end_ns);
+  if (w->run.fail_code != 0) return w->run.fail_code;
   world_finish(w);
-  return w->fail_code;
+  return w->run.fail_code;
 }
 
 const model_results *model_world_results(const model_world *w) { return &w->res; }
 
-int64_t model_world_peak_in_flight(const model_world *w) { return w->top_peak; }
+int64_t model_world_peak_in_flight(const model_world *w) { return w->run.top_peak; }
 
 /* Frees everything, in any state: pools release their chunks wholesale, so objects still in
  * flight (calls, requests, operations) need no walk. */
@@ -452,17 +461,15 @@ void model_world_destroy(model_world *w) {
   if (w == NULL) return;
   model__pops_destroy(w);
   model__services_destroy(w);
-  model__pool_free(&w->calls);
-  model__pool_free(&w->reqs);
-  model__pool_free(&w->ops);
-  free(w->services);
-  free(w->pops);
-  free(w->edges);
+  model__pool_free(&w->pools.calls);
+  model__pool_free(&w->pools.reqs);
+  model__pool_free(&w->pools.ops);
+  free(w->topo.services);
+  free(w->topo.pops);
+  free(w->topo.edges);
   free(w->res.edges);
   free(w->res.services);
-  free(w->res.ts.names);
-  free(w->res.ts.values);
-  free(w->ts_is_rate);
+  sim_series_destroy(w->ts.series);
   free(w);
 }
 

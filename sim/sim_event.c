@@ -2,12 +2,14 @@
  * sim_event.c: the event set of sim_event.h: a pool of event slots and a flat 4-ary min-heap.
  *
  * Owns the pool and the heap, both grown by doubling and never shrunk, so memory follows the
- * largest number of pending events, not the number run. Invariant: heap[i] holds the key of
+ * largest number of pending events, not the number run. Every byte comes from the allocator
+ * given to sim_kernel_create (libc's by default). Invariant: heap[i] holds the key of
  * the event in slot hent_slot(&heap[i]), and that slot's pos is i.
  */
 #include "sim/sim_event.h"
 
 #include <assert.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,7 +22,7 @@
 /* The pool stops growing at 2^31 slots, so renumbering (below) always frees 2^31 seqs, or
  * earlier where size_t could not count the bytes. */
 #define MAX_CAPACITY (SIZE_MAX / 64 < ((size_t)1 << 31) ? SIZE_MAX / 64 : ((size_t)1 << 31))
-/* Slots allocated by sim_kernel_create(0). */
+/* Slots allocated by sim_kernel_create(0, ...). */
 #define DEFAULT_CAPACITY 64
 /* seqs are 32 bits in the heap; at this value the pending events are renumbered. */
 #define SEQ_LIMIT ((uint64_t)1 << 32)
@@ -60,7 +62,8 @@ typedef struct lane {
 struct sim_kernel {
   int64_t now_ns;          /* the virtual clock */
   uint64_t next_seq;       /* seq of the next event scheduled, <= SEQ_LIMIT */
-  hent *heap;              /* n_heap entries, then sentinels; heap[-3] is the allocation */
+  hent *heap;              /* n_heap entries, then sentinels; starts 3 entries into heap_mem */
+  void *heap_mem;          /* the heap's allocation, 64-byte aligned by hand (heap_alloc) */
   size_t n_heap;           /* pending events */
   slot *slots;             /* capacity slots */
   size_t capacity;         /* slots allocated; the heap has room for as many entries */
@@ -71,6 +74,7 @@ struct sim_kernel {
   size_t n_lane_cancelled; /* lane entries whose event was cancelled, not yet dropped */
   bool running;            /* inside sim_kernel_run */
   bool stop;               /* sim_kernel_stop was called during this run */
+  retry_allocator alloc;   /* where every allocation comes from (never NULL functions) */
 };
 
 /* Fills the heap past its last entry; compares greater than every real key (see key_less). */
@@ -221,19 +225,42 @@ static void slot_free(sim_kernel *k, uint32_t idx) {
   k->free_head = idx;
 }
 
-/* Returns a new heap block for cap entries, every entry SENTINEL, or NULL. */
-static hent *heap_alloc(size_t cap) {
-  size_t n = heap_alloc_entries(cap);
-  /* aligned_alloc wants a size that is a multiple of the alignment: n is a multiple of 4. */
-  hent *mem = aligned_alloc(64, n * sizeof *mem);
-  if (mem == NULL) return NULL;
-  for (size_t i = 0; i < n; i++)
-    mem[i] = SENTINEL;
-  return mem + 3;
+/* {==================================================================
+ * Memory
+ * =================================================================== */
+
+/* libc's allocator behind the retry_allocator interface, the default. */
+static void *libc_malloc(size_t size, void *ctx) {
+  (void)ctx;
+  return malloc(size);
+}
+static void *libc_realloc(void *ptr, size_t size, void *ctx) {
+  (void)ctx;
+  return realloc(ptr, size);
+}
+static void libc_free(void *ptr, void *ctx) {
+  (void)ctx;
+  free(ptr);
 }
 
-static void heap_free(hent *heap) {
-  if (heap != NULL) free(heap - 3);
+static void *k_malloc(sim_kernel *k, size_t size) { return k->alloc.malloc_fn(size, k->alloc.ctx); }
+static void k_free(sim_kernel *k, void *ptr) {
+  if (ptr != NULL) k->alloc.free_fn(ptr, k->alloc.ctx);
+}
+
+/* Returns a new heap block for cap entries, every entry SENTINEL, and its allocation in *mem;
+ * NULL when out of memory. A custom allocator promises no more than malloc's alignment, so
+ * the block is over-allocated by 63 bytes and aligned here (aligned_alloc cannot go through
+ * a retry_allocator). */
+static hent *heap_alloc(sim_kernel *k, size_t cap, void **mem) {
+  size_t n = heap_alloc_entries(cap);
+  unsigned char *raw = k_malloc(k, n * sizeof(hent) + 63);
+  if (raw == NULL) return NULL;
+  hent *h = (hent *)(void *)(raw + ((64 - (uintptr_t)raw % 64) % 64));
+  for (size_t i = 0; i < n; i++)
+    h[i] = SENTINEL;
+  *mem = raw;
+  return h + 3;
 }
 
 /* Doubles the pool and the heap. Returns 0, or -1 when out of memory (nothing changed, except
@@ -243,14 +270,16 @@ static int pool_grow(sim_kernel *k) {
   size_t cap = k->capacity * 2;
   if (cap > MAX_CAPACITY) cap = MAX_CAPACITY;
   if (cap <= k->capacity) return -1;
-  slot *s = realloc(k->slots, cap * sizeof *s);
+  slot *s = k->alloc.realloc_fn(k->slots, cap * sizeof *s, k->alloc.ctx);
   if (s == NULL) return -1;
   k->slots = s;
-  hent *h = heap_alloc(cap);
+  void *mem;
+  hent *h = heap_alloc(k, cap, &mem);
   if (h == NULL) return -1;
   memcpy(h, k->heap, k->n_heap * sizeof *h);
-  heap_free(k->heap);
+  k_free(k, k->heap_mem);
   k->heap = h;
+  k->heap_mem = mem;
   size_t old = k->capacity;
   k->capacity = cap;
   free_list_add(k, old, cap);
@@ -270,14 +299,14 @@ static int pool_grow(sim_kernel *k) {
  * heap's top and the lanes' heads, so the order of events is exactly the heap-only order. */
 
 /* Appends e to ln. Returns 0, or -1 when out of memory. */
-static int lane_push(lane *ln, const hent *e) {
+static int lane_push(sim_kernel *k, lane *ln, const hent *e) {
   if (ln->n == ln->cap) {
     size_t cap = ln->cap == 0 ? 64 : ln->cap * 2;
-    hent *b = malloc(cap * sizeof *b);
+    hent *b = k_malloc(k, cap * sizeof *b);
     if (b == NULL) return -1;
     for (size_t i = 0; i < ln->n; i++)
       b[i] = ln->buf[(ln->head + i) % ln->cap];
-    free(ln->buf);
+    k_free(k, ln->buf);
     ln->buf = b;
     ln->cap = cap;
     ln->head = 0;
@@ -353,13 +382,18 @@ static void lanes_to_heap(sim_kernel *k) {
  * Public API
  * =================================================================== */
 
-sim_kernel *sim_kernel_create(size_t initial_capacity) {
+sim_kernel *sim_kernel_create(size_t initial_capacity, const retry_allocator *alloc) {
+  static const retry_allocator libc = {libc_malloc, libc_realloc, libc_free, NULL};
+  if (alloc == NULL) alloc = &libc;
+  assert(alloc->malloc_fn != NULL && alloc->realloc_fn != NULL && alloc->free_fn != NULL);
   size_t cap = initial_capacity == 0 ? DEFAULT_CAPACITY : initial_capacity;
   if (cap > MAX_CAPACITY) cap = MAX_CAPACITY;
-  sim_kernel *k = calloc(1, sizeof *k);
+  sim_kernel *k = alloc->malloc_fn(sizeof *k, alloc->ctx);
   if (k == NULL) return NULL;
-  k->slots = malloc(cap * sizeof *k->slots);
-  k->heap = heap_alloc(cap);
+  memset(k, 0, sizeof *k);
+  k->alloc = *alloc;
+  k->slots = k_malloc(k, cap * sizeof *k->slots);
+  k->heap = k->slots != NULL ? heap_alloc(k, cap, &k->heap_mem) : NULL;
   if (k->slots == NULL || k->heap == NULL) {
     sim_kernel_destroy(k);
     return NULL;
@@ -375,10 +409,16 @@ sim_kernel *sim_kernel_create(size_t initial_capacity) {
 void sim_kernel_destroy(sim_kernel *k) {
   if (k == NULL) return;
   for (int l = 0; l < SIM_N_LANES; l++)
-    free(k->lanes[l].buf);
-  free(k->slots);
-  heap_free(k->heap);
-  free(k);
+    k_free(k, k->lanes[l].buf);
+  k_free(k, k->slots);
+  k_free(k, k->heap_mem);
+  retry_allocator a = k->alloc;
+  a.free_fn(k, a.ctx);
+}
+
+const retry_allocator *sim_kernel_allocator(const sim_kernel *k) {
+  assert(k != NULL);
+  return &k->alloc;
 }
 
 int64_t sim_now_ns(const sim_kernel *k) {
@@ -435,7 +475,7 @@ sim_event_handle sim_event_schedule_lane(sim_kernel *k, int64_t delay_ns, sim_ev
   uint32_t idx = k->free_head;
   slot *s = &k->slots[idx];
   hent e = {k->now_ns + delay_ns, (k->next_seq << 32) | idx};
-  if (lane_push(ln, &e) != 0) return SIM_EVENT_NONE;
+  if (lane_push(k, ln, &e) != 0) return SIM_EVENT_NONE;
   k->next_seq++;
   k->free_head = s->pos;
   s->fn = fn;

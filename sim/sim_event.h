@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "retry/retry.h"
+
 typedef struct sim_kernel sim_kernel;
 
 /* An event's action: obj and arg are what was given to sim_event_schedule. The kernel's clock
@@ -26,10 +28,21 @@ typedef uint64_t sim_event_handle;
 #define SIM_EVENT_NONE ((sim_event_handle)0)
 
 /* Returns a new kernel at time 0 with room for initial_capacity pending events (it grows as
- * needed; 0 picks a default). NULL when out of memory. Free with sim_kernel_destroy. */
-sim_kernel *sim_kernel_create(size_t initial_capacity);
-/* Frees k and every pending event (their actions never run). NULL is a no-op. */
+ * needed; 0 picks a default). alloc (copied; NULL: malloc/realloc/free) supplies every byte
+ * the kernel ever holds: the kernel itself, the event pool and heap, and the FIFO lanes, at
+ * creation and whenever they grow; a failed growth makes that schedule return
+ * SIM_EVENT_NONE and leaves the kernel as it was. NULL when out of memory (nothing is
+ * leaked). Returns a new object; free with sim_kernel_destroy. */
+sim_kernel *sim_kernel_create(size_t initial_capacity, const retry_allocator *alloc);
+/* Frees k and every pending event (their actions never run), through k's allocator. NULL is a
+ * no-op. */
 void sim_kernel_destroy(sim_kernel *k);
+
+/* Returns k's allocator (the one given to sim_kernel_create, or libc's behind the same
+ * interface: never NULL, nor any of its functions), for objects that live as long as k and
+ * want their memory from the same place. Returns a borrowed pointer valid until k is
+ * destroyed. */
+const retry_allocator *sim_kernel_allocator(const sim_kernel *k);
 
 /* Returns the current virtual time in nanoseconds. */
 int64_t sim_now_ns(const sim_kernel *k);

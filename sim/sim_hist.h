@@ -1,8 +1,9 @@
 /*
  * sim_hist.h: a log-bucketed histogram of non-negative int64 values (latencies in ns), in the
  * style of HdrHistogram: each power of two is split into SIM_HIST_SUB linear sub-buckets, so a
- * value is reported with a relative error below 1/SIM_HIST_SUB (< 1 %). Recording is O(1) and
- * never allocates; two histograms merge by adding their buckets. Fixed size, caller-owned.
+ * bucket is at most 1/SIM_HIST_SUB of its lower bound wide and a value, reported as its
+ * bucket's midpoint, is off by at most 1/(2 SIM_HIST_SUB). Recording is O(1) and never
+ * allocates; two histograms merge by adding their buckets. Fixed size, caller-owned.
  */
 #ifndef SIM_HIST_H
 #define SIM_HIST_H
@@ -11,10 +12,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Sub-buckets per power of two (a power of two). 128 gives < 0.79 % relative error. */
+/* Sub-buckets per power of two (a power of two): 2^7 = 128, as sim_hist.c lays them out. A
+ * bucket is then at most 1/128 (0.79 %) of its lower bound wide, and the midpoint reported
+ * for it is within 1/256 (0.39 %) of every value it holds. */
 #define SIM_HIST_SUB_BITS 7
 #define SIM_HIST_SUB (1 << SIM_HIST_SUB_BITS)
-/* Values 0 .. 2^SIM_HIST_SUB_BITS - 1 are exact; above, one group per power of two up to 2^63. */
+/* Values 0 .. 2 SIM_HIST_SUB - 1 (0 .. 255) are exact: the first SIM_HIST_SUB buckets hold one
+ * value each, and so does group 1 (128 .. 255). Above, one group per power of two up to 2^63. */
 #define SIM_HIST_N_BUCKETS ((64 - SIM_HIST_SUB_BITS + 1) * SIM_HIST_SUB)
 
 typedef struct sim_hist {

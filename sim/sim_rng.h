@@ -23,7 +23,9 @@ uint64_t sim_rng_derive(uint64_t seed, const char *entity, const char *purpose, 
  * seeded from sim_rng_derive(seed, entity, purpose, index). taus2 uses only the low 32 bits of
  * a seed, so there are 2^32 distinct streams: two of N streams coincide with probability about
  * N^2 / 2^33. NULL when out of memory (with GSL's error handler off; the default one aborts).
- * Free with gsl_rng_free. */
+ * Unlike the kernel's constructors this one takes no retry_allocator: gsl_rng_alloc calls
+ * malloc itself and GSL offers no way to pass it another allocator, so out-of-memory here can
+ * only be met, not injected. Returns a new object; free with gsl_rng_free. */
 gsl_rng *sim_rng_stream_create(uint64_t seed, const char *entity, const char *purpose,
                                uint64_t index);
 

@@ -55,7 +55,7 @@ static cli_scenario *load(const char *text) {
 static void run_loaded(run *x, size_t i, uint64_t seed) {
   retry_error err;
   retry_error_clear(&err);
-  x->k = sim_kernel_create(0);
+  x->k = sim_kernel_create(0, NULL);
   assert_non_null(x->k);
   x->w = model_world_create(cli_scenario_config(x->s, i), x->k, seed, &err);
   assert_non_null(x->w);
@@ -93,6 +93,36 @@ static const model_edge_stats *edge(const model_results *r, const char *from, co
     if (strcmp(r->edges[i].from, from) == 0 && strcmp(r->edges[i].to, to) == 0) return &r->edges[i];
   fail_msg("no edge %s -> %s", from, to);
   return NULL;
+}
+
+/* }================================================================== */
+
+/* A chaos allocator for the kernel: allocation number fail_at fails; live counts the blocks
+ * handed out and not freed. The world takes its scratch from the kernel's allocator. */
+typedef struct oom {
+  long n_calls, fail_at, live;
+} oom;
+
+static void *oom_malloc(size_t size, void *ctx) {
+  oom *c = ctx;
+  if (c->n_calls++ == c->fail_at) return NULL;
+  void *p = malloc(size);
+  if (p != NULL) c->live++;
+  return p;
+}
+
+static void *oom_realloc(void *ptr, size_t size, void *ctx) {
+  oom *c = ctx;
+  if (c->n_calls++ == c->fail_at) return NULL;
+  void *p = realloc(ptr, size);
+  if (p != NULL && ptr == NULL) c->live++;
+  return p;
+}
+
+static void oom_free(void *ptr, void *ctx) {
+  oom *c = ctx;
+  if (ptr != NULL) c->live--;
+  free(ptr);
 }
 
 /* }================================================================== */
@@ -260,6 +290,49 @@ static void test_world_retries_multiply_attempts(void **state) {
   "{'methodConfig': [{'name': [{}], 'retryPolicy': {'maxAttempts': 3,"         \
   " 'initialBackoff': '0.01s', 'maxBackoff': '0.01s', 'backoffMultiplier': 1," \
   " 'retryableStatusCodes': ['UNAVAILABLE']}}]}"
+
+/* The worst-case figures need scratch memory: when it cannot be had, the world is not built
+ * (no wrong figures), the error says why, and nothing leaks. */
+static void test_world_worst_case_out_of_memory(void **state) {
+  (void)state;
+  cli_scenario *s = load(
+      "{'duration': '1s',"
+      " 'services': {"
+      "  'front': {'service_time': '1ms', 'calls': [{'service': 'db',"
+      "     'method': '/d.D/Do', 'policy': " P3
+      "}]},"
+      "  'db': {'service_time': '1ms'}},"
+      " 'clients': {'c': {'target': 'front', 'methods': ['/f.F/Do'],"
+      "   'policy': " P3 ", 'arrival': {'kind': 'script', 'at': ['0s']}}}}");
+  int failures = 0;
+  for (long fail = 0;; fail++) {
+    oom c = {0, fail, 0};
+    retry_allocator a = {oom_malloc, oom_realloc, oom_free, &c};
+    sim_kernel *k = sim_kernel_create(0, &a);
+    if (k == NULL) {
+      assert_int_equal(c.live, 0);
+      continue;
+    }
+    retry_error err;
+    retry_error_clear(&err);
+    model_world *w = model_world_create(cli_scenario_config(s, 0), k, 1, &err);
+    if (w == NULL) {
+      assert_int_equal(err.code, RETRY_ENOMEM);
+      assert_non_null(strstr(err.message, "worst-case"));
+      failures++;
+    } else {
+      assert_int_equal(err.code, RETRY_OK);
+      const model_results *r = model_world_results(w);
+      assert_int_equal(edge(r, "front", "db")->worst_case, 9);
+      model_world_destroy(w);
+    }
+    sim_kernel_destroy(k);
+    assert_int_equal(c.live, 0);
+    if (w != NULL) break;
+  }
+  assert_int_equal(failures, 3); /* its three scratch arrays */
+  cli_scenario_destroy(s);
+}
 
 /* Three layers of three attempts over a failing bottom: 27 attempts per call arrive there. */
 static void test_world_nested_layers_multiply(void **state) {
@@ -869,6 +942,7 @@ int main(void) {
       cmocka_unit_test(test_world_variants_see_same_arrivals),
       cmocka_unit_test(test_world_retries_multiply_attempts),
       cmocka_unit_test(test_world_nested_layers_multiply),
+      cmocka_unit_test(test_world_worst_case_out_of_memory),
       cmocka_unit_test(test_world_ledger_counts_duplicate_charges),
       cmocka_unit_test(test_world_gateway_maps_statuses),
       cmocka_unit_test(test_world_deadline_spans_attempts),

@@ -1,7 +1,8 @@
 /*
  * test_sim_event.c: the event kernel. Edge cases first (equal times, zero delay, times near
  * INT64_MAX, cancel from inside an action, stale handles), then run/stop semantics, memory
- * bounds, determinism and a randomized comparison against a sorted-array reference.
+ * bounds, determinism, a randomized comparison against a sorted-array reference, and
+ * out-of-memory at each of the kernel's allocations (a chaos allocator).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -69,7 +70,7 @@ static uint64_t splitmix(uint64_t *s) {
 
 static void test_sim_event_runs_in_time_order(void **state) {
   (void)state;
-  sim_kernel *k = sim_kernel_create(0);
+  sim_kernel *k = sim_kernel_create(0, NULL);
   trace *tr = trace_create(1000);
   uint64_t s = 1;
   for (uint64_t i = 0; i < 1000; i++)
@@ -91,7 +92,7 @@ static void test_sim_event_runs_in_time_order(void **state) {
 static void test_sim_event_equal_times_run_fifo(void **state) {
   (void)state;
   /* Start small so the pool and the heap grow (and are copied) while ties are pending. */
-  sim_kernel *k = sim_kernel_create(1);
+  sim_kernel *k = sim_kernel_create(1, NULL);
   trace *tr = trace_create(3000);
   for (uint64_t i = 0; i < 1000; i++) {
     sim_event_schedule(k, 50, ev_record, tr, i);
@@ -117,7 +118,7 @@ static void ev_chain_now(sim_kernel *k, void *obj, uint64_t arg) {
 
 static void test_sim_event_zero_delay_runs_at_now(void **state) {
   (void)state;
-  sim_kernel *k = sim_kernel_create(0);
+  sim_kernel *k = sim_kernel_create(0, NULL);
   trace *tr = trace_create(16);
   /* At time 0 from outside a run, and then from inside actions. */
   sim_event_schedule_in(k, 0, ev_chain_now, tr, 0);
@@ -136,7 +137,7 @@ static void test_sim_event_zero_delay_runs_at_now(void **state) {
 
 static void test_sim_event_times_near_int64_max(void **state) {
   (void)state;
-  sim_kernel *k = sim_kernel_create(0);
+  sim_kernel *k = sim_kernel_create(0, NULL);
   trace *tr = trace_create(16);
   const int64_t top = INT64_MAX - 1;
   sim_event_schedule(k, top, ev_record, tr, 1);
@@ -173,7 +174,7 @@ static void ev_spawn_now(sim_kernel *k, void *obj, uint64_t arg) {
 
 static void test_sim_event_schedule_now_from_action_runs_after_pending(void **state) {
   (void)state;
-  sim_kernel *k = sim_kernel_create(0);
+  sim_kernel *k = sim_kernel_create(0, NULL);
   trace *tr = trace_create(16);
   sim_event_schedule(k, 10, ev_spawn_now, tr, 1);
   sim_event_schedule(k, 10, ev_record, tr, 2);
@@ -198,7 +199,7 @@ static void test_sim_event_schedule_now_from_action_runs_after_pending(void **st
 
 static void test_sim_event_cancel_pending_ran_twice_none(void **state) {
   (void)state;
-  sim_kernel *k = sim_kernel_create(0);
+  sim_kernel *k = sim_kernel_create(0, NULL);
   trace *tr = trace_create(16);
   sim_event_handle a = sim_event_schedule(k, 10, ev_record, tr, 1);
   sim_event_handle b = sim_event_schedule(k, 20, ev_record, tr, 2);
@@ -226,7 +227,7 @@ static void test_sim_event_cancel_pending_ran_twice_none(void **state) {
 
 static void test_sim_event_stale_handle_after_slot_reuse(void **state) {
   (void)state;
-  sim_kernel *k = sim_kernel_create(1);
+  sim_kernel *k = sim_kernel_create(1, NULL);
   trace *tr = trace_create(16);
   sim_event_handle a = sim_event_schedule(k, 10, ev_record, tr, 1);
   assert_true(sim_event_cancel(k, a));
@@ -271,7 +272,7 @@ static void ev_cancel_others(sim_kernel *k, void *obj, uint64_t arg) {
 
 static void test_sim_event_cancel_from_inside_action(void **state) {
   (void)state;
-  sim_kernel *k = sim_kernel_create(0);
+  sim_kernel *k = sim_kernel_create(0, NULL);
   trace *tr = trace_create(16);
   canceller c = {0};
   c.tr = tr;
@@ -308,7 +309,7 @@ static void ev_cancel_self_then_reuse(sim_kernel *k, void *obj, uint64_t arg) {
 
 static void test_sim_event_cancel_self_and_reuse_in_action(void **state) {
   (void)state;
-  sim_kernel *k = sim_kernel_create(0);
+  sim_kernel *k = sim_kernel_create(0, NULL);
   sim_event_handle h = sim_event_schedule(k, 0, ev_cancel_self_then_reuse, &h, 10);
   assert_int_equal(sim_kernel_run(k, INT64_MAX), 11);
   assert_int_equal(sim_now_ns(k), 10);
@@ -323,7 +324,7 @@ static void test_sim_event_cancel_self_and_reuse_in_action(void **state) {
 
 static void test_sim_event_run_until_semantics(void **state) {
   (void)state;
-  sim_kernel *k = sim_kernel_create(0);
+  sim_kernel *k = sim_kernel_create(0, NULL);
   trace *tr = trace_create(16);
   sim_event_schedule(k, 10, ev_record, tr, 1);
   sim_event_schedule(k, 20, ev_record, tr, 2);
@@ -356,7 +357,7 @@ static void ev_stop(sim_kernel *k, void *obj, uint64_t arg) {
 
 static void test_sim_event_stop_returns_after_current_action(void **state) {
   (void)state;
-  sim_kernel *k = sim_kernel_create(0);
+  sim_kernel *k = sim_kernel_create(0, NULL);
   trace *tr = trace_create(16);
   sim_event_schedule(k, 10, ev_stop, tr, 1);
   sim_event_schedule(k, 10, ev_record, tr, 2);
@@ -395,7 +396,7 @@ static void ev_hold(sim_kernel *k, void *obj, uint64_t arg) {
 
 static void test_sim_event_pool_stays_bounded(void **state) {
   (void)state;
-  sim_kernel *k = sim_kernel_create(0);
+  sim_kernel *k = sim_kernel_create(0, NULL);
   hold h = {7, 200000, 0, true};
   for (uint64_t i = 0; i < 100; i++)
     sim_event_schedule(k, (int64_t)i, ev_hold, &h, i);
@@ -410,7 +411,7 @@ static void test_sim_event_pool_stays_bounded(void **state) {
 static void test_sim_event_destroy_with_pending_and_null(void **state) {
   (void)state;
   sim_kernel_destroy(NULL);
-  sim_kernel *k = sim_kernel_create(0);
+  sim_kernel *k = sim_kernel_create(0, NULL);
   trace *tr = trace_create(1);
   for (int i = 0; i < 1000; i++)
     sim_event_schedule(k, i, ev_record, tr, 0);
@@ -422,7 +423,7 @@ static void test_sim_event_destroy_with_pending_and_null(void **state) {
 /* Ties straddling the 32-bit seq renumbering keep their FIFO order, and old handles work. */
 static void test_sim_event_seq_renumbering_keeps_order(void **state) {
   (void)state;
-  sim_kernel *k = sim_kernel_create(0);
+  sim_kernel *k = sim_kernel_create(0, NULL);
   trace *tr = trace_create(64);
   sim_event_handle h[40];
   sim__kernel_set_next_seq(k, ((uint64_t)1 << 32) - 20);
@@ -480,7 +481,7 @@ static void ev_chaos(sim_kernel *k, void *obj, uint64_t arg) {
 }
 
 static void chaos_run(uint64_t seed, trace *tr, bool lanes) {
-  sim_kernel *k = sim_kernel_create(4);
+  sim_kernel *k = sim_kernel_create(4, NULL);
   chaos c;
   memset(&c, 0, sizeof c);
   c.s = seed;
@@ -531,7 +532,7 @@ static void test_sim_event_lanes_keep_the_order(void **state) {
 /* A cancelled lane event never runs, its handle goes stale, and pending counts drop. */
 static void test_sim_event_lane_cancel(void **state) {
   (void)state;
-  sim_kernel *k = sim_kernel_create(0);
+  sim_kernel *k = sim_kernel_create(0, NULL);
   trace *tr = trace_create(16);
   sim_event_handle h[4];
   for (int i = 0; i < 4; i++)
@@ -575,7 +576,7 @@ static size_t ref_min(const ref_ev *r, size_t n) {
 static void test_sim_event_matches_sorted_reference(void **state) {
   (void)state;
   enum { N_OPS = 40000, MAX_PENDING = 4096 };
-  sim_kernel *k = sim_kernel_create(2);
+  sim_kernel *k = sim_kernel_create(2, NULL);
   trace *tr = trace_create(N_OPS);
   ref_ev *ref = malloc(MAX_PENDING * sizeof *ref);
   sim_event_handle *old = calloc(N_OPS, sizeof *old); /* every handle ever made */
@@ -628,7 +629,7 @@ static void test_sim_event_matches_sorted_reference(void **state) {
       /* Once at the end of time, start a fresh kernel so the test keeps exercising ties. */
       if (sim_now_ns(k) >= INT64_MAX - 64 && n_ref == 0) {
         sim_kernel_destroy(k);
-        k = sim_kernel_create(2);
+        k = sim_kernel_create(2, NULL);
         n_old = 0;
         resets++;
       }
@@ -641,6 +642,117 @@ static void test_sim_event_matches_sorted_reference(void **state) {
   sim_kernel_destroy(k);
   free(old);
   free(ref);
+  trace_destroy(tr);
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Out of memory
+ * =================================================================== */
+
+/* A chaos allocator: allocation number fail_at (0-based, counting mallocs and reallocs) fails,
+ * and every block handed out is counted until freed, so a test sees a leak as live != 0. */
+typedef struct oom {
+  long n_calls; /* allocations attempted */
+  long fail_at; /* the one that fails, -1: none */
+  long live;    /* blocks handed out and not freed */
+} oom;
+
+static void *oom_malloc(size_t size, void *ctx) {
+  oom *c = ctx;
+  if (c->n_calls++ == c->fail_at) return NULL;
+  void *p = malloc(size);
+  if (p != NULL) c->live++;
+  return p;
+}
+
+static void *oom_realloc(void *ptr, size_t size, void *ctx) {
+  oom *c = ctx;
+  if (c->n_calls++ == c->fail_at) return NULL;
+  void *p = realloc(ptr, size);
+  if (p != NULL && ptr == NULL) c->live++;
+  return p;
+}
+
+static void oom_free(void *ptr, void *ctx) {
+  oom *c = ctx;
+  if (ptr != NULL) c->live--;
+  free(ptr);
+}
+
+static retry_allocator oom_allocator(oom *c, long fail_at) {
+  c->n_calls = 0;
+  c->fail_at = fail_at;
+  c->live = 0;
+  retry_allocator a = {oom_malloc, oom_realloc, oom_free, c};
+  return a;
+}
+
+/* Creation fails cleanly at each of its allocations, then succeeds. */
+static void test_sim_event_create_out_of_memory(void **state) {
+  (void)state;
+  oom c;
+  long n = 0;
+  for (;; n++) {
+    retry_allocator a = oom_allocator(&c, n);
+    sim_kernel *k = sim_kernel_create(0, &a);
+    if (k != NULL) {
+      assert_ptr_equal(sim_kernel_allocator(k)->ctx, &c);
+      sim_kernel_destroy(k);
+      assert_int_equal(c.live, 0);
+      break;
+    }
+    assert_int_equal(c.live, 0);
+  }
+  assert_true(n >= 3); /* the kernel, its slots, its heap */
+}
+
+/* A growth that fails reports SIM_EVENT_NONE and leaves the kernel working: the events
+ * already pending still run in order, and a later schedule may grow it after all. */
+static void test_sim_event_growth_out_of_memory(void **state) {
+  (void)state;
+  for (long fail = 3; fail < 8; fail++) {
+    oom c;
+    retry_allocator a = oom_allocator(&c, fail);
+    sim_kernel *k = sim_kernel_create(2, &a);
+    assert_non_null(k);
+    trace *tr = trace_create(64);
+    int failed = 0;
+    uint64_t scheduled = 0;
+    for (uint64_t i = 0; i < 16; i++) {
+      if (sim_event_schedule(k, (int64_t)(100 - i), ev_record, tr, i) == SIM_EVENT_NONE)
+        failed++;
+      else
+        scheduled++;
+    }
+    assert_true(failed > 0 || c.n_calls <= fail);
+    assert_int_equal(sim_kernel_n_pending(k), scheduled);
+    assert_int_equal(sim_kernel_run(k, INT64_MAX), scheduled);
+    for (size_t i = 1; i < tr->n; i++)
+      assert_true(tr->t_ns[i - 1] <= tr->t_ns[i]);
+    sim_kernel_destroy(k);
+    assert_int_equal(c.live, 0);
+    trace_destroy(tr);
+  }
+}
+
+/* A lane that cannot get its ring refuses the event, which is not scheduled at all. */
+static void test_sim_event_lane_out_of_memory(void **state) {
+  (void)state;
+  oom c;
+  retry_allocator a = oom_allocator(&c, 3); /* the first allocation after create */
+  sim_kernel *k = sim_kernel_create(0, &a);
+  assert_non_null(k);
+  trace *tr = trace_create(8);
+  assert_true(sim_event_schedule_lane(k, 10, ev_record, tr, 1) == SIM_EVENT_NONE);
+  assert_int_equal(sim_kernel_n_pending(k), 0);
+  assert_true(sim_event_schedule_lane(k, 10, ev_record, tr, 2) != SIM_EVENT_NONE);
+  assert_int_equal(sim_kernel_run(k, INT64_MAX), 1);
+  assert_int_equal(tr->n, 1);
+  assert_int_equal(tr->arg[0], 2);
+  sim_kernel_destroy(k);
+  assert_int_equal(c.live, 0);
   trace_destroy(tr);
 }
 
@@ -666,6 +778,9 @@ int main(void) {
       cmocka_unit_test(test_sim_event_matches_sorted_reference),
       cmocka_unit_test(test_sim_event_lanes_keep_the_order),
       cmocka_unit_test(test_sim_event_lane_cancel),
+      cmocka_unit_test(test_sim_event_create_out_of_memory),
+      cmocka_unit_test(test_sim_event_growth_out_of_memory),
+      cmocka_unit_test(test_sim_event_lane_out_of_memory),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
