@@ -2,8 +2,8 @@
  * retry_config.c: the gRPC service config loader: methodConfig, retryThrottling and lookup.
  *
  * Owns the load context; both halves of the loader walk the tree with retry_json.h (errors,
- * JSON paths, typed getters), and retry_config_ext.c reads the "retrysim" block. The JSON tree lives
- * only while loading: what comes out is plain retry_policy / retry_target_config structs.
+ * JSON paths, typed getters), and retry_config_ext.c reads the "retrysim" block. The JSON tree
+ * lives only while loading: what comes out is plain retry_policy / retry_target_config structs.
  */
 #include "retry_config_int.h"
 
@@ -129,10 +129,10 @@ int retry__config_get_status_list(load_ctx *c, json_t *obj, const char *key, lis
     retry_json_path_push_index(&c->j, i); /* undone by the pop of the key below */
     if (rc == 0)
       retry_json_fail(&c->j, RETRY_ECONFIG, "%s entries must be %s, got %s", label, list_what(sp),
-                         got);
+                      got);
     else
-      retry_json_fail(&c->j, RETRY_ECONFIG, "%s must not contain a success status (OK, 2xx), got %s",
-                      label, got);
+      retry_json_fail(&c->j, RETRY_ECONFIG,
+                      "%s must not contain a success status (OK, 2xx), got %s", label, got);
     break;
   }
   retry_json_path_pop(&c->j, mark);
@@ -157,16 +157,16 @@ int retry__config_get_status_list(load_ctx *c, json_t *obj, const char *key, lis
 static bool parse_names(load_ctx *c, json_t *names, size_t entry) {
   retry_config *cfg = c->cfg;
   if (!json_is_array(names)) {
-    retry_json_fail_value(&c->j, "\"name\"", "an array of {\"service\": ..., \"method\": ...} objects",
-                             names);
+    retry_json_fail_value(&c->j, "\"name\"",
+                          "an array of {\"service\": ..., \"method\": ...} objects", names);
     return false;
   }
   for (size_t j = 0; j < json_array_size(names); j++) {
     json_t *n = json_array_get(names, j);
     size_t mark = retry_json_path_push_index(&c->j, j);
     if (!json_is_object(n)) {
-      retry_json_fail_value(&c->j, "\"name\" entries", "objects such as {\"service\": \"pkg.Service\"}",
-                               n);
+      retry_json_fail_value(&c->j, "\"name\" entries",
+                            "objects such as {\"service\": \"pkg.Service\"}", n);
       return false;
     }
     json_t *parts[2] = {retry_json_field(n, "service"), retry_json_field(n, "method")};
@@ -174,8 +174,7 @@ static bool parse_names(load_ctx *c, json_t *names, size_t entry) {
     for (int k = 0; k < 2; k++) {
       if (parts[k] != NULL && !json_is_string(parts[k])) {
         retry_json_path_push_key(&c->j, part_keys[k]); /* no pop: the path dies with the error */
-        retry_json_fail_value(&c->j, k == 0 ? "\"service\"" : "\"method\"", "a string",
-                              parts[k]);
+        retry_json_fail_value(&c->j, k == 0 ? "\"service\"" : "\"method\"", "a string", parts[k]);
         return false;
       }
     }
@@ -187,9 +186,9 @@ static bool parse_names(load_ctx *c, json_t *names, size_t entry) {
       char m[48];
       retry_json_printable(m, sizeof m, json_string_value(parts[1]), 40);
       retry_json_fail(&c->j, RETRY_ECONFIG,
-                         "method \"%s\" needs a service: a name is {\"service\": s} or "
-                         "{\"service\": s, \"method\": m}",
-                         m);
+                      "method \"%s\" needs a service: a name is {\"service\": s} or "
+                      "{\"service\": s, \"method\": m}",
+                      m);
       return false;
     }
     key->service =
@@ -208,8 +207,9 @@ static bool parse_names(load_ctx *c, json_t *names, size_t entry) {
  * takes min(json, WithMaxCallAttempts), grpc-java min(json, maxRetryAttempts), C-core clamps
  * to MAX_MAX_RETRY_ATTEMPTS and only logs it). The policy keeps the configured value too. */
 static bool parse_max_attempts(load_ctx *c, json_t *obj, retry_policy *p) {
-  json_int_t n = 0;
-  if (retry_json_require(&c->j, retry_json_get_int(&c->j, obj, "maxAttempts", 2, JINT_MAX, "an integer > 1", &n),
+  int64_t n = 0;
+  if (retry_json_require(
+          &c->j, retry_json_get_int(&c->j, obj, "maxAttempts", 2, INT64_MAX, "an integer > 1", &n),
           "maxAttempts", "an integer > 1") < 0)
     return false;
   /* A value past int32 saturates rather than wraps, so it still counts as above the cap. */
@@ -232,18 +232,19 @@ static bool parse_retry_policy(load_ctx *c, json_t *rp, retry_policy *p, list_sp
   p->kind = RETRY_POLICY_RETRY;
   return parse_max_attempts(c, rp, p) &&
          retry_json_require(&c->j,
-             retry_json_get_duration(&c->j, rp, "initialBackoff", 0, true, INT64_MAX, DUR_POS,
-                                        &p->backoff.initial_ns),
-             "initialBackoff", DUR_POS) >= 0 &&
+                            retry_json_get_duration(&c->j, rp, "initialBackoff", 0, true, INT64_MAX,
+                                                    DUR_POS, &p->backoff.initial_ns),
+                            "initialBackoff", DUR_POS) >= 0 &&
          retry_json_require(&c->j,
-                               retry_json_get_duration(&c->j, rp, "maxBackoff", 0, true, INT64_MAX,
-                                                          DUR_POS, &p->backoff.max_ns),
-                               "maxBackoff", DUR_POS) >= 0 &&
+                            retry_json_get_duration(&c->j, rp, "maxBackoff", 0, true, INT64_MAX,
+                                                    DUR_POS, &p->backoff.max_ns),
+                            "maxBackoff", DUR_POS) >= 0 &&
          retry_json_require(&c->j,
-             retry_json_get_number(&c->j, rp, "backoffMultiplier", 0, true, DBL_MAX, false,
-                                      "a number > 0", &p->backoff.multiplier),
-             "backoffMultiplier", "a number > 0") >= 0 &&
-         retry_json_require(&c->j,
+                            retry_json_get_number(&c->j, rp, "backoffMultiplier", 0, true, DBL_MAX,
+                                                  false, "a number > 0", &p->backoff.multiplier),
+                            "backoffMultiplier", "a number > 0") >= 0 &&
+         retry_json_require(
+             &c->j,
              retry__config_get_status_list(c, rp, "retryableStatusCodes", sp, true, &p->retryable),
              "retryableStatusCodes", "a non-empty array of status codes") >= 0;
 }
@@ -263,8 +264,8 @@ static bool parse_hedging_policy(load_ctx *c, json_t *hp, retry_policy *p, list_
   if (p->max_attempts > RETRY_MAX_HEDGED_ATTEMPTS) {
     size_t mark = retry_json_path_push_key(&c->j, "maxAttempts");
     retry_json_fail(&c->j, RETRY_ECONFIG,
-                       "hedging \"maxAttempts\" must be at most %d after the client limit, got %d",
-                       RETRY_MAX_HEDGED_ATTEMPTS, (int)p->max_attempts);
+                    "hedging \"maxAttempts\" must be at most %d after the client limit, got %d",
+                    RETRY_MAX_HEDGED_ATTEMPTS, (int)p->max_attempts);
     retry_json_path_pop(&c->j, mark);
     return false;
   }
@@ -272,7 +273,7 @@ static bool parse_hedging_policy(load_ctx *c, json_t *hp, retry_policy *p, list_
   /* nonFatalStatusCodes share p->retryable: for a hedge they are the statuses that send the
    * next hedge at once instead of ending the call (A6). */
   return retry_json_get_duration(&c->j, hp, "hedgingDelay", 0, false, INT64_MAX, DUR_NONNEG,
-                                    &p->hedging_delay_ns) >= 0 &&
+                                 &p->hedging_delay_ns) >= 0 &&
          retry__config_get_status_list(c, hp, "nonFatalStatusCodes", sp, false, &p->retryable) >= 0;
 }
 
@@ -294,10 +295,11 @@ static bool validate_policy(load_ctx *c, const retry_policy *p) {
   if (retry_policy_validate(p, &ve) == RETRY_OK) return true;
   size_t mark = c->j.path_len;
   if (ve.path[0] != '\0' && is_policy_field(ve.path))
-    retry_json_path_push_key(&c->j, p->kind == RETRY_POLICY_HEDGE ? "hedgingPolicy" : "retryPolicy");
+    retry_json_path_push_key(&c->j,
+                             p->kind == RETRY_POLICY_HEDGE ? "hedgingPolicy" : "retryPolicy");
   if (ve.path[0] != '\0') retry_json_path_push_key(&c->j, ve.path);
   retry_json_fail(&c->j, ve.code != RETRY_OK ? ve.code : RETRY_ECONFIG, "%s",
-                     ve.message[0] ? ve.message : "invalid policy");
+                  ve.message[0] ? ve.message : "invalid policy");
   retry_json_path_pop(&c->j, mark);
   return false;
 }
@@ -330,14 +332,14 @@ static bool parse_entry(load_ctx *c, json_t *entry, size_t i) {
   mc->timeout_ns = RETRY_NEVER;
   mc->matched = true;
   bool b;
-  json_int_t n;
+  int64_t n;
   if (retry_json_get_duration(&c->j, entry, "timeout", 0, false, INT64_MAX, DUR_NONNEG,
-                                 &mc->timeout_ns) < 0 ||
+                              &mc->timeout_ns) < 0 ||
       retry_json_get_bool(&c->j, entry, "waitForReady", &b) < 0 ||
-      retry_json_get_int(&c->j, entry, "maxRequestMessageBytes", 0, JINT_MAX, "an integer >= 0",
-                            &n) < 0 ||
-      retry_json_get_int(&c->j, entry, "maxResponseMessageBytes", 0, JINT_MAX, "an integer >= 0",
-                            &n) < 0)
+      retry_json_get_int(&c->j, entry, "maxRequestMessageBytes", 0, INT64_MAX, "an integer >= 0",
+                         &n) < 0 ||
+      retry_json_get_int(&c->j, entry, "maxResponseMessageBytes", 0, INT64_MAX, "an integer >= 0",
+                         &n) < 0)
     return false;
   json_t *rp = retry_json_field(entry, "retryPolicy");
   json_t *hp = retry_json_field(entry, "hedgingPolicy");
@@ -346,8 +348,8 @@ static bool parse_entry(load_ctx *c, json_t *entry, size_t i) {
   if (rp != NULL && hp != NULL) {
     size_t mark = retry_json_path_push_key(&c->j, "hedgingPolicy");
     retry_json_fail(&c->j, RETRY_ECONFIG,
-                       "\"retryPolicy\" and \"hedgingPolicy\" are exclusive: a methodConfig "
-                       "may have one of them, not both");
+                    "\"retryPolicy\" and \"hedgingPolicy\" are exclusive: a methodConfig "
+                    "may have one of them, not both");
     retry_json_path_pop(&c->j, mark);
     return false;
   }
@@ -422,19 +424,19 @@ static bool sort_names(load_ctx *c) {
   retry_json_printable(m, sizeof m, dup->method, 40);
   if (dup->service_len == 0)
     retry_json_fail(&c->j, RETRY_ECONFIG,
-                       "duplicate default name, first at $.methodConfig[%zu].name[%zu]; "
-                       "only one default is allowed",
-                       first->entry, first->index);
+                    "duplicate default name, first at $.methodConfig[%zu].name[%zu]; "
+                    "only one default is allowed",
+                    first->entry, first->index);
   else if (dup->method_len == 0)
     retry_json_fail(&c->j, RETRY_ECONFIG,
-                       "duplicate name for service \"%s\", first at $.methodConfig[%zu]"
-                       ".name[%zu]; a name may appear once",
-                       svc, first->entry, first->index);
+                    "duplicate name for service \"%s\", first at $.methodConfig[%zu]"
+                    ".name[%zu]; a name may appear once",
+                    svc, first->entry, first->index);
   else
     retry_json_fail(&c->j, RETRY_ECONFIG,
-                       "duplicate name \"/%s/%s\", first at $.methodConfig[%zu].name[%zu]; "
-                       "a name may appear once",
-                       svc, m, first->entry, first->index);
+                    "duplicate name \"/%s/%s\", first at $.methodConfig[%zu].name[%zu]; "
+                    "a name may appear once",
+                    svc, m, first->entry, first->index);
   return false;
 }
 
@@ -473,16 +475,16 @@ static bool parse_throttling(load_ctx *c, json_t *rt) {
     retry_json_fail_value(&c->j, "\"retryThrottling\"", "an object", rt);
     return false;
   }
-  json_int_t max_tokens = 0;
+  int64_t max_tokens = 0;
   double ratio = 0;
   if (retry_json_require(&c->j,
-                            retry_json_get_int(&c->j, rt, "maxTokens", 1, 1000,
-                                                  "an integer in (0, 1000]", &max_tokens),
-                            "maxTokens", "an integer in (0, 1000]") < 0 ||
+                         retry_json_get_int(&c->j, rt, "maxTokens", 1, 1000,
+                                            "an integer in (0, 1000]", &max_tokens),
+                         "maxTokens", "an integer in (0, 1000]") < 0 ||
       retry_json_require(&c->j,
-                            retry_json_get_number(&c->j, rt, "tokenRatio", 0, true, DBL_MAX, false,
-                                                     "a number > 0", &ratio),
-                            "tokenRatio", "a number > 0") < 0)
+                         retry_json_get_number(&c->j, rt, "tokenRatio", 0, true, DBL_MAX, false,
+                                               "a number > 0", &ratio),
+                         "tokenRatio", "a number > 0") < 0)
     return false;
   /* Three decimals are kept, the rest truncated (0.5466 -> 546), as grpc-java and C-core do.
    * The epsilon absorbs binary rounding: 1.001 * 1000 is 1000.9999999999999. A ratio above
@@ -493,7 +495,7 @@ static bool parse_throttling(load_ctx *c, json_t *rt) {
     char got[64]; /* a real: an integer in (0, 0.001) does not exist */
     retry_json_describe(json_object_get(rt, "tokenRatio"), got, sizeof got);
     retry_json_fail(&c->j, RETRY_ECONFIG,
-                       "\"tokenRatio\" must be a number >= 0.001 (3 decimals are kept), got %s", got);
+                    "\"tokenRatio\" must be a number >= 0.001 (3 decimals are kept), got %s", got);
     retry_json_path_pop(&c->j, mark);
     return false;
   }
@@ -655,21 +657,6 @@ static retry_config *load_root(json_t *root, const char *source, const retry_con
  * not set, so every string is a proper C string. */
 #define JSON_FLAGS (JSON_REJECT_DUPLICATES | JSON_DECODE_ANY)
 
-/* Jansson reports most allocation failures as json_error_out_of_memory, but a failure in its
- * lexer's set-up returns NULL with the error left as initialised (empty text). */
-static void report_json_error(retry_error *err, const char *source, const json_error_t *je) {
-  if (je->text[0] == '\0' || json_error_code(je) == json_error_out_of_memory) {
-    retry_error_set(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory parsing JSON");
-    return;
-  }
-  /* Jansson's own text names a flag of its API, which means nothing to a user. */
-  const char *text = json_error_code(je) == json_error_null_character
-                         ? "\\u0000 is not allowed in strings"
-                         : je->text;
-  retry_error_set(err, RETRY_ESYNTAX, source, "", je->line > 0 ? je->line : -1,
-                   je->line > 0 ? je->column : -1, "invalid JSON: %s", text);
-}
-
 retry_config *retry_config_load_string(const char *json, const char *source,
                                        const retry_config_opts *opts, retry_error *err) {
   assert(json != NULL);
@@ -678,7 +665,7 @@ retry_config *retry_config_load_string(const char *json, const char *source,
   memset(&je, 0, sizeof je); /* jansson leaves parts of it unset on some failures */
   json_t *root = json_loads(json, JSON_FLAGS, &je);
   if (root == NULL) {
-    report_json_error(err, source, &je);
+    retry_json_error_syntax(err, source, &je);
     return NULL;
   }
   retry_config *cfg = load_root(root, source, opts, err);
@@ -744,7 +731,7 @@ retry_config *retry_config_load_file(const char *path, const retry_config_opts *
   json_t *root = json_loadb(buf, len, JSON_FLAGS, &je);
   retry__free(alloc, buf); /* the tree holds copies of its strings: the text can go now */
   if (root == NULL) {
-    report_json_error(err, path, &je);
+    retry_json_error_syntax(err, path, &je);
     return NULL;
   }
   retry_config *cfg = load_root(root, path, opts, err);

@@ -58,9 +58,9 @@ static bool parse_method_opts(load_ctx *c, json_t *ext, method_opts *mo) {
     if (!json_is_string(v) || retry_jitter_parse(json_string_value(v), &mo->jitter) != RETRY_OK) {
       size_t mark = retry_json_path_push_key(&c->j, "jitter");
       retry_json_fail_value(&c->j, "\"jitter\"",
-                               "one of grpc, proportional, full, equal, decorrelated, polly-v2, "
-                               "none",
-                               v);
+                            "one of grpc, proportional, full, equal, decorrelated, polly-v2, "
+                            "none",
+                            v);
       retry_json_path_pop(&c->j, mark);
       return false;
     }
@@ -69,19 +69,19 @@ static bool parse_method_opts(load_ctx *c, json_t *ext, method_opts *mo) {
   /* Each getter leaves its field alone when the key is absent; rc == 1 marks it as given. */
   int rc;
   if ((rc = retry_json_get_number(&c->j, ext, "jitterFraction", 0, false, 1, false,
-                                     "a number in [0, 1]", &mo->jitter_fraction)) < 0)
+                                  "a number in [0, 1]", &mo->jitter_fraction)) < 0)
     return false;
   mo->has_jitter_fraction |= rc == 1;
   if ((rc = retry_json_get_bool(&c->j, ext, "capAfterJitter", &mo->cap_after_jitter)) < 0)
     return false;
   mo->has_cap_after_jitter |= rc == 1;
   if ((rc = retry_json_get_duration(&c->j, ext, "perAttemptTimeout", 0, true, INT64_MAX, DUR_POS,
-                                       &mo->per_attempt_timeout_ns)) < 0)
+                                    &mo->per_attempt_timeout_ns)) < 0)
     return false;
   mo->has_per_attempt_timeout |= rc == 1;
-  json_int_t bytes = 0;
-  if ((rc = retry_json_get_int(&c->j, ext, "retryBufferBytes", 0, JINT_MAX,
-                                  "an integer >= 0 (0: unlimited)", &bytes)) < 0)
+  int64_t bytes = 0;
+  if ((rc = retry_json_get_int(&c->j, ext, "retryBufferBytes", 0, INT64_MAX,
+                               "an integer >= 0 (0: unlimited)", &bytes)) < 0)
     return false;
   if (rc == 1) {
     mo->has_retry_buffer = true;
@@ -155,7 +155,7 @@ static bool parse_entry_ext(load_ctx *c, json_t *ext, method_opts *mo) {
     size_t mark = retry_json_path_push_key(&c->j, key);
     if (retry_json_key_in(key, channel_keys, N_OF(channel_keys)))
       retry_json_fail(&c->j, RETRY_ECONFIG,
-                         "\"%s\" is channel-wide: set it in the top-level retrysim block", key);
+                      "\"%s\" is channel-wide: set it in the top-level retrysim block", key);
     else
       retry_json_fail_unknown_key(&c->j, key, method_keys, N_OF(method_keys), NULL);
     retry_json_path_pop(&c->j, mark);
@@ -229,7 +229,7 @@ static bool parse_idempotent(load_ctx *c, json_t *list) {
     if (!json_is_string(item) || !is_full_method_name(json_string_value(item))) {
       size_t mark = retry_json_path_push_index(&c->j, i);
       retry_json_fail_value(&c->j, "\"idempotentMethods\" entries",
-                               "full method names \"/pkg.Service/Method\"", item);
+                            "full method names \"/pkg.Service/Method\"", item);
       retry_json_path_pop(&c->j, mark);
       return false;
     }
@@ -287,33 +287,33 @@ static bool parse_budget(load_ctx *c, json_t *b) {
     retry_aws_quota_config_init(&t->aws);
     return retry_json_check_keys(&c->j, b, aws_keys, N_OF(aws_keys), NULL) &&
            retry_json_get_int32(&c->j, b, "capacity", 1, INT32_MAX, "an integer > 0",
-                                   &t->aws.capacity) >= 0 &&
+                                &t->aws.capacity) >= 0 &&
            retry_json_get_int32(&c->j, b, "retryCost", 1, INT32_MAX, "an integer > 0",
-                                   &t->aws.retry_cost) >= 0 &&
+                                &t->aws.retry_cost) >= 0 &&
            retry_json_get_int32(&c->j, b, "timeoutCost", 1, INT32_MAX, "an integer > 0",
-                                   &t->aws.timeout_cost) >= 0 &&
+                                &t->aws.timeout_cost) >= 0 &&
            retry_json_get_int32(&c->j, b, "noRetryIncrement", 0, INT32_MAX, "an integer >= 0",
-                                   &t->aws.no_retry_increment) >= 0;
+                                &t->aws.no_retry_increment) >= 0;
   }
   if (strcmp(s, "finagle") == 0) {
     t->budget = RETRY_BUDGET_FINAGLE;
     retry_finagle_budget_config_init(&t->finagle);
     return retry_json_check_keys(&c->j, b, finagle_keys, N_OF(finagle_keys), NULL) &&
            retry_json_get_duration(&c->j, b, "ttl", RETRY_NS_PER_S, false, 60 * RETRY_NS_PER_S,
-                                      "a duration in [1s, 60s]", &t->finagle.ttl_ns) >= 0 &&
+                                   "a duration in [1s, 60s]", &t->finagle.ttl_ns) >= 0 &&
            retry_json_get_int32(&c->j, b, "minRetriesPerSec", 0, INT32_MAX, "an integer >= 0",
-                                   &t->finagle.min_retries_per_sec) >= 0 &&
+                                &t->finagle.min_retries_per_sec) >= 0 &&
            retry_json_get_number(&c->j, b, "percentCanRetry", 0, false, 1000, false,
-                                    "a number in [0, 1000]", &t->finagle.percent_can_retry) >= 0;
+                                 "a number in [0, 1000]", &t->finagle.percent_can_retry) >= 0;
   }
   if (strcmp(s, "envoy") == 0) {
     t->budget = RETRY_BUDGET_ENVOY;
     retry_envoy_budget_config_init(&t->envoy);
     return retry_json_check_keys(&c->j, b, envoy_keys, N_OF(envoy_keys), NULL) &&
            retry_json_get_number(&c->j, b, "budgetPercent", 0, false, 100, false,
-                                    "a number in [0, 100]", &t->envoy.budget_percent) >= 0 &&
+                                 "a number in [0, 100]", &t->envoy.budget_percent) >= 0 &&
            retry_json_get_int32(&c->j, b, "minRetryConcurrency", 0, INT32_MAX, "an integer >= 0",
-                                   &t->envoy.min_retry_concurrency) >= 0;
+                                &t->envoy.min_retry_concurrency) >= 0;
   }
   size_t mark = retry_json_path_push_key(&c->j, "type");
   retry_json_fail_value(&c->j, "\"type\"", types, type);
@@ -337,11 +337,11 @@ static bool parse_adaptive(load_ctx *c, json_t *a) {
   retry_adaptive_config_init(&t->adaptive);
   return retry_json_check_keys(&c->j, a, keys, N_OF(keys), NULL) &&
          retry_json_get_number(&c->j, a, "k", 1, false, DBL_MAX, false, "a number >= 1",
-                                  &t->adaptive.k) >= 0 &&
+                               &t->adaptive.k) >= 0 &&
          retry_json_get_duration(&c->j, a, "window", 0, true, INT64_MAX, DUR_POS,
-                                    &t->adaptive.window_ns) >= 0 &&
+                                 &t->adaptive.window_ns) >= 0 &&
          retry_json_get_number(&c->j, a, "padding", 0, false, DBL_MAX, false, "a number >= 0",
-                                  &t->adaptive.padding) >= 0 &&
+                               &t->adaptive.padding) >= 0 &&
          retry__config_get_status_list(c, a, "rejectStatusCodes", LIST_MIXED, true,
                                        &t->adaptive.reject_statuses) >= 0;
 }
@@ -354,11 +354,10 @@ static bool check_breaker_kind(load_ctx *c, json_t *b, const char *type, bool co
                                size_t n_other) {
   for (void *it = json_object_iter(b); it != NULL; it = json_object_iter_next(b, it)) {
     const char *key = json_object_iter_key(it);
-    if (retry_json_key_in(key, own, n_own) || !retry_json_key_in(key, other, n_other))
-      continue;
+    if (retry_json_key_in(key, own, n_own) || !retry_json_key_in(key, other, n_other)) continue;
     size_t mark = retry_json_path_push_key(&c->j, key);
-    retry_json_fail(&c->j, RETRY_ECONFIG, "\"%s\" applies to %s breakers only; this one is \"%s\"", key,
-                       consecutive ? "\"count\" and \"time\"" : "\"consecutive\"", type);
+    retry_json_fail(&c->j, RETRY_ECONFIG, "\"%s\" applies to %s breakers only; this one is \"%s\"",
+                    key, consecutive ? "\"count\" and \"time\"" : "\"consecutive\"", type);
     retry_json_path_pop(&c->j, mark);
     return false;
   }
@@ -412,17 +411,17 @@ static bool parse_breaker(load_ctx *c, json_t *b) {
   retry_breaker_config_init(&t->breaker, kind);
   retry_breaker_config *bc = &t->breaker;
   return retry_json_get_int32(&c->j, b, "failureThreshold", 1, INT32_MAX, "an integer >= 1",
-                                 &bc->failure_threshold) >= 0 &&
+                              &bc->failure_threshold) >= 0 &&
          retry_json_get_number(&c->j, b, "failureRateThreshold", 0, true, 100, false,
-                                  "a number in (0, 100]", &bc->failure_rate_threshold) >= 0 &&
+                               "a number in (0, 100]", &bc->failure_rate_threshold) >= 0 &&
          retry_json_get_int32(&c->j, b, "slidingWindowSize", 1, INT32_MAX, "an integer >= 1",
-                                 &bc->window_size) >= 0 &&
+                              &bc->window_size) >= 0 &&
          retry_json_get_int32(&c->j, b, "minimumNumberOfCalls", 1, INT32_MAX, "an integer >= 1",
-                                 &bc->minimum_calls) >= 0 &&
+                              &bc->minimum_calls) >= 0 &&
          retry_json_get_duration(&c->j, b, "waitDurationInOpenState", 0, true, INT64_MAX, DUR_POS,
-                                    &bc->open_duration_ns) >= 0 &&
+                                 &bc->open_duration_ns) >= 0 &&
          retry_json_get_int32(&c->j, b, "permittedNumberOfCallsInHalfOpenState", 1, INT32_MAX,
-                                 "an integer >= 1", &bc->half_open_calls) >= 0 &&
+                              "an integer >= 1", &bc->half_open_calls) >= 0 &&
          retry__config_get_status_list(c, b, "failureStatusCodes", LIST_MIXED, true,
                                        &bc->failure_statuses) >= 0;
 }
@@ -446,7 +445,7 @@ bool retry__config_ext_parse(load_ctx *c, json_t *ext) {
       !parse_method_opts(c, ext, &c->top))
     return false;
   if (retry_json_get_int32(&c->j, ext, "maxAttemptsLimit", 1, 1000, "an integer in [1, 1000]",
-                              &c->cfg->max_attempts_limit) < 0)
+                           &c->cfg->max_attempts_limit) < 0)
     return false;
   return retry__config_parse_sub(c, ext, "idempotentMethods", parse_idempotent) &&
          retry__config_parse_sub(c, ext, "budget", parse_budget) &&

@@ -12,16 +12,7 @@
 #include "retry_int.h"
 #include "retry_json.h"
 
-#include <limits.h>
-
 #include <jansson.h>
-
-/* The largest JSON integer jansson represents: the upper bound of "an integer >= 0" fields. */
-#if JSON_INTEGER_IS_LONG_LONG
-#define JINT_MAX LLONG_MAX
-#else
-#define JINT_MAX LONG_MAX
-#endif
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -58,8 +58,8 @@ static void fail_error(retry_json_ctx *c, const retry_error *e, const char *fmt,
 static void fail_error(retry_json_ctx *c, const retry_error *e, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fail_at(c, e->code != RETRY_OK ? e->code : RETRY_ECONFIG, e->source, e->path, e->line,
-          e->column, fmt, ap);
+  fail_at(c, e->code != RETRY_OK ? e->code : RETRY_ECONFIG, e->source, e->path, e->line, e->column,
+          fmt, ap);
   va_end(ap);
 }
 
@@ -107,6 +107,22 @@ void retry_json_fail_unknown_key(retry_json_ctx *c, const char *key, const char 
   /* No ", " before the dots when not even the first key fitted. */
   snprintf(msg + len, sizeof msg - len, "%s...", len < strlen(head) + 1 ? "" : ", ");
   retry_json_fail(c, RETRY_ECONFIG, "%s", msg);
+}
+
+/* jansson's line is 1-based and 0 when it has no position; -1 is our "unknown". The text may
+ * quote the input ("near '...'"), hence printable. */
+void retry_json_error_syntax(retry_error *e, const char *source, const json_error_t *je) {
+  if (je->text[0] == '\0' || json_error_code(je) == json_error_out_of_memory) {
+    retry_error_set(e, RETRY_ENOMEM, source, "", -1, -1, "out of memory parsing JSON");
+    return;
+  }
+  char text[sizeof je->text];
+  if (json_error_code(je) == json_error_null_character)
+    snprintf(text, sizeof text, "\\u0000 is not allowed in strings");
+  else
+    retry_json_printable(text, sizeof text, je->text, sizeof text - 4);
+  retry_error_set(e, RETRY_ESYNTAX, source, "", je->line > 0 ? je->line : -1,
+                  je->line > 0 ? je->column : -1, "invalid JSON: %s", text);
 }
 
 /* }================================================================== */
@@ -314,14 +330,14 @@ int retry_json_get_bool(retry_json_ctx *c, json_t *obj, const char *key, bool *o
 /* A real such as 2.0 is refused: counts and sizes are integers, accepting 2.5 silently
  * truncated would hide a mistake, and grpc-go will not decode 2.0 into an int either. Jansson
  * already failed the parse for integers beyond its json_int_t. */
-int retry_json_get_int(retry_json_ctx *c, json_t *obj, const char *key, json_int_t lo,
-                       json_int_t hi, const char *what, json_int_t *out) {
+int retry_json_get_int(retry_json_ctx *c, json_t *obj, const char *key, int64_t lo, int64_t hi,
+                       const char *what, int64_t *out) {
   int rc;
   json_t *v = lookup(c, obj, key, &rc);
   if (v == NULL) return rc;
   if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
     return fail_key(c, key, what, v);
-  *out = json_integer_value(v);
+  *out = (int64_t)json_integer_value(v); /* exact: the value is within [lo, hi] */
   return 1;
 }
 
@@ -329,7 +345,7 @@ int retry_json_get_int(retry_json_ctx *c, json_t *obj, const char *key, json_int
  * type ends, not a rule of the document: "must be >= 0" would mislead there. */
 int retry_json_get_int32(retry_json_ctx *c, json_t *obj, const char *key, int32_t lo, int32_t hi,
                          const char *what, int32_t *out) {
-  json_int_t v = 0;
+  int64_t v = 0;
   json_t *jv = retry_json_field(obj, key);
   if (hi == INT32_MAX && !retry_json_failed(c) && json_is_integer(jv) &&
       json_integer_value(jv) > INT32_MAX) {
@@ -346,8 +362,8 @@ int retry_json_get_int32(retry_json_ctx *c, json_t *obj, const char *key, int32_
 
 /* The negated comparisons refuse a NaN too, although jansson never yields one (an overflowing
  * real is a syntax error). Callers pass HUGE_VAL or DBL_MAX for "no upper bound". */
-int retry_json_get_number(retry_json_ctx *c, json_t *obj, const char *key, double lo,
-                          bool lo_open, double hi, bool hi_open, const char *what, double *out) {
+int retry_json_get_number(retry_json_ctx *c, json_t *obj, const char *key, double lo, bool lo_open,
+                          double hi, bool hi_open, const char *what, double *out) {
   int rc;
   json_t *v = lookup(c, obj, key, &rc);
   if (v == NULL) return rc;

@@ -41,6 +41,13 @@ void retry_error_set(retry_error *e, int code, const char *source, const char *p
 void retry_error_vset(retry_error *e, int code, const char *source, const char *path, int line,
                       int column, const char *fmt, va_list ap) RETRY_JSON_PRINTF(7, 0);
 
+/* Sets e (first error wins) from a failed jansson parse of source: RETRY_ENOMEM "out of memory
+ * parsing JSON" when jansson ran out of memory (or left je's text empty, as a failure in its
+ * lexer's set-up does), else RETRY_ESYNTAX "invalid JSON: <jansson's text>" with je's line and
+ * column (-1 when jansson has none). The text is made printable, and jansson's text for a NUL,
+ * which names a flag of its API, becomes "\u0000 is not allowed in strings". No pointer kept. */
+void retry_json_error_syntax(retry_error *e, const char *source, const json_error_t *je);
+
 /* }================================================================== */
 
 /* {==================================================================
@@ -83,8 +90,7 @@ void retry_json_fail_error(retry_json_ctx *c, const retry_error *e);
 
 /* "<label> must be <what>, got <v>" at the current path, v as retry_json_describe shows it.
  * label is used as given: a key comes quoted (retry_json_quote), prose ("each point") not. */
-void retry_json_fail_value(retry_json_ctx *c, const char *label, const char *what,
-                           const json_t *v);
+void retry_json_fail_value(retry_json_ctx *c, const char *label, const char *what, const json_t *v);
 
 /* An unknown key at the current path (the caller pushed it): `unknown key "k"; allowed: a, b`,
  * or with where ("a \"fail\" fault") `key "k" is not allowed in <where>; allowed: a, b`. When
@@ -166,15 +172,15 @@ int retry_json_require(retry_json_ctx *c, int rc, const char *key, const char *w
 /* true or false; nothing else (1, "true") passes. */
 int retry_json_get_bool(retry_json_ctx *c, json_t *obj, const char *key, bool *out);
 /* A JSON integer (a real such as 2.0 is refused) in [lo, hi]. */
-int retry_json_get_int(retry_json_ctx *c, json_t *obj, const char *key, json_int_t lo,
-                       json_int_t hi, const char *what, json_int_t *out);
+int retry_json_get_int(retry_json_ctx *c, json_t *obj, const char *key, int64_t lo, int64_t hi,
+                       const char *what, int64_t *out);
 /* An integer in [lo, hi] into an int32_t. When hi is INT32_MAX, the end of the type rather than
  * a rule of the document, a larger value gets `"key" must be at most 2147483647, got v`. */
 int retry_json_get_int32(retry_json_ctx *c, json_t *obj, const char *key, int32_t lo, int32_t hi,
                          const char *what, int32_t *out);
 /* A JSON number (integer or real) in lo..hi, each end open (excluded) or closed. */
-int retry_json_get_number(retry_json_ctx *c, json_t *obj, const char *key, double lo,
-                          bool lo_open, double hi, bool hi_open, const char *what, double *out);
+int retry_json_get_number(retry_json_ctx *c, json_t *obj, const char *key, double lo, bool lo_open,
+                          double hi, bool hi_open, const char *what, double *out);
 /* Any JSON string, "" included. *out is borrowed from the document. */
 int retry_json_get_string(retry_json_ctx *c, json_t *obj, const char *key, const char **out);
 /* A string equal (case included) to one of names[0..n); *out receives its index. The message
