@@ -38,22 +38,15 @@ static const char *const top_keys[] = {
  * per_try_timeout; A6 has none), the retry buffer (a client setting in gRPC, 256 KiB per
  * RPC in grpc-go and C-core, not a config field) and HTTP's Retry-After. */
 static bool parse_method_opts(load_ctx *c, json_t *ext, method_opts *mo) {
-  json_t *v = retry_json_field(ext, "statusSpace");
-  if (v != NULL) {
-    const char *s = json_is_string(v) ? json_string_value(v) : "";
+  /* The names in retry_space order: index 0 is gRPC, 1 is HTTP. */
+  static const char *const spaces[] = {"grpc", "http"};
+  int space = 0, rc = retry_json_get_enum(&c->j, ext, "statusSpace", spaces, N_OF(spaces), &space);
+  if (rc < 0) return false;
+  if (rc == 1) {
     mo->has_space = true;
-    if (strcmp(s, "grpc") == 0)
-      mo->space = RETRY_SPACE_GRPC;
-    else if (strcmp(s, "http") == 0)
-      mo->space = RETRY_SPACE_HTTP;
-    else {
-      size_t mark = retry_json_path_push_key(&c->j, "statusSpace");
-      retry_json_fail_value(&c->j, "\"statusSpace\"", "\"grpc\" or \"http\"", v);
-      retry_json_path_pop(&c->j, mark);
-      return false;
-    }
+    mo->space = space == 1 ? RETRY_SPACE_HTTP : RETRY_SPACE_GRPC;
   }
-  v = retry_json_field(ext, "jitter");
+  json_t *v = retry_json_field(ext, "jitter");
   if (v != NULL) {
     if (!json_is_string(v) || retry_jitter_parse(json_string_value(v), &mo->jitter) != RETRY_OK) {
       size_t mark = retry_json_path_push_key(&c->j, "jitter");
@@ -67,7 +60,6 @@ static bool parse_method_opts(load_ctx *c, json_t *ext, method_opts *mo) {
     mo->has_jitter = true;
   }
   /* Each getter leaves its field alone when the key is absent; rc == 1 marks it as given. */
-  int rc;
   if ((rc = retry_json_get_number(&c->j, ext, "jitterFraction", 0, false, 1, false,
                                   "a number in [0, 1]", &mo->jitter_fraction)) < 0)
     return false;
@@ -85,7 +77,7 @@ static bool parse_method_opts(load_ctx *c, json_t *ext, method_opts *mo) {
     return false;
   if (rc == 1) {
     mo->has_retry_buffer = true;
-    mo->retry_buffer_bytes = (int64_t)bytes;
+    mo->retry_buffer_bytes = bytes;
   }
   if ((rc = retry_json_get_bool(&c->j, ext, "retryStreaming", &mo->retry_streaming)) < 0)
     return false;
