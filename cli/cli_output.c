@@ -7,6 +7,7 @@
  * significant digits, so equal results give byte-identical output on every platform we build on.
  */
 #include "cli/cli_output.h"
+#include "retry/retry_json.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -711,14 +712,11 @@ typedef struct out_file {
   bool made; /* the temporary file exists (we created it) */
 } out_file;
 
+/* First error wins, through the one setter every loader uses (retry_json.h). */
 void cli_output_error(retry_error *err, int code, const char *source, const char *fmt, ...) {
-  if (err == NULL || err->code != RETRY_OK) return;
-  retry_error_clear(err);
-  err->code = code;
-  snprintf(err->source, sizeof err->source, "%s", source);
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(err->message, sizeof err->message, fmt, ap);
+  retry_error_vset(err, code, source, "", -1, -1, fmt, ap);
   va_end(ap);
 }
 

@@ -11,7 +11,6 @@
 #include <assert.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,55 +102,14 @@ const retry_allocator *cli__scenario_retry_alloc(void) {
  * Errors outside a conversion (reading, parsing, --set)
  * =================================================================== */
 
-/* Declared apart from its definition only to carry the printf attribute, so the compiler checks
- * every call's arguments against its format string. */
-static void set_error(retry_error *err, int code, const char *source, const char *path, int line,
-                      int column, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 7, 8)))
-#endif
-    ;
-
-/* The first error wins: a cleanup path that fails after the real error (out of memory while
- * unwinding, say) must not replace the message that explains the cause. Each field is cut to
- * its fixed size by snprintf; nothing is allocated, so reporting out of memory cannot fail. */
-static void set_error(retry_error *err, int code, const char *source, const char *path, int line,
-                      int column, const char *fmt, ...) {
-  if (err == NULL || err->code != RETRY_OK) return;
-  retry_error_clear(err);
-  err->code = code;
-  snprintf(err->source, sizeof err->source, "%s", source);
-  snprintf(err->path, sizeof err->path, "%s", path);
-  err->line = line;
-  err->column = column;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err->message, sizeof err->message, fmt, ap);
-  va_end(ap);
-}
-
-/* A conversion's error goes to the caller's err as a whole (first error wins there too). */
+/* Every error here goes through retry_error_set (retry_json.h), which keeps the first error:
+ * a cleanup path that fails after the real error (out of memory while unwinding, say) must not
+ * replace the message that explains the cause. A conversion's error is copied over whole, the
+ * same way. Syntax errors are reported by retry_json_error_syntax, as in the service config
+ * loader: a duplicate key is one, with its line and column (which copy should win is a guess
+ * we refuse to make). */
 static void copy_error(retry_error *err, const retry_error *e) {
-  if (err != NULL && err->code == RETRY_OK) *err = *e;
-}
-
-/* Jansson reports most allocation failures as json_error_out_of_memory, but a failure in its
- * lexer's set-up leaves the error text empty. Its text for a NUL names an API flag, which
- * means nothing to a user. A duplicate key is a syntax error here, with its line and column:
- * which copy should win is a guess we refuse to make (as the service config loader does). */
-static void report_json_error(retry_error *err, const char *source, const json_error_t *je) {
-  if (je->text[0] == '\0' || json_error_code(je) == json_error_out_of_memory) {
-    set_error(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory parsing JSON");
-    return;
-  }
-  char text[sizeof je->text];
-  if (json_error_code(je) == json_error_null_character)
-    snprintf(text, sizeof text, "\\u0000 is not allowed in strings");
-  else
-    cli__scenario_printable(text, sizeof text, je->text, sizeof text - 4); /* quotes input */
-  /* jansson's line is 1-based and 0 when it has no position; -1 is our "unknown". */
-  set_error(err, RETRY_ESYNTAX, source, "", je->line > 0 ? je->line : -1,
-            je->line > 0 ? je->column : -1, "invalid JSON: %s", text);
+  retry_error_set(err, e->code, e->source, e->path, e->line, e->column, "%s", e->message);
 }
 
 /* }================================================================== */
@@ -181,11 +139,11 @@ static bool apply_sets(json_t *doc, const cli_set *sets, size_t n_sets, retry_er
     assert(sets[i].path != NULL);
     char shown[72], why[128] = "";
     /* The path is cut for display: the message has 160 bytes and needs room for the reason. */
-    cli__scenario_printable(shown, sizeof shown, sets[i].path, 64);
+    retry_json_printable(shown, sizeof shown, sets[i].path, 64);
     json_t *v = set_value(sets[i].value);
     if (v == NULL) {
-      set_error(err, RETRY_ECONFIG, "<command line>", "", -1, -1,
-                "--set \"%s\": the value is not valid UTF-8", shown);
+      retry_error_set(err, RETRY_ECONFIG, "<command line>", "", -1, -1,
+                      "--set \"%s\": the value is not valid UTF-8", shown);
       return false;
     }
     /* path_set consumes v whatever it returns, so no error path below releases it. On an error
@@ -193,11 +151,13 @@ static bool apply_sets(json_t *doc, const cli_set *sets, size_t n_sets, retry_er
      * harmless because the caller destroys the whole scenario. */
     int rc = cli__scenario_path_set(doc, sets[i].path, v, why, sizeof why);
     if (rc == RETRY_ENOMEM) {
-      set_error(err, RETRY_ENOMEM, "<command line>", "", -1, -1, "out of memory applying --set");
+      retry_error_set(err, RETRY_ENOMEM, "<command line>", "", -1, -1,
+                      "out of memory applying --set");
       return false;
     }
     if (rc != RETRY_OK) {
-      set_error(err, RETRY_ECONFIG, "<command line>", "", -1, -1, "--set \"%s\": %s", shown, why);
+      retry_error_set(err, RETRY_ECONFIG, "<command line>", "", -1, -1, "--set \"%s\": %s", shown,
+                      why);
       return false;
     }
   }
@@ -217,25 +177,25 @@ static const char *const variant_keys[] = {"name", "description", "set", "expect
  * they are validated where they land, in the variant's document. */
 static bool check_set(scn_ctx *c, json_t *set) {
   if (!json_is_object(set)) {
-    cli__scenario_fail_value(c, "\"set\"", "an object {\"path\": value, ...}", set);
+    retry_json_fail_value(&c->j, "\"set\"", "an object {\"path\": value, ...}", set);
     return false;
   }
   for (void *it = json_object_iter(set); it != NULL; it = json_object_iter_next(set, it)) {
     const char *path = json_object_iter_key(it);
     char shown[72], why[128], head[64] = "";
-    cli__scenario_printable(shown, sizeof shown, path, 64);
+    retry_json_printable(shown, sizeof shown, path, 64);
     /* No [key=value] selectors here (allow_match false): a scenario's arrays are addressed by
      * position, and a selector could not say what to create when nothing matched. */
     if (!cli__scenario_path_check(path, false, why, sizeof why)) {
-      cli__scenario_fail(c, RETRY_ECONFIG, "bad path \"%s\": %s", shown, why);
+      retry_json_fail(&c->j, RETRY_ECONFIG, "bad path \"%s\": %s", shown, why);
       return false;
     }
     cli__scenario_path_head(path, head, sizeof head);
     if (strcmp(head, "variants") == 0 || strcmp(head, "expect") == 0) {
-      cli__scenario_fail(c, RETRY_ECONFIG,
-                         "bad path \"%s\": a variant may not change \"variants\" or \"expect\" "
-                         "(it has its own \"expect\")",
-                         shown);
+      retry_json_fail(&c->j, RETRY_ECONFIG,
+                      "bad path \"%s\": a variant may not change \"variants\" or \"expect\" "
+                      "(it has its own \"expect\")",
+                      shown);
       return false;
     }
   }
@@ -248,41 +208,41 @@ static bool check_set(scn_ctx *c, json_t *set) {
 static bool check_variant(scn_ctx *c, json_t *variants, size_t i) {
   json_t *v = json_array_get(variants, i);
   if (!json_is_object(v)) {
-    cli__scenario_fail_value(c, "each variant", "an object {\"name\": ..., \"set\": {...}}", v);
+    retry_json_fail_value(&c->j, "each variant", "an object {\"name\": ..., \"set\": {...}}", v);
     return false;
   }
   const char *name = NULL, *desc = NULL;
-  if (!cli__scenario_check_keys(c, v, variant_keys, SCN_N_OF(variant_keys), NULL) ||
-      cli__scenario_require(c, cli__scenario_get_string(c, v, "name", &name), "name",
-                            SCN_NAME_WHAT) != 1)
+  if (!retry_json_check_keys(&c->j, v, variant_keys, SCN_N_OF(variant_keys), NULL) ||
+      retry_json_require(&c->j, retry_json_get_string(&c->j, v, "name", &name), "name",
+                         SCN_NAME_WHAT) != 1)
     return false;
   /* On failure the path is not popped: the error already holds a copy of it, and the whole
    * walk unwinds without reading the path again (scn_ctx's invariant). */
-  size_t mark = cli__scenario_path_push_key(c, "name");
+  size_t mark = retry_json_path_push_key(&c->j, "name");
   if (!cli__scenario_check_name(c, "variant", name)) return false;
   /* Earlier variants passed this function, so their "name" is a valid string. The scan is
    * quadratic, which does not matter for the tens of variants a scenario has. */
   for (size_t j = 0; j < i; j++) {
     json_t *other = json_object_get(json_array_get(variants, j), "name");
     if (strcmp(json_string_value(other), name) == 0) {
-      cli__scenario_fail(c, RETRY_ECONFIG, "variant \"%s\" is defined twice (first at [%zu])", name,
-                         j);
+      retry_json_fail(&c->j, RETRY_ECONFIG, "variant \"%s\" is defined twice (first at [%zu])",
+                      name, j);
       return false;
     }
   }
-  cli__scenario_path_pop(c, mark);
-  if (cli__scenario_get_string(c, v, "description", &desc) < 0) return false;
-  json_t *set = cli__scenario_field(v, "set");
+  retry_json_path_pop(&c->j, mark);
+  if (retry_json_get_string(&c->j, v, "description", &desc) < 0) return false;
+  json_t *set = retry_json_field(v, "set");
   if (set != NULL) {
-    mark = cli__scenario_path_push_key(c, "set");
+    mark = retry_json_path_push_key(&c->j, "set");
     if (!check_set(c, set)) return false;
-    cli__scenario_path_pop(c, mark);
+    retry_json_path_pop(&c->j, mark);
   }
-  json_t *expect = cli__scenario_field(v, "expect");
+  json_t *expect = retry_json_field(v, "expect");
   if (expect != NULL) {
-    mark = cli__scenario_path_push_key(c, "expect");
+    mark = retry_json_path_push_key(&c->j, "expect");
     if (!cli__scenario_check_expect(c, expect)) return false;
-    cli__scenario_path_pop(c, mark);
+    retry_json_path_pop(&c->j, mark);
   }
   return true;
 }
@@ -290,13 +250,13 @@ static bool check_variant(scn_ctx *c, json_t *variants, size_t i) {
 /* "variants": a non-empty array (an empty one would make a scenario with no run). */
 bool cli__scenario_check_variants(scn_ctx *c, json_t *variants) {
   if (!json_is_array(variants) || json_array_size(variants) == 0) {
-    cli__scenario_fail_value(c, "\"variants\"", "a non-empty array of variants", variants);
+    retry_json_fail_value(&c->j, "\"variants\"", "a non-empty array of variants", variants);
     return false;
   }
   for (size_t i = 0; i < json_array_size(variants); i++) {
-    size_t mark = cli__scenario_path_push_index(c, i);
+    size_t mark = retry_json_path_push_index(&c->j, i);
     if (!check_variant(c, variants, i)) return false;
-    cli__scenario_path_pop(c, mark);
+    retry_json_path_pop(&c->j, mark);
   }
   return true;
 }
@@ -316,43 +276,44 @@ static bool check_expect_object(scn_ctx *c, json_t *v) {
   /* null is not "absent" here: cli_expect_check reads {"min": null} as malformed. */
   for (void *it = json_object_iter(v); it != NULL; it = json_object_iter_next(v, it)) {
     if (!json_is_null(json_object_iter_value(it))) continue;
-    size_t mark = cli__scenario_path_push_key(c, json_object_iter_key(it));
-    cli__scenario_fail_value(c, "an expectation's bound", "a number", json_object_iter_value(it));
-    cli__scenario_path_pop(c, mark);
+    size_t mark = retry_json_path_push_key(&c->j, json_object_iter_key(it));
+    retry_json_fail_value(&c->j, "an expectation's bound", "a number", json_object_iter_value(it));
+    retry_json_path_pop(&c->j, mark);
     return false;
   }
   /* Either key of the approx form makes this an approx object, so {"approx": 1, "max": 2}
    * is reported as a misplaced "max" rather than as a broken range. x only receives the
    * values to validate them: the check reads them again from the document. */
   if (json_object_get(v, "approx") != NULL || json_object_get(v, "tol") != NULL) {
-    return cli__scenario_check_keys(c, v, approx_keys, 2, "an {\"approx\", \"tol\"} expectation") &&
-           cli__scenario_require(c,
-                                 cli__scenario_get_number(c, v, "approx", -HUGE_VAL, false,
-                                                          HUGE_VAL, false, "a number", &x),
-                                 "approx", "the expected value") == 1 &&
-           cli__scenario_require(c,
-                                 cli__scenario_get_number(c, v, "tol", 0, false, HUGE_VAL, false,
-                                                          "a number >= 0", &x),
-                                 "tol", "the absolute tolerance, a number >= 0") == 1;
+    return retry_json_check_keys(&c->j, v, approx_keys, 2,
+                                 "an {\"approx\", \"tol\"} expectation") &&
+           retry_json_require(&c->j,
+                              retry_json_get_number(&c->j, v, "approx", -HUGE_VAL, false, HUGE_VAL,
+                                                    false, "a number", &x),
+                              "approx", "the expected value") == 1 &&
+           retry_json_require(&c->j,
+                              retry_json_get_number(&c->j, v, "tol", 0, false, HUGE_VAL, false,
+                                                    "a number >= 0", &x),
+                              "tol", "the absolute tolerance, a number >= 0") == 1;
   }
-  if (!cli__scenario_check_keys(c, v, range_keys, 2, "a {\"min\", \"max\"} expectation"))
+  if (!retry_json_check_keys(&c->j, v, range_keys, 2, "a {\"min\", \"max\"} expectation"))
     return false;
   int has_lo =
-      cli__scenario_get_number(c, v, "min", -HUGE_VAL, false, HUGE_VAL, false, "a number", &lo);
+      retry_json_get_number(&c->j, v, "min", -HUGE_VAL, false, HUGE_VAL, false, "a number", &lo);
   if (has_lo < 0) return false;
   int has_hi =
-      cli__scenario_get_number(c, v, "max", -HUGE_VAL, false, HUGE_VAL, false, "a number", &hi);
+      retry_json_get_number(&c->j, v, "max", -HUGE_VAL, false, HUGE_VAL, false, "a number", &hi);
   if (has_hi < 0) return false;
   /* {} would be a range without bounds, which every value passes: that cannot be what the
    * user meant, so it is refused as not being an expectation at all. */
   if (has_lo == 0 && has_hi == 0) {
-    cli__scenario_fail_value(c, "an expectation", EXPECT_WHAT, v);
+    retry_json_fail_value(&c->j, "an expectation", EXPECT_WHAT, v);
     return false;
   }
   if (has_lo == 1 && has_hi == 1 && lo > hi) {
-    size_t mark = cli__scenario_path_push_key(c, "max");
-    cli__scenario_fail(c, RETRY_ECONFIG, "\"max\" must be >= \"min\"");
-    cli__scenario_path_pop(c, mark);
+    size_t mark = retry_json_path_push_key(&c->j, "max");
+    retry_json_fail(&c->j, RETRY_ECONFIG, "\"max\" must be >= \"min\"");
+    retry_json_path_pop(&c->j, mark);
     return false;
   }
   return true;
@@ -371,10 +332,10 @@ static bool check_expect_value(scn_ctx *c, json_t *v) {
       json_is_number(json_array_get(v, 1))) {
     if (json_number_value(json_array_get(v, 0)) <= json_number_value(json_array_get(v, 1)))
       return true;
-    cli__scenario_fail(c, RETRY_ECONFIG, "an expectation [lo, hi] needs lo <= hi");
+    retry_json_fail(&c->j, RETRY_ECONFIG, "an expectation [lo, hi] needs lo <= hi");
     return false;
   }
-  cli__scenario_fail_value(c, "an expectation", EXPECT_WHAT, v);
+  retry_json_fail_value(&c->j, "an expectation", EXPECT_WHAT, v);
   return false;
 }
 
@@ -382,23 +343,23 @@ static bool check_expect_value(scn_ctx *c, json_t *v) {
  * are not resolved here: they name things in the run's summary, which does not exist yet. */
 bool cli__scenario_check_expect(scn_ctx *c, json_t *expect) {
   if (!json_is_object(expect)) {
-    cli__scenario_fail_value(c, "\"expect\"", "an object {\"summary path\": expectation, ...}",
-                             expect);
+    retry_json_fail_value(&c->j, "\"expect\"", "an object {\"summary path\": expectation, ...}",
+                          expect);
     return false;
   }
   /* The key is pushed before its syntax is checked, so a bad path is reported at itself:
    * $.expect["calls..ok"]. */
   for (void *it = json_object_iter(expect); it != NULL; it = json_object_iter_next(expect, it)) {
     const char *path = json_object_iter_key(it);
-    size_t mark = cli__scenario_path_push_key(c, path);
+    size_t mark = retry_json_path_push_key(&c->j, path);
     char shown[72], why[128];
     if (!cli__scenario_path_check(path, true, why, sizeof why)) {
-      cli__scenario_printable(shown, sizeof shown, path, 64);
-      cli__scenario_fail(c, RETRY_ECONFIG, "bad path \"%s\": %s", shown, why);
+      retry_json_printable(shown, sizeof shown, path, 64);
+      retry_json_fail(&c->j, RETRY_ECONFIG, "bad path \"%s\": %s", shown, why);
       return false;
     }
     if (!check_expect_value(c, json_object_iter_value(it))) return false;
-    cli__scenario_path_pop(c, mark);
+    retry_json_path_pop(&c->j, mark);
   }
   return true;
 }
@@ -450,11 +411,11 @@ static json_t *merge_expect(json_t *base, json_t *own, bool *ok) {
 static json_t *variant_doc(scn_ctx *c, json_t *base, json_t *variant) {
   json_t *doc = json_deep_copy(base);
   if (doc == NULL) {
-    cli__scenario_fail(c, RETRY_ENOMEM, "out of memory applying a variant");
+    retry_json_fail(&c->j, RETRY_ENOMEM, "out of memory applying a variant");
     return NULL;
   }
   json_object_del(doc, "variants");
-  json_t *set = cli__scenario_field(variant, "set");
+  json_t *set = retry_json_field(variant, "set");
   for (void *it = set != NULL ? json_object_iter(set) : NULL; it != NULL;
        it = json_object_iter_next(set, it)) {
     const char *path = json_object_iter_key(it);
@@ -466,11 +427,11 @@ static json_t *variant_doc(scn_ctx *c, json_t *base, json_t *variant) {
     char why[128] = "", shown[72];
     int rc = v == NULL ? RETRY_ENOMEM : cli__scenario_path_set(doc, path, v, why, sizeof why);
     if (rc != RETRY_OK) {
-      cli__scenario_printable(shown, sizeof shown, path, 64);
+      retry_json_printable(shown, sizeof shown, path, 64);
       if (rc == RETRY_ENOMEM)
-        cli__scenario_fail(c, RETRY_ENOMEM, "out of memory applying a variant");
+        retry_json_fail(&c->j, RETRY_ENOMEM, "out of memory applying a variant");
       else
-        cli__scenario_fail(c, RETRY_ECONFIG, "cannot set \"%s\": %s", shown, why);
+        retry_json_fail(&c->j, RETRY_ECONFIG, "cannot set \"%s\": %s", shown, why);
       json_decref(doc);
       return NULL;
     }
@@ -487,32 +448,32 @@ static bool build_variant(cli_scenario *s, size_t i, const char *source, const c
   const char *name = json_string_value(json_object_get(variant, "name"));
   scn_run *run = &s->runs[i];
   scn_ctx c;
-  /* Two contexts in turn. Applying "set" is located in the base document, whose path is
-   * written by hand in one go rather than pushed key by key, and carries no variant prefix;
-   * converting the result is the variant's, so the second context names it. */
+  /* Two contexts in turn. Applying "set" is located in the base document and carries no
+   * variant prefix; converting the result is the variant's, so the second context names it. */
   cli__scenario_ctx_init(&c, source, base_dir, NULL);
-  snprintf(c.path, sizeof c.path, "$.variants[%zu].set", i);
-  c.path_len = strlen(c.path);
+  retry_json_path_push_key(&c.j, "variants");
+  retry_json_path_push_index(&c.j, i);
+  retry_json_path_push_key(&c.j, "set");
   run->doc = variant_doc(&c, s->doc, variant);
   if (run->doc == NULL) {
-    copy_error(err, &c.e);
+    copy_error(err, &c.j.e);
     return false;
   }
   cli__scenario_ctx_init(&c, source, base_dir, name);
   run->cfg = cli__scenario_build(&c, run->doc, default_name);
   if (run->cfg == NULL) {
-    copy_error(err, &c.e);
+    copy_error(err, &c.j.e);
     return false;
   }
   run->recovery = c.recovery;
   /* The name and the merged expectations are both attempted before one check; whatever was
    * stored in run is freed with the scenario by the caller, on success or failure alike. */
   bool ok = true;
-  run->expect = merge_expect(cli__scenario_field(s->doc, "expect"),
-                             cli__scenario_field(variant, "expect"), &ok);
+  run->expect =
+      merge_expect(retry_json_field(s->doc, "expect"), retry_json_field(variant, "expect"), &ok);
   run->name = cli__scenario_strdup(name);
   if (!ok || run->name == NULL) {
-    set_error(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the scenario");
+    retry_error_set(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the scenario");
     return false;
   }
   return true;
@@ -532,7 +493,7 @@ static cli_scenario *load_buffer(const char *buf, size_t len, const char *source
                                  const cli_set *sets, size_t n_sets, retry_error *err) {
   cli_scenario *s = cli__scenario_calloc(1, sizeof *s);
   if (s == NULL) {
-    set_error(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the scenario");
+    retry_error_set(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the scenario");
     return NULL;
   }
   cli__scenario_sha256(buf, len, s->sha256);
@@ -545,8 +506,8 @@ static cli_scenario *load_buffer(const char *buf, size_t len, const char *source
          (buf[blank] == ' ' || buf[blank] == '\t' || buf[blank] == '\r' || buf[blank] == '\n'))
     blank++;
   if (blank == len) {
-    set_error(err, RETRY_ESYNTAX, source, "", -1, -1,
-              "the file is empty: a scenario is a JSON object {\"duration\": ..., ...}");
+    retry_error_set(err, RETRY_ESYNTAX, source, "", -1, -1,
+                    "the file is empty: a scenario is a JSON object {\"duration\": ..., ...}");
     cli_scenario_destroy(s);
     return NULL;
   }
@@ -557,15 +518,15 @@ static cli_scenario *load_buffer(const char *buf, size_t len, const char *source
   memset(&je, 0, sizeof je);
   s->doc = json_loadb(buf + skip, len - skip, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
   if (s->doc == NULL) {
-    report_json_error(err, source, &je);
+    retry_json_error_syntax(err, source, &je);
     cli_scenario_destroy(s);
     return NULL;
   }
   if (!json_is_object(s->doc)) {
     char got[64];
-    cli__scenario_describe(s->doc, got, sizeof got);
-    set_error(err, RETRY_ECONFIG, source, "$", -1, -1, "a scenario must be a JSON object, got %s",
-              got);
+    retry_json_describe(s->doc, got, sizeof got);
+    retry_error_set(err, RETRY_ECONFIG, source, "$", -1, -1,
+                    "a scenario must be a JSON object, got %s", got);
     cli_scenario_destroy(s);
     return NULL;
   }
@@ -579,11 +540,11 @@ static cli_scenario *load_buffer(const char *buf, size_t len, const char *source
   cli__scenario_ctx_init(&c, source, base_dir, NULL);
   model_config *base = cli__scenario_build(&c, s->doc, default_name);
   if (base == NULL) {
-    copy_error(err, &c.e);
+    copy_error(err, &c.j.e);
     cli_scenario_destroy(s);
     return NULL;
   }
-  json_t *variants = cli__scenario_field(s->doc, "variants");
+  json_t *variants = retry_json_field(s->doc, "variants");
   s->has_variants = variants != NULL;
   size_t n = variants != NULL ? json_array_size(variants) : 1;
   /* base->name is the document's "name", or default_name when it has none. */
@@ -592,7 +553,7 @@ static cli_scenario *load_buffer(const char *buf, size_t len, const char *source
   if (s->name == NULL || s->runs == NULL) {
     /* base is not stored in s yet, so destroying s would not free it. */
     model_config_destroy(base);
-    set_error(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the scenario");
+    retry_error_set(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the scenario");
     cli_scenario_destroy(s);
     return NULL;
   }
@@ -603,10 +564,10 @@ static cli_scenario *load_buffer(const char *buf, size_t len, const char *source
     s->runs[0].cfg = base;
     s->runs[0].recovery = c.recovery;
     s->runs[0].doc = json_incref(s->doc);
-    s->runs[0].expect = json_incref(cli__scenario_field(s->doc, "expect"));
+    s->runs[0].expect = json_incref(retry_json_field(s->doc, "expect"));
     s->runs[0].name = cli__scenario_strdup(base->name);
     if (s->runs[0].name == NULL) {
-      set_error(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the scenario");
+      retry_error_set(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the scenario");
       cli_scenario_destroy(s);
       return NULL;
     }
@@ -663,7 +624,7 @@ static char *dir_name(const char *path) {
 static char *read_file(const char *path, size_t *len, retry_error *err) {
   FILE *f = fopen(path, "rb");
   if (f == NULL) {
-    set_error(err, RETRY_EIO, path, "", -1, -1, "cannot open the file: %s", strerror(errno));
+    retry_error_set(err, RETRY_EIO, path, "", -1, -1, "cannot open the file: %s", strerror(errno));
     return NULL;
   }
   char *buf = NULL;
@@ -678,7 +639,7 @@ static char *read_file(const char *path, size_t *len, retry_error *err) {
       if (nbuf == NULL) {
         free(buf);
         fclose(f);
-        set_error(err, RETRY_ENOMEM, path, "", -1, -1, "out of memory reading the file");
+        retry_error_set(err, RETRY_ENOMEM, path, "", -1, -1, "out of memory reading the file");
         return NULL;
       }
       buf = nbuf;
@@ -694,7 +655,7 @@ static char *read_file(const char *path, size_t *len, retry_error *err) {
     int e = errno;
     free(buf);
     fclose(f);
-    set_error(err, RETRY_EIO, path, "", -1, -1, "cannot read the file: %s", strerror(e));
+    retry_error_set(err, RETRY_EIO, path, "", -1, -1, "cannot read the file: %s", strerror(e));
     return NULL;
   }
   /* The buffer is not NUL-terminated: load_buffer takes the length and never reads past it. */
@@ -717,7 +678,7 @@ cli_scenario *cli_scenario_load(const char *path, const cli_set *sets, size_t n_
   char *name = base_name(path), *dir = dir_name(path);
   cli_scenario *s = NULL;
   if (name == NULL || dir == NULL)
-    set_error(err, RETRY_ENOMEM, path, "", -1, -1, "out of memory loading the scenario");
+    retry_error_set(err, RETRY_ENOMEM, path, "", -1, -1, "out of memory loading the scenario");
   else
     s = load_buffer(buf, len, path, dir, name, sets, n_sets, err);
   free(name);
@@ -735,7 +696,7 @@ cli_scenario *cli_scenario_load_string(const char *json, const char *source, con
   char *name = source != NULL ? base_name(source) : cli__scenario_strdup("scenario");
   if (source == NULL) source = "<string>";
   if (name == NULL) {
-    set_error(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the scenario");
+    retry_error_set(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the scenario");
     return NULL;
   }
   cli_scenario *s = load_buffer(json, strlen(json), source, "", name, sets, n_sets, err);

@@ -18,7 +18,7 @@
 
 /* Reported at the current path like any error; the caller's config owns what was built. */
 static bool oom(scn_ctx *c) {
-  cli__scenario_fail(c, RETRY_ENOMEM, "out of memory loading the scenario");
+  retry_json_fail(&c->j, RETRY_ENOMEM, "out of memory loading the scenario");
   return false;
 }
 
@@ -33,9 +33,9 @@ static bool oom(scn_ctx *c) {
  * in the scenario file, and would point a user at the wrong place. A failed load always sets
  * a code; the RETRY_ECONFIG fallback only makes sure an error can never read as success. */
 static bool fail_inline(scn_ctx *c, const retry_error *pe) {
-  size_t mark = cli__scenario_path_push_raw(c, pe->path[0] == '$' ? pe->path + 1 : "");
-  cli__scenario_fail(c, pe->code != RETRY_OK ? pe->code : RETRY_ECONFIG, "%s", pe->message);
-  cli__scenario_path_pop(c, mark);
+  size_t mark = retry_json_path_push_raw(&c->j, pe->path[0] == '$' ? pe->path + 1 : "");
+  retry_json_fail(&c->j, pe->code != RETRY_OK ? pe->code : RETRY_ECONFIG, "%s", pe->message);
+  retry_json_path_pop(&c->j, mark);
   return false;
 }
 
@@ -49,11 +49,11 @@ static bool load_inline(scn_ctx *c, json_t *v, retry_config **out) {
   char *text = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER);
   if (text == NULL) return oom(c);
   /* 0: libretry's default cap on maxAttempts. The allocator is NULL except under the tests'
-   * failure hook. Errors name the scenario (c->source): an inline policy lives in it. */
+   * failure hook. Errors name the scenario (c->j.source): an inline policy lives in it. */
   retry_config_opts opts = {0, cli__scenario_retry_alloc()};
   retry_error pe;
   retry_error_clear(&pe);
-  *out = retry_config_load_string(text, c->source, &opts, &pe);
+  *out = retry_config_load_string(text, c->j.source, &opts, &pe);
   json_free_t free_fn = NULL;
   json_get_alloc_funcs(NULL, &free_fn);
   free_fn(text);
@@ -67,7 +67,7 @@ static bool load_inline(scn_ctx *c, json_t *v, retry_config **out) {
 static bool load_file(scn_ctx *c, json_t *v, retry_config **out) {
   const char *name = json_string_value(v);
   if (name[0] == '\0') {
-    cli__scenario_fail_value(c, "\"policy\"", POLICY_WHAT, v);
+    retry_json_fail_value(&c->j, "\"policy\"", POLICY_WHAT, v);
     return false;
   }
   /* An absolute name is used as it is. The buffer holds the directory, a '/' and the name
@@ -87,9 +87,9 @@ static bool load_file(scn_ctx *c, json_t *v, retry_config **out) {
   if (f == NULL) {
     /* The name as written: the source names the scenario, whose directory it is read in. */
     char shown[72];
-    cli__scenario_printable(shown, sizeof shown, name, 64);
-    cli__scenario_fail(c, RETRY_EIO, "cannot open the policy file \"%s\": %s", shown,
-                       strerror(errno));
+    retry_json_printable(shown, sizeof shown, name, 64);
+    retry_json_fail(&c->j, RETRY_EIO, "cannot open the policy file \"%s\": %s", shown,
+                    strerror(errno));
     free(full);
     return false;
   }
@@ -100,7 +100,7 @@ static bool load_file(scn_ctx *c, json_t *v, retry_config **out) {
   /* full can go at once: pe holds its own copy of the file name in a fixed array. */
   *out = retry_config_load_file(full, &opts, &pe);
   free(full);
-  if (*out == NULL) cli__scenario_fail_copy(c, &pe);
+  if (*out == NULL) retry_json_fail_error(&c->j, &pe);
   return *out != NULL;
 }
 
@@ -110,7 +110,7 @@ bool cli__scenario_policy_value(scn_ctx *c, json_t *v, retry_config **out) {
   *out = NULL;
   if (json_is_object(v)) return load_inline(c, v, out);
   if (json_is_string(v)) return load_file(c, v, out);
-  cli__scenario_fail_value(c, "\"policy\"", POLICY_WHAT, v);
+  retry_json_fail_value(&c->j, "\"policy\"", POLICY_WHAT, v);
   return false;
 }
 
@@ -127,12 +127,12 @@ bool cli__scenario_policy_check_space(scn_ctx *c, const retry_config *policy,
     const retry_method_config *mc = retry_config_lookup(policy, methods[i]);
     if (mc->policy.kind == RETRY_POLICY_NONE || mc->policy.space == svc->space) continue;
     char m[48];
-    cli__scenario_printable(m, sizeof m, methods[i], 40);
-    cli__scenario_fail(c, RETRY_ECONFIG,
-                       "the policy of \"%s\" uses %s statuses but service \"%s\" replies with %s "
-                       "statuses",
-                       m, cli__scenario_space_name(mc->policy.space), svc->name,
-                       cli__scenario_space_name(svc->space));
+    retry_json_printable(m, sizeof m, methods[i], 40);
+    retry_json_fail(&c->j, RETRY_ECONFIG,
+                    "the policy of \"%s\" uses %s statuses but service \"%s\" replies with %s "
+                    "statuses",
+                    m, cli__scenario_space_name(mc->policy.space), svc->name,
+                    cli__scenario_space_name(svc->space));
     return false;
   }
   return true;
@@ -155,52 +155,53 @@ static const char *const keys_script[] = {"kind", "at"};
 static bool parse_script(scn_ctx *c, json_t *arr, model_client_cfg *cl, int64_t duration_ns) {
   const char *what = "a non-empty array of at most 256 times such as [\"0s\", \"1.5s\"]";
   /* The limit is MODEL_SCRIPT_MAX: script times live in a fixed array of the client config. */
-  if (cli__scenario_require(c, arr != NULL, "at", what) != 1) return false;
-  size_t mark = cli__scenario_path_push_key(c, "at");
+  if (retry_json_require(&c->j, arr != NULL, "at", what) != 1) return false;
+  size_t mark = retry_json_path_push_key(&c->j, "at");
   if (!json_is_array(arr) || json_array_size(arr) == 0 || json_array_size(arr) > MODEL_SCRIPT_MAX) {
-    cli__scenario_fail_value(c, "\"at\"", what, arr);
+    retry_json_fail_value(&c->j, "\"at\"", what, arr);
     return false;
   }
   for (size_t i = 0; i < json_array_size(arr); i++) {
     json_t *t = json_array_get(arr, i);
     int64_t ns = 0;
-    size_t mi = cli__scenario_path_push_index(c, i);
+    size_t mi = retry_json_path_push_index(&c->j, i);
     if (!cli__scenario_duration_value(c, t, "each time", 0, false, SCN_DUR_NONNEG, &ns))
       return false;
     char got[64];
-    cli__scenario_describe(t, got, sizeof got);
+    retry_json_describe(t, got, sizeof got);
     /* Times must not decrease: the world walks the script in order, and two equal times are
      * fine (two calls at once). Each time must fall inside the run, or it would never fire. */
     if (i > 0 && ns < cl->script_ns[i - 1]) {
       char prev[64];
-      cli__scenario_describe(json_array_get(arr, i - 1), prev, sizeof prev);
-      cli__scenario_fail(c, RETRY_ECONFIG, "times must not decrease: %s comes after %s", got, prev);
+      retry_json_describe(json_array_get(arr, i - 1), prev, sizeof prev);
+      retry_json_fail(&c->j, RETRY_ECONFIG, "times must not decrease: %s comes after %s", got,
+                      prev);
       return false;
     }
     if (ns >= duration_ns) {
-      cli__scenario_fail(c, RETRY_ECONFIG,
-                         "each time must be before the end of \"duration\", got %s", got);
+      retry_json_fail(&c->j, RETRY_ECONFIG,
+                      "each time must be before the end of \"duration\", got %s", got);
       return false;
     }
     cl->script_ns[i] = ns;
     /* Grown as each time is accepted, so n_script never counts a time that was not stored. */
     cl->n_script = (int)i + 1;
-    cli__scenario_path_pop(c, mi);
+    retry_json_path_pop(&c->j, mi);
   }
-  cli__scenario_path_pop(c, mark);
+  retry_json_path_pop(&c->j, mark);
   return true;
 }
 
 /* "arrival": the kind first, since it decides the keys allowed, then the kind's fields. */
 static bool parse_arrival(scn_ctx *c, json_t *v, model_client_cfg *cl) {
   if (!json_is_object(v)) {
-    cli__scenario_fail_value(c, "\"arrival\"",
-                             "an object {\"kind\": \"open\" | \"closed\" | \"script\", ...}", v);
+    retry_json_fail_value(&c->j, "\"arrival\"",
+                          "an object {\"kind\": \"open\" | \"closed\" | \"script\", ...}", v);
     return false;
   }
   int kind = 0;
-  if (cli__scenario_require(c, cli__scenario_get_enum(c, v, "kind", arrival_kinds, 3, &kind),
-                            "kind", "\"open\", \"closed\" or \"script\"") != 1)
+  if (retry_json_require(&c->j, retry_json_get_enum(&c->j, v, "kind", arrival_kinds, 3, &kind),
+                         "kind", "\"open\", \"closed\" or \"script\"") != 1)
     return false;
   cl->loop = (model_loop_kind)kind;
   /* Closed and script populations have no rate; a single point at 0 keeps the profile's
@@ -212,27 +213,27 @@ static bool parse_arrival(scn_ctx *c, json_t *v, model_client_cfg *cl) {
                          : SCN_N_OF(keys_script);
   char where[48];
   cli__scenario_kind_where(where, sizeof where, arrival_kinds[kind], "arrival");
-  if (!cli__scenario_check_keys(c, v, keys, n, where)) return false;
+  if (!retry_json_check_keys(&c->j, v, keys, n, where)) return false;
   /* Each case returns: the keys were checked above, so only the kind's own values remain. */
   switch (cl->loop) {
     case MODEL_LOOP_OPEN: {
-      json_t *r = cli__scenario_field(v, "rate");
-      if (cli__scenario_require(c, r != NULL, "rate",
-                                "calls per second of the population, such as \"800/s\"") != 1)
+      json_t *r = retry_json_field(v, "rate");
+      if (retry_json_require(&c->j, r != NULL, "rate",
+                             "calls per second of the population, such as \"800/s\"") != 1)
         return false;
-      size_t mark = cli__scenario_path_push_key(c, "rate");
+      size_t mark = retry_json_path_push_key(&c->j, "rate");
       if (!cli__scenario_profile_value(c, r, "\"rate\"", &cl->rate)) return false;
-      cli__scenario_path_pop(c, mark);
+      retry_json_path_pop(&c->j, mark);
       return true;
     }
     case MODEL_LOOP_CLOSED:
-      return cli__scenario_require(c, cli__scenario_get_dist(c, v, "think", &cl->think), "think",
-                                   "the pause between calls, a duration or a distribution") == 1 &&
-             cli__scenario_get_int32(c, v, "user_retries", 0, SCN_MAX_USER_RETRIES,
-                                     "an integer in [0, 1000]", &cl->user_retries) >= 0 &&
+      return retry_json_require(&c->j, cli__scenario_get_dist(c, v, "think", &cl->think), "think",
+                                "the pause between calls, a duration or a distribution") == 1 &&
+             retry_json_get_int32(&c->j, v, "user_retries", 0, SCN_MAX_USER_RETRIES,
+                                  "an integer in [0, 1000]", &cl->user_retries) >= 0 &&
              cli__scenario_get_dist(c, v, "user_retry_delay", &cl->user_retry_delay) >= 0;
     case MODEL_LOOP_SCRIPT:
-      return parse_script(c, cli__scenario_field(v, "at"), cl, c->cfg->duration_ns);
+      return parse_script(c, retry_json_field(v, "at"), cl, c->cfg->duration_ns);
   }
   return true;
 }
@@ -256,28 +257,28 @@ static bool parse_method(scn_ctx *c, json_t *v, model_method_cfg *m) {
   const char *name = NULL;
   if (json_is_string(v)) {
     if (!cli__scenario_method_is_valid(json_string_value(v))) {
-      cli__scenario_fail_value(c, "each method", "a full method name \"/package.Service/Method\"",
-                               v);
+      retry_json_fail_value(&c->j, "each method", "a full method name \"/package.Service/Method\"",
+                            v);
       return false;
     }
     name = json_string_value(v);
   } else if (json_is_object(v)) {
-    if (!cli__scenario_check_keys(c, v, method_keys, SCN_N_OF(method_keys), NULL) ||
-        cli__scenario_require(c, cli__scenario_get_method(c, v, "name", &name), "name",
-                              "a full method name \"/package.Service/Method\"") != 1 ||
-        cli__scenario_get_number(c, v, "weight", 0, true, 1e12, false, "a number > 0", &m->weight) <
-            0 ||
+    if (!retry_json_check_keys(&c->j, v, method_keys, SCN_N_OF(method_keys), NULL) ||
+        retry_json_require(&c->j, cli__scenario_get_method(c, v, "name", &name), "name",
+                           "a full method name \"/package.Service/Method\"") != 1 ||
+        retry_json_get_number(&c->j, v, "weight", 0, true, 1e12, false, "a number > 0",
+                              &m->weight) < 0 ||
         cli__scenario_get_stream(c, v, &m->stream) < 0 ||
-        cli__scenario_get_int(c, v, "request_bytes", 0, INT64_MAX, "an integer >= 0",
-                              &m->request_bytes) < 0 ||
-        cli__scenario_get_int(c, v, "stream_items", 0, INT64_MAX, "an integer >= 0",
-                              &m->stream_items) < 0 ||
+        retry_json_get_int(&c->j, v, "request_bytes", 0, INT64_MAX, "an integer >= 0",
+                           &m->request_bytes) < 0 ||
+        retry_json_get_int(&c->j, v, "stream_items", 0, INT64_MAX, "an integer >= 0",
+                           &m->stream_items) < 0 ||
         cli__scenario_get_duration(c, v, "deadline", 0, true, SCN_DUR_POS, &m->deadline_ns) < 0)
       return false;
   } else {
-    cli__scenario_fail_value(
-        c, "each method", "a method name \"/package.Service/Method\" or an object {\"name\": ...}",
-        v);
+    retry_json_fail_value(&c->j, "each method",
+                          "a method name \"/package.Service/Method\" or an object {\"name\": ...}",
+                          v);
     return false;
   }
   /* Copied last, once everything else is valid. Until then the name points into the
@@ -292,32 +293,32 @@ static bool parse_method(scn_ctx *c, json_t *v, model_method_cfg *m) {
  * so destroy frees exactly the names that exist. */
 static bool parse_methods(scn_ctx *c, json_t *list, model_client_cfg *cl) {
   const char *what = "a non-empty array of method names or {\"name\": ...} objects";
-  if (cli__scenario_require(c, list != NULL, "methods", what) != 1) return false;
-  size_t mark = cli__scenario_path_push_key(c, "methods");
+  if (retry_json_require(&c->j, list != NULL, "methods", what) != 1) return false;
+  size_t mark = retry_json_path_push_key(&c->j, "methods");
   size_t n = json_is_array(list) ? json_array_size(list) : 0;
   if (n == 0) {
-    cli__scenario_fail_value(c, "\"methods\"", what, list);
+    retry_json_fail_value(&c->j, "\"methods\"", what, list);
     return false;
   }
   cl->methods = cli__scenario_calloc(n, sizeof cl->methods[0]);
   if (cl->methods == NULL) return oom(c);
   for (size_t i = 0; i < n; i++) {
-    size_t mi = cli__scenario_path_push_index(c, i);
+    size_t mi = retry_json_path_push_index(&c->j, i);
     cl->n_methods = i + 1;
     if (!parse_method(c, json_array_get(list, i), &cl->methods[i])) return false;
     /* Quadratic, like every duplicate check here: a client lists a handful of methods. */
     for (size_t j = 0; j < i; j++) {
       if (strcmp(cl->methods[j].name, cl->methods[i].name) != 0) continue;
       char shown[48];
-      cli__scenario_printable(shown, sizeof shown, cl->methods[i].name, 40);
-      cli__scenario_fail(c, RETRY_ECONFIG,
-                         "method \"%s\" is listed twice (first at [%zu]); give it one weight",
-                         shown, j);
+      retry_json_printable(shown, sizeof shown, cl->methods[i].name, 40);
+      retry_json_fail(&c->j, RETRY_ECONFIG,
+                      "method \"%s\" is listed twice (first at [%zu]); give it one weight", shown,
+                      j);
       return false;
     }
-    cli__scenario_path_pop(c, mi);
+    retry_json_path_pop(&c->j, mi);
   }
-  cli__scenario_path_pop(c, mark);
+  retry_json_path_pop(&c->j, mark);
   return true;
 }
 
@@ -352,10 +353,10 @@ static bool parse_window(scn_ctx *c, json_t *v, model_client_cfg *cl) {
   }
   if (bad != NULL) {
     char got[64];
-    cli__scenario_describe(json_object_get(v, bad), got, sizeof got);
-    size_t mark = cli__scenario_path_push_key(c, bad);
-    cli__scenario_fail(c, RETRY_ECONFIG, "%s, got %s", why, got);
-    cli__scenario_path_pop(c, mark);
+    retry_json_describe(json_object_get(v, bad), got, sizeof got);
+    size_t mark = retry_json_path_push_key(&c->j, bad);
+    retry_json_fail(&c->j, RETRY_ECONFIG, "%s, got %s", why, got);
+    retry_json_path_pop(&c->j, mark);
     return false;
   }
   cl->stop_ns = rc == 1 ? stop : RETRY_NEVER;
@@ -371,25 +372,25 @@ static bool parse_client(scn_ctx *c, json_t *v, model_client_cfg *cl) {
   cl->count = 1;
   cl->deadline_ns = RETRY_NEVER;
   cl->stop_ns = RETRY_NEVER;
-  if (!cli__scenario_check_keys(c, v, client_keys, SCN_N_OF(client_keys), NULL) ||
-      cli__scenario_get_int32(c, v, "count", 1, SCN_MAX_COUNT, "an integer in [1, 1000000]",
-                              &cl->count) < 0)
+  if (!retry_json_check_keys(&c->j, v, client_keys, SCN_N_OF(client_keys), NULL) ||
+      retry_json_get_int32(&c->j, v, "count", 1, SCN_MAX_COUNT, "an integer in [1, 1000000]",
+                           &cl->count) < 0)
     return false;
   /* The target is read early: the policy's space check below needs the service it calls. */
   if (!cli__scenario_service_ref(c, v, "target", &cl->target)) return false;
-  json_t *arrival = cli__scenario_field(v, "arrival");
-  if (cli__scenario_require(c, arrival != NULL, "arrival",
-                            "{\"kind\": \"open\" | \"closed\" | \"script\", ...}") != 1)
+  json_t *arrival = retry_json_field(v, "arrival");
+  if (retry_json_require(&c->j, arrival != NULL, "arrival",
+                         "{\"kind\": \"open\" | \"closed\" | \"script\", ...}") != 1)
     return false;
-  size_t mark = cli__scenario_path_push_key(c, "arrival");
+  size_t mark = retry_json_path_push_key(&c->j, "arrival");
   if (!parse_arrival(c, arrival, cl)) return false;
-  cli__scenario_path_pop(c, mark);
-  if (!parse_window(c, v, cl) || !parse_methods(c, cli__scenario_field(v, "methods"), cl) ||
+  retry_json_path_pop(&c->j, mark);
+  if (!parse_window(c, v, cl) || !parse_methods(c, retry_json_field(v, "methods"), cl) ||
       cli__scenario_get_duration(c, v, "deadline", 0, true, SCN_DUR_POS, &cl->deadline_ns) < 0)
     return false;
-  json_t *pol = cli__scenario_field(v, "policy");
+  json_t *pol = retry_json_field(v, "policy");
   if (pol != NULL) {
-    mark = cli__scenario_path_push_key(c, "policy");
+    mark = retry_json_path_push_key(&c->j, "policy");
     /* The method names are gathered into a temporary array (borrowed pointers, freed here)
      * to share the space check with downstream calls, which have a single method. */
     const char **names = cli__scenario_calloc(cl->n_methods, sizeof *names);
@@ -400,7 +401,7 @@ static bool parse_client(scn_ctx *c, json_t *v, model_client_cfg *cl) {
               cli__scenario_policy_check_space(c, cl->policy, names, cl->n_methods, cl->target);
     free(names);
     if (!ok) return false;
-    cli__scenario_path_pop(c, mark);
+    retry_json_path_pop(&c->j, mark);
   }
   return cli__scenario_get_dist(c, v, "network", &cl->network) >= 0;
 }
@@ -410,8 +411,8 @@ bool cli__scenario_parse_clients(scn_ctx *c, json_t *clients) {
   model_config *cfg = c->cfg;
   size_t n = json_is_object(clients) ? json_object_size(clients) : 0;
   if (n == 0) {
-    cli__scenario_fail_value(c, "\"clients\"", "a non-empty object {\"name\": {...}, ...}",
-                             clients);
+    retry_json_fail_value(&c->j, "\"clients\"", "a non-empty object {\"name\": {...}, ...}",
+                          clients);
     return false;
   }
   /* Allocated zeroed at its final size; clients are converted in document order, so the
@@ -427,28 +428,28 @@ bool cli__scenario_parse_clients(scn_ctx *c, json_t *clients) {
     /* Counted before the client is filled, so model_config_destroy frees whatever this
      * client got before a failure. */
     cfg->n_clients = i + 1;
-    size_t mark = cli__scenario_path_push_key(c, name);
+    size_t mark = retry_json_path_push_key(&c->j, name);
     if (!cli__scenario_check_name(c, "client", name)) return false;
     /* One namespace, because a name stands alone in summaries, CSV headers and edges
      * ("web -> api"): cli_output_text.c even tells a client's edges from a service's by
      * looking the name up among the services. */
     if (cli__scenario_service_index(c, name) >= 0) {
       char shown[72];
-      cli__scenario_printable(shown, sizeof shown, name, SCN_NAME_MAX);
-      cli__scenario_fail(c, RETRY_ECONFIG,
-                         "\"%s\" is already a service's name; services and clients share one "
-                         "namespace",
-                         shown);
+      retry_json_printable(shown, sizeof shown, name, SCN_NAME_MAX);
+      retry_json_fail(&c->j, RETRY_ECONFIG,
+                      "\"%s\" is already a service's name; services and clients share one "
+                      "namespace",
+                      shown);
       return false;
     }
     if (!json_is_object(v)) {
-      cli__scenario_fail_value(c, "a client", "an object {\"target\": ..., ...}", v);
+      retry_json_fail_value(&c->j, "a client", "an object {\"target\": ..., ...}", v);
       return false;
     }
     cl->name = cli__scenario_strdup(name);
     if (cl->name == NULL) return oom(c);
     if (!parse_client(c, v, cl)) return false;
-    cli__scenario_path_pop(c, mark);
+    retry_json_path_pop(&c->j, mark);
   }
   return true;
 }

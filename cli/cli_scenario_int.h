@@ -5,7 +5,7 @@
  *   cli_scenario.c         loading, --set, variants, expectations, the accessors
  *   cli_scenario_parse.c   a document into a model_config: top level, services, calls, faults
  *   cli_scenario_client.c  clients: arrivals, methods, policies
- *   cli_scenario_value.c   errors, JSON paths and typed values (durations, distributions, ...)
+ *   cli_scenario_value.c   the context and typed values (durations, distributions, ...)
  *   cli_scenario_path.c    the PATH syntax of --set, variants and expectations
  *   cli_scenario_units.c   cli_duration_parse, cli_rate_parse
  *   cli_scenario_sha256.c  SHA-256 of the file's bytes
@@ -22,6 +22,7 @@
 #include "cli/cli_recovery.h"
 #include "models/model_config.h"
 #include "retry/retry.h"
+#include "retry/retry_json.h"
 #include "cli/cli_scenario.h"
 
 #define SCN_N_OF(a) (sizeof(a) / sizeof((a)[0]))
@@ -46,91 +47,35 @@
  * The conversion context
  * =================================================================== */
 
-/* The state of one conversion, on the caller's stack. Invariants: path is NUL-terminated and
- * path_len == strlen(path); every push is undone by a pop with its mark, except on the way out
- * after a failure (the error already holds a copy). Once e.code is set nothing else is
- * validated: every function returns false / -1 straight up. */
+/* The state of one conversion, on the caller's stack. The retry_json context (source, JSON
+ * path, first error) is embedded as the first member rather than pointed to: it lives exactly
+ * as long as the conversion, a pointer could dangle or be shared by mistake, and &c->j is all
+ * the shared getters take. Its invariants are retry_json_ctx's: once j.e.code is set nothing
+ * else is validated. j.prefix points into prefix, so a scn_ctx is never copied. */
 typedef struct scn_ctx {
-  const char *source;   /* the scenario file, "<string>" or "<command line>": errors name it */
-  const char *base_dir; /* directory of relative policy files; "" for the current one */
-  const char *variant;  /* the variant whose document is converted, NULL for the base */
-  retry_error e;        /* the first error; e.code != RETRY_OK once conversion failed */
-  char path[512];       /* JSON path of the value being read, "$.services.api.queue" */
-  size_t path_len;
-  model_config *cfg;         /* being filled (owned by the caller of cli__scenario_build) */
-  cli_recovery_cfg recovery; /* the document's "recovery", with its defaults */
+  retry_json_ctx j;               /* source ("<string>", "<command line>"), path, first error */
+  const char *base_dir;           /* directory of relative policy files; "" for the current one */
+  const char *variant;            /* the variant whose document is converted, NULL for the base */
+  char prefix[SCN_NAME_MAX + 32]; /* `in variant "name": `, every message's start in a variant */
+  model_config *cfg;              /* being filled (owned by the caller of cli__scenario_build) */
+  cli_recovery_cfg recovery;      /* the document's "recovery", with its defaults */
 } scn_ctx;
 
-/* Starts a context at path "$" with no error. */
+/* Starts a context at path "$" with no error; in a variant, messages get its prefix. */
 void cli__scenario_ctx_init(scn_ctx *c, const char *source, const char *base_dir,
                             const char *variant);
 
 /* }================================================================== */
 
 /* {==================================================================
- * cli_scenario_value.c: errors, paths and typed values
+ * cli_scenario_value.c: the format's own typed values
  *
- * A getter returns 1 and sets *out when the key is present and valid, 0 when it is absent
- * (JSON null counts as absent), -1 after recording an error. *out is left alone unless the
- * value is valid, so callers preset it with the default. The *_value forms read a value whose
- * path the caller already pushed; label is how messages name it ("\"rate\"", "each time").
+ * The plain getters are retry_json.h's (retry_json_get_int(&c->j, ...)); the ones here follow
+ * the same contract: 1 and *out set when the key is present and valid, 0 when it is absent
+ * (JSON null counts as absent), -1 after recording an error, *out untouched unless valid. The
+ * *_value forms read a value whose path the caller already pushed; label is how messages name
+ * it ("\"rate\"", "each time").
  * =================================================================== */
-
-/* Records an error at the current path; the first one wins. In a variant's document the
- * message starts with `in variant "name": `. Allocates nothing. */
-void cli__scenario_fail(scn_ctx *c, int code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-/* "<label> must be <what>, got <v>" at the current path. */
-void cli__scenario_fail_value(scn_ctx *c, const char *label, const char *what, const json_t *v);
-/* An unknown key (the caller pushed it): `unknown key "k"; allowed: a, b` or, with where
- * ("a \"refuse\" fault"), `key "k" is not allowed in <where>; allowed: a, b`. Lists that do
- * not fit the message are cut with ", ...". */
-void cli__scenario_fail_unknown_key(scn_ctx *c, const char *key, const char *const *allowed,
-                                    size_t n, const char *where);
-/* Fails on the first key of obj, in document order, that is not in allowed. */
-bool cli__scenario_check_keys(scn_ctx *c, json_t *obj, const char *const *allowed, size_t n,
-                              const char *where);
-bool cli__scenario_key_in(const char *key, const char *const *list, size_t n);
-
-/* Append ".key" (["key"] when key is not an identifier) / "[i]"; each returns the mark to give
- * back to path_pop. A path that does not fit is cut, never overflowed. */
-size_t cli__scenario_path_push_key(scn_ctx *c, const char *key);
-size_t cli__scenario_path_push_index(scn_ctx *c, size_t i);
-void cli__scenario_path_pop(scn_ctx *c, size_t mark);
-/* Appends text as it is (a service config's path without its "$"). */
-size_t cli__scenario_path_push_raw(scn_ctx *c, const char *text);
-/* Takes over an error from elsewhere (a service config file: its source, path, line and
- * column) as the context's error, the message prefixed in a variant. */
-void cli__scenario_fail_copy(scn_ctx *c, const retry_error *e);
-
-/* v for "got ..." in messages: scalars as written (strings quoted, cut at 40 bytes),
- * containers by kind. */
-void cli__scenario_describe(const json_t *v, char *buf, size_t size);
-/* s as printable text, at most max bytes ("..." appended when cut). */
-void cli__scenario_printable(char *buf, size_t size, const char *s, size_t max);
-
-/* obj[key], NULL when absent or null. Borrowed. */
-json_t *cli__scenario_field(json_t *obj, const char *key);
-/* Passes rc through, turning 0 (absent) into `"key" is required: what`. */
-int cli__scenario_require(scn_ctx *c, int rc, const char *key, const char *what);
-
-int cli__scenario_get_bool(scn_ctx *c, json_t *obj, const char *key, bool *out);
-/* A JSON integer (not 2.0) in [lo, hi]; what describes the range for the message. */
-int cli__scenario_get_int(scn_ctx *c, json_t *obj, const char *key, int64_t lo, int64_t hi,
-                          const char *what, int64_t *out);
-int cli__scenario_get_int32(scn_ctx *c, json_t *obj, const char *key, int32_t lo, int32_t hi,
-                            const char *what, int32_t *out);
-/* A JSON number in lo..hi, each end open or closed. */
-int cli__scenario_get_number(scn_ctx *c, json_t *obj, const char *key, double lo, bool lo_open,
-                             double hi, bool hi_open, const char *what, double *out);
-/* Any JSON string. *out is borrowed from the document. */
-int cli__scenario_get_string(scn_ctx *c, json_t *obj, const char *key, const char **out);
-/* A string among names[0..n); *out receives its index. */
-int cli__scenario_get_enum(scn_ctx *c, json_t *obj, const char *key, const char *const *names,
-                           size_t n, int *out);
 
 /* A duration string (cli_duration_parse) of at least lo (or more than lo when lo_open). A
  * JSON number is refused with a message asking for a unit. */

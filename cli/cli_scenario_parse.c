@@ -18,12 +18,12 @@
  * =================================================================== */
 
 /* Whether an error was recorded (the walk then unwinds without further checks). */
-static bool failed(const scn_ctx *c) { return c->e.code != RETRY_OK; }
+static bool failed(const scn_ctx *c) { return retry_json_failed(&c->j); }
 
 /* Out of memory is reported like any error, at the path being read, and unwinds the same
  * way; the half-built config is freed by whoever owns it (cli__scenario_build). */
 static bool oom(scn_ctx *c) {
-  cli__scenario_fail(c, RETRY_ENOMEM, "out of memory loading the scenario");
+  retry_json_fail(&c->j, RETRY_ENOMEM, "out of memory loading the scenario");
   return false;
 }
 
@@ -66,18 +66,18 @@ static void service_list(const scn_ctx *c, char *buf, size_t size) {
  * receive calls): naming one gets the same "no service" message with the list of services. */
 bool cli__scenario_service_ref(scn_ctx *c, json_t *obj, const char *key, int *out) {
   const char *name = NULL;
-  int rc = cli__scenario_get_string(c, obj, key, &name);
-  if (cli__scenario_require(c, rc, key, "the name of a service") != 1) return false;
+  int rc = retry_json_get_string(&c->j, obj, key, &name);
+  if (retry_json_require(&c->j, rc, key, "the name of a service") != 1) return false;
   /* A getter's type error was reported at the key already; only "no such service" is left,
    * and it is reported at the key too (pushed just for the message). */
   int idx = cli__scenario_service_index(c, name);
   if (idx < 0) {
     char shown[48], list[96];
-    cli__scenario_printable(shown, sizeof shown, name, 40);
+    retry_json_printable(shown, sizeof shown, name, 40);
     service_list(c, list, sizeof list);
-    size_t mark = cli__scenario_path_push_key(c, key);
-    cli__scenario_fail(c, RETRY_ECONFIG, "no service is named \"%s\"; services: %s", shown, list);
-    cli__scenario_path_pop(c, mark);
+    size_t mark = retry_json_path_push_key(&c->j, key);
+    retry_json_fail(&c->j, RETRY_ECONFIG, "no service is named \"%s\"; services: %s", shown, list);
+    retry_json_path_pop(&c->j, mark);
     return false;
   }
   *out = idx;
@@ -114,7 +114,7 @@ static int map_key_status(const char *key, retry_space callee) {
 static bool parse_map(scn_ctx *c, json_t *m, model_status_map *out, const model_service_cfg *callee,
                       retry_space caller) {
   if (!json_is_object(m)) {
-    cli__scenario_fail_value(c, "\"map\"", "an object {callee status: caller status, ...}", m);
+    retry_json_fail_value(&c->j, "\"map\"", "an object {callee status: caller status, ...}", m);
     return false;
   }
   /* parse_call preset canonical; it is set again from has_default once the keys are read. */
@@ -122,7 +122,7 @@ static bool parse_map(scn_ctx *c, json_t *m, model_status_map *out, const model_
   for (void *it = json_object_iter(m); it != NULL; it = json_object_iter_next(m, it)) {
     const char *key = json_object_iter_key(it);
     json_t *v = json_object_iter_value(it);
-    size_t mark = cli__scenario_path_push_key(c, key);
+    size_t mark = retry_json_path_push_key(&c->j, key);
     int32_t to = 0;
     bool is_default = strcmp(key, "default") == 0;
     int from = is_default ? 0 : map_key_status(key, callee->space);
@@ -134,29 +134,29 @@ static bool parse_map(scn_ctx *c, json_t *m, model_status_map *out, const model_
     } else {
       if (from < 0) {
         char shown[48];
-        cli__scenario_printable(shown, sizeof shown, key, 40);
+        retry_json_printable(shown, sizeof shown, key, 40);
         if (callee->space == RETRY_SPACE_GRPC)
-          cli__scenario_fail(c, RETRY_ECONFIG,
-                             "map keys must be gRPC code names such as \"UNAVAILABLE\" (service "
-                             "\"%s\" is grpc) or \"default\", got \"%s\"",
-                             callee->name, shown);
+          retry_json_fail(&c->j, RETRY_ECONFIG,
+                          "map keys must be gRPC code names such as \"UNAVAILABLE\" (service "
+                          "\"%s\" is grpc) or \"default\", got \"%s\"",
+                          callee->name, shown);
         else
-          cli__scenario_fail(c, RETRY_ECONFIG,
-                             "map keys must be HTTP statuses as strings such as \"503\" (service "
-                             "\"%s\" is http) or \"default\", got \"%s\"",
-                             callee->name, shown);
+          retry_json_fail(&c->j, RETRY_ECONFIG,
+                          "map keys must be HTTP statuses as strings such as \"503\" (service "
+                          "\"%s\" is http) or \"default\", got \"%s\"",
+                          callee->name, shown);
         return false;
       }
       if (out->n == MODEL_STATUS_MAP_MAX) {
-        cli__scenario_fail(c, RETRY_ECONFIG, "a map has at most %d entries besides \"default\"",
-                           MODEL_STATUS_MAP_MAX);
+        retry_json_fail(&c->j, RETRY_ECONFIG, "a map has at most %d entries besides \"default\"",
+                        MODEL_STATUS_MAP_MAX);
         return false;
       }
       out->from[out->n] = from;
       out->to[out->n] = to;
       out->n++;
     }
-    cli__scenario_path_pop(c, mark);
+    retry_json_path_pop(&c->j, mark);
   }
   out->canonical = !out->has_default;
   return true;
@@ -178,7 +178,7 @@ static const char *const stream_names[] = {"unary", "client", "server", "bidi"};
 /* The names are in the order of retry_stream_kind, so the index is the value. */
 int cli__scenario_get_stream(scn_ctx *c, json_t *obj, retry_stream_kind *out) {
   int k = 0;
-  int rc = cli__scenario_get_enum(c, obj, "stream", stream_names, SCN_N_OF(stream_names), &k);
+  int rc = retry_json_get_enum(&c->j, obj, "stream", stream_names, SCN_N_OF(stream_names), &k);
   if (rc == 1) *out = (retry_stream_kind)k;
   return rc;
 }
@@ -194,46 +194,46 @@ static bool parse_call(scn_ctx *c, json_t *v, model_call_cfg *call,
   call->map.canonical = true;
   call->stream = RETRY_STREAM_UNARY;
   if (!json_is_object(v)) {
-    cli__scenario_fail_value(c, "each call", "an object {\"service\": ..., \"method\": ...}", v);
+    retry_json_fail_value(&c->j, "each call", "an object {\"service\": ..., \"method\": ...}", v);
     return false;
   }
-  if (!cli__scenario_check_keys(c, v, call_keys, SCN_N_OF(call_keys), NULL)) return false;
+  if (!retry_json_check_keys(&c->j, v, call_keys, SCN_N_OF(call_keys), NULL)) return false;
   /* "service" is read first: the policy's space check and the map below both need the callee.
    * The method name is copied into the call at once, so the config owns it on every path. */
   const char *method = NULL;
   if (!cli__scenario_service_ref(c, v, "service", &call->service) ||
-      cli__scenario_require(c, cli__scenario_get_method(c, v, "method", &method), "method",
-                            "a full method name \"/package.Service/Method\"") != 1 ||
+      retry_json_require(&c->j, cli__scenario_get_method(c, v, "method", &method), "method",
+                         "a full method name \"/package.Service/Method\"") != 1 ||
       !dup_to(c, &call->method, method))
     return false;
   if (cli__scenario_get_stream(c, v, &call->stream) < 0 ||
-      cli__scenario_get_int(c, v, "request_bytes", 0, INT64_MAX, "an integer >= 0",
-                            &call->request_bytes) < 0 ||
-      cli__scenario_get_int(c, v, "stream_items", 0, INT64_MAX, "an integer >= 0",
-                            &call->stream_items) < 0)
+      retry_json_get_int(&c->j, v, "request_bytes", 0, INT64_MAX, "an integer >= 0",
+                         &call->request_bytes) < 0 ||
+      retry_json_get_int(&c->j, v, "stream_items", 0, INT64_MAX, "an integer >= 0",
+                         &call->stream_items) < 0)
     return false;
   /* A call has one method, wrapped in a one-element array so the check that clients use for
    * their method lists serves here unchanged. */
-  json_t *pol = cli__scenario_field(v, "policy");
+  json_t *pol = retry_json_field(v, "policy");
   if (pol != NULL) {
-    size_t mark = cli__scenario_path_push_key(c, "policy");
+    size_t mark = retry_json_path_push_key(&c->j, "policy");
     const char *methods[1] = {call->method};
     if (!cli__scenario_policy_value(c, pol, &call->policy) ||
         !cli__scenario_policy_check_space(c, call->policy, methods, 1, call->service))
       return false;
-    cli__scenario_path_pop(c, mark);
+    retry_json_path_pop(&c->j, mark);
   }
   /* The deadline must be > 0 (lo_open): a zero deadline would expire every attempt before it
    * was sent. Absent, RETRY_NEVER (preset above) leaves the policy's timeout in charge. */
   if (cli__scenario_get_duration(c, v, "deadline", 0, true, SCN_DUR_POS, &call->deadline_ns) < 0 ||
-      cli__scenario_get_bool(c, v, "propagate_deadline", &call->propagate_deadline) < 0 ||
+      retry_json_get_bool(&c->j, v, "propagate_deadline", &call->propagate_deadline) < 0 ||
       cli__scenario_get_dist(c, v, "network", &call->network) < 0)
     return false;
-  json_t *m = cli__scenario_field(v, "map");
+  json_t *m = retry_json_field(v, "map");
   if (m != NULL) {
-    size_t mark = cli__scenario_path_push_key(c, "map");
+    size_t mark = retry_json_path_push_key(&c->j, "map");
     if (!parse_map(c, m, &call->map, &c->cfg->services[call->service], caller->space)) return false;
-    cli__scenario_path_pop(c, mark);
+    retry_json_path_pop(&c->j, mark);
   }
   return true;
 }
@@ -242,7 +242,7 @@ static bool parse_call(scn_ctx *c, json_t *v, model_call_cfg *call,
  * each element started, so destroy frees exactly what exists at any point of failure. */
 static bool parse_calls(scn_ctx *c, json_t *list, model_service_cfg *svc) {
   if (!json_is_array(list)) {
-    cli__scenario_fail_value(c, "\"calls\"", "an array of calls", list);
+    retry_json_fail_value(&c->j, "\"calls\"", "an array of calls", list);
     return false;
   }
   /* An empty array means no calls: calls stays NULL, and nothing is allocated for it. */
@@ -251,10 +251,10 @@ static bool parse_calls(scn_ctx *c, json_t *list, model_service_cfg *svc) {
   svc->calls = cli__scenario_calloc(n, sizeof svc->calls[0]);
   if (svc->calls == NULL) return oom(c);
   for (size_t i = 0; i < n; i++) {
-    size_t mark = cli__scenario_path_push_index(c, i);
+    size_t mark = retry_json_path_push_index(&c->j, i);
     svc->n_calls = i + 1; /* owned from here: destroy frees what parse_call stored */
     if (!parse_call(c, json_array_get(list, i), &svc->calls[i], svc)) return false;
-    cli__scenario_path_pop(c, mark);
+    retry_json_path_pop(&c->j, mark);
   }
   return true;
 }
@@ -300,16 +300,16 @@ static const key_list fault_allowed[] = {
  * which is never what a fault is written for. */
 static bool parse_index_list(scn_ctx *c, json_t *obj, const char *key, int64_t lo, int64_t hi,
                              uint64_t *mask) {
-  json_t *v = cli__scenario_field(obj, key);
+  json_t *v = retry_json_field(obj, key);
   if (v == NULL) return true;
   char what[96];
   snprintf(what, sizeof what, "a non-empty array of integers in [%lld, %lld]", (long long)lo,
            (long long)hi);
-  size_t mark = cli__scenario_path_push_key(c, key);
+  size_t mark = retry_json_path_push_key(&c->j, key);
   char label[32];
   snprintf(label, sizeof label, "\"%s\"", key);
   if (!json_is_array(v) || json_array_size(v) == 0) {
-    cli__scenario_fail_value(c, label, what, v);
+    retry_json_fail_value(&c->j, label, what, v);
     return false;
   }
   /* Duplicates are harmless (the bit is set twice). The range check keeps every shift below
@@ -318,17 +318,17 @@ static bool parse_index_list(scn_ctx *c, json_t *obj, const char *key, int64_t l
   for (size_t i = 0; i < json_array_size(v); i++) {
     json_t *el = json_array_get(v, i);
     if (!json_is_integer(el) || json_integer_value(el) < lo || json_integer_value(el) > hi) {
-      cli__scenario_path_push_index(c, i);
+      retry_json_path_push_index(&c->j, i);
       snprintf(what, sizeof what, "an integer in [%lld, %lld]", (long long)lo, (long long)hi);
       snprintf(label, sizeof label, "each of \"%s\"", key);
-      cli__scenario_fail_value(c, label, what, el);
+      retry_json_fail_value(&c->j, label, what, el);
       return false;
     }
     /* Replicas count from 0 (bit r); attempts from 1, hence the shift by one (bit a-1). */
     m |= UINT64_C(1) << (json_integer_value(el) - (lo > 0 ? 1 : 0));
   }
   *mask = m;
-  cli__scenario_path_pop(c, mark);
+  retry_json_path_pop(&c->j, mark);
   return true;
 }
 
@@ -340,26 +340,26 @@ static bool parse_pushback_strings(scn_ctx *c, json_t *obj, const model_service_
   /* Both keys are read (and type-checked) before either is judged against the space, and the
    * strings are copied only once both checks passed, so nothing is half stored. */
   const char *pb = NULL, *ra = NULL;
-  int rc_pb = cli__scenario_get_string(c, obj, "pushback", &pb);
+  int rc_pb = retry_json_get_string(&c->j, obj, "pushback", &pb);
   if (rc_pb < 0) return false;
-  int rc_ra = cli__scenario_get_string(c, obj, "retry_after", &ra);
+  int rc_ra = retry_json_get_string(&c->j, obj, "retry_after", &ra);
   if (rc_ra < 0) return false;
   if (rc_pb == 1 && svc->space != RETRY_SPACE_GRPC) {
-    size_t mark = cli__scenario_path_push_key(c, "pushback");
-    cli__scenario_fail(c, RETRY_ECONFIG,
-                       "\"pushback\" (grpc-retry-pushback-ms) needs a grpc service; \"%s\" is "
-                       "http: use \"retry_after\"",
-                       svc->name);
-    cli__scenario_path_pop(c, mark);
+    size_t mark = retry_json_path_push_key(&c->j, "pushback");
+    retry_json_fail(&c->j, RETRY_ECONFIG,
+                    "\"pushback\" (grpc-retry-pushback-ms) needs a grpc service; \"%s\" is "
+                    "http: use \"retry_after\"",
+                    svc->name);
+    retry_json_path_pop(&c->j, mark);
     return false;
   }
   if (rc_ra == 1 && svc->space != RETRY_SPACE_HTTP) {
-    size_t mark = cli__scenario_path_push_key(c, "retry_after");
-    cli__scenario_fail(c, RETRY_ECONFIG,
-                       "\"retry_after\" (Retry-After) needs an http service; \"%s\" is grpc: use "
-                       "\"pushback\"",
-                       svc->name);
-    cli__scenario_path_pop(c, mark);
+    size_t mark = retry_json_path_push_key(&c->j, "retry_after");
+    retry_json_fail(&c->j, RETRY_ECONFIG,
+                    "\"retry_after\" (Retry-After) needs an http service; \"%s\" is grpc: use "
+                    "\"pushback\"",
+                    svc->name);
+    retry_json_path_pop(&c->j, mark);
     return false;
   }
   return (rc_pb != 1 || dup_to(c, pushback, pb)) && (rc_ra != 1 || dup_to(c, retry_after, ra));
@@ -375,11 +375,11 @@ static bool parse_fault_common(scn_ctx *c, json_t *v, model_fault_cfg *f,
       cli__scenario_get_duration(c, v, "end", 0, false, SCN_DUR_NONNEG, &f->end_ns) < 0)
     return false;
   if (f->end_ns <= f->start_ns) {
-    size_t mark = cli__scenario_path_push_key(c, "end");
+    size_t mark = retry_json_path_push_key(&c->j, "end");
     char got[64];
-    cli__scenario_describe(json_object_get(v, "end"), got, sizeof got);
-    cli__scenario_fail(c, RETRY_ECONFIG, "\"end\" must be after \"start\", got %s", got);
-    cli__scenario_path_pop(c, mark);
+    retry_json_describe(json_object_get(v, "end"), got, sizeof got);
+    retry_json_fail(&c->j, RETRY_ECONFIG, "\"end\" must be after \"start\", got %s", got);
+    retry_json_path_pop(&c->j, mark);
     return false;
   }
   /* Replica indexes are bounded by this service's replicas, so a fault cannot name a replica
@@ -394,7 +394,7 @@ static bool parse_fault_common(scn_ctx *c, json_t *v, model_fault_cfg *f,
   if (rc < 0 || (rc == 1 && !dup_to(c, &f->method, method))) return false;
   /* "count" must be >= 1 when given: 0 is the config's internal "no limit", which leaving the
    * key out already means; accepting 0 would give it a second spelling that reads as "never". */
-  return cli__scenario_get_int(c, v, "count", 1, INT64_MAX, "an integer >= 1", &f->max_count) >= 0;
+  return retry_json_get_int(&c->j, v, "count", 1, INT64_MAX, "an integer >= 1", &f->max_count) >= 0;
 }
 
 /* The kind's own fields; which ones exist was checked against fault_allowed already. */
@@ -402,42 +402,43 @@ static bool parse_fault_kind(scn_ctx *c, json_t *v, model_fault_cfg *f,
                              const model_service_cfg *svc) {
   /* "rate" is read for every kind, but fault_allowed lets it through only for the kinds that
    * use it (refuse, fail, stall). A rate of 0 would make a fault that never fires. */
-  if (cli__scenario_get_number(c, v, "rate", 0, true, 1, false, "a probability in (0, 1]",
-                               &f->rate) < 0)
+  if (retry_json_get_number(&c->j, v, "rate", 0, true, 1, false, "a probability in (0, 1]",
+                            &f->rate) < 0)
     return false;
   switch (f->kind) {
     case MODEL_FAULT_REFUSE:
     case MODEL_FAULT_FAIL: {
       const char *what = svc->space == RETRY_SPACE_GRPC ? "a gRPC status such as \"UNAVAILABLE\""
                                                         : "an HTTP status such as 503";
-      if (cli__scenario_require(
-              c, cli__scenario_get_status(c, v, "status", svc->space, false, &f->status), "status",
-              what) != 1 ||
+      if (retry_json_require(
+              &c->j, cli__scenario_get_status(c, v, "status", svc->space, false, &f->status),
+              "status", what) != 1 ||
           cli__scenario_get_duration(c, v, "delay", 0, false, SCN_DUR_NONNEG, &f->delay_ns) < 0 ||
-          cli__scenario_get_bool(c, v, "after_headers", &f->after_headers) < 0 ||
-          cli__scenario_get_int(c, v, "stream_items", 0, INT64_MAX, "an integer >= 0",
-                                &f->stream_items) < 0)
+          retry_json_get_bool(&c->j, v, "after_headers", &f->after_headers) < 0 ||
+          retry_json_get_int(&c->j, v, "stream_items", 0, INT64_MAX, "an integer >= 0",
+                             &f->stream_items) < 0)
         return false;
       /* Stream messages can only precede a failure that comes after the headers; a failure
        * before the headers has no stream to put them on. */
       if (f->stream_items > 0 && !f->after_headers) {
-        size_t mark = cli__scenario_path_push_key(c, "stream_items");
-        cli__scenario_fail(c, RETRY_ECONFIG,
-                           "\"stream_items\" needs \"after_headers\": true (messages follow the "
-                           "headers)");
-        cli__scenario_path_pop(c, mark);
+        size_t mark = retry_json_path_push_key(&c->j, "stream_items");
+        retry_json_fail(&c->j, RETRY_ECONFIG,
+                        "\"stream_items\" needs \"after_headers\": true (messages follow the "
+                        "headers)");
+        retry_json_path_pop(&c->j, mark);
         return false;
       }
       return parse_pushback_strings(c, v, svc, &f->pushback, &f->retry_after);
     }
     case MODEL_FAULT_SLOWDOWN:
-      return cli__scenario_require(c,
-                                   cli__scenario_get_number(c, v, "factor", 0, true, 1e9, false,
-                                                            "a number in (0, 1e9]", &f->factor),
-                                   "factor", "a number > 0 (2 doubles service times)") == 1;
+      return retry_json_require(&c->j,
+                                retry_json_get_number(&c->j, v, "factor", 0, true, 1e9, false,
+                                                      "a number in (0, 1e9]", &f->factor),
+                                "factor", "a number > 0 (2 doubles service times)") == 1;
     case MODEL_FAULT_STALL:
-      return cli__scenario_require(
-                 c, cli__scenario_get_duration(c, v, "delay", 0, true, SCN_DUR_POS, &f->delay_ns),
+      return retry_json_require(
+                 &c->j,
+                 cli__scenario_get_duration(c, v, "delay", 0, true, SCN_DUR_POS, &f->delay_ns),
                  "delay", "how long to hold each reply, " SCN_DUR_POS) == 1;
     case MODEL_FAULT_DOWN: return true;
     /* A pushback fault exists only to send pushback: without a value it would do nothing.
@@ -446,19 +447,18 @@ static bool parse_fault_kind(scn_ctx *c, json_t *v, model_fault_cfg *f,
       if (!parse_pushback_strings(c, v, svc, &f->pushback, &f->retry_after)) return false;
       if (f->pushback == NULL && f->retry_after == NULL) {
         if (svc->space == RETRY_SPACE_GRPC)
-          return cli__scenario_require(
-                     c, 0, "pushback",
-                     "the grpc-retry-pushback-ms value to send, such as \"100\"") == 1;
-        return cli__scenario_require(c, 0, "retry_after",
-                                     "the Retry-After value to send, such as \"2\"") == 1;
+          return retry_json_require(&c->j, 0, "pushback",
+                                    "the grpc-retry-pushback-ms value to send, such as \"100\"") ==
+                 1;
+        return retry_json_require(&c->j, 0, "retry_after",
+                                  "the Retry-After value to send, such as \"2\"") == 1;
       }
       return true;
     case MODEL_FAULT_CAPACITY:
-      return cli__scenario_require(
-                 c,
-                 cli__scenario_get_int32(c, v, "workers", 0, SCN_MAX_WORKERS,
-                                         "an integer in [0, 1000000]", &f->workers),
-                 "workers", "the workers per replica while the fault lasts") == 1;
+      return retry_json_require(&c->j,
+                                retry_json_get_int32(&c->j, v, "workers", 0, SCN_MAX_WORKERS,
+                                                     "an integer in [0, 1000000]", &f->workers),
+                                "workers", "the workers per replica while the fault lasts") == 1;
   }
   return true;
 }
@@ -473,21 +473,21 @@ static bool parse_fault(scn_ctx *c, json_t *v, model_fault_cfg *f, const model_s
   f->replica_mask = ~UINT64_C(0);
   f->rate = 1;
   if (!json_is_object(v)) {
-    cli__scenario_fail_value(c, "each fault", "an object {\"kind\": ..., ...}", v);
+    retry_json_fail_value(&c->j, "each fault", "an object {\"kind\": ..., ...}", v);
     return false;
   }
   int kind = 0;
-  int rc = cli__scenario_get_enum(c, v, "kind", fault_kinds, SCN_N_OF(fault_kinds), &kind);
-  if (cli__scenario_require(c, rc, "kind",
-                            "\"refuse\", \"fail\", \"slowdown\", \"stall\", \"down\", "
-                            "\"pushback\" or \"capacity\"") != 1)
+  int rc = retry_json_get_enum(&c->j, v, "kind", fault_kinds, SCN_N_OF(fault_kinds), &kind);
+  if (retry_json_require(&c->j, rc, "kind",
+                         "\"refuse\", \"fail\", \"slowdown\", \"stall\", \"down\", "
+                         "\"pushback\" or \"capacity\"") != 1)
     return false;
   /* The kind is stored before its keys are checked: the struct stays well formed for
    * model_config_destroy whatever fails next. */
   f->kind = (model_fault_kind)kind;
   char where[48];
   cli__scenario_kind_where(where, sizeof where, fault_kinds[kind], "fault");
-  return cli__scenario_check_keys(c, v, fault_allowed[kind].keys, fault_allowed[kind].n, where) &&
+  return retry_json_check_keys(&c->j, v, fault_allowed[kind].keys, fault_allowed[kind].n, where) &&
          parse_fault_common(c, v, f, svc) && parse_fault_kind(c, v, f, svc);
 }
 
@@ -496,7 +496,7 @@ static bool parse_fault(scn_ctx *c, json_t *v, model_fault_cfg *f, const model_s
  * those of the faults before it. */
 static bool parse_faults(scn_ctx *c, json_t *list, model_service_cfg *svc) {
   if (!json_is_array(list)) {
-    cli__scenario_fail_value(c, "\"faults\"", "an array of faults", list);
+    retry_json_fail_value(&c->j, "\"faults\"", "an array of faults", list);
     return false;
   }
   size_t n = json_array_size(list);
@@ -504,10 +504,10 @@ static bool parse_faults(scn_ctx *c, json_t *list, model_service_cfg *svc) {
   svc->faults = cli__scenario_calloc(n, sizeof svc->faults[0]);
   if (svc->faults == NULL) return oom(c);
   for (size_t i = 0; i < n; i++) {
-    size_t mark = cli__scenario_path_push_index(c, i);
+    size_t mark = retry_json_path_push_index(&c->j, i);
     svc->n_faults = i + 1;
     if (!parse_fault(c, json_array_get(list, i), &svc->faults[i], svc)) return false;
-    cli__scenario_path_pop(c, mark);
+    retry_json_path_pop(&c->j, mark);
   }
   return true;
 }
@@ -539,16 +539,16 @@ static const char *const calls_mode_names[] = {"sequential", "fanout"};
 static bool parse_queue(scn_ctx *c, json_t *q, model_service_cfg *svc) {
   int d = 0;
   if (!json_is_object(q)) {
-    cli__scenario_fail_value(c, "\"queue\"", "an object {\"capacity\": ..., \"discipline\": ...}",
-                             q);
+    retry_json_fail_value(&c->j, "\"queue\"", "an object {\"capacity\": ..., \"discipline\": ...}",
+                          q);
     return false;
   }
   /* A capacity of 0 is allowed: no waiting room, a request is rejected as soon as every
    * worker of the replica is busy. */
-  if (!cli__scenario_check_keys(c, q, queue_keys, SCN_N_OF(queue_keys), NULL) ||
-      cli__scenario_get_int32(c, q, "capacity", 0, SCN_MAX_QUEUE, "an integer in [0, 10000000]",
-                              &svc->queue_capacity) < 0 ||
-      cli__scenario_get_enum(c, q, "discipline", queue_names, 2, &d) < 0)
+  if (!retry_json_check_keys(&c->j, q, queue_keys, SCN_N_OF(queue_keys), NULL) ||
+      retry_json_get_int32(&c->j, q, "capacity", 0, SCN_MAX_QUEUE, "an integer in [0, 10000000]",
+                           &svc->queue_capacity) < 0 ||
+      retry_json_get_enum(&c->j, q, "discipline", queue_names, 2, &d) < 0)
     return false;
   svc->queue = (model_queue_kind)d;
   return true;
@@ -558,31 +558,31 @@ static bool parse_queue(scn_ctx *c, json_t *q, model_service_cfg *svc) {
  * space; the default (RESOURCE_EXHAUSTED or 503) was set from the space by the caller. */
 static bool parse_reject(scn_ctx *c, json_t *r, model_service_cfg *svc) {
   if (!json_is_object(r)) {
-    cli__scenario_fail_value(c, "\"reject\"", "an object {\"status\": ..., ...}", r);
+    retry_json_fail_value(&c->j, "\"reject\"", "an object {\"status\": ..., ...}", r);
     return false;
   }
   /* allow_ok false: a full queue that answered OK would hide the overload it exists to show. */
-  return cli__scenario_check_keys(c, r, reject_keys, SCN_N_OF(reject_keys), NULL) &&
+  return retry_json_check_keys(&c->j, r, reject_keys, SCN_N_OF(reject_keys), NULL) &&
          cli__scenario_get_status(c, r, "status", svc->space, false, &svc->reject_status) >= 0 &&
          parse_pushback_strings(c, r, svc, &svc->reject_pushback, &svc->reject_retry_after);
 }
 
 /* "lb": a kind name, or {"kind": ..., "avoid_previous": bool}. */
 static bool parse_lb(scn_ctx *c, json_t *obj, model_service_cfg *svc) {
-  json_t *v = cli__scenario_field(obj, "lb");
+  json_t *v = retry_json_field(obj, "lb");
   if (v == NULL) return true;
   int k = 0;
   /* The object form is needed only for avoid_previous; "kind" is then required, since
    * an object without it would silently mean round_robin. */
   if (json_is_object(v)) {
-    size_t mark = cli__scenario_path_push_key(c, "lb");
-    if (!cli__scenario_check_keys(c, v, lb_keys, SCN_N_OF(lb_keys), NULL) ||
-        cli__scenario_require(c, cli__scenario_get_enum(c, v, "kind", lb_names, 3, &k), "kind",
-                              "\"round_robin\", \"random\" or \"p2c\"") != 1 ||
-        cli__scenario_get_bool(c, v, "avoid_previous", &svc->lb_avoid_previous) < 0)
+    size_t mark = retry_json_path_push_key(&c->j, "lb");
+    if (!retry_json_check_keys(&c->j, v, lb_keys, SCN_N_OF(lb_keys), NULL) ||
+        retry_json_require(&c->j, retry_json_get_enum(&c->j, v, "kind", lb_names, 3, &k), "kind",
+                           "\"round_robin\", \"random\" or \"p2c\"") != 1 ||
+        retry_json_get_bool(&c->j, v, "avoid_previous", &svc->lb_avoid_previous) < 0)
       return false;
-    cli__scenario_path_pop(c, mark);
-  } else if (cli__scenario_get_enum(c, obj, "lb", lb_names, 3, &k) < 0) {
+    retry_json_path_pop(&c->j, mark);
+  } else if (retry_json_get_enum(&c->j, obj, "lb", lb_names, 3, &k) < 0) {
     return false;
   }
   svc->lb = (model_lb_kind)k;
@@ -594,11 +594,11 @@ static bool parse_lb(scn_ctx *c, json_t *obj, model_service_cfg *svc) {
  * already copied it anyway. */
 static bool sub(scn_ctx *c, json_t *obj, const char *key, model_service_cfg *svc,
                 bool (*parse)(scn_ctx *, json_t *, model_service_cfg *)) {
-  json_t *v = cli__scenario_field(obj, key);
+  json_t *v = retry_json_field(obj, key);
   if (v == NULL) return true;
-  size_t mark = cli__scenario_path_push_key(c, key);
+  size_t mark = retry_json_path_push_key(&c->j, key);
   if (!parse(c, v, svc)) return false;
-  cli__scenario_path_pop(c, mark);
+  retry_json_path_pop(&c->j, mark);
   return true;
 }
 
@@ -614,20 +614,21 @@ static bool parse_service(scn_ctx *c, json_t *v, model_service_cfg *svc) {
   svc->reject_status = svc->space == RETRY_SPACE_GRPC ? RETRY_GRPC_RESOURCE_EXHAUSTED : 503;
   /* service_time is the one required key of a service: without it there is no work to
    * simulate, and no default would be a sensible guess. */
-  if (!cli__scenario_check_keys(c, v, service_keys, SCN_N_OF(service_keys), NULL) ||
-      cli__scenario_get_int32(c, v, "replicas", 1, SCN_MAX_REPLICAS, "an integer in [1, 64]",
-                              &svc->replicas) < 0 ||
-      cli__scenario_get_int32(c, v, "workers", 1, SCN_MAX_WORKERS, "an integer in [1, 1000000]",
-                              &svc->workers) < 0 ||
+  if (!retry_json_check_keys(&c->j, v, service_keys, SCN_N_OF(service_keys), NULL) ||
+      retry_json_get_int32(&c->j, v, "replicas", 1, SCN_MAX_REPLICAS, "an integer in [1, 64]",
+                           &svc->replicas) < 0 ||
+      retry_json_get_int32(&c->j, v, "workers", 1, SCN_MAX_WORKERS, "an integer in [1, 1000000]",
+                           &svc->workers) < 0 ||
       !sub(c, v, "queue", svc, parse_queue) || !sub(c, v, "reject", svc, parse_reject) ||
-      cli__scenario_require(c, cli__scenario_get_dist(c, v, "service_time", &svc->service_time),
-                            "service_time", "a duration such as \"10ms\" or a distribution") != 1 ||
-      cli__scenario_get_number(c, v, "slowdown_per_busy", 0, false, 1e9, false,
-                               "a number in [0, 1e9]", &svc->slowdown_per_busy) < 0 ||
-      cli__scenario_get_enum(c, v, "deadline", deadline_names, 3, &d) < 0 || !parse_lb(c, v, svc) ||
-      cli__scenario_get_enum(c, v, "side_effect", effect_names, 3, &e) < 0 ||
-      cli__scenario_get_bool(c, v, "dedup", &svc->dedup) < 0 ||
-      cli__scenario_get_enum(c, v, "calls_mode", calls_mode_names, 2, &m) < 0)
+      retry_json_require(&c->j, cli__scenario_get_dist(c, v, "service_time", &svc->service_time),
+                         "service_time", "a duration such as \"10ms\" or a distribution") != 1 ||
+      retry_json_get_number(&c->j, v, "slowdown_per_busy", 0, false, 1e9, false,
+                            "a number in [0, 1e9]", &svc->slowdown_per_busy) < 0 ||
+      retry_json_get_enum(&c->j, v, "deadline", deadline_names, 3, &d) < 0 ||
+      !parse_lb(c, v, svc) ||
+      retry_json_get_enum(&c->j, v, "side_effect", effect_names, 3, &e) < 0 ||
+      retry_json_get_bool(&c->j, v, "dedup", &svc->dedup) < 0 ||
+      retry_json_get_enum(&c->j, v, "calls_mode", calls_mode_names, 2, &m) < 0)
     return false;
   /* The enum indexes are stored only once every getter succeeded; absent keys leave 0, which
    * is each enum's default (ignore, none, sequential). */
@@ -636,17 +637,17 @@ static bool parse_service(scn_ctx *c, json_t *v, model_service_cfg *svc) {
   svc->calls_mode = (model_fanout_kind)m;
   /* Calls and faults come last, as in the documentation; a fault's "replicas" list is checked
    * against the service's replicas, read above. */
-  json_t *calls = cli__scenario_field(v, "calls");
+  json_t *calls = retry_json_field(v, "calls");
   if (calls != NULL) {
-    size_t mark = cli__scenario_path_push_key(c, "calls");
+    size_t mark = retry_json_path_push_key(&c->j, "calls");
     if (!parse_calls(c, calls, svc)) return false;
-    cli__scenario_path_pop(c, mark);
+    retry_json_path_pop(&c->j, mark);
   }
-  json_t *faults = cli__scenario_field(v, "faults");
+  json_t *faults = retry_json_field(v, "faults");
   if (faults != NULL) {
-    size_t mark = cli__scenario_path_push_key(c, "faults");
+    size_t mark = retry_json_path_push_key(&c->j, "faults");
     if (!parse_faults(c, faults, svc)) return false;
-    cli__scenario_path_pop(c, mark);
+    retry_json_path_pop(&c->j, mark);
   }
   return true;
 }
@@ -656,18 +657,18 @@ static bool parse_service(scn_ctx *c, json_t *v, model_service_cfg *svc) {
 bool cli__scenario_check_name(scn_ctx *c, const char *kind, const char *name) {
   if (!cli__scenario_name_is_valid(name)) {
     char shown[48];
-    cli__scenario_printable(shown, sizeof shown, name, 40);
-    cli__scenario_fail(c, RETRY_ECONFIG, "%s names must be %s, got \"%s\"", kind, SCN_NAME_WHAT,
-                       shown);
+    retry_json_printable(shown, sizeof shown, name, 40);
+    retry_json_fail(&c->j, RETRY_ECONFIG, "%s names must be %s, got \"%s\"", kind, SCN_NAME_WHAT,
+                    shown);
     return false;
   }
   /* summary.json keeps "amplification": {<service>: x, ..., "edges": [...]}, so a service
    * called "edges" would collide with the list of edges. Only services: clients do not appear
    * among amplification's keys. */
   if (strcmp(kind, "service") == 0 && strcmp(name, "edges") == 0) {
-    cli__scenario_fail(c, RETRY_ECONFIG,
-                       "\"edges\" is reserved (summary.json's amplification.edges); choose another "
-                       "service name");
+    retry_json_fail(&c->j, RETRY_ECONFIG,
+                    "\"edges\" is reserved (summary.json's amplification.edges); choose another "
+                    "service name");
     return false;
   }
   return true;
@@ -680,8 +681,8 @@ static bool parse_services(scn_ctx *c, json_t *services) {
   model_config *cfg = c->cfg;
   size_t n = json_is_object(services) ? json_object_size(services) : 0;
   if (n == 0) {
-    cli__scenario_fail_value(c, "\"services\"", "a non-empty object {\"name\": {...}, ...}",
-                             services);
+    retry_json_fail_value(&c->j, "\"services\"", "a non-empty object {\"name\": {...}, ...}",
+                          services);
     return false;
   }
   cfg->services = cli__scenario_calloc(n, sizeof cfg->services[0]);
@@ -695,28 +696,28 @@ static bool parse_services(scn_ctx *c, json_t *services) {
     const char *name = json_object_iter_key(it);
     json_t *v = json_object_iter_value(it);
     model_service_cfg *svc = &cfg->services[i];
-    size_t mark = cli__scenario_path_push_key(c, name);
+    size_t mark = retry_json_path_push_key(&c->j, name);
     if (!cli__scenario_check_name(c, "service", name)) return false;
     if (!json_is_object(v)) {
-      cli__scenario_fail_value(c, "a service", "an object {\"service_time\": ..., ...}", v);
+      retry_json_fail_value(&c->j, "a service", "an object {\"service_time\": ..., ...}", v);
       return false;
     }
     int sp = 0;
     if (!dup_to(c, &svc->name, name) ||
-        cli__scenario_get_enum(c, v, "space", space_names, 2, &sp) < 0)
+        retry_json_get_enum(&c->j, v, "space", space_names, 2, &sp) < 0)
       return false;
     /* sp stays 0 when "space" is absent: gRPC is the default space. */
     svc->space = (retry_space)sp;
-    cli__scenario_path_pop(c, mark);
+    retry_json_path_pop(&c->j, mark);
   }
   /* Second pass. Jansson iterates an object in insertion order, so both passes see the
    * services in the same order and index i names the same service in each. */
   i = 0;
   for (void *it = json_object_iter(services); it != NULL;
        it = json_object_iter_next(services, it), i++) {
-    size_t mark = cli__scenario_path_push_key(c, json_object_iter_key(it));
+    size_t mark = retry_json_path_push_key(&c->j, json_object_iter_key(it));
     if (!parse_service(c, json_object_iter_value(it), &cfg->services[i])) return false;
-    cli__scenario_path_pop(c, mark);
+    retry_json_path_pop(&c->j, mark);
   }
   return true;
 }
@@ -733,27 +734,27 @@ static bool parse_services(scn_ctx *c, json_t *services) {
  * cycle reported does not depend on anything but the file. */
 static bool report_cycle(scn_ctx *c, const int *stack, size_t depth, size_t from, size_t call) {
   const model_config *cfg = c->cfg;
-  char text[sizeof c->e.message], shown[48];
+  char text[sizeof c->j.e.message], shown[48];
   size_t len = 0;
   /* The cycle is printed from its first service back to it ("a -> b -> a"). Names are cut to
    * 24 bytes so a cycle of several services fits the message; on a truncated snprintf len
    * jumps to the buffer's size, which ends the loop. */
   for (size_t k = from; k <= depth && len < sizeof text; k++) {
     int s = k < depth ? stack[k] : stack[from];
-    cli__scenario_printable(shown, sizeof shown, cfg->services[s].name, 24);
+    retry_json_printable(shown, sizeof shown, cfg->services[s].name, 24);
     int n = snprintf(text + len, sizeof text - len, "%s%s", k > from ? " -> " : "", shown);
     len = n < 0 ? sizeof text : len + (size_t)n;
   }
   int u = stack[depth - 1];
   /* The error points at the "service" key of the call that closes the cycle, the line a user
    * edits to break it. One pop with the first mark undoes all five pushes. */
-  size_t mark = cli__scenario_path_push_key(c, "services");
-  cli__scenario_path_push_key(c, cfg->services[u].name);
-  cli__scenario_path_push_key(c, "calls");
-  cli__scenario_path_push_index(c, call);
-  cli__scenario_path_push_key(c, "service");
-  cli__scenario_fail(c, RETRY_ECONFIG, "the calls form a cycle: %s", text);
-  cli__scenario_path_pop(c, mark);
+  size_t mark = retry_json_path_push_key(&c->j, "services");
+  retry_json_path_push_key(&c->j, cfg->services[u].name);
+  retry_json_path_push_key(&c->j, "calls");
+  retry_json_path_push_index(&c->j, call);
+  retry_json_path_push_key(&c->j, "service");
+  retry_json_fail(&c->j, RETRY_ECONFIG, "the calls form a cycle: %s", text);
+  retry_json_path_pop(&c->j, mark);
   return false;
 }
 
@@ -821,12 +822,12 @@ static const char *const top_keys[] = {"name",    "description", "seed",     "du
  * user's mistake in this file). */
 static bool parse_name(scn_ctx *c, json_t *doc, const char *default_name) {
   const char *name = default_name;
-  int rc = cli__scenario_get_string(c, doc, "name", &name);
+  int rc = retry_json_get_string(&c->j, doc, "name", &name);
   if (rc < 0) return false;
   if (rc == 1 && !cli__scenario_name_is_valid(name)) {
-    size_t mark = cli__scenario_path_push_key(c, "name");
-    cli__scenario_fail_value(c, "\"name\"", SCN_NAME_WHAT, json_object_get(doc, "name"));
-    cli__scenario_path_pop(c, mark);
+    size_t mark = retry_json_path_push_key(&c->j, "name");
+    retry_json_fail_value(&c->j, "\"name\"", SCN_NAME_WHAT, json_object_get(doc, "name"));
+    retry_json_path_pop(&c->j, mark);
     return false;
   }
   return dup_to(c, &c->cfg->name, name);
@@ -845,9 +846,9 @@ static bool parse_times(scn_ctx *c, json_t *doc) {
   c->recovery.threshold = 0.9;
   c->recovery.hold_ns = 10 * RETRY_NS_PER_S;
   c->recovery.warmup_ns = -1;
-  if (cli__scenario_get_int(c, doc, "seed", 0, INT64_MAX, "an integer >= 0", &seed) < 0 ||
-      cli__scenario_require(
-          c,
+  if (retry_json_get_int(&c->j, doc, "seed", 0, INT64_MAX, "an integer >= 0", &seed) < 0 ||
+      retry_json_require(
+          &c->j,
           cli__scenario_get_duration(c, doc, "duration", 0, true, SCN_DUR_POS, &cfg->duration_ns),
           "duration", "how long clients send calls, " SCN_DUR_POS) != 1 ||
       cli__scenario_get_duration(c, doc, "drain", 0, false, SCN_DUR_NONNEG, &cfg->drain_ns) < 0 ||
@@ -861,15 +862,15 @@ static bool parse_times(scn_ctx *c, json_t *doc) {
    * default "1s" when the limit is hit without an explicit "bucket". */
   if (cfg->bucket_ns <= INT64_MAX / SCN_MAX_BUCKETS &&
       cfg->duration_ns > cfg->bucket_ns * SCN_MAX_BUCKETS) {
-    size_t mark = cli__scenario_path_push_key(c, "bucket");
+    size_t mark = retry_json_path_push_key(&c->j, "bucket");
     /* Without an explicit "bucket" there is nothing to describe: the default is named. */
     json_t *given = json_object_get(doc, "bucket");
     char got[64] = "\"1s\"";
-    if (given != NULL) cli__scenario_describe(given, got, sizeof got);
-    cli__scenario_fail(c, RETRY_ECONFIG,
-                       "\"bucket\" is too small: duration / bucket must be at most %d, got %s",
-                       SCN_MAX_BUCKETS, got);
-    cli__scenario_path_pop(c, mark);
+    if (given != NULL) retry_json_describe(given, got, sizeof got);
+    retry_json_fail(&c->j, RETRY_ECONFIG,
+                    "\"bucket\" is too small: duration / bucket must be at most %d, got %s",
+                    SCN_MAX_BUCKETS, got);
+    retry_json_path_pop(&c->j, mark);
     return false;
   }
   return true;
@@ -882,14 +883,14 @@ static const char *const recovery_keys[] = {"threshold", "hold", "warmup"};
 static bool parse_recovery(scn_ctx *c, json_t *v) {
   cli_recovery_cfg *r = &c->recovery;
   if (!json_is_object(v)) {
-    cli__scenario_fail_value(
-        c, "\"recovery\"", "an object {\"threshold\": 0.9, \"hold\": \"10s\", \"warmup\": \"5s\"}",
-        v);
+    retry_json_fail_value(&c->j, "\"recovery\"",
+                          "an object {\"threshold\": 0.9, \"hold\": \"10s\", \"warmup\": \"5s\"}",
+                          v);
     return false;
   }
-  return cli__scenario_check_keys(c, v, recovery_keys, SCN_N_OF(recovery_keys), NULL) &&
-         cli__scenario_get_number(c, v, "threshold", 0, true, 1, false,
-                                  "a fraction of the baseline in (0, 1]", &r->threshold) >= 0 &&
+  return retry_json_check_keys(&c->j, v, recovery_keys, SCN_N_OF(recovery_keys), NULL) &&
+         retry_json_get_number(&c->j, v, "threshold", 0, true, 1, false,
+                               "a fraction of the baseline in (0, 1]", &r->threshold) >= 0 &&
          cli__scenario_get_duration(c, v, "hold", 0, true, SCN_DUR_POS, &r->hold_ns) >= 0 &&
          cli__scenario_get_duration(c, v, "warmup", 0, false, SCN_DUR_NONNEG, &r->warmup_ns) >= 0;
 }
@@ -898,14 +899,14 @@ static bool parse_recovery(scn_ctx *c, json_t *v) {
  * expect); otherwise its absence is reported as `"key" is required: what`. */
 static bool top_sub(scn_ctx *c, json_t *doc, const char *key, const char *what,
                     bool (*parse)(scn_ctx *, json_t *)) {
-  json_t *v = cli__scenario_field(doc, key);
+  json_t *v = retry_json_field(doc, key);
   if (v == NULL) {
     if (what == NULL) return true;
-    return cli__scenario_require(c, 0, key, what) == 1;
+    return retry_json_require(&c->j, 0, key, what) == 1;
   }
-  size_t mark = cli__scenario_path_push_key(c, key);
+  size_t mark = retry_json_path_push_key(&c->j, key);
   if (!parse(c, v)) return false;
-  cli__scenario_path_pop(c, mark);
+  retry_json_path_pop(&c->j, mark);
   return true;
 }
 
@@ -915,7 +916,7 @@ static bool top_sub(scn_ctx *c, json_t *doc, const char *key, const char *what,
  * after an error frees it, whatever was filled. */
 model_config *cli__scenario_build(scn_ctx *c, json_t *doc, const char *default_name) {
   if (!json_is_object(doc)) {
-    cli__scenario_fail_value(c, "a scenario", "a JSON object", doc);
+    retry_json_fail_value(&c->j, "a scenario", "a JSON object", doc);
     return NULL;
   }
   /* The config hangs off the context so every parser can reach the services converted so
@@ -927,9 +928,9 @@ model_config *cli__scenario_build(scn_ctx *c, json_t *doc, const char *default_n
   }
   const char *desc = NULL;
   bool ok =
-      cli__scenario_check_keys(c, doc, top_keys, SCN_N_OF(top_keys), NULL) &&
+      retry_json_check_keys(&c->j, doc, top_keys, SCN_N_OF(top_keys), NULL) &&
       parse_name(c, doc, default_name) &&
-      cli__scenario_get_string(c, doc, "description", &desc) >= 0 && parse_times(c, doc) &&
+      retry_json_get_string(&c->j, doc, "description", &desc) >= 0 && parse_times(c, doc) &&
       top_sub(c, doc, "recovery", NULL, parse_recovery) &&
       top_sub(c, doc, "services", "an object of services {\"name\": {...}}", parse_services) &&
       check_cycles(c) &&

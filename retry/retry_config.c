@@ -1,9 +1,9 @@
 /*
  * retry_config.c: the gRPC service config loader: methodConfig, retryThrottling and lookup.
  *
- * Owns the load context and the helpers both halves of the loader share (errors, JSON paths,
- * typed getters); retry_config_ext.c reads the "retrysim" block with them. The JSON tree lives
- * only while loading: what comes out is plain retry_policy / retry_target_config structs.
+ * Owns the load context; both halves of the loader walk the tree with retry_json.h (errors,
+ * JSON paths, typed getters), and retry_config_ext.c reads the "retrysim" block. The JSON tree
+ * lives only while loading: what comes out is plain retry_policy / retry_target_config structs.
  */
 #include "retry_config_int.h"
 
@@ -21,302 +21,18 @@
  * of the rules. */
 
 /* {==================================================================
- * Loading context: where we are in the document, and the first error
+ * Helpers of both halves (the rest come from retry_json.h)
  * =================================================================== */
-
-/* Jansson keeps no positions for the values it has parsed (akheron/jansson#272), so a
- * semantic error is located by its JSON path instead, built up in c->path while the tree is
- * walked; line and column are -1 for every error but a syntax error. */
-
-static bool failed(const load_ctx *c) { return c->e.code != RETRY_OK; }
-
-/* Records an error at the current path (the first one wins). Callers return false / -1
- * right after, so loading stops at the first problem; nothing after it is validated. The
- * message is formatted into a stack buffer first, as retry__error_set has no va_list form;
- * the error path allocates nothing. */
-void retry__config_fail(load_ctx *c, int code, const char *fmt, ...) {
-  char msg[sizeof c->e.message];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  retry__error_set(&c->e, code, c->source, c->path, -1, -1, "%s", msg);
-}
-
-/* Whether key is a C-style identifier, which a path can show as .key; others get ["key"]. */
-static bool is_ident(const char *key) {
-  if (!((*key >= 'a' && *key <= 'z') || (*key >= 'A' && *key <= 'Z') || *key == '_')) return false;
-  for (const char *p = key; *p; p++)
-    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-          *p == '_'))
-      return false;
-  return true;
-}
-
-/* Appends ".key" (or ["key"] when the key is not an identifier) to the path. Returns the old
- * length for path_pop. A path that does not fit is truncated, never overflowed. Keys come
- * from the input, so quotes and backslashes are escaped and control bytes shown as '?'. */
-size_t retry__config_path_push_key(load_ctx *c, const char *key) {
-  size_t old = c->path_len, n = old, room = sizeof c->path - 1;
-  if (is_ident(key)) {
-    snprintf(c->path + n, sizeof c->path - n, ".%s", key);
-  } else {
-    const char *open = "[\"";
-    for (; *open && n < room; open++)
-      c->path[n++] = *open;
-    for (const char *p = key; *p && n + 1 < room; p++) {
-      unsigned char ch = (unsigned char)*p;
-      if (ch == '"' || ch == '\\') c->path[n++] = '\\';
-      c->path[n++] = (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
-    }
-    for (const char *close = "\"]"; *close && n < room; close++)
-      c->path[n++] = *close;
-    c->path[n] = '\0';
-  }
-  c->path_len = strlen(c->path);
-  return old;
-}
-
-size_t retry__config_path_push_index(load_ctx *c, size_t i) {
-  size_t old = c->path_len;
-  snprintf(c->path + old, sizeof c->path - old, "[%zu]", i);
-  c->path_len = strlen(c->path);
-  return old;
-}
-
-void retry__config_path_pop(load_ctx *c, size_t old) {
-  c->path_len = old;
-  c->path[old] = '\0';
-}
-
-/* Copies at most max bytes of s into buf as printable text: control bytes become '?', and a
- * cut never splits a UTF-8 sequence. Appends "..." when s was longer. Messages end up in
- * terminals and logs, and the text comes from the input: a key holding escape sequences or
- * newlines must not be able to rewrite the line it is reported in. */
-static void printable(char *buf, size_t size, const char *s, size_t max) {
-  size_t len = strlen(s), n = len > max ? max : len;
-  while (n > 0 && n < len && ((unsigned char)s[n] & 0xC0) == 0x80)
-    n--;
-  if (n + 4 > size) n = size > 4 ? size - 4 : 0;
-  for (size_t i = 0; i < n; i++) {
-    unsigned char ch = (unsigned char)s[i];
-    buf[i] = (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
-  }
-  if (n < len)
-    memcpy(buf + n, "...", 4);
-  else
-    buf[n] = '\0';
-}
-
-/* Formats v with the fewest digits that read back as the same double (17 significant digits
- * always do, so the loop ends); an integral value keeps a ".0" so that "got 2.0" tells a JSON
- * real from the integer 2. */
-static void format_double(char *buf, size_t size, double v) {
-  for (int prec = 1; prec <= 17; prec++) {
-    snprintf(buf, size, "%.*g", prec, v);
-    if (strtod(buf, NULL) == v) break;
-  }
-  size_t len = strlen(buf);
-  if (strspn(buf, "-0123456789") == len && len + 3 <= size) memcpy(buf + len, ".0", 3);
-}
-
-/* Describes a JSON value for "got ..." in messages: scalars as written (strings quoted and
- * cut at 40 bytes), containers by kind, so a message never grows with the input. */
-static void describe(const json_t *v, char *buf, size_t size) {
-  char tmp[48];
-  switch (json_typeof(v)) {
-    case JSON_OBJECT: snprintf(buf, size, "an object"); return;
-    case JSON_ARRAY: snprintf(buf, size, json_array_size(v) == 0 ? "[]" : "an array"); return;
-    case JSON_STRING:
-      printable(tmp, sizeof tmp, json_string_value(v), 40);
-      snprintf(buf, size, "\"%s\"", tmp);
-      return;
-    case JSON_INTEGER: snprintf(buf, size, "%" JSON_INTEGER_FORMAT, json_integer_value(v)); return;
-    case JSON_REAL: format_double(buf, size, json_real_value(v)); return;
-    case JSON_TRUE: snprintf(buf, size, "true"); return;
-    case JSON_FALSE: snprintf(buf, size, "false"); return;
-    case JSON_NULL: snprintf(buf, size, "null"); return;
-  }
-  snprintf(buf, size, "a value"); /* not reached: jansson has no other kind of value */
-}
-
-/* "<key> must be <what>, got <v>", at the current path. */
-void retry__config_fail_value(load_ctx *c, const char *key, const char *what, const json_t *v) {
-  char got[64];
-  describe(v, got, sizeof got);
-  retry__config_fail(c, RETRY_ECONFIG, "%s must be %s, got %s", key, what, got);
-}
-
-/* Reports an unknown key (the path already ends with it) and lists the allowed keys: with the
- * key named in the message when that fits in a message, else without (the path names it),
- * else with the list cut short. retry_error.message holds 159 characters and some lists are
- * longer (resilience4j's key names are long), so a fixed format could not always fit. */
-void retry__config_fail_unknown_key(load_ctx *c, const char *key, const char *const *allowed,
-                                    size_t n_allowed) {
-  char list[512] = "", shown[48], msg[sizeof c->e.message];
-  size_t len = 0;
-  for (size_t i = 0; i < n_allowed && len < sizeof list; i++)
-    len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", allowed[i]);
-  printable(shown, sizeof shown, key, 32);
-  if (snprintf(msg, sizeof msg, "unknown key \"%s\"; allowed: %s", shown, list) < (int)sizeof msg ||
-      snprintf(msg, sizeof msg, "key not one of: %s", list) < (int)sizeof msg) {
-    retry__config_fail(c, RETRY_ECONFIG, "%s", msg);
-    return;
-  }
-  len = (size_t)snprintf(msg, sizeof msg, "unknown key \"%s\"; allowed: ", shown);
-  for (size_t i = 0; i < n_allowed; i++) {
-    size_t need = strlen(allowed[i]) + (i ? 2 : 0);
-    if (len + need + 5 >= sizeof msg) break; /* keep room for ", ..." */
-    len += (size_t)snprintf(msg + len, sizeof msg - len, "%s%s", i ? ", " : "", allowed[i]);
-  }
-  snprintf(msg + len, sizeof msg - len, ", ...");
-  retry__config_fail(c, RETRY_ECONFIG, "%s", msg);
-}
-
-bool retry__config_key_in(const char *key, const char *const *list, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (strcmp(key, list[i]) == 0) return true;
-  return false;
-}
-
-/* Fails on the first key of obj (in document order) that is not in allowed. Jansson keeps an
- * object's keys in insertion order, so the key reported is the first one a reader sees. */
-bool retry__config_check_keys(load_ctx *c, json_t *obj, const char *const *allowed, size_t n) {
-  for (void *it = json_object_iter(obj); it != NULL; it = json_object_iter_next(obj, it)) {
-    const char *key = json_object_iter_key(it);
-    if (retry__config_key_in(key, allowed, n)) continue;
-    size_t mark = retry__config_path_push_key(c, key);
-    retry__config_fail_unknown_key(c, key, allowed, n);
-    retry__config_path_pop(c, mark);
-    return false;
-  }
-  return true;
-}
-
-/* }================================================================== */
-
-/* {==================================================================
- * Typed fields (the contract is in retry_config_int.h: 1 set, 0 absent, -1 failed)
- * =================================================================== */
-
-/* obj[key], with null read as absent: proto3 JSON maps null to "field not set", and treating
- * the extension block the same way keeps one rule for the whole document. */
-json_t *retry__config_field(json_t *obj, const char *key) {
-  json_t *v = json_object_get(obj, key);
-  return json_is_null(v) ? NULL : v;
-}
-
-/* Turns "absent" into an error for required fields. Used as require(c, get_x(...), ...) so
- * the getter's own errors pass through untouched. */
-int retry__config_require(load_ctx *c, int rc, const char *key, const char *what) {
-  if (rc != 0) return rc;
-  size_t mark = retry__config_path_push_key(c, key);
-  retry__config_fail(c, RETRY_ECONFIG, "%s is required: %s", key, what);
-  retry__config_path_pop(c, mark);
-  return -1;
-}
-
-int retry__config_get_bool(load_ctx *c, json_t *obj, const char *key, bool *out) {
-  json_t *v = retry__config_field(obj, key);
-  if (v == NULL) return 0;
-  if (!json_is_boolean(v)) {
-    size_t mark = retry__config_path_push_key(c, key);
-    retry__config_fail_value(c, key, "true or false", v);
-    retry__config_path_pop(c, mark);
-    return -1;
-  }
-  *out = json_is_true(v);
-  return 1;
-}
-
-/* A JSON integer in [lo, hi]. A real such as 2.0 is refused, as grpc-go refuses it (its
- * decoder will not put 2.0 into an int) and as A6 says "integer". Jansson already failed the
- * parse for integers beyond int64. hi == INT32_MAX is where an int32 field ends, not a rule
- * of the config, so it gets its own message rather than a misleading "must be >= 0". */
-int retry__config_get_int(load_ctx *c, json_t *obj, const char *key, json_int_t lo, json_int_t hi,
-                          const char *what, json_int_t *out) {
-  json_t *v = retry__config_field(obj, key);
-  if (v == NULL) return 0;
-  size_t mark = retry__config_path_push_key(c, key);
-  int rc = 1;
-  if (!json_is_integer(v) || json_integer_value(v) < lo ||
-      (json_integer_value(v) > hi && hi != INT32_MAX)) {
-    retry__config_fail_value(c, key, what, v);
-    rc = -1;
-  } else if (json_integer_value(v) > hi) {
-    retry__config_fail(c, RETRY_ECONFIG, "%s must be at most %d, got %" JSON_INTEGER_FORMAT, key,
-                       INT32_MAX, json_integer_value(v));
-    rc = -1;
-  } else {
-    *out = json_integer_value(v);
-  }
-  retry__config_path_pop(c, mark);
-  return rc;
-}
-
-/* For int32_t fields; lo and hi are int32_t, so a value that passed fits the cast. */
-int retry__config_get_int32(load_ctx *c, json_t *obj, const char *key, int32_t lo, int32_t hi,
-                            const char *what, int32_t *out) {
-  json_int_t v = 0;
-  int rc = retry__config_get_int(c, obj, key, lo, hi, what, &v);
-  if (rc == 1) *out = (int32_t)v;
-  return rc;
-}
-
-/* A JSON number (integer or real) in the interval lo..hi, each end open or closed. Jansson
- * never yields NaN or infinities (an overflowing real is a syntax error), but the negated
- * comparisons would refuse a NaN anyway. */
-int retry__config_get_number(load_ctx *c, json_t *obj, const char *key, double lo, bool lo_open,
-                             double hi, bool hi_open, const char *what, double *out) {
-  json_t *v = retry__config_field(obj, key);
-  if (v == NULL) return 0;
-  double d = json_is_number(v) ? json_number_value(v) : 0;
-  if (!json_is_number(v) || (lo_open ? !(d > lo) : !(d >= lo)) ||
-      (hi_open ? !(d < hi) : !(d <= hi))) {
-    size_t mark = retry__config_path_push_key(c, key);
-    retry__config_fail_value(c, key, what, v);
-    retry__config_path_pop(c, mark);
-    return -1;
-  }
-  *out = d;
-  return 1;
-}
-
-/* A proto3 Duration string in the interval lo..hi (lo open or closed, hi closed). A JSON
- * number is refused even when it looks like seconds: proto3 JSON writes durations as strings,
- * and gRPC parsers do not accept 0.5 for "0.5s". The grammar is retry_duration_parse's. */
-int retry__config_get_duration(load_ctx *c, json_t *obj, const char *key, int64_t lo, bool lo_open,
-                               int64_t hi, const char *what, int64_t *out) {
-  json_t *v = retry__config_field(obj, key);
-  if (v == NULL) return 0;
-  size_t mark = retry__config_path_push_key(c, key);
-  int64_t ns = 0;
-  int rc = json_is_string(v) ? retry_duration_parse(json_string_value(v), &ns) : RETRY_EINVAL;
-  if (rc == RETRY_ERANGE) {
-    /* Valid proto3 (which allows 10000 years) but not int64 nanoseconds: say so, rather than
-     * "must be a duration", which the value is. */
-    char got[64];
-    describe(v, got, sizeof got);
-    retry__config_fail(c, RETRY_ECONFIG,
-                       "%s is out of range: a duration must be within 292 years, got %s", key, got);
-  } else if (rc != RETRY_OK || (lo_open ? ns <= lo : ns < lo) || ns > hi) {
-    retry__config_fail_value(c, key, what, v);
-  } else {
-    *out = ns;
-  }
-  retry__config_path_pop(c, mark);
-  return failed(c) ? -1 : 1;
-}
 
 /* Calls parse(c, value) with the path at obj.key when the key is present (absent and null
  * are fine: every block this is used for is optional). */
 bool retry__config_parse_sub(load_ctx *c, json_t *obj, const char *key,
                              bool (*parse)(load_ctx *c, json_t *v)) {
-  json_t *v = retry__config_field(obj, key);
+  json_t *v = retry_json_field(obj, key);
   if (v == NULL) return true;
-  size_t mark = retry__config_path_push_key(c, key);
+  size_t mark = retry_json_path_push_key(&c->j, key);
   bool ok = parse(c, v);
-  retry__config_path_pop(c, mark);
+  retry_json_path_pop(&c->j, mark);
   return ok;
 }
 
@@ -392,14 +108,15 @@ static int add_status(retry_status_set *s, list_space sp, const json_t *v) {
  * retryableStatusCodes; an empty breaker or reject list would switch the mechanism off). */
 int retry__config_get_status_list(load_ctx *c, json_t *obj, const char *key, list_space sp,
                                   bool non_empty, retry_status_set *out) {
-  json_t *v = retry__config_field(obj, key);
+  json_t *v = retry_json_field(obj, key);
   if (v == NULL) return 0;
-  size_t mark = retry__config_path_push_key(c, key);
-  char what[160];
+  size_t mark = retry_json_path_push_key(&c->j, key);
+  char what[160], label[64];
   snprintf(what, sizeof what, "%sarray of %s", non_empty ? "a non-empty " : "an ", list_what(sp));
+  retry_json_quote(label, sizeof label, key);
   if (!json_is_array(v) || (non_empty && json_array_size(v) == 0)) {
-    retry__config_fail_value(c, key, what, v);
-    retry__config_path_pop(c, mark);
+    retry_json_fail_value(&c->j, label, what, v);
+    retry_json_path_pop(&c->j, mark);
     return -1;
   }
   retry_status_set_clear(out);
@@ -408,18 +125,18 @@ int retry__config_get_status_list(load_ctx *c, json_t *obj, const char *key, lis
     int rc = add_status(out, sp, item);
     if (rc == 1) continue;
     char got[64];
-    describe(item, got, sizeof got);
-    retry__config_path_push_index(c, i); /* undone by the pop of the key below */
+    retry_json_describe(item, got, sizeof got);
+    retry_json_path_push_index(&c->j, i); /* undone by the pop of the key below */
     if (rc == 0)
-      retry__config_fail(c, RETRY_ECONFIG, "%s entries must be %s, got %s", key, list_what(sp),
-                         got);
+      retry_json_fail(&c->j, RETRY_ECONFIG, "%s entries must be %s, got %s", label, list_what(sp),
+                      got);
     else
-      retry__config_fail(c, RETRY_ECONFIG, "%s must not contain a success status (OK, 2xx), got %s",
-                         key, got);
+      retry_json_fail(&c->j, RETRY_ECONFIG,
+                      "%s must not contain a success status (OK, 2xx), got %s", label, got);
     break;
   }
-  retry__config_path_pop(c, mark);
-  return failed(c) ? -1 : 1;
+  retry_json_path_pop(&c->j, mark);
+  return retry_json_failed(&c->j) ? -1 : 1;
 }
 
 /* }================================================================== */
@@ -440,24 +157,24 @@ int retry__config_get_status_list(load_ctx *c, json_t *obj, const char *key, lis
 static bool parse_names(load_ctx *c, json_t *names, size_t entry) {
   retry_config *cfg = c->cfg;
   if (!json_is_array(names)) {
-    retry__config_fail_value(c, "name", "an array of {\"service\": ..., \"method\": ...} objects",
-                             names);
+    retry_json_fail_value(&c->j, "\"name\"",
+                          "an array of {\"service\": ..., \"method\": ...} objects", names);
     return false;
   }
   for (size_t j = 0; j < json_array_size(names); j++) {
     json_t *n = json_array_get(names, j);
-    size_t mark = retry__config_path_push_index(c, j);
+    size_t mark = retry_json_path_push_index(&c->j, j);
     if (!json_is_object(n)) {
-      retry__config_fail_value(c, "name entries", "objects such as {\"service\": \"pkg.Service\"}",
-                               n);
+      retry_json_fail_value(&c->j, "\"name\" entries",
+                            "objects such as {\"service\": \"pkg.Service\"}", n);
       return false;
     }
-    json_t *parts[2] = {retry__config_field(n, "service"), retry__config_field(n, "method")};
+    json_t *parts[2] = {retry_json_field(n, "service"), retry_json_field(n, "method")};
     static const char *const part_keys[2] = {"service", "method"};
     for (int k = 0; k < 2; k++) {
       if (parts[k] != NULL && !json_is_string(parts[k])) {
-        retry__config_path_push_key(c, part_keys[k]); /* no pop: the path dies with the error */
-        retry__config_fail_value(c, part_keys[k], "a string", parts[k]);
+        retry_json_path_push_key(&c->j, part_keys[k]); /* no pop: the path dies with the error */
+        retry_json_fail_value(&c->j, k == 0 ? "\"service\"" : "\"method\"", "a string", parts[k]);
         return false;
       }
     }
@@ -467,11 +184,11 @@ static bool parse_names(load_ctx *c, json_t *names, size_t entry) {
     key->method_len = parts[1] ? json_string_length(parts[1]) : 0;
     if (key->method_len > 0 && key->service_len == 0) {
       char m[48];
-      printable(m, sizeof m, json_string_value(parts[1]), 40);
-      retry__config_fail(c, RETRY_ECONFIG,
-                         "method \"%s\" needs a service: a name is {\"service\": s} or "
-                         "{\"service\": s, \"method\": m}",
-                         m);
+      retry_json_printable(m, sizeof m, json_string_value(parts[1]), 40);
+      retry_json_fail(&c->j, RETRY_ECONFIG,
+                      "method \"%s\" needs a service: a name is {\"service\": s} or "
+                      "{\"service\": s, \"method\": m}",
+                      m);
       return false;
     }
     key->service =
@@ -481,7 +198,7 @@ static bool parse_names(load_ctx *c, json_t *names, size_t entry) {
     key->entry = entry;
     key->index = j;
     cfg->n_keys++;
-    retry__config_path_pop(c, mark);
+    retry_json_path_pop(&c->j, mark);
   }
   return true;
 }
@@ -490,9 +207,9 @@ static bool parse_names(load_ctx *c, json_t *names, size_t entry) {
  * takes min(json, WithMaxCallAttempts), grpc-java min(json, maxRetryAttempts), C-core clamps
  * to MAX_MAX_RETRY_ATTEMPTS and only logs it). The policy keeps the configured value too. */
 static bool parse_max_attempts(load_ctx *c, json_t *obj, retry_policy *p) {
-  json_int_t n = 0;
-  if (retry__config_require(
-          c, retry__config_get_int(c, obj, "maxAttempts", 2, JINT_MAX, "an integer > 1", &n),
+  int64_t n = 0;
+  if (retry_json_require(
+          &c->j, retry_json_get_int(&c->j, obj, "maxAttempts", 2, INT64_MAX, "an integer > 1", &n),
           "maxAttempts", "an integer > 1") < 0)
     return false;
   /* A value past int32 saturates rather than wraps, so it still counts as above the cap. */
@@ -509,27 +226,25 @@ static bool parse_max_attempts(load_ctx *c, json_t *obj, retry_policy *p) {
  * here. */
 static bool parse_retry_policy(load_ctx *c, json_t *rp, retry_policy *p, list_space sp) {
   if (!json_is_object(rp)) {
-    retry__config_fail_value(c, "retryPolicy", "an object", rp);
+    retry_json_fail_value(&c->j, "\"retryPolicy\"", "an object", rp);
     return false;
   }
   p->kind = RETRY_POLICY_RETRY;
   return parse_max_attempts(c, rp, p) &&
-         retry__config_require(
-             c,
-             retry__config_get_duration(c, rp, "initialBackoff", 0, true, INT64_MAX, DUR_POS,
-                                        &p->backoff.initial_ns),
-             "initialBackoff", DUR_POS) >= 0 &&
-         retry__config_require(c,
-                               retry__config_get_duration(c, rp, "maxBackoff", 0, true, INT64_MAX,
-                                                          DUR_POS, &p->backoff.max_ns),
-                               "maxBackoff", DUR_POS) >= 0 &&
-         retry__config_require(
-             c,
-             retry__config_get_number(c, rp, "backoffMultiplier", 0, true, DBL_MAX, false,
-                                      "a number > 0", &p->backoff.multiplier),
-             "backoffMultiplier", "a number > 0") >= 0 &&
-         retry__config_require(
-             c,
+         retry_json_require(&c->j,
+                            retry_json_get_duration(&c->j, rp, "initialBackoff", 0, true, INT64_MAX,
+                                                    DUR_POS, &p->backoff.initial_ns),
+                            "initialBackoff", DUR_POS) >= 0 &&
+         retry_json_require(&c->j,
+                            retry_json_get_duration(&c->j, rp, "maxBackoff", 0, true, INT64_MAX,
+                                                    DUR_POS, &p->backoff.max_ns),
+                            "maxBackoff", DUR_POS) >= 0 &&
+         retry_json_require(&c->j,
+                            retry_json_get_number(&c->j, rp, "backoffMultiplier", 0, true, DBL_MAX,
+                                                  false, "a number > 0", &p->backoff.multiplier),
+                            "backoffMultiplier", "a number > 0") >= 0 &&
+         retry_json_require(
+             &c->j,
              retry__config_get_status_list(c, rp, "retryableStatusCodes", sp, true, &p->retryable),
              "retryableStatusCodes", "a non-empty array of status codes") >= 0;
 }
@@ -541,24 +256,24 @@ static bool parse_retry_policy(load_ctx *c, json_t *rp, retry_policy *p, list_sp
  * that limit is only reachable once maxAttemptsLimit lifts the cap. */
 static bool parse_hedging_policy(load_ctx *c, json_t *hp, retry_policy *p, list_space sp) {
   if (!json_is_object(hp)) {
-    retry__config_fail_value(c, "hedgingPolicy", "an object", hp);
+    retry_json_fail_value(&c->j, "\"hedgingPolicy\"", "an object", hp);
     return false;
   }
   p->kind = RETRY_POLICY_HEDGE;
   if (!parse_max_attempts(c, hp, p)) return false;
   if (p->max_attempts > RETRY_MAX_HEDGED_ATTEMPTS) {
-    size_t mark = retry__config_path_push_key(c, "maxAttempts");
-    retry__config_fail(c, RETRY_ECONFIG,
-                       "hedging maxAttempts must be at most %d after the client limit, got %d",
-                       RETRY_MAX_HEDGED_ATTEMPTS, (int)p->max_attempts);
-    retry__config_path_pop(c, mark);
+    size_t mark = retry_json_path_push_key(&c->j, "maxAttempts");
+    retry_json_fail(&c->j, RETRY_ECONFIG,
+                    "hedging \"maxAttempts\" must be at most %d after the client limit, got %d",
+                    RETRY_MAX_HEDGED_ATTEMPTS, (int)p->max_attempts);
+    retry_json_path_pop(&c->j, mark);
     return false;
   }
   p->hedging_delay_ns = 0; /* absent: send every hedge at once */
   /* nonFatalStatusCodes share p->retryable: for a hedge they are the statuses that send the
    * next hedge at once instead of ending the call (A6). */
-  return retry__config_get_duration(c, hp, "hedgingDelay", 0, false, INT64_MAX, DUR_NONNEG,
-                                    &p->hedging_delay_ns) >= 0 &&
+  return retry_json_get_duration(&c->j, hp, "hedgingDelay", 0, false, INT64_MAX, DUR_NONNEG,
+                                 &p->hedging_delay_ns) >= 0 &&
          retry__config_get_status_list(c, hp, "nonFatalStatusCodes", sp, false, &p->retryable) >= 0;
 }
 
@@ -567,7 +282,7 @@ static bool is_policy_field(const char *rel) {
   static const char *const fields[] = {"maxAttempts",        "initialBackoff",       "maxBackoff",
                                        "backoffMultiplier",  "retryableStatusCodes", "hedgingDelay",
                                        "nonFatalStatusCodes"};
-  return retry__config_key_in(rel, fields, N_OF(fields));
+  return retry_json_key_in(rel, fields, N_OF(fields));
 }
 
 /* Runs the engine's own checks and reports them under the entry's path. Most of them were
@@ -578,13 +293,14 @@ static bool validate_policy(load_ctx *c, const retry_policy *p) {
   retry_error ve;
   retry_error_clear(&ve);
   if (retry_policy_validate(p, &ve) == RETRY_OK) return true;
-  size_t mark = c->path_len;
+  size_t mark = c->j.path_len;
   if (ve.path[0] != '\0' && is_policy_field(ve.path))
-    retry__config_path_push_key(c, p->kind == RETRY_POLICY_HEDGE ? "hedgingPolicy" : "retryPolicy");
-  if (ve.path[0] != '\0') retry__config_path_push_key(c, ve.path);
-  retry__config_fail(c, ve.code != RETRY_OK ? ve.code : RETRY_ECONFIG, "%s",
-                     ve.message[0] ? ve.message : "invalid policy");
-  retry__config_path_pop(c, mark);
+    retry_json_path_push_key(&c->j,
+                             p->kind == RETRY_POLICY_HEDGE ? "hedgingPolicy" : "retryPolicy");
+  if (ve.path[0] != '\0') retry_json_path_push_key(&c->j, ve.path);
+  retry_json_fail(&c->j, ve.code != RETRY_OK ? ve.code : RETRY_ECONFIG, "%s",
+                  ve.message[0] ? ve.message : "invalid policy");
+  retry_json_path_pop(&c->j, mark);
   return false;
 }
 
@@ -600,14 +316,14 @@ static bool parse_entry(load_ctx *c, json_t *entry, size_t i) {
   retry_config *cfg = c->cfg;
   retry_method_config *mc = &cfg->methods[i];
   if (!json_is_object(entry)) {
-    retry__config_fail_value(c, "methodConfig entries", "objects", entry);
+    retry_json_fail_value(&c->j, "\"methodConfig\" entries", "objects", entry);
     return false;
   }
-  json_t *names = retry__config_field(entry, "name");
+  json_t *names = retry_json_field(entry, "name");
   if (names != NULL) {
-    size_t mark = retry__config_path_push_key(c, "name");
+    size_t mark = retry_json_path_push_key(&c->j, "name");
     if (!parse_names(c, names, i)) return false;
-    retry__config_path_pop(c, mark);
+    retry_json_path_pop(&c->j, mark);
   }
   method_opts mo;
   if (!retry__config_ext_entry_opts(c, entry, &mo)) return false;
@@ -616,33 +332,33 @@ static bool parse_entry(load_ctx *c, json_t *entry, size_t i) {
   mc->timeout_ns = RETRY_NEVER;
   mc->matched = true;
   bool b;
-  json_int_t n;
-  if (retry__config_get_duration(c, entry, "timeout", 0, false, INT64_MAX, DUR_NONNEG,
-                                 &mc->timeout_ns) < 0 ||
-      retry__config_get_bool(c, entry, "waitForReady", &b) < 0 ||
-      retry__config_get_int(c, entry, "maxRequestMessageBytes", 0, JINT_MAX, "an integer >= 0",
-                            &n) < 0 ||
-      retry__config_get_int(c, entry, "maxResponseMessageBytes", 0, JINT_MAX, "an integer >= 0",
-                            &n) < 0)
+  int64_t n;
+  if (retry_json_get_duration(&c->j, entry, "timeout", 0, false, INT64_MAX, DUR_NONNEG,
+                              &mc->timeout_ns) < 0 ||
+      retry_json_get_bool(&c->j, entry, "waitForReady", &b) < 0 ||
+      retry_json_get_int(&c->j, entry, "maxRequestMessageBytes", 0, INT64_MAX, "an integer >= 0",
+                         &n) < 0 ||
+      retry_json_get_int(&c->j, entry, "maxResponseMessageBytes", 0, INT64_MAX, "an integer >= 0",
+                         &n) < 0)
     return false;
-  json_t *rp = retry__config_field(entry, "retryPolicy");
-  json_t *hp = retry__config_field(entry, "hedgingPolicy");
+  json_t *rp = retry_json_field(entry, "retryPolicy");
+  json_t *hp = retry_json_field(entry, "hedgingPolicy");
   /* A policy's own lists are never mixed: the outcomes it judges all come in its space. */
   list_space sp = space == RETRY_SPACE_HTTP ? LIST_HTTP : LIST_GRPC;
   if (rp != NULL && hp != NULL) {
-    size_t mark = retry__config_path_push_key(c, "hedgingPolicy");
-    retry__config_fail(c, RETRY_ECONFIG,
-                       "retryPolicy and hedgingPolicy are exclusive: a methodConfig "
-                       "may have one of them, not both");
-    retry__config_path_pop(c, mark);
+    size_t mark = retry_json_path_push_key(&c->j, "hedgingPolicy");
+    retry_json_fail(&c->j, RETRY_ECONFIG,
+                    "\"retryPolicy\" and \"hedgingPolicy\" are exclusive: a methodConfig "
+                    "may have one of them, not both");
+    retry_json_path_pop(&c->j, mark);
     return false;
   }
   if (rp != NULL || hp != NULL) {
-    size_t mark = retry__config_path_push_key(c, rp != NULL ? "retryPolicy" : "hedgingPolicy");
+    size_t mark = retry_json_path_push_key(&c->j, rp != NULL ? "retryPolicy" : "hedgingPolicy");
     bool ok = rp != NULL ? parse_retry_policy(c, rp, &mc->policy, sp)
                          : parse_hedging_policy(c, hp, &mc->policy, sp);
     if (!ok) return false;
-    retry__config_path_pop(c, mark);
+    retry_json_path_pop(&c->j, mark);
   }
   retry__config_ext_apply(cfg, &mc->policy, &mo);
   return validate_policy(c, &mc->policy);
@@ -698,40 +414,43 @@ static bool sort_names(load_ctx *c) {
   }
   if (dup == NULL) return true;
   /* dup is the repeat that comes first in the document; first is where its name first was. */
-  snprintf(c->path, sizeof c->path, "$.methodConfig[%zu].name[%zu]", dup->entry, dup->index);
-  c->path_len = strlen(c->path);
+  retry_json_path_pop(&c->j, 1); /* back to "$": the names were sorted out of the walk */
+  retry_json_path_push_key(&c->j, "methodConfig");
+  retry_json_path_push_index(&c->j, dup->entry);
+  retry_json_path_push_key(&c->j, "name");
+  retry_json_path_push_index(&c->j, dup->index);
   char svc[48], m[48];
-  printable(svc, sizeof svc, dup->service, 40);
-  printable(m, sizeof m, dup->method, 40);
+  retry_json_printable(svc, sizeof svc, dup->service, 40);
+  retry_json_printable(m, sizeof m, dup->method, 40);
   if (dup->service_len == 0)
-    retry__config_fail(c, RETRY_ECONFIG,
-                       "duplicate default name, first at $.methodConfig[%zu].name[%zu]; "
-                       "only one default is allowed",
-                       first->entry, first->index);
+    retry_json_fail(&c->j, RETRY_ECONFIG,
+                    "duplicate default name, first at $.methodConfig[%zu].name[%zu]; "
+                    "only one default is allowed",
+                    first->entry, first->index);
   else if (dup->method_len == 0)
-    retry__config_fail(c, RETRY_ECONFIG,
-                       "duplicate name for service \"%s\", first at $.methodConfig[%zu]"
-                       ".name[%zu]; a name may appear once",
-                       svc, first->entry, first->index);
+    retry_json_fail(&c->j, RETRY_ECONFIG,
+                    "duplicate name for service \"%s\", first at $.methodConfig[%zu]"
+                    ".name[%zu]; a name may appear once",
+                    svc, first->entry, first->index);
   else
-    retry__config_fail(c, RETRY_ECONFIG,
-                       "duplicate name \"/%s/%s\", first at $.methodConfig[%zu].name[%zu]; "
-                       "a name may appear once",
-                       svc, m, first->entry, first->index);
+    retry_json_fail(&c->j, RETRY_ECONFIG,
+                    "duplicate name \"/%s/%s\", first at $.methodConfig[%zu].name[%zu]; "
+                    "a name may appear once",
+                    svc, m, first->entry, first->index);
   return false;
 }
 
 /* "methodConfig": entry i of the array fills cfg->methods[i]. */
 static bool parse_method_configs(load_ctx *c, json_t *list) {
   if (!json_is_array(list)) {
-    retry__config_fail_value(c, "methodConfig", "an array of objects", list);
+    retry_json_fail_value(&c->j, "\"methodConfig\"", "an array of objects", list);
     return false;
   }
   for (size_t i = 0; i < json_array_size(list); i++) {
     json_t *entry = json_array_get(list, i);
-    size_t mark = retry__config_path_push_index(c, i);
+    size_t mark = retry_json_path_push_index(&c->j, i);
     if (!parse_entry(c, entry, i)) return false;
-    retry__config_path_pop(c, mark);
+    retry_json_path_pop(&c->j, mark);
   }
   return true;
 }
@@ -753,31 +472,31 @@ static bool parse_method_configs(load_ctx *c, json_t *list) {
 static bool parse_throttling(load_ctx *c, json_t *rt) {
   retry_target_config *t = &c->cfg->target;
   if (!json_is_object(rt)) {
-    retry__config_fail_value(c, "retryThrottling", "an object", rt);
+    retry_json_fail_value(&c->j, "\"retryThrottling\"", "an object", rt);
     return false;
   }
-  json_int_t max_tokens = 0;
+  int64_t max_tokens = 0;
   double ratio = 0;
-  if (retry__config_require(c,
-                            retry__config_get_int(c, rt, "maxTokens", 1, 1000,
-                                                  "an integer in (0, 1000]", &max_tokens),
-                            "maxTokens", "an integer in (0, 1000]") < 0 ||
-      retry__config_require(c,
-                            retry__config_get_number(c, rt, "tokenRatio", 0, true, DBL_MAX, false,
-                                                     "a number > 0", &ratio),
-                            "tokenRatio", "a number > 0") < 0)
+  if (retry_json_require(&c->j,
+                         retry_json_get_int(&c->j, rt, "maxTokens", 1, 1000,
+                                            "an integer in (0, 1000]", &max_tokens),
+                         "maxTokens", "an integer in (0, 1000]") < 0 ||
+      retry_json_require(&c->j,
+                         retry_json_get_number(&c->j, rt, "tokenRatio", 0, true, DBL_MAX, false,
+                                               "a number > 0", &ratio),
+                         "tokenRatio", "a number > 0") < 0)
     return false;
   /* Three decimals are kept, the rest truncated (0.5466 -> 546), as grpc-java and C-core do.
    * The epsilon absorbs binary rounding: 1.001 * 1000 is 1000.9999999999999. A ratio above
    * 1e12 is as good as infinite for a bucket of at most 1e6 milli-tokens. */
   double milli = ratio > 1e12 ? 1e15 : ratio * 1000 + 1e-9;
   if (milli < 1) {
-    size_t mark = retry__config_path_push_key(c, "tokenRatio");
-    char got[64];
-    format_double(got, sizeof got, ratio);
-    retry__config_fail(c, RETRY_ECONFIG,
-                       "tokenRatio must be a number >= 0.001 (3 decimals are kept), got %s", got);
-    retry__config_path_pop(c, mark);
+    size_t mark = retry_json_path_push_key(&c->j, "tokenRatio");
+    char got[64]; /* a real: an integer in (0, 0.001) does not exist */
+    retry_json_describe(json_object_get(rt, "tokenRatio"), got, sizeof got);
+    retry_json_fail(&c->j, RETRY_ECONFIG,
+                    "\"tokenRatio\" must be a number >= 0.001 (3 decimals are kept), got %s", got);
+    retry_json_path_pop(&c->j, mark);
     return false;
   }
   t->has_throttle = true;
@@ -801,19 +520,19 @@ static size_t string_bytes(json_t *v) { return json_is_string(v) ? json_string_l
 
 static void measure(json_t *root, config_sizes *s) {
   memset(s, 0, sizeof *s);
-  json_t *list = retry__config_field(root, "methodConfig");
+  json_t *list = retry_json_field(root, "methodConfig");
   if (json_is_array(list)) {
     s->n_entries = json_array_size(list);
     for (size_t i = 0; i < json_array_size(list); i++) {
       json_t *entry = json_array_get(list, i);
-      json_t *names = json_is_object(entry) ? retry__config_field(entry, "name") : NULL;
+      json_t *names = json_is_object(entry) ? retry_json_field(entry, "name") : NULL;
       if (!json_is_array(names)) continue;
       for (size_t j = 0; j < json_array_size(names); j++) {
         json_t *n = json_array_get(names, j);
         if (!json_is_object(n)) continue;
         s->n_names++;
-        s->string_bytes += string_bytes(retry__config_field(n, "service")) +
-                           string_bytes(retry__config_field(n, "method"));
+        s->string_bytes += string_bytes(retry_json_field(n, "service")) +
+                           string_bytes(retry_json_field(n, "method"));
       }
     }
   }
@@ -873,18 +592,15 @@ static retry_config *load_root(json_t *root, const char *source, const retry_con
   const retry_allocator *alloc = opts != NULL ? opts->alloc : NULL;
   load_ctx c;
   memset(&c, 0, sizeof c);
-  retry_error_clear(&c.e);
-  c.source = source;
-  snprintf(c.path, sizeof c.path, "$"); /* the root of every path, as in JSONPath */
-  c.path_len = 1;
+  retry_json_ctx_init(&c.j, source);
   if (!json_is_object(root)) {
-    retry__config_fail_value(&c, "a service config", "a JSON object", root);
-    retry__error_set(err, c.e.code, source, c.e.path, -1, -1, "%s", c.e.message);
+    retry_json_fail_value(&c.j, "a service config", "a JSON object", root);
+    retry_error_set(err, c.j.e.code, source, c.j.e.path, -1, -1, "%s", c.j.e.message);
     return NULL;
   }
   retry_config *cfg = retry__malloc(alloc, sizeof *cfg);
   if (cfg == NULL) {
-    retry__error_set(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the config");
+    retry_error_set(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the config");
     return NULL;
   }
   memset(cfg, 0, sizeof *cfg);
@@ -907,7 +623,7 @@ static retry_config *load_root(json_t *root, const char *source, const retry_con
   cfg->strings_size = sz.string_bytes;
   if (!ok) {
     retry_config_destroy(cfg);
-    retry__error_set(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the config");
+    retry_error_set(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the config");
     return NULL;
   }
   /* 0 asks for gRPC's default cap of 5; a negative limit means no cap at all. The
@@ -921,7 +637,7 @@ static retry_config *load_root(json_t *root, const char *source, const retry_con
   if (!retry__config_parse_sub(&c, root, "retrysim", retry__config_ext_parse) ||
       !retry__config_parse_sub(&c, root, "methodConfig", parse_method_configs) ||
       !retry__config_parse_sub(&c, root, "retryThrottling", parse_throttling) || !sort_names(&c)) {
-    retry__error_set(err, c.e.code, c.e.source, c.e.path, -1, -1, "%s", c.e.message);
+    retry_error_set(err, c.j.e.code, c.j.e.source, c.j.e.path, -1, -1, "%s", c.j.e.message);
     retry_config_destroy(cfg);
     return NULL;
   }
@@ -941,21 +657,6 @@ static retry_config *load_root(json_t *root, const char *source, const retry_con
  * not set, so every string is a proper C string. */
 #define JSON_FLAGS (JSON_REJECT_DUPLICATES | JSON_DECODE_ANY)
 
-/* Jansson reports most allocation failures as json_error_out_of_memory, but a failure in its
- * lexer's set-up returns NULL with the error left as initialised (empty text). */
-static void report_json_error(retry_error *err, const char *source, const json_error_t *je) {
-  if (je->text[0] == '\0' || json_error_code(je) == json_error_out_of_memory) {
-    retry__error_set(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory parsing JSON");
-    return;
-  }
-  /* Jansson's own text names a flag of its API, which means nothing to a user. */
-  const char *text = json_error_code(je) == json_error_null_character
-                         ? "\\u0000 is not allowed in strings"
-                         : je->text;
-  retry__error_set(err, RETRY_ESYNTAX, source, "", je->line > 0 ? je->line : -1,
-                   je->line > 0 ? je->column : -1, "invalid JSON: %s", text);
-}
-
 retry_config *retry_config_load_string(const char *json, const char *source,
                                        const retry_config_opts *opts, retry_error *err) {
   assert(json != NULL);
@@ -964,7 +665,7 @@ retry_config *retry_config_load_string(const char *json, const char *source,
   memset(&je, 0, sizeof je); /* jansson leaves parts of it unset on some failures */
   json_t *root = json_loads(json, JSON_FLAGS, &je);
   if (root == NULL) {
-    report_json_error(err, source, &je);
+    retry_json_error_syntax(err, source, &je);
     return NULL;
   }
   retry_config *cfg = load_root(root, source, opts, err);
@@ -980,7 +681,7 @@ static int read_file(const char *path, const retry_allocator *a, char **out, siz
                      retry_error *err) {
   FILE *f = fopen(path, "rb");
   if (f == NULL) {
-    retry__error_set(err, RETRY_EIO, path, "", -1, -1, "cannot open the file: %s", strerror(errno));
+    retry_error_set(err, RETRY_EIO, path, "", -1, -1, "cannot open the file: %s", strerror(errno));
     return RETRY_EIO;
   }
   char *buf = NULL;
@@ -993,7 +694,7 @@ static int read_file(const char *path, const retry_allocator *a, char **out, siz
       if (nbuf == NULL) {
         retry__free(a, buf);
         fclose(f);
-        retry__error_set(err, RETRY_ENOMEM, path, "", -1, -1, "out of memory reading the file");
+        retry_error_set(err, RETRY_ENOMEM, path, "", -1, -1, "out of memory reading the file");
         return RETRY_ENOMEM;
       }
       buf = nbuf;
@@ -1007,7 +708,7 @@ static int read_file(const char *path, const retry_allocator *a, char **out, siz
       int e = errno;
       retry__free(a, buf);
       fclose(f);
-      retry__error_set(err, RETRY_EIO, path, "", -1, -1, "cannot read the file: %s", strerror(e));
+      retry_error_set(err, RETRY_EIO, path, "", -1, -1, "cannot read the file: %s", strerror(e));
       return RETRY_EIO;
     }
     break;
@@ -1030,7 +731,7 @@ retry_config *retry_config_load_file(const char *path, const retry_config_opts *
   json_t *root = json_loadb(buf, len, JSON_FLAGS, &je);
   retry__free(alloc, buf); /* the tree holds copies of its strings: the text can go now */
   if (root == NULL) {
-    report_json_error(err, path, &je);
+    retry_json_error_syntax(err, path, &je);
     return NULL;
   }
   retry_config *cfg = load_root(root, path, opts, err);

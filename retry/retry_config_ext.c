@@ -38,62 +38,54 @@ static const char *const top_keys[] = {
  * per_try_timeout; A6 has none), the retry buffer (a client setting in gRPC, 256 KiB per
  * RPC in grpc-go and C-core, not a config field) and HTTP's Retry-After. */
 static bool parse_method_opts(load_ctx *c, json_t *ext, method_opts *mo) {
-  json_t *v = retry__config_field(ext, "statusSpace");
-  if (v != NULL) {
-    const char *s = json_is_string(v) ? json_string_value(v) : "";
+  /* The names in retry_space order: index 0 is gRPC, 1 is HTTP. */
+  static const char *const spaces[] = {"grpc", "http"};
+  int space = 0, rc = retry_json_get_enum(&c->j, ext, "statusSpace", spaces, N_OF(spaces), &space);
+  if (rc < 0) return false;
+  if (rc == 1) {
     mo->has_space = true;
-    if (strcmp(s, "grpc") == 0)
-      mo->space = RETRY_SPACE_GRPC;
-    else if (strcmp(s, "http") == 0)
-      mo->space = RETRY_SPACE_HTTP;
-    else {
-      size_t mark = retry__config_path_push_key(c, "statusSpace");
-      retry__config_fail_value(c, "statusSpace", "\"grpc\" or \"http\"", v);
-      retry__config_path_pop(c, mark);
-      return false;
-    }
+    mo->space = space == 1 ? RETRY_SPACE_HTTP : RETRY_SPACE_GRPC;
   }
-  v = retry__config_field(ext, "jitter");
+  json_t *v = retry_json_field(ext, "jitter");
   if (v != NULL) {
     if (!json_is_string(v) || retry_jitter_parse(json_string_value(v), &mo->jitter) != RETRY_OK) {
-      size_t mark = retry__config_path_push_key(c, "jitter");
-      retry__config_fail_value(c, "jitter",
-                               "one of grpc, proportional, full, equal, decorrelated, polly-v2, "
-                               "none",
-                               v);
-      retry__config_path_pop(c, mark);
+      size_t mark = retry_json_path_push_key(&c->j, "jitter");
+      retry_json_fail_value(&c->j, "\"jitter\"",
+                            "one of grpc, proportional, full, equal, decorrelated, polly-v2, "
+                            "none",
+                            v);
+      retry_json_path_pop(&c->j, mark);
       return false;
     }
     mo->has_jitter = true;
   }
   /* Each getter leaves its field alone when the key is absent; rc == 1 marks it as given. */
-  int rc;
-  if ((rc = retry__config_get_number(c, ext, "jitterFraction", 0, false, 1, false,
-                                     "a number in [0, 1]", &mo->jitter_fraction)) < 0)
+  if ((rc = retry_json_get_number(&c->j, ext, "jitterFraction", 0, false, 1, false,
+                                  "a number in [0, 1]", &mo->jitter_fraction)) < 0)
     return false;
   mo->has_jitter_fraction |= rc == 1;
-  if ((rc = retry__config_get_bool(c, ext, "capAfterJitter", &mo->cap_after_jitter)) < 0)
+  if ((rc = retry_json_get_bool(&c->j, ext, "capAfterJitter", &mo->cap_after_jitter)) < 0)
     return false;
   mo->has_cap_after_jitter |= rc == 1;
-  if ((rc = retry__config_get_duration(c, ext, "perAttemptTimeout", 0, true, INT64_MAX, DUR_POS,
-                                       &mo->per_attempt_timeout_ns)) < 0)
+  if ((rc = retry_json_get_duration(&c->j, ext, "perAttemptTimeout", 0, true, INT64_MAX, DUR_POS,
+                                    &mo->per_attempt_timeout_ns)) < 0)
     return false;
   mo->has_per_attempt_timeout |= rc == 1;
-  json_int_t bytes = 0;
-  if ((rc = retry__config_get_int(c, ext, "retryBufferBytes", 0, JINT_MAX,
-                                  "an integer >= 0 (0: unlimited)", &bytes)) < 0)
+  int64_t bytes = 0;
+  if ((rc = retry_json_get_int(&c->j, ext, "retryBufferBytes", 0, INT64_MAX,
+                               "an integer >= 0 (0: unlimited)", &bytes)) < 0)
     return false;
   if (rc == 1) {
     mo->has_retry_buffer = true;
-    mo->retry_buffer_bytes = (int64_t)bytes;
+    mo->retry_buffer_bytes = bytes;
   }
-  if ((rc = retry__config_get_bool(c, ext, "retryStreaming", &mo->retry_streaming)) < 0)
+  if ((rc = retry_json_get_bool(&c->j, ext, "retryStreaming", &mo->retry_streaming)) < 0)
     return false;
   mo->has_retry_streaming |= rc == 1;
-  if ((rc = retry__config_get_bool(c, ext, "honorRetryAfter", &mo->honor_retry_after)) < 0)
+  if ((rc = retry_json_get_bool(&c->j, ext, "honorRetryAfter", &mo->honor_retry_after)) < 0)
     return false;
   mo->has_honor_retry_after |= rc == 1;
-  if ((rc = retry__config_get_bool(c, ext, "waitForDeadline", &mo->wait_for_deadline)) < 0)
+  if ((rc = retry_json_get_bool(&c->j, ext, "waitForDeadline", &mo->wait_for_deadline)) < 0)
     return false;
   mo->has_wait_for_deadline |= rc == 1;
   return true;
@@ -146,19 +138,19 @@ void retry__config_ext_apply(const retry_config *cfg, retry_policy *p, const met
  * message, since the key is right and only its place is wrong. */
 static bool parse_entry_ext(load_ctx *c, json_t *ext, method_opts *mo) {
   if (!json_is_object(ext)) {
-    retry__config_fail_value(c, "retrysim", "an object", ext);
+    retry_json_fail_value(&c->j, "\"retrysim\"", "an object", ext);
     return false;
   }
   for (void *it = json_object_iter(ext); it != NULL; it = json_object_iter_next(ext, it)) {
     const char *key = json_object_iter_key(it);
-    if (retry__config_key_in(key, method_keys, N_OF(method_keys))) continue;
-    size_t mark = retry__config_path_push_key(c, key);
-    if (retry__config_key_in(key, channel_keys, N_OF(channel_keys)))
-      retry__config_fail(c, RETRY_ECONFIG,
-                         "%s is channel-wide: set it in the top-level retrysim block", key);
+    if (retry_json_key_in(key, method_keys, N_OF(method_keys))) continue;
+    size_t mark = retry_json_path_push_key(&c->j, key);
+    if (retry_json_key_in(key, channel_keys, N_OF(channel_keys)))
+      retry_json_fail(&c->j, RETRY_ECONFIG,
+                      "\"%s\" is channel-wide: set it in the top-level retrysim block", key);
     else
-      retry__config_fail_unknown_key(c, key, method_keys, N_OF(method_keys));
-    retry__config_path_pop(c, mark);
+      retry_json_fail_unknown_key(&c->j, key, method_keys, N_OF(method_keys), NULL);
+    retry_json_path_pop(&c->j, mark);
     return false;
   }
   return parse_method_opts(c, ext, mo);
@@ -169,13 +161,13 @@ static bool parse_entry_ext(load_ctx *c, json_t *ext, method_opts *mo) {
  * block gets exactly the top-level options. */
 bool retry__config_ext_entry_opts(load_ctx *c, json_t *entry, method_opts *mo) {
   *mo = c->top;
-  json_t *ext = retry__config_field(entry, "retrysim");
+  json_t *ext = retry_json_field(entry, "retrysim");
   if (ext == NULL) return true;
   method_opts own;
   memset(&own, 0, sizeof own);
-  size_t mark = retry__config_path_push_key(c, "retrysim");
+  size_t mark = retry_json_path_push_key(&c->j, "retrysim");
   if (!parse_entry_ext(c, ext, &own)) return false; /* the path dies with the error */
-  retry__config_path_pop(c, mark);
+  retry_json_path_pop(&c->j, mark);
   merge_opts(mo, &own);
   return true;
 }
@@ -193,8 +185,8 @@ bool retry__config_ext_entry_opts(load_ctx *c, json_t *entry, method_opts *mo) {
 /* Counts as measure() in retry_config.c does, on the raw tree before validation, so the
  * result can only overestimate: a non-string entry takes no room and fails later. */
 void retry__config_ext_measure(json_t *root, config_sizes *s) {
-  json_t *ext = retry__config_field(root, "retrysim");
-  json_t *idem = json_is_object(ext) ? retry__config_field(ext, "idempotentMethods") : NULL;
+  json_t *ext = retry_json_field(root, "retrysim");
+  json_t *idem = json_is_object(ext) ? retry_json_field(ext, "idempotentMethods") : NULL;
   if (!json_is_array(idem)) return;
   s->has_idempotent = true;
   s->n_idempotent = json_array_size(idem);
@@ -221,16 +213,16 @@ static bool parse_idempotent(load_ctx *c, json_t *list) {
   retry_config *cfg = c->cfg;
   static const char what[] = "an array of full method names such as \"/pkg.Service/Method\"";
   if (!json_is_array(list)) {
-    retry__config_fail_value(c, "idempotentMethods", what, list);
+    retry_json_fail_value(&c->j, "\"idempotentMethods\"", what, list);
     return false;
   }
   for (size_t i = 0; i < json_array_size(list); i++) {
     json_t *item = json_array_get(list, i);
     if (!json_is_string(item) || !is_full_method_name(json_string_value(item))) {
-      size_t mark = retry__config_path_push_index(c, i);
-      retry__config_fail_value(c, "idempotentMethods entries",
-                               "full method names \"/pkg.Service/Method\"", item);
-      retry__config_path_pop(c, mark);
+      size_t mark = retry_json_path_push_index(&c->j, i);
+      retry_json_fail_value(&c->j, "\"idempotentMethods\" entries",
+                            "full method names \"/pkg.Service/Method\"", item);
+      retry_json_path_pop(&c->j, mark);
       return false;
     }
     cfg->idempotent[cfg->n_idempotent++] =
@@ -255,11 +247,11 @@ static bool parse_idempotent(load_ctx *c, json_t *list) {
 static const char *block_type(load_ctx *c, json_t *b, const char *what, const char *types,
                               json_t **type) {
   if (!json_is_object(b)) {
-    retry__config_fail_value(c, what, "an object with a \"type\"", b);
+    retry_json_fail_value(&c->j, what, "an object with a \"type\"", b);
     return NULL;
   }
-  *type = retry__config_field(b, "type");
-  if (retry__config_require(c, *type == NULL ? 0 : 1, "type", types) < 0) return NULL;
+  *type = retry_json_field(b, "type");
+  if (retry_json_require(&c->j, *type == NULL ? 0 : 1, "type", types) < 0) return NULL;
   return json_is_string(*type) ? json_string_value(*type) : "";
 }
 
@@ -278,46 +270,46 @@ static bool parse_budget(load_ctx *c, json_t *b) {
   static const char types[] = "one of \"aws\", \"finagle\", \"envoy\"";
   retry_target_config *t = &c->cfg->target;
   json_t *type = NULL;
-  const char *s = block_type(c, b, "budget", types, &type);
+  const char *s = block_type(c, b, "\"budget\"", types, &type);
   if (s == NULL) return false;
   /* t->budget is set before the keys are read; on an error the whole config is freed, so a
    * half-read budget is never seen. */
   if (strcmp(s, "aws") == 0) {
     t->budget = RETRY_BUDGET_AWS;
     retry_aws_quota_config_init(&t->aws);
-    return retry__config_check_keys(c, b, aws_keys, N_OF(aws_keys)) &&
-           retry__config_get_int32(c, b, "capacity", 1, INT32_MAX, "an integer > 0",
-                                   &t->aws.capacity) >= 0 &&
-           retry__config_get_int32(c, b, "retryCost", 1, INT32_MAX, "an integer > 0",
-                                   &t->aws.retry_cost) >= 0 &&
-           retry__config_get_int32(c, b, "timeoutCost", 1, INT32_MAX, "an integer > 0",
-                                   &t->aws.timeout_cost) >= 0 &&
-           retry__config_get_int32(c, b, "noRetryIncrement", 0, INT32_MAX, "an integer >= 0",
-                                   &t->aws.no_retry_increment) >= 0;
+    return retry_json_check_keys(&c->j, b, aws_keys, N_OF(aws_keys), NULL) &&
+           retry_json_get_int32(&c->j, b, "capacity", 1, INT32_MAX, "an integer > 0",
+                                &t->aws.capacity) >= 0 &&
+           retry_json_get_int32(&c->j, b, "retryCost", 1, INT32_MAX, "an integer > 0",
+                                &t->aws.retry_cost) >= 0 &&
+           retry_json_get_int32(&c->j, b, "timeoutCost", 1, INT32_MAX, "an integer > 0",
+                                &t->aws.timeout_cost) >= 0 &&
+           retry_json_get_int32(&c->j, b, "noRetryIncrement", 0, INT32_MAX, "an integer >= 0",
+                                &t->aws.no_retry_increment) >= 0;
   }
   if (strcmp(s, "finagle") == 0) {
     t->budget = RETRY_BUDGET_FINAGLE;
     retry_finagle_budget_config_init(&t->finagle);
-    return retry__config_check_keys(c, b, finagle_keys, N_OF(finagle_keys)) &&
-           retry__config_get_duration(c, b, "ttl", RETRY_NS_PER_S, false, 60 * RETRY_NS_PER_S,
-                                      "a duration in [1s, 60s]", &t->finagle.ttl_ns) >= 0 &&
-           retry__config_get_int32(c, b, "minRetriesPerSec", 0, INT32_MAX, "an integer >= 0",
-                                   &t->finagle.min_retries_per_sec) >= 0 &&
-           retry__config_get_number(c, b, "percentCanRetry", 0, false, 1000, false,
-                                    "a number in [0, 1000]", &t->finagle.percent_can_retry) >= 0;
+    return retry_json_check_keys(&c->j, b, finagle_keys, N_OF(finagle_keys), NULL) &&
+           retry_json_get_duration(&c->j, b, "ttl", RETRY_NS_PER_S, false, 60 * RETRY_NS_PER_S,
+                                   "a duration in [1s, 60s]", &t->finagle.ttl_ns) >= 0 &&
+           retry_json_get_int32(&c->j, b, "minRetriesPerSec", 0, INT32_MAX, "an integer >= 0",
+                                &t->finagle.min_retries_per_sec) >= 0 &&
+           retry_json_get_number(&c->j, b, "percentCanRetry", 0, false, 1000, false,
+                                 "a number in [0, 1000]", &t->finagle.percent_can_retry) >= 0;
   }
   if (strcmp(s, "envoy") == 0) {
     t->budget = RETRY_BUDGET_ENVOY;
     retry_envoy_budget_config_init(&t->envoy);
-    return retry__config_check_keys(c, b, envoy_keys, N_OF(envoy_keys)) &&
-           retry__config_get_number(c, b, "budgetPercent", 0, false, 100, false,
-                                    "a number in [0, 100]", &t->envoy.budget_percent) >= 0 &&
-           retry__config_get_int32(c, b, "minRetryConcurrency", 0, INT32_MAX, "an integer >= 0",
-                                   &t->envoy.min_retry_concurrency) >= 0;
+    return retry_json_check_keys(&c->j, b, envoy_keys, N_OF(envoy_keys), NULL) &&
+           retry_json_get_number(&c->j, b, "budgetPercent", 0, false, 100, false,
+                                 "a number in [0, 100]", &t->envoy.budget_percent) >= 0 &&
+           retry_json_get_int32(&c->j, b, "minRetryConcurrency", 0, INT32_MAX, "an integer >= 0",
+                                &t->envoy.min_retry_concurrency) >= 0;
   }
-  size_t mark = retry__config_path_push_key(c, "type");
-  retry__config_fail_value(c, "type", types, type);
-  retry__config_path_pop(c, mark);
+  size_t mark = retry_json_path_push_key(&c->j, "type");
+  retry_json_fail_value(&c->j, "\"type\"", types, type);
+  retry_json_path_pop(&c->j, mark);
   return false;
 }
 
@@ -330,18 +322,18 @@ static bool parse_adaptive(load_ctx *c, json_t *a) {
   static const char *const keys[] = {"k", "window", "padding", "rejectStatusCodes"};
   retry_target_config *t = &c->cfg->target;
   if (!json_is_object(a)) {
-    retry__config_fail_value(c, "adaptiveThrottling", "an object", a);
+    retry_json_fail_value(&c->j, "\"adaptiveThrottling\"", "an object", a);
     return false;
   }
   t->has_adaptive = true;
   retry_adaptive_config_init(&t->adaptive);
-  return retry__config_check_keys(c, a, keys, N_OF(keys)) &&
-         retry__config_get_number(c, a, "k", 1, false, DBL_MAX, false, "a number >= 1",
-                                  &t->adaptive.k) >= 0 &&
-         retry__config_get_duration(c, a, "window", 0, true, INT64_MAX, DUR_POS,
-                                    &t->adaptive.window_ns) >= 0 &&
-         retry__config_get_number(c, a, "padding", 0, false, DBL_MAX, false, "a number >= 0",
-                                  &t->adaptive.padding) >= 0 &&
+  return retry_json_check_keys(&c->j, a, keys, N_OF(keys), NULL) &&
+         retry_json_get_number(&c->j, a, "k", 1, false, DBL_MAX, false, "a number >= 1",
+                               &t->adaptive.k) >= 0 &&
+         retry_json_get_duration(&c->j, a, "window", 0, true, INT64_MAX, DUR_POS,
+                                 &t->adaptive.window_ns) >= 0 &&
+         retry_json_get_number(&c->j, a, "padding", 0, false, DBL_MAX, false, "a number >= 0",
+                               &t->adaptive.padding) >= 0 &&
          retry__config_get_status_list(c, a, "rejectStatusCodes", LIST_MIXED, true,
                                        &t->adaptive.reject_statuses) >= 0;
 }
@@ -354,12 +346,11 @@ static bool check_breaker_kind(load_ctx *c, json_t *b, const char *type, bool co
                                size_t n_other) {
   for (void *it = json_object_iter(b); it != NULL; it = json_object_iter_next(b, it)) {
     const char *key = json_object_iter_key(it);
-    if (retry__config_key_in(key, own, n_own) || !retry__config_key_in(key, other, n_other))
-      continue;
-    size_t mark = retry__config_path_push_key(c, key);
-    retry__config_fail(c, RETRY_ECONFIG, "%s applies to %s breakers only; this one is \"%s\"", key,
-                       consecutive ? "\"count\" and \"time\"" : "\"consecutive\"", type);
-    retry__config_path_pop(c, mark);
+    if (retry_json_key_in(key, own, n_own) || !retry_json_key_in(key, other, n_other)) continue;
+    size_t mark = retry_json_path_push_key(&c->j, key);
+    retry_json_fail(&c->j, RETRY_ECONFIG, "\"%s\" applies to %s breakers only; this one is \"%s\"",
+                    key, consecutive ? "\"count\" and \"time\"" : "\"consecutive\"", type);
+    retry_json_path_pop(&c->j, mark);
     return false;
   }
   return true;
@@ -385,7 +376,7 @@ static bool parse_breaker(load_ctx *c, json_t *b) {
   static const char types[] = "one of \"consecutive\", \"count\", \"time\"";
   retry_target_config *t = &c->cfg->target;
   json_t *type = NULL;
-  const char *s = block_type(c, b, "circuitBreaker", types, &type);
+  const char *s = block_type(c, b, "\"circuitBreaker\"", types, &type);
   if (s == NULL) return false;
   retry_breaker_kind kind;
   if (strcmp(s, "consecutive") == 0)
@@ -395,9 +386,9 @@ static bool parse_breaker(load_ctx *c, json_t *b) {
   else if (strcmp(s, "time") == 0)
     kind = RETRY_BREAKER_TIME_WINDOW;
   else {
-    size_t mark = retry__config_path_push_key(c, "type");
-    retry__config_fail_value(c, "type", types, type);
-    retry__config_path_pop(c, mark);
+    size_t mark = retry_json_path_push_key(&c->j, "type");
+    retry_json_fail_value(&c->j, "\"type\"", types, type);
+    retry_json_path_pop(&c->j, mark);
     return false;
   }
   bool consecutive = kind == RETRY_BREAKER_CONSECUTIVE;
@@ -406,23 +397,23 @@ static bool parse_breaker(load_ctx *c, json_t *b) {
   size_t n_own = consecutive ? N_OF(consecutive_keys) : N_OF(window_keys);
   size_t n_other = consecutive ? N_OF(window_keys) : N_OF(consecutive_keys);
   if (!check_breaker_kind(c, b, s, consecutive, own, n_own, other, n_other) ||
-      !retry__config_check_keys(c, b, own, n_own))
+      !retry_json_check_keys(&c->j, b, own, n_own, NULL))
     return false;
   t->has_breaker = true;
   retry_breaker_config_init(&t->breaker, kind);
   retry_breaker_config *bc = &t->breaker;
-  return retry__config_get_int32(c, b, "failureThreshold", 1, INT32_MAX, "an integer >= 1",
-                                 &bc->failure_threshold) >= 0 &&
-         retry__config_get_number(c, b, "failureRateThreshold", 0, true, 100, false,
-                                  "a number in (0, 100]", &bc->failure_rate_threshold) >= 0 &&
-         retry__config_get_int32(c, b, "slidingWindowSize", 1, INT32_MAX, "an integer >= 1",
-                                 &bc->window_size) >= 0 &&
-         retry__config_get_int32(c, b, "minimumNumberOfCalls", 1, INT32_MAX, "an integer >= 1",
-                                 &bc->minimum_calls) >= 0 &&
-         retry__config_get_duration(c, b, "waitDurationInOpenState", 0, true, INT64_MAX, DUR_POS,
-                                    &bc->open_duration_ns) >= 0 &&
-         retry__config_get_int32(c, b, "permittedNumberOfCallsInHalfOpenState", 1, INT32_MAX,
-                                 "an integer >= 1", &bc->half_open_calls) >= 0 &&
+  return retry_json_get_int32(&c->j, b, "failureThreshold", 1, INT32_MAX, "an integer >= 1",
+                              &bc->failure_threshold) >= 0 &&
+         retry_json_get_number(&c->j, b, "failureRateThreshold", 0, true, 100, false,
+                               "a number in (0, 100]", &bc->failure_rate_threshold) >= 0 &&
+         retry_json_get_int32(&c->j, b, "slidingWindowSize", 1, INT32_MAX, "an integer >= 1",
+                              &bc->window_size) >= 0 &&
+         retry_json_get_int32(&c->j, b, "minimumNumberOfCalls", 1, INT32_MAX, "an integer >= 1",
+                              &bc->minimum_calls) >= 0 &&
+         retry_json_get_duration(&c->j, b, "waitDurationInOpenState", 0, true, INT64_MAX, DUR_POS,
+                                 &bc->open_duration_ns) >= 0 &&
+         retry_json_get_int32(&c->j, b, "permittedNumberOfCallsInHalfOpenState", 1, INT32_MAX,
+                              "an integer >= 1", &bc->half_open_calls) >= 0 &&
          retry__config_get_status_list(c, b, "failureStatusCodes", LIST_MIXED, true,
                                        &bc->failure_statuses) >= 0;
 }
@@ -439,14 +430,14 @@ static bool parse_breaker(load_ctx *c, json_t *b) {
  * can see what a config asking for 10 attempts would really do. */
 bool retry__config_ext_parse(load_ctx *c, json_t *ext) {
   if (!json_is_object(ext)) {
-    retry__config_fail_value(c, "retrysim", "an object", ext);
+    retry_json_fail_value(&c->j, "\"retrysim\"", "an object", ext);
     return false;
   }
-  if (!retry__config_check_keys(c, ext, top_keys, N_OF(top_keys)) ||
+  if (!retry_json_check_keys(&c->j, ext, top_keys, N_OF(top_keys), NULL) ||
       !parse_method_opts(c, ext, &c->top))
     return false;
-  if (retry__config_get_int32(c, ext, "maxAttemptsLimit", 1, 1000, "an integer in [1, 1000]",
-                              &c->cfg->max_attempts_limit) < 0)
+  if (retry_json_get_int32(&c->j, ext, "maxAttemptsLimit", 1, 1000, "an integer in [1, 1000]",
+                           &c->cfg->max_attempts_limit) < 0)
     return false;
   return retry__config_parse_sub(c, ext, "idempotentMethods", parse_idempotent) &&
          retry__config_parse_sub(c, ext, "budget", parse_budget) &&

@@ -1,25 +1,18 @@
 /*
  * retry_config_int.h: what the two halves of the service config loader share; private to them.
  *
- * retry_config.c reads the standard gRPC part and owns the load context, the helpers and the
- * lifecycle; retry_config_ext.c reads the "retrysim" extension block. Only these two files
- * include this header, and with it <jansson.h>: tools/check-deps.sh fails on jansson elsewhere.
+ * retry_config.c reads the standard gRPC part and owns the load context and the lifecycle;
+ * retry_config_ext.c reads the "retrysim" extension block. Both walk the tree with retry_json.h.
+ * Only these two files include this header: tools/check-deps.sh fails on jansson outside them
+ * and retry_json.o.
  */
 #ifndef RETRY_CONFIG_INT_H
 #define RETRY_CONFIG_INT_H
 
 #include "retry_int.h"
-
-#include <limits.h>
+#include "retry_json.h"
 
 #include <jansson.h>
-
-/* The largest JSON integer jansson represents: the upper bound of "an integer >= 0" fields. */
-#if JSON_INTEGER_IS_LONG_LONG
-#define JINT_MAX LLONG_MAX
-#else
-#define JINT_MAX LONG_MAX
-#endif
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -77,15 +70,11 @@ typedef struct method_opts {
   bool retry_streaming, honor_retry_after, wait_for_deadline;
 } method_opts;
 
-/* The state of one load, on the loader's stack. Invariants: path is NUL-terminated and
- * path_len == strlen(path); every push is undone by a pop with its mark, except on the way
- * out after a failure, when the path is dead (the error already holds a copy). Once e.code is
- * set nothing else is validated: every function returns false / -1 straight up. */
+/* The state of one load, on the loader's stack. The retry_json context comes first and is
+ * embedded, not pointed to: it has the load's lifetime, and &c->j is all the shared getters
+ * need (its invariants are retry_json_ctx's: once j.e.code is set, nothing else is read). */
 typedef struct load_ctx {
-  const char *source; /* file name or "<string>" */
-  retry_error e;      /* the first error; e.code != RETRY_OK once loading failed */
-  char path[512];     /* JSON path of the value being read, "$.methodConfig[0]" */
-  size_t path_len;
+  retry_json_ctx j;    /* source, JSON path and the first error */
   retry_config *cfg;   /* being filled */
   size_t strings_used; /* bytes of cfg->strings handed out, <= cfg->strings_size */
   method_opts top;     /* method options of the top-level extension block */
@@ -112,53 +101,12 @@ typedef enum list_space {
 /* }================================================================== */
 
 /* {==================================================================
- * retry_config.c: errors, paths and typed getters
+ * retry_config.c: what retry_json.h has no getter for
  *
- * A getter returns 1 and sets *out when the field is present and valid, 0 when it is absent
- * (JSON null counts as absent, as in proto3 JSON), -1 after recording an error. *out is left
- * alone unless the field is valid, so callers preset it with the default. Errors are
- * reported at the current path plus the key.
+ * The getters follow retry_json.h's contract: 1 set, 0 absent (or null), -1 after recording
+ * an error; *out is left alone unless the field is valid.
  * =================================================================== */
 
-/* Records an error at the current path; the first one wins. */
-void retry__config_fail(load_ctx *c, int code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-/* "<key> must be <what>, got <v>" at the current path (the caller pushes the key). */
-void retry__config_fail_value(load_ctx *c, const char *key, const char *what, const json_t *v);
-/* An unknown key (the path already ends with it), listing the allowed ones. */
-void retry__config_fail_unknown_key(load_ctx *c, const char *key, const char *const *allowed,
-                                    size_t n_allowed);
-
-/* Append ".key" / "[i]" to the path; each returns the mark to give back to path_pop. */
-size_t retry__config_path_push_key(load_ctx *c, const char *key);
-size_t retry__config_path_push_index(load_ctx *c, size_t i);
-void retry__config_path_pop(load_ctx *c, size_t mark);
-
-/* Whether key is one of list[0..n). */
-bool retry__config_key_in(const char *key, const char *const *list, size_t n);
-/* Fails on the first key of obj, in document order, that is not in allowed. */
-bool retry__config_check_keys(load_ctx *c, json_t *obj, const char *const *allowed, size_t n);
-
-/* obj[key], NULL when absent or null. A borrowed pointer valid while the document lives. */
-json_t *retry__config_field(json_t *obj, const char *key);
-/* Passes a getter's rc through, turning 0 (absent) into a "<key> is required" error. */
-int retry__config_require(load_ctx *c, int rc, const char *key, const char *what);
-
-int retry__config_get_bool(load_ctx *c, json_t *obj, const char *key, bool *out);
-/* A JSON integer (not a real such as 2.0) in [lo, hi]. */
-int retry__config_get_int(load_ctx *c, json_t *obj, const char *key, json_int_t lo, json_int_t hi,
-                          const char *what, json_int_t *out);
-int retry__config_get_int32(load_ctx *c, json_t *obj, const char *key, int32_t lo, int32_t hi,
-                            const char *what, int32_t *out);
-/* A JSON number in lo..hi, each end open or closed. */
-int retry__config_get_number(load_ctx *c, json_t *obj, const char *key, double lo, bool lo_open,
-                             double hi, bool hi_open, const char *what, double *out);
-/* A proto3 Duration string in lo..hi (lo open or closed, hi closed), in nanoseconds. */
-int retry__config_get_duration(load_ctx *c, json_t *obj, const char *key, int64_t lo, bool lo_open,
-                               int64_t hi, const char *what, int64_t *out);
 /* A status list read in space sp; replaces what *out held. non_empty: [] is an error. */
 int retry__config_get_status_list(load_ctx *c, json_t *obj, const char *key, list_space sp,
                                   bool non_empty, retry_status_set *out);

@@ -2,9 +2,10 @@
  * retry_err.c: error codes, error details and allocation helpers of libretry.
  *
  * The error table is generated from RETRY_ERRNO_MAP, so a code, its name and its text cannot
- * drift apart. A retry_error keeps the first error reported into it.
+ * drift apart. A retry_error keeps the first error reported into it (retry_error_set).
  */
 #include "retry_int.h"
+#include "retry_json.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,18 +48,34 @@ static void copy_field(char *dst, size_t size, const char *src) {
   dst[n] = '\0';
 }
 
-void retry__error_set(retry_error *e, int code, const char *source, const char *path, int line,
-                      int column, const char *fmt, ...) {
-  /* The first error wins: a later, derived error must not hide the cause. */
+/* The one implementation of "the first error wins" (retry_json.h): the engine's validators,
+ * both JSON loaders and the simulator's outputs all end here. It lives in this file, which
+ * needs libc only, so that an engine-only client linking it does not pull in jansson. */
+void retry_error_vset(retry_error *e, int code, const char *source, const char *path, int line,
+                      int column, const char *fmt, va_list ap) {
+  /* A later, derived error (out of memory while unwinding, say) must not hide the cause. */
   if (e == NULL || e->code != RETRY_OK) return;
   e->code = code;
   copy_field(e->source, sizeof e->source, source);
   copy_field(e->path, sizeof e->path, path);
   e->line = line;
   e->column = column;
+  vsnprintf(e->message, sizeof e->message, fmt, ap);
+}
+
+void retry_error_set(retry_error *e, int code, const char *source, const char *path, int line,
+                     int column, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(e->message, sizeof e->message, fmt, ap);
+  retry_error_vset(e, code, source, path, line, column, fmt, ap);
+  va_end(ap);
+}
+
+void retry__error_set(retry_error *e, int code, const char *source, const char *path, int line,
+                      int column, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  retry_error_vset(e, code, source, path, line, column, fmt, ap);
   va_end(ap);
 }
 

@@ -792,7 +792,7 @@ static void test_cli_scenario_policy_inline(void **state) {
   assert_int_equal(err.code, RETRY_ECONFIG);
   assert_string_equal(err.source, "t.json");
   assert_string_equal(err.path, "$.clients.web.policy.methodConfig[0].retryPolicy.maxAttempts");
-  assert_string_equal(err.message, "maxAttempts must be an integer > 1, got 1");
+  assert_string_equal(err.message, "\"maxAttempts\" must be an integer > 1, got 1");
 
   /* A policy in the wrong status space. */
   const char *hpol = RETRY_POLICY("http", "503");

@@ -452,7 +452,7 @@ static void test_config_clamp_lifted(void **state) {
   assert_int_equal(err.code, RETRY_ECONFIG);
   assert_string_equal(err.path, "$.methodConfig[0].hedgingPolicy.maxAttempts");
   assert_string_equal(err.message,
-                      "hedging maxAttempts must be at most 64 after the client limit, got 65");
+                      "hedging \"maxAttempts\" must be at most 64 after the client limit, got 65");
   /* ...but 65 clamped to 5 by default is fine, as gRPC clamps silently. */
   cfg =
       load_ok("{\"methodConfig\":[{\"name\":[{}],\"hedgingPolicy\":{\"maxAttempts\":65}}]}", NULL);
@@ -829,14 +829,14 @@ static void test_config_error_fields(void **state) {
   assert_int_equal(err.code, RETRY_ECONFIG);
   assert_string_equal(err.source, "<string>");
   assert_string_equal(err.path, "$.methodConfig[0].retryPolicy.maxAttempts");
-  assert_string_equal(err.message, "maxAttempts must be an integer > 1, got 1");
+  assert_string_equal(err.message, "\"maxAttempts\" must be an integer > 1, got 1");
   assert_int_equal(err.line, -1);
   assert_int_equal(err.column, -1);
   char buf[600];
   retry_error_format(&err, buf, sizeof buf);
   assert_string_equal(buf,
                       "<string>: $.methodConfig[0].retryPolicy.maxAttempts: "
-                      "maxAttempts must be an integer > 1, got 1");
+                      "\"maxAttempts\" must be an integer > 1, got 1");
   /* A syntax error has a position and no path; the source is the name given. */
   retry_error_clear(&err);
   assert_null(retry_config_load_string("{\n  \"a\": [1,\n}", "inline.json", NULL, &err));

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Checks that libretry.a needs libc (and libm) only: no GSL anywhere, jansson only in the two
-# halves of the config loader (retry_config.o, retry_config_ext.o), clocks and sleeps only in
-# the real-time driver.
+# halves of the config loader (retry_config.o, retry_config_ext.o) and the JSON helpers they
+# share with the scenario loader (retry_json.o), clocks and sleeps only in the real-time driver.
 set -eu
 lib=${1:-${BUILD:-build}/libretry.a}
 [ -f "$lib" ] || { echo "check-deps: $lib not built" >&2; exit 1; }
@@ -9,9 +9,9 @@ bad=0
 nm -A "$lib" 2>/dev/null | awk '$2 == "U" || $(NF-1) == "U" {print}' > /tmp/check-deps.$$ || true
 if grep -q 'gsl_' /tmp/check-deps.$$; then echo "check-deps: libretry references GSL:"; grep 'gsl_' /tmp/check-deps.$$; bad=1; fi
 # nm -A prints "lib.a:member.o: U sym"; the member name must match exactly, colons included.
-json_ok=':(retry_config|retry_config_ext)\.o:'
+json_ok=':(retry_config|retry_config_ext|retry_json)\.o:'
 if grep 'json_' /tmp/check-deps.$$ | grep -Ev "$json_ok" | grep -q .; then
-  echo "check-deps: jansson referenced outside retry_config.o and retry_config_ext.o:"
+  echo "check-deps: jansson referenced outside retry_config.o, retry_config_ext.o and retry_json.o:"
   grep 'json_' /tmp/check-deps.$$ | grep -Ev "$json_ok"; bad=1
 fi
 if grep -E 'clock_gettime|nanosleep|[^a-z_]rand$|[^a-z_]random$|[^a-z_]time$' /tmp/check-deps.$$ | grep -v 'retry_realtime.o' | grep -q .; then
