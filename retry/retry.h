@@ -237,136 +237,66 @@ int retry_pushback_parse_http_date(const char *value, int64_t *epoch_ns);
 /* }================================================================== */
 
 /* {==================================================================
- * Shared per-target state
+ * Shared per-target state: what a client configures
+ *
+ * A retry_target holds every part a (client, target) pair shares: the gRPC throttle, one
+ * retry budget, adaptive throttling and a circuit breaker. A client fills a
+ * retry_target_config (or takes one from retry_config_target) and lets retry_call drive the
+ * parts. The parts' own state types and operations (retry_throttle_*, retry_aws_quota_*,
+ * retry_finagle_budget_*, retry_envoy_budget_*, retry_adaptive_*, retry_breaker_* beyond its
+ * config and state name) are in retry_parts.h, for code that runs or inspects a part by hand.
  * =================================================================== */
 
-/* gRPC retry throttling (A6 retryThrottling), in milli-tokens as grpc-java and C-core keep it. */
+/* gRPC retry throttling (A6 retryThrottling), in milli-tokens as grpc-java and C-core keep it.
+ * No defaults to fill: A6 has none, both fields come from the service config. */
 typedef struct retry_throttle_config {
   int64_t max_milli_tokens;  /* maxTokens * 1000; maxTokens in (0, 1000] */
   int64_t token_ratio_milli; /* tokenRatio * 1000, truncated to 3 decimals; > 0 */
 } retry_throttle_config;
 
-typedef struct retry_throttle {
-  retry_throttle_config cfg; /* read-only */
-  int64_t milli_tokens;      /* read-only: current count in [0, max_milli_tokens] */
-} retry_throttle;
-
-/* Starts the bucket full. */
-void retry_throttle_init(retry_throttle *t, const retry_throttle_config *cfg);
-/* Records a qualifying failure: -1000, clamped at 0. Returns whether retries are still
- * allowed afterwards (count > max/2), which is the answer for the failed call's retry. */
-bool retry_throttle_record_failure(retry_throttle *t);
-/* Records a success: +token_ratio_milli, clamped at max. */
-void retry_throttle_record_success(retry_throttle *t);
-/* Returns whether retries and hedges are allowed now (count > max/2), without changing it. */
-bool retry_throttle_is_allowed(const retry_throttle *t);
-
 /* AWS SDK retry quota (standard mode, aws-sdk-go-v2 defaults before 2026). */
 typedef struct retry_aws_quota_config {
-  int32_t capacity;           /* bucket size and start value, default 500 */
-  int32_t retry_cost;         /* taken for a retry, default 5 */
-  int32_t timeout_cost;       /* taken for a retry after a timeout, default 10 */
-  int32_t no_retry_increment; /* added when a first attempt succeeds, default 1 */
+  int32_t capacity;           /* bucket size and start value, >= 0; default 500 */
+  int32_t retry_cost;         /* taken for a retry, >= 1; default 5 */
+  int32_t timeout_cost;       /* taken for a retry after a timeout, >= 1; default 10 */
+  int32_t no_retry_increment; /* added when a first attempt succeeds, >= 0; default 1 */
   retry_status_set
       timeout_statuses; /* which statuses are timeouts (default DEADLINE_EXCEEDED, 504) */
 } retry_aws_quota_config;
 
-typedef struct retry_aws_quota {
-  retry_aws_quota_config cfg; /* read-only */
-  int32_t available;          /* read-only: tokens left */
-} retry_aws_quota;
-
-/* Fills the AWS standard-mode defaults. */
+/* Fills cfg with the AWS standard-mode defaults above. */
 void retry_aws_quota_config_init(retry_aws_quota_config *cfg);
-void retry_aws_quota_init(retry_aws_quota *q, const retry_aws_quota_config *cfg);
-/* Takes the cost of one retry (timeout_cost when is_timeout). Returns the cost taken (> 0),
- * or 0 when the quota cannot pay it (nothing taken: the retry must not happen). */
-int32_t retry_aws_quota_acquire(retry_aws_quota *q, bool is_timeout);
-/* Reports a successful attempt: refunds retry_cost_taken (the value acquire returned for that
- * attempt, 0 for a first attempt, which adds no_retry_increment instead). Clamped at capacity. */
-void retry_aws_quota_release(retry_aws_quota *q, int32_t retry_cost_taken);
 
 /* Finagle / Linkerd ratio retry budget: percent of recent requests plus a reserve per second. */
-#define RETRY_FINAGLE_SLICES 10
 typedef struct retry_finagle_budget_config {
   int64_t ttl_ns;              /* how long a deposit counts, in [1 s, 60 s]; default 10 s */
   int32_t min_retries_per_sec; /* reserve, >= 0; default 10 */
   double percent_can_retry;    /* retries per request, in [0, 1000] (0.2 = 20 %); default 0.2 */
 } retry_finagle_budget_config;
 
-typedef struct retry_finagle_budget {
-  retry_finagle_budget_config cfg; /* read-only */
-  /* private: a windowed adder of RETRY_FINAGLE_SLICES slices over ttl, in milli-units */
-  int64_t deposit, withdrawal, reserve;
-  int64_t slices[RETRY_FINAGLE_SLICES];
-  int64_t slice_ns;
-  int64_t cur_slice_start_ns;
-  int cur;
-} retry_finagle_budget;
-
+/* Fills cfg with Finagle's RetryBudget() defaults above. */
 void retry_finagle_budget_config_init(retry_finagle_budget_config *cfg);
-void retry_finagle_budget_init(retry_finagle_budget *b, const retry_finagle_budget_config *cfg,
-                               int64_t now_ns);
-/* Records one request (the original attempt of a call). */
-void retry_finagle_budget_deposit(retry_finagle_budget *b, int64_t now_ns);
-/* Takes one retry from the budget. Returns whether it was granted. */
-bool retry_finagle_budget_try_withdraw(retry_finagle_budget *b, int64_t now_ns);
-/* Returns how many retries the budget would grant now. */
-int64_t retry_finagle_budget_balance(retry_finagle_budget *b, int64_t now_ns);
 
 /* Envoy retry budget: concurrent retries limited to a percent of active requests. */
 typedef struct retry_envoy_budget_config {
-  double budget_percent;         /* percent of active requests, default 20.0 */
-  int32_t min_retry_concurrency; /* floor, default 3 */
+  double budget_percent;         /* percent of active requests, in [0, 100]; default 20.0 */
+  int32_t min_retry_concurrency; /* floor, >= 0; default 3 */
 } retry_envoy_budget_config;
 
-typedef struct retry_envoy_budget {
-  retry_envoy_budget_config cfg; /* read-only */
-  int64_t active_requests;       /* read-only: attempts in flight to the target */
-  int64_t active_retries;        /* read-only: retries holding the budget */
-} retry_envoy_budget;
-
+/* Fills cfg with Envoy's RetryBudget defaults above. */
 void retry_envoy_budget_config_init(retry_envoy_budget_config *cfg);
-void retry_envoy_budget_init(retry_envoy_budget *b, const retry_envoy_budget_config *cfg);
-/* An attempt (original or retry) started / ended. */
-void retry_envoy_budget_request_start(retry_envoy_budget *b);
-void retry_envoy_budget_request_end(retry_envoy_budget *b);
-/* Takes one concurrent-retry slot when active_retries < max(percent/100 * active_requests,
- * min_retry_concurrency). Returns whether it was granted. */
-bool retry_envoy_budget_try_acquire(retry_envoy_budget *b);
-/* Gives back a slot taken by try_acquire (the retry finished). */
-void retry_envoy_budget_release(retry_envoy_budget *b);
 
 /* Client-side adaptive throttling (Google SRE book, "Handling Overload"). */
-#define RETRY_ADAPTIVE_BINS 100
 typedef struct retry_adaptive_config {
-  double k;          /* accepts multiplier K, >= 1; default 2.0 */
-  int64_t window_ns; /* history length, > 0; default 120 s */
-  double padding;    /* denominator padding: requests + padding; SRE 1, grpc-go RLS 8 */
-  retry_status_set reject_statuses; /* responses that count as "not accepted" */
+  double k;          /* accepts multiplier K, finite and >= 1; default 2.0 */
+  int64_t window_ns; /* history length, >= 100 ns (one per bin); default 120 s */
+  double padding;    /* denominator padding, >= 0: requests + padding; SRE 1, grpc-go RLS 8 */
+  retry_status_set reject_statuses; /* responses that count as "not accepted" (default
+                                       RESOURCE_EXHAUSTED, UNAVAILABLE, 429, 503) */
 } retry_adaptive_config;
 
-typedef struct retry_adaptive {
-  retry_adaptive_config cfg; /* read-only */
-  /* private: ring of RETRY_ADAPTIVE_BINS bins over window_ns */
-  int64_t requests[RETRY_ADAPTIVE_BINS];
-  int64_t accepts[RETRY_ADAPTIVE_BINS];
-  int64_t bin_ns;
-  int64_t cur_bin_start_ns;
-  int cur;
-} retry_adaptive;
-
+/* Fills cfg with the SRE book's defaults above. */
 void retry_adaptive_config_init(retry_adaptive_config *cfg);
-void retry_adaptive_init(retry_adaptive *a, const retry_adaptive_config *cfg, int64_t now_ns);
-/* Returns max(0, (requests - K * accepts) / (requests + padding)) over the window. */
-double retry_adaptive_reject_probability(retry_adaptive *a, int64_t now_ns);
-/* Decides whether to reject one attempt locally: rejects iff u < probability, u in [0, 1).
- * A rejected attempt is counted as a request now; one let through is counted when its
- * response is recorded (as grpc-go's throttler does). Returns true to reject. */
-bool retry_adaptive_should_reject(retry_adaptive *a, int64_t now_ns, double u);
-/* Records the response to an attempt that was let through: a request, and an accept unless
- * the backend refused the work (accepted false: a status in reject_statuses). */
-void retry_adaptive_record_response(retry_adaptive *a, int64_t now_ns, bool accepted);
 
 /* Circuit breakers. */
 typedef enum retry_breaker_kind {
@@ -395,26 +325,13 @@ typedef struct retry_breaker_config {
   retry_status_set failure_statuses; /* which statuses count as failures */
 } retry_breaker_config;
 
-typedef struct retry_breaker retry_breaker;
-
+/* Fills cfg with the defaults of a breaker of the given kind: for the window kinds
+ * resilience4j's (rate 50 %, window 100, minimum 100 calls, 60 s open, 10 probes), for
+ * CONSECUTIVE 5 failures in a row, 30 s open, 1 probe; failures are UNKNOWN,
+ * DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, INTERNAL, UNAVAILABLE, DATA_LOSS and HTTP 5xx. */
 void retry_breaker_config_init(retry_breaker_config *cfg, retry_breaker_kind kind);
-/* Returns a new breaker; free with retry_breaker_destroy. NULL on bad config or no memory
- * (details in err). alloc may be NULL. */
-retry_breaker *retry_breaker_create(const retry_breaker_config *cfg, const retry_allocator *alloc,
-                                    retry_error *err);
-/* Frees b; NULL is a no-op. */
-void retry_breaker_destroy(retry_breaker *b);
-/* Asks to send one attempt now. Moves OPEN to HALF_OPEN once open_duration has passed
- * (lazily, on this call). Returns whether the attempt may be sent. */
-bool retry_breaker_allow(retry_breaker *b, int64_t now_ns);
-/* Records the result of an attempt that allow() admitted. */
-void retry_breaker_record(retry_breaker *b, int64_t now_ns, bool failure);
-/* Returns the state at now_ns (without moving OPEN to HALF_OPEN). */
-retry_breaker_state retry_breaker_state_get(const retry_breaker *b);
-/* Returns how many times the breaker has opened. */
-int64_t retry_breaker_n_opened(const retry_breaker *b);
 
-/* The shared state of one (client, target) pair: any combination of the above. */
+/* Which retry budget a target carries (at most one). */
 typedef enum retry_budget_kind {
   RETRY_BUDGET_NONE = 0,
   RETRY_BUDGET_AWS,
@@ -425,25 +342,29 @@ typedef enum retry_budget_kind {
 /* Returns "none", "aws", "finagle", "envoy"; a static string. */
 const char *retry_budget_kind_name(retry_budget_kind k);
 
+/* The shared state of one (client, target) pair: any combination of the parts. */
 typedef struct retry_target_config {
   bool has_throttle;
-  retry_throttle_config throttle;
-  retry_budget_kind budget;
-  retry_aws_quota_config aws;
-  retry_finagle_budget_config finagle;
-  retry_envoy_budget_config envoy;
+  retry_throttle_config throttle;      /* when has_throttle */
+  retry_budget_kind budget;            /* which of the next three applies */
+  retry_aws_quota_config aws;          /* when budget is RETRY_BUDGET_AWS */
+  retry_finagle_budget_config finagle; /* when budget is RETRY_BUDGET_FINAGLE */
+  retry_envoy_budget_config envoy;     /* when budget is RETRY_BUDGET_ENVOY */
   bool has_adaptive;
-  retry_adaptive_config adaptive;
+  retry_adaptive_config adaptive; /* when has_adaptive */
   bool has_breaker;
-  retry_breaker_config breaker;
+  retry_breaker_config breaker; /* when has_breaker */
 } retry_target_config;
 
 typedef struct retry_target retry_target;
 
-/* Zeroes cfg: no throttle, no budget, no adaptive throttling, no breaker. */
+/* Zeroes cfg: no throttle, no budget, no adaptive throttling, no breaker. The parts' configs
+ * are zeroed too, not defaulted: fill the ones you turn on with their *_config_init. */
 void retry_target_config_init(retry_target_config *cfg);
-/* Returns a new target state; free with retry_target_destroy. Copies cfg. NULL on bad config
- * or no memory (details in err). alloc may be NULL. */
+/* Validates cfg and creates the parts it turns on, their clocks starting at now_ns. Copies
+ * cfg. alloc may be NULL. NULL on bad config (RETRY_ECONFIG, path "breaker.window_size" and the
+ * like) or no memory (RETRY_ENOMEM), details in err. Returns a new target state; free with
+ * retry_target_destroy. */
 retry_target *retry_target_create(const retry_target_config *cfg, int64_t now_ns,
                                   const retry_allocator *alloc, retry_error *err);
 /* Frees t; NULL is a no-op. No call may still use it. */
@@ -452,17 +373,26 @@ void retry_target_destroy(retry_target *t);
 /* A snapshot for time series and logs. */
 typedef struct retry_target_stats {
   int64_t throttle_milli_tokens; /* -1 without throttle */
-  int64_t budget_available;      /* AWS tokens, Finagle balance, Envoy free slots; -1 without */
-  double adaptive_reject_p;      /* -1 without adaptive throttling */
-  retry_breaker_state breaker;   /* CLOSED without breaker */
-  int64_t breaker_opened;        /* times opened */
-  int64_t in_flight;             /* attempts in flight through this target */
+  int64_t budget_available; /* AWS tokens, Finagle balance, Envoy free slots, >= 0; -1 without */
+  double adaptive_reject_p; /* -1 without adaptive throttling */
+  retry_breaker_state breaker; /* CLOSED without breaker; an expired OPEN still reads OPEN */
+  int64_t breaker_opened;      /* times opened */
+  int64_t in_flight;           /* attempts in flight through this target */
 } retry_target_stats;
 
-/* Fills s with the target's state at now_ns. */
+/* Fills s with the target's state at now_ns. Not a pure read, hence t is not const: it first
+ * advances the target's windows to now_ns (rolls the Finagle budget's slices and the adaptive
+ * throttler's bins, as their next decision at now_ns would), then reads. This changes no
+ * decision the engine takes at now_ns or later. It does not move an expired OPEN breaker to
+ * HALF_OPEN (only an attempt does). t may be NULL (every part absent). */
 void retry_target_stats_get(retry_target *t, int64_t now_ns, retry_target_stats *s);
 
-/* Borrowed pointers to the parts (valid until retry_target_destroy), NULL when absent. */
+/* The parts a target may carry, opaque here: retry_parts.h defines them and their operations. */
+typedef struct retry_throttle retry_throttle;
+typedef struct retry_breaker retry_breaker;
+
+/* Returns a borrowed pointer to t's throttle (or breaker), valid until retry_target_destroy;
+ * NULL when t is NULL or has none. */
 retry_throttle *retry_target_throttle(retry_target *t);
 retry_breaker *retry_target_breaker(retry_target *t);
 

@@ -12,6 +12,7 @@
 
 #include <string.h>
 
+#include "retry/retry_parts.h"
 #include "tests/support/script.h"
 
 #define MS RETRY_NS_PER_MS

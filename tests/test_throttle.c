@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "retry/retry.h"
+#include "retry/retry_parts.h"
 
 static retry_throttle make(int64_t max_tokens, int64_t ratio_milli) {
   retry_throttle_config cfg = {max_tokens * 1000, ratio_milli};
