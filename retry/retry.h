@@ -605,7 +605,8 @@ typedef struct retry_call {
   int64_t next_send_ns;       /* pending attempt or hedge time, RETRY_NEVER if none */
   uint64_t in_flight;         /* bit k-1: attempt k in flight */
   uint64_t budget_held;       /* bit k-1: attempt k holds an Envoy budget slot */
-  int32_t quota_cost[2];      /* AWS cost taken for the last retry: [0] attempt, [1] cost */
+  int32_t aws_paid_attempt;   /* the last attempt sent with an AWS cost taken, 0 if none */
+  int32_t aws_paid_cost;      /* the cost aws_paid_attempt took (refunded if it succeeds) */
   int32_t pending_aws_cost;   /* AWS cost granted for the retry or hedge not yet sent */
   bool pending_slot;          /* an Envoy slot granted for the retry or hedge not yet sent */
   int64_t attempt_started_ns; /* retry policy: start of the attempt in flight */
