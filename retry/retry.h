@@ -32,7 +32,9 @@ extern "C" {
 
 #define RETRY_NS_PER_MS INT64_C(1000000)
 #define RETRY_NS_PER_S INT64_C(1000000000)
-/* "No such time": no deadline, no timer. Later than every real time. */
+/* The one "no such time" value of the API: no deadline, no timer, no Retry-After time, call not
+ * ended. Later than every real time, so comparisons need no special case. Every other int64
+ * (0 and negative values included) is an ordinary time on the caller's clock. */
 #define RETRY_NEVER INT64_MAX
 
 /* A source of uniform 64-bit values. The engine never seeds it or keeps its state. */
@@ -226,12 +228,15 @@ retry_pushback_kind retry_pushback_parse(const char *const *values, size_t n_val
                                          int64_t *delay_ns);
 
 /* Parses an HTTP Retry-After value in delta-seconds form ("120"): digits only. Returns 0 and
- * sets *delay_ns, or RETRY_EINVAL (an HTTP-date is not parsed here, see below). */
+ * sets *delay_ns, RETRY_EINVAL (an HTTP-date is not parsed here, see below), or RETRY_ERANGE
+ * when the delay does not fit in int64 nanoseconds. */
 int retry_pushback_parse_retry_after(const char *value, int64_t *delay_ns);
 
-/* Parses an HTTP-date (IMF-fixdate, "Sun, 06 Nov 1994 08:49:37 GMT") into nanoseconds since
- * the Unix epoch. Pure computation, no clock. Returns 0, or RETRY_EINVAL. A real client
- * subtracts its wall clock and passes the result as retry_outcome.retry_after_at_ns. */
+/* Parses an HTTP-date into nanoseconds since the Unix epoch: IMF-fixdate ("Sun, 06 Nov 1994
+ * 08:49:37 GMT") and the obsolete RFC 850 and asctime forms RFC 9110 says to accept. Pure
+ * computation, no clock. Returns 0 and sets *epoch_ns, or RETRY_EINVAL. A real client moves it
+ * to its own clock (its now + epoch_ns - its wall clock's now) and passes that as
+ * retry_outcome.retry_after_at_ns. */
 int retry_pushback_parse_http_date(const char *value, int64_t *epoch_ns);
 
 /* }================================================================== */
@@ -531,13 +536,16 @@ typedef struct retry_outcome {
   size_t n_pushback;           /* how many values */
   const char *retry_after;     /* HTTP Retry-After as received, or NULL */
   int64_t retry_after_at_ns;   /* an HTTP-date Retry-After already converted to the
-                                  caller's clock, or RETRY_NEVER (0 also means none) */
+                                  caller's clock (any time, 0 included; one in the past
+                                  means retry now), or RETRY_NEVER for none */
   bool headers_received;       /* response headers arrived: the call is committed */
   int64_t request_bytes;       /* request bytes sent in this attempt (commit past buffer) */
   int64_t stream_items;        /* server streaming: messages received in this attempt */
 } retry_outcome;
 
-/* Zeroes o (status OK, no pushback, retry_after_at_ns RETRY_NEVER). */
+/* Fills o for an attempt that ended with status: no pushback, no Retry-After (retry_after
+ * NULL, retry_after_at_ns RETRY_NEVER), no headers, no bytes, no stream items. Start every
+ * outcome with it: a zeroed retry_outcome carries a Retry-After time of 0. */
 void retry_outcome_init(retry_outcome *o, int32_t status);
 
 /* What the engine traces: one record per decision. */
@@ -590,7 +598,9 @@ typedef struct retry_call {
   bool done;
   int32_t status;    /* final status once done */
   retry_stop reason; /* stop reason once done */
-  int64_t start_ns, end_ns, deadline_ns;
+  int64_t start_ns;          /* when retry_call_start ran */
+  int64_t end_ns;            /* the final decision's done_ns; RETRY_NEVER until done */
+  int64_t deadline_ns;       /* absolute deadline of the call, RETRY_NEVER if none */
   int64_t stream_items;      /* server streaming: messages delivered, replays included */
   int64_t stream_duplicates; /* messages delivered again by a replayed stream */
   int64_t backoff_total_ns;  /* time spent waiting between attempts */

@@ -315,7 +315,7 @@ static void retry_after_failure(retry_call *c, const retry_outcome *o, bool thro
     delay = ra_ns;
     retry_backoff_state_reset(&c->backoff);
   } else if (p->space == RETRY_SPACE_HTTP && p->honor_retry_after &&
-             o->retry_after_at_ns != RETRY_NEVER && o->retry_after_at_ns != 0) {
+             o->retry_after_at_ns != RETRY_NEVER) {
     delay = o->retry_after_at_ns > now_ns ? o->retry_after_at_ns - now_ns : 0;
     retry_backoff_state_reset(&c->backoff);
   } else {

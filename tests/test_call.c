@@ -733,6 +733,31 @@ static void test_call_retry_after_seconds_replaces_backoff(void **state) {
   assert_true(r.send_ns[1] < 100 * MS);
 }
 
+/* retry_after_at_ns is a time like any other, 0 included (a time already past: retry now);
+ * only RETRY_NEVER, which retry_outcome_init sets, means "no Retry-After". */
+static void test_call_retry_after_time_zero_is_a_time_and_never_means_none(void **state) {
+  (void)state;
+  const char *const codes[] = {"503"};
+  retry_policy p;
+  http_policy(&p, 3, codes, 1);
+  p.backoff.jitter = RETRY_JITTER_NONE; /* backoff exactly 10 ms */
+  retry_call_opts o = opts_make("/svc/M", 10 * S);
+  retry_call c;
+  retry_decision d;
+  retry_outcome out;
+  const int64_t at[] = {3 * S, 0, RETRY_NEVER};
+  const int64_t wake[] = {3 * S, 50 * MS, 60 * MS};
+  for (size_t i = 0; i < 3; i++) {
+    retry_call_start(&c, &p, NULL, &o, 0, &d);
+    retry_outcome_init(&out, 503);
+    assert_true(out.retry_after_at_ns == RETRY_NEVER);
+    out.retry_after_at_ns = at[i];
+    retry_call_on_outcome(&c, 1, &out, 50 * MS, &d);
+    assert_int_equal(d.action, RETRY_ACTION_WAIT);
+    assert_int_equal(d.wake_ns, wake[i]);
+  }
+}
+
 static void test_call_one_stop_reason_and_late_events_ignored(void **state) {
   (void)state;
   retry_policy p;
@@ -827,6 +852,7 @@ int main(void) {
       cmocka_unit_test(test_call_headers_commit_no_retry),
       cmocka_unit_test(test_call_request_over_retry_buffer_commits),
       cmocka_unit_test(test_call_retry_after_seconds_replaces_backoff),
+      cmocka_unit_test(test_call_retry_after_time_zero_is_a_time_and_never_means_none),
       cmocka_unit_test(test_call_one_stop_reason_and_late_events_ignored),
       cmocka_unit_test(test_call_deadline_already_passed_sends_nothing),
       cmocka_unit_test(test_call_layers_worst_case),
