@@ -11,6 +11,8 @@
  *   - retry_call: one logical call, caller-owned, fixed size (retry_call_start and friends);
  *   - retry_target: state shared by every call to one target, the way a channel holds it
  *     (gRPC throttle, retry budgets, adaptive throttling, circuit breaker).
+ * This header is what an embedding client needs. retry_parts.h adds the target's parts one by
+ * one (their state and operations); retry_realtime.h runs calls on a real clock.
  * docs/engine.md explains every rule with its source.
  */
 #ifndef RETRY_H
@@ -97,7 +99,8 @@ typedef struct retry_error {
 /* Resets e to "no error" (code RETRY_OK, line and column -1). e may be NULL. */
 void retry_error_clear(retry_error *e);
 
-/* Formats e as "source:line:column: path: message" (parts that are unknown are left out).
+/* Formats e as "source:line:column: path: message" into buf (size bytes, NUL-terminated when
+ * size > 0). An unknown line, column or path is left out; an empty source reads "<input>".
  * Returns the length snprintf would have written. */
 int retry_error_format(const retry_error *e, char *buf, size_t size);
 
@@ -151,7 +154,7 @@ int retry_status_set_add_token(retry_status_set *s, retry_space space, const cha
 bool retry_status_set_has(const retry_status_set *s, retry_space space, int status);
 /* Returns whether the set has no member in the given space. */
 bool retry_status_set_is_empty(const retry_status_set *s, retry_space space);
-/* Returns the status meaning "OK" in a space: gRPC 0, HTTP 200. Any 2xx counts as OK. */
+/* Returns whether status means success in its space: gRPC OK (0), or any HTTP 2xx. */
 bool retry_status_is_ok(retry_space space, int status);
 
 /* }================================================================== */
@@ -451,8 +454,10 @@ typedef struct retry_policy {
                                     throttling); default UNAVAILABLE / 503 */
 } retry_policy;
 
-/* Fills p with "no retries" in the given space: one attempt, gRPC backoff defaults
- * (jitter 0.2 proportional, cap before jitter), 256 KiB buffer. */
+/* Fills p with "no retries" in the given space: kind NONE, one attempt, no statuses, gRPC's
+ * example backoff (100 ms, x2, capped at 1 s before a 0.2 proportional jitter), 256 KiB retry
+ * buffer, Retry-After honoured, local rejections UNAVAILABLE (gRPC) or 503 (HTTP), no deadline
+ * wait, no allowlist, no per-attempt timeout, no hedging delay. */
 void retry_policy_init(retry_policy *p, retry_space space);
 
 /* Sets max_attempts from a configured value and a client cap (gRPC: 5). Values above the
@@ -516,13 +521,14 @@ const char *retry_action_name(retry_action a);
 /* One decision. Each decision's wake_ns replaces the timer of the one before. */
 typedef struct retry_decision {
   retry_action action;
-  int32_t attempt;             /* SEND: 1-based number of the attempt to send */
+  int32_t attempt;             /* SEND: 1-based number of the attempt to send; WAIT after
+                                  retry_call_on_headers: the attempt committed to */
   int64_t attempt_deadline_ns; /* SEND: abandon the attempt at this time (deadline or
                                   per-attempt timeout), RETRY_NEVER if none */
   int64_t wake_ns;             /* SEND and WAIT: call retry_call_wake at this time, or
                                   RETRY_NEVER (wait for outcomes only) */
-  bool cancel_others;          /* cancel every attempt in flight except `attempt` (SEND,
-                                  WAIT after commit) or every one (DONE) */
+  bool cancel_others;          /* WAIT after retry_call_on_headers: cancel every attempt in
+                                  flight except `attempt`; DONE: cancel every one in flight */
   int32_t status;              /* DONE: the call's final status */
   retry_stop reason;           /* DONE: why it stopped */
   int64_t done_ns;             /* DONE: when the call ends (now, or the deadline) */
@@ -632,15 +638,19 @@ typedef struct retry_call {
 void retry_call_start(retry_call *c, const retry_policy *p, retry_target *t,
                       const retry_call_opts *o, int64_t now_ns, retry_decision *d);
 
-/* Reports the outcome of attempt `attempt` at now_ns and returns the next decision. */
+/* Reports the outcome of attempt `attempt` at now_ns and returns the next decision. o is
+ * read during the call only. The outcome of an attempt that is not in flight (cancelled, or
+ * reported before) changes nothing. */
 void retry_call_on_outcome(retry_call *c, int32_t attempt, const retry_outcome *o, int64_t now_ns,
                            retry_decision *d);
 
 /* Reports that the timer of the last decision fired (a backoff ended, or a hedge is due). */
 void retry_call_wake(retry_call *c, int64_t now_ns, retry_decision *d);
 
-/* Reports that response headers of attempt `attempt` arrived: the call commits to it. For
- * hedging, the decision asks to cancel the other attempts. */
+/* Reports that response headers of attempt `attempt` arrived at now_ns: the call commits to it
+ * (no more retries or hedges) and the WAIT decision asks to cancel the other attempts in
+ * flight. Headers of an opted-in server stream do not commit (the stream is replayed from
+ * its start instead); headers of an unknown attempt change nothing. */
 void retry_call_on_headers(retry_call *c, int32_t attempt, int64_t now_ns, retry_decision *d);
 
 /* }================================================================== */
@@ -683,7 +693,8 @@ void retry_config_destroy(retry_config *cfg);
 const retry_method_config *retry_config_lookup(const retry_config *cfg, const char *method);
 
 /* The shared-state configuration (retryThrottling plus the extension's budget, adaptive
- * throttling and breaker), ready for retry_target_create. Borrowed, valid until destroy. */
+ * throttling and breaker), ready for retry_target_create. Returns a borrowed pointer valid
+ * until retry_config_destroy. */
 const retry_target_config *retry_config_target(const retry_config *cfg);
 
 /* Parses a proto3 JSON Duration ("0.1s", "-1.5s", at most 9 fraction digits, "s" required).
