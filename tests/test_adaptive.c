@@ -161,7 +161,7 @@ static void test_adaptive_rejected_requests_still_count(void **state) {
   assert_near(p_at(&a, 0), 10.0 / 11.0);
 }
 
-static void test_adaptive_window_expiry(void **state) {
+static void test_adaptive_requests_expire_after_the_window(void **state) {
   (void)state;
   /* 100 s window: bins of 1 s. Requests in bin [0, 1 s) count until the 100th bin after. */
   retry_adaptive a = make(2.0, 100 * S, 1.0, 0);
@@ -226,7 +226,7 @@ int main(void) {
       cmocka_unit_test(test_adaptive_probability_computed_before_counting_the_request),
       cmocka_unit_test(test_adaptive_requests_in_flight_do_not_count),
       cmocka_unit_test(test_adaptive_rejected_requests_still_count),
-      cmocka_unit_test(test_adaptive_window_expiry),
+      cmocka_unit_test(test_adaptive_requests_expire_after_the_window),
       cmocka_unit_test(test_adaptive_window_accepts_expire_too),
       cmocka_unit_test(test_adaptive_probability_reads_the_history_as_last_advanced),
       cmocka_unit_test(test_adaptive_bins_are_aligned_to_the_clock),

@@ -356,7 +356,7 @@ static void test_envoy_release_frees_a_slot(void **state) {
   assert_true(retry_envoy_budget_try_acquire(&b));
 }
 
-static void test_envoy_request_accounting(void **state) {
+static void test_envoy_counts_active_requests(void **state) {
   (void)state;
   retry_envoy_budget b = envoy_make(20.0, 3);
   retry_envoy_budget_request_start(&b);
@@ -396,7 +396,7 @@ int main(void) {
       cmocka_unit_test(test_envoy_limit_is_percent_of_active_truncated),
       cmocka_unit_test(test_envoy_limit_is_max_of_percent_and_floor),
       cmocka_unit_test(test_envoy_release_frees_a_slot),
-      cmocka_unit_test(test_envoy_request_accounting),
+      cmocka_unit_test(test_envoy_counts_active_requests),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
