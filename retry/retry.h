@@ -115,13 +115,15 @@ int retry_error_format(const retry_error *e, char *buf, size_t size);
 typedef enum retry_space { RETRY_SPACE_GRPC = 0, RETRY_SPACE_HTTP = 1 } retry_space;
 
 /* gRPC status codes (grpc/grpc-proto status/code.proto). */
-#define RETRY_GRPC_CODE_MAP(X)                                                              \
-  X(OK, 0)                                                                                  \
-  X(CANCELLED, 1)                                                                           \
-  X(UNKNOWN, 2) X(INVALID_ARGUMENT, 3) X(DEADLINE_EXCEEDED, 4) X(NOT_FOUND, 5)              \
-      X(ALREADY_EXISTS, 6) X(PERMISSION_DENIED, 7) X(RESOURCE_EXHAUSTED, 8)                 \
-          X(FAILED_PRECONDITION, 9) X(ABORTED, 10) X(OUT_OF_RANGE, 11) X(UNIMPLEMENTED, 12) \
-              X(INTERNAL, 13) X(UNAVAILABLE, 14) X(DATA_LOSS, 15) X(UNAUTHENTICATED, 16)
+#define RETRY_GRPC_CODE_MAP(X)                                                          \
+  X(OK, 0)                                                                              \
+  X(CANCELLED, 1)                                                                       \
+  X(UNKNOWN, 2)                                                                         \
+  X(INVALID_ARGUMENT, 3)                                                                \
+  X(DEADLINE_EXCEEDED, 4)                                                               \
+  X(NOT_FOUND, 5) X(ALREADY_EXISTS, 6) X(PERMISSION_DENIED, 7) X(RESOURCE_EXHAUSTED, 8) \
+      X(FAILED_PRECONDITION, 9) X(ABORTED, 10) X(OUT_OF_RANGE, 11) X(UNIMPLEMENTED, 12) \
+          X(INTERNAL, 13) X(UNAVAILABLE, 14) X(DATA_LOSS, 15) X(UNAUTHENTICATED, 16)
 
 typedef enum retry_grpc_code {
 #define RETRY_GRPC_GEN(name, val) RETRY_GRPC_##name = (val),
@@ -381,8 +383,8 @@ void retry_target_destroy(retry_target *t);
 /* A snapshot for time series and logs. */
 typedef struct retry_target_stats {
   int64_t throttle_milli_tokens; /* -1 without throttle */
-  int64_t budget_available; /* AWS tokens, Finagle balance, Envoy free slots, >= 0; -1 without */
-  double adaptive_reject_p; /* -1 without adaptive throttling */
+  int64_t budget_available;    /* AWS tokens, Finagle balance, Envoy free slots, >= 0; -1 without */
+  double adaptive_reject_p;    /* -1 without adaptive throttling */
   retry_breaker_state breaker; /* CLOSED without breaker; an expired OPEN still reads OPEN */
   int64_t breaker_opened;      /* times opened */
   int64_t in_flight;           /* attempts in flight through this target */
@@ -602,8 +604,8 @@ typedef struct retry_call {
   int32_t n_hedges;    /* attempts sent as hedges (hedging policy) */
   int32_t n_in_flight; /* attempts sent and not yet reported */
   bool done;
-  int32_t status;    /* final status once done */
-  retry_stop reason; /* stop reason once done */
+  int32_t status;            /* final status once done */
+  retry_stop reason;         /* stop reason once done */
   int64_t start_ns;          /* when retry_call_start ran */
   int64_t end_ns;            /* the final decision's done_ns; RETRY_NEVER until done */
   int64_t deadline_ns;       /* absolute deadline of the call, RETRY_NEVER if none */

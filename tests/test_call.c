@@ -316,16 +316,21 @@ static void seed001_policy(retry_policy *p) {
 }
 
 /* One row of seed 001's grpc-go examples: a policy (seed 001's retryPolicy, or none), what the
- * server answers attempt by attempt (the last step repeats), and what the client saw. */
+ * server answers attempt by attempt (the last status repeats), and what the client saw. */
 typedef struct seed001_row {
   const char *label;
   bool no_policy;          /* true: no retryPolicy at all */
-  int32_t statuses[3];     /* attempt 1, 2, 3 (and later) answer these, 1 ms each */
-  size_t n_statuses;       /* how many of them are scripted */
+  const int32_t *statuses; /* attempt 1, 2, ... answer these after 1 ms each */
+  size_t n_statuses;       /* how many are scripted, <= 3 */
   int32_t status;          /* what the caller saw */
   retry_stop reason;       /* why the call stopped */
   int attempts, n_retries; /* requests that reached the server; how many were retries */
 } seed001_row;
+
+static const int32_t flaky_then_ok[] = {RETRY_GRPC_UNAVAILABLE, RETRY_GRPC_UNAVAILABLE,
+                                        RETRY_GRPC_OK};
+static const int32_t always_unavailable[] = {RETRY_GRPC_UNAVAILABLE};
+static const int32_t invalid_argument[] = {RETRY_GRPC_INVALID_ARGUMENT};
 
 /* seed 001: grpc-go's examples/features/retry against a flaky server (3 requests for two
  * failures then success, 4 when it always fails, 1 for a fatal status, 1 without a policy).
@@ -334,15 +339,12 @@ typedef struct seed001_row {
 static void test_call_stops_at_success_max_attempts_or_fatal_status(void **state) {
   (void)state;
   static const seed001_row rows[] = {
-      {"two UNAVAILABLE then OK", false,
-       {RETRY_GRPC_UNAVAILABLE, RETRY_GRPC_UNAVAILABLE, RETRY_GRPC_OK}, 3, RETRY_GRPC_OK,
-       RETRY_STOP_OK, 3, 2},
-      {"always UNAVAILABLE", false, {RETRY_GRPC_UNAVAILABLE}, 1, RETRY_GRPC_UNAVAILABLE,
+      {"two UNAVAILABLE then OK", false, flaky_then_ok, 3, RETRY_GRPC_OK, RETRY_STOP_OK, 3, 2},
+      {"always UNAVAILABLE", false, always_unavailable, 1, RETRY_GRPC_UNAVAILABLE,
        RETRY_STOP_MAX_ATTEMPTS, 4, 3},
-      {"INVALID_ARGUMENT", false, {RETRY_GRPC_INVALID_ARGUMENT}, 1, RETRY_GRPC_INVALID_ARGUMENT,
+      {"INVALID_ARGUMENT", false, invalid_argument, 1, RETRY_GRPC_INVALID_ARGUMENT,
        RETRY_STOP_NON_RETRYABLE_STATUS, 1, 0},
-      {"two UNAVAILABLE then OK, no retryPolicy", true,
-       {RETRY_GRPC_UNAVAILABLE, RETRY_GRPC_UNAVAILABLE, RETRY_GRPC_OK}, 3, RETRY_GRPC_UNAVAILABLE,
+      {"two UNAVAILABLE then OK, no retryPolicy", true, flaky_then_ok, 3, RETRY_GRPC_UNAVAILABLE,
        RETRY_STOP_MAX_ATTEMPTS, 1, 0},
   };
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
@@ -353,6 +355,7 @@ static void test_call_stops_at_success_max_attempts_or_fatal_status(void **state
     else
       seed001_policy(&p);
     script_attempt steps[3];
+    assert_true(row->n_statuses <= sizeof steps / sizeof steps[0]);
     for (size_t k = 0; k < row->n_statuses; k++)
       steps[k] = script_step(1, row->statuses[k]);
     retry_call_opts o = opts_make("/flaky.v1.Flaky/Do", 5 * S);
