@@ -115,15 +115,24 @@ int retry_error_format(const retry_error *e, char *buf, size_t size);
 typedef enum retry_space { RETRY_SPACE_GRPC = 0, RETRY_SPACE_HTTP = 1 } retry_space;
 
 /* gRPC status codes (grpc/grpc-proto status/code.proto). */
-#define RETRY_GRPC_CODE_MAP(X)                                                          \
-  X(OK, 0)                                                                              \
-  X(CANCELLED, 1)                                                                       \
-  X(UNKNOWN, 2)                                                                         \
-  X(INVALID_ARGUMENT, 3)                                                                \
-  X(DEADLINE_EXCEEDED, 4)                                                               \
-  X(NOT_FOUND, 5) X(ALREADY_EXISTS, 6) X(PERMISSION_DENIED, 7) X(RESOURCE_EXHAUSTED, 8) \
-      X(FAILED_PRECONDITION, 9) X(ABORTED, 10) X(OUT_OF_RANGE, 11) X(UNIMPLEMENTED, 12) \
-          X(INTERNAL, 13) X(UNAVAILABLE, 14) X(DATA_LOSS, 15) X(UNAUTHENTICATED, 16)
+#define RETRY_GRPC_CODE_MAP(X) \
+  X(OK, 0)                     \
+  X(CANCELLED, 1)              \
+  X(UNKNOWN, 2)                \
+  X(INVALID_ARGUMENT, 3)       \
+  X(DEADLINE_EXCEEDED, 4)      \
+  X(NOT_FOUND, 5)              \
+  X(ALREADY_EXISTS, 6)         \
+  X(PERMISSION_DENIED, 7)      \
+  X(RESOURCE_EXHAUSTED, 8)     \
+  X(FAILED_PRECONDITION, 9)    \
+  X(ABORTED, 10)               \
+  X(OUT_OF_RANGE, 11)          \
+  X(UNIMPLEMENTED, 12)         \
+  X(INTERNAL, 13)              \
+  X(UNAVAILABLE, 14)           \
+  X(DATA_LOSS, 15)             \
+  X(UNAUTHENTICATED, 16)
 
 typedef enum retry_grpc_code {
 #define RETRY_GRPC_GEN(name, val) RETRY_GRPC_##name = (val),
