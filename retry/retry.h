@@ -11,6 +11,8 @@
  *   - retry_call: one logical call, caller-owned, fixed size (retry_call_start and friends);
  *   - retry_target: state shared by every call to one target, the way a channel holds it
  *     (gRPC throttle, retry budgets, adaptive throttling, circuit breaker).
+ * This header is what an embedding client needs. retry_parts.h adds the target's parts one by
+ * one (their state and operations); retry_realtime.h runs calls on a real clock.
  * docs/engine.md explains every rule with its source.
  */
 #ifndef RETRY_H
@@ -32,7 +34,9 @@ extern "C" {
 
 #define RETRY_NS_PER_MS INT64_C(1000000)
 #define RETRY_NS_PER_S INT64_C(1000000000)
-/* "No such time": no deadline, no timer. Later than every real time. */
+/* The one "no such time" value of the API: no deadline, no timer, no Retry-After time, call not
+ * ended. Later than every real time, so comparisons need no special case. Every other int64
+ * (0 and negative values included) is an ordinary time on the caller's clock. */
 #define RETRY_NEVER INT64_MAX
 
 /* A source of uniform 64-bit values. The engine never seeds it or keeps its state. */
@@ -95,7 +99,8 @@ typedef struct retry_error {
 /* Resets e to "no error" (code RETRY_OK, line and column -1). e may be NULL. */
 void retry_error_clear(retry_error *e);
 
-/* Formats e as "source:line:column: path: message" (parts that are unknown are left out).
+/* Formats e as "source:line:column: path: message" into buf (size bytes, NUL-terminated when
+ * size > 0). An unknown line, column or path is left out; an empty source reads "<input>".
  * Returns the length snprintf would have written. */
 int retry_error_format(const retry_error *e, char *buf, size_t size);
 
@@ -110,13 +115,24 @@ int retry_error_format(const retry_error *e, char *buf, size_t size);
 typedef enum retry_space { RETRY_SPACE_GRPC = 0, RETRY_SPACE_HTTP = 1 } retry_space;
 
 /* gRPC status codes (grpc/grpc-proto status/code.proto). */
-#define RETRY_GRPC_CODE_MAP(X)                                                              \
-  X(OK, 0)                                                                                  \
-  X(CANCELLED, 1)                                                                           \
-  X(UNKNOWN, 2) X(INVALID_ARGUMENT, 3) X(DEADLINE_EXCEEDED, 4) X(NOT_FOUND, 5)              \
-      X(ALREADY_EXISTS, 6) X(PERMISSION_DENIED, 7) X(RESOURCE_EXHAUSTED, 8)                 \
-          X(FAILED_PRECONDITION, 9) X(ABORTED, 10) X(OUT_OF_RANGE, 11) X(UNIMPLEMENTED, 12) \
-              X(INTERNAL, 13) X(UNAVAILABLE, 14) X(DATA_LOSS, 15) X(UNAUTHENTICATED, 16)
+#define RETRY_GRPC_CODE_MAP(X) \
+  X(OK, 0)                     \
+  X(CANCELLED, 1)              \
+  X(UNKNOWN, 2)                \
+  X(INVALID_ARGUMENT, 3)       \
+  X(DEADLINE_EXCEEDED, 4)      \
+  X(NOT_FOUND, 5)              \
+  X(ALREADY_EXISTS, 6)         \
+  X(PERMISSION_DENIED, 7)      \
+  X(RESOURCE_EXHAUSTED, 8)     \
+  X(FAILED_PRECONDITION, 9)    \
+  X(ABORTED, 10)               \
+  X(OUT_OF_RANGE, 11)          \
+  X(UNIMPLEMENTED, 12)         \
+  X(INTERNAL, 13)              \
+  X(UNAVAILABLE, 14)           \
+  X(DATA_LOSS, 15)             \
+  X(UNAUTHENTICATED, 16)
 
 typedef enum retry_grpc_code {
 #define RETRY_GRPC_GEN(name, val) RETRY_GRPC_##name = (val),
@@ -149,7 +165,7 @@ int retry_status_set_add_token(retry_status_set *s, retry_space space, const cha
 bool retry_status_set_has(const retry_status_set *s, retry_space space, int status);
 /* Returns whether the set has no member in the given space. */
 bool retry_status_set_is_empty(const retry_status_set *s, retry_space space);
-/* Returns the status meaning "OK" in a space: gRPC 0, HTTP 200. Any 2xx counts as OK. */
+/* Returns whether status means success in its space: gRPC OK (0), or any HTTP 2xx. */
 bool retry_status_is_ok(retry_space space, int status);
 
 /* }================================================================== */
@@ -226,147 +242,80 @@ retry_pushback_kind retry_pushback_parse(const char *const *values, size_t n_val
                                          int64_t *delay_ns);
 
 /* Parses an HTTP Retry-After value in delta-seconds form ("120"): digits only. Returns 0 and
- * sets *delay_ns, or RETRY_EINVAL (an HTTP-date is not parsed here, see below). */
+ * sets *delay_ns, RETRY_EINVAL (an HTTP-date is not parsed here, see below), or RETRY_ERANGE
+ * when the delay does not fit in int64 nanoseconds. */
 int retry_pushback_parse_retry_after(const char *value, int64_t *delay_ns);
 
-/* Parses an HTTP-date (IMF-fixdate, "Sun, 06 Nov 1994 08:49:37 GMT") into nanoseconds since
- * the Unix epoch. Pure computation, no clock. Returns 0, or RETRY_EINVAL. A real client
- * subtracts its wall clock and passes the result as retry_outcome.retry_after_at_ns. */
+/* Parses an HTTP-date into nanoseconds since the Unix epoch: IMF-fixdate ("Sun, 06 Nov 1994
+ * 08:49:37 GMT") and the obsolete RFC 850 and asctime forms RFC 9110 says to accept. Pure
+ * computation, no clock. Returns 0 and sets *epoch_ns, or RETRY_EINVAL. A real client moves it
+ * to its own clock (its now + epoch_ns - its wall clock's now) and passes that as
+ * retry_outcome.retry_after_at_ns. */
 int retry_pushback_parse_http_date(const char *value, int64_t *epoch_ns);
 
 /* }================================================================== */
 
 /* {==================================================================
- * Shared per-target state
+ * Shared per-target state: what a client configures
+ *
+ * A retry_target holds every part a (client, target) pair shares: the gRPC throttle, one
+ * retry budget, adaptive throttling and a circuit breaker. A client fills a
+ * retry_target_config (or takes one from retry_config_target) and lets retry_call drive the
+ * parts. The parts' own state types and operations (retry_throttle_*, retry_aws_quota_*,
+ * retry_finagle_budget_*, retry_envoy_budget_*, retry_adaptive_*, retry_breaker_* beyond its
+ * config and state name) are in retry_parts.h, for code that runs or inspects a part by hand.
  * =================================================================== */
 
-/* gRPC retry throttling (A6 retryThrottling), in milli-tokens as grpc-java and C-core keep it. */
+/* gRPC retry throttling (A6 retryThrottling), in milli-tokens as grpc-java and C-core keep it.
+ * No defaults to fill: A6 has none, both fields come from the service config. */
 typedef struct retry_throttle_config {
   int64_t max_milli_tokens;  /* maxTokens * 1000; maxTokens in (0, 1000] */
   int64_t token_ratio_milli; /* tokenRatio * 1000, truncated to 3 decimals; > 0 */
 } retry_throttle_config;
 
-typedef struct retry_throttle {
-  retry_throttle_config cfg; /* read-only */
-  int64_t milli_tokens;      /* read-only: current count in [0, max_milli_tokens] */
-} retry_throttle;
-
-/* Starts the bucket full. */
-void retry_throttle_init(retry_throttle *t, const retry_throttle_config *cfg);
-/* Records a qualifying failure: -1000, clamped at 0. Returns whether retries are still
- * allowed afterwards (count > max/2), which is the answer for the failed call's retry. */
-bool retry_throttle_record_failure(retry_throttle *t);
-/* Records a success: +token_ratio_milli, clamped at max. */
-void retry_throttle_record_success(retry_throttle *t);
-/* Returns whether retries and hedges are allowed now (count > max/2), without changing it. */
-bool retry_throttle_is_allowed(const retry_throttle *t);
-
 /* AWS SDK retry quota (standard mode, aws-sdk-go-v2 defaults before 2026). */
 typedef struct retry_aws_quota_config {
-  int32_t capacity;           /* bucket size and start value, default 500 */
-  int32_t retry_cost;         /* taken for a retry, default 5 */
-  int32_t timeout_cost;       /* taken for a retry after a timeout, default 10 */
-  int32_t no_retry_increment; /* added when a first attempt succeeds, default 1 */
+  int32_t capacity;           /* bucket size and start value, >= 0; default 500 */
+  int32_t retry_cost;         /* taken for a retry, >= 1; default 5 */
+  int32_t timeout_cost;       /* taken for a retry after a timeout, >= 1; default 10 */
+  int32_t no_retry_increment; /* added when a first attempt succeeds, >= 0; default 1 */
   retry_status_set
       timeout_statuses; /* which statuses are timeouts (default DEADLINE_EXCEEDED, 504) */
 } retry_aws_quota_config;
 
-typedef struct retry_aws_quota {
-  retry_aws_quota_config cfg; /* read-only */
-  int32_t available;          /* read-only: tokens left */
-} retry_aws_quota;
-
-/* Fills the AWS standard-mode defaults. */
+/* Fills cfg with the AWS standard-mode defaults above. */
 void retry_aws_quota_config_init(retry_aws_quota_config *cfg);
-void retry_aws_quota_init(retry_aws_quota *q, const retry_aws_quota_config *cfg);
-/* Takes the cost of one retry (timeout_cost when is_timeout). Returns the cost taken (> 0),
- * or 0 when the quota cannot pay it (nothing taken: the retry must not happen). */
-int32_t retry_aws_quota_acquire(retry_aws_quota *q, bool is_timeout);
-/* Reports a successful attempt: refunds retry_cost_taken (the value acquire returned for that
- * attempt, 0 for a first attempt, which adds no_retry_increment instead). Clamped at capacity. */
-void retry_aws_quota_release(retry_aws_quota *q, int32_t retry_cost_taken);
 
 /* Finagle / Linkerd ratio retry budget: percent of recent requests plus a reserve per second. */
-#define RETRY_FINAGLE_SLICES 10
 typedef struct retry_finagle_budget_config {
   int64_t ttl_ns;              /* how long a deposit counts, in [1 s, 60 s]; default 10 s */
   int32_t min_retries_per_sec; /* reserve, >= 0; default 10 */
   double percent_can_retry;    /* retries per request, in [0, 1000] (0.2 = 20 %); default 0.2 */
 } retry_finagle_budget_config;
 
-typedef struct retry_finagle_budget {
-  retry_finagle_budget_config cfg; /* read-only */
-  /* private: a windowed adder of RETRY_FINAGLE_SLICES slices over ttl, in milli-units */
-  int64_t deposit, withdrawal, reserve;
-  int64_t slices[RETRY_FINAGLE_SLICES];
-  int64_t slice_ns;
-  int64_t cur_slice_start_ns;
-  int cur;
-} retry_finagle_budget;
-
+/* Fills cfg with Finagle's RetryBudget() defaults above. */
 void retry_finagle_budget_config_init(retry_finagle_budget_config *cfg);
-void retry_finagle_budget_init(retry_finagle_budget *b, const retry_finagle_budget_config *cfg,
-                               int64_t now_ns);
-/* Records one request (the original attempt of a call). */
-void retry_finagle_budget_deposit(retry_finagle_budget *b, int64_t now_ns);
-/* Takes one retry from the budget. Returns whether it was granted. */
-bool retry_finagle_budget_try_withdraw(retry_finagle_budget *b, int64_t now_ns);
-/* Returns how many retries the budget would grant now. */
-int64_t retry_finagle_budget_balance(retry_finagle_budget *b, int64_t now_ns);
 
 /* Envoy retry budget: concurrent retries limited to a percent of active requests. */
 typedef struct retry_envoy_budget_config {
-  double budget_percent;         /* percent of active requests, default 20.0 */
-  int32_t min_retry_concurrency; /* floor, default 3 */
+  double budget_percent;         /* percent of active requests, in [0, 100]; default 20.0 */
+  int32_t min_retry_concurrency; /* floor, >= 0; default 3 */
 } retry_envoy_budget_config;
 
-typedef struct retry_envoy_budget {
-  retry_envoy_budget_config cfg; /* read-only */
-  int64_t active_requests;       /* read-only: attempts in flight to the target */
-  int64_t active_retries;        /* read-only: retries holding the budget */
-} retry_envoy_budget;
-
+/* Fills cfg with Envoy's RetryBudget defaults above. */
 void retry_envoy_budget_config_init(retry_envoy_budget_config *cfg);
-void retry_envoy_budget_init(retry_envoy_budget *b, const retry_envoy_budget_config *cfg);
-/* An attempt (original or retry) started / ended. */
-void retry_envoy_budget_request_start(retry_envoy_budget *b);
-void retry_envoy_budget_request_end(retry_envoy_budget *b);
-/* Takes one concurrent-retry slot when active_retries < max(percent/100 * active_requests,
- * min_retry_concurrency). Returns whether it was granted. */
-bool retry_envoy_budget_try_acquire(retry_envoy_budget *b);
-/* Gives back a slot taken by try_acquire (the retry finished). */
-void retry_envoy_budget_release(retry_envoy_budget *b);
 
 /* Client-side adaptive throttling (Google SRE book, "Handling Overload"). */
-#define RETRY_ADAPTIVE_BINS 100
 typedef struct retry_adaptive_config {
-  double k;          /* accepts multiplier K, >= 1; default 2.0 */
-  int64_t window_ns; /* history length, > 0; default 120 s */
-  double padding;    /* denominator padding: requests + padding; SRE 1, grpc-go RLS 8 */
-  retry_status_set reject_statuses; /* responses that count as "not accepted" */
+  double k;          /* accepts multiplier K, finite and >= 1; default 2.0 */
+  int64_t window_ns; /* history length, >= 100 ns (one per bin); default 120 s */
+  double padding;    /* denominator padding, >= 0: requests + padding; SRE 1, grpc-go RLS 8 */
+  retry_status_set reject_statuses; /* responses that count as "not accepted" (default
+                                       RESOURCE_EXHAUSTED, UNAVAILABLE, 429, 503) */
 } retry_adaptive_config;
 
-typedef struct retry_adaptive {
-  retry_adaptive_config cfg; /* read-only */
-  /* private: ring of RETRY_ADAPTIVE_BINS bins over window_ns */
-  int64_t requests[RETRY_ADAPTIVE_BINS];
-  int64_t accepts[RETRY_ADAPTIVE_BINS];
-  int64_t bin_ns;
-  int64_t cur_bin_start_ns;
-  int cur;
-} retry_adaptive;
-
+/* Fills cfg with the SRE book's defaults above. */
 void retry_adaptive_config_init(retry_adaptive_config *cfg);
-void retry_adaptive_init(retry_adaptive *a, const retry_adaptive_config *cfg, int64_t now_ns);
-/* Returns max(0, (requests - K * accepts) / (requests + padding)) over the window. */
-double retry_adaptive_reject_probability(retry_adaptive *a, int64_t now_ns);
-/* Decides whether to reject one attempt locally: rejects iff u < probability, u in [0, 1).
- * A rejected attempt is counted as a request now; one let through is counted when its
- * response is recorded (as grpc-go's throttler does). Returns true to reject. */
-bool retry_adaptive_should_reject(retry_adaptive *a, int64_t now_ns, double u);
-/* Records the response to an attempt that was let through: a request, and an accept unless
- * the backend refused the work (accepted false: a status in reject_statuses). */
-void retry_adaptive_record_response(retry_adaptive *a, int64_t now_ns, bool accepted);
 
 /* Circuit breakers. */
 typedef enum retry_breaker_kind {
@@ -395,26 +344,13 @@ typedef struct retry_breaker_config {
   retry_status_set failure_statuses; /* which statuses count as failures */
 } retry_breaker_config;
 
-typedef struct retry_breaker retry_breaker;
-
+/* Fills cfg with the defaults of a breaker of the given kind: for the window kinds
+ * resilience4j's (rate 50 %, window 100, minimum 100 calls, 60 s open, 10 probes), for
+ * CONSECUTIVE 5 failures in a row, 30 s open, 1 probe; failures are UNKNOWN,
+ * DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, INTERNAL, UNAVAILABLE, DATA_LOSS and HTTP 5xx. */
 void retry_breaker_config_init(retry_breaker_config *cfg, retry_breaker_kind kind);
-/* Returns a new breaker; free with retry_breaker_destroy. NULL on bad config or no memory
- * (details in err). alloc may be NULL. */
-retry_breaker *retry_breaker_create(const retry_breaker_config *cfg, const retry_allocator *alloc,
-                                    retry_error *err);
-/* Frees b; NULL is a no-op. */
-void retry_breaker_destroy(retry_breaker *b);
-/* Asks to send one attempt now. Moves OPEN to HALF_OPEN once open_duration has passed
- * (lazily, on this call). Returns whether the attempt may be sent. */
-bool retry_breaker_allow(retry_breaker *b, int64_t now_ns);
-/* Records the result of an attempt that allow() admitted. */
-void retry_breaker_record(retry_breaker *b, int64_t now_ns, bool failure);
-/* Returns the state at now_ns (without moving OPEN to HALF_OPEN). */
-retry_breaker_state retry_breaker_state_get(const retry_breaker *b);
-/* Returns how many times the breaker has opened. */
-int64_t retry_breaker_n_opened(const retry_breaker *b);
 
-/* The shared state of one (client, target) pair: any combination of the above. */
+/* Which retry budget a target carries (at most one). */
 typedef enum retry_budget_kind {
   RETRY_BUDGET_NONE = 0,
   RETRY_BUDGET_AWS,
@@ -425,25 +361,29 @@ typedef enum retry_budget_kind {
 /* Returns "none", "aws", "finagle", "envoy"; a static string. */
 const char *retry_budget_kind_name(retry_budget_kind k);
 
+/* The shared state of one (client, target) pair: any combination of the parts. */
 typedef struct retry_target_config {
   bool has_throttle;
-  retry_throttle_config throttle;
-  retry_budget_kind budget;
-  retry_aws_quota_config aws;
-  retry_finagle_budget_config finagle;
-  retry_envoy_budget_config envoy;
+  retry_throttle_config throttle;      /* when has_throttle */
+  retry_budget_kind budget;            /* which of the next three applies */
+  retry_aws_quota_config aws;          /* when budget is RETRY_BUDGET_AWS */
+  retry_finagle_budget_config finagle; /* when budget is RETRY_BUDGET_FINAGLE */
+  retry_envoy_budget_config envoy;     /* when budget is RETRY_BUDGET_ENVOY */
   bool has_adaptive;
-  retry_adaptive_config adaptive;
+  retry_adaptive_config adaptive; /* when has_adaptive */
   bool has_breaker;
-  retry_breaker_config breaker;
+  retry_breaker_config breaker; /* when has_breaker */
 } retry_target_config;
 
 typedef struct retry_target retry_target;
 
-/* Zeroes cfg: no throttle, no budget, no adaptive throttling, no breaker. */
+/* Zeroes cfg: no throttle, no budget, no adaptive throttling, no breaker. The parts' configs
+ * are zeroed too, not defaulted: fill the ones you turn on with their *_config_init. */
 void retry_target_config_init(retry_target_config *cfg);
-/* Returns a new target state; free with retry_target_destroy. Copies cfg. NULL on bad config
- * or no memory (details in err). alloc may be NULL. */
+/* Validates cfg and creates the parts it turns on, their clocks starting at now_ns. Copies
+ * cfg. alloc may be NULL. NULL on bad config (RETRY_ECONFIG, path "breaker.window_size" and the
+ * like) or no memory (RETRY_ENOMEM), details in err. Returns a new target state; free with
+ * retry_target_destroy. */
 retry_target *retry_target_create(const retry_target_config *cfg, int64_t now_ns,
                                   const retry_allocator *alloc, retry_error *err);
 /* Frees t; NULL is a no-op. No call may still use it. */
@@ -452,17 +392,26 @@ void retry_target_destroy(retry_target *t);
 /* A snapshot for time series and logs. */
 typedef struct retry_target_stats {
   int64_t throttle_milli_tokens; /* -1 without throttle */
-  int64_t budget_available;      /* AWS tokens, Finagle balance, Envoy free slots; -1 without */
-  double adaptive_reject_p;      /* -1 without adaptive throttling */
-  retry_breaker_state breaker;   /* CLOSED without breaker */
-  int64_t breaker_opened;        /* times opened */
-  int64_t in_flight;             /* attempts in flight through this target */
+  int64_t budget_available;    /* AWS tokens, Finagle balance, Envoy free slots, >= 0; -1 without */
+  double adaptive_reject_p;    /* -1 without adaptive throttling */
+  retry_breaker_state breaker; /* CLOSED without breaker; an expired OPEN still reads OPEN */
+  int64_t breaker_opened;      /* times opened */
+  int64_t in_flight;           /* attempts in flight through this target */
 } retry_target_stats;
 
-/* Fills s with the target's state at now_ns. */
+/* Fills s with the target's state at now_ns. Not a pure read, hence t is not const: it first
+ * advances the target's windows to now_ns (rolls the Finagle budget's slices and the adaptive
+ * throttler's bins, as their next decision at now_ns would), then reads. This changes no
+ * decision the engine takes at now_ns or later. It does not move an expired OPEN breaker to
+ * HALF_OPEN (only an attempt does). t may be NULL (every part absent). */
 void retry_target_stats_get(retry_target *t, int64_t now_ns, retry_target_stats *s);
 
-/* Borrowed pointers to the parts (valid until retry_target_destroy), NULL when absent. */
+/* The parts a target may carry, opaque here: retry_parts.h defines them and their operations. */
+typedef struct retry_throttle retry_throttle;
+typedef struct retry_breaker retry_breaker;
+
+/* Returns a borrowed pointer to t's throttle (or breaker), valid until retry_target_destroy;
+ * NULL when t is NULL or has none. */
 retry_throttle *retry_target_throttle(retry_target *t);
 retry_breaker *retry_target_breaker(retry_target *t);
 
@@ -516,8 +465,10 @@ typedef struct retry_policy {
                                     throttling); default UNAVAILABLE / 503 */
 } retry_policy;
 
-/* Fills p with "no retries" in the given space: one attempt, gRPC backoff defaults
- * (jitter 0.2 proportional, cap before jitter), 256 KiB buffer. */
+/* Fills p with "no retries" in the given space: kind NONE, one attempt, no statuses, gRPC's
+ * example backoff (100 ms, x2, capped at 1 s before a 0.2 proportional jitter), 256 KiB retry
+ * buffer, Retry-After honoured, local rejections UNAVAILABLE (gRPC) or 503 (HTTP), no deadline
+ * wait, no allowlist, no per-attempt timeout, no hedging delay. */
 void retry_policy_init(retry_policy *p, retry_space space);
 
 /* Sets max_attempts from a configured value and a client cap (gRPC: 5). Values above the
@@ -581,13 +532,14 @@ const char *retry_action_name(retry_action a);
 /* One decision. Each decision's wake_ns replaces the timer of the one before. */
 typedef struct retry_decision {
   retry_action action;
-  int32_t attempt;             /* SEND: 1-based number of the attempt to send */
+  int32_t attempt;             /* SEND: 1-based number of the attempt to send; WAIT after
+                                  retry_call_on_headers: the attempt committed to */
   int64_t attempt_deadline_ns; /* SEND: abandon the attempt at this time (deadline or
                                   per-attempt timeout), RETRY_NEVER if none */
   int64_t wake_ns;             /* SEND and WAIT: call retry_call_wake at this time, or
                                   RETRY_NEVER (wait for outcomes only) */
-  bool cancel_others;          /* cancel every attempt in flight except `attempt` (SEND,
-                                  WAIT after commit) or every one (DONE) */
+  bool cancel_others;          /* WAIT after retry_call_on_headers: cancel every attempt in
+                                  flight except `attempt`; DONE: cancel every one in flight */
   int32_t status;              /* DONE: the call's final status */
   retry_stop reason;           /* DONE: why it stopped */
   int64_t done_ns;             /* DONE: when the call ends (now, or the deadline) */
@@ -601,13 +553,16 @@ typedef struct retry_outcome {
   size_t n_pushback;           /* how many values */
   const char *retry_after;     /* HTTP Retry-After as received, or NULL */
   int64_t retry_after_at_ns;   /* an HTTP-date Retry-After already converted to the
-                                  caller's clock, or RETRY_NEVER (0 also means none) */
+                                  caller's clock (any time, 0 included; one in the past
+                                  means retry now), or RETRY_NEVER for none */
   bool headers_received;       /* response headers arrived: the call is committed */
   int64_t request_bytes;       /* request bytes sent in this attempt (commit past buffer) */
   int64_t stream_items;        /* server streaming: messages received in this attempt */
 } retry_outcome;
 
-/* Zeroes o (status OK, no pushback, retry_after_at_ns RETRY_NEVER). */
+/* Fills o for an attempt that ended with status: no pushback, no Retry-After (retry_after
+ * NULL, retry_after_at_ns RETRY_NEVER), no headers, no bytes, no stream items. Start every
+ * outcome with it: a zeroed retry_outcome carries a Retry-After time of 0. */
 void retry_outcome_init(retry_outcome *o, int32_t status);
 
 /* What the engine traces: one record per decision. */
@@ -658,9 +613,11 @@ typedef struct retry_call {
   int32_t n_hedges;    /* attempts sent as hedges (hedging policy) */
   int32_t n_in_flight; /* attempts sent and not yet reported */
   bool done;
-  int32_t status;    /* final status once done */
-  retry_stop reason; /* stop reason once done */
-  int64_t start_ns, end_ns, deadline_ns;
+  int32_t status;            /* final status once done */
+  retry_stop reason;         /* stop reason once done */
+  int64_t start_ns;          /* when retry_call_start ran */
+  int64_t end_ns;            /* the final decision's done_ns; RETRY_NEVER until done */
+  int64_t deadline_ns;       /* absolute deadline of the call, RETRY_NEVER if none */
   int64_t stream_items;      /* server streaming: messages delivered, replays included */
   int64_t stream_duplicates; /* messages delivered again by a replayed stream */
   int64_t backoff_total_ns;  /* time spent waiting between attempts */
@@ -675,7 +632,8 @@ typedef struct retry_call {
   int64_t next_send_ns;       /* pending attempt or hedge time, RETRY_NEVER if none */
   uint64_t in_flight;         /* bit k-1: attempt k in flight */
   uint64_t budget_held;       /* bit k-1: attempt k holds an Envoy budget slot */
-  int32_t quota_cost[2];      /* AWS cost taken for the last retry: [0] attempt, [1] cost */
+  int32_t aws_paid_attempt;   /* the last attempt sent with an AWS cost taken, 0 if none */
+  int32_t aws_paid_cost;      /* the cost aws_paid_attempt took (refunded if it succeeds) */
   int32_t pending_aws_cost;   /* AWS cost granted for the retry or hedge not yet sent */
   bool pending_slot;          /* an Envoy slot granted for the retry or hedge not yet sent */
   int64_t attempt_started_ns; /* retry policy: start of the attempt in flight */
@@ -691,15 +649,19 @@ typedef struct retry_call {
 void retry_call_start(retry_call *c, const retry_policy *p, retry_target *t,
                       const retry_call_opts *o, int64_t now_ns, retry_decision *d);
 
-/* Reports the outcome of attempt `attempt` at now_ns and returns the next decision. */
+/* Reports the outcome of attempt `attempt` at now_ns and returns the next decision. o is
+ * read during the call only. The outcome of an attempt that is not in flight (cancelled, or
+ * reported before) changes nothing. */
 void retry_call_on_outcome(retry_call *c, int32_t attempt, const retry_outcome *o, int64_t now_ns,
                            retry_decision *d);
 
 /* Reports that the timer of the last decision fired (a backoff ended, or a hedge is due). */
 void retry_call_wake(retry_call *c, int64_t now_ns, retry_decision *d);
 
-/* Reports that response headers of attempt `attempt` arrived: the call commits to it. For
- * hedging, the decision asks to cancel the other attempts. */
+/* Reports that response headers of attempt `attempt` arrived at now_ns: the call commits to it
+ * (no more retries or hedges) and the WAIT decision asks to cancel the other attempts in
+ * flight. Headers of an opted-in server stream do not commit (the stream is replayed from
+ * its start instead); headers of an unknown attempt change nothing. */
 void retry_call_on_headers(retry_call *c, int32_t attempt, int64_t now_ns, retry_decision *d);
 
 /* }================================================================== */
@@ -742,7 +704,8 @@ void retry_config_destroy(retry_config *cfg);
 const retry_method_config *retry_config_lookup(const retry_config *cfg, const char *method);
 
 /* The shared-state configuration (retryThrottling plus the extension's budget, adaptive
- * throttling and breaker), ready for retry_target_create. Borrowed, valid until destroy. */
+ * throttling and breaker), ready for retry_target_create. Returns a borrowed pointer valid
+ * until retry_config_destroy. */
 const retry_target_config *retry_config_target(const retry_config *cfg);
 
 /* Parses a proto3 JSON Duration ("0.1s", "-1.5s", at most 9 fraction digits, "s" required).

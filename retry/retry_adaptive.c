@@ -59,7 +59,8 @@ void retry_adaptive_init(retry_adaptive *a, const retry_adaptive_config *cfg, in
 /* Moves the ring forward to the bin of now_ns, clearing the bins that fall out of the window
  * (lookback.advance). A time before the current bin is counted in the current bin: the caller's
  * clock is monotonic, so this only happens with several events at one instant. */
-static void advance(retry_adaptive *a, int64_t now_ns) {
+void retry_adaptive_advance(retry_adaptive *a, int64_t now_ns) {
+  assert(a != NULL);
   int64_t start = bin_start(now_ns, a->bin_ns);
   if (start <= a->cur_bin_start_ns) return;
   int64_t n = retry__add_ns(start, -a->cur_bin_start_ns) / a->bin_ns;
@@ -72,7 +73,7 @@ static void advance(retry_adaptive *a, int64_t now_ns) {
   a->cur_bin_start_ns = start;
 }
 
-/* P from the window as it stands, after advance(). */
+/* P from the window as it stands, after retry_adaptive_advance. */
 static double probability(const retry_adaptive *a) {
   int64_t req = 0, acc = 0;
   for (int i = 0; i < RETRY_ADAPTIVE_BINS; i++) {
@@ -87,15 +88,14 @@ static double probability(const retry_adaptive *a) {
   return p > 0.0 ? p : 0.0;
 }
 
-double retry_adaptive_reject_probability(retry_adaptive *a, int64_t now_ns) {
+double retry_adaptive_reject_probability(const retry_adaptive *a) {
   assert(a != NULL);
-  advance(a, now_ns);
   return probability(a);
 }
 
 bool retry_adaptive_should_reject(retry_adaptive *a, int64_t now_ns, double u) {
   assert(a != NULL);
-  advance(a, now_ns);
+  retry_adaptive_advance(a, now_ns);
   bool reject = u < probability(a);
   /* A rejected request counts now (it will have no response): it still shows demand, which
    * keeps P up while the backend refuses work. A request let through counts with its response. */
@@ -105,7 +105,7 @@ bool retry_adaptive_should_reject(retry_adaptive *a, int64_t now_ns, double u) {
 
 void retry_adaptive_record_response(retry_adaptive *a, int64_t now_ns, bool accepted) {
   assert(a != NULL);
-  advance(a, now_ns);
+  retry_adaptive_advance(a, now_ns);
   a->requests[a->cur]++;
   if (accepted) a->accepts[a->cur]++;
 }

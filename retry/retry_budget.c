@@ -142,8 +142,10 @@ void retry_finagle_budget_init(retry_finagle_budget *b, const retry_finagle_budg
   b->cur = 0;
 }
 
-/* Rolls the window to now (WindowedAdder.expired, run by add and sum alike). */
-static void finagle_roll(retry_finagle_budget *b, int64_t now_ns) {
+/* Rolls the window to now (WindowedAdder.expired, run by add and sum alike; here by
+ * deposit and try_withdraw, and by whoever reads the balance at a time). */
+void retry_finagle_budget_advance(retry_finagle_budget *b, int64_t now_ns) {
+  assert(b != NULL);
   int64_t now = floor_ms_ns(now_ns);
   int64_t elapsed = retry__add_ns(now, -b->cur_slice_start_ns);
   if (elapsed < b->slice_ns) return; /* also covers a clock that went backwards */
@@ -156,8 +158,8 @@ static void finagle_roll(retry_finagle_budget *b, int64_t now_ns) {
   b->cur_slice_start_ns = now; /* `old = now()`: the next slice starts now, unaligned */
 }
 
-static int64_t finagle_count(retry_finagle_budget *b, int64_t now_ns) {
-  finagle_roll(b, now_ns);
+/* The bucket's count from the window as it stands, after an advance. */
+static int64_t finagle_count(const retry_finagle_budget *b) {
   int64_t sum = 0;
   for (int i = 0; i < RETRY_FINAGLE_SLICES; i++)
     sum += b->slices[i];
@@ -167,7 +169,7 @@ static int64_t finagle_count(retry_finagle_budget *b, int64_t now_ns) {
 
 void retry_finagle_budget_deposit(retry_finagle_budget *b, int64_t now_ns) {
   assert(b != NULL);
-  finagle_roll(b, now_ns);
+  retry_finagle_budget_advance(b, now_ns);
   b->slices[b->cur] = retry__add_ns(b->slices[b->cur], b->deposit);
 }
 
@@ -176,15 +178,18 @@ bool retry_finagle_budget_try_withdraw(retry_finagle_budget *b, int64_t now_ns) 
   /* TokenBucket.tryGet: ok iff count >= n, then add(-n) to the live slice. The debit can make
    * the sum negative once older deposits expire; Finagle accepts that ("the debit will simply
    * roll over to the next window"). */
-  if (finagle_count(b, now_ns) < b->withdrawal) return false;
+  retry_finagle_budget_advance(b, now_ns);
+  if (finagle_count(b) < b->withdrawal) return false;
   b->slices[b->cur] -= b->withdrawal;
   return true;
 }
 
-int64_t retry_finagle_budget_balance(retry_finagle_budget *b, int64_t now_ns) {
+int64_t retry_finagle_budget_balance(const retry_finagle_budget *b) {
   assert(b != NULL);
-  /* count / withdrawalAmount, Long division (truncates toward zero, as C does). */
-  return finagle_count(b, now_ns) / b->withdrawal;
+  /* count / withdrawalAmount, Long division (truncates toward zero, as C does). Finagle's
+   * balance runs sum(), which rolls the window first; here the roll is the caller's
+   * retry_finagle_budget_advance, so that a read can be const. */
+  return finagle_count(b) / b->withdrawal;
 }
 
 /* }================================================================== */

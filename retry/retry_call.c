@@ -178,8 +178,8 @@ static retry_stop try_send(retry_call *c, int64_t now_ns, retry_decision *d) {
   c->n_in_flight++;
   if (c->pending_slot) c->budget_held |= bit(k);
   if (c->pending_aws_cost > 0) {
-    c->quota_cost[0] = k;
-    c->quota_cost[1] = c->pending_aws_cost;
+    c->aws_paid_attempt = k;
+    c->aws_paid_cost = c->pending_aws_cost;
   }
   c->pending_slot = false;
   c->pending_aws_cost = 0;
@@ -315,7 +315,7 @@ static void retry_after_failure(retry_call *c, const retry_outcome *o, bool thro
     delay = ra_ns;
     retry_backoff_state_reset(&c->backoff);
   } else if (p->space == RETRY_SPACE_HTTP && p->honor_retry_after &&
-             o->retry_after_at_ns != RETRY_NEVER && o->retry_after_at_ns != 0) {
+             o->retry_after_at_ns != RETRY_NEVER) {
     delay = o->retry_after_at_ns > now_ns ? o->retry_after_at_ns - now_ns : 0;
     retry_backoff_state_reset(&c->backoff);
   } else {
@@ -444,7 +444,7 @@ void retry_call_on_outcome(retry_call *c, int32_t attempt, const retry_outcome *
   const retry_policy *p = c->policy;
   c->in_flight &= ~bit(attempt);
   c->n_in_flight--;
-  int32_t cost = c->quota_cost[0] == attempt ? c->quota_cost[1] : 0;
+  int32_t cost = c->aws_paid_attempt == attempt ? c->aws_paid_cost : 0;
   retry__target_attempt_done(c->target, now_ns, p->space, o->status, cost);
   if (c->budget_held & bit(attempt)) {
     retry__target_budget_release(c->target);

@@ -8,6 +8,7 @@
 #define RETRY_INT_H
 
 #include "retry.h"
+#include "retry_parts.h"
 
 #include <stdarg.h>
 

@@ -3,6 +3,7 @@
  * clock; this file feeds it CLOCK_MONOTONIC and sleeps through the backoffs it chooses.
  */
 #include "retry/retry_realtime.h"
+#include "retry/retry_int.h"
 
 #include <errno.h>
 #include <time.h>
@@ -28,7 +29,7 @@ int32_t retry_realtime_call(retry_call *c, const retry_policy *p, retry_target *
                             void *ctx) {
   retry_call_opts opts = *o;
   int64_t now = retry_realtime_now_ns();
-  opts.deadline_ns = timeout_ns == RETRY_NEVER ? RETRY_NEVER : now + timeout_ns;
+  opts.deadline_ns = timeout_ns == RETRY_NEVER ? RETRY_NEVER : retry__add_ns(now, timeout_ns);
   retry_decision d;
   retry_call_start(c, p, t, &opts, now, &d);
   while (d.action != RETRY_ACTION_DONE) {

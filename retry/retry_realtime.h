@@ -18,7 +18,8 @@ extern "C" {
 /* Returns CLOCK_MONOTONIC in nanoseconds. */
 int64_t retry_realtime_now_ns(void);
 
-/* Sleeps until the monotonic clock reaches t_ns (returns at once if it already has). */
+/* Sleeps until the monotonic clock reaches t_ns. Returns at once if it already has, and for
+ * RETRY_NEVER (there is nothing to wait for: sleeping for ever is never the answer). */
 void retry_realtime_sleep_until(int64_t t_ns);
 
 /* Sends attempt `attempt` and waits for its outcome, giving up at attempt_deadline_ns
@@ -28,8 +29,10 @@ void retry_realtime_sleep_until(int64_t t_ns);
 typedef void (*retry_attempt_fn)(void *ctx, int32_t attempt, int64_t attempt_deadline_ns,
                                  retry_outcome *out);
 
-/* Runs one logical call to the end. o->deadline_ns is ignored: the deadline is now + timeout_ns
- * (RETRY_NEVER: none). c receives the call's final state (attempts, stop reason...).
+/* Runs one logical call to the end on the calling thread, sleeping through backoffs and until
+ * the decision's done_ns. o->deadline_ns is ignored: the deadline is now + timeout_ns (clamped;
+ * RETRY_NEVER: none). c is the caller's storage and receives the call's final state (attempts,
+ * stop reason...); p and t are borrowed for the call (t may be NULL), ctx is passed to fn.
  * Returns the final status. */
 int32_t retry_realtime_call(retry_call *c, const retry_policy *p, retry_target *t,
                             const retry_call_opts *o, int64_t timeout_ns, retry_attempt_fn fn,

@@ -186,6 +186,8 @@ void retry_target_destroy(retry_target *t) {
  * Snapshot and accessors
  * =================================================================== */
 
+/* Not const: the Finagle and adaptive reads are taken after advancing their windows to now_ns,
+ * which is what their next decision would do first, so the snapshot cannot change one. */
 void retry_target_stats_get(retry_target *t, int64_t now_ns, retry_target_stats *s) {
   assert(s != NULL);
   memset(s, 0, sizeof *s);
@@ -198,7 +200,10 @@ void retry_target_stats_get(retry_target *t, int64_t now_ns, retry_target_stats 
   int64_t avail = -1;
   switch (t->cfg.budget) {
     case RETRY_BUDGET_AWS: avail = t->aws.available; break;
-    case RETRY_BUDGET_FINAGLE: avail = retry_finagle_budget_balance(&t->finagle, now_ns); break;
+    case RETRY_BUDGET_FINAGLE:
+      retry_finagle_budget_advance(&t->finagle, now_ns);
+      avail = retry_finagle_budget_balance(&t->finagle);
+      break;
     case RETRY_BUDGET_ENVOY:
       avail = retry__envoy_budget_max(&t->envoy) - t->envoy.active_retries;
       break;
@@ -209,8 +214,10 @@ void retry_target_stats_get(retry_target *t, int64_t now_ns, retry_target_stats 
    * that -1 keeps meaning "no budget". */
   if (t->cfg.budget != RETRY_BUDGET_NONE && avail < 0) avail = 0;
   s->budget_available = avail;
-  if (t->cfg.has_adaptive)
-    s->adaptive_reject_p = retry_adaptive_reject_probability(&t->adaptive, now_ns);
+  if (t->cfg.has_adaptive) {
+    retry_adaptive_advance(&t->adaptive, now_ns);
+    s->adaptive_reject_p = retry_adaptive_reject_probability(&t->adaptive);
+  }
   if (t->breaker != NULL) {
     s->breaker = retry_breaker_state_get(t->breaker);
     s->breaker_opened = retry_breaker_n_opened(t->breaker);
@@ -238,7 +245,8 @@ retry_stop retry__target_admit(retry_target *t, int64_t now_ns, const retry_rng 
    * jitter sequence as a run without adaptive throttling. With P == 0, u = 1 can never be
    * below P: the attempt is only counted. */
   if (t->cfg.has_adaptive) {
-    double p = retry_adaptive_reject_probability(&t->adaptive, now_ns);
+    retry_adaptive_advance(&t->adaptive, now_ns);
+    double p = retry_adaptive_reject_probability(&t->adaptive);
     double u = 1.0;
     if (p > 0.0) {
       assert(rng != NULL && rng->next != NULL);

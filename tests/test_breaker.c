@@ -88,7 +88,7 @@ static void chaos_free(void *p, void *ctx) {
  * Defaults and validation
  * =================================================================== */
 
-static void test_breaker_defaults_consecutive(void **state) {
+static void test_breaker_consecutive_defaults_five_failures_30s_one_probe(void **state) {
   (void)state;
   retry_breaker_config cfg;
   retry_breaker_config_init(&cfg, RETRY_BREAKER_CONSECUTIVE);
@@ -251,7 +251,8 @@ static void test_breaker_consecutive_success_resets_count(void **state) {
   retry_breaker_destroy(b);
 }
 
-static void test_breaker_seed000_threshold_two_refuses_third_attempt(void **state) {
+/* seed 000: fail_threshold 2 under max_attempts 3 */
+static void test_breaker_consecutive_threshold_two_refuses_the_third_attempt(void **state) {
   (void)state;
   /* fail_threshold=2 under max_attempts=3, every attempt failing: the breaker sees each attempt;
    * two failures open it and the third attempt is refused before it is sent. */
@@ -273,7 +274,8 @@ static void test_breaker_seed000_threshold_two_refuses_third_attempt(void **stat
   retry_breaker_destroy(b);
 }
 
-static void test_breaker_seed000_failure_then_success_resets_to_zero(void **state) {
+/* seed 000: the recoverable call */
+static void test_breaker_consecutive_success_after_a_failure_resets_to_zero(void **state) {
   (void)state;
   /* First attempt fails, the second succeeds: the count is back to 0, so one more failure does
    * not open a threshold-2 breaker (a count of 1 left over would). */
@@ -537,7 +539,7 @@ static void test_breaker_time_window_long_gap_evicts_everything(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_breaker_defaults_consecutive),
+      cmocka_unit_test(test_breaker_consecutive_defaults_five_failures_30s_one_probe),
       cmocka_unit_test(test_breaker_defaults_windows_are_resilience4j),
       cmocka_unit_test(test_breaker_default_failure_statuses_are_server_side),
       cmocka_unit_test(test_breaker_create_validates_each_field),
@@ -546,8 +548,8 @@ int main(void) {
       cmocka_unit_test(test_breaker_destroy_null_is_noop),
       cmocka_unit_test(test_breaker_consecutive_opens_after_threshold_failures_in_a_row),
       cmocka_unit_test(test_breaker_consecutive_success_resets_count),
-      cmocka_unit_test(test_breaker_seed000_threshold_two_refuses_third_attempt),
-      cmocka_unit_test(test_breaker_seed000_failure_then_success_resets_to_zero),
+      cmocka_unit_test(test_breaker_consecutive_threshold_two_refuses_the_third_attempt),
+      cmocka_unit_test(test_breaker_consecutive_success_after_a_failure_resets_to_zero),
       cmocka_unit_test(test_breaker_half_open_lazily_strictly_after_open_duration),
       cmocka_unit_test(test_breaker_half_open_permits_only_the_probes),
       cmocka_unit_test(test_breaker_consecutive_failed_probe_reopens),

@@ -121,6 +121,12 @@ static int withdraw_all(retry_finagle_budget *b, int64_t now_ns) {
   return n;
 }
 
+/* The balance at now_ns: advance, then the const read. */
+static int64_t balance_at(retry_finagle_budget *b, int64_t now_ns) {
+  retry_finagle_budget_advance(b, now_ns);
+  return retry_finagle_budget_balance(b);
+}
+
 static void test_finagle_defaults_10s_10_per_s_20_percent(void **state) {
   (void)state;
   retry_finagle_budget_config cfg;
@@ -147,9 +153,9 @@ static void test_finagle_fixed_point_amounts(void **state) {
 static void test_finagle_default_reserve_allows_exactly_100_withdrawals(void **state) {
   (void)state;
   retry_finagle_budget b = finagle_make(10 * S, 10, 0.2, 0);
-  assert_int_equal(retry_finagle_budget_balance(&b, 0), 100);
+  assert_int_equal(balance_at(&b, 0), 100);
   assert_int_equal(withdraw_all(&b, 0), 100);
-  assert_int_equal(retry_finagle_budget_balance(&b, 0), 0);
+  assert_int_equal(balance_at(&b, 0), 0);
   assert_false(retry_finagle_budget_try_withdraw(&b, 0));
 }
 
@@ -158,7 +164,7 @@ static void test_finagle_ten_deposits_add_two_withdrawals(void **state) {
   retry_finagle_budget b = finagle_make(10 * S, 10, 0.2, 0);
   for (int i = 0; i < 10; i++)
     retry_finagle_budget_deposit(&b, 0);
-  assert_int_equal(retry_finagle_budget_balance(&b, 0), 102);
+  assert_int_equal(balance_at(&b, 0), 102);
   assert_int_equal(withdraw_all(&b, 0), 102);
 }
 
@@ -167,7 +173,7 @@ static void test_finagle_partial_deposits_round_down(void **state) {
   retry_finagle_budget b = finagle_make(10 * S, 0, 0.2, 0);
   for (int i = 0; i < 9; i++)
     retry_finagle_budget_deposit(&b, 0);
-  assert_int_equal(retry_finagle_budget_balance(&b, 0), 1); /* 9000 / 5000 */
+  assert_int_equal(balance_at(&b, 0), 1); /* 9000 / 5000 */
   assert_int_equal(withdraw_all(&b, 0), 1);
 }
 
@@ -176,11 +182,11 @@ static void test_finagle_deposits_expire_after_ttl(void **state) {
   retry_finagle_budget b = finagle_make(10 * S, 10, 0.2, 0);
   for (int i = 0; i < 10; i++)
     retry_finagle_budget_deposit(&b, 0);
-  assert_int_equal(retry_finagle_budget_balance(&b, 10 * S), 100);
+  assert_int_equal(balance_at(&b, 10 * S), 100);
   b = finagle_make(10 * S, 10, 0.2, 0);
   for (int i = 0; i < 10; i++)
     retry_finagle_budget_deposit(&b, 0);
-  assert_int_equal(retry_finagle_budget_balance(&b, 10 * S - 1 * MS), 102);
+  assert_int_equal(balance_at(&b, 10 * S - 1 * MS), 102);
 }
 
 static void test_finagle_reads_realign_slices_so_deposits_can_outlive_ttl(void **state) {
@@ -190,9 +196,9 @@ static void test_finagle_reads_realign_slices_so_deposits_can_outlive_ttl(void *
   retry_finagle_budget b = finagle_make(10 * S, 10, 0.2, 0);
   for (int i = 0; i < 10; i++)
     retry_finagle_budget_deposit(&b, 0);
-  assert_int_equal(retry_finagle_budget_balance(&b, 9999 * MS), 102);
-  assert_int_equal(retry_finagle_budget_balance(&b, 10998 * MS), 102);
-  assert_int_equal(retry_finagle_budget_balance(&b, 10999 * MS), 100);
+  assert_int_equal(balance_at(&b, 9999 * MS), 102);
+  assert_int_equal(balance_at(&b, 10998 * MS), 102);
+  assert_int_equal(balance_at(&b, 10999 * MS), 100);
 }
 
 static void test_finagle_clock_truncated_to_milliseconds(void **state) {
@@ -201,7 +207,7 @@ static void test_finagle_clock_truncated_to_milliseconds(void **state) {
   retry_finagle_budget b = finagle_make(10 * S, 0, 0.2, 0);
   for (int i = 0; i < 5; i++)
     retry_finagle_budget_deposit(&b, 0);
-  assert_int_equal(retry_finagle_budget_balance(&b, 10 * S - 1), 1);
+  assert_int_equal(balance_at(&b, 10 * S - 1), 1);
 }
 
 static void test_finagle_withdrawals_expire_so_reserve_renews_per_window(void **state) {
@@ -209,7 +215,7 @@ static void test_finagle_withdrawals_expire_so_reserve_renews_per_window(void **
   retry_finagle_budget b = finagle_make(10 * S, 10, 0.2, 0);
   assert_int_equal(withdraw_all(&b, 0), 100);
   assert_int_equal(withdraw_all(&b, 5 * S), 0);
-  assert_int_equal(retry_finagle_budget_balance(&b, 10 * S), 100);
+  assert_int_equal(balance_at(&b, 10 * S), 100);
 }
 
 static void test_finagle_debits_outlive_the_deposits_that_paid_for_them(void **state) {
@@ -220,11 +226,31 @@ static void test_finagle_debits_outlive_the_deposits_that_paid_for_them(void **s
   retry_finagle_budget b = finagle_make(10 * S, 1, 1.0, 0); /* reserve 10 retries, deposit 1 */
   for (int i = 0; i < 5; i++)
     retry_finagle_budget_deposit(&b, 0);
-  assert_int_equal(retry_finagle_budget_balance(&b, 0), 15);
+  assert_int_equal(balance_at(&b, 0), 15);
   assert_int_equal(withdraw_all(&b, 5 * S), 15);
-  assert_int_equal(retry_finagle_budget_balance(&b, 10 * S), -5); /* (-15 + 10) retries */
+  assert_int_equal(balance_at(&b, 10 * S), -5); /* (-15 + 10) retries */
   assert_false(retry_finagle_budget_try_withdraw(&b, 10 * S));
-  assert_int_equal(retry_finagle_budget_balance(&b, 15 * S), 10);
+  assert_int_equal(balance_at(&b, 15 * S), 10);
+}
+
+static void test_finagle_balance_reads_the_window_as_last_advanced(void **state) {
+  (void)state;
+  /* The read is const: at 10 s the deposits from 0 are still in the window until an advance
+   * (or a deposit or withdrawal) rolls it; advancing to an earlier time changes nothing. */
+  retry_finagle_budget b = finagle_make(10 * S, 10, 0.2, 0);
+  for (int i = 0; i < 10; i++)
+    retry_finagle_budget_deposit(&b, 0);
+  const retry_finagle_budget *ro = &b;
+  assert_int_equal(retry_finagle_budget_balance(ro), 102);
+  retry_finagle_budget before = b; /* fields compared one by one: the struct has padding */
+  retry_finagle_budget_advance(&b, 999 * MS); /* under one 1 s slice: nothing rolls */
+  assert_int_equal(b.cur, before.cur);
+  assert_int_equal(b.cur_slice_start_ns, before.cur_slice_start_ns);
+  assert_memory_equal(b.slices, before.slices, sizeof b.slices);
+  retry_finagle_budget_advance(&b, 10 * S);
+  assert_int_equal(retry_finagle_budget_balance(ro), 100);
+  retry_finagle_budget_advance(&b, 0); /* backwards: nothing changes */
+  assert_int_equal(retry_finagle_budget_balance(ro), 100);
 }
 
 static void test_finagle_percent_zero_spends_reserve_only(void **state) {
@@ -239,7 +265,7 @@ static void test_finagle_both_zero_is_empty(void **state) {
   (void)state;
   retry_finagle_budget b = finagle_make(10 * S, 0, 0.0, 0);
   retry_finagle_budget_deposit(&b, 0);
-  assert_int_equal(retry_finagle_budget_balance(&b, 0), 0);
+  assert_int_equal(balance_at(&b, 0), 0);
   assert_false(retry_finagle_budget_try_withdraw(&b, 0));
 }
 
@@ -332,7 +358,7 @@ static void test_envoy_release_frees_a_slot(void **state) {
   assert_true(retry_envoy_budget_try_acquire(&b));
 }
 
-static void test_envoy_request_accounting(void **state) {
+static void test_envoy_counts_active_requests(void **state) {
   (void)state;
   retry_envoy_budget b = envoy_make(20.0, 3);
   retry_envoy_budget_request_start(&b);
@@ -362,6 +388,7 @@ int main(void) {
       cmocka_unit_test(test_finagle_clock_truncated_to_milliseconds),
       cmocka_unit_test(test_finagle_withdrawals_expire_so_reserve_renews_per_window),
       cmocka_unit_test(test_finagle_debits_outlive_the_deposits_that_paid_for_them),
+      cmocka_unit_test(test_finagle_balance_reads_the_window_as_last_advanced),
       cmocka_unit_test(test_finagle_percent_zero_spends_reserve_only),
       cmocka_unit_test(test_finagle_both_zero_is_empty),
       cmocka_unit_test(test_finagle_ttl_truncated_to_whole_seconds_for_reserve),
@@ -371,7 +398,7 @@ int main(void) {
       cmocka_unit_test(test_envoy_limit_is_percent_of_active_truncated),
       cmocka_unit_test(test_envoy_limit_is_max_of_percent_and_floor),
       cmocka_unit_test(test_envoy_release_frees_a_slot),
-      cmocka_unit_test(test_envoy_request_accounting),
+      cmocka_unit_test(test_envoy_counts_active_requests),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

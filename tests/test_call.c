@@ -1,6 +1,7 @@
 /*
  * test_call.c: the logical-call state machine, rule by rule, and every row of the seeds'
  * tables reproduced at engine level with scripted attempt outcomes (tests/support/script.h).
+ * Each test is named test_call_<rule>; one that reproduces a seed says which in a comment.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +11,7 @@
 
 #include <string.h>
 
+#include "retry/retry_parts.h"
 #include "tests/support/script.h"
 
 #define MS RETRY_NS_PER_MS
@@ -73,7 +75,8 @@ typedef struct charge_row {
   int attempts, charges;
 } charge_row;
 
-static void test_seed000_five_ways_to_fail_a_charge(void **state) {
+/* seed 000: five ways to fail a charge */
+static void test_call_retries_only_retryable_statuses_of_idempotent_methods(void **state) {
   (void)state;
   const script_attempt refuse = script_step(5, RETRY_GRPC_UNAVAILABLE);
   const charge_row rows[] = {
@@ -116,7 +119,8 @@ static void test_seed000_five_ways_to_fail_a_charge(void **state) {
   }
 }
 
-static void test_seed000_allowlisted_export_keeps_its_retries(void **state) {
+/* seed 000: Export is in idempotent_methods */
+static void test_call_allowlisted_method_keeps_its_retries(void **state) {
   (void)state;
   retry_policy p;
   kit_policy(&p);
@@ -131,7 +135,8 @@ static void test_seed000_allowlisted_export_keeps_its_retries(void **state) {
   assert_int_equal(r.attempts, 3);
 }
 
-static void test_seed000_deadline_spans_attempts_ends_at_2s_not_4_7s(void **state) {
+/* seed 000: the call ends at 2 s, not 4.7 s */
+static void test_call_deadline_spans_all_attempts(void **state) {
   (void)state;
   /* The handler sleeps 1.5 s then refuses; timeout 2.0 s; 3 attempts; 0.1 s backoff. */
   retry_policy p;
@@ -164,7 +169,8 @@ static retry_target *consecutive_breaker(int32_t threshold) {
   return t;
 }
 
-static void test_seed000_breaker_counts_attempts_opens_on_first_call(void **state) {
+/* seed 000: fail_threshold 2 opens on the first call */
+static void test_call_breaker_counts_attempts_not_calls(void **state) {
   (void)state;
   retry_policy p;
   kit_policy(&p);
@@ -180,7 +186,8 @@ static void test_seed000_breaker_counts_attempts_opens_on_first_call(void **stat
   retry_target_destroy(t);
 }
 
-static void test_seed000_breaker_recoverable_call_resets_count(void **state) {
+/* seed 000: a recoverable call leaves the count at 0 */
+static void test_call_breaker_success_resets_the_failure_count(void **state) {
   (void)state;
   retry_policy p;
   kit_policy(&p);
@@ -200,7 +207,8 @@ static void test_seed000_breaker_recoverable_call_resets_count(void **state) {
   retry_target_destroy(t);
 }
 
-static void test_seed000_server_stream_not_retried_by_default(void **state) {
+/* seed 000: the export stream */
+static void test_call_server_stream_not_retried_without_opt_in(void **state) {
   (void)state;
   retry_policy p;
   kit_policy(&p);
@@ -218,7 +226,8 @@ static void test_seed000_server_stream_not_retried_by_default(void **state) {
   assert_int_equal(r.stream_duplicates, 0);
 }
 
-static void test_seed000_server_stream_opt_in_replays_prefix_as_duplicates(void **state) {
+/* seed 000: [1, 2, 1, 2, 3, 4, 5] */
+static void test_call_opted_in_server_stream_replays_its_prefix(void **state) {
   (void)state;
   retry_policy p;
   kit_policy(&p);
@@ -247,7 +256,8 @@ static void test_seed000_server_stream_opt_in_replays_prefix_as_duplicates(void 
   assert_int_equal(r.attempts, 1);
 }
 
-static void test_seed000_client_stream_never_retried(void **state) {
+/* seed 000: the upload stream */
+static void test_call_client_stream_never_retried(void **state) {
   (void)state;
   retry_policy p;
   kit_policy(&p);
@@ -261,7 +271,8 @@ static void test_seed000_client_stream_never_retried(void **state) {
   assert_int_equal(r.attempts, 1);
 }
 
-static void test_seed000_two_layers_multiply_to_nine_requests(void **state) {
+/* seed 000: two layers of 3 make 9 requests */
+static void test_call_layered_retries_multiply_attempts(void **state) {
   (void)state;
   /* An interceptor retry loop (3 attempts) over a channel's retryPolicy (3 attempts): every
    * outer attempt is a whole inner call. The server always answers UNAVAILABLE. */
@@ -304,57 +315,59 @@ static void seed001_policy(retry_policy *p) {
   grpc_policy(p, 4, 10, 50, 2.0, RETRY_JITTER_PROPORTIONAL);
 }
 
-static void test_seed001_two_failures_then_success_three_requests(void **state) {
-  (void)state;
-  retry_policy p;
-  seed001_policy(&p);
-  script_attempt steps[3] = {script_step(1, RETRY_GRPC_UNAVAILABLE),
-                             script_step(1, RETRY_GRPC_UNAVAILABLE), script_step(1, 0)};
-  retry_call_opts o = opts_make("/flaky.v1.Flaky/Do", 5 * S);
-  script_result r;
-  assert_int_equal(script_run(&p, NULL, &o, 0, steps, 3, &r), 0);
-  assert_int_equal(r.status, RETRY_GRPC_OK);
-  assert_int_equal(r.attempts, 3);
-  assert_int_equal(r.call.n_retries, 2);
-}
+/* One row of seed 001's grpc-go examples: a policy (seed 001's retryPolicy, or none), what the
+ * server answers attempt by attempt (the last status repeats), and what the client saw. */
+typedef struct seed001_row {
+  const char *label;
+  bool no_policy;          /* true: no retryPolicy at all */
+  const int32_t *statuses; /* attempt 1, 2, ... answer these after 1 ms each */
+  size_t n_statuses;       /* how many are scripted, <= 3 */
+  int32_t status;          /* what the caller saw */
+  retry_stop reason;       /* why the call stopped */
+  int attempts, n_retries; /* requests that reached the server; how many were retries */
+} seed001_row;
 
-static void test_seed001_always_failing_stops_at_four_requests(void **state) {
-  (void)state;
-  retry_policy p;
-  seed001_policy(&p);
-  script_attempt s = script_step(1, RETRY_GRPC_UNAVAILABLE);
-  retry_call_opts o = opts_make("/flaky.v1.Flaky/Do", 5 * S);
-  script_result r;
-  assert_int_equal(script_run(&p, NULL, &o, 0, &s, 1, &r), 0);
-  assert_int_equal(r.status, RETRY_GRPC_UNAVAILABLE);
-  assert_int_equal(r.reason, RETRY_STOP_MAX_ATTEMPTS);
-  assert_int_equal(r.attempts, 4);
-}
+static const int32_t flaky_then_ok[] = {RETRY_GRPC_UNAVAILABLE, RETRY_GRPC_UNAVAILABLE,
+                                        RETRY_GRPC_OK};
+static const int32_t always_unavailable[] = {RETRY_GRPC_UNAVAILABLE};
+static const int32_t invalid_argument[] = {RETRY_GRPC_INVALID_ARGUMENT};
 
-static void test_seed001_invalid_argument_not_retryable_one_request(void **state) {
+/* seed 001: grpc-go's examples/features/retry against a flaky server (3 requests for two
+ * failures then success, 4 when it always fails, 1 for a fatal status, 1 without a policy).
+ * The call stops at the first success, at maxAttempts, or at a status that is not retryable,
+ * and without a policy it never retries. */
+static void test_call_stops_at_success_max_attempts_or_fatal_status(void **state) {
   (void)state;
-  retry_policy p;
-  seed001_policy(&p);
-  script_attempt s = script_step(1, RETRY_GRPC_INVALID_ARGUMENT);
-  retry_call_opts o = opts_make("/flaky.v1.Flaky/Do", 5 * S);
-  script_result r;
-  assert_int_equal(script_run(&p, NULL, &o, 0, &s, 1, &r), 0);
-  assert_int_equal(r.status, RETRY_GRPC_INVALID_ARGUMENT);
-  assert_int_equal(r.reason, RETRY_STOP_NON_RETRYABLE_STATUS);
-  assert_int_equal(r.attempts, 1);
-}
-
-static void test_seed001_no_policy_one_request(void **state) {
-  (void)state;
-  retry_policy p;
-  retry_policy_init(&p, RETRY_SPACE_GRPC);
-  script_attempt steps[3] = {script_step(1, RETRY_GRPC_UNAVAILABLE),
-                             script_step(1, RETRY_GRPC_UNAVAILABLE), script_step(1, 0)};
-  retry_call_opts o = opts_make("/flaky.v1.Flaky/Do", 5 * S);
-  script_result r;
-  assert_int_equal(script_run(&p, NULL, &o, 0, steps, 3, &r), 0);
-  assert_int_equal(r.status, RETRY_GRPC_UNAVAILABLE);
-  assert_int_equal(r.attempts, 1);
+  static const seed001_row rows[] = {
+      {"two UNAVAILABLE then OK", false, flaky_then_ok, 3, RETRY_GRPC_OK, RETRY_STOP_OK, 3, 2},
+      {"always UNAVAILABLE", false, always_unavailable, 1, RETRY_GRPC_UNAVAILABLE,
+       RETRY_STOP_MAX_ATTEMPTS, 4, 3},
+      {"INVALID_ARGUMENT", false, invalid_argument, 1, RETRY_GRPC_INVALID_ARGUMENT,
+       RETRY_STOP_NON_RETRYABLE_STATUS, 1, 0},
+      {"two UNAVAILABLE then OK, no retryPolicy", true, flaky_then_ok, 3, RETRY_GRPC_UNAVAILABLE,
+       RETRY_STOP_MAX_ATTEMPTS, 1, 0},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    const seed001_row *row = &rows[i];
+    retry_policy p;
+    if (row->no_policy)
+      retry_policy_init(&p, RETRY_SPACE_GRPC);
+    else
+      seed001_policy(&p);
+    script_attempt steps[3];
+    assert_true(row->n_statuses <= sizeof steps / sizeof steps[0]);
+    for (size_t k = 0; k < row->n_statuses; k++)
+      steps[k] = script_step(1, row->statuses[k]);
+    retry_call_opts o = opts_make("/flaky.v1.Flaky/Do", 5 * S);
+    script_result r;
+    assert_int_equal(script_run(&p, NULL, &o, 0, steps, row->n_statuses, &r), 0);
+    if (r.status != row->status || r.reason != row->reason || r.attempts != row->attempts ||
+        r.call.n_retries != row->n_retries)
+      fail_msg("%s: got %s %s attempts=%d retries=%d, want %s %s attempts=%d retries=%d",
+               row->label, retry_grpc_code_name(r.status), retry_stop_name(r.reason), r.attempts,
+               (int)r.call.n_retries, retry_grpc_code_name(row->status),
+               retry_stop_name(row->reason), row->attempts, row->n_retries);
+  }
 }
 
 /* Runs 20 always-failing calls one after the other; returns the requests made. */
@@ -372,7 +385,8 @@ static int twenty_failing_calls(const retry_policy *p, retry_target *t) {
   return requests;
 }
 
-static void test_seed001_throttling_20_failing_calls_80_vs_21_requests(void **state) {
+/* seed 001: 20 failing calls make 80 requests, 21 with maxTokens 4 */
+static void test_call_throttle_stops_retries_at_half_the_tokens(void **state) {
   (void)state;
   retry_policy p;
   seed001_policy(&p);
@@ -389,7 +403,8 @@ static void test_seed001_throttling_20_failing_calls_80_vs_21_requests(void **st
   retry_target_destroy(t);
 }
 
-static void test_seed001_by_hand_hedge_answers_under_200ms(void **state) {
+/* seed 001: the by-hand hedge answers under 200 ms */
+static void test_call_hedge_answers_when_the_original_stalls(void **state) {
   (void)state;
   /* Hedge after 50 ms; the first attempt stalls 400 ms, the hedge answers at once. */
   retry_policy p;
@@ -422,7 +437,8 @@ static script_attempt pushback_step(int64_t ms, const char *pb) {
   return a;
 }
 
-static void test_seed003_900ms_pushback_timeline_two_attempts(void **state) {
+/* seed 003: the 900 ms timeline, two attempts */
+static void test_call_pushback_delays_exactly_and_the_deadline_still_stops(void **state) {
   (void)state;
   retry_policy p;
   grpc_policy(&p, 4, 100, 1000, 2.0, RETRY_JITTER_PROPORTIONAL);
@@ -442,7 +458,8 @@ static void test_seed003_900ms_pushback_timeline_two_attempts(void **state) {
   assert_int_equal(r.status, RETRY_GRPC_DEADLINE_EXCEEDED);
 }
 
-static void test_seed003_negative_pushback_stops_with_time_left(void **state) {
+/* seed 003: pushback -1 with 350 ms left */
+static void test_call_negative_pushback_stops_retries(void **state) {
   (void)state;
   retry_policy p;
   grpc_policy(&p, 4, 100, 1000, 2.0, RETRY_JITTER_PROPORTIONAL);
@@ -455,7 +472,8 @@ static void test_seed003_negative_pushback_stops_with_time_left(void **state) {
   assert_int_equal(r.end_ns, 550 * MS); /* 350 ms and 2 attempts left unused */
 }
 
-static void test_seed003_unparseable_pushback_stops_and_costs_a_token(void **state) {
+/* seed 003: pushback "soon" */
+static void test_call_unparseable_pushback_stops_and_costs_a_token(void **state) {
   (void)state;
   retry_policy p;
   grpc_policy(&p, 4, 100, 1000, 2.0, RETRY_JITTER_PROPORTIONAL);
@@ -481,7 +499,8 @@ static void test_seed003_unparseable_pushback_stops_and_costs_a_token(void **sta
   retry_target_destroy(t);
 }
 
-static void test_seed003_pushback_700ms_against_400ms_deadline_no_retry(void **state) {
+/* seed 003: 700 ms of pushback, 400 ms left */
+static void test_call_pushback_past_the_deadline_is_not_waited_for(void **state) {
   (void)state;
   retry_policy p;
   grpc_policy(&p, 4, 100, 1000, 2.0, RETRY_JITTER_PROPORTIONAL);
@@ -493,7 +512,8 @@ static void test_seed003_pushback_700ms_against_400ms_deadline_no_retry(void **s
   assert_int_equal(r.reason, RETRY_STOP_DEADLINE);
 }
 
-static void test_seed003_pushback_replaces_backoff_and_resets_exponent(void **state) {
+/* seed 003: 350 ms of pushback, then 80-120 ms */
+static void test_call_pushback_replaces_backoff_and_resets_exponent(void **state) {
   (void)state;
   /* Nominal 100, 200, 400 ms; the first failure carries 350 ms of pushback. The next wait is
    * exactly 350 ms, and the one after restarts at initialBackoff (80-120 ms), not 200 ms. */
@@ -513,7 +533,8 @@ static void test_seed003_pushback_replaces_backoff_and_resets_exponent(void **st
   }
 }
 
-static void test_seed003_throttle_blocks_at_half_then_5_1_allows(void **state) {
+/* seed 003: maxTokens 10 blocks at 5, allows at 5.1 */
+static void test_call_throttle_blocks_at_half_and_a_success_reopens(void **state) {
   (void)state;
   /* maxTokens 10: each always-failing call (2 attempts) costs up to 2 tokens. */
   retry_policy p;
@@ -543,7 +564,8 @@ static void test_seed003_throttle_blocks_at_half_then_5_1_allows(void **state) {
   retry_target_destroy(t);
 }
 
-static void test_seed003_backoff_windows_80_120_160_240_320_480(void **state) {
+/* seed 003: 80-120, 160-240, 320-480 ms */
+static void test_call_backoff_waits_stay_in_their_jitter_windows(void **state) {
   (void)state;
   retry_policy p;
   grpc_policy(&p, 4, 100, 1000, 2.0, RETRY_JITTER_PROPORTIONAL);
@@ -576,7 +598,8 @@ static void test_seed003_backoff_windows_80_120_160_240_320_480(void **state) {
   assert_true(total_lo >= 560 * MS && total_hi < 840 * MS);
 }
 
-static void test_seed003_200_clients_refused_make_800_attempts(void **state) {
+/* seed 003: 200 clients refused make 800 attempts */
+static void test_call_every_refused_client_makes_max_attempts(void **state) {
   (void)state;
   retry_policy p;
   grpc_policy(&p, 4, 100, 1000, 2.0, RETRY_JITTER_PROPORTIONAL);
@@ -610,7 +633,8 @@ static void http_policy(retry_policy *p, int32_t max_attempts, const char *const
   assert_int_equal(retry_policy_validate(p, NULL), 0);
 }
 
-static void test_seed004_retry_on_5xx_makes_six_attempts_for_mapped_500(void **state) {
+/* seed 004: retry-on 5xx, six attempts for a FAILED_PRECONDITION mapped to 500 */
+static void test_call_http_5xx_class_retries_a_mapped_500(void **state) {
   (void)state;
   const char *const fivexx[] = {"5xx"};
   retry_policy p;
@@ -624,7 +648,8 @@ static void test_seed004_retry_on_5xx_makes_six_attempts_for_mapped_500(void **s
   assert_int_equal(r.reason, RETRY_STOP_MAX_ATTEMPTS);
 }
 
-static void test_seed004_explicit_mapping_and_allowlist_make_one_attempt(void **state) {
+/* seed 004: 422 and 500 under a 503/504 list, one attempt */
+static void test_call_http_statuses_outside_the_retryable_set_are_not_retried(void **state) {
   (void)state;
   const char *const allow[] = {"503", "504"};
   retry_policy p;
@@ -647,7 +672,7 @@ static void test_seed004_explicit_mapping_and_allowlist_make_one_attempt(void **
  * Rules that no seed row names
  * =================================================================== */
 
-static void test_call_max_attempts_clamped_to_five(void **state) {
+static void test_call_max_attempts_clamped_to_grpc_limit_of_five(void **state) {
   (void)state;
   retry_policy p;
   grpc_policy(&p, 7, 1, 1, 1.0, RETRY_JITTER_NONE);
@@ -681,7 +706,7 @@ static void test_call_per_attempt_timeout_bounded_by_deadline(void **state) {
   assert_int_equal(r.reason, RETRY_STOP_DEADLINE);
 }
 
-static void test_call_headers_commit_no_retry(void **state) {
+static void test_call_headers_commit_so_no_retry(void **state) {
   (void)state;
   retry_policy p;
   kit_policy(&p);
@@ -694,7 +719,7 @@ static void test_call_headers_commit_no_retry(void **state) {
   assert_int_equal(r.attempts, 1);
 }
 
-static void test_call_request_over_retry_buffer_commits(void **state) {
+static void test_call_request_over_the_retry_buffer_commits(void **state) {
   (void)state;
   retry_policy p;
   kit_policy(&p);
@@ -732,7 +757,32 @@ static void test_call_retry_after_seconds_replaces_backoff(void **state) {
   assert_true(r.send_ns[1] < 100 * MS);
 }
 
-static void test_call_one_stop_reason_and_late_events_ignored(void **state) {
+/* retry_after_at_ns is a time like any other, 0 included (a time already past: retry now);
+ * only RETRY_NEVER, which retry_outcome_init sets, means "no Retry-After". */
+static void test_call_retry_after_time_zero_is_a_time_and_never_means_none(void **state) {
+  (void)state;
+  const char *const codes[] = {"503"};
+  retry_policy p;
+  http_policy(&p, 3, codes, 1);
+  p.backoff.jitter = RETRY_JITTER_NONE; /* backoff exactly 10 ms */
+  retry_call_opts o = opts_make("/svc/M", 10 * S);
+  retry_call c;
+  retry_decision d;
+  retry_outcome out;
+  const int64_t at[] = {3 * S, 0, RETRY_NEVER};
+  const int64_t wake[] = {3 * S, 50 * MS, 60 * MS};
+  for (size_t i = 0; i < 3; i++) {
+    retry_call_start(&c, &p, NULL, &o, 0, &d);
+    retry_outcome_init(&out, 503);
+    assert_true(out.retry_after_at_ns == RETRY_NEVER);
+    out.retry_after_at_ns = at[i];
+    retry_call_on_outcome(&c, 1, &out, 50 * MS, &d);
+    assert_int_equal(d.action, RETRY_ACTION_WAIT);
+    assert_int_equal(d.wake_ns, wake[i]);
+  }
+}
+
+static void test_call_stops_once_and_ignores_late_events(void **state) {
   (void)state;
   retry_policy p;
   kit_policy(&p);
@@ -770,7 +820,7 @@ static void test_call_deadline_already_passed_sends_nothing(void **state) {
   assert_int_equal(c.n_attempts, 0);
 }
 
-static void test_call_layers_worst_case(void **state) {
+static void test_call_layers_worst_case_is_the_product_of_attempts(void **state) {
   (void)state;
   retry_policy three, four, none;
   grpc_policy(&three, 3, 1, 1, 1.0, RETRY_JITTER_NONE);
@@ -796,39 +846,37 @@ static void test_call_layers_worst_case(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_seed000_five_ways_to_fail_a_charge),
-      cmocka_unit_test(test_seed000_allowlisted_export_keeps_its_retries),
-      cmocka_unit_test(test_seed000_deadline_spans_attempts_ends_at_2s_not_4_7s),
-      cmocka_unit_test(test_seed000_breaker_counts_attempts_opens_on_first_call),
-      cmocka_unit_test(test_seed000_breaker_recoverable_call_resets_count),
-      cmocka_unit_test(test_seed000_server_stream_not_retried_by_default),
-      cmocka_unit_test(test_seed000_server_stream_opt_in_replays_prefix_as_duplicates),
-      cmocka_unit_test(test_seed000_client_stream_never_retried),
-      cmocka_unit_test(test_seed000_two_layers_multiply_to_nine_requests),
-      cmocka_unit_test(test_seed001_two_failures_then_success_three_requests),
-      cmocka_unit_test(test_seed001_always_failing_stops_at_four_requests),
-      cmocka_unit_test(test_seed001_invalid_argument_not_retryable_one_request),
-      cmocka_unit_test(test_seed001_no_policy_one_request),
-      cmocka_unit_test(test_seed001_throttling_20_failing_calls_80_vs_21_requests),
-      cmocka_unit_test(test_seed001_by_hand_hedge_answers_under_200ms),
-      cmocka_unit_test(test_seed003_900ms_pushback_timeline_two_attempts),
-      cmocka_unit_test(test_seed003_negative_pushback_stops_with_time_left),
-      cmocka_unit_test(test_seed003_unparseable_pushback_stops_and_costs_a_token),
-      cmocka_unit_test(test_seed003_pushback_700ms_against_400ms_deadline_no_retry),
-      cmocka_unit_test(test_seed003_pushback_replaces_backoff_and_resets_exponent),
-      cmocka_unit_test(test_seed003_throttle_blocks_at_half_then_5_1_allows),
-      cmocka_unit_test(test_seed003_backoff_windows_80_120_160_240_320_480),
-      cmocka_unit_test(test_seed003_200_clients_refused_make_800_attempts),
-      cmocka_unit_test(test_seed004_retry_on_5xx_makes_six_attempts_for_mapped_500),
-      cmocka_unit_test(test_seed004_explicit_mapping_and_allowlist_make_one_attempt),
-      cmocka_unit_test(test_call_max_attempts_clamped_to_five),
+      cmocka_unit_test(test_call_retries_only_retryable_statuses_of_idempotent_methods),
+      cmocka_unit_test(test_call_allowlisted_method_keeps_its_retries),
+      cmocka_unit_test(test_call_deadline_spans_all_attempts),
+      cmocka_unit_test(test_call_breaker_counts_attempts_not_calls),
+      cmocka_unit_test(test_call_breaker_success_resets_the_failure_count),
+      cmocka_unit_test(test_call_server_stream_not_retried_without_opt_in),
+      cmocka_unit_test(test_call_opted_in_server_stream_replays_its_prefix),
+      cmocka_unit_test(test_call_client_stream_never_retried),
+      cmocka_unit_test(test_call_layered_retries_multiply_attempts),
+      cmocka_unit_test(test_call_stops_at_success_max_attempts_or_fatal_status),
+      cmocka_unit_test(test_call_throttle_stops_retries_at_half_the_tokens),
+      cmocka_unit_test(test_call_hedge_answers_when_the_original_stalls),
+      cmocka_unit_test(test_call_pushback_delays_exactly_and_the_deadline_still_stops),
+      cmocka_unit_test(test_call_negative_pushback_stops_retries),
+      cmocka_unit_test(test_call_unparseable_pushback_stops_and_costs_a_token),
+      cmocka_unit_test(test_call_pushback_past_the_deadline_is_not_waited_for),
+      cmocka_unit_test(test_call_pushback_replaces_backoff_and_resets_exponent),
+      cmocka_unit_test(test_call_throttle_blocks_at_half_and_a_success_reopens),
+      cmocka_unit_test(test_call_backoff_waits_stay_in_their_jitter_windows),
+      cmocka_unit_test(test_call_every_refused_client_makes_max_attempts),
+      cmocka_unit_test(test_call_http_5xx_class_retries_a_mapped_500),
+      cmocka_unit_test(test_call_http_statuses_outside_the_retryable_set_are_not_retried),
+      cmocka_unit_test(test_call_max_attempts_clamped_to_grpc_limit_of_five),
       cmocka_unit_test(test_call_per_attempt_timeout_bounded_by_deadline),
-      cmocka_unit_test(test_call_headers_commit_no_retry),
-      cmocka_unit_test(test_call_request_over_retry_buffer_commits),
+      cmocka_unit_test(test_call_headers_commit_so_no_retry),
+      cmocka_unit_test(test_call_request_over_the_retry_buffer_commits),
       cmocka_unit_test(test_call_retry_after_seconds_replaces_backoff),
-      cmocka_unit_test(test_call_one_stop_reason_and_late_events_ignored),
+      cmocka_unit_test(test_call_retry_after_time_zero_is_a_time_and_never_means_none),
+      cmocka_unit_test(test_call_stops_once_and_ignores_late_events),
       cmocka_unit_test(test_call_deadline_already_passed_sends_nothing),
-      cmocka_unit_test(test_call_layers_worst_case),
+      cmocka_unit_test(test_call_layers_worst_case_is_the_product_of_attempts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,7 @@
 
 #include <string.h>
 
+#include "retry/retry_parts.h"
 #include "tests/support/script.h"
 
 #define MS RETRY_NS_PER_MS
@@ -151,7 +152,7 @@ static void test_hedge_stop_pushback_sends_no_more_hedges(void **state) {
   assert_int_equal(r.end_ns, 110 * MS);
 }
 
-static void test_hedge_throttle_allows_original_only(void **state) {
+static void test_hedge_throttle_blocks_hedges_not_the_original(void **state) {
   (void)state;
   retry_policy p;
   hedge_policy(&p, 3, 10);
@@ -179,7 +180,7 @@ static void test_hedge_throttle_allows_original_only(void **state) {
   retry_target_destroy(t);
 }
 
-static void test_hedge_headers_commit_cancel_others(void **state) {
+static void test_hedge_headers_commit_and_cancel_the_others(void **state) {
   (void)state;
   retry_policy p;
   hedge_policy(&p, 3, 50);
@@ -215,7 +216,7 @@ static void test_hedge_not_idempotent_sends_no_hedges(void **state) {
   assert_int_equal(r.reason, RETRY_STOP_METHOD_NOT_IDEMPOTENT);
 }
 
-static void test_hedge_deadline_stops_schedule(void **state) {
+static void test_hedge_deadline_stops_the_schedule(void **state) {
   (void)state;
   retry_policy p;
   hedge_policy(&p, 5, 100);
@@ -356,10 +357,10 @@ int main(void) {
       cmocka_unit_test(test_hedge_all_non_fatal_ends_with_max_attempts),
       cmocka_unit_test(test_hedge_pushback_delays_next_hedge_then_schedule_resumes),
       cmocka_unit_test(test_hedge_stop_pushback_sends_no_more_hedges),
-      cmocka_unit_test(test_hedge_throttle_allows_original_only),
-      cmocka_unit_test(test_hedge_headers_commit_cancel_others),
+      cmocka_unit_test(test_hedge_throttle_blocks_hedges_not_the_original),
+      cmocka_unit_test(test_hedge_headers_commit_and_cancel_the_others),
       cmocka_unit_test(test_hedge_not_idempotent_sends_no_hedges),
-      cmocka_unit_test(test_hedge_deadline_stops_schedule),
+      cmocka_unit_test(test_hedge_deadline_stops_the_schedule),
       cmocka_unit_test(test_hedge_breaker_sees_hedges_as_attempts),
       cmocka_unit_test(test_hedge_envoy_budget_slots_returned),
       cmocka_unit_test(test_hedge_cancelled_half_open_probe_gives_permit_back),

@@ -50,7 +50,7 @@ static void test_pushback_non_canonical_is_invalid(void **state) {
   assert_int_equal(parse1(NULL, &ns), RETRY_PUSHBACK_INVALID);
 }
 
-static void test_pushback_repeated_or_absent(void **state) {
+static void test_pushback_repeated_values_stop_and_absent_is_none(void **state) {
   (void)state;
   int64_t ns;
   const char *two[2] = {"100", "100"};
@@ -59,7 +59,7 @@ static void test_pushback_repeated_or_absent(void **state) {
   assert_int_equal(retry_pushback_parse(two, 0, &ns), RETRY_PUSHBACK_NONE);
 }
 
-static void test_pushback_retry_after_seconds(void **state) {
+static void test_pushback_retry_after_takes_delta_seconds_only(void **state) {
   (void)state;
   int64_t ns;
   assert_int_equal(retry_pushback_parse_retry_after("120", &ns), 0);
@@ -73,7 +73,7 @@ static void test_pushback_retry_after_seconds(void **state) {
   assert_int_equal(retry_pushback_parse_retry_after("99999999999999999999", &ns), RETRY_ERANGE);
 }
 
-static void test_pushback_http_date_three_forms(void **state) {
+static void test_pushback_http_date_accepts_the_three_rfc9110_forms(void **state) {
   (void)state;
   int64_t ns;
   /* RFC 9110's example instant: 784111777 s after the epoch, in all three forms. */
@@ -98,7 +98,7 @@ static void test_pushback_http_date_three_forms(void **state) {
     assert_int_equal(retry_pushback_parse_http_date(bad[i], &ns), RETRY_EINVAL);
 }
 
-static void test_pushback_status_sets_both_spaces(void **state) {
+static void test_pushback_status_sets_hold_both_spaces(void **state) {
   (void)state;
   retry_status_set s;
   retry_status_set_clear(&s);
@@ -186,7 +186,7 @@ static void test_pushback_trace_records_every_decision(void **state) {
   assert_int_equal(strlen(small), 7);
 }
 
-static void test_pushback_error_names_and_format(void **state) {
+static void test_pushback_error_codes_have_names_and_a_format(void **state) {
   (void)state;
   assert_string_equal(retry_err_name(RETRY_ECONFIG), "RETRY_ECONFIG");
   assert_string_equal(retry_strerror(RETRY_ENOMEM), "out of memory");
@@ -214,12 +214,12 @@ int main(void) {
       cmocka_unit_test(test_pushback_valid_values_delay_exactly),
       cmocka_unit_test(test_pushback_negative_means_stop),
       cmocka_unit_test(test_pushback_non_canonical_is_invalid),
-      cmocka_unit_test(test_pushback_repeated_or_absent),
-      cmocka_unit_test(test_pushback_retry_after_seconds),
-      cmocka_unit_test(test_pushback_http_date_three_forms),
-      cmocka_unit_test(test_pushback_status_sets_both_spaces),
+      cmocka_unit_test(test_pushback_repeated_values_stop_and_absent_is_none),
+      cmocka_unit_test(test_pushback_retry_after_takes_delta_seconds_only),
+      cmocka_unit_test(test_pushback_http_date_accepts_the_three_rfc9110_forms),
+      cmocka_unit_test(test_pushback_status_sets_hold_both_spaces),
       cmocka_unit_test(test_pushback_trace_records_every_decision),
-      cmocka_unit_test(test_pushback_error_names_and_format),
+      cmocka_unit_test(test_pushback_error_codes_have_names_and_a_format),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

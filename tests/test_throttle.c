@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "retry/retry.h"
+#include "retry/retry_parts.h"
 
 static retry_throttle make(int64_t max_tokens, int64_t ratio_milli) {
   retry_throttle_config cfg = {max_tokens * 1000, ratio_milli};
@@ -91,7 +92,7 @@ static void test_throttle_is_allowed_does_not_change_count(void **state) {
   assert_int_equal(t.milli_tokens, 10000);
 }
 
-static void test_throttle_max4_twenty_failing_calls_send_21_requests(void **state) {
+static void test_throttle_max4_lets_one_retry_through_twenty_failing_calls(void **state) {
   (void)state;
   retry_throttle t = make(4, 100);
   int retries = 0;
@@ -103,7 +104,7 @@ static void test_throttle_max4_twenty_failing_calls_send_21_requests(void **stat
   assert_int_equal(retries, 60);
 }
 
-static void test_throttle_max4_sequence_allows_then_blocks(void **state) {
+static void test_throttle_max4_allows_only_the_first_failure(void **state) {
   (void)state;
   retry_throttle t = make(4, 100);
   const bool expect[] = {true, false, false, false, false, false};
@@ -114,7 +115,8 @@ static void test_throttle_max4_sequence_allows_then_blocks(void **state) {
   }
 }
 
-static void test_throttle_seed003_five_failures_block(void **state) {
+/* seed 003: maxTokens 10, five failures */
+static void test_throttle_blocks_when_the_count_reaches_half(void **state) {
   (void)state;
   retry_throttle t = make(10, 100);
   /* 9, 8, 7, 6 still allow; 5 is at half and blocks. */
@@ -125,7 +127,8 @@ static void test_throttle_seed003_five_failures_block(void **state) {
   assert_false(retry_throttle_is_allowed(&t));
 }
 
-static void test_throttle_seed003_one_success_at_five_allows(void **state) {
+/* seed 003: 5 -> 5.1 */
+static void test_throttle_one_success_above_half_allows(void **state) {
   (void)state;
   retry_throttle t = make(10, 100);
   for (int i = 0; i < 5; i++)
@@ -135,7 +138,8 @@ static void test_throttle_seed003_one_success_at_five_allows(void **state) {
   assert_true(retry_throttle_is_allowed(&t));
 }
 
-static void test_throttle_seed003_from_four_needs_eleven_successes(void **state) {
+/* seed 003: from 4, eleven successes of 0.1 */
+static void test_throttle_successes_add_exact_thousandths(void **state) {
   (void)state;
   retry_throttle t = make(10, 100);
   for (int i = 0; i < 6; i++)
@@ -192,11 +196,11 @@ int main(void) {
       cmocka_unit_test(test_throttle_failure_clamps_at_zero),
       cmocka_unit_test(test_throttle_success_adds_ratio_clamped_at_max),
       cmocka_unit_test(test_throttle_is_allowed_does_not_change_count),
-      cmocka_unit_test(test_throttle_max4_twenty_failing_calls_send_21_requests),
-      cmocka_unit_test(test_throttle_max4_sequence_allows_then_blocks),
-      cmocka_unit_test(test_throttle_seed003_five_failures_block),
-      cmocka_unit_test(test_throttle_seed003_one_success_at_five_allows),
-      cmocka_unit_test(test_throttle_seed003_from_four_needs_eleven_successes),
+      cmocka_unit_test(test_throttle_max4_lets_one_retry_through_twenty_failing_calls),
+      cmocka_unit_test(test_throttle_max4_allows_only_the_first_failure),
+      cmocka_unit_test(test_throttle_blocks_when_the_count_reaches_half),
+      cmocka_unit_test(test_throttle_one_success_above_half_allows),
+      cmocka_unit_test(test_throttle_successes_add_exact_thousandths),
       cmocka_unit_test(test_throttle_threshold_uses_integer_division),
       cmocka_unit_test(test_throttle_single_token_never_allows_after_failure),
       cmocka_unit_test(test_throttle_ratio_kept_in_thousandths),

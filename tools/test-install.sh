@@ -1,6 +1,7 @@
 #!/bin/sh
 # Installs libretry into a temporary prefix and builds a small client against it with
-# pkg-config, as a user of the library would.
+# pkg-config, as a user of the library would: the client's face (retry.h) and one part driven
+# by hand (retry_parts.h).
 set -eu
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -8,6 +9,7 @@ trap 'rm -rf "$tmp"' EXIT
 make -s install PREFIX="$tmp/prefix" BUILD="$tmp/build" SANITIZE= >/dev/null
 cat > "$tmp/client.c" <<'C'
 #include <retry.h>
+#include <retry_parts.h>
 #include <stdio.h>
 static uint64_t zero(void *ctx) { (void)ctx; return 0; }
 int main(void) {
@@ -29,12 +31,17 @@ int main(void) {
     retry_outcome_init(&out, RETRY_GRPC_UNAVAILABLE);
     retry_call_on_outcome(&c, d.attempt, &out, ++now, &d);
   }
-  printf("%d %s\n", c.n_attempts, retry_stop_name(c.reason));
+  /* retry_parts.h: a part driven by hand. */
+  retry_throttle_config tc = {10000, 100};
+  retry_throttle th;
+  retry_throttle_init(&th, &tc);
+  retry_throttle_record_failure(&th);
+  printf("%d %s %lld\n", c.n_attempts, retry_stop_name(c.reason), (long long)th.milli_tokens);
   return 0;
 }
 C
 PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig" ${CC:-cc} -std=c11 -o "$tmp/client" "$tmp/client.c" \
   $(PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig" pkg-config --cflags --libs retry)
 out=$("$tmp/client")
-[ "$out" = "3 max_attempts" ] || { echo "test-install: client printed '$out'"; exit 1; }
+[ "$out" = "3 max_attempts 9000" ] || { echo "test-install: client printed '$out'"; exit 1; }
 echo "test-install: a client built with pkg-config retry ran: $out"
