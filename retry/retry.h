@@ -18,6 +18,7 @@
 #ifndef RETRY_H
 #define RETRY_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -63,6 +64,13 @@ typedef struct retry_allocator {
  * Errors
  * =================================================================== */
 
+/* Lets GCC and clang check the format strings of the printf-style functions below. */
+#if defined(__GNUC__)
+#define RETRY_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define RETRY_PRINTF(f, a)
+#endif
+
 /* Error codes: 0 is success, negative values are errors. Codes are only ever added. */
 #define RETRY_ERRNO_MAP(X)                \
   X(OK, 0, "success")                     \
@@ -95,6 +103,17 @@ typedef struct retry_error {
   int line;          /* 1-based line from a JSON syntax error, -1 when unknown */
   int column;        /* 1-based column from a JSON syntax error, -1 when unknown */
 } retry_error;
+
+/* Sets e, when e is not NULL and still holds no error (code RETRY_OK), to code with a
+ * printf-style message; does nothing otherwise, so a later, derived error never hides the
+ * cause. source and path may be NULL (stored as ""); line and column are -1 when unknown.
+ * Every field is cut to its fixed size, never overflowed. Allocates nothing, so it can report
+ * running out of memory. No pointer is kept. */
+void retry_error_set(retry_error *e, int code, const char *source, const char *path, int line,
+                     int column, const char *fmt, ...) RETRY_PRINTF(7, 8);
+/* retry_error_set with a va_list, for callers that wrap it in their own printf-style function. */
+void retry_error_vset(retry_error *e, int code, const char *source, const char *path, int line,
+                      int column, const char *fmt, va_list ap) RETRY_PRINTF(7, 0);
 
 /* Resets e to "no error" (code RETRY_OK, line and column -1). e may be NULL. */
 void retry_error_clear(retry_error *e);
@@ -405,15 +424,6 @@ typedef struct retry_target_stats {
  * decision the engine takes at now_ns or later. It does not move an expired OPEN breaker to
  * HALF_OPEN (only an attempt does). t may be NULL (every part absent). */
 void retry_target_stats_get(retry_target *t, int64_t now_ns, retry_target_stats *s);
-
-/* The parts a target may carry, opaque here: retry_parts.h defines them and their operations. */
-typedef struct retry_throttle retry_throttle;
-typedef struct retry_breaker retry_breaker;
-
-/* Returns a borrowed pointer to t's throttle (or breaker), valid until retry_target_destroy;
- * NULL when t is NULL or has none. */
-retry_throttle *retry_target_throttle(retry_target *t);
-retry_breaker *retry_target_breaker(retry_target *t);
 
 /* }================================================================== */
 

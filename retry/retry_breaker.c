@@ -85,46 +85,45 @@ void retry_breaker_config_init(retry_breaker_config *cfg, retry_breaker_kind kin
 /* Checks the fields the kind uses. Paths are field names of retry_breaker_config. */
 static int validate(const retry_breaker_config *cfg, retry_error *err) {
   if ((int)cfg->kind < (int)RETRY_BREAKER_CONSECUTIVE || cfg->kind > RETRY_BREAKER_TIME_WINDOW) {
-    retry__error_set(err, RETRY_ECONFIG, NULL, "kind", -1, -1,
-                     "kind must be consecutive, count_window or time_window (got %d)",
-                     (int)cfg->kind);
+    retry_error_set(err, RETRY_ECONFIG, NULL, "kind", -1, -1,
+                    "kind must be consecutive, count_window or time_window (got %d)",
+                    (int)cfg->kind);
     return RETRY_ECONFIG;
   }
   if (cfg->kind == RETRY_BREAKER_CONSECUTIVE) {
     if (cfg->failure_threshold < 1) {
-      retry__error_set(err, RETRY_ECONFIG, NULL, "failure_threshold", -1, -1,
-                       "failure_threshold must be >= 1 (got %d)", (int)cfg->failure_threshold);
+      retry_error_set(err, RETRY_ECONFIG, NULL, "failure_threshold", -1, -1,
+                      "failure_threshold must be >= 1 (got %d)", (int)cfg->failure_threshold);
       return RETRY_ECONFIG;
     }
   } else {
     /* NaN fails both comparisons, so it is refused too. */
     if (!(cfg->failure_rate_threshold > 0.0 && cfg->failure_rate_threshold <= 100.0)) {
-      retry__error_set(err, RETRY_ECONFIG, NULL, "failure_rate_threshold", -1, -1,
-                       "failure_rate_threshold must be a percent in (0, 100] (got %g)",
-                       cfg->failure_rate_threshold);
+      retry_error_set(err, RETRY_ECONFIG, NULL, "failure_rate_threshold", -1, -1,
+                      "failure_rate_threshold must be a percent in (0, 100] (got %g)",
+                      cfg->failure_rate_threshold);
       return RETRY_ECONFIG;
     }
     if (cfg->window_size < 1) {
-      retry__error_set(
+      retry_error_set(
           err, RETRY_ECONFIG, NULL, "window_size", -1, -1, "window_size must be >= 1 %s (got %d)",
           cfg->kind == RETRY_BREAKER_COUNT_WINDOW ? "call" : "second", (int)cfg->window_size);
       return RETRY_ECONFIG;
     }
     if (cfg->minimum_calls < 1) {
-      retry__error_set(err, RETRY_ECONFIG, NULL, "minimum_calls", -1, -1,
-                       "minimum_calls must be >= 1 (got %d)", (int)cfg->minimum_calls);
+      retry_error_set(err, RETRY_ECONFIG, NULL, "minimum_calls", -1, -1,
+                      "minimum_calls must be >= 1 (got %d)", (int)cfg->minimum_calls);
       return RETRY_ECONFIG;
     }
   }
   if (cfg->open_duration_ns <= 0) {
-    retry__error_set(err, RETRY_ECONFIG, NULL, "open_duration_ns", -1, -1,
-                     "open_duration_ns must be > 0 ns (got %lld)",
-                     (long long)cfg->open_duration_ns);
+    retry_error_set(err, RETRY_ECONFIG, NULL, "open_duration_ns", -1, -1,
+                    "open_duration_ns must be > 0 ns (got %lld)", (long long)cfg->open_duration_ns);
     return RETRY_ECONFIG;
   }
   if (cfg->half_open_calls < 1) {
-    retry__error_set(err, RETRY_ECONFIG, NULL, "half_open_calls", -1, -1,
-                     "half_open_calls must be >= 1 (got %d)", (int)cfg->half_open_calls);
+    retry_error_set(err, RETRY_ECONFIG, NULL, "half_open_calls", -1, -1,
+                    "half_open_calls must be >= 1 (got %d)", (int)cfg->half_open_calls);
     return RETRY_ECONFIG;
   }
   return RETRY_OK;
@@ -256,7 +255,7 @@ retry_breaker *retry_breaker_create(const retry_breaker_config *cfg, const retry
   return b;
 
 nomem:
-  retry__error_set(err, RETRY_ENOMEM, NULL, NULL, -1, -1, "out of memory creating a breaker");
+  retry_error_set(err, RETRY_ENOMEM, NULL, NULL, -1, -1, "out of memory creating a breaker");
   return NULL;
 }
 

@@ -48,7 +48,7 @@ static void copy_field(char *dst, size_t size, const char *src) {
   dst[n] = '\0';
 }
 
-/* The one implementation of "the first error wins" (retry_json.h): the engine's validators,
+/* The one implementation of "the first error wins" (retry.h): the engine's validators,
  * both JSON loaders and the simulator's outputs all end here. It lives in this file, which
  * needs libc only, so that an engine-only client linking it does not pull in jansson. */
 void retry_error_vset(retry_error *e, int code, const char *source, const char *path, int line,
@@ -65,14 +65,6 @@ void retry_error_vset(retry_error *e, int code, const char *source, const char *
 
 void retry_error_set(retry_error *e, int code, const char *source, const char *path, int line,
                      int column, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  retry_error_vset(e, code, source, path, line, column, fmt, ap);
-  va_end(ap);
-}
-
-void retry__error_set(retry_error *e, int code, const char *source, const char *path, int line,
-                      int column, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   retry_error_vset(e, code, source, path, line, column, fmt, ap);

@@ -19,15 +19,6 @@ static inline int64_t retry__add_ns(int64_t a, int64_t b) {
   return a + b;
 }
 
-/* Sets e (when not NULL and still empty) to code with a printf-style message.
- * source and path may be NULL. line and column are -1 when unknown. */
-void retry__error_set(retry_error *e, int code, const char *source, const char *path, int line,
-                      int column, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 7, 8)))
-#endif
-    ;
-
 /* Allocation through an optional retry_allocator (NULL: libc). */
 void *retry__malloc(const retry_allocator *a, size_t size);
 void *retry__realloc(const retry_allocator *a, void *ptr, size_t size);

@@ -35,7 +35,7 @@ bool retry_json_failed(const retry_json_ctx *c) { return c->e.code != RETRY_OK; 
  * prefix never cuts the text before retry_error_set does, at the one place that decides what
  * fits. Every buffer is on the stack: the error path allocates nothing. */
 static void fail_at(retry_json_ctx *c, int code, const char *source, const char *path, int line,
-                    int column, const char *fmt, va_list ap) RETRY_JSON_PRINTF(7, 0);
+                    int column, const char *fmt, va_list ap) RETRY_PRINTF(7, 0);
 static void fail_at(retry_json_ctx *c, int code, const char *source, const char *path, int line,
                     int column, const char *fmt, va_list ap) {
   if (retry_json_failed(c)) return;
@@ -54,7 +54,7 @@ void retry_json_fail(retry_json_ctx *c, int code, const char *fmt, ...) {
 
 /* A wrapper only to get a va_list for fail_at. */
 static void fail_error(retry_json_ctx *c, const retry_error *e, const char *fmt, ...)
-    RETRY_JSON_PRINTF(3, 4);
+    RETRY_PRINTF(3, 4);
 static void fail_error(retry_json_ctx *c, const retry_error *e, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

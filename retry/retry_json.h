@@ -19,27 +19,9 @@
 
 #include "retry.h"
 
-#if defined(__GNUC__)
-#define RETRY_JSON_PRINTF(f, a) __attribute__((format(printf, f, a)))
-#else
-#define RETRY_JSON_PRINTF(f, a)
-#endif
-
 /* {==================================================================
  * First error wins
  * =================================================================== */
-
-/* Sets e, when e is not NULL and still holds no error (code RETRY_OK), to code with a
- * printf-style message; does nothing otherwise, so a later, derived error never hides the
- * cause. source and path may be NULL (stored as ""); line and column are -1 when unknown.
- * Every field is cut to its fixed size, never overflowed. Allocates nothing, so it can report
- * running out of memory. Defined in retry_err.c, not retry_json.c, so that an engine-only
- * client that never loads JSON does not link jansson through it. No pointer is kept. */
-void retry_error_set(retry_error *e, int code, const char *source, const char *path, int line,
-                     int column, const char *fmt, ...) RETRY_JSON_PRINTF(7, 8);
-/* retry_error_set with a va_list, for callers that wrap it in their own printf-style function. */
-void retry_error_vset(retry_error *e, int code, const char *source, const char *path, int line,
-                      int column, const char *fmt, va_list ap) RETRY_JSON_PRINTF(7, 0);
 
 /* Sets e (first error wins) from a failed jansson parse of source: RETRY_ENOMEM "out of memory
  * parsing JSON" when jansson ran out of memory (or left je's text empty, as a failure in its
@@ -81,7 +63,7 @@ bool retry_json_failed(const retry_json_ctx *c);
 /* Records an error at the current path, line and column -1: code (RETRY_ECONFIG for bad input)
  * and a printf-style message, after c->prefix. The first error wins; the message is cut to
  * retry_error.message. Allocates nothing. */
-void retry_json_fail(retry_json_ctx *c, int code, const char *fmt, ...) RETRY_JSON_PRINTF(3, 4);
+void retry_json_fail(retry_json_ctx *c, int code, const char *fmt, ...) RETRY_PRINTF(3, 4);
 
 /* Takes over an error from another load (a document included by this one) as it is: its
  * source, path, line and column, its message after c->prefix, its code (RETRY_ECONFIG when it

@@ -17,6 +17,9 @@
 extern "C" {
 #endif
 
+typedef struct retry_throttle retry_throttle;
+typedef struct retry_breaker retry_breaker;
+
 /* {==================================================================
  * gRPC retry throttle (A6 retryThrottling)
  * =================================================================== */
@@ -182,5 +185,16 @@ int64_t retry_breaker_n_opened(const retry_breaker *b);
 #ifdef __cplusplus
 }
 #endif
+
+/* {==================================================================
+ * A target's parts
+ * =================================================================== */
+
+/* Returns a borrowed pointer to t's throttle (or breaker), valid until retry_target_destroy;
+ * NULL when t is NULL or has none. */
+retry_throttle *retry_target_throttle(retry_target *t);
+retry_breaker *retry_target_breaker(retry_target *t);
+
+/* }================================================================== */
 
 #endif /* RETRY_PARTS_H */

@@ -36,10 +36,10 @@ void retry_policy_set_max_attempts(retry_policy *p, int32_t configured, int32_t 
 }
 
 /* Fails with a message about one field of the policy. */
-#define FAIL(field, ...)                                                    \
-  do {                                                                      \
-    retry__error_set(err, RETRY_ECONFIG, NULL, field, -1, -1, __VA_ARGS__); \
-    return RETRY_ECONFIG;                                                   \
+#define FAIL(field, ...)                                                   \
+  do {                                                                     \
+    retry_error_set(err, RETRY_ECONFIG, NULL, field, -1, -1, __VA_ARGS__); \
+    return RETRY_ECONFIG;                                                  \
   } while (0)
 
 static int validate_backoff(const retry_backoff *b, retry_error *err) {

@@ -24,10 +24,10 @@ void retry_target_config_init(retry_target_config *cfg) {
 }
 
 /* Reports a bad field: code RETRY_ECONFIG, path = the field, message says what is allowed. */
-#define BAD(err, path, ...)                                                    \
-  do {                                                                         \
-    retry__error_set((err), RETRY_ECONFIG, NULL, (path), -1, -1, __VA_ARGS__); \
-    return RETRY_ECONFIG;                                                      \
+#define BAD(err, path, ...)                                                   \
+  do {                                                                        \
+    retry_error_set((err), RETRY_ECONFIG, NULL, (path), -1, -1, __VA_ARGS__); \
+    return RETRY_ECONFIG;                                                     \
   } while (0)
 
 /* A6 retryThrottling: maxTokens in (0, 1000], tokenRatio > 0 (kept in thousandths). */
@@ -137,7 +137,7 @@ retry_target *retry_target_create(const retry_target_config *cfg, int64_t now_ns
   if (validate(cfg, err) != RETRY_OK) return NULL;
   retry_target *t = retry__malloc(alloc, sizeof *t);
   if (t == NULL) {
-    retry__error_set(err, RETRY_ENOMEM, NULL, NULL, -1, -1, "out of memory creating a target");
+    retry_error_set(err, RETRY_ENOMEM, NULL, NULL, -1, -1, "out of memory creating a target");
     return NULL;
   }
   memset(t, 0, sizeof *t);
@@ -166,7 +166,7 @@ retry_target *retry_target_create(const retry_target_config *cfg, int64_t now_ns
         snprintf(path, sizeof path, "breaker.%.*s", (int)(sizeof path - 9), local.path);
       else
         path[0] = '\0';
-      retry__error_set(err, local.code, NULL, path, -1, -1, "breaker.%s", local.message);
+      retry_error_set(err, local.code, NULL, path, -1, -1, "breaker.%s", local.message);
       retry__free(alloc, t);
       return NULL;
     }

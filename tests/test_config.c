@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "retry/retry.h"
+#include "retry/retry_parts.h"
 
 /* {==================================================================
  * Helpers
