@@ -63,7 +63,7 @@ static void assert_fails_with(const char *expect_text, const char *line) {
  * Value shapes
  * =================================================================== */
 
-static void test_expect_number_equal_within_tolerance(void **state) {
+static void test_cli_expect_number_equal_within_tolerance(void **state) {
   (void)state;
   assert_int_equal(check("{\"calls.ok\": 90, \"goodput_per_s\": 9.5}", false, NULL), 0);
   assert_int_equal(check("{\"calls.ok\": 90.0}", false, NULL), 0);             /* integer vs real */
@@ -75,7 +75,7 @@ static void test_expect_number_equal_within_tolerance(void **state) {
   assert_fails_with("{\"variant\": 1}", "FAIL base: variant: expected 1, got \"base\"\n");
 }
 
-static void test_expect_string_bool_null_equal(void **state) {
+static void test_cli_expect_string_bool_null_compare_exactly(void **state) {
   (void)state;
   assert_int_equal(check("{\"variant\": \"base\", \"flag\": true, \"nothing\": null}", false, NULL),
                    0);
@@ -85,7 +85,7 @@ static void test_expect_string_bool_null_equal(void **state) {
   assert_fails_with("{\"calls.ok\": null}", "FAIL base: calls.ok: expected null, got 90\n");
 }
 
-static void test_expect_range_is_inclusive(void **state) {
+static void test_cli_expect_range_is_inclusive(void **state) {
   (void)state;
   assert_int_equal(check("{\"calls.ok\": [90, 100], \"goodput_per_s\": [0, 9.5]}", false, NULL), 0);
   assert_fails_with("{\"calls.ok\": [91, 100]}",
@@ -95,7 +95,7 @@ static void test_expect_range_is_inclusive(void **state) {
   assert_fails_with("{\"variant\": [0, 1]}", "FAIL base: variant: expected [0, 1], got \"base\"\n");
 }
 
-static void test_expect_min_max_either_optional(void **state) {
+static void test_cli_expect_min_max_either_optional(void **state) {
   (void)state;
   assert_int_equal(check("{\"calls.ok\": {\"min\": 90}}", false, NULL), 0);
   assert_int_equal(check("{\"calls.ok\": {\"max\": 90}}", false, NULL), 0);
@@ -108,7 +108,7 @@ static void test_expect_min_max_either_optional(void **state) {
                     "FAIL base: calls.ok: expected [10, 50], got 90\n");
 }
 
-static void test_expect_approx_with_tolerance(void **state) {
+static void test_cli_expect_approx_within_tol(void **state) {
   (void)state;
   assert_int_equal(check("{\"amplification.api\": {\"approx\": 1.4, \"tol\": 0.1}}", false, NULL),
                    0);
@@ -117,7 +117,7 @@ static void test_expect_approx_with_tolerance(void **state) {
                     "FAIL base: amplification.api: expected 1.3 +- 0.1, got 1.5\n");
 }
 
-static void test_expect_invalid_shapes_fail(void **state) {
+static void test_cli_expect_invalid_shapes_fail(void **state) {
   (void)state;
   static const char *const bad[] = {
       "{\"calls.ok\": [1]}",
@@ -145,7 +145,7 @@ static void test_expect_invalid_shapes_fail(void **state) {
  * Paths
  * =================================================================== */
 
-static void test_expect_path_selectors(void **state) {
+static void test_cli_expect_paths_select_by_index_and_key(void **state) {
   (void)state;
   assert_int_equal(check("{\"amplification.edges[1].amplification\": 2,"
                          " \"amplification.edges[to=db].amplification\": 2,"
@@ -161,7 +161,7 @@ static void test_expect_path_selectors(void **state) {
                    0);
 }
 
-static void test_expect_unresolved_paths_fail(void **state) {
+static void test_cli_expect_unresolved_paths_fail(void **state) {
   (void)state;
   assert_fails_with("{\"calls.nope\": 1}",
                     "FAIL base: calls.nope: expected 1, got nothing: no key \"nope\" in calls\n");
@@ -182,7 +182,7 @@ static void test_expect_unresolved_paths_fail(void **state) {
                     "FAIL base: calls[k=v]: expected 1, got nothing: calls is not an array\n");
 }
 
-static void test_expect_malformed_paths_fail(void **state) {
+static void test_cli_expect_malformed_paths_fail(void **state) {
   (void)state;
   static const char *const bad[] = {"{\"calls..ok\": 1}", "{\"calls.\": 1}",  "{\".calls\": 1}",
                                     "{\"calls[\": 1}",    "{\"calls[]\": 1}", "{\"calls[x]\": 1}",
@@ -196,7 +196,7 @@ static void test_expect_malformed_paths_fail(void **state) {
   }
 }
 
-static void test_expect_missing_status_counts_as_zero(void **state) {
+static void test_cli_expect_missing_status_counts_as_zero(void **state) {
   (void)state;
   assert_int_equal(check("{\"calls.by_status.DEADLINE_EXCEEDED\": 0,"
                          " \"calls.by_status.503\": [0, 5],"
@@ -221,7 +221,7 @@ static void test_expect_missing_status_counts_as_zero(void **state) {
  * Reports and validation
  * =================================================================== */
 
-static void test_expect_verbose_reports_every_line(void **state) {
+static void test_cli_expect_verbose_reports_every_line(void **state) {
   (void)state;
   char *report;
   assert_int_equal(check("{\"calls.ok\": 90, \"calls.started\": [0, 10]}", true, &report), 1);
@@ -234,7 +234,7 @@ static void test_expect_verbose_reports_every_line(void **state) {
   free(report);
 }
 
-static void test_expect_counts_every_failure(void **state) {
+static void test_cli_expect_counts_every_failure(void **state) {
   (void)state;
   assert_int_equal(check("{\"calls.ok\": 1, \"calls.started\": 2, \"variant\": \"base\","
                          " \"x\": 3}",
@@ -251,7 +251,7 @@ static void test_expect_counts_every_failure(void **state) {
   json_decref(run);
 }
 
-static void test_expect_validate(void **state) {
+static void test_cli_expect_validate_refuses_bad_paths_and_values(void **state) {
   (void)state;
   char msg[200];
   json_t *good = load(
@@ -276,19 +276,19 @@ static void test_expect_validate(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_expect_number_equal_within_tolerance),
-      cmocka_unit_test(test_expect_string_bool_null_equal),
-      cmocka_unit_test(test_expect_range_is_inclusive),
-      cmocka_unit_test(test_expect_min_max_either_optional),
-      cmocka_unit_test(test_expect_approx_with_tolerance),
-      cmocka_unit_test(test_expect_invalid_shapes_fail),
-      cmocka_unit_test(test_expect_path_selectors),
-      cmocka_unit_test(test_expect_unresolved_paths_fail),
-      cmocka_unit_test(test_expect_malformed_paths_fail),
-      cmocka_unit_test(test_expect_missing_status_counts_as_zero),
-      cmocka_unit_test(test_expect_verbose_reports_every_line),
-      cmocka_unit_test(test_expect_counts_every_failure),
-      cmocka_unit_test(test_expect_validate),
+      cmocka_unit_test(test_cli_expect_number_equal_within_tolerance),
+      cmocka_unit_test(test_cli_expect_string_bool_null_compare_exactly),
+      cmocka_unit_test(test_cli_expect_range_is_inclusive),
+      cmocka_unit_test(test_cli_expect_min_max_either_optional),
+      cmocka_unit_test(test_cli_expect_approx_within_tol),
+      cmocka_unit_test(test_cli_expect_invalid_shapes_fail),
+      cmocka_unit_test(test_cli_expect_paths_select_by_index_and_key),
+      cmocka_unit_test(test_cli_expect_unresolved_paths_fail),
+      cmocka_unit_test(test_cli_expect_malformed_paths_fail),
+      cmocka_unit_test(test_cli_expect_missing_status_counts_as_zero),
+      cmocka_unit_test(test_cli_expect_verbose_reports_every_line),
+      cmocka_unit_test(test_cli_expect_counts_every_failure),
+      cmocka_unit_test(test_cli_expect_validate_refuses_bad_paths_and_values),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

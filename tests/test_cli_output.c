@@ -208,7 +208,7 @@ static cli_output *single_output(fixture *f) {
  * The document
  * =================================================================== */
 
-static void test_output_round_keeps_six_digits(void **state) {
+static void test_cli_output_round_keeps_six_digits(void **state) {
   (void)state;
   assert_true(cli_output_round(1.0 / 3.0) == 0.333333);
   assert_true(cli_output_round(123456789.0) == 123457000.0);
@@ -217,7 +217,7 @@ static void test_output_round_keeps_six_digits(void **state) {
   assert_true(isnan(cli_output_round(NAN)));
 }
 
-static void test_output_run_keys_in_order(void **state) {
+static void test_cli_output_run_keys_in_order(void **state) {
   (void)state;
   fixture f;
   fixture_init(&f);
@@ -250,7 +250,7 @@ static void test_output_run_keys_in_order(void **state) {
   json_decref(run);
 }
 
-static void test_output_run_values(void **state) {
+static void test_cli_output_run_values_come_from_the_results(void **state) {
   (void)state;
   fixture f;
   fixture_init(&f);
@@ -292,7 +292,7 @@ static void test_output_run_values(void **state) {
   json_decref(run);
 }
 
-static void test_output_no_calls_gives_zero_ratios(void **state) {
+static void test_cli_output_no_calls_gives_zero_ratios(void **state) {
   (void)state;
   fixture f;
   fixture_init(&f);
@@ -311,7 +311,7 @@ static void test_output_no_calls_gives_zero_ratios(void **state) {
   json_decref(run);
 }
 
-static void test_output_summary_without_variants(void **state) {
+static void test_cli_output_single_run_summary_is_the_run_with_provenance(void **state) {
   (void)state;
   fixture f;
   cli_output *o = single_output(&f);
@@ -330,7 +330,7 @@ static void test_output_summary_without_variants(void **state) {
   cli_output_destroy(o);
 }
 
-static void test_output_summary_with_variants(void **state) {
+static void test_cli_output_variant_summary_lists_runs_and_big_seeds_as_strings(void **state) {
   (void)state;
   fixture f;
   fixture_init(&f);
@@ -354,7 +354,7 @@ static void test_output_summary_with_variants(void **state) {
   cli_output_destroy(o);
 }
 
-static void test_output_json_is_stable_text(void **state) {
+static void test_cli_output_json_is_stable_text(void **state) {
   (void)state;
   fixture f;
   cli_output *o = single_output(&f);
@@ -387,7 +387,7 @@ static void *failing_malloc(size_t n) {
   return malloc(n);
 }
 
-static void test_output_survives_jansson_alloc_failures(void **state) {
+static void test_cli_output_survives_jansson_alloc_failures(void **state) {
   (void)state;
   fixture f;
   fixture_init(&f);
@@ -411,7 +411,7 @@ static void test_output_survives_jansson_alloc_failures(void **state) {
  * Files
  * =================================================================== */
 
-static void test_output_writes_single_run_files(void **state) {
+static void test_cli_output_single_run_writes_exact_csv_bytes(void **state) {
   (void)state;
   fixture f;
   cli_output *o = single_output(&f);
@@ -456,7 +456,7 @@ static void test_output_writes_single_run_files(void **state) {
   free(dir);
 }
 
-static void test_output_writes_variant_files(void **state) {
+static void test_cli_output_variants_get_their_own_files_and_quoted_names(void **state) {
   (void)state;
   fixture f, g;
   fixture_init(&f);
@@ -496,7 +496,7 @@ static void test_output_writes_variant_files(void **state) {
   free(dir);
 }
 
-static void test_output_rewrite_is_byte_identical(void **state) {
+static void test_cli_output_rewrite_is_byte_identical(void **state) {
   (void)state;
   fixture f;
   cli_output *o = single_output(&f);
@@ -521,7 +521,7 @@ static void test_output_rewrite_is_byte_identical(void **state) {
   free(dir);
 }
 
-static void test_output_creates_missing_parents(void **state) {
+static void test_cli_output_creates_missing_parents(void **state) {
   (void)state;
   fixture f;
   cli_output *o = single_output(&f);
@@ -535,7 +535,7 @@ static void test_output_creates_missing_parents(void **state) {
   free(dir);
 }
 
-static void test_output_dir_that_is_a_file_fails(void **state) {
+static void test_cli_output_dir_that_is_a_file_fails(void **state) {
   (void)state;
   fixture f;
   cli_output *o = single_output(&f);
@@ -561,7 +561,7 @@ static void test_output_dir_that_is_a_file_fails(void **state) {
   free(dir);
 }
 
-static void test_output_failed_write_leaves_no_temp_files(void **state) {
+static void test_cli_output_failed_write_leaves_no_temp_files(void **state) {
   (void)state;
   fixture f;
   cli_output *o = single_output(&f);
@@ -603,7 +603,7 @@ static void text_of(const cli_output *o, char **s, size_t *n) {
   fclose(f);
 }
 
-static void test_output_text_single_run(void **state) {
+static void test_cli_output_text_summary_shows_every_section(void **state) {
   (void)state;
   fixture f;
   cli_output *o = single_output(&f);
@@ -628,7 +628,7 @@ static void test_output_text_single_run(void **state) {
   cli_output_destroy(o);
 }
 
-static void test_output_text_variants_table(void **state) {
+static void test_cli_output_text_variants_table_is_aligned(void **state) {
   (void)state;
   fixture f, g;
   fixture_init(&f);
@@ -665,22 +665,22 @@ static void test_output_text_variants_table(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_output_round_keeps_six_digits),
-      cmocka_unit_test(test_output_run_keys_in_order),
-      cmocka_unit_test(test_output_run_values),
-      cmocka_unit_test(test_output_no_calls_gives_zero_ratios),
-      cmocka_unit_test(test_output_summary_without_variants),
-      cmocka_unit_test(test_output_summary_with_variants),
-      cmocka_unit_test(test_output_json_is_stable_text),
-      cmocka_unit_test(test_output_survives_jansson_alloc_failures),
-      cmocka_unit_test(test_output_writes_single_run_files),
-      cmocka_unit_test(test_output_writes_variant_files),
-      cmocka_unit_test(test_output_rewrite_is_byte_identical),
-      cmocka_unit_test(test_output_creates_missing_parents),
-      cmocka_unit_test(test_output_dir_that_is_a_file_fails),
-      cmocka_unit_test(test_output_failed_write_leaves_no_temp_files),
-      cmocka_unit_test(test_output_text_single_run),
-      cmocka_unit_test(test_output_text_variants_table),
+      cmocka_unit_test(test_cli_output_round_keeps_six_digits),
+      cmocka_unit_test(test_cli_output_run_keys_in_order),
+      cmocka_unit_test(test_cli_output_run_values_come_from_the_results),
+      cmocka_unit_test(test_cli_output_no_calls_gives_zero_ratios),
+      cmocka_unit_test(test_cli_output_single_run_summary_is_the_run_with_provenance),
+      cmocka_unit_test(test_cli_output_variant_summary_lists_runs_and_big_seeds_as_strings),
+      cmocka_unit_test(test_cli_output_json_is_stable_text),
+      cmocka_unit_test(test_cli_output_survives_jansson_alloc_failures),
+      cmocka_unit_test(test_cli_output_single_run_writes_exact_csv_bytes),
+      cmocka_unit_test(test_cli_output_variants_get_their_own_files_and_quoted_names),
+      cmocka_unit_test(test_cli_output_rewrite_is_byte_identical),
+      cmocka_unit_test(test_cli_output_creates_missing_parents),
+      cmocka_unit_test(test_cli_output_dir_that_is_a_file_fails),
+      cmocka_unit_test(test_cli_output_failed_write_leaves_no_temp_files),
+      cmocka_unit_test(test_cli_output_text_summary_shows_every_section),
+      cmocka_unit_test(test_cli_output_text_variants_table_is_aligned),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,7 +28,7 @@ static void series(double *v, const double *good, size_t n) {
 static const cli_recovery_cfg rcfg = {.threshold = 0.9, .hold_ns = 3000000000, .warmup_ns = -1};
 #define S 1000000000LL
 
-static void test_recovery_after_the_trigger(void **state) {
+static void test_cli_recovery_counts_from_the_trigger_end_to_a_held_healthy_span(void **state) {
   (void)state;
   /* 20 s: healthy 98/s, trigger [6 s, 9 s), bad until 11 s, then healthy. */
   double good[20], v[40];
@@ -51,7 +51,7 @@ static void test_recovery_after_the_trigger(void **state) {
   assert_true(r.recovered && r.recovery_s == 4.0);
 }
 
-static void test_recovery_never_or_not_asked(void **state) {
+static void test_cli_recovery_not_judged_without_a_trigger_nor_held_health(void **state) {
   (void)state;
   double good[20], v[40];
   for (int b = 0; b < 20; b++)
@@ -90,8 +90,8 @@ static void test_recovery_never_or_not_asked(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_recovery_after_the_trigger),
-      cmocka_unit_test(test_recovery_never_or_not_asked),
+      cmocka_unit_test(test_cli_recovery_counts_from_the_trigger_end_to_a_held_healthy_span),
+      cmocka_unit_test(test_cli_recovery_not_judged_without_a_trigger_nor_held_health),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -137,7 +137,7 @@ static const char small[] =
  * Units and SHA-256
  * =================================================================== */
 
-static void test_sim_duration_parse_valid(void **state) {
+static void test_cli_scenario_durations_take_units_and_round_to_the_ns(void **state) {
   (void)state;
   static const struct {
     const char *s;
@@ -169,7 +169,7 @@ static void test_sim_duration_parse_valid(void **state) {
   }
 }
 
-static void test_sim_duration_parse_invalid(void **state) {
+static void test_cli_scenario_malformed_durations_are_einval_huge_ones_erange(void **state) {
   (void)state;
   static const char *const einval[] = {"",     "s",   "5",   "1.s",   ".5s",  "-1s",  "+1s",
                                        "1e3s", "1 s", " 1s", "1s ",   "1sec", "1S",   "1ms2",
@@ -191,7 +191,7 @@ static void test_sim_duration_parse_invalid(void **state) {
   assert_int_equal(cli_duration_parse("99999999999999999999999x", &ns), RETRY_EINVAL);
 }
 
-static void test_sim_rate_parse(void **state) {
+static void test_cli_scenario_rates_take_a_unit_and_refuse_malformed_text(void **state) {
   (void)state;
   static const struct {
     const char *s;
@@ -220,7 +220,7 @@ static void test_sim_rate_parse(void **state) {
   assert_int_equal(cli_rate_parse(big, &r), RETRY_ERANGE);
 }
 
-static void test_sim_sha256_vectors(void **state) {
+static void test_cli_scenario_sha256_matches_the_fips_vectors(void **state) {
   (void)state;
   /* FIPS 180-4 examples (NIST CSRC "SHA256.pdf", "SHA2_Additional.pdf") and lengths around
    * the padding boundaries (55, 56, 63, 64, 65, 119, 120 bytes). */
@@ -266,7 +266,7 @@ static void test_sim_sha256_vectors(void **state) {
  * Documents into model_config
  * =================================================================== */
 
-static void test_cli_scenario_defaults(void **state) {
+static void test_cli_scenario_small_document_gets_the_defaults(void **state) {
   (void)state;
   cli_scenario *s = load_ok(small);
   assert_string_equal(cli_scenario_name(s), "t"); /* the source's base name without .json */
@@ -392,7 +392,7 @@ static const char full[] =
     "  \"batch\": {\"target\": \"db\", \"arrival\": {\"kind\": \"script\", \"at\": [\"0s\", \"0s\", \"1.5s\"]},"
     "    \"methods\": [\"/db.Db/Get\"], \"network\": {\"dist\": \"pareto\", \"shape\": 2.5, \"scale\": \"1ms\"}}}}";
 
-static void test_cli_scenario_full(void **state) {
+static void test_cli_scenario_every_field_reaches_model_config(void **state) {
   (void)state;
   cli_scenario *s = load_ok(full);
   const model_config *c = cli_scenario_config(s, 0);
@@ -542,7 +542,7 @@ static cli_scenario *load_with(const char *path, const char *value) {
   return load_ok_sets(small, &set, 1);
 }
 
-static void test_cli_scenario_dists(void **state) {
+static void test_cli_scenario_dists_read_their_parameters(void **state) {
   (void)state;
   static const struct {
     const char *json;
@@ -578,7 +578,7 @@ static void test_cli_scenario_dists(void **state) {
   cli_scenario_destroy(s);
 }
 
-static void test_cli_scenario_profiles(void **state) {
+static void test_cli_scenario_rate_profiles_become_points(void **state) {
   (void)state;
   cli_scenario *s =
       load_with("clients.web.arrival.rate",
@@ -631,7 +631,7 @@ static void test_cli_scenario_profiles(void **state) {
  * --set, variants and expectations
  * =================================================================== */
 
-static void test_cli_scenario_set(void **state) {
+static void test_cli_scenario_set_edits_the_document_before_validation(void **state) {
   (void)state;
   cli_set sets[] = {
       {"services.api.workers", "8"},                      /* JSON integer */
@@ -715,7 +715,7 @@ static const char with_variants[] =
     "    \"expect\": {\"calls.ok\": 10, \"x[k=v].y\": {\"approx\": 1, \"tol\": 0.5}}}],"
     " \"expect\": {\"calls.ok\": {\"min\": 1}, \"flag\": true, \"none\": null}}";
 
-static void test_cli_scenario_variants(void **state) {
+static void test_cli_scenario_variants_apply_their_sets_and_merge_expectations(void **state) {
   (void)state;
   cli_scenario *s = load_ok(with_variants);
   assert_true(cli_scenario_has_variants(s));
@@ -774,7 +774,7 @@ static void test_cli_scenario_variants(void **state) {
  * Policies
  * =================================================================== */
 
-static void test_cli_scenario_policy_inline(void **state) {
+static void test_cli_scenario_inline_policy_errors_keep_the_policy_path(void **state) {
   (void)state;
   const char *pol = RETRY_POLICY("grpc", "\"UNAVAILABLE\"");
   cli_set set = {"clients.web.policy", pol};
@@ -819,7 +819,7 @@ static void test_cli_scenario_policy_inline(void **state) {
                       "file or null, got 3");
 }
 
-static void test_cli_scenario_policy_file(void **state) {
+static void test_cli_scenario_policy_file_loads_and_missing_one_is_an_io_error(void **state) {
   (void)state;
   char path[1024];
   snprintf(path, sizeof path, "%s/scenarios/valid/policy-file/scenario.json", data_dir());
@@ -853,7 +853,7 @@ static void test_cli_scenario_policy_file(void **state) {
                       "cannot open the policy file \"nope.json\": No such file or directory");
 }
 
-static void test_cli_scenario_io_errors(void **state) {
+static void test_cli_scenario_io_and_syntax_errors_name_the_source(void **state) {
   (void)state;
   retry_error err;
   retry_error_clear(&err);
@@ -884,7 +884,7 @@ static void test_cli_scenario_io_errors(void **state) {
  * =================================================================== */
 
 /* tests/data/scenarios/valid/<case>/scenario.json: each loads, with a config per run. */
-static void test_cli_scenario_valid_cases(void **state) {
+static void test_cli_scenario_loads_each_valid_case(void **state) {
   (void)state;
   char dir[512];
   snprintf(dir, sizeof dir, "%s/scenarios/valid", data_dir());
@@ -943,7 +943,7 @@ static size_t read_sets(const char *file, char **text, cli_set *sets, size_t max
  * "line column path" (-1 -1 when unknown), line 2 the message, optional line 3 the code's
  * name (default RETRY_ESYNTAX with a line, else RETRY_ECONFIG), optional line 4 the source
  * when it is not the scenario file: "<command line>", or a file relative to the case. */
-static void test_cli_scenario_invalid_cases(void **state) {
+static void test_cli_scenario_refuses_each_invalid_case(void **state) {
   (void)state;
   char dir[512];
   snprintf(dir, sizeof dir, "%s/scenarios/invalid", data_dir());
@@ -1086,7 +1086,7 @@ static bool chaos_load(const char *text, const char *path, const cli_set *sets, 
 
 /* Fails allocation N for N = 0, 1, 2, ... until the load succeeds. Every failure must be
  * clean: NULL, an error set, nothing leaked (ASan and valgrind check the last part). */
-static void test_cli_scenario_chaos(void **state) {
+static void test_cli_scenario_allocation_failures_fail_cleanly(void **state) {
   (void)state;
   char path[1024];
   snprintf(path, sizeof path, "%s/scenarios/valid/policy-file/scenario.json", data_dir());
@@ -1144,7 +1144,7 @@ static bool replace_nth(json_t *v, long *k, json_t *r) {
 
 /* Every value of two rich documents replaced in turn by values of every type and a few
  * edge cases: the loader must answer (load or error) without crashing or leaking. */
-static void test_cli_scenario_mutations(void **state) {
+static void test_cli_scenario_mutations_never_crash(void **state) {
   (void)state;
   const char *inputs[2] = {full, with_variants};
   static const char *const repl[] = {"null",
@@ -1207,23 +1207,23 @@ static void test_cli_scenario_mutations(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_sim_duration_parse_valid),
-      cmocka_unit_test(test_sim_duration_parse_invalid),
-      cmocka_unit_test(test_sim_rate_parse),
-      cmocka_unit_test(test_sim_sha256_vectors),
-      cmocka_unit_test(test_cli_scenario_defaults),
-      cmocka_unit_test(test_cli_scenario_full),
-      cmocka_unit_test(test_cli_scenario_dists),
-      cmocka_unit_test(test_cli_scenario_profiles),
-      cmocka_unit_test(test_cli_scenario_set),
-      cmocka_unit_test(test_cli_scenario_variants),
-      cmocka_unit_test(test_cli_scenario_policy_inline),
-      cmocka_unit_test(test_cli_scenario_policy_file),
-      cmocka_unit_test(test_cli_scenario_io_errors),
-      cmocka_unit_test(test_cli_scenario_valid_cases),
-      cmocka_unit_test(test_cli_scenario_invalid_cases),
-      cmocka_unit_test(test_cli_scenario_chaos),
-      cmocka_unit_test(test_cli_scenario_mutations),
+      cmocka_unit_test(test_cli_scenario_durations_take_units_and_round_to_the_ns),
+      cmocka_unit_test(test_cli_scenario_malformed_durations_are_einval_huge_ones_erange),
+      cmocka_unit_test(test_cli_scenario_rates_take_a_unit_and_refuse_malformed_text),
+      cmocka_unit_test(test_cli_scenario_sha256_matches_the_fips_vectors),
+      cmocka_unit_test(test_cli_scenario_small_document_gets_the_defaults),
+      cmocka_unit_test(test_cli_scenario_every_field_reaches_model_config),
+      cmocka_unit_test(test_cli_scenario_dists_read_their_parameters),
+      cmocka_unit_test(test_cli_scenario_rate_profiles_become_points),
+      cmocka_unit_test(test_cli_scenario_set_edits_the_document_before_validation),
+      cmocka_unit_test(test_cli_scenario_variants_apply_their_sets_and_merge_expectations),
+      cmocka_unit_test(test_cli_scenario_inline_policy_errors_keep_the_policy_path),
+      cmocka_unit_test(test_cli_scenario_policy_file_loads_and_missing_one_is_an_io_error),
+      cmocka_unit_test(test_cli_scenario_io_and_syntax_errors_name_the_source),
+      cmocka_unit_test(test_cli_scenario_loads_each_valid_case),
+      cmocka_unit_test(test_cli_scenario_refuses_each_invalid_case),
+      cmocka_unit_test(test_cli_scenario_allocation_failures_fail_cleanly),
+      cmocka_unit_test(test_cli_scenario_mutations_never_crash),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

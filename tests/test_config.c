@@ -299,7 +299,7 @@ static const char seed_throttled[] =
     "\"backoffMultiplier\":2,\"retryableStatusCodes\":[\"UNAVAILABLE\"]}}],"
     "\"retryThrottling\":{\"maxTokens\":4,\"tokenRatio\":0.1}}";
 
-static void test_config_seed_example(void **state) {
+static void test_config_seed_throttled_policy_loads_and_other_services_get_none(void **state) {
   (void)state;
   retry_config *cfg = load_ok(seed_throttled, NULL);
   const retry_method_config *mc = retry_config_lookup(cfg, "/flaky.v1.Flaky/Do");
@@ -338,7 +338,7 @@ static void test_config_seed_example(void **state) {
 }
 
 /* The loaded target config is accepted by retry_target_create as is. */
-static void test_config_target_creates(void **state) {
+static void test_config_loaded_target_config_creates_a_target(void **state) {
   (void)state;
   retry_config *cfg = load_ok(
       "{\"retryThrottling\":{\"maxTokens\":10,\"tokenRatio\":0.1},\"retrysim\":{"
@@ -355,7 +355,7 @@ static void test_config_target_creates(void **state) {
   retry_config_destroy(cfg);
 }
 
-static void test_config_name_precedence(void **state) {
+static void test_config_method_name_beats_service_beats_default(void **state) {
   (void)state;
   retry_config *cfg = load_ok(
       "{\"methodConfig\":["
@@ -383,7 +383,7 @@ static void test_config_name_precedence(void **state) {
   retry_config_destroy(cfg);
 }
 
-static void test_config_unmatched_without_default(void **state) {
+static void test_config_unmatched_method_gets_no_policy_without_default(void **state) {
   (void)state;
   retry_config *cfg = load_ok(
       "{\"methodConfig\":[{\"name\":[{\"service\":\"a.S\",\"method\":\"M\"}],\"timeout\":\"1s\"},"
@@ -410,7 +410,7 @@ static const char clamp_json[] =
     "\"retryableStatusCodes\":[14]}},"
     "{\"name\":[{\"service\":\"h.H\"}],\"hedgingPolicy\":{\"maxAttempts\":64}}]}";
 
-static void test_config_clamp_max_attempts(void **state) {
+static void test_config_max_attempts_clamped_to_five(void **state) {
   (void)state;
   retry_config *cfg = load_ok(clamp_json, NULL);
   const retry_policy *p = &retry_config_lookup(cfg, "/s.S/M")->policy;
@@ -423,7 +423,7 @@ static void test_config_clamp_max_attempts(void **state) {
   retry_config_destroy(cfg);
 }
 
-static void test_config_clamp_lifted(void **state) {
+static void test_config_max_attempts_limit_lifts_the_clamp_but_hedging_stops_at_64(void **state) {
   (void)state;
   /* By the caller's option. */
   retry_config_opts opts = {.max_attempts_limit = 100};
@@ -467,7 +467,7 @@ static void test_config_clamp_lifted(void **state) {
  * Durations and tokenRatio
  * =================================================================== */
 
-static void test_config_duration_table(void **state) {
+static void test_config_durations_parse_only_the_proto3_json_form(void **state) {
   (void)state;
   static const struct {
     const char *s;
@@ -528,7 +528,7 @@ static void test_config_duration_table(void **state) {
   assert_int_equal(retry_duration_parse(NULL, &ns), RETRY_EINVAL);
 }
 
-static void test_config_token_ratio_truncation(void **state) {
+static void test_config_token_ratio_truncates_to_thousandths(void **state) {
   (void)state;
   static const struct {
     const char *ratio;
@@ -560,7 +560,7 @@ static void test_config_token_ratio_truncation(void **state) {
  * Hedging, the extension block, HTTP statuses
  * =================================================================== */
 
-static void test_config_hedging(void **state) {
+static void test_config_hedging_policy_reads_delay_and_non_fatal_codes(void **state) {
   (void)state;
   retry_config *cfg = load_ok(
       "{\"methodConfig\":["
@@ -581,7 +581,7 @@ static void test_config_hedging(void **state) {
   retry_config_destroy(cfg);
 }
 
-static void test_config_ext_budgets(void **state) {
+static void test_config_ext_budgets_read_fields_and_defaults(void **state) {
   (void)state;
   retry_config *cfg = load_ok(
       "{\"retrysim\":{\"budget\":{\"type\":\"aws\",\"capacity\":100,\"retryCost\":3,"
@@ -633,7 +633,7 @@ static void test_config_ext_budgets(void **state) {
   retry_config_destroy(cfg);
 }
 
-static void test_config_ext_adaptive(void **state) {
+static void test_config_ext_adaptive_reads_fields_and_defaults(void **state) {
   (void)state;
   retry_config *cfg = load_ok(
       "{\"retrysim\":{\"adaptiveThrottling\":{\"k\":1.5,\"window\":\"60s\",\"padding\":8,"
@@ -660,7 +660,7 @@ static void test_config_ext_adaptive(void **state) {
   retry_config_destroy(cfg);
 }
 
-static void test_config_ext_breakers(void **state) {
+static void test_config_ext_breakers_read_fields_and_defaults(void **state) {
   (void)state;
   retry_config *cfg = load_ok(
       "{\"retrysim\":{\"circuitBreaker\":{\"type\":\"consecutive\",\"failureThreshold\":3,"
@@ -701,7 +701,7 @@ static void test_config_ext_breakers(void **state) {
   }
 }
 
-static void test_config_ext_method_options(void **state) {
+static void test_config_ext_method_options_apply_to_all_and_method_blocks_override(void **state) {
   (void)state;
   retry_config *cfg = load_ok(
       "{\"retrysim\":{\"jitter\":\"full\",\"jitterFraction\":0.5,\"capAfterJitter\":true,"
@@ -732,7 +732,7 @@ static void test_config_ext_method_options(void **state) {
   retry_config_destroy(cfg);
 }
 
-static void test_config_http_space(void **state) {
+static void test_config_http_space_reads_http_statuses_and_refuses_grpc_names(void **state) {
   (void)state;
   retry_config *cfg = load_ok(
       "{\"methodConfig\":[{\"name\":[{\"service\":\"gw.Api\"}],"
@@ -765,7 +765,7 @@ static void test_config_http_space(void **state) {
 }
 
 /* The config owns its strings: the input may be freed right after loading. */
-static void test_config_idempotent_allowlist_owned(void **state) {
+static void test_config_owns_its_strings_and_shares_the_allowlist(void **state) {
   (void)state;
   const char *json =
       "{\"retrysim\":{\"idempotentMethods\":[\"/a.A/Get\",\"/a.A/List\",\"/a.A/Get\"]},"
@@ -823,7 +823,7 @@ static void test_config_ignores_unknown_standard_fields(void **state) {
  * Errors
  * =================================================================== */
 
-static void test_config_error_fields(void **state) {
+static void test_config_error_has_source_path_message_and_position(void **state) {
   (void)state;
   retry_error err;
   load_bad("{\"methodConfig\":[{\"name\":[{}],\"retryPolicy\":{\"maxAttempts\":1}}]}", NULL, &err);
@@ -849,7 +849,7 @@ static void test_config_error_fields(void **state) {
   assert_string_equal(err.message, "invalid JSON: unexpected token near '}'");
 }
 
-static void test_config_error_first_wins(void **state) {
+static void test_config_first_error_wins_and_err_may_be_null(void **state) {
   (void)state;
   retry_error err;
   retry_error_clear(&err);
@@ -864,7 +864,7 @@ static void test_config_error_first_wins(void **state) {
   retry_config_destroy(NULL);
 }
 
-static void test_config_file_errors(void **state) {
+static void test_config_file_errors_name_the_file(void **state) {
   (void)state;
   retry_error err;
   retry_error_clear(&err);
@@ -890,7 +890,7 @@ static void test_config_file_errors(void **state) {
 }
 
 /* The first unknown key is reported in document order, and messages always fit. */
-static void test_config_unknown_key_messages(void **state) {
+static void test_config_unknown_key_reported_first_and_message_fits(void **state) {
   (void)state;
   retry_error err;
   load_bad("{\"retrysim\":{\"jitter\":\"none\",\"zzz\":1,\"aaa\":2}}", NULL, &err);
@@ -917,7 +917,7 @@ static void test_config_unknown_key_messages(void **state) {
 /* tests/data/invalid/<case>/{input.json,error}: line 1 "line column path" (-1 -1 when there
  * is no position; the path may be empty), line 2 the exact message, optional line 3 the code
  * name (default RETRY_ESYNTAX when there is a position, else RETRY_ECONFIG). */
-static void test_config_invalid_cases(void **state) {
+static void test_config_refuses_each_invalid_case(void **state) {
   (void)state;
   char dir[512];
   snprintf(dir, sizeof dir, "%s/invalid", data_dir());
@@ -980,7 +980,7 @@ static void test_config_invalid_cases(void **state) {
 
 /* tests/data/valid/<case>/{input.json,expected}: expected is dump_config's text; its
  * "lookup <method>" lines choose the methods. TEST_CONFIG_UPDATE=1 rewrites expected. */
-static void test_config_valid_cases(void **state) {
+static void test_config_loads_each_valid_case(void **state) {
   (void)state;
   char dir[512];
   snprintf(dir, sizeof dir, "%s/valid", data_dir());
@@ -1138,7 +1138,7 @@ static void run_chaos(bool from_file, const char *path, const char *method) {
   assert_true(n_enomem > 0);
 }
 
-static void test_config_chaos_allocator(void **state) {
+static void test_config_allocation_failures_fail_cleanly_without_leaks(void **state) {
   (void)state;
   run_chaos(false, NULL, "/a.A/Get");
   char path[512];
@@ -1209,29 +1209,29 @@ static void test_config_mutations_never_crash(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_config_seed_example),
-      cmocka_unit_test(test_config_target_creates),
-      cmocka_unit_test(test_config_name_precedence),
-      cmocka_unit_test(test_config_unmatched_without_default),
-      cmocka_unit_test(test_config_clamp_max_attempts),
-      cmocka_unit_test(test_config_clamp_lifted),
-      cmocka_unit_test(test_config_duration_table),
-      cmocka_unit_test(test_config_token_ratio_truncation),
-      cmocka_unit_test(test_config_hedging),
-      cmocka_unit_test(test_config_ext_budgets),
-      cmocka_unit_test(test_config_ext_adaptive),
-      cmocka_unit_test(test_config_ext_breakers),
-      cmocka_unit_test(test_config_ext_method_options),
-      cmocka_unit_test(test_config_http_space),
-      cmocka_unit_test(test_config_idempotent_allowlist_owned),
+      cmocka_unit_test(test_config_seed_throttled_policy_loads_and_other_services_get_none),
+      cmocka_unit_test(test_config_loaded_target_config_creates_a_target),
+      cmocka_unit_test(test_config_method_name_beats_service_beats_default),
+      cmocka_unit_test(test_config_unmatched_method_gets_no_policy_without_default),
+      cmocka_unit_test(test_config_max_attempts_clamped_to_five),
+      cmocka_unit_test(test_config_max_attempts_limit_lifts_the_clamp_but_hedging_stops_at_64),
+      cmocka_unit_test(test_config_durations_parse_only_the_proto3_json_form),
+      cmocka_unit_test(test_config_token_ratio_truncates_to_thousandths),
+      cmocka_unit_test(test_config_hedging_policy_reads_delay_and_non_fatal_codes),
+      cmocka_unit_test(test_config_ext_budgets_read_fields_and_defaults),
+      cmocka_unit_test(test_config_ext_adaptive_reads_fields_and_defaults),
+      cmocka_unit_test(test_config_ext_breakers_read_fields_and_defaults),
+      cmocka_unit_test(test_config_ext_method_options_apply_to_all_and_method_blocks_override),
+      cmocka_unit_test(test_config_http_space_reads_http_statuses_and_refuses_grpc_names),
+      cmocka_unit_test(test_config_owns_its_strings_and_shares_the_allowlist),
       cmocka_unit_test(test_config_ignores_unknown_standard_fields),
-      cmocka_unit_test(test_config_error_fields),
-      cmocka_unit_test(test_config_error_first_wins),
-      cmocka_unit_test(test_config_file_errors),
-      cmocka_unit_test(test_config_unknown_key_messages),
-      cmocka_unit_test(test_config_invalid_cases),
-      cmocka_unit_test(test_config_valid_cases),
-      cmocka_unit_test(test_config_chaos_allocator),
+      cmocka_unit_test(test_config_error_has_source_path_message_and_position),
+      cmocka_unit_test(test_config_first_error_wins_and_err_may_be_null),
+      cmocka_unit_test(test_config_file_errors_name_the_file),
+      cmocka_unit_test(test_config_unknown_key_reported_first_and_message_fits),
+      cmocka_unit_test(test_config_refuses_each_invalid_case),
+      cmocka_unit_test(test_config_loads_each_valid_case),
+      cmocka_unit_test(test_config_allocation_failures_fail_cleanly_without_leaks),
       cmocka_unit_test(test_config_lookup_does_not_allocate),
       cmocka_unit_test(test_config_mutations_never_crash),
   };

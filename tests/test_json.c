@@ -21,7 +21,7 @@ static json_t *doc(const char *text) {
   return v;
 }
 
-static void test_json_ctx_init(void **state) {
+static void test_json_ctx_starts_at_the_root_without_error(void **state) {
   (void)state;
   retry_json_ctx c;
   retry_json_ctx_init(&c, "f.json");
@@ -33,7 +33,7 @@ static void test_json_ctx_init(void **state) {
   assert_null(c.prefix);
 }
 
-static void test_json_path_push_and_pop(void **state) {
+static void test_json_path_pop_restores_what_push_added(void **state) {
   (void)state;
   retry_json_ctx c;
   retry_json_ctx_init(&c, NULL);
@@ -56,7 +56,7 @@ static void test_json_path_push_and_pop(void **state) {
 }
 
 /* A path longer than the buffer is cut, never overflowed, and pops still restore it. */
-static void test_json_path_cut(void **state) {
+static void test_json_long_path_is_cut_and_pops_still_restore(void **state) {
   (void)state;
   retry_json_ctx c;
   retry_json_ctx_init(&c, NULL);
@@ -100,7 +100,7 @@ static void test_json_first_error_wins(void **state) {
   retry_error_set(NULL, RETRY_EIO, NULL, NULL, -1, -1, "no-op"); /* NULL is allowed */
 }
 
-static void test_json_prefix_and_fail_error(void **state) {
+static void test_json_fail_error_copies_the_error_under_the_prefix(void **state) {
   (void)state;
   retry_json_ctx c;
   retry_json_ctx_init(&c, "s.json");
@@ -118,7 +118,7 @@ static void test_json_prefix_and_fail_error(void **state) {
 }
 
 /* The message is cut at retry_error.message, prefix included. */
-static void test_json_fail_cut(void **state) {
+static void test_json_failure_message_is_cut_to_fit_prefix_included(void **state) {
   (void)state;
   retry_json_ctx c;
   retry_json_ctx_init(&c, NULL);
@@ -131,7 +131,7 @@ static void test_json_fail_cut(void **state) {
   assert_memory_equal(c.e.message, "P: xxx", 6);
 }
 
-static void test_json_describe(void **state) {
+static void test_json_describe_shows_small_values_and_names_big_ones(void **state) {
   (void)state;
   static const struct {
     const char *json, *shown;
@@ -163,7 +163,7 @@ static void test_json_describe(void **state) {
   assert_string_equal(buf, "\"key\"");
 }
 
-static void test_json_unknown_key_fits(void **state) {
+static void test_json_unknown_key_names_the_first_and_lists_the_allowed(void **state) {
   (void)state;
   static const char *const allowed[] = {"a", "bb", "ccc"};
   retry_json_ctx c;
@@ -188,7 +188,7 @@ static void test_json_unknown_key_fits(void **state) {
 
 /* Too long with the key: the list alone, the path naming the key. Too long even so: the list
  * cut at a key with ", ...". Either way the message fits. */
-static void test_json_unknown_key_too_long(void **state) {
+static void test_json_unknown_key_message_always_fits(void **state) {
   (void)state;
   static const char *const mid[] = {"permittedNumberOfCallsInHalfOpenState", "failureRateThreshold",
                                     "waitDurationInOpenState", "slidingWindowSize",
@@ -230,7 +230,7 @@ static void test_json_field_null_is_absent(void **state) {
   json_decref(obj);
 }
 
-static void test_json_require(void **state) {
+static void test_json_require_fails_only_on_absent(void **state) {
   (void)state;
   retry_json_ctx c;
   retry_json_ctx_init(&c, NULL);
@@ -297,7 +297,7 @@ static void check_getter(getter g, const char *good, const char *bad, const char
   json_decref(obj);
 }
 
-static void test_json_getters(void **state) {
+static void test_json_getters_read_present_skip_absent_or_null_refuse_bad(void **state) {
   (void)state;
   check_getter(get_bool, "true", "1", "\"bad\" must be true or false, got 1");
   check_getter(get_int, "10", "2.0", "\"bad\" must be an integer in [0, 10], got 2.0");
@@ -316,7 +316,7 @@ static void test_json_getters(void **state) {
 }
 
 /* A getter leaves *out alone unless the value is valid. */
-static void test_json_getter_out_untouched(void **state) {
+static void test_json_getter_leaves_out_alone_unless_valid(void **state) {
   (void)state;
   json_t *obj = doc("{\"n\": -1, \"t\": 7}");
   retry_json_ctx c;
@@ -332,7 +332,7 @@ static void test_json_getter_out_untouched(void **state) {
   json_decref(obj);
 }
 
-static void test_json_error_syntax(void **state) {
+static void test_json_syntax_error_has_position_or_is_out_of_memory(void **state) {
   (void)state;
   json_error_t je;
   assert_null(json_loads("{\"a\": 1,\n}", 0, &je));
@@ -354,20 +354,20 @@ static void test_json_error_syntax(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_json_ctx_init),
-      cmocka_unit_test(test_json_path_push_and_pop),
-      cmocka_unit_test(test_json_path_cut),
+      cmocka_unit_test(test_json_ctx_starts_at_the_root_without_error),
+      cmocka_unit_test(test_json_path_pop_restores_what_push_added),
+      cmocka_unit_test(test_json_long_path_is_cut_and_pops_still_restore),
       cmocka_unit_test(test_json_first_error_wins),
-      cmocka_unit_test(test_json_prefix_and_fail_error),
-      cmocka_unit_test(test_json_fail_cut),
-      cmocka_unit_test(test_json_describe),
-      cmocka_unit_test(test_json_unknown_key_fits),
-      cmocka_unit_test(test_json_unknown_key_too_long),
+      cmocka_unit_test(test_json_fail_error_copies_the_error_under_the_prefix),
+      cmocka_unit_test(test_json_failure_message_is_cut_to_fit_prefix_included),
+      cmocka_unit_test(test_json_describe_shows_small_values_and_names_big_ones),
+      cmocka_unit_test(test_json_unknown_key_names_the_first_and_lists_the_allowed),
+      cmocka_unit_test(test_json_unknown_key_message_always_fits),
       cmocka_unit_test(test_json_field_null_is_absent),
-      cmocka_unit_test(test_json_require),
-      cmocka_unit_test(test_json_getters),
-      cmocka_unit_test(test_json_getter_out_untouched),
-      cmocka_unit_test(test_json_error_syntax),
+      cmocka_unit_test(test_json_require_fails_only_on_absent),
+      cmocka_unit_test(test_json_getters_read_present_skip_absent_or_null_refuse_bad),
+      cmocka_unit_test(test_json_getter_leaves_out_alone_unless_valid),
+      cmocka_unit_test(test_json_syntax_error_has_position_or_is_out_of_memory),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,7 +17,7 @@
 static const retry_space G = RETRY_SPACE_GRPC, H = RETRY_SPACE_HTTP;
 
 /* Without a map, same-space statuses pass and the canonical tables cross spaces. */
-static void test_status_map_canonical_tables(void **state) {
+static void test_model_parts_status_map_crosses_spaces_by_the_canonical_tables(void **state) {
   (void)state;
   assert_int_equal(model__status_map(NULL, G, G, RETRY_GRPC_INTERNAL), RETRY_GRPC_INTERNAL);
   assert_int_equal(model__status_map(NULL, H, H, 418), 418);
@@ -42,7 +42,7 @@ static void test_status_map_canonical_tables(void **state) {
 }
 
 /* Explicit entries win; the catch-all covers failures only; the rest falls to the tables. */
-static void test_status_map_entries_and_default(void **state) {
+static void test_model_parts_status_map_entries_win_and_default_covers_failures(void **state) {
   (void)state;
   model_status_map m;
   memset(&m, 0, sizeof m);
@@ -66,7 +66,7 @@ static void test_status_map_entries_and_default(void **state) {
   assert_int_equal(model__status_map(&m, G, G, RETRY_GRPC_ABORTED), 500);
 }
 
-static void test_status_helpers(void **state) {
+static void test_model_parts_status_helpers_name_each_space_code(void **state) {
   (void)state;
   assert_int_equal(model__status_ok(G), RETRY_GRPC_OK);
   assert_int_equal(model__status_ok(H), 200);
@@ -77,7 +77,7 @@ static void test_status_helpers(void **state) {
 }
 
 /* Objects come back zeroed, are reused LIFO, and chunks only grow with the peak in use. */
-static void test_pool_reuses_objects(void **state) {
+static void test_model_parts_pool_reuses_zeroed_objects_without_growing(void **state) {
   (void)state;
   mw_pool p;
   model__pool_init(&p, 40, 4);
@@ -113,10 +113,10 @@ static void test_pool_reuses_objects(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_status_map_canonical_tables),
-      cmocka_unit_test(test_status_map_entries_and_default),
-      cmocka_unit_test(test_status_helpers),
-      cmocka_unit_test(test_pool_reuses_objects),
+      cmocka_unit_test(test_model_parts_status_map_crosses_spaces_by_the_canonical_tables),
+      cmocka_unit_test(test_model_parts_status_map_entries_win_and_default_covers_failures),
+      cmocka_unit_test(test_model_parts_status_helpers_name_each_space_code),
+      cmocka_unit_test(test_model_parts_pool_reuses_zeroed_objects_without_growing),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

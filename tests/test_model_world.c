@@ -167,7 +167,7 @@ static void check_queue(const char *text, double expected_ms, int n) {
   assert_true(half < 0.04 * expected_ms);
 }
 
-static void test_world_mm1_matches_theory(void **state) {
+static void test_model_world_mm1_matches_theory(void **state) {
   (void)state;
   /* rho = 0.8: lambda 80/s, mean service 10 ms: W = 1 / (mu - lambda) = 50 ms. */
   check_queue(
@@ -179,7 +179,7 @@ static void test_world_mm1_matches_theory(void **state) {
       50.0, 20);
 }
 
-static void test_world_mmc_matches_erlang_c(void **state) {
+static void test_model_world_mmc_matches_erlang_c(void **state) {
   (void)state;
   /* c = 8, rho = 0.9: lambda 720/s, mu 100/s per worker. */
   double w_ms = erlang_c_sojourn(8, 720.0, 100.0) * 1e3;
@@ -214,7 +214,7 @@ static const char storm[] =
     " 'variants': [{'name': 'retry'},"
     "              {'name': 'no-retry', 'set': {'clients.web.policy': null}}]}";
 
-static void test_world_same_seed_same_results(void **state) {
+static void test_model_world_same_seed_same_results(void **state) {
   (void)state;
   run a, b;
   run_text(&a, storm, 7);
@@ -236,7 +236,7 @@ static void test_world_same_seed_same_results(void **state) {
   run_free(&c);
 }
 
-static void test_world_variants_see_same_arrivals(void **state) {
+static void test_model_world_variants_see_same_arrivals(void **state) {
   (void)state;
   cli_scenario *s = load(storm);
   assert_int_equal(cli_scenario_n_runs(s), 2);
@@ -260,7 +260,7 @@ static void test_world_variants_see_same_arrivals(void **state) {
  * Retries, layers, ledger
  * =================================================================== */
 
-static void test_world_retries_multiply_attempts(void **state) {
+static void test_model_world_retries_multiply_attempts(void **state) {
   (void)state;
   run x;
   run_text(&x,
@@ -293,7 +293,7 @@ static void test_world_retries_multiply_attempts(void **state) {
 
 /* The worst-case figures need scratch memory: when it cannot be had, the world is not built
  * (no wrong figures), the error says why, and nothing leaks. */
-static void test_world_worst_case_out_of_memory(void **state) {
+static void test_model_world_worst_case_out_of_memory_builds_no_world(void **state) {
   (void)state;
   cli_scenario *s = load(
       "{'duration': '1s',"
@@ -335,7 +335,7 @@ static void test_world_worst_case_out_of_memory(void **state) {
 }
 
 /* Three layers of three attempts over a failing bottom: 27 attempts per call arrive there. */
-static void test_world_nested_layers_multiply(void **state) {
+static void test_model_world_nested_layers_multiply(void **state) {
   (void)state;
   run x;
   run_text(&x,
@@ -368,7 +368,7 @@ static void test_world_nested_layers_multiply(void **state) {
   run_free(&x);
 }
 
-static void test_world_ledger_counts_duplicate_charges(void **state) {
+static void test_model_world_ledger_counts_duplicate_charges(void **state) {
   (void)state;
   /* INTERNAL after the charge, INTERNAL retryable: 3 attempts, 3 charges per call. */
   run x;
@@ -415,7 +415,7 @@ static void test_world_ledger_counts_duplicate_charges(void **state) {
 
 /* A gateway maps an unmapped FAILED_PRECONDITION to 500; a retry-on-5xx client in front of it
  * then sends 3 attempts, each reaching the backend once. */
-static void test_world_gateway_maps_statuses(void **state) {
+static void test_model_world_gateway_maps_statuses(void **state) {
   (void)state;
   run x;
   run_text(&x,
@@ -460,7 +460,7 @@ static void test_world_gateway_maps_statuses(void **state) {
 
 /* The deadline covers every attempt: 1.5 s handler that refuses, 2 s timeout: two attempts,
  * DEADLINE_EXCEEDED, and the call ends at the deadline. */
-static void test_world_deadline_spans_attempts(void **state) {
+static void test_model_world_deadline_spans_attempts(void **state) {
   (void)state;
   run x;
   run_text(&x,
@@ -514,7 +514,7 @@ static void stream_row(bool opt_in, int64_t attempts, int64_t items, int64_t dup
   run_free(&x);
 }
 
-static void test_world_stream_replays_count_duplicates(void **state) {
+static void test_model_world_stream_replays_count_duplicates(void **state) {
   (void)state;
   stream_row(false, 1, 2, 0);
   stream_row(true, 2, 7, 2);
@@ -523,7 +523,7 @@ static void test_world_stream_replays_count_duplicates(void **state) {
 /* A call that ends exactly on a bucket's end, at the end of the run: its count and its latency
  * land in the same row (the bucket that starts then), whichever of the call's end and the
  * sample event runs first at that instant. */
-static void test_world_latency_row_matches_count_row(void **state) {
+static void test_model_world_latency_row_matches_count_row(void **state) {
   (void)state;
   for (int i = 0; i < 2; i++) {
     run x;
@@ -559,7 +559,7 @@ static void test_world_latency_row_matches_count_row(void **state) {
 
 /* Two calls of one handler to one service are two operations, not duplicates; a retried
  * upstream request repeats both, and those repeats are duplicates. */
-static void test_world_sibling_calls_are_separate_operations(void **state) {
+static void test_model_world_sibling_calls_are_separate_operations(void **state) {
   (void)state;
   for (int retried = 0; retried < 2; retried++) {
     char text[1200];
@@ -586,7 +586,7 @@ static void test_world_sibling_calls_are_separate_operations(void **state) {
 }
 
 /* Deadline-aware servers drop expired work instead of doing it. */
-static void test_world_deadline_aware_drops_expired(void **state) {
+static void test_model_world_deadline_aware_drops_expired(void **state) {
   (void)state;
   const char *fmt =
       "{'duration': '10s', 'services': {'s': {'service_time': '10ms', 'deadline': '%s',"
@@ -612,7 +612,7 @@ static void test_world_deadline_aware_drops_expired(void **state) {
 }
 
 /* Hedging: a replica that stalls 400 ms on first attempts; a hedge after 50 ms answers. */
-static void test_world_hedge_cuts_the_stall(void **state) {
+static void test_model_world_hedge_cuts_the_stall(void **state) {
   (void)state;
   run x;
   run_text(&x,
@@ -635,7 +635,7 @@ static void test_world_hedge_cuts_the_stall(void **state) {
 }
 
 /* Fan-out waits for every call; sequential stops at the first failure. */
-static void test_world_fanout_and_sequential(void **state) {
+static void test_model_world_fanout_waits_for_all_sequential_stops_at_a_failure(void **state) {
   (void)state;
   const char *fmt =
       "{'duration': '1s', 'services': {"
@@ -666,7 +666,7 @@ static void test_world_fanout_and_sequential(void **state) {
 }
 
 /* A retry that avoids the previous replica never meets the broken one twice. */
-static void test_world_lb_avoids_previous_replica(void **state) {
+static void test_model_world_lb_avoids_previous_replica(void **state) {
   (void)state;
   const char *fmt =
       "{'duration': '10s', 'services': {'s': {'replicas': 2, 'workers': 100, 'service_time': '1ms',"
@@ -693,7 +693,7 @@ static void test_world_lb_avoids_previous_replica(void **state) {
 
 /* Closed loop with a user-level retry: every failed call is tried again by the user, and the
  * ledger counts both tries as one operation. */
-static void test_world_closed_loop_user_retries(void **state) {
+static void test_model_world_user_retries_count_as_one_operation(void **state) {
   (void)state;
   run x;
   run_text(&x,
@@ -714,7 +714,7 @@ static void test_world_closed_loop_user_retries(void **state) {
 
 /* A breaker that opens refuses calls inside their start: a closed-loop client that retries by
  * hand must still account for its operation (the ledger settles, nothing leaks under ASan). */
-static void test_world_breaker_refusal_with_user_retries(void **state) {
+static void test_model_world_breaker_refusals_settle_user_retried_operations(void **state) {
   (void)state;
   run x;
   run_text(
@@ -742,7 +742,7 @@ static void test_world_breaker_refusal_with_user_retries(void **state) {
 }
 
 /* Memory follows calls in flight: a long run recycles the same few objects. */
-static void test_world_memory_follows_in_flight(void **state) {
+static void test_model_world_memory_follows_in_flight(void **state) {
   (void)state;
   run x;
   run_text(&x,
@@ -871,7 +871,7 @@ static void random_scenario(char *b, size_t size, uint64_t seed) {
   put(b, size, "}}");
 }
 
-static void test_world_random_scenarios_keep_invariants(void **state) {
+static void test_model_world_random_scenarios_keep_invariants(void **state) {
   (void)state;
   static char text[16384];
   for (uint64_t seed = 1; seed <= 40; seed++) {
@@ -936,27 +936,27 @@ static void test_world_random_scenarios_keep_invariants(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_world_mm1_matches_theory),
-      cmocka_unit_test(test_world_mmc_matches_erlang_c),
-      cmocka_unit_test(test_world_same_seed_same_results),
-      cmocka_unit_test(test_world_variants_see_same_arrivals),
-      cmocka_unit_test(test_world_retries_multiply_attempts),
-      cmocka_unit_test(test_world_nested_layers_multiply),
-      cmocka_unit_test(test_world_worst_case_out_of_memory),
-      cmocka_unit_test(test_world_ledger_counts_duplicate_charges),
-      cmocka_unit_test(test_world_gateway_maps_statuses),
-      cmocka_unit_test(test_world_deadline_spans_attempts),
-      cmocka_unit_test(test_world_stream_replays_count_duplicates),
-      cmocka_unit_test(test_world_latency_row_matches_count_row),
-      cmocka_unit_test(test_world_sibling_calls_are_separate_operations),
-      cmocka_unit_test(test_world_deadline_aware_drops_expired),
-      cmocka_unit_test(test_world_hedge_cuts_the_stall),
-      cmocka_unit_test(test_world_fanout_and_sequential),
-      cmocka_unit_test(test_world_lb_avoids_previous_replica),
-      cmocka_unit_test(test_world_closed_loop_user_retries),
-      cmocka_unit_test(test_world_breaker_refusal_with_user_retries),
-      cmocka_unit_test(test_world_memory_follows_in_flight),
-      cmocka_unit_test(test_world_random_scenarios_keep_invariants),
+      cmocka_unit_test(test_model_world_mm1_matches_theory),
+      cmocka_unit_test(test_model_world_mmc_matches_erlang_c),
+      cmocka_unit_test(test_model_world_same_seed_same_results),
+      cmocka_unit_test(test_model_world_variants_see_same_arrivals),
+      cmocka_unit_test(test_model_world_retries_multiply_attempts),
+      cmocka_unit_test(test_model_world_nested_layers_multiply),
+      cmocka_unit_test(test_model_world_worst_case_out_of_memory_builds_no_world),
+      cmocka_unit_test(test_model_world_ledger_counts_duplicate_charges),
+      cmocka_unit_test(test_model_world_gateway_maps_statuses),
+      cmocka_unit_test(test_model_world_deadline_spans_attempts),
+      cmocka_unit_test(test_model_world_stream_replays_count_duplicates),
+      cmocka_unit_test(test_model_world_latency_row_matches_count_row),
+      cmocka_unit_test(test_model_world_sibling_calls_are_separate_operations),
+      cmocka_unit_test(test_model_world_deadline_aware_drops_expired),
+      cmocka_unit_test(test_model_world_hedge_cuts_the_stall),
+      cmocka_unit_test(test_model_world_fanout_waits_for_all_sequential_stops_at_a_failure),
+      cmocka_unit_test(test_model_world_lb_avoids_previous_replica),
+      cmocka_unit_test(test_model_world_user_retries_count_as_one_operation),
+      cmocka_unit_test(test_model_world_breaker_refusals_settle_user_retried_operations),
+      cmocka_unit_test(test_model_world_memory_follows_in_flight),
+      cmocka_unit_test(test_model_world_random_scenarios_keep_invariants),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

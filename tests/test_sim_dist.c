@@ -83,7 +83,7 @@ static void test_sim_dist_sample_means_match_each_kind(void **state) {
   check_mean(SIM_DIST_CONSTANT, 5 * ms, 0, 0, 5 * ms, 5 * ms);
 }
 
-static void test_sim_dist_mean_of_heavy_tails(void **state) {
+static void test_sim_dist_heavy_tails_have_an_infinite_mean(void **state) {
   (void)state;
   /* A Pareto with shape <= 1 has no finite mean. */
   assert_true(isinf(sim_dist_mean_ns(&(sim_dist){SIM_DIST_PARETO, 1.0, 1e6})));
@@ -154,7 +154,7 @@ static sim_rate_profile profile(int n, const double *t_s, const double *rate) {
   return p;
 }
 
-static void test_model_profile_interpolates_linearly(void **state) {
+static void test_sim_dist_profile_interpolates_linearly(void **state) {
   (void)state;
   const double t[] = {10, 20, 40}, r[] = {100, 200, 0};
   sim_rate_profile p = profile(3, t, r);
@@ -170,7 +170,7 @@ static void test_model_profile_interpolates_linearly(void **state) {
   assert_true(sim_profile_max_rate(&p) == 200);
 }
 
-static void test_model_profile_steps_at_shared_times(void **state) {
+static void test_sim_dist_profile_steps_at_shared_times(void **state) {
   (void)state;
   const int64_t s = NS_PER_S;
   /* Flat 100/s, a step up to 500/s at 5 s, flat, a step down to 0 at 10 s (the last point). */
@@ -196,7 +196,7 @@ static void test_model_profile_steps_at_shared_times(void **state) {
   assert_true(sim_profile_rate(&u, s) == 3);
 }
 
-static void test_model_profile_single_point_and_extreme_times(void **state) {
+static void test_sim_dist_profile_single_point_is_flat_and_full_span_fits(void **state) {
   (void)state;
   const double t[] = {3}, r[] = {42};
   sim_rate_profile p = profile(1, t, r);
@@ -220,12 +220,12 @@ static void test_model_profile_single_point_and_extreme_times(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_sim_dist_sample_means_match_each_kind),
-      cmocka_unit_test(test_sim_dist_mean_of_heavy_tails),
+      cmocka_unit_test(test_sim_dist_heavy_tails_have_an_infinite_mean),
       cmocka_unit_test(test_sim_dist_constant_draws_nothing),
       cmocka_unit_test(test_sim_dist_samples_are_rounded_and_clamped),
-      cmocka_unit_test(test_model_profile_interpolates_linearly),
-      cmocka_unit_test(test_model_profile_steps_at_shared_times),
-      cmocka_unit_test(test_model_profile_single_point_and_extreme_times),
+      cmocka_unit_test(test_sim_dist_profile_interpolates_linearly),
+      cmocka_unit_test(test_sim_dist_profile_steps_at_shared_times),
+      cmocka_unit_test(test_sim_dist_profile_single_point_is_flat_and_full_span_fits),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

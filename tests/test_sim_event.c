@@ -135,7 +135,7 @@ static void test_sim_event_zero_delay_runs_at_now(void **state) {
   sim_kernel_destroy(k);
 }
 
-static void test_sim_event_times_near_int64_max(void **state) {
+static void test_sim_event_times_near_int64_max_clamp_and_keep_order(void **state) {
   (void)state;
   sim_kernel *k = sim_kernel_create(0, NULL);
   trace *tr = trace_create(16);
@@ -197,7 +197,7 @@ static void test_sim_event_schedule_now_from_action_runs_after_pending(void **st
  * Cancel and handles
  * =================================================================== */
 
-static void test_sim_event_cancel_pending_ran_twice_none(void **state) {
+static void test_sim_event_cancel_works_only_on_pending_events(void **state) {
   (void)state;
   sim_kernel *k = sim_kernel_create(0, NULL);
   trace *tr = trace_create(16);
@@ -322,7 +322,7 @@ static void test_sim_event_cancel_self_and_reuse_in_action(void **state) {
  * run, stop and counters
  * =================================================================== */
 
-static void test_sim_event_run_until_semantics(void **state) {
+static void test_sim_event_run_until_includes_until_and_never_moves_back(void **state) {
   (void)state;
   sim_kernel *k = sim_kernel_create(0, NULL);
   trace *tr = trace_create(16);
@@ -408,7 +408,7 @@ static void test_sim_event_pool_stays_bounded(void **state) {
   sim_kernel_destroy(k);
 }
 
-static void test_sim_event_destroy_with_pending_and_null(void **state) {
+static void test_sim_event_destroy_runs_no_pending_action_and_takes_null(void **state) {
   (void)state;
   sim_kernel_destroy(NULL);
   sim_kernel *k = sim_kernel_create(0, NULL);
@@ -530,7 +530,7 @@ static void test_sim_event_lanes_keep_the_order(void **state) {
 }
 
 /* A cancelled lane event never runs, its handle goes stale, and pending counts drop. */
-static void test_sim_event_lane_cancel(void **state) {
+static void test_sim_event_cancelled_lane_event_never_runs(void **state) {
   (void)state;
   sim_kernel *k = sim_kernel_create(0, NULL);
   trace *tr = trace_create(16);
@@ -690,7 +690,7 @@ static retry_allocator oom_allocator(oom *c, long fail_at) {
 }
 
 /* Creation fails cleanly at each of its allocations, then succeeds. */
-static void test_sim_event_create_out_of_memory(void **state) {
+static void test_sim_event_create_fails_cleanly_at_each_allocation(void **state) {
   (void)state;
   oom c;
   long n = 0;
@@ -710,7 +710,7 @@ static void test_sim_event_create_out_of_memory(void **state) {
 
 /* A growth that fails reports SIM_EVENT_NONE and leaves the kernel working: the events
  * already pending still run in order, and a later schedule may grow it after all. */
-static void test_sim_event_growth_out_of_memory(void **state) {
+static void test_sim_event_failed_growth_refuses_the_event_and_keeps_working(void **state) {
   (void)state;
   for (long fail = 3; fail < 8; fail++) {
     oom c;
@@ -738,7 +738,7 @@ static void test_sim_event_growth_out_of_memory(void **state) {
 }
 
 /* A lane that cannot get its ring refuses the event, which is not scheduled at all. */
-static void test_sim_event_lane_out_of_memory(void **state) {
+static void test_sim_event_lane_without_its_ring_refuses_the_event(void **state) {
   (void)state;
   oom c;
   retry_allocator a = oom_allocator(&c, 3); /* the first allocation after create */
@@ -763,24 +763,24 @@ int main(void) {
       cmocka_unit_test(test_sim_event_runs_in_time_order),
       cmocka_unit_test(test_sim_event_equal_times_run_fifo),
       cmocka_unit_test(test_sim_event_zero_delay_runs_at_now),
-      cmocka_unit_test(test_sim_event_times_near_int64_max),
+      cmocka_unit_test(test_sim_event_times_near_int64_max_clamp_and_keep_order),
       cmocka_unit_test(test_sim_event_schedule_now_from_action_runs_after_pending),
-      cmocka_unit_test(test_sim_event_cancel_pending_ran_twice_none),
+      cmocka_unit_test(test_sim_event_cancel_works_only_on_pending_events),
       cmocka_unit_test(test_sim_event_stale_handle_after_slot_reuse),
       cmocka_unit_test(test_sim_event_cancel_from_inside_action),
       cmocka_unit_test(test_sim_event_cancel_self_and_reuse_in_action),
-      cmocka_unit_test(test_sim_event_run_until_semantics),
+      cmocka_unit_test(test_sim_event_run_until_includes_until_and_never_moves_back),
       cmocka_unit_test(test_sim_event_stop_returns_after_current_action),
       cmocka_unit_test(test_sim_event_pool_stays_bounded),
-      cmocka_unit_test(test_sim_event_destroy_with_pending_and_null),
+      cmocka_unit_test(test_sim_event_destroy_runs_no_pending_action_and_takes_null),
       cmocka_unit_test(test_sim_event_seq_renumbering_keeps_order),
       cmocka_unit_test(test_sim_event_same_inputs_same_trace),
       cmocka_unit_test(test_sim_event_matches_sorted_reference),
       cmocka_unit_test(test_sim_event_lanes_keep_the_order),
-      cmocka_unit_test(test_sim_event_lane_cancel),
-      cmocka_unit_test(test_sim_event_create_out_of_memory),
-      cmocka_unit_test(test_sim_event_growth_out_of_memory),
-      cmocka_unit_test(test_sim_event_lane_out_of_memory),
+      cmocka_unit_test(test_sim_event_cancelled_lane_event_never_runs),
+      cmocka_unit_test(test_sim_event_create_fails_cleanly_at_each_allocation),
+      cmocka_unit_test(test_sim_event_failed_growth_refuses_the_event_and_keeps_working),
+      cmocka_unit_test(test_sim_event_lane_without_its_ring_refuses_the_event),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

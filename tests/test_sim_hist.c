@@ -153,7 +153,7 @@ static void test_sim_hist_negative_values_count_as_zero(void **state) {
   free(h);
 }
 
-static void test_sim_hist_empty(void **state) {
+static void test_sim_hist_empty_answers_zero_and_merges_as_nothing(void **state) {
   (void)state;
   sim_hist *h = hist_new();
   assert_int_equal(h->count, 0);
@@ -213,7 +213,7 @@ static char *slurp(FILE *f) {
   return buf;
 }
 
-static void test_sim_hist_csv_rows(void **state) {
+static void test_sim_hist_csv_writes_a_row_per_bucket_in_scale(void **state) {
   (void)state;
   sim_hist *h = hist_new();
   sim_hist_record(h, 1000000);
@@ -264,9 +264,9 @@ int main(void) {
       cmocka_unit_test(test_sim_hist_quantiles_within_relative_error),
       cmocka_unit_test(test_sim_hist_quantile_clamps_to_min_and_max),
       cmocka_unit_test(test_sim_hist_negative_values_count_as_zero),
-      cmocka_unit_test(test_sim_hist_empty),
+      cmocka_unit_test(test_sim_hist_empty_answers_zero_and_merges_as_nothing),
       cmocka_unit_test(test_sim_hist_merge_equals_recording_into_one),
-      cmocka_unit_test(test_sim_hist_csv_rows),
+      cmocka_unit_test(test_sim_hist_csv_writes_a_row_per_bucket_in_scale),
       cmocka_unit_test(test_sim_hist_csv_reports_write_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -68,7 +68,7 @@ static double at(const sim_series *s, size_t b, int col) {
   return sim_series_values(s)[b * sim_series_n_columns(s) + (size_t)col];
 }
 
-static void test_sim_series_columns_and_names(void **state) {
+static void test_sim_series_columns_get_indices_and_names_are_cut(void **state) {
   (void)state;
   sim_series *s = sim_series_create(SEC, NULL);
   assert_non_null(s);
@@ -93,7 +93,7 @@ static void test_sim_series_columns_and_names(void **state) {
 
 /* Counters land in the bucket of now: a value at exactly b * bucket_ns is in row b. Rates
  * read per second at the end; other columns stay as written. */
-static void test_sim_series_add_buckets_and_rates(void **state) {
+static void test_sim_series_adds_land_in_bucket_of_now_and_rates_are_per_second(void **state) {
   (void)state;
   sim_series *s = sim_series_create(SEC / 2, NULL);
   int rate = sim_series_column_add(s, "rps", true);
@@ -117,7 +117,7 @@ static void test_sim_series_add_buckets_and_rates(void **state) {
 }
 
 /* Rows grow by doubling far beyond the first block, keeping what was written. */
-static void test_sim_series_grows_with_time(void **state) {
+static void test_sim_series_rows_grow_and_keep_what_was_written(void **state) {
   (void)state;
   sim_series *s = sim_series_create(10, NULL);
   int c = sim_series_column_add(s, "n", false);
@@ -133,7 +133,7 @@ static void test_sim_series_grows_with_time(void **state) {
 
 /* Quantile columns hold the quantiles of each bucket's values, NaN where none was recorded;
  * the last bucket is written by the flush (or finish). */
-static void test_sim_series_quantiles_per_bucket(void **state) {
+static void test_sim_series_quantiles_per_bucket_nan_where_empty(void **state) {
   (void)state;
   sim_series *s = sim_series_create(SEC, NULL);
   int n = sim_series_column_add(s, "n", false);
@@ -155,7 +155,7 @@ static void test_sim_series_quantiles_per_bucket(void **state) {
 
 /* Every allocation may fail: creation returns NULL, a column RETRY_ENOMEM, a row NULL, a
  * counter or a flush RETRY_ENOMEM; the series stays usable and nothing leaks. */
-static void test_sim_series_out_of_memory(void **state) {
+static void test_sim_series_allocation_failures_leave_it_usable(void **state) {
   (void)state;
   long fail = 0;
   for (;; fail++) {
@@ -196,11 +196,11 @@ static void test_sim_series_out_of_memory(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_sim_series_columns_and_names),
-      cmocka_unit_test(test_sim_series_add_buckets_and_rates),
-      cmocka_unit_test(test_sim_series_grows_with_time),
-      cmocka_unit_test(test_sim_series_quantiles_per_bucket),
-      cmocka_unit_test(test_sim_series_out_of_memory),
+      cmocka_unit_test(test_sim_series_columns_get_indices_and_names_are_cut),
+      cmocka_unit_test(test_sim_series_adds_land_in_bucket_of_now_and_rates_are_per_second),
+      cmocka_unit_test(test_sim_series_rows_grow_and_keep_what_was_written),
+      cmocka_unit_test(test_sim_series_quantiles_per_bucket_nan_where_empty),
+      cmocka_unit_test(test_sim_series_allocation_failures_leave_it_usable),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

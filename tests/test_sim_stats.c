@@ -18,7 +18,7 @@
 #define near(a, b, tol) assert_true(fabs((a) - (b)) < (tol))
 
 /* 1..5: mean 3, sd sqrt(2.5), t(0.975, 4) = 2.776445, half width 1.963243. */
-static void test_stats_t_interval_known_values(void **state) {
+static void test_sim_stats_t_interval_known_values(void **state) {
   (void)state;
   const double x[] = {1, 2, 3, 4, 5};
   sim_stats_interval iv;
@@ -35,7 +35,7 @@ static void test_stats_t_interval_known_values(void **state) {
 }
 
 /* Values that are not numbers are left out; one value has a mean but no spread. */
-static void test_stats_skips_non_finite_values(void **state) {
+static void test_sim_stats_skips_non_finite_values(void **state) {
   (void)state;
   const double x[] = {NAN, 10, INFINITY, 14};
   sim_stats_interval iv;
@@ -57,7 +57,7 @@ static void test_stats_skips_non_finite_values(void **state) {
 
 /* Two variants that share most of their variation: the paired interval is much narrower than
  * the one of either mean, and it tells the difference from zero where they cannot. */
-static void test_stats_paired_is_narrower(void **state) {
+static void test_sim_stats_paired_interval_is_narrower(void **state) {
   (void)state;
   const double a[] = {100, 140, 90, 160, 120, 110};
   const double b[] = {98, 137, 89, 157, 119, 107};
@@ -80,7 +80,7 @@ static void test_stats_paired_is_narrower(void **state) {
 
 /* Wilson 8/10 at 95 %: [0.4902, 0.9433]; Clopper-Pearson 8/10: [0.4439, 0.9748]; 0/10:
  * [0, 0.3085]; 10/10: [0.6915, 1]. */
-static void test_stats_proportion_intervals(void **state) {
+static void test_sim_stats_proportion_intervals_match_wilson_and_clopper_pearson(void **state) {
   (void)state;
   double lo, hi;
   sim_stats_wilson(8, 10, 0.95, &lo, &hi);
@@ -107,7 +107,7 @@ static void test_stats_proportion_intervals(void **state) {
 /* Coverage: 400 repetitions of 10 exponential draws with mean 50; the 95 % t interval must
  * cover 50 in 90-99 % of them (skewed data undercover a little; a wrong quantile or a
  * population sd in place of the sample's would fall outside). */
-static void test_stats_t_interval_coverage(void **state) {
+static void test_sim_stats_t_interval_covers_about_95_percent(void **state) {
   (void)state;
   gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
   assert_non_null(r);
@@ -127,11 +127,11 @@ static void test_stats_t_interval_coverage(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_stats_t_interval_known_values),
-      cmocka_unit_test(test_stats_skips_non_finite_values),
-      cmocka_unit_test(test_stats_paired_is_narrower),
-      cmocka_unit_test(test_stats_proportion_intervals),
-      cmocka_unit_test(test_stats_t_interval_coverage),
+      cmocka_unit_test(test_sim_stats_t_interval_known_values),
+      cmocka_unit_test(test_sim_stats_skips_non_finite_values),
+      cmocka_unit_test(test_sim_stats_paired_interval_is_narrower),
+      cmocka_unit_test(test_sim_stats_proportion_intervals_match_wilson_and_clopper_pearson),
+      cmocka_unit_test(test_sim_stats_t_interval_covers_about_95_percent),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
