@@ -418,12 +418,13 @@ typedef struct retry_target_stats {
   int64_t in_flight;           /* attempts in flight through this target */
 } retry_target_stats;
 
-/* Fills s with the target's state at now_ns. Not a pure read, hence t is not const: it first
- * advances the target's windows to now_ns (rolls the Finagle budget's slices and the adaptive
- * throttler's bins, as their next decision at now_ns would), then reads. This changes no
- * decision the engine takes at now_ns or later. It does not move an expired OPEN breaker to
- * HALF_OPEN (only an attempt does). t may be NULL (every part absent). */
-void retry_target_stats_get(retry_target *t, int64_t now_ns, retry_target_stats *s);
+/* Fills s with the target's state as its next decision at now_ns would see it: the Finagle
+ * budget's balance and the adaptive throttler's probability over their windows as of now_ns
+ * (slices and bins that have expired by then left out). A pure read: t is not changed, so
+ * sampling a target (a time series every second, a log line) never changes a later decision.
+ * It does not move an expired OPEN breaker to HALF_OPEN (only an attempt does). t may be NULL
+ * (every part absent). */
+void retry_target_stats_get(const retry_target *t, int64_t now_ns, retry_target_stats *s);
 
 /* }================================================================== */
 

@@ -56,27 +56,35 @@ void retry_adaptive_init(retry_adaptive *a, const retry_adaptive_config *cfg, in
   a->cur = 0;
 }
 
+/* How many bins an advance to now_ns would clear (0 to RETRY_ADAPTIVE_BINS). */
+static int64_t bins_to_clear(const retry_adaptive *a, int64_t now_ns) {
+  int64_t start = bin_start(now_ns, a->bin_ns);
+  if (start <= a->cur_bin_start_ns) return 0;
+  int64_t n = retry__add_ns(start, -a->cur_bin_start_ns) / a->bin_ns;
+  return n > RETRY_ADAPTIVE_BINS ? RETRY_ADAPTIVE_BINS : n;
+}
+
 /* Moves the ring forward to the bin of now_ns, clearing the bins that fall out of the window
  * (lookback.advance). A time before the current bin is counted in the current bin: the caller's
  * clock is monotonic, so this only happens with several events at one instant. */
 void retry_adaptive_advance(retry_adaptive *a, int64_t now_ns) {
   assert(a != NULL);
-  int64_t start = bin_start(now_ns, a->bin_ns);
-  if (start <= a->cur_bin_start_ns) return;
-  int64_t n = retry__add_ns(start, -a->cur_bin_start_ns) / a->bin_ns;
-  if (n > RETRY_ADAPTIVE_BINS) n = RETRY_ADAPTIVE_BINS;
+  int64_t n = bins_to_clear(a, now_ns);
+  if (n == 0) return;
   for (int64_t i = 0; i < n; i++) {
     a->cur = (a->cur + 1) % RETRY_ADAPTIVE_BINS;
     a->requests[a->cur] = 0;
     a->accepts[a->cur] = 0;
   }
-  a->cur_bin_start_ns = start;
+  a->cur_bin_start_ns = bin_start(now_ns, a->bin_ns);
 }
 
-/* P from the window as it stands, after retry_adaptive_advance. */
-static double probability(const retry_adaptive *a) {
+/* P from the window as it stands, leaving out the `skip` bins after cur (those an advance
+ * would clear): 0 after retry_adaptive_advance, more for a read at a later time. */
+static double probability_skipping(const retry_adaptive *a, int64_t skip) {
   int64_t req = 0, acc = 0;
-  for (int i = 0; i < RETRY_ADAPTIVE_BINS; i++) {
+  for (int64_t k = skip + 1; k <= RETRY_ADAPTIVE_BINS; k++) {
+    int i = (int)((a->cur + k) % RETRY_ADAPTIVE_BINS);
     req += a->requests[i];
     acc += a->accepts[i];
   }
@@ -88,9 +96,16 @@ static double probability(const retry_adaptive *a) {
   return p > 0.0 ? p : 0.0;
 }
 
+static double probability(const retry_adaptive *a) { return probability_skipping(a, 0); }
+
 double retry_adaptive_reject_probability(const retry_adaptive *a) {
   assert(a != NULL);
   return probability(a);
+}
+
+double retry__adaptive_probability_at(const retry_adaptive *a, int64_t now_ns) {
+  assert(a != NULL);
+  return probability_skipping(a, bins_to_clear(a, now_ns));
 }
 
 bool retry_adaptive_should_reject(retry_adaptive *a, int64_t now_ns, double u) {

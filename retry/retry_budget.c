@@ -64,6 +64,16 @@ void retry_aws_quota_release(retry_aws_quota *q, int32_t retry_cost_taken) {
     q->available += add;
 }
 
+/* A copy is rolled, not b: the roll restarts the current slice at the moment it happens
+ * (unaligned, as Finagle's WindowedAdder does), so rolling b itself for a read would change
+ * which deposits count at b's later decisions. */
+int64_t retry__finagle_balance_at(const retry_finagle_budget *b, int64_t now_ns) {
+  assert(b != NULL);
+  retry_finagle_budget copy = *b;
+  retry_finagle_budget_advance(&copy, now_ns);
+  return retry_finagle_budget_balance(&copy);
+}
+
 /* }================================================================== */
 
 /* {==================================================================

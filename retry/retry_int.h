@@ -81,4 +81,10 @@ void retry__breaker_release(retry_breaker *b);
 
 /* }================================================================== */
 
+/* Reads for retry_target_stats_get, as of now_ns without changing the part: the Finagle
+ * balance an advance to now_ns would give (retry_budget.c), the adaptive throttler's
+ * probability with the bins an advance to now_ns would clear left out (retry_adaptive.c). */
+int64_t retry__finagle_balance_at(const retry_finagle_budget *b, int64_t now_ns);
+double retry__adaptive_probability_at(const retry_adaptive *a, int64_t now_ns);
+
 #endif /* RETRY_INT_H */

@@ -188,7 +188,7 @@ void retry_target_destroy(retry_target *t) {
 
 /* Not const: the Finagle and adaptive reads are taken after advancing their windows to now_ns,
  * which is what their next decision would do first, so the snapshot cannot change one. */
-void retry_target_stats_get(retry_target *t, int64_t now_ns, retry_target_stats *s) {
+void retry_target_stats_get(const retry_target *t, int64_t now_ns, retry_target_stats *s) {
   assert(s != NULL);
   memset(s, 0, sizeof *s);
   s->throttle_milli_tokens = -1;
@@ -201,8 +201,7 @@ void retry_target_stats_get(retry_target *t, int64_t now_ns, retry_target_stats 
   switch (t->cfg.budget) {
     case RETRY_BUDGET_AWS: avail = t->aws.available; break;
     case RETRY_BUDGET_FINAGLE:
-      retry_finagle_budget_advance(&t->finagle, now_ns);
-      avail = retry_finagle_budget_balance(&t->finagle);
+      avail = retry__finagle_balance_at(&t->finagle, now_ns);
       break;
     case RETRY_BUDGET_ENVOY:
       avail = retry__envoy_budget_max(&t->envoy) - t->envoy.active_retries;
@@ -215,8 +214,7 @@ void retry_target_stats_get(retry_target *t, int64_t now_ns, retry_target_stats 
   if (t->cfg.budget != RETRY_BUDGET_NONE && avail < 0) avail = 0;
   s->budget_available = avail;
   if (t->cfg.has_adaptive) {
-    retry_adaptive_advance(&t->adaptive, now_ns);
-    s->adaptive_reject_p = retry_adaptive_reject_probability(&t->adaptive);
+    s->adaptive_reject_p = retry__adaptive_probability_at(&t->adaptive, now_ns);
   }
   if (t->breaker != NULL) {
     s->breaker = retry_breaker_state_get(t->breaker);

@@ -236,6 +236,52 @@ static void test_model_world_same_seed_same_results(void **state) {
   run_free(&c);
 }
 
+/* Sampling the time series changes no decision: the sampler reads every client's target each
+ * bucket (tokens, budget, adaptive probability), and a read that rolled the Finagle budget's
+ * unaligned window would restart its slice and keep deposits counted longer, so the bucket
+ * width changed which retries the budget granted. The same run with buckets of 1 s and of
+ * 130 ms must send the same attempts and end the same calls the same way. */
+static const char *const sampled =
+    "{'duration': '8s', 'drain': '2s', 'bucket': 'BUCKET',"
+    " 'services': {'api': {'workers': 4, 'queue': {'capacity': 20},"
+    "   'service_time': {'dist': 'exponential', 'mean': '10ms'},"
+    "   'faults': [{'kind': 'fail', 'status': 'UNAVAILABLE', 'rate': 0.4, 'start': '2s', 'end': '6s'}]}},"
+    " 'clients': {'web': {'count': 20, 'target': 'api', 'deadline': '1s', 'methods': ['/a.A/Get'],"
+    "   'arrival': {'kind': 'open', 'rate': '150/s'},"
+    "   'policy': {'retrysim': {'budget': {'type': 'finagle', 'ttl': '1s', 'minRetriesPerSec': 0,"
+    "                                      'percentCanRetry': 0.3},"
+    "                           'adaptiveThrottling': {'k': 1.5, 'window': '3s'}},"
+    "              'methodConfig': [{'name': [{}], 'retryPolicy': {'maxAttempts': 4,"
+    "                'initialBackoff': '0.01s', 'maxBackoff': '0.1s', 'backoffMultiplier': 2,"
+    "                'retryableStatusCodes': ['UNAVAILABLE']}}]}}}}";
+
+static void run_with_bucket(run *x, const char *bucket) {
+  char text[2048];
+  const char *at = strstr(sampled, "BUCKET");
+  assert_non_null(at);
+  snprintf(text, sizeof text, "%.*s%s%s", (int)(at - sampled), sampled, bucket, at + 6);
+  run_text(x, text, 3);
+}
+
+static void test_model_world_sampling_changes_no_decision(void **state) {
+  (void)state;
+  run a, b;
+  run_with_bucket(&a, "1s");
+  run_with_bucket(&b, "130ms");
+  /* The mechanisms were at work: the budget and the throttler refused retries. */
+  assert_true(a.r->by_stop[RETRY_STOP_BUDGET_EXHAUSTED] > 0);
+  assert_true(a.r->by_stop[RETRY_STOP_THROTTLED] > 0);
+  assert_int_equal(a.r->calls_started, b.r->calls_started);
+  assert_int_equal(a.r->attempts, b.r->attempts);
+  assert_int_equal(a.r->retries, b.r->retries);
+  assert_int_equal(a.r->calls_ok, b.r->calls_ok);
+  assert_memory_equal(a.r->by_stop, b.r->by_stop, sizeof a.r->by_stop);
+  assert_memory_equal(&a.r->latency, &b.r->latency, sizeof a.r->latency);
+  assert_int_not_equal(a.r->ts.n_buckets, b.r->ts.n_buckets);
+  run_free(&a);
+  run_free(&b);
+}
+
 static void test_model_world_variants_see_same_arrivals(void **state) {
   (void)state;
   cli_scenario *s = load(storm);
@@ -939,6 +985,7 @@ int main(void) {
       cmocka_unit_test(test_model_world_mm1_matches_theory),
       cmocka_unit_test(test_model_world_mmc_matches_erlang_c),
       cmocka_unit_test(test_model_world_same_seed_same_results),
+      cmocka_unit_test(test_model_world_sampling_changes_no_decision),
       cmocka_unit_test(test_model_world_variants_see_same_arrivals),
       cmocka_unit_test(test_model_world_retries_multiply_attempts),
       cmocka_unit_test(test_model_world_nested_layers_multiply),

@@ -654,6 +654,47 @@ static void test_target_stats_snapshot_of_every_part(void **state) {
 
 /* }================================================================== */
 
+/* The reads behind retry_target_stats_get give, at any later time, what the part's own next
+ * decision would see after rolling its window, without rolling it: the Finagle balance (whose
+ * unaligned roll would otherwise restart its slice at the read) and the adaptive probability
+ * with the expired bins left out. */
+static void test_target_reads_at_a_later_time_change_nothing(void **state) {
+  (void)state;
+  const int64_t sec = RETRY_NS_PER_S, ms = RETRY_NS_PER_MS;
+  retry_finagle_budget_config fc;
+  retry_finagle_budget_config_init(&fc);
+  fc.ttl_ns = 2 * sec;
+  fc.min_retries_per_sec = 0;
+  fc.percent_can_retry = 1.0;
+  retry_finagle_budget fb;
+  retry_finagle_budget_init(&fb, &fc, 0);
+  retry_adaptive_config ac;
+  retry_adaptive_config_init(&ac);
+  ac.window_ns = 1 * sec;
+  retry_adaptive ad;
+  retry_adaptive_init(&ad, &ac, 0);
+  for (int64_t t = 0; t < 3 * sec; t += 37 * ms) {
+    retry_finagle_budget_deposit(&fb, t);
+    retry_adaptive_record_response(&ad, t, (t / ms) % 3 != 0);
+  }
+  for (int64_t t = 3 * sec; t < 7 * sec; t += 90 * ms) {
+    retry_finagle_budget before = fb;
+    retry_finagle_budget rolled = fb;
+    retry_finagle_budget_advance(&rolled, t);
+    assert_int_equal(retry__finagle_balance_at(&fb, t), retry_finagle_budget_balance(&rolled));
+    assert_memory_equal(&before, &fb, sizeof fb);
+    retry_adaptive abefore = ad;
+    retry_adaptive arolled = ad;
+    retry_adaptive_advance(&arolled, t);
+    assert_true(retry__adaptive_probability_at(&ad, t) ==
+                retry_adaptive_reject_probability(&arolled));
+    assert_memory_equal(&abefore, &ad, sizeof ad);
+  }
+  /* Long after everything expired, both read as empty windows. */
+  assert_int_equal(retry__finagle_balance_at(&fb, 100 * sec), 0);
+  assert_true(retry__adaptive_probability_at(&ad, 100 * sec) == 0.0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_target_config_init_has_nothing),
@@ -679,6 +720,7 @@ int main(void) {
       cmocka_unit_test(test_target_envoy_slot_held_until_released),
       cmocka_unit_test(test_target_in_flight_counts_attempts),
       cmocka_unit_test(test_target_stats_snapshot_of_every_part),
+      cmocka_unit_test(test_target_reads_at_a_later_time_change_nothing),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
