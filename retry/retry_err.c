@@ -5,7 +5,6 @@
  * drift apart. A retry_error keeps the first error reported into it (retry_error_set).
  */
 #include "retry_int.h"
-#include "retry_json.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -78,9 +78,11 @@ void retry_json_fail_value(retry_json_ctx *c, const char *label, const char *wha
 }
 
 /* The list of allowed keys is the useful half of the message, and retry_error.message holds
- * 159 characters while some lists are longer (resilience4j's key names are long), so no fixed
- * format always fits: the key named in the message when that fits, else the list alone (the
- * path names the key), else the list cut at a key boundary. */
+ * 159 characters (less the context's prefix) while some lists are longer (resilience4j's key
+ * names are long), so no fixed format always fits: the key named in the message with the whole
+ * list when that fits; else, when the caller says where the key is not allowed (which the path
+ * alone does not tell), that sentence with the list cut at a key boundary; else the whole list
+ * alone (the path names the key); else the list cut at a key boundary. */
 void retry_json_fail_unknown_key(retry_json_ctx *c, const char *key, const char *const *allowed,
                                  size_t n_allowed, const char *where) {
   char list[512] = "", shown[48], head[sizeof c->e.message], msg[sizeof c->e.message];
@@ -92,8 +94,11 @@ void retry_json_fail_unknown_key(retry_json_ctx *c, const char *key, const char 
     snprintf(head, sizeof head, "key \"%s\" is not allowed in %s; allowed: ", shown, where);
   else
     snprintf(head, sizeof head, "unknown key \"%s\"; allowed: ", shown);
-  if (snprintf(msg, sizeof msg, "%s%s", head, list) < (int)sizeof msg ||
-      snprintf(msg, sizeof msg, "key not one of: %s", list) < (int)sizeof msg) {
+  /* What fits is what is left after the prefix fail_at puts in front. */
+  size_t pre = c->prefix != NULL ? strlen(c->prefix) : 0;
+  int room = pre < sizeof msg - 32 ? (int)(sizeof msg - pre) : 32;
+  if (snprintf(msg, sizeof msg, "%s%s", head, list) < room ||
+      (where == NULL && snprintf(msg, sizeof msg, "key not one of: %s", list) < room)) {
     retry_json_fail(c, RETRY_ECONFIG, "%s", msg);
     return;
   }
@@ -101,7 +106,7 @@ void retry_json_fail_unknown_key(retry_json_ctx *c, const char *key, const char 
   memcpy(msg, head, len + 1);
   for (size_t i = 0; i < n_allowed; i++) {
     size_t need = strlen(allowed[i]) + (i ? 2 : 0);
-    if (len + need + 5 >= sizeof msg) break; /* keep room for ", ..." */
+    if (len + need + 5 >= (size_t)room) break; /* keep room for ", ..." */
     len += (size_t)snprintf(msg + len, sizeof msg - len, "%s%s", i ? ", " : "", allowed[i]);
   }
   /* No ", " before the dots when not even the first key fitted. */

@@ -19,6 +19,10 @@
 
 #include "retry.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* {==================================================================
  * First error wins
  * =================================================================== */
@@ -176,5 +180,9 @@ int retry_json_get_duration(retry_json_ctx *c, json_t *obj, const char *key, int
                             bool lo_open, int64_t hi, const char *what, int64_t *out);
 
 /* }================================================================== */
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* RETRY_JSON_H */

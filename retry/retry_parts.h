@@ -182,10 +182,6 @@ int64_t retry_breaker_n_opened(const retry_breaker *b);
 
 /* }================================================================== */
 
-#ifdef __cplusplus
-}
-#endif
-
 /* {==================================================================
  * A target's parts
  * =================================================================== */
@@ -196,5 +192,9 @@ retry_throttle *retry_target_throttle(retry_target *t);
 retry_breaker *retry_target_breaker(retry_target *t);
 
 /* }================================================================== */
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* RETRY_PARTS_H */

@@ -213,6 +213,22 @@ static void test_json_unknown_key_message_always_fits(void **state) {
   assert_string_equal(msg + strlen(msg) - 5, ", ...");
   assert_null(strstr(msg, "juliet"));
 
+  /* With a prefix (a variant's name) the room is smaller: the list is still cut at a key and
+   * ends with ", ...", never mid-word by the error's size. */
+  retry_json_ctx_init(&c, NULL);
+  c.prefix = "in variant \"a-rather-long-variant-name\": ";
+  retry_json_fail_unknown_key(&c, "worker", mid, 5, NULL);
+  msg = c.e.message;
+  assert_true(strlen(msg) < sizeof c.e.message - 1);
+  assert_memory_equal(msg, "in variant \"a-rather-long-variant-name\": unknown key \"worker\"", 58);
+  assert_string_equal(msg + strlen(msg) - 5, ", ...");
+  /* A message that says where the key is not allowed keeps that sentence and cuts the list. */
+  retry_json_ctx_init(&c, NULL);
+  retry_json_fail_unknown_key(&c, "probability", many, 10, "a \"fail\" fault");
+  msg = c.e.message;
+  assert_memory_equal(msg, "key \"probability\" is not allowed in a \"fail\" fault; allowed: ", 61);
+  assert_string_equal(msg + strlen(msg) - 5, ", ...");
+
   /* A key with control bytes is shown printable and cut at 32 bytes. */
   static const char *const one[] = {"a"};
   retry_json_ctx_init(&c, NULL);

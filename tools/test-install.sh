@@ -45,3 +45,41 @@ PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig" ${CC:-cc} -std=c11 -o "$tmp/client" 
 out=$("$tmp/client")
 [ "$out" = "3 max_attempts 9000" ] || { echo "test-install: client printed '$out'"; exit 1; }
 echo "test-install: a client built with pkg-config retry ran: $out"
+
+# Every installed header from C++ too: each must declare its functions with C linkage, or a C++
+# client compiles and then fails to link. Skipped (and said) when no C++ compiler is installed.
+if command -v c++ >/dev/null 2>&1; then
+  cat > "$tmp/client.cc" <<'CC'
+#include <retry.h>
+#include <retry_parts.h>
+#include <retry_json.h>
+#include <retry_realtime.h>
+int main() {
+  retry_target_config cfg;
+  retry_target_config_init(&cfg);
+  cfg.has_throttle = true;
+  cfg.throttle.max_milli_tokens = 10000;
+  cfg.throttle.token_ratio_milli = 100;
+  retry_target *t = retry_target_create(&cfg, 0, nullptr, nullptr);
+  bool ok = t != nullptr && retry_throttle_is_allowed(retry_target_throttle(t)) &&
+            retry_target_breaker(t) == nullptr;
+  retry_json_ctx c;
+  retry_json_ctx_init(&c, "client.cc");
+  retry_json_fail(&c, RETRY_ECONFIG, "%s", "checked");
+  retry_error e;
+  retry_error_clear(&e);
+  retry_error_set(&e, RETRY_EINVAL, "client.cc", "$", -1, -1, "%d", 1);
+  ok = ok && retry_json_failed(&c) && e.code == RETRY_EINVAL;
+  retry_target_destroy(t);
+  (void)retry_realtime_now_ns();
+  return ok ? 0 : 1;
+}
+CC
+  PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig" c++ -std=c++11 -o "$tmp/client-cc" "$tmp/client.cc" \
+    $(PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig" pkg-config --cflags --libs retry) ||
+    { echo "test-install: the headers do not build and link from C++"; exit 1; }
+  "$tmp/client-cc" || { echo "test-install: the C++ client failed"; exit 1; }
+  echo "test-install: the four installed headers build and link from C++"
+else
+  echo "test-install: no C++ compiler, the C++ check is skipped"
+fi
