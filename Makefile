@@ -170,7 +170,7 @@ $(BUILD)/examples/%: $(BUILD)/examples/%.o $(LIBRETRY)
 # Every cmocka suite, then the script checks; tools/run-tests.sh prints one count line.
 TEST_SCRIPTS := tools/check-floors.sh tools/test-check-floors.sh tools/check-deps.sh \
                 tools/test-engine-alone.sh tools/test-install.sh tools/test-realtime-demo.sh \
-                tools/test-cli.sh tools/test-golden.sh \
+                tools/test-cli.sh tools/test-golden.sh tools/test-golden-both-ways.sh \
                 tools/test-experiments.sh
 
 test: all | deps-plot

@@ -836,7 +836,10 @@ int cli_output_write_dir(const cli_output *o, const char *dir, retry_error *err)
   int rc = make_dirs(dir, err);
   if (rc != 0) return rc;
   out_file *files = calloc(4 + o->n_runs, sizeof *files);
-  if (files == NULL) return RETRY_ENOMEM;
+  if (files == NULL) {
+    cli_output_error(err, RETRY_ENOMEM, dir, "out of memory writing the files");
+    return RETRY_ENOMEM;
+  }
   /* When planning failed, every slot is walked for cleanup: they are zeroed or partly set. */
   long planned = plan_files(o, dir, files);
   size_t n = planned < 0 ? 4 + o->n_runs : (size_t)planned;

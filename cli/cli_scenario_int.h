@@ -83,10 +83,6 @@ bool cli__scenario_duration_value(scn_ctx *c, json_t *v, const char *label, int6
                                   bool lo_open, const char *what, int64_t *out);
 int cli__scenario_get_duration(scn_ctx *c, json_t *obj, const char *key, int64_t lo, bool lo_open,
                                const char *what, int64_t *out);
-/* A rate string (cli_rate_parse) in [0, SCN_MAX_RATE] per second. */
-bool cli__scenario_rate_value(scn_ctx *c, json_t *v, const char *label, double *out);
-/* A distribution: "10ms" (constant) or {"dist": ..., parameters}. */
-bool cli__scenario_dist_value(scn_ctx *c, json_t *v, const char *label, sim_dist *out);
 int cli__scenario_get_dist(scn_ctx *c, json_t *obj, const char *key, sim_dist *out);
 /* A rate profile: "800/s" or {"kind": constant|step|ramp|spike|points, ...}. */
 bool cli__scenario_profile_value(scn_ctx *c, json_t *v, const char *label, sim_rate_profile *out);

@@ -151,7 +151,7 @@ int cli__scenario_get_duration(scn_ctx *c, json_t *obj, const char *key, int64_t
 /* Rates have the same rule as durations: a unit is required, because "800" per second and
  * per minute differ by 60x, and a bare number is refused with a message showing the fix. The
  * upper bound keeps the arrival process's per-event arithmetic far from overflow. */
-bool cli__scenario_rate_value(scn_ctx *c, json_t *v, const char *label, double *out) {
+static bool rate_value(scn_ctx *c, json_t *v, const char *label, double *out) {
   char got[64];
   retry_json_describe(v, got, sizeof got);
   if (json_is_number(v)) {
@@ -310,7 +310,7 @@ static bool parse_dist_object(scn_ctx *c, json_t *v, int kind, sim_dist *out) {
 /* A distribution: a duration string is the constant shorthand (by far the commonest case),
  * an object names the kind in "dist" and may hold only that kind's keys; anything else,
  * including a bare number, is refused with a message asking for a unit or an object. */
-bool cli__scenario_dist_value(scn_ctx *c, json_t *v, const char *label, sim_dist *out) {
+static bool dist_value(scn_ctx *c, json_t *v, const char *label, sim_dist *out) {
   /* A number goes through duration_value too, only to get its "needs a unit" message. */
   if (json_is_string(v) || json_is_number(v)) {
     int64_t ns = 0;
@@ -345,7 +345,7 @@ int cli__scenario_get_dist(scn_ctx *c, json_t *obj, const char *key, sim_dist *o
   char label[64];
   retry_json_quote(label, sizeof label, key);
   size_t mark = retry_json_path_push_key(&c->j, key);
-  bool ok = cli__scenario_dist_value(c, v, label, out);
+  bool ok = dist_value(c, v, label, out);
   retry_json_path_pop(&c->j, mark);
   return ok ? 1 : -1;
 }
@@ -380,7 +380,7 @@ static bool prof_rate(scn_ctx *c, json_t *obj, const char *key, double *out) {
   char label[64];
   retry_json_quote(label, sizeof label, key);
   size_t mark = retry_json_path_push_key(&c->j, key);
-  bool ok = cli__scenario_rate_value(c, v, label, out);
+  bool ok = rate_value(c, v, label, out);
   retry_json_path_pop(&c->j, mark);
   return ok;
 }
@@ -439,7 +439,7 @@ static bool parse_points(scn_ctx *c, json_t *obj, sim_rate_profile *p) {
     }
     retry_json_path_pop(&c->j, m0);
     retry_json_path_push_index(&c->j, 1);
-    if (!cli__scenario_rate_value(c, json_array_get(pair, 1), "a point's rate", &r)) return false;
+    if (!rate_value(c, json_array_get(pair, 1), "a point's rate", &r)) return false;
     retry_json_path_pop(&c->j, mi);
     add_point(p, t, r);
   }
@@ -507,7 +507,7 @@ bool cli__scenario_profile_value(scn_ctx *c, json_t *v, const char *label, sim_r
   memset(&p, 0, sizeof p);
   if (json_is_string(v) || json_is_number(v)) {
     double r = 0;
-    if (!cli__scenario_rate_value(c, v, label, &r)) return false;
+    if (!rate_value(c, v, label, &r)) return false;
     add_point(&p, 0, r);
   } else if (!json_is_object(v)) {
     retry_json_fail_value(&c->j, label, "a rate such as \"800/s\" or an object {\"kind\": ...}", v);

@@ -22,7 +22,7 @@ static void call_apply(model_world *w, mw_call *c, const retry_decision *d);
 
 /* A request holds a reference on its operation for as long as the server may still execute
  * its side effect, which can be long after its call ended. */
-void model__req_free(model_world *w, mw_req *r) {
+static void req_free(model_world *w, mw_req *r) {
   model__op_unref(w, r->op);
   model__pool_put(&w->pools.reqs, r);
 }
@@ -135,7 +135,7 @@ void model__req_reply_arrived(model_world *w, mw_req *r) {
      * deadline-aware server already counted it as expired work). */
     ss->abandoned++;
     if (!r->expired_waste) ss->wasted_work_s += (double)r->worker_ns / 1e9;
-    model__req_free(w, r);
+    req_free(w, r);
     return;
   }
   sim_event_cancel(w->k, r->timeout);
@@ -151,7 +151,7 @@ void model__req_reply_arrived(model_world *w, mw_req *r) {
   o.request_bytes = c->request_bytes;
   o.stream_items = r->items;
   int32_t attempt = r->attempt;
-  model__req_free(w, r);
+  req_free(w, r);
   retry_decision d;
   retry_call_on_outcome(&c->rc, attempt, &o, sim_now_ns(w->k), &d);
   call_apply(w, c, &d);

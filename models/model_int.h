@@ -289,12 +289,15 @@ struct model_world {
 };
 
 /* model_world.c */
+/* Records a run-time failure (the first one wins) and stops the kernel after this event. */
 void model__fail(model_world *w, int code, const char *msg);
-double model__now_s(const model_world *w);
 /* Schedules fn(obj) after a delay drawn from d: constant delays go to a FIFO lane. */
 sim_event_handle model__schedule_sample(model_world *w, const sim_dist *d, gsl_rng *r,
                                         sim_event_fn fn, void *obj);
+/* Adds v to column col of the time series, in the bucket of the current time. */
 void model__ts_add(model_world *w, int col, double v);
+/* Records the latency of a top-level call that ends now, in the bucket its count goes to. */
+void model__ts_latency(model_world *w, int64_t latency_ns);
 
 /* model_call.c */
 
@@ -323,8 +326,6 @@ typedef struct mw_call_args {
 int model__call_start(model_world *w, const mw_call_args *a);
 /* A request's reply reached its caller (or the caller had left). Frees the request. */
 void model__req_reply_arrived(model_world *w, mw_req *r);
-/* Frees a request (drops its op reference). */
-void model__req_free(model_world *w, mw_req *r);
 
 /* model_client.c */
 int model__pops_create(model_world *w);
@@ -338,8 +339,6 @@ void model__service_arrive(model_world *w, mw_req *r);
 /* Fills the queue length and busy workers of service svc summed over its replicas. */
 void model__service_sample(const model_world *w, size_t svc, double *queued, double *busy);
 /* Returns how many fault entries are active at some time in [t0_ns, t1_ns). */
-/* Records the latency of a top-level call that ends now, in the bucket its count goes to. */
-void model__ts_latency(model_world *w, int64_t latency_ns);
 int model__faults_active(const model_world *w, int64_t t0_ns, int64_t t1_ns);
 
 /* model_ledger.c */

@@ -24,15 +24,10 @@
 void model__fail(model_world *w, int code, const char *msg) {
   if (w->run.fail_code == 0) {
     w->run.fail_code = code;
-    if (w->run.err != NULL && w->run.err->code == RETRY_OK) {
-      w->run.err->code = code;
-      snprintf(w->run.err->message, sizeof w->run.err->message, "%s", msg);
-    }
+    retry_error_set(w->run.err, code, NULL, NULL, -1, -1, "%s", msg);
   }
   sim_kernel_stop(w->k);
 }
-
-double model__now_s(const model_world *w) { return (double)sim_now_ns(w->k) / 1e9; }
 
 sim_event_handle model__schedule_sample(model_world *w, const sim_dist *d, gsl_rng *r,
                                         sim_event_fn fn, void *obj) {
@@ -152,7 +147,7 @@ static void ev_duration_end(sim_kernel *k, void *obj, uint64_t arg) {
  * gets a tokens, budget or breaker column only when its policy has that mechanism, so the
  * CSV never carries columns that could only hold placeholders. */
 static int ts_setup(model_world *w) {
-  w->ts.series = sim_series_create(w->cfg->bucket_ns, NULL);
+  w->ts.series = sim_series_create(w->cfg->bucket_ns, sim_kernel_allocator(w->k));
   if (w->ts.series == NULL) return -1;
   w->ts.col_offered = ts_column(w, "", "offered_rps", true);
   w->ts.col_attempts = ts_column(w, "", "attempt_rps", true);
@@ -401,10 +396,7 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
 oom:
   /* retry_target_create may have filled err already (a config the loader should have
    * refused); otherwise the only way to fail here is memory. */
-  if (err != NULL && err->code == RETRY_OK) {
-    err->code = RETRY_ENOMEM;
-    snprintf(err->message, sizeof err->message, "out of memory building the world");
-  }
+  retry_error_set(err, RETRY_ENOMEM, NULL, NULL, -1, -1, "out of memory building the world");
   model_world_destroy(w);
   return NULL;
 }

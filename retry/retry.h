@@ -50,13 +50,20 @@ typedef struct retry_rng {
 double retry_rng_uniform(const retry_rng *rng);
 
 /* Optional allocator for the functions that allocate (*_create, config loading), so tests
- * can inject failures. A NULL retry_allocator pointer means malloc/realloc/free. */
+ * can inject failures. A NULL retry_allocator pointer means malloc/realloc/free, and so does a
+ * NULL field for that one function (a realloc-less allocator gets libc's realloc). */
 typedef struct retry_allocator {
   void *(*malloc_fn)(size_t size, void *ctx);
   void *(*realloc_fn)(void *ptr, size_t size, void *ctx);
   void (*free_fn)(void *ptr, void *ctx);
   void *ctx;
 } retry_allocator;
+
+/* Fills *out with a copy of a in which every NULL function is libc's (malloc, realloc, free);
+ * a NULL a gives libc's three with a NULL ctx. For code built on libretry that takes a
+ * retry_allocator too (the simulator's kernel), so that one allocator means the same
+ * everywhere. No pointer to a is kept. */
+void retry_allocator_resolve(const retry_allocator *a, retry_allocator *out);
 
 /* }================================================================== */
 
@@ -678,7 +685,8 @@ void retry_call_on_headers(retry_call *c, int32_t attempt, int64_t now_ns, retry
 /* }================================================================== */
 
 /* {==================================================================
- * gRPC service config (retry_config.c and retry_config_ext.c, the only parts using jansson)
+ * gRPC service config (retry_config.c, retry_config_ext.c; with retry_json.c the only files
+ * that use jansson)
  * =================================================================== */
 
 /* A loaded service config: methodConfig entries with their policies, retryThrottling, and the

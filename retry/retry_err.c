@@ -6,6 +6,7 @@
  */
 #include "retry_int.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,27 @@ int retry_error_format(const retry_error *e, char *buf, size_t size) {
   const char *src = e->source[0] ? e->source : "<input>";
   if (e->path[0]) return snprintf(buf, size, "%s%s: %s: %s", src, where, e->path, e->message);
   return snprintf(buf, size, "%s%s: %s", src, where, e->message);
+}
+
+static void *libc_malloc(size_t size, void *ctx) {
+  (void)ctx;
+  return malloc(size);
+}
+static void *libc_realloc(void *ptr, size_t size, void *ctx) {
+  (void)ctx;
+  return realloc(ptr, size);
+}
+static void libc_free(void *ptr, void *ctx) {
+  (void)ctx;
+  free(ptr);
+}
+
+void retry_allocator_resolve(const retry_allocator *a, retry_allocator *out) {
+  assert(out != NULL);
+  *out = a != NULL ? *a : (retry_allocator){NULL, NULL, NULL, NULL};
+  if (out->malloc_fn == NULL) out->malloc_fn = libc_malloc;
+  if (out->realloc_fn == NULL) out->realloc_fn = libc_realloc;
+  if (out->free_fn == NULL) out->free_fn = libc_free;
 }
 
 void *retry__malloc(const retry_allocator *a, size_t size) {

@@ -200,9 +200,7 @@ void retry_target_stats_get(const retry_target *t, int64_t now_ns, retry_target_
   int64_t avail = -1;
   switch (t->cfg.budget) {
     case RETRY_BUDGET_AWS: avail = t->aws.available; break;
-    case RETRY_BUDGET_FINAGLE:
-      avail = retry__finagle_balance_at(&t->finagle, now_ns);
-      break;
+    case RETRY_BUDGET_FINAGLE: avail = retry__finagle_balance_at(&t->finagle, now_ns); break;
     case RETRY_BUDGET_ENVOY:
       avail = retry__envoy_budget_max(&t->envoy) - t->envoy.active_retries;
       break;

@@ -230,19 +230,6 @@ static void slot_free(sim_kernel *k, uint32_t idx) {
  * =================================================================== */
 
 /* libc's allocator behind the retry_allocator interface, the default. */
-static void *libc_malloc(size_t size, void *ctx) {
-  (void)ctx;
-  return malloc(size);
-}
-static void *libc_realloc(void *ptr, size_t size, void *ctx) {
-  (void)ctx;
-  return realloc(ptr, size);
-}
-static void libc_free(void *ptr, void *ctx) {
-  (void)ctx;
-  free(ptr);
-}
-
 static void *k_malloc(sim_kernel *k, size_t size) { return k->alloc.malloc_fn(size, k->alloc.ctx); }
 static void k_free(sim_kernel *k, void *ptr) {
   if (ptr != NULL) k->alloc.free_fn(ptr, k->alloc.ctx);
@@ -383,9 +370,9 @@ static void lanes_to_heap(sim_kernel *k) {
  * =================================================================== */
 
 sim_kernel *sim_kernel_create(size_t initial_capacity, const retry_allocator *alloc) {
-  static const retry_allocator libc = {libc_malloc, libc_realloc, libc_free, NULL};
-  if (alloc == NULL) alloc = &libc;
-  assert(alloc->malloc_fn != NULL && alloc->realloc_fn != NULL && alloc->free_fn != NULL);
+  retry_allocator a;
+  retry_allocator_resolve(alloc, &a);
+  alloc = &a;
   size_t cap = initial_capacity == 0 ? DEFAULT_CAPACITY : initial_capacity;
   if (cap > MAX_CAPACITY) cap = MAX_CAPACITY;
   sim_kernel *k = alloc->malloc_fn(sizeof *k, alloc->ctx);

@@ -43,19 +43,6 @@ struct sim_series {
   bool finished;                      /* sim_series_finish ran */
 };
 
-static void *libc_malloc(size_t size, void *ctx) {
-  (void)ctx;
-  return malloc(size);
-}
-static void *libc_realloc(void *ptr, size_t size, void *ctx) {
-  (void)ctx;
-  return realloc(ptr, size);
-}
-static void libc_free(void *ptr, void *ctx) {
-  (void)ctx;
-  free(ptr);
-}
-
 static void *s_realloc(sim_series *s, void *ptr, size_t size) {
   return s->alloc.realloc_fn(ptr, size, s->alloc.ctx);
 }
@@ -70,10 +57,10 @@ static void s_free(sim_series *s, void *ptr) {
  * =================================================================== */
 
 sim_series *sim_series_create(int64_t bucket_ns, const retry_allocator *alloc) {
-  static const retry_allocator libc = {libc_malloc, libc_realloc, libc_free, NULL};
   assert(bucket_ns > 0);
-  if (alloc == NULL) alloc = &libc;
-  assert(alloc->malloc_fn != NULL && alloc->realloc_fn != NULL && alloc->free_fn != NULL);
+  retry_allocator a;
+  retry_allocator_resolve(alloc, &a);
+  alloc = &a;
   sim_series *s = alloc->malloc_fn(sizeof *s, alloc->ctx);
   if (s == NULL) return NULL;
   memset(s, 0, sizeof *s);
@@ -160,9 +147,11 @@ double *sim_series_row(sim_series *s, int64_t b) {
 
 int sim_series_add(sim_series *s, int64_t now_ns, int col, double v) {
   assert(s != NULL && col >= 0 && (size_t)col < s->n_cols);
-  /* One division per bucket rather than per counter: time only moves forward, and the
-   * division was a visible cost at several counters per event. */
-  if (now_ns >= s->cache_end_ns || s->row_cache == NULL) {
+  /* One division per bucket rather than per counter: the division was a visible cost at
+   * several counters per event. The cached row serves any time inside its bucket, so a time
+   * before it (which a kernel's clock never gives, but a caller may) still finds its own row. */
+  if (s->row_cache == NULL || now_ns >= s->cache_end_ns ||
+      now_ns < s->cache_end_ns - s->bucket_ns) {
     int64_t b = now_ns / s->bucket_ns;
     double *row = sim_series_row(s, b);
     if (row == NULL) return RETRY_ENOMEM;

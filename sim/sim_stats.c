@@ -59,7 +59,7 @@ void sim_stats_paired_interval(const double *a, const double *b, size_t n, doubl
   interval(a, n == 0 ? NULL : b, n, level, out);
 }
 
-int sim_stats_excludes_zero(const sim_stats_interval *iv) {
+bool sim_stats_excludes_zero(const sim_stats_interval *iv) {
   assert(iv != NULL);
   return iv->lo > 0 || iv->hi < 0; /* false for NaN */
 }

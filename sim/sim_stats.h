@@ -7,6 +7,7 @@
 #ifndef SIM_STATS_H
 #define SIM_STATS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* A mean with its two-sided confidence interval. */
@@ -35,7 +36,7 @@ void sim_stats_paired_interval(const double *a, const double *b, size_t n, doubl
 
 /* Whether an interval excludes zero: the difference it bounds is distinguishable from none at
  * its level. False when the interval is NaN. */
-int sim_stats_excludes_zero(const sim_stats_interval *iv);
+bool sim_stats_excludes_zero(const sim_stats_interval *iv);
 
 /* The Wilson score interval for k successes in n trials at level, in [0, 1]. n == 0 gives
  * [0, 1] (nothing is known). k > n is a bug (assert). */

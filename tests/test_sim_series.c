@@ -102,6 +102,8 @@ static void test_sim_series_adds_land_in_bucket_of_now_and_rates_are_per_second(
   assert_int_equal(sim_series_add(s, SEC / 2 - 1, rate, 1), 0);
   assert_int_equal(sim_series_add(s, SEC / 2, rate, 1), 0);
   assert_int_equal(sim_series_add(s, SEC / 2, count, 3), 0);
+  /* A time before the cached bucket still lands in its own row, not the cached one. */
+  assert_int_equal(sim_series_add(s, SEC / 4, count, 5), 0);
   assert_int_equal(sim_series_n_buckets(s), 2);
   double *row = sim_series_row(s, 4); /* a gauge, past the counters */
   assert_non_null(row);
@@ -111,6 +113,7 @@ static void test_sim_series_adds_land_in_bucket_of_now_and_rates_are_per_second(
   assert_true(at(s, 0, rate) == 4.0); /* 2 in half a second */
   assert_true(at(s, 1, rate) == 2.0);
   assert_true(at(s, 1, count) == 3.0);
+  assert_true(at(s, 0, count) == 5.0);
   assert_true(at(s, 2, rate) == 0.0);
   assert_true(at(s, 4, count) == 7.0);
   sim_series_destroy(s);

@@ -6,19 +6,20 @@ set -eu
 lib=${1:-${BUILD:-build}/libretry.a}
 [ -f "$lib" ] || { echo "check-deps: $lib not built" >&2; exit 1; }
 bad=0
-nm -A "$lib" 2>/dev/null | awk '$2 == "U" || $(NF-1) == "U" {print}' > /tmp/check-deps.$$ || true
-if grep -q 'gsl_' /tmp/check-deps.$$; then echo "check-deps: libretry references GSL:"; grep 'gsl_' /tmp/check-deps.$$; bad=1; fi
+und=$(mktemp)
+trap 'rm -f "$und"' EXIT
+nm -A "$lib" 2>/dev/null | awk '$2 == "U" || $(NF-1) == "U" {print}' > "$und" || true
+if grep -q 'gsl_' "$und"; then echo "check-deps: libretry references GSL:"; grep 'gsl_' "$und"; bad=1; fi
 # nm -A prints "lib.a:member.o: U sym"; the member name must match exactly, colons included.
 json_ok=':(retry_config|retry_config_ext|retry_json)\.o:'
-if grep 'json_' /tmp/check-deps.$$ | grep -Ev "$json_ok" | grep -q .; then
+if grep 'json_' "$und" | grep -Ev "$json_ok" | grep -q .; then
   echo "check-deps: jansson referenced outside retry_config.o, retry_config_ext.o and retry_json.o:"
-  grep 'json_' /tmp/check-deps.$$ | grep -Ev "$json_ok"; bad=1
+  grep 'json_' "$und" | grep -Ev "$json_ok"; bad=1
 fi
-if grep -E 'clock_gettime|nanosleep|[^a-z_]rand$|[^a-z_]random$|[^a-z_]time$' /tmp/check-deps.$$ | grep -v 'retry_realtime.o' | grep -q .; then
+if grep -E 'clock_gettime|nanosleep|[^a-z_]rand$|[^a-z_]random$|[^a-z_]time$' "$und" | grep -v 'retry_realtime.o' | grep -q .; then
   echo "check-deps: a clock, sleep or rand outside retry_realtime.o:"
-  grep -E 'clock_gettime|nanosleep|[^a-z_]rand$|[^a-z_]random$|[^a-z_]time$' /tmp/check-deps.$$ | grep -v retry_realtime.o; bad=1
+  grep -E 'clock_gettime|nanosleep|[^a-z_]rand$|[^a-z_]random$|[^a-z_]time$' "$und" | grep -v retry_realtime.o; bad=1
 fi
-n=$(grep -c . /tmp/check-deps.$$ || true)
-rm -f /tmp/check-deps.$$
+n=$(grep -c . "$und" || true)
 [ "$bad" -eq 0 ] && echo "check-deps: libretry.a is libc-only outside its JSON loader ($n undefined references checked)"
 exit "$bad"

@@ -1,18 +1,29 @@
 #!/bin/sh
-# Runs every deterministic scenario tests/golden/<case>/scenario.json and compares its output
-# folder with the case's folder both ways, byte for byte: every file the run writes must have a
-# golden file of the same name with the same bytes, and every golden file (all but
-# scenario.json) must still be written. GOLDEN_UPDATE=1 (make golden-update) rewrites the
-# expected files instead, removing those the run no longer writes.
-# Usage: BUILD=build sh tools/test-golden.sh
+# Runs every deterministic scenario GOLDEN/<case>/scenario.json (GOLDEN defaults to
+# tests/golden) and compares its output folder with the case's folder both ways, byte for
+# byte: every file the run writes must have a golden file of the same name with the same
+# bytes, and every golden file must still be written. Golden files are the names a run writes
+# (summary.json, *.csv, *.svg, report.md, report.html); anything else in a case's folder
+# (scenario.json, a policy file it reads) is an input and left alone. GOLDEN_UPDATE=1
+# (make golden-update) rewrites the expected files instead, removing those the run no longer
+# writes. Usage: BUILD=build sh tools/test-golden.sh
 set -u
 bin="${BUILD:-build}/retrysim"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
 cases=0
-for dir in tests/golden/*/; do
+golden=${GOLDEN:-tests/golden}
+# Whether a file name is one a run writes (an output), as opposed to an input of the case.
+is_output() {
+  case "$1" in summary.json | *.csv | *.svg | report.md | report.html) return 0 ;; esac
+  return 1
+}
+for dir in "$golden"/*/; do
   dir=${dir%/}
+  if [ ! -f "$dir/scenario.json" ]; then
+    echo "test-golden: $dir has no scenario.json"; fails=$((fails + 1)); continue
+  fi
   name=$(basename "$dir")
   cases=$((cases + 1))
   out="$tmp/$name"
@@ -21,6 +32,7 @@ for dir in tests/golden/*/; do
   fi
   # What the run wrote, against the golden files.
   for f in "$out"/*; do
+    [ -e "$f" ] || continue # an empty folder leaves the pattern as it is
     base=$(basename "$f")
     if [ "${GOLDEN_UPDATE:-}" = 1 ]; then
       cp "$f" "$dir/$base"
@@ -36,7 +48,7 @@ for dir in tests/golden/*/; do
   # The golden files, against what the run wrote: a file the program stops writing fails.
   for g in "$dir"/*; do
     base=$(basename "$g")
-    [ "$base" = scenario.json ] && continue
+    is_output "$base" || continue
     [ -f "$out/$base" ] && continue
     if [ "${GOLDEN_UPDATE:-}" = 1 ]; then
       rm -f "$g"; echo "test-golden: $name/$base is no longer written: removed"
@@ -47,6 +59,6 @@ for dir in tests/golden/*/; do
   done
 done
 [ "${GOLDEN_UPDATE:-}" = 1 ] && echo "test-golden: golden files rewritten"
-[ "$cases" -gt 0 ] || { echo "test-golden: no case in tests/golden/"; exit 1; }
+[ "$cases" -gt 0 ] || { echo "test-golden: no case in $golden/"; exit 1; }
 [ "$fails" -eq 0 ] || exit 1
 echo "test-golden: $cases cases, all outputs match both ways"
