@@ -7,6 +7,7 @@
  */
 #include "retry_config_int.h"
 
+#include <assert.h>
 #include <float.h>
 #include <string.h>
 
@@ -46,17 +47,16 @@ static bool parse_method_opts(load_ctx *c, json_t *ext, method_opts *mo) {
     mo->has_space = true;
     mo->space = space == 1 ? RETRY_SPACE_HTTP : RETRY_SPACE_GRPC;
   }
-  json_t *v = retry_json_field(ext, "jitter");
-  if (v != NULL) {
-    if (!json_is_string(v) || retry_jitter_parse(json_string_value(v), &mo->jitter) != RETRY_OK) {
-      size_t mark = retry_json_path_push_key(&c->j, "jitter");
-      retry_json_fail_value(&c->j, "\"jitter\"",
-                            "one of grpc, proportional, full, equal, decorrelated, polly-v2, "
-                            "none",
-                            v);
-      retry_json_path_pop(&c->j, mark);
-      return false;
-    }
+  /* The names retry_jitter_parse takes, each of which it maps to its retry_jitter. */
+  static const char *const jitters[] = {"grpc",         "proportional", "full", "equal",
+                                        "decorrelated", "polly-v2",     "none"};
+  int jitter = 0;
+  if ((rc = retry_json_get_enum(&c->j, ext, "jitter", jitters, N_OF(jitters), &jitter)) < 0)
+    return false;
+  if (rc == 1) {
+    int prc = retry_jitter_parse(jitters[jitter], &mo->jitter);
+    assert(prc == RETRY_OK);
+    (void)prc;
     mo->has_jitter = true;
   }
   /* Each getter leaves its field alone when the key is absent; rc == 1 marks it as given. */
@@ -241,18 +241,17 @@ static bool parse_idempotent(load_ctx *c, json_t *list) {
  * Ranges follow the system each mechanism imitates.
  * =================================================================== */
 
-/* Reads the "type" that selects a budget's or a breaker's kind; what names the block in
- * messages. Returns the type ("" when it is not a string, which matches no kind and so gets
- * the "one of" message) with *type set, or NULL after an error. */
-static const char *block_type(load_ctx *c, json_t *b, const char *what, const char *types,
-                              json_t **type) {
+/* Reads the "type" that selects a budget's or a breaker's kind, one of types (its index in
+ * *kind); what names the block in messages, listed the types in the message for a missing
+ * one. Returns false after an error. */
+static bool block_type(load_ctx *c, json_t *b, const char *what, const char *const *types,
+                       size_t n_types, const char *listed, int *kind) {
   if (!json_is_object(b)) {
     retry_json_fail_value(&c->j, what, "an object with a \"type\"", b);
-    return NULL;
+    return false;
   }
-  *type = retry_json_field(b, "type");
-  if (retry_json_require(&c->j, *type == NULL ? 0 : 1, "type", types) < 0) return NULL;
-  return json_is_string(*type) ? json_string_value(*type) : "";
+  return retry_json_require(&c->j, retry_json_get_enum(&c->j, b, "type", types, n_types, kind),
+                            "type", listed) == 1;
 }
 
 /* "budget": {"type": ..., keys of that type}. Each type starts from the defaults of its
@@ -267,11 +266,13 @@ static bool parse_budget(load_ctx *c, json_t *b) {
                                          "noRetryIncrement"};
   static const char *const finagle_keys[] = {"type", "ttl", "minRetriesPerSec", "percentCanRetry"};
   static const char *const envoy_keys[] = {"type", "budgetPercent", "minRetryConcurrency"};
-  static const char types[] = "one of \"aws\", \"finagle\", \"envoy\"";
+  static const char *const types[] = {"aws", "finagle", "envoy"};
   retry_target_config *t = &c->cfg->target;
-  json_t *type = NULL;
-  const char *s = block_type(c, b, "\"budget\"", types, &type);
-  if (s == NULL) return false;
+  int kind = 0;
+  if (!block_type(c, b, "\"budget\"", types, N_OF(types), "\"aws\", \"finagle\" or \"envoy\"",
+                  &kind))
+    return false;
+  const char *s = types[kind];
   /* t->budget is set before the keys are read; on an error the whole config is freed, so a
    * half-read budget is never seen. */
   if (strcmp(s, "aws") == 0) {
@@ -307,9 +308,7 @@ static bool parse_budget(load_ctx *c, json_t *b) {
            retry_json_get_int32(&c->j, b, "minRetryConcurrency", 0, INT32_MAX, "an integer >= 0",
                                 &t->envoy.min_retry_concurrency) >= 0;
   }
-  size_t mark = retry_json_path_push_key(&c->j, "type");
-  retry_json_fail_value(&c->j, "\"type\"", types, type);
-  retry_json_path_pop(&c->j, mark);
+  assert(0 && "a budget type without its branch");
   return false;
 }
 
@@ -373,30 +372,22 @@ static bool parse_breaker(load_ctx *c, json_t *b) {
                                             "waitDurationInOpenState",
                                             "permittedNumberOfCallsInHalfOpenState",
                                             "failureStatusCodes"};
-  static const char types[] = "one of \"consecutive\", \"count\", \"time\"";
+  /* In retry_breaker_kind order. */
+  static const char *const types[] = {"consecutive", "count", "time"};
   retry_target_config *t = &c->cfg->target;
-  json_t *type = NULL;
-  const char *s = block_type(c, b, "\"circuitBreaker\"", types, &type);
-  if (s == NULL) return false;
-  retry_breaker_kind kind;
-  if (strcmp(s, "consecutive") == 0)
-    kind = RETRY_BREAKER_CONSECUTIVE;
-  else if (strcmp(s, "count") == 0)
-    kind = RETRY_BREAKER_COUNT_WINDOW;
-  else if (strcmp(s, "time") == 0)
-    kind = RETRY_BREAKER_TIME_WINDOW;
-  else {
-    size_t mark = retry_json_path_push_key(&c->j, "type");
-    retry_json_fail_value(&c->j, "\"type\"", types, type);
-    retry_json_path_pop(&c->j, mark);
+  int index = 0;
+  if (!block_type(c, b, "\"circuitBreaker\"", types, N_OF(types),
+                  "\"consecutive\", \"count\" or \"time\"", &index))
     return false;
-  }
+  static const retry_breaker_kind kinds[] = {RETRY_BREAKER_CONSECUTIVE, RETRY_BREAKER_COUNT_WINDOW,
+                                             RETRY_BREAKER_TIME_WINDOW};
+  retry_breaker_kind kind = kinds[index];
   bool consecutive = kind == RETRY_BREAKER_CONSECUTIVE;
   const char *const *own = consecutive ? consecutive_keys : window_keys;
   const char *const *other = consecutive ? window_keys : consecutive_keys;
   size_t n_own = consecutive ? N_OF(consecutive_keys) : N_OF(window_keys);
   size_t n_other = consecutive ? N_OF(window_keys) : N_OF(consecutive_keys);
-  if (!check_breaker_kind(c, b, s, consecutive, own, n_own, other, n_other) ||
+  if (!check_breaker_kind(c, b, types[index], consecutive, own, n_own, other, n_other) ||
       !retry_json_check_keys(&c->j, b, own, n_own, NULL))
     return false;
   t->has_breaker = true;
