@@ -202,9 +202,10 @@ void retry_json_path_pop(retry_json_ctx *c, size_t mark) {
  * start of a character, then leaves room in buf for "..." and the NUL. */
 void retry_json_printable(char *buf, size_t size, const char *s, size_t max) {
   size_t len = strlen(s), n = len > max ? max : len;
+  if (n + 4 > size) n = size > 4 ? size - 4 : 0;
+  /* After both limits, so that neither can cut inside a character. */
   while (n > 0 && n < len && ((unsigned char)s[n] & 0xC0) == 0x80)
     n--;
-  if (n + 4 > size) n = size > 4 ? size - 4 : 0;
   for (size_t i = 0; i < n; i++) {
     unsigned char ch = (unsigned char)s[i];
     buf[i] = (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;

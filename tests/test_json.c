@@ -159,6 +159,9 @@ static void test_json_describe_shows_small_values_and_names_big_ones(void **stat
   char buf[64];
   retry_json_printable(buf, sizeof buf, "abcdefghij\xc3\xa9xyz", 11);
   assert_string_equal(buf, "abcdefghij...");
+  /* The same when the buffer, not max, is what cuts: 15 bytes leave room for 11. */
+  retry_json_printable(buf, 15, "abcdefghij\xc3\xa9xyz", 40);
+  assert_string_equal(buf, "abcdefghij...");
   retry_json_quote(buf, sizeof buf, "key");
   assert_string_equal(buf, "\"key\"");
 }
