@@ -18,9 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli_scenario.h"
 #include "models/model_world.h"
 #include "sim/sim_event.h"
-#include "cli/cli_scenario.h"
+#include "tests/support/oom.h"
 
 /* {==================================================================
  * Helpers
@@ -93,36 +94,6 @@ static const model_edge_stats *edge(const model_results *r, const char *from, co
     if (strcmp(r->edges[i].from, from) == 0 && strcmp(r->edges[i].to, to) == 0) return &r->edges[i];
   fail_msg("no edge %s -> %s", from, to);
   return NULL;
-}
-
-/* }================================================================== */
-
-/* A chaos allocator for the kernel: allocation number fail_at fails; live counts the blocks
- * handed out and not freed. The world takes its scratch from the kernel's allocator. */
-typedef struct oom {
-  long n_calls, fail_at, live;
-} oom;
-
-static void *oom_malloc(size_t size, void *ctx) {
-  oom *c = ctx;
-  if (c->n_calls++ == c->fail_at) return NULL;
-  void *p = malloc(size);
-  if (p != NULL) c->live++;
-  return p;
-}
-
-static void *oom_realloc(void *ptr, size_t size, void *ctx) {
-  oom *c = ctx;
-  if (c->n_calls++ == c->fail_at) return NULL;
-  void *p = realloc(ptr, size);
-  if (p != NULL && ptr == NULL) c->live++;
-  return p;
-}
-
-static void oom_free(void *ptr, void *ctx) {
-  oom *c = ctx;
-  if (ptr != NULL) c->live--;
-  free(ptr);
 }
 
 /* }================================================================== */
@@ -354,8 +325,8 @@ static void test_model_world_worst_case_out_of_memory_builds_no_world(void **sta
       "   'policy': " P3 ", 'arrival': {'kind': 'script', 'at': ['0s']}}}}");
   int failures = 0, series_failures = 0;
   for (long fail = 0;; fail++) {
-    oom c = {0, fail, 0};
-    retry_allocator a = {oom_malloc, oom_realloc, oom_free, &c};
+    test_oom c;
+    retry_allocator a = test_oom_allocator(&c, fail);
     sim_kernel *k = sim_kernel_create(0, &a);
     if (k == NULL) {
       assert_int_equal(c.live, 0);

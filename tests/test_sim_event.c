@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "sim/sim_event.h"
+#include "tests/support/oom.h"
 
 /* {==================================================================
  * Helpers
@@ -651,51 +652,13 @@ static void test_sim_event_matches_sorted_reference(void **state) {
  * Out of memory
  * =================================================================== */
 
-/* A chaos allocator: allocation number fail_at (0-based, counting mallocs and reallocs) fails,
- * and every block handed out is counted until freed, so a test sees a leak as live != 0. */
-typedef struct oom {
-  long n_calls; /* allocations attempted */
-  long fail_at; /* the one that fails, -1: none */
-  long live;    /* blocks handed out and not freed */
-} oom;
-
-static void *oom_malloc(size_t size, void *ctx) {
-  oom *c = ctx;
-  if (c->n_calls++ == c->fail_at) return NULL;
-  void *p = malloc(size);
-  if (p != NULL) c->live++;
-  return p;
-}
-
-static void *oom_realloc(void *ptr, size_t size, void *ctx) {
-  oom *c = ctx;
-  if (c->n_calls++ == c->fail_at) return NULL;
-  void *p = realloc(ptr, size);
-  if (p != NULL && ptr == NULL) c->live++;
-  return p;
-}
-
-static void oom_free(void *ptr, void *ctx) {
-  oom *c = ctx;
-  if (ptr != NULL) c->live--;
-  free(ptr);
-}
-
-static retry_allocator oom_allocator(oom *c, long fail_at) {
-  c->n_calls = 0;
-  c->fail_at = fail_at;
-  c->live = 0;
-  retry_allocator a = {oom_malloc, oom_realloc, oom_free, c};
-  return a;
-}
-
 /* Creation fails cleanly at each of its allocations, then succeeds. */
 static void test_sim_event_create_fails_cleanly_at_each_allocation(void **state) {
   (void)state;
-  oom c;
+  test_oom c;
   long n = 0;
   for (;; n++) {
-    retry_allocator a = oom_allocator(&c, n);
+    retry_allocator a = test_oom_allocator(&c, n);
     sim_kernel *k = sim_kernel_create(0, &a);
     if (k != NULL) {
       assert_ptr_equal(sim_kernel_allocator(k)->ctx, &c);
@@ -713,8 +676,8 @@ static void test_sim_event_create_fails_cleanly_at_each_allocation(void **state)
 static void test_sim_event_failed_growth_refuses_the_event_and_keeps_working(void **state) {
   (void)state;
   for (long fail = 3; fail < 8; fail++) {
-    oom c;
-    retry_allocator a = oom_allocator(&c, fail);
+    test_oom c;
+    retry_allocator a = test_oom_allocator(&c, fail);
     sim_kernel *k = sim_kernel_create(2, &a);
     assert_non_null(k);
     trace *tr = trace_create(64);
@@ -740,8 +703,8 @@ static void test_sim_event_failed_growth_refuses_the_event_and_keeps_working(voi
 /* A lane that cannot get its ring refuses the event, which is not scheduled at all. */
 static void test_sim_event_lane_without_its_ring_refuses_the_event(void **state) {
   (void)state;
-  oom c;
-  retry_allocator a = oom_allocator(&c, 3); /* the first allocation after create */
+  test_oom c;
+  retry_allocator a = test_oom_allocator(&c, 3); /* the first allocation after create */
   sim_kernel *k = sim_kernel_create(0, &a);
   assert_non_null(k);
   trace *tr = trace_create(8);

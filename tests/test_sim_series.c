@@ -16,47 +16,7 @@
 #include <string.h>
 
 #include "sim/sim_series.h"
-
-/* {==================================================================
- * A chaos allocator
- * =================================================================== */
-
-/* Allocation number fail_at (0-based, mallocs and reallocs) fails; live counts the blocks
- * handed out and not yet freed. */
-typedef struct oom {
-  long n_calls, fail_at, live;
-} oom;
-
-static void *oom_malloc(size_t size, void *ctx) {
-  oom *c = ctx;
-  if (c->n_calls++ == c->fail_at) return NULL;
-  void *p = malloc(size);
-  if (p != NULL) c->live++;
-  return p;
-}
-
-static void *oom_realloc(void *ptr, size_t size, void *ctx) {
-  oom *c = ctx;
-  if (c->n_calls++ == c->fail_at) return NULL;
-  void *p = realloc(ptr, size);
-  if (p != NULL && ptr == NULL) c->live++;
-  return p;
-}
-
-static void oom_free(void *ptr, void *ctx) {
-  oom *c = ctx;
-  if (ptr != NULL) c->live--;
-  free(ptr);
-}
-
-static retry_allocator oom_allocator(oom *c, long fail_at) {
-  memset(c, 0, sizeof *c);
-  c->fail_at = fail_at;
-  retry_allocator a = {oom_malloc, oom_realloc, oom_free, c};
-  return a;
-}
-
-/* }================================================================== */
+#include "tests/support/oom.h"
 
 /* {==================================================================
  * Behaviour
@@ -162,8 +122,8 @@ static void test_sim_series_allocation_failures_leave_it_usable(void **state) {
   (void)state;
   long fail = 0;
   for (;; fail++) {
-    oom c;
-    retry_allocator a = oom_allocator(&c, fail);
+    test_oom c;
+    retry_allocator a = test_oom_allocator(&c, fail);
     sim_series *s = sim_series_create(SEC, &a);
     bool failed = s == NULL;
     if (s != NULL) {
