@@ -619,51 +619,6 @@ static char *dir_name(const char *path) {
   return s;
 }
 
-/* Reads the whole file. We read it ourselves rather than call json_load_file: the hash needs
- * the bytes, and jansson reports a directory or a failed read as a syntax error. */
-static char *read_file(const char *path, size_t *len, retry_error *err) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) {
-    retry_error_set(err, RETRY_EIO, path, "", -1, -1, "cannot open the file: %s", strerror(errno));
-    return NULL;
-  }
-  char *buf = NULL;
-  size_t n = 0, cap = 0;
-  for (;;) {
-    if (n == cap) {
-      /* Doubling keeps the copying linear in the file's size; ncap < cap catches the doubling
-       * wrapping around. The hook makes this growth fail under the chaos test like any other
-       * allocation of the loader. */
-      size_t ncap = cap == 0 ? 4096 : cap * 2;
-      char *nbuf = ncap < cap || should_fail() ? NULL : realloc(buf, ncap);
-      if (nbuf == NULL) {
-        free(buf);
-        fclose(f);
-        retry_error_set(err, RETRY_ENOMEM, path, "", -1, -1, "out of memory reading the file");
-        return NULL;
-      }
-      buf = nbuf;
-      cap = ncap;
-    }
-    /* 0 means end of file or an error; ferror tells the two apart after the loop. */
-    size_t got = fread(buf + n, 1, cap - n, f);
-    n += got;
-    if (got == 0) break;
-  }
-  if (ferror(f)) {
-    /* Saved first: free and fclose may change errno before it is printed. */
-    int e = errno;
-    free(buf);
-    fclose(f);
-    retry_error_set(err, RETRY_EIO, path, "", -1, -1, "cannot read the file: %s", strerror(e));
-    return NULL;
-  }
-  /* The buffer is not NUL-terminated: load_buffer takes the length and never reads past it. */
-  fclose(f);
-  *len = n;
-  return buf;
-}
-
 /* The file's own directory resolves relative policy files; its base name is the default
  * scenario name. Both are computed once, here, and borrowed by the conversion. */
 cli_scenario *cli_scenario_load(const char *path, const cli_set *sets, size_t n_sets,
@@ -671,8 +626,11 @@ cli_scenario *cli_scenario_load(const char *path, const cli_set *sets, size_t n_
   assert(path != NULL);
   assert(sets != NULL || n_sets == 0);
   size_t len = 0;
-  char *buf = read_file(path, &len, err);
-  if (buf == NULL) return NULL;
+  char *buf = NULL;
+  /* The bytes are read here, not by jansson, because the hash needs them; the hook's
+   * allocator makes the read fail under the chaos test like the loader's other allocations. */
+  if (retry_json_read_file(path, cli__scenario_retry_alloc(), &buf, &len, err) != RETRY_OK)
+    return NULL;
   /* name, dir and buf are freed here on every path: load_buffer copies what it keeps (the name
    * into the config) and uses the directory only while policies are loaded. */
   char *name = base_name(path), *dir = dir_name(path);

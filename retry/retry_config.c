@@ -673,59 +673,13 @@ retry_config *retry_config_load_string(const char *json, const char *source,
   return cfg;
 }
 
-/* Reads a whole file into a buffer from the config's allocator. Returns 0, or an error code
- * with err set. A directory or a read error is RETRY_EIO, like a missing file. We read the
- * file ourselves rather than call json_load_file: jansson would report a directory or a
- * failed read as a syntax error at line 1, and its buffer would bypass our allocator. */
-static int read_file(const char *path, const retry_allocator *a, char **out, size_t *out_len,
-                     retry_error *err) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) {
-    retry_error_set(err, RETRY_EIO, path, "", -1, -1, "cannot open the file: %s", strerror(errno));
-    return RETRY_EIO;
-  }
-  char *buf = NULL;
-  size_t len = 0, cap = 0;
-  for (;;) {
-    if (len == cap) {
-      /* Doubling keeps reads O(n); ncap < cap catches the wrap on a size_t overflow. */
-      size_t ncap = cap == 0 ? 4096 : cap * 2;
-      char *nbuf = ncap < cap ? NULL : retry__realloc(a, buf, ncap);
-      if (nbuf == NULL) {
-        retry__free(a, buf);
-        fclose(f);
-        retry_error_set(err, RETRY_ENOMEM, path, "", -1, -1, "out of memory reading the file");
-        return RETRY_ENOMEM;
-      }
-      buf = nbuf;
-      cap = ncap;
-    }
-    size_t got = fread(buf + len, 1, cap - len, f);
-    len += got;
-    /* fread returns 0 at the end of the file and on an error alike; ferror tells them apart. */
-    if (got > 0) continue;
-    if (ferror(f)) {
-      int e = errno;
-      retry__free(a, buf);
-      fclose(f);
-      retry_error_set(err, RETRY_EIO, path, "", -1, -1, "cannot read the file: %s", strerror(e));
-      return RETRY_EIO;
-    }
-    break;
-  }
-  fclose(f);
-  *out = buf;
-  *out_len = len;
-  return RETRY_OK;
-}
-
 retry_config *retry_config_load_file(const char *path, const retry_config_opts *opts,
                                      retry_error *err) {
   assert(path != NULL);
   const retry_allocator *alloc = opts != NULL ? opts->alloc : NULL;
   char *buf = NULL;
   size_t len = 0;
-  if (read_file(path, alloc, &buf, &len, err) != RETRY_OK) return NULL;
+  if (retry_json_read_file(path, alloc, &buf, &len, err) != RETRY_OK) return NULL;
   json_error_t je;
   memset(&je, 0, sizeof je); /* jansson leaves parts of it unset on some failures */
   json_t *root = json_loadb(buf, len, JSON_FLAGS, &je);

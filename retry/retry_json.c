@@ -6,6 +6,9 @@
  * like any other mistake. The contracts are in retry_json.h.
  */
 #include "retry_json.h"
+#include "retry_int.h"
+
+#include <errno.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -438,6 +441,57 @@ int retry_json_get_duration(retry_json_ctx *c, json_t *obj, const char *key, int
     return fail_key(c, key, what, v);
   *out = ns;
   return 1;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Reading a document
+ * =================================================================== */
+
+/* We read the file ourselves rather than call json_load_file: jansson would report a
+ * directory or a failed read as a syntax error at line 1, its buffer would bypass the
+ * caller's allocator, and a loader that hashes what it read needs the bytes. */
+int retry_json_read_file(const char *path, const retry_allocator *a, char **out, size_t *out_len,
+                         retry_error *err) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) {
+    retry_error_set(err, RETRY_EIO, path, "", -1, -1, "cannot open the file: %s", strerror(errno));
+    return RETRY_EIO;
+  }
+  char *buf = NULL;
+  size_t len = 0, cap = 0;
+  for (;;) {
+    if (len == cap) {
+      /* Doubling keeps reads O(n); ncap < cap catches the wrap on a size_t overflow. */
+      size_t ncap = cap == 0 ? 4096 : cap * 2;
+      char *nbuf = ncap < cap ? NULL : retry__realloc(a, buf, ncap);
+      if (nbuf == NULL) {
+        retry__free(a, buf);
+        fclose(f);
+        retry_error_set(err, RETRY_ENOMEM, path, "", -1, -1, "out of memory reading the file");
+        return RETRY_ENOMEM;
+      }
+      buf = nbuf;
+      cap = ncap;
+    }
+    size_t got = fread(buf + len, 1, cap - len, f);
+    len += got;
+    /* fread returns 0 at the end of the file and on an error alike; ferror tells them apart. */
+    if (got > 0) continue;
+    if (ferror(f)) {
+      int e = errno;
+      retry__free(a, buf);
+      fclose(f);
+      retry_error_set(err, RETRY_EIO, path, "", -1, -1, "cannot read the file: %s", strerror(e));
+      return RETRY_EIO;
+    }
+    break;
+  }
+  fclose(f);
+  *out = buf;
+  *out_len = len;
+  return RETRY_OK;
 }
 
 /* }================================================================== */

@@ -181,6 +181,20 @@ int retry_json_get_duration(retry_json_ctx *c, json_t *obj, const char *key, int
 
 /* }================================================================== */
 
+/* {==================================================================
+ * Reading a document
+ * =================================================================== */
+
+/* Reads the whole file at path into a new buffer from a (NULL: libc's), not NUL-terminated:
+ * *out and *out_len receive it (an empty file gives a buffer of length 0). Returns 0, or
+ * RETRY_EIO (the file cannot be opened or read, a directory included: the message says why
+ * with strerror) or RETRY_ENOMEM, with err set (first error wins; source = path). Free *out
+ * with a's free (or free() when a is NULL). */
+int retry_json_read_file(const char *path, const retry_allocator *a, char **out, size_t *out_len,
+                         retry_error *err);
+
+/* }================================================================== */
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,7 +9,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "retry/retry_json.h"
 
@@ -371,6 +374,43 @@ static void test_json_syntax_error_has_position_or_is_out_of_memory(void **state
   assert_string_equal(e.message, "out of memory parsing JSON");
 }
 
+/* A file is read whole, bytes as they are; a missing file and a directory are RETRY_EIO with
+ * the file named and the reason given, and nothing is allocated for them. */
+static void test_json_read_file_reads_whole_files_and_names_failures(void **state) {
+  (void)state;
+  char dir[] = "/tmp/test_json.XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char path[64];
+  snprintf(path, sizeof path, "%s/doc.json", dir);
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  /* Larger than the first 4096-byte block, with a NUL inside: the length is what counts. */
+  for (int i = 0; i < 5000; i++)
+    fputc(i == 10 ? 0 : 'a' + i % 26, f);
+  fclose(f);
+  char *buf = NULL;
+  size_t len = 0;
+  retry_error e;
+  retry_error_clear(&e);
+  assert_int_equal(retry_json_read_file(path, NULL, &buf, &len, &e), RETRY_OK);
+  assert_int_equal(len, 5000);
+  assert_true(buf[10] == 0 && buf[4999] == 'a' + 4999 % 26);
+  free(buf);
+  char missing[80];
+  snprintf(missing, sizeof missing, "%s/missing.json", dir);
+  buf = NULL;
+  assert_int_equal(retry_json_read_file(missing, NULL, &buf, &len, &e), RETRY_EIO);
+  assert_null(buf);
+  assert_string_equal(e.source, missing);
+  assert_non_null(strstr(e.message, "cannot open the file"));
+  retry_error_clear(&e);
+  assert_int_equal(retry_json_read_file(dir, NULL, &buf, &len, &e), RETRY_EIO);
+  assert_null(buf);
+  assert_non_null(strstr(e.message, "cannot read the file"));
+  unlink(path);
+  rmdir(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_json_ctx_starts_at_the_root_without_error),
@@ -387,6 +427,7 @@ int main(void) {
       cmocka_unit_test(test_json_getters_read_present_skip_absent_or_null_refuse_bad),
       cmocka_unit_test(test_json_getter_leaves_out_alone_unless_valid),
       cmocka_unit_test(test_json_syntax_error_has_position_or_is_out_of_memory),
+      cmocka_unit_test(test_json_read_file_reads_whole_files_and_names_failures),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
