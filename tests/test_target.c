@@ -662,29 +662,37 @@ static void test_target_reads_at_a_later_time_change_nothing(void **state) {
   (void)state;
   const int64_t sec = RETRY_NS_PER_S, ms = RETRY_NS_PER_MS;
   retry_finagle_budget_config fc;
+  memset(&fc, 0, sizeof fc); /* its padding is copied into the budget */
   retry_finagle_budget_config_init(&fc);
   fc.ttl_ns = 2 * sec;
   fc.min_retries_per_sec = 0;
   fc.percent_can_retry = 1.0;
+  /* Zeroed first and copied with memcpy, so that the byte comparisons below also compare
+   * initialised padding (valgrind checks that). */
   retry_finagle_budget fb;
+  memset(&fb, 0, sizeof fb);
   retry_finagle_budget_init(&fb, &fc, 0);
   retry_adaptive_config ac;
+  memset(&ac, 0, sizeof ac);
   retry_adaptive_config_init(&ac);
   ac.window_ns = 1 * sec;
   retry_adaptive ad;
+  memset(&ad, 0, sizeof ad);
   retry_adaptive_init(&ad, &ac, 0);
   for (int64_t t = 0; t < 3 * sec; t += 37 * ms) {
     retry_finagle_budget_deposit(&fb, t);
     retry_adaptive_record_response(&ad, t, (t / ms) % 3 != 0);
   }
   for (int64_t t = 3 * sec; t < 7 * sec; t += 90 * ms) {
-    retry_finagle_budget before = fb;
-    retry_finagle_budget rolled = fb;
+    retry_finagle_budget before, rolled;
+    memcpy(&before, &fb, sizeof fb);
+    memcpy(&rolled, &fb, sizeof fb);
     retry_finagle_budget_advance(&rolled, t);
     assert_int_equal(retry__finagle_balance_at(&fb, t), retry_finagle_budget_balance(&rolled));
     assert_memory_equal(&before, &fb, sizeof fb);
-    retry_adaptive abefore = ad;
-    retry_adaptive arolled = ad;
+    retry_adaptive abefore, arolled;
+    memcpy(&abefore, &ad, sizeof ad);
+    memcpy(&arolled, &ad, sizeof ad);
     retry_adaptive_advance(&arolled, t);
     assert_true(retry__adaptive_probability_at(&ad, t) ==
                 retry_adaptive_reject_probability(&arolled));
