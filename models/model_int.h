@@ -294,8 +294,12 @@ void model__fail(model_world *w, int code, const char *msg);
 /* Schedules fn(obj) after a delay drawn from d: constant delays go to a FIFO lane. */
 sim_event_handle model__schedule_sample(model_world *w, const sim_dist *d, gsl_rng *r,
                                         sim_event_fn fn, void *obj);
-/* Adds v to column col of the time series, in the bucket of the current time. */
-void model__ts_add(model_world *w, int col, double v);
+/* Adds v to column col of the time series, in the bucket of the current time (inline: a few
+ * counters per event; the series' fast path is inline too). */
+static inline void model__ts_add(model_world *w, int col, double v) {
+  if (sim_series_add(w->ts.series, sim_now_ns(w->k), col, v) != 0)
+    model__fail(w, RETRY_ENOMEM, "out of memory for the time series");
+}
 /* Records the latency of a top-level call that ends now, in the bucket its count goes to. */
 void model__ts_latency(model_world *w, int64_t latency_ns);
 

@@ -36,10 +36,6 @@ sim_event_handle model__schedule_sample(model_world *w, const sim_dist *d, gsl_r
   return sim_event_schedule_in(w->k, delay, fn, obj, 0);
 }
 
-void model__ts_add(model_world *w, int col, double v) {
-  if (sim_series_add(w->ts.series, sim_now_ns(w->k), col, v) != 0)
-    model__fail(w, RETRY_ENOMEM, "out of memory for the time series");
-}
 
 /* Latencies go to the bucket of the moment the call ended, now / bucket, as the counters of
  * model__ts_add do, and not to the bucket the next sample closes: a call that ends exactly on

@@ -1,8 +1,8 @@
 /*
  * sim_series.c: the time series of sim_series.h. Owns the rows (one block, grown by doubling),
  * the column names and kinds, and one histogram for the bucket being recorded. Invariant:
- * row_cache, when not NULL, points at row cache_b inside values and cache_end_ns is that
- * bucket's end; any growth drops it, since realloc may move the rows.
+ * cache.row, when not NULL, points inside values at the row of the bucket [cache.start_ns,
+ * cache.end_ns); any growth drops it, since realloc may move the rows.
  */
 #include "sim/sim_series.h"
 
@@ -28,6 +28,7 @@ typedef struct col_info {
 } col_info;
 
 struct sim_series {
+  sim__series_cache cache;            /* first: sim_series_add's inline fast path reads it */
   retry_allocator alloc;              /* every allocation goes through it */
   int64_t bucket_ns;                  /* a row's width in virtual time */
   char (*names)[SIM_SERIES_NAME_MAX]; /* cap_cols names */
@@ -36,8 +37,6 @@ struct sim_series {
   bool has_quantiles;                 /* some column is COL_QUANTILE */
   double *values;                     /* cap_rows x n_cols, row-major */
   size_t n_rows, cap_rows;            /* rows that exist and rows allocated */
-  double *row_cache;                  /* row cache_b, NULL when unknown */
-  int64_t cache_b, cache_end_ns;      /* its bucket and that bucket's end */
   sim_hist hist;                      /* values recorded in bucket hist_b */
   int64_t hist_b;                     /* the bucket hist belongs to */
   bool finished;                      /* sim_series_finish ran */
@@ -133,7 +132,7 @@ static int rows_grow(sim_series *s, size_t b) {
       for (size_t c = 0; c < nc; c++)
         if (s->cols[c].kind == COL_QUANTILE) v[row * nc + c] = NAN;
   s->values = v;
-  s->row_cache = NULL; /* the rows may have moved */
+  s->cache.row = NULL; /* the rows may have moved */
   s->cap_rows = cap;
   return 0;
 }
@@ -145,21 +144,19 @@ double *sim_series_row(sim_series *s, int64_t b) {
   return s->values + (size_t)b * s->n_cols;
 }
 
-int sim_series_add(sim_series *s, int64_t now_ns, int col, double v) {
-  assert(s != NULL && col >= 0 && (size_t)col < s->n_cols);
-  /* One division per bucket rather than per counter: the division was a visible cost at
-   * several counters per event. The cached row serves any time inside its bucket, so a time
-   * before it (which a kernel's clock never gives, but a caller may) still finds its own row. */
-  if (s->row_cache == NULL || now_ns >= s->cache_end_ns ||
-      now_ns < s->cache_end_ns - s->bucket_ns) {
-    int64_t b = now_ns / s->bucket_ns;
-    double *row = sim_series_row(s, b);
-    if (row == NULL) return RETRY_ENOMEM;
-    s->row_cache = row;
-    s->cache_b = b;
-    s->cache_end_ns = (b + 1) * s->bucket_ns;
-  }
-  s->row_cache[col] += v;
+/* One division per bucket rather than per counter: the division was a visible cost at several
+ * counters per event, and so was the call itself until the fast path moved inline. The cache
+ * serves any time inside its bucket, so a time before it (which a kernel's clock never gives,
+ * but a caller may) still finds its own row. */
+int sim__series_add_slow(sim_series *s, int64_t now_ns, int col, double v) {
+  assert(s != NULL && col >= 0 && (size_t)col < s->n_cols && now_ns >= 0);
+  int64_t b = now_ns / s->bucket_ns;
+  double *row = sim_series_row(s, b);
+  if (row == NULL) return RETRY_ENOMEM;
+  s->cache.row = row;
+  s->cache.start_ns = b * s->bucket_ns;
+  s->cache.end_ns = (b + 1) * s->bucket_ns;
+  row[col] += v;
   return 0;
 }
 

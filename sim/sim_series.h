@@ -49,10 +49,29 @@ int sim_series_quantile_add(sim_series *s, const char *name, double q, double un
  * that may grow s (sim_series_row, _add, _record, _flush, _finish) or sim_series_destroy. */
 double *sim_series_row(sim_series *s, int64_t b);
 
-/* Adds v to column col of the row of bucket now_ns / bucket_ns (now_ns >= 0). The current
- * row is cached, so a clock that only moves forward pays one comparison per call. Returns 0,
- * or RETRY_ENOMEM when the row could not be made (nothing added). */
-int sim_series_add(sim_series *s, int64_t now_ns, int col, double v);
+/* The first member of every sim_series: the row of the current bucket, for the inline fast path
+ * of sim_series_add. Private: read and written by sim_series.c and sim_series_add only. */
+typedef struct sim__series_cache {
+  double *row;                  /* the row of bucket [start_ns, end_ns), NULL when unknown */
+  int64_t start_ns, end_ns;     /* the cached bucket */
+} sim__series_cache;
+
+/* sim_series_add past its cache: finds (or makes) the row and caches it. */
+int sim__series_add_slow(sim_series *s, int64_t now_ns, int col, double v);
+
+/* Adds v to column col (a column of s) of the row of bucket now_ns / bucket_ns (now_ns >= 0).
+ * The current row is cached, so adds within one bucket cost a comparison each (inline: the
+ * world adds a few counters per event). Returns 0, or RETRY_ENOMEM when the row could not be
+ * made (nothing added). */
+static inline int sim_series_add(sim_series *s, int64_t now_ns, int col, double v) {
+  /* A pointer to a struct converts to a pointer to its first member (C11 6.7.2.1). */
+  sim__series_cache *c = (sim__series_cache *)(void *)s;
+  if (c->row != NULL && now_ns < c->end_ns && now_ns >= c->start_ns) {
+    c->row[col] += v;
+    return 0;
+  }
+  return sim__series_add_slow(s, now_ns, col, v);
+}
 
 /* Records value (e.g. a latency, in ns) for the quantile columns of the bucket of now_ns.
  * Values are kept in one histogram (sim_hist: O(1), no allocation) for the current bucket;
