@@ -294,8 +294,10 @@ json_t *retry_json_field(json_t *obj, const char *key) {
 
 int retry_json_require(retry_json_ctx *c, int rc, const char *key, const char *what) {
   if (rc != 0) return rc;
+  char label[64];
+  retry_json_quote(label, sizeof label, key);
   size_t mark = retry_json_path_push_key(c, key);
-  retry_json_fail(c, RETRY_ECONFIG, "\"%s\" is required: %s", key, what);
+  retry_json_fail(c, RETRY_ECONFIG, "%s is required: %s", label, what);
   retry_json_path_pop(c, mark);
   return -1;
 }
@@ -358,8 +360,10 @@ int retry_json_get_int32(retry_json_ctx *c, json_t *obj, const char *key, int32_
   json_t *jv = retry_json_field(obj, key);
   if (hi == INT32_MAX && !retry_json_failed(c) && json_is_integer(jv) &&
       json_integer_value(jv) > INT32_MAX) {
+    char label[64];
+    retry_json_quote(label, sizeof label, key);
     size_t mark = retry_json_path_push_key(c, key);
-    retry_json_fail(c, RETRY_ECONFIG, "\"%s\" must be at most %d, got %" JSON_INTEGER_FORMAT, key,
+    retry_json_fail(c, RETRY_ECONFIG, "%s must be at most %d, got %" JSON_INTEGER_FORMAT, label,
                     INT32_MAX, json_integer_value(jv));
     retry_json_path_pop(c, mark);
     return -1;
@@ -431,9 +435,11 @@ int retry_json_get_duration(retry_json_ctx *c, json_t *obj, const char *key, int
      * "must be a duration", which the value is. */
     char got[64];
     retry_json_describe(v, got, sizeof got);
+    char label[64];
+    retry_json_quote(label, sizeof label, key);
     size_t mark = retry_json_path_push_key(c, key);
-    retry_json_fail(c, RETRY_ECONFIG, "\"%s\" is out of range: at most about 292 years, got %s",
-                    key, got);
+    retry_json_fail(c, RETRY_ECONFIG, "%s is out of range: at most about 292 years, got %s", label,
+                    got);
     retry_json_path_pop(c, mark);
     return -1;
   }
