@@ -22,6 +22,7 @@
 
 #include "cli/cli_scenario.h"
 #include "cli/cli_scenario_int.h"
+#include "tests/support/files.h"
 
 /* {==================================================================
  * Helpers
@@ -33,61 +34,6 @@
 static const char *data_dir(void) {
   const char *d = getenv("TEST_DATA_DIR");
   return d != NULL && d[0] != '\0' ? d : "tests/data";
-}
-
-static void *xrealloc(void *p, size_t size) {
-  void *q = realloc(p, size);
-  if (q == NULL) {
-    free(p);
-    abort();
-  }
-  return q;
-}
-
-/* Reads a whole file; returns a malloc'd NUL-terminated string (length in *len) or NULL. */
-static char *slurp(const char *path, size_t *len_out) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) return NULL;
-  size_t cap = 4096, len = 0;
-  char *buf = xrealloc(NULL, cap);
-  for (;;) {
-    if (len + 1 >= cap) buf = xrealloc(buf, cap *= 2);
-    size_t got = fread(buf + len, 1, cap - len - 1, f);
-    if (got == 0) break;
-    len += got;
-  }
-  fclose(f);
-  buf[len] = '\0';
-  if (len_out != NULL) *len_out = len;
-  return buf;
-}
-
-static int cmp_names(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The sub-directories of dir, sorted: a malloc'd array of malloc'd names. */
-static char **list_cases(const char *dir, size_t *n) {
-  DIR *d = opendir(dir);
-  *n = 0;
-  if (d == NULL) return NULL;
-  size_t cap = 16;
-  char **names = xrealloc(NULL, cap * sizeof *names);
-  struct dirent *de;
-  while ((de = readdir(d)) != NULL) {
-    if (de->d_name[0] == '.') continue;
-    if (*n == cap) names = xrealloc(names, (cap *= 2) * sizeof *names);
-    names[(*n)++] = strdup(de->d_name);
-  }
-  closedir(d);
-  qsort(names, *n, sizeof *names, cmp_names);
-  return names;
-}
-
-static void free_cases(char **names, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    free(names[i]);
-  free(names);
 }
 
 /* Loads text with the overrides and fails the test when it does not load. */
@@ -834,7 +780,7 @@ static void test_cli_scenario_policy_file_loads_and_missing_one_is_an_io_error(v
                    RETRY_POLICY_RETRY);
   /* The hash is that of the file's bytes. */
   size_t len = 0;
-  char *bytes = slurp(path, &len);
+  char *bytes = test_slurp(path, &len);
   assert_non_null(bytes);
   char hex[65];
   cli__scenario_sha256(bytes, len, hex);
@@ -889,7 +835,7 @@ static void test_cli_scenario_loads_each_valid_case(void **state) {
   char dir[512];
   snprintf(dir, sizeof dir, "%s/scenarios/valid", data_dir());
   size_t n;
-  char **names = list_cases(dir, &n);
+  char **names = test_list_cases(dir, &n);
   assert_true(n >= 10);
   int bad = 0;
   for (size_t i = 0; i < n; i++) {
@@ -915,13 +861,13 @@ static void test_cli_scenario_loads_each_valid_case(void **state) {
     }
     cli_scenario_destroy(s);
   }
-  free_cases(names, n);
+  test_free_cases(names, n);
   assert_int_equal(bad, 0);
 }
 
 /* Reads the case's optional "set" file: one PATH=VALUE per line. Returns the count. */
 static size_t read_sets(const char *file, char **text, cli_set *sets, size_t max) {
-  *text = slurp(file, NULL);
+  *text = test_slurp(file, NULL);
   if (*text == NULL) return 0;
   size_t n = 0;
   for (char *line = *text; line != NULL && *line != '\0' && n < max;) {
@@ -939,16 +885,14 @@ static size_t read_sets(const char *file, char **text, cli_set *sets, size_t max
   return n;
 }
 
-/* tests/data/scenarios/invalid/<case>/{scenario.json,error[,set]}: line 1 of error is
- * "line column path" (-1 -1 when unknown), line 2 the message, optional line 3 the code's
- * name (default RETRY_ESYNTAX with a line, else RETRY_ECONFIG), optional line 4 the source
- * when it is not the scenario file: "<command line>", or a file relative to the case. */
+/* tests/data/scenarios/invalid/<case>/{scenario.json,error[,set]}: the error file's format is
+ * in tests/support/files.h (test_expected_error); set holds --set overrides, one a line. */
 static void test_cli_scenario_refuses_each_invalid_case(void **state) {
   (void)state;
   char dir[512];
   snprintf(dir, sizeof dir, "%s/scenarios/invalid", data_dir());
   size_t n;
-  char **names = list_cases(dir, &n);
+  char **names = test_list_cases(dir, &n);
   assert_true(n >= 60);
   int bad = 0;
   for (size_t i = 0; i < n; i++) {
@@ -956,44 +900,17 @@ static void test_cli_scenario_refuses_each_invalid_case(void **state) {
     snprintf(input, sizeof input, "%s/%s/scenario.json", dir, names[i]);
     snprintf(errpath, sizeof errpath, "%s/%s/error", dir, names[i]);
     snprintf(setpath, sizeof setpath, "%s/%s/set", dir, names[i]);
-    char *want = slurp(errpath, NULL);
-    if (want == NULL) {
-      print_error("%s: no error file\n", names[i]);
+    test_expected_error want;
+    if (!test_expected_error_read(errpath, &want)) {
       bad++;
       continue;
     }
-    int line = 0, column = 0, used = 0;
-    char path[256] = "", message[256] = "", code_name[64] = "", src[512] = "";
-    char *l2 = strchr(want, '\n');
-    if (l2 != NULL) *l2++ = '\0';
-    if (sscanf(want, "%d %d%n", &line, &column, &used) != 2) {
-      print_error("%s: bad error file\n", names[i]);
-      bad++;
-      free(want);
-      continue;
-    }
-    snprintf(path, sizeof path, "%s", want[used] == ' ' ? want + used + 1 : want + used);
-    char *l3 = NULL, *l4 = NULL;
-    if (l2 != NULL && (l3 = strchr(l2, '\n')) != NULL) *l3++ = '\0';
-    if (l3 != NULL && (l4 = strchr(l3, '\n')) != NULL) *l4++ = '\0';
-    if (l2 != NULL) snprintf(message, sizeof message, "%s", l2);
-    if (l3 != NULL) sscanf(l3, "%63s", code_name);
-    if (l4 != NULL) {
-      char *nl = strchr(l4, '\n');
-      if (nl != NULL) *nl = '\0';
-      snprintf(src, sizeof src, "%s", l4);
-    }
-    if (src[0] == '\0')
+    if (want.source[0] == '\0')
       snprintf(source, sizeof source, "%s", input);
-    else if (src[0] == '<')
-      snprintf(source, sizeof source, "%s", src);
+    else if (want.source[0] == '<')
+      snprintf(source, sizeof source, "%s", want.source);
     else
-      snprintf(source, sizeof source, "%s/%s/%s", dir, names[i], src);
-    int code = line >= 0 ? RETRY_ESYNTAX : RETRY_ECONFIG;
-    if (code_name[0] != '\0') {
-      for (int k = 0; k >= -7; k--)
-        if (strcmp(retry_err_name(k), code_name) == 0) code = k;
-    }
+      snprintf(source, sizeof source, "%s/%s/%s", dir, names[i], want.source);
     cli_set sets[16];
     char *set_text = NULL;
     size_t n_sets = read_sets(setpath, &set_text, sets, 16);
@@ -1004,20 +921,12 @@ static void test_cli_scenario_refuses_each_invalid_case(void **state) {
       print_error("%s: loaded, want an error\n", names[i]);
       cli_scenario_destroy(s);
       bad++;
-    } else if (err.code != code || err.line != line || err.column != column ||
-               strcmp(err.path, path) != 0 || strcmp(err.message, message) != 0 ||
-               strcmp(err.source, source) != 0) {
-      print_error(
-          "%s:\n  got  %s %d %d %s\n       %s\n       %s\n  want %s %d %d %s\n       %s\n"
-          "       %s\n",
-          names[i], retry_err_name(err.code), err.line, err.column, err.path, err.message,
-          err.source, retry_err_name(code), line, column, path, message, source);
+    } else if (!test_expected_error_matches(names[i], &want, source, &err)) {
       bad++;
     }
     free(set_text);
-    free(want);
   }
-  free_cases(names, n);
+  test_free_cases(names, n);
   assert_int_equal(bad, 0);
 }
 

@@ -20,6 +20,7 @@
 
 #include "retry/retry.h"
 #include "retry/retry_parts.h"
+#include "tests/support/files.h"
 
 /* {==================================================================
  * Helpers
@@ -55,61 +56,6 @@ static const char *data_dir(void) {
   return d != NULL && d[0] != '\0' ? d : "tests/data";
 }
 
-/* realloc for the test's own buffers: running out of memory ends the program. */
-static void *xrealloc(void *p, size_t size) {
-  void *q = realloc(p, size);
-  if (q == NULL) {
-    free(p);
-    abort();
-  }
-  return q;
-}
-
-/* Reads a whole file; returns a malloc'd NUL-terminated string or NULL. */
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) return NULL;
-  size_t cap = 4096, len = 0;
-  char *buf = xrealloc(NULL, cap);
-  for (;;) {
-    if (len + 1 >= cap) buf = xrealloc(buf, cap *= 2);
-    size_t got = fread(buf + len, 1, cap - len - 1, f);
-    if (got == 0) break;
-    len += got;
-  }
-  fclose(f);
-  buf[len] = '\0';
-  return buf;
-}
-
-static int cmp_names(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Lists the sub-directories of dir, sorted. Returns a malloc'd array of malloc'd names. */
-static char **list_cases(const char *dir, size_t *n) {
-  DIR *d = opendir(dir);
-  *n = 0;
-  if (d == NULL) return NULL;
-  size_t cap = 16;
-  char **names = xrealloc(NULL, cap * sizeof *names);
-  struct dirent *de;
-  while ((de = readdir(d)) != NULL) {
-    if (de->d_name[0] == '.') continue;
-    if (*n == cap) names = xrealloc(names, (cap *= 2) * sizeof *names);
-    names[(*n)++] = strdup(de->d_name);
-  }
-  closedir(d);
-  qsort(names, *n, sizeof *names, cmp_names);
-  return names;
-}
-
-static void free_cases(char **names, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    free(names[i]);
-  free(names);
-}
-
 /* }================================================================== */
 
 /* {==================================================================
@@ -138,7 +84,7 @@ static void sb_printf(sbuf *b, const char *fmt, ...) {
       return;
     }
     b->cap = b->cap * 2 + (size_t)n;
-    b->s = xrealloc(b->s, b->cap);
+    b->s = test_xrealloc(b->s, b->cap);
   }
 }
 
@@ -270,7 +216,7 @@ static void dump_method(sbuf *b, const char *method, const retry_method_config *
 /* Dumps the target config, then one block per "lookup <method>" line of expected ("lookup -"
  * looks up NULL). Returns a malloc'd string. */
 static char *dump_config(const retry_config *cfg, const char *expected) {
-  sbuf b = {xrealloc(NULL, 256), 0, 256};
+  sbuf b = {test_xrealloc(NULL, 256), 0, 256};
   b.s[0] = '\0';
   dump_target(&b, retry_config_target(cfg));
   for (const char *line = expected; line != NULL && *line;) {
@@ -914,48 +860,24 @@ static void test_config_unknown_key_reported_first_and_message_fits(void **state
  * Data-driven suites
  * =================================================================== */
 
-/* tests/data/invalid/<case>/{input.json,error}: line 1 "line column path" (-1 -1 when there
- * is no position; the path may be empty), line 2 the exact message, optional line 3 the code
- * name (default RETRY_ESYNTAX when there is a position, else RETRY_ECONFIG). */
+/* tests/data/invalid/<case>/{input.json,error}: the error file's format is in
+ * tests/support/files.h (test_expected_error). */
 static void test_config_refuses_each_invalid_case(void **state) {
   (void)state;
   char dir[512];
   snprintf(dir, sizeof dir, "%s/invalid", data_dir());
   size_t n;
-  char **names = list_cases(dir, &n);
+  char **names = test_list_cases(dir, &n);
   assert_true(n >= 30);
   int bad = 0;
   for (size_t i = 0; i < n; i++) {
     char input[1024], errpath[1024];
     snprintf(input, sizeof input, "%s/%s/input.json", dir, names[i]);
     snprintf(errpath, sizeof errpath, "%s/%s/error", dir, names[i]);
-    char *want = slurp(errpath);
-    if (want == NULL) {
-      print_error("%s: no error file\n", names[i]);
+    test_expected_error want;
+    if (!test_expected_error_read(errpath, &want)) {
       bad++;
       continue;
-    }
-    int line = 0, column = 0, used = 0;
-    char path[256] = "", message[256] = "", code_name[64] = "";
-    char *l2 = strchr(want, '\n');
-    if (l2 != NULL) *l2++ = '\0';
-    if (sscanf(want, "%d %d%n", &line, &column, &used) != 2) {
-      print_error("%s: bad error file\n", names[i]);
-      bad++;
-      free(want);
-      continue;
-    }
-    snprintf(path, sizeof path, "%s", want[used] == ' ' ? want + used + 1 : want + used);
-    if (l2 != NULL) {
-      char *l3 = strchr(l2, '\n');
-      if (l3 != NULL) *l3++ = '\0';
-      snprintf(message, sizeof message, "%s", l2);
-      if (l3 != NULL) sscanf(l3, "%63s", code_name);
-    }
-    int code = line >= 0 ? RETRY_ESYNTAX : RETRY_ECONFIG;
-    if (code_name[0] != '\0') {
-      for (int c = 0; c >= -7; c--)
-        if (strcmp(retry_err_name(c), code_name) == 0) code = c;
     }
     retry_error err;
     retry_error_clear(&err);
@@ -964,17 +886,11 @@ static void test_config_refuses_each_invalid_case(void **state) {
       print_error("%s: loaded, want an error\n", names[i]);
       retry_config_destroy(cfg);
       bad++;
-    } else if (err.code != code || err.line != line || err.column != column ||
-               strcmp(err.path, path) != 0 || strcmp(err.message, message) != 0 ||
-               strcmp(err.source, input) != 0) {
-      print_error("%s:\n  got  %s %d %d %s\n       %s\n  want %s %d %d %s\n       %s\n", names[i],
-                  retry_err_name(err.code), err.line, err.column, err.path, err.message,
-                  retry_err_name(code), line, column, path, message);
+    } else if (!test_expected_error_matches(names[i], &want, input, &err)) {
       bad++;
     }
-    free(want);
   }
-  free_cases(names, n);
+  test_free_cases(names, n);
   assert_int_equal(bad, 0);
 }
 
@@ -985,7 +901,7 @@ static void test_config_loads_each_valid_case(void **state) {
   char dir[512];
   snprintf(dir, sizeof dir, "%s/valid", data_dir());
   size_t n;
-  char **names = list_cases(dir, &n);
+  char **names = test_list_cases(dir, &n);
   assert_true(n >= 10);
   const char *update = getenv("TEST_CONFIG_UPDATE");
   int bad = 0;
@@ -993,7 +909,7 @@ static void test_config_loads_each_valid_case(void **state) {
     char input[1024], exp_path[1024];
     snprintf(input, sizeof input, "%s/%s/input.json", dir, names[i]);
     snprintf(exp_path, sizeof exp_path, "%s/%s/expected", dir, names[i]);
-    char *want = slurp(exp_path);
+    char *want = test_slurp(exp_path, NULL);
     retry_error err;
     retry_error_clear(&err);
     retry_config *cfg = retry_config_load_file(input, NULL, &err);
@@ -1020,7 +936,7 @@ static void test_config_loads_each_valid_case(void **state) {
     free(want);
     retry_config_destroy(cfg);
   }
-  free_cases(names, n);
+  test_free_cases(names, n);
   assert_int_equal(bad, 0);
 }
 
@@ -1168,7 +1084,7 @@ static void test_config_lookup_does_not_allocate(void **state) {
 static void test_config_mutations_never_crash(void **state) {
   (void)state;
   size_t len = strlen(chaos_json);
-  char *buf = xrealloc(NULL, len + 1);
+  char *buf = test_xrealloc(NULL, len + 1);
   for (size_t cut = 0; cut < len; cut++) {
     memcpy(buf, chaos_json, cut);
     buf[cut] = '\0';
