@@ -375,11 +375,7 @@ static bool parse_fault_common(scn_ctx *c, json_t *v, model_fault_cfg *f,
       cli__scenario_get_duration(c, v, "end", 0, false, SCN_DUR_NONNEG, &f->end_ns) < 0)
     return false;
   if (f->end_ns <= f->start_ns) {
-    size_t mark = retry_json_path_push_key(&c->j, "end");
-    char got[64];
-    retry_json_describe(json_object_get(v, "end"), got, sizeof got);
-    retry_json_fail(&c->j, RETRY_ECONFIG, "\"end\" must be after \"start\", got %s", got);
-    retry_json_path_pop(&c->j, mark);
+    retry_json_fail_field(&c->j, v, "end", "after \"start\"");
     return false;
   }
   /* Replica indexes are bounded by this service's replicas, so a fault cannot name a replica

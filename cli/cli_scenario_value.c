@@ -292,11 +292,7 @@ static bool parse_dist_object(scn_ctx *c, json_t *v, int kind, sim_dist *out) {
       if (!dist_dur(c, v, "min", false, &a) || !dist_dur(c, v, "max", false, &b)) return false;
       /* min == max is allowed: a constant written as a range. */
       if (b < a) {
-        size_t mark = retry_json_path_push_key(&c->j, "max");
-        char got[64];
-        retry_json_describe(json_object_get(v, "max"), got, sizeof got);
-        retry_json_fail(&c->j, RETRY_ECONFIG, "\"max\" must be >= \"min\", got %s", got);
-        retry_json_path_pop(&c->j, mark);
+        retry_json_fail_field(&c->j, v, "max", ">= \"min\"");
         return false;
       }
       d.p1 = (double)a;
@@ -451,11 +447,7 @@ static bool parse_points(scn_ctx *c, json_t *obj, sim_rate_profile *p) {
 static bool start_end(scn_ctx *c, json_t *obj, int64_t *start, int64_t *end) {
   if (!prof_time(c, obj, "start", start) || !prof_time(c, obj, "end", end)) return false;
   if (*end <= *start) {
-    size_t mark = retry_json_path_push_key(&c->j, "end");
-    char got[64];
-    retry_json_describe(json_object_get(obj, "end"), got, sizeof got);
-    retry_json_fail(&c->j, RETRY_ECONFIG, "\"end\" must be after \"start\", got %s", got);
-    retry_json_path_pop(&c->j, mark);
+    retry_json_fail_field(&c->j, obj, "end", "after \"start\"");
     return false;
   }
   return true;

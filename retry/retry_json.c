@@ -322,6 +322,10 @@ static int fail_key(retry_json_ctx *c, const char *key, const char *what, const 
   return -1;
 }
 
+int retry_json_fail_field(retry_json_ctx *c, json_t *obj, const char *key, const char *what) {
+  return fail_key(c, key, what, json_object_get(obj, key));
+}
+
 /* Looks obj[key] up for a getter: NULL with *rc = 0 when absent, NULL with *rc = -1 once the
  * context failed (nothing after the first error is validated). */
 static json_t *lookup(const retry_json_ctx *c, json_t *obj, const char *key, int *rc) {

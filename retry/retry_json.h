@@ -78,6 +78,11 @@ void retry_json_fail_error(retry_json_ctx *c, const retry_error *e);
  * label is used as given: a key comes quoted (retry_json_quote), prose ("each point") not. */
 void retry_json_fail_value(retry_json_ctx *c, const char *label, const char *what, const json_t *v);
 
+/* "\"<key>\" must be <what>, got <obj[key]>" at the current path plus key: for a rule between
+ * two fields that the getters cannot check alone ("end" must be after "start"). Returns -1,
+ * so that a getter-like caller can return it. */
+int retry_json_fail_field(retry_json_ctx *c, json_t *obj, const char *key, const char *what);
+
 /* An unknown key at the current path (the caller pushed it): `unknown key "k"; allowed: a, b`,
  * or with where ("a \"fail\" fault") `key "k" is not allowed in <where>; allowed: a, b`. When
  * that does not fit in a message, `key not one of: a, b` (the path names the key); when that
