@@ -116,8 +116,10 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
     model__ts_add(w, w->ts.col_attempts, 1.0);
   }
   /* Attempt deadlines of first attempts repeat one delay per population: a FIFO lane. */
-  if (attempt_deadline_ns != RETRY_NEVER)
+  if (attempt_deadline_ns != RETRY_NEVER) {
     r->timeout = sim_event_schedule_lane(w->k, attempt_deadline_ns - now, ev_req_timeout, r, 0);
+    if (r->timeout == SIM_EVENT_NONE) model__fail(w, RETRY_ENOMEM, "out of memory for events");
+  }
   if (model__schedule_sample(w, c->edge->network, c->ch->rng_net, ev_req_arrive, r) ==
       SIM_EVENT_NONE)
     model__fail(w, RETRY_ENOMEM, "out of memory for events");
@@ -176,24 +178,24 @@ int model__channel_open(model_world *w, mw_channel *ch, const char *entity, uint
   for (size_t j = 0; j < n_edges; j++)
     any = any || edges[j]->has_target;
   if (!any) return 0;
-  ch->targets = calloc(n_edges, sizeof *ch->targets);
+  ch->targets = model__calloc(w, n_edges, sizeof *ch->targets);
   if (ch->targets == NULL) return -1;
   ch->n_targets = n_edges;
   for (size_t j = 0; j < n_edges; j++) {
     if (!edges[j]->has_target) continue;
-    ch->targets[j] =
-        retry_target_create(retry_config_target(edges[j]->policy), 0, NULL, w->run.err);
+    ch->targets[j] = retry_target_create(retry_config_target(edges[j]->policy), 0,
+                                         sim_kernel_allocator(w->k), w->run.err);
     if (ch->targets[j] == NULL) return -1;
   }
   return 0;
 }
 
-void model__channel_close(mw_channel *ch) {
+void model__channel_close(model_world *w, mw_channel *ch) {
   if (ch->rng_engine != NULL) gsl_rng_free(ch->rng_engine);
   if (ch->rng_net != NULL) gsl_rng_free(ch->rng_net);
   for (size_t j = 0; j < ch->n_targets; j++)
     retry_target_destroy(ch->targets[j]);
-  free(ch->targets);
+  model__free(w, ch->targets);
   memset(ch, 0, sizeof *ch);
 }
 

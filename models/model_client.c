@@ -111,7 +111,8 @@ static void ev_open(sim_kernel *k, void *obj, uint64_t arg) {
   }
   double gap_ns = gsl_ran_exponential(p->rng_open, 1e9 / p->max_rate);
   if (gap_ns >= (double)(INT64_MAX / 4)) return;
-  sim_event_schedule_in(k, (int64_t)(gap_ns + 0.5), ev_open, p, 0);
+  if (sim_event_schedule_in(k, (int64_t)(gap_ns + 0.5), ev_open, p, 0) == SIM_EVENT_NONE)
+    model__fail(w, RETRY_ENOMEM, "out of memory for events");
 }
 
 /* Closed loop: the client's next call, or the user's retry of the operation that failed. */
@@ -142,8 +143,9 @@ static void ev_script(sim_kernel *k, void *obj, uint64_t arg) {
   (void)arg;
   if (may_start(w, cfg, sim_now_ns(k)))
     client_call(w, cl, pick_method(cl->pop, cl->rng_arrival), NULL);
-  if (++cl->script_next < cfg->n_script)
-    sim_event_schedule(k, cfg->script_ns[cl->script_next], ev_script, cl, 0);
+  if (++cl->script_next < cfg->n_script &&
+      sim_event_schedule(k, cfg->script_ns[cl->script_next], ev_script, cl, 0) == SIM_EVENT_NONE)
+    model__fail(w, RETRY_ENOMEM, "out of memory for events");
 }
 
 /* A top-level call ended: everything the summary reports per call is recorded here, once.
@@ -190,7 +192,8 @@ static void client_call_done(model_world *w, mw_call *c) {
       cl->user_op = NULL;
     }
     int64_t pause = sim_dist_sample(retry ? &cfg->user_retry_delay : &cfg->think, cl->rng_arrival);
-    sim_event_schedule_in(w->k, pause, ev_closed, cl, 0);
+    if (sim_event_schedule_in(w->k, pause, ev_closed, cl, 0) == SIM_EVENT_NONE)
+      model__fail(w, RETRY_ENOMEM, "out of memory for events");
   }
   if (w->run.top_in_flight == 0 && now >= w->cfg->duration_ns) sim_kernel_stop(w->k);
 }
@@ -209,9 +212,9 @@ static int pop_create(model_world *w, mw_pop *p) {
   const model_client_cfg *cfg = p->cfg;
   char entity[96];
   snprintf(entity, sizeof entity, "client:%s", cfg->name);
-  p->mcfg = calloc(cfg->n_methods, sizeof *p->mcfg);
-  p->cum_weight = calloc(cfg->n_methods, sizeof *p->cum_weight);
-  p->clients = calloc((size_t)cfg->count, sizeof *p->clients);
+  p->mcfg = model__calloc(w, cfg->n_methods, sizeof *p->mcfg);
+  p->cum_weight = model__calloc(w, cfg->n_methods, sizeof *p->cum_weight);
+  p->clients = model__calloc(w, (size_t)cfg->count, sizeof *p->clients);
   if (p->mcfg == NULL || p->cum_weight == NULL || p->clients == NULL) return -1;
   double total = 0;
   for (size_t j = 0; j < cfg->n_methods; j++) {
@@ -272,13 +275,13 @@ void model__pops_destroy(model_world *w) {
       for (int32_t c = 0; c < p->cfg->count; c++) {
         mw_client *cl = &p->clients[c];
         if (cl->rng_arrival) gsl_rng_free(cl->rng_arrival);
-        model__channel_close(&cl->ch);
+        model__channel_close(w, &cl->ch);
       }
     }
     if (p->rng_open) gsl_rng_free(p->rng_open);
-    free(p->clients);
-    free(p->mcfg);
-    free(p->cum_weight);
+    model__free(w, p->clients);
+    model__free(w, p->mcfg);
+    model__free(w, p->cum_weight);
   }
 }
 

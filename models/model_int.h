@@ -33,16 +33,18 @@ typedef struct mw_replica mw_replica;
  * =================================================================== */
 
 typedef struct mw_pool {
-  size_t obj_size;  /* bytes per object (>= sizeof(void *)) */
-  size_t per_chunk; /* objects per chunk */
-  void **chunks;    /* every chunk, freed at destroy */
+  const retry_allocator *alloc; /* the kernel's (borrowed): chunks come from it */
+  size_t obj_size;              /* bytes per object (>= sizeof(void *)) */
+  size_t per_chunk;             /* objects per chunk */
+  void **chunks;                /* every chunk, freed at destroy */
   size_t n_chunks, cap_chunks;
   void *free_list; /* first free object; each free object starts with the next pointer */
   int64_t in_use;  /* objects handed out and not returned */
   int64_t peak;    /* largest in_use seen */
 } mw_pool;
 
-void model__pool_init(mw_pool *p, size_t obj_size, size_t per_chunk);
+/* alloc is borrowed and must outlive the pool (the kernel's allocator does). */
+void model__pool_init(mw_pool *p, const retry_allocator *alloc, size_t obj_size, size_t per_chunk);
 /* Returns a zeroed object, or NULL when out of memory. */
 void *model__pool_get(mw_pool *p);
 void model__pool_put(mw_pool *p, void *obj);
@@ -84,7 +86,7 @@ typedef struct mw_channel {
 int model__channel_open(model_world *w, mw_channel *ch, const char *entity, uint64_t index,
                         mw_edge *const *edges, size_t n_edges);
 /* Frees what ch holds (any part may be NULL) and empties it. */
-void model__channel_close(mw_channel *ch);
+void model__channel_close(model_world *w, mw_channel *ch);
 /* Returns the target of ch toward edge j, NULL when that edge keeps no channel state. */
 static inline retry_target *model__channel_target(const mw_channel *ch, size_t j) {
   return ch->targets != NULL && j < ch->n_targets ? ch->targets[j] : NULL;
@@ -289,6 +291,12 @@ struct model_world {
 };
 
 /* model_world.c */
+/* The world's memory comes from its kernel's allocator (sim_kernel_allocator), so a test can
+ * fail any allocation of a world as it fails the kernel's: zeroed n x size bytes (NULL on
+ * overflow or out of memory), and its free (NULL is a no-op). GSL's generators are the one
+ * exception: gsl_rng_alloc takes no allocator (sim_rng.h). */
+void *model__calloc(const model_world *w, size_t n, size_t size);
+void model__free(const model_world *w, void *p);
 /* Records a run-time failure (the first one wins) and stops the kernel after this event. */
 void model__fail(model_world *w, int code, const char *msg);
 /* Schedules fn(obj) after a delay drawn from d: constant delays go to a FIFO lane. */

@@ -13,8 +13,9 @@
  * Pools
  * =================================================================== */
 
-void model__pool_init(mw_pool *p, size_t obj_size, size_t per_chunk) {
+void model__pool_init(mw_pool *p, const retry_allocator *alloc, size_t obj_size, size_t per_chunk) {
   memset(p, 0, sizeof *p);
+  p->alloc = alloc;
   /* Round up so every object keeps the alignment of a pointer and of int64_t. */
   size_t align = sizeof(int64_t) > sizeof(void *) ? sizeof(int64_t) : sizeof(void *);
   if (obj_size < sizeof(void *)) obj_size = sizeof(void *);
@@ -28,13 +29,15 @@ void model__pool_init(mw_pool *p, size_t obj_size, size_t per_chunk) {
 static int pool_grow(mw_pool *p) {
   if (p->n_chunks == p->cap_chunks) {
     size_t cap = p->cap_chunks == 0 ? 16 : p->cap_chunks * 2;
-    void **c = realloc(p->chunks, cap * sizeof *c);
+    void **c = p->alloc->realloc_fn(p->chunks, cap * sizeof *c, p->alloc->ctx);
     if (c == NULL) return -1;
     p->chunks = c;
     p->cap_chunks = cap;
   }
-  char *chunk = calloc(p->per_chunk, p->obj_size);
+  /* per_chunk x obj_size cannot overflow: both are small constants of the world. */
+  char *chunk = p->alloc->malloc_fn(p->per_chunk * p->obj_size, p->alloc->ctx);
   if (chunk == NULL) return -1;
+  memset(chunk, 0, p->per_chunk * p->obj_size);
   p->chunks[p->n_chunks++] = chunk;
   for (size_t i = p->per_chunk; i-- > 0;) {
     void *obj = chunk + i * p->obj_size;
@@ -61,8 +64,8 @@ void model__pool_put(mw_pool *p, void *obj) {
 
 void model__pool_free(mw_pool *p) {
   for (size_t i = 0; i < p->n_chunks; i++)
-    free(p->chunks[i]);
-  free(p->chunks);
+    p->alloc->free_fn(p->chunks[i], p->alloc->ctx);
+  if (p->chunks != NULL) p->alloc->free_fn(p->chunks, p->alloc->ctx);
   memset(p, 0, sizeof *p);
 }
 

@@ -504,8 +504,8 @@ int model__services_create(model_world *w) {
     const model_service_cfg *cfg = s->cfg;
     snprintf(entity, sizeof entity, "service:%s", cfg->name);
     s->rng_lb = sim_rng_stream_create(w->seed, entity, "lb", 0);
-    s->replicas = calloc((size_t)cfg->replicas, sizeof *s->replicas);
-    s->fault_counts = calloc(cfg->n_faults + 1, sizeof *s->fault_counts);
+    s->replicas = model__calloc(w, (size_t)cfg->replicas, sizeof *s->replicas);
+    s->fault_counts = model__calloc(w, cfg->n_faults + 1, sizeof *s->fault_counts);
     if (s->rng_lb == NULL || s->replicas == NULL || s->fault_counts == NULL) return -1;
     for (int32_t r = 0; r < cfg->replicas; r++) {
       mw_replica *rp = &s->replicas[r];
@@ -529,13 +529,13 @@ void model__services_destroy(model_world *w) {
         mw_replica *rp = &s->replicas[r];
         if (rp->rng_work) gsl_rng_free(rp->rng_work);
         if (rp->rng_fault) gsl_rng_free(rp->rng_fault);
-        model__channel_close(&rp->ch);
+        model__channel_close(w, &rp->ch);
       }
     }
-    free(s->replicas);
-    free(s->fault_counts);
-    free(s->call_edges);
-    free(s->call_mcfg);
+    model__free(w, s->replicas);
+    model__free(w, s->fault_counts);
+    model__free(w, s->call_edges);
+    model__free(w, s->call_mcfg);
     if (s->rng_lb) gsl_rng_free(s->rng_lb);
   }
 }

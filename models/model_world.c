@@ -17,6 +17,22 @@
  * Errors and time series
  * =================================================================== */
 
+void *model__calloc(const model_world *w, size_t n, size_t size) {
+  if (size != 0 && n > SIZE_MAX / size) return NULL;
+  /* 0 bytes are asked as 1, so that a NULL always means "out of memory". */
+  size_t bytes = n * size > 0 ? n * size : 1;
+  const retry_allocator *a = sim_kernel_allocator(w->k);
+  void *p = a->malloc_fn(bytes, a->ctx);
+  if (p != NULL) memset(p, 0, bytes);
+  return p;
+}
+
+void model__free(const model_world *w, void *p) {
+  if (p == NULL) return;
+  const retry_allocator *a = sim_kernel_allocator(w->k);
+  a->free_fn(p, a->ctx);
+}
+
 /* A run-time failure (out of memory while the run is under way): the first one is kept, its
  * message goes to the caller's retry_error, and the kernel stops after the current event. The
  * world is then in no state to report results; model_world_run returns the code and the
@@ -35,7 +51,6 @@ sim_event_handle model__schedule_sample(model_world *w, const sim_dist *d, gsl_r
   if (d->kind == SIM_DIST_CONSTANT) return sim_event_schedule_lane(w->k, delay, fn, obj, 0);
   return sim_event_schedule_in(w->k, delay, fn, obj, 0);
 }
-
 
 /* Latencies go to the bucket of the moment the call ended, now / bucket, as the counters of
  * model__ts_add do, and not to the bucket the next sample closes: a call that ends exactly on
@@ -128,7 +143,8 @@ static void ev_sample(sim_kernel *k, void *obj, uint64_t arg) {
     return;
   }
   int64_t next = now + w->cfg->bucket_ns;
-  if (next <= w->run.end_ns) sim_event_schedule(k, next, ev_sample, w, arg + 1);
+  if (next <= w->run.end_ns && sim_event_schedule(k, next, ev_sample, w, arg + 1) == SIM_EVENT_NONE)
+    model__fail(w, RETRY_ENOMEM, "out of memory for events");
 }
 
 /* Arrivals end at the duration: stop now when nothing is left in flight. */
@@ -280,12 +296,12 @@ static int edges_create(model_world *w) {
   w->topo.n_edges = cfg->n_clients;
   for (size_t s = 0; s < cfg->n_services; s++)
     w->topo.n_edges += cfg->services[s].n_calls;
-  w->topo.edges = calloc(w->topo.n_edges, sizeof *w->topo.edges);
-  w->res.edges = calloc(w->topo.n_edges, sizeof *w->res.edges);
+  w->topo.edges = model__calloc(w, w->topo.n_edges, sizeof *w->topo.edges);
+  w->res.edges = model__calloc(w, w->topo.n_edges, sizeof *w->res.edges);
   /* Each edge's layer: the policy of its method with the most attempts (scratch). */
-  const retry_policy **layer = calloc(w->topo.n_edges + 1, sizeof *layer);
+  const retry_policy **layer = model__calloc(w, w->topo.n_edges + 1, sizeof *layer);
   if (w->topo.edges == NULL || w->res.edges == NULL || layer == NULL) {
-    free(layer);
+    model__free(w, layer);
     return -1;
   }
   w->res.n_edges = w->topo.n_edges;
@@ -309,10 +325,10 @@ static int edges_create(model_world *w) {
   for (size_t s = 0; s < cfg->n_services; s++) {
     const model_service_cfg *sc = &cfg->services[s];
     mw_service *sv = &w->topo.services[s];
-    sv->call_edges = calloc(sc->n_calls + 1, sizeof *sv->call_edges);
-    sv->call_mcfg = calloc(sc->n_calls + 1, sizeof *sv->call_mcfg);
+    sv->call_edges = model__calloc(w, sc->n_calls + 1, sizeof *sv->call_edges);
+    sv->call_mcfg = model__calloc(w, sc->n_calls + 1, sizeof *sv->call_mcfg);
     if (sv->call_edges == NULL || sv->call_mcfg == NULL) {
-      free(layer);
+      model__free(w, layer);
       return -1;
     }
     for (size_t j = 0; j < sc->n_calls; j++, e++) {
@@ -325,7 +341,7 @@ static int edges_create(model_world *w) {
     }
   }
   int rc = edges_worst_case(w, layer);
-  free(layer);
+  model__free(w, layer);
   return rc;
 }
 
@@ -342,17 +358,19 @@ static int edges_create(model_world *w) {
  * model_world_destroy, which copes with a half-built world. */
 model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t seed,
                                 retry_error *err) {
-  model_world *w = calloc(1, sizeof *w);
+  const retry_allocator *a = sim_kernel_allocator(k);
+  model_world *w = a->malloc_fn(sizeof *w, a->ctx);
   if (w == NULL) goto oom;
+  memset(w, 0, sizeof *w);
   w->cfg = cfg;
   w->k = k;
   w->seed = seed;
   w->run.err = err;
   w->topo.n_services = cfg->n_services;
   w->topo.n_pops = cfg->n_clients;
-  w->topo.services = calloc(cfg->n_services, sizeof *w->topo.services);
-  w->topo.pops = calloc(cfg->n_clients, sizeof *w->topo.pops);
-  w->res.services = calloc(cfg->n_services, sizeof *w->res.services);
+  w->topo.services = model__calloc(w, cfg->n_services, sizeof *w->topo.services);
+  w->topo.pops = model__calloc(w, cfg->n_clients, sizeof *w->topo.pops);
+  w->res.services = model__calloc(w, cfg->n_services, sizeof *w->res.services);
   if (w->topo.services == NULL || w->topo.pops == NULL || w->res.services == NULL) goto oom;
   w->res.n_services = cfg->n_services;
   w->res.duration_ns = cfg->duration_ns;
@@ -369,8 +387,8 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
     w->topo.pops[i].cfg = &cfg->clients[i];
     w->topo.pops[i].index = (int)i;
   }
-  model__pool_init(&w->pools.calls, sizeof(mw_call), 256);
-  model__pool_init(&w->pools.reqs, sizeof(mw_req), 256);
+  model__pool_init(&w->pools.calls, a, sizeof(mw_call), 256);
+  model__pool_init(&w->pools.reqs, a, sizeof(mw_req), 256);
   /* An op: header, executions, then child pointers aligned for a pointer (mw_op's comment). */
   for (size_t s = 0; s < cfg->n_services; s++)
     if (cfg->services[s].n_calls > w->pools.max_calls)
@@ -378,7 +396,7 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
   size_t exec_end = sizeof(mw_op) + (size_t)w->topo.n_effect_services * sizeof(int32_t);
   w->pools.op_child_off = (exec_end + sizeof(mw_op *) - 1) / sizeof(mw_op *) * sizeof(mw_op *);
   size_t children = w->topo.n_effect_services > 0 ? w->pools.max_calls : 0;
-  model__pool_init(&w->pools.ops, w->pools.op_child_off + children * sizeof(mw_op *), 256);
+  model__pool_init(&w->pools.ops, a, w->pools.op_child_off + children * sizeof(mw_op *), 256);
   sim_hist_init(&w->res.latency);
   sim_hist_init(&w->res.latency_ok);
   w->run.end_ns = cfg->drain_ns > INT64_MAX - cfg->duration_ns ? INT64_MAX - 1
@@ -452,13 +470,14 @@ void model_world_destroy(model_world *w) {
   model__pool_free(&w->pools.calls);
   model__pool_free(&w->pools.reqs);
   model__pool_free(&w->pools.ops);
-  free(w->topo.services);
-  free(w->topo.pops);
-  free(w->topo.edges);
-  free(w->res.edges);
-  free(w->res.services);
+  model__free(w, w->topo.services);
+  model__free(w, w->topo.pops);
+  model__free(w, w->topo.edges);
+  model__free(w, w->res.edges);
+  model__free(w, w->res.services);
   sim_series_destroy(w->ts.series);
-  free(w);
+  const retry_allocator *a = sim_kernel_allocator(w->k);
+  a->free_fn(w, a->ctx);
 }
 
 /* }================================================================== */

@@ -80,7 +80,9 @@ static void test_model_parts_status_helpers_name_each_space_code(void **state) {
 static void test_model_parts_pool_reuses_zeroed_objects_without_growing(void **state) {
   (void)state;
   mw_pool p;
-  model__pool_init(&p, 40, 4);
+  retry_allocator libc;
+  retry_allocator_resolve(NULL, &libc);
+  model__pool_init(&p, &libc, 40, 4);
   assert_int_equal(p.obj_size % sizeof(void *), 0);
   void *obj[10];
   for (int i = 0; i < 10; i++) {

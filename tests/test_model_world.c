@@ -358,6 +358,71 @@ static void test_model_world_worst_case_out_of_memory_builds_no_world(void **sta
   cli_scenario_destroy(s);
 }
 
+/* Every allocation of a world, built and run, comes from its kernel's allocator (GSL's
+ * generators aside): failing each one in turn, the world is either not built (RETRY_ENOMEM,
+ * said so) or its run stops with RETRY_ENOMEM, and either way nothing leaks. The scenario has
+ * nested calls, shared state on every edge, a ledger and enough calls in flight to grow the
+ * pools and the series during the run. */
+static void test_model_world_every_allocation_can_fail_cleanly(void **state) {
+  (void)state;
+  cli_scenario *s = load(
+      "{'duration': '1s', 'bucket': '100ms',"
+      " 'services': {"
+      "  'front': {'service_time': '2ms', 'workers': 1024, 'side_effect': 'after',"
+      "     'calls': [{'service': 'db', 'method': '/d.D/Do', 'policy': {"
+      "       'retryThrottling': {'maxTokens': 10, 'tokenRatio': 0.1},"
+      "       'methodConfig': [{'name': [{}], 'retryPolicy': {'maxAttempts': 3,"
+      "         'initialBackoff': '0.01s', 'maxBackoff': '0.01s', 'backoffMultiplier': 1,"
+      "         'retryableStatusCodes': ['UNAVAILABLE']}}]}}]},"
+      "  'db': {'service_time': '300ms', 'workers': 512, 'side_effect': 'before',"
+      "     'faults': [{'kind': 'refuse', 'status': 'UNAVAILABLE', 'rate': 0.3}]}},"
+      " 'clients': {'c': {'count': 30, 'target': 'front', 'methods': ['/f.F/Do'],"
+      "   'arrival': {'kind': 'open', 'rate': '1000/s'}, 'policy': " P3 "}}}");
+  long built = 0, stopped = 0;
+  int64_t peak = 0;
+  for (long fail = 0;; fail++) {
+    test_oom c;
+    retry_allocator a = test_oom_allocator(&c, fail);
+    sim_kernel *k = sim_kernel_create(0, &a);
+    if (k == NULL) {
+      assert_int_equal(c.live, 0);
+      continue;
+    }
+    retry_error err;
+    retry_error_clear(&err);
+    model_world *w = model_world_create(cli_scenario_config(s, 0), k, 1, &err);
+    int rc = RETRY_ENOMEM;
+    if (w == NULL) {
+      assert_int_equal(err.code, RETRY_ENOMEM);
+      assert_true(strstr(err.message, "out of memory") != NULL);
+    } else {
+      built++;
+      rc = model_world_run(w, NULL, NULL, &err);
+      if (rc != 0) {
+        assert_int_equal(rc, RETRY_ENOMEM);
+        assert_int_equal(err.code, RETRY_ENOMEM);
+        stopped++;
+      } else {
+        peak = model_world_peak_in_flight(w);
+      }
+      model_world_destroy(w);
+    }
+    sim_kernel_destroy(k);
+    assert_int_equal(c.live, 0);
+    if (rc == 0) {
+      /* A success must mean fail_at is past every allocation the run made, not a failure
+       * that went unnoticed. */
+      assert_true(c.n_calls <= fail);
+      break;
+    }
+  }
+  /* Failures were met while building and while running, the pools growing past one chunk of
+   * 256 calls in flight among them. */
+  assert_true(built > 0 && stopped > 6);
+  assert_true(peak > 256);
+  cli_scenario_destroy(s);
+}
+
 /* Three layers of three attempts over a failing bottom: 27 attempts per call arrive there. */
 static void test_model_world_nested_layers_multiply(void **state) {
   (void)state;
@@ -966,6 +1031,7 @@ int main(void) {
       cmocka_unit_test(test_model_world_sampling_changes_no_decision),
       cmocka_unit_test(test_model_world_variants_see_same_arrivals),
       cmocka_unit_test(test_model_world_retries_multiply_attempts),
+      cmocka_unit_test(test_model_world_every_allocation_can_fail_cleanly),
       cmocka_unit_test(test_model_world_nested_layers_multiply),
       cmocka_unit_test(test_model_world_worst_case_out_of_memory_builds_no_world),
       cmocka_unit_test(test_model_world_ledger_counts_duplicate_charges),
