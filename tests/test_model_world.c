@@ -309,6 +309,44 @@ static void test_model_world_retries_multiply_attempts(void **state) {
   " 'initialBackoff': '0.01s', 'maxBackoff': '0.01s', 'backoffMultiplier': 1," \
   " 'retryableStatusCodes': ['UNAVAILABLE']}}]}"
 
+/* One world on a kernel whose allocation number fail fails (tests/support/oom.h), built and,
+ * when and_run is true, run. Asserts that nothing leaked once the world and the kernel are gone. */
+typedef struct failing_world {
+  bool kernel;                 /* the kernel was made (else nothing else was tried) */
+  bool built;                  /* the world was made */
+  int rc;                      /* 0: nothing failed; else RETRY_ENOMEM, details in err */
+  long n_calls;                /* allocations attempted */
+  int64_t peak;                /* calls in flight at most, when the run completed */
+  int64_t worst_case_front_db; /* the edge front -> db's worst case, when built (-1: none) */
+} failing_world;
+
+static failing_world world_with_failing_alloc(const model_config *cfg, long fail, bool and_run,
+                                              retry_error *err) {
+  failing_world f = {.rc = RETRY_ENOMEM, .worst_case_front_db = -1};
+  test_oom c;
+  retry_allocator a = test_oom_allocator(&c, fail);
+  retry_error_clear(err);
+  sim_kernel *k = sim_kernel_create(0, &a);
+  if (k != NULL) {
+    f.kernel = true;
+    model_world *w = model_world_create(cfg, k, 1, err);
+    if (w != NULL) {
+      f.built = true;
+      const model_results *r = model_world_results(w);
+      for (size_t i = 0; i < r->n_edges; i++)
+        if (strcmp(r->edges[i].from, "front") == 0 && strcmp(r->edges[i].to, "db") == 0)
+          f.worst_case_front_db = (int64_t)r->edges[i].worst_case;
+      f.rc = and_run ? model_world_run(w, NULL, NULL, err) : 0;
+      if (f.rc == 0) f.peak = model_world_peak_in_flight(w);
+      model_world_destroy(w);
+    }
+    sim_kernel_destroy(k);
+  }
+  f.n_calls = c.n_calls;
+  assert_int_equal(c.live, 0);
+  return f;
+}
+
 /* The worst-case figures need scratch memory: when it cannot be had, the world is not built
  * (no wrong figures), the error says why, and nothing leaks. The time series' table also comes
  * from the kernel's allocator, so its failures are refused the same way, as the world's. */
@@ -325,33 +363,20 @@ static void test_model_world_worst_case_out_of_memory_builds_no_world(void **sta
       "   'policy': " P3 ", 'arrival': {'kind': 'script', 'at': ['0s']}}}}");
   int failures = 0, series_failures = 0;
   for (long fail = 0;; fail++) {
-    test_oom c;
-    retry_allocator a = test_oom_allocator(&c, fail);
-    sim_kernel *k = sim_kernel_create(0, &a);
-    if (k == NULL) {
-      assert_int_equal(c.live, 0);
-      continue;
-    }
     retry_error err;
-    retry_error_clear(&err);
-    model_world *w = model_world_create(cli_scenario_config(s, 0), k, 1, &err);
-    if (w == NULL) {
-      assert_int_equal(err.code, RETRY_ENOMEM);
-      if (strstr(err.message, "worst-case") != NULL)
-        failures++;
-      else if (strstr(err.message, "building the world") != NULL)
-        series_failures++;
-      else
-        fail_msg("unexpected message: %s", err.message);
-    } else {
-      assert_int_equal(err.code, RETRY_OK);
-      const model_results *r = model_world_results(w);
-      assert_int_equal(edge(r, "front", "db")->worst_case, 9);
-      model_world_destroy(w);
+    failing_world f = world_with_failing_alloc(cli_scenario_config(s, 0), fail, false, &err);
+    if (f.built) {
+      assert_int_equal(f.worst_case_front_db, 9);
+      break;
     }
-    sim_kernel_destroy(k);
-    assert_int_equal(c.live, 0);
-    if (w != NULL) break;
+    if (!f.kernel) continue;
+    assert_int_equal(err.code, RETRY_ENOMEM);
+    if (strstr(err.message, "worst-case") != NULL)
+      failures++;
+    else if (strstr(err.message, "building the world") != NULL)
+      series_failures++;
+    else
+      fail_msg("unexpected message: %s", err.message);
   }
   assert_int_equal(failures, 3);     /* its three scratch arrays */
   assert_true(series_failures >= 2); /* the series and its columns, at least */
@@ -378,47 +403,27 @@ static void test_model_world_every_allocation_can_fail_cleanly(void **state) {
       "     'faults': [{'kind': 'refuse', 'status': 'UNAVAILABLE', 'rate': 0.3}]}},"
       " 'clients': {'c': {'count': 30, 'target': 'front', 'methods': ['/f.F/Do'],"
       "   'arrival': {'kind': 'open', 'rate': '1000/s'}, 'policy': " P3 "}}}");
-  long built = 0, stopped = 0;
+  long stopped = 0; /* runs of a built world that an allocation stopped */
   int64_t peak = 0;
   for (long fail = 0;; fail++) {
-    test_oom c;
-    retry_allocator a = test_oom_allocator(&c, fail);
-    sim_kernel *k = sim_kernel_create(0, &a);
-    if (k == NULL) {
-      assert_int_equal(c.live, 0);
-      continue;
-    }
     retry_error err;
-    retry_error_clear(&err);
-    model_world *w = model_world_create(cli_scenario_config(s, 0), k, 1, &err);
-    int rc = RETRY_ENOMEM;
-    if (w == NULL) {
-      assert_int_equal(err.code, RETRY_ENOMEM);
-      assert_true(strstr(err.message, "out of memory") != NULL);
-    } else {
-      built++;
-      rc = model_world_run(w, NULL, NULL, &err);
-      if (rc != 0) {
-        assert_int_equal(rc, RETRY_ENOMEM);
-        assert_int_equal(err.code, RETRY_ENOMEM);
-        stopped++;
-      } else {
-        peak = model_world_peak_in_flight(w);
-      }
-      model_world_destroy(w);
-    }
-    sim_kernel_destroy(k);
-    assert_int_equal(c.live, 0);
-    if (rc == 0) {
+    failing_world f = world_with_failing_alloc(cli_scenario_config(s, 0), fail, true, &err);
+    if (!f.kernel) continue;
+    if (f.rc == 0) {
       /* A success must mean fail_at is past every allocation the run made, not a failure
        * that went unnoticed. */
-      assert_true(c.n_calls <= fail);
+      assert_true(f.n_calls <= fail);
+      peak = f.peak;
       break;
     }
+    assert_int_equal(f.rc, RETRY_ENOMEM);
+    assert_int_equal(err.code, RETRY_ENOMEM);
+    assert_non_null(strstr(err.message, "out of memory"));
+    stopped += f.built;
   }
   /* Failures were met while building and while running, the pools growing past one chunk of
    * 256 calls in flight among them. */
-  assert_true(built > 0 && stopped > 6);
+  assert_true(stopped > 6);
   assert_true(peak > 256);
   cli_scenario_destroy(s);
 }
