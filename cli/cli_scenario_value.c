@@ -254,7 +254,7 @@ static bool parse_dist_object(scn_ctx *c, json_t *v, int kind, sim_dist *out) {
   /* Built in a local and copied out only when complete, so *out keeps the caller's default
    * after any error. Durations arrive as int64 ns and are stored as doubles, sim_dist's
    * unit for every time parameter. */
-  sim_dist d = {(sim_dist_kind)kind, 0, 0};
+  sim_dist d = {.kind = (sim_dist_kind)kind};
   const char *which;
   switch ((sim_dist_kind)kind) {
     case SIM_DIST_CONSTANT:
@@ -298,6 +298,8 @@ static bool parse_dist_object(scn_ctx *c, json_t *v, int kind, sim_dist *out) {
       d.p1 = (double)a;
       d.p2 = (double)b;
       break;
+    case SIM_DIST_MIXTURE: /* not in dist_names: no scenario key reaches these yet */
+    case SIM_DIST_EMPIRICAL: return false;
   }
   *out = d;
   return true;
