@@ -2,7 +2,10 @@
  * test_sim_dist.c: duration distributions and rate profiles. Each kind's sample mean lies
  * within a few standard errors of sim_dist_mean_ns (which also catches swapped GSL
  * arguments), samples are rounded and clamped, constants draw nothing, and profiles
- * interpolate linearly with steps where two points share a time.
+ * interpolate linearly with steps where two points share a time. Mixtures: the moments of
+ * "10 ms, 1 % of the time 1 s", nesting, one uniform per draw, zero weights. Empirical
+ * distributions: KS distance of the draws to their samples and to a histogram's CDF, the CSV
+ * format and its errors, bad input refused, every allocation failed once.
  */
 #include <setjmp.h>
 #include <stdarg.h>
