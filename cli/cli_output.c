@@ -334,6 +334,33 @@ cli_output *cli_output_create(const char *scenario, const char *sha256, uint64_t
   return o;
 }
 
+/* The document is rebuilt with the provenance keys after "seed", so that every key keeps its
+ * documented place; the values are deep copies, so the output does not depend on the
+ * scenario's lifetime. Allowed only before the first run, whose keys would follow. */
+int cli_output_set_provenance(cli_output *o, const json_t *inputs, const json_t *overrides,
+                              const json_t *document) {
+  assert(o != NULL && o->n_runs == 0);
+  json_t *doc = json_object();
+  bool ok = doc != NULL;
+  for (void *it = json_object_iter(o->doc); ok && it != NULL;
+       it = json_object_iter_next(o->doc, it)) {
+    const char *key = json_object_iter_key(it);
+    ok = json_object_set(doc, key, json_object_iter_value(it)) == 0;
+    if (ok && strcmp(key, "seed") == 0) {
+      put(doc, "inputs", inputs != NULL ? json_deep_copy(inputs) : json_array(), &ok);
+      put(doc, "overrides", overrides != NULL ? json_deep_copy(overrides) : json_array(), &ok);
+      put(doc, "document", document != NULL ? json_deep_copy(document) : json_null(), &ok);
+    }
+  }
+  if (!ok) {
+    json_decref(doc);
+    return RETRY_ENOMEM;
+  }
+  json_decref(o->doc);
+  o->doc = doc;
+  return 0;
+}
+
 /* Releases everything add_run stored; a run is only counted in n_runs once complete, so
  * every entry below n_runs is fully built. */
 void cli_output_destroy(cli_output *o) {

@@ -45,6 +45,12 @@ json_t *cli_output_run_json(const model_results *r, const cli_recovery *rec);
  * NULL when out of memory. Returns a new object; free with cli_output_destroy. */
 cli_output *cli_output_create(const char *scenario, const char *sha256, uint64_t seed,
                               bool has_variants);
+/* Adds the provenance keys after "seed": "inputs" (the files read, cli_scenario_inputs),
+ * "overrides" (the --set overrides as given) and "document" (the scenario as run,
+ * cli_scenario_base_document); each is copied, NULL writes [] or null. Call before the first
+ * run is added. Returns 0 or RETRY_ENOMEM (o is unchanged). */
+int cli_output_set_provenance(cli_output *o, const json_t *inputs, const json_t *overrides,
+                              const json_t *document);
 /* Frees o and every copy it holds. NULL is a no-op. */
 void cli_output_destroy(cli_output *o);
 

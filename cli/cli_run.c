@@ -247,7 +247,10 @@ int cli_run_scenario(const cli_scenario *s, const cli_run_opts *o) {
   uint64_t top_seed = o->has_seed ? o->seed : cli_scenario_config(s, 0)->seed;
   cli_output *out = cli_output_create(cli_scenario_name(s), cli_scenario_sha256(s), top_seed,
                                       cli_scenario_has_variants(s));
-  if (out == NULL) {
+  if (out == NULL ||
+      cli_output_set_provenance(out, cli_scenario_inputs(s), cli_scenario_overrides(s),
+                                cli_scenario_base_document(s)) != 0) {
+    cli_output_destroy(out);
     fprintf(o->err, "retrysim: out of memory\n");
     return CLI_EXIT_RUNTIME;
   }
