@@ -91,6 +91,18 @@ int cli_output_write_dir(const cli_output *o, const char *dir, retry_error *err)
 void cli_output_error(retry_error *err, int code, const char *source, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* Temporary files removed when SIGINT or SIGTERM arrives (cli_output_signals_install):
+ * register publishes path (borrowed: it must stay valid until forgotten) and returns its
+ * slot, or -1 when the list is full (the file is then not removed on a signal); forget
+ * withdraws it (-1 is a no-op). Every writer of a NAME.tmp.<pid> file registers it. */
+int cli_output_tmp_register(const char *path);
+void cli_output_tmp_forget(int slot);
+/* Installs the handlers of SIGINT and SIGTERM: remove every registered temporary file, then
+ * end by the signal (exit status 130 and 143 in a shell). A SIGINT ignored on entry stays
+ * ignored. SIGXFSZ is ignored, so a file over the size limit fails to write (EFBIG) and is
+ * removed like any failed write (exit status 3). Called once, by main. */
+void cli_output_signals_install(void);
+
 /* Replaces, in place, every character of s unsafe in a file name with '_' (letters, digits,
  * '-', '_' and '.' are kept): how a variant's name becomes part of its files' names. */
 void cli_output_safe_name(char *s);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "retry/retry.h"
+#include "cli/cli_output.h"
 #include "cli/cli_run.h"
 #include "cli/cli_scenario.h"
 
@@ -446,6 +447,8 @@ int main(int argc, char **argv) {
     if (command == NULL) status = out_of_memory();
     c.opts.command = command;
   }
+  /* From here on a signal removes the temporary files of --out and --junit. */
+  cli_output_signals_install();
   if (status == CLI_EXIT_OK) status = run_command(&c);
   for (size_t i = 0; i < c.n_sets; i++)
     free((char *)c.sets[i].path);
