@@ -193,8 +193,15 @@ static void fail_in_file(scn_ctx *c, const char *full, const char *name, int cod
     retry_json_fail_error(&c->j, &e);
     return;
   }
-  char shown[48];
-  retry_json_printable(shown, sizeof shown, name, 40);
+  /* The end of the name is the part that tells which file: "...name-8/broken.json". */
+  char shown[64];
+  size_t n = strlen(name);
+  if (n > 48) {
+    shown[0] = shown[1] = shown[2] = '.';
+    retry_json_printable(shown + 3, sizeof shown - 3, name + n - 48, 48);
+  } else {
+    retry_json_printable(shown, sizeof shown, name, 48);
+  }
   if (line > 0)
     retry_json_fail(&c->j, code, "policy file \"%s\":%d:%d: %s", shown, line, column, msg);
   else
