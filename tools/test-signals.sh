@@ -13,10 +13,10 @@ fails=0
 checks=0
 fail() { fails=$((fails + 1)); echo "test-signals: FAIL: $*"; }
 
-# A long time series: 400 s in buckets of 1 ms is 400,000 rows, tens of megabytes of CSV, so
-# the files take long enough to write for a signal to land while they are being written.
+# A long time series: 1000 s in buckets of 1 ms is 10^6 rows (the most a scenario may ask),
+# 30 MB of CSV: about 2 s of writing, long enough for a signal to land during it.
 cat >"$tmp/long.json" <<'JSON'
-{"name": "long-write", "duration": "400s", "drain": "0s", "bucket": "1ms",
+{"name": "long-write", "duration": "1000s", "drain": "0s", "bucket": "1ms",
  "services": {"api": {"replicas": 1, "workers": 1, "service_time": "1ms"}},
  "clients": {"web": {"target": "api", "arrival": {"kind": "open", "rate": "1/s"},
                      "methods": ["/a.B/C"]}}}
