@@ -35,11 +35,16 @@ WARN += -Werror
 endif
 
 # Flags of our dependencies, asked of pkg-config once, when first used (after the deps step
-# of the piece being built ran): the engine needs jansson only, the kernel and above GSL too.
+# of the piece being built ran): the engine needs jansson only, the kernel and above GSL too,
+# and the program (cli/) nettle as well (the SHA-256 of the files it reads).
 JANSSON_CFLAGS = $(eval JANSSON_CFLAGS := $(shell pkg-config --cflags jansson))$(JANSSON_CFLAGS)
 JANSSON_LIBS = $(eval JANSSON_LIBS := $(shell pkg-config --libs jansson))$(JANSSON_LIBS)
 DEPS_CFLAGS = $(eval DEPS_CFLAGS := $(shell pkg-config --cflags gsl jansson))$(DEPS_CFLAGS)
 DEPS_LIBS = $(eval DEPS_LIBS := $(shell pkg-config --libs gsl jansson))$(DEPS_LIBS)
+NETTLE_CFLAGS = $(eval NETTLE_CFLAGS := $(shell pkg-config --cflags nettle))$(NETTLE_CFLAGS)
+NETTLE_LIBS = $(eval NETTLE_LIBS := $(shell pkg-config --libs nettle))$(NETTLE_LIBS)
+# Everything that links the program's library (libcli.a): the program, the tests, the benches.
+PROGRAM_LIBS = $(DEPS_LIBS) $(NETTLE_LIBS)
 CMOCKA_CFLAGS = $(eval CMOCKA_CFLAGS := $(shell pkg-config --cflags cmocka))$(CMOCKA_CFLAGS)
 CMOCKA_LIBS = $(eval CMOCKA_LIBS := $(shell pkg-config --libs cmocka))$(CMOCKA_LIBS)
 
@@ -122,6 +127,7 @@ $(RETRY_OBJS) $(EXAMPLE_SRCS:%.c=$(BUILD)/%.o): | deps-engine
 $(RETRY_OBJS) $(EXAMPLE_SRCS:%.c=$(BUILD)/%.o): PKG_CFLAGS = $(JANSSON_CFLAGS)
 $(UPPER_OBJS): | deps-kernel
 $(TESTING_OBJS): | deps-test
+$(CLI_OBJS) $(BUILD)/cli/retrysim.o: PKG_CFLAGS = $(DEPS_CFLAGS) $(NETTLE_CFLAGS)
 
 # retrysim --plot finds the gnuplot scripts of this tree (cli/cli_report.c; RETRYSIM_PLOTS
 # overrides it at run time).
@@ -150,11 +156,11 @@ $(LIBCLI): $(CLI_OBJS)
 
 $(RETRYSIM): $(BUILD)/cli/retrysim.o $(SIM_LIBS)
 	@[ "$(V)" = 1 ] || echo "  LD      $@"
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(SIM_LIBS) $(DEPS_LIBS) -lm
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(SIM_LIBS) $(PROGRAM_LIBS) -lm
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT_OBJS) $(SIM_LIBS)
 	@[ "$(V)" = 1 ] || echo "  LD      $@"
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(TEST_SUPPORT_OBJS) $(SIM_LIBS) $(DEPS_LIBS) \
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(TEST_SUPPORT_OBJS) $(SIM_LIBS) $(PROGRAM_LIBS) \
 	    $(CMOCKA_LIBS) -lm
 
 $(BUILD)/tests/%.o: tests/%.c
@@ -171,7 +177,7 @@ $(BUILD)/examples/%: $(BUILD)/examples/%.o $(LIBRETRY)
 TEST_SCRIPTS := tools/check-floors.sh tools/test-check-floors.sh tools/check-deps.sh \
                 tools/test-engine-alone.sh tools/test-install.sh tools/test-realtime-demo.sh \
                 tools/test-cli.sh tools/test-golden.sh tools/test-golden-both-ways.sh \
-                tools/test-experiments.sh
+                tools/test-experiments.sh tools/test-signals.sh
 
 test: all | deps-plot
 	$(Q)BUILD=$(BUILD) CC="$(CC)" sh tools/run-tests.sh $(TEST_BINS) -- $(TEST_SCRIPTS)
@@ -204,7 +210,7 @@ bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_kernel $(BUILD)/bench/be
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(SIM_LIBS)
 	@[ "$(V)" = 1 ] || echo "  LD      $@"
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(SIM_LIBS) $(DEPS_LIBS) -lm
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(SIM_LIBS) $(PROGRAM_LIBS) -lm
 
 # libFuzzer (needs clang) on the config loader and header parsers, then on the scenario
 # loader, FUZZ_SECONDS each: make fuzz FUZZ_SECONDS=60
@@ -216,9 +222,9 @@ fuzz: | deps-kernel
 	    $(shell pkg-config --libs jansson) -lm -o build/fuzz/fuzz_config
 	$(Q)build/fuzz/fuzz_config -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
 	    build/fuzz/corpus tests/data/valid tests/data/invalid 2>&1 | tail -n 5
-	$(Q)$(FUZZ_CC) $(shell pkg-config --cflags gsl jansson) tests/fuzz/fuzz_scenario.c \
-	    $(filter cli/cli_scenario%.c,$(CLI_SRCS)) models/model_config.c $(RETRY_SRCS) \
-	    $(shell pkg-config --libs gsl jansson) -lm -o build/fuzz/fuzz_scenario
+	$(Q)$(FUZZ_CC) $(shell pkg-config --cflags gsl jansson nettle) tests/fuzz/fuzz_scenario.c \
+	    $(filter cli/cli_scenario%.c,$(CLI_SRCS)) models/model_config.c models/model_estimate.c \
+	    $(RETRY_SRCS) $(shell pkg-config --libs gsl jansson nettle) -lm -o build/fuzz/fuzz_scenario
 	$(Q)build/fuzz/fuzz_scenario -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
 	    build/fuzz/corpus-scenario tests/data/scenarios 2>&1 | tail -n 5
 
@@ -278,6 +284,7 @@ echo:
 	@echo "ALL_CFLAGS  = $(ALL_CFLAGS)"
 	@echo "ALL_LDFLAGS = $(ALL_LDFLAGS)"
 	@echo "DEPS_LIBS   = $(DEPS_LIBS)"
+	@echo "NETTLE_LIBS = $(NETTLE_LIBS)"
 
 help:
 	@echo "targets: all test check demo experiments plots deps install uninstall valgrind check-deps"

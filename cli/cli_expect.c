@@ -4,6 +4,10 @@
  * a malformed expectation both count as failures, never as passes.
  */
 #include "cli/cli_expect.h"
+#include "cli/cli_output.h"
+
+#include <errno.h>
+#include <unistd.h>
 
 #include <assert.h>
 #include <math.h>
@@ -399,7 +403,7 @@ static void describe_shape(char *buf, size_t size, const shape *s, const json_t 
  * matters: a bad expectation is reported as such even when its path does not resolve, and the
  * by_status zero rule applies only once the path was found missing in the right place. */
 static bool check_one(const char *path, const json_t *want, const json_t *run, const char *run_name,
-                      FILE *report, bool verbose) {
+                      FILE *report, bool verbose, cli_expect_sink sink, void *sink_ctx) {
   /* got has room for a why (400 bytes) and its prefix. The expectation is described first,
    * so even the line of a bad one shows what was written. */
   char expected[160], got[480];
@@ -423,6 +427,7 @@ static bool check_one(const char *path, const json_t *want, const json_t *run, c
   if (report != NULL && (!pass || verbose))
     fprintf(report, "%s %s: %s: expected %s, got %s\n", pass ? "PASS" : "FAIL", run_name, path,
             expected, got);
+  if (sink != NULL) sink(sink_ctx, run_name, path, pass, expected, got);
   return pass;
 }
 
@@ -431,10 +436,16 @@ static bool check_one(const char *path, const json_t *want, const json_t *run, c
  * insertion order, so the report follows the expect object and reads the same every time. */
 int cli_expect_check(const json_t *expect, const json_t *run, const char *run_name, FILE *report,
                      bool verbose) {
+  return cli_expect_check_to(expect, run, run_name, report, verbose, NULL, NULL);
+}
+
+int cli_expect_check_to(const json_t *expect, const json_t *run, const char *run_name, FILE *report,
+                        bool verbose, cli_expect_sink sink, void *sink_ctx) {
   if (expect == NULL) return 0;
   if (run_name == NULL) run_name = "run";
   if (!json_is_object(expect)) {
     if (report != NULL) fprintf(report, "FAIL %s: expect: not an object\n", run_name);
+    if (sink != NULL) sink(sink_ctx, run_name, "expect", false, "an object", "not an object");
     return 1;
   }
   int failed = 0;
@@ -442,7 +453,7 @@ int cli_expect_check(const json_t *expect, const json_t *run, const char *run_na
   const json_t *want;
   /* The cast only feeds jansson's iterator, which does not modify the object. */
   json_object_foreach((json_t *)expect, path, want) {
-    if (!check_one(path, want, run, run_name, report, verbose)) failed++;
+    if (!check_one(path, want, run, run_name, report, verbose, sink, sink_ctx)) failed++;
   }
   return failed;
 }
@@ -474,6 +485,184 @@ int cli_expect_validate(const json_t *expect, char *msg, size_t size) {
     }
   }
   return 0;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * JUnit XML
+ * =================================================================== */
+
+/* The results are kept as jansson values (an array per run, in the order checked): the
+ * collector then has one owner of its strings and one release. */
+struct cli_junit {
+  char *suite;  /* the scenario's name */
+  json_t *runs; /* [{"name": run, "cases": [{"path", "passed", "expected", "got"}]}] */
+  bool failed;  /* out of memory while collecting: writing fails */
+};
+
+cli_junit *cli_junit_create(const char *suite) {
+  cli_junit *j = calloc(1, sizeof *j);
+  if (j == NULL) return NULL;
+  size_t n = strlen(suite) + 1;
+  j->suite = malloc(n);
+  j->runs = json_array();
+  if (j->suite == NULL || j->runs == NULL) {
+    cli_junit_destroy(j);
+    return NULL;
+  }
+  memcpy(j->suite, suite, n);
+  return j;
+}
+
+void cli_junit_destroy(cli_junit *j) {
+  if (j == NULL) return;
+  free(j->suite);
+  json_decref(j->runs);
+  free(j);
+}
+
+/* A JSON string of s; bytes that are not UTF-8 (a path in an expect key always is, a run
+ * name too) would fail json_string, and are then replaced by '?'. */
+static json_t *jstr(const char *s) {
+  json_t *v = json_string(s);
+  if (v != NULL) return v;
+  char buf[512];
+  size_t n = 0;
+  for (; *s && n + 1 < sizeof buf; s++)
+    buf[n++] = (unsigned char)*s < 0x80 ? *s : '?';
+  buf[n] = '\0';
+  return json_string(buf);
+}
+
+void cli_junit_add(void *ctx, const char *run_name, const char *path, bool passed,
+                   const char *expected, const char *got) {
+  cli_junit *j = ctx;
+  size_t n = json_array_size(j->runs);
+  json_t *last = n > 0 ? json_array_get(j->runs, n - 1) : NULL;
+  if (last == NULL || strcmp(json_string_value(json_object_get(last, "name")), run_name) != 0) {
+    last = json_pack("{s:o, s:[]}", "name", jstr(run_name), "cases");
+    if (last == NULL || json_array_append_new(j->runs, last) != 0) {
+      j->failed = true;
+      return;
+    }
+  }
+  json_t *c = json_pack("{s:o, s:b, s:o, s:o}", "path", jstr(path), "passed", passed, "expected",
+                        jstr(expected), "got", jstr(got));
+  if (c == NULL || json_array_append_new(json_object_get(last, "cases"), c) != 0) j->failed = true;
+}
+
+/* Text for an attribute or an element, escaped: the five XML entities, and the control
+ * characters XML 1.0 does not allow (all below 0x20 but tab, newline and carriage return)
+ * replaced by '?'. The input is UTF-8 (jansson's), which XML takes as it is. */
+static void xml_text(FILE *f, const char *s) {
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    switch (ch) {
+      case '&': fputs("&amp;", f); break;
+      case '<': fputs("&lt;", f); break;
+      case '>': fputs("&gt;", f); break;
+      case '"': fputs("&quot;", f); break;
+      case '\'': fputs("&apos;", f); break;
+      default: fputc(ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r' ? '?' : ch, f);
+    }
+  }
+}
+
+static size_t count_failures(const json_t *cases) {
+  size_t n = 0;
+  for (size_t i = 0; i < json_array_size(cases); i++)
+    n += !json_is_true(json_object_get(json_array_get(cases, i), "passed"));
+  return n;
+}
+
+/* One <testsuite> per run (a variant, or the scenario itself), one <testcase> per
+ * expectation, named by its path, with classname SCENARIO.RUN so CI systems group them; a
+ * failure's message is "expected X, got Y". Time is 0: the checks take no measurable time,
+ * and a wall-clock figure would make the file differ between equal runs. */
+static void junit_body(const cli_junit *j, FILE *f) {
+  size_t tests = 0, failures = 0;
+  for (size_t r = 0; r < json_array_size(j->runs); r++) {
+    const json_t *cases = json_object_get(json_array_get(j->runs, r), "cases");
+    tests += json_array_size(cases);
+    failures += count_failures(cases);
+  }
+  fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"", f);
+  xml_text(f, j->suite);
+  fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\">\n", tests, failures);
+  for (size_t r = 0; r < json_array_size(j->runs); r++) {
+    const json_t *run = json_array_get(j->runs, r);
+    const char *name = json_string_value(json_object_get(run, "name"));
+    const json_t *cases = json_object_get(run, "cases");
+    fputs("  <testsuite name=\"", f);
+    xml_text(f, name);
+    fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"0\" time=\"0\">\n",
+            json_array_size(cases), count_failures(cases));
+    for (size_t i = 0; i < json_array_size(cases); i++) {
+      const json_t *c = json_array_get(cases, i);
+      fputs("    <testcase name=\"", f);
+      xml_text(f, json_string_value(json_object_get(c, "path")));
+      fputs("\" classname=\"", f);
+      xml_text(f, j->suite);
+      fputc('.', f);
+      xml_text(f, name);
+      fputs("\" time=\"0\"", f);
+      if (json_is_true(json_object_get(c, "passed"))) {
+        fputs("/>\n", f);
+        continue;
+      }
+      fputs(">\n      <failure message=\"expected ", f);
+      xml_text(f, json_string_value(json_object_get(c, "expected")));
+      fputs(", got ", f);
+      xml_text(f, json_string_value(json_object_get(c, "got")));
+      fputs("\" type=\"expectation\">", f);
+      xml_text(f, json_string_value(json_object_get(c, "path")));
+      fputs(": expected ", f);
+      xml_text(f, json_string_value(json_object_get(c, "expected")));
+      fputs(", got ", f);
+      xml_text(f, json_string_value(json_object_get(c, "got")));
+      fputs("</failure>\n    </testcase>\n", f);
+    }
+    fputs("  </testsuite>\n", f);
+  }
+  fputs("</testsuites>\n", f);
+}
+
+/* Written as FILE.tmp.<pid> next to FILE and renamed over it, like the files of --out: a CI
+ * system never reads half a report, and a signal removes the temporary file. */
+int cli_junit_write(const cli_junit *j, const char *path, retry_error *err) {
+  if (j->failed) {
+    cli_output_error(err, RETRY_ENOMEM, path, "out of memory collecting the results");
+    return RETRY_ENOMEM;
+  }
+  size_t n = strlen(path) + 32;
+  char *tmp = malloc(n);
+  if (tmp == NULL) {
+    cli_output_error(err, RETRY_ENOMEM, path, "out of memory");
+    return RETRY_ENOMEM;
+  }
+  snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+  int slot = cli_output_tmp_register(tmp);
+  int rc = 0;
+  FILE *f = fopen(tmp, "w");
+  if (f == NULL) {
+    cli_output_error(err, RETRY_EIO, tmp, "cannot create: %s", strerror(errno));
+    rc = RETRY_EIO;
+  } else {
+    junit_body(j, f);
+    int e = 0;
+    if (fflush(f) != 0 || ferror(f)) e = errno ? errno : EIO;
+    if (fclose(f) != 0 && e == 0) e = errno;
+    if (e == 0 && rename(tmp, path) != 0) e = errno;
+    if (e != 0) {
+      cli_output_error(err, RETRY_EIO, path, "cannot write: %s", strerror(e));
+      unlink(tmp);
+      rc = RETRY_EIO;
+    }
+  }
+  cli_output_tmp_forget(slot);
+  free(tmp);
+  return rc;
 }
 
 /* }================================================================== */

@@ -1,7 +1,8 @@
 /*
  * cli_expect.h: checking a scenario's "expect" object against the run object of one run (the
- * keys of summary.json), for `retrysim run --check`. Pure functions over jansson values: no
- * state, no allocation that outlives a call.
+ * keys of summary.json), for `retrysim run --check`, and the JUnit XML of those results
+ * (`--junit`). The checks are pure functions over jansson values: no state, no allocation
+ * that outlives a call; the JUnit collector owns what it collected.
  */
 #ifndef CLI_EXPECT_H
 #define CLI_EXPECT_H
@@ -10,6 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+
+#include "retry/retry.h"
 
 /*
  * An expect object maps paths to expected values:
@@ -39,10 +42,35 @@
 int cli_expect_check(const json_t *expect, const json_t *run, const char *run_name, FILE *report,
                      bool verbose);
 
+/* One expectation's outcome, for reports other than the text lines: the run, the path, whether
+ * it held, and the expected and found values described as in the FAIL lines. The strings are
+ * borrowed for the call. */
+typedef void (*cli_expect_sink)(void *ctx, const char *run_name, const char *path, bool passed,
+                                const char *expected, const char *got);
+/* cli_expect_check, also telling sink (may be NULL) the outcome of every expectation. */
+int cli_expect_check_to(const json_t *expect, const json_t *run, const char *run_name, FILE *report,
+                        bool verbose, cli_expect_sink sink, void *sink_ctx);
+
 /* Checks the shape of an expect object without a run: an object whose keys are well-formed
  * paths and whose values have one of the shapes above. Returns 0, or -1 with a message naming
  * the bad key written to msg (size bytes, may be 0). Meant for the scenario loader, so that a
  * bad expectation is refused before anything runs. */
 int cli_expect_validate(const json_t *expect, char *msg, size_t size);
+
+/* The results of --check as JUnit XML (`--junit FILE`): one <testsuite> per run, one
+ * <testcase> per expectation (named by its path), a <failure> with "expected X, got Y" for
+ * each that failed. */
+typedef struct cli_junit cli_junit;
+/* Returns a new collector for the scenario named suite (copied), NULL when out of memory;
+ * free with cli_junit_destroy. */
+cli_junit *cli_junit_create(const char *suite);
+/* NULL is a no-op. */
+void cli_junit_destroy(cli_junit *j);
+/* A cli_expect_sink: ctx is the cli_junit. Runs are grouped as they come. */
+void cli_junit_add(void *ctx, const char *run_name, const char *path, bool passed,
+                   const char *expected, const char *got);
+/* Writes the XML to path atomically (path.tmp.<pid>, then renamed; removed on a failure or a
+ * signal). Returns 0, RETRY_EIO or RETRY_ENOMEM with err (may be NULL) naming the file. */
+int cli_junit_write(const cli_junit *j, const char *path, retry_error *err);
 
 #endif /* CLI_EXPECT_H */

@@ -13,7 +13,9 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -332,6 +334,33 @@ cli_output *cli_output_create(const char *scenario, const char *sha256, uint64_t
     return NULL;
   }
   return o;
+}
+
+/* The document is rebuilt with the provenance keys after "seed", so that every key keeps its
+ * documented place; the values are deep copies, so the output does not depend on the
+ * scenario's lifetime. Allowed only before the first run, whose keys would follow. */
+int cli_output_set_provenance(cli_output *o, const json_t *inputs, const json_t *overrides,
+                              const json_t *document) {
+  assert(o != NULL && o->n_runs == 0);
+  json_t *doc = json_object();
+  bool ok = doc != NULL;
+  for (void *it = json_object_iter(o->doc); ok && it != NULL;
+       it = json_object_iter_next(o->doc, it)) {
+    const char *key = json_object_iter_key(it);
+    ok = json_object_set(doc, key, json_object_iter_value(it)) == 0;
+    if (ok && strcmp(key, "seed") == 0) {
+      put(doc, "inputs", inputs != NULL ? json_deep_copy(inputs) : json_array(), &ok);
+      put(doc, "overrides", overrides != NULL ? json_deep_copy(overrides) : json_array(), &ok);
+      put(doc, "document", document != NULL ? json_deep_copy(document) : json_null(), &ok);
+    }
+  }
+  if (!ok) {
+    json_decref(doc);
+    return RETRY_ENOMEM;
+  }
+  json_decref(o->doc);
+  o->doc = doc;
+  return 0;
 }
 
 /* Releases everything add_run stored; a run is only counted in n_runs once complete, so
@@ -710,7 +739,84 @@ typedef struct out_file {
   char *path;                                             /* DIR/NAME */
   char *tmp;                                              /* DIR/NAME.tmp.<pid> */
   bool made; /* the temporary file exists (we created it) */
+  int slot;  /* its entry in the signal handler's list, -1 when none */
 } out_file;
+
+/* {==================================================================
+ * Temporary files and signals
+ * =================================================================== */
+
+/* A SIGINT or SIGTERM while the files are written would leave NAME.tmp.<pid> files (tens of
+ * megabytes for a long time series) behind (issue 10, defect 2). The handler can call only
+ * async-signal-safe functions, so it walks a fixed array of pointers to the temporary names
+ * and unlinks each: no allocation, no lock, no stdio. A name is published only once its string
+ * is complete and withdrawn before it is freed; the signal fences keep the compiler from
+ * moving those stores across the writes of the string (the handler runs on this thread). The
+ * array is static (the one global state of the program besides the loader's test hook): a
+ * signal handler has no context argument. */
+#define TMP_SLOTS 1024
+static const char *volatile tmp_slots[TMP_SLOTS];
+
+int cli_output_tmp_register(const char *path) {
+  for (int i = 0; i < TMP_SLOTS; i++) {
+    if (tmp_slots[i] != NULL) continue;
+    atomic_signal_fence(memory_order_seq_cst);
+    tmp_slots[i] = path;
+    atomic_signal_fence(memory_order_seq_cst);
+    return i;
+  }
+  return -1; /* full: the file is still written, only not removed on a signal */
+}
+
+void cli_output_tmp_forget(int slot) {
+  if (slot < 0 || slot >= TMP_SLOTS) return;
+  atomic_signal_fence(memory_order_seq_cst);
+  tmp_slots[slot] = NULL;
+  atomic_signal_fence(memory_order_seq_cst);
+}
+
+/* Removes every temporary file, then dies of the signal itself (its default action), so that
+ * the parent sees the signal: a shell reports 128 + 2 = 130 for SIGINT, 143 for SIGTERM. errno
+ * is not restored: the process does not return to the code it interrupted. */
+static void on_signal(int sig) {
+  for (int i = 0; i < TMP_SLOTS; i++) {
+    const char *p = tmp_slots[i];
+    if (p != NULL) unlink(p);
+  }
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  sigaction(sig, &dfl, NULL);
+  raise(sig); /* delivered as soon as the handler returns: the signal is blocked in it */
+}
+
+/* SIGINT ignored on entry (a background job of a non-interactive shell) stays ignored, as
+ * for every well-behaved program: ^C in the terminal of such a script must not stop it.
+ * SIGXFSZ (a file over the size limit, ulimit -f) is ignored, so that the write fails with
+ * EFBIG instead of the process dumping core: the ordinary error path then removes the
+ * temporary files and the exit status is 3. */
+void cli_output_signals_install(void) {
+  static const int sigs[] = {SIGINT, SIGTERM};
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+    struct sigaction old, sa;
+    if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    /* Both signals are blocked while the handler runs, so a second one waits. */
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGTERM);
+    sigaction(sigs[i], &sa, NULL);
+  }
+  struct sigaction ign;
+  memset(&ign, 0, sizeof ign);
+  ign.sa_handler = SIG_IGN;
+  sigemptyset(&ign.sa_mask);
+  sigaction(SIGXFSZ, &ign, NULL);
+}
+
+/* }================================================================== */
 
 /* First error wins, through the one setter every loader uses (retry_json.h). */
 void cli_output_error(retry_error *err, int code, const char *source, const char *fmt, ...) {
@@ -770,6 +876,7 @@ static int file_paths(out_file *f, const char *dir, const char *name) {
   if (f->path == NULL || f->tmp == NULL) return RETRY_ENOMEM;
   snprintf(f->path, n, "%s/%s", dir, name);
   snprintf(f->tmp, n, "%s/%s.tmp.%ld", dir, name, (long)getpid());
+  f->slot = cli_output_tmp_register(f->tmp);
   return 0;
 }
 
@@ -840,6 +947,8 @@ int cli_output_write_dir(const cli_output *o, const char *dir, retry_error *err)
     cli_output_error(err, RETRY_ENOMEM, dir, "out of memory writing the files");
     return RETRY_ENOMEM;
   }
+  for (size_t i = 0; i < 4 + o->n_runs; i++)
+    files[i].slot = -1;
   /* When planning failed, every slot is walked for cleanup: they are zeroed or partly set. */
   long planned = plan_files(o, dir, files);
   size_t n = planned < 0 ? 4 + o->n_runs : (size_t)planned;
@@ -858,6 +967,8 @@ int cli_output_write_dir(const cli_output *o, const char *dir, retry_error *err)
       rc = RETRY_EIO;
     } else {
       files[i].made = false;
+      cli_output_tmp_forget(files[i].slot);
+      files[i].slot = -1;
     }
   }
   /* Whatever is still marked made was not renamed: all files after a write error, the
@@ -865,6 +976,7 @@ int cli_output_write_dir(const cli_output *o, const char *dir, retry_error *err)
    * was reported already. */
   for (size_t i = 0; i < n; i++) {
     if (files[i].made) unlink(files[i].tmp);
+    cli_output_tmp_forget(files[i].slot);
     free(files[i].path);
     free(files[i].tmp);
   }

@@ -45,6 +45,12 @@ json_t *cli_output_run_json(const model_results *r, const cli_recovery *rec);
  * NULL when out of memory. Returns a new object; free with cli_output_destroy. */
 cli_output *cli_output_create(const char *scenario, const char *sha256, uint64_t seed,
                               bool has_variants);
+/* Adds the provenance keys after "seed": "inputs" (the files read, cli_scenario_inputs),
+ * "overrides" (the --set overrides as given) and "document" (the scenario as run,
+ * cli_scenario_base_document); each is copied, NULL writes [] or null. Call before the first
+ * run is added. Returns 0 or RETRY_ENOMEM (o is unchanged). */
+int cli_output_set_provenance(cli_output *o, const json_t *inputs, const json_t *overrides,
+                              const json_t *document);
 /* Frees o and every copy it holds. NULL is a no-op. */
 void cli_output_destroy(cli_output *o);
 
@@ -84,6 +90,18 @@ int cli_output_write_dir(const cli_output *o, const char *dir, retry_error *err)
  * (source) and a printf message. Shared by the writers of cli_output.c and cli_report.c. */
 void cli_output_error(retry_error *err, int code, const char *source, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* Temporary files removed when SIGINT or SIGTERM arrives (cli_output_signals_install):
+ * register publishes path (borrowed: it must stay valid until forgotten) and returns its
+ * slot, or -1 when the list is full (the file is then not removed on a signal); forget
+ * withdraws it (-1 is a no-op). Every writer of a NAME.tmp.<pid> file registers it. */
+int cli_output_tmp_register(const char *path);
+void cli_output_tmp_forget(int slot);
+/* Installs the handlers of SIGINT and SIGTERM: remove every registered temporary file, then
+ * end by the signal (exit status 130 and 143 in a shell). A SIGINT ignored on entry stays
+ * ignored. SIGXFSZ is ignored, so a file over the size limit fails to write (EFBIG) and is
+ * removed like any failed write (exit status 3). Called once, by main. */
+void cli_output_signals_install(void);
 
 /* Replaces, in place, every character of s unsafe in a file name with '_' (letters, digits,
  * '-', '_' and '.' are kept): how a variant's name becomes part of its files' names. */

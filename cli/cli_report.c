@@ -142,12 +142,14 @@ static int render(const char *plots_dir, const char *script, const char *dir, co
                      strerror(errno));
     rc = RETRY_EIO;
   } else {
+    int slot = cli_output_tmp_register(tmp); /* removed on SIGINT / SIGTERM */
     rc = gnuplot(gp, data, tmp, title, log, err);
     if (rc == 0 && rename(tmp, out) != 0) {
       cli_output_error(err, RETRY_EIO, out, "cannot rename %s: %s", tmp, strerror(errno));
       rc = RETRY_EIO;
     }
     if (rc != 0) unlink(tmp);
+    cli_output_tmp_forget(slot);
   }
   free(gp);
   free(data);
@@ -435,6 +437,7 @@ int cli_report_write(const cli_output *o, const cli_scenario *s, const char *dir
     cli_output_error(err, RETRY_ENOMEM, dir, "out of memory");
     rc = RETRY_ENOMEM;
   }
+  int slot = rc == 0 ? cli_output_tmp_register(tmp) : -1; /* removed on SIGINT / SIGTERM */
   FILE *f = rc == 0 ? fopen(tmp, "w") : NULL;
   if (rc == 0 && f == NULL) {
     cli_output_error(err, RETRY_EIO, tmp, "cannot create: %s", strerror(errno));
@@ -452,6 +455,7 @@ int cli_report_write(const cli_output *o, const cli_scenario *s, const char *dir
       rc = RETRY_EIO;
     }
   }
+  cli_output_tmp_forget(slot);
   free(path);
   free(tmp);
   return rc;

@@ -139,18 +139,36 @@ static int run_one(const cli_scenario *s, size_t i, const cli_run_opts *o, cli_o
   return rc;
 }
 
-/* Checks every run's expectations; reports on o->err. Returns the number that failed. */
-static int check_all(const cli_scenario *s, const cli_output *out, const cli_run_opts *o) {
+/* Checks every run's expectations; reports on o->err, and with --junit into that file.
+ * Returns the number that failed; *junit_failed is set when the JUnit file could not be
+ * written (the error is printed). */
+static int check_all(const cli_scenario *s, const cli_output *out, const cli_run_opts *o,
+                     bool *junit_failed) {
   /* In text mode only failures and the count are reported; with --format json every
    * expectation gets its PASS or FAIL line, for logs next to the machine-read document. */
   bool verbose = o->format == CLI_FORMAT_JSON && !o->quiet;
   size_t total = 0;
   int failed = 0;
+  cli_junit *junit = o->junit != NULL ? cli_junit_create(cli_scenario_name(s)) : NULL;
+  *junit_failed = false;
+  if (o->junit != NULL && junit == NULL) {
+    fprintf(o->err, "retrysim: %s: out of memory\n", o->junit);
+    *junit_failed = true;
+  }
   for (size_t i = 0; i < cli_scenario_n_runs(s); i++) {
     const json_t *expect = cli_scenario_expect(s, i);
     total += json_object_size(expect);
-    failed += cli_expect_check(expect, cli_output_run(out, i), cli_scenario_run_name(s, i), o->err,
-                               verbose);
+    failed += cli_expect_check_to(expect, cli_output_run(out, i), cli_scenario_run_name(s, i),
+                                  o->err, verbose, junit != NULL ? cli_junit_add : NULL, junit);
+  }
+  if (junit != NULL) {
+    retry_error e;
+    retry_error_clear(&e);
+    if (cli_junit_write(junit, o->junit, &e) != 0) {
+      print_error(o->err, &e);
+      *junit_failed = true;
+    }
+    cli_junit_destroy(junit);
   }
   /* json_object_size(NULL) is 0, so runs without expectations count nothing. The count line
    * is printed even with --quiet once something failed: a failure is never silent. */
@@ -196,7 +214,11 @@ static int finish(const cli_scenario *s, const cli_output *out, const cli_run_op
     status = CLI_EXIT_RUNTIME;
   }
   /* 1 only when nothing worse happened: a write failure (3) outranks a failed check. */
-  if (o->check && check_all(s, out, o) > 0 && status == CLI_EXIT_OK) status = CLI_EXIT_CHECK;
+  bool junit_failed = false;
+  if (o->check && check_all(s, out, o, &junit_failed) > 0 && status == CLI_EXIT_OK)
+    status = CLI_EXIT_CHECK;
+  /* An unwritten --junit file is a write failure, which outranks a failed check. */
+  if (junit_failed) status = CLI_EXIT_RUNTIME;
   return status;
 }
 
@@ -247,7 +269,10 @@ int cli_run_scenario(const cli_scenario *s, const cli_run_opts *o) {
   uint64_t top_seed = o->has_seed ? o->seed : cli_scenario_config(s, 0)->seed;
   cli_output *out = cli_output_create(cli_scenario_name(s), cli_scenario_sha256(s), top_seed,
                                       cli_scenario_has_variants(s));
-  if (out == NULL) {
+  if (out == NULL ||
+      cli_output_set_provenance(out, cli_scenario_inputs(s), cli_scenario_overrides(s),
+                                cli_scenario_base_document(s)) != 0) {
+    cli_output_destroy(out);
     fprintf(o->err, "retrysim: out of memory\n");
     return CLI_EXIT_RUNTIME;
   }

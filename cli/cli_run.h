@@ -28,6 +28,7 @@ typedef struct cli_run_opts {
   const char *out_dir; /* write summary.json and the CSV files here; NULL: no files */
   cli_format format;   /* what goes to out */
   bool check;          /* check the scenario's expectations, exit CLI_EXIT_CHECK on a failure */
+  const char *junit;   /* with check: also write the results as JUnit XML here; NULL: none */
   bool quiet;          /* no text summary and no progress line */
   bool plot;           /* with out_dir: render the pictures and write report.md (cli_report.h) */
   const char *command; /* the command line, quoted in report.md; NULL: none */

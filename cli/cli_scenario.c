@@ -1,6 +1,7 @@
 /*
- * cli_scenario.c: loading a scenario: the file, its SHA-256, the command line's --set
- * overrides, the variants with their own overrides and expectations, and the accessors.
+ * cli_scenario.c: loading a scenario: the file, its SHA-256, the policy files it names (read
+ * into the document), the command line's --set overrides, the variants with their own
+ * overrides and expectations, the provenance (files read, overrides), and the accessors.
  *
  * Owns the document (after --set), one resolved document, config and expectation set per run.
  * Invariant: a cli_scenario exists only when every run's document converted without error,
@@ -14,6 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+
+#include <nettle/sha2.h>
+
+#include "models/model_estimate.h"
 
 /* One run: the base document, or one variant of it. In a scenario abandoned half-way any
  * member may still be NULL; cli_scenario_destroy relies on every release call accepting that. */
@@ -23,12 +29,17 @@ typedef struct scn_run {
   cli_recovery_cfg recovery; /* how its recovery is judged */
   json_t *doc;               /* the resolved document */
   json_t *expect;            /* merged expectations, NULL when none */
+  size_t variant;            /* its index in "variants" (0 without variants) */
 } scn_run;
 
 struct cli_scenario {
   char *name;        /* the base document's name */
   char sha256[65];   /* of the bytes as read */
   json_t *doc;       /* the document after --set */
+  scn_files files;   /* the policy files read into it */
+  json_t *inputs;    /* provenance: the files read (cli_scenario_inputs) */
+  json_t *overrides; /* provenance: the --set overrides as given */
+  char *source;      /* the scenario file as named, for messages */
   bool has_variants; /* "variants" was present: the runs are the variants */
   scn_run *runs;     /* n_runs entries, zeroed until each is built */
   size_t n_runs;     /* 1 without variants; set only once runs exists */
@@ -99,6 +110,29 @@ const retry_allocator *cli__scenario_retry_alloc(void) {
 /* }================================================================== */
 
 /* {==================================================================
+ * SHA-256, by nettle
+ * =================================================================== */
+
+/* Debian's nettle (nettle-dev) replaces the hand-written FIPS 180-4 code this file once had: a
+ * hash that provenance relies on is better taken from a library that is reviewed and tested
+ * for it. tests/test_cli_scenario.c still checks the NIST vectors through this function. */
+void cli__scenario_sha256(const void *data, size_t len, char hex[65]) {
+  struct sha256_ctx ctx;
+  uint8_t digest[SHA256_DIGEST_SIZE];
+  sha256_init(&ctx);
+  sha256_update(&ctx, len, data);
+  sha256_digest(&ctx, sizeof digest, digest);
+  static const char digits[] = "0123456789abcdef";
+  for (size_t i = 0; i < SHA256_DIGEST_SIZE; i++) {
+    hex[2 * i] = digits[digest[i] >> 4];
+    hex[2 * i + 1] = digits[digest[i] & 15];
+  }
+  hex[64] = '\0';
+}
+
+/* }================================================================== */
+
+/* {==================================================================
  * Errors outside a conversion (reading, parsing, --set)
  * =================================================================== */
 
@@ -110,6 +144,218 @@ const retry_allocator *cli__scenario_retry_alloc(void) {
  * we refuse to make). */
 static void copy_error(retry_error *err, const retry_error *e) {
   retry_error_set(err, e->code, e->source, e->path, e->line, e->column, "%s", e->message);
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Policy files: read into the document
+ * =================================================================== */
+
+/* A POLICY value may name a service config file. The file is read once, when the scenario is
+ * loaded, and a copy of its document replaces the name, so that --set and a variant's "set"
+ * can patch a policy kept in a file exactly as one written inline
+ * ("clients.web.policy.retryThrottling.maxTokens=5"), and so that the document recorded in
+ * summary.json is the one that ran, with the file's SHA-256 next to it. Rejected: keeping the
+ * name and loading the file during the conversion (as before), where an override could only
+ * replace the whole policy. */
+
+/* Every out of memory here is one message, at the current path. */
+static bool files_oom(scn_ctx *c) {
+  retry_json_fail(&c->j, RETRY_ENOMEM, "out of memory loading the scenario");
+  return false;
+}
+
+/* The name as written, joined to the scenario's directory unless absolute. NULL when out of
+ * memory. */
+static char *policy_path(const char *base_dir, const char *name) {
+  size_t dir_len = name[0] == '/' ? 0 : strlen(base_dir);
+  size_t n = dir_len + strlen(name) + 2;
+  char *full = cli__scenario_malloc(n);
+  if (full == NULL) return NULL;
+  if (dir_len > 0)
+    snprintf(full, n, "%s%s%s", base_dir, base_dir[dir_len - 1] == '/' ? "" : "/", name);
+  else
+    snprintf(full, n, "%s", name);
+  return full;
+}
+
+/* An error found inside a policy file (its syntax, its shape) names the file and the place in
+ * it, as the service config loader would. A path too long for retry_error.source (255 bytes)
+ * would lose the file's name, so such an error is reported at the scenario's path instead,
+ * with the file's name (cut) in the message (issue 10, defect 5). */
+static void fail_in_file(scn_ctx *c, const char *full, const char *name, int code, const char *path,
+                         int line, int column, const char *msg) {
+  if (strlen(full) < sizeof c->j.e.source) {
+    retry_error e;
+    retry_error_clear(&e);
+    retry_error_set(&e, code, full, path, line, column, "%s", msg);
+    retry_json_fail_error(&c->j, &e);
+    return;
+  }
+  /* The end of the name is the part that tells which file: "...name-8/broken.json". */
+  char shown[64];
+  size_t n = strlen(name);
+  if (n > 48) {
+    shown[0] = shown[1] = shown[2] = '.';
+    retry_json_printable(shown + 3, sizeof shown - 3, name + n - 48, 48);
+  } else {
+    retry_json_printable(shown, sizeof shown, name, 48);
+  }
+  if (line > 0)
+    retry_json_fail(&c->j, code, "policy file \"%s\":%d:%d: %s", shown, line, column, msg);
+  else
+    retry_json_fail(&c->j, code, "policy file \"%s\": %s: %s", shown, path, msg);
+}
+
+/* Reads the policy file full (named name at the current path) into c->files, or finds it
+ * there. Returns its index, or -1: with an error in c->j unless quiet (out of memory is always
+ * reported). I/O errors are the scenario's mistake (the name written there) and are reported at
+ * the policy's path in the scenario, whatever the cause: missing, a directory or a device,
+ * unreadable (issue 10, defect 6). */
+static long read_policy_file(scn_ctx *c, const char *full, const char *name, bool quiet) {
+  scn_files *fs = c->files;
+  for (size_t i = 0; i < fs->n; i++)
+    if (strcmp(fs->files[i].path, full) == 0) return (long)i;
+  char shown[72];
+  retry_json_printable(shown, sizeof shown, name, 64);
+  /* The same rule as the scenario's own file: a regular file, opened before it is read so
+   * that the reason (no such file, permission denied) is the system's own words. */
+  struct stat st;
+  FILE *f = NULL;
+  const char *why = NULL;
+  if (stat(full, &st) != 0)
+    why = strerror(errno);
+  else if (!S_ISREG(st.st_mode))
+    why = "not a regular file (a directory, a device or a pipe)";
+  else if ((f = fopen(full, "rb")) == NULL)
+    why = strerror(errno);
+  if (f != NULL) fclose(f);
+  if (why != NULL) {
+    if (!quiet)
+      retry_json_fail(&c->j, RETRY_EIO, "cannot open the policy file \"%s\": %s", shown, why);
+    return -1;
+  }
+  char *buf = NULL;
+  size_t len = 0;
+  retry_error re;
+  retry_error_clear(&re);
+  if (retry_json_read_file(full, cli__scenario_retry_alloc(), &buf, &len, &re) != RETRY_OK) {
+    if (re.code == RETRY_ENOMEM) return files_oom(c), -1;
+    if (!quiet)
+      retry_json_fail(&c->j, re.code, "cannot read the policy file \"%s\": %s", shown, re.message);
+    return -1;
+  }
+  /* A byte order mark is skipped as in the scenario; the hash covers the bytes as read. */
+  size_t skip = len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+  json_error_t je;
+  memset(&je, 0, sizeof je);
+  json_t *doc = json_loadb(buf + skip, len - skip, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+  char sha[65];
+  cli__scenario_sha256(buf, len, sha);
+  free(buf);
+  if (doc == NULL) {
+    if (!quiet) {
+      retry_error e;
+      retry_error_clear(&e);
+      retry_json_error_syntax(&e, full, &je);
+      fail_in_file(c, full, name, e.code, e.path, e.line, e.column, e.message);
+    }
+    return -1;
+  }
+  if (!json_is_object(doc)) {
+    if (!quiet) {
+      char got[64], msg[128];
+      retry_json_describe(doc, got, sizeof got);
+      snprintf(msg, sizeof msg, "a service config must be a JSON object, got %s", got);
+      fail_in_file(c, full, name, RETRY_ECONFIG, "$", -1, -1, msg);
+    }
+    json_decref(doc);
+    return -1;
+  }
+  if (fs->n == fs->cap) {
+    size_t ncap = fs->cap ? 2 * fs->cap : 4;
+    scn_policy_file *nf = cli__scenario_malloc(ncap * sizeof *nf);
+    if (nf == NULL) {
+      json_decref(doc);
+      return files_oom(c), -1;
+    }
+    if (fs->n > 0) memcpy(nf, fs->files, fs->n * sizeof *nf);
+    free(fs->files);
+    fs->files = nf;
+    fs->cap = ncap;
+  }
+  scn_policy_file *pf = &fs->files[fs->n];
+  memset(pf, 0, sizeof *pf);
+  pf->content = doc;
+  pf->path = cli__scenario_strdup(full);
+  pf->name = cli__scenario_strdup(name);
+  pf->named_at = json_array();
+  memcpy(pf->sha256, sha, sizeof sha);
+  fs->n++; /* counted now: destroy frees whatever of it exists */
+  if (pf->path == NULL || pf->name == NULL || pf->named_at == NULL) return files_oom(c), -1;
+  return (long)(fs->n - 1);
+}
+
+/* The "policy" member of holder, at the current path, when it names a file. */
+static bool expand_one(scn_ctx *c, json_t *holder, bool quiet) {
+  json_t *v = json_object_get(holder, "policy");
+  if (!json_is_string(v) || json_string_value(v)[0] == '\0') return true;
+  size_t mark = retry_json_path_push_key(&c->j, "policy");
+  char *full = policy_path(c->base_dir, json_string_value(v));
+  long i = full != NULL ? read_policy_file(c, full, json_string_value(v), quiet) : -1;
+  free(full);
+  if (full == NULL) return files_oom(c);
+  if (i < 0) {
+    retry_json_path_pop(&c->j, mark);
+    return !retry_json_failed(&c->j);
+  }
+  scn_policy_file *pf = &c->files->files[i];
+  /* The path is noted once per file, however many runs met it there. */
+  bool seen = false;
+  for (size_t k = 0; k < json_array_size(pf->named_at); k++)
+    seen = seen || strcmp(json_string_value(json_array_get(pf->named_at, k)), c->j.path) == 0;
+  json_t *copy = json_deep_copy(pf->content);
+  if (copy == NULL || json_object_set_new(holder, "policy", copy) != 0 ||
+      (!seen && json_array_append_new(pf->named_at, json_string(c->j.path)) != 0))
+    return files_oom(c);
+  retry_json_path_pop(&c->j, mark);
+  return true;
+}
+
+/* The places a POLICY may be: clients.NAME.policy and services.NAME.calls[i].policy. Anything
+ * of the wrong shape on the way is left alone: the conversion reports it at its place. */
+bool cli__scenario_expand_policies(scn_ctx *c, json_t *doc, bool quiet) {
+  json_t *clients = json_object_get(doc, "clients");
+  size_t mark = retry_json_path_push_key(&c->j, "clients");
+  for (void *it = json_is_object(clients) ? json_object_iter(clients) : NULL; it != NULL;
+       it = json_object_iter_next(clients, it)) {
+    json_t *cl = json_object_iter_value(it);
+    if (!json_is_object(cl)) continue;
+    size_t m2 = retry_json_path_push_key(&c->j, json_object_iter_key(it));
+    if (!expand_one(c, cl, quiet)) return false;
+    retry_json_path_pop(&c->j, m2);
+  }
+  retry_json_path_pop(&c->j, mark);
+  json_t *services = json_object_get(doc, "services");
+  mark = retry_json_path_push_key(&c->j, "services");
+  for (void *it = json_is_object(services) ? json_object_iter(services) : NULL; it != NULL;
+       it = json_object_iter_next(services, it)) {
+    json_t *calls = json_object_get(json_object_iter_value(it), "calls");
+    if (!json_is_array(calls)) continue;
+    size_t m2 = retry_json_path_push_key(&c->j, json_object_iter_key(it));
+    retry_json_path_push_key(&c->j, "calls");
+    for (size_t i = 0; i < json_array_size(calls); i++) {
+      json_t *call = json_array_get(calls, i);
+      if (!json_is_object(call)) continue;
+      size_t m3 = retry_json_path_push_index(&c->j, i);
+      if (!expand_one(c, call, quiet)) return false;
+      retry_json_path_pop(&c->j, m3);
+    }
+    retry_json_path_pop(&c->j, m2);
+  }
+  retry_json_path_pop(&c->j, mark);
+  return true;
 }
 
 /* }================================================================== */
@@ -134,6 +380,25 @@ static json_t *set_value(const char *text) {
  * the runs record as their document is the scenario as it was run. The paths are the
  * command line's, so errors name "<command line>" and quote the path; a wrong value (as
  * opposed to a wrong path) is found later by validation, at its place in the document. */
+/* The overrides as given, for provenance: the text of each value, not what it parsed to (the
+ * document shows that), so that the record reads like the command line. */
+static json_t *overrides_json(const cli_set *sets, size_t n_sets) {
+  json_t *a = json_array();
+  for (size_t i = 0; a != NULL && i < n_sets; i++) {
+    json_t *o = json_object();
+    /* A value that is not UTF-8 cannot be a JSON string; it is refused by apply_sets anyway. */
+    json_t *v = sets[i].value != NULL ? json_string(sets[i].value) : json_null();
+    if (o == NULL || v == NULL || json_object_set_new(o, "path", json_string(sets[i].path)) != 0 ||
+        json_object_set_new(o, "value", v) != 0 || json_array_append_new(a, o) != 0) {
+      if (o == NULL) json_decref(v);
+      json_decref(o);
+      json_decref(a);
+      return NULL;
+    }
+  }
+  return a;
+}
+
 static bool apply_sets(json_t *doc, const cli_set *sets, size_t n_sets, retry_error *err) {
   for (size_t i = 0; i < n_sets; i++) {
     assert(sets[i].path != NULL);
@@ -385,6 +650,16 @@ void cli_scenario_destroy(cli_scenario *s) {
   free(s->runs);
   free(s->name);
   json_decref(s->doc);
+  for (size_t i = 0; i < s->files.n; i++) {
+    free(s->files.files[i].path);
+    free(s->files.files[i].name);
+    json_decref(s->files.files[i].content);
+    json_decref(s->files.files[i].named_at);
+  }
+  free(s->files.files);
+  json_decref(s->inputs);
+  json_decref(s->overrides);
+  free(s->source);
   free(s);
 }
 
@@ -455,11 +730,18 @@ static bool build_variant(cli_scenario *s, size_t i, const char *source, const c
   retry_json_path_push_index(&c.j, i);
   retry_json_path_push_key(&c.j, "set");
   run->doc = variant_doc(&c, s->doc, variant);
+  run->variant = i;
   if (run->doc == NULL) {
     copy_error(err, &c.j.e);
     return false;
   }
   cli__scenario_ctx_init(&c, source, base_dir, name);
+  c.files = &s->files;
+  /* A variant may name another policy file ("set": {"clients.web.policy": "other.json"}). */
+  if (!cli__scenario_expand_policies(&c, run->doc, false)) {
+    copy_error(err, &c.j.e);
+    return false;
+  }
   run->cfg = cli__scenario_build(&c, run->doc, default_name);
   if (run->cfg == NULL) {
     copy_error(err, &c.j.e);
@@ -477,6 +759,47 @@ static bool build_variant(cli_scenario *s, size_t i, const char *source, const c
     return false;
   }
   return true;
+}
+
+/* A file's name as a JSON string; a name that is not UTF-8 is shown with its bytes escaped. */
+static json_t *name_json(const char *name) {
+  json_t *v = json_string(name);
+  if (v != NULL) return v;
+  char shown[256];
+  retry_json_printable(shown, sizeof shown, name, 200);
+  return json_string(shown);
+}
+
+/* The files read, for provenance (cli_scenario_inputs); once every run was built, so that the
+ * policy files variants named are in. Each is named as the scenario names it: the scenario by
+ * its base name, a policy file as written in it (relative to the scenario's directory), so
+ * that the same files give the same summary wherever they are (byte-identical outputs).
+ * Returns s, or NULL (s destroyed) when out of memory. */
+static cli_scenario *record_inputs(cli_scenario *s, const char *source, retry_error *err) {
+  const char *slash = strrchr(source, '/');
+  json_t *a = json_array(), *o = json_object();
+  bool ok =
+      a != NULL && o != NULL && json_object_set_new(o, "role", json_string("scenario")) == 0 &&
+      json_object_set_new(o, "path", name_json(slash != NULL ? slash + 1 : source)) == 0 &&
+      json_object_set_new(o, "sha256", json_string(s->sha256)) == 0 && json_array_append(a, o) == 0;
+  json_decref(o);
+  for (size_t i = 0; ok && i < s->files.n; i++) {
+    const scn_policy_file *pf = &s->files.files[i];
+    o = json_object();
+    ok = o != NULL && json_object_set_new(o, "role", json_string("policy")) == 0 &&
+         json_object_set_new(o, "path", name_json(pf->name)) == 0 &&
+         json_object_set_new(o, "sha256", json_string(pf->sha256)) == 0 &&
+         json_object_set(o, "named_at", pf->named_at) == 0 && json_array_append(a, o) == 0;
+    json_decref(o);
+  }
+  if (!ok) {
+    json_decref(a);
+    retry_error_set(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the scenario");
+    cli_scenario_destroy(s);
+    return NULL;
+  }
+  s->inputs = a;
+  return s;
 }
 
 /* Everything after reading: hash, parse, --set, the base conversion, the variants.
@@ -530,14 +853,38 @@ static cli_scenario *load_buffer(const char *buf, size_t len, const char *source
     cli_scenario_destroy(s);
     return NULL;
   }
+  /* Policy files are read into the document before --set, so that an override can patch
+   * inside one; a file that cannot be read is left as its name for now, since --set may
+   * still replace it (or remove the policy). After --set, the names left (and any an override
+   * wrote) are read for good, with errors. */
+  scn_ctx c;
+  cli__scenario_ctx_init(&c, source, base_dir, NULL);
+  c.files = &s->files;
+  s->overrides = overrides_json(sets, n_sets);
+  s->source = cli__scenario_strdup(source);
+  if (s->overrides == NULL || s->source == NULL) {
+    retry_error_set(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the scenario");
+    cli_scenario_destroy(s);
+    return NULL;
+  }
+  if (!cli__scenario_expand_policies(&c, s->doc, true)) {
+    copy_error(err, &c.j.e);
+    cli_scenario_destroy(s);
+    return NULL;
+  }
   /* --set goes before any validation, so an override can repair a file (add a required key)
    * as well as break it, and what is validated is exactly what runs. */
   if (!apply_sets(s->doc, sets, n_sets, err)) {
     cli_scenario_destroy(s);
     return NULL;
   }
-  scn_ctx c;
   cli__scenario_ctx_init(&c, source, base_dir, NULL);
+  c.files = &s->files;
+  if (!cli__scenario_expand_policies(&c, s->doc, false)) {
+    copy_error(err, &c.j.e);
+    cli_scenario_destroy(s);
+    return NULL;
+  }
   model_config *base = cli__scenario_build(&c, s->doc, default_name);
   if (base == NULL) {
     copy_error(err, &c.j.e);
@@ -571,7 +918,7 @@ static cli_scenario *load_buffer(const char *buf, size_t len, const char *source
       cli_scenario_destroy(s);
       return NULL;
     }
-    return s;
+    return record_inputs(s, source, err);
   }
   /* The base was converted to validate it; the runs are the variants. */
   model_config_destroy(base);
@@ -581,7 +928,7 @@ static cli_scenario *load_buffer(const char *buf, size_t len, const char *source
       return NULL;
     }
   }
-  return s;
+  return record_inputs(s, source, err);
 }
 
 /* }================================================================== */
@@ -628,7 +975,10 @@ cli_scenario *cli_scenario_load(const char *path, const cli_set *sets, size_t n_
   size_t len = 0;
   char *buf = NULL;
   /* The bytes are read here, not by jansson, because the hash needs them; the hook's
-   * allocator makes the read fail under the chaos test like the loader's other allocations. */
+   * allocator makes the read fail under the chaos test like the loader's other allocations.
+   * retry_json_read_file refuses what is not a regular file (/dev/zero, a pipe), which would
+   * otherwise be read until memory runs out (issue 10, defect 3); policy files follow the
+   * same rule (read_policy_file). */
   if (retry_json_read_file(path, cli__scenario_retry_alloc(), &buf, &len, err) != RETRY_OK)
     return NULL;
   /* name, dir and buf are freed here on every path: load_buffer copies what it keeps (the name
@@ -678,6 +1028,21 @@ const char *cli_scenario_sha256(const cli_scenario *s) {
   return s->sha256;
 }
 
+const json_t *cli_scenario_inputs(const cli_scenario *s) {
+  assert(s != NULL);
+  return s->inputs;
+}
+
+const json_t *cli_scenario_overrides(const cli_scenario *s) {
+  assert(s != NULL);
+  return s->overrides;
+}
+
+const json_t *cli_scenario_base_document(const cli_scenario *s) {
+  assert(s != NULL);
+  return s->doc;
+}
+
 size_t cli_scenario_n_runs(const cli_scenario *s) {
   assert(s != NULL);
   return s->n_runs;
@@ -702,7 +1067,7 @@ const char *cli_scenario_description(const cli_scenario *s) {
 const char *cli_scenario_run_description(const cli_scenario *s, size_t i) {
   assert(s != NULL && i < s->n_runs);
   if (!s->has_variants) return NULL;
-  json_t *v = json_array_get(json_object_get(s->doc, "variants"), i);
+  json_t *v = json_array_get(json_object_get(s->doc, "variants"), s->runs[i].variant);
   return json_string_value(json_object_get(v, "description"));
 }
 
@@ -728,6 +1093,105 @@ const json_t *cli_scenario_expect(const cli_scenario *s, size_t i) {
 const json_t *cli_scenario_document(const cli_scenario *s, size_t i) {
   assert(s != NULL && i < s->n_runs);
   return s->runs[i].doc;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Choosing variants (--variant) and the memory a run needs (--max-memory)
+ * =================================================================== */
+
+/* "a, b, c" of every variant's name, cut at a name's boundary to fit size with "...". */
+static void variant_list(const cli_scenario *s, char *buf, size_t size) {
+  json_t *variants = json_object_get(s->doc, "variants");
+  size_t len = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < json_array_size(variants); i++) {
+    const char *name = json_string_value(json_object_get(json_array_get(variants, i), "name"));
+    size_t need = strlen(name) + (i ? 2 : 0);
+    if (len + need + 4 >= size) {
+      snprintf(buf + len, size - len, "%s...", i ? ", " : "");
+      return;
+    }
+    len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "", name);
+  }
+}
+
+/* The runs kept are moved down in place; the others are freed. The order is the scenario's,
+ * whatever the order of the names: a comparison table reads the same either way. */
+int cli_scenario_select(cli_scenario *s, const char *const *names, size_t n, retry_error *err) {
+  assert(s != NULL && (names != NULL || n == 0));
+  if (n == 0) return 0;
+  char shown[48], list[96];
+  retry_json_printable(shown, sizeof shown, names[0], 40);
+  if (!s->has_variants) {
+    retry_error_set(err, RETRY_EINVAL, "<command line>", "", -1, -1,
+                    "--variant \"%s\": the scenario has no variants", shown);
+    return RETRY_EINVAL;
+  }
+  for (size_t k = 0; k < n; k++) {
+    bool found = false;
+    for (size_t i = 0; i < s->n_runs && !found; i++)
+      found = strcmp(s->runs[i].name, names[k]) == 0;
+    if (!found) {
+      retry_json_printable(shown, sizeof shown, names[k], 40);
+      variant_list(s, list, sizeof list);
+      retry_error_set(err, RETRY_EINVAL, "<command line>", "", -1, -1,
+                      "--variant \"%s\": no such variant; variants: %s", shown, list);
+      return RETRY_EINVAL;
+    }
+  }
+  size_t kept = 0;
+  for (size_t i = 0; i < s->n_runs; i++) {
+    bool keep = false;
+    for (size_t k = 0; k < n && !keep; k++)
+      keep = strcmp(s->runs[i].name, names[k]) == 0;
+    if (keep) {
+      s->runs[kept++] = s->runs[i];
+      continue;
+    }
+    free(s->runs[i].name);
+    model_config_destroy(s->runs[i].cfg);
+    json_decref(s->runs[i].doc);
+    json_decref(s->runs[i].expect);
+  }
+  s->n_runs = kept;
+  return 0;
+}
+
+/* Binary units, one decimal: "15.2 GiB". */
+static void format_bytes(char *buf, size_t size, uint64_t b) {
+  static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = (double)b;
+  size_t u = 0;
+  while (v >= 1024.0 && u + 1 < sizeof units / sizeof units[0]) {
+    v /= 1024.0;
+    u++;
+  }
+  if (u == 0)
+    snprintf(buf, size, "%llu bytes", (unsigned long long)b);
+  else
+    snprintf(buf, size, "%.1f %s", v, units[u]);
+}
+
+/* Checked before any world is built: a world that does not fit fails only after minutes of
+ * allocation (issue 10, defect 8), and validate, which builds none, refuses it too. */
+int cli_scenario_check_memory(const cli_scenario *s, uint64_t max_bytes, retry_error *err) {
+  assert(s != NULL);
+  for (size_t i = 0; i < s->n_runs; i++) {
+    uint64_t need = model_world_estimate_bytes(s->runs[i].cfg);
+    if (need <= max_bytes) continue;
+    char got[32], limit[32], name[40];
+    format_bytes(got, sizeof got, need);
+    format_bytes(limit, sizeof limit, max_bytes);
+    retry_json_printable(name, sizeof name, s->runs[i].name, 32);
+    retry_error_set(err, RETRY_ERANGE, s->source, "", -1, -1,
+                    "run \"%s\" needs about %s of memory, over the limit of %s "
+                    "(--max-memory SIZE raises it)",
+                    name, got, limit);
+    return RETRY_ERANGE;
+  }
+  return 0;
 }
 
 /* }================================================================== */

@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cli/cli_recovery.h"
 #include "models/model_config.h"
@@ -44,6 +45,30 @@ void cli_scenario_destroy(cli_scenario *s);
 const char *cli_scenario_name(const cli_scenario *s);
 /* Lower-case hex SHA-256 of the file's bytes as read (before overrides). Borrowed. */
 const char *cli_scenario_sha256(const cli_scenario *s);
+/* Every file read, in the order read: the scenario first ({"role": "scenario", "path": its
+ * base name, "sha256"}), then each policy file once ({"role": "policy", "path": as written in
+ * the scenario, "sha256", "named_at": [JSON paths that named it]}). A JSON array; returns a
+ * borrowed pointer valid until cli_scenario_destroy. */
+const json_t *cli_scenario_inputs(const cli_scenario *s);
+/* The --set overrides as given, in order ({"path": PATH, "value": VALUE as text, or null}),
+ * --duration included as the set it is. A JSON array; borrowed, valid until destroy. */
+const json_t *cli_scenario_overrides(const cli_scenario *s);
+/* The scenario's document as it was run: the file after its policy files were read into it
+ * and the --set overrides applied, variants included (each run's own document is this one
+ * with its variant's "set" applied). Borrowed, valid until cli_scenario_destroy. */
+const json_t *cli_scenario_base_document(const cli_scenario *s);
+
+/* Keeps only the variants named in names[0..n) (n == 0 keeps every run), in the scenario's
+ * order. Returns 0, or RETRY_EINVAL with err filled ("<command line>": the scenario has no
+ * variants, or a name is not one of them; the message lists the variants). */
+int cli_scenario_select(cli_scenario *s, const char *const *names, size_t n, retry_error *err);
+
+/* The default of --max-memory: 8 GiB. */
+#define CLI_SCENARIO_MAX_MEMORY_DEFAULT (UINT64_C(8) << 30)
+/* Checks that no run's world would need more than max_bytes (model_world_estimate_bytes).
+ * Returns 0, or RETRY_ERANGE with err filled: the run, the estimate, the limit and the
+ * option that raises it. max_bytes UINT64_MAX: no limit. */
+int cli_scenario_check_memory(const cli_scenario *s, uint64_t max_bytes, retry_error *err);
 /* Number of runs: the number of variants, or 1 when the scenario has none. */
 size_t cli_scenario_n_runs(const cli_scenario *s);
 /* Whether the scenario defines variants. */

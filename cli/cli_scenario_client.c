@@ -32,7 +32,19 @@ static bool oom(scn_ctx *c) {
  * join. Its line and column are dropped too: they count in the text load_inline dumped, not
  * in the scenario file, and would point a user at the wrong place. A failed load always sets
  * a code; the RETRY_ECONFIG fallback only makes sure an error can never read as success. */
-static bool fail_inline(scn_ctx *c, const retry_error *pe) {
+static bool fail_inline(scn_ctx *c, json_t *v, const retry_error *pe) {
+  /* A policy read from a file and not patched since is the file's: its error names the file
+   * and the path in it, as loading the file alone would (a name too long for the error's
+   * source falls back to the scenario's path). */
+  for (size_t i = 0; c->files != NULL && i < c->files->n; i++) {
+    const scn_policy_file *pf = &c->files->files[i];
+    if (strlen(pf->path) >= sizeof pe->source || !json_equal(pf->content, v)) continue;
+    retry_error e = *pe;
+    snprintf(e.source, sizeof e.source, "%s", pf->path);
+    e.line = e.column = -1;
+    retry_json_fail_error(&c->j, &e);
+    return false;
+  }
   size_t mark = retry_json_path_push_raw(&c->j, pe->path[0] == '$' ? pe->path + 1 : "");
   retry_json_fail(&c->j, pe->code != RETRY_OK ? pe->code : RETRY_ECONFIG, "%s", pe->message);
   retry_json_path_pop(&c->j, mark);
@@ -57,59 +69,15 @@ static bool load_inline(scn_ctx *c, json_t *v, retry_config **out) {
   json_free_t free_fn = NULL;
   json_get_alloc_funcs(NULL, &free_fn);
   free_fn(text);
-  return *out != NULL || fail_inline(c, &pe);
+  return *out != NULL || fail_inline(c, v, &pe);
 }
 
-/* A file name is relative to the scenario file's directory, as an include would be, so a
- * scenario and its policies can move together. A file that cannot be opened is reported at
- * the scenario's path (the mistake is the name written there); errors inside the file name
- * the file and the path in it, as retry_config_load_file reports them. */
-static bool load_file(scn_ctx *c, json_t *v, retry_config **out) {
-  const char *name = json_string_value(v);
-  if (name[0] == '\0') {
-    retry_json_fail_value(&c->j, "\"policy\"", POLICY_WHAT, v);
-    return false;
-  }
-  /* An absolute name is used as it is. The buffer holds the directory, a '/' and the name
-   * and its NUL; no '/' is added when base_dir already ends with one ("/" itself). */
-  size_t dir_len = name[0] == '/' ? 0 : strlen(c->base_dir);
-  char *full = cli__scenario_malloc(dir_len + strlen(name) + 2);
-  if (full == NULL) return oom(c);
-  if (dir_len > 0)
-    snprintf(full, dir_len + strlen(name) + 2, "%s%s%s", c->base_dir,
-             c->base_dir[dir_len - 1] == '/' ? "" : "/", name);
-  else
-    snprintf(full, strlen(name) + 1, "%s", name);
-  /* Opened here only to tell "no such file" apart: that mistake is the scenario's, reported at
-   * the policy's path. retry_config_load_file opens the file again; should it vanish in
-   * between, the loader's own error reports it, so the race costs nothing. */
-  FILE *f = fopen(full, "rb");
-  if (f == NULL) {
-    /* The name as written: the source names the scenario, whose directory it is read in. */
-    char shown[72];
-    retry_json_printable(shown, sizeof shown, name, 64);
-    retry_json_fail(&c->j, RETRY_EIO, "cannot open the policy file \"%s\": %s", shown,
-                    strerror(errno));
-    free(full);
-    return false;
-  }
-  fclose(f);
-  retry_config_opts opts = {0, cli__scenario_retry_alloc()};
-  retry_error pe;
-  retry_error_clear(&pe);
-  /* full can go at once: pe holds its own copy of the file name in a fixed array. */
-  *out = retry_config_load_file(full, &opts, &pe);
-  free(full);
-  if (*out == NULL) retry_json_fail_error(&c->j, &pe);
-  return *out != NULL;
-}
-
-/* A POLICY value: an object is a service config written inline, a string names a file;
+/* A POLICY value: an object is a service config, written inline or read from a file when the
+ * scenario was loaded (cli__scenario_expand_policies leaves no file name behind, except ""),
  * JSON null never reaches here (the caller's getter reads it as "no policy"). */
 bool cli__scenario_policy_value(scn_ctx *c, json_t *v, retry_config **out) {
   *out = NULL;
   if (json_is_object(v)) return load_inline(c, v, out);
-  if (json_is_string(v)) return load_file(c, v, out);
   retry_json_fail_value(&c->j, "\"policy\"", POLICY_WHAT, v);
   return false;
 }

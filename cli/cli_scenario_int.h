@@ -2,13 +2,13 @@
  * cli_scenario_int.h: what the files of the scenario loader share; private to them (and to
  * tests/test_cli_scenario.c, which reaches the SHA-256 and the allocation hook through it).
  *
- *   cli_scenario.c         loading, --set, variants, expectations, the accessors
+ *   cli_scenario.c         loading, policy files, --set, variants, expectations, provenance,
+ *                          the accessors, SHA-256 (nettle)
  *   cli_scenario_parse.c   a document into a model_config: top level, services, calls, faults
  *   cli_scenario_client.c  clients: arrivals, methods, policies
  *   cli_scenario_value.c   the context and typed values (durations, distributions, ...)
  *   cli_scenario_path.c    the PATH syntax of --set, variants and expectations
  *   cli_scenario_units.c   cli_duration_parse, cli_rate_parse
- *   cli_scenario_sha256.c  SHA-256 of the file's bytes
  */
 #ifndef CLI_SCENARIO_INT_H
 #define CLI_SCENARIO_INT_H
@@ -47,6 +47,30 @@
  * The conversion context
  * =================================================================== */
 
+/* A service's name and its index in cfg->services, sorted by name so that a call's or a
+ * client's reference is found in O(log n): a linear scan made a file of 100,000 services take
+ * seconds (issue 10, defect 7). */
+typedef struct scn_name_index {
+  const char *name; /* borrowed from cfg->services[index].name */
+  int index;
+} scn_name_index;
+
+/* The policy files read while loading one scenario, each once (by the path opened), in the
+ * order first read; their documents are copied into the scenario's, where --set and variants
+ * may patch them (cli_scenario.c). Owned by the cli_scenario. */
+typedef struct scn_policy_file {
+  char *path;       /* as opened: the scenario's directory joined with the name as written */
+  char *name;       /* as written in the scenario (relative to its directory), for provenance */
+  char sha256[65];  /* of the file's bytes as read */
+  json_t *content;  /* the file's document as read, never patched */
+  json_t *named_at; /* array of the JSON paths that named the file ("$.clients.web.policy") */
+} scn_policy_file;
+
+typedef struct scn_files {
+  scn_policy_file *files;
+  size_t n, cap;
+} scn_files;
+
 /* The state of one conversion, on the caller's stack. The retry_json context (source, JSON
  * path, first error) is embedded as the first member rather than pointed to: it lives exactly
  * as long as the conversion, a pointer could dangle or be shared by mistake, and &c->j is all
@@ -59,6 +83,8 @@ typedef struct scn_ctx {
   char prefix[SCN_NAME_MAX + 32]; /* `in variant "name": `, every message's start in a variant */
   model_config *cfg;              /* being filled (owned by the caller of cli__scenario_build) */
   cli_recovery_cfg recovery;      /* the document's "recovery", with its defaults */
+  scn_files *files;               /* the policy files read so far; NULL: none known */
+  scn_name_index *by_name;        /* cfg's services sorted by name, NULL until they are read */
 } scn_ctx;
 
 /* Starts a context at path "$" with no error; in a variant, messages get its prefix. */
@@ -129,13 +155,23 @@ bool cli__scenario_check_name(scn_ctx *c, const char *kind, const char *name);
 bool cli__scenario_parse_clients(scn_ctx *c, json_t *clients);
 
 /* A POLICY value (the path is at it, v is not null): a service config object, loaded with
- * retry_config_load_string, or the name of a service config file relative to c->base_dir.
- * *out receives a new config (free with retry_config_destroy), NULL after an error. */
+ * retry_config_load_string. A file's name was replaced by the file's document when the
+ * scenario was loaded (cli__scenario_expand_policies); an error in a policy equal to a file's
+ * document as read names that file and the path in it. *out receives a new config (free with
+ * retry_config_destroy), NULL after an error. */
 bool cli__scenario_policy_value(scn_ctx *c, json_t *v, retry_config **out);
 /* Checks that each of methods[0..n) whose policy retries or hedges uses the status space of
  * service target. policy may be NULL (nothing to check). */
 bool cli__scenario_policy_check_space(scn_ctx *c, const retry_config *policy,
                                       const char *const *methods, size_t n, int target);
+
+/* Replaces every POLICY value of doc that names a file (clients.NAME.policy,
+ * services.NAME.calls[i].policy) by a copy of the file's document, reading each file once into
+ * c->files (with its SHA-256) and noting the JSON path that named it. Values of the wrong
+ * shape are left for the conversion to report. quiet: a file that cannot be read or parsed is
+ * left as its name, without an error (the pass before --set, which may still replace it).
+ * Returns false with the error in c->j (never when quiet, except out of memory). */
+bool cli__scenario_expand_policies(scn_ctx *c, json_t *doc, bool quiet);
 
 /* "variants" and "expect" of the base document: shapes only (cli_scenario.c). */
 bool cli__scenario_check_variants(scn_ctx *c, json_t *variants);
@@ -175,7 +211,8 @@ const retry_allocator *cli__scenario_retry_alloc(void);
  * removes the hook. Not thread-safe. */
 void cli__scenario_set_fail_hook(bool (*fail)(void *ctx), void *ctx);
 
-/* Lower-case hex SHA-256 (FIPS 180-4) of data[0..len) into hex (64 digits and a NUL). */
+/* Lower-case hex SHA-256 (FIPS 180-4, computed by nettle) of data[0..len) into hex (64
+ * digits and a NUL). */
 void cli__scenario_sha256(const void *data, size_t len, char hex[65]);
 
 /* }================================================================== */

@@ -38,7 +38,22 @@ static bool dup_to(scn_ctx *c, char **dst, const char *s) {
 /* Services are looked up by name only while loading, and a scenario has a handful of
  * them, so a linear scan is simpler than an index and fast enough. The first pass of
  * parse_services fills every name before anything looks one up. */
+/* By name through c->by_name once every service's name was read (a binary search), else a
+ * scan: the services are being read. */
 int cli__scenario_service_index(const scn_ctx *c, const char *name) {
+  if (c->by_name != NULL) {
+    size_t lo = 0, hi = c->cfg->n_services;
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      int cmp = strcmp(c->by_name[mid].name, name);
+      if (cmp == 0) return c->by_name[mid].index;
+      if (cmp < 0)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    return -1;
+  }
   for (size_t i = 0; i < c->cfg->n_services; i++)
     if (c->cfg->services[i].name != NULL && strcmp(c->cfg->services[i].name, name) == 0)
       return (int)i;
@@ -670,6 +685,11 @@ bool cli__scenario_check_name(scn_ctx *c, const char *kind, const char *name) {
   return true;
 }
 
+/* Names are unique (object keys), so the order is total and the sort deterministic. */
+static int by_name_cmp(const void *a, const void *b) {
+  return strcmp(((const scn_name_index *)a)->name, ((const scn_name_index *)b)->name);
+}
+
 /* "services": at least one. Two passes: the first reads every name and space, since a call may name
  * a service written after its caller and its status map reads the callee's space; the second reads
  * the rest in document order. */
@@ -706,6 +726,14 @@ static bool parse_services(scn_ctx *c, json_t *services) {
     svc->space = (retry_space)sp;
     retry_json_path_pop(&c->j, mark);
   }
+  /* The index by name, for the calls and clients that name services. */
+  c->by_name = cli__scenario_calloc(n, sizeof *c->by_name);
+  if (c->by_name == NULL) return oom(c);
+  for (i = 0; i < n; i++) {
+    c->by_name[i].name = cfg->services[i].name;
+    c->by_name[i].index = (int)i;
+  }
+  qsort(c->by_name, n, sizeof *c->by_name, by_name_cmp);
   /* Second pass. Jansson iterates an object in insertion order, so both passes see the
    * services in the same order and index i names the same service in each. */
   i = 0;
@@ -938,6 +966,8 @@ model_config *cli__scenario_build(scn_ctx *c, json_t *doc, const char *default_n
    * out-of-memory report inside a helper, say) must still not let the config through. */
   model_config *cfg = c->cfg;
   c->cfg = NULL;
+  free(c->by_name); /* its names are cfg's */
+  c->by_name = NULL;
   if (!ok || failed(c)) {
     model_config_destroy(cfg);
     return NULL;

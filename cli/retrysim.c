@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "retry/retry.h"
+#include "cli/cli_output.h"
 #include "cli/cli_run.h"
 #include "cli/cli_scenario.h"
 
@@ -23,9 +24,10 @@ int main(int argc, char **argv);
  * parse_option accepts. */
 static const char usage_text[] =
     "usage: retrysim run SCENARIO.json [--seed N] [--duration D] [--out DIR]\n"
-    "                    [--format text|json] [--check] [--set PATH=VALUE]... [--quiet]\n"
-    "                    [--plot]\n"
-    "       retrysim validate SCENARIO.json [--set PATH=VALUE]... [--duration D]\n"
+    "                    [--format text|json] [--check] [--junit FILE] [--set PATH=VALUE]...\n"
+    "                    [--variant NAME]... [--max-memory SIZE] [--quiet] [--plot]\n"
+    "       retrysim validate SCENARIO.json [--set PATH=VALUE]... [--variant NAME]...\n"
+    "                    [--duration D] [--max-memory SIZE]\n"
     "       retrysim --help | --version\n";
 
 static const char help_text[] =
@@ -45,6 +47,10 @@ static const char help_text[] =
     "                        the CSV files and write report.md there\n"
     "      --format FMT      text (default): a readable summary; json: summary.json on stdout\n"
     "      --check           check the scenario's \"expect\" values; exit 1 if one fails\n"
+    "      --junit FILE      with --check: also write the results as JUnit XML to FILE\n"
+    "      --variant NAME    run only this variant (repeatable; in the scenario's order)\n"
+    "      --max-memory SIZE refuse a run whose world would need more (\"8GiB\", \"512MiB\",\n"
+    "                        \"none\"); default 8GiB\n"
     "      --set PATH=VALUE  override a scenario value (repeatable): VALUE is JSON if it\n"
     "                        parses (5, true, null removes), else a string (\"250ms\")\n"
     "  -q, --quiet           no text summary, no progress line\n"
@@ -53,17 +59,21 @@ static const char help_text[] =
     "Options also take the form --name=value.\n"
     "\n"
     "exit status: 0 ok, 1 an expectation failed (--check), 2 bad command line or scenario,\n"
-    "3 failure while running or writing (out of memory, I/O). See docs/cli.md.\n";
+    "3 failure while running or writing (out of memory, I/O), 130 / 143 interrupted by\n"
+    "SIGINT / SIGTERM (temporary files removed). See docs/cli.md.\n";
 
 /* The parsed command line. The --set paths are copied out of argv (the path is the part before
  * '='; the loader wants it NUL-terminated); values point into argv, which outlives the run. */
 typedef struct cli {
-  const char *command;  /* "run" or "validate" */
-  const char *scenario; /* the scenario file */
-  cli_set *sets;        /* --set overrides, then --duration; paths owned */
-  size_t n_sets;        /* entries used; sets has room for argc + 1 */
-  const char *duration; /* --duration, or NULL */
-  cli_run_opts opts;    /* for the run driver; out and err are set in main */
+  const char *command;   /* "run" or "validate" */
+  const char *scenario;  /* the scenario file */
+  cli_set *sets;         /* --set overrides, then --duration; paths owned */
+  size_t n_sets;         /* entries used; sets has room for argc + 1 */
+  const char *duration;  /* --duration, or NULL */
+  const char **variants; /* --variant names, borrowed from argv; room for argc */
+  size_t n_variants;     /* entries used */
+  uint64_t max_memory;   /* --max-memory in bytes; UINT64_MAX: no limit */
+  cli_run_opts opts;     /* for the run driver; out and err are set in main */
 } cli;
 
 /* {==================================================================
@@ -71,13 +81,57 @@ typedef struct cli {
  * =================================================================== */
 
 /* Reports a usage error; returns CLI_EXIT_USAGE. */
-/* fmt takes exactly one %s; a message without an argument is passed as ("%s", text). The
- * hint to --help follows, as users of other command-line tools expect. */
+/* fmt takes exactly one %s; a message without an argument is passed as ("%s", text). Every
+ * error is one line (docs/cli.md, "Standard streams"), so the hint to --help that users of
+ * other command-line tools expect ends that line instead of making a second one: a script
+ * that keeps the last line of stderr keeps the whole message. */
 static int usage_error(const char *fmt, const char *arg) {
   fputs("retrysim: ", stderr);
   fprintf(stderr, fmt, arg);
-  fputs("\nTry 'retrysim --help' for more information.\n", stderr);
+  fputs(" (see retrysim --help)\n", stderr);
   return CLI_EXIT_USAGE;
+}
+
+/* Whether a value looks like an option: "--out --quiet" would otherwise make a directory
+ * called "--quiet" and run. A lone "-" is not an option, and a name that really starts with
+ * '-' can be written "./-name". */
+static bool looks_like_option(const char *value) { return value[0] == '-' && value[1] != '\0'; }
+
+/* Parses SIZE for --max-memory: a number (decimals allowed) with an optional binary unit
+ * B, K/KiB, M/MiB, G/GiB, T/TiB (a bare number is bytes), or "none" for no limit. Returns 0
+ * or -1. */
+static int parse_size(const char *s, uint64_t *out) {
+  if (strcmp(s, "none") == 0) {
+    *out = UINT64_MAX;
+    return 0;
+  }
+  if (*s < '0' || *s > '9') return -1;
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno != 0 || end == s) return -1;
+  static const struct {
+    const char *unit;
+    double scale;
+  } units[] = {{"", 1},
+               {"B", 1},
+               {"K", 1024.0},
+               {"KiB", 1024.0},
+               {"M", 1048576.0},
+               {"MiB", 1048576.0},
+               {"G", 1073741824.0},
+               {"GiB", 1073741824.0},
+               {"T", 1099511627776.0},
+               {"TiB", 1099511627776.0}};
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+    if (strcmp(end, units[i].unit) != 0) continue;
+    double b = v * units[i].scale;
+    /* 2^64 is not representable as uint64; 1.8e19 bytes is no limit anyway. */
+    if (!(b >= 1.0) || b >= 18446744073709551615.0) return -1;
+    *out = (uint64_t)b;
+    return 0;
+  }
+  return -1;
 }
 
 /* Reports running out of memory while reading the arguments; returns CLI_EXIT_RUNTIME (3),
@@ -127,6 +181,18 @@ static int set_option(cli *c, const char *name, const char *arg, const char *val
     c->duration = value;
     return 0;
   }
+  if (strcmp(name, "variant") == 0) {
+    if (value[0] == '\0' || looks_like_option(value))
+      return usage_error("--variant needs a variant's name, got '%s'", value);
+    c->variants[c->n_variants++] = value; /* room: one per argument */
+    return 0;
+  }
+  if (strcmp(name, "max-memory") == 0) {
+    if (parse_size(value, &c->max_memory) != 0)
+      return usage_error("--max-memory needs a size such as 8GiB, 512MiB, 1.5G or none, got '%s'",
+                         value);
+    return 0;
+  }
   if (!run) return usage_error("validate does not take '%s'", arg);
   if (strcmp(name, "seed") == 0 || strcmp(name, "s") == 0) {
     c->opts.has_seed = true;
@@ -134,7 +200,20 @@ static int set_option(cli *c, const char *name, const char *arg, const char *val
       return usage_error("--seed needs an integer 0 .. 18446744073709551615, got '%s'", value);
   } else if (strcmp(name, "out") == 0 || strcmp(name, "o") == 0) {
     if (value[0] == '\0') return usage_error("%s", "--out needs a directory");
+    if (looks_like_option(value))
+      return usage_error(
+          "--out needs a directory, got the option '%s' (write ./NAME for a "
+          "directory whose name starts with '-')",
+          value);
     c->opts.out_dir = value;
+  } else if (strcmp(name, "junit") == 0) {
+    if (value[0] == '\0') return usage_error("%s", "--junit needs a file name");
+    if (looks_like_option(value))
+      return usage_error(
+          "--junit needs a file name, got the option '%s' (write ./NAME for a "
+          "file whose name starts with '-')",
+          value);
+    c->opts.junit = value;
   } else if (strcmp(name, "format") == 0) {
     if (strcmp(value, "text") == 0)
       c->opts.format = CLI_FORMAT_TEXT;
@@ -166,7 +245,8 @@ static int set_flag(cli *c, const char *name, const char *arg) {
 /* This list decides whether the next argument is consumed as a value; set_option must handle
  * every name in it. */
 static bool takes_value(const char *name) {
-  static const char *const with_value[] = {"seed", "s", "duration", "out", "o", "format", "set"};
+  static const char *const with_value[] = {"seed",   "s",   "duration", "out",   "o",
+                                           "format", "set", "variant",  "junit", "max-memory"};
   for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
     if (strcmp(name, with_value[i]) == 0) return true;
   return false;
@@ -225,6 +305,8 @@ static int parse_args(cli *c, int argc, char **argv) {
   if (c->scenario == NULL) return usage_error("%s: which scenario file?", c->command);
   if (c->opts.plot && c->opts.out_dir == NULL)
     return usage_error("%s", "--plot needs --out DIR: the pictures are drawn from its files");
+  if (c->opts.junit != NULL && !c->opts.check)
+    return usage_error("%s", "--junit needs --check: it records the checks' results");
   /* --duration goes last, so it wins over a --set of the same key. */
   if (c->duration != NULL) {
     char *path = malloc(sizeof "duration");
@@ -259,7 +341,12 @@ static cli_scenario *load(const cli *c, int *status) {
   retry_error err;
   retry_error_clear(&err);
   cli_scenario *s = cli_scenario_load(c->scenario, c->sets, c->n_sets, &err);
-  if (s != NULL && cli_run_validate(s, c->scenario, &err) != 0) {
+  /* The variants are chosen after the whole file was validated (every variant, chosen or
+   * not), so that --variant never hides a broken one; the memory estimate is of the runs
+   * that will run. */
+  if (s != NULL && (cli_scenario_select(s, c->variants, c->n_variants, &err) != 0 ||
+                    cli_run_validate(s, c->scenario, &err) != 0 ||
+                    cli_scenario_check_memory(s, c->max_memory, &err) != 0)) {
     cli_scenario_destroy(s);
     s = NULL;
   }
@@ -347,20 +434,26 @@ int main(int argc, char **argv) {
   /* c.sets == NULL is out of memory before anything ran: exit 3. The loop below frees the
    * paths that add_set and parse_args allocated; the cast drops the const that cli_set
    * carries for the loader's sake. */
-  cli c = {.command = cmd, .sets = calloc((size_t)argc + 1, sizeof(cli_set))};
+  cli c = {.command = cmd,
+           .sets = calloc((size_t)argc + 1, sizeof(cli_set)),
+           .variants = calloc((size_t)argc + 1, sizeof(const char *)),
+           .max_memory = CLI_SCENARIO_MAX_MEMORY_DEFAULT};
   c.opts.out = stdout;
   c.opts.err = stderr;
-  int status = c.sets == NULL ? CLI_EXIT_RUNTIME : parse_args(&c, argc, argv);
+  int status = c.sets == NULL || c.variants == NULL ? out_of_memory() : parse_args(&c, argc, argv);
   char *command = NULL;
   if (status == CLI_EXIT_OK && c.opts.plot) {
     command = join_args(argc, argv);
     if (command == NULL) status = out_of_memory();
     c.opts.command = command;
   }
+  /* From here on a signal removes the temporary files of --out and --junit. */
+  cli_output_signals_install();
   if (status == CLI_EXIT_OK) status = run_command(&c);
   for (size_t i = 0; i < c.n_sets; i++)
     free((char *)c.sets[i].path);
   free(c.sets);
+  free(c.variants);
   free(command);
   return status;
 }

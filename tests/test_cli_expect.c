@@ -1,7 +1,7 @@
 /*
  * test_cli_expect.c: expectations against a run object: every value shape passing and failing,
  * paths with [n] and [key=value] selectors, paths that do not resolve, the by_status zero rule,
- * the report lines and cli_expect_validate.
+ * the report lines, cli_expect_validate and the JUnit XML of --junit.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli_expect.h"
 
@@ -274,6 +275,66 @@ static void test_cli_expect_validate_refuses_bad_paths_and_values(void **state) 
 
 /* }================================================================== */
 
+/* Issue 10: --junit. Each expectation is a testcase named by its path, a failure carries
+ * "expected X, got Y", and text from the scenario (a path with '<', '&' and a quote, a
+ * control character) is escaped so the XML stays well-formed. The file is complete and no
+ * temporary file is left. */
+static void test_cli_expect_junit_has_a_testcase_per_expectation(void **state) {
+  (void)state;
+  json_t *run = load(run_text);
+  json_t *expect = load(
+      "{\"calls.started\": 100, \"calls.ok\": [0, 5],"
+      " \"services[a<b&c=\\\"q\\\"\\u0001]\": 1}");
+  cli_junit *j = cli_junit_create("demo<&>");
+  assert_non_null(j);
+  assert_int_equal(cli_expect_check_to(expect, run, "base", NULL, false, cli_junit_add, j), 2);
+  char dir[] = "/tmp/test_cli_expect.XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char path[128];
+  snprintf(path, sizeof path, "%s/junit.xml", dir);
+  retry_error err;
+  retry_error_clear(&err);
+  assert_int_equal(cli_junit_write(j, path, &err), 0);
+  cli_junit_destroy(j);
+  FILE *f = fopen(path, "r");
+  assert_non_null(f);
+  char xml[4096];
+  size_t n = fread(xml, 1, sizeof xml - 1, f);
+  xml[n] = '\0';
+  fclose(f);
+  assert_non_null(strstr(xml, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"));
+  assert_non_null(strstr(xml, "<testsuites name=\"demo&lt;&amp;&gt;\" tests=\"3\" failures=\"2\""));
+  assert_non_null(strstr(xml, "<testsuite name=\"base\" tests=\"3\" failures=\"2\""));
+  assert_non_null(strstr(xml,
+                         "<testcase name=\"calls.started\" classname=\"demo&lt;&amp;&gt;.base\""
+                         " time=\"0\"/>"));
+  assert_non_null(strstr(xml, "<testcase name=\"calls.ok\""));
+  assert_non_null(strstr(xml, "<failure message=\"expected [0, 5], got 90\""));
+  assert_non_null(strstr(xml, "services[a&lt;b&amp;c=&quot;q&quot;?]"));
+  assert_null(strchr(xml, '\001'));
+  /* Balanced: as many testcases closed as opened. */
+  size_t open = 0, close = 0;
+  for (const char *p = xml; (p = strstr(p, "<testcase ")) != NULL; p++)
+    open++;
+  for (const char *p = xml; (p = strstr(p, "</testcase>")) != NULL; p++)
+    close++;
+  for (const char *p = xml; (p = strstr(p, "\"/>")) != NULL; p++)
+    close++;
+  assert_int_equal(open, 3);
+  assert_int_equal(close, 3);
+  assert_non_null(strstr(xml, "</testsuites>\n"));
+  unlink(path);
+  assert_int_equal(rmdir(dir), 0); /* empty: no temporary file was left */
+  /* A directory that does not exist: an I/O error naming the temporary file. */
+  j = cli_junit_create("x");
+  retry_error_clear(&err);
+  assert_int_equal(cli_junit_write(j, "/nonexistent/dir/junit.xml", &err), RETRY_EIO);
+  assert_non_null(strstr(err.source, "/nonexistent/dir/junit.xml.tmp."));
+  cli_junit_destroy(j);
+  json_decref(run);
+  json_decref(expect);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cli_expect_number_equal_within_tolerance),
@@ -288,6 +349,7 @@ int main(void) {
       cmocka_unit_test(test_cli_expect_missing_status_counts_as_zero),
       cmocka_unit_test(test_cli_expect_verbose_reports_every_line),
       cmocka_unit_test(test_cli_expect_counts_every_failure),
+      cmocka_unit_test(test_cli_expect_junit_has_a_testcase_per_expectation),
       cmocka_unit_test(test_cli_expect_validate_refuses_bad_paths_and_values),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,6 +22,7 @@
 
 #include "cli/cli_scenario.h"
 #include "cli/cli_scenario_int.h"
+#include "models/model_estimate.h"
 #include "tests/support/files.h"
 
 /* {==================================================================
@@ -799,6 +800,203 @@ static void test_cli_scenario_policy_file_loads_and_missing_one_is_an_io_error(v
                       "cannot open the policy file \"nope.json\": No such file or directory");
 }
 
+/* Issue 10: a policy kept in a file is read into the document, so --set and a variant's "set"
+ * patch it like an inline one (before, such a path failed: "...policy" is a string). */
+static void test_cli_scenario_policy_file_is_patched_by_set_and_variants(void **state) {
+  (void)state;
+  char path[1024];
+  snprintf(path, sizeof path, "%s/scenarios/valid/policy-file/scenario.json", data_dir());
+  cli_set sets[] = {{"clients.web.policy.retryThrottling.maxTokens", "5"},
+                    {"variants",
+                     "[{\"name\": \"as-is\", \"set\": {}}, {\"name\": \"four\", "
+                     "\"set\": {\"clients.web.policy.methodConfig[0].retryPolicy."
+                     "maxAttempts\": 4}}]"}};
+  retry_error err;
+  retry_error_clear(&err);
+  cli_scenario *s = cli_scenario_load(path, sets, 2, &err);
+  if (s == NULL) fail_msg("%s: %s: %s", err.source, err.path, err.message);
+  assert_int_equal(cli_scenario_n_runs(s), 2);
+  for (size_t i = 0; i < 2; i++) {
+    const retry_config *p = cli_scenario_config(s, i)->clients[0].policy;
+    assert_non_null(p);
+    /* The file says maxTokens 10; the command line's 5 reached both runs. */
+    assert_int_equal(retry_config_target(p)->throttle.max_milli_tokens, 5000);
+    assert_int_equal(retry_config_lookup(p, "/api.v1.Api/Get")->policy.max_attempts,
+                     i == 0 ? 3 : 4);
+  }
+  /* The recorded document holds the file's policy as patched. */
+  const json_t *doc = cli_scenario_base_document(s);
+  json_t *pol = json_object_get(json_object_get(json_object_get(doc, "clients"), "web"), "policy");
+  assert_true(json_is_object(pol));
+  assert_int_equal(
+      json_integer_value(json_object_get(json_object_get(pol, "retryThrottling"), "maxTokens")), 5);
+  cli_scenario_destroy(s);
+}
+
+/* Issue 10: provenance. The scenario and each policy file with their SHA-256, the --set
+ * overrides as given, in order. */
+static void test_cli_scenario_provenance_records_files_and_overrides(void **state) {
+  (void)state;
+  char path[1024], pol_path[1024];
+  snprintf(path, sizeof path, "%s/scenarios/valid/policy-file/scenario.json", data_dir());
+  snprintf(pol_path, sizeof pol_path, "%s/scenarios/valid/policy-file/policy.json", data_dir());
+  cli_set sets[] = {{"duration", "5s"}, {"clients.web.count", "3"}, {"services.api.workers", NULL}};
+  retry_error err;
+  retry_error_clear(&err);
+  cli_scenario *s = cli_scenario_load(path, sets, 3, &err);
+  if (s == NULL) fail_msg("%s: %s", err.source, err.message);
+  const json_t *in = cli_scenario_inputs(s);
+  assert_int_equal(json_array_size(in), 2);
+  json_t *f0 = json_array_get(in, 0), *f1 = json_array_get(in, 1);
+  assert_string_equal(json_string_value(json_object_get(f0, "role")), "scenario");
+  assert_string_equal(json_string_value(json_object_get(f0, "path")), "scenario.json");
+  assert_string_equal(json_string_value(json_object_get(f0, "sha256")), cli_scenario_sha256(s));
+  assert_string_equal(json_string_value(json_object_get(f1, "role")), "policy");
+  assert_string_equal(json_string_value(json_object_get(f1, "path")), "policy.json");
+  size_t len = 0;
+  char *bytes = test_slurp(pol_path, &len);
+  assert_non_null(bytes);
+  char hex[65];
+  cli__scenario_sha256(bytes, len, hex);
+  free(bytes);
+  assert_string_equal(json_string_value(json_object_get(f1, "sha256")), hex);
+  json_t *named = json_object_get(f1, "named_at");
+  assert_int_equal(json_array_size(named), 1);
+  assert_string_equal(json_string_value(json_array_get(named, 0)), "$.clients.web.policy");
+  const json_t *ov = cli_scenario_overrides(s);
+  assert_int_equal(json_array_size(ov), 3);
+  assert_string_equal(json_string_value(json_object_get(json_array_get(ov, 1), "path")),
+                      "clients.web.count");
+  assert_string_equal(json_string_value(json_object_get(json_array_get(ov, 1), "value")), "3");
+  assert_true(json_is_null(json_object_get(json_array_get(ov, 2), "value")));
+  cli_scenario_destroy(s);
+}
+
+/* Issue 10: a policy file that cannot be read (a directory here) is reported at the scenario's
+ * file and the JSON path that named it, like a missing one (defect 6). */
+static void test_cli_scenario_policy_file_io_errors_name_the_scenario_and_path(void **state) {
+  (void)state;
+  char path[1024];
+  snprintf(path, sizeof path, "%s/scenarios/valid/policy-file/scenario.json", data_dir());
+  const char *bad[] = {".", "/dev/zero"};
+  for (size_t i = 0; i < 2; i++) {
+    char value[64];
+    snprintf(value, sizeof value, "\"%s\"", bad[i]);
+    cli_set set = {"clients.web.policy", value};
+    retry_error err;
+    retry_error_clear(&err);
+    assert_null(cli_scenario_load(path, &set, 1, &err));
+    assert_int_equal(err.code, RETRY_EIO);
+    assert_string_equal(err.source, path);
+    assert_string_equal(err.path, "$.clients.web.policy");
+    char want[160];
+    snprintf(want, sizeof want,
+             "cannot open the policy file \"%s\": not a regular file (a directory, a device or a "
+             "pipe)",
+             bad[i]);
+    assert_string_equal(err.message, want);
+  }
+}
+
+/* Issue 10: --variant keeps the named variants in the scenario's order; an unknown name lists
+ * the variants there are. */
+static void test_cli_scenario_select_keeps_the_named_variants(void **state) {
+  (void)state;
+  cli_set v = {"variants",
+               "[{\"name\": \"a\"}, {\"name\": \"b\", \"description\": \"bee\"}, "
+               "{\"name\": \"c\", \"description\": \"sea\"}]"};
+  cli_scenario *s = load_ok_sets(small, &v, 1);
+  const char *pick[] = {"c", "a"};
+  retry_error err;
+  retry_error_clear(&err);
+  assert_int_equal(cli_scenario_select(s, pick, 2, &err), 0);
+  assert_int_equal(cli_scenario_n_runs(s), 2);
+  assert_string_equal(cli_scenario_run_name(s, 0), "a");
+  assert_string_equal(cli_scenario_run_name(s, 1), "c");
+  assert_null(cli_scenario_run_description(s, 0));
+  assert_string_equal(cli_scenario_run_description(s, 1), "sea");
+  const char *unknown[] = {"d"};
+  assert_int_equal(cli_scenario_select(s, unknown, 1, &err), RETRY_EINVAL);
+  assert_string_equal(err.source, "<command line>");
+  assert_string_equal(err.message, "--variant \"d\": no such variant; variants: a, b, c");
+  assert_int_equal(cli_scenario_n_runs(s), 2);
+  cli_scenario_destroy(s);
+  s = load_ok(small);
+  retry_error_clear(&err);
+  assert_int_equal(cli_scenario_select(s, pick, 1, &err), RETRY_EINVAL);
+  assert_string_equal(err.message, "--variant \"c\": the scenario has no variants");
+  assert_int_equal(cli_scenario_select(s, NULL, 0, &err), 0);
+  cli_scenario_destroy(s);
+}
+
+/* Issue 10, defect 8: the world's memory is estimated before it is built; 1,000 populations
+ * of a million clients are refused under the default limit, with the figure and the option. */
+static void test_cli_scenario_memory_estimate_refuses_a_huge_world(void **state) {
+  (void)state;
+  cli_scenario *s = load_ok(small);
+  uint64_t one = model_world_estimate_bytes(cli_scenario_config(s, 0));
+  assert_true(one > 0 && one < (UINT64_C(1) << 20));
+  retry_error err;
+  retry_error_clear(&err);
+  assert_int_equal(cli_scenario_check_memory(s, CLI_SCENARIO_MAX_MEMORY_DEFAULT, &err), 0);
+  assert_int_equal(cli_scenario_check_memory(s, 1000, &err), RETRY_ERANGE);
+  assert_non_null(strstr(err.message, "--max-memory SIZE"));
+  cli_scenario_destroy(s);
+  /* The estimate grows with the clients: a million in one population. */
+  cli_set big = {"clients.web.count", "1000000"};
+  s = load_ok_sets(small, &big, 1);
+  uint64_t million = model_world_estimate_bytes(cli_scenario_config(s, 0));
+  assert_true(million > one + UINT64_C(1000000) * 100);
+  cli_scenario_destroy(s);
+  /* 1,000 such populations: about a thousand times that, far over 8 GiB. */
+  size_t cap = 1000 * 160 + 256;
+  char *clients = malloc(cap);
+  assert_non_null(clients);
+  size_t n = (size_t)snprintf(clients, cap, "{");
+  for (int i = 0; i < 1000; i++)
+    n += (size_t)snprintf(clients + n, cap - n,
+                          "%s\"c%d\": {\"count\": 1000000, \"target\": \"api\", \"arrival\": "
+                          "{\"kind\": \"open\", \"rate\": \"1/s\"}, \"methods\": [\"/a.B/C\"]}",
+                          i ? ", " : "", i);
+  snprintf(clients + n, cap - n, "}");
+  cli_set many = {"clients", clients};
+  s = load_ok_sets(small, &many, 1);
+  retry_error_clear(&err);
+  assert_int_equal(cli_scenario_check_memory(s, CLI_SCENARIO_MAX_MEMORY_DEFAULT, &err),
+                   RETRY_ERANGE);
+  assert_string_equal(err.source, "t.json");
+  assert_non_null(strstr(err.message, "over the limit of 8.0 GiB"));
+  assert_true(model_world_estimate_bytes(cli_scenario_config(s, 0)) > (UINT64_C(100) << 30));
+  assert_int_equal(cli_scenario_check_memory(s, UINT64_MAX, &err), 0);
+  cli_scenario_destroy(s);
+  free(clients);
+}
+
+/* Issue 10, defect 7: a long chain of services with a cycle at its end is found and named;
+ * the lookups by name are a binary search, so this is quick (tools/test-cli.sh times a chain
+ * of 100,000). */
+static void test_cli_scenario_cycle_at_the_end_of_a_long_chain_is_named(void **state) {
+  (void)state;
+  const int n = 2000;
+  size_t cap = (size_t)n * 160 + 512;
+  char *text = malloc(cap);
+  assert_non_null(text);
+  size_t len = (size_t)snprintf(text, cap, "{\"duration\": \"1s\", \"services\": {");
+  for (int i = 0; i < n; i++)
+    len += (size_t)snprintf(text + len, cap - len,
+                            "%s\"s%d\": {\"service_time\": \"1ms\", \"calls\": [{\"service\": "
+                            "\"s%d\", \"method\": \"/a.B/C\"}]}",
+                            i ? ", " : "", i, i + 1 < n ? i + 1 : n - 3);
+  snprintf(text + len, cap - len,
+           "}, \"clients\": {\"c\": {\"target\": \"s0\", \"arrival\": {\"kind\": \"open\", "
+           "\"rate\": \"1/s\"}, \"methods\": [\"/a.B/C\"]}}}");
+  retry_error err;
+  load_bad_sets(text, NULL, 0, &err);
+  assert_string_equal(err.path, "$.services.s1999.calls[0].service");
+  assert_string_equal(err.message, "the calls form a cycle: s1997 -> s1998 -> s1999 -> s1997");
+  free(text);
+}
+
 static void test_cli_scenario_io_and_syntax_errors_name_the_source(void **state) {
   (void)state;
   retry_error err;
@@ -1128,6 +1326,12 @@ int main(void) {
       cmocka_unit_test(test_cli_scenario_variants_apply_their_sets_and_merge_expectations),
       cmocka_unit_test(test_cli_scenario_inline_policy_errors_keep_the_policy_path),
       cmocka_unit_test(test_cli_scenario_policy_file_loads_and_missing_one_is_an_io_error),
+      cmocka_unit_test(test_cli_scenario_policy_file_is_patched_by_set_and_variants),
+      cmocka_unit_test(test_cli_scenario_provenance_records_files_and_overrides),
+      cmocka_unit_test(test_cli_scenario_policy_file_io_errors_name_the_scenario_and_path),
+      cmocka_unit_test(test_cli_scenario_select_keeps_the_named_variants),
+      cmocka_unit_test(test_cli_scenario_memory_estimate_refuses_a_huge_world),
+      cmocka_unit_test(test_cli_scenario_cycle_at_the_end_of_a_long_chain_is_named),
       cmocka_unit_test(test_cli_scenario_io_and_syntax_errors_name_the_source),
       cmocka_unit_test(test_cli_scenario_loads_each_valid_case),
       cmocka_unit_test(test_cli_scenario_refuses_each_invalid_case),

@@ -3,7 +3,8 @@
 # As root it runs apt-get; otherwise it prints the exact command and fails.
 # Usage: tools/deps.sh [GROUP...]   (called by the Makefile; safe to run again)
 #   engine  pkg-config, jansson        (libretry.a: libc, its config loader jansson)
-#   kernel  GSL                        (sim/, models/, the retrysim program)
+#   kernel  GSL, nettle                (sim/, models/, the retrysim program; nettle's SHA-256
+#                                      is the program's alone)
 #   test    cmocka                     (the test suites)
 #   plot    gnuplot                    (retrysim --plot, make demo, make test's plot checks)
 # Without a group, all of them.
@@ -27,7 +28,7 @@ need_pc() {
 for g in "$@"; do
   case "$g" in
     engine) need_pc jansson libjansson-dev ;;
-    kernel) need_pc gsl libgsl-dev; need_pc jansson libjansson-dev ;;
+    kernel) need_pc gsl libgsl-dev; need_pc jansson libjansson-dev; need_pc nettle nettle-dev ;;
     test)   need_pc cmocka libcmocka-dev ;;
     plot)   command -v gnuplot >/dev/null 2>&1 || missing="$missing gnuplot-nox" ;;
     *) echo "deps: unknown group '$g' (engine, kernel, test, plot)" >&2; exit 2 ;;

@@ -241,6 +241,151 @@ else
   echo "test-cli: gnuplot not installed, --plot runs skipped (make deps installs it)"
 fi
 
+# ------------------------------------------------------------------ issue 10, defect 9: one line
+# A usage error is one line, the hint to --help at its end (docs/cli.md, "Standard streams").
+run_rc 2 run "$tmp/good.json" --bogus
+checks=$((checks + 1))
+[ "$(wc -l <"$tmp/err")" -eq 1 ] || { fail "a usage error takes more than one line"; cat "$tmp/err"; }
+has "$tmp/err" "retrysim: unknown option '--bogus' (see retrysim --help)"
+
+# ------------------------------------------------------------------ issue 10, defect 1: --out --quiet
+run_rc 2 run "$tmp/good.json" --out --quiet
+has "$tmp/err" "--out needs a directory, got the option '--quiet'"
+checks=$((checks + 1))
+[ ! -e ./--quiet ] && [ ! -e "$tmp/--quiet" ] || fail "--out --quiet made a directory '--quiet'"
+run_rc 2 run "$tmp/good.json" -o -q
+run_rc 0 run "$tmp/good.json" --quiet --out "$tmp/-dash"   # a name with '-' inside is fine
+
+# ------------------------------------------------------------------ issue 10: provenance
+mkdir -p "$tmp/prov"
+cat >"$tmp/prov/policy.json" <<'JSON'
+{"methodConfig": [{"name": [{}], "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.01s",
+  "maxBackoff": "0.1s", "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}}],
+ "retryThrottling": {"maxTokens": 10, "tokenRatio": 0.1}}
+JSON
+sed -e 's|"methods": \[{"name": "/pkg.Api/Get"}\]}|"methods": [{"name": "/pkg.Api/Get"}], "policy": "policy.json"}|' \
+  "$tmp/good.json" >"$tmp/prov/s.json"
+run_rc 0 run "$tmp/prov/s.json" --quiet --out "$tmp/prov/o1" --set services.api.workers=3 --duration 1s
+s1="$tmp/prov/o1/summary.json"
+has "$s1" '"role": "policy",'
+has "$s1" '"path": "policy.json",'
+has "$s1" "\"sha256\": \"$(sha256sum "$tmp/prov/policy.json" | cut -c1-64)\""
+has "$s1" "\"sha256\": \"$(sha256sum "$tmp/prov/s.json" | cut -c1-64)\""
+has "$s1" '"$.clients.web.policy"'
+# The overrides in order, as given; the document as run (workers 3, the policy inlined).
+checks=$((checks + 1))
+tr -d ' \n' <"$s1" | grep -q '"overrides":\[{"path":"services.api.workers","value":"3"},{"path":"duration","value":"1s"}\]' ||
+  fail "summary.json does not record the overrides in order"
+checks=$((checks + 1))
+tr -d ' \n' <"$s1" | grep -q '"document":{"name":"cli-smoke".*"workers":3,' ||
+  fail "summary.json does not record the document after --set"
+checks=$((checks + 1))
+tr -d ' \n' <"$s1" | grep -q '"policy":{"methodConfig"' ||
+  fail "the recorded document does not hold the policy file's content"
+# Editing the policy file changes what is recorded.
+sed -i 's/"maxTokens": 10/"maxTokens": 20/' "$tmp/prov/policy.json"
+run_rc 0 run "$tmp/prov/s.json" --quiet --out "$tmp/prov/o2" --set services.api.workers=3 --duration 1s
+checks=$((checks + 1))
+cmp -s "$s1" "$tmp/prov/o2/summary.json" && fail "editing the policy file left summary.json unchanged"
+has "$tmp/prov/o2/summary.json" "\"sha256\": \"$(sha256sum "$tmp/prov/policy.json" | cut -c1-64)\""
+
+# ------------------------------------------------------------------ issue 10: --set into a policy file
+# Before, a policy kept in a file could only be replaced: '"...policy" is a string, not an object'.
+run_rc 0 validate "$tmp/prov/s.json" --set 'clients.web.policy.retryThrottling.maxTokens=5'
+run_rc 2 validate "$tmp/prov/s.json" --set 'clients.web.policy.methodConfig[0].retryPolicy.maxAttempts=1'
+has "$tmp/err" "\$.clients.web.policy.methodConfig[0].retryPolicy.maxAttempts: \"maxAttempts\" must be an integer > 1"
+# A run tells whether the patch reached the world: maxAttempts 2 against a refusing service
+# makes exactly two attempts per call.
+run_rc 0 run "$tmp/prov/s.json" --quiet --check --set 'services.api.faults=[{"kind": "refuse", "status": "UNAVAILABLE"}]' \
+  --set 'clients.web.policy.methodConfig[0].retryPolicy.maxAttempts=2' \
+  --set 'clients.web.policy.retryThrottling=null' \
+  --set 'expect={"amplification.edges[0].amplification": 2}'
+# ... and a variant's "set" reaches into it too.
+run_rc 0 run "$tmp/prov/s.json" --quiet --check --set 'services.api.faults=[{"kind": "refuse", "status": "UNAVAILABLE"}]' \
+  --set 'clients.web.policy.retryThrottling=null' \
+  --set 'variants=[{"name": "three", "expect": {"amplification.edges[0].amplification": 3}},
+                   {"name": "two", "set": {"clients.web.policy.methodConfig[0].retryPolicy.maxAttempts": 2},
+                    "expect": {"amplification.edges[0].amplification": 2}}]'
+
+# ------------------------------------------------------------------ issue 10, defects 3 and 6: policy-file I/O
+mkdir -p "$tmp/prov/adir"
+run_rc 2 validate "$tmp/prov/s.json" --set 'clients.web.policy=adir'
+has "$tmp/err" "retrysim: $tmp/prov/s.json: \$.clients.web.policy: cannot open the policy file \"adir\": not a regular file"
+run_rc 2 validate "$tmp/prov/s.json" --set 'clients.web.policy=/dev/zero'
+has "$tmp/err" "retrysim: $tmp/prov/s.json: \$.clients.web.policy: cannot open the policy file \"/dev/zero\": not a regular file"
+if [ "$(id -u)" != 0 ]; then   # root reads a file whatever its mode
+  cp "$tmp/prov/policy.json" "$tmp/prov/locked.json" && chmod 000 "$tmp/prov/locked.json"
+  run_rc 2 validate "$tmp/prov/s.json" --set 'clients.web.policy=locked.json'
+  has "$tmp/err" "retrysim: $tmp/prov/s.json: \$.clients.web.policy: cannot open the policy file \"locked.json\": Permission denied"
+fi
+
+# ------------------------------------------------------------------ issue 10, defect 5: a long policy path
+# A name longer than retry_error.source (255 bytes) still names the file, in the message.
+long="$tmp/prov"
+for i in 1 2 3 4 5 6 7 8; do long="$long/directory-with-a-rather-long-name-$i"; done
+mkdir -p "$long"
+printf '{"methodConfig": [\n' >"$long/broken.json"
+run_rc 2 validate "$tmp/prov/s.json" --set "clients.web.policy=$long/broken.json"
+has "$tmp/err" "retrysim: $tmp/prov/s.json: \$.clients.web.policy: policy file \""
+has "$tmp/err" "broken.json\":"
+
+# ------------------------------------------------------------------ issue 10: --variant
+run_rc 0 run "$tmp/variants.json" --format json --variant heavy
+has "$tmp/out" '"variant": "heavy",'
+checks=$((checks + 1))
+grep -q '"variant": "light"' "$tmp/out" && fail "--variant heavy also ran light"
+run_rc 0 validate "$tmp/variants.json" --variant light --variant=heavy
+has "$tmp/out" "ok (2 runs)"
+run_rc 2 run "$tmp/variants.json" --variant nope
+has "$tmp/err" "--variant \"nope\": no such variant; variants: light, heavy"
+run_rc 2 run "$tmp/good.json" --variant x
+has "$tmp/err" "the scenario has no variants"
+
+# ------------------------------------------------------------------ issue 10: --junit
+run_rc 2 run "$tmp/good.json" --junit "$tmp/j.xml"     # needs --check
+has "$tmp/err" "--junit needs --check"
+run_rc 1 run "$tmp/failing.json" --check --quiet --junit "$tmp/j.xml"
+has "$tmp/j.xml" '<testsuites name="cli-smoke" tests="2" failures="1" errors="0">'
+has "$tmp/j.xml" '<testcase name="calls.by_status.DATA_LOSS" classname="cli-smoke.cli-smoke" time="0"/>'
+has "$tmp/j.xml" '<failure message="expected &lt;= 0, got '
+if command -v xmllint >/dev/null 2>&1; then
+  checks=$((checks + 1))
+  xmllint --noout "$tmp/j.xml" || fail "--junit wrote XML that xmllint refuses"
+fi
+checks=$((checks + 1))
+ls "$tmp" | grep -q 'j.xml.tmp' && fail "--junit left a temporary file"
+run_rc 3 run "$tmp/good.json" --check --quiet --junit "$tmp/nowhere/j.xml"
+has "$tmp/err" "cannot create"
+
+# ------------------------------------------------------------------ issue 10, defect 7: a long cycle
+# 100,000 services in a chain whose last one calls back into it: found and named in linear
+# time (it took 11.5 s before); 20 s allows for a sanitizer build.
+awk 'BEGIN { n = 100000; printf "{\"duration\": \"1s\", \"services\": {";
+  for (i = 0; i < n; i++) printf "%s\"s%d\": {\"service_time\": \"1ms\", \"calls\": [{\"service\": \"s%d\", \"method\": \"/a.B/C\"}]}", (i ? ", " : ""), i, (i + 1 < n ? i + 1 : n - 3);
+  printf "}, \"clients\": {\"c\": {\"target\": \"s0\", \"arrival\": {\"kind\": \"open\", \"rate\": \"1/s\"}, \"methods\": [\"/a.B/C\"]}}}\n" }' \
+  >"$tmp/chain.json"
+start=$(date +%s)
+run_rc 2 validate "$tmp/chain.json"
+took=$(( $(date +%s) - start ))
+has "$tmp/err" "\$.services.s99999.calls[0].service: the calls form a cycle: s99997 -> s99998 -> s99999 -> s99997"
+checks=$((checks + 1))
+[ "$took" -le 20 ] || fail "a cycle check through 100,000 services took $took s"
+
+# ------------------------------------------------------------------ issue 10, defect 8: memory
+awk 'BEGIN { printf "{\"duration\": \"1s\", \"services\": {\"api\": {\"service_time\": \"1ms\"}}, \"clients\": {";
+  for (i = 0; i < 1000; i++) printf "%s\"c%d\": {\"count\": 1000000, \"target\": \"api\", \"arrival\": {\"kind\": \"open\", \"rate\": \"1/s\"}, \"methods\": [\"/a.B/C\"]}", (i ? ", " : ""), i;
+  printf "}}\n" }' >"$tmp/huge.json"
+run_rc 2 validate "$tmp/huge.json"
+has "$tmp/err" "retrysim: $tmp/huge.json: run \"huge\" needs about "
+has "$tmp/err" "over the limit of 8.0 GiB (--max-memory SIZE raises it)"
+run_rc 2 run "$tmp/huge.json" --quiet
+run_rc 0 validate "$tmp/huge.json" --max-memory none
+run_rc 2 run "$tmp/good.json" --quiet --max-memory 1KiB
+has "$tmp/err" "over the limit of 1.0 KiB"
+run_rc 0 run "$tmp/good.json" --quiet --max-memory=1.5GiB
+run_rc 2 run "$tmp/good.json" --max-memory lots
+has "$tmp/err" "--max-memory needs a size"
+
 if [ "$fails" -ne 0 ]; then
   echo "test-cli: $fails of $checks checks failed"
   exit 1

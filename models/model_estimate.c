@@ -1,0 +1,81 @@
+/*
+ * model_estimate.c: the memory a world will take, from its config (model_estimate.h). Every
+ * figure is the sizeof of the struct the world allocates (model_int.h) plus the allocator's
+ * overhead, so that the estimate follows the structs as they change. Saturating arithmetic:
+ * a config the loader accepts can ask for more than 2^64 bytes (a million clients in each of
+ * thousands of populations).
+ */
+#include "models/model_estimate.h"
+
+#include <gsl/gsl_rng.h>
+
+#include "models/model_int.h"
+
+/* glibc's malloc rounds a request up to 16 bytes and keeps 8 of its own: 16 per block is
+ * close enough for an estimate whose purpose is a limit in gibibytes. */
+#define MALLOC_OVERHEAD 16
+
+/* The time series of the world: the totals (9 columns), 4 per service, up to 3 per
+ * population (tokens, budget, breaker) and room for per-edge columns (8 each), an upper
+ * bound that stays right when columns are added to the world. */
+#define TS_TOTAL_COLS 16
+#define TS_SERVICE_COLS 8
+#define TS_POP_COLS 3
+#define TS_EDGE_COLS 8
+
+static uint64_t add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
+static uint64_t mul(uint64_t a, uint64_t b) {
+  if (a == 0 || b == 0) return 0;
+  return a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
+
+/* One gsl_rng of the kind sim_rng_stream_create makes: the struct and taus2's state, two
+ * allocations. */
+static uint64_t rng_bytes(void) {
+  return sizeof(gsl_rng) + gsl_rng_taus2->size + 2 * MALLOC_OVERHEAD;
+}
+
+/* A policy keeps shared state (one retry_target per caller) when it throttles, budgets,
+ * adapts or breaks; model_world.c makes a target in exactly those cases. */
+static bool has_shared_state(const retry_config *policy) {
+  if (policy == NULL) return false;
+  const retry_target_config *tc = retry_config_target(policy);
+  return tc != NULL && (tc->has_throttle || tc->budget != RETRY_BUDGET_NONE || tc->has_adaptive ||
+                        tc->has_breaker);
+}
+
+uint64_t model_world_estimate_bytes(const model_config *cfg) {
+  uint64_t total = sizeof(model_world) + MALLOC_OVERHEAD;
+  uint64_t n_edges = cfg->n_clients, cols = TS_TOTAL_COLS;
+  for (size_t i = 0; i < cfg->n_clients; i++) {
+    const model_client_cfg *cl = &cfg->clients[i];
+    uint64_t per_client = sizeof(mw_client) + 3 * rng_bytes();
+    if (has_shared_state(cl->policy))
+      per_client += MODEL_ESTIMATE_TARGET_BYTES + sizeof(retry_target *);
+    total = add(total, sizeof(mw_pop) + rng_bytes() + 3 * MALLOC_OVERHEAD +
+                           cl->n_methods * (sizeof(double) + sizeof(void *)));
+    total = add(total, mul((uint64_t)cl->count, per_client));
+    cols += TS_POP_COLS;
+  }
+  for (size_t s = 0; s < cfg->n_services; s++) {
+    const model_service_cfg *sv = &cfg->services[s];
+    uint64_t per_replica = sizeof(mw_replica) + 4 * rng_bytes();
+    for (size_t j = 0; j < sv->n_calls; j++)
+      if (has_shared_state(sv->calls[j].policy))
+        per_replica += MODEL_ESTIMATE_TARGET_BYTES + sizeof(retry_target *);
+    total = add(total, sizeof(mw_service) + sizeof(model_service_stats) + rng_bytes() +
+                           4 * MALLOC_OVERHEAD + (sv->n_calls + 1) * 2 * sizeof(void *) +
+                           (sv->n_faults + 1) * sizeof(int64_t));
+    total = add(total, mul((uint64_t)sv->replicas, per_replica));
+    n_edges += sv->n_calls;
+    cols += TS_SERVICE_COLS;
+  }
+  total = add(total, mul(n_edges, sizeof(mw_edge) + sizeof(model_edge_stats) + sizeof(void *)));
+  cols = add(cols, mul(n_edges, TS_EDGE_COLS));
+  /* Buckets: (duration + drain) / bucket, rounded up, plus one. */
+  uint64_t span = (uint64_t)cfg->duration_ns + (uint64_t)cfg->drain_ns;
+  uint64_t buckets = cfg->bucket_ns > 0 ? span / (uint64_t)cfg->bucket_ns + 2 : 2;
+  total = add(total, mul(2, mul(buckets, mul(cols, sizeof(double)))));
+  return total;
+}
