@@ -116,6 +116,11 @@ struct mw_call {
   mw_req *reqs;            /* attempts in flight (the caller still waits for them) */
   int32_t last_replica;    /* replica of the latest attempt, -1 before the first */
   int64_t deadline_ns;     /* absolute, RETRY_NEVER when none */
+  /* tracing (model_trace.c): written only while a trace sink is installed */
+  bool traced;                  /* its decisions go to the sink */
+  int32_t trace_depth;          /* model_trace_call.depth */
+  uint64_t trace_parent;        /* model_trace_call.parent_id */
+  int32_t trace_parent_attempt; /* model_trace_call.parent_attempt */
 };
 
 /* Where a request is on the server side. */
@@ -163,6 +168,9 @@ struct mw_req {
   int32_t ds_status;  /* first failure (mapped into this service's space), or OK */
   bool ds_failed;
   bool ds_starting; /* fan-out: still starting its calls */
+  /* tracing: the traced call this is an attempt of (0: not traced) and its depth */
+  uint64_t trace_call;
+  int32_t trace_depth;
 };
 
 /* }================================================================== */
@@ -287,7 +295,8 @@ struct model_world {
     void (*progress)(void *, int64_t, int64_t);
     void *progress_ctx;
   } run;
-  model_results res; /* what the run measured (owns the edge and service arrays) */
+  model_results res;      /* what the run measured (owns the edge and service arrays) */
+  model_trace_sink trace; /* model_world_set_trace; record NULL: tracing off */
 };
 
 /* model_world.c */
@@ -329,6 +338,7 @@ typedef struct mw_call_args {
   mw_call_done_fn on_done;       /* called once when the call ends */
   void *done_ctx;                /* given back in c->done_ctx */
   int32_t slot;                  /* given back in c->slot */
+  const mw_req *parent;          /* the attempt being served that makes this call, or NULL */
 } mw_call_args;
 
 /* Starts a logical call as a describes. Returns 0, or -1 when out of memory (the world's
@@ -338,6 +348,11 @@ typedef struct mw_call_args {
 int model__call_start(model_world *w, const mw_call_args *a);
 /* A request's reply reached its caller (or the caller had left). Frees the request. */
 void model__req_reply_arrived(model_world *w, mw_req *r);
+
+/* model_trace.c */
+/* At the start of call c (before retry_call_start): decides whether c is traced and, if so,
+ * points o's trace callback at it. Call only when w->trace.record is not NULL. */
+void model__trace_call_start(model_world *w, mw_call *c, const mw_req *parent, retry_call_opts *o);
 
 /* model_client.c */
 int model__pops_create(model_world *w);

@@ -346,7 +346,8 @@ static void downstream_start(model_world *w, mw_service *s, mw_req *r, int32_t j
                     .top = false,
                     .on_done = downstream_done,
                     .done_ctx = r,
-                    .slot = j};
+                    .slot = j,
+                    .parent = r};
   if (model__call_start(w, &a) < 0) r->ds_pending--;
 }
 
