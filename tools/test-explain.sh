@@ -1,0 +1,186 @@
+#!/bin/sh
+# Checks `retrysim explain` as docs/cli.md and docs/explain.md describe it, one rule per
+# function: it picks a call by id, by stop reason and by start time, shows the calls made
+# below each attempt layer by layer, shows pushback as received and as parsed, shows the
+# shared state before and after, prints JSON that parses, refuses bad selectors with exit 2
+# and one line, prints the same bytes twice, and leaves the run it explains unchanged.
+# Usage: BUILD=build sh tools/test-explain.sh
+set -u
+bin="${BUILD:-build}/retrysim"
+[ -x "$bin" ] || { echo "test-explain: $bin not built"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+checks=0
+seed003=experiments/seed003-pushback.json
+storm=experiments/metastable-storm.json
+nested=experiments/nested-layers.json
+
+fail() { fails=$((fails + 1)); echo "test-explain: FAIL: $*"; }
+
+# run_rc WANT ARGS...: runs retrysim, keeps stdout and stderr in $tmp/out and $tmp/err.
+run_rc() {
+  want=$1; shift
+  checks=$((checks + 1))
+  "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
+  got=$?
+  if [ "$got" -ne "$want" ]; then
+    fail "retrysim $* -> exit $got, want $want"
+    sed 's/^/    stderr: /' "$tmp/err" | head -n 5
+  fi
+}
+has() {
+  checks=$((checks + 1))
+  grep -qF -- "$2" "$1" || { fail "$3: $1 lacks: $2"; sed 's/^/    /' "$1" | head -n 12; }
+}
+lacks() {
+  checks=$((checks + 1))
+  ! grep -qF -- "$2" "$1" || fail "$3: $1 should not hold: $2"
+}
+# jqv FILE FILTER WANT RULE: the jq filter's value on FILE is WANT.
+jqv() {
+  checks=$((checks + 1))
+  got=$(jq -r "$2" "$1" 2>&1)
+  [ "$got" = "$3" ] || fail "$4: jq '$2' gives '$got', want '$3'"
+}
+
+explain_picks_a_call_by_id() {
+  run_rc 0 explain "$seed003" --call 1
+  has "$tmp/out" "picked: call 1 (--call)" by_id
+  has "$tmp/out" "call 1  agent -> jobs  /jobs.v1.Jobs/Run" by_id
+  # An internal call may be picked by id too: it is the root, its parent untraced.
+  run_rc 0 explain "$nested" --call 15 --format json
+  jqv "$tmp/out" '.call.id' 15 by_id
+  jqv "$tmp/out" '.call.from + "->" + .call.to' 'frontend->middle' by_id
+  jqv "$tmp/out" '.call.layer' -1 by_id
+}
+
+explain_picks_the_first_call_that_stopped_for_a_reason() {
+  run_rc 0 explain "$seed003" --variant negative-pushback --stopped pushback_stop
+  has "$tmp/out" "stop reason pushback_stop" by_stop_reason
+  # seed003's shared bucket: 200 calls at 0 s through one channel (maxTokens 10). Calls 1 to 4
+  # fail first and take the bucket to 6, still retrying; the fifth failure takes it to 5 and
+  # is the first refused: call 5, not call 1 (first started) nor call 200 (last).
+  run_rc 0 explain "$seed003" --variant storm-throttled-shared --stopped throttled
+  has "$tmp/out" "picked: call 5, the first call on a client's edge to stop with throttled" by_stop_reason
+  has "$tmp/out" "attempt 1: UNAVAILABLE  tokens 6.000 -> 5.000" by_stop_reason
+  has "$tmp/out" "stop reason throttled: retry throttling" by_stop_reason
+  run_rc 0 explain "$storm" --variant grpc-throttling --stopped throttled --format json
+  jqv "$tmp/out" '.call.result.stop_reason' throttled by_stop_reason
+  jqv "$tmp/out" '.selector.by' stopped by_stop_reason
+}
+
+explain_picks_the_first_call_started_after_a_time() {
+  run_rc 0 explain "$storm" --variant retries --after 35s --format json
+  cp "$tmp/out" "$tmp/after.json"
+  start=$(jq -r '.call.start_ns' "$tmp/after.json")
+  id=$(jq -r '.call.id' "$tmp/after.json")
+  checks=$((checks + 1))
+  [ "$start" -ge 35000000000 ] || fail "by_time: call $id started at $start, before 35 s"
+  # The call before it (the storm has one layer: every id is a client's call) started earlier.
+  run_rc 0 explain "$storm" --variant retries --call $((id - 1)) --format json
+  prev=$(jq -r '.call.start_ns' "$tmp/out")
+  checks=$((checks + 1))
+  [ "$prev" -lt 35000000000 ] || fail "by_time: call $((id - 1)) started at $prev, not before 35 s"
+  # --after exactly at its start picks it again.
+  run_rc 0 explain "$storm" --variant retries --after "${start}ns" --format json
+  jqv "$tmp/out" '.call.id' "$id" by_time
+}
+
+explain_shows_nested_layers() {
+  run_rc 0 explain "$nested" --after 1s
+  has "$tmp/out" "call 15  frontend -> middle  /shop.v1.Middle/Get  (made while serving attempt 1 of call 14)" nested
+  has "$tmp/out" "      layer 2, policy retry" nested
+  run_rc 0 explain "$nested" --after 1s --format json
+  jqv "$tmp/out" '.call.calls[0].layer' 1 nested
+  jqv "$tmp/out" '.call.calls[0].parent_call' 14 nested
+  jqv "$tmp/out" '.call.calls[0].calls[0].layer' 2 nested
+  jqv "$tmp/out" '[.. | objects | select(has("layer"))] | length' 13 nested
+  jqv "$tmp/out" '.calls_in_tree' 13 nested
+  # --edge picks among the calls of an internal edge.
+  run_rc 0 explain "$nested" --edge 'middle->backend' --stopped max_attempts --format json
+  jqv "$tmp/out" '.call.from + "->" + .call.to' 'middle->backend' nested
+}
+
+explain_shows_pushback_raw_and_parsed() {
+  run_rc 0 explain "$seed003" --variant timeline-900ms --call 1
+  has "$tmp/out" 'attempt 1: UNAVAILABLE  pushback "300" = retry in 300 ms  delay 300 ms from pushback' pushback
+  has "$tmp/out" 'pushback "500" = retry in 500 ms' pushback
+  has "$tmp/out" "the next attempt, due at 1.050000 s, would start after the deadline (0.900000 s)" pushback
+  run_rc 0 explain "$seed003" --variant timeline-900ms --call 1 --format json
+  jqv "$tmp/out" '.call.events[1].pushback.raw[0]' 300 pushback
+  jqv "$tmp/out" '.call.events[1].pushback.parsed' delay pushback
+  jqv "$tmp/out" '.call.events[1].pushback.delay_ns' 300000000 pushback
+  jqv "$tmp/out" '.call.events[1].delay.source' pushback pushback
+  run_rc 0 explain "$seed003" --variant unparseable-pushback --call 1
+  has "$tmp/out" 'pushback "soon" = invalid: do not retry' pushback
+}
+
+explain_shows_shared_state_before_and_after() {
+  run_rc 0 explain "$storm" --variant grpc-throttling --stopped throttled --format json
+  jqv "$tmp/out" '.call.events[0].before.throttle_milli_tokens' 10000 state
+  jqv "$tmp/out" '(.call.events[-1].before.throttle_milli_tokens - .call.events[-1].after.throttle_milli_tokens)' 1000 state
+  run_rc 0 explain "$storm" --variant retry-budget --stopped budget_exhausted
+  has "$tmp/out" "budget " state
+  has "$tmp/out" "the retry budget has no room" state
+  run_rc 0 explain "$storm" --variant retries --stopped deadline
+  has "$tmp/out" "backoff drawn" state
+}
+
+explain_json_parses() {
+  for args in "$seed003 --call 1" "$nested --after 1s" "$storm --variant circuit-breaker --stopped breaker_open"; do
+    # shellcheck disable=SC2086
+    run_rc 0 explain $args --format json
+    checks=$((checks + 1))
+    python3 -m json.tool "$tmp/out" >/dev/null 2>&1 || fail "json: explain $args is not JSON"
+  done
+}
+
+explain_refuses_bad_selectors_with_exit_2() {
+  for args in "$seed003" "$seed003 --call 1 --after 1s" "$seed003 --stopped bogus" \
+    "$seed003 --stopped none" "$seed003 --after 5" "$seed003 --after -1s" "$seed003 --call 0" \
+    "$seed003 --call x1" "$seed003 --call 1 --variant nope" "$seed003 --edge nonsense --after 0s" \
+    "$seed003 --call 99" "$seed003 --stopped breaker_open" "$seed003 --edge a->b --after 0s" \
+    "$seed003 --call 1 --bogus" "$seed003 --call" "--call 1" "$seed003 --call 1 --format xml" \
+    "$seed003 --call 1 --edge agent->jobs" "$seed003 $seed003 --call 1"; do
+    # shellcheck disable=SC2086
+    run_rc 2 explain $args
+    checks=$((checks + 1))
+    [ "$(wc -l <"$tmp/err")" -eq 1 ] || { fail "bad selector: explain $args: not one line"; cat "$tmp/err"; }
+    checks=$((checks + 1))
+    [ ! -s "$tmp/out" ] || fail "bad selector: explain $args wrote to stdout"
+  done
+}
+
+explain_output_is_identical_across_runs() {
+  for fmt in text json; do
+    "$bin" explain "$storm" --variant retries --stopped deadline --format $fmt >"$tmp/a" 2>&1
+    "$bin" explain "$storm" --variant retries --stopped deadline --format $fmt >"$tmp/b" 2>&1
+    checks=$((checks + 1))
+    cmp -s "$tmp/a" "$tmp/b" || fail "deterministic: two runs of explain ($fmt) differ"
+  done
+}
+
+explain_leaves_the_run_unchanged() {
+  # What explain reports of the run equals what `retrysim run` counts without tracing.
+  run_rc 0 run "$storm" --set variants=null --format json --quiet
+  started=$(jq -r '.calls.started' "$tmp/out")
+  attempts=$(jq -r '.calls.attempts' "$tmp/out")
+  run_rc 0 explain "$storm" --set variants=null --stopped deadline --format json
+  jqv "$tmp/out" '.totals.calls_started' "$started" unchanged
+  jqv "$tmp/out" '.totals.attempts' "$attempts" unchanged
+}
+
+explain_picks_a_call_by_id
+explain_picks_the_first_call_that_stopped_for_a_reason
+explain_picks_the_first_call_started_after_a_time
+explain_shows_nested_layers
+explain_shows_pushback_raw_and_parsed
+explain_shows_shared_state_before_and_after
+explain_json_parses
+explain_refuses_bad_selectors_with_exit_2
+explain_output_is_identical_across_runs
+explain_leaves_the_run_unchanged
+
+echo "test-explain: $checks checks, $fails failed"
+[ "$fails" -eq 0 ]
