@@ -517,7 +517,7 @@ static void fmt_reason(char *buf, size_t size, const ex_call *c, const ex_rec *r
       return;
     case RETRY_ACTION_WAIT:
       if (r->event == RETRY_TRACE_OUTCOME && r->backoff_ns >= 0 && c->kind == RETRY_POLICY_RETRY)
-        snprintf(buf, size, "%s is retryable and %d of %d attempts are used", st, (int)wk->sends,
+        snprintf(buf, size, "%s is retryable; %d of %d attempts used", st, (int)wk->sends,
                  (int)c->max_attempts);
       else if (r->event == RETRY_TRACE_HEADERS && d->cancel_others)
         snprintf(buf, size, "headers commit the call to attempt %d", (int)d->attempt);
@@ -699,8 +699,12 @@ static void print_call(FILE *f, const ex_state *s, const ex_call *c, int indent)
             c->parent_id);
   fputc('\n', f);
   fmt_time(t, sizeof t, c->start_ns);
-  fprintf(f, "%*s  layer %d, policy %s, up to %d attempt%s, started %s", indent, "", (int)c->depth,
-          kind_name(c->kind), (int)c->max_attempts, c->max_attempts == 1 ? "" : "s", t);
+  if (c->depth >= 0)
+    fprintf(f, "%*s  layer %d, ", indent, "", (int)c->depth);
+  else
+    fprintf(f, "%*s  layer not known (its caller is not traced), ", indent, "");
+  fprintf(f, "policy %s, up to %d attempt%s, started %s", kind_name(c->kind), (int)c->max_attempts,
+          c->max_attempts == 1 ? "" : "s", t);
   if (c->deadline_ns != RETRY_NEVER) {
     fmt_time(t2, sizeof t2, c->deadline_ns);
     fprintf(f, ", deadline %s", t2);
@@ -774,11 +778,12 @@ static void print_text(FILE *f, const ex_opts *o, const ex_state *s, const ex_ru
   selector_words(sel, sizeof sel, o, s->chosen);
   fprintf(f, "retrysim explain: %s, run %s (%zu of %zu), seed %" PRIu64 "\n", run->scenario_name,
           run->run_name, run->run_index + 1, run->n_runs, run->seed);
-  fprintf(f, "the run: %" PRId64 " calls started by clients, %" PRId64 " attempts\n",
-          run->calls_started, run->attempts);
+  fprintf(f, "the run: %" PRId64 " call%s started by clients, %" PRId64 " attempt%s\n",
+          run->calls_started, run->calls_started == 1 ? "" : "s", run->attempts,
+          run->attempts == 1 ? "" : "s");
   fprintf(f, "picked: %s\n", sel);
-  fprintf(f, "%zu call%s in its tree, %zu decisions\n\n", s->n_calls, s->n_calls == 1 ? "" : "s",
-          s->n_recs);
+  fprintf(f, "%zu call%s in its tree, %zu decision%s\n\n", s->n_calls, s->n_calls == 1 ? "" : "s",
+          s->n_recs, s->n_recs == 1 ? "" : "s");
   const ex_call *root = find_call(s, s->chosen);
   if (root != NULL) print_call(f, s, root, 0);
   if (s->truncated)
@@ -882,7 +887,7 @@ static json_t *call_json(const ex_state *s, const ex_call *c) {
   json_object_set_new(o, "from", json_string(c->from));
   json_object_set_new(o, "to", json_string(c->to));
   json_object_set_new(o, "method", json_string(c->method));
-  json_object_set_new(o, "layer", json_integer(c->depth));
+  json_object_set_new(o, "layer", c->depth >= 0 ? json_integer(c->depth) : json_null());
   json_object_set_new(o, "parent_call",
                       c->parent_id != 0 ? json_integer((json_int_t)c->parent_id) : json_null());
   json_object_set_new(o, "parent_attempt",

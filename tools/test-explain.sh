@@ -52,7 +52,7 @@ explain_picks_a_call_by_id() {
   run_rc 0 explain "$nested" --call 15 --format json
   jqv "$tmp/out" '.call.id' 15 by_id
   jqv "$tmp/out" '.call.from + "->" + .call.to' 'frontend->middle' by_id
-  jqv "$tmp/out" '.call.layer' -1 by_id
+  jqv "$tmp/out" '.call.layer' null by_id
 }
 
 explain_picks_the_first_call_that_stopped_for_a_reason() {
