@@ -39,6 +39,7 @@ typedef struct ex_opts {
   ex_by by;
   uint64_t id;       /* --call */
   retry_stop reason; /* --stopped */
+  bool has_after;    /* --after given (alone, or with --stopped) */
   int64_t after_ns;  /* --after */
   const char *after; /* --after as written */
   const char *edge;  /* --edge as written, or NULL */
@@ -87,8 +88,16 @@ static char *dup_trimmed(const char *s, size_t n) {
   return dup_n(s, n);
 }
 
+/* --call names one call and takes no other selector; --stopped and --after may go together
+ * ("the first call started at or after T that stopped with R"); none may be given twice. */
 static bool set_selector(ex_opts *o, ex_by by) {
-  if (o->by != EX_BY_NONE) return false;
+  if (o->by == EX_BY_ID || o->by == by || (by == EX_BY_ID && o->by != EX_BY_NONE)) return false;
+  if (by == EX_BY_AFTER) {
+    if (o->has_after) return false;
+    o->has_after = true;
+    if (o->by == EX_BY_NONE) o->by = EX_BY_AFTER;
+    return true;
+  }
   o->by = by;
   return true;
 }
@@ -100,7 +109,8 @@ static int oom(FILE *err) {
 
 /* Applies one option with its value. */
 static int apply(ex_opts *o, const char *name, const char *arg, const char *v, FILE *err) {
-  static const char one[] = "give one of --call, --stopped, --after, not '%s' as well";
+  static const char one[] =
+      "give --call alone, or --stopped and --after at most once each, not '%s' as well";
   if (strcmp(name, "call") == 0) {
     if (!set_selector(o, EX_BY_ID)) return usage(err, one, arg);
     if (parse_u64(v, &o->id) != 0 || o->id == 0)
@@ -261,21 +271,26 @@ typedef struct ex_state {
   bool oom;
 } ex_state;
 
-static bool is_candidate(const ex_state *s, const model_trace_call *c) {
+static bool is_on_edge(const ex_state *s, const model_trace_call *c) {
   if (s->o->edge_from == NULL) return c->top;
   return strcmp(c->from, s->o->edge_from) == 0 && strcmp(c->to, s->o->edge_to) == 0;
+}
+
+/* A call --stopped and --after may pick: on the edge asked for, started late enough. */
+static bool is_candidate(const ex_state *s, const model_trace_call *c) {
+  return is_on_edge(s, c) && (!s->o->has_after || c->start_ns >= s->o->after_ns);
 }
 
 static bool sink_select(void *ctx, const model_trace_call *c) {
   ex_state *s = ctx;
   if (c->id > s->max_id) s->max_id = c->id;
   bool cand = is_candidate(s, c);
-  if (cand) s->candidates++;
+  if (is_on_edge(s, c)) s->candidates++;
   if (s->finding) return cand && s->found == 0;
   if (s->chosen != 0) return false;
   bool pick;
   switch (s->o->by) {
-    case EX_BY_AFTER: pick = cand && c->start_ns >= s->o->after_ns; break;
+    case EX_BY_AFTER: pick = cand; break;
     default: pick = c->id == s->want_id; break;
   }
   if (pick) s->chosen = c->id;
@@ -762,8 +777,13 @@ static void selector_words(char *buf, size_t size, const ex_opts *o, uint64_t ro
   switch (o->by) {
     case EX_BY_ID: snprintf(buf, size, "call %" PRIu64 " (--call)", o->id); break;
     case EX_BY_STOPPED:
-      snprintf(buf, size, "call %" PRIu64 ", the first call on %s to stop with %s", root, where,
-               retry_stop_name(o->reason));
+      if (o->has_after)
+        snprintf(buf, size,
+                 "call %" PRIu64 ", the first call on %s started at or after %s to stop with %s",
+                 root, where, o->after, retry_stop_name(o->reason));
+      else
+        snprintf(buf, size, "call %" PRIu64 ", the first call on %s to stop with %s", root, where,
+                 retry_stop_name(o->reason));
       break;
     case EX_BY_AFTER:
       snprintf(buf, size, "call %" PRIu64 ", the first call on %s started at or after %s", root,
@@ -934,7 +954,7 @@ static int print_json(FILE *f, const ex_opts *o, const ex_state *s, const ex_run
   if (o->by == EX_BY_ID) json_object_set_new(sel, "call", json_integer((json_int_t)o->id));
   if (o->by == EX_BY_STOPPED)
     json_object_set_new(sel, "stop_reason", json_string(retry_stop_name(o->reason)));
-  if (o->by == EX_BY_AFTER) json_object_set_new(sel, "after_ns", json_integer(o->after_ns));
+  if (o->has_after) json_object_set_new(sel, "after_ns", json_integer(o->after_ns));
   json_object_set_new(sel, "edge", o->edge != NULL ? json_string(o->edge) : json_null());
   json_object_set_new(doc, "selector", sel);
   json_t *totals = json_object();
@@ -970,8 +990,10 @@ static int no_match(FILE *err, const ex_opts *o, const ex_state *s, const ex_run
             "retrysim: explain: no call %" PRIu64 " in run %s: its calls are 1 .. %" PRIu64 "\n",
             o->id, run->run_name, s->max_id);
   } else if (o->by == EX_BY_STOPPED) {
-    fprintf(err, "retrysim: explain: no call on %s stopped with %s in run %s (seed %" PRIu64 ")\n",
-            where, retry_stop_name(o->reason), run->run_name, run->seed);
+    fprintf(err,
+            "retrysim: explain: no call on %s%s%s stopped with %s in run %s (seed %" PRIu64 ")\n",
+            where, o->has_after ? " started at or after " : "", o->has_after ? o->after : "",
+            retry_stop_name(o->reason), run->run_name, run->seed);
   } else {
     fprintf(err, "retrysim: explain: no call on %s started at or after %s in run %s\n", where,
             o->after, run->run_name);

@@ -68,6 +68,13 @@ explain_picks_the_first_call_that_stopped_for_a_reason() {
   run_rc 0 explain "$storm" --variant grpc-throttling --stopped throttled --format json
   jqv "$tmp/out" '.call.result.stop_reason' throttled by_stop_reason
   jqv "$tmp/out" '.selector.by' stopped by_stop_reason
+  # With --after: the first call started at or after the time that stopped with the reason.
+  run_rc 0 explain "$storm" --variant retries --after 100s --stopped deadline --format json
+  jqv "$tmp/out" '.call.result.stop_reason' deadline by_stop_reason
+  jqv "$tmp/out" '.call.start_ns >= 100000000000' true by_stop_reason
+  # The retry storm has no goodput left at 100 s: no call started then ends OK.
+  run_rc 2 explain "$storm" --variant retries --after 100s --stopped ok
+  has "$tmp/err" "no call on a client's edge started at or after 100s stopped with ok" by_stop_reason
 }
 
 explain_picks_the_first_call_started_after_a_time() {
@@ -141,7 +148,8 @@ explain_refuses_bad_selectors_with_exit_2() {
     "$seed003 --stopped none" "$seed003 --after 5" "$seed003 --after -1s" "$seed003 --call 0" \
     "$seed003 --call x1" "$seed003 --call 1 --variant nope" "$seed003 --edge nonsense --after 0s" \
     "$seed003 --call 99" "$seed003 --stopped breaker_open" "$seed003 --edge a->b --after 0s" \
-    "$seed003 --call 1 --bogus" "$seed003 --call" "--call 1" "$seed003 --call 1 --format xml" \
+    "$seed003 --call 1 --bogus" "$seed003 --call" "--call 1" "$seed003 --after 1s --call 1" \
+    "$seed003 --stopped ok --stopped ok" "$seed003 --after 0s --after 1s" "$seed003 --call 1 --format xml" \
     "$seed003 --call 1 --edge agent->jobs" "$seed003 $seed003 --call 1"; do
     # shellcheck disable=SC2086
     run_rc 2 explain $args
