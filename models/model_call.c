@@ -330,7 +330,7 @@ int model__call_start(model_world *w, const mw_call_args *a) {
   o.stream = a->stream;
   o.deadline_ns = a->deadline_ns;
   o.rng = sim_rng_adapter(a->ch->rng_engine);
-  if (w->trace.record != NULL) model__trace_call_start(w, c, a->parent, &o);
+  if (w->trace.record != NULL) model__trace_call_start(w, c, &o);
   retry_decision d;
   retry_call_start(&c->rc, c->policy, a->target, &o, sim_now_ns(w->k), &d);
   call_apply(w, c, &d);

@@ -338,7 +338,6 @@ typedef struct mw_call_args {
   mw_call_done_fn on_done;       /* called once when the call ends */
   void *done_ctx;                /* given back in c->done_ctx */
   int32_t slot;                  /* given back in c->slot */
-  const mw_req *parent;          /* the attempt being served that makes this call, or NULL */
 } mw_call_args;
 
 /* Starts a logical call as a describes. Returns 0, or -1 when out of memory (the world's
@@ -350,9 +349,11 @@ int model__call_start(model_world *w, const mw_call_args *a);
 void model__req_reply_arrived(model_world *w, mw_req *r);
 
 /* model_trace.c */
-/* At the start of call c (before retry_call_start): decides whether c is traced and, if so,
- * points o's trace callback at it. Call only when w->trace.record is not NULL. */
-void model__trace_call_start(model_world *w, mw_call *c, const mw_req *parent, retry_call_opts *o);
+/* At the start of call c (before retry_call_start, c filled from its mw_call_args): decides
+ * whether c is traced and, if so, points o's trace callback at it. A service's call finds the
+ * attempt it serves in c->done_ctx (the mw_req downstream_start gives). Call only when
+ * w->trace.record is not NULL. */
+void model__trace_call_start(model_world *w, mw_call *c, retry_call_opts *o);
 
 /* model_client.c */
 int model__pops_create(model_world *w);

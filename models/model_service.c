@@ -346,8 +346,7 @@ static void downstream_start(model_world *w, mw_service *s, mw_req *r, int32_t j
                     .top = false,
                     .on_done = downstream_done,
                     .done_ctx = r,
-                    .slot = j,
-                    .parent = r};
+                    .slot = j};
   if (model__call_start(w, &a) < 0) r->ds_pending--;
 }
 

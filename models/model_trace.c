@@ -40,7 +40,10 @@ static void call_record(void *ctx, const retry_trace_rec *rec) {
   c->w->trace.record(c->w->trace.ctx, &info, rec);
 }
 
-void model__trace_call_start(model_world *w, mw_call *c, const mw_req *parent, retry_call_opts *o) {
+void model__trace_call_start(model_world *w, mw_call *c, retry_call_opts *o) {
+  /* A client's call is told to its client; a service's call to the request whose handler
+   * made it (model_service.c, downstream_start), which is the attempt it serves. */
+  const mw_req *parent = c->top ? NULL : c->done_ctx;
   bool inherited = parent != NULL && parent->trace_call != 0;
   c->rc.id = o->call_id; /* retry_call_start sets it too; the sink sees it before that */
   c->trace_parent = inherited ? parent->trace_call : 0;

@@ -20,9 +20,7 @@ typedef struct event_info {
   int32_t status;
   retry_pushback_kind pushback;
   int64_t pushback_ns;
-  const char *const *pushback_values;
-  size_t n_pushback_values;
-  const char *retry_after;
+  const retry_outcome *outcome; /* the outcome reported, or NULL */
   int64_t backoff_ns;
   int64_t backoff_nominal_ns;
   retry_delay_source delay_source;
@@ -36,14 +34,15 @@ static void event_info_init(event_info *ev, const retry_call *c, retry_trace_eve
   ev->status = -1;
   ev->pushback = RETRY_PUSHBACK_NONE;
   ev->pushback_ns = 0;
-  ev->pushback_values = NULL;
-  ev->n_pushback_values = 0;
-  ev->retry_after = NULL;
   ev->backoff_ns = -1;
-  ev->backoff_nominal_ns = -1;
-  ev->delay_source = RETRY_DELAY_NONE;
-  if (c->opts.trace != NULL && c->target != NULL)
-    retry_target_stats_get(c->target, now_ns, &ev->before);
+  /* What only a trace reads is filled only for a traced call (the decision code writes
+   * outcome and delay_source on its way, and nothing reads them untraced). */
+  if (c->opts.trace != NULL) {
+    ev->outcome = NULL;
+    ev->backoff_nominal_ns = -1;
+    ev->delay_source = RETRY_DELAY_NONE;
+    if (c->target != NULL) retry_target_stats_get(c->target, now_ns, &ev->before);
+  }
 }
 
 static void trace(const retry_call *c, const event_info *ev, int64_t now_ns,
@@ -58,9 +57,11 @@ static void trace(const retry_call *c, const event_info *ev, int64_t now_ns,
   rec.status = ev->status;
   rec.pushback = ev->pushback;
   rec.pushback_ns = ev->pushback_ns;
-  rec.pushback_values = ev->pushback_values;
-  rec.n_pushback_values = ev->n_pushback_values;
-  rec.retry_after = ev->retry_after;
+  if (ev->outcome != NULL) {
+    rec.pushback_values = ev->outcome->n_pushback > 0 ? ev->outcome->pushback : NULL;
+    rec.n_pushback_values = rec.pushback_values != NULL ? ev->outcome->n_pushback : 0;
+    rec.retry_after = ev->outcome->retry_after;
+  }
   rec.backoff_ns = ev->backoff_ns;
   rec.backoff_nominal_ns = ev->backoff_nominal_ns;
   rec.delay_source = ev->delay_source;
@@ -348,7 +349,9 @@ static void retry_after_failure(retry_call *c, const retry_outcome *o, bool thro
     ev->delay_source = RETRY_DELAY_RETRY_AFTER;
     retry_backoff_state_reset(&c->backoff);
   } else {
-    delay = retry_backoff_next(&p->backoff, &c->backoff, &c->opts.rng, &ev->backoff_nominal_ns);
+    /* The value before jitter only for a trace: an untraced call skips its conversion. */
+    delay = retry_backoff_next(&p->backoff, &c->backoff, &c->opts.rng,
+                               c->opts.trace != NULL ? &ev->backoff_nominal_ns : NULL);
     ev->delay_source = RETRY_DELAY_BACKOFF;
   }
   ev->backoff_ns = delay;
@@ -464,9 +467,7 @@ void retry_call_on_outcome(retry_call *c, int32_t attempt, const retry_outcome *
   event_info ev;
   event_info_init(&ev, c, RETRY_TRACE_OUTCOME, attempt, now_ns);
   ev.status = o->status;
-  ev.pushback_values = o->pushback;
-  ev.n_pushback_values = o->n_pushback;
-  ev.retry_after = o->retry_after;
+  ev.outcome = o;
   bool known = attempt >= 1 && attempt <= c->n_attempts && (c->in_flight & bit(attempt));
   if (!known) {
     /* An attempt that was cancelled (or reported twice): nothing changes. */
