@@ -22,11 +22,12 @@
 #include "retry/retry.h"
 #include "sim/sim_event.h"
 
-/* The most records kept; a call tree larger than this (a fan-out storm) is cut, and says so. */
-#define EX_MAX_RECS 200000
+/* The most records kept (about 300 bytes each); a call tree larger than this (a fan-out
+ * storm) is cut, and says so. */
+#define EX_MAX_RECS 100000
 /* Pushback values kept per record, and bytes kept of each (the rest is cut, marked "..."). */
-#define EX_MAX_VALUES 4
-#define EX_VALUE_BYTES 48
+#define EX_MAX_VALUES 2
+#define EX_VALUE_BYTES 40
 
 /* {==================================================================
  * The command line
@@ -241,7 +242,10 @@ typedef struct ex_rec {
   bool has_target;
   retry_target_stats before, after;
   retry_decision d;
+  size_t next; /* the call's next record, EX_NONE after its last */
 } ex_rec;
+
+#define EX_NONE SIZE_MAX
 
 /* One call of the tree, from its first record. */
 typedef struct ex_call {
@@ -253,6 +257,9 @@ typedef struct ex_call {
   retry_policy_kind kind;
   int32_t max_attempts;
   retry_space space;
+  size_t first_rec, last_rec;     /* its records, in order (linked by ex_rec.next) */
+  size_t first_child, last_child; /* the calls made below its attempts, in start order */
+  size_t next_sibling;            /* the next call below the same parent, EX_NONE if none */
 } ex_call;
 
 typedef struct ex_state {
@@ -307,10 +314,18 @@ static void copy_value(char *dst, const char *src) {
   }
 }
 
+/* The calls are kept in the order of their first record, their start, which is the order of
+ * their ids: a binary search finds one. */
 static ex_call *find_call(const ex_state *s, uint64_t id) {
-  for (size_t i = s->n_calls; i-- > 0;)
-    if (s->calls[i].id == id) return &s->calls[i];
-  return NULL;
+  size_t lo = 0, hi = s->n_calls;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (s->calls[mid].id < id)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < s->n_calls && s->calls[lo].id == id ? &s->calls[lo] : NULL;
 }
 
 static bool grow(void **arr, size_t *cap, size_t n, size_t size) {
@@ -336,12 +351,26 @@ static void sink_record(void *ctx, const model_trace_call *c, const retry_trace_
     s->truncated = true;
     return;
   }
-  if (find_call(s, c->id) == NULL) {
-    if (!grow((void **)&s->calls, &s->cap_calls, s->n_calls, sizeof *s->calls)) {
-      s->oom = true;
+  ex_call *call = find_call(s, c->id);
+  if (call == NULL) {
+    if ((s->n_calls > 0 && s->calls[s->n_calls - 1].id > c->id) ||
+        !grow((void **)&s->calls, &s->cap_calls, s->n_calls, sizeof *s->calls)) {
+      s->oom = true; /* out of order cannot happen: ids grow with starts */
       return;
     }
-    ex_call *e = &s->calls[s->n_calls++];
+    /* The parent is looked up before the new call joins the array it searches. */
+    ex_call *parent = c->parent_id != 0 ? find_call(s, c->parent_id) : NULL;
+    size_t ix = s->n_calls++;
+    ex_call *e = &s->calls[ix];
+    e->first_rec = e->last_rec = EX_NONE;
+    e->first_child = e->last_child = e->next_sibling = EX_NONE;
+    if (parent != NULL) {
+      if (parent->last_child == EX_NONE)
+        parent->first_child = ix;
+      else
+        s->calls[parent->last_child].next_sibling = ix;
+      parent->last_child = ix;
+    }
     e->id = c->id;
     e->parent_id = c->parent_id;
     e->parent_attempt = c->parent_attempt;
@@ -355,13 +384,21 @@ static void sink_record(void *ctx, const model_trace_call *c, const retry_trace_
     e->kind = c->policy->kind;
     e->max_attempts = c->policy->max_attempts;
     e->space = c->policy->space;
+    call = e;
   }
   if (!grow((void **)&s->recs, &s->cap_recs, s->n_recs, sizeof *s->recs)) {
     s->oom = true;
     return;
   }
-  ex_rec *r = &s->recs[s->n_recs++];
+  size_t rix = s->n_recs++;
+  ex_rec *r = &s->recs[rix];
   memset(r, 0, sizeof *r);
+  r->next = EX_NONE;
+  if (call->last_rec == EX_NONE)
+    call->first_rec = rix;
+  else
+    s->recs[call->last_rec].next = rix;
+  call->last_rec = rix;
   r->call_id = c->id;
   r->event = rec->event;
   r->now_ns = rec->now_ns;
@@ -700,9 +737,9 @@ static void print_call(FILE *f, const ex_state *s, const ex_call *c, int indent)
 /* The calls made while serving attempt `attempt` of call c, each nested one layer down. */
 static void print_children(FILE *f, const ex_state *s, const ex_call *c, int32_t attempt,
                            int indent) {
-  for (size_t i = 0; i < s->n_calls; i++) {
+  for (size_t i = c->first_child; i != EX_NONE; i = s->calls[i].next_sibling) {
     const ex_call *ch = &s->calls[i];
-    if (ch->parent_id == c->id && ch->parent_attempt == attempt) print_call(f, s, ch, indent);
+    if (ch->parent_attempt == attempt) print_call(f, s, ch, indent);
   }
 }
 
@@ -730,9 +767,8 @@ static void print_call(FILE *f, const ex_state *s, const ex_call *c, int indent)
   ex_walk wk;
   memset(&wk, 0, sizeof wk);
   const ex_rec *done = NULL;
-  for (size_t i = 0; i < s->n_recs; i++) {
+  for (size_t i = c->first_rec; i != EX_NONE; i = s->recs[i].next) {
     const ex_rec *r = &s->recs[i];
-    if (r->call_id != c->id) continue;
     fmt_time(t, sizeof t, r->now_ns);
     fprintf(f, "%*s  %12s  ", indent, "", t);
     if (r->event == RETRY_TRACE_OUTCOME) {
@@ -922,9 +958,8 @@ static json_t *call_json(const ex_state *s, const ex_call *c) {
   json_t *end = json_null();
   ex_walk wk;
   memset(&wk, 0, sizeof wk);
-  for (size_t i = 0; i < s->n_recs; i++) {
+  for (size_t i = c->first_rec; i != EX_NONE; i = s->recs[i].next) {
     const ex_rec *r = &s->recs[i];
-    if (r->call_id != c->id) continue;
     json_array_append_new(events, rec_json(c, r, &wk));
     if (r->d.action == RETRY_ACTION_DONE && json_is_null(end)) {
       end = json_object();
@@ -937,8 +972,8 @@ static json_t *call_json(const ex_state *s, const ex_call *c) {
   json_object_set_new(o, "result", end);
   json_object_set_new(o, "events", events);
   json_t *calls = json_array();
-  for (size_t i = 0; i < s->n_calls; i++)
-    if (s->calls[i].parent_id == c->id) json_array_append_new(calls, call_json(s, &s->calls[i]));
+  for (size_t i = c->first_child; i != EX_NONE; i = s->calls[i].next_sibling)
+    json_array_append_new(calls, call_json(s, &s->calls[i]));
   json_object_set_new(o, "calls", calls);
   return o;
 }
