@@ -203,12 +203,14 @@ static int decisions_of(bool traced, retry_decision *ds) {
   retry_outcome out;
   retry_outcome_init(&out, RETRY_GRPC_UNAVAILABLE);
   retry_call_on_outcome(&c, 1, &out, 100, &ds[n++]);
-  retry_call_wake(&c, ds[n - 1].wake_ns, &ds[n]);
+  int64_t woke_ns = ds[n - 1].wake_ns; /* the backoff's end */
+  retry_call_wake(&c, woke_ns, &ds[n]);
   n++;
+  assert_int_equal(ds[n - 1].action, RETRY_ACTION_SEND);
   retry_outcome_init(&out, RETRY_GRPC_OK);
-  int64_t t2 = ds[n - 1].wake_ns + 50;
-  retry_call_on_outcome(&c, 2, &out, t2, &ds[n]);
+  retry_call_on_outcome(&c, 2, &out, woke_ns + 50, &ds[n]);
   n++;
+  assert_int_equal(ds[n - 1].reason, RETRY_STOP_OK);
   retry_target_destroy(t);
   if (traced) assert_int_equal(log.n, n);
   if (!traced) assert_int_equal(log.n, 0);
