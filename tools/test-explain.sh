@@ -212,7 +212,23 @@ explain_docs_show_the_real_output() {
   [ "$n" -ge 6 ] || fail "docs: only $n explain blocks found in docs/explain.md"
 }
 
+explain_takes_set_seed_and_variant_as_run_does() {
+  # --set changes the document before the variant applies: a 1100 ms deadline lets the third
+  # attempt fit (the timeline-1100ms variant's story).
+  run_rc 0 explain "$seed003" --variant timeline-900ms --call 1 --set clients.agent.deadline=1100ms
+  has "$tmp/out" "ended 1.060000 s after 1.06 s: OK, stop reason ok, 3 attempts" options
+  run_rc 0 explain "$seed003" --variant timeline-900ms --call 1 --duration 400ms
+  has "$tmp/out" "run timeline-900ms (1 of 14), seed 3" options
+  # --seed replaces the scenario's, and the run (its totals) follows it.
+  run_rc 0 run "$storm" --set variants=null --seed 2 --format json --quiet
+  started=$(jget "$tmp/out" 'd["calls"]["started"]')
+  run_rc 0 explain "$storm" --set variants=null --seed 2 --after 35s --format json
+  jv "$tmp/out" 'd["seed"]' 2 options
+  jv "$tmp/out" 'd["totals"]["calls_started"]' "$started" options
+}
+
 explain_picks_a_call_by_id
+explain_takes_set_seed_and_variant_as_run_does
 explain_picks_the_first_call_that_stopped_for_a_reason
 explain_picks_the_first_call_started_after_a_time
 explain_shows_nested_layers
