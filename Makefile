@@ -186,6 +186,8 @@ valgrind: all
 	    --duration 3s --quiet --out $(BUILD)/valgrind-out && echo "ok      retrysim run (valgrind)"
 	$(Q)rm -rf $(BUILD)/valgrind-plot && $(VALGRIND) $(RETRYSIM) run experiments/seed000-charges.json \
 	    --check --quiet --plot --out $(BUILD)/valgrind-plot && echo "ok      retrysim run --check --plot (valgrind)"
+	$(Q)$(VALGRIND) $(RETRYSIM) explain experiments/nested-layers.json --after 1s --format json \
+	    >/dev/null && echo "ok      retrysim explain (valgrind)"
 
 # Every floor includes only those below it; libretry.a needs libc only, jansson only in its
 # config loader.

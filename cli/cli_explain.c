@@ -696,7 +696,7 @@ static void print_decision(FILE *f, const ex_call *c, const ex_rec *r) {
   }
 }
 
-static void print_pushback(FILE *f, const ex_rec *r) {
+static void print_pushback(FILE *f, const ex_call *c, const ex_rec *r) {
   char x[40];
   if (r->n_values > 0) {
     fprintf(f, "  pushback");
@@ -713,7 +713,8 @@ static void print_pushback(FILE *f, const ex_rec *r) {
     } else if (r->pushback == RETRY_PUSHBACK_REPEATED) {
       fprintf(f, " = repeated: do not retry");
     } else {
-      fprintf(f, " = not read (HTTP layer)");
+      /* gRPC pushback is not read on an HTTP layer, nor for an attempt no longer in flight. */
+      fprintf(f, c->space == RETRY_SPACE_HTTP ? " = not read (HTTP layer)" : " = not read");
     }
   }
   if (r->has_retry_after) fprintf(f, "  Retry-After \"%s\"", r->retry_after);
@@ -780,7 +781,7 @@ static void print_call(FILE *f, const ex_state *s, const ex_call *c, int indent)
     } else {
       fprintf(f, "%s", r->event == RETRY_TRACE_START ? "start" : "timer");
     }
-    print_pushback(f, r);
+    print_pushback(f, c, r);
     print_delay(f, r);
     print_state(f, r);
     if (r->d.action == RETRY_ACTION_SEND) {
