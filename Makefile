@@ -177,7 +177,7 @@ $(BUILD)/examples/%: $(BUILD)/examples/%.o $(LIBRETRY)
 TEST_SCRIPTS := tools/check-floors.sh tools/test-check-floors.sh tools/check-deps.sh \
                 tools/test-engine-alone.sh tools/test-install.sh tools/test-realtime-demo.sh \
                 tools/test-cli.sh tools/test-golden.sh tools/test-golden-both-ways.sh \
-                tools/test-experiments.sh tools/test-signals.sh
+                tools/test-experiments.sh tools/test-signals.sh tools/test-explain.sh
 
 test: all | deps-plot
 	$(Q)BUILD=$(BUILD) CC="$(CC)" sh tools/run-tests.sh $(TEST_BINS) -- $(TEST_SCRIPTS)
@@ -192,6 +192,8 @@ valgrind: all
 	    --duration 3s --quiet --out $(BUILD)/valgrind-out && echo "ok      retrysim run (valgrind)"
 	$(Q)rm -rf $(BUILD)/valgrind-plot && $(VALGRIND) $(RETRYSIM) run experiments/seed000-charges.json \
 	    --check --quiet --plot --out $(BUILD)/valgrind-plot && echo "ok      retrysim run --check --plot (valgrind)"
+	$(Q)$(VALGRIND) $(RETRYSIM) explain experiments/nested-layers.json --after 1s --format json \
+	    >/dev/null && echo "ok      retrysim explain (valgrind)"
 
 # Every floor includes only those below it; libretry.a needs libc only, jansson only in its
 # config loader.

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "retry/retry.h"
+#include "cli/cli_explain.h"
 #include "cli/cli_output.h"
 #include "cli/cli_run.h"
 #include "cli/cli_scenario.h"
@@ -28,6 +29,9 @@ static const char usage_text[] =
     "                    [--variant NAME]... [--max-memory SIZE] [--quiet] [--plot]\n"
     "       retrysim validate SCENARIO.json [--set PATH=VALUE]... [--variant NAME]...\n"
     "                    [--duration D] [--max-memory SIZE]\n"
+    "       retrysim explain SCENARIO.json (--call ID | --stopped REASON | --after T)\n"
+    "                    [--edge FROM->TO] [--variant NAME] [--seed N] [--set PATH=VALUE]...\n"
+    "                    [--format text|json]\n"
     "       retrysim --help | --version\n";
 
 static const char help_text[] =
@@ -37,6 +41,7 @@ static const char help_text[] =
     "commands:\n"
     "  run        run the scenario (every variant) and print a summary\n"
     "  validate   load and check the scenario and every variant; print \"FILE: ok (N runs)\"\n"
+    "  explain    run one variant and print the retry decisions of one call, layer by layer\n"
     "\n"
     "options:\n"
     "  -s, --seed N          seed of every run (0 .. 2^64-1), instead of the scenario's\n"
@@ -425,6 +430,7 @@ int main(int argc, char **argv) {
     fputs(help_text, stdout);
     return CLI_EXIT_OK;
   }
+  if (strcmp(cmd, "explain") == 0) return cli_explain_main(argc, argv, stdout, stderr);
   if (strcmp(cmd, "run") != 0 && strcmp(cmd, "validate") != 0) {
     if (cmd[0] != '\0') fprintf(stderr, "retrysim: unknown command '%s'\n", cmd);
     fputs(usage_text, stderr);

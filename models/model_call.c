@@ -110,6 +110,10 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
   r->fault_status = -1;
   r->call_next = c->reqs;
   c->reqs = r;
+  if (c->traced) {
+    r->trace_call = c->rc.id;
+    r->trace_depth = c->trace_depth;
+  }
   c->edge->stats->attempts++;
   if (c->top) {
     w->res.attempts++;
@@ -326,6 +330,7 @@ int model__call_start(model_world *w, const mw_call_args *a) {
   o.stream = a->stream;
   o.deadline_ns = a->deadline_ns;
   o.rng = sim_rng_adapter(a->ch->rng_engine);
+  if (w->trace.record != NULL) model__trace_call_start(w, c, &o);
   retry_decision d;
   retry_call_start(&c->rc, c->policy, a->target, &o, sim_now_ns(w->k), &d);
   call_apply(w, c, &d);

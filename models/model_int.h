@@ -116,6 +116,11 @@ struct mw_call {
   mw_req *reqs;            /* attempts in flight (the caller still waits for them) */
   int32_t last_replica;    /* replica of the latest attempt, -1 before the first */
   int64_t deadline_ns;     /* absolute, RETRY_NEVER when none */
+  /* tracing (model_trace.c): written only while a trace sink is installed */
+  bool traced;                  /* its decisions go to the sink */
+  int32_t trace_depth;          /* model_trace_call.depth */
+  uint64_t trace_parent;        /* model_trace_call.parent_id */
+  int32_t trace_parent_attempt; /* model_trace_call.parent_attempt */
 };
 
 /* Where a request is on the server side. */
@@ -163,6 +168,9 @@ struct mw_req {
   int32_t ds_status;  /* first failure (mapped into this service's space), or OK */
   bool ds_failed;
   bool ds_starting; /* fan-out: still starting its calls */
+  /* tracing: the traced call this is an attempt of (0: not traced) and its depth */
+  uint64_t trace_call;
+  int32_t trace_depth;
 };
 
 /* }================================================================== */
@@ -287,7 +295,8 @@ struct model_world {
     void (*progress)(void *, int64_t, int64_t);
     void *progress_ctx;
   } run;
-  model_results res; /* what the run measured (owns the edge and service arrays) */
+  model_results res;      /* what the run measured (owns the edge and service arrays) */
+  model_trace_sink trace; /* model_world_set_trace; record NULL: tracing off */
 };
 
 /* model_world.c */
@@ -338,6 +347,13 @@ typedef struct mw_call_args {
 int model__call_start(model_world *w, const mw_call_args *a);
 /* A request's reply reached its caller (or the caller had left). Frees the request. */
 void model__req_reply_arrived(model_world *w, mw_req *r);
+
+/* model_trace.c */
+/* At the start of call c (before retry_call_start, c filled from its mw_call_args): decides
+ * whether c is traced and, if so, points o's trace callback at it. A service's call finds the
+ * attempt it serves in c->done_ctx (the mw_req downstream_start gives). Call only when
+ * w->trace.record is not NULL. */
+void model__trace_call_start(model_world *w, mw_call *c, retry_call_opts *o);
 
 /* model_client.c */
 int model__pops_create(model_world *w);

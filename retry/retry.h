@@ -591,17 +591,39 @@ typedef enum retry_trace_event {
   RETRY_TRACE_HEADERS
 } retry_trace_event;
 
+/* Where the delay before the next attempt (retry_trace_rec.backoff_ns) came from. */
+typedef enum retry_delay_source {
+  RETRY_DELAY_NONE = 0,   /* no delay chosen by this event */
+  RETRY_DELAY_BACKOFF,    /* drawn from the policy's backoff (jitter included) */
+  RETRY_DELAY_PUSHBACK,   /* a valid grpc-retry-pushback-ms value, used as it is */
+  RETRY_DELAY_RETRY_AFTER /* an HTTP Retry-After (seconds or date), used as it is */
+} retry_delay_source;
+
+/* Returns "none", "backoff", "pushback", "retry_after"; a static string. */
+const char *retry_delay_source_name(retry_delay_source s);
+
+/* A record is filled only when the call has a trace function: a call without one pays one
+ * NULL check per event and nothing else. Everything borrowed is valid in the callback only. */
 typedef struct retry_trace_rec {
   uint64_t call_id;
-  retry_trace_event event;        /* what the engine was told */
-  int64_t now_ns;                 /* when */
-  int32_t attempt;                /* attempt the event is about (outcome, headers), else 0 */
-  int32_t status;                 /* outcome's status, -1 if none */
-  retry_pushback_kind pushback;   /* pushback parsed from the outcome */
-  int64_t pushback_ns;            /* its delay for RETRY_PUSHBACK_DELAY */
-  int64_t backoff_ns;             /* delay chosen before the next attempt, -1 if none */
-  int64_t throttle_milli_tokens;  /* after the event, -1 without throttle */
-  const retry_decision *decision; /* what the engine answered (borrowed, valid in the callback) */
+  retry_trace_event event;            /* what the engine was told */
+  int64_t now_ns;                     /* when */
+  int32_t attempt;                    /* attempt the event is about (outcome, headers), else 0 */
+  int32_t status;                     /* outcome's status, -1 if none */
+  retry_pushback_kind pushback;       /* pushback parsed from the outcome (gRPC space only) */
+  int64_t pushback_ns;                /* its delay for RETRY_PUSHBACK_DELAY */
+  const char *const *pushback_values; /* outcome: grpc-retry-pushback-ms values as received
+                                         (borrowed), NULL if none */
+  size_t n_pushback_values;           /* how many */
+  const char *retry_after;            /* outcome: HTTP Retry-After as received, or NULL */
+  int64_t backoff_ns;                 /* delay chosen before the next attempt, -1 if none */
+  int64_t backoff_nominal_ns;         /* RETRY_DELAY_BACKOFF: the delay before jitter, else -1 */
+  retry_delay_source delay_source;    /* where backoff_ns came from */
+  int64_t throttle_milli_tokens;      /* after the event, -1 without throttle */
+  bool has_target;                    /* the call has shared state; before and after valid */
+  retry_target_stats before;          /* the target as the event found it */
+  retry_target_stats after;           /* the target as the event left it */
+  const retry_decision *decision;     /* what the engine answered (borrowed) */
 } retry_trace_rec;
 
 typedef void (*retry_trace_fn)(void *ctx, const retry_trace_rec *rec);
