@@ -9,9 +9,11 @@
 #include "cli/cli_scenario_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The forms a POLICY value may take, for messages ("must be ..."). */
 #define POLICY_WHAT "a service config object, the name of a service config file or null"
@@ -39,6 +41,44 @@ static bool fail_inline(scn_ctx *c, const retry_error *pe) {
   return false;
 }
 
+/* The warning sink of every policy load (cli_scenario_set_warn); NULL: none. */
+static const cli_scenario_warn *warn_sink;
+
+void cli_scenario_set_warn(const cli_scenario_warn *w) { warn_sink = w; }
+
+/* Carries a load's warnings to the sink: those of an inline policy move into the scenario
+ * the way fail_inline moves its errors (the policy's path, then the path inside it). */
+typedef struct warn_relay {
+  scn_ctx *c;
+  bool inline_policy;
+} warn_relay;
+
+static void relay_warning(void *ctx, const retry_error *w) {
+  const warn_relay *r = ctx;
+  if (!r->inline_policy) {
+    warn_sink->fn(warn_sink->ctx, r->c->variant, w);
+    return;
+  }
+  char path[sizeof r->c->j.path];
+  snprintf(path, sizeof path, "%s%s", r->c->j.path, w->path[0] == '$' ? w->path + 1 : "");
+  retry_error moved;
+  retry_error_clear(&moved);
+  retry_error_set(&moved, w->code, r->c->j.source, path, -1, -1, "%s", w->message);
+  warn_sink->fn(warn_sink->ctx, r->c->variant, &moved);
+}
+
+/* The loader's options: the default cap on maxAttempts, the test hook's allocator, and the
+ * warnings relayed through r (when a sink is set). */
+static retry_config_opts policy_opts(warn_relay *r) {
+  retry_config_opts opts = {.max_attempts_limit = 0, .alloc = cli__scenario_retry_alloc()};
+  if (warn_sink != NULL) {
+    opts.warn = warn_sink->fn != NULL ? relay_warning : NULL;
+    opts.warn_ctx = r;
+    opts.strict = warn_sink->strict;
+  }
+  return opts;
+}
+
 /* The object is handed to retry_config_load_string as text: the service config loader reads
  * text or files only, and keeping one loader means an inline policy and the same policy in a
  * file behave identically, to the message. Jansson keeps the keys in document order, so the
@@ -50,7 +90,8 @@ static bool load_inline(scn_ctx *c, json_t *v, retry_config **out) {
   if (text == NULL) return oom(c);
   /* 0: libretry's default cap on maxAttempts. The allocator is NULL except under the tests'
    * failure hook. Errors name the scenario (c->j.source): an inline policy lives in it. */
-  retry_config_opts opts = {0, cli__scenario_retry_alloc()};
+  warn_relay relay = {c, true};
+  retry_config_opts opts = policy_opts(&relay);
   retry_error pe;
   retry_error_clear(&pe);
   *out = retry_config_load_string(text, c->j.source, &opts, &pe);
@@ -83,8 +124,9 @@ static bool load_file(scn_ctx *c, json_t *v, retry_config **out) {
   /* Opened here only to tell "no such file" apart: that mistake is the scenario's, reported at
    * the policy's path. retry_config_load_file opens the file again; should it vanish in
    * between, the loader's own error reports it, so the race costs nothing. */
-  FILE *f = fopen(full, "rb");
-  if (f == NULL) {
+  /* O_NONBLOCK: opening a FIFO without a writer would wait; the loader refuses it. */
+  int fd = open(full, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
     /* The name as written: the source names the scenario, whose directory it is read in. */
     char shown[72];
     retry_json_printable(shown, sizeof shown, name, 64);
@@ -93,8 +135,9 @@ static bool load_file(scn_ctx *c, json_t *v, retry_config **out) {
     free(full);
     return false;
   }
-  fclose(f);
-  retry_config_opts opts = {0, cli__scenario_retry_alloc()};
+  close(fd);
+  warn_relay relay = {c, false};
+  retry_config_opts opts = policy_opts(&relay);
   retry_error pe;
   retry_error_clear(&pe);
   /* full can go at once: pe holds its own copy of the file name in a fixed array. */
