@@ -79,6 +79,44 @@ static bool is_scenario_key(const char *key) {
   return retry_json_key_in(key, keys, N_OF(keys));
 }
 
+/* Where a field of the service config belongs, for one written at the wrong level (a
+ * retryPolicy at the top level, maxAttempts directly in an entry); NULL for other keys. */
+static const char *home_of(const char *key) {
+  static const struct {
+    const char *key, *home;
+  } homes[] = {
+      {"name", "a methodConfig entry"},
+      {"timeout", "a methodConfig entry"},
+      {"retryPolicy", "a methodConfig entry"},
+      {"hedgingPolicy", "a methodConfig entry"},
+      {"waitForReady", "a methodConfig entry"},
+      {"maxAttempts", "a retryPolicy or hedgingPolicy"},
+      {"initialBackoff", "a retryPolicy"},
+      {"maxBackoff", "a retryPolicy"},
+      {"backoffMultiplier", "a retryPolicy"},
+      {"retryableStatusCodes", "a retryPolicy"},
+      {"hedgingDelay", "a hedgingPolicy"},
+      {"nonFatalStatusCodes", "a hedgingPolicy"},
+      {"maxTokens", "retryThrottling"},
+      {"tokenRatio", "retryThrottling"},
+      {"service", "a name object of a methodConfig entry"},
+      {"method", "a name object of a methodConfig entry"},
+      {"methodConfig", "the top level"},
+      {"retryThrottling", "the top level"},
+      {"budget", "the top-level retrysim block"},
+      {"adaptiveThrottling", "the top-level retrysim block"},
+      {"circuitBreaker", "the top-level retrysim block"},
+      {"maxAttemptsLimit", "the top-level retrysim block"},
+      {"idempotentMethods", "the top-level retrysim block"},
+      {"jitter", "a retrysim block"},
+      {"perAttemptTimeout", "a retrysim block"},
+      {"statusSpace", "a retrysim block"},
+  };
+  for (size_t i = 0; i < N_OF(homes); i++)
+    if (strcmp(key, homes[i].key) == 0) return homes[i].home;
+  return NULL;
+}
+
 bool retry__config_check_fields(load_ctx *c, json_t *obj, const char *const *known, size_t n_known,
                                 const char *const *quiet, size_t n_quiet) {
   const char *all[24];
@@ -103,6 +141,8 @@ bool retry__config_check_fields(load_ctx *c, json_t *obj, const char *const *kno
                               shown, near);
     } else if (near != NULL) {
       ok = retry__config_warn(c, "unknown field \"%s\" ignored; did you mean \"%s\"?", shown, near);
+    } else if (home_of(key) != NULL) {
+      ok = retry__config_warn(c, "field \"%s\" ignored: it belongs in %s", shown, home_of(key));
     } else if (mark == 1 && is_scenario_key(key)) {
       ok = retry__config_warn(c,
                               "unknown field \"%s\" ignored: this looks like a retrysim scenario, "

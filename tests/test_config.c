@@ -1143,6 +1143,15 @@ static void test_unknown_field_did_you_mean(void **state) {
       "{\"methodConfig\":[{\"name\":[{}],\"hedgingPolicy\":{\"maxAttempts\":2,"
       "\"hedgeDelay\":\"1s\"}}]}",
       "$.methodConfig[0].hedgingPolicy.hedgeDelay", "did you mean \"hedgingDelay\"?", NULL);
+  /* A field written at the wrong level says where it belongs. */
+  expect_one_warning("{\"retryPolicy\":{\"maxAttempts\":3,\"initialBackoff\":\"0.1s\"}}",
+                     "$.retryPolicy",
+                     "field \"retryPolicy\" ignored: it belongs in a methodConfig entry", NULL);
+  expect_one_warning(
+      "{\"methodConfig\":[{\"name\":[{}],\"maxAttempts\":3}]}", "$.methodConfig[0].maxAttempts",
+      "field \"maxAttempts\" ignored: it belongs in a retryPolicy or hedgingPolicy", NULL);
+  expect_one_warning("{\"budget\":{\"type\":\"aws\"}}", "$.budget",
+                     "it belongs in the top-level retrysim block", NULL);
   /* Nothing close: the known fields are listed instead. */
   expect_one_warning("{\"futureField\":1}", "$.futureField",
                      "unknown field \"futureField\" ignored; known here: methodConfig, "
