@@ -302,7 +302,7 @@ static bool parse_go_duration(const char *s, int64_t *ns) {
       }
     }
     if (digits == 0) return false;
-    /* The longest unit that matches: "ms" before "m", "ns" before... none shorter clashes. */
+    /* The longest unit that matches, so that "ms" is never read as "m" and a rest "s". */
     size_t best = N_OF(units);
     size_t best_len = 0;
     for (size_t i = 0; i < N_OF(units); i++) {
@@ -348,6 +348,9 @@ static double linkerd_percent(double ratio) {
   float r = (float)ratio;
   if (r == 0.0f || r > 1.0f) return (double)r;
   float inv = 1.0f / r;
+  /* Past 2^31 deposits per retry both budgets saturate (tower's cast, the Finagle budget's
+   * cap at INT32_MAX): nothing to match, and the nudging below would overflow. */
+  if (!(inv < 2147483648.0f)) return (double)r;
   double k = floor((double)inv);
   double pct = 1.0 / k;
   while ((int64_t)(1000.0 / pct) < (int64_t)(1000.0 * k))

@@ -1111,6 +1111,14 @@ static void test_linkerd_retry_ratio(void **state) {
   load_bad("{\"retrysim\":{\"budget\":{\"type\":\"linkerd\",\"percentCanRetry\":0.2}}}", NULL,
            &err);
   assert_string_equal(err.path, "$.retrysim.budget.percentCanRetry");
+  /* Ratios too small for any count to matter load as written (both budgets saturate). */
+  cfg = load_warn("{\"retrysim\":{\"budget\":{\"type\":\"linkerd\",\"retryRatio\":1e-40}}}", &l);
+  assert_true(retry_config_target(cfg)->finagle.percent_can_retry > 0);
+  assert_true(retry_config_target(cfg)->finagle.percent_can_retry < 1e-9);
+  retry_config_destroy(cfg);
+  cfg = load_warn("{\"retrysim\":{\"budget\":{\"type\":\"linkerd\",\"retryRatio\":0}}}", &l);
+  assert_float_equal(retry_config_target(cfg)->finagle.percent_can_retry, 0, 0);
+  retry_config_destroy(cfg);
   cfg = load_warn("{\"retrysim\":{\"budget\":{\"type\":\"linkerd\",\"ttl\":\"30s500ms\"}}}", &l);
   assert_int_equal(retry_config_target(cfg)->finagle.ttl_ns, 30500 * RETRY_NS_PER_MS);
   retry_config_destroy(cfg);
