@@ -31,6 +31,36 @@ static const char *const top_keys[] = {
     "capAfterJitter",   "perAttemptTimeout", "retryBufferBytes", "retryStreaming",
     "honorRetryAfter",  "waitForDeadline"};
 
+/* An unknown key of the block, at the current path (the caller pushed it): with a
+ * did-you-mean when one of allowed is close (retry_json_suggest), which also says when only
+ * the case differs; else retry_json_fail_unknown_key's list of the allowed keys. */
+static void fail_unknown(load_ctx *c, const char *key, const char *const *allowed, size_t n) {
+  bool case_only = false;
+  const char *near = retry_json_suggest(key, allowed, n, &case_only);
+  if (near == NULL) {
+    retry_json_fail_unknown_key(&c->j, key, allowed, n, NULL);
+    return;
+  }
+  char shown[48];
+  retry_json_printable(shown, sizeof shown, key, 40);
+  retry_json_fail(&c->j, RETRY_ECONFIG, "unknown key \"%s\"; did you mean \"%s\"?%s", shown, near,
+                  case_only ? " (keys are case-sensitive)" : "");
+}
+
+/* retry_json_check_keys with fail_unknown's message: fails on the first key of obj, in
+ * document order, that is not in allowed[0..n). */
+static bool check_keys(load_ctx *c, json_t *obj, const char *const *allowed, size_t n) {
+  for (void *it = json_object_iter(obj); it != NULL; it = json_object_iter_next(obj, it)) {
+    const char *key = json_object_iter_key(it);
+    if (retry_json_key_in(key, allowed, n)) continue;
+    size_t mark = retry_json_path_push_key(&c->j, key);
+    fail_unknown(c, key, allowed, n);
+    retry_json_path_pop(&c->j, mark);
+    return false;
+  }
+  return true;
+}
+
 /* {==================================================================
  * Method options
  * =================================================================== */
@@ -151,7 +181,7 @@ static bool parse_entry_ext(load_ctx *c, json_t *ext, method_opts *mo) {
       retry_json_fail(&c->j, RETRY_ECONFIG,
                       "\"%s\" is channel-wide: set it in the top-level retrysim block", key);
     else
-      retry_json_fail_unknown_key(&c->j, key, method_keys, N_OF(method_keys), NULL);
+      fail_unknown(c, key, method_keys, N_OF(method_keys));
     retry_json_path_pop(&c->j, mark);
     return false;
   }
@@ -358,6 +388,45 @@ static double linkerd_percent(double ratio) {
   return pct;
 }
 
+/* The keys of a budget of type type: a key of another type says whose it is, and Finagle's
+ * and Linkerd's names for the same setting point at each other (percentCanRetry is Finagle's
+ * retryRatio, minRetriesPerSec Linkerd's minRetriesPerSecond); the rest is check_keys. */
+static bool check_budget_keys(load_ctx *c, json_t *b, const char *type, const char *const *own,
+                              size_t n_own) {
+  static const struct {
+    const char *key, *type, *twin;
+  } others[] = {{"capacity", "aws", NULL},
+                {"retryCost", "aws", NULL},
+                {"timeoutCost", "aws", NULL},
+                {"noRetryIncrement", "aws", NULL},
+                {"percentCanRetry", "finagle", "retryRatio"},
+                {"minRetriesPerSec", "finagle", "minRetriesPerSecond"},
+                {"retryRatio", "linkerd", "percentCanRetry"},
+                {"minRetriesPerSecond", "linkerd", "minRetriesPerSec"},
+                {"budgetPercent", "envoy", NULL},
+                {"minRetryConcurrency", "envoy", NULL}};
+  for (void *it = json_object_iter(b); it != NULL; it = json_object_iter_next(b, it)) {
+    const char *key = json_object_iter_key(it);
+    if (retry_json_key_in(key, own, n_own)) continue;
+    for (size_t i = 0; i < N_OF(others); i++) {
+      if (strcmp(key, others[i].key) != 0) continue;
+      size_t mark = retry_json_path_push_key(&c->j, key);
+      bool twin = others[i].twin != NULL && retry_json_key_in(others[i].twin, own, n_own);
+      if (twin)
+        retry_json_fail(&c->j, RETRY_ECONFIG,
+                        "\"%s\" is a \"%s\" budget's name; this \"%s\" budget calls it \"%s\"", key,
+                        others[i].type, type, others[i].twin);
+      else
+        retry_json_fail(&c->j, RETRY_ECONFIG,
+                        "\"%s\" applies to \"%s\" budgets only; this one is \"%s\"", key,
+                        others[i].type, type);
+      retry_json_path_pop(&c->j, mark);
+      return false;
+    }
+  }
+  return check_keys(c, b, own, n_own);
+}
+
 /* "budget": {"type": ..., keys of that type}. Each type starts from the defaults of its
  * *_config_init function, so an omitted key means the documented default of the system
  * the budget imitates (AWS SDK, Finagle, Linkerd, Envoy). A key of another type is an unknown
@@ -386,7 +455,7 @@ static bool parse_budget(load_ctx *c, json_t *b) {
   if (strcmp(s, "aws") == 0) {
     t->budget = RETRY_BUDGET_AWS;
     retry_aws_quota_config_init(&t->aws);
-    return retry_json_check_keys(&c->j, b, aws_keys, N_OF(aws_keys), NULL) &&
+    return check_budget_keys(c, b, "aws", aws_keys, N_OF(aws_keys)) &&
            retry_json_get_int32(&c->j, b, "capacity", 1, INT32_MAX, "an integer > 0",
                                 &t->aws.capacity) >= 0 &&
            retry_json_get_int32(&c->j, b, "retryCost", 1, INT32_MAX, "an integer > 0",
@@ -399,7 +468,7 @@ static bool parse_budget(load_ctx *c, json_t *b) {
   if (strcmp(s, "finagle") == 0) {
     t->budget = RETRY_BUDGET_FINAGLE;
     retry_finagle_budget_config_init(&t->finagle);
-    if (!(retry_json_check_keys(&c->j, b, finagle_keys, N_OF(finagle_keys), NULL) &&
+    if (!(check_budget_keys(c, b, "finagle", finagle_keys, N_OF(finagle_keys)) &&
           retry_json_get_duration(&c->j, b, "ttl", RETRY_NS_PER_S, false, 60 * RETRY_NS_PER_S,
                                   "a duration in [1s, 60s]", &t->finagle.ttl_ns) >= 0 &&
           retry_json_get_int32(&c->j, b, "minRetriesPerSec", 0, INT32_MAX, "an integer >= 0",
@@ -417,7 +486,7 @@ static bool parse_budget(load_ctx *c, json_t *b) {
     t->budget = RETRY_BUDGET_FINAGLE;
     retry_finagle_budget_config_init(&t->finagle);
     double ratio = t->finagle.percent_can_retry;
-    if (!(retry_json_check_keys(&c->j, b, linkerd_keys, N_OF(linkerd_keys), NULL) &&
+    if (!(check_budget_keys(c, b, "linkerd", linkerd_keys, N_OF(linkerd_keys)) &&
           get_linkerd_ttl(c, b, &t->finagle.ttl_ns) >= 0 &&
           retry_json_get_int32(&c->j, b, "minRetriesPerSecond", 0, INT32_MAX - 1,
                                "an integer in [0, 2147483646]",
@@ -434,7 +503,7 @@ static bool parse_budget(load_ctx *c, json_t *b) {
   if (strcmp(s, "envoy") == 0) {
     t->budget = RETRY_BUDGET_ENVOY;
     retry_envoy_budget_config_init(&t->envoy);
-    if (!(retry_json_check_keys(&c->j, b, envoy_keys, N_OF(envoy_keys), NULL) &&
+    if (!(check_budget_keys(c, b, "envoy", envoy_keys, N_OF(envoy_keys)) &&
           retry_json_get_number(&c->j, b, "budgetPercent", 0, false, 100, false,
                                 "a number in [0, 100]", &t->envoy.budget_percent) >= 0 &&
           retry_json_get_int32(&c->j, b, "minRetryConcurrency", 0, INT32_MAX, "an integer >= 0",
@@ -463,7 +532,7 @@ static bool parse_adaptive(load_ctx *c, json_t *a) {
   }
   t->has_adaptive = true;
   retry_adaptive_config_init(&t->adaptive);
-  return retry_json_check_keys(&c->j, a, keys, N_OF(keys), NULL) &&
+  return check_keys(c, a, keys, N_OF(keys)) &&
          retry_json_get_number(&c->j, a, "k", 1, false, DBL_MAX, false, "a number >= 1",
                                &t->adaptive.k) >= 0 &&
          retry_json_get_duration(&c->j, a, "window", 0, true, INT64_MAX, DUR_POS,
@@ -525,7 +594,7 @@ static bool parse_breaker(load_ctx *c, json_t *b) {
   size_t n_own = consecutive ? N_OF(consecutive_keys) : N_OF(window_keys);
   size_t n_other = consecutive ? N_OF(window_keys) : N_OF(consecutive_keys);
   if (!check_breaker_kind(c, b, types[index], consecutive, own, n_own, other, n_other) ||
-      !retry_json_check_keys(&c->j, b, own, n_own, NULL))
+      !check_keys(c, b, own, n_own))
     return false;
   t->has_breaker = true;
   retry_breaker_config_init(&t->breaker, kind);
@@ -565,8 +634,7 @@ bool retry__config_ext_parse(load_ctx *c, json_t *ext) {
     retry_json_fail_value(&c->j, "\"retrysim\"", "an object", ext);
     return false;
   }
-  if (!retry_json_check_keys(&c->j, ext, top_keys, N_OF(top_keys), NULL) ||
-      !parse_method_opts(c, ext, &c->top))
+  if (!check_keys(c, ext, top_keys, N_OF(top_keys)) || !parse_method_opts(c, ext, &c->top))
     return false;
   if (retry_json_get_int32(&c->j, ext, "maxAttemptsLimit", 1, 1000, "an integer in [1, 1000]",
                            &c->cfg->max_attempts_limit) < 0)
