@@ -120,6 +120,7 @@ static const char *home_of(const char *key) {
 bool retry__config_check_fields(load_ctx *c, json_t *obj, const char *const *known, size_t n_known,
                                 const char *const *quiet, size_t n_quiet) {
   const char *all[24];
+  assert(n_known + n_quiet <= N_OF(all));
   size_t n_all = 0;
   for (size_t i = 0; i < n_known && n_all < N_OF(all); i++)
     all[n_all++] = known[i];
