@@ -105,7 +105,7 @@ const char *retry_strerror(int code);
 typedef struct retry_error {
   int code;          /* a RETRY_* error code, RETRY_OK when nothing failed */
   char message[160]; /* what was wrong and what is allowed */
-  char source[256];  /* file name, or "<string>" */
+  char source[256];  /* file name, or "<string>"; a longer name keeps its end: "..." + tail */
   char path[160];    /* JSON path of the bad value, "$.methodConfig[0].timeout"; "" if none */
   int line;          /* 1-based line from a JSON syntax error, -1 when unknown */
   int column;        /* 1-based column from a JSON syntax error, -1 when unknown */
@@ -114,7 +114,8 @@ typedef struct retry_error {
 /* Sets e, when e is not NULL and still holds no error (code RETRY_OK), to code with a
  * printf-style message; does nothing otherwise, so a later, derived error never hides the
  * cause. source and path may be NULL (stored as ""); line and column are -1 when unknown.
- * Every field is cut to its fixed size, never overflowed. Allocates nothing, so it can report
+ * Every field is cut to its fixed size, never overflowed; a source (a file name) too long for
+ * its field keeps its end, which names the file, behind "...". Allocates nothing, so it can report
  * running out of memory. No pointer is kept. */
 void retry_error_set(retry_error *e, int code, const char *source, const char *path, int line,
                      int column, const char *fmt, ...) RETRY_PRINTF(7, 8);
@@ -715,10 +716,22 @@ void retry_call_on_headers(retry_call *c, int32_t attempt, int64_t now_ns, retry
  * "retrysim" extension block. Owns every string its policies point to. */
 typedef struct retry_config retry_config;
 
+/* Receives one warning of a load: w->source and w->path locate it, w->message says what was
+ * ignored or doubtful and what was probably meant; w->code is RETRY_ECONFIG, the code the same
+ * warning gets as an error under strict. w is valid only during the call. */
+typedef void (*retry_config_warn_fn)(void *ctx, const retry_error *w);
+
 typedef struct retry_config_opts {
   int32_t max_attempts_limit;   /* the client's cap, default 5 (0 = take the default); the
                                    extension block's maxAttemptsLimit overrides it */
   const retry_allocator *alloc; /* may be NULL */
+  /* Warnings (docs/service-config.md, "Warnings"): a standard field the loader ignores (gRPC
+   * ignores unknown fields, so does the loader, but a misspelt one silently turns a mechanism
+   * off), and a legal value that is probably a unit mistake (percentCanRetry: 20). Each goes
+   * to warn(warn_ctx, w) in document order; warn NULL drops them. */
+  retry_config_warn_fn warn;
+  void *warn_ctx;
+  bool strict; /* a warning fails the load instead: the same message, as an error */
 } retry_config_opts;
 
 /* What applies to one method. */
