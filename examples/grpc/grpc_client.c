@@ -382,6 +382,11 @@ int main(int argc, char **argv) {
   sh.opt = &opt;
   sh.cfg = cfg;
   sh.mc = retry_config_lookup(cfg, opt.method);
+  if (sh.mc->policy.hedging_ignored)
+    fprintf(stderr,
+            "grpc_client: warning: %s: the profile's implementation ignores "
+            "hedgingPolicy; one attempt per call\n",
+            opt.config_path);
   sh.config_json = read_all(opt.config_path);
   pthread_mutex_init(&sh.out_mu, NULL);
   if (sh.config_json == NULL) {
