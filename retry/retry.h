@@ -475,9 +475,10 @@ typedef struct retry_policy {
   int64_t retry_buffer_bytes;      /* commit once the request exceeds this; 0 = unlimited */
   bool retry_streaming;            /* opt-in: retry server streams (with the allowlist) */
   bool honor_retry_after;          /* HTTP: a valid Retry-After replaces the backoff */
-  bool wait_for_deadline;          /* false: stop at once when the next attempt cannot start
-                                      before the deadline; true: end the call at the deadline
-                                      with DEADLINE_EXCEEDED, as a sleeping client would */
+  bool wait_for_deadline;          /* true (default): when the next attempt cannot start
+                                      before the deadline, end the call at the deadline with
+                                      DEADLINE_EXCEEDED, as C-core, grpc-go and grpc-java do;
+                                      false: stop at once with the last status */
   const char *const *idempotent_methods; /* allowlist of full method names ("/svc/Method") */
   size_t n_idempotent_methods;
   bool has_idempotent_allowlist; /* true: methods not in the list are never retried */
@@ -489,8 +490,9 @@ typedef struct retry_policy {
 
 /* Fills p with "no retries" in the given space: kind NONE, one attempt, no statuses, gRPC's
  * example backoff (100 ms, x2, capped at 1 s before a 0.2 proportional jitter), 256 KiB retry
- * buffer, Retry-After honoured, local rejections UNAVAILABLE (gRPC) or 503 (HTTP), no deadline
- * wait, no allowlist, no per-attempt timeout, no hedging delay. */
+ * buffer, Retry-After honoured, local rejections UNAVAILABLE (gRPC) or 503 (HTTP), the call
+ * ending at its deadline when no attempt fits (wait_for_deadline), no allowlist, no
+ * per-attempt timeout, no hedging delay: the "grpc" profile's rules. */
 void retry_policy_init(retry_policy *p, retry_space space);
 
 /* Sets max_attempts from a configured value and a client cap (gRPC: 5). Values above the
@@ -521,7 +523,7 @@ uint64_t retry_policy_layers_worst_case(const retry_policy *const *chain, size_t
  * =================================================================== */
 
 typedef struct retry_profile {
-  const char *name;          /* "retrysim", "grpc-core-1.51" */
+  const char *name;          /* "grpc" (the default), "grpc-core-1.51", "grpc-go-1.85", ... */
   const char *description;   /* one line: what it models and where its rules come from */
   bool first_delay_jittered; /* false: retry_backoff.first_delay_exact */
   bool wait_for_deadline;    /* retry_policy.wait_for_deadline */
@@ -532,7 +534,7 @@ typedef struct retry_profile {
   double jitter_fraction;
 } retry_profile;
 
-/* The default profile: retrysim's own rules ("retrysim"). */
+/* The default profile ("grpc"): the rules gRPC implementations agree on. */
 const retry_profile *retry_profile_default(void);
 /* Returns the profile of that name, or NULL. */
 const retry_profile *retry_profile_find(const char *name);

@@ -10,16 +10,29 @@
 #include <string.h>
 
 static const retry_profile profiles[] = {
-    /* retrysim's own rules: every delay jittered, a call that no attempt fits stops at once
-     * with the last status, hedging as A6 words it, one throttle per client. */
-    {"retrysim", "retrysim's defaults", true, false, true, false, RETRY_JITTER_PROPORTIONAL, 0.2},
-    /* gRPC C-core 1.51 (Debian's libgrpc-dev, also grpcio 1.51, C++, Ruby): the first delay
-     * after the start and after a pushback is exactly initialBackoff (BackOff's first
-     * NextAttemptTime); the retry timer runs into the deadline, which ends the call with
-     * DEADLINE_EXCEEDED; hedgingPolicy is parsed and ignored; one throttle per server name for
-     * the whole process. Measured on loopback by make sim-to-real. */
-    {"grpc-core-1.51", "gRPC C-core 1.51 (C++, Python, Ruby), read from its sources and measured",
+    /* The default: what the implementations below agree on, A6 where they do not. Every delay
+     * jittered (grpc-go and grpc-java jitter the first one too); a call whose next attempt
+     * does not fit sleeps on and ends at its deadline with DEADLINE_EXCEEDED (all three);
+     * hedging as A6 words it (grpc-java); one throttle per channel (grpc-go, grpc-java). */
+    {"grpc", "where gRPC implementations agree (A6 where they do not)", true, true, true, false,
+     RETRY_JITTER_PROPORTIONAL, 0.2},
+    /* gRPC C-core 1.51 (Debian's libgrpc-dev; grpcio, C++ and Ruby of that version): the
+     * first delay after the start and after a pushback is exactly initialBackoff (BackOff's
+     * first NextAttemptTime); the retry timer runs into the deadline; hedgingPolicy is parsed
+     * and ignored; one throttle per server name for the whole process. Measured on loopback
+     * by make sim-to-real. */
+    {"grpc-core-1.51", "gRPC C-core 1.51 (C++, Python, Ruby): read from its sources, measured",
      false, true, false, true, RETRY_JITTER_PROPORTIONAL, 0.2},
+    /* grpc-go 1.85 (stream.go, shouldRetry): every delay x U(0.8, 1.2); the backoff timer
+     * races the call's context, whose deadline ends the call with DEADLINE_EXCEEDED; no
+     * hedging ("TODO(hedging)"); the throttle lives on the ClientConn. */
+    {"grpc-go-1.85", "grpc-go 1.85: read from its sources", true, true, false, false,
+     RETRY_JITTER_PROPORTIONAL, 0.2},
+    /* grpc-java 1.85 (RetriableStream.intervalWithJitter on every delay, x U(0.8, 1.2) by
+     * default; ClientCallImpl cancels the call at its deadline with DEADLINE_EXCEEDED; hedging
+     * implemented; the throttle belongs to the ManagedChannel). */
+    {"grpc-java-1.85", "grpc-java 1.85: read from its sources", true, true, true, false,
+     RETRY_JITTER_PROPORTIONAL, 0.2},
 };
 
 const retry_profile *retry_profile_default(void) { return &profiles[0]; }

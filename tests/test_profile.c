@@ -43,10 +43,17 @@ static void test_profile_table_has_the_default_first_and_finds_by_name(void **st
   (void)state;
   const retry_profile *d = retry_profile_default();
   assert_ptr_equal(d, retry_profile_at(0));
-  assert_string_equal(d->name, "retrysim");
+  assert_string_equal(d->name, "grpc");
   assert_true(d->first_delay_jittered);
-  assert_false(d->wait_for_deadline);
+  assert_true(d->wait_for_deadline);
   assert_true(d->hedging_supported);
+  assert_false(d->throttle_per_process);
+  const retry_profile *go = retry_profile_find("grpc-go-1.85");
+  assert_non_null(go);
+  assert_true(go->first_delay_jittered && go->wait_for_deadline && !go->hedging_supported);
+  const retry_profile *java = retry_profile_find("grpc-java-1.85");
+  assert_non_null(java);
+  assert_true(java->first_delay_jittered && java->wait_for_deadline && java->hedging_supported);
   const retry_profile *c = retry_profile_find("grpc-core-1.51");
   assert_non_null(c);
   assert_false(c->first_delay_jittered);
@@ -58,7 +65,7 @@ static void test_profile_table_has_the_default_first_and_finds_by_name(void **st
   size_t n = 0;
   while (retry_profile_at(n) != NULL)
     n++;
-  assert_true(n >= 2);
+  assert_int_equal(n, 4);
 }
 
 static void test_profile_grpc_core_first_delay_is_exact_later_ones_jittered(void **state) {
@@ -89,7 +96,7 @@ static void test_profile_default_jitters_the_first_delay(void **state) {
   retry_config *cfg = load_ok(RETRY_POLICY_JSON(""));
   const retry_policy *p = &retry_config_lookup(cfg, "/a.B/C")->policy;
   assert_false(p->backoff.first_delay_exact);
-  assert_false(p->wait_for_deadline);
+  assert_true(p->wait_for_deadline); /* the default: end at the deadline, as gRPC does */
   uint64_t seed = 7;
   retry_rng rng = {counter_next, &seed};
   int exact = 0;
