@@ -11,14 +11,15 @@ succeeds, following the loaded case:
 
   {"script": [{"status": "UNAVAILABLE", "pushback": "100", "delay_ms": 0}, ..., {"status": "OK"}],
    "random": {"seed": 7, "rate": 0.3, "status": "UNAVAILABLE"},
-   "service_ms": 1,
+   "service_ms": 1, "service_spread_ms": 0, "seed": 1,
    "workers": 4, "overflow": "refuse", "refuse_status": "UNAVAILABLE",
    "window": {"start_s": 8, "end_s": 14, "workers": 2}}
 
 - script: attempt k (as this server counts them for the call id) follows entry k, the last
   entry repeating. "pushback" may be a string (sent verbatim) or a list (several values).
   A failure sleeps delay_ms, then ends the call with trailers only (context.abort); OK sleeps
-  delay_ms (a stall, default 0) plus service_ms and returns the payload.
+  delay_ms (a stall, default 0) plus service_ms (+- service_spread_ms, uniform, seeded) and
+  returns the payload.
 - random: instead of a script, each attempt fails with `status` with probability `rate`
   (a seeded generator; the draws follow arrival order).
 - workers: at most that many attempts are handled at once (the window's count during
@@ -56,6 +57,8 @@ class Case:
             self.random = (random.Random(int(rnd.get("seed", 1))), float(rnd["rate"]),
                            rnd.get("status", "UNAVAILABLE"))
         self.service_s = float(spec.get("service_ms", 0)) / 1000.0
+        self.spread_s = float(spec.get("service_spread_ms", 0)) / 1000.0
+        self.service_rng = random.Random(int(spec.get("seed", 1)))
         self.workers = spec.get("workers")
         self.overflow = spec.get("overflow", "refuse")
         self.refuse_status = spec.get("refuse_status", "UNAVAILABLE")
@@ -139,7 +142,9 @@ class Server:
             status = entry.get("status", "OK")
             if status == "OK":
                 # delay_ms on an OK entry holds the reply first (a stall), then the service time.
-                time.sleep(float(entry.get("delay_ms", 0)) / 1000.0 + case.service_s)
+                with self.mu:
+                    spread = case.service_rng.uniform(-case.spread_s, case.spread_s)
+                time.sleep(float(entry.get("delay_ms", 0)) / 1000.0 + case.service_s + spread)
                 return request
             time.sleep(float(entry.get("delay_ms", 0)) / 1000.0)
             pb = entry.get("pushback")

@@ -205,6 +205,9 @@ def scenario_for(case, policy_file):
     r = case.get("real", {})
     sim = case.get("sim", {})
     svc = {"workers": spec.get("workers") or 1000, "service_time": "%gms" % spec.get("service_ms", 0)}
+    if spec.get("service_spread_ms"):
+        c, w = spec.get("service_ms", 0), spec["service_spread_ms"]
+        svc["service_time"] = {"dist": "uniform", "min": "%gms" % (c - w), "max": "%gms" % (c + w)}
     if spec.get("random") is not None:
         rnd = spec["random"]
         svc["faults"] = [{"kind": "refuse", "status": rnd.get("status", "UNAVAILABLE"), "rate": rnd["rate"]}]
