@@ -346,6 +346,8 @@ def fmt(v):
         return "[%s]" % ", ".join(fmt(x) for x in v)
     if isinstance(v, int):
         return str(v)
+    if abs(v) < 1e-6:
+        return "0"  # a variance difference's rounding, not a measurement
     return "%.4g" % v if abs(v) < 1000 else "%.0f" % v
 
 
