@@ -397,7 +397,28 @@ def judge(row, got):
     return ok, ("ok, " if ok else "FAIL: ") + "; ".join(dict.fromkeys(notes))
 
 
+def self_test():
+    """The judge can fail: checked on made-up rows before any real run."""
+    row = {"metric": "m", "tol": [1, 0]}
+    assert judge(row, {"libretry": 10, "grpc": 10.5, "retrysim": 10})[0]
+    assert not judge(row, {"libretry": 10, "grpc": 12, "retrysim": 10})[0]
+    known = {"metric": "m", "tol": [1, 0], "known": {"grpc": {"value": 0, "why": "w"}}}
+    assert judge(known, {"libretry": 10, "grpc": 0.5, "retrysim": 10})[0]
+    assert not judge(known, {"libretry": 10, "grpc": 5, "retrysim": 10})[0]   # not the stated value
+    assert not judge(known, {"libretry": 10, "grpc": 0, "retrysim": 0.2})[0]  # difference gone
+    rng = {"metric": "m", "tol": [1, 0], "known": {"grpc": {"value": [4, 6], "why": "w"}}}
+    assert judge(rng, {"libretry": 10, "grpc": 5, "retrysim": 10})[0]
+    assert not judge(rng, {"libretry": 10, "grpc": 7, "retrysim": 10})[0]
+    assert not judge({"metric": "s"}, {"libretry": "OK 100%", "grpc": "OK 50% UNAVAILABLE 50%",
+                                       "retrysim": "OK 100%"})[0]
+    assert judge_profile(row, {"grpc": 3, PROFILE: 3.5}, PROFILE)[0]
+    assert not judge_profile(row, {"grpc": 3, PROFILE: 5}, PROFILE)[0]
+    gaps = [100, 101, 99, 100, 102, 98, 100, 101, 99, 160]
+    assert drop_stalls(gaps) == gaps[:-1]
+
+
 def main():
+    self_test()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--client", required=True)
     ap.add_argument("--retrysim", required=True)
