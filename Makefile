@@ -256,6 +256,36 @@ plots: all | deps-plot
 golden-update: all
 	$(Q)BUILD=$(BUILD) GOLDEN_UPDATE=1 sh tools/test-golden.sh
 
+# ---------------------------------------------------------------- sim-to-real
+# The engine in a real gRPC client (examples/grpc/grpc_client.c, against the gRPC C core of
+# Debian's libgrpc-dev), and retrysim checked against real gRPC on loopback
+# (docs/sim-to-real.md). Optional: nothing else builds or needs gRPC.
+GRPC_CLIENT := $(BUILD)/examples/grpc/grpc_client
+GRPC_CFLAGS = $(eval GRPC_CFLAGS := $(shell pkg-config --cflags grpc))$(GRPC_CFLAGS)
+GRPC_LIBS = $(eval GRPC_LIBS := $(shell pkg-config --libs grpc))$(GRPC_LIBS)
+.PHONY: deps-grpc sim-to-real grpc-client
+deps-grpc:
+	$(Q)sh tools/deps.sh engine grpc
+
+$(BUILD)/examples/grpc/grpc_client.o: examples/grpc/grpc_client.c | deps-grpc
+	@mkdir -p $(dir $@)
+	@[ "$(V)" = 1 ] || echo "  CC      $<"
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+$(BUILD)/examples/grpc/grpc_client.o: PKG_CFLAGS = $(JANSSON_CFLAGS) $(GRPC_CFLAGS)
+
+$(GRPC_CLIENT): $(BUILD)/examples/grpc/grpc_client.o $(LIBRETRY)
+	@[ "$(V)" = 1 ] || echo "  LD      $@"
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBRETRY) $(JANSSON_LIBS) $(GRPC_LIBS) -lm -lpthread
+
+grpc-client: $(GRPC_CLIENT)
+
+# Every case three ways (the libretry client, gRPC's own retries, retrysim), one table.
+sim-to-real: $(GRPC_CLIENT) $(RETRYSIM) | deps-grpc
+	$(Q)/usr/bin/python3 tools/sim-to-real.py --client $(GRPC_CLIENT) --retrysim $(RETRYSIM) \
+	    --work $(BUILD)/sim-to-real
+
+-include $(BUILD)/examples/grpc/grpc_client.d
+
 # ---------------------------------------------------------------- install
 install: $(LIBRETRY)
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig

@@ -226,6 +226,8 @@ typedef struct retry_backoff {
   double jitter_fraction; /* f of RETRY_JITTER_PROPORTIONAL, in [0, 1]; gRPC 0.2 */
   bool cap_after_jitter;  /* false: cap d before jitter (gRPC, may exceed max by f);
                              true: also clamp the jittered delay to max (resilience4j, Polly) */
+  bool first_delay_exact; /* true: the first delay after the start or a pushback is exactly
+                             d(1), unjittered (C-core 1.51's BackOff); later ones are jittered */
 } retry_backoff;
 
 /* Per-call backoff state. Zero it with retry_backoff_state_reset. */
@@ -474,20 +476,24 @@ typedef struct retry_policy {
   int64_t retry_buffer_bytes;      /* commit once the request exceeds this; 0 = unlimited */
   bool retry_streaming;            /* opt-in: retry server streams (with the allowlist) */
   bool honor_retry_after;          /* HTTP: a valid Retry-After replaces the backoff */
-  bool wait_for_deadline;          /* false: stop at once when the next attempt cannot start
-                                      before the deadline; true: end the call at the deadline
-                                      with DEADLINE_EXCEEDED, as a sleeping client would */
+  bool wait_for_deadline;          /* true (default): when the next attempt cannot start
+                                      before the deadline, end the call at the deadline with
+                                      DEADLINE_EXCEEDED, as C-core, grpc-go and grpc-java do;
+                                      false: stop at once with the last status */
   const char *const *idempotent_methods; /* allowlist of full method names ("/svc/Method") */
   size_t n_idempotent_methods;
   bool has_idempotent_allowlist; /* true: methods not in the list are never retried */
   int32_t local_reject_status;   /* status of calls refused locally (breaker, adaptive
                                     throttling); default UNAVAILABLE / 503 */
+  bool hedging_ignored;          /* set by a profile whose implementation ignores hedgingPolicy: the
+                                    config had one, the policy makes one attempt (kind NONE) */
 } retry_policy;
 
 /* Fills p with "no retries" in the given space: kind NONE, one attempt, no statuses, gRPC's
  * example backoff (100 ms, x2, capped at 1 s before a 0.2 proportional jitter), 256 KiB retry
- * buffer, Retry-After honoured, local rejections UNAVAILABLE (gRPC) or 503 (HTTP), no deadline
- * wait, no allowlist, no per-attempt timeout, no hedging delay. */
+ * buffer, Retry-After honoured, local rejections UNAVAILABLE (gRPC) or 503 (HTTP), the call
+ * ending at its deadline when no attempt fits (wait_for_deadline), no allowlist, no
+ * per-attempt timeout, no hedging delay: the "grpc" profile's rules. */
 void retry_policy_init(retry_policy *p, retry_space space);
 
 /* Sets max_attempts from a configured value and a client cap (gRPC: 5). Values above the
@@ -505,6 +511,40 @@ bool retry_policy_is_idempotent(const retry_policy *p, const char *method);
  * the product of every layer's max_attempts (3 x 3 x 3 = 27). Saturates at UINT64_MAX.
  * chain[i] may be NULL (a layer without retries counts 1). */
 uint64_t retry_policy_layers_worst_case(const retry_policy *const *chain, size_t n);
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Implementation profiles (retry_profile.c)
+ *
+ * What a given gRPC implementation actually does where implementations differ, so that a
+ * policy can name the client it models ("retrysim": {"profile": "grpc-core-1.51"}). A profile
+ * sets defaults on a policy; the extension block's explicit keys still win over it.
+ * docs/service-config.md lists each rule with the source it was read from.
+ * =================================================================== */
+
+typedef struct retry_profile {
+  const char *name;          /* "grpc" (the default), "grpc-core-1.51", "grpc-go-1.85", ... */
+  const char *description;   /* one line: what it models and where its rules come from */
+  bool first_delay_jittered; /* false: retry_backoff.first_delay_exact */
+  bool wait_for_deadline;    /* retry_policy.wait_for_deadline */
+  bool hedging_supported;    /* false: a hedgingPolicy is ignored (one attempt, a warning) */
+  bool throttle_per_process; /* the implementation keeps one throttle per server name for the
+                                whole process; informative: retrysim keeps one per client */
+  retry_jitter jitter;       /* its jitter and fraction */
+  double jitter_fraction;
+} retry_profile;
+
+/* The default profile ("grpc"): the rules gRPC implementations agree on. */
+const retry_profile *retry_profile_default(void);
+/* Returns the profile of that name, or NULL. */
+const retry_profile *retry_profile_find(const char *name);
+/* Returns the i-th profile (0 is the default), or NULL past the last; for listings. */
+const retry_profile *retry_profile_at(size_t i);
+/* Applies pr's rules to p (filled from a service config, before the extension's explicit
+ * options): the jitter, first_delay_exact, wait_for_deadline, and for an implementation
+ * without hedging a hedgingPolicy becomes one attempt with hedging_ignored set. */
+void retry_profile_apply(const retry_profile *pr, retry_policy *p);
 
 /* }================================================================== */
 

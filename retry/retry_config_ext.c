@@ -21,15 +21,15 @@
 static const char *const method_keys[] = {
     "statusSpace",      "jitter",         "jitterFraction",  "capAfterJitter", "perAttemptTimeout",
     "retryBufferBytes", "retryStreaming", "honorRetryAfter", "waitForDeadline"};
-static const char *const channel_keys[] = {"maxAttemptsLimit", "idempotentMethods", "budget",
-                                           "adaptiveThrottling", "circuitBreaker"};
+static const char *const channel_keys[] = {"maxAttemptsLimit",   "idempotentMethods", "budget",
+                                           "adaptiveThrottling", "circuitBreaker",    "profile"};
 /* Every key of the top-level block. Channel-wide keys come first because a message that lists
  * them may be cut short, and a channel key is the likelier thing to be misspelled there. */
 static const char *const top_keys[] = {
     "maxAttemptsLimit", "idempotentMethods", "budget",           "adaptiveThrottling",
     "circuitBreaker",   "statusSpace",       "jitter",           "jitterFraction",
     "capAfterJitter",   "perAttemptTimeout", "retryBufferBytes", "retryStreaming",
-    "honorRetryAfter",  "waitForDeadline"};
+    "honorRetryAfter",  "waitForDeadline",   "profile"};
 
 /* An unknown key of the block, at the current path (the caller pushed it): with a
  * did-you-mean when one of allowed is close (retry_json_suggest), which also says when only
@@ -150,6 +150,7 @@ static void merge_opts(method_opts *dst, const method_opts *over) {
  * +-20% proportional jitter, the cap applied before the jitter, a 256 KiB retry buffer, no
  * per-attempt timeout, no retries of streams. */
 void retry__config_ext_apply(const retry_config *cfg, retry_policy *p, const method_opts *mo) {
+  if (mo->profile != NULL) retry_profile_apply(mo->profile, p); /* explicit keys win below */
   if (mo->has_jitter) p->backoff.jitter = mo->jitter;
   if (mo->has_jitter_fraction) p->backoff.jitter_fraction = mo->jitter_fraction;
   if (mo->has_cap_after_jitter) p->backoff.cap_after_jitter = mo->cap_after_jitter;
@@ -639,6 +640,16 @@ bool retry__config_ext_parse(load_ctx *c, json_t *ext) {
   if (retry_json_get_int32(&c->j, ext, "maxAttemptsLimit", 1, 1000, "an integer in [1, 1000]",
                            &c->cfg->max_attempts_limit) < 0)
     return false;
+  /* "profile": the implementation the policy models (retry_profile.c), one of its names. */
+  const char *profiles[8];
+  size_t n_profiles = 0;
+  while (n_profiles < N_OF(profiles) && retry_profile_at(n_profiles) != NULL) {
+    profiles[n_profiles] = retry_profile_at(n_profiles)->name;
+    n_profiles++;
+  }
+  int which = 0, prc = retry_json_get_enum(&c->j, ext, "profile", profiles, n_profiles, &which);
+  if (prc < 0) return false;
+  if (prc == 1) c->top.profile = retry_profile_at((size_t)which);
   return retry__config_parse_sub(c, ext, "idempotentMethods", parse_idempotent) &&
          retry__config_parse_sub(c, ext, "budget", parse_budget) &&
          retry__config_parse_sub(c, ext, "adaptiveThrottling", parse_adaptive) &&

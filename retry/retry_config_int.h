@@ -68,6 +68,8 @@ typedef struct method_opts {
   int64_t per_attempt_timeout_ns; /* perAttemptTimeout, > 0 */
   int64_t retry_buffer_bytes;     /* retryBufferBytes, >= 0 (0: unlimited) */
   bool retry_streaming, honor_retry_after, wait_for_deadline;
+  const retry_profile
+      *profile; /* the top-level block's profile, NULL when none (retry_profile.c) */
 } method_opts;
 
 /* The state of one load, on the loader's stack. The retry_json context comes first and is

@@ -7,6 +7,7 @@
 #                                      is the program's alone)
 #   test    cmocka                     (the test suites)
 #   plot    gnuplot                    (retrysim --plot, make demo, make test's plot checks)
+#   grpc    libgrpc-dev, python3-grpcio (make sim-to-real only; nothing else needs gRPC)
 # Without a group, all of them.
 set -eu
 
@@ -31,7 +32,9 @@ for g in "$@"; do
     kernel) need_pc gsl libgsl-dev; need_pc jansson libjansson-dev; need_pc nettle nettle-dev ;;
     test)   need_pc cmocka libcmocka-dev ;;
     plot)   command -v gnuplot >/dev/null 2>&1 || missing="$missing gnuplot-nox" ;;
-    *) echo "deps: unknown group '$g' (engine, kernel, test, plot)" >&2; exit 2 ;;
+    grpc)   need_pc grpc libgrpc-dev
+            /usr/bin/python3 -c 'import grpc' >/dev/null 2>&1 || missing="$missing python3-grpcio" ;;
+    *) echo "deps: unknown group '$g' (engine, kernel, test, plot, grpc)" >&2; exit 2 ;;
   esac
 done
 
