@@ -190,6 +190,10 @@ static int finish(const cli_scenario *s, const cli_output *out, const cli_run_op
     rc = cli_output_write_json(out, o->out);
   else if (!o->quiet)
     rc = cli_output_print_text(out, o->out);
+  /* One run's block lists its edges already; --edges adds the table for variants. */
+  if (rc == 0 && o->edges && o->format == CLI_FORMAT_TEXT && !o->quiet &&
+      cli_scenario_has_variants(s))
+    rc = cli_output_print_edges(out, o->out);
   if (rc == 0 && fflush(o->out) != 0) rc = -1;
   if (rc != 0) {
     fprintf(o->err, "retrysim: cannot write the summary to standard output\n");

@@ -24,7 +24,7 @@ int main(int argc, char **argv);
 static const char usage_text[] =
     "usage: retrysim run SCENARIO.json [--seed N] [--duration D] [--out DIR]\n"
     "                    [--format text|json] [--check] [--set PATH=VALUE]... [--quiet]\n"
-    "                    [--plot]\n"
+    "                    [--plot] [--edges]\n"
     "       retrysim validate SCENARIO.json [--set PATH=VALUE]... [--duration D]\n"
     "       retrysim --help | --version\n";
 
@@ -43,6 +43,7 @@ static const char help_text[] =
     "                        (and timeseries-VARIANT.csv) into DIR, created when missing\n"
     "      --plot            with --out: draw the plots (gnuplot, plots/*.gp) as SVG next to\n"
     "                        the CSV files and write report.md there\n"
+    "      --edges           text summary of variants: add a table of every edge\n"
     "      --format FMT      text (default): a readable summary; json: summary.json on stdout\n"
     "      --check           check the scenario's \"expect\" values; exit 1 if one fails\n"
     "      --set PATH=VALUE  override a scenario value (repeatable): VALUE is JSON if it\n"
@@ -151,12 +152,15 @@ static int set_flag(cli *c, const char *name, const char *arg) {
   bool check = strcmp(name, "check") == 0;
   bool quiet = strcmp(name, "quiet") == 0 || strcmp(name, "q") == 0;
   bool plot = strcmp(name, "plot") == 0;
-  if (!check && !quiet && !plot) return usage_error("unknown option '%s'", arg);
+  bool edges = strcmp(name, "edges") == 0;
+  if (!check && !quiet && !plot && !edges) return usage_error("unknown option '%s'", arg);
   if (strcmp(c->command, "run") != 0) return usage_error("validate does not take '%s'", arg);
   if (check)
     c->opts.check = true;
   else if (plot)
     c->opts.plot = true;
+  else if (edges)
+    c->opts.edges = true;
   else
     c->opts.quiet = true;
   return 0;
