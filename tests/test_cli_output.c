@@ -228,8 +228,8 @@ static void test_cli_output_run_keys_in_order(void **state) {
                       "latency_ok_ms,side_effects,services,recovery");
   json_t *calls = json_object_get(run, "calls");
   assert_string_equal(keys_of(calls),
-                      "started,ok,failed,unfinished,by_status,by_stop_reason,attempts,retries,"
-                      "hedges,stream_items,stream_duplicates");
+                      "started,ok,failed,unfinished,by_status,by_stop_reason,attempts,"
+                      "attempts_per_call,retries,hedges,stream_items,stream_duplicates");
   assert_string_equal(keys_of(json_object_get(calls, "by_status")),
                       "OK,DEADLINE_EXCEEDED,UNAVAILABLE,429,503");
   assert_string_equal(keys_of(json_object_get(calls, "by_stop_reason")),
@@ -238,15 +238,19 @@ static void test_cli_output_run_keys_in_order(void **state) {
   assert_string_equal(keys_of(json_object_get(run, "amplification")), "api,db,edges");
   json_t *edge = json_array_get(json_object_get(json_object_get(run, "amplification"), "edges"), 1);
   assert_string_equal(keys_of(edge),
-                      "from,to,calls,attempts,amplification,worst_case,max_attempts");
+                      "from,to,calls,attempts,amplification,attempts_per_call,worst_case,"
+                      "max_attempts,ok,failed,retries,hedges,by_stop_reason,by_status,latency_ms,"
+                      "latency_ok_ms,shared_state");
+  assert_string_equal(keys_of(json_object_get(edge, "latency_ms")),
+                      "p50,p90,p99,p999,max,mean,count");
   assert_string_equal(keys_of(json_object_get(run, "latency_ms")),
                       "p50,p90,p99,p999,max,mean,count");
   assert_string_equal(keys_of(json_object_get(run, "side_effects")),
                       "executions,operations,duplicates");
   assert_string_equal(keys_of(json_object_get(run, "services")), "api,db");
   assert_string_equal(keys_of(json_object_get(json_object_get(run, "services"), "db")),
-                      "arrivals,served,rejected,expired,abandoned,wasted_work_s,utilization,"
-                      "queue_max,executions,operations,deduplicated");
+                      "arrivals,arrivals_per_call,served,rejected,expired,abandoned,wasted_work_s,"
+                      "utilization,queue_max,executions,operations,deduplicated");
   json_decref(run);
 }
 
@@ -289,6 +293,81 @@ static void test_cli_output_run_values_come_from_the_results(void **state) {
   json_t *db = json_object_get(json_object_get(run, "services"), "db");
   assert_true(num_at(db, "utilization", NULL) == 0.0); /* capacity 0 */
   assert_int_equal(json_integer_value(json_object_get(db, "executions")), 280);
+  json_decref(run);
+}
+
+/* Issue 10, item 1: an edge carries its own stop reasons, statuses, retries, hedges,
+ * latencies and shared state, not only its attempts. */
+static void test_edge_by_stop_reason(void **state) {
+  (void)state;
+  fixture f;
+  fixture_init(&f);
+  model_edge_stats *e = &f.edges[1];
+  e->failed = 10;
+  e->by_stop[RETRY_STOP_OK] = 380;
+  e->by_stop[RETRY_STOP_BUDGET_EXHAUSTED] = 7;
+  e->by_stop[RETRY_STOP_MAX_ATTEMPTS] = 3;
+  e->by_status.grpc[RETRY_GRPC_OK] = 380;
+  e->by_status.grpc[RETRY_GRPC_UNAVAILABLE] = 10;
+  sim_hist_init(&e->latency);
+  sim_hist_init(&e->latency_ok);
+  sim_hist_record(&e->latency, 100);
+  sim_hist_record(&e->latency, 200);
+  sim_hist_record(&e->latency_ok, 100);
+  e->state = (model_edge_state){.holders = 4,
+                                .has_budget = true,
+                                .has_breaker = true,
+                                .budget_mean = 2.5,
+                                .budget_min = 1,
+                                .budget_max = 4,
+                                .breaker_closed = 3,
+                                .breaker_open = 1,
+                                .breaker_opened = 2};
+  json_t *run = cli_output_run_json(&f.r, NULL);
+  assert_non_null(run);
+  json_t *edges = json_object_get(json_object_get(run, "amplification"), "edges");
+  json_t *j = json_array_get(edges, 1);
+  assert_int_equal(json_integer_value(json_object_get(j, "ok")), 380);
+  assert_int_equal(json_integer_value(json_object_get(j, "failed")), 10);
+  assert_int_equal(json_integer_value(json_object_get(j, "retries")), 610);
+  assert_true(num_at(j, "attempts_per_call", NULL) == num_at(j, "amplification", NULL));
+  json_t *stop = json_object_get(j, "by_stop_reason");
+  assert_int_equal(json_integer_value(json_object_get(stop, "budget_exhausted")), 7);
+  assert_int_equal(json_integer_value(json_object_get(stop, "max_attempts")), 3);
+  assert_int_equal(json_integer_value(json_object_get(stop, "throttled")), 0);
+  assert_string_equal(keys_of(json_object_get(j, "by_status")), "OK,UNAVAILABLE");
+  assert_true(num_at(j, "latency_ms", "max") == 0.0002);
+  assert_int_equal(
+      json_integer_value(json_object_get(json_object_get(j, "latency_ok_ms"), "count")), 1);
+  /* Only the configured mechanisms appear. */
+  json_t *st = json_object_get(j, "shared_state");
+  assert_string_equal(keys_of(st), "holders,budget_balance,breaker");
+  assert_true(num_at(st, "budget_balance", "mean") == 2.5);
+  assert_true(num_at(st, "budget_balance", "min") == 1.0);
+  assert_true(num_at(json_object_get(st, "breaker"), "open_fraction", NULL) == 0.25);
+  assert_int_equal(
+      json_integer_value(json_object_get(json_object_get(st, "breaker"), "times_opened")), 2);
+  /* An edge without shared state says null. */
+  assert_true(json_is_null(json_object_get(json_array_get(edges, 0), "shared_state")));
+  json_decref(run);
+}
+
+/* Issue 10, item 3: a worst case beyond 2^53 - 1 (31 layers of 1000 attempts saturate the
+ * engine's uint64) stays a JSON integer, saturated at 2^53 - 1. */
+static void test_worst_case_saturates(void **state) {
+  (void)state;
+  fixture f;
+  fixture_init(&f);
+  f.edges[0].worst_case = UINT64_MAX;
+  f.edges[1].worst_case = UINT64_C(9007199254740991) - 1;
+  json_t *run = cli_output_run_json(&f.r, NULL);
+  assert_non_null(run);
+  json_t *edges = json_object_get(json_object_get(run, "amplification"), "edges");
+  json_t *w0 = json_object_get(json_array_get(edges, 0), "worst_case");
+  json_t *w1 = json_object_get(json_array_get(edges, 1), "worst_case");
+  assert_true(json_is_integer(w0));
+  assert_true(json_integer_value(w0) == 9007199254740991LL);
+  assert_true(json_integer_value(w1) == 9007199254740990LL);
   json_decref(run);
 }
 
@@ -672,6 +751,8 @@ int main(void) {
       cmocka_unit_test(test_cli_output_round_keeps_six_digits),
       cmocka_unit_test(test_cli_output_run_keys_in_order),
       cmocka_unit_test(test_cli_output_run_values_come_from_the_results),
+      cmocka_unit_test(test_edge_by_stop_reason),
+      cmocka_unit_test(test_worst_case_saturates),
       cmocka_unit_test(test_cli_output_no_calls_gives_zero_ratios),
       cmocka_unit_test(test_cli_output_single_run_summary_is_the_run_with_provenance),
       cmocka_unit_test(test_cli_output_variant_summary_lists_runs_and_big_seeds_as_strings),
