@@ -6,7 +6,8 @@
 #   kernel  GSL                        (sim/, models/, the retrysim program)
 #   test    cmocka                     (the test suites)
 #   plot    gnuplot                    (retrysim --plot, make demo, make test's plot checks)
-# Without a group, all of them.
+#   browser chromium                   (make test-html: report.html rendered headless)
+# Without a group, all of them but browser (a large package only make test-html needs).
 set -eu
 
 # make -j runs several deps steps at once; apt-get allows one at a time, so each step checks and
@@ -30,7 +31,8 @@ for g in "$@"; do
     kernel) need_pc gsl libgsl-dev; need_pc jansson libjansson-dev ;;
     test)   need_pc cmocka libcmocka-dev ;;
     plot)   command -v gnuplot >/dev/null 2>&1 || missing="$missing gnuplot-nox" ;;
-    *) echo "deps: unknown group '$g' (engine, kernel, test, plot)" >&2; exit 2 ;;
+    browser) command -v chromium >/dev/null 2>&1 || missing="$missing chromium" ;;
+    *) echo "deps: unknown group '$g' (engine, kernel, test, plot, browser)" >&2; exit 2 ;;
   esac
 done
 
