@@ -235,7 +235,7 @@ fuzz: | deps-kernel
 # pictures and out/demo/report.md, a page that tells the story with the table and the plots.
 demo: all | deps-plot
 	$(Q)$(RETRYSIM) run experiments/metastable-storm.json --check --plot --out out/demo
-	@echo "report: out/demo/report.md (pictures: out/demo/*.svg)"
+	@echo "report: out/demo/report.md, out/demo/report.html (pictures: out/demo/*.svg)"
 
 # ---------------------------------------------------------------- experiments and plots
 # Every experiment with its expectations checked (make test does the same, without files kept);

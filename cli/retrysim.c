@@ -42,7 +42,7 @@ static const char help_text[] =
     "  -o, --out DIR         write summary.json, timeseries.csv, latency.csv, variants.csv\n"
     "                        (and timeseries-VARIANT.csv) into DIR, created when missing\n"
     "      --plot            with --out: draw the plots (gnuplot, plots/*.gp) as SVG next to\n"
-    "                        the CSV files and write report.md there\n"
+    "                        the CSV files and write report.md and report.html there\n"
     "      --edges           text summary of variants: add a table of every edge\n"
     "      --format FMT      text (default): a readable summary; json: summary.json on stdout\n"
     "      --check           check the scenario's \"expect\" values; exit 1 if one fails\n"
