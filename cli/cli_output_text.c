@@ -448,52 +448,63 @@ static int print_variants(const cli_output *o, FILE *f) {
                                       "attempts/call", "load x", "p50 ms",   "p99 ms",
                                       "p99.9 ms",      "dups",   "top stop", "internal edge",
                                       "attempts/call", "ok %",   "recovered"};
-  /* The recovery column only when some run had a trigger that ended before the duration. */
-  bool recovery = false;
-  for (size_t i = 0; i < cli_output_n_runs(o); i++)
+  static const char all_align[] = "lrrrrrrrrrllrrl";
+  /* The edge columns only when some run has an internal edge; the recovery column only when
+   * some run had a trigger that ended before the duration. */
+  bool recovery = false, edges = false;
+  for (size_t i = 0; i < cli_output_n_runs(o); i++) {
     if (json_is_object(dig(cli_output_run(o, i), "recovery", NULL))) recovery = true;
+    if (cli_output_worst_edge(cli_output_run(o, i)) != NULL) edges = true;
+  }
+  /* The columns shown, as indices into head1, head2 and all_align. */
+  size_t cols[15], n_cols = 0;
+  for (size_t c = 0; c < 15; c++)
+    if ((c < 11 || c > 13 || edges) && (c != 14 || recovery)) cols[n_cols++] = c;
+  char align[16];
+  const char *h1[15] = {NULL};
+  for (size_t k = 0; k < n_cols; k++) {
+    align[k] = all_align[cols[k]];
+    h1[k] = head1[cols[k]];
+  }
+  align[n_cols] = '\0';
   table t;
-  const char *align = recovery ? "lrrrrrrrrrllrrl" : "lrrrrrrrrrllrr";
-  table_init(&t, align, head1);
+  table_init(&t, align, h1);
   size_t h = table_add(&t);
-  for (size_t c = 0; c < strlen(align); c++)
-    table_set(&t, h, c, "%s", head2[c]);
+  for (size_t k = 0; k < n_cols; k++)
+    table_set(&t, h, k, "%s", head2[cols[k]]);
   for (size_t i = 0; i < cli_output_n_runs(o); i++) {
     const json_t *run = cli_output_run(o, i);
     long long started = cnt(run, "calls", "started"), ok = cnt(run, "calls", "ok");
     const char *max_name;
     double max_load, front = front_door(run, &max_name, &max_load);
-    char cell[TABLE_CELL];
-    size_t r = table_add(&t);
-    table_set(&t, r, 0, "%s", json_string_value(dig(run, "variant", NULL)));
-    table_set(&t, r, 1, "%lld", started);
+    char cell[15][TABLE_CELL];
+    snprintf(cell[0], TABLE_CELL, "%s", json_string_value(dig(run, "variant", NULL)));
+    snprintf(cell[1], TABLE_CELL, "%lld", started);
     /* A variant that started no call shows 0.00 rather than NaN. */
-    table_set(&t, r, 2, "%.2f", started ? 100.0 * (double)ok / (double)started : 0.0);
-    table_set(&t, r, 3, "%.4g", num(run, "goodput_per_s", NULL));
-    table_set(&t, r, 4, "%.3f", front);
-    table_set(&t, r, 5, "%.3f %s", max_load, max_name);
-    table_set(&t, r, 6, "%.4g", num(run, "latency_ms", "p50"));
-    table_set(&t, r, 7, "%.4g", num(run, "latency_ms", "p99"));
-    table_set(&t, r, 8, "%.4g", num(run, "latency_ms", "p999"));
-    table_set(&t, r, 9, "%lld", cnt(run, "side_effects", "duplicates"));
-    top_stop(dig(run, "calls", "by_stop_reason"), cell, sizeof cell);
-    table_set(&t, r, 10, "%s", cell);
+    snprintf(cell[2], TABLE_CELL, "%.2f", started ? 100.0 * (double)ok / (double)started : 0.0);
+    snprintf(cell[3], TABLE_CELL, "%.4g", num(run, "goodput_per_s", NULL));
+    snprintf(cell[4], TABLE_CELL, "%.3f", front);
+    snprintf(cell[5], TABLE_CELL, "%.3f %s", max_load, max_name);
+    snprintf(cell[6], TABLE_CELL, "%.4g", num(run, "latency_ms", "p50"));
+    snprintf(cell[7], TABLE_CELL, "%.4g", num(run, "latency_ms", "p99"));
+    snprintf(cell[8], TABLE_CELL, "%.4g", num(run, "latency_ms", "p999"));
+    snprintf(cell[9], TABLE_CELL, "%lld", cnt(run, "side_effects", "duplicates"));
+    top_stop(dig(run, "calls", "by_stop_reason"), cell[10], TABLE_CELL);
     const json_t *w = cli_output_worst_edge(run);
+    /* A run without an internal edge among runs with one shows "-". */
+    snprintf(cell[11], TABLE_CELL, "-");
+    snprintf(cell[12], TABLE_CELL, "-");
+    snprintf(cell[13], TABLE_CELL, "-");
     if (w != NULL) {
-      edge_name(w, cell, sizeof cell);
-      table_set(&t, r, 11, "%s", cell);
-      table_set(&t, r, 12, "%.3f", edge_attempts_per_call(w));
-      pct_cell(&t, r, 13, edge_ok_pct(w));
-    } else {
-      /* No service calls another: there is no internal edge. */
-      table_set(&t, r, 11, "-");
-      table_set(&t, r, 12, "-");
-      table_set(&t, r, 13, "-");
+      edge_name(w, cell[11], TABLE_CELL);
+      snprintf(cell[12], TABLE_CELL, "%.3f", edge_attempts_per_call(w));
+      double pct = edge_ok_pct(w);
+      if (pct == pct) snprintf(cell[13], TABLE_CELL, "%.2f", pct);
     }
-    if (recovery) {
-      recovery_cell(run, cell, sizeof cell);
-      table_set(&t, r, 14, "%s", cell);
-    }
+    recovery_cell(run, cell[14], TABLE_CELL);
+    size_t r = table_add(&t);
+    for (size_t k = 0; k < n_cols; k++)
+      table_set(&t, r, k, "%s", cell[cols[k]]);
   }
   print_provenance(o, f, "scenario ");
   fprintf(f, ", %zu variants\n\n", cli_output_n_runs(o));

@@ -722,7 +722,8 @@ static void report_short(doc *d, const cli_output *o, const cli_scenario *s) {
   doc_end_list(d);
 }
 
-/* The results table: a row per run, the front door's figures and the worst internal edge. */
+/* The results table: a row per run, the front door's figures and the worst internal edge (its
+ * three columns only when some run has an internal edge). */
 static void report_results(doc *d, const cli_output *o, const cli_scenario *s) {
   static const char *const head[] = {"variant",
                                      "calls",
@@ -738,12 +739,26 @@ static void report_results(doc *d, const cli_output *o, const cli_scenario *s) {
                                      "its attempts/call",
                                      "its ok %",
                                      "recovered"};
+  static const char all_align[] = "lrrrrrrrrrlrrl";
+  bool edges = false;
+  for (size_t i = 0; i < cli_output_n_runs(o); i++)
+    if (cli_output_worst_edge(cli_output_run(o, i)) != NULL) edges = true;
+  size_t cols[14], n_cols = 0;
+  for (size_t c = 0; c < 14; c++)
+    if (edges || c < 10 || c > 12) cols[n_cols++] = c;
+  const char *h[14] = {NULL};
+  char align[15];
+  for (size_t k = 0; k < n_cols; k++) {
+    h[k] = head[cols[k]];
+    align[k] = all_align[cols[k]];
+  }
+  align[n_cols] = '\0';
   doc_h(d, 2, "Results");
-  doc_table(d, head, "lrrrrrrrrrlrrl");
+  doc_table(d, h, align);
   for (size_t i = 0; i < cli_output_n_runs(o); i++) {
     const json_t *run = cli_output_run(o, i);
     double calls = num(run, "calls.started"), ok = num(run, "calls.ok");
-    char c[14][128];
+    char c[14][128], row[14][128];
     snprintf(c[0], sizeof c[0], "%s", cli_scenario_run_name(s, i));
     snprintf(c[1], sizeof c[1], "%.0f", calls);
     snprintf(c[2], sizeof c[2], "%.2f", calls > 0 ? 100 * ok / calls : 0.0);
@@ -764,17 +779,25 @@ static void report_results(doc *d, const cli_output *o, const cli_scenario *s) {
         snprintf(c[k], sizeof c[k], "-");
     }
     recovery_text(run, c[13], sizeof c[13]);
-    doc_row(d, c);
+    for (size_t k = 0; k < n_cols; k++)
+      memcpy(row[k], c[cols[k]], sizeof row[k]);
+    doc_row(d, row);
   }
   doc_table_end(d);
-  doc_p(d,
-        "*goodput*: calls that ended OK within their deadline, per second of the run; "
-        "*front-door attempts/call*: attempts sent by the clients per call they started; "
-        "*worst internal edge*: of the edges from one service to another, the one with the most "
-        "attempts per call (on a tie the lowest ok %%), with its attempts per call and the share "
-        "of its calls that ended OK; *recovered*: how long after the last fault ended the share "
-        "of offered calls that succeed came back near its level before the faults and held "
-        "there (the summary's `recovery` rule), `never` if it did not within the run.");
+  doc_p(d, "%s",
+        edges ? "*goodput*: calls that ended OK within their deadline, per second of the run; "
+                "*front-door attempts/call*: attempts sent by the clients per call they started; "
+                "*worst internal edge*: of the edges from one service to another, the one with "
+                "the most attempts per call (on a tie the lowest ok %), with its attempts per "
+                "call and the share of its calls that ended OK; *recovered*: how long after the "
+                "last fault ended the share of offered calls that succeed came back near its "
+                "level before the faults and held there (the summary's `recovery` rule), `never` "
+                "if it did not within the run."
+              : "*goodput*: calls that ended OK within their deadline, per second of the run; "
+                "*front-door attempts/call*: attempts sent by the clients per call they started; "
+                "*recovered*: how long after the last fault ended the share of offered calls "
+                "that succeed came back near its level before the faults and held there (the "
+                "summary's `recovery` rule), `never` if it did not within the run.");
 }
 
 /* Every edge of every run, then the load of every service. */

@@ -48,16 +48,24 @@ test_table_shows_worst_internal_edge() {
   # (db 0 %, cache 100 %), although the cache edge comes first in the document.
   has_re "$tmp/out" '^no-retries .* api->db +1\.000 +0\.00$'
   lacks "$tmp/out" "api->cache"
-  # A scenario without an internal edge shows "-" in the three columns.
+  # Without an internal edge in any run the three columns are left out; a run without one
+  # among runs with one shows "-".
   cat >"$tmp/flat.json" <<'JSON'
 {"name": "flat", "seed": 1, "duration": "2s",
- "services": {"api": {"replicas": 1, "workers": 4, "service_time": "1ms"}},
+ "services": {"api": {"replicas": 1, "workers": 4, "service_time": "1ms"},
+              "db": {"replicas": 1, "workers": 4, "service_time": "1ms"}},
  "clients": {"web": {"target": "api", "arrival": {"kind": "script", "at": ["0s"]},
                      "methods": ["/a.v1.Api/Get"]}},
  "variants": [{"name": "one"}, {"name": "two"}]}
 JSON
   run run "$tmp/flat.json"
+  lacks "$tmp/out" "internal edge"
+  lacks "$tmp/out" "worst"
+  sed 's|{"name": "two"}|{"name": "two", "set": {"services.api.calls": [{"service": "db", "method": "/d.v1.Db/Get"}]}}|' \
+    "$tmp/flat.json" >"$tmp/half.json"
+  run run "$tmp/half.json"
   has_re "$tmp/out" '^one .* -  +-  +-$'
+  has_re "$tmp/out" '^two .* api->db +1\.000 +100\.00$'
 }
 
 test_edges_flag_lists_every_edge() {
@@ -121,6 +129,12 @@ test_report_speaks_of_internal_edge() {
   [ -s "$tmp/plot/edge-api-db.svg" ] || fail "no edge-api-db.svg"
   has "$tmp/plot/edge-api-db.svg" "attempts/s on the edge"
   has "$tmp/plot/edge-api-db.svg" "no-retries"
+  # Without an internal edge: no worst-edge columns, no edge picture.
+  run run "$tmp/flat.json" --quiet --plot --out "$tmp/flat"
+  lacks "$tmp/flat/report.md" "worst internal edge"
+  has "$tmp/flat/report.md" "| one | web->api | 1 | 1 | 1.000 | 1x | 100.00 |"
+  checks=$((checks + 1))
+  ls "$tmp/flat" | grep -q '^edge-' && fail "an edge picture without an internal edge"
 }
 
 test_report_html_self_contained() {
