@@ -524,7 +524,8 @@ uint64_t retry_policy_layers_worst_case(const retry_policy *const *chain, size_t
   X(BUDGET_EXHAUSTED, "budget_exhausted")           \
   X(BREAKER_OPEN, "breaker_open")                   \
   X(COMMITTED, "committed")                         \
-  X(STREAMING, "streaming")
+  X(STREAMING, "streaming")                         \
+  X(NO_RETRY_POLICY, "no_retry_policy") /* a failure where no policy could retry */
 
 typedef enum retry_stop {
 #define RETRY_STOP_GEN(name, str) RETRY_STOP_##name,

@@ -234,7 +234,8 @@ static void test_cli_output_run_keys_in_order(void **state) {
                       "OK,DEADLINE_EXCEEDED,UNAVAILABLE,429,503");
   assert_string_equal(keys_of(json_object_get(calls, "by_stop_reason")),
                       "ok,non_retryable_status,method_not_idempotent,max_attempts,deadline,"
-                      "pushback_stop,throttled,budget_exhausted,breaker_open,committed,streaming");
+                      "pushback_stop,throttled,budget_exhausted,breaker_open,committed,streaming,"
+                      "no_retry_policy");
   assert_string_equal(keys_of(json_object_get(run, "amplification")), "api,db,edges");
   json_t *edge = json_array_get(json_object_get(json_object_get(run, "amplification"), "edges"), 1);
   assert_string_equal(keys_of(edge),

@@ -750,6 +750,39 @@ static void test_utilization_counts_work_in_progress(void **state) {
   }
 }
 
+/* Issue 10, item 3: a client without a retry policy never ran out of attempts. Its
+ * queue-full refusals stop with no_retry_policy, not max_attempts; a call whose deadline
+ * passed still says deadline; and an internal edge without a policy says the same. */
+static void test_no_policy_stop_reason(void **state) {
+  (void)state;
+  run x;
+  run_text(&x,
+           "{'duration': '3s', 'services': {"
+           "  'front': {'service_time': '1ms', 'workers': 100,"
+           "    'calls': [{'service': 'db', 'method': '/d.D/Do'}]},"
+           "  'db': {'service_time': '50ms', 'workers': 1, 'queue': {'capacity': 1}}},"
+           " 'clients': {'c': {'target': 'front', 'methods': ['/f.F/Do'],"
+           "   'arrival': {'kind': 'open', 'rate': '200/s'}},"
+           "             'd': {'target': 'db', 'methods': ['/d.D/Do'], 'deadline': '20ms',"
+           "   'arrival': {'kind': 'open', 'rate': '20/s'}}}}",
+           1);
+  const model_results *r = x.r;
+  assert_true(r->calls_failed > 100);
+  assert_int_equal(r->by_stop[RETRY_STOP_MAX_ATTEMPTS], 0);
+  assert_true(r->by_stop[RETRY_STOP_NO_RETRY_POLICY] > 100);
+  assert_int_equal(r->by_stop[RETRY_STOP_NO_RETRY_POLICY] + r->by_stop[RETRY_STOP_DEADLINE],
+                   r->calls_failed);
+  const model_edge_stats *e = edge(r, "front", "db");
+  assert_int_equal(e->by_stop[RETRY_STOP_MAX_ATTEMPTS], 0);
+  assert_int_equal(e->by_stop[RETRY_STOP_NO_RETRY_POLICY], e->failed);
+  assert_true(e->by_status.grpc[RETRY_GRPC_RESOURCE_EXHAUSTED] +
+                  e->by_status.grpc[RETRY_GRPC_UNAVAILABLE] >
+              0);
+  const model_edge_stats *d = edge(r, "d", "db");
+  assert_true(d->by_stop[RETRY_STOP_DEADLINE] > 0);
+  run_free(&x);
+}
+
 /* Issue 10, item 3: OK-only and failed-only latency columns. A fast refusal during [1 s, 2 s)
  * makes the failed latency small there; the OK latency keeps the service's 100 ms, where the
  * mixed p50 would drop. A bucket without such calls has no value (NaN). */
@@ -1174,6 +1207,7 @@ int main(void) {
       cmocka_unit_test(test_model_world_edge_by_stop_reason),
       cmocka_unit_test(test_utilization_counts_work_in_progress),
       cmocka_unit_test(test_latency_ok_columns_leave_failures_out),
+      cmocka_unit_test(test_no_policy_stop_reason),
       cmocka_unit_test(test_model_world_sibling_calls_are_separate_operations),
       cmocka_unit_test(test_model_world_deadline_aware_drops_expired),
       cmocka_unit_test(test_model_world_hedge_cuts_the_stall),
