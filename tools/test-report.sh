@@ -77,10 +77,10 @@ test_edges_flag_lists_every_edge() {
   has_re "$tmp/out" '^variant +edge +calls +attempts +attempts/call +worst case +max_attempts +ok % +p99 ms +top stop$'
   # Every edge of every variant: calls, attempts, attempts/call, worst case, max_attempts,
   # ok %, p99 and the top stop reason.
-  has_re "$tmp/out" '^retries +web->api +5 +5 +1\.000 +1x +1 +0\.00 +[0-9.]+ +max_attempts 5$'
+  has_re "$tmp/out" '^retries +web->api +5 +5 +1\.000 +1x +1 +0\.00 +[0-9.]+ +no_retry_policy 5$'
   has_re "$tmp/out" '^retries +api->cache +5 +5 +1\.000 +1x +1 +100\.00 +[0-9.]+ +-$'
   has_re "$tmp/out" '^retries +api->db +5 +15 +3\.000 +3x +3 +0\.00 +[0-9.]+ +max_attempts 5$'
-  has_re "$tmp/out" '^no-retries +api->db +5 +5 +1\.000 +1x +1 +0\.00 +[0-9.]+ +max_attempts 5$'
+  has_re "$tmp/out" '^no-retries +api->db +5 +5 +1\.000 +1x +1 +0\.00 +[0-9.]+ +no_retry_policy 5$'
   checks=$((checks + 1))
   n=$(grep -cE '^(retries|no-retries) +[a-z]+->[a-z]+ ' "$tmp/out")
   [ "$n" -eq 6 ] || fail "--edges lists $n edge rows, want 6 (3 edges x 2 variants)"
@@ -225,8 +225,30 @@ test_plots_show_ok_latency() {
   has "$tmp/old.svg" ">p99<"
 }
 
+# docs/cli.md shows the text summary of tests/data/report/edges.json: its examples are this
+# program's output, byte for byte.
+test_cli_md_examples_are_real_output() {
+  test_name=test_cli_md_examples_are_real_output
+  run run "$scn" --set variants=null
+  awk '/^```$/ { if (on) exit; next } /^scenario      report-edges / { on = 1 } on' docs/cli.md >"$tmp/doc1"
+  checks=$((checks + 1))
+  cmp -s "$tmp/doc1" "$tmp/out" || { fail "docs/cli.md's single-run example differs from the output:"; diff "$tmp/doc1" "$tmp/out" | head -n 10; }
+  run run "$scn" --edges
+  awk '/^```$/ { if (on) exit; next } /^ +front-door +max/ { on = 1 } on' docs/cli.md >"$tmp/doc2"
+  sed -n '3,6p' "$tmp/out" >"$tmp/out2"
+  checks=$((checks + 1))
+  cmp -s "$tmp/doc2" "$tmp/out2" || { fail "docs/cli.md's variants example differs from the output:"; diff "$tmp/doc2" "$tmp/out2" | head -n 10; }
+  # (the block that starts with the title, not the single-run one that holds it too)
+  awk 'on && /^```$/ { exit } prev == "```" && /^edges \(attempts\/call/ { on = 1 }
+       on && !/^\.\.\.$/ { print } { prev = $0 }' docs/cli.md >"$tmp/doc3"
+  sed -n '/^edges (attempts/,$p' "$tmp/out" | head -n "$(wc -l <"$tmp/doc3")" >"$tmp/out3"
+  checks=$((checks + 1))
+  cmp -s "$tmp/doc3" "$tmp/out3" || { fail "docs/cli.md's --edges example differs from the output:"; diff "$tmp/doc3" "$tmp/out3" | head -n 10; }
+}
+
 test_table_shows_worst_internal_edge
 test_edges_flag_lists_every_edge
+test_cli_md_examples_are_real_output
 test_amplification_has_three_names
 if command -v gnuplot >/dev/null 2>&1; then
   test_report_speaks_of_internal_edge
