@@ -650,25 +650,37 @@ static void short_edges(doc *d, const cli_output *o, const cli_scenario *s) {
     if (!any) continue;
     /* Up to six runs, one clause each; past that the extremes only. */
     char text[1600];
+    if (n > 6) {
+      const json_t *eh = find_edge(cli_output_run(o, hi), name);
+      const json_t *el = find_edge(cli_output_run(o, lo), name);
+      char okh[64] = "", okl[64] = "";
+      if (edge_ok_pct(eh) == edge_ok_pct(eh))
+        snprintf(okh, sizeof okh, " (%.2f %% of its calls ok)", edge_ok_pct(eh));
+      if (edge_ok_pct(el) == edge_ok_pct(el))
+        snprintf(okl, sizeof okl, " (%.2f %%)", edge_ok_pct(el));
+      snprintf(text, sizeof text,
+               "Of the %zu variants, the %s edge made the most attempts per call under %s, "
+               "%.3f%s, and the fewest under %s, %.3f%s",
+               n, name, cli_scenario_run_name(s, hi), num(eh, "amplification"), okh,
+               cli_scenario_run_name(s, lo), num(el, "amplification"), okl);
+      doc_li(d, "%s.", text);
+      continue;
+    }
     size_t used = (size_t)snprintf(text, sizeof text, "The %s edge made ", name);
     bool first_clause = true;
     for (size_t r = 0; r < n && used < sizeof text; r++) {
-      if (n > 6 && r != hi && r != lo) continue;
       const json_t *er = find_edge(cli_output_run(o, r), name);
       if (er == NULL) continue;
       char ok[64] = "";
       double pct = edge_ok_pct(er);
       if (pct == pct)
         snprintf(ok, sizeof ok, first_clause ? " (%.2f %% of its calls ok)" : " (%.2f %%)", pct);
-      bool last = n > 6 ? r == (hi > lo ? hi : lo) : r + 1 == n;
       used += (size_t)snprintf(text + used, sizeof text - used, "%s%.3f%s under %s%s",
-                               first_clause ? "" : (last ? " and " : ", "),
+                               first_clause ? "" : (r + 1 == n ? " and " : ", "),
                                num(er, "amplification"), first_clause ? " attempts per call" : "",
                                cli_scenario_run_name(s, r), ok);
       first_clause = false;
     }
-    if (n > 6 && used < sizeof text)
-      snprintf(text + used, sizeof text - used, " (the most and the fewest of %zu variants)", n);
     doc_li(d, "%s.", text);
   }
 }
@@ -1044,8 +1056,8 @@ static const char html_style[] =
     "color:#222;background:#fff;margin:0}\n"
     "main{max-width:1240px;margin:0 auto;padding:1.5em 2em 3em}\n"
     "h1{font-size:1.8em;margin:.2em 0 .5em}h2{margin-top:1.8em;border-bottom:1px solid #ddd}\n"
-    "table{border-collapse:collapse;margin:.8em 0;font-size:.9em;display:block;overflow-x:auto}\n"
-    "th,td{border:1px solid #ccc;padding:.25em .55em;vertical-align:top}td{white-space:nowrap}\n"
+    "table{border-collapse:collapse;margin:.8em 0;font-size:.85em;display:block;overflow-x:auto}\n"
+    "th,td{border:1px solid #ccc;padding:.25em .45em;vertical-align:top}td{white-space:nowrap}\n"
     "th{background:#f3f3f3;text-align:left}.r{text-align:right;font-variant-numeric:"
     "tabular-nums}\n"
     "tbody tr:nth-child(even){background:#fafafa}\n"
