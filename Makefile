@@ -180,7 +180,7 @@ test: all | deps-plot
 
 check: test
 
-# report.html in headless Chromium: it renders, every picture loads, the console stays silent;
+# report.html validated by tidy and opened in headless Chromium: it renders, every picture loads, the console stays silent;
 # the screenshot is kept as $(BUILD)/artifacts/report.png. Not part of `make test`: Chromium is
 # a large package only this needs.
 test-html: all | deps-plot deps-browser

@@ -6,7 +6,7 @@
 #   kernel  GSL                        (sim/, models/, the retrysim program)
 #   test    cmocka                     (the test suites)
 #   plot    gnuplot                    (retrysim --plot, make demo, make test's plot checks)
-#   browser chromium                   (make test-html: report.html rendered headless)
+#   browser chromium, tidy             (make test-html: report.html rendered headless, validated)
 # Without a group, all of them but browser (a large package only make test-html needs).
 set -eu
 
@@ -31,7 +31,8 @@ for g in "$@"; do
     kernel) need_pc gsl libgsl-dev; need_pc jansson libjansson-dev ;;
     test)   need_pc cmocka libcmocka-dev ;;
     plot)   command -v gnuplot >/dev/null 2>&1 || missing="$missing gnuplot-nox" ;;
-    browser) command -v chromium >/dev/null 2>&1 || missing="$missing chromium" ;;
+    browser) command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
+             command -v tidy >/dev/null 2>&1 || missing="$missing tidy" ;;
     *) echo "deps: unknown group '$g' (engine, kernel, test, plot, browser)" >&2; exit 2 ;;
   esac
 done

@@ -1,6 +1,7 @@
 #!/bin/sh
-# test_report_html_renders_in_chromium: report.html of `retrysim run --plot`, opened in headless
-# Chromium (Debian's `chromium`, `tools/deps.sh browser`): the page renders, every picture
+# test_report_html_renders_in_chromium: report.html of `retrysim run --plot`, checked by HTML
+# Tidy as HTML5 (no error, no warning), then opened in headless Chromium (Debian's `chromium`
+# and `tidy`, `tools/deps.sh browser`): the page renders, every picture
 # loads (naturalWidth > 0), the browser reports nothing on its console (the page's
 # Content-Security-Policy makes any external load a console report), and a screenshot of the
 # whole page is kept as build/artifacts/report.png (ARTIFACTS to change the folder).
@@ -15,6 +16,7 @@ for b in chromium chromium-browser; do
   command -v "$b" >/dev/null 2>&1 && { browser=$b; break; }
 done
 [ -n "$browser" ] || { echo "test-report-html: chromium missing: install it with tools/deps.sh browser"; exit 1; }
+command -v tidy >/dev/null 2>&1 || { echo "test-report-html: tidy missing: install it with tools/deps.sh browser"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
@@ -31,6 +33,9 @@ chrome() {
 "$bin" run "$scn" --quiet --plot --out "$tmp/out" >"$tmp/run" 2>&1 || { cat "$tmp/run"; fail "retrysim run --plot failed"; exit 1; }
 page="$tmp/out/report.html"
 [ -s "$page" ] || { fail "no report.html"; exit 1; }
+
+# 0. Valid HTML5: tidy reports neither an error nor a warning (exit 0).
+tidy -q -e "$page" >"$tmp/tidy" 2>&1 || { fail "tidy found problems in report.html:"; sed 's/^/    /' "$tmp/tidy" | head -n 10; }
 
 # 1. The page as written: Chromium's console must stay silent.
 chrome --dump-dom "file://$page" >"$tmp/dom.html" || fail "chromium failed on report.html (exit $?)"
