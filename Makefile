@@ -180,9 +180,9 @@ test: all | deps-plot
 
 check: test
 
-# report.html validated by tidy and opened in headless Chromium: it renders, every picture loads, the console stays silent;
-# the screenshot is kept as $(BUILD)/artifacts/report.png. Not part of `make test`: Chromium is
-# a large package only this needs.
+# report.html validated by tidy and opened in headless Chromium: it renders, every picture
+# loads, the console stays silent; the screenshot is kept as $(BUILD)/artifacts/report.png. Not
+# part of `make test`: Chromium is a large package only this needs.
 test-html: all | deps-plot deps-browser
 	$(Q)BUILD=$(BUILD) sh tools/test-report-html.sh
 
