@@ -129,6 +129,11 @@ test_report_speaks_of_internal_edge() {
   [ -s "$tmp/plot/edge-api-db.svg" ] || fail "no edge-api-db.svg"
   has "$tmp/plot/edge-api-db.svg" "attempts/s on the edge"
   has "$tmp/plot/edge-api-db.svg" "no-retries"
+  # One run: its paragraph names the edge, and the edge's picture is the one-run layout.
+  run run "$scn" --quiet --plot --out "$tmp/one" --set variants=null
+  has "$tmp/one/report.md" "- The api->db edge: 5 calls made 15 attempts (3 per call: 10 retries, 0 hedges)"
+  has "$tmp/one/report.md" "](edge-api-db.svg)"
+  has "$tmp/one/edge-api-db.svg" "requests/s on the edge"
   # Without an internal edge: no worst-edge columns, no edge picture.
   run run "$tmp/flat.json" --quiet --plot --out "$tmp/flat"
   lacks "$tmp/flat/report.md" "worst internal edge"
