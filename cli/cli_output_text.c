@@ -174,9 +174,13 @@ static void edge_name(const json_t *e, char *buf, size_t size) {
            json_string_value(dig(e, "to", NULL)));
 }
 
-/* Attempts per call made on the edge: its attempts / calls (summary.json's "amplification" of
- * the edge), 0 for an edge without calls. */
-static double edge_attempts_per_call(const json_t *e) { return num(e, "amplification", NULL); }
+/* Attempts per call made on the edge: its attempts / calls, summary.json's attempts_per_call of
+ * the edge (or "amplification", the same figure, in a document without it); 0 for an edge
+ * without calls. */
+static double edge_attempts_per_call(const json_t *e) {
+  const json_t *v = dig(e, "attempts_per_call", NULL);
+  return json_is_number(v) ? json_number_value(v) : num(e, "amplification", NULL);
+}
 
 /* Share of the edge's calls that ended OK, in percent; NaN when the document has no "ok" count
  * for the edge or the edge had no call. */
@@ -245,12 +249,8 @@ static void edge_rows(table *t, const json_t *run, const char *variant) {
     table_set(t, r, c++, "%lld", cnt(e, "calls", NULL));
     table_set(t, r, c++, "%lld", cnt(e, "attempts", NULL));
     table_set(t, r, c++, "%.3f", edge_attempts_per_call(e));
-    /* worst_case is a decimal string once it saturates (cli_output.c); shown as written. */
-    const json_t *wc = dig(e, "worst_case", NULL);
-    if (json_is_string(wc))
-      table_set(t, r, c++, "%sx", json_string_value(wc));
-    else
-      table_set(t, r, c++, "%lldx", cnt(e, "worst_case", NULL));
+    /* worst_case saturates at 2^53 - 1, "at least this many" (docs/cli.md). */
+    table_set(t, r, c++, "%lldx", cnt(e, "worst_case", NULL));
     table_set(t, r, c++, "%lld", cnt(e, "max_attempts", NULL));
     pct_cell(t, r, c++, edge_ok_pct(e));
     const json_t *p99 = dig(e, "latency_ms", "p99");

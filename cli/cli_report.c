@@ -75,6 +75,13 @@ static void edge_name(const json_t *e, char *buf, size_t size) {
   snprintf(buf, size, "%s->%s", json_string_value(at(e, "from")), json_string_value(at(e, "to")));
 }
 
+/* Attempts per call made on the edge: attempts_per_call (or "amplification", the same figure,
+ * in a document without it). */
+static double edge_apc(const json_t *e) {
+  double v = num(e, "attempts_per_call");
+  return v == v ? v : num(e, "amplification");
+}
+
 /* Percentage of the edge's calls that ended OK; NaN without an "ok" count or without calls. */
 static double edge_ok_pct(const json_t *e) {
   double calls = num(e, "calls"), ok = num(e, "ok");
@@ -100,8 +107,7 @@ static bool scenario_worst_edge(const cli_output *o, char *name, size_t size) {
   const json_t *best = NULL;
   for (size_t i = 0; i < cli_output_n_runs(o); i++) {
     const json_t *w = cli_output_worst_edge(cli_output_run(o, i));
-    if (w != NULL && (best == NULL || num(w, "amplification") > num(best, "amplification")))
-      best = w;
+    if (w != NULL && (best == NULL || edge_apc(w) > edge_apc(best))) best = w;
   }
   if (best != NULL) edge_name(best, name, size);
   return best != NULL;
@@ -643,9 +649,9 @@ static void short_edges(doc *d, const cli_output *o, const cli_scenario *s) {
       const json_t *er = find_edge(cli_output_run(o, r), name);
       if (er == NULL) continue;
       if (carries_retries(er)) any = true;
-      double a = num(er, "amplification");
-      if (a > num(find_edge(cli_output_run(o, hi), name), "amplification")) hi = r;
-      if (a < num(find_edge(cli_output_run(o, lo), name), "amplification")) lo = r;
+      double a = edge_apc(er);
+      if (a > edge_apc(find_edge(cli_output_run(o, hi), name))) hi = r;
+      if (a < edge_apc(find_edge(cli_output_run(o, lo), name))) lo = r;
     }
     if (!any) continue;
     /* Up to six runs, one clause each; past that the extremes only. */
@@ -661,8 +667,8 @@ static void short_edges(doc *d, const cli_output *o, const cli_scenario *s) {
       snprintf(text, sizeof text,
                "Of the %zu variants, the %s edge made the most attempts per call under %s, "
                "%.3f%s, and the fewest under %s, %.3f%s",
-               n, name, cli_scenario_run_name(s, hi), num(eh, "amplification"), okh,
-               cli_scenario_run_name(s, lo), num(el, "amplification"), okl);
+               n, name, cli_scenario_run_name(s, hi), edge_apc(eh), okh,
+               cli_scenario_run_name(s, lo), edge_apc(el), okl);
       doc_li(d, "%s.", text);
       continue;
     }
@@ -676,8 +682,8 @@ static void short_edges(doc *d, const cli_output *o, const cli_scenario *s) {
       if (pct == pct)
         snprintf(ok, sizeof ok, first_clause ? " (%.2f %% of its calls ok)" : " (%.2f %%)", pct);
       used += (size_t)snprintf(text + used, sizeof text - used, "%s%.3f%s under %s%s",
-                               first_clause ? "" : (r + 1 == n ? " and " : ", "),
-                               num(er, "amplification"), first_clause ? " attempts per call" : "",
+                               first_clause ? "" : (r + 1 == n ? " and " : ", "), edge_apc(er),
+                               first_clause ? " attempts per call" : "",
                                cli_scenario_run_name(s, r), ok);
       first_clause = false;
     }
@@ -784,7 +790,7 @@ static void report_results(doc *d, const cli_output *o, const cli_scenario *s) {
     const json_t *w = cli_output_worst_edge(run);
     if (w != NULL) {
       edge_name(w, c[10], sizeof c[10]);
-      snprintf(c[11], sizeof c[11], "%.3f", num(w, "amplification"));
+      snprintf(c[11], sizeof c[11], "%.3f", edge_apc(w));
       pct_text(c[12], sizeof c[12], edge_ok_pct(w));
     } else {
       for (int k = 10; k < 13; k++)
@@ -831,13 +837,9 @@ static void report_edges(doc *d, const cli_output *o, const cli_scenario *s) {
       edge_name(e, c[1], sizeof c[1]);
       snprintf(c[2], sizeof c[2], "%.0f", num(e, "calls"));
       snprintf(c[3], sizeof c[3], "%.0f", num(e, "attempts"));
-      snprintf(c[4], sizeof c[4], "%.3f", num(e, "amplification"));
-      /* A saturated worst case is a decimal string in the document. */
-      const json_t *wc = at(e, "worst_case");
-      if (json_is_string(wc))
-        snprintf(c[5], sizeof c[5], "%sx", json_string_value(wc));
-      else
-        snprintf(c[5], sizeof c[5], "%.0fx", num(e, "worst_case"));
+      snprintf(c[4], sizeof c[4], "%.3f", edge_apc(e));
+      /* An integer, saturated at 2^53 - 1 (exact in a double). */
+      snprintf(c[5], sizeof c[5], "%.0fx", num(e, "worst_case"));
       pct_text(c[6], sizeof c[6], edge_ok_pct(e));
       double p99 = num(e, "latency_ms.p99");
       if (p99 == p99)
@@ -920,7 +922,7 @@ static void report_run_edges(doc *d, const json_t *run) {
       snprintf(tail + t, sizeof tail - t, "; the failed ones stopped on: %s", stops);
     }
     doc_li(d, "The %s edge: %.0f calls made %.0f attempts (%.3g per call%s)%s.", name,
-           num(e, "calls"), num(e, "attempts"), num(e, "amplification"), more, tail);
+           num(e, "calls"), num(e, "attempts"), edge_apc(e), more, tail);
   }
 }
 
