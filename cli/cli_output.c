@@ -305,7 +305,8 @@ static json_t *service_json(const model_service_stats *s, int64_t calls_started)
 }
 
 /* null without a trigger that ends while clients still send; recovery_s is null when the
- * run never recovered (and trigger_end_s cannot be: the trigger ended before the duration). */
+ * run never recovered (and trigger_end_s cannot be: the trigger ended before the duration).
+ * The keys up to final_ratio are the older ones; the criteria follow. */
 static json_t *recovery_json(const cli_recovery *rc) {
   if (rc == NULL || !rc->has_trigger) return json_null();
   bool ok = true;
@@ -318,6 +319,21 @@ static json_t *recovery_json(const cli_recovery *rc) {
   put(o, "recovered", json_boolean(rc->recovered), &ok);
   put(o, "recovery_s", jreal(rc->recovery_s), &ok);
   put(o, "final_ratio", jreal(rc->final_ratio), &ok);
+  put(o, "trigger_source", json_string(rc->explicit_trigger ? "explicit" : "faults"), &ok);
+  put(o, "latency_column", json_string(rc->latency_column ? rc->latency_column : ""), &ok);
+  put(o, "baseline_latency_ms", jreal(rc->baseline_latency_ms), &ok);
+  put(o, "latency_factor", jreal(rc->latency_factor), &ok);
+  put(o, "queue_factor", jreal(rc->queue_factor), &ok);
+  put(o, "queue_slack", jreal(rc->queue_slack), &ok);
+  json_t *crit = json_object();
+  for (int c = 0; c < CLI_RECOVERY_N; c++) {
+    char key[32];
+    snprintf(key, sizeof key, "%s_s", cli_recovery_criterion_name((cli_recovery_criterion)c));
+    put(crit, key, jreal(rc->criterion_s[c]), &ok);
+  }
+  put(o, "criteria", crit, &ok);
+  put(o, "last_criterion", json_string(cli_recovery_criterion_name(rc->last_criterion)), &ok);
+  put(o, "queue_service", rc->queue_service ? json_string(rc->queue_service) : json_null(), &ok);
   return done(o, ok);
 }
 

@@ -124,8 +124,8 @@ static int run_one(const cli_scenario *s, size_t i, const cli_run_opts *o, cli_o
     /* add_run copies the results, which is what lets the world go right after. */
     const model_results *res = model_world_results(w);
     cli_recovery rec;
-    cli_recovery_of_run(cli_scenario_recovery(s, i), cfg, res, &rec);
-    rc = cli_output_add_run(out, name, seed, res, &rec);
+    rc = cli_recovery_of_run(cli_scenario_recovery(s, i), cfg, res, &rec);
+    if (rc == 0) rc = cli_output_add_run(out, name, seed, res, &rec);
     if (rc != 0 && err->code == RETRY_OK) {
       err->code = rc;
       snprintf(err->message, sizeof err->message, "out of memory keeping the results");
