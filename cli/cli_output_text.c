@@ -349,15 +349,20 @@ static int print_services(const json_t *run, FILE *f) {
   return table_print(&t, f, "");
 }
 
-/* "after 3 s", "never", or "-" for a run without a trigger that ended (recovery null). */
+/* "after 3 s (last: latency)", "never (last: queue)", or "-" for a run without a trigger that
+ * ended (recovery null): when the run came back in its good state, and which of the recovery
+ * rule's criteria came back last (or stayed out). */
 static void recovery_cell(const json_t *run, char *buf, size_t size) {
   const json_t *rc = dig(run, "recovery", NULL);
+  const char *last = json_string_value(dig(rc, "last_criterion", NULL));
+  char tail[48] = "";
+  if (last != NULL) snprintf(tail, sizeof tail, " (last: %s)", last);
   if (!json_is_object(rc))
     snprintf(buf, size, "-");
   else if (json_is_true(dig(rc, "recovered", NULL)))
-    snprintf(buf, size, "after %g s", num(rc, "recovery_s", NULL));
+    snprintf(buf, size, "after %g s%s", num(rc, "recovery_s", NULL), tail);
   else
-    snprintf(buf, size, "never");
+    snprintf(buf, size, "never%s", tail);
 }
 
 /* The block of a scenario without variants. */
@@ -391,10 +396,20 @@ static int print_single(const cli_output *o, FILE *f) {
   if (json_is_object(rec)) {
     char cell[TABLE_CELL];
     recovery_cell(r, cell, sizeof cell);
-    fprintf(
-        f, "recovery      trigger %g-%g s, recovered %s (goodput/offered >= %g x %g for %g s)\n",
-        num(rec, "trigger_start_s", NULL), num(rec, "trigger_end_s", NULL), cell,
-        num(rec, "threshold", NULL), num(rec, "baseline_ratio", NULL), num(rec, "hold_s", NULL));
+    /* The rule in one line: goodput, latency (when there was a baseline), queues, hold. */
+    char lat[96] = "";
+    if (json_is_number(dig(rec, "baseline_latency_ms", NULL)))
+      snprintf(lat, sizeof lat, ", %s <= %g x %.4g ms",
+               json_string_value(dig(rec, "latency_column", NULL)),
+               num(rec, "latency_factor", NULL), num(rec, "baseline_latency_ms", NULL));
+    fprintf(f,
+            "recovery      trigger %g-%g s, recovered: %s\n"
+            "              (healthy: goodput/offered >= %g x %g%s, queues <= %g x baseline + %g "
+            "per worker, for %g s)\n",
+            num(rec, "trigger_start_s", NULL), num(rec, "trigger_end_s", NULL), cell,
+            num(rec, "threshold", NULL), num(rec, "baseline_ratio", NULL), lat,
+            num(rec, "queue_factor", NULL), num(rec, "queue_slack", NULL),
+            num(rec, "hold_s", NULL));
   }
   int rc = print_load(r, f);
   fputs("edges (attempts/call: attempts made on the edge per call made on it)\n", f);

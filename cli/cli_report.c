@@ -542,15 +542,19 @@ static void doc_img(doc *d, const char *file, const char *caption) {
  * The report
  * =================================================================== */
 
-/* "after 3 s", "never", or "-" for a run without a trigger that ended. */
+/* "after 3 s (last: latency)", "never (last: queue)", or "-" for a run without a trigger that
+ * ended: as the text table's recovered column. */
 static void recovery_text(const json_t *run, char *buf, size_t size) {
   const json_t *rc = at(run, "recovery");
+  const char *last = json_string_value(at(rc, "last_criterion"));
+  char tail[48] = "";
+  if (last != NULL) snprintf(tail, sizeof tail, " (last: %s)", last);
   if (!json_is_object(rc))
     snprintf(buf, size, "-");
   else if (json_is_true(at(rc, "recovered")))
-    snprintf(buf, size, "after %g s", num(rc, "recovery_s"));
+    snprintf(buf, size, "after %g s%s", num(rc, "recovery_s"), tail);
   else
-    snprintf(buf, size, "never");
+    snprintf(buf, size, "never%s", tail);
 }
 
 /* Worker time whose result nobody used, over every service. */
@@ -713,8 +717,8 @@ static void report_short(doc *d, const cli_output *o, const cli_scenario *s) {
     }
     if (used > 0)
       doc_li(d, "%s%s.",
-             pass == 0 ? "Back to normal after the faults: "
-                       : "**Never back to normal** within the run: ",
+             pass == 0 ? "Back in their good state after the trigger: "
+                       : "**Never back in their good state** within the run: ",
              text);
   }
   size_t hi = extreme(o, "goodput_per_s", true), lo = extreme(o, "goodput_per_s", false);
@@ -808,14 +812,16 @@ static void report_results(doc *d, const cli_output *o, const cli_scenario *s) {
                 "*worst internal edge*: of the edges from one service to another, the one with "
                 "the most attempts per call (on a tie the lowest ok %), with its attempts per "
                 "call and the share of its calls that ended OK; *recovered*: how long after the "
-                "last fault ended the share of offered calls that succeed came back near its "
-                "level before the faults and held there (the summary's `recovery` rule), `never` "
-                "if it did not within the run."
+                "trigger ended the run was back in its good state and held it (goodput/offered, "
+                "OK latency and queues near their levels before the trigger: the summary's "
+                "`recovery` rule), with the criterion that came back last; `never` if it did "
+                "not within the run."
               : "*goodput*: calls that ended OK within their deadline, per second of the run; "
                 "*front-door attempts/call*: attempts sent by the clients per call they started; "
-                "*recovered*: how long after the last fault ended the share of offered calls "
-                "that succeed came back near its level before the faults and held there (the "
-                "summary's `recovery` rule), `never` if it did not within the run.");
+                "*recovered*: how long after the trigger ended the run was back in its good "
+                "state and held it (goodput/offered, OK latency and queues near their levels "
+                "before the trigger: the summary's `recovery` rule), with the criterion that "
+                "came back last; `never` if it did not within the run.");
 }
 
 /* Every edge of every run, then the load of every service. */
@@ -950,22 +956,39 @@ static void report_run(doc *d, const cli_output *o, const cli_scenario *s, size_
   report_run_edges(d, run);
   const json_t *rc = at(run, "recovery");
   if (json_is_object(rc)) {
-    char text[400];
+    /* The recovery rule of docs/cli.md in words: the baseline, then when the run was back in
+     * its good state (or that it never was) and the criterion that came back last. */
+    char text[900], lat[160] = "", lat_rule[160] = "";
+    double base_lat = num(rc, "baseline_latency_ms");
+    const char *col = json_string_value(at(rc, "latency_column"));
+    if (base_lat == base_lat && col != NULL) {
+      snprintf(lat, sizeof lat, " and the OK calls' %s was %.4g ms",
+               strstr(col, "p50") != NULL ? "p50" : "p99", base_lat);
+      snprintf(lat_rule, sizeof lat_rule, ", that latency within %g x its level",
+               num(rc, "latency_factor"));
+    }
     int n = snprintf(text, sizeof text,
-                     "Faults from %g s to %g s. Before them %.1f %% of offered calls succeeded",
+                     "Trigger (%s) from %g s to %g s. Before it %.1f %% of offered calls "
+                     "succeeded%s",
+                     json_string_value(at(rc, "trigger_source")) != NULL
+                         ? json_string_value(at(rc, "trigger_source"))
+                         : "faults",
                      num(rc, "trigger_start_s"), num(rc, "trigger_end_s"),
-                     100 * num(rc, "baseline_ratio"));
+                     100 * num(rc, "baseline_ratio"), lat);
     size_t used = n > 0 && (size_t)n < sizeof text ? (size_t)n : 0;
+    const char *last = json_string_value(at(rc, "last_criterion"));
     if (json_is_true(at(rc, "recovered")))
       snprintf(text + used, sizeof text - used,
-               "; %g s after they ended it was back to at least %g %% of that level, and held "
-               "for %g s.",
-               num(rc, "recovery_s"), 100 * num(rc, "threshold"), num(rc, "hold_s"));
+               "; %g s after it ended the run was back in its good state (goodput/offered at "
+               "least %g %% of that level%s, every queue near its level) and held it for %g s; "
+               "the last to come back: %s.",
+               num(rc, "recovery_s"), 100 * num(rc, "threshold"), lat_rule, num(rc, "hold_s"),
+               last != NULL ? last : "-");
     else
       snprintf(text + used, sizeof text - used,
-               "; it never came back: over the last %g s, "
-               "%.1f %% did.",
-               num(rc, "hold_s"), 100 * num(rc, "final_ratio"));
+               "; it never came back within the run: over the last %g s, %.1f %% did; the "
+               "criterion that stayed out longest: %s.",
+               num(rc, "hold_s"), 100 * num(rc, "final_ratio"), last != NULL ? last : "-");
     doc_li(d, "%s", text);
   }
   double wasted = wasted_s(run), dups = num(run, "side_effects.duplicates");
