@@ -376,6 +376,58 @@ static void test_worst_case_saturates(void **state) {
   json_decref(run);
 }
 
+/* The same, end to end: 31 layers of 1000 attempts (1000^31 saturates the engine's uint64),
+ * built by the world from a scenario and written by the summary. */
+static void test_worst_case_saturates_in_a_world(void **state) {
+  (void)state;
+  static char text[40000];
+  const char *pol =
+      "{\"retrysim\": {\"maxAttemptsLimit\": 1000}, \"methodConfig\": [{\"name\": "
+      "[{}], \"retryPolicy\": {\"maxAttempts\": 1000, \"initialBackoff\": \"0.01s\", "
+      "\"maxBackoff\": \"0.01s\", \"backoffMultiplier\": 1, "
+      "\"retryableStatusCodes\": [\"UNAVAILABLE\"]}}]}";
+  size_t n = (size_t)snprintf(text, sizeof text, "{\"duration\": \"1s\", \"services\": {");
+  for (int i = 0; i < 31; i++) {
+    n += (size_t)snprintf(text + n, sizeof text - n, "%s\"s%d\": {\"service_time\": \"1ms\"",
+                          i ? "," : "", i);
+    if (i < 30)
+      n += (size_t)snprintf(text + n, sizeof text - n,
+                            ", \"calls\": [{\"service\": \"s%d\", \"method\": \"/x.X/M\", "
+                            "\"policy\": %s}]",
+                            i + 1, pol);
+    n += (size_t)snprintf(text + n, sizeof text - n, "}");
+  }
+  n += (size_t)snprintf(text + n, sizeof text - n,
+                        "}, \"clients\": {\"c\": {\"target\": \"s0\", \"methods\": [\"/x.X/M\"], "
+                        "\"arrival\": {\"kind\": \"script\", \"at\": [\"0s\"]}, \"policy\": %s}}}",
+                        pol);
+  assert_true(n < sizeof text);
+  retry_error err;
+  retry_error_clear(&err);
+  cli_scenario *sc = cli_scenario_load_string(text, "<test>", NULL, 0, &err);
+  if (sc == NULL) fail_msg("%s", err.message);
+  sim_kernel *k = sim_kernel_create(0, NULL);
+  assert_non_null(k);
+  model_world *w = model_world_create(cli_scenario_config(sc, 0), k, 1, &err);
+  assert_non_null(w);
+  assert_int_equal(model_world_run(w, NULL, NULL, &err), 0);
+  const model_results *r = model_world_results(w);
+  assert_true(r->edges[r->n_edges - 1].worst_case == UINT64_MAX);
+  json_t *run = cli_output_run_json(r, NULL);
+  assert_non_null(run);
+  json_t *edges = json_object_get(json_object_get(run, "amplification"), "edges");
+  json_t *last = json_object_get(json_array_get(edges, json_array_size(edges) - 1), "worst_case");
+  assert_true(json_is_integer(last));
+  assert_true(json_integer_value(last) == 9007199254740991LL);
+  /* Two layers: 1000^2, exact. */
+  assert_true(json_integer_value(json_object_get(json_array_get(edges, 1), "worst_case")) ==
+              1000000);
+  json_decref(run);
+  model_world_destroy(w);
+  sim_kernel_destroy(k);
+  cli_scenario_destroy(sc);
+}
+
 /* The edge called from -> to in a run object, or NULL. */
 static json_t *edge_of(const json_t *run, const char *from, const char *to) {
   json_t *edges = json_object_get(json_object_get(run, "amplification"), "edges");
@@ -880,6 +932,7 @@ int main(void) {
       cmocka_unit_test(test_cli_output_run_values_come_from_the_results),
       cmocka_unit_test(test_edge_by_stop_reason),
       cmocka_unit_test(test_worst_case_saturates),
+      cmocka_unit_test(test_worst_case_saturates_in_a_world),
       cmocka_unit_test(test_internal_edge_scenario_shows_the_edge),
       cmocka_unit_test(test_cli_output_no_calls_gives_zero_ratios),
       cmocka_unit_test(test_cli_output_single_run_summary_is_the_run_with_provenance),
