@@ -728,10 +728,12 @@ static void report_short(doc *d, const cli_output *o, const cli_scenario *s) {
   size_t amp = 0;
   for (size_t i = 1; i < n; i++)
     if (front_door(cli_output_run(o, i)) > front_door(cli_output_run(o, amp))) amp = i;
-  doc_li(d,
-         "Most load from the clients' retries and hedges: %s, %.3f front-door attempts per "
-         "call.",
-         cli_scenario_run_name(s, amp), front_door(cli_output_run(o, amp)));
+  /* Said only when the clients retried or hedged at all: 1.000 everywhere is no news. */
+  if (front_door(cli_output_run(o, amp)) > 1)
+    doc_li(d,
+           "Most load from the clients' retries and hedges: %s, %.3f front-door attempts per "
+           "call.",
+           cli_scenario_run_name(s, amp), front_door(cli_output_run(o, amp)));
   short_edges(d, o, s);
   size_t tail = extreme(o, "latency_ms.p99", true), fast = extreme(o, "latency_ms.p99", false);
   doc_li(d, "Slowest p99: %s, %.4g ms; fastest: %s, %.4g ms.", cli_scenario_run_name(s, tail),
@@ -852,10 +854,9 @@ static void report_edges(doc *d, const cli_output *o, const cli_scenario *s) {
         snprintf(c[7], sizeof c[7], "%.4g", p99);
       else
         snprintf(c[7], sizeof c[7], "-");
-      if (json_is_object(at(e, "by_stop_reason")))
-        top_counts(at(e, "by_stop_reason"), "ok", c[8], 40);
-      else
-        snprintf(c[8], sizeof c[8], "-");
+      top_counts(at(e, "by_stop_reason"), "ok", c[8], 40);
+      /* "-" as in the text summary, when no call failed or the document has no counts. */
+      if (strcmp(c[8], "none") == 0) snprintf(c[8], sizeof c[8], "-");
       /* top_counts writes up to four reasons; the table keeps the first. */
       char *comma = strchr(c[8], ',');
       if (comma != NULL) *comma = '\0';
@@ -925,7 +926,9 @@ static void report_run_edges(doc *d, const json_t *run) {
       t += (size_t)snprintf(tail + t, sizeof tail - t, ", p99 %.4g ms", p99);
     if (json_is_object(at(e, "by_stop_reason")) && t < sizeof tail) {
       top_counts(at(e, "by_stop_reason"), "ok", stops, sizeof stops);
-      snprintf(tail + t, sizeof tail - t, "; the failed ones stopped on: %s", stops);
+      /* Nothing to say when every call on the edge ended OK. */
+      if (strcmp(stops, "none") != 0)
+        snprintf(tail + t, sizeof tail - t, "; the failed ones stopped on: %s", stops);
     }
     doc_li(d, "The %s edge: %.0f calls made %.0f attempts (%.3g per call%s)%s.", name,
            num(e, "calls"), num(e, "attempts"), edge_apc(e), more, tail);

@@ -9,7 +9,7 @@
 set -u
 bin="${BUILD:-build}/retrysim"
 art="${ARTIFACTS:-${BUILD:-build}/artifacts}"
-scn="${1:-tests/data/report/edges.json}"
+scn="${1:-tests/data/scenarios/valid/internal-edge/scenario.json}"
 [ -x "$bin" ] || { echo "test-report-html: $bin not built"; exit 1; }
 browser=""
 for b in chromium chromium-browser; do

@@ -251,9 +251,40 @@ test_cli_md_examples_are_real_output() {
   cmp -s "$tmp/doc3" "$tmp/out3" || { fail "docs/cli.md's --edges example differs from the output:"; diff "$tmp/doc3" "$tmp/out3" | head -n 10; }
 }
 
+# The issue's scenario (tests/data/scenarios/valid/internal-edge): checkout (3 x 8 workers)
+# calls payments, which slows down 5x for 20 s, under four policies on that edge. The table and
+# the report must show the edge's figures, which differ by policy although the front door's
+# attempts/call is 1 in every variant.
+test_internal_edge_scenario_shows_the_edge() {
+  test_name=test_internal_edge_scenario_shows_the_edge
+  ie=tests/data/scenarios/valid/internal-edge/scenario.json
+  [ -f "$ie" ] || { fail "$ie is missing"; return; }
+  run run "$ie"
+  # Every variant's row ends with the edge, its attempts/call, its ok % and the recovery.
+  awk '/ checkout->payments / { for (i = 1; i <= NF; i++) if ($i == "checkout->payments") print $1, $(i + 1), $(i + 2) }' \
+    "$tmp/out" >"$tmp/ie"
+  checks=$((checks + 1))
+  [ "$(wc -l <"$tmp/ie")" -eq 4 ] || { fail "want 4 variants with checkout->payments, got:"; cat "$tmp/ie"; }
+  # retries makes more attempts per call on the edge than retryThrottling, and more than 1.
+  checks=$((checks + 1))
+  awk '$1 == "retries" { r = $2 } $1 == "throttled" { t = $2 } END { exit !(r > 1.01 && r > t) }' "$tmp/ie" ||
+    { fail "the edge's attempts/call does not tell the policies apart:"; cat "$tmp/ie"; }
+  # The front door is 1.000 for all four: the retries are all on the internal edge.
+  checks=$((checks + 1))
+  [ "$(grep -cE '^(none|retries|throttled|finagle) .* 1\.000 +[0-9.]+ [a-z]+ ' "$tmp/out")" -eq 4 ] ||
+    fail "the front-door attempts/call should be 1.000 in every variant"
+  if command -v gnuplot >/dev/null 2>&1; then
+    run run "$ie" --quiet --plot --out "$tmp/ie-plot"
+    has_re "$tmp/ie-plot/report.md" '^- The checkout->payments edge made 1\.[0-9]{3} attempts per call under none \(100\.00 % of its calls ok\), 1\.0[1-9][0-9] under retries'
+    has "$tmp/ie-plot/report.md" "## The worst internal edge: checkout->payments"
+    has "$tmp/ie-plot/edge-checkout-payments.svg" "throttled"
+  fi
+}
+
 test_table_shows_worst_internal_edge
 test_edges_flag_lists_every_edge
 test_cli_md_examples_are_real_output
+test_internal_edge_scenario_shows_the_edge
 test_amplification_has_three_names
 if command -v gnuplot >/dev/null 2>&1; then
   test_report_speaks_of_internal_edge
