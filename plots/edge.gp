@@ -202,10 +202,13 @@ if (long) {
         set tmargin at screen BOT + H; set bmargin at screen BOT
         set key at screen R + 0.05, screen BOT + H
         set format x "%g"; set xlabel "time (s)"
-        set ylabel "tokens, budget"
+        set ylabel (strstrt(state, "tokens") ? (strstrt(state, "budget") ? "tokens, budget" : "throttle tokens") : "retry budget")
         if (his > 0) { set yrange [0:*] } else { set yrange [0:1] }
-        set y2range [-0.05:1.05]; set y2tics 0, 0.25, 1 out scale 0.6; set y2label "share (0..1)"
-        set border 11 lc rgb "#404040"
+        # the right axis only for the shares (breaker open, reject probability)
+        if (strlen(shares) > 0) {
+            set y2range [-0.05:1.05]; set y2tics 0, 0.25, 1 out scale 0.6; set y2label "share (0..1)"
+            set border 11 lc rgb "#404040"
+        }
         S = state; S2 = shares
         if (strlen(state) > 0 && strlen(shares) > 0) {
             plot @KSTEPS1, @KSTEPS2
