@@ -163,7 +163,7 @@ static json_t *calls_json(const model_results *r) {
 
 /* The largest worst_case written: 2^53 - 1, the largest integer every JSON reader holds
  * exactly (RFC 8259 section 6, I-JSON RFC 7493). A product of max_attempts that reaches it
- * (31 layers of 1000 attempts, or a uint64 that saturated in the engine) is written as this
+ * (six layers of 1000 attempts already do; seven saturate the engine's uint64) is written as this
  * integer, read "at least this many", never as a string or a rounded real. */
 #define WORST_CASE_JSON_MAX UINT64_C(9007199254740991)
 

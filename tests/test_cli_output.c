@@ -376,8 +376,8 @@ static void test_worst_case_saturates(void **state) {
   json_decref(run);
 }
 
-/* The same, end to end: 31 layers of 1000 attempts (1000^31 saturates the engine's uint64),
- * built by the world from a scenario and written by the summary. */
+/* The same, end to end: 31 layers of 1000 attempts (the issue's case; 1000^7 already saturates the
+ * engine's uint64), built by the world from a scenario and written by the summary. */
 static void test_worst_case_saturates_in_a_world(void **state) {
   (void)state;
   static char text[40000];
