@@ -597,6 +597,7 @@ static void fmt_reason(char *buf, size_t size, const ex_call *c, const ex_rec *r
       else
         snprintf(buf, size, "all %d attempts are used", (int)c->max_attempts);
       return;
+    case RETRY_STOP_NO_RETRY_POLICY: snprintf(buf, size, "no retry policy: one attempt"); return;
     case RETRY_STOP_DEADLINE:
       fmt_time(t2, sizeof t2, c->deadline_ns);
       if (r->backoff_ns >= 0) {

@@ -27,7 +27,7 @@ static const char usage_text[] =
     "usage: retrysim run SCENARIO.json [--seed N] [--duration D] [--out DIR]\n"
     "                    [--format text|json] [--check] [--junit FILE] [--set PATH=VALUE]...\n"
     "                    [--variant NAME]... [--max-memory SIZE] [--quiet] [--plot]\n"
-    "                    [--strict]\n"
+    "                    [--edges] [--strict]\n"
     "       retrysim validate SCENARIO.json [--set PATH=VALUE]... [--variant NAME]...\n"
     "                    [--duration D] [--max-memory SIZE] [--strict]\n"
     "       retrysim explain SCENARIO.json (--call ID | --stopped REASON | --after T)\n"
@@ -50,7 +50,8 @@ static const char help_text[] =
     "  -o, --out DIR         write summary.json, timeseries.csv, latency.csv, variants.csv\n"
     "                        (and timeseries-VARIANT.csv) into DIR, created when missing\n"
     "      --plot            with --out: draw the plots (gnuplot, plots/*.gp) as SVG next to\n"
-    "                        the CSV files and write report.md there\n"
+    "                        the CSV files and write report.md and report.html there\n"
+    "      --edges           text summary of variants: add a table of every edge\n"
     "      --format FMT      text (default): a readable summary; json: summary.json on stdout\n"
     "      --check           check the scenario's \"expect\" values; exit 1 if one fails\n"
     "      --junit FILE      with --check: also write the results as JUnit XML to FILE\n"
@@ -243,12 +244,15 @@ static int set_flag(cli *c, const char *name, const char *arg) {
     c->strict = true;
     return 0;
   }
-  if (!check && !quiet && !plot) return usage_error("unknown option '%s'", arg);
+  bool edges = strcmp(name, "edges") == 0;
+  if (!check && !quiet && !plot && !edges) return usage_error("unknown option '%s'", arg);
   if (strcmp(c->command, "run") != 0) return usage_error("validate does not take '%s'", arg);
   if (check)
     c->opts.check = true;
   else if (plot)
     c->opts.plot = true;
+  else if (edges)
+    c->opts.edges = true;
   else
     c->opts.quiet = true;
   return 0;

@@ -115,6 +115,9 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
     r->trace_depth = c->trace_depth;
   }
   c->edge->stats->attempts++;
+  model__ts_add(w, c->edge->col_attempt, 1.0);
+  if (attempt > 1 && c->policy->kind == RETRY_POLICY_RETRY)
+    model__ts_add(w, c->edge->col_retry, 1.0);
   if (c->top) {
     w->res.attempts++;
     model__ts_add(w, w->ts.col_attempts, 1.0);
@@ -209,6 +212,28 @@ void model__channel_close(model_world *w, mw_channel *ch) {
  * The call
  * =================================================================== */
 
+/* What the edge records of a call that ends now: OK or failed (a failure also in the edge's
+ * failure_rps column), its stop reason, its status (the callee's space) and its latency. */
+static void edge_count_end(model_world *w, const mw_call *c, model_edge_stats *es) {
+  retry_space space = c->policy->space;
+  int32_t st = c->rc.status;
+  bool ok = retry_status_is_ok(space, st);
+  int64_t latency = sim_now_ns(w->k) - c->rc.start_ns;
+  if (ok) {
+    es->ok++;
+    sim_hist_record(&es->latency_ok, latency);
+  } else {
+    es->failed++;
+    model__ts_add(w, c->edge->col_failure, 1.0);
+  }
+  sim_hist_record(&es->latency, latency);
+  if ((int)c->rc.reason >= 0 && c->rc.reason < RETRY_STOP_N) es->by_stop[c->rc.reason]++;
+  if (space == RETRY_SPACE_GRPC && st >= 0 && st < RETRY_GRPC_N_CODES)
+    es->by_status.grpc[st]++;
+  else if (space == RETRY_SPACE_HTTP && st >= 100 && st < 600)
+    es->by_status.http[st]++;
+}
+
 /* The call is over: tell the parent, then free it. The parent may start new calls from its
  * handler (a closed-loop client, a sequential handler), which can reuse pool slots; c stays
  * valid until the parent returns because it goes back to the pool only afterwards. */
@@ -216,7 +241,7 @@ static void call_done(model_world *w, mw_call *c) {
   model_edge_stats *es = c->edge->stats;
   es->retries += c->rc.n_retries;
   es->hedges += c->rc.n_hedges;
-  if (retry_status_is_ok(c->policy->space, c->rc.status)) es->ok++;
+  edge_count_end(w, c, es);
   c->on_done(w, c);
   model__op_unref(w, c->op);
   model__pool_put(&w->pools.calls, c);

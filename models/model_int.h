@@ -65,6 +65,13 @@ typedef struct mw_edge {
   const sim_dist *network;     /* one-way hop latency */
   bool has_target;             /* the policy has shared state (throttle, budget, ...) */
   model_edge_stats *stats;     /* in the world's results */
+  /* Who holds the edge's shared state: population `pop` (>= 0, target 0 of each client's
+   * channel), or each replica of service `svc` (target `slot` of its channel). */
+  int pop, svc;
+  size_t slot;
+  /* time-series columns: counters, then shared-state gauges (-1 when absent) */
+  int col_attempt, col_retry, col_failure;
+  int col_tokens, col_budget, col_breaker, col_reject_p;
 } mw_edge;
 
 /* A caller's channel state toward the services it calls: what a client and a replica both
@@ -207,7 +214,10 @@ struct mw_pop {
 };
 
 struct mw_replica {
-  int32_t busy;   /* workers busy */
+  int32_t busy; /* workers busy */
+  /* the sum of the busy workers' start times, modulo 2^64: busy x now - busy_start_sum is the
+   * work in progress (exact while that fits in 2^64 ns) */
+  uint64_t busy_start_sum;
   int32_t queued; /* requests waiting */
   mw_req *q_head, *q_tail;
   gsl_rng *rng_work;  /* service times */
@@ -282,6 +292,14 @@ struct model_world {
     int col_offered, col_attempts, col_goodput, col_errors, col_in_flight, col_p50, col_p99,
         col_faults, col_svc0; /* column indices: totals, then the first service's */
     int svc_cols;             /* columns per service */
+    /* OK-only and failed-only latency quantiles, kept here (the series has one stream of
+     * recorded values): lat[0] OK calls, lat[1] failed ones, each the histogram of one
+     * bucket (bucket: which, -1 none; written: the last bucket whose columns were set). */
+    struct mw_lat_split {
+      sim_hist hist;
+      int64_t bucket, written;
+      int col_p50, col_p99;
+    } lat[2];
   } ts;
   /* The run: where it stands, how it ends, whom it tells. Owns nothing. */
   struct mw_run {
@@ -317,8 +335,9 @@ static inline void model__ts_add(model_world *w, int col, double v) {
   if (sim_series_add(w->ts.series, sim_now_ns(w->k), col, v) != 0)
     model__fail(w, RETRY_ENOMEM, "out of memory for the time series");
 }
-/* Records the latency of a top-level call that ends now, in the bucket its count goes to. */
-void model__ts_latency(model_world *w, int64_t latency_ns);
+/* Records the latency of a top-level call that ends now, in the bucket its count goes to:
+ * in every latency column, and in the OK-only or the failed-only ones as ok says. */
+void model__ts_latency(model_world *w, int64_t latency_ns, bool ok);
 
 /* model_call.c */
 
@@ -366,6 +385,8 @@ void model__services_destroy(model_world *w);
 void model__service_arrive(model_world *w, mw_req *r);
 /* Fills the queue length and busy workers of service svc summed over its replicas. */
 void model__service_sample(const model_world *w, size_t svc, double *queued, double *busy);
+/* Returns the worker-seconds of work still in progress on service svc at now. */
+double model__service_busy_in_progress(const model_world *w, size_t svc, int64_t now_ns);
 /* Returns how many fault entries are active at some time in [t0_ns, t1_ns). */
 int model__faults_active(const model_world *w, int64_t t0_ns, int64_t t1_ns);
 

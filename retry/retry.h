@@ -565,7 +565,8 @@ void retry_profile_apply(const retry_profile *pr, retry_policy *p);
   X(BUDGET_EXHAUSTED, "budget_exhausted")           \
   X(BREAKER_OPEN, "breaker_open")                   \
   X(COMMITTED, "committed")                         \
-  X(STREAMING, "streaming")
+  X(STREAMING, "streaming")                         \
+  X(NO_RETRY_POLICY, "no_retry_policy") /* a failure where no policy could retry */
 
 typedef enum retry_stop {
 #define RETRY_STOP_GEN(name, str) RETRY_STOP_##name,

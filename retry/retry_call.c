@@ -303,8 +303,10 @@ void retry_call_start(retry_call *c, const retry_policy *p, retry_target *t,
 static retry_stop retry_refusal(const retry_call *c, int32_t status, const event_info *ev,
                                 bool throttle_ok, int64_t now_ns) {
   const retry_policy *p = c->policy;
-  if (p->kind == RETRY_POLICY_NONE) return RETRY_STOP_MAX_ATTEMPTS;
   if (now_ns >= c->deadline_ns) return RETRY_STOP_DEADLINE;
+  /* Without a policy nothing was counted against a limit: max_attempts would tell a reader
+   * that retries ran out when none was ever allowed (a queue-full refusal included). */
+  if (p->kind == RETRY_POLICY_NONE) return RETRY_STOP_NO_RETRY_POLICY;
   if (!retry_status_set_has(&p->retryable, p->space, status))
     return RETRY_STOP_NON_RETRYABLE_STATUS;
   if (!c->idempotent) return RETRY_STOP_METHOD_NOT_IDEMPOTENT;

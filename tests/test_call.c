@@ -345,7 +345,7 @@ static void test_call_stops_at_success_max_attempts_or_fatal_status(void **state
       {"INVALID_ARGUMENT", false, invalid_argument, 1, RETRY_GRPC_INVALID_ARGUMENT,
        RETRY_STOP_NON_RETRYABLE_STATUS, 1, 0},
       {"two UNAVAILABLE then OK, no retryPolicy", true, flaky_then_ok, 3, RETRY_GRPC_UNAVAILABLE,
-       RETRY_STOP_MAX_ATTEMPTS, 1, 0},
+       RETRY_STOP_NO_RETRY_POLICY, 1, 0},
   };
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
     const seed001_row *row = &rows[i];

@@ -8,7 +8,9 @@
 #   test    cmocka                     (the test suites)
 #   plot    gnuplot                    (retrysim --plot, make demo, make test's plot checks)
 #   grpc    libgrpc-dev, python3-grpcio (make sim-to-real only; nothing else needs gRPC)
-# Without a group, all of them.
+#   browser chromium, tidy             (make test-html: report.html rendered headless, validated)
+# Without a group: engine, kernel, test and plot (grpc and browser are for make sim-to-real and
+# make test-html only).
 set -eu
 
 # make -j runs several deps steps at once; apt-get allows one at a time, so each step checks and
@@ -34,7 +36,9 @@ for g in "$@"; do
     plot)   command -v gnuplot >/dev/null 2>&1 || missing="$missing gnuplot-nox" ;;
     grpc)   need_pc grpc libgrpc-dev
             /usr/bin/python3 -c 'import grpc' >/dev/null 2>&1 || missing="$missing python3-grpcio" ;;
-    *) echo "deps: unknown group '$g' (engine, kernel, test, plot, grpc)" >&2; exit 2 ;;
+    browser) command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
+             command -v tidy >/dev/null 2>&1 || missing="$missing tidy" ;;
+    *) echo "deps: unknown group '$g' (engine, kernel, test, plot, grpc, browser)" >&2; exit 2 ;;
   esac
 done
 
