@@ -646,7 +646,7 @@ int cli_junit_write(const cli_junit *j, const char *path, retry_error *err) {
   int rc = 0;
   FILE *f = fopen(tmp, "w");
   if (f == NULL) {
-    cli_output_error(err, RETRY_EIO, tmp, "cannot create: %s", strerror(errno));
+    cli_output_error(err, RETRY_EIO, path, "cannot create (writing %s): %s", tmp, strerror(errno));
     rc = RETRY_EIO;
   } else {
     junit_body(j, f);

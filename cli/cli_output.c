@@ -1000,7 +1000,8 @@ static long plan_files(const cli_output *o, const char *dir, out_file *files) {
 static int write_temp(const cli_output *o, out_file *file, retry_error *err) {
   FILE *f = fopen(file->tmp, "w");
   if (f == NULL) {
-    cli_output_error(err, RETRY_EIO, file->tmp, "cannot create: %s", strerror(errno));
+    cli_output_error(err, RETRY_EIO, file->path, "cannot create (writing %s): %s", file->tmp,
+                     strerror(errno));
     return RETRY_EIO;
   }
   /* Set as soon as the file exists, so any later failure removes it. */

@@ -1109,7 +1109,7 @@ static int write_page(const cli_output *o, const cli_scenario *s, const char *di
   int slot = rc == 0 ? cli_output_tmp_register(tmp) : -1; /* removed on SIGINT / SIGTERM */
   FILE *f = rc == 0 ? fopen(tmp, "w") : NULL;
   if (rc == 0 && f == NULL) {
-    cli_output_error(err, RETRY_EIO, tmp, "cannot create: %s", strerror(errno));
+    cli_output_error(err, RETRY_EIO, path, "cannot create (writing %s): %s", tmp, strerror(errno));
     rc = RETRY_EIO;
   }
   if (f != NULL) {

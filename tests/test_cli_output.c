@@ -836,7 +836,8 @@ static void test_cli_output_failed_write_leaves_no_temp_files(void **state) {
   retry_error err;
   retry_error_clear(&err);
   assert_int_equal(cli_output_write_dir(o, dir, &err), RETRY_EIO);
-  assert_non_null(strstr(err.source, blocker));
+  assert_string_equal(err.source, path_in(dir, "latency.csv"));
+  assert_non_null(strstr(err.message, blocker));
   assert_string_equal(list_dir(dir), blocker); /* only what was there before */
   /* An older summary.json is kept as it was when writing fails. */
   FILE *old = fopen(path_in(dir, "summary.json"), "w");

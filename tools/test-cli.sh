@@ -360,7 +360,7 @@ fi
 checks=$((checks + 1))
 ls "$tmp" | grep -q 'j.xml.tmp' && fail "--junit left a temporary file"
 run_rc 3 run "$tmp/good.json" --check --quiet --junit "$tmp/nowhere/j.xml"
-has "$tmp/err" "cannot create"
+has "$tmp/err" "retrysim: $tmp/nowhere/j.xml: cannot create (writing $tmp/nowhere/j.xml.tmp."
 
 # ------------------------------------------------------------------ issue 10, defect 7: a long cycle
 # 100,000 services in a chain whose last one calls back into it: found and named in linear
