@@ -37,6 +37,7 @@
 #define SCN_MAX_BUCKETS 1000000   /* duration / bucket */
 #define SCN_MAX_ATTEMPT_MASK 32   /* a fault's attempts are 1..32 */
 #define SCN_MAX_USER_RETRIES 1000 /* closed loop "refresh button" */
+#define SCN_MAX_FANOUT 1000       /* copies of one downstream call in a fan-out */
 
 /* The "what" of messages shared by several files. */
 #define SCN_DUR_POS "a duration > 0 such as \"10ms\" (ns, us, ms, s, m, h)"

@@ -119,6 +119,8 @@ typedef struct model_call_cfg {
   bool propagate_deadline; /* also bounded by the deadline of the request being served */
   sim_dist network;        /* one-way hop latency */
   model_status_map map;    /* callee's final status into the caller's space */
+  int32_t fanout;          /* copies made at once, each its own logical call and operation,
+                              1..1000 (> 1 only in a fan-out handler) */
 } model_call_cfg;
 
 typedef enum model_fault_kind {
@@ -169,6 +171,9 @@ typedef struct model_service_cfg {
   model_effect_point effect;
   bool dedup; /* idempotency keys: a repeated operation is not executed again */
   model_fanout_kind calls_mode;
+  int32_t wait_for; /* fan-out: done once this many calls succeeded, failed once more than
+                       n - wait_for failed (n: the calls, each counted fanout times); the
+                       rest are left to finish. 0: wait for every call */
   model_call_cfg *calls;
   size_t n_calls;
   model_fault_cfg *faults;
