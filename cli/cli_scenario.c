@@ -12,6 +12,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -366,6 +367,128 @@ bool cli__scenario_expand_policies(scn_ctx *c, json_t *doc, bool quiet) {
 /* }================================================================== */
 
 /* {==================================================================
+ * Distribution files and mixtures: built once, borrowed by the configs
+ * =================================================================== */
+
+/* A distribution file cannot be read into the document as a policy is (its samples are not
+ * JSON and may be millions), so it is parsed into the kernel's table and the name stays in the
+ * document. The bytes are read once, hashed, and parsed from memory (fmemopen), so that the
+ * SHA-256 in summary.json is of exactly the bytes the runs drew from. */
+static bool grow(void **p, size_t *cap, size_t n, size_t size) {
+  if (n < *cap) return true;
+  size_t ncap = *cap ? 2 * *cap : 4;
+  void *np = cli__scenario_malloc(ncap * size);
+  if (np == NULL) return false;
+  if (n > 0) memcpy(np, *p, n * size);
+  free(*p);
+  *p = np;
+  *cap = ncap;
+  return true;
+}
+
+/* Parses buf[0..len) as the CSV of file full. Errors in it name the file and the line, as the
+ * kernel reports them (a long path keeps its end, the file's own name). */
+static sim_empirical *parse_data_file(scn_ctx *c, const char *full, const char *buf, size_t len) {
+  retry_error re;
+  retry_error_clear(&re);
+  sim_empirical *e = NULL;
+  if (len == 0) {
+    retry_error_set(&re, RETRY_EINVAL, full, NULL, -1, -1,
+                    "the file is empty: give a header (\"latency_ms\", or "
+                    "\"lower_ms,upper_ms,count\") and rows");
+  } else {
+    /* fmemopen reads but never writes in mode "r"; the cast only drops const. */
+    FILE *f = fmemopen((void *)(uintptr_t)buf, len, "r");
+    if (f == NULL)
+      retry_error_set(&re, RETRY_ENOMEM, full, NULL, -1, -1, "out of memory reading the file");
+    else
+      e = sim_empirical_read_csv(f, full, cli__scenario_retry_alloc(), &re);
+    if (f != NULL) fclose(f);
+  }
+  if (e != NULL) return e;
+  if (re.code == RETRY_ENOMEM) return files_oom(c), NULL;
+  fail_in_file(c, full, re.code == RETRY_EIO ? RETRY_EIO : RETRY_ECONFIG, "", re.line, -1,
+               re.message);
+  return NULL;
+}
+
+const sim_empirical *cli__scenario_data_file(scn_ctx *c, const char *name) {
+  scn_files *fs = c->files;
+  assert(fs != NULL);
+  char *full = policy_path(c->base_dir, name);
+  if (full == NULL) return files_oom(c), NULL;
+  scn_data_file *df = NULL;
+  for (size_t i = 0; i < fs->n_data && df == NULL; i++)
+    if (strcmp(fs->data[i].path, full) == 0) df = &fs->data[i];
+  if (df == NULL) {
+    char shown[72];
+    retry_json_printable(shown, sizeof shown, name, 64);
+    struct stat st;
+    const char *why = NULL;
+    if (stat(full, &st) != 0)
+      why = strerror(errno);
+    else if (!S_ISREG(st.st_mode))
+      why = not_regular(st.st_mode);
+    char *buf = NULL;
+    size_t len = 0;
+    retry_error re;
+    retry_error_clear(&re);
+    if (why == NULL &&
+        retry_json_read_file(full, cli__scenario_retry_alloc(), &buf, &len, &re) != RETRY_OK) {
+      if (re.code == RETRY_ENOMEM) {
+        free(full);
+        return files_oom(c), NULL;
+      }
+      why = re.message;
+    }
+    if (why != NULL) {
+      retry_json_fail(&c->j, RETRY_EIO, "cannot open the distribution file \"%s\": %s", shown, why);
+      free(full);
+      return NULL;
+    }
+    char sha[65];
+    cli__scenario_sha256(buf, len, sha);
+    sim_empirical *e = parse_data_file(c, full, buf, len);
+    free(buf);
+    if (e == NULL || !grow((void **)&fs->data, &fs->cap_data, fs->n_data, sizeof *fs->data)) {
+      sim_empirical_destroy(e);
+      free(full);
+      return e == NULL ? NULL : (files_oom(c), NULL);
+    }
+    df = &fs->data[fs->n_data++]; /* counted now: destroy frees whatever of it exists */
+    memset(df, 0, sizeof *df);
+    df->dist = e;
+    df->path = cli__scenario_strdup(full);
+    df->name = cli__scenario_strdup(name);
+    df->named_at = json_array();
+    memcpy(df->sha256, sha, sizeof sha);
+    if (df->path == NULL || df->name == NULL || df->named_at == NULL) {
+      free(full);
+      return files_oom(c), NULL;
+    }
+  }
+  free(full);
+  /* The path is noted once per file, however many runs met it there. */
+  bool seen = false;
+  for (size_t k = 0; k < json_array_size(df->named_at); k++)
+    seen = seen || strcmp(json_string_value(json_array_get(df->named_at, k)), c->j.path) == 0;
+  if (!seen && json_array_append_new(df->named_at, json_string(c->j.path)) != 0)
+    return files_oom(c), NULL;
+  return df->dist;
+}
+
+bool cli__scenario_keep_mixture(scn_ctx *c, sim_mixture *m) {
+  scn_files *fs = c->files;
+  assert(fs != NULL);
+  if (!grow((void **)&fs->mixtures, &fs->cap_mixtures, fs->n_mixtures, sizeof *fs->mixtures)) {
+    sim_mixture_destroy(m);
+    return files_oom(c);
+  }
+  fs->mixtures[fs->n_mixtures++] = m;
+  return true;
+}
+
+/* {==================================================================
  * Overrides: --set and a variant's "set"
  * =================================================================== */
 
@@ -662,6 +785,18 @@ void cli_scenario_destroy(cli_scenario *s) {
     json_decref(s->files.files[i].named_at);
   }
   free(s->files.files);
+  for (size_t i = 0; i < s->files.n_data; i++) {
+    free(s->files.data[i].path);
+    free(s->files.data[i].name);
+    sim_empirical_destroy(s->files.data[i].dist);
+    json_decref(s->files.data[i].named_at);
+  }
+  free(s->files.data);
+  /* Mixtures last: one may borrow another (a part), never the other way round, and none is
+   * drawn from any more. */
+  for (size_t i = s->files.n_mixtures; i-- > 0;)
+    sim_mixture_destroy(s->files.mixtures[i]);
+  free(s->files.mixtures);
   json_decref(s->inputs);
   json_decref(s->overrides);
   free(s->source);
@@ -795,6 +930,15 @@ static cli_scenario *record_inputs(cli_scenario *s, const char *source, retry_er
          json_object_set_new(o, "path", name_json(pf->name)) == 0 &&
          json_object_set_new(o, "sha256", json_string(pf->sha256)) == 0 &&
          json_object_set(o, "named_at", pf->named_at) == 0 && json_array_append(a, o) == 0;
+    json_decref(o);
+  }
+  for (size_t i = 0; ok && i < s->files.n_data; i++) {
+    const scn_data_file *df = &s->files.data[i];
+    o = json_object();
+    ok = o != NULL && json_object_set_new(o, "role", json_string("distribution")) == 0 &&
+         json_object_set_new(o, "path", name_json(df->name)) == 0 &&
+         json_object_set_new(o, "sha256", json_string(df->sha256)) == 0 &&
+         json_object_set(o, "named_at", df->named_at) == 0 && json_array_append(a, o) == 0;
     json_decref(o);
   }
   if (!ok) {

@@ -65,8 +65,10 @@ const char *cli_scenario_name(const cli_scenario *s);
 const char *cli_scenario_sha256(const cli_scenario *s);
 /* Every file read, in the order read: the scenario first ({"role": "scenario", "path": its
  * base name, "sha256"}), then each policy file once ({"role": "policy", "path": as written in
- * the scenario, "sha256", "named_at": [JSON paths that named it]}). A JSON array; returns a
- * borrowed pointer valid until cli_scenario_destroy. */
+ * the scenario, "sha256", "named_at": [JSON paths that named it]}), then each distribution file
+ * once
+ * ({"role": "distribution", ...}, the same members). A JSON array; returns a borrowed pointer
+ * valid until cli_scenario_destroy. */
 const json_t *cli_scenario_inputs(const cli_scenario *s);
 /* The --set overrides as given, in order ({"path": PATH, "value": VALUE as text, or null}),
  * --duration included as the set it is. A JSON array; borrowed, valid until destroy. */

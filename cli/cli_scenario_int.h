@@ -37,6 +37,7 @@
 #define SCN_MAX_BUCKETS 1000000   /* duration / bucket */
 #define SCN_MAX_ATTEMPT_MASK 32   /* a fault's attempts are 1..32 */
 #define SCN_MAX_USER_RETRIES 1000 /* closed loop "refresh button" */
+#define SCN_MAX_FANOUT 1000       /* copies of one downstream call in a fan-out */
 
 /* The "what" of messages shared by several files. */
 #define SCN_DUR_POS "a duration > 0 such as \"10ms\" (ns, us, ms, s, m, h)"
@@ -66,9 +67,26 @@ typedef struct scn_policy_file {
   json_t *named_at; /* array of the JSON paths that named the file ("$.clients.web.policy") */
 } scn_policy_file;
 
+/* A distribution file ({"dist": "empirical", "file": NAME}) read while loading: its samples
+ * or histogram, built once and borrowed by every run's sim_dist that names it. */
+typedef struct scn_data_file {
+  char *path;          /* as opened (the scenario's directory joined with the name) */
+  char *name;          /* as written in the scenario, for provenance */
+  char sha256[65];     /* of the file's bytes as read */
+  sim_empirical *dist; /* owned */
+  json_t *named_at;    /* array of the JSON paths that named it */
+} scn_data_file;
+
+/* What the loader read and built that the runs' configs borrow: the policy files (copied into
+ * the document), the distribution files and every mixture a conversion built (a sim_dist
+ * borrows its table, so these live as long as the cli_scenario, not as one config). */
 typedef struct scn_files {
   scn_policy_file *files;
   size_t n, cap;
+  scn_data_file *data;
+  size_t n_data, cap_data;
+  sim_mixture **mixtures;
+  size_t n_mixtures, cap_mixtures;
 } scn_files;
 
 /* The state of one conversion, on the caller's stack. The retry_json context (source, JSON
@@ -172,6 +190,16 @@ bool cli__scenario_policy_check_space(scn_ctx *c, const retry_config *policy,
  * left as its name, without an error (the pass before --set, which may still replace it).
  * Returns false with the error in c->j (never when quiet, except out of memory). */
 bool cli__scenario_expand_policies(scn_ctx *c, json_t *doc, bool quiet);
+
+/* The empirical distribution of the file named name (relative to c->base_dir unless absolute)
+ * at the current path: read, hashed and parsed once per scenario into c->files, the path noted
+ * in its named_at. Returns it (borrowed, valid until the scenario is destroyed), or NULL after
+ * an error in c->j: an I/O error at the current path, an error in the file naming the file and
+ * its line. */
+const sim_empirical *cli__scenario_data_file(scn_ctx *c, const char *name);
+/* Hands m to c->files, which frees it with the scenario. Returns false (m freed, out of memory
+ * recorded in c->j) when it cannot be kept. */
+bool cli__scenario_keep_mixture(scn_ctx *c, sim_mixture *m);
 
 /* "variants" and "expect" of the base document: shapes only (cli_scenario.c). */
 bool cli__scenario_check_variants(scn_ctx *c, json_t *variants);

@@ -187,7 +187,7 @@ static bool parse_map(scn_ctx *c, json_t *m, model_status_map *out, const model_
  * message, so a typo such as "deadlline" cannot silently leave a default in force. */
 static const char *const call_keys[] = {"service",      "method", "stream",   "request_bytes",
                                         "stream_items", "policy", "deadline", "propagate_deadline",
-                                        "network",      "map"};
+                                        "network",      "map",    "fanout"};
 static const char *const stream_names[] = {"unary", "client", "server", "bidi"};
 
 /* The names are in the order of retry_stream_kind, so the index is the value. */
@@ -208,6 +208,7 @@ static bool parse_call(scn_ctx *c, json_t *v, model_call_cfg *call,
   call->propagate_deadline = true;
   call->map.canonical = true;
   call->stream = RETRY_STREAM_UNARY;
+  call->fanout = 1;
   if (!json_is_object(v)) {
     retry_json_fail_value(&c->j, "each call", "an object {\"service\": ..., \"method\": ...}", v);
     return false;
@@ -221,6 +222,16 @@ static bool parse_call(scn_ctx *c, json_t *v, model_call_cfg *call,
                          "a full method name \"/package.Service/Method\"") != 1 ||
       !dup_to(c, &call->method, method))
     return false;
+  /* "fanout": n copies of the call at once, which only a fan-out handler makes. */
+  if (retry_json_get_int32(&c->j, v, "fanout", 1, SCN_MAX_FANOUT, "an integer in [1, 1000]",
+                           &call->fanout) < 0)
+    return false;
+  if (call->fanout > 1 && caller->calls_mode != MODEL_CALLS_FANOUT) {
+    retry_json_fail_field(&c->j, v, "fanout",
+                          "1 in a sequential handler: a call made n times at once needs the "
+                          "service's \"calls_mode\": \"fanout\"");
+    return false;
+  }
   if (cli__scenario_get_stream(c, v, &call->stream) < 0 ||
       retry_json_get_int(&c->j, v, "request_bytes", 0, INT64_MAX, "an integer >= 0",
                          &call->request_bytes) < 0 ||
@@ -251,6 +262,27 @@ static bool parse_call(scn_ctx *c, json_t *v, model_call_cfg *call,
     retry_json_path_pop(&c->j, mark);
   }
   return true;
+}
+
+/* "wait_for": k of the fan-out's n calls (each entry counted "fanout" times). Absent: 0, the
+ * handler waits for every call (the rule before the key existed). */
+static bool parse_wait_for(scn_ctx *c, json_t *v, model_service_cfg *svc) {
+  json_t *k = retry_json_field(v, "wait_for");
+  if (k == NULL) return true;
+  int64_t n = 0;
+  for (size_t i = 0; i < svc->n_calls; i++)
+    n += svc->calls[i].fanout;
+  if (svc->calls_mode != MODEL_CALLS_FANOUT || n == 0) {
+    size_t mark = retry_json_path_push_key(&c->j, "wait_for");
+    retry_json_fail(&c->j, RETRY_ECONFIG,
+                    "\"wait_for\" needs a fan-out: \"calls_mode\": \"fanout\" and at least "
+                    "one call");
+    retry_json_path_pop(&c->j, mark);
+    return false;
+  }
+  char what[64];
+  snprintf(what, sizeof what, "an integer in [1, %lld] (the fan-out's calls)", (long long)n);
+  return retry_json_get_int32(&c->j, v, "wait_for", 1, (int32_t)n, what, &svc->wait_for) >= 0;
 }
 
 /* "calls": the array is allocated once at its final size (zeroed), and n_calls grows with
@@ -535,7 +567,7 @@ static bool parse_faults(scn_ctx *c, json_t *list, model_service_cfg *svc) {
 static const char *const service_keys[] = {
     "space",        "replicas",          "workers",  "queue", "reject",
     "service_time", "slowdown_per_busy", "deadline", "lb",    "side_effect",
-    "dedup",        "calls_mode",        "calls",    "faults"};
+    "dedup",        "calls_mode",        "wait_for", "calls", "faults"};
 static const char *const space_names[] = {"grpc", "http"};
 static const char *const queue_keys[] = {"capacity", "discipline"};
 static const char *const queue_names[] = {"fifo", "lifo"};
@@ -654,6 +686,7 @@ static bool parse_service(scn_ctx *c, json_t *v, model_service_cfg *svc) {
     if (!parse_calls(c, calls, svc)) return false;
     retry_json_path_pop(&c->j, mark);
   }
+  if (!parse_wait_for(c, v, svc)) return false;
   json_t *faults = retry_json_field(v, "faults");
   if (faults != NULL) {
     size_t mark = retry_json_path_push_key(&c->j, "faults");

@@ -184,8 +184,9 @@ static bool rate_value(scn_ctx *c, json_t *v, const char *label, double *out) {
 
 /* Indexed like sim_dist_kind, so the index read from "dist" is the kind stored. dist_allowed
  * below follows the same order; weibull and pareto share their keys (shape and scale). */
-static const char *const dist_names[] = {"constant", "exponential", "lognormal", "gamma",
-                                         "weibull",  "pareto",      "uniform"};
+static const char *const dist_names[] = {"constant", "exponential", "lognormal",
+                                         "gamma",    "weibull",     "pareto",
+                                         "uniform",  "mixture",     "empirical"};
 
 /* The keys each kind allows, "dist" first. */
 static const char *const keys_constant[] = {"dist", "value"};
@@ -194,6 +195,9 @@ static const char *const keys_lognormal[] = {"dist", "median", "mean", "sigma"};
 static const char *const keys_gamma[] = {"dist", "shape", "mean", "scale"};
 static const char *const keys_shape_scale[] = {"dist", "shape", "scale"};
 static const char *const keys_uniform[] = {"dist", "min", "max"};
+static const char *const keys_mixture[] = {"dist", "parts"};
+static const char *const keys_empirical[] = {"dist", "file"};
+static const char *const keys_part[] = {"weight", "value"};
 
 /* The keys one kind allows; also used for the rate profiles' kinds. */
 typedef struct dist_keys {
@@ -205,8 +209,15 @@ static const dist_keys dist_allowed[] = {
     {keys_constant, SCN_N_OF(keys_constant)},       {keys_exponential, SCN_N_OF(keys_exponential)},
     {keys_lognormal, SCN_N_OF(keys_lognormal)},     {keys_gamma, SCN_N_OF(keys_gamma)},
     {keys_shape_scale, SCN_N_OF(keys_shape_scale)}, {keys_shape_scale, SCN_N_OF(keys_shape_scale)},
-    {keys_uniform, SCN_N_OF(keys_uniform)},
+    {keys_uniform, SCN_N_OF(keys_uniform)},         {keys_mixture, SCN_N_OF(keys_mixture)},
+    {keys_empirical, SCN_N_OF(keys_empirical)},
 };
+
+/* The most parts one mixture may have: far more than a latency model needs (a few modes), and
+ * small enough for the parts to live on the stack while the mixture is built. */
+#define SCN_MAX_MIXTURE_PARTS 64
+
+static bool dist_value(scn_ctx *c, json_t *v, const char *label, sim_dist *out);
 
 /* A required duration parameter of a distribution. positive refuses 0: a mean or a scale of
  * 0 describes no distribution, whereas a constant or a uniform bound may well be 0. */
@@ -243,6 +254,90 @@ static const char *one_of(scn_ctx *c, json_t *obj, const char *a, const char *b)
     return NULL;
   }
   return has_a ? a : b;
+}
+
+/* {"dist": "mixture", "parts": [{"weight": w, "value": DIST}, ...]}: part i with probability
+ * w_i / sum(w). A part's value is any distribution, a mixture included (to the kernel's
+ * SIM_MIXTURE_MAX_DEPTH levels). The mixture is built by the kernel and kept by the loader
+ * (cli__scenario_keep_mixture), which the config borrows it from. */
+static bool mixture_value(scn_ctx *c, json_t *v, sim_dist *out) {
+  json_t *parts = retry_json_field(v, "parts");
+  size_t mark = retry_json_path_push_key(&c->j, "parts");
+  const char *what = "a non-empty array of at most 64 parts {\"weight\": w, \"value\": DIST}";
+  if (parts == NULL || !json_is_array(parts) || json_array_size(parts) == 0 ||
+      json_array_size(parts) > SCN_MAX_MIXTURE_PARTS) {
+    if (parts == NULL)
+      retry_json_fail(&c->j, RETRY_ECONFIG, "\"parts\" is required: %s", what);
+    else
+      retry_json_fail_value(&c->j, "\"parts\"", what, parts);
+    return false;
+  }
+  size_t n = json_array_size(parts);
+  double weights[SCN_MAX_MIXTURE_PARTS], sum = 0;
+  sim_dist ds[SCN_MAX_MIXTURE_PARTS];
+  for (size_t i = 0; i < n; i++) {
+    json_t *p = json_array_get(parts, i);
+    size_t m2 = retry_json_path_push_index(&c->j, i);
+    if (!json_is_object(p)) {
+      retry_json_fail_value(&c->j, "each part", "an object {\"weight\": w, \"value\": DIST}", p);
+      return false;
+    }
+    if (!retry_json_check_keys(&c->j, p, keys_part, SCN_N_OF(keys_part), "a mixture's part") ||
+        retry_json_require(&c->j,
+                           retry_json_get_number(&c->j, p, "weight", 0, false, HUGE_VAL, false,
+                                                 "a number >= 0", &weights[i]),
+                           "weight", "a number >= 0 (relative: 99 and 1, or 0.99 and 0.01)") != 1)
+      return false;
+    json_t *pv = retry_json_field(p, "value");
+    size_t m3 = retry_json_path_push_key(&c->j, "value");
+    if (pv == NULL) {
+      retry_json_fail(&c->j, RETRY_ECONFIG,
+                      "\"value\" is required: a duration such as \"10ms\" or a distribution");
+      return false;
+    }
+    if (!dist_value(c, pv, "\"value\"", &ds[i])) return false;
+    retry_json_path_pop(&c->j, m3);
+    retry_json_path_pop(&c->j, m2);
+    sum += weights[i];
+  }
+  if (!(sum > 0) || !isfinite(sum)) {
+    retry_json_fail(&c->j, RETRY_ECONFIG,
+                    "the parts' weights must add up to a finite number > 0, got %g", sum);
+    return false;
+  }
+  retry_error e;
+  retry_error_clear(&e);
+  sim_mixture *m = sim_mixture_create(n, weights, ds, cli__scenario_retry_alloc(), &e);
+  if (m == NULL) {
+    /* Too deep a nesting, or memory: the kernel's message, at the parts. */
+    retry_json_fail(&c->j, e.code == RETRY_ENOMEM ? RETRY_ENOMEM : RETRY_ECONFIG, "%s",
+                    e.code == RETRY_ENOMEM ? "out of memory loading the scenario" : e.message);
+    return false;
+  }
+  if (!cli__scenario_keep_mixture(c, m)) return false;
+  retry_json_path_pop(&c->j, mark);
+  *out = sim_dist_of_mixture(m);
+  return true;
+}
+
+/* {"dist": "empirical", "file": NAME}: the samples or histogram of a CSV file (docs/
+ * simulator.md, "Empirical distributions from a file"), named relative to the scenario's
+ * directory, read once per scenario and recorded in summary.json's inputs. */
+static bool empirical_value(scn_ctx *c, json_t *v, sim_dist *out) {
+  const char *name = NULL;
+  const char *what = "the name of a CSV file of samples or a histogram, relative to the scenario";
+  int rc = retry_json_get_string(&c->j, v, "file", &name);
+  if (retry_json_require(&c->j, rc, "file", what) != 1) return false;
+  size_t mark = retry_json_path_push_key(&c->j, "file");
+  if (name[0] == '\0') {
+    retry_json_fail_value(&c->j, "\"file\"", what, json_object_get(v, "file"));
+    return false;
+  }
+  const sim_empirical *e = cli__scenario_data_file(c, name);
+  if (e == NULL) return false;
+  retry_json_path_pop(&c->j, mark);
+  *out = sim_dist_of_empirical(e);
+  return true;
 }
 
 /* The parameters go into sim_dist as model_config.h documents them, in ns as doubles; the
@@ -298,8 +393,8 @@ static bool parse_dist_object(scn_ctx *c, json_t *v, int kind, sim_dist *out) {
       d.p1 = (double)a;
       d.p2 = (double)b;
       break;
-    case SIM_DIST_MIXTURE: /* not in dist_names: no scenario key reaches these yet */
-    case SIM_DIST_EMPIRICAL: return false;
+    case SIM_DIST_MIXTURE: return mixture_value(c, v, out);
+    case SIM_DIST_EMPIRICAL: return empirical_value(c, v, out);
   }
   *out = d;
   return true;
@@ -327,7 +422,8 @@ static bool dist_value(scn_ctx *c, json_t *v, const char *label, sim_dist *out) 
   int rc = retry_json_get_enum(&c->j, v, "dist", dist_names, SCN_N_OF(dist_names), &kind);
   if (retry_json_require(&c->j, rc, "dist",
                          "\"constant\", \"exponential\", \"lognormal\", \"gamma\", "
-                         "\"weibull\", \"pareto\" or \"uniform\"") != 1)
+                         "\"weibull\", \"pareto\", \"uniform\", \"mixture\" or "
+                         "\"empirical\"") != 1)
     return false;
   char where[48];
   cli__scenario_kind_where(where, sizeof where, dist_names[kind], "distribution");

@@ -24,6 +24,13 @@ static void call_apply(model_world *w, mw_call *c, const retry_decision *d);
  * its side effect, which can be long after its call ended. */
 static void req_free(model_world *w, mw_req *r) {
   model__op_unref(w, r->op);
+  r->op = NULL;
+  /* A handler that went on at k of n (wait_for) may still have calls running, which report
+   * to r: the last of them frees it. */
+  if (r->ds_pending > 0) {
+    r->ds_orphan = true;
+    return;
+  }
   model__pool_put(&w->pools.reqs, r);
 }
 

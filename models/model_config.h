@@ -2,7 +2,9 @@
  * model_config.h: the world a scenario describes, as plain structs. cli_scenario.c fills them
  * from JSON (and checks every rule written next to the fields); model_world.c builds the
  * running world from them. Times are int64 ns, rates per second. Names are owned strings,
- * services are referred to by index once the loader has resolved the names.
+ * services are referred to by index once the loader has resolved the names. A sim_dist's
+ * table (a mixture, an empirical distribution) is not owned: the loader keeps it for as long
+ * as the config (cli/cli_scenario.c).
  */
 #ifndef MODEL_CONFIG_H
 #define MODEL_CONFIG_H
@@ -117,6 +119,8 @@ typedef struct model_call_cfg {
   bool propagate_deadline; /* also bounded by the deadline of the request being served */
   sim_dist network;        /* one-way hop latency */
   model_status_map map;    /* callee's final status into the caller's space */
+  int32_t fanout;          /* copies made at once, each its own logical call and operation,
+                              1..1000 (> 1 only in a fan-out handler) */
 } model_call_cfg;
 
 typedef enum model_fault_kind {
@@ -167,6 +171,9 @@ typedef struct model_service_cfg {
   model_effect_point effect;
   bool dedup; /* idempotency keys: a repeated operation is not executed again */
   model_fanout_kind calls_mode;
+  int32_t wait_for; /* fan-out: done once this many calls succeeded, failed once more than
+                       n - wait_for failed (n: the calls, each counted fanout times); the
+                       rest are left to finish. 0: wait for every call */
   model_call_cfg *calls;
   size_t n_calls;
   model_fault_cfg *faults;

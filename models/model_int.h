@@ -174,7 +174,11 @@ struct mw_req {
   int32_t ds_pending; /* calls started and not finished */
   int32_t ds_status;  /* first failure (mapped into this service's space), or OK */
   bool ds_failed;
-  bool ds_starting; /* fan-out: still starting its calls */
+  bool ds_starting;        /* fan-out: still starting its calls */
+  int32_t ds_ok, ds_nfail; /* wait_for: calls ended OK, and not */
+  bool ds_decided;         /* wait_for: the handler went on; the calls left still finish */
+  bool ds_orphan;          /* its caller is done with it while such calls run: the last of
+                              them frees it (model_service.c) */
   /* tracing: the traced call this is an attempt of (0: not traced) and its depth */
   uint64_t trace_call;
   int32_t trace_depth;

@@ -319,7 +319,7 @@ static void handler_after_calls(model_world *w, mw_req *r) {
  * deadline r carries when the call propagates deadlines. */
 static void downstream_done(model_world *w, mw_call *c);
 
-static void downstream_start(model_world *w, mw_service *s, mw_req *r, int32_t j) {
+static void downstream_start(model_world *w, mw_service *s, mw_req *r, int32_t j, int32_t child) {
   const model_call_cfg *cc = &s->cfg->calls[j];
   const retry_method_config *mc = s->call_mcfg[j];
   mw_replica *rp = &s->replicas[r->replica];
@@ -332,7 +332,7 @@ static void downstream_start(model_world *w, mw_service *s, mw_req *r, int32_t j
   if (cc->propagate_deadline && r->deadline_ns < deadline) deadline = r->deadline_ns;
   /* The downstream operation: the same for every attempt of this handler's operation, its own
    * for each call j (model_int.h, mw_op). */
-  mw_op *op = model__op_child(w, r->op, j);
+  mw_op *op = model__op_child(w, r->op, child);
   if (op == NULL && r->op != NULL) return; /* out of memory: the world has failed */
   r->ds_pending++;
   mw_call_args a = {.edge = s->call_edges[j],
@@ -352,27 +352,60 @@ static void downstream_start(model_world *w, mw_service *s, mw_req *r, int32_t j
   if (model__call_start(w, &a) < 0) r->ds_pending--;
 }
 
+/* wait_for k of n: 1 once k calls succeeded, 0 once n - k + 1 failed (k can no longer be
+ * reached), -1 before either. A call counts once however many attempts or hedges it sent. */
+static int quorum_state(const mw_service *s, const mw_req *r) {
+  int32_t k = s->cfg->wait_for, n = r->ds_next;
+  if (r->ds_ok >= k) return 1;
+  return r->ds_nfail >= n - k + 1 ? 0 : -1;
+}
+
+/* The fan-out reached its wait_for: the handler goes on with the calls' verdict (a failure's
+ * status is the first failure's) while the calls left run to their end unheard. */
+static void quorum_decide(model_world *w, mw_req *r, int state) {
+  r->ds_decided = true;
+  r->ds_failed = state == 0;
+  handler_after_calls(w, r);
+}
+
 /* A downstream call of request r ended. Its status is mapped into r's service's space (the
  * gateway's job); the first failure is kept as the handler's result. Sequential calls stop
- * at the first failure; a fan-out waits for every call it started. */
+ * at the first failure; a fan-out waits for every call it started, or with wait_for until k
+ * succeeded or n - k + 1 failed. */
 static void downstream_done(model_world *w, mw_call *c) {
   mw_req *r = c->done_ctx;
   mw_service *s = &w->topo.services[r->svc];
   const model_call_cfg *cc = &s->cfg->calls[c->slot];
   retry_space from = w->cfg->services[cc->service].space;
   int32_t st = model__status_map(&cc->map, from, s->cfg->space, c->rc.status);
-  if (!retry_status_is_ok(s->cfg->space, st) && !r->ds_failed) {
+  r->ds_pending--;
+  if (r->ds_decided) {
+    /* Left to finish: its attempts and side effects counted; r waits only to be freed. */
+    if (r->ds_orphan && r->ds_pending == 0) model__pool_put(&w->pools.reqs, r);
+    return;
+  }
+  bool ok = retry_status_is_ok(s->cfg->space, st);
+  if (ok)
+    r->ds_ok++;
+  else
+    r->ds_nfail++;
+  if (!ok && !r->ds_failed) {
     r->ds_failed = true;
     r->ds_status = st;
   }
-  r->ds_pending--;
   if (s->cfg->calls_mode == MODEL_CALLS_SEQUENTIAL && !r->ds_failed &&
       r->ds_next < (int32_t)s->cfg->n_calls) {
-    downstream_start(w, s, r, r->ds_next++);
+    int32_t j = r->ds_next++;
+    downstream_start(w, s, r, j, j);
     return;
   }
   /* A fan-out still starting its calls (one of them ended at once) finishes after the loop. */
   if (r->ds_starting) return;
+  if (s->cfg->wait_for > 0) {
+    int q = quorum_state(s, r);
+    if (q >= 0) quorum_decide(w, r, q);
+    return;
+  }
   if (r->ds_pending == 0) handler_after_calls(w, r);
 }
 
@@ -409,14 +442,24 @@ static void ev_work_done(sim_kernel *k, void *obj, uint64_t arg) {
   r->state = MW_REQ_DOWNSTREAM;
   if (cfg->calls_mode == MODEL_CALLS_SEQUENTIAL) {
     r->ds_next = 1;
-    downstream_start(w, s, r, 0);
+    downstream_start(w, s, r, 0, 0);
     return;
   }
-  r->ds_next = (int32_t)cfg->n_calls;
+  /* Every copy of every call: copy i of call j is operation (copies before j) + i. Without
+   * wait_for a failure while starting stops the rest (the handler fails anyway); with it the
+   * fan-out starts all n, since k may still be reached. ds_next counts what was started. */
   r->ds_starting = true;
-  for (int32_t j = 0; j < (int32_t)cfg->n_calls && !r->ds_failed; j++)
-    downstream_start(w, s, r, j);
+  int32_t child = 0;
+  for (int32_t j = 0; j < (int32_t)cfg->n_calls && (cfg->wait_for > 0 || !r->ds_failed); j++)
+    for (int32_t i = 0; i < cfg->calls[j].fanout && (cfg->wait_for > 0 || !r->ds_failed); i++)
+      downstream_start(w, s, r, j, child++);
+  r->ds_next = child;
   r->ds_starting = false;
+  if (cfg->wait_for > 0) {
+    int q = quorum_state(s, r);
+    if (q >= 0) quorum_decide(w, r, q);
+    return;
+  }
   if (r->ds_pending == 0) handler_after_calls(w, r);
 }
 

@@ -525,9 +525,12 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
   model__pool_init(&w->pools.calls, a, sizeof(mw_call), 256);
   model__pool_init(&w->pools.reqs, a, sizeof(mw_req), 256);
   /* An op: header, executions, then child pointers aligned for a pointer (mw_op's comment). */
-  for (size_t s = 0; s < cfg->n_services; s++)
-    if (cfg->services[s].n_calls > w->pools.max_calls)
-      w->pools.max_calls = cfg->services[s].n_calls;
+  for (size_t s = 0; s < cfg->n_services; s++) {
+    size_t n = 0; /* a call made fanout times is that many operations */
+    for (size_t j = 0; j < cfg->services[s].n_calls; j++)
+      n += (size_t)cfg->services[s].calls[j].fanout;
+    if (n > w->pools.max_calls) w->pools.max_calls = n;
+  }
   size_t exec_end = sizeof(mw_op) + (size_t)w->topo.n_effect_services * sizeof(int32_t);
   w->pools.op_child_off = (exec_end + sizeof(mw_op *) - 1) / sizeof(mw_op *) * sizeof(mw_op *);
   size_t children = w->topo.n_effect_services > 0 ? w->pools.max_calls : 0;

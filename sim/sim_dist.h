@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "retry/retry.h"
 
@@ -134,6 +135,11 @@ size_t sim_empirical_size(const sim_empirical *e);
  * err->source = path and err->line the 1-based line) or no memory (RETRY_ENOMEM). Returns a
  * new distribution; free with sim_empirical_destroy. */
 sim_empirical *sim_empirical_load_csv(const char *path, const retry_allocator *alloc,
+                                      retry_error *err);
+/* The same from a stream already open for reading (a file, or bytes the caller hashed and
+ * opened with fmemopen); path only names it in errors. f is read to its end and left open.
+ * Returns a new distribution; free with sim_empirical_destroy. */
+sim_empirical *sim_empirical_read_csv(FILE *f, const char *path, const retry_allocator *alloc,
                                       retry_error *err);
 /* Returns the rate (per second) of p at t_ns, interpolating linearly between points. */
 double sim_profile_rate(const sim_rate_profile *p, int64_t t_ns);

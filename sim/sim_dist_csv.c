@@ -223,17 +223,25 @@ static bool read_rows(csv_reader *rd, FILE *f, bool *histogram, double *upper_la
 
 sim_empirical *sim_empirical_load_csv(const char *path, const retry_allocator *alloc,
                                       retry_error *err) {
-  csv_reader rd = {.path = path, .err = err};
-  retry_allocator_resolve(alloc, &rd.alloc);
   FILE *f = fopen(path, "r");
   if (f == NULL) {
     retry_error_set(err, RETRY_EIO, path, NULL, -1, -1, "cannot open: %s", strerror(errno));
     return NULL;
   }
+  sim_empirical *e = sim_empirical_read_csv(f, path, alloc, err);
+  fclose(f);
+  return e;
+}
+
+/* The stream is read to its end (or its first error) and left open: the caller opened it,
+ * perhaps on bytes it also hashed (fmemopen), and closes it. */
+sim_empirical *sim_empirical_read_csv(FILE *f, const char *path, const retry_allocator *alloc,
+                                      retry_error *err) {
+  csv_reader rd = {.path = path, .err = err};
+  retry_allocator_resolve(alloc, &rd.alloc);
   bool histogram = false;
   double upper_last = 0;
   bool ok = read_rows(&rd, f, &histogram, &upper_last);
-  fclose(f);
   sim_empirical *e = NULL;
   if (ok && !histogram) {
     e = sim_empirical_create_samples(rd.a, rd.n, alloc, err);

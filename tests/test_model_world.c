@@ -919,6 +919,146 @@ static void test_model_world_fanout_waits_for_all_sequential_stops_at_a_failure(
   run_free(&x);
 }
 
+/* "fanout": 100 on one call is the same world as 100 entries of that call: the same calls,
+ * attempts, operations and latencies, draw for draw. */
+static void test_model_world_fanout_count_is_that_many_calls(void **state) {
+  (void)state;
+  char entries[12000], count[1500];
+  const char *head =
+      "{'duration': '5s', 'services': {"
+      "  'agg': {'service_time': '1ms', 'workers': 100, 'calls_mode': 'fanout', 'calls': [";
+  const char *tail =
+      "]}, 'leaf': {'replicas': 4, 'workers': 64, 'side_effect': 'before',"
+      "            'service_time': {'dist': 'exponential', 'mean': '5ms'}}},"
+      " 'clients': {'c': {'target': 'agg', 'methods': ['/g.G/M'],"
+      "   'arrival': {'kind': 'open', 'rate': '50/s'}}}}";
+  size_t n = (size_t)snprintf(entries, sizeof entries, "%s", head);
+  for (int i = 0; i < 100; i++)
+    n += (size_t)snprintf(entries + n, sizeof entries - n,
+                          "%s{'service': 'leaf', 'method': '/l.L/M'}", i ? ", " : "");
+  snprintf(entries + n, sizeof entries - n, "%s", tail);
+  snprintf(count, sizeof count, "%s{'service': 'leaf', 'method': '/l.L/M', 'fanout': 100}%s", head,
+           tail);
+  run a, b;
+  run_text(&a, entries, 1);
+  run_text(&b, count, 1);
+  assert_true(a.r->calls_started > 100);
+  assert_int_equal(a.r->calls_ok, b.r->calls_ok);
+  /* 100 entries are 100 edges; one entry of 100 copies is one edge with all their calls. */
+  int64_t calls = 0, attempts = 0;
+  for (size_t i = 0; i < a.r->n_edges; i++)
+    if (strcmp(a.r->edges[i].from, "agg") == 0) {
+      calls += a.r->edges[i].calls;
+      attempts += a.r->edges[i].attempts;
+    }
+  assert_int_equal(calls, 100 * a.r->calls_started);
+  assert_int_equal(edge(b.r, "agg", "leaf")->calls, calls);
+  assert_int_equal(edge(b.r, "agg", "leaf")->attempts, attempts);
+  assert_int_equal(svc(b.r, "leaf")->arrivals, svc(a.r, "leaf")->arrivals);
+  /* Each copy is an operation of its own, as each entry is. */
+  assert_int_equal(b.r->operations, a.r->operations);
+  assert_int_equal(b.r->operations, 100 * a.r->calls_started);
+  assert_int_equal(b.r->duplicates, 0);
+  assert_true(b.r->latency.sum == a.r->latency.sum);
+  assert_int_equal(b.r->latency.max, a.r->latency.max);
+  run_free(&a);
+  run_free(&b);
+}
+
+/* wait_for k of n: the handler goes on once k calls succeeded, or once n - k + 1 failed; the
+ * calls left run to their end (their work and side effects count), unheard. Leaves of 10, 20
+ * and 30 ms behind 1 ms of work. */
+static void test_model_world_wait_for_goes_on_at_k_successes_or_n_minus_k_plus_1_failures(
+    void **state) {
+  (void)state;
+  const char *fmt =
+      "{'duration': '1s', 'services': {"
+      "  'agg': {'service_time': '1ms', 'workers': 10, 'calls_mode': 'fanout', 'wait_for': 2,"
+      "     'calls': [{'service': 'a', 'method': '/a.A/M'}, {'service': 'b', 'method': '/b.B/M'},"
+      "               {'service': 'c', 'method': '/c.C/M'}]},"
+      "  'a': {'service_time': '10ms', 'side_effect': 'before'%s},"
+      "  'b': {'service_time': '20ms', 'side_effect': 'before'%s},"
+      "  'c': {'service_time': '30ms', 'side_effect': 'before'}},"
+      " 'clients': {'c1': {'target': 'agg', 'methods': ['/g.G/M'],"
+      "   'arrival': {'kind': 'script', 'at': ['0s']}}}}";
+  const char *fail = ", 'faults': [{'kind': 'fail', 'status': 'NOT_FOUND'}]";
+  char text[1500];
+  run x;
+  /* 2 of 3 OK at 20 ms: done at 21 ms, c still runs and executes. */
+  snprintf(text, sizeof text, fmt, "", "");
+  run_text(&x, text, 1);
+  assert_int_equal(x.r->calls_ok, 1);
+  assert_int_equal(x.r->latency.max, 21000000);
+  assert_int_equal(svc(x.r, "c")->executions, 1);
+  assert_int_equal(edge(x.r, "agg", "c")->ok, 1);
+  run_free(&x);
+  /* b fails: the second success is c's, at 30 ms; OK despite a failure. */
+  snprintf(text, sizeof text, fmt, "", fail);
+  run_text(&x, text, 1);
+  assert_int_equal(x.r->calls_ok, 1);
+  assert_int_equal(x.r->latency.max, 31000000);
+  run_free(&x);
+  /* a and b fail: 2 = n - k + 1 failures at 20 ms, the first failure's status; c finishes. */
+  snprintf(text, sizeof text, fmt, fail, fail);
+  run_text(&x, text, 1);
+  assert_int_equal(x.r->calls_failed, 1);
+  assert_int_equal(x.r->by_status.grpc[RETRY_GRPC_NOT_FOUND], 1);
+  assert_int_equal(x.r->latency.max, 21000000);
+  assert_int_equal(svc(x.r, "c")->executions, 1);
+  run_free(&x);
+}
+
+/* A quorum read, 2 of 3 copies of one call, each failing with probability 0.3 on its own:
+ * the share of OK calls is P(at least 2 of 3) = 3 x 0.7^2 x 0.3 + 0.7^3 = 0.784, within four
+ * binomial standard errors over 2000 calls. */
+static void test_model_world_wait_for_quorum_succeeds_as_the_binomial_says(void **state) {
+  (void)state;
+  run x;
+  run_text(
+      &x,
+      "{'duration': '20s', 'services': {"
+      "  'coord': {'service_time': '1ms', 'workers': 50, 'calls_mode': 'fanout',"
+      "     'wait_for': 2, 'calls': [{'service': 'store', 'method': '/s.S/Get', 'fanout': 3}]},"
+      "  'store': {'replicas': 3, 'workers': 50, 'service_time': {'dist': 'exponential',"
+      "     'mean': '5ms'}, 'faults': [{'kind': 'fail', 'status': 'UNAVAILABLE', 'rate': 0.3}]}},"
+      " 'clients': {'c': {'target': 'coord', 'methods': ['/k.K/Get'],"
+      "   'arrival': {'kind': 'open', 'rate': '100/s'}}}}",
+      1);
+  double n = (double)x.r->calls_started, ok = (double)x.r->calls_ok / n;
+  assert_true(n > 1800);
+  assert_true(fabs(ok - 0.784) < 4 * sqrt(0.784 * 0.216 / n));
+  /* Every copy was sent, the ones left to finish included. */
+  assert_int_equal(edge(x.r, "coord", "store")->calls, 3 * x.r->calls_started);
+  run_free(&x);
+}
+
+/* Hedging inside a k-of-n fan-out: a hedged call is one of the n, however many attempts it
+ * sends, and it counts once, with its engine's verdict. First attempts stall for 400 ms; each
+ * call's hedge (5 ms later) answers at 25 ms, so 2 of 3 are reached at 1 + 25 ms; the edge has
+ * 3 calls and 6 hedges, not 9 calls. */
+static void test_model_world_wait_for_counts_a_hedged_call_once(void **state) {
+  (void)state;
+  run x;
+  run_text(&x,
+           "{'duration': '1s', 'services': {"
+           "  'coord': {'service_time': '1ms', 'workers': 10, 'calls_mode': 'fanout',"
+           "     'wait_for': 2, 'calls': [{'service': 'store', 'method': '/s.S/Get', 'fanout': 3,"
+           "       'policy': {'methodConfig': [{'name': [{}], 'hedgingPolicy': {'maxAttempts': 3,"
+           "         'hedgingDelay': '0.005s'}}]}}]},"
+           "  'store': {'workers': 20, 'service_time': '20ms',"
+           "     'faults': [{'kind': 'stall', 'delay': '400ms', 'attempts': [1]}]}},"
+           " 'clients': {'c': {'target': 'coord', 'methods': ['/k.K/Get'],"
+           "   'arrival': {'kind': 'script', 'at': ['0s']}}}}",
+           1);
+  assert_int_equal(x.r->calls_ok, 1);
+  assert_int_equal(x.r->latency.max, 26000000);
+  const model_edge_stats *e = edge(x.r, "coord", "store");
+  assert_int_equal(e->calls, 3);
+  assert_int_equal(e->ok, 3);
+  assert_int_equal(e->hedges, 6);
+  run_free(&x);
+}
+
 /* A retry that avoids the previous replica never meets the broken one twice. */
 static void test_model_world_lb_avoids_previous_replica(void **state) {
   (void)state;
@@ -1212,6 +1352,11 @@ int main(void) {
       cmocka_unit_test(test_model_world_deadline_aware_drops_expired),
       cmocka_unit_test(test_model_world_hedge_cuts_the_stall),
       cmocka_unit_test(test_model_world_fanout_waits_for_all_sequential_stops_at_a_failure),
+      cmocka_unit_test(test_model_world_fanout_count_is_that_many_calls),
+      cmocka_unit_test(
+          test_model_world_wait_for_goes_on_at_k_successes_or_n_minus_k_plus_1_failures),
+      cmocka_unit_test(test_model_world_wait_for_quorum_succeeds_as_the_binomial_says),
+      cmocka_unit_test(test_model_world_wait_for_counts_a_hedged_call_once),
       cmocka_unit_test(test_model_world_lb_avoids_previous_replica),
       cmocka_unit_test(test_model_world_user_retries_count_as_one_operation),
       cmocka_unit_test(test_model_world_breaker_refusals_settle_user_retried_operations),

@@ -616,6 +616,34 @@ static void test_sim_empirical_csv_refuses_bad_files(void **state) {
   assert_string_equal(err.source, "/nonexistent/dir/latency.csv");
 }
 
+/* sim_empirical_read_csv reads a stream the caller opened (here bytes in memory, as the
+ * scenario loader does after hashing them), names it as told in errors and leaves it open. */
+static void test_sim_empirical_csv_reads_an_open_stream_under_its_name(void **state) {
+  (void)state;
+  static char text[] = "# two bins\nlower_ms,upper_ms,count\n0,10,3\n10,20,1\n";
+  FILE *f = fmemopen(text, strlen(text), "r");
+  assert_non_null(f);
+  retry_error err;
+  retry_error_clear(&err);
+  sim_empirical *e = sim_empirical_read_csv(f, "mem.csv", NULL, &err);
+  assert_non_null(e);
+  assert_true(sim_empirical_is_histogram(e));
+  assert_int_equal(sim_empirical_size(e), 2);
+  sim_dist d = sim_dist_of_empirical(e);
+  assert_true(fabs(sim_dist_mean_ns(&d) - (0.75 * 5e6 + 0.25 * 15e6)) < 1);
+  assert_int_equal(fgetc(f), EOF); /* read to its end, still open */
+  fclose(f);
+  sim_empirical_destroy(e);
+  static char bad[] = "latency_ms\n1\n-2\n";
+  f = fmemopen(bad, strlen(bad), "r");
+  assert_non_null(f);
+  retry_error_clear(&err);
+  assert_null(sim_empirical_read_csv(f, "mem.csv", NULL, &err));
+  assert_string_equal(err.source, "mem.csv");
+  assert_int_equal(err.line, 3);
+  fclose(f);
+}
+
 static void test_sim_dist_tables_fail_each_allocation_cleanly(void **state) {
   (void)state;
   /* Fail the n-th allocation for n = 0, 1, ... until the call succeeds: each failure returns
@@ -754,6 +782,7 @@ int main(void) {
       cmocka_unit_test(test_sim_empirical_refuses_bad_input),
       cmocka_unit_test(test_sim_empirical_csv_reads_samples_and_histograms),
       cmocka_unit_test(test_sim_empirical_csv_refuses_bad_files),
+      cmocka_unit_test(test_sim_empirical_csv_reads_an_open_stream_under_its_name),
       cmocka_unit_test(test_sim_dist_tables_fail_each_allocation_cleanly),
       cmocka_unit_test(test_sim_dist_sample_means_match_each_kind),
       cmocka_unit_test(test_sim_dist_heavy_tails_have_an_infinite_mean),
