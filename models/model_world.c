@@ -320,8 +320,7 @@ static int ts_setup(model_world *w) {
 /* A policy without throttle, budget, adaptive throttling or breaker needs no channel state:
  * its calls run with a NULL target, which saves a retry_target per client (about 2 KiB). */
 static bool target_config_is_empty(const retry_target_config *tc) {
-  return !tc->has_throttle && tc->budget == RETRY_BUDGET_NONE && !tc->has_adaptive &&
-         !tc->has_breaker;
+  return !retry_target_config_has_parts(tc);
 }
 
 /* The policy whose max_attempts counts for a method on an edge (the value the engine

@@ -28,6 +28,14 @@ void retry__free(const retry_allocator *a, void *ptr);
  * The shared per-target state
  * =================================================================== */
 
+/* The parts a target holds only when configured, in one block allocated by create: the AWS
+ * adaptive limiter, Brooker's retry breaker and token bucket. */
+typedef struct retry_target_opt {
+  retry_aws_adaptive aws_adaptive;  /* valid when cfg.has_aws_adaptive */
+  retry_only_breaker retry_breaker; /* valid when cfg.has_retry_breaker */
+  retry_token_bucket token_bucket;  /* valid when cfg.budget == RETRY_BUDGET_TOKEN_BUCKET */
+} retry_target_opt;
+
 struct retry_target {
   retry_target_config cfg; /* copy of the configuration */
   retry_allocator alloc;   /* how it was allocated */
@@ -39,6 +47,7 @@ struct retry_target {
   retry_adaptive adaptive;      /* valid when cfg.has_adaptive */
   retry_breaker *breaker;       /* NULL without breaker */
   int64_t in_flight;            /* attempts in flight through this target */
+  retry_target_opt *opt;        /* NULL unless an optional part is configured */
 };
 
 /* Asks to send one attempt (original, retry or hedge) now: adaptive throttling first (it may
@@ -47,7 +56,15 @@ struct retry_target {
  * RETRY_STOP_BREAKER_OPEN. t may be NULL (always admitted). */
 retry_stop retry__target_admit(retry_target *t, int64_t now_ns, const retry_rng *rng);
 
-/* A logical call's original attempt was sent (Finagle deposit). */
+/* Asks the AWS adaptive limiter for a token for one attempt at now_ns, before any other
+ * admission. OK without the limiter (or t NULL); WAIT with *wait_ns; REFUSE (fail_fast). */
+retry_aws_send retry__target_rate_limit(retry_target *t, int64_t now_ns, int64_t *wait_ns);
+
+/* Whether Brooker's retry breaker allows a retry (or hedge) at now_ns; true without one. */
+bool retry__target_retry_allowed(retry_target *t, int64_t now_ns);
+
+/* A logical call started (Finagle deposit; Brooker's breaker counts a call and his token
+ * bucket earns per call). */
 void retry__target_call_started(retry_target *t, int64_t now_ns);
 
 /* An admitted attempt was sent (in-flight and Envoy active-request accounting). */
