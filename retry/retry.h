@@ -25,6 +25,7 @@
 
 #include "retry_aws_adaptive.h" /* the AWS adaptive-mode limiter's config (retry_target_config) */
 #include "retry_brooker.h"      /* Brooker's retry breaker and token bucket configs */
+#include "retry_limit.h"        /* Netflix concurrency-limits' limit algorithms */
 
 #ifdef __cplusplus
 extern "C" {
@@ -416,6 +417,14 @@ typedef struct retry_target_config {
                                               RESOURCE_EXHAUSTED and 429) */
   bool has_retry_breaker;                  /* Brooker's retry-only circuit breaker */
   retry_only_breaker_config retry_breaker; /* when has_retry_breaker */
+  bool has_limit;                          /* a concurrency limiter on the logical calls */
+  retry_limit_config limit;                /* when has_limit */
+  int32_t limit_reject_grpc;               /* status of a call the limiter refuses, gRPC
+                                              space: UNAVAILABLE (the library's interceptor) */
+  int32_t limit_reject_http;               /* the same in the HTTP space: 503 */
+  retry_status_set limit_drop_statuses;    /* final statuses that are drops (onDropped):
+                                              UNAVAILABLE and 503; OK is a success, any other
+                                              status is ignored (onIgnore) */
 } retry_target_config;
 
 typedef struct retry_target retry_target;
@@ -438,6 +447,9 @@ bool retry_target_config_has_parts(const retry_target_config *cfg);
  * otherwise: gRPC RESOURCE_EXHAUSTED and HTTP 429 (docs/shared-state.md, "Throttling in a
  * simulated world"). */
 void retry_aws_throttle_statuses_init(retry_status_set *s);
+/* Turns cfg's concurrency limiter on with kind's defaults: retry_limit_config_init, reject
+ * statuses UNAVAILABLE and 503, drop statuses UNAVAILABLE and 503. */
+void retry_target_config_set_limit(retry_target_config *cfg, retry_limit_kind kind);
 
 /* A snapshot for time series and logs. */
 typedef struct retry_target_stats {
@@ -450,6 +462,8 @@ typedef struct retry_target_stats {
   double aws_fill_rate;        /* AWS adaptive limiter: its bucket's fill rate, sends per s,
                                   while enabled; 0 before the first throttle; -1 without */
   bool retry_breaker_open;     /* Brooker's retry breaker refuses retries now (false without) */
+  int32_t limit;               /* the concurrency limit, -1 without a limiter */
+  int64_t limit_in_flight;     /* calls holding a permit of it (0 without) */
 } retry_target_stats;
 
 /* Fills s with the target's state as its next decision at now_ns would see it: the Finagle
@@ -748,6 +762,8 @@ typedef struct retry_call {
   int64_t stream_items_prev; /* messages received by earlier attempts */
   bool send_delayed;         /* the AWS adaptive limiter held the next attempt back: the wake
                                 at next_send_ns sends it (its budget grant already taken) */
+  bool limit_held;           /* the call holds a permit of the target's concurrency limiter */
+  int64_t limit_in_flight_at_start; /* the limiter's in-flight count its acquire left */
 } retry_call;
 
 /* Starts a logical call at now_ns and returns the first decision in d: SEND attempt 1, or

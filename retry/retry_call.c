@@ -151,6 +151,16 @@ static void decide_done(retry_call *c, int64_t now_ns, int64_t done_ns, int32_t 
   bool others = c->n_in_flight > 0;
   cancel_in_flight(c, 0);
   drop_pending_budget(c);
+  /* The limiter's permit covers the whole logical call, as the library's client interceptor
+   * sits above gRPC's retries: its sample is the call's time and final status. Vegas alone
+   * uses the uniform (for its next probe jitter), so only it draws one. */
+  if (c->limit_held) {
+    c->limit_held = false;
+    double u = 0.0;
+    if (c->target->cfg.limit.kind == RETRY_LIMIT_VEGAS) u = retry_rng_uniform(&c->opts.rng);
+    retry__target_limit_release(c->target, c->policy->space, status, done_ns - c->start_ns,
+                                c->limit_in_flight_at_start, u);
+  }
   c->done = true;
   c->status = status;
   c->reason = reason;
@@ -301,6 +311,10 @@ void retry_call_start(retry_call *c, const retry_policy *p, retry_target *t,
   }
   if (now_ns >= c->deadline_ns) {
     decide_done(c, now_ns, now_ns, deadline_status(c), RETRY_STOP_DEADLINE, d);
+  } else if (!retry__target_limit_acquire(t, &c->limit_held, &c->limit_in_flight_at_start)) {
+    /* At the concurrency limit: refused before anything is counted (SimpleLimiter). */
+    decide_done(c, now_ns, now_ns, retry__target_limit_reject_status(t, p->space),
+                RETRY_STOP_THROTTLED, d);
   } else {
     retry__target_call_started(t, now_ns);
     retry_stop why = try_send(c, now_ns, d);

@@ -31,7 +31,7 @@ static const char *const top_keys[] = {
     "circuitBreaker",   "statusSpace",       "jitter",           "jitterFraction",
     "capAfterJitter",   "perAttemptTimeout", "retryBufferBytes", "retryStreaming",
     "honorRetryAfter",  "waitForDeadline",   "profile",          "retryMode",
-    "adaptiveMode",     "retryBreaker"};
+    "adaptiveMode",     "retryBreaker",      "concurrencyLimit"};
 
 /* An unknown key of the block, at the current path (the caller pushed it): with a
  * did-you-mean when one of allowed is close (retry_json_suggest), which also says when only
@@ -654,6 +654,93 @@ static bool parse_retry_breaker(load_ctx *c, json_t *b) {
                                  "a duration >= 20ns", &t->retry_breaker.window_ns) >= 0;
 }
 
+/* "concurrencyLimit": a Netflix concurrency-limits limiter on the channel's logical calls,
+ * {"type": "aimd"|"vegas"|"gradient2", ...} with the Builders' names; each type takes its own
+ * keys (plus the common ones) and starts from retry_limit_config_init for it. */
+static bool parse_limit(load_ctx *c, json_t *b) {
+  static const char *const aimd_keys[] = {"type",         "initialLimit",    "maxLimit",
+                                          "rejectStatus", "dropStatusCodes", "minLimit",
+                                          "backoffRatio", "timeout"};
+  static const char *const vegas_keys[] = {
+      "type",      "initialLimit", "maxLimit", "rejectStatus",   "dropStatusCodes",
+      "smoothing", "alpha",        "beta",     "probeMultiplier"};
+  static const char *const gradient_keys[] = {
+      "type",     "initialLimit", "maxLimit",  "rejectStatus", "dropStatusCodes",
+      "minLimit", "smoothing",    "queueSize", "longWindow",   "rttTolerance"};
+  static const char *const types[] = {"aimd", "vegas", "gradient2"};
+  static const retry_limit_kind kinds[] = {RETRY_LIMIT_AIMD, RETRY_LIMIT_VEGAS,
+                                           RETRY_LIMIT_GRADIENT2};
+  int index = 0;
+  if (!block_type(c, b, "\"concurrencyLimit\"", types, N_OF(types),
+                  "\"aimd\", \"vegas\" or \"gradient2\"", &index))
+    return false;
+  const char *const *own = index == 0 ? aimd_keys : index == 1 ? vegas_keys : gradient_keys;
+  size_t n_own = index == 0 ? N_OF(aimd_keys) : index == 1 ? N_OF(vegas_keys) : N_OF(gradient_keys);
+  if (!check_keys(c, b, own, n_own)) return false;
+  retry_target_config *t = &c->cfg->target;
+  retry_target_config_set_limit(t, kinds[index]);
+  retry_limit_config *l = &t->limit;
+  if (!(retry_json_get_int32(&c->j, b, "initialLimit", 1, INT32_MAX, "an integer >= 1",
+                             &l->initial_limit) >= 0 &&
+        retry_json_get_int32(&c->j, b, "maxLimit", 1, INT32_MAX, "an integer >= 1",
+                             &l->max_limit) >= 0 &&
+        retry_json_get_int32(&c->j, b, "minLimit", 0, INT32_MAX, "an integer >= 0",
+                             &l->min_limit) >= 0 &&
+        retry_json_get_number(&c->j, b, "backoffRatio", 0.5, false, 1, true, "a number in [0.5, 1)",
+                              &l->backoff_ratio) >= 0 &&
+        retry_json_get_duration(&c->j, b, "timeout", 0, true, INT64_MAX, DUR_POS, &l->timeout_ns) >=
+            0 &&
+        retry_json_get_number(&c->j, b, "smoothing", 0, true, 1, false, "a number in (0, 1]",
+                              &l->smoothing) >= 0 &&
+        retry_json_get_int32(&c->j, b, "alpha", 1, INT32_MAX, "an integer >= 1", &l->alpha) >= 0 &&
+        retry_json_get_int32(&c->j, b, "beta", 1, INT32_MAX, "an integer >= 1", &l->beta) >= 0 &&
+        retry_json_get_int32(&c->j, b, "probeMultiplier", 1, INT32_MAX, "an integer >= 1",
+                             &l->probe_multiplier) >= 0 &&
+        retry_json_get_int32(&c->j, b, "queueSize", 0, INT32_MAX, "an integer >= 0",
+                             &l->queue_size) >= 0 &&
+        retry_json_get_int32(&c->j, b, "longWindow", 1, INT32_MAX, "an integer >= 1",
+                             &l->long_window) >= 0 &&
+        retry_json_get_number(&c->j, b, "rttTolerance", 1, false, DBL_MAX, false, "a number >= 1",
+                              &l->rtt_tolerance) >= 0 &&
+        retry__config_get_status_list(c, b, "dropStatusCodes", LIST_MIXED, true,
+                                      &t->limit_drop_statuses) >= 0))
+    return false;
+  if (l->min_limit > l->max_limit) {
+    size_t mark = retry_json_path_push_key(&c->j, "minLimit");
+    retry_json_fail(&c->j, RETRY_ECONFIG, "\"minLimit\" (%d) must not exceed \"maxLimit\" (%d)",
+                    (int)l->min_limit, (int)l->max_limit);
+    retry_json_path_pop(&c->j, mark);
+    return false;
+  }
+  /* "rejectStatus": a list of at most one status per space; a gRPC code sets the gRPC-space
+   * status, an HTTP one the HTTP status (the other keeps its default). */
+  json_t *rs = retry_json_field(b, "rejectStatus");
+  if (rs == NULL) return true;
+  retry_status_set one;
+  retry_status_set_clear(&one);
+  if (retry__config_get_status_list(c, b, "rejectStatus", LIST_MIXED, true, &one) < 0) return false;
+  int n_grpc = 0, n_http = 0;
+  for (int g = 1; g < RETRY_GRPC_N_CODES; g++)
+    if (retry_status_set_has(&one, RETRY_SPACE_GRPC, g)) {
+      t->limit_reject_grpc = g;
+      n_grpc++;
+    }
+  for (int h = 300; h < 600; h++)
+    if (retry_status_set_has(&one, RETRY_SPACE_HTTP, h)) {
+      t->limit_reject_http = h;
+      n_http++;
+    }
+  if (n_grpc > 1 || n_http > 1 || (n_grpc == 0 && n_http == 0)) {
+    size_t mark = retry_json_path_push_key(&c->j, "rejectStatus");
+    retry_json_fail(&c->j, RETRY_ECONFIG,
+                    "\"rejectStatus\" takes at most one gRPC code and one HTTP status in 300..599, "
+                    "such as [\"RESOURCE_EXHAUSTED\", 429]");
+    retry_json_path_pop(&c->j, mark);
+    return false;
+  }
+  return true;
+}
+
 /* Fails on the first key of b that belongs to the other kind of breaker, with a message that
  * says so: "failureThreshold" on a "count" breaker is a known key in the wrong place, and
  * "unknown key" would send the user looking for a typo. */
@@ -765,7 +852,8 @@ bool retry__config_ext_parse(load_ctx *c, json_t *ext) {
          retry__config_parse_sub(c, ext, "adaptiveThrottling", parse_adaptive) &&
          retry__config_parse_sub(c, ext, "circuitBreaker", parse_breaker) &&
          parse_retry_mode(c, ext) &&
-         retry__config_parse_sub(c, ext, "retryBreaker", parse_retry_breaker);
+         retry__config_parse_sub(c, ext, "retryBreaker", parse_retry_breaker) &&
+         retry__config_parse_sub(c, ext, "concurrencyLimit", parse_limit);
 }
 
 /* }================================================================== */

@@ -135,12 +135,35 @@ static int validate_opt(const retry_target_config *cfg, retry_error *err) {
         "retry_breaker.%s is out of range (max_ratio finite and >= 0, window_ns 0 or >= %d ns)",
         field, RETRY_ONLY_BREAKER_BINS);
   }
+  if (cfg->has_limit) {
+    if (retry_limit_config_check(&cfg->limit, &field) != RETRY_OK) {
+      snprintf(path, sizeof path, "limit.%s", field);
+      BAD(err, path, "limit.%s is out of range (see retry_limit_config_check)", field);
+    }
+    if (cfg->limit_reject_grpc < 1 || cfg->limit_reject_grpc >= RETRY_GRPC_N_CODES)
+      BAD(err, "limit_reject_grpc", "limit_reject_grpc must be a gRPC code 1..16, got %d",
+          (int)cfg->limit_reject_grpc);
+    if (cfg->limit_reject_http < 300 || cfg->limit_reject_http > 599)
+      BAD(err, "limit_reject_http", "limit_reject_http must be an HTTP status 300..599, got %d",
+          (int)cfg->limit_reject_http);
+  }
   return RETRY_OK;
 }
 
 static bool has_opt(const retry_target_config *cfg) {
   return cfg->budget == RETRY_BUDGET_TOKEN_BUCKET || cfg->has_aws_adaptive ||
-         cfg->has_retry_breaker;
+         cfg->has_retry_breaker || cfg->has_limit;
+}
+
+void retry_target_config_set_limit(retry_target_config *cfg, retry_limit_kind kind) {
+  assert(cfg != NULL);
+  cfg->has_limit = true;
+  retry_limit_config_init(&cfg->limit, kind);
+  cfg->limit_reject_grpc = RETRY_GRPC_UNAVAILABLE;
+  cfg->limit_reject_http = 503;
+  retry_status_set_clear(&cfg->limit_drop_statuses);
+  retry_status_set_add(&cfg->limit_drop_statuses, RETRY_SPACE_GRPC, RETRY_GRPC_UNAVAILABLE);
+  retry_status_set_add(&cfg->limit_drop_statuses, RETRY_SPACE_HTTP, 503);
 }
 
 bool retry_target_config_has_parts(const retry_target_config *cfg) {
@@ -218,6 +241,9 @@ retry_target *retry_target_create(const retry_target_config *cfg, int64_t now_ns
       retry_aws_adaptive_init(&t->opt->aws_adaptive, &cfg->aws_adaptive, now_ns);
     if (cfg->has_retry_breaker)
       retry_only_breaker_init(&t->opt->retry_breaker, &cfg->retry_breaker, now_ns);
+    /* Vegas's first probe jitter is the middle of its range (0.75): create has no random
+     * stream; later ones come from the calls' streams. */
+    if (cfg->has_limit) retry_limit_init(&t->opt->limit, &cfg->limit, 0.5);
   }
   if (cfg->has_breaker) {
     /* The breaker validates its own fields; its error paths are relative to the breaker, so
@@ -263,6 +289,7 @@ void retry_target_stats_get(const retry_target *t, int64_t now_ns, retry_target_
   s->adaptive_reject_p = -1.0;
   s->breaker = RETRY_BREAKER_CLOSED;
   s->aws_fill_rate = -1.0;
+  s->limit = -1;
   if (t == NULL) return;
   if (t->cfg.has_throttle) s->throttle_milli_tokens = t->throttle.milli_tokens;
   int64_t avail = -1;
@@ -292,6 +319,10 @@ void retry_target_stats_get(const retry_target *t, int64_t now_ns, retry_target_
     s->aws_fill_rate = t->opt->aws_adaptive.enabled ? t->opt->aws_adaptive.bucket.fill_rate : 0.0;
   /* The breaker's window is advanced by the check (expired bins are cleared), which is what its
    * next decision does first; the same answer at now_ns either way. */
+  if (t->cfg.has_limit) {
+    s->limit = t->opt->limit.limit;
+    s->limit_in_flight = t->opt->limit.in_flight;
+  }
   if (t->cfg.has_retry_breaker) {
     retry_only_breaker probe = t->opt->retry_breaker;
     s->retry_breaker_open = !retry_only_breaker_is_allowed(&probe, now_ns);
@@ -335,6 +366,28 @@ retry_stop retry__target_admit(retry_target *t, int64_t now_ns, const retry_rng 
 retry_aws_send retry__target_rate_limit(retry_target *t, int64_t now_ns, int64_t *wait_ns) {
   if (t == NULL || !t->cfg.has_aws_adaptive) return RETRY_AWS_SEND_OK;
   return retry_aws_adaptive_before_send(&t->opt->aws_adaptive, now_ns, wait_ns);
+}
+
+bool retry__target_limit_acquire(retry_target *t, bool *held, int64_t *in_flight_at_start) {
+  *held = false;
+  *in_flight_at_start = 0;
+  if (t == NULL || !t->cfg.has_limit) return true;
+  if (!retry_limit_try_acquire(&t->opt->limit)) return false;
+  *held = true;
+  *in_flight_at_start = t->opt->limit.in_flight;
+  return true;
+}
+
+void retry__target_limit_release(retry_target *t, retry_space space, int32_t status, int64_t rtt_ns,
+                                 int64_t in_flight_at_start, double u) {
+  if (t == NULL || !t->cfg.has_limit) return;
+  bool ok = retry_status_is_ok(space, status);
+  bool drop = !ok && retry_status_set_has(&t->cfg.limit_drop_statuses, space, status);
+  retry_limit_release(&t->opt->limit, ok || drop, rtt_ns, in_flight_at_start, drop, u);
+}
+
+int32_t retry__target_limit_reject_status(const retry_target *t, retry_space space) {
+  return space == RETRY_SPACE_HTTP ? t->cfg.limit_reject_http : t->cfg.limit_reject_grpc;
 }
 
 bool retry__target_retry_allowed(retry_target *t, int64_t now_ns) {

@@ -339,6 +339,71 @@ static void test_retry_token_bucket_starts_full_and_earns_per_call(void **state)
   retry_target_destroy(t);
 }
 
+/* {==================================================================
+ * A concurrency limiter on the logical calls (Netflix concurrency-limits)
+ * =================================================================== */
+
+/* The limiter's permit covers the whole call, retries included (the library's client
+ * interceptor sits above gRPC's retries): at the limit a new call is refused with the reject
+ * status (throttled) before any attempt; a call that ends gives its permit back and samples
+ * its time: OK a success (AIMD +1 with 2 x in flight >= limit), UNAVAILABLE a drop (x 0.9). */
+static void test_concurrency_limit_refuses_calls_at_the_limit_and_samples_each_end(void **state) {
+  (void)state;
+  retry_policy p;
+  policy_make(&p, 3, 50);
+  retry_target_config tc;
+  retry_target_config_init(&tc);
+  retry_target_config_set_limit(&tc, RETRY_LIMIT_AIMD);
+  tc.limit.initial_limit = 2;
+  tc.limit.min_limit = 1;
+  tc.limit_reject_grpc = RETRY_GRPC_RESOURCE_EXHAUSTED;
+  retry_target *t = retry_target_create(&tc, 0, NULL, NULL);
+  assert_non_null(t);
+  retry_call_opts o = opts_make(RETRY_NEVER);
+  retry_call a, b, c;
+  retry_decision d;
+  retry_call_start(&a, &p, t, &o, 0, &d);
+  assert_int_equal(d.action, RETRY_ACTION_SEND);
+  retry_call_start(&b, &p, t, &o, 0, &d);
+  assert_int_equal(d.action, RETRY_ACTION_SEND);
+  retry_call_start(&c, &p, t, &o, 0, &d);
+  assert_int_equal(d.action, RETRY_ACTION_DONE);
+  assert_int_equal(d.reason, RETRY_STOP_THROTTLED);
+  assert_int_equal(d.status, RETRY_GRPC_RESOURCE_EXHAUSTED);
+  assert_int_equal(c.n_attempts, 0);
+  retry_target_stats s;
+  retry_target_stats_get(t, 0, &s);
+  assert_int_equal(s.limit, 2);
+  assert_int_equal(s.limit_in_flight, 2);
+  /* a retries once (the permit stays held), then succeeds: 2 x 1 >= 2, the limit grows. */
+  outcome(&a, 1, RETRY_GRPC_UNAVAILABLE, 10 * MS, &d);
+  retry_call_wake(&a, d.wake_ns, &d);
+  retry_target_stats_get(t, 60 * MS, &s);
+  assert_int_equal(s.limit_in_flight, 2);
+  outcome(&a, 2, RETRY_GRPC_OK, 70 * MS, &d);
+  retry_target_stats_get(t, 70 * MS, &s);
+  assert_int_equal(s.limit, 3);
+  assert_int_equal(s.limit_in_flight, 1);
+  /* b ends UNAVAILABLE after its three attempts: a drop, (int)(3 x 0.9) = 2. */
+  int64_t now = 0;
+  int32_t k = 1;
+  for (;;) {
+    now += 10 * MS;
+    outcome(&b, k, RETRY_GRPC_UNAVAILABLE, now, &d);
+    if (d.action == RETRY_ACTION_DONE) break;
+    now = d.wake_ns;
+    retry_call_wake(&b, now, &d);
+    k = d.attempt;
+  }
+  assert_int_equal(d.reason, RETRY_STOP_MAX_ATTEMPTS);
+  retry_target_stats_get(t, now, &s);
+  assert_int_equal(s.limit, 2);
+  assert_int_equal(s.limit_in_flight, 0);
+  retry_target_destroy(t);
+}
+
+/* }================================================================== */
+
 /* The parts' own checks refuse a bad config at create, naming the part's field. */
 static void test_client_limits_create_validates_each_part(void **state) {
   (void)state;
@@ -366,6 +431,12 @@ static void test_client_limits_create_validates_each_part(void **state) {
   assert_null(retry_target_create(&tc, 0, NULL, &err));
   assert_string_equal(err.path, "retry_breaker.window_ns");
   retry_target_config_init(&tc);
+  retry_target_config_set_limit(&tc, RETRY_LIMIT_GRADIENT2);
+  tc.limit.rtt_tolerance = 0.5;
+  retry_error_clear(&err);
+  assert_null(retry_target_create(&tc, 0, NULL, &err));
+  assert_string_equal(err.path, "limit.rtt_tolerance");
+  retry_target_config_init(&tc);
   assert_false(retry_target_config_has_parts(&tc));
 }
 
@@ -382,6 +453,7 @@ int main(void) {
       cmocka_unit_test(test_aws_adaptive_mode_delays_a_hedge),
       cmocka_unit_test(test_retry_breaker_stops_retries_above_the_ratio_never_first_attempts),
       cmocka_unit_test(test_retry_token_bucket_starts_full_and_earns_per_call),
+      cmocka_unit_test(test_concurrency_limit_refuses_calls_at_the_limit_and_samples_each_end),
       cmocka_unit_test(test_client_limits_create_validates_each_part),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

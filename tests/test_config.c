@@ -203,6 +203,20 @@ static void dump_target(sbuf *b, const retry_target_config *t) {
   if (t->has_retry_breaker)
     sb_printf(b, "  retry_breaker max_ratio=%g window_ns=%lld\n", t->retry_breaker.max_ratio,
               (long long)t->retry_breaker.window_ns);
+  if (t->has_limit) {
+    const retry_limit_config *l = &t->limit;
+    sb_printf(b,
+              "  limit %s initial=%d min=%d max=%d backoff_ratio=%g timeout_ns=%lld "
+              "smoothing=%g alpha=%d beta=%d probe_multiplier=%d queue_size=%d long_window=%d "
+              "rtt_tolerance=%g reject=%d,%d drops=",
+              retry_limit_kind_name(l->kind), (int)l->initial_limit, (int)l->min_limit,
+              (int)l->max_limit, l->backoff_ratio, (long long)l->timeout_ns, l->smoothing,
+              (int)l->alpha, (int)l->beta, (int)l->probe_multiplier, (int)l->queue_size,
+              (int)l->long_window, l->rtt_tolerance, (int)t->limit_reject_grpc,
+              (int)t->limit_reject_http);
+    sb_statuses(b, &t->limit_drop_statuses);
+    sb_printf(b, "\n");
+  }
 }
 
 static void dump_method(sbuf *b, const char *method, const retry_method_config *mc) {
