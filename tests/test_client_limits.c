@@ -147,10 +147,11 @@ static void test_aws_adaptive_mode_limits_first_attempts_too(void **state) {
   assert_int_equal(d.action, RETRY_ACTION_WAIT);
   assert_int_equal(c2.n_attempts, 0);
   assert_true(d.wake_ns > 20 * MS);
-  retry_call_wake(&c2, d.wake_ns, &d);
+  int64_t at = d.wake_ns;
+  retry_call_wake(&c2, at, &d);
   assert_int_equal(d.action, RETRY_ACTION_SEND);
   assert_int_equal(d.attempt, 1);
-  outcome(&c2, 1, RETRY_GRPC_OK, d.wake_ns + MS, &d);
+  outcome(&c2, 1, RETRY_GRPC_OK, at + MS, &d);
   assert_int_equal(d.reason, RETRY_STOP_OK);
   retry_target_destroy(t);
 }
@@ -332,8 +333,9 @@ static void test_retry_token_bucket_starts_full_and_earns_per_call(void **state)
   retry_call_start(&c, &p, t, &o, now + S, &d);
   outcome(&c, 1, RETRY_GRPC_UNAVAILABLE, now + S + MS, &d);
   assert_int_equal(d.action, RETRY_ACTION_WAIT);
-  retry_call_wake(&c, d.wake_ns, &d);
-  outcome(&c, 2, RETRY_GRPC_UNAVAILABLE, d.wake_ns + MS, &d);
+  now = d.wake_ns;
+  retry_call_wake(&c, now, &d);
+  outcome(&c, 2, RETRY_GRPC_UNAVAILABLE, now + MS, &d);
   assert_int_equal(d.reason, RETRY_STOP_BUDGET_EXHAUSTED);
   assert_int_equal(c.n_attempts, 2);
   retry_target_destroy(t);
