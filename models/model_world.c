@@ -160,13 +160,14 @@ static void edge_state_read(const model_world *w, const mw_edge *e, int64_t now,
   if (!st->has_breaker) st->breaker_closed = st->breaker_opened = 0;
 }
 
-/* The concurrency limiter's columns of edge e: the mean limit over its holders and the
- * mean of the permits they hold (calls in flight through the limiter). A walk of its own,
- * made only on edges with a limiter. */
+/* The client-side limiters' columns of edge e: the concurrency limiter's mean limit over
+ * its holders and the mean of the permits they hold (calls in flight through it), the AWS
+ * adaptive limiter's mean fill rate (0 for a holder not yet throttled). A walk of its own,
+ * made only on edges with one of them. */
 static void edge_limit_sample(const model_world *w, const mw_edge *e, int64_t now, double *row) {
   int64_t n =
       e->pop >= 0 ? w->topo.pops[e->pop].cfg->count : w->topo.services[e->svc].cfg->replicas;
-  double limit = 0, held = 0;
+  double limit = 0, held = 0, rate = 0;
   for (int64_t i = 0; i < n; i++) {
     const mw_channel *ch = e->pop >= 0 ? &w->topo.pops[e->pop].clients[i].ch
                                        : &w->topo.services[e->svc].replicas[i].ch;
@@ -174,10 +175,12 @@ static void edge_limit_sample(const model_world *w, const mw_edge *e, int64_t no
     retry_target_stats_get(model__channel_target(ch, e->pop >= 0 ? 0 : e->slot), now, &ts);
     limit += (double)ts.limit;
     held += (double)ts.limit_in_flight;
+    rate += ts.aws_fill_rate;
   }
   double d = n > 0 ? (double)n : 1.0;
-  row[e->col_limit] = limit / d;
-  row[e->col_limit_in_flight] = held / d;
+  if (e->col_limit >= 0) row[e->col_limit] = limit / d;
+  if (e->col_limit_in_flight >= 0) row[e->col_limit_in_flight] = held / d;
+  if (e->col_aws_rate >= 0) row[e->col_aws_rate] = rate / d;
 }
 
 /* Fills the sampled columns of bucket b: the state at the bucket's end. Counters were added
@@ -218,7 +221,7 @@ static void ts_sample(model_world *w, int64_t b) {
     if (e->col_budget >= 0) row[e->col_budget] = st.budget_mean;
     if (e->col_breaker >= 0) row[e->col_breaker] = open;
     if (e->col_reject_p >= 0) row[e->col_reject_p] = st.reject_p_mean;
-    if (e->col_limit >= 0) edge_limit_sample(w, e, now, row);
+    if (e->col_limit >= 0 || e->col_aws_rate >= 0) edge_limit_sample(w, e, now, row);
     if (e->pop < 0) continue;
     const mw_pop *p = &w->topo.pops[e->pop];
     if (p->col_tokens >= 0) row[p->col_tokens] = st.tokens_mean;
@@ -329,6 +332,8 @@ static int ts_setup(model_world *w) {
     e->col_limit = tc != NULL && tc->has_limit ? ts_column(w, name, "limit", false) : -1;
     e->col_limit_in_flight =
         tc != NULL && tc->has_limit ? ts_column(w, name, "limit_in_flight", false) : -1;
+    e->col_aws_rate =
+        tc != NULL && tc->has_aws_adaptive ? ts_column(w, name, "aws_fill_rate", false) : -1;
   }
   if (w->ts.failed) return -1;
   ts_publish(w);
