@@ -299,6 +299,7 @@ install: $(LIBRETRY)
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 644 $(LIBRETRY) $(DESTDIR)$(PREFIX)/lib/libretry.a
 	install -m 644 retry/retry.h retry/retry_parts.h retry/retry_realtime.h \
+	    retry/retry_aws_adaptive.h retry/retry_brooker.h retry/retry_limit.h \
 	    $(wildcard retry/retry_json.h) $(DESTDIR)$(PREFIX)/include/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|'"$$(sed -n 's/^#define RETRY_VERSION "\(.*\)"/\1/p' retry/retry.h)"'|g' \
 	    retry/retry.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/retry.pc
@@ -306,7 +307,9 @@ install: $(LIBRETRY)
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/lib/libretry.a $(DESTDIR)$(PREFIX)/include/retry.h \
 	    $(DESTDIR)$(PREFIX)/include/retry_parts.h $(DESTDIR)$(PREFIX)/include/retry_realtime.h \
-	    $(DESTDIR)$(PREFIX)/include/retry_json.h $(DESTDIR)$(PREFIX)/lib/pkgconfig/retry.pc
+	    $(DESTDIR)$(PREFIX)/include/retry_json.h $(DESTDIR)$(PREFIX)/include/retry_aws_adaptive.h \
+	    $(DESTDIR)$(PREFIX)/include/retry_brooker.h $(DESTDIR)$(PREFIX)/include/retry_limit.h \
+	    $(DESTDIR)$(PREFIX)/lib/pkgconfig/retry.pc
 
 # ---------------------------------------------------------------- upkeep
 clean:

@@ -41,8 +41,15 @@ static uint64_t rng_bytes(void) {
 static bool has_shared_state(const retry_config *policy) {
   if (policy == NULL) return false;
   const retry_target_config *tc = retry_config_target(policy);
-  return tc != NULL && (tc->has_throttle || tc->budget != RETRY_BUDGET_NONE || tc->has_adaptive ||
-                        tc->has_breaker);
+  return tc != NULL && retry_target_config_has_parts(tc);
+}
+
+/* The bytes of one target of policy, its optional block included when it has one. */
+static uint64_t target_bytes(const retry_config *policy) {
+  const retry_target_config *tc = retry_config_target(policy);
+  bool opt =
+      tc->has_aws_adaptive || tc->has_retry_breaker || tc->budget == RETRY_BUDGET_TOKEN_BUCKET;
+  return MODEL_ESTIMATE_TARGET_BYTES + (opt ? MODEL_ESTIMATE_TARGET_OPT_BYTES : 0);
 }
 
 uint64_t model_world_estimate_bytes(const model_config *cfg) {
@@ -52,7 +59,7 @@ uint64_t model_world_estimate_bytes(const model_config *cfg) {
     const model_client_cfg *cl = &cfg->clients[i];
     uint64_t per_client = sizeof(mw_client) + 3 * rng_bytes();
     if (has_shared_state(cl->policy))
-      per_client += MODEL_ESTIMATE_TARGET_BYTES + sizeof(retry_target *);
+      per_client += target_bytes(cl->policy) + sizeof(retry_target *);
     total = add(total, sizeof(mw_pop) + rng_bytes() + 3 * MALLOC_OVERHEAD +
                            cl->n_methods * (sizeof(double) + sizeof(void *)));
     total = add(total, mul((uint64_t)cl->count, per_client));
@@ -63,7 +70,7 @@ uint64_t model_world_estimate_bytes(const model_config *cfg) {
     uint64_t per_replica = sizeof(mw_replica) + 4 * rng_bytes();
     for (size_t j = 0; j < sv->n_calls; j++)
       if (has_shared_state(sv->calls[j].policy))
-        per_replica += MODEL_ESTIMATE_TARGET_BYTES + sizeof(retry_target *);
+        per_replica += target_bytes(sv->calls[j].policy) + sizeof(retry_target *);
     total = add(total, sizeof(mw_service) + sizeof(model_service_stats) + rng_bytes() +
                            4 * MALLOC_OVERHEAD + (sv->n_calls + 1) * 2 * sizeof(void *) +
                            (sv->n_faults + 1) * sizeof(int64_t));

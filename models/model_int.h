@@ -72,6 +72,8 @@ typedef struct mw_edge {
   /* time-series columns: counters, then shared-state gauges (-1 when absent) */
   int col_attempt, col_retry, col_failure;
   int col_tokens, col_budget, col_breaker, col_reject_p;
+  int col_limit, col_limit_in_flight; /* a concurrency limiter's mean limit and permits held */
+  int col_aws_rate;                   /* the AWS adaptive limiter's mean fill rate */
 } mw_edge;
 
 /* A caller's channel state toward the services it calls: what a client and a replica both

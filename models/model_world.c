@@ -160,6 +160,29 @@ static void edge_state_read(const model_world *w, const mw_edge *e, int64_t now,
   if (!st->has_breaker) st->breaker_closed = st->breaker_opened = 0;
 }
 
+/* The client-side limiters' columns of edge e: the concurrency limiter's mean limit over
+ * its holders and the mean of the permits they hold (calls in flight through it), the AWS
+ * adaptive limiter's mean fill rate (0 for a holder not yet throttled). A walk of its own,
+ * made only on edges with one of them. */
+static void edge_limit_sample(const model_world *w, const mw_edge *e, int64_t now, double *row) {
+  int64_t n =
+      e->pop >= 0 ? w->topo.pops[e->pop].cfg->count : w->topo.services[e->svc].cfg->replicas;
+  double limit = 0, held = 0, rate = 0;
+  for (int64_t i = 0; i < n; i++) {
+    const mw_channel *ch = e->pop >= 0 ? &w->topo.pops[e->pop].clients[i].ch
+                                       : &w->topo.services[e->svc].replicas[i].ch;
+    retry_target_stats ts;
+    retry_target_stats_get(model__channel_target(ch, e->pop >= 0 ? 0 : e->slot), now, &ts);
+    limit += (double)ts.limit;
+    held += (double)ts.limit_in_flight;
+    rate += ts.aws_fill_rate;
+  }
+  double d = n > 0 ? (double)n : 1.0;
+  if (e->col_limit >= 0) row[e->col_limit] = limit / d;
+  if (e->col_limit_in_flight >= 0) row[e->col_limit_in_flight] = held / d;
+  if (e->col_aws_rate >= 0) row[e->col_aws_rate] = rate / d;
+}
+
 /* Fills the sampled columns of bucket b: the state at the bucket's end. Counters were added
  * as events happened; gauges (in flight, queue, busy workers, tokens) are read here once, which
  * costs one walk over each edge's holders (clients or replicas) per bucket for the shared-state
@@ -198,6 +221,7 @@ static void ts_sample(model_world *w, int64_t b) {
     if (e->col_budget >= 0) row[e->col_budget] = st.budget_mean;
     if (e->col_breaker >= 0) row[e->col_breaker] = open;
     if (e->col_reject_p >= 0) row[e->col_reject_p] = st.reject_p_mean;
+    if (e->col_limit >= 0 || e->col_aws_rate >= 0) edge_limit_sample(w, e, now, row);
     if (e->pop < 0) continue;
     const mw_pop *p = &w->topo.pops[e->pop];
     if (p->col_tokens >= 0) row[p->col_tokens] = st.tokens_mean;
@@ -305,6 +329,11 @@ static int ts_setup(model_world *w) {
         tc != NULL && tc->budget != RETRY_BUDGET_NONE ? ts_column(w, name, "budget", false) : -1;
     e->col_breaker = tc != NULL && tc->has_breaker ? ts_column(w, name, "breaker_open", false) : -1;
     e->col_reject_p = tc != NULL && tc->has_adaptive ? ts_column(w, name, "reject_p", false) : -1;
+    e->col_limit = tc != NULL && tc->has_limit ? ts_column(w, name, "limit", false) : -1;
+    e->col_limit_in_flight =
+        tc != NULL && tc->has_limit ? ts_column(w, name, "limit_in_flight", false) : -1;
+    e->col_aws_rate =
+        tc != NULL && tc->has_aws_adaptive ? ts_column(w, name, "aws_fill_rate", false) : -1;
   }
   if (w->ts.failed) return -1;
   ts_publish(w);
@@ -320,8 +349,7 @@ static int ts_setup(model_world *w) {
 /* A policy without throttle, budget, adaptive throttling or breaker needs no channel state:
  * its calls run with a NULL target, which saves a retry_target per client (about 2 KiB). */
 static bool target_config_is_empty(const retry_target_config *tc) {
-  return !tc->has_throttle && tc->budget == RETRY_BUDGET_NONE && !tc->has_adaptive &&
-         !tc->has_breaker;
+  return !retry_target_config_has_parts(tc);
 }
 
 /* The policy whose max_attempts counts for a method on an edge (the value the engine

@@ -4,13 +4,14 @@
 #
 # The edge is FROM->TO, as the text summary and the time series name it; its columns are
 # FROM->TO_attempt_rps, _retry_rps and _failure_rps, and when the edge has shared retry state,
-# FROM->TO_tokens, _budget, _breaker_open and _reject_p.
+# FROM->TO_tokens, _budget, _limit, _limit_in_flight, _breaker_open and _reject_p.
 # Input, either:
 #   - the long timeseries.csv of a scenario with variants (first column `variant`): three
 #     panels, attempts/s, retries/s and failures/s on the edge, one line per variant;
 #   - a wide timeseries CSV of one run (timeseries.csv without variants, timeseries-VARIANT.csv):
 #     one panel with the edge's attempts/s, retries/s and failures/s, then, when the columns
-#     exist, one with its shared state (throttle tokens and retry budget on the left axis,
+#     exist, one with its shared state (throttle tokens, retry budget, concurrency limit and
+#     calls holding a permit on the left axis,
 #     breaker open share and adaptive reject probability, 0..1, dashed on the right).
 # Each value is drawn over its bucket [t_s, t_s + bucket); buckets with faults_active > 0 are
 # shaded. A column that is missing leaves its line out; a panel without any value says so.
@@ -85,14 +86,14 @@ if (inw) { wins = wins . sprintf(" %.12g %.12g", ws, tprev + bucket) }
 nvalid = 0; vmax = NaN
 countv(v) = (v == v) ? (nvalid = nvalid + 1, vmax = (vmax == vmax && vmax > v) ? vmax : v, 0) : 0
 rates = ""; state = ""; shares = ""; hir = 0; his = 0
-do for [k in "attempt_rps retry_rps failure_rps tokens budget breaker_open reject_p"] {
+do for [k in "attempt_rps retry_rps failure_rps tokens budget limit limit_in_flight breaker_open reject_p"] {
     c = edge . "_" . k
     if (has(c)) {
         nvalid = 0; vmax = NaN
         stats datafile using (countv(column(c))) nooutput
         if (nvalid > 0) {
             if (strstrt(k, "_rps")) { rates = rates . " " . k; hir = vmax > hir ? vmax : hir }
-            if (k eq "tokens" || k eq "budget") { state = state . " " . k; his = vmax > his ? vmax : his }
+            if (k eq "tokens" || k eq "budget" || k eq "limit" || k eq "limit_in_flight") { state = state . " " . k; his = vmax > his ? vmax : his }
             if (k eq "breaker_open" || k eq "reject_p") { shares = shares . " " . k }
         }
     }
@@ -113,10 +114,12 @@ vdt(i) = 1 + int((i - 1) / 10) % 4          # beyond 10 variants, dashed lines
 label(k) = k eq "attempt_rps" ? "attempts" : k eq "retry_rps" ? "retries" : \
            k eq "failure_rps" ? "failures" : k eq "tokens" ? "throttle tokens" : \
            k eq "budget" ? "retry budget" : k eq "breaker_open" ? "breaker open (right)" : \
-           k eq "reject_p" ? "adaptive reject p (right)" : k
+           k eq "reject_p" ? "adaptive reject p (right)" : k eq "limit" ? "concurrency limit" : \
+           k eq "limit_in_flight" ? "calls holding a permit" : k
 kcol(k) = k eq "attempt_rps" ? "#ff7f0e" : k eq "retry_rps" ? "#9467bd" : \
           k eq "failure_rps" ? "#d62728" : k eq "tokens" ? "#1f77b4" : \
-          k eq "budget" ? "#2ca02c" : k eq "breaker_open" ? "#8c564b" : "#e377c2"
+          k eq "budget" ? "#2ca02c" : k eq "breaker_open" ? "#8c564b" : k eq "limit" ? "#17becf" : \
+          k eq "limit_in_flight" ? "#7f7f7f" : "#e377c2"
 
 # Column C of variant i (or the run), drawn bucket by bucket: horizontal segments over
 # [t_s, t_s + bucket) and verticals joining consecutive buckets of the same variant.
@@ -202,7 +205,7 @@ if (long) {
         set tmargin at screen BOT + H; set bmargin at screen BOT
         set key at screen R + 0.05, screen BOT + H
         set format x "%g"; set xlabel "time (s)"
-        set ylabel (strstrt(state, "tokens") ? (strstrt(state, "budget") ? "tokens, budget" : "throttle tokens") : "retry budget")
+        set ylabel (strstrt(state, "limit") ? (strstrt(state, "tokens") || strstrt(state, "budget") ? "shared state" : "concurrency limit, calls") : strstrt(state, "tokens") ? (strstrt(state, "budget") ? "tokens, budget" : "throttle tokens") : "retry budget")
         if (his > 0) { set yrange [0:*] } else { set yrange [0:1] }
         # the right axis only for the shares (breaker open, reject probability)
         if (strlen(shares) > 0) {

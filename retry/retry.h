@@ -23,6 +23,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "retry_aws_adaptive.h" /* the AWS adaptive-mode limiter's config (retry_target_config) */
+#include "retry_brooker.h"      /* Brooker's retry breaker and token bucket configs */
+#include "retry_limit.h"        /* Netflix concurrency-limits' limit algorithms */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -384,10 +388,11 @@ typedef enum retry_budget_kind {
   RETRY_BUDGET_NONE = 0,
   RETRY_BUDGET_AWS,
   RETRY_BUDGET_FINAGLE,
-  RETRY_BUDGET_ENVOY
+  RETRY_BUDGET_ENVOY,
+  RETRY_BUDGET_TOKEN_BUCKET /* Brooker's retry token bucket, earning per call */
 } retry_budget_kind;
 
-/* Returns "none", "aws", "finagle", "envoy"; a static string. */
+/* Returns "none", "aws", "finagle", "envoy", "token_bucket"; a static string. */
 const char *retry_budget_kind_name(retry_budget_kind k);
 
 /* The shared state of one (client, target) pair: any combination of the parts. */
@@ -402,6 +407,24 @@ typedef struct retry_target_config {
   retry_adaptive_config adaptive; /* when has_adaptive */
   bool has_breaker;
   retry_breaker_config breaker; /* when has_breaker */
+  /* The parts below live in one block the target allocates only when one of them is on, so a
+   * target without them stays as small as before. */
+  retry_token_bucket_config token_bucket;  /* when budget is RETRY_BUDGET_TOKEN_BUCKET */
+  bool has_aws_adaptive;                   /* AWS SDKs' retry_mode = adaptive rate limiter */
+  retry_aws_adaptive_config aws_adaptive;  /* when has_aws_adaptive */
+  retry_status_set aws_throttle_statuses;  /* responses it counts as throttles (the SDKs' error
+                                              codes, mapped to statuses: default
+                                              RESOURCE_EXHAUSTED and 429) */
+  bool has_retry_breaker;                  /* Brooker's retry-only circuit breaker */
+  retry_only_breaker_config retry_breaker; /* when has_retry_breaker */
+  bool has_limit;                          /* a concurrency limiter on the logical calls */
+  retry_limit_config limit;                /* when has_limit */
+  int32_t limit_reject_grpc;               /* status of a call the limiter refuses, gRPC
+                                              space: UNAVAILABLE (the library's interceptor) */
+  int32_t limit_reject_http;               /* the same in the HTTP space: 503 */
+  retry_status_set limit_drop_statuses;    /* final statuses that are drops (onDropped):
+                                              UNAVAILABLE and 503; OK is a success, any other
+                                              status is ignored (onIgnore) */
 } retry_target_config;
 
 typedef struct retry_target retry_target;
@@ -417,6 +440,16 @@ retry_target *retry_target_create(const retry_target_config *cfg, int64_t now_ns
                                   const retry_allocator *alloc, retry_error *err);
 /* Frees t; NULL is a no-op. No call may still use it. */
 void retry_target_destroy(retry_target *t);
+/* Returns whether cfg turns on any part, i.e. whether a call needs a target at all (a caller
+ * may run calls of a config without parts with a NULL target). */
+bool retry_target_config_has_parts(const retry_target_config *cfg);
+/* Fills s with the statuses the AWS adaptive limiter counts as throttles unless told
+ * otherwise: gRPC RESOURCE_EXHAUSTED and HTTP 429 (docs/shared-state.md, "Throttling in a
+ * simulated world"). */
+void retry_aws_throttle_statuses_init(retry_status_set *s);
+/* Turns cfg's concurrency limiter on with kind's defaults: retry_limit_config_init, reject
+ * statuses UNAVAILABLE and 503, drop statuses UNAVAILABLE and 503. */
+void retry_target_config_set_limit(retry_target_config *cfg, retry_limit_kind kind);
 
 /* A snapshot for time series and logs. */
 typedef struct retry_target_stats {
@@ -426,6 +459,11 @@ typedef struct retry_target_stats {
   retry_breaker_state breaker; /* CLOSED without breaker; an expired OPEN still reads OPEN */
   int64_t breaker_opened;      /* times opened */
   int64_t in_flight;           /* attempts in flight through this target */
+  double aws_fill_rate;        /* AWS adaptive limiter: its bucket's fill rate, sends per s,
+                                  while enabled; 0 before the first throttle; -1 without */
+  bool retry_breaker_open;     /* Brooker's retry breaker refuses retries now (false without) */
+  int32_t limit;               /* the concurrency limit, -1 without a limiter */
+  int64_t limit_in_flight;     /* calls holding a permit of it (0 without) */
 } retry_target_stats;
 
 /* Fills s with the target's state as its next decision at now_ns would see it: the Finagle
@@ -722,6 +760,10 @@ typedef struct retry_call {
   retry_stop blocked;         /* hedging: why no more hedges may be sent */
   int32_t last_status;
   int64_t stream_items_prev; /* messages received by earlier attempts */
+  bool send_delayed;         /* the AWS adaptive limiter held the next attempt back: the wake
+                                at next_send_ns sends it (its budget grant already taken) */
+  bool limit_held;           /* the call holds a permit of the target's concurrency limiter */
+  int64_t limit_in_flight_at_start; /* the limiter's in-flight count its acquire left */
 } retry_call;
 
 /* Starts a logical call at now_ns and returns the first decision in d: SEND attempt 1, or

@@ -151,6 +151,16 @@ static void decide_done(retry_call *c, int64_t now_ns, int64_t done_ns, int32_t 
   bool others = c->n_in_flight > 0;
   cancel_in_flight(c, 0);
   drop_pending_budget(c);
+  /* The limiter's permit covers the whole logical call, as the library's client interceptor
+   * sits above gRPC's retries: its sample is the call's time and final status. Vegas alone
+   * uses the uniform (for its next probe jitter), so only it draws one. */
+  if (c->limit_held) {
+    c->limit_held = false;
+    double u = 0.0;
+    if (c->target->cfg.limit.kind == RETRY_LIMIT_VEGAS) u = retry_rng_uniform(&c->opts.rng);
+    retry__target_limit_release(c->target, c->policy->space, status, done_ns - c->start_ns,
+                                c->limit_in_flight_at_start, u);
+  }
   c->done = true;
   c->status = status;
   c->reason = reason;
@@ -189,6 +199,24 @@ static void decide_wait(const retry_call *c, retry_decision *d) {
  * the bookkeeping of a sent attempt. Returns RETRY_STOP_NONE and fills d with SEND, or the
  * reason it was refused (d untouched). A refused attempt gives back its budget grant. */
 static retry_stop try_send(retry_call *c, int64_t now_ns, retry_decision *d) {
+  /* The AWS adaptive limiter comes before the other admissions (it is the SDKs' last step
+   * before the wire, but a held-back attempt must not hold a breaker probe or count as a
+   * request in adaptive throttling while it waits). A wait keeps the budget grant pending;
+   * the wake at next_send_ns asks again. A wait that would pass the deadline wakes at the
+   * deadline, which ends the call there, as a client blocked in acquire would see it. */
+  int64_t wait_ns = 0;
+  retry_aws_send rl = retry__target_rate_limit(c->target, now_ns, &wait_ns);
+  if (rl == RETRY_AWS_SEND_REFUSE) {
+    drop_pending_budget(c);
+    return RETRY_STOP_THROTTLED;
+  }
+  if (rl == RETRY_AWS_SEND_WAIT) {
+    int64_t at = retry__add_ns(now_ns, wait_ns);
+    c->next_send_ns = at < c->deadline_ns ? at : c->deadline_ns;
+    c->send_delayed = true;
+    decide_wait(c, d);
+    return RETRY_STOP_NONE;
+  }
   retry_stop why = retry__target_admit(c->target, now_ns, &c->opts.rng);
   if (why != RETRY_STOP_NONE) {
     drop_pending_budget(c);
@@ -283,6 +311,10 @@ void retry_call_start(retry_call *c, const retry_policy *p, retry_target *t,
   }
   if (now_ns >= c->deadline_ns) {
     decide_done(c, now_ns, now_ns, deadline_status(c), RETRY_STOP_DEADLINE, d);
+  } else if (!retry__target_limit_acquire(t, &c->limit_held, &c->limit_in_flight_at_start)) {
+    /* At the concurrency limit: refused before anything is counted (SimpleLimiter). */
+    decide_done(c, now_ns, now_ns, retry__target_limit_reject_status(t, p->space),
+                RETRY_STOP_THROTTLED, d);
   } else {
     retry__target_call_started(t, now_ns);
     retry_stop why = try_send(c, now_ns, d);
@@ -316,6 +348,7 @@ static retry_stop retry_refusal(const retry_call *c, int32_t status, const event
   if (c->n_attempts >= p->max_attempts) return RETRY_STOP_MAX_ATTEMPTS;
   if (ev->pushback >= RETRY_PUSHBACK_STOP) return RETRY_STOP_PUSHBACK_STOP;
   if (!throttle_ok) return RETRY_STOP_THROTTLED;
+  if (!retry__target_retry_allowed(c->target, now_ns)) return RETRY_STOP_BREAKER_OPEN;
   return RETRY_STOP_NONE;
 }
 
@@ -393,6 +426,11 @@ static void block_hedges(retry_call *c, retry_stop why) {
 static bool send_hedge(retry_call *c, int64_t now_ns, int32_t status, retry_decision *d) {
   const retry_policy *p = c->policy;
   retry_stop why = RETRY_STOP_NONE;
+  /* A hedge held back by the AWS limiter goes at its wake, with the grant it holds. */
+  if (c->send_delayed) {
+    decide_wait(c, d);
+    return true;
+  }
   if (c->blocked != RETRY_STOP_NONE)
     why = c->blocked;
   else if (c->n_attempts >= p->max_attempts)
@@ -403,6 +441,8 @@ static bool send_hedge(retry_call *c, int64_t now_ns, int32_t status, retry_deci
   else if (c->target != NULL && c->target->cfg.has_throttle &&
            !retry_throttle_is_allowed(&c->target->throttle))
     why = RETRY_STOP_THROTTLED;
+  else if (!retry__target_retry_allowed(c->target, now_ns))
+    why = RETRY_STOP_BREAKER_OPEN;
   else if (!acquire_budget(c, now_ns, status))
     why = RETRY_STOP_BUDGET_EXHAUSTED;
   else
@@ -530,6 +570,30 @@ void retry_call_on_outcome(retry_call *c, int32_t attempt, const retry_outcome *
   trace(c, &ev, now_ns, d);
 }
 
+/* The wake of an attempt the AWS limiter held back: past the deadline the call ends (a retry
+ * call has nothing in flight; a hedged one stops hedging and waits for what is); otherwise it
+ * asks the limiter again, which may hold it back once more. */
+static void wake_delayed(retry_call *c, int64_t now_ns, retry_decision *d) {
+  c->send_delayed = false;
+  c->next_send_ns = RETRY_NEVER;
+  retry_stop why = RETRY_STOP_NONE;
+  if (now_ns >= c->deadline_ns) {
+    drop_pending_budget(c);
+    why = RETRY_STOP_DEADLINE;
+  } else {
+    why = try_send(c, now_ns, d);
+    if (why == RETRY_STOP_NONE) return;
+  }
+  if (is_hedging(c) && c->n_attempts > 0) {
+    block_hedges(c, why);
+    hedge_wait_or_done(c, now_ns, d);
+  } else if (why == RETRY_STOP_DEADLINE) {
+    decide_done(c, now_ns, now_ns, deadline_status(c), RETRY_STOP_DEADLINE, d);
+  } else {
+    decide_done(c, now_ns, now_ns, c->policy->local_reject_status, why, d);
+  }
+}
+
 void retry_call_wake(retry_call *c, int64_t now_ns, retry_decision *d) {
   assert(c != NULL && d != NULL && c->policy != NULL);
   event_info ev;
@@ -538,6 +602,8 @@ void retry_call_wake(retry_call *c, int64_t now_ns, retry_decision *d) {
     repeat_done(c, d);
   } else if (c->next_send_ns == RETRY_NEVER || now_ns < c->next_send_ns) {
     decide_wait(c, d); /* early or spurious: keep the timer */
+  } else if (c->send_delayed) {
+    wake_delayed(c, now_ns, d);
   } else if (is_hedging(c)) {
     c->next_send_ns = RETRY_NEVER;
     if (!send_hedge(c, now_ns, c->last_status, d)) hedge_wait_or_done(c, now_ns, d);

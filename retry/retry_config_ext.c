@@ -21,15 +21,17 @@
 static const char *const method_keys[] = {
     "statusSpace",      "jitter",         "jitterFraction",  "capAfterJitter", "perAttemptTimeout",
     "retryBufferBytes", "retryStreaming", "honorRetryAfter", "waitForDeadline"};
-static const char *const channel_keys[] = {"maxAttemptsLimit",   "idempotentMethods", "budget",
-                                           "adaptiveThrottling", "circuitBreaker",    "profile"};
+static const char *const channel_keys[] = {
+    "maxAttemptsLimit", "idempotentMethods", "budget",       "adaptiveThrottling", "circuitBreaker",
+    "profile",          "retryMode",         "adaptiveMode", "retryBreaker"};
 /* Every key of the top-level block. Channel-wide keys come first because a message that lists
  * them may be cut short, and a channel key is the likelier thing to be misspelled there. */
 static const char *const top_keys[] = {
     "maxAttemptsLimit", "idempotentMethods", "budget",           "adaptiveThrottling",
     "circuitBreaker",   "statusSpace",       "jitter",           "jitterFraction",
     "capAfterJitter",   "perAttemptTimeout", "retryBufferBytes", "retryStreaming",
-    "honorRetryAfter",  "waitForDeadline",   "profile"};
+    "honorRetryAfter",  "waitForDeadline",   "profile",          "retryMode",
+    "adaptiveMode",     "retryBreaker",      "concurrencyLimit"};
 
 /* An unknown key of the block, at the current path (the caller pushed it): with a
  * did-you-mean when one of allowed is close (retry_json_suggest), which also says when only
@@ -405,7 +407,11 @@ static bool check_budget_keys(load_ctx *c, json_t *b, const char *type, const ch
                 {"retryRatio", "linkerd", "percentCanRetry"},
                 {"minRetriesPerSecond", "linkerd", "minRetriesPerSec"},
                 {"budgetPercent", "envoy", NULL},
-                {"minRetryConcurrency", "envoy", NULL}};
+                {"minRetryConcurrency", "envoy", NULL},
+                {"initial", "tokenBucket", NULL},
+                {"earnPerCall", "tokenBucket", NULL},
+                {"earnPerSuccess", "tokenBucket", NULL},
+                {"allowAtCost", "tokenBucket", NULL}};
   for (void *it = json_object_iter(b); it != NULL; it = json_object_iter_next(b, it)) {
     const char *key = json_object_iter_key(it);
     if (retry_json_key_in(key, own, n_own)) continue;
@@ -444,11 +450,13 @@ static bool parse_budget(load_ctx *c, json_t *b) {
   static const char *const finagle_keys[] = {"type", "ttl", "minRetriesPerSec", "percentCanRetry"};
   static const char *const linkerd_keys[] = {"type", "retryRatio", "minRetriesPerSecond", "ttl"};
   static const char *const envoy_keys[] = {"type", "budgetPercent", "minRetryConcurrency"};
-  static const char *const types[] = {"aws", "finagle", "linkerd", "envoy"};
+  static const char *const bucket_keys[] = {
+      "type", "capacity", "initial", "earnPerCall", "earnPerSuccess", "retryCost", "allowAtCost"};
+  static const char *const types[] = {"aws", "finagle", "linkerd", "envoy", "tokenBucket"};
   retry_target_config *t = &c->cfg->target;
   int kind = 0;
   if (!block_type(c, b, "\"budget\"", types, N_OF(types),
-                  "\"aws\", \"finagle\", \"linkerd\" or \"envoy\"", &kind))
+                  "\"aws\", \"finagle\", \"linkerd\", \"envoy\" or \"tokenBucket\"", &kind))
     return false;
   const char *s = types[kind];
   /* t->budget is set before the keys are read; on an error the whole config is freed, so a
@@ -515,6 +523,29 @@ static bool parse_budget(load_ctx *c, json_t *b) {
                        "is less than 1 % of active requests: it is a percent, 20 is 20 %");
     return true;
   }
+  if (strcmp(s, "tokenBucket") == 0) {
+    /* Brooker's retry token bucket: starts at "initial" (default: full), earns per call. The
+     * capacity is read first so that "initial" defaults to it and is bounded by it. */
+    t->budget = RETRY_BUDGET_TOKEN_BUCKET;
+    retry_token_bucket_config *tb = &t->token_bucket;
+    retry_token_bucket_config_init(tb);
+    if (!(check_budget_keys(c, b, "tokenBucket", bucket_keys, N_OF(bucket_keys)) &&
+          retry_json_get_number(&c->j, b, "capacity", 0, true, DBL_MAX, false, "a number > 0",
+                                &tb->capacity) >= 0))
+      return false;
+    tb->initial = tb->capacity;
+    char within[64];
+    snprintf(within, sizeof within, "a number in [0, %g] (the capacity)", tb->capacity);
+    return retry_json_get_number(&c->j, b, "initial", 0, false, tb->capacity, false, within,
+                                 &tb->initial) >= 0 &&
+           retry_json_get_number(&c->j, b, "earnPerCall", 0, false, DBL_MAX, false, "a number >= 0",
+                                 &tb->earn_per_call) >= 0 &&
+           retry_json_get_number(&c->j, b, "earnPerSuccess", 0, false, DBL_MAX, false,
+                                 "a number >= 0", &tb->earn_per_success) >= 0 &&
+           retry_json_get_number(&c->j, b, "retryCost", 0, true, DBL_MAX, false, "a number > 0",
+                                 &tb->retry_cost) >= 0 &&
+           retry_json_get_bool(&c->j, b, "allowAtCost", &tb->allow_at_cost) >= 0;
+  }
   assert(0 && "a budget type without its branch");
   return false;
 }
@@ -542,6 +573,172 @@ static bool parse_adaptive(load_ctx *c, json_t *a) {
                                &t->adaptive.padding) >= 0 &&
          retry__config_get_status_list(c, a, "rejectStatusCodes", LIST_MIXED, true,
                                        &t->adaptive.reject_statuses) >= 0;
+}
+
+/* "adaptiveMode": the options of the AWS SDKs' adaptive retry mode (retryMode "adaptive"),
+ * named after aws-sdk-go-v2's AdaptiveModeOptions (failOnNoAttemptTokens, requestCost) and
+ * botocore's constants (beta, scaleConstant, smoothing, minFillRate, maxRateAdjustScale), with
+ * throttleStatusCodes standing for the SDKs' throttling error codes in a world of statuses. */
+static bool parse_aws_adaptive(load_ctx *c, json_t *a) {
+  static const char *const keys[] = {
+      "failOnNoAttemptTokens", "requestCost",        "beta",
+      "scaleConstant",         "smoothing",          "rateBucket",
+      "minFillRate",           "maxRateAdjustScale", "throttleStatusCodes"};
+  retry_target_config *t = &c->cfg->target;
+  if (!json_is_object(a)) {
+    retry_json_fail_value(&c->j, "\"adaptiveMode\"", "an object", a);
+    return false;
+  }
+  retry_aws_adaptive_config *ac = &t->aws_adaptive;
+  return check_keys(c, a, keys, N_OF(keys)) &&
+         retry_json_get_bool(&c->j, a, "failOnNoAttemptTokens", &ac->fail_fast) >= 0 &&
+         retry_json_get_number(&c->j, a, "requestCost", 0, true, DBL_MAX, false, "a number > 0",
+                               &ac->request_cost) >= 0 &&
+         retry_json_get_number(&c->j, a, "beta", 0, true, 1, true, "a number in (0, 1)",
+                               &ac->beta) >= 0 &&
+         retry_json_get_number(&c->j, a, "scaleConstant", 0, true, DBL_MAX, false, "a number > 0",
+                               &ac->scale_constant) >= 0 &&
+         retry_json_get_number(&c->j, a, "smoothing", 0, true, 1, false, "a number in (0, 1]",
+                               &ac->smoothing) >= 0 &&
+         retry_json_get_duration(&c->j, a, "rateBucket", 0, true, INT64_MAX, DUR_POS,
+                                 &ac->rate_bucket_ns) >= 0 &&
+         retry_json_get_number(&c->j, a, "minFillRate", 0, true, DBL_MAX, false, "a number > 0",
+                               &ac->min_fill_rate) >= 0 &&
+         retry_json_get_number(&c->j, a, "maxRateAdjustScale", 0, true, DBL_MAX, false,
+                               "a number > 0", &ac->max_rate_adjust_scale) >= 0 &&
+         retry__config_get_status_list(c, a, "throttleStatusCodes", LIST_MIXED, true,
+                                       &t->aws_throttle_statuses) >= 0;
+}
+
+/* "retryMode": the AWS SDKs' retry_mode, "standard" or "adaptive" ("legacy" is not modelled).
+ * "standard" adds nothing here (its retry quota is "budget": {"type": "aws"}); "adaptive"
+ * adds the client-side rate limiter, whose options are "adaptiveMode" (allowed only then). */
+static bool parse_retry_mode(load_ctx *c, json_t *ext) {
+  static const char *const modes[] = {"standard", "adaptive"};
+  int mode = 0, rc = retry_json_get_enum(&c->j, ext, "retryMode", modes, N_OF(modes), &mode);
+  if (rc < 0) return false;
+  retry_target_config *t = &c->cfg->target;
+  json_t *opts = retry_json_field(ext, "adaptiveMode");
+  if (rc == 1 && mode == 1) {
+    t->has_aws_adaptive = true;
+    retry_aws_adaptive_config_init(&t->aws_adaptive);
+    retry_aws_throttle_statuses_init(&t->aws_throttle_statuses);
+    return opts == NULL || retry__config_parse_sub(c, ext, "adaptiveMode", parse_aws_adaptive);
+  }
+  if (opts != NULL) {
+    size_t mark = retry_json_path_push_key(&c->j, "adaptiveMode");
+    retry_json_fail(&c->j, RETRY_ECONFIG,
+                    "\"adaptiveMode\" applies only with \"retryMode\": \"adaptive\"");
+    retry_json_path_pop(&c->j, mark);
+    return false;
+  }
+  return true;
+}
+
+/* "retryBreaker": Brooker's retry-only circuit breaker. {} is the article's simulation: retries
+ * stop while failures / calls since the start exceed 0.1; "window" counts only the last window
+ * instead (20 bins). */
+static bool parse_retry_breaker(load_ctx *c, json_t *b) {
+  static const char *const keys[] = {"maxRatio", "window"};
+  retry_target_config *t = &c->cfg->target;
+  if (!json_is_object(b)) {
+    retry_json_fail_value(&c->j, "\"retryBreaker\"", "an object", b);
+    return false;
+  }
+  t->has_retry_breaker = true;
+  retry_only_breaker_config_init(&t->retry_breaker);
+  return check_keys(c, b, keys, N_OF(keys)) &&
+         retry_json_get_number(&c->j, b, "maxRatio", 0, false, DBL_MAX, false, "a number >= 0",
+                               &t->retry_breaker.max_ratio) >= 0 &&
+         retry_json_get_duration(&c->j, b, "window", RETRY_ONLY_BREAKER_BINS, false, INT64_MAX,
+                                 "a duration >= 20ns", &t->retry_breaker.window_ns) >= 0;
+}
+
+/* "concurrencyLimit": a Netflix concurrency-limits limiter on the channel's logical calls,
+ * {"type": "aimd"|"vegas"|"gradient2", ...} with the Builders' names; each type takes its own
+ * keys (plus the common ones) and starts from retry_limit_config_init for it. */
+static bool parse_limit(load_ctx *c, json_t *b) {
+  static const char *const aimd_keys[] = {"type",         "initialLimit",    "maxLimit",
+                                          "rejectStatus", "dropStatusCodes", "minLimit",
+                                          "backoffRatio", "timeout"};
+  static const char *const vegas_keys[] = {
+      "type",      "initialLimit", "maxLimit", "rejectStatus",   "dropStatusCodes",
+      "smoothing", "alpha",        "beta",     "probeMultiplier"};
+  static const char *const gradient_keys[] = {
+      "type",     "initialLimit", "maxLimit",  "rejectStatus", "dropStatusCodes",
+      "minLimit", "smoothing",    "queueSize", "longWindow",   "rttTolerance"};
+  static const char *const types[] = {"aimd", "vegas", "gradient2"};
+  static const retry_limit_kind kinds[] = {RETRY_LIMIT_AIMD, RETRY_LIMIT_VEGAS,
+                                           RETRY_LIMIT_GRADIENT2};
+  int index = 0;
+  if (!block_type(c, b, "\"concurrencyLimit\"", types, N_OF(types),
+                  "\"aimd\", \"vegas\" or \"gradient2\"", &index))
+    return false;
+  const char *const *own = index == 0 ? aimd_keys : index == 1 ? vegas_keys : gradient_keys;
+  size_t n_own = index == 0 ? N_OF(aimd_keys) : index == 1 ? N_OF(vegas_keys) : N_OF(gradient_keys);
+  if (!check_keys(c, b, own, n_own)) return false;
+  retry_target_config *t = &c->cfg->target;
+  retry_target_config_set_limit(t, kinds[index]);
+  retry_limit_config *l = &t->limit;
+  if (!(retry_json_get_int32(&c->j, b, "initialLimit", 1, INT32_MAX, "an integer >= 1",
+                             &l->initial_limit) >= 0 &&
+        retry_json_get_int32(&c->j, b, "maxLimit", 1, INT32_MAX, "an integer >= 1",
+                             &l->max_limit) >= 0 &&
+        retry_json_get_int32(&c->j, b, "minLimit", 0, INT32_MAX, "an integer >= 0",
+                             &l->min_limit) >= 0 &&
+        retry_json_get_number(&c->j, b, "backoffRatio", 0.5, false, 1, true, "a number in [0.5, 1)",
+                              &l->backoff_ratio) >= 0 &&
+        retry_json_get_duration(&c->j, b, "timeout", 0, true, INT64_MAX, DUR_POS, &l->timeout_ns) >=
+            0 &&
+        retry_json_get_number(&c->j, b, "smoothing", 0, true, 1, false, "a number in (0, 1]",
+                              &l->smoothing) >= 0 &&
+        retry_json_get_int32(&c->j, b, "alpha", 1, INT32_MAX, "an integer >= 1", &l->alpha) >= 0 &&
+        retry_json_get_int32(&c->j, b, "beta", 1, INT32_MAX, "an integer >= 1", &l->beta) >= 0 &&
+        retry_json_get_int32(&c->j, b, "probeMultiplier", 1, INT32_MAX, "an integer >= 1",
+                             &l->probe_multiplier) >= 0 &&
+        retry_json_get_int32(&c->j, b, "queueSize", 0, INT32_MAX, "an integer >= 0",
+                             &l->queue_size) >= 0 &&
+        retry_json_get_int32(&c->j, b, "longWindow", 1, INT32_MAX, "an integer >= 1",
+                             &l->long_window) >= 0 &&
+        retry_json_get_number(&c->j, b, "rttTolerance", 1, false, DBL_MAX, false, "a number >= 1",
+                              &l->rtt_tolerance) >= 0 &&
+        retry__config_get_status_list(c, b, "dropStatusCodes", LIST_MIXED, true,
+                                      &t->limit_drop_statuses) >= 0))
+    return false;
+  if (l->min_limit > l->max_limit) {
+    size_t mark = retry_json_path_push_key(&c->j, "minLimit");
+    retry_json_fail(&c->j, RETRY_ECONFIG, "\"minLimit\" (%d) must not exceed \"maxLimit\" (%d)",
+                    (int)l->min_limit, (int)l->max_limit);
+    retry_json_path_pop(&c->j, mark);
+    return false;
+  }
+  /* "rejectStatus": a list of at most one status per space; a gRPC code sets the gRPC-space
+   * status, an HTTP one the HTTP status (the other keeps its default). */
+  json_t *rs = retry_json_field(b, "rejectStatus");
+  if (rs == NULL) return true;
+  retry_status_set one;
+  retry_status_set_clear(&one);
+  if (retry__config_get_status_list(c, b, "rejectStatus", LIST_MIXED, true, &one) < 0) return false;
+  int n_grpc = 0, n_http = 0;
+  for (int g = 1; g < RETRY_GRPC_N_CODES; g++)
+    if (retry_status_set_has(&one, RETRY_SPACE_GRPC, g)) {
+      t->limit_reject_grpc = g;
+      n_grpc++;
+    }
+  for (int h = 300; h < 600; h++)
+    if (retry_status_set_has(&one, RETRY_SPACE_HTTP, h)) {
+      t->limit_reject_http = h;
+      n_http++;
+    }
+  if (n_grpc > 1 || n_http > 1 || (n_grpc == 0 && n_http == 0)) {
+    size_t mark = retry_json_path_push_key(&c->j, "rejectStatus");
+    retry_json_fail(&c->j, RETRY_ECONFIG,
+                    "\"rejectStatus\" takes at most one gRPC code and one HTTP status in 300..599, "
+                    "such as [\"RESOURCE_EXHAUSTED\", 429]");
+    retry_json_path_pop(&c->j, mark);
+    return false;
+  }
+  return true;
 }
 
 /* Fails on the first key of b that belongs to the other kind of breaker, with a message that
@@ -653,7 +850,10 @@ bool retry__config_ext_parse(load_ctx *c, json_t *ext) {
   return retry__config_parse_sub(c, ext, "idempotentMethods", parse_idempotent) &&
          retry__config_parse_sub(c, ext, "budget", parse_budget) &&
          retry__config_parse_sub(c, ext, "adaptiveThrottling", parse_adaptive) &&
-         retry__config_parse_sub(c, ext, "circuitBreaker", parse_breaker);
+         retry__config_parse_sub(c, ext, "circuitBreaker", parse_breaker) &&
+         parse_retry_mode(c, ext) &&
+         retry__config_parse_sub(c, ext, "retryBreaker", parse_retry_breaker) &&
+         retry__config_parse_sub(c, ext, "concurrencyLimit", parse_limit);
 }
 
 /* }================================================================== */

@@ -28,6 +28,15 @@ void retry__free(const retry_allocator *a, void *ptr);
  * The shared per-target state
  * =================================================================== */
 
+/* The parts a target holds only when configured, in one block allocated by create: the AWS
+ * adaptive limiter, Brooker's retry breaker and token bucket. */
+typedef struct retry_target_opt {
+  retry_aws_adaptive aws_adaptive;  /* valid when cfg.has_aws_adaptive */
+  retry_only_breaker retry_breaker; /* valid when cfg.has_retry_breaker */
+  retry_token_bucket token_bucket;  /* valid when cfg.budget == RETRY_BUDGET_TOKEN_BUCKET */
+  retry_limit limit;                /* valid when cfg.has_limit */
+} retry_target_opt;
+
 struct retry_target {
   retry_target_config cfg; /* copy of the configuration */
   retry_allocator alloc;   /* how it was allocated */
@@ -39,6 +48,7 @@ struct retry_target {
   retry_adaptive adaptive;      /* valid when cfg.has_adaptive */
   retry_breaker *breaker;       /* NULL without breaker */
   int64_t in_flight;            /* attempts in flight through this target */
+  retry_target_opt *opt;        /* NULL unless an optional part is configured */
 };
 
 /* Asks to send one attempt (original, retry or hedge) now: adaptive throttling first (it may
@@ -47,7 +57,26 @@ struct retry_target {
  * RETRY_STOP_BREAKER_OPEN. t may be NULL (always admitted). */
 retry_stop retry__target_admit(retry_target *t, int64_t now_ns, const retry_rng *rng);
 
-/* A logical call's original attempt was sent (Finagle deposit). */
+/* Asks the AWS adaptive limiter for a token for one attempt at now_ns, before any other
+ * admission. OK without the limiter (or t NULL); WAIT with *wait_ns; REFUSE (fail_fast). */
+retry_aws_send retry__target_rate_limit(retry_target *t, int64_t now_ns, int64_t *wait_ns);
+
+/* The concurrency limiter's admission of a logical call: true (and the call holds a permit,
+ * with *in_flight_at_start set) or false (refused). True without a limiter, holding nothing
+ * (*held false). */
+bool retry__target_limit_acquire(retry_target *t, bool *held, int64_t *in_flight_at_start);
+/* A call holding a permit ended at now_ns after rtt_ns with status in space: OK samples a
+ * success, a drop status a drop, anything else is ignored; u draws Vegas's next jitter. */
+void retry__target_limit_release(retry_target *t, retry_space space, int32_t status, int64_t rtt_ns,
+                                 int64_t in_flight_at_start, double u);
+/* The status a refused call ends with, in space. */
+int32_t retry__target_limit_reject_status(const retry_target *t, retry_space space);
+
+/* Whether Brooker's retry breaker allows a retry (or hedge) at now_ns; true without one. */
+bool retry__target_retry_allowed(retry_target *t, int64_t now_ns);
+
+/* A logical call started (Finagle deposit; Brooker's breaker counts a call and his token
+ * bucket earns per call). */
 void retry__target_call_started(retry_target *t, int64_t now_ns);
 
 /* An admitted attempt was sent (in-flight and Envoy active-request accounting). */

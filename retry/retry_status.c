@@ -156,6 +156,7 @@ const char *retry_budget_kind_name(retry_budget_kind k) {
     case RETRY_BUDGET_AWS: return "aws";
     case RETRY_BUDGET_FINAGLE: return "finagle";
     case RETRY_BUDGET_ENVOY: return "envoy";
+    case RETRY_BUDGET_TOKEN_BUCKET: return "token_bucket";
   }
   return "unknown";
 }

@@ -109,6 +109,76 @@ static int validate_adaptive(const retry_adaptive_config *c, retry_error *err) {
   return RETRY_OK;
 }
 
+/* The optional parts check their own fields; the message names the part and the field. */
+static int validate_opt(const retry_target_config *cfg, retry_error *err) {
+  const char *field = NULL;
+  char path[64];
+  if (cfg->budget == RETRY_BUDGET_TOKEN_BUCKET &&
+      retry_token_bucket_config_check(&cfg->token_bucket, &field) != RETRY_OK) {
+    snprintf(path, sizeof path, "token_bucket.%s", field);
+    BAD(err, path,
+        "token_bucket.%s is out of range (capacity > 0, initial in [0, capacity], earnings >= 0, "
+        "retry_cost > 0, all finite)",
+        field);
+  }
+  if (cfg->has_aws_adaptive && retry_aws_adaptive_config_check(&cfg->aws_adaptive, &field) != 0) {
+    snprintf(path, sizeof path, "aws_adaptive.%s", field);
+    BAD(err, path,
+        "aws_adaptive.%s is out of range (0 < beta < 1, 0 < smoothing <= 1, the others finite and "
+        "> 0)",
+        field);
+  }
+  if (cfg->has_retry_breaker &&
+      retry_only_breaker_config_check(&cfg->retry_breaker, &field) != RETRY_OK) {
+    snprintf(path, sizeof path, "retry_breaker.%s", field);
+    BAD(err, path,
+        "retry_breaker.%s is out of range (max_ratio finite and >= 0, window_ns 0 or >= %d ns)",
+        field, RETRY_ONLY_BREAKER_BINS);
+  }
+  if (cfg->has_limit) {
+    if (retry_limit_config_check(&cfg->limit, &field) != RETRY_OK) {
+      snprintf(path, sizeof path, "limit.%s", field);
+      BAD(err, path, "limit.%s is out of range (see retry_limit_config_check)", field);
+    }
+    if (cfg->limit_reject_grpc < 1 || cfg->limit_reject_grpc >= RETRY_GRPC_N_CODES)
+      BAD(err, "limit_reject_grpc", "limit_reject_grpc must be a gRPC code 1..16, got %d",
+          (int)cfg->limit_reject_grpc);
+    if (cfg->limit_reject_http < 300 || cfg->limit_reject_http > 599)
+      BAD(err, "limit_reject_http", "limit_reject_http must be an HTTP status 300..599, got %d",
+          (int)cfg->limit_reject_http);
+  }
+  return RETRY_OK;
+}
+
+static bool has_opt(const retry_target_config *cfg) {
+  return cfg->budget == RETRY_BUDGET_TOKEN_BUCKET || cfg->has_aws_adaptive ||
+         cfg->has_retry_breaker || cfg->has_limit;
+}
+
+void retry_target_config_set_limit(retry_target_config *cfg, retry_limit_kind kind) {
+  assert(cfg != NULL);
+  cfg->has_limit = true;
+  retry_limit_config_init(&cfg->limit, kind);
+  cfg->limit_reject_grpc = RETRY_GRPC_UNAVAILABLE;
+  cfg->limit_reject_http = 503;
+  retry_status_set_clear(&cfg->limit_drop_statuses);
+  retry_status_set_add(&cfg->limit_drop_statuses, RETRY_SPACE_GRPC, RETRY_GRPC_UNAVAILABLE);
+  retry_status_set_add(&cfg->limit_drop_statuses, RETRY_SPACE_HTTP, 503);
+}
+
+bool retry_target_config_has_parts(const retry_target_config *cfg) {
+  assert(cfg != NULL);
+  return cfg->has_throttle || cfg->budget != RETRY_BUDGET_NONE || cfg->has_adaptive ||
+         cfg->has_breaker || has_opt(cfg);
+}
+
+void retry_aws_throttle_statuses_init(retry_status_set *s) {
+  assert(s != NULL);
+  retry_status_set_clear(s);
+  retry_status_set_add(s, RETRY_SPACE_GRPC, RETRY_GRPC_RESOURCE_EXHAUSTED);
+  retry_status_set_add(s, RETRY_SPACE_HTTP, 429);
+}
+
 static int validate(const retry_target_config *cfg, retry_error *err) {
   if (cfg->has_throttle && validate_throttle(&cfg->throttle, err) != RETRY_OK) return RETRY_ECONFIG;
   switch (cfg->budget) {
@@ -122,11 +192,13 @@ static int validate(const retry_target_config *cfg, retry_error *err) {
     case RETRY_BUDGET_ENVOY:
       if (validate_envoy(&cfg->envoy, err) != RETRY_OK) return RETRY_ECONFIG;
       break;
+    case RETRY_BUDGET_TOKEN_BUCKET: break; /* validate_opt */
     default:
-      BAD(err, "budget", "budget must be none, aws, finagle or envoy, got %d", (int)cfg->budget);
+      BAD(err, "budget", "budget must be none, aws, finagle, envoy or token_bucket, got %d",
+          (int)cfg->budget);
   }
   if (cfg->has_adaptive && validate_adaptive(&cfg->adaptive, err) != RETRY_OK) return RETRY_ECONFIG;
-  return RETRY_OK;
+  return validate_opt(cfg, err);
 }
 
 #undef BAD
@@ -151,9 +223,28 @@ retry_target *retry_target_create(const retry_target_config *cfg, int64_t now_ns
     case RETRY_BUDGET_AWS: retry_aws_quota_init(&t->aws, &cfg->aws); break;
     case RETRY_BUDGET_FINAGLE: retry_finagle_budget_init(&t->finagle, &cfg->finagle, now_ns); break;
     case RETRY_BUDGET_ENVOY: retry_envoy_budget_init(&t->envoy, &cfg->envoy); break;
+    case RETRY_BUDGET_TOKEN_BUCKET: /* in opt, below */
     case RETRY_BUDGET_NONE: break;
   }
   if (cfg->has_adaptive) retry_adaptive_init(&t->adaptive, &cfg->adaptive, now_ns);
+  if (has_opt(cfg)) {
+    t->opt = retry__malloc(alloc, sizeof *t->opt);
+    if (t->opt == NULL) {
+      retry_error_set(err, RETRY_ENOMEM, NULL, NULL, -1, -1, "out of memory creating a target");
+      retry__free(alloc, t);
+      return NULL;
+    }
+    memset(t->opt, 0, sizeof *t->opt);
+    if (cfg->budget == RETRY_BUDGET_TOKEN_BUCKET)
+      retry_token_bucket_init(&t->opt->token_bucket, &cfg->token_bucket);
+    if (cfg->has_aws_adaptive)
+      retry_aws_adaptive_init(&t->opt->aws_adaptive, &cfg->aws_adaptive, now_ns);
+    if (cfg->has_retry_breaker)
+      retry_only_breaker_init(&t->opt->retry_breaker, &cfg->retry_breaker, now_ns);
+    /* Vegas's first probe jitter is the middle of its range (0.75): create has no random
+     * stream; later ones come from the calls' streams. */
+    if (cfg->has_limit) retry_limit_init(&t->opt->limit, &cfg->limit, 0.5);
+  }
   if (cfg->has_breaker) {
     /* The breaker validates its own fields; its error paths are relative to the breaker, so
      * they are reported again under "breaker." (the first error still wins in err). */
@@ -167,6 +258,7 @@ retry_target *retry_target_create(const retry_target_config *cfg, int64_t now_ns
       else
         path[0] = '\0';
       retry_error_set(err, local.code, NULL, path, -1, -1, "breaker.%s", local.message);
+      retry__free(alloc, t->opt);
       retry__free(alloc, t);
       return NULL;
     }
@@ -177,6 +269,7 @@ retry_target *retry_target_create(const retry_target_config *cfg, int64_t now_ns
 void retry_target_destroy(retry_target *t) {
   if (t == NULL) return;
   retry_breaker_destroy(t->breaker);
+  retry__free(t->has_alloc ? &t->alloc : NULL, t->opt);
   retry__free(t->has_alloc ? &t->alloc : NULL, t);
 }
 
@@ -195,6 +288,8 @@ void retry_target_stats_get(const retry_target *t, int64_t now_ns, retry_target_
   s->budget_available = -1;
   s->adaptive_reject_p = -1.0;
   s->breaker = RETRY_BREAKER_CLOSED;
+  s->aws_fill_rate = -1.0;
+  s->limit = -1;
   if (t == NULL) return;
   if (t->cfg.has_throttle) s->throttle_milli_tokens = t->throttle.milli_tokens;
   int64_t avail = -1;
@@ -204,6 +299,7 @@ void retry_target_stats_get(const retry_target *t, int64_t now_ns, retry_target_
     case RETRY_BUDGET_ENVOY:
       avail = retry__envoy_budget_max(&t->envoy) - t->envoy.active_retries;
       break;
+    case RETRY_BUDGET_TOKEN_BUCKET: avail = (int64_t)floor(t->opt->token_bucket.balance); break;
     case RETRY_BUDGET_NONE: break;
   }
   /* A Finagle sum can dip below zero once deposits expire behind later withdrawals, and an
@@ -219,6 +315,18 @@ void retry_target_stats_get(const retry_target *t, int64_t now_ns, retry_target_
     s->breaker_opened = retry_breaker_n_opened(t->breaker);
   }
   s->in_flight = t->in_flight;
+  if (t->cfg.has_aws_adaptive)
+    s->aws_fill_rate = t->opt->aws_adaptive.enabled ? t->opt->aws_adaptive.bucket.fill_rate : 0.0;
+  /* The breaker's window is advanced by the check (expired bins are cleared), which is what its
+   * next decision does first; the same answer at now_ns either way. */
+  if (t->cfg.has_limit) {
+    s->limit = t->opt->limit.limit;
+    s->limit_in_flight = t->opt->limit.in_flight;
+  }
+  if (t->cfg.has_retry_breaker) {
+    retry_only_breaker probe = t->opt->retry_breaker;
+    s->retry_breaker_open = !retry_only_breaker_is_allowed(&probe, now_ns);
+  }
 }
 
 retry_throttle *retry_target_throttle(retry_target *t) {
@@ -255,10 +363,47 @@ retry_stop retry__target_admit(retry_target *t, int64_t now_ns, const retry_rng 
   return RETRY_STOP_NONE;
 }
 
+retry_aws_send retry__target_rate_limit(retry_target *t, int64_t now_ns, int64_t *wait_ns) {
+  if (t == NULL || !t->cfg.has_aws_adaptive) return RETRY_AWS_SEND_OK;
+  return retry_aws_adaptive_before_send(&t->opt->aws_adaptive, now_ns, wait_ns);
+}
+
+bool retry__target_limit_acquire(retry_target *t, bool *held, int64_t *in_flight_at_start) {
+  *held = false;
+  *in_flight_at_start = 0;
+  if (t == NULL || !t->cfg.has_limit) return true;
+  if (!retry_limit_try_acquire(&t->opt->limit)) return false;
+  *held = true;
+  *in_flight_at_start = t->opt->limit.in_flight;
+  return true;
+}
+
+void retry__target_limit_release(retry_target *t, retry_space space, int32_t status, int64_t rtt_ns,
+                                 int64_t in_flight_at_start, double u) {
+  if (t == NULL || !t->cfg.has_limit) return;
+  bool ok = retry_status_is_ok(space, status);
+  bool drop = !ok && retry_status_set_has(&t->cfg.limit_drop_statuses, space, status);
+  retry_limit_release(&t->opt->limit, ok || drop, rtt_ns, in_flight_at_start, drop, u);
+}
+
+int32_t retry__target_limit_reject_status(const retry_target *t, retry_space space) {
+  return space == RETRY_SPACE_HTTP ? t->cfg.limit_reject_http : t->cfg.limit_reject_grpc;
+}
+
+bool retry__target_retry_allowed(retry_target *t, int64_t now_ns) {
+  if (t == NULL || !t->cfg.has_retry_breaker) return true;
+  return retry_only_breaker_is_allowed(&t->opt->retry_breaker, now_ns);
+}
+
 void retry__target_call_started(retry_target *t, int64_t now_ns) {
   if (t == NULL) return;
   /* Finagle's RetryFilter deposits once per request, the retries of it deposit nothing. */
   if (t->cfg.budget == RETRY_BUDGET_FINAGLE) retry_finagle_budget_deposit(&t->finagle, now_ns);
+  /* Brooker's simulator counts a call and earns per call as the call begins (retry_strategy.py:
+   * the bucket fills in the factory's per-call constructor, the breaker counts calls there). */
+  if (t->cfg.budget == RETRY_BUDGET_TOKEN_BUCKET)
+    retry_token_bucket_record_call(&t->opt->token_bucket);
+  if (t->cfg.has_retry_breaker) retry_only_breaker_record_call(&t->opt->retry_breaker, now_ns);
 }
 
 void retry__target_attempt_sent(retry_target *t, int64_t now_ns) {
@@ -292,6 +437,17 @@ void retry__target_attempt_done(retry_target *t, int64_t now_ns, retry_space spa
         !retry_status_set_has(&t->cfg.adaptive.reject_statuses, space, status));
   if (t->cfg.has_throttle && ok) retry_throttle_record_success(&t->throttle);
   if (t->cfg.budget == RETRY_BUDGET_AWS && ok) retry_aws_quota_release(&t->aws, aws_cost);
+  /* Every response, whatever it was, feeds the limiter's measured rate (botocore's
+   * on_receiving_response; aws-sdk-go-v2's Update). */
+  if (t->cfg.has_aws_adaptive)
+    retry_aws_adaptive_on_response(
+        &t->opt->aws_adaptive, now_ns,
+        retry_status_set_has(&t->cfg.aws_throttle_statuses, space, status));
+  if (t->cfg.budget == RETRY_BUDGET_TOKEN_BUCKET && ok)
+    retry_token_bucket_record_success(&t->opt->token_bucket);
+  /* Brooker's breaker counts every failed attempt, before and whatever the retry decision. */
+  if (t->cfg.has_retry_breaker && !ok)
+    (void)retry_only_breaker_record_failure(&t->opt->retry_breaker, now_ns);
 }
 
 bool retry__target_budget_acquire(retry_target *t, int64_t now_ns, bool is_timeout,
@@ -319,6 +475,7 @@ bool retry__target_budget_acquire(retry_target *t, int64_t now_ns, bool is_timeo
       if (!retry_envoy_budget_try_acquire(&t->envoy)) return false;
       if (holds_slot != NULL) *holds_slot = true;
       return true;
+    case RETRY_BUDGET_TOKEN_BUCKET: return retry_token_bucket_try_retry(&t->opt->token_bucket);
   }
   return true;
 }

@@ -155,6 +155,15 @@ static void dump_target(sbuf *b, const retry_target_config *t) {
       sb_printf(b, "  budget envoy budget_percent=%g min_retry_concurrency=%d\n",
                 t->envoy.budget_percent, (int)t->envoy.min_retry_concurrency);
       break;
+    case RETRY_BUDGET_TOKEN_BUCKET: {
+      const retry_token_bucket_config *tb = &t->token_bucket;
+      sb_printf(b,
+                "  budget token_bucket capacity=%g initial=%g earn_per_call=%g "
+                "earn_per_success=%g retry_cost=%g allow_at_cost=%d\n",
+                tb->capacity, tb->initial, tb->earn_per_call, tb->earn_per_success, tb->retry_cost,
+                (int)tb->allow_at_cost);
+      break;
+    }
   }
   if (t->has_adaptive) {
     sb_printf(b, "  adaptive k=%g window_ns=%lld padding=%g reject=", t->adaptive.k,
@@ -178,6 +187,35 @@ static void dump_target(sbuf *b, const retry_target_config *t) {
     sb_printf(b, "\n");
   } else {
     sb_printf(b, "  breaker none\n");
+  }
+  /* The parts added later print only when on, so older expected files stay as they were. */
+  if (t->has_aws_adaptive) {
+    const retry_aws_adaptive_config *a = &t->aws_adaptive;
+    sb_printf(b,
+              "  aws_adaptive beta=%g scale_constant=%g smoothing=%g rate_bucket_ns=%lld "
+              "min_fill_rate=%g max_rate_adjust_scale=%g request_cost=%g fail_fast=%d "
+              "throttles=",
+              a->beta, a->scale_constant, a->smoothing, (long long)a->rate_bucket_ns,
+              a->min_fill_rate, a->max_rate_adjust_scale, a->request_cost, (int)a->fail_fast);
+    sb_statuses(b, &t->aws_throttle_statuses);
+    sb_printf(b, "\n");
+  }
+  if (t->has_retry_breaker)
+    sb_printf(b, "  retry_breaker max_ratio=%g window_ns=%lld\n", t->retry_breaker.max_ratio,
+              (long long)t->retry_breaker.window_ns);
+  if (t->has_limit) {
+    const retry_limit_config *l = &t->limit;
+    sb_printf(b,
+              "  limit %s initial=%d min=%d max=%d backoff_ratio=%g timeout_ns=%lld "
+              "smoothing=%g alpha=%d beta=%d probe_multiplier=%d queue_size=%d long_window=%d "
+              "rtt_tolerance=%g reject=%d,%d drops=",
+              retry_limit_kind_name(l->kind), (int)l->initial_limit, (int)l->min_limit,
+              (int)l->max_limit, l->backoff_ratio, (long long)l->timeout_ns, l->smoothing,
+              (int)l->alpha, (int)l->beta, (int)l->probe_multiplier, (int)l->queue_size,
+              (int)l->long_window, l->rtt_tolerance, (int)t->limit_reject_grpc,
+              (int)t->limit_reject_http);
+    sb_statuses(b, &t->limit_drop_statuses);
+    sb_printf(b, "\n");
   }
 }
 

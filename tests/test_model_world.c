@@ -1087,6 +1087,46 @@ static void test_model_world_lb_avoids_previous_replica(void **state) {
 
 /* Closed loop with a user-level retry: every failed call is tried again by the user, and the
  * ledger counts both tries as one operation. */
+/* Issue 14: a concurrency limiter on a client edge. One client sends 200 calls/s to a
+ * service that takes 100 ms with no queueing: 20 calls would be in flight, but an AIMD limit
+ * pinned at 5 (min = max = 5) admits 5 at a time, about 50/s; the others end at once,
+ * throttled, with UNAVAILABLE and no attempt. The time series carries the limit (5) and the
+ * permits held (at most 5). */
+static void test_model_world_concurrency_limit_refuses_above_the_limit(void **state) {
+  (void)state;
+  run x;
+  run_text(&x,
+           "{'duration': '5s', 'services': {"
+           "  'svc': {'service_time': '100ms', 'workers': 1000}},"
+           " 'clients': {'c': {'target': 'svc', 'methods': ['/s.S/Do'],"
+           "   'arrival': {'kind': 'open', 'rate': '200/s'},"
+           "   'policy': {'retrysim': {'concurrencyLimit': {'type': 'aimd', 'initialLimit': 5,"
+           "     'minLimit': 5, 'maxLimit': 5}}}}}}",
+           1);
+  const model_results *r = x.r;
+  const model_edge_stats *e = edge(r, "c", "svc");
+  assert_true(e->calls > 800);
+  int64_t refused = e->by_stop[RETRY_STOP_THROTTLED];
+  assert_true(refused > e->calls / 2);
+  assert_int_equal(e->attempts, e->calls - refused);
+  assert_int_equal(e->by_status.grpc[RETRY_GRPC_UNAVAILABLE], refused);
+  double admitted_per_s = (double)(e->calls - refused) / 5.0;
+  assert_true(admitted_per_s > 40 && admitted_per_s < 55);
+  const model_timeseries *ts = &r->ts;
+  int cl = ts_col(ts, "c->svc_limit"), cf = ts_col(ts, "c->svc_limit_in_flight");
+  assert_true(cl >= 0 && cf >= 0);
+  double held = 0;
+  for (size_t b = 0; b + 1 < ts->n_buckets; b++) {
+    assert_true(ts->values[b * ts->n_columns + (size_t)cl] == 5.0);
+    double f = ts->values[b * ts->n_columns + (size_t)cf];
+    assert_true(f >= 0 && f <= 5.0);
+    held += f;
+  }
+  assert_true(held / (double)(ts->n_buckets - 1) > 3.5);
+  assert_int_equal(ts_col(ts, "c->svc_aws_fill_rate"), -1);
+  run_free(&x);
+}
+
 static void test_model_world_user_retries_count_as_one_operation(void **state) {
   (void)state;
   run x;
@@ -1359,6 +1399,7 @@ int main(void) {
       cmocka_unit_test(test_model_world_wait_for_counts_a_hedged_call_once),
       cmocka_unit_test(test_model_world_lb_avoids_previous_replica),
       cmocka_unit_test(test_model_world_user_retries_count_as_one_operation),
+      cmocka_unit_test(test_model_world_concurrency_limit_refuses_above_the_limit),
       cmocka_unit_test(test_model_world_breaker_refusals_settle_user_retried_operations),
       cmocka_unit_test(test_model_world_memory_follows_in_flight),
       cmocka_unit_test(test_model_world_random_scenarios_keep_invariants),
