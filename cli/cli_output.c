@@ -303,6 +303,11 @@ static json_t *service_json(const model_service_stats *s, int64_t calls_started)
   put(o, "executions", jint(s->executions), &ok);
   put(o, "operations", jint(s->operations), &ok);
   put(o, "deduplicated", jint(s->deduplicated), &ok);
+  /* The counters of a service's own overload rules, present only when the rule is set (so
+   * that a service without them keeps its keys). */
+  if (s->has_contention) put(o, "conflicts", jint(s->conflicts), &ok);
+  if (s->has_admission) put(o, "admission_rejected", jint(s->admission_rejected), &ok);
+  if (s->has_codel) put(o, "codel_dropped", jint(s->codel_dropped), &ok);
   return done(o, ok);
 }
 

@@ -532,10 +532,23 @@ static bool parse_faults(scn_ctx *c, json_t *list, model_service_cfg *svc) {
 /* The key lists of a service and its parts. The enum name lists are indexed like the model's
  * enums (model_queue_kind, model_deadline_mode, model_lb_kind, ...), so the index read is the
  * value stored: keep each list in the order of its enum. */
-static const char *const service_keys[] = {
-    "space",        "replicas",          "workers",  "queue", "reject",
-    "service_time", "slowdown_per_busy", "deadline", "lb",    "side_effect",
-    "dedup",        "calls_mode",        "calls",    "faults"};
+static const char *const service_keys[] = {"space",
+                                           "replicas",
+                                           "workers",
+                                           "queue",
+                                           "reject",
+                                           "service_time",
+                                           "slowdown_per_busy",
+                                           "deadline",
+                                           "lb",
+                                           "side_effect",
+                                           "dedup",
+                                           "calls_mode",
+                                           "calls",
+                                           "faults",
+                                           "contention",
+                                           "admission",
+                                           "codel"};
 static const char *const space_names[] = {"grpc", "http"};
 static const char *const queue_keys[] = {"capacity", "discipline"};
 static const char *const queue_names[] = {"fifo", "lifo"};
@@ -576,6 +589,72 @@ static bool parse_reject(scn_ctx *c, json_t *r, model_service_cfg *svc) {
   return retry_json_check_keys(&c->j, r, reject_keys, SCN_N_OF(reject_keys), NULL) &&
          cli__scenario_get_status(c, r, "status", svc->space, false, &svc->reject_status) >= 0 &&
          parse_pushback_strings(c, r, svc, &svc->reject_pushback, &svc->reject_retry_after);
+}
+
+static const char *const contention_keys[] = {"status"};
+static const char *const admission_keys[] = {"rate", "burst", "status"};
+static const char *const codel_keys[] = {"target", "interval", "adaptive_lifo", "status"};
+
+/* "contention": {"status": S}: the service is a versioned row with conditional writes; a write
+ * that lost the race answers S (default ABORTED, or 409 for HTTP). */
+static bool parse_contention(scn_ctx *c, json_t *v, model_service_cfg *svc) {
+  if (!json_is_object(v)) {
+    retry_json_fail_value(&c->j, "\"contention\"", "an object {\"status\": ...}", v);
+    return false;
+  }
+  svc->contention.on = true;
+  svc->contention.status = svc->space == RETRY_SPACE_GRPC ? RETRY_GRPC_ABORTED : 409;
+  return retry_json_check_keys(&c->j, v, contention_keys, SCN_N_OF(contention_keys), NULL) &&
+         cli__scenario_get_status(c, v, "status", svc->space, false, &svc->contention.status) >= 0;
+}
+
+/* "admission": {"rate": R, "burst": B, "status": S}: a token bucket admitting R a second
+ * (required), B at once (default 1), refusing with S (default RESOURCE_EXHAUSTED or 429). */
+static bool parse_admission(scn_ctx *c, json_t *v, model_service_cfg *svc) {
+  if (!json_is_object(v)) {
+    retry_json_fail_value(&c->j, "\"admission\"", "an object {\"rate\": \"100/s\", ...}", v);
+    return false;
+  }
+  model_admission_cfg *a = &svc->admission;
+  a->on = true;
+  a->burst = 1;
+  a->status = svc->space == RETRY_SPACE_GRPC ? RETRY_GRPC_RESOURCE_EXHAUSTED : 429;
+  return retry_json_check_keys(&c->j, v, admission_keys, SCN_N_OF(admission_keys), NULL) &&
+         retry_json_require(&c->j, cli__scenario_get_rate(c, v, "rate", &a->rate), "rate",
+                            "a rate > 0 such as \"100/s\"") == 1 &&
+         retry_json_get_number(&c->j, v, "burst", 1, false, 1e9, false, "a number in [1, 1e9]",
+                               &a->burst) >= 0 &&
+         cli__scenario_get_status(c, v, "status", svc->space, false, &a->status) >= 0;
+}
+
+/* "codel": {"target": M, "interval": N, "adaptive_lifo": bool, "status": S}: Fail at Scale's
+ * controlled delay, defaults 5 ms and 100 ms (the article's), adaptive LIFO on, and the
+ * service's reject status (read before this). */
+static bool parse_codel(scn_ctx *c, json_t *v, model_service_cfg *svc) {
+  if (!json_is_object(v)) {
+    retry_json_fail_value(&c->j, "\"codel\"", "an object {\"target\": \"5ms\", ...}", v);
+    return false;
+  }
+  model_codel_cfg *q = &svc->codel;
+  q->on = true;
+  q->target_ns = 5000000;
+  q->interval_ns = 100000000;
+  q->adaptive_lifo = true;
+  q->status = svc->reject_status;
+  if (!retry_json_check_keys(&c->j, v, codel_keys, SCN_N_OF(codel_keys), NULL) ||
+      cli__scenario_get_duration(c, v, "target", 0, true, SCN_DUR_POS, &q->target_ns) < 0 ||
+      cli__scenario_get_duration(c, v, "interval", 0, true, SCN_DUR_POS, &q->interval_ns) < 0 ||
+      retry_json_get_bool(&c->j, v, "adaptive_lifo", &q->adaptive_lifo) < 0 ||
+      cli__scenario_get_status(c, v, "status", svc->space, false, &q->status) < 0)
+    return false;
+  if (q->interval_ns < q->target_ns) {
+    retry_json_fail(&c->j, RETRY_ECONFIG,
+                    "\"interval\" (%.3f ms) must be at least \"target\" (%.3f ms): the bound "
+                    "under overload is the shorter one",
+                    (double)q->interval_ns / 1e6, (double)q->target_ns / 1e6);
+    return false;
+  }
+  return true;
 }
 
 /* "lb": a kind name, or {"kind": ..., "avoid_previous": bool}. */
@@ -639,7 +718,9 @@ static bool parse_service(scn_ctx *c, json_t *v, model_service_cfg *svc) {
       !parse_lb(c, v, svc) ||
       retry_json_get_enum(&c->j, v, "side_effect", effect_names, 3, &e) < 0 ||
       retry_json_get_bool(&c->j, v, "dedup", &svc->dedup) < 0 ||
-      retry_json_get_enum(&c->j, v, "calls_mode", calls_mode_names, 2, &m) < 0)
+      retry_json_get_enum(&c->j, v, "calls_mode", calls_mode_names, 2, &m) < 0 ||
+      !sub(c, v, "contention", svc, parse_contention) ||
+      !sub(c, v, "admission", svc, parse_admission) || !sub(c, v, "codel", svc, parse_codel))
     return false;
   /* The enum indexes are stored only once every getter succeeded; absent keys leave 0, which
    * is each enum's default (ignore, none, sequential). */

@@ -149,6 +149,38 @@ typedef struct model_fault_cfg {
   char *retry_after;        /* HTTP Retry-After sent with the failure, or NULL */
 } model_fault_cfg;
 
+/* Optimistic concurrency (the AWS "Exponential Backoff And Jitter" article's contention): the
+ * service holds one versioned row. A request reads the version when a worker takes it and
+ * writes with that version when its service time ends (the service time is the read-to-write
+ * interval); the write fails with `status` if another write landed in between. */
+typedef struct model_contention_cfg {
+  bool on;
+  int32_t status; /* the failed write's reply (service's space): ABORTED / 409 by default */
+} model_contention_cfg;
+
+/* Rate-limited admission: a token bucket per service (shared by its replicas, as a gateway in
+ * front would be) that starts full with `burst` tokens, earns `rate` tokens a second up to
+ * `burst`, and admits a request only when it can spend one whole token. */
+typedef struct model_admission_cfg {
+  bool on;
+  double rate;    /* tokens a second, > 0 */
+  double burst;   /* bucket size and initial balance, >= 1 */
+  int32_t status; /* the refusal: RESOURCE_EXHAUSTED / 429 by default */
+} model_admission_cfg;
+
+/* Controlled delay and adaptive LIFO ("Fail at Scale", Maurer 2015), per replica: when the
+ * replica's queue has not been empty at some moment of the last `interval`, a request may wait
+ * at most `target`, otherwise at most `interval`; a request found waiting longer when a worker
+ * frees is refused with `status` without work. With adaptive_lifo, the queue is served newest
+ * first while it is in that overloaded state, oldest first otherwise. */
+typedef struct model_codel_cfg {
+  bool on;
+  int64_t target_ns;   /* M: the queueing bound under overload, > 0 */
+  int64_t interval_ns; /* N: the look-back window and the bound otherwise, >= target */
+  bool adaptive_lifo;
+  int32_t status; /* the refusal: the service's reject status by default */
+} model_codel_cfg;
+
 typedef struct model_service_cfg {
   char *name;
   retry_space space;      /* statuses this service replies with */
@@ -171,6 +203,9 @@ typedef struct model_service_cfg {
   size_t n_calls;
   model_fault_cfg *faults;
   size_t n_faults;
+  model_contention_cfg contention;
+  model_admission_cfg admission;
+  model_codel_cfg codel;
 } model_service_cfg;
 
 /* }================================================================== */

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "models/model_config.h"
+#include "models/model_overload.h"
 #include "models/model_stats.h"
 #include "models/model_world.h"
 #include "retry/retry.h"
@@ -163,6 +164,8 @@ struct mw_req {
   bool refuse_after_delay;     /* a REFUSE fault with a delay: no handler, no effect */
   bool expired_waste;          /* deadline mode WASTE found it expired */
   bool dropped;                /* deadline mode DROP ended it */
+  int64_t read_version;        /* contention: the row's version when a worker took it */
+  int64_t codel_until;         /* codel: it is refused if still queued after this time */
   /* reply */
   int32_t status;          /* in the callee's space */
   const char *pushback;    /* grpc-retry-pushback-ms value, or NULL */
@@ -220,9 +223,10 @@ struct mw_replica {
   uint64_t busy_start_sum;
   int32_t queued; /* requests waiting */
   mw_req *q_head, *q_tail;
-  gsl_rng *rng_work;  /* service times */
-  gsl_rng *rng_fault; /* fault probabilities */
-  mw_channel ch;      /* downstream calls made here: streams, a target per call */
+  int64_t q_nonempty_since; /* codel: when the queue last went from empty to not empty */
+  gsl_rng *rng_work;        /* service times */
+  gsl_rng *rng_fault;       /* fault probabilities */
+  mw_channel ch;            /* downstream calls made here: streams, a target per call */
 };
 
 struct mw_service {
@@ -235,6 +239,8 @@ struct mw_service {
   int64_t *fault_counts; /* per fault: times applied (for max_count) */
   gsl_rng *rng_lb;       /* load balancer */
   uint32_t rr_next;      /* round robin position */
+  model_bucket bucket;   /* admission: the token bucket in front of the replicas */
+  model_row row;         /* contention: the versioned row the replicas share */
   model_service_stats *stats;
 };
 

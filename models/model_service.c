@@ -203,6 +203,7 @@ static bool work_start(model_world *w, mw_service *s, mw_req *r) {
     }
     r->expired_waste = true;
   }
+  if (cfg->contention.on) r->read_version = model_row_read(&s->row);
   rp->busy++;
   rp->busy_start_sum += (uint64_t)now;
   r->state = MW_REQ_WORKING;
@@ -248,9 +249,12 @@ static bool work_start(model_world *w, mw_service *s, mw_req *r) {
 static void replica_pump(model_world *w, mw_service *s, int32_t rep) {
   mw_replica *rp = &s->replicas[rep];
   int64_t now = sim_now_ns(w->k);
+  const model_codel_cfg *codel = &s->cfg->codel;
   while (rp->q_head != NULL && rp->busy < replica_workers(s, rep, now)) {
     mw_req *r;
-    if (s->cfg->queue == MODEL_QUEUE_LIFO) {
+    /* Adaptive LIFO: newest first while the queue has not been empty for an interval. */
+    if (s->cfg->queue == MODEL_QUEUE_LIFO ||
+        (codel->on && model_codel_lifo(codel, rp->q_nonempty_since, now))) {
       r = rp->q_tail;
       rp->q_tail = r->q_prev;
       if (rp->q_tail != NULL)
@@ -267,6 +271,13 @@ static void replica_pump(model_world *w, mw_service *s, int32_t rep) {
     }
     r->q_prev = r->q_next = NULL;
     rp->queued--;
+    if (rp->queued == 0) rp->q_nonempty_since = now;
+    /* Controlled delay: waited past the bound set when it was queued, refused unworked. */
+    if (codel->on && now > r->codel_until) {
+      s->stats->codel_dropped++;
+      reply_reject(w, r, codel->status, NULL, NULL);
+      continue;
+    }
     work_start(w, s, r);
   }
 }
@@ -399,6 +410,13 @@ static void ev_work_done(sim_kernel *k, void *obj, uint64_t arg) {
     handler_finish(w, r);
     return;
   }
+  /* Contention: the conditional write, with the version read when the work started. */
+  if (cfg->contention.on && !model_row_write(&s->row, r->read_version)) {
+    s->stats->conflicts++;
+    r->status = cfg->contention.status;
+    handler_finish(w, r);
+    return;
+  }
   if (cfg->effect == MODEL_EFFECT_BEFORE ||
       (cfg->effect == MODEL_EFFECT_AFTER && cfg->n_calls == 0))
     model__op_execute(w, s, r->op);
@@ -433,6 +451,12 @@ void model__service_arrive(model_world *w, mw_req *r) {
   r->replica = lb_pick(s, r);
   if (r->call != NULL) r->call->last_replica = r->replica;
   mw_replica *rp = &s->replicas[r->replica];
+  /* Admission: the token bucket in front of the replicas refuses before anything else. */
+  if (cfg->admission.on && !model_bucket_admit(&s->bucket, &cfg->admission, now)) {
+    s->stats->admission_rejected++;
+    reply_reject(w, r, cfg->admission.status, NULL, NULL);
+    return;
+  }
   size_t fi;
   const model_fault_cfg *f;
   if ((f = fault_find(s, MODEL_FAULT_DOWN, now, r->replica, r->attempt, r->method, &fi))) {
@@ -467,6 +491,10 @@ void model__service_arrive(model_world *w, mw_req *r) {
   if (rp->queued >= cfg->queue_capacity) {
     reply_reject(w, r, cfg->reject_status, cfg->reject_pushback, cfg->reject_retry_after);
     return;
+  }
+  if (cfg->codel.on) {
+    if (rp->queued == 0) rp->q_nonempty_since = now;
+    r->codel_until = now + model_codel_bound(&cfg->codel, rp->q_nonempty_since, now);
   }
   r->q_prev = rp->q_tail;
   r->q_next = NULL;
@@ -521,6 +549,10 @@ int model__services_create(model_world *w) {
     s->replicas = model__calloc(w, (size_t)cfg->replicas, sizeof *s->replicas);
     s->fault_counts = model__calloc(w, cfg->n_faults + 1, sizeof *s->fault_counts);
     if (s->rng_lb == NULL || s->replicas == NULL || s->fault_counts == NULL) return -1;
+    if (cfg->admission.on) model_bucket_init(&s->bucket, &cfg->admission, 0);
+    s->stats->has_contention = cfg->contention.on;
+    s->stats->has_admission = cfg->admission.on;
+    s->stats->has_codel = cfg->codel.on;
     for (int32_t r = 0; r < cfg->replicas; r++) {
       mw_replica *rp = &s->replicas[r];
       rp->rng_work = sim_rng_stream_create(w->seed, entity, "work", (uint64_t)r);
