@@ -308,6 +308,10 @@ static json_t *service_json(const model_service_stats *s, int64_t calls_started)
   if (s->has_contention) put(o, "conflicts", jint(s->conflicts), &ok);
   if (s->has_admission) put(o, "admission_rejected", jint(s->admission_rejected), &ok);
   if (s->has_codel) put(o, "codel_dropped", jint(s->codel_dropped), &ok);
+  if (s->has_acc) {
+    put(o, "concurrency_rejected", jint(s->acc_rejected), &ok);
+    put(o, "concurrency_limit", jreal(s->acc_limit), &ok);
+  }
   return done(o, ok);
 }
 

@@ -532,23 +532,12 @@ static bool parse_faults(scn_ctx *c, json_t *list, model_service_cfg *svc) {
 /* The key lists of a service and its parts. The enum name lists are indexed like the model's
  * enums (model_queue_kind, model_deadline_mode, model_lb_kind, ...), so the index read is the
  * value stored: keep each list in the order of its enum. */
-static const char *const service_keys[] = {"space",
-                                           "replicas",
-                                           "workers",
-                                           "queue",
-                                           "reject",
-                                           "service_time",
-                                           "slowdown_per_busy",
-                                           "deadline",
-                                           "lb",
-                                           "side_effect",
-                                           "dedup",
-                                           "calls_mode",
-                                           "calls",
-                                           "faults",
-                                           "contention",
-                                           "admission",
-                                           "codel"};
+/* clang-format off */
+static const char *const service_keys[] = {
+    "space", "replicas", "workers", "queue", "reject", "service_time", "slowdown_per_busy",
+    "deadline", "lb", "side_effect", "dedup", "calls_mode", "calls", "faults", "contention",
+    "admission", "codel", "adaptive_concurrency"};
+/* clang-format on */
 static const char *const space_names[] = {"grpc", "http"};
 static const char *const queue_keys[] = {"capacity", "discipline"};
 static const char *const queue_names[] = {"fifo", "lifo"};
@@ -657,6 +646,62 @@ static bool parse_codel(scn_ctx *c, json_t *v, model_service_cfg *svc) {
   return true;
 }
 
+static const char *const acc_keys[] = {"update_interval", "min_rtt_interval", "jitter",
+                                       "request_count",   "percentile",       "min_concurrency",
+                                       "max_concurrency", "buffer",           "status"};
+
+/* "adaptive_concurrency": Envoy's filter with the gradient controller. Both intervals are
+ * required (Envoy requires concurrency_update_interval and the minRTT interval); the rest
+ * default to Envoy's values. Fractions are written as fractions (0.15), not percents. */
+static bool parse_acc(scn_ctx *c, json_t *v, model_service_cfg *svc) {
+  if (!json_is_object(v)) {
+    retry_json_fail_value(&c->j, "\"adaptive_concurrency\"",
+                          "an object {\"update_interval\": \"100ms\", \"min_rtt_interval\": "
+                          "\"10s\", ...}",
+                          v);
+    return false;
+  }
+  model_acc_cfg *a = &svc->acc;
+  a->on = true;
+  a->jitter = 0.15;
+  a->request_count = 50;
+  a->percentile = 0.5;
+  a->min_concurrency = 3;
+  a->max_concurrency = 1000;
+  a->buffer = 0.25;
+  a->status = svc->space == RETRY_SPACE_GRPC ? RETRY_GRPC_UNAVAILABLE : 503;
+  if (!retry_json_check_keys(&c->j, v, acc_keys, SCN_N_OF(acc_keys), NULL) ||
+      retry_json_require(&c->j,
+                         cli__scenario_get_duration(c, v, "update_interval", 0, true, SCN_DUR_POS,
+                                                    &a->update_interval_ns),
+                         "update_interval", SCN_DUR_POS) != 1 ||
+      retry_json_require(&c->j,
+                         cli__scenario_get_duration(c, v, "min_rtt_interval", 1000000, false,
+                                                    "a duration >= 1ms", &a->min_rtt_interval_ns),
+                         "min_rtt_interval", "a duration >= 1ms") != 1 ||
+      retry_json_get_number(&c->j, v, "jitter", 0, false, 1, false, "a number in [0, 1]",
+                            &a->jitter) < 0 ||
+      retry_json_get_int32(&c->j, v, "request_count", 1, 1000000000, "an integer >= 1",
+                           &a->request_count) < 0 ||
+      retry_json_get_number(&c->j, v, "percentile", 0, true, 1, false, "a number in (0, 1]",
+                            &a->percentile) < 0 ||
+      retry_json_get_int32(&c->j, v, "min_concurrency", 1, 1000000000, "an integer >= 1",
+                           &a->min_concurrency) < 0 ||
+      retry_json_get_int32(&c->j, v, "max_concurrency", 1, 1000000000, "an integer >= 1",
+                           &a->max_concurrency) < 0 ||
+      retry_json_get_number(&c->j, v, "buffer", 0, false, 100, false, "a number in [0, 100]",
+                            &a->buffer) < 0 ||
+      cli__scenario_get_status(c, v, "status", svc->space, false, &a->status) < 0)
+    return false;
+  if (a->max_concurrency < a->min_concurrency) {
+    retry_json_fail(&c->j, RETRY_ECONFIG,
+                    "\"max_concurrency\" (%d) must be at least \"min_concurrency\" (%d)",
+                    (int)a->max_concurrency, (int)a->min_concurrency);
+    return false;
+  }
+  return true;
+}
+
 /* "lb": a kind name, or {"kind": ..., "avoid_previous": bool}. */
 static bool parse_lb(scn_ctx *c, json_t *obj, model_service_cfg *svc) {
   json_t *v = retry_json_field(obj, "lb");
@@ -720,7 +765,8 @@ static bool parse_service(scn_ctx *c, json_t *v, model_service_cfg *svc) {
       retry_json_get_bool(&c->j, v, "dedup", &svc->dedup) < 0 ||
       retry_json_get_enum(&c->j, v, "calls_mode", calls_mode_names, 2, &m) < 0 ||
       !sub(c, v, "contention", svc, parse_contention) ||
-      !sub(c, v, "admission", svc, parse_admission) || !sub(c, v, "codel", svc, parse_codel))
+      !sub(c, v, "admission", svc, parse_admission) || !sub(c, v, "codel", svc, parse_codel) ||
+      !sub(c, v, "adaptive_concurrency", svc, parse_acc))
     return false;
   /* The enum indexes are stored only once every getter succeeded; absent keys leave 0, which
    * is each enum's default (ignore, none, sequential). */

@@ -181,6 +181,22 @@ typedef struct model_codel_cfg {
   int32_t status; /* the refusal: the service's reject status by default */
 } model_codel_cfg;
 
+/* Envoy's adaptive concurrency filter (gradient controller), per replica. Defaults are
+ * Envoy's: jitter 15 %, request_count 50, percentile p50, min_concurrency 3, buffer 25 %,
+ * max_concurrency 1000; both intervals are required, as in Envoy's config. */
+typedef struct model_acc_cfg {
+  bool on;
+  int64_t update_interval_ns;  /* concurrency_update_interval: the sample window, > 0 */
+  int64_t min_rtt_interval_ns; /* min_rtt_calc_params.interval: between minRTT windows, > 0 */
+  double jitter;               /* the minRTT timer's extra delay: U[0, jitter x interval) */
+  int32_t request_count;       /* samples that end a minRTT window, >= 1 */
+  double percentile;           /* sample_aggregate_percentile, in (0, 1] */
+  int32_t min_concurrency;     /* the limit during a minRTT window and the lowest, >= 1 */
+  int32_t max_concurrency;     /* the highest limit, >= min_concurrency */
+  double buffer;               /* min_rtt_calc_params.buffer, >= 0 */
+  int32_t status;              /* the refusal: 503 (HTTP) / UNAVAILABLE (gRPC) */
+} model_acc_cfg;
+
 typedef struct model_service_cfg {
   char *name;
   retry_space space;      /* statuses this service replies with */
@@ -206,6 +222,7 @@ typedef struct model_service_cfg {
   model_contention_cfg contention;
   model_admission_cfg admission;
   model_codel_cfg codel;
+  model_acc_cfg acc;
 } model_service_cfg;
 
 /* }================================================================== */

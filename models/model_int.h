@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "models/model_acc.h"
 #include "models/model_config.h"
 #include "models/model_overload.h"
 #include "models/model_stats.h"
@@ -166,6 +167,8 @@ struct mw_req {
   bool dropped;                /* deadline mode DROP ended it */
   int64_t read_version;        /* contention: the row's version when a worker took it */
   int64_t codel_until;         /* codel: it is refused if still queued after this time */
+  int64_t acc_sent_ns;         /* adaptive concurrency: when the filter forwarded it */
+  bool acc_forwarded;          /* ... and is still counted outstanding */
   /* reply */
   int32_t status;          /* in the callee's space */
   const char *pushback;    /* grpc-retry-pushback-ms value, or NULL */
@@ -224,6 +227,8 @@ struct mw_replica {
   int32_t queued; /* requests waiting */
   mw_req *q_head, *q_tail;
   int64_t q_nonempty_since; /* codel: when the queue last went from empty to not empty */
+  model_acc *acc;           /* adaptive concurrency: this replica's controller, or NULL */
+  gsl_rng *rng_acc;         /* ... and its minRTT timer's jitter */
   gsl_rng *rng_work;        /* service times */
   gsl_rng *rng_fault;       /* fault probabilities */
   mw_channel ch;            /* downstream calls made here: streams, a target per call */
@@ -241,6 +246,7 @@ struct mw_service {
   uint32_t rr_next;      /* round robin position */
   model_bucket bucket;   /* admission: the token bucket in front of the replicas */
   model_row row;         /* contention: the versioned row the replicas share */
+  int col_limit;         /* time series: <name>_concurrency_limit, -1 without the filter */
   model_service_stats *stats;
 };
 
@@ -391,6 +397,8 @@ void model__services_destroy(model_world *w);
 void model__service_arrive(model_world *w, mw_req *r);
 /* Fills the queue length and busy workers of service svc summed over its replicas. */
 void model__service_sample(const model_world *w, size_t svc, double *queued, double *busy);
+/* Returns service svc's adaptive concurrency limits summed over replicas (0 without). */
+double model__service_acc_limit(model_world *w, size_t svc);
 /* Returns the worker-seconds of work still in progress on service svc at now. */
 double model__service_busy_in_progress(const model_world *w, size_t svc, int64_t now_ns);
 /* Returns how many fault entries are active at some time in [t0_ns, t1_ns). */

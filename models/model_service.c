@@ -107,6 +107,11 @@ static void reply_send(model_world *w, mw_req *r) {
       r->retry_after = f->retry_after;
     }
   }
+  if (r->acc_forwarded) { /* the filter sees the response go by */
+    mw_replica *rp = &s->replicas[r->replica];
+    model_acc_record(rp->acc, r->acc_sent_ns, now, rp->rng_acc);
+    r->acc_forwarded = false;
+  }
   r->state = MW_REQ_HOP_BACK;
   if (model__schedule_sample(w, r->edge->network, r->rng_net, ev_reply, r) == SIM_EVENT_NONE)
     model__fail(w, RETRY_ENOMEM, "out of memory for events");
@@ -464,6 +469,17 @@ void model__service_arrive(model_world *w, mw_req *r) {
     reply_reject(w, r, model__status_unavailable(cfg->space), NULL, NULL);
     return;
   }
+  /* Envoy's adaptive concurrency filter in front of the replica (past a replica that is
+   * down): above its limit it answers at once. */
+  if (cfg->acc.on) {
+    if (!model_acc_forward(rp->acc, now, rp->rng_acc)) {
+      s->stats->acc_rejected++;
+      reply_reject(w, r, cfg->acc.status, NULL, NULL);
+      return;
+    }
+    r->acc_forwarded = true;
+    r->acc_sent_ns = now;
+  }
   if ((f = fault_find(s, MODEL_FAULT_REFUSE, now, r->replica, r->attempt, r->method, &fi)) &&
       fault_strikes(f, rp->rng_fault)) {
     s->fault_counts[fi]++;
@@ -518,6 +534,21 @@ void model__service_sample(const model_world *w, size_t svc, double *queued, dou
   *busy = b;
 }
 
+/* The adaptive concurrency limits of service svc summed over its replicas, at now (their
+ * timers run up to now first, so the value is the one the filter would apply). */
+double model__service_acc_limit(model_world *w, size_t svc) {
+  mw_service *s = &w->topo.services[svc];
+  if (!s->cfg->acc.on) return 0;
+  int64_t now = sim_now_ns(w->k);
+  double total = 0;
+  for (int32_t i = 0; i < s->cfg->replicas; i++) {
+    mw_replica *rp = &s->replicas[i];
+    model_acc_advance(rp->acc, now, rp->rng_acc);
+    total += rp->acc->limit;
+  }
+  return total;
+}
+
 /* Work a worker holds at now (busy x now minus the start times, both modulo 2^64). */
 double model__service_busy_in_progress(const model_world *w, size_t svc, int64_t now_ns) {
   const mw_service *s = &w->topo.services[svc];
@@ -553,11 +584,18 @@ int model__services_create(model_world *w) {
     s->stats->has_contention = cfg->contention.on;
     s->stats->has_admission = cfg->admission.on;
     s->stats->has_codel = cfg->codel.on;
+    s->stats->has_acc = cfg->acc.on;
     for (int32_t r = 0; r < cfg->replicas; r++) {
       mw_replica *rp = &s->replicas[r];
       rp->rng_work = sim_rng_stream_create(w->seed, entity, "work", (uint64_t)r);
       rp->rng_fault = sim_rng_stream_create(w->seed, entity, "faults", (uint64_t)r);
       if (!rp->rng_work || !rp->rng_fault) return -1;
+      if (cfg->acc.on) {
+        rp->acc = model__calloc(w, 1, sizeof *rp->acc);
+        rp->rng_acc = sim_rng_stream_create(w->seed, entity, "adaptive-concurrency", (uint64_t)r);
+        if (rp->acc == NULL || rp->rng_acc == NULL) return -1;
+        model_acc_init(rp->acc, &cfg->acc, 0);
+      }
       if (model__channel_open(w, &rp->ch, entity, (uint64_t)r, s->call_edges, cfg->n_calls) < 0)
         return -1;
     }
@@ -575,6 +613,8 @@ void model__services_destroy(model_world *w) {
         mw_replica *rp = &s->replicas[r];
         if (rp->rng_work) gsl_rng_free(rp->rng_work);
         if (rp->rng_fault) gsl_rng_free(rp->rng_fault);
+        if (rp->rng_acc) gsl_rng_free(rp->rng_acc);
+        model__free(w, rp->acc);
         model__channel_close(w, &rp->ch);
       }
     }

@@ -16,9 +16,11 @@
 #include <string.h>
 
 #include "cli/cli_scenario.h"
+#include "models/model_acc.h"
 #include "models/model_overload.h"
 #include "models/model_world.h"
 #include "sim/sim_event.h"
+#include "sim/sim_rng.h"
 
 #define MS INT64_C(1000000)
 #define S INT64_C(1000000000)
@@ -97,6 +99,105 @@ static void test_model_overload_row_refuses_stale_write(void **state) {
 }
 
 /* }================================================================== */
+
+/* Envoy's gradient: g = clamp(minRTT x 1.25 / sampleRTT, 0.5, 2), then floor(l + sqrt(l)) for
+ * l = limit x g, within [min_concurrency, max_concurrency]. */
+static void test_model_overload_acc_gradient_limit_formula(void **state) {
+  (void)state;
+  model_acc_cfg cfg = {.on = true, .buffer = 0.25, .min_concurrency = 3, .max_concurrency = 1000};
+  double g = 0;
+  /* sampleRTT = buffered minRTT: g = 1, 10 + sqrt(10) = 13.16 -> 13. */
+  assert_int_equal(model_acc_new_limit(&cfg, 10, 10 * MS, 12500000, &g), 13);
+  assert_true(g == 1.0);
+  /* Much slower than minRTT: g clamps at 0.5, l = 5, 5 + 2.24 -> 7. */
+  assert_int_equal(model_acc_new_limit(&cfg, 10, 10 * MS, 50 * MS, &g), 7);
+  assert_true(g == 0.5);
+  /* Much faster: g clamps at 2, l = 20, 20 + 4.47 -> 24. */
+  assert_int_equal(model_acc_new_limit(&cfg, 10, 10 * MS, 1 * MS, &g), 24);
+  assert_true(g == 2.0);
+  /* The bounds. */
+  assert_int_equal(model_acc_new_limit(&cfg, 3, 10 * MS, 100 * MS, NULL), 3);
+  cfg.max_concurrency = 20;
+  assert_int_equal(model_acc_new_limit(&cfg, 10, 10 * MS, 1 * MS, NULL), 20);
+}
+
+/* The controller starts in a minRTT window at min_concurrency (3): a 4th request is blocked.
+ * request_count samples end the window: minRTT is their percentile and the limit goes back to
+ * the one deferred (3, the first time); the next sample window moves it by the gradient. */
+static void test_model_overload_acc_min_rtt_window_then_gradient(void **state) {
+  (void)state;
+  model_acc_cfg cfg = {.on = true,
+                       .update_interval_ns = 100 * MS,
+                       .min_rtt_interval_ns = 10 * S,
+                       .jitter = 0.15,
+                       .request_count = 5,
+                       .percentile = 0.5,
+                       .min_concurrency = 3,
+                       .max_concurrency = 1000,
+                       .buffer = 0.25};
+  gsl_rng *r = sim_rng_stream_create(1, "test", "acc", 0);
+  model_acc a;
+  model_acc_init(&a, &cfg, 0);
+  assert_int_equal(a.limit, 3);
+  for (int i = 0; i < 3; i++)
+    assert_true(model_acc_forward(&a, 0, r));
+  assert_false(model_acc_forward(&a, 0, r));
+  /* Five answers of 10 ms each (another forwarded as each finishes) end the window. */
+  int64_t t = 0;
+  for (int i = 0; i < 5; i++) {
+    t += 10 * MS;
+    model_acc_record(&a, t - 10 * MS, t, r);
+    assert_true(model_acc_forward(&a, t, r));
+  }
+  assert_int_equal(a.deferred, 0);
+  assert_in_range(a.min_rtt_ns, 99 * MS / 10, 101 * MS / 10);
+  assert_int_equal(a.limit, 3);
+  /* The next minRTT window is due in 10 s plus up to 15 %. */
+  assert_in_range(a.next_min_rtt_ns, t + 10 * S, t + 11500 * MS);
+  /* A sample window of 10 ms answers: g = 1.25, l = 3.75, 3.75 + 1.94 -> 5. */
+  model_acc_record(&a, t, t + 10 * MS, r);
+  model_acc_advance(&a, t + 100 * MS, r);
+  assert_int_equal(a.limit, 5);
+  /* The minRTT timer opens a new window: the limit drops to 3 and 5 is deferred. */
+  model_acc_advance(&a, a.next_min_rtt_ns, r);
+  assert_int_equal(a.limit, 3);
+  assert_int_equal(a.deferred, 5);
+  gsl_rng_free(r);
+}
+
+/* Five sample windows in a row that set the limit to min_concurrency start a minRTT window at
+ * once (Envoy's guard against a wrong minRTT). */
+static void test_model_overload_acc_five_windows_at_minimum_resample_min_rtt(void **state) {
+  (void)state;
+  model_acc_cfg cfg = {.on = true,
+                       .update_interval_ns = 100 * MS,
+                       .min_rtt_interval_ns = 60 * S,
+                       .jitter = 0,
+                       .request_count = 1,
+                       .percentile = 0.5,
+                       .min_concurrency = 3,
+                       .max_concurrency = 1000,
+                       .buffer = 0.25};
+  gsl_rng *r = sim_rng_stream_create(1, "test", "acc", 0);
+  model_acc a;
+  model_acc_init(&a, &cfg, 0);
+  assert_true(model_acc_forward(&a, 0, r));
+  model_acc_record(&a, 0, 1 * MS, r); /* minRTT 1 ms, the window is over */
+  assert_int_equal(a.deferred, 0);
+  int64_t t = 1 * MS;
+  for (int k = 1; k <= 5; k++) {
+    /* Each window sees one answer 100x slower than minRTT: the limit stays at 3. */
+    assert_int_equal(a.deferred, 0);
+    assert_true(model_acc_forward(&a, t, r));
+    model_acc_record(&a, t, t + 100 * MS - 1, r);
+    t += 100 * MS;
+    model_acc_advance(&a, t, r);
+    assert_int_equal(a.limit, 3);
+  }
+  assert_true(a.deferred > 0); /* a minRTT window is open again */
+  assert_int_equal(a.epoch_ns, t);
+  gsl_rng_free(r);
+}
 
 /* {==================================================================
  * In a running world
@@ -221,6 +322,35 @@ static void test_model_overload_codel_bounds_queueing_under_overload(void **stat
   run_free(&x);
 }
 
+/* An HTTP service at 150 % of its capacity behind the filter: what it refuses is the filter's
+ * 503, the summary and the time series carry the limit, and the limit stays within its
+ * bounds. */
+static void test_model_overload_acc_rejects_above_limit_with_503(void **state) {
+  (void)state;
+  run x;
+  run_text(&x,
+           "{'duration': '20s', 'services': {'api': {'space': 'http', 'workers': 8, "
+           "'service_time': {'dist': 'exponential', 'mean': '10ms'}, "
+           "'adaptive_concurrency': {'update_interval': '100ms', 'min_rtt_interval': '5s', "
+           "'max_concurrency': 40}}}, 'clients': {'c': {'target': 'api', "
+           "'arrival': {'kind': 'open', 'rate': '1200/s'}, 'methods': ['/a.A/M']}}}");
+  const model_service_stats *s = &x.r->services[0];
+  assert_true(s->acc_rejected > 1000);
+  assert_int_equal(x.r->by_status.http[503], s->acc_rejected);
+  assert_int_equal(s->rejected, s->acc_rejected);
+  assert_true(s->acc_limit >= 3 && s->acc_limit <= 40);
+  const model_timeseries *ts = &x.r->ts;
+  size_t col = ts->n_columns;
+  for (size_t j = 0; j < ts->n_columns; j++)
+    if (strcmp(ts->names[j], "api_concurrency_limit") == 0) col = j;
+  assert_true(col < ts->n_columns);
+  for (size_t b = 0; b < ts->n_buckets; b++) {
+    double v = ts->values[b * ts->n_columns + col];
+    assert_true(v >= 3 && v <= 40);
+  }
+  run_free(&x);
+}
+
 /* }================================================================== */
 
 int main(void) {
@@ -230,9 +360,13 @@ int main(void) {
       cmocka_unit_test(test_model_overload_codel_bound_is_interval_then_target),
       cmocka_unit_test(test_model_overload_codel_adaptive_lifo_only_while_overloaded),
       cmocka_unit_test(test_model_overload_row_refuses_stale_write),
+      cmocka_unit_test(test_model_overload_acc_gradient_limit_formula),
+      cmocka_unit_test(test_model_overload_acc_min_rtt_window_then_gradient),
+      cmocka_unit_test(test_model_overload_acc_five_windows_at_minimum_resample_min_rtt),
       cmocka_unit_test(test_model_overload_contention_one_writer_wins_a_round),
       cmocka_unit_test(test_model_overload_admission_admits_exactly_c_per_second),
       cmocka_unit_test(test_model_overload_codel_bounds_queueing_under_overload),
+      cmocka_unit_test(test_model_overload_acc_rejects_above_limit_with_503),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
