@@ -312,6 +312,11 @@ static json_t *service_json(const model_service_stats *s, int64_t calls_started)
     put(o, "concurrency_rejected", jint(s->acc_rejected), &ok);
     put(o, "concurrency_limit", jreal(s->acc_limit), &ok);
   }
+  if (s->has_shedding) put(o, "shed", jint(s->shed), &ok);
+  if (s->has_retry_budget) {
+    put(o, "retries_rejected", jint(s->retries_rejected), &ok);
+    put(o, "dont_retry", jint(s->dont_retry), &ok);
+  }
   return done(o, ok);
 }
 

@@ -197,6 +197,59 @@ typedef struct model_acc_cfg {
   int32_t status;              /* the refusal: 503 (HTTP) / UNAVAILABLE (gRPC) */
 } model_acc_cfg;
 
+/* Criticality (the SRE book, "Handling Overload"): every request carries one, from lowest to
+ * highest. A request arriving without one (from a client, or from a service that does not
+ * label its calls) gets one from the first service that labels it, by method, then by
+ * caller, then the default; a handler's downstream calls carry the criticality of the request
+ * it serves (propagation). */
+typedef enum model_criticality {
+  MODEL_CRIT_UNSET = 0,
+  MODEL_CRIT_SHEDDABLE,
+  MODEL_CRIT_SHEDDABLE_PLUS,
+  MODEL_CRIT_CRITICAL,
+  MODEL_CRIT_CRITICAL_PLUS,
+  MODEL_CRIT_N
+} model_criticality;
+
+#define MODEL_CRIT_RULES_MAX 32
+typedef struct model_crit_rule {
+  char *name; /* a method name, or a caller's (client population or service) name */
+  int32_t crit;
+} model_crit_rule;
+
+typedef struct model_criticality_cfg {
+  bool on;      /* the service labels requests that arrive without a criticality */
+  int32_t dflt; /* CRITICAL unless given */
+  model_crit_rule methods[MODEL_CRIT_RULES_MAX];
+  int n_methods;
+  model_crit_rule callers[MODEL_CRIT_RULES_MAX];
+  int n_callers;
+} model_criticality_cfg;
+
+/* Shedding by criticality: a request of criticality k is refused when its replica already has
+ * at least threshold[k] requests queued; thresholds do not decrease with criticality, so a
+ * criticality is refused only while every lower one is. INT32_MAX: never shed. */
+typedef struct model_shedding_cfg {
+  bool on;
+  int32_t threshold[MODEL_CRIT_N];
+  int32_t status; /* the service's reject status by default */
+} model_shedding_cfg;
+
+/* The server-side retry budget and "overloaded; don't retry" (the SRE book): a replica with at
+ * least `queue` requests queued refuses retries (attempt > 1, as the request's attempt counter
+ * says); when retries are more than `ratio` of its recent arrivals (exponentially decayed,
+ * time constant `window`), every refusal for overload it makes (queue full, shedding, a
+ * refused retry) carries the don't-retry reply instead of the retryable one. */
+typedef struct model_retry_budget_cfg {
+  bool on;
+  int32_t queue;        /* overloaded at this many queued requests, >= 0 */
+  double ratio;         /* in [0, 1] */
+  int64_t window_ns;    /* > 0 */
+  int32_t retry_status; /* a refused retry, while retries are few: the reject status */
+  int32_t status;       /* "don't retry": RESOURCE_EXHAUSTED (gRPC) with ... */
+  char *pushback;       /* ... grpc-retry-pushback-ms "-1" by default (A6: do not retry) */
+} model_retry_budget_cfg;
+
 typedef struct model_service_cfg {
   char *name;
   retry_space space;      /* statuses this service replies with */
@@ -223,6 +276,9 @@ typedef struct model_service_cfg {
   model_admission_cfg admission;
   model_codel_cfg codel;
   model_acc_cfg acc;
+  model_criticality_cfg criticality;
+  model_shedding_cfg shedding;
+  model_retry_budget_cfg retry_budget;
 } model_service_cfg;
 
 /* }================================================================== */

@@ -122,6 +122,7 @@ struct mw_call {
   sim_event_handle wake;   /* the engine's timer */
   int64_t wake_ns;         /* its time, RETRY_NEVER when none */
   bool top;                /* a top-level call (made by a client population) */
+  int32_t criticality;     /* given to each attempt (model_criticality; 0 unset) */
   mw_req *reqs;            /* attempts in flight (the caller still waits for them) */
   int32_t last_replica;    /* replica of the latest attempt, -1 before the first */
   int64_t deadline_ns;     /* absolute, RETRY_NEVER when none */
@@ -169,6 +170,7 @@ struct mw_req {
   int64_t codel_until;         /* codel: it is refused if still queued after this time */
   int64_t acc_sent_ns;         /* adaptive concurrency: when the filter forwarded it */
   bool acc_forwarded;          /* ... and is still counted outstanding */
+  int32_t criticality;         /* model_criticality; UNSET until a service labels it */
   /* reply */
   int32_t status;          /* in the callee's space */
   const char *pushback;    /* grpc-retry-pushback-ms value, or NULL */
@@ -227,6 +229,7 @@ struct mw_replica {
   int32_t queued; /* requests waiting */
   mw_req *q_head, *q_tail;
   int64_t q_nonempty_since; /* codel: when the queue last went from empty to not empty */
+  model_retry_share share;  /* retry budget: recent arrivals and retries */
   model_acc *acc;           /* adaptive concurrency: this replica's controller, or NULL */
   gsl_rng *rng_acc;         /* ... and its minRTT timer's jitter */
   gsl_rng *rng_work;        /* service times */
@@ -366,6 +369,7 @@ typedef struct mw_call_args {
   const mw_channel *ch;          /* the caller's channel (borrowed, outlives the call) */
   retry_target *target;          /* the caller's target toward edge, or NULL */
   bool top;                      /* a top-level call (made by a client population) */
+  int32_t criticality;           /* model_criticality of its attempts, 0: unset */
   mw_call_done_fn on_done;       /* called once when the call ends */
   void *done_ctx;                /* given back in c->done_ctx */
   int32_t slot;                  /* given back in c->slot */

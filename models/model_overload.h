@@ -61,4 +61,29 @@ bool model_row_write(model_row *row, int64_t read_version);
 
 /* }================================================================== */
 
+/* {==================================================================
+ * Criticality, shedding and the server-side retry budget (the SRE book)
+ * =================================================================== */
+
+/* The criticality a service gives a request that arrives without one: its method's, else its
+ * caller's, else the default. */
+int32_t model_criticality_of(const model_criticality_cfg *cfg, const char *method,
+                             const char *caller);
+/* Whether a replica with `queued` requests waiting refuses a request of criticality crit
+ * (UNSET counts as CRITICAL, the SRE book's default). */
+bool model_shedding_refuses(const model_shedding_cfg *cfg, int32_t crit, int32_t queued);
+
+/* Recent arrivals and the retries among them, exponentially decayed. */
+typedef struct model_retry_share {
+  double all, retries;
+  int64_t last_ns;
+} model_retry_share;
+
+/* One arrival at now; retry: its attempt counter says it is not a first attempt. */
+void model_retry_share_add(model_retry_share *s, int64_t window_ns, int64_t now_ns, bool retry);
+/* Retries over arrivals (0 when none). */
+double model_retry_share_ratio(const model_retry_share *s);
+
+/* }================================================================== */
+
 #endif /* MODEL_OVERLOAD_H */

@@ -136,6 +136,20 @@ static void reply_reject(model_world *w, mw_req *r, int32_t status, const char *
   reply_send(w, r);
 }
 
+/* A refusal for overload (queue full, shedding, a refused retry): with a retry budget whose
+ * replica sees more than its share of retries, "overloaded; don't retry" instead. */
+static void reject_overload(model_world *w, mw_req *r, int32_t status, const char *pushback,
+                            const char *retry_after) {
+  mw_service *s = &w->topo.services[r->svc];
+  const model_retry_budget_cfg *rb = &s->cfg->retry_budget;
+  if (rb->on && model_retry_share_ratio(&s->replicas[r->replica].share) > rb->ratio) {
+    s->stats->dont_retry++;
+    reply_reject(w, r, rb->status, rb->pushback, NULL);
+    return;
+  }
+  reply_reject(w, r, status, pushback, retry_after);
+}
+
 /* }================================================================== */
 
 /* {==================================================================
@@ -362,6 +376,7 @@ static void downstream_start(model_world *w, mw_service *s, mw_req *r, int32_t j
                     .ch = &rp->ch,
                     .target = model__channel_target(&rp->ch, (size_t)j),
                     .top = false,
+                    .criticality = r->criticality,
                     .on_done = downstream_done,
                     .done_ctx = r,
                     .slot = j};
@@ -456,6 +471,11 @@ void model__service_arrive(model_world *w, mw_req *r) {
   r->replica = lb_pick(s, r);
   if (r->call != NULL) r->call->last_replica = r->replica;
   mw_replica *rp = &s->replicas[r->replica];
+  /* A request without a criticality gets this service's label (its calls then carry it). */
+  if (r->criticality == MODEL_CRIT_UNSET && cfg->criticality.on)
+    r->criticality = model_criticality_of(&cfg->criticality, r->method, r->edge->stats->from);
+  if (cfg->retry_budget.on)
+    model_retry_share_add(&rp->share, cfg->retry_budget.window_ns, now, r->attempt > 1);
   /* Admission: the token bucket in front of the replicas refuses before anything else. */
   if (cfg->admission.on && !model_bucket_admit(&s->bucket, &cfg->admission, now)) {
     s->stats->admission_rejected++;
@@ -499,13 +519,25 @@ void model__service_arrive(model_world *w, mw_req *r) {
     r->fail = f;
     r->fault_status = f->status;
   }
+  /* The server-side retry budget: an overloaded replica refuses retries first. */
+  if (cfg->retry_budget.on && r->attempt > 1 && rp->queued >= cfg->retry_budget.queue) {
+    s->stats->retries_rejected++;
+    reject_overload(w, r, cfg->retry_budget.retry_status, NULL, NULL);
+    return;
+  }
+  /* Shedding by criticality: the lowest first, as the queue grows. */
+  if (cfg->shedding.on && model_shedding_refuses(&cfg->shedding, r->criticality, rp->queued)) {
+    s->stats->shed++;
+    reject_overload(w, r, cfg->shedding.status, NULL, NULL);
+    return;
+  }
   /* Admission: a free worker (and nobody waiting ahead), else the queue, else a refusal. */
   if (rp->busy < replica_workers(s, r->replica, now) && rp->q_head == NULL) {
     work_start(w, s, r);
     return;
   }
   if (rp->queued >= cfg->queue_capacity) {
-    reply_reject(w, r, cfg->reject_status, cfg->reject_pushback, cfg->reject_retry_after);
+    reject_overload(w, r, cfg->reject_status, cfg->reject_pushback, cfg->reject_retry_after);
     return;
   }
   if (cfg->codel.on) {
@@ -585,6 +617,8 @@ int model__services_create(model_world *w) {
     s->stats->has_admission = cfg->admission.on;
     s->stats->has_codel = cfg->codel.on;
     s->stats->has_acc = cfg->acc.on;
+    s->stats->has_shedding = cfg->shedding.on;
+    s->stats->has_retry_budget = cfg->retry_budget.on;
     for (int32_t r = 0; r < cfg->replicas; r++) {
       mw_replica *rp = &s->replicas[r];
       rp->rng_work = sim_rng_stream_create(w->seed, entity, "work", (uint64_t)r);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -199,6 +200,57 @@ static void test_model_overload_acc_five_windows_at_minimum_resample_min_rtt(voi
   gsl_rng_free(r);
 }
 
+/* A method's label wins over its caller's, the caller's over the default. */
+static void test_model_overload_criticality_method_then_caller_then_default(void **state) {
+  (void)state;
+  char pay[] = "/a.A/Pay", batch[] = "batch";
+  model_criticality_cfg cfg = {.on = true, .dflt = MODEL_CRIT_CRITICAL};
+  cfg.methods[0] = (model_crit_rule){.name = pay, .crit = MODEL_CRIT_CRITICAL_PLUS};
+  cfg.n_methods = 1;
+  cfg.callers[0] = (model_crit_rule){.name = batch, .crit = MODEL_CRIT_SHEDDABLE};
+  cfg.n_callers = 1;
+  assert_int_equal(model_criticality_of(&cfg, "/a.A/Pay", "batch"), MODEL_CRIT_CRITICAL_PLUS);
+  assert_int_equal(model_criticality_of(&cfg, "/a.A/Get", "batch"), MODEL_CRIT_SHEDDABLE);
+  assert_int_equal(model_criticality_of(&cfg, "/a.A/Get", "web"), MODEL_CRIT_CRITICAL);
+}
+
+/* The SRE book's rule: a criticality is refused only while every lower one is. With
+ * thresholds 5, 10, 40 and none for CRITICAL_PLUS, a queue of 7 sheds SHEDDABLE only, 10 also
+ * SHEDDABLE_PLUS, 40 also CRITICAL (and an unlabelled request, CRITICAL by default); nothing
+ * sheds CRITICAL_PLUS. */
+static void test_model_overload_shedding_lowest_criticality_first(void **state) {
+  (void)state;
+  model_shedding_cfg cfg = {.on = true};
+  cfg.threshold[MODEL_CRIT_SHEDDABLE] = 5;
+  cfg.threshold[MODEL_CRIT_SHEDDABLE_PLUS] = 10;
+  cfg.threshold[MODEL_CRIT_CRITICAL] = 40;
+  cfg.threshold[MODEL_CRIT_CRITICAL_PLUS] = INT32_MAX;
+  assert_false(model_shedding_refuses(&cfg, MODEL_CRIT_SHEDDABLE, 4));
+  assert_true(model_shedding_refuses(&cfg, MODEL_CRIT_SHEDDABLE, 7));
+  assert_false(model_shedding_refuses(&cfg, MODEL_CRIT_SHEDDABLE_PLUS, 7));
+  assert_true(model_shedding_refuses(&cfg, MODEL_CRIT_SHEDDABLE_PLUS, 10));
+  assert_false(model_shedding_refuses(&cfg, MODEL_CRIT_CRITICAL, 39));
+  assert_false(model_shedding_refuses(&cfg, MODEL_CRIT_UNSET, 39));
+  assert_true(model_shedding_refuses(&cfg, MODEL_CRIT_CRITICAL, 40));
+  assert_true(model_shedding_refuses(&cfg, MODEL_CRIT_UNSET, 40));
+  assert_false(model_shedding_refuses(&cfg, MODEL_CRIT_CRITICAL_PLUS, 10000000));
+}
+
+/* The share of retries decays with the window: 9 first attempts and 1 retry at once is 10 %;
+ * one window later the old arrivals weigh 1/e, so a new retry makes it
+ * (0.1/e + 1) / (1/e + 1). */
+static void test_model_overload_retry_share_decays_with_window(void **state) {
+  (void)state;
+  model_retry_share sh = {0};
+  for (int i = 0; i < 9; i++)
+    model_retry_share_add(&sh, 10 * S, 0, false);
+  model_retry_share_add(&sh, 10 * S, 0, true);
+  assert_true(fabs(model_retry_share_ratio(&sh) - 0.1) < 1e-12);
+  model_retry_share_add(&sh, 10 * S, 10 * S, true);
+  double e = exp(-1.0);
+  assert_true(fabs(model_retry_share_ratio(&sh) - (e + 1) / (10 * e + 1)) < 1e-12);
+}
+
 /* {==================================================================
  * In a running world
  * =================================================================== */
@@ -351,6 +403,75 @@ static void test_model_overload_acc_rejects_above_limit_with_503(void **state) {
   run_free(&x);
 }
 
+/* Two populations at twice the capacity: the batch one labelled SHEDDABLE by its caller name
+ * is shed, the web one (CRITICAL by default) is not; a downstream call of a batch request
+ * carries SHEDDABLE to the backend, which sheds it there too without labelling it itself. */
+static void test_model_overload_shedding_sheds_the_sheddable_caller(void **state) {
+  (void)state;
+  run x;
+  run_text(&x,
+           "{'duration': '20s', 'services': {'api': {'workers': 4, 'queue': {'capacity': 100}, "
+           "'service_time': {'dist': 'exponential', 'mean': '10ms'}, "
+           "'criticality': {'callers': {'batch': 'SHEDDABLE'}}, "
+           "'shedding': {'SHEDDABLE': 5, 'CRITICAL': 40}}}, 'clients': {"
+           "'web': {'target': 'api', 'arrival': {'kind': 'open', 'rate': '300/s'}, "
+           "'methods': ['/a.A/Get']}, 'batch': {'target': 'api', 'arrival': {'kind': 'open', "
+           "'rate': '300/s'}, 'methods': ['/a.A/Get']}}}");
+  const model_service_stats *s = &x.r->services[0];
+  assert_true(s->shed > 1000);
+  assert_int_equal(s->rejected, s->shed);
+  const model_edge_stats *web = &x.r->edges[0], *batch = &x.r->edges[1];
+  assert_string_equal(web->from, "web");
+  assert_int_equal(web->failed, 0);
+  assert_int_equal(batch->by_status.grpc[RETRY_GRPC_RESOURCE_EXHAUSTED], s->shed);
+  run_free(&x);
+  /* Propagation: the backend has shedding but no labels of its own. */
+  run_text(&x,
+           "{'duration': '10s', 'services': {'front': {'workers': 1000, 'service_time': '0ms', "
+           "'criticality': {'default': 'SHEDDABLE'}, "
+           "'calls': [{'service': 'back', 'method': '/b.B/Get'}]}, "
+           "'back': {'workers': 1, 'queue': {'capacity': 100}, 'service_time': '10ms', "
+           "'shedding': {'SHEDDABLE': 3}}}, 'clients': {'c': {'target': 'front', "
+           "'arrival': {'kind': 'open', 'rate': '200/s'}, 'methods': ['/f.F/Get']}}}");
+  assert_true(x.r->services[1].shed > 500);
+  assert_int_equal(x.r->services[1].rejected, x.r->services[1].shed);
+  run_free(&x);
+}
+
+/* Retries at an overloaded replica: without the server's budget the clients' 3 attempts make
+ * about 2.2 arrivals a call; with it, retries are refused while the queue holds 10, and once
+ * retries pass 10 % of recent arrivals every refusal is RESOURCE_EXHAUSTED with pushback -1,
+ * which stops the client's retries (stop reason pushback_stop): about 1.1 a call. */
+static void test_model_overload_retry_budget_says_dont_retry(void **state) {
+  (void)state;
+  const char *base =
+      "{'duration': '20s', 'services': {'api': {'workers': 4, 'queue': {'capacity': 50}, "
+      "'service_time': {'dist': 'exponential', 'mean': '10ms'}%s}}, 'clients': {'web': {"
+      "'target': 'api', 'arrival': {'kind': 'open', 'rate': '600/s'}, 'methods': ['/a.A/Get'], "
+      "'policy': {'methodConfig': [{'name': [{}], 'retryPolicy': {'maxAttempts': 3, "
+      "'initialBackoff': '0.01s', 'maxBackoff': '0.1s', 'backoffMultiplier': 2, "
+      "'retryableStatusCodes': ['RESOURCE_EXHAUSTED']}}]}}}}";
+  char text[900];
+  run x;
+  snprintf(text, sizeof text, base, "");
+  run_text(&x, text);
+  double plain = (double)x.r->services[0].arrivals / (double)x.r->calls_started;
+  assert_true(plain > 2.0);
+  assert_int_equal(x.r->by_stop[RETRY_STOP_PUSHBACK_STOP], 0);
+  run_free(&x);
+  snprintf(text, sizeof text, base, ", 'retry_budget': {'queue': 10, 'ratio': 0.1}");
+  run_text(&x, text);
+  const model_service_stats *s = &x.r->services[0];
+  double budget = (double)s->arrivals / (double)x.r->calls_started;
+  assert_true(budget < 1.3);
+  assert_true(s->retries_rejected > 0);
+  assert_true(s->dont_retry > 1000);
+  /* A don't-retry reply to a last attempt ends the call by max_attempts instead. */
+  assert_true(x.r->by_stop[RETRY_STOP_PUSHBACK_STOP] <= s->dont_retry);
+  assert_true(x.r->by_stop[RETRY_STOP_PUSHBACK_STOP] >= s->dont_retry * 9 / 10);
+  run_free(&x);
+}
+
 /* }================================================================== */
 
 int main(void) {
@@ -360,6 +481,9 @@ int main(void) {
       cmocka_unit_test(test_model_overload_codel_bound_is_interval_then_target),
       cmocka_unit_test(test_model_overload_codel_adaptive_lifo_only_while_overloaded),
       cmocka_unit_test(test_model_overload_row_refuses_stale_write),
+      cmocka_unit_test(test_model_overload_criticality_method_then_caller_then_default),
+      cmocka_unit_test(test_model_overload_shedding_lowest_criticality_first),
+      cmocka_unit_test(test_model_overload_retry_share_decays_with_window),
       cmocka_unit_test(test_model_overload_acc_gradient_limit_formula),
       cmocka_unit_test(test_model_overload_acc_min_rtt_window_then_gradient),
       cmocka_unit_test(test_model_overload_acc_five_windows_at_minimum_resample_min_rtt),
@@ -367,6 +491,8 @@ int main(void) {
       cmocka_unit_test(test_model_overload_admission_admits_exactly_c_per_second),
       cmocka_unit_test(test_model_overload_codel_bounds_queueing_under_overload),
       cmocka_unit_test(test_model_overload_acc_rejects_above_limit_with_503),
+      cmocka_unit_test(test_model_overload_shedding_sheds_the_sheddable_caller),
+      cmocka_unit_test(test_model_overload_retry_budget_says_dont_retry),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
