@@ -303,6 +303,20 @@ static json_t *service_json(const model_service_stats *s, int64_t calls_started)
   put(o, "executions", jint(s->executions), &ok);
   put(o, "operations", jint(s->operations), &ok);
   put(o, "deduplicated", jint(s->deduplicated), &ok);
+  /* The counters of a service's own overload rules, present only when the rule is set (so
+   * that a service without them keeps its keys). */
+  if (s->has_contention) put(o, "conflicts", jint(s->conflicts), &ok);
+  if (s->has_admission) put(o, "admission_rejected", jint(s->admission_rejected), &ok);
+  if (s->has_codel) put(o, "codel_dropped", jint(s->codel_dropped), &ok);
+  if (s->has_acc) {
+    put(o, "concurrency_rejected", jint(s->acc_rejected), &ok);
+    put(o, "concurrency_limit", jreal(s->acc_limit), &ok);
+  }
+  if (s->has_shedding) put(o, "shed", jint(s->shed), &ok);
+  if (s->has_retry_budget) {
+    put(o, "retries_rejected", jint(s->retries_rejected), &ok);
+    put(o, "dont_retry", jint(s->dont_retry), &ok);
+  }
   return done(o, ok);
 }
 

@@ -125,6 +125,8 @@ void cli__scenario_ctx_init(scn_ctx *c, const char *source, const char *base_dir
  * JSON number is refused with a message asking for a unit. */
 bool cli__scenario_duration_value(scn_ctx *c, json_t *v, const char *label, int64_t lo,
                                   bool lo_open, const char *what, int64_t *out);
+/* obj[key] as a rate > 0 ("100/s"); 1, 0 when absent, -1 on error. */
+int cli__scenario_get_rate(scn_ctx *c, json_t *obj, const char *key, double *out);
 int cli__scenario_get_duration(scn_ctx *c, json_t *obj, const char *key, int64_t lo, bool lo_open,
                                const char *what, int64_t *out);
 int cli__scenario_get_dist(scn_ctx *c, json_t *obj, const char *key, sim_dist *out);

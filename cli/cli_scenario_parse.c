@@ -564,10 +564,12 @@ static bool parse_faults(scn_ctx *c, json_t *list, model_service_cfg *svc) {
 /* The key lists of a service and its parts. The enum name lists are indexed like the model's
  * enums (model_queue_kind, model_deadline_mode, model_lb_kind, ...), so the index read is the
  * value stored: keep each list in the order of its enum. */
+/* clang-format off */
 static const char *const service_keys[] = {
-    "space",        "replicas",          "workers",  "queue", "reject",
-    "service_time", "slowdown_per_busy", "deadline", "lb",    "side_effect",
-    "dedup",        "calls_mode",        "wait_for", "calls", "faults"};
+    "space", "replicas", "workers", "queue", "reject", "service_time", "slowdown_per_busy",
+    "deadline", "lb", "side_effect", "dedup", "calls_mode", "wait_for", "calls", "faults", "contention",
+    "admission", "codel", "adaptive_concurrency", "criticality", "shedding", "retry_budget"};
+/* clang-format on */
 static const char *const space_names[] = {"grpc", "http"};
 static const char *const queue_keys[] = {"capacity", "discipline"};
 static const char *const queue_names[] = {"fifo", "lifo"};
@@ -608,6 +610,287 @@ static bool parse_reject(scn_ctx *c, json_t *r, model_service_cfg *svc) {
   return retry_json_check_keys(&c->j, r, reject_keys, SCN_N_OF(reject_keys), NULL) &&
          cli__scenario_get_status(c, r, "status", svc->space, false, &svc->reject_status) >= 0 &&
          parse_pushback_strings(c, r, svc, &svc->reject_pushback, &svc->reject_retry_after);
+}
+
+static const char *const contention_keys[] = {"status"};
+static const char *const admission_keys[] = {"rate", "burst", "status"};
+static const char *const codel_keys[] = {"target", "interval", "adaptive_lifo", "status"};
+
+/* "contention": {"status": S}: the service is a versioned row with conditional writes; a write
+ * that lost the race answers S (default ABORTED, or 409 for HTTP). */
+static bool parse_contention(scn_ctx *c, json_t *v, model_service_cfg *svc) {
+  if (!json_is_object(v)) {
+    retry_json_fail_value(&c->j, "\"contention\"", "an object {\"status\": ...}", v);
+    return false;
+  }
+  svc->contention.on = true;
+  svc->contention.status = svc->space == RETRY_SPACE_GRPC ? RETRY_GRPC_ABORTED : 409;
+  return retry_json_check_keys(&c->j, v, contention_keys, SCN_N_OF(contention_keys), NULL) &&
+         cli__scenario_get_status(c, v, "status", svc->space, false, &svc->contention.status) >= 0;
+}
+
+/* "admission": {"rate": R, "burst": B, "status": S}: a token bucket admitting R a second
+ * (required), B at once (default 1), refusing with S (default RESOURCE_EXHAUSTED or 429). */
+static bool parse_admission(scn_ctx *c, json_t *v, model_service_cfg *svc) {
+  if (!json_is_object(v)) {
+    retry_json_fail_value(&c->j, "\"admission\"", "an object {\"rate\": \"100/s\", ...}", v);
+    return false;
+  }
+  model_admission_cfg *a = &svc->admission;
+  a->on = true;
+  a->burst = 1;
+  a->status = svc->space == RETRY_SPACE_GRPC ? RETRY_GRPC_RESOURCE_EXHAUSTED : 429;
+  return retry_json_check_keys(&c->j, v, admission_keys, SCN_N_OF(admission_keys), NULL) &&
+         retry_json_require(&c->j, cli__scenario_get_rate(c, v, "rate", &a->rate), "rate",
+                            "a rate > 0 such as \"100/s\"") == 1 &&
+         retry_json_get_number(&c->j, v, "burst", 1, false, 1e9, false, "a number in [1, 1e9]",
+                               &a->burst) >= 0 &&
+         cli__scenario_get_status(c, v, "status", svc->space, false, &a->status) >= 0;
+}
+
+/* "codel": {"target": M, "interval": N, "adaptive_lifo": bool, "status": S}: Fail at Scale's
+ * controlled delay, defaults 5 ms and 100 ms (the article's), adaptive LIFO on, and the
+ * service's reject status (read before this). */
+static bool parse_codel(scn_ctx *c, json_t *v, model_service_cfg *svc) {
+  if (!json_is_object(v)) {
+    retry_json_fail_value(&c->j, "\"codel\"", "an object {\"target\": \"5ms\", ...}", v);
+    return false;
+  }
+  model_codel_cfg *q = &svc->codel;
+  q->on = true;
+  q->target_ns = 5000000;
+  q->interval_ns = 100000000;
+  q->adaptive_lifo = true;
+  q->status = svc->reject_status;
+  if (!retry_json_check_keys(&c->j, v, codel_keys, SCN_N_OF(codel_keys), NULL) ||
+      cli__scenario_get_duration(c, v, "target", 0, true, SCN_DUR_POS, &q->target_ns) < 0 ||
+      cli__scenario_get_duration(c, v, "interval", 0, true, SCN_DUR_POS, &q->interval_ns) < 0 ||
+      retry_json_get_bool(&c->j, v, "adaptive_lifo", &q->adaptive_lifo) < 0 ||
+      cli__scenario_get_status(c, v, "status", svc->space, false, &q->status) < 0)
+    return false;
+  if (q->interval_ns < q->target_ns) {
+    retry_json_fail(&c->j, RETRY_ECONFIG,
+                    "\"interval\" (%.3f ms) must be at least \"target\" (%.3f ms): the bound "
+                    "under overload is the shorter one",
+                    (double)q->interval_ns / 1e6, (double)q->target_ns / 1e6);
+    return false;
+  }
+  return true;
+}
+
+static const char *const acc_keys[] = {"update_interval", "min_rtt_interval", "jitter",
+                                       "request_count",   "percentile",       "min_concurrency",
+                                       "max_concurrency", "buffer",           "status"};
+
+/* "adaptive_concurrency": Envoy's filter with the gradient controller. Both intervals are
+ * required (Envoy requires concurrency_update_interval and the minRTT interval); the rest
+ * default to Envoy's values. Fractions are written as fractions (0.15), not percents. */
+static bool parse_acc(scn_ctx *c, json_t *v, model_service_cfg *svc) {
+  if (!json_is_object(v)) {
+    retry_json_fail_value(&c->j, "\"adaptive_concurrency\"",
+                          "an object {\"update_interval\": \"100ms\", \"min_rtt_interval\": "
+                          "\"10s\", ...}",
+                          v);
+    return false;
+  }
+  model_acc_cfg *a = &svc->acc;
+  a->on = true;
+  a->jitter = 0.15;
+  a->request_count = 50;
+  a->percentile = 0.5;
+  a->min_concurrency = 3;
+  a->max_concurrency = 1000;
+  a->buffer = 0.25;
+  a->status = svc->space == RETRY_SPACE_GRPC ? RETRY_GRPC_UNAVAILABLE : 503;
+  if (!retry_json_check_keys(&c->j, v, acc_keys, SCN_N_OF(acc_keys), NULL) ||
+      retry_json_require(&c->j,
+                         cli__scenario_get_duration(c, v, "update_interval", 0, true, SCN_DUR_POS,
+                                                    &a->update_interval_ns),
+                         "update_interval", SCN_DUR_POS) != 1 ||
+      retry_json_require(&c->j,
+                         cli__scenario_get_duration(c, v, "min_rtt_interval", 1000000, false,
+                                                    "a duration >= 1ms", &a->min_rtt_interval_ns),
+                         "min_rtt_interval", "a duration >= 1ms") != 1 ||
+      retry_json_get_number(&c->j, v, "jitter", 0, false, 1, false, "a number in [0, 1]",
+                            &a->jitter) < 0 ||
+      retry_json_get_int32(&c->j, v, "request_count", 1, 1000000000, "an integer >= 1",
+                           &a->request_count) < 0 ||
+      retry_json_get_number(&c->j, v, "percentile", 0, true, 1, false, "a number in (0, 1]",
+                            &a->percentile) < 0 ||
+      retry_json_get_int32(&c->j, v, "min_concurrency", 1, 1000000000, "an integer >= 1",
+                           &a->min_concurrency) < 0 ||
+      retry_json_get_int32(&c->j, v, "max_concurrency", 1, 1000000000, "an integer >= 1",
+                           &a->max_concurrency) < 0 ||
+      retry_json_get_number(&c->j, v, "buffer", 0, false, 100, false, "a number in [0, 100]",
+                            &a->buffer) < 0 ||
+      cli__scenario_get_status(c, v, "status", svc->space, false, &a->status) < 0)
+    return false;
+  if (a->max_concurrency < a->min_concurrency) {
+    retry_json_fail(&c->j, RETRY_ECONFIG,
+                    "\"max_concurrency\" (%d) must be at least \"min_concurrency\" (%d)",
+                    (int)a->max_concurrency, (int)a->min_concurrency);
+    return false;
+  }
+  return true;
+}
+
+/* Criticality names, indexed like model_criticality from 1. */
+static const char *const crit_names[] = {"SHEDDABLE", "SHEDDABLE_PLUS", "CRITICAL",
+                                         "CRITICAL_PLUS"};
+#define CRIT_WHAT "\"SHEDDABLE\", \"SHEDDABLE_PLUS\", \"CRITICAL\" or \"CRITICAL_PLUS\""
+static const char *const criticality_keys[] = {"default", "methods", "callers"};
+static const char *const shedding_keys[] = {"SHEDDABLE", "SHEDDABLE_PLUS", "CRITICAL",
+                                            "CRITICAL_PLUS", "status"};
+static const char *const retry_budget_keys[] = {"queue",        "ratio",  "window",
+                                                "retry_status", "status", "pushback"};
+
+/* A criticality name at v (the path is at it). */
+static bool crit_value(scn_ctx *c, json_t *v, const char *label, int32_t *out) {
+  const char *name = json_is_string(v) ? json_string_value(v) : NULL;
+  for (int i = 0; name != NULL && i < 4; i++)
+    if (strcmp(name, crit_names[i]) == 0) {
+      *out = i + 1;
+      return true;
+    }
+  retry_json_fail_value(&c->j, label, CRIT_WHAT, v);
+  return false;
+}
+
+/* "methods" or "callers": {"name": CRITICALITY, ...}, at most MODEL_CRIT_RULES_MAX. */
+static bool crit_rules(scn_ctx *c, json_t *obj, const char *key, bool methods,
+                       model_crit_rule *rules, int *n) {
+  json_t *v = retry_json_field(obj, key);
+  if (v == NULL) return true;
+  size_t mark = retry_json_path_push_key(&c->j, key);
+  if (!json_is_object(v) || json_object_size(v) > MODEL_CRIT_RULES_MAX) {
+    retry_json_fail_value(&c->j, methods ? "\"methods\"" : "\"callers\"",
+                          methods
+                              ? "an object {\"/pkg.Service/Method\": CRITICALITY, ...} of at "
+                                "most 32 entries"
+                              : "an object {\"caller\": CRITICALITY, ...} of at most 32 entries",
+                          v);
+    return false;
+  }
+  const char *name;
+  json_t *val;
+  json_object_foreach(v, name, val) {
+    size_t m2 = retry_json_path_push_key(&c->j, name);
+    if (methods && !cli__scenario_method_is_valid(name)) {
+      retry_json_fail(&c->j, RETRY_ECONFIG,
+                      "each key of \"methods\" must be a full method name "
+                      "\"/package.Service/Method\"");
+      return false;
+    }
+    model_crit_rule *r = &rules[*n];
+    if (!crit_value(c, val, "a criticality", &r->crit)) return false;
+    if (!dup_to(c, &r->name, name)) return false;
+    (*n)++;
+    retry_json_path_pop(&c->j, m2);
+  }
+  retry_json_path_pop(&c->j, mark);
+  return true;
+}
+
+/* "criticality": how the service labels requests that arrive without one. */
+static bool parse_criticality(scn_ctx *c, json_t *v, model_service_cfg *svc) {
+  if (!json_is_object(v)) {
+    retry_json_fail_value(&c->j, "\"criticality\"",
+                          "an object {\"default\": ..., \"methods\": {...}, \"callers\": {...}}",
+                          v);
+    return false;
+  }
+  model_criticality_cfg *k = &svc->criticality;
+  k->on = true;
+  k->dflt = MODEL_CRIT_CRITICAL;
+  if (!retry_json_check_keys(&c->j, v, criticality_keys, SCN_N_OF(criticality_keys), NULL))
+    return false;
+  json_t *d = retry_json_field(v, "default");
+  if (d != NULL) {
+    size_t mark = retry_json_path_push_key(&c->j, "default");
+    if (!crit_value(c, d, "\"default\"", &k->dflt)) return false;
+    retry_json_path_pop(&c->j, mark);
+  }
+  return crit_rules(c, v, "methods", true, k->methods, &k->n_methods) &&
+         crit_rules(c, v, "callers", false, k->callers, &k->n_callers);
+}
+
+/* "shedding": a queue threshold per criticality, not decreasing with criticality. */
+static bool parse_shedding(scn_ctx *c, json_t *v, model_service_cfg *svc) {
+  if (!json_is_object(v)) {
+    retry_json_fail_value(&c->j, "\"shedding\"", "an object {\"SHEDDABLE\": 10, ...}", v);
+    return false;
+  }
+  model_shedding_cfg *sh = &svc->shedding;
+  sh->on = true;
+  sh->status = svc->reject_status;
+  if (!retry_json_check_keys(&c->j, v, shedding_keys, SCN_N_OF(shedding_keys), NULL)) return false;
+  bool given[MODEL_CRIT_N] = {false};
+  for (int i = 0; i < MODEL_CRIT_N; i++)
+    sh->threshold[i] = INT32_MAX;
+  for (int i = 0; i < 4; i++) {
+    int rc = retry_json_get_int32(&c->j, v, crit_names[i], 1, SCN_MAX_QUEUE,
+                                  "an integer in [1, 10000000] (queued requests)",
+                                  &sh->threshold[i + 1]);
+    if (rc < 0) return false;
+    given[i + 1] = rc == 1;
+  }
+  /* An absent criticality is shed with the next higher one given (never, above the last). */
+  for (int i = MODEL_CRIT_N - 2; i >= 1; i--)
+    if (!given[i]) sh->threshold[i] = sh->threshold[i + 1];
+  for (int i = 2; i < MODEL_CRIT_N; i++)
+    if (sh->threshold[i] < sh->threshold[i - 1]) {
+      char lo[48], hi[24];
+      snprintf(lo, sizeof lo, given[i] ? "%d" : "%d, absent: the next one's",
+               (int)sh->threshold[i]);
+      snprintf(hi, sizeof hi, "%d", (int)sh->threshold[i - 1]);
+      retry_json_fail(&c->j, RETRY_ECONFIG,
+                      "\"%s\" (%s) must be at least \"%s\" (%s): a criticality is shed only "
+                      "while every lower one is",
+                      crit_names[i - 1], lo, crit_names[i - 2], hi);
+      return false;
+    }
+  return cli__scenario_get_status(c, v, "status", svc->space, false, &sh->status) >= 0;
+}
+
+/* "retry_budget": the server-side retry budget and its "overloaded; don't retry" reply. For
+ * gRPC the reply defaults to RESOURCE_EXHAUSTED with pushback "-1", which gRPC clients never
+ * retry (A6); HTTP has no such signal, so an HTTP service must name its status. */
+static bool parse_retry_budget(scn_ctx *c, json_t *v, model_service_cfg *svc) {
+  if (!json_is_object(v)) {
+    retry_json_fail_value(&c->j, "\"retry_budget\"", "an object {\"queue\": 10, ...}", v);
+    return false;
+  }
+  model_retry_budget_cfg *rb = &svc->retry_budget;
+  rb->on = true;
+  rb->ratio = 0.1;
+  rb->window_ns = INT64_C(10000000000);
+  rb->retry_status = svc->reject_status;
+  rb->status = svc->space == RETRY_SPACE_GRPC ? RETRY_GRPC_RESOURCE_EXHAUSTED : 0;
+  if (!retry_json_check_keys(&c->j, v, retry_budget_keys, SCN_N_OF(retry_budget_keys), NULL) ||
+      retry_json_require(&c->j,
+                         retry_json_get_int32(&c->j, v, "queue", 0, SCN_MAX_QUEUE,
+                                              "an integer in [0, 10000000]", &rb->queue),
+                         "queue", "an integer in [0, 10000000] (queued requests)") != 1 ||
+      retry_json_get_number(&c->j, v, "ratio", 0, false, 1, false, "a number in [0, 1]",
+                            &rb->ratio) < 0 ||
+      cli__scenario_get_duration(c, v, "window", 0, true, SCN_DUR_POS, &rb->window_ns) < 0 ||
+      cli__scenario_get_status(c, v, "retry_status", svc->space, false, &rb->retry_status) < 0)
+    return false;
+  int rc = cli__scenario_get_status(c, v, "status", svc->space, false, &rb->status);
+  if (rc < 0) return false;
+  if (rc == 0 && svc->space == RETRY_SPACE_HTTP) {
+    retry_json_fail(&c->j, RETRY_ECONFIG,
+                    "\"status\" is required for an http service: HTTP has no \"don't retry\" "
+                    "signal, so name a status your clients' policies do not retry (such as 400)");
+    return false;
+  }
+  char *retry_after = NULL;
+  if (!parse_pushback_strings(c, v, svc, &rb->pushback, &retry_after)) return false;
+  free(retry_after);
+  if (svc->space == RETRY_SPACE_GRPC && retry_json_field(v, "pushback") == NULL &&
+      !dup_to(c, &rb->pushback, "-1"))
+    return false;
+  return true;
 }
 
 /* "lb": a kind name, or {"kind": ..., "avoid_previous": bool}. */
@@ -671,7 +954,13 @@ static bool parse_service(scn_ctx *c, json_t *v, model_service_cfg *svc) {
       !parse_lb(c, v, svc) ||
       retry_json_get_enum(&c->j, v, "side_effect", effect_names, 3, &e) < 0 ||
       retry_json_get_bool(&c->j, v, "dedup", &svc->dedup) < 0 ||
-      retry_json_get_enum(&c->j, v, "calls_mode", calls_mode_names, 2, &m) < 0)
+      retry_json_get_enum(&c->j, v, "calls_mode", calls_mode_names, 2, &m) < 0 ||
+      !sub(c, v, "contention", svc, parse_contention) ||
+      !sub(c, v, "admission", svc, parse_admission) || !sub(c, v, "codel", svc, parse_codel) ||
+      !sub(c, v, "adaptive_concurrency", svc, parse_acc) ||
+      !sub(c, v, "criticality", svc, parse_criticality) ||
+      !sub(c, v, "shedding", svc, parse_shedding) ||
+      !sub(c, v, "retry_budget", svc, parse_retry_budget))
     return false;
   /* The enum indexes are stored only once every getter succeeded; absent keys leave 0, which
    * is each enum's default (ignore, none, sequential). */
@@ -692,6 +981,33 @@ static bool parse_service(scn_ctx *c, json_t *v, model_service_cfg *svc) {
     size_t mark = retry_json_path_push_key(&c->j, "faults");
     if (!parse_faults(c, faults, svc)) return false;
     retry_json_path_pop(&c->j, mark);
+  }
+  return true;
+}
+
+/* Every caller a service's "criticality" names must be a client or a service (checked once
+ * both are read). */
+static bool check_criticality_callers(scn_ctx *c) {
+  const model_config *cfg = c->cfg;
+  for (size_t i = 0; i < cfg->n_services; i++) {
+    const model_criticality_cfg *k = &cfg->services[i].criticality;
+    for (int j = 0; j < k->n_callers; j++) {
+      const char *name = k->callers[j].name;
+      bool found = cli__scenario_service_index(c, name) >= 0;
+      for (size_t m = 0; !found && m < cfg->n_clients; m++)
+        found = cfg->clients[m].name != NULL && strcmp(cfg->clients[m].name, name) == 0;
+      if (found) continue;
+      size_t mark = retry_json_path_push_key(&c->j, "services");
+      retry_json_path_push_key(&c->j, cfg->services[i].name);
+      retry_json_path_push_key(&c->j, "criticality");
+      retry_json_path_push_key(&c->j, "callers");
+      retry_json_path_push_key(&c->j, name);
+      char shown[48];
+      retry_json_printable(shown, sizeof shown, name, 40);
+      retry_json_fail(&c->j, RETRY_ECONFIG, "\"%s\" is neither a client nor a service", shown);
+      (void)mark;
+      return false;
+    }
   }
   return true;
 }
@@ -1040,6 +1356,7 @@ model_config *cli__scenario_build(scn_ctx *c, json_t *doc, const char *default_n
       check_cycles(c) &&
       top_sub(c, doc, "clients", "an object of clients {\"name\": {...}}",
               cli__scenario_parse_clients) &&
+      check_criticality_callers(c) &&
       top_sub(c, doc, "variants", NULL, cli__scenario_check_variants) &&
       top_sub(c, doc, "expect", NULL, cli__scenario_check_expect);
   /* failed(c) as well as ok: a parser that recorded an error but returned success (an

@@ -466,6 +466,27 @@ static const dist_keys profile_allowed[] = {
     {keys_p_points, SCN_N_OF(keys_p_points)},
 };
 
+/* obj[key] as a rate > 0 (calls or tokens a second), with the path at the key while it is
+ * read. Returns 1, 0 when absent, -1 on error. */
+int cli__scenario_get_rate(scn_ctx *c, json_t *obj, const char *key, double *out) {
+  json_t *v = retry_json_field(obj, key);
+  if (v == NULL) return 0;
+  char label[64];
+  retry_json_quote(label, sizeof label, key);
+  size_t mark = retry_json_path_push_key(&c->j, key);
+  double r = 0;
+  bool ok = rate_value(c, v, label, &r);
+  if (ok && r <= 0) {
+    retry_json_fail_value(&c->j, label, "a rate > 0 such as \"800/s\" (/s, /ms, /min, /h)", v);
+    ok = false;
+  }
+  if (ok) {
+    retry_json_path_pop(&c->j, mark);
+    *out = r;
+  }
+  return ok ? 1 : -1;
+}
+
 /* A required rate field. */
 static bool prof_rate(scn_ctx *c, json_t *obj, const char *key, double *out) {
   /* Presence is checked with the field itself: the rate getter has no "absent" result. */

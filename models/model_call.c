@@ -115,6 +115,7 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
   r->rng_net = c->ch->rng_net;
   r->deadline_ns = attempt_deadline_ns;
   r->fault_status = -1;
+  r->criticality = c->criticality;
   r->call_next = c->reqs;
   c->reqs = r;
   if (c->traced) {
@@ -354,6 +355,7 @@ int model__call_start(model_world *w, const mw_call_args *a) {
   c->last_replica = -1;
   c->deadline_ns = a->deadline_ns;
   c->top = a->top;
+  c->criticality = a->criticality;
   edge->stats->calls++;
   retry_call_opts o;
   memset(&o, 0, sizeof o);

@@ -23,6 +23,11 @@ static void destroy_service(model_service_cfg *svc) {
   free(svc->name);
   free(svc->reject_pushback);
   free(svc->reject_retry_after);
+  for (int i = 0; i < svc->criticality.n_methods; i++)
+    free(svc->criticality.methods[i].name);
+  for (int i = 0; i < svc->criticality.n_callers; i++)
+    free(svc->criticality.callers[i].name);
+  free(svc->retry_budget.pushback);
   for (size_t i = 0; i < svc->n_calls; i++) {
     free(svc->calls[i].method);
     retry_config_destroy(svc->calls[i].policy);

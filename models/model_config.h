@@ -153,6 +153,107 @@ typedef struct model_fault_cfg {
   char *retry_after;        /* HTTP Retry-After sent with the failure, or NULL */
 } model_fault_cfg;
 
+/* Optimistic concurrency (the AWS "Exponential Backoff And Jitter" article's contention): the
+ * service holds one versioned row. A request reads the version when a worker takes it and
+ * writes with that version when its service time ends (the service time is the read-to-write
+ * interval); the write fails with `status` if another write landed in between. */
+typedef struct model_contention_cfg {
+  bool on;
+  int32_t status; /* the failed write's reply (service's space): ABORTED / 409 by default */
+} model_contention_cfg;
+
+/* Rate-limited admission: a token bucket per service (shared by its replicas, as a gateway in
+ * front would be) that starts full with `burst` tokens, earns `rate` tokens a second up to
+ * `burst`, and admits a request only when it can spend one whole token. */
+typedef struct model_admission_cfg {
+  bool on;
+  double rate;    /* tokens a second, > 0 */
+  double burst;   /* bucket size and initial balance, >= 1 */
+  int32_t status; /* the refusal: RESOURCE_EXHAUSTED / 429 by default */
+} model_admission_cfg;
+
+/* Controlled delay and adaptive LIFO ("Fail at Scale", Maurer 2015), per replica: when the
+ * replica's queue has not been empty at some moment of the last `interval`, a request may wait
+ * at most `target`, otherwise at most `interval`; a request found waiting longer when a worker
+ * frees is refused with `status` without work. With adaptive_lifo, the queue is served newest
+ * first while it is in that overloaded state, oldest first otherwise. */
+typedef struct model_codel_cfg {
+  bool on;
+  int64_t target_ns;   /* M: the queueing bound under overload, > 0 */
+  int64_t interval_ns; /* N: the look-back window and the bound otherwise, >= target */
+  bool adaptive_lifo;
+  int32_t status; /* the refusal: the service's reject status by default */
+} model_codel_cfg;
+
+/* Envoy's adaptive concurrency filter (gradient controller), per replica. Defaults are
+ * Envoy's: jitter 15 %, request_count 50, percentile p50, min_concurrency 3, buffer 25 %,
+ * max_concurrency 1000; both intervals are required, as in Envoy's config. */
+typedef struct model_acc_cfg {
+  bool on;
+  int64_t update_interval_ns;  /* concurrency_update_interval: the sample window, > 0 */
+  int64_t min_rtt_interval_ns; /* min_rtt_calc_params.interval: between minRTT windows, > 0 */
+  double jitter;               /* the minRTT timer's extra delay: U[0, jitter x interval) */
+  int32_t request_count;       /* samples that end a minRTT window, >= 1 */
+  double percentile;           /* sample_aggregate_percentile, in (0, 1] */
+  int32_t min_concurrency;     /* the limit during a minRTT window and the lowest, >= 1 */
+  int32_t max_concurrency;     /* the highest limit, >= min_concurrency */
+  double buffer;               /* min_rtt_calc_params.buffer, >= 0 */
+  int32_t status;              /* the refusal: 503 (HTTP) / UNAVAILABLE (gRPC) */
+} model_acc_cfg;
+
+/* Criticality (the SRE book, "Handling Overload"): every request carries one, from lowest to
+ * highest. A request arriving without one (from a client, or from a service that does not
+ * label its calls) gets one from the first service that labels it, by method, then by
+ * caller, then the default; a handler's downstream calls carry the criticality of the request
+ * it serves (propagation). */
+typedef enum model_criticality {
+  MODEL_CRIT_UNSET = 0,
+  MODEL_CRIT_SHEDDABLE,
+  MODEL_CRIT_SHEDDABLE_PLUS,
+  MODEL_CRIT_CRITICAL,
+  MODEL_CRIT_CRITICAL_PLUS,
+  MODEL_CRIT_N
+} model_criticality;
+
+#define MODEL_CRIT_RULES_MAX 32
+typedef struct model_crit_rule {
+  char *name; /* a method name, or a caller's (client population or service) name */
+  int32_t crit;
+} model_crit_rule;
+
+typedef struct model_criticality_cfg {
+  bool on;      /* the service labels requests that arrive without a criticality */
+  int32_t dflt; /* CRITICAL unless given */
+  model_crit_rule methods[MODEL_CRIT_RULES_MAX];
+  int n_methods;
+  model_crit_rule callers[MODEL_CRIT_RULES_MAX];
+  int n_callers;
+} model_criticality_cfg;
+
+/* Shedding by criticality: a request of criticality k is refused when its replica already has
+ * at least threshold[k] requests queued; thresholds do not decrease with criticality, so a
+ * criticality is refused only while every lower one is. INT32_MAX: never shed. */
+typedef struct model_shedding_cfg {
+  bool on;
+  int32_t threshold[MODEL_CRIT_N];
+  int32_t status; /* the service's reject status by default */
+} model_shedding_cfg;
+
+/* The server-side retry budget and "overloaded; don't retry" (the SRE book): a replica with at
+ * least `queue` requests queued refuses retries (attempt > 1, as the request's attempt counter
+ * says); when retries are more than `ratio` of its recent arrivals (exponentially decayed,
+ * time constant `window`), every refusal for overload it makes (queue full, shedding, a
+ * refused retry) carries the don't-retry reply instead of the retryable one. */
+typedef struct model_retry_budget_cfg {
+  bool on;
+  int32_t queue;        /* overloaded at this many queued requests, >= 0 */
+  double ratio;         /* in [0, 1] */
+  int64_t window_ns;    /* > 0 */
+  int32_t retry_status; /* a refused retry, while retries are few: the reject status */
+  int32_t status;       /* "don't retry": RESOURCE_EXHAUSTED (gRPC) with ... */
+  char *pushback;       /* ... grpc-retry-pushback-ms "-1" by default (A6: do not retry) */
+} model_retry_budget_cfg;
+
 typedef struct model_service_cfg {
   char *name;
   retry_space space;      /* statuses this service replies with */
@@ -178,6 +279,13 @@ typedef struct model_service_cfg {
   size_t n_calls;
   model_fault_cfg *faults;
   size_t n_faults;
+  model_contention_cfg contention;
+  model_admission_cfg admission;
+  model_codel_cfg codel;
+  model_acc_cfg acc;
+  model_criticality_cfg criticality;
+  model_shedding_cfg shedding;
+  model_retry_budget_cfg retry_budget;
 } model_service_cfg;
 
 /* }================================================================== */

@@ -12,7 +12,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "models/model_acc.h"
 #include "models/model_config.h"
+#include "models/model_overload.h"
 #include "models/model_stats.h"
 #include "models/model_world.h"
 #include "retry/retry.h"
@@ -122,6 +124,7 @@ struct mw_call {
   sim_event_handle wake;   /* the engine's timer */
   int64_t wake_ns;         /* its time, RETRY_NEVER when none */
   bool top;                /* a top-level call (made by a client population) */
+  int32_t criticality;     /* given to each attempt (model_criticality; 0 unset) */
   mw_req *reqs;            /* attempts in flight (the caller still waits for them) */
   int32_t last_replica;    /* replica of the latest attempt, -1 before the first */
   int64_t deadline_ns;     /* absolute, RETRY_NEVER when none */
@@ -165,6 +168,11 @@ struct mw_req {
   bool refuse_after_delay;     /* a REFUSE fault with a delay: no handler, no effect */
   bool expired_waste;          /* deadline mode WASTE found it expired */
   bool dropped;                /* deadline mode DROP ended it */
+  int64_t read_version;        /* contention: the row's version when a worker took it */
+  int64_t codel_until;         /* codel: it is refused if still queued after this time */
+  int64_t acc_sent_ns;         /* adaptive concurrency: when the filter forwarded it */
+  bool acc_forwarded;          /* ... and is still counted outstanding */
+  int32_t criticality;         /* model_criticality; UNSET until a service labels it */
   /* reply */
   int32_t status;          /* in the callee's space */
   const char *pushback;    /* grpc-retry-pushback-ms value, or NULL */
@@ -226,9 +234,13 @@ struct mw_replica {
   uint64_t busy_start_sum;
   int32_t queued; /* requests waiting */
   mw_req *q_head, *q_tail;
-  gsl_rng *rng_work;  /* service times */
-  gsl_rng *rng_fault; /* fault probabilities */
-  mw_channel ch;      /* downstream calls made here: streams, a target per call */
+  int64_t q_nonempty_since; /* codel: when the queue last went from empty to not empty */
+  model_retry_share share;  /* retry budget: recent arrivals and retries */
+  model_acc *acc;           /* adaptive concurrency: this replica's controller, or NULL */
+  gsl_rng *rng_acc;         /* ... and its minRTT timer's jitter */
+  gsl_rng *rng_work;        /* service times */
+  gsl_rng *rng_fault;       /* fault probabilities */
+  mw_channel ch;            /* downstream calls made here: streams, a target per call */
 };
 
 struct mw_service {
@@ -241,6 +253,9 @@ struct mw_service {
   int64_t *fault_counts; /* per fault: times applied (for max_count) */
   gsl_rng *rng_lb;       /* load balancer */
   uint32_t rr_next;      /* round robin position */
+  model_bucket bucket;   /* admission: the token bucket in front of the replicas */
+  model_row row;         /* contention: the versioned row the replicas share */
+  int col_limit;         /* time series: <name>_concurrency_limit, -1 without the filter */
   model_service_stats *stats;
 };
 
@@ -360,6 +375,7 @@ typedef struct mw_call_args {
   const mw_channel *ch;          /* the caller's channel (borrowed, outlives the call) */
   retry_target *target;          /* the caller's target toward edge, or NULL */
   bool top;                      /* a top-level call (made by a client population) */
+  int32_t criticality;           /* model_criticality of its attempts, 0: unset */
   mw_call_done_fn on_done;       /* called once when the call ends */
   void *done_ctx;                /* given back in c->done_ctx */
   int32_t slot;                  /* given back in c->slot */
@@ -391,6 +407,8 @@ void model__services_destroy(model_world *w);
 void model__service_arrive(model_world *w, mw_req *r);
 /* Fills the queue length and busy workers of service svc summed over its replicas. */
 void model__service_sample(const model_world *w, size_t svc, double *queued, double *busy);
+/* Returns service svc's adaptive concurrency limits summed over replicas (0 without). */
+double model__service_acc_limit(model_world *w, size_t svc);
 /* Returns the worker-seconds of work still in progress on service svc at now. */
 double model__service_busy_in_progress(const model_world *w, size_t svc, int64_t now_ns);
 /* Returns how many fault entries are active at some time in [t0_ns, t1_ns). */

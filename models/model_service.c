@@ -107,6 +107,11 @@ static void reply_send(model_world *w, mw_req *r) {
       r->retry_after = f->retry_after;
     }
   }
+  if (r->acc_forwarded) { /* the filter sees the response go by */
+    mw_replica *rp = &s->replicas[r->replica];
+    model_acc_record(rp->acc, r->acc_sent_ns, now, rp->rng_acc);
+    r->acc_forwarded = false;
+  }
   r->state = MW_REQ_HOP_BACK;
   if (model__schedule_sample(w, r->edge->network, r->rng_net, ev_reply, r) == SIM_EVENT_NONE)
     model__fail(w, RETRY_ENOMEM, "out of memory for events");
@@ -129,6 +134,20 @@ static void reply_reject(model_world *w, mw_req *r, int32_t status, const char *
   r->pushback = pushback;
   r->retry_after = retry_after;
   reply_send(w, r);
+}
+
+/* A refusal for overload (queue full, shedding, a refused retry): with a retry budget whose
+ * replica sees more than its share of retries, "overloaded; don't retry" instead. */
+static void reject_overload(model_world *w, mw_req *r, int32_t status, const char *pushback,
+                            const char *retry_after) {
+  mw_service *s = &w->topo.services[r->svc];
+  const model_retry_budget_cfg *rb = &s->cfg->retry_budget;
+  if (rb->on && model_retry_share_ratio(&s->replicas[r->replica].share) > rb->ratio) {
+    s->stats->dont_retry++;
+    reply_reject(w, r, rb->status, rb->pushback, NULL);
+    return;
+  }
+  reply_reject(w, r, status, pushback, retry_after);
 }
 
 /* }================================================================== */
@@ -203,6 +222,7 @@ static bool work_start(model_world *w, mw_service *s, mw_req *r) {
     }
     r->expired_waste = true;
   }
+  if (cfg->contention.on) r->read_version = model_row_read(&s->row);
   rp->busy++;
   rp->busy_start_sum += (uint64_t)now;
   r->state = MW_REQ_WORKING;
@@ -248,9 +268,12 @@ static bool work_start(model_world *w, mw_service *s, mw_req *r) {
 static void replica_pump(model_world *w, mw_service *s, int32_t rep) {
   mw_replica *rp = &s->replicas[rep];
   int64_t now = sim_now_ns(w->k);
+  const model_codel_cfg *codel = &s->cfg->codel;
   while (rp->q_head != NULL && rp->busy < replica_workers(s, rep, now)) {
     mw_req *r;
-    if (s->cfg->queue == MODEL_QUEUE_LIFO) {
+    /* Adaptive LIFO: newest first while the queue has not been empty for an interval. */
+    if (s->cfg->queue == MODEL_QUEUE_LIFO ||
+        (codel->on && model_codel_lifo(codel, rp->q_nonempty_since, now))) {
       r = rp->q_tail;
       rp->q_tail = r->q_prev;
       if (rp->q_tail != NULL)
@@ -267,6 +290,13 @@ static void replica_pump(model_world *w, mw_service *s, int32_t rep) {
     }
     r->q_prev = r->q_next = NULL;
     rp->queued--;
+    if (rp->queued == 0) rp->q_nonempty_since = now;
+    /* Controlled delay: waited past the bound set when it was queued, refused unworked. */
+    if (codel->on && now > r->codel_until) {
+      s->stats->codel_dropped++;
+      reply_reject(w, r, codel->status, NULL, NULL);
+      continue;
+    }
     work_start(w, s, r);
   }
 }
@@ -346,6 +376,7 @@ static void downstream_start(model_world *w, mw_service *s, mw_req *r, int32_t j
                     .ch = &rp->ch,
                     .target = model__channel_target(&rp->ch, (size_t)j),
                     .top = false,
+                    .criticality = r->criticality,
                     .on_done = downstream_done,
                     .done_ctx = r,
                     .slot = j};
@@ -432,6 +463,13 @@ static void ev_work_done(sim_kernel *k, void *obj, uint64_t arg) {
     handler_finish(w, r);
     return;
   }
+  /* Contention: the conditional write, with the version read when the work started. */
+  if (cfg->contention.on && !model_row_write(&s->row, r->read_version)) {
+    s->stats->conflicts++;
+    r->status = cfg->contention.status;
+    handler_finish(w, r);
+    return;
+  }
   if (cfg->effect == MODEL_EFFECT_BEFORE ||
       (cfg->effect == MODEL_EFFECT_AFTER && cfg->n_calls == 0))
     model__op_execute(w, s, r->op);
@@ -476,12 +514,34 @@ void model__service_arrive(model_world *w, mw_req *r) {
   r->replica = lb_pick(s, r);
   if (r->call != NULL) r->call->last_replica = r->replica;
   mw_replica *rp = &s->replicas[r->replica];
+  /* A request without a criticality gets this service's label (its calls then carry it). */
+  if (r->criticality == MODEL_CRIT_UNSET && cfg->criticality.on)
+    r->criticality = model_criticality_of(&cfg->criticality, r->method, r->edge->stats->from);
+  if (cfg->retry_budget.on)
+    model_retry_share_add(&rp->share, cfg->retry_budget.window_ns, now, r->attempt > 1);
+  /* Admission: the token bucket in front of the replicas refuses before anything else. */
+  if (cfg->admission.on && !model_bucket_admit(&s->bucket, &cfg->admission, now)) {
+    s->stats->admission_rejected++;
+    reply_reject(w, r, cfg->admission.status, NULL, NULL);
+    return;
+  }
   size_t fi;
   const model_fault_cfg *f;
   if ((f = fault_find(s, MODEL_FAULT_DOWN, now, r->replica, r->attempt, r->method, &fi))) {
     s->fault_counts[fi]++;
     reply_reject(w, r, model__status_unavailable(cfg->space), NULL, NULL);
     return;
+  }
+  /* Envoy's adaptive concurrency filter in front of the replica (past a replica that is
+   * down): above its limit it answers at once. */
+  if (cfg->acc.on) {
+    if (!model_acc_forward(rp->acc, now, rp->rng_acc)) {
+      s->stats->acc_rejected++;
+      reply_reject(w, r, cfg->acc.status, NULL, NULL);
+      return;
+    }
+    r->acc_forwarded = true;
+    r->acc_sent_ns = now;
   }
   if ((f = fault_find(s, MODEL_FAULT_REFUSE, now, r->replica, r->attempt, r->method, &fi)) &&
       fault_strikes(f, rp->rng_fault)) {
@@ -502,14 +562,30 @@ void model__service_arrive(model_world *w, mw_req *r) {
     r->fail = f;
     r->fault_status = f->status;
   }
+  /* The server-side retry budget: an overloaded replica refuses retries first. */
+  if (cfg->retry_budget.on && r->attempt > 1 && rp->queued >= cfg->retry_budget.queue) {
+    s->stats->retries_rejected++;
+    reject_overload(w, r, cfg->retry_budget.retry_status, NULL, NULL);
+    return;
+  }
+  /* Shedding by criticality: the lowest first, as the queue grows. */
+  if (cfg->shedding.on && model_shedding_refuses(&cfg->shedding, r->criticality, rp->queued)) {
+    s->stats->shed++;
+    reject_overload(w, r, cfg->shedding.status, NULL, NULL);
+    return;
+  }
   /* Admission: a free worker (and nobody waiting ahead), else the queue, else a refusal. */
   if (rp->busy < replica_workers(s, r->replica, now) && rp->q_head == NULL) {
     work_start(w, s, r);
     return;
   }
   if (rp->queued >= cfg->queue_capacity) {
-    reply_reject(w, r, cfg->reject_status, cfg->reject_pushback, cfg->reject_retry_after);
+    reject_overload(w, r, cfg->reject_status, cfg->reject_pushback, cfg->reject_retry_after);
     return;
+  }
+  if (cfg->codel.on) {
+    if (rp->queued == 0) rp->q_nonempty_since = now;
+    r->codel_until = now + model_codel_bound(&cfg->codel, rp->q_nonempty_since, now);
   }
   r->q_prev = rp->q_tail;
   r->q_next = NULL;
@@ -531,6 +607,21 @@ void model__service_sample(const model_world *w, size_t svc, double *queued, dou
   }
   *queued = q;
   *busy = b;
+}
+
+/* The adaptive concurrency limits of service svc summed over its replicas, at now (their
+ * timers run up to now first, so the value is the one the filter would apply). */
+double model__service_acc_limit(model_world *w, size_t svc) {
+  mw_service *s = &w->topo.services[svc];
+  if (!s->cfg->acc.on) return 0;
+  int64_t now = sim_now_ns(w->k);
+  double total = 0;
+  for (int32_t i = 0; i < s->cfg->replicas; i++) {
+    mw_replica *rp = &s->replicas[i];
+    model_acc_advance(rp->acc, now, rp->rng_acc);
+    total += rp->acc->limit;
+  }
+  return total;
 }
 
 /* Work a worker holds at now (busy x now minus the start times, both modulo 2^64). */
@@ -564,11 +655,24 @@ int model__services_create(model_world *w) {
     s->replicas = model__calloc(w, (size_t)cfg->replicas, sizeof *s->replicas);
     s->fault_counts = model__calloc(w, cfg->n_faults + 1, sizeof *s->fault_counts);
     if (s->rng_lb == NULL || s->replicas == NULL || s->fault_counts == NULL) return -1;
+    if (cfg->admission.on) model_bucket_init(&s->bucket, &cfg->admission, 0);
+    s->stats->has_contention = cfg->contention.on;
+    s->stats->has_admission = cfg->admission.on;
+    s->stats->has_codel = cfg->codel.on;
+    s->stats->has_acc = cfg->acc.on;
+    s->stats->has_shedding = cfg->shedding.on;
+    s->stats->has_retry_budget = cfg->retry_budget.on;
     for (int32_t r = 0; r < cfg->replicas; r++) {
       mw_replica *rp = &s->replicas[r];
       rp->rng_work = sim_rng_stream_create(w->seed, entity, "work", (uint64_t)r);
       rp->rng_fault = sim_rng_stream_create(w->seed, entity, "faults", (uint64_t)r);
       if (!rp->rng_work || !rp->rng_fault) return -1;
+      if (cfg->acc.on) {
+        rp->acc = model__calloc(w, 1, sizeof *rp->acc);
+        rp->rng_acc = sim_rng_stream_create(w->seed, entity, "adaptive-concurrency", (uint64_t)r);
+        if (rp->acc == NULL || rp->rng_acc == NULL) return -1;
+        model_acc_init(rp->acc, &cfg->acc, 0);
+      }
       if (model__channel_open(w, &rp->ch, entity, (uint64_t)r, s->call_edges, cfg->n_calls) < 0)
         return -1;
     }
@@ -586,6 +690,8 @@ void model__services_destroy(model_world *w) {
         mw_replica *rp = &s->replicas[r];
         if (rp->rng_work) gsl_rng_free(rp->rng_work);
         if (rp->rng_fault) gsl_rng_free(rp->rng_fault);
+        if (rp->rng_acc) gsl_rng_free(rp->rng_acc);
+        model__free(w, rp->acc);
         model__channel_close(w, &rp->ch);
       }
     }

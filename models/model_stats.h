@@ -71,6 +71,16 @@ typedef struct model_service_stats {
   int64_t executions;   /* side effects executed here */
   int64_t operations;   /* logical operations with at least one execution here */
   int64_t deduplicated; /* repeats refused by idempotency keys */
+  bool has_contention, has_admission, has_codel, has_acc, has_shedding, has_retry_budget;
+  int64_t conflicts; /* contention: writes refused because the row changed since the read */
+  int64_t admission_rejected; /* admission: refused for want of a token */
+  int64_t codel_dropped;      /* codel: refused after waiting longer than the bound */
+  int64_t acc_rejected;       /* adaptive concurrency: refused above the limit */
+  int64_t shed;               /* shedding: refused for their criticality */
+  int64_t retries_rejected;   /* retry budget: retries refused while overloaded */
+  int64_t dont_retry;         /* retry budget: refusals sent as "overloaded; don't retry" */
+  double acc_limit;           /* adaptive concurrency: the limits summed over replicas, at
+                                 the end of the run */
 } model_service_stats;
 
 /* Time series: one row per bucket, one column per named metric. The world fills it from its

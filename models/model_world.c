@@ -207,6 +207,8 @@ static void ts_sample(model_world *w, int64_t b) {
     model__service_sample(w, s, &q, &busy);
     row[w->ts.col_svc0 + (int)s * w->ts.svc_cols + 2] = q;
     row[w->ts.col_svc0 + (int)s * w->ts.svc_cols + 3] = busy;
+    if (w->topo.services[s].col_limit >= 0)
+      row[w->topo.services[s].col_limit] = model__service_acc_limit(w, s);
   }
   int64_t now = sim_now_ns(w->k);
   for (size_t i = 0; i < w->topo.n_edges; i++) {
@@ -297,6 +299,12 @@ static int ts_setup(model_world *w) {
     ts_column(w, name, "queue", false);
     ts_column(w, name, "busy", false);
   }
+  /* Optional columns of a service come after every service's four. */
+  for (size_t s = 0; s < w->topo.n_services; s++)
+    w->topo.services[s].col_limit =
+        w->cfg->services[s].acc.on
+            ? ts_column(w, w->cfg->services[s].name, "concurrency_limit", false)
+            : -1;
   for (size_t i = 0; i < w->topo.n_pops; i++) {
     mw_pop *p = &w->topo.pops[i];
     const retry_target_config *tc =
@@ -598,6 +606,7 @@ static void world_finish(model_world *w) {
     const model_service_cfg *c = w->topo.services[s].cfg;
     res->services[s].capacity_s = (double)c->replicas * (double)c->workers * (double)now / 1e9;
     res->services[s].busy_s += model__service_busy_in_progress(w, s, now);
+    res->services[s].acc_limit = model__service_acc_limit(w, s);
   }
   for (size_t i = 0; i < w->topo.n_edges; i++)
     edge_state_read(w, &w->topo.edges[i], now, &res->edges[i].state);
