@@ -7,6 +7,7 @@
 #                                      is the program's alone)
 #   test    cmocka                     (the test suites)
 #   plot    gnuplot                    (retrysim --plot, make demo, make test's plot checks)
+#   peers   python3, python3-simpy3    (make bench-peers: the same M/M/1 in SimPy)
 # Without a group, all of them.
 set -eu
 
@@ -31,7 +32,12 @@ for g in "$@"; do
     kernel) need_pc gsl libgsl-dev; need_pc jansson libjansson-dev; need_pc nettle nettle-dev ;;
     test)   need_pc cmocka libcmocka-dev ;;
     plot)   command -v gnuplot >/dev/null 2>&1 || missing="$missing gnuplot-nox" ;;
-    *) echo "deps: unknown group '$g' (engine, kernel, test, plot)" >&2; exit 2 ;;
+    peers)  if [ -x /usr/bin/python3 ]; then
+              /usr/bin/python3 -c 'import simpy' 2>/dev/null || missing="$missing python3-simpy3"
+            else
+              missing="$missing python3 python3-simpy3"
+            fi ;;
+    *) echo "deps: unknown group '$g' (engine, kernel, test, plot, peers)" >&2; exit 2 ;;
   esac
 done
 
