@@ -105,7 +105,7 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
   r->replica = -1;
   r->sent_ns = now;
   r->ok_items = c->stream_items;
-  r->rng_net = c->ch->rng_net;
+  r->rng_net = sim_rng_gsl(&c->ch->rng_net);
   r->deadline_ns = attempt_deadline_ns;
   r->fault_status = -1;
   r->call_next = c->reqs;
@@ -120,7 +120,7 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
     r->timeout = sim_event_schedule_lane(w->k, attempt_deadline_ns - now, ev_req_timeout, r, 0);
     if (r->timeout == SIM_EVENT_NONE) model__fail(w, RETRY_ENOMEM, "out of memory for events");
   }
-  if (model__schedule_sample(w, c->edge->network, c->ch->rng_net, ev_req_arrive, r) ==
+  if (model__schedule_sample(w, c->edge->network, sim_rng_gsl(&c->ch->rng_net), ev_req_arrive, r) ==
       SIM_EVENT_NONE)
     model__fail(w, RETRY_ENOMEM, "out of memory for events");
 }
@@ -171,28 +171,37 @@ void model__req_reply_arrived(model_world *w, mw_req *r) {
 int model__channel_open(model_world *w, mw_channel *ch, const char *entity, uint64_t index,
                         mw_edge *const *edges, size_t n_edges) {
   memset(ch, 0, sizeof *ch);
-  ch->rng_engine = sim_rng_stream_create(w->seed, entity, "engine", index);
-  ch->rng_net = sim_rng_stream_create(w->seed, entity, "network", index);
-  if (ch->rng_engine == NULL || ch->rng_net == NULL) return -1;
+  sim_rng_init(&ch->rng_engine, w->seed, entity, "engine", index);
+  sim_rng_init(&ch->rng_net, w->seed, entity, "network", index);
   bool any = false;
   for (size_t j = 0; j < n_edges; j++)
     any = any || edges[j]->has_target;
   if (!any) return 0;
-  ch->targets = model__calloc(w, n_edges, sizeof *ch->targets);
-  if (ch->targets == NULL) return -1;
-  ch->n_targets = n_edges;
+  /* One block: the pointers, then each target's storage (retry_target_init), which borrows
+   * the edge's config rather than copying it: a client with a throttle alone holds 64 bytes
+   * of target. */
+  size_t ptrs = (n_edges * sizeof *ch->targets + 7) / 8 * 8, bytes = ptrs;
+  for (size_t j = 0; j < n_edges; j++)
+    if (edges[j]->has_target) bytes += retry_target_size(retry_config_target(edges[j]->policy));
+  char *block = model__calloc(w, 1, bytes);
+  if (block == NULL) return -1;
+  ch->targets = (retry_target **)(void *)block;
+  size_t off = ptrs;
   for (size_t j = 0; j < n_edges; j++) {
     if (!edges[j]->has_target) continue;
-    ch->targets[j] = retry_target_create(retry_config_target(edges[j]->policy), 0,
-                                         sim_kernel_allocator(w->k), w->run.err);
+    const retry_target_config *tc = retry_config_target(edges[j]->policy);
+    size_t n = retry_target_size(tc);
+    ch->targets[j] =
+        retry_target_init(block + off, n, tc, 0, sim_kernel_allocator(w->k), w->run.err);
     if (ch->targets[j] == NULL) return -1;
+    ch->n_targets = j + 1; /* close destroys targets [0, n_targets) */
+    off += n;
   }
+  ch->n_targets = n_edges;
   return 0;
 }
 
 void model__channel_close(model_world *w, mw_channel *ch) {
-  if (ch->rng_engine != NULL) gsl_rng_free(ch->rng_engine);
-  if (ch->rng_net != NULL) gsl_rng_free(ch->rng_net);
   for (size_t j = 0; j < ch->n_targets; j++)
     retry_target_destroy(ch->targets[j]);
   model__free(w, ch->targets);
@@ -325,7 +334,7 @@ int model__call_start(model_world *w, const mw_call_args *a) {
   o.method = a->method;
   o.stream = a->stream;
   o.deadline_ns = a->deadline_ns;
-  o.rng = sim_rng_adapter(a->ch->rng_engine);
+  o.rng = sim_rng_adapter(sim_rng_gsl(&a->ch->rng_engine));
   retry_decision d;
   retry_call_start(&c->rc, c->policy, a->target, &o, sim_now_ns(w->k), &d);
   call_apply(w, c, &d);

@@ -131,7 +131,7 @@ static void ev_closed(sim_kernel *k, void *obj, uint64_t arg) {
     return;
   }
   cl->user_tries = 0;
-  client_call(w, cl, pick_method(cl->pop, cl->rng_arrival), NULL);
+  client_call(w, cl, pick_method(cl->pop, sim_rng_gsl(&cl->rng_arrival)), NULL);
 }
 
 /* Scripted calls: at each listed time every client of the population makes one call; this
@@ -142,7 +142,7 @@ static void ev_script(sim_kernel *k, void *obj, uint64_t arg) {
   const model_client_cfg *cfg = cl->pop->cfg;
   (void)arg;
   if (may_start(w, cfg, sim_now_ns(k)))
-    client_call(w, cl, pick_method(cl->pop, cl->rng_arrival), NULL);
+    client_call(w, cl, pick_method(cl->pop, sim_rng_gsl(&cl->rng_arrival)), NULL);
   if (++cl->script_next < cfg->n_script &&
       sim_event_schedule(k, cfg->script_ns[cl->script_next], ev_script, cl, 0) == SIM_EVENT_NONE)
     model__fail(w, RETRY_ENOMEM, "out of memory for events");
@@ -191,7 +191,8 @@ static void client_call_done(model_world *w, mw_call *c) {
       model__op_unref(w, cl->user_op);
       cl->user_op = NULL;
     }
-    int64_t pause = sim_dist_sample(retry ? &cfg->user_retry_delay : &cfg->think, cl->rng_arrival);
+    int64_t pause = sim_dist_sample(retry ? &cfg->user_retry_delay : &cfg->think,
+                                    sim_rng_gsl(&cl->rng_arrival));
     if (sim_event_schedule_in(w->k, pause, ev_closed, cl, 0) == SIM_EVENT_NONE)
       model__fail(w, RETRY_ENOMEM, "out of memory for events");
   }
@@ -229,15 +230,15 @@ static int pop_create(model_world *w, mw_pop *p) {
     cl->w = w;
     cl->pop = p;
     cl->index = i;
-    cl->rng_arrival = sim_rng_stream_create(w->seed, entity, "arrivals", (uint64_t)i);
-    if (cl->rng_arrival == NULL) return -1;
+    sim_rng_init(&cl->rng_arrival, w->seed, entity, "arrivals", (uint64_t)i);
     if (model__channel_open(w, &cl->ch, entity, (uint64_t)i, &p->edge, 1) < 0) return -1;
     sim_event_handle h = SIM_EVENT_NONE;
     switch (cfg->loop) {
       case MODEL_LOOP_OPEN: continue; /* one process for the population, below */
       case MODEL_LOOP_CLOSED:
-        h = sim_event_schedule(w->k, cfg->start_ns + sim_dist_sample(&cfg->think, cl->rng_arrival),
-                               ev_closed, cl, 0);
+        h = sim_event_schedule(
+            w->k, cfg->start_ns + sim_dist_sample(&cfg->think, sim_rng_gsl(&cl->rng_arrival)),
+            ev_closed, cl, 0);
         break;
       case MODEL_LOOP_SCRIPT:
         if (cfg->n_script == 0) continue;
@@ -274,7 +275,6 @@ void model__pops_destroy(model_world *w) {
     if (p->clients != NULL) {
       for (int32_t c = 0; c < p->cfg->count; c++) {
         mw_client *cl = &p->clients[c];
-        if (cl->rng_arrival) gsl_rng_free(cl->rng_arrival);
         model__channel_close(w, &cl->ch);
       }
     }

@@ -18,6 +18,7 @@
 #include "retry/retry.h"
 #include "sim/sim_event.h"
 #include "sim/sim_hist.h"
+#include "sim/sim_rng.h"
 #include "sim/sim_series.h"
 
 typedef struct mw_call mw_call;
@@ -73,16 +74,16 @@ typedef struct mw_edge {
  * targets are its shared retry state (throttle, budget, breaker), one per edge it calls on.
  * Opened and closed by model__channel_open/_close, which own all three. */
 typedef struct mw_channel {
-  gsl_rng *rng_engine;    /* the engines' randomness: jitter, adaptive throttling */
-  gsl_rng *rng_net;       /* hop latencies of its calls */
+  sim_rng rng_engine;     /* the engines' randomness: jitter, adaptive throttling */
+  sim_rng rng_net;        /* hop latencies of its calls */
   retry_target **targets; /* per edge called: channel state or NULL; NULL when none has any */
   size_t n_targets;       /* entries of targets (0 when targets is NULL) */
 } mw_channel;
 
-/* Fills ch for the caller (entity, index): its two streams, and a target for each of the
- * n_edges edges it calls on (edges[j]) whose policy has shared state. Returns 0, or -1 when
- * out of memory or a target cannot be made (details in the world's error); ch is then
- * half-filled and model__channel_close frees what it holds. */
+/* Fills ch for the caller (entity, index): its two streams (held in ch), and a target for each of
+ * the n_edges edges it calls on (edges[j]) whose policy has shared state. Returns 0, or -1 when out
+ * of memory or a target cannot be made (details in the world's error); ch is then half-filled and
+ * model__channel_close frees what it holds. */
 int model__channel_open(model_world *w, mw_channel *ch, const char *entity, uint64_t index,
                         mw_edge *const *edges, size_t n_edges);
 /* Frees what ch holds (any part may be NULL) and empties it. */
@@ -109,7 +110,7 @@ struct mw_call {
   void *done_ctx;          /* the caller's context for on_done (an mw_client, an mw_req) */
   int32_t slot;            /* the caller's index for it (a method, a downstream call) */
   mw_op *op;               /* ledger operation (one reference held) */
-  const mw_channel *ch;    /* the caller's channel: streams (borrowed) */
+  mw_channel *ch;          /* the caller's channel: streams (borrowed) */
   sim_event_handle wake;   /* the engine's timer */
   int64_t wake_ns;         /* its time, RETRY_NEVER when none */
   bool top;                /* a top-level call (made by a client population) */
@@ -175,7 +176,7 @@ struct mw_client {
   model_world *w;
   mw_pop *pop;
   int32_t index;
-  gsl_rng *rng_arrival;    /* closed loop and script: arrivals, think times, mix */
+  sim_rng rng_arrival;     /* closed loop and script: arrivals, think times, mix */
   mw_channel ch;           /* streams and the target toward its population's edge */
   int32_t script_next;     /* script: next call */
   int64_t next_arrival_ns; /* open loop: the candidate time being considered */
@@ -323,7 +324,7 @@ typedef struct mw_call_args {
   int64_t stream_items;          /* messages of a full reply */
   int64_t deadline_ns;           /* absolute, RETRY_NEVER: none */
   mw_op *op;                     /* the ledger operation (the call takes a reference) */
-  const mw_channel *ch;          /* the caller's channel (borrowed, outlives the call) */
+  mw_channel *ch;                /* the caller's channel (borrowed, outlives the call) */
   retry_target *target;          /* the caller's target toward edge, or NULL */
   bool top;                      /* a top-level call (made by a client population) */
   mw_call_done_fn on_done;       /* called once when the call ends */

@@ -29,6 +29,26 @@ uint64_t sim_rng_derive(uint64_t seed, const char *entity, const char *purpose, 
 gsl_rng *sim_rng_stream_create(uint64_t seed, const char *entity, const char *purpose,
                                uint64_t index);
 
+/* A stream held in the caller's memory: a gsl_rng of type taus2 whose state is the struct's
+ * own, so a client's streams cost no allocation and 40 bytes each (a heap-allocated gsl_rng
+ * costs two allocations, 64 bytes with malloc's headers). The draws are exactly those of
+ * sim_rng_stream_create with the same arguments. Use it through sim_rng_gsl with every GSL
+ * function that takes a gsl_rng *; never pass that pointer to gsl_rng_free, and do not move
+ * the struct once initialised (the gsl_rng points at the state inside it). */
+typedef struct sim_rng {
+  gsl_rng g;              /* type = gsl_rng_taus2, state = s */
+  unsigned long int s[3]; /* taus2's state (GSL rng/taus.c: three unsigned longs) */
+} sim_rng;
+
+/* Seeds r in place for (seed, entity, purpose, index), as sim_rng_stream_create does. Never
+ * allocates and never fails (asserts that GSL's taus2 state is the three unsigned longs the
+ * struct holds). */
+void sim_rng_init(sim_rng *r, uint64_t seed, const char *entity, const char *purpose,
+                  uint64_t index);
+
+/* The gsl_rng of an initialised sim_rng, for GSL's functions; borrowed, valid while r is. */
+static inline gsl_rng *sim_rng_gsl(sim_rng *r) { return &r->g; }
+
 /* Returns a uniform 64-bit value from r (a gsl_rng *), built from two 32-bit draws, the first
  * one the high half. r must yield 32 full bits per draw, as taus2 and mt19937 do. */
 uint64_t sim_rng_next_u64(void *r);

@@ -117,6 +117,34 @@ static void test_sim_rng_adding_streams_keeps_existing_ones(void **state) {
     gsl_rng_free(rs[c]);
 }
 
+/* A stream held in place (sim_rng_init) draws exactly what a heap-allocated one does, and
+ * streams laid out side by side in one array (a fleet's clients) keep to their own state:
+ * initialising or drawing from one never changes its neighbours' draws. */
+static void test_sim_rng_in_place_matches_allocated(void **state) {
+  (void)state;
+  enum { N = 64, DRAWS = 200 };
+  sim_rng *fleet = calloc(N, sizeof *fleet);
+  assert_non_null(fleet);
+  for (int c = 0; c < N; c++)
+    sim_rng_init(&fleet[c], 42, "client:web", c % 2 ? "engine" : "network", (uint64_t)c);
+  /* Draw from the odd ones first, then check every one against its allocated twin. */
+  for (int c = 1; c < N; c += 2)
+    (void)gsl_rng_get(sim_rng_gsl(&fleet[c]));
+  for (int c = 0; c < N; c++) {
+    gsl_rng *twin =
+        sim_rng_stream_create(42, "client:web", c % 2 ? "engine" : "network", (uint64_t)c);
+    assert_non_null(twin);
+    if (c % 2) (void)gsl_rng_get(twin);
+    for (int i = 0; i < DRAWS; i++)
+      assert_int_equal(gsl_rng_get(sim_rng_gsl(&fleet[c])), gsl_rng_get(twin));
+    /* GSL's distributions take it as any gsl_rng. */
+    assert_true(gsl_rng_uniform(sim_rng_gsl(&fleet[c])) == gsl_rng_uniform(twin));
+    gsl_rng_free(twin);
+  }
+  assert_true(sizeof(sim_rng) <= 40);
+  free(fleet);
+}
+
 static void test_sim_rng_next_u64_uses_both_halves(void **state) {
   (void)state;
   gsl_rng *r = sim_rng_stream_create(11, "svc", "work", 0);
@@ -179,6 +207,7 @@ int main(void) {
       cmocka_unit_test(test_sim_rng_population_seeds_do_not_collide),
       cmocka_unit_test(test_sim_rng_adding_streams_keeps_existing_ones),
       cmocka_unit_test(test_sim_rng_next_u64_uses_both_halves),
+      cmocka_unit_test(test_sim_rng_in_place_matches_allocated),
       cmocka_unit_test(test_sim_rng_adapter_is_uniform),
       cmocka_unit_test(test_sim_rng_derive_is_pinned),
   };
