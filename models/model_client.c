@@ -109,7 +109,7 @@ static void ev_open(sim_kernel *k, void *obj, uint64_t arg) {
     int32_t i = n > 1 ? (int32_t)gsl_rng_uniform_int(p->rng_open, (unsigned long)n) : 0;
     client_call(w, &p->clients[i], pick_method(p, p->rng_open), NULL);
   }
-  double gap_ns = gsl_ran_exponential(p->rng_open, 1e9 / p->max_rate);
+  double gap_ns = sim_rng_exponential(p->rng_open, 1e9 / p->max_rate);
   if (gap_ns >= (double)(INT64_MAX / 4)) return;
   if (sim_event_schedule_in(k, (int64_t)(gap_ns + 0.5), ev_open, p, 0) == SIM_EVENT_NONE)
     model__fail(w, RETRY_ENOMEM, "out of memory for events");
@@ -252,7 +252,7 @@ static int pop_create(model_world *w, mw_pop *p) {
     p->rng_open = sim_rng_stream_create(w->seed, entity, "open-arrivals", 0);
     if (p->rng_open == NULL) return -1;
     if (p->max_rate > 0) {
-      double gap_ns = gsl_ran_exponential(p->rng_open, 1e9 / p->max_rate);
+      double gap_ns = sim_rng_exponential(p->rng_open, 1e9 / p->max_rate);
       if (gap_ns < (double)(INT64_MAX / 4) &&
           sim_event_schedule(w->k, cfg->start_ns + (int64_t)(gap_ns + 0.5), ev_open, p, 0) ==
               SIM_EVENT_NONE)
