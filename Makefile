@@ -178,7 +178,7 @@ $(BUILD)/examples/%: $(BUILD)/examples/%.o $(LIBRETRY)
 TEST_SCRIPTS := tools/check-floors.sh tools/test-check-floors.sh tools/check-deps.sh \
                 tools/test-engine-alone.sh tools/test-install.sh tools/test-realtime-demo.sh \
                 tools/test-cli.sh tools/test-golden.sh tools/test-golden-both-ways.sh \
-                tools/test-experiments.sh tools/test-signals.sh
+                tools/test-experiments.sh tools/test-signals.sh tools/test-fleet.sh
 
 test: all | deps-plot
 	$(Q)BUILD=$(BUILD) CC="$(CC)" sh tools/run-tests.sh $(TEST_BINS) -- $(TEST_SCRIPTS)
