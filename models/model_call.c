@@ -108,6 +108,26 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
   r->rng_net = sim_rng_gsl(&c->ch->rng_net);
   r->deadline_ns = attempt_deadline_ns;
   r->fault_status = -1;
+  /* The rest, field by field (the pool does not zero): nothing has happened to it yet. */
+  r->state = MW_REQ_HOP_OUT;
+  r->timeout = SIM_EVENT_NONE;
+  r->q_prev = r->q_next = NULL;
+  r->work_start_ns = 0;
+  r->worker_ns = 0;
+  r->fail = NULL;
+  r->refuse_after_delay = false;
+  r->expired_waste = false;
+  r->dropped = false;
+  r->status = 0;
+  r->pushback = NULL;
+  r->retry_after = NULL;
+  r->headers = false;
+  r->items = 0;
+  r->ds_next = 0;
+  r->ds_pending = 0;
+  r->ds_status = 0;
+  r->ds_failed = false;
+  r->ds_starting = false;
   r->call_next = c->reqs;
   c->reqs = r;
   c->edge->stats->attempts++;
@@ -224,6 +244,7 @@ static void call_done(model_world *w, mw_call *c) {
   if (retry_status_is_ok(c->policy->space, c->rc.status)) es->ok++;
   c->on_done(w, c);
   model__op_unref(w, c->op);
+  if (c->own_policy != NULL) model__pool_put(&w->pools.policies, c->own_policy);
   model__pool_put(&w->pools.calls, c);
 }
 
@@ -302,15 +323,23 @@ int model__call_start(model_world *w, const mw_call_args *a) {
   c->edge = edge;
   /* A policy without retries still decides what counts as OK, so it must speak the callee's
    * space; the loader guarantees that for retry and hedging policies. */
+  c->own_policy = NULL;
   if (mc != NULL && (mc->policy.kind != RETRY_POLICY_NONE || mc->policy.space == callee_space)) {
     c->policy = &mc->policy;
+  } else if (mc == NULL) {
+    c->policy = &w->pools.none[callee_space == RETRY_SPACE_HTTP];
   } else {
-    if (mc != NULL)
-      c->none_policy = mc->policy;
-    else
-      retry_policy_init(&c->none_policy, callee_space);
-    c->none_policy.space = callee_space;
-    c->policy = &c->none_policy;
+    /* A policy without retries in the other space: a copy in the callee's space. */
+    c->own_policy = model__pool_get(&w->pools.policies);
+    if (c->own_policy == NULL) {
+      if (c->own_policy != NULL) model__pool_put(&w->pools.policies, c->own_policy);
+      model__pool_put(&w->pools.calls, c);
+      model__fail(w, RETRY_ENOMEM, "out of memory for calls in flight");
+      return -1;
+    }
+    *c->own_policy = mc->policy;
+    c->own_policy->space = callee_space;
+    c->policy = c->own_policy;
   }
   c->method = a->method;
   c->stream = a->stream;
@@ -327,6 +356,7 @@ int model__call_start(model_world *w, const mw_call_args *a) {
   c->last_replica = -1;
   c->deadline_ns = a->deadline_ns;
   c->top = a->top;
+  c->reqs = NULL;
   edge->stats->calls++;
   retry_call_opts o;
   memset(&o, 0, sizeof o);

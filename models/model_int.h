@@ -46,7 +46,8 @@ typedef struct mw_pool {
 
 /* alloc is borrowed and must outlive the pool (the kernel's allocator does). */
 void model__pool_init(mw_pool *p, const retry_allocator *alloc, size_t obj_size, size_t per_chunk);
-/* Returns a zeroed object, or NULL when out of memory. */
+/* Returns an object, or NULL when out of memory. Not zeroed: it holds what its last user left
+ * (zeros the first time), so the caller sets every field it reads, field by field. */
 void *model__pool_get(mw_pool *p);
 void model__pool_put(mw_pool *p, void *obj);
 void model__pool_free(mw_pool *p);
@@ -97,11 +98,13 @@ static inline retry_target *model__channel_target(const mw_channel *ch, size_t j
  * in c->done_ctx, its own index in c->slot). The call is freed right after it returns. */
 typedef void (*mw_call_done_fn)(model_world *w, mw_call *c);
 
+/* Every field is set by model__call_start (the pool does not zero it; retry_call_start
+ * zeroes rc itself). */
 struct mw_call {
   retry_call rc; /* the engine's state for this call */
   model_world *w;
-  const retry_policy *policy; /* borrowed from the edge's config */
-  retry_policy none_policy;   /* used when the edge has no policy */
+  const retry_policy *policy; /* the method's, the world's "no retries", or own_policy */
+  retry_policy *own_policy;   /* from the world's policies pool (freed with the call), or NULL */
   mw_edge *edge;
   const char *method;
   retry_stream_kind stream;
@@ -128,6 +131,7 @@ typedef enum mw_req_state {
   MW_REQ_HOP_BACK
 } mw_req_state;
 
+/* Every field is set by req_send (model_call.c): the pool does not zero it. */
 struct mw_req {
   model_world *w;
   mw_call *call;     /* the caller's call; NULL once the caller gave up */
@@ -264,6 +268,11 @@ struct model_world {
   /* Calls, requests and ledger operations in flight: owns every chunk. */
   struct mw_pools {
     mw_pool calls, reqs, ops;
+    /* Policies of calls whose method's policy keeps no retries but speaks another space than
+     * the callee (a copy with the callee's space, held by the call); rare. */
+    mw_pool policies;
+    /* "No retries" in each space (retry_policy_init), shared by every call without a policy. */
+    retry_policy none[2];
     size_t max_calls;    /* the most downstream calls any handler makes: child slots per op */
     size_t op_child_off; /* byte offset of an op's child pointers */
   } pools;

@@ -51,7 +51,6 @@ void *model__pool_get(mw_pool *p) {
   if (p->free_list == NULL && pool_grow(p) < 0) return NULL;
   void *obj = p->free_list;
   p->free_list = *(void **)obj;
-  memset(obj, 0, p->obj_size);
   if (++p->in_use > p->peak) p->peak = p->in_use;
   return obj;
 }
@@ -81,6 +80,8 @@ mw_op *model__op_new(model_world *w) {
     model__fail(w, RETRY_ENOMEM, "out of memory for the side-effect ledger");
     return NULL;
   }
+  /* An op is small and read by offset (executions, then children): zeroed whole. */
+  memset(op, 0, w->pools.ops.obj_size);
   op->refs = 1;
   return op;
 }
