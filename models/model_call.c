@@ -140,7 +140,16 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
     r->timeout = sim_event_schedule_lane(w->k, attempt_deadline_ns - now, ev_req_timeout, r, 0);
     if (r->timeout == SIM_EVENT_NONE) model__fail(w, RETRY_ENOMEM, "out of memory for events");
   }
-  if (model__schedule_sample(w, c->edge->network, sim_rng_gsl(&c->ch->rng_net), ev_req_arrive, r) ==
+  /* A hop of no time costs no event: the request reaches the service now, inside this send.
+   * That is safe from any caller: arriving only schedules (the work, or a refusal's reply,
+   * whose hop back is always an event), so the caller's engine never hears of the attempt
+   * before req_send returns. A constant hop draws nothing from the stream either way. */
+  const sim_dist *net = c->edge->network;
+  if (net->kind == SIM_DIST_CONSTANT && sim_dist_sample(net, NULL) == 0) {
+    model__service_arrive(w, r);
+    return;
+  }
+  if (model__schedule_sample(w, net, sim_rng_gsl(&c->ch->rng_net), ev_req_arrive, r) ==
       SIM_EVENT_NONE)
     model__fail(w, RETRY_ENOMEM, "out of memory for events");
 }
