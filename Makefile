@@ -104,8 +104,8 @@ UPPER_OBJS := $(KERNEL_OBJS) $(WORLD_OBJS) $(CLI_OBJS) $(BUILD)/cli/retrysim.o \
 TESTING_OBJS := $(TEST_SUPPORT_OBJS) $(TEST_SRCS:%.c=$(BUILD)/%.o)
 ALL_OBJS := $(RETRY_OBJS) $(UPPER_OBJS) $(TESTING_OBJS) $(EXAMPLE_SRCS:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps deps-engine deps-kernel deps-test deps-plot test check demo experiments plots \
-        golden-update clean install uninstall valgrind check-deps echo help fmt lint fuzz bench \
+.PHONY: all deps deps-engine deps-kernel deps-test deps-plot deps-browser test test-html check \
+        demo experiments plots golden-update clean install uninstall valgrind check-deps echo help fmt lint fuzz bench \
         bench-peers
 .DEFAULT_GOAL := all
 
@@ -123,6 +123,8 @@ deps-test:
 	$(Q)sh tools/deps.sh engine kernel test
 deps-plot:
 	$(Q)sh tools/deps.sh plot
+deps-browser:
+	$(Q)sh tools/deps.sh browser
 
 $(RETRY_OBJS) $(EXAMPLE_SRCS:%.c=$(BUILD)/%.o): | deps-engine
 $(RETRY_OBJS) $(EXAMPLE_SRCS:%.c=$(BUILD)/%.o): PKG_CFLAGS = $(JANSSON_CFLAGS)
@@ -178,12 +180,20 @@ $(BUILD)/examples/%: $(BUILD)/examples/%.o $(LIBRETRY)
 TEST_SCRIPTS := tools/check-floors.sh tools/test-check-floors.sh tools/check-deps.sh \
                 tools/test-engine-alone.sh tools/test-install.sh tools/test-realtime-demo.sh \
                 tools/test-cli.sh tools/test-golden.sh tools/test-golden-both-ways.sh \
-                tools/test-experiments.sh tools/test-signals.sh tools/test-fleet.sh
+                tools/test-experiments.sh tools/test-signals.sh tools/test-explain.sh \
+                tools/test-config-warnings.sh tools/test-report.sh \
+                tools/test-fleet.sh
 
 test: all | deps-plot
 	$(Q)BUILD=$(BUILD) CC="$(CC)" sh tools/run-tests.sh $(TEST_BINS) -- $(TEST_SCRIPTS)
 
 check: test
+
+# report.html validated by tidy and opened in headless Chromium: it renders, every picture
+# loads, the console stays silent; the screenshot is kept as $(BUILD)/artifacts/report.png. Not
+# part of `make test`: Chromium is a large package only this needs.
+test-html: all | deps-plot deps-browser
+	$(Q)BUILD=$(BUILD) sh tools/test-report-html.sh
 
 VALGRIND := valgrind --quiet --leak-check=full --show-leak-kinds=all --errors-for-leak-kinds=all \
             --error-exitcode=99
@@ -193,6 +203,8 @@ valgrind: all
 	    --duration 3s --quiet --out $(BUILD)/valgrind-out && echo "ok      retrysim run (valgrind)"
 	$(Q)rm -rf $(BUILD)/valgrind-plot && $(VALGRIND) $(RETRYSIM) run experiments/seed000-charges.json \
 	    --check --quiet --plot --out $(BUILD)/valgrind-plot && echo "ok      retrysim run --check --plot (valgrind)"
+	$(Q)$(VALGRIND) $(RETRYSIM) explain experiments/nested-layers.json --after 1s --format json \
+	    >/dev/null && echo "ok      retrysim explain (valgrind)"
 
 # Every floor includes only those below it; libretry.a needs libc only, jansson only in its
 # config loader.
@@ -241,7 +253,7 @@ fuzz: | deps-kernel
 # pictures and out/demo/report.md, a page that tells the story with the table and the plots.
 demo: all | deps-plot
 	$(Q)$(RETRYSIM) run experiments/metastable-storm.json --check --plot --out out/demo
-	@echo "report: out/demo/report.md (pictures: out/demo/*.svg)"
+	@echo "report: out/demo/report.md, out/demo/report.html (pictures: out/demo/*.svg)"
 
 # ---------------------------------------------------------------- experiments and plots
 # Every experiment with its expectations checked (make test does the same, without files kept);
@@ -260,6 +272,36 @@ plots: all | deps-plot
 # Golden files: deterministic scenarios whose outputs are compared byte for byte.
 golden-update: all
 	$(Q)BUILD=$(BUILD) GOLDEN_UPDATE=1 sh tools/test-golden.sh
+
+# ---------------------------------------------------------------- sim-to-real
+# The engine in a real gRPC client (examples/grpc/grpc_client.c, against the gRPC C core of
+# Debian's libgrpc-dev), and retrysim checked against real gRPC on loopback
+# (docs/sim-to-real.md). Optional: nothing else builds or needs gRPC.
+GRPC_CLIENT := $(BUILD)/examples/grpc/grpc_client
+GRPC_CFLAGS = $(eval GRPC_CFLAGS := $(shell pkg-config --cflags grpc))$(GRPC_CFLAGS)
+GRPC_LIBS = $(eval GRPC_LIBS := $(shell pkg-config --libs grpc))$(GRPC_LIBS)
+.PHONY: deps-grpc sim-to-real grpc-client
+deps-grpc:
+	$(Q)sh tools/deps.sh engine grpc
+
+$(BUILD)/examples/grpc/grpc_client.o: examples/grpc/grpc_client.c | deps-grpc
+	@mkdir -p $(dir $@)
+	@[ "$(V)" = 1 ] || echo "  CC      $<"
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+$(BUILD)/examples/grpc/grpc_client.o: PKG_CFLAGS = $(JANSSON_CFLAGS) $(GRPC_CFLAGS)
+
+$(GRPC_CLIENT): $(BUILD)/examples/grpc/grpc_client.o $(LIBRETRY)
+	@[ "$(V)" = 1 ] || echo "  LD      $@"
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBRETRY) $(JANSSON_LIBS) $(GRPC_LIBS) -lm -lpthread
+
+grpc-client: $(GRPC_CLIENT)
+
+# Every case three ways (the libretry client, gRPC's own retries, retrysim), one table.
+sim-to-real: $(GRPC_CLIENT) $(RETRYSIM) | deps-grpc
+	$(Q)/usr/bin/python3 tools/sim-to-real.py --client $(GRPC_CLIENT) --retrysim $(RETRYSIM) \
+	    --work $(BUILD)/sim-to-real
+
+-include $(BUILD)/examples/grpc/grpc_client.d
 
 # ---------------------------------------------------------------- install
 install: $(LIBRETRY)

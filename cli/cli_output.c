@@ -82,8 +82,9 @@ static json_t *jreal(double v) {
 }
 
 /* A uint64 as an integer when JSON integers (int64) can hold it, else as a decimal string.
- * Seeds (any uint64 from the command line) and worst-case products can pass INT64_MAX; a
- * string keeps every digit, where a real would round it. Readers must accept both forms. */
+ * Seeds (any uint64 from the command line) can pass INT64_MAX; a string keeps every digit,
+ * where a real would round it. Readers must accept both forms. (Worst-case products saturate
+ * instead: jworst.) */
 static json_t *ju64(uint64_t v) {
   if (v <= (uint64_t)INT64_MAX) return json_integer((json_int_t)v);
   char buf[24];
@@ -153,6 +154,8 @@ static json_t *calls_json(const model_results *r) {
   put(o, "by_status", status_json(&r->by_status), &ok);
   put(o, "by_stop_reason", stop_json(r->by_stop), &ok);
   put(o, "attempts", jint(r->attempts), &ok);
+  /* The front door's amplification: top-level attempts per top-level call. */
+  put(o, "attempts_per_call", jreal(ratio((double)r->attempts, (double)r->calls_started)), &ok);
   put(o, "retries", jint(r->retries), &ok);
   put(o, "hedges", jint(r->hedges), &ok);
   put(o, "stream_items", jint(r->stream_items), &ok);
@@ -160,19 +163,81 @@ static json_t *calls_json(const model_results *r) {
   return done(o, ok);
 }
 
+/* The largest worst_case written: 2^53 - 1, the largest integer every JSON reader holds
+ * exactly (RFC 8259 section 6, I-JSON RFC 7493). A product of max_attempts that reaches it
+ * (six layers of 1000 attempts already do; seven saturate the engine's uint64) is written as this
+ * integer, read "at least this many", never as a string or a rounded real. */
+#define WORST_CASE_JSON_MAX UINT64_C(9007199254740991)
+
+static json_t *jworst(uint64_t v) {
+  return json_integer((json_int_t)(v < WORST_CASE_JSON_MAX ? v : WORST_CASE_JSON_MAX));
+}
+
+static json_t *latency_json(const sim_hist *h);
+
+/* mean, min and max of one shared-state figure over the edge's holders. */
+static json_t *spread_json(double mean, double min, double max) {
+  bool ok = true;
+  json_t *o = json_object();
+  put(o, "mean", jreal(mean), &ok);
+  put(o, "min", jreal(min), &ok);
+  put(o, "max", jreal(max), &ok);
+  return done(o, ok);
+}
+
+/* The edge's shared state at the end of the run: null when its policy keeps none, else the
+ * number of holders (clients or calling replicas, each with its own state) and one key per
+ * configured mechanism only. */
+static json_t *edge_state_json(const model_edge_state *st) {
+  if (st->holders <= 0) return json_null();
+  bool ok = true;
+  json_t *o = json_object();
+  put(o, "holders", jint(st->holders), &ok);
+  if (st->has_throttle)
+    put(o, "throttle_tokens", spread_json(st->tokens_mean, st->tokens_min, st->tokens_max), &ok);
+  if (st->has_budget)
+    put(o, "budget_balance", spread_json(st->budget_mean, st->budget_min, st->budget_max), &ok);
+  if (st->has_adaptive)
+    put(o, "adaptive_reject_p", spread_json(st->reject_p_mean, st->reject_p_min, st->reject_p_max),
+        &ok);
+  if (st->has_breaker) {
+    json_t *b = json_object();
+    put(b, "closed", jint(st->breaker_closed), &ok);
+    put(b, "open", jint(st->breaker_open), &ok);
+    put(b, "half_open", jint(st->breaker_half_open), &ok);
+    put(b, "open_fraction",
+        jreal(ratio((double)(st->breaker_open + st->breaker_half_open), (double)st->holders)), &ok);
+    put(b, "times_opened", jint(st->breaker_opened), &ok);
+    put(o, "breaker", b, &ok);
+  }
+  return done(o, ok);
+}
+
 /* One caller-to-callee edge. "" stands in for a missing name (a results struct built by
- * hand in a test), so the key stays a string. worst_case is a product of max_attempts along
- * a chain and can overflow int64, hence ju64. */
+ * hand in a test), so the key stays a string. "amplification" and "attempts_per_call" are the
+ * same figure (attempts sent on the edge per logical call on it): the first is kept for the
+ * scripts that read it, the second names what it is. */
 static json_t *edge_json(const model_edge_stats *e) {
   bool ok = true;
   json_t *o = json_object();
+  double per_call = ratio((double)e->attempts, (double)e->calls);
   put(o, "from", json_string(e->from ? e->from : ""), &ok);
   put(o, "to", json_string(e->to ? e->to : ""), &ok);
   put(o, "calls", jint(e->calls), &ok);
   put(o, "attempts", jint(e->attempts), &ok);
-  put(o, "amplification", jreal(ratio((double)e->attempts, (double)e->calls)), &ok);
-  put(o, "worst_case", ju64(e->worst_case), &ok);
+  put(o, "amplification", jreal(per_call), &ok);
+  put(o, "attempts_per_call", jreal(per_call), &ok);
+  put(o, "worst_case", jworst(e->worst_case), &ok);
   put(o, "max_attempts", jint(e->max_attempts), &ok);
+  put(o, "ok", jint(e->ok), &ok);
+  put(o, "failed", jint(e->failed), &ok);
+  put(o, "retries", jint(e->retries), &ok);
+  put(o, "hedges", jint(e->hedges), &ok);
+  put(o, "by_stop_reason", stop_json(e->by_stop), &ok);
+  put(o, "by_status", status_json(&e->by_status), &ok);
+  put(o, "latency_ms", latency_json(&e->latency), &ok);
+  put(o, "latency_ok_ms", latency_json(&e->latency_ok), &ok);
+  put(o, "shared_state", edge_state_json(&e->state), &ok);
   return done(o, ok);
 }
 
@@ -218,13 +283,16 @@ static json_t *latency_json(const sim_hist *h) {
   return done(o, ok);
 }
 
-/* One service's counters. utilization is busy time over capacity (replicas x workers x
+/* One service's counters. arrivals_per_call is the service's load factor: attempts that
+ * reached it per top-level call (the same figure as amplification.<service>). utilization is
+ * busy time (work still in progress at the end included) over capacity (replicas x workers x
  * time), 0 for a service that had none; wasted_work_s is worker time whose result nobody
  * used, the cost a retry storm imposes. */
-static json_t *service_json(const model_service_stats *s) {
+static json_t *service_json(const model_service_stats *s, int64_t calls_started) {
   bool ok = true;
   json_t *o = json_object();
   put(o, "arrivals", jint(s->arrivals), &ok);
+  put(o, "arrivals_per_call", jreal(ratio((double)s->arrivals, (double)calls_started)), &ok);
   put(o, "served", jint(s->served), &ok);
   put(o, "rejected", jint(s->rejected), &ok);
   put(o, "expired", jint(s->expired), &ok);
@@ -239,7 +307,8 @@ static json_t *service_json(const model_service_stats *s) {
 }
 
 /* null without a trigger that ends while clients still send; recovery_s is null when the
- * run never recovered (and trigger_end_s cannot be: the trigger ended before the duration). */
+ * run never recovered (and trigger_end_s cannot be: the trigger ended before the duration).
+ * The keys up to final_ratio are the older ones; the criteria follow. */
 static json_t *recovery_json(const cli_recovery *rc) {
   if (rc == NULL || !rc->has_trigger) return json_null();
   bool ok = true;
@@ -252,6 +321,21 @@ static json_t *recovery_json(const cli_recovery *rc) {
   put(o, "recovered", json_boolean(rc->recovered), &ok);
   put(o, "recovery_s", jreal(rc->recovery_s), &ok);
   put(o, "final_ratio", jreal(rc->final_ratio), &ok);
+  put(o, "trigger_source", json_string(rc->explicit_trigger ? "explicit" : "faults"), &ok);
+  put(o, "latency_column", json_string(rc->latency_column ? rc->latency_column : ""), &ok);
+  put(o, "baseline_latency_ms", jreal(rc->baseline_latency_ms), &ok);
+  put(o, "latency_factor", jreal(rc->latency_factor), &ok);
+  put(o, "queue_factor", jreal(rc->queue_factor), &ok);
+  put(o, "queue_slack", jreal(rc->queue_slack), &ok);
+  json_t *crit = json_object();
+  for (int c = 0; c < CLI_RECOVERY_N; c++) {
+    char key[32];
+    snprintf(key, sizeof key, "%s_s", cli_recovery_criterion_name((cli_recovery_criterion)c));
+    put(crit, key, jreal(rc->criterion_s[c]), &ok);
+  }
+  put(o, "criteria", crit, &ok);
+  put(o, "last_criterion", json_string(cli_recovery_criterion_name(rc->last_criterion)), &ok);
+  put(o, "queue_service", rc->queue_service ? json_string(rc->queue_service) : json_null(), &ok);
   return done(o, ok);
 }
 
@@ -280,7 +364,7 @@ json_t *cli_output_run_json(const model_results *r, const cli_recovery *rec) {
   put(o, "side_effects", fx, &ok);
   json_t *svc = json_object();
   for (size_t i = 0; i < r->n_services; i++)
-    put(svc, r->services[i].name, service_json(&r->services[i]), &ok);
+    put(svc, r->services[i].name, service_json(&r->services[i], r->calls_started), &ok);
   /* Services keep the config's order (that of the scenario file), not an alphabetical one. */
   put(o, "services", svc, &ok);
   put(o, "recovery", recovery_json(rec), &ok);

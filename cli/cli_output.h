@@ -79,6 +79,18 @@ int cli_output_write_json(const cli_output *o, FILE *f);
  * out of memory. */
 int cli_output_print_text(const cli_output *o, FILE *f);
 
+/* Writes the table of every edge of every run to f (`run --edges`), after a blank line and a
+ * title: calls, attempts, attempts/call, worst case, max_attempts, ok %, p99 and the top stop
+ * reason of each edge, with a variant column when the scenario has variants. Returns 0, or -1
+ * on a write error or when out of memory. */
+int cli_output_print_edges(const cli_output *o, FILE *f);
+
+/* Returns the worst internal edge of run (a run object of the summary): among the edges that
+ * start at a service, the one with the most attempts per call; on a tie the lowest ok % (calls
+ * ended OK / calls on the edge), then the first in the document's order. NULL when no service
+ * calls another. Borrowed from run. */
+const json_t *cli_output_worst_edge(const json_t *run);
+
 /* Writes summary.json, timeseries.csv, latency.csv and, with variants, one
  * timeseries-<variant>.csv per variant into dir, creating dir (and its parents) when missing.
  * Every file is first written to NAME.tmp.<pid> and renamed over NAME only once all were

@@ -7,6 +7,7 @@
 #include "cli/cli_output.h"
 
 #include <assert.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,9 +58,9 @@ static void print_provenance(const cli_output *o, FILE *f, const char *label) {
  * Aligned tables
  * =================================================================== */
 
-/* The widest table (variants) has 12 columns; TABLE_MAX_COLS also sizes table_print's stack
+/* The widest table (variants) has 15 columns; TABLE_MAX_COLS also sizes table_print's stack
  * buffers, so a wider table is an assert, not an overflow. */
-#define TABLE_MAX_COLS 12
+#define TABLE_MAX_COLS 16
 #define TABLE_CELL 96
 
 /* A table of text cells printed with aligned columns; row 0 is the header. Cells are fixed-size
@@ -156,13 +157,142 @@ static int table_print(table *t, FILE *f, const char *indent) {
 /* }================================================================== */
 
 /* {==================================================================
- * One run
+ * Edges
  * =================================================================== */
 
 /* Whether name is a service of the run (an edge from anything else starts at a client). */
 static bool is_service(const json_t *run, const char *name) {
   return dig(run, "services", name) != NULL;
 }
+
+/* The edges of a run: summary.json's amplification.edges. */
+static const json_t *edges_of(const json_t *run) { return dig(run, "amplification", "edges"); }
+
+/* "from->to", the name docs/cli.md gives an edge (the time series' column prefix too). */
+static void edge_name(const json_t *e, char *buf, size_t size) {
+  snprintf(buf, size, "%s->%s", json_string_value(dig(e, "from", NULL)),
+           json_string_value(dig(e, "to", NULL)));
+}
+
+/* Attempts per call made on the edge: its attempts / calls, summary.json's attempts_per_call of
+ * the edge (or "amplification", the same figure, in a document without it); 0 for an edge
+ * without calls. */
+static double edge_attempts_per_call(const json_t *e) {
+  const json_t *v = dig(e, "attempts_per_call", NULL);
+  return json_is_number(v) ? json_number_value(v) : num(e, "amplification", NULL);
+}
+
+/* Share of the edge's calls that ended OK, in percent; NaN when the document has no "ok" count
+ * for the edge or the edge had no call. */
+static double edge_ok_pct(const json_t *e) {
+  const json_t *ok = dig(e, "ok", NULL);
+  double calls = num(e, "calls", NULL);
+  if (!json_is_integer(ok) || calls <= 0) return NAN;
+  return 100.0 * (double)json_integer_value(ok) / calls;
+}
+
+const json_t *cli_output_worst_edge(const json_t *run) {
+  const json_t *best = NULL, *e;
+  size_t i;
+  json_array_foreach(edges_of(run), i, e) {
+    if (!is_service(run, json_string_value(dig(e, "from", NULL)))) continue;
+    if (best == NULL) {
+      best = e;
+      continue;
+    }
+    double a = edge_attempts_per_call(e), b = edge_attempts_per_call(best);
+    double ok_a = edge_ok_pct(e), ok_b = edge_ok_pct(best);
+    /* A missing ok % (NaN) never wins a tie: the comparison is false. */
+    if (a > b || (a == b && ok_a < ok_b)) best = e;
+  }
+  return best;
+}
+
+/* The count other than ok that is largest in counts (stop reasons of a run or an edge), as
+ * "deadline 12" ("-" when every other count is zero); the first in the document's (enum) order
+ * on ties. */
+static void top_stop(const json_t *counts, char *buf, size_t size) {
+  const char *key, *best = NULL;
+  json_t *v;
+  long long most = 0;
+  json_object_foreach((json_t *)counts, key, v) {
+    /* ok is skipped: the column tells why calls did not succeed. */
+    if (strcmp(key, "ok") != 0 && json_integer_value(v) > most) {
+      most = json_integer_value(v);
+      best = key;
+    }
+  }
+  if (best == NULL)
+    snprintf(buf, size, "-");
+  else
+    snprintf(buf, size, "%s %lld", best, most);
+}
+
+/* A percentage with two decimals, or "-" for NaN (a figure the document does not hold). */
+static void pct_cell(table *t, size_t r, size_t c, double pct) {
+  if (pct == pct)
+    table_set(t, r, c, "%.2f", pct);
+  else
+    table_set(t, r, c, "-");
+}
+
+/* One row per edge of the run: the columns of print_edge_table after its first (variant). */
+static void edge_rows(table *t, const json_t *run, const char *variant) {
+  size_t i;
+  const json_t *e;
+  json_array_foreach(edges_of(run), i, e) {
+    size_t r = table_add(t), c = 0;
+    char name[TABLE_CELL];
+    if (variant != NULL) table_set(t, r, c++, "%s", variant);
+    edge_name(e, name, sizeof name);
+    table_set(t, r, c++, "%s", name);
+    table_set(t, r, c++, "%lld", cnt(e, "calls", NULL));
+    table_set(t, r, c++, "%lld", cnt(e, "attempts", NULL));
+    table_set(t, r, c++, "%.3f", edge_attempts_per_call(e));
+    /* worst_case saturates at 2^53 - 1, "at least this many" (docs/cli.md). */
+    table_set(t, r, c++, "%lldx", cnt(e, "worst_case", NULL));
+    table_set(t, r, c++, "%lld", cnt(e, "max_attempts", NULL));
+    pct_cell(t, r, c++, edge_ok_pct(e));
+    const json_t *p99 = dig(e, "latency_ms", "p99");
+    if (json_is_number(p99))
+      table_set(t, r, c++, "%.4g", json_number_value(p99));
+    else
+      table_set(t, r, c++, "-");
+    top_stop(dig(e, "by_stop_reason", NULL), name, sizeof name);
+    table_set(t, r, c++, "%s", name);
+  }
+}
+
+/* The table of every edge of every run, one row per edge (with a variant column when o has
+ * variants), after indent. */
+static int print_edge_table(const cli_output *o, FILE *f, const char *indent) {
+  static const char *const head[] = {"variant",       "edge",       "calls",        "attempts",
+                                     "attempts/call", "worst case", "max_attempts", "ok %",
+                                     "p99 ms",        "top stop"};
+  bool variants = dig(cli_output_summary(o), "variants", NULL) != NULL;
+  table t;
+  table_init(&t, variants ? "llrrrrrrrl" : "lrrrrrrrl", variants ? head : head + 1);
+  for (size_t i = 0; i < cli_output_n_runs(o); i++) {
+    const json_t *run = cli_output_run(o, i);
+    edge_rows(&t, run, variants ? json_string_value(dig(run, "variant", NULL)) : NULL);
+  }
+  return table_print(&t, f, indent);
+}
+
+int cli_output_print_edges(const cli_output *o, FILE *f) {
+  assert(o != NULL && f != NULL);
+  if (cli_output_n_runs(o) == 0) return 0;
+  fputs("\nedges (attempts/call: attempts made on the edge per call made on it)\n", f);
+  int rc = print_edge_table(o, f, "");
+  if (fflush(f) != 0 || ferror(f)) rc = -1;
+  return rc;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * One run
+ * =================================================================== */
 
 /* Writes the non-zero stop reasons as "ok 470, deadline 6" ("none" when all are zero). */
 static void print_stops(const json_t *run, FILE *f) {
@@ -178,33 +308,22 @@ static void print_stops(const json_t *run, FILE *f) {
   fputs(any ? "\n" : "none\n", f);
 }
 
-/* The amplification table: one row per service, then one per edge with its worst case. */
-static int print_amplification(const json_t *run, FILE *f) {
-  static const char *const head[] = {"", "name", "observed", "worst case", "max_attempts"};
+/* The load of each service: arrivals per top-level call ("load x"), in the scenario's order. */
+static int print_load(const json_t *run, FILE *f) {
+  static const char *const head[] = {"service", "load x"};
   table t;
-  table_init(&t, "llrrr", head);
+  table_init(&t, "lr", head);
   const char *key;
   json_t *v;
-  /* Services first, in the scenario's order, then the edges. %.4g keeps four significant
-   * digits, enough to compare policies without a wall of decimals. */
+  /* %.4g keeps four significant digits, enough to compare policies without a wall of
+   * decimals. */
   json_object_foreach(dig(run, "amplification", NULL), key, v) {
     if (!json_is_number(v)) continue; /* the "edges" array */
     size_t r = table_add(&t);
-    table_set(&t, r, 0, "service");
-    table_set(&t, r, 1, "%s", key);
-    table_set(&t, r, 2, "%.4gx", json_number_value(v));
+    table_set(&t, r, 0, "%s", key);
+    table_set(&t, r, 1, "%.4gx", json_number_value(v));
   }
-  size_t i;
-  json_array_foreach(dig(run, "amplification", "edges"), i, v) {
-    size_t r = table_add(&t);
-    table_set(&t, r, 0, "edge");
-    table_set(&t, r, 1, "%s -> %s", json_string_value(dig(v, "from", NULL)),
-              json_string_value(dig(v, "to", NULL)));
-    table_set(&t, r, 2, "%.4gx", num(v, "amplification", NULL));
-    table_set(&t, r, 3, "%lldx", cnt(v, "worst_case", NULL));
-    table_set(&t, r, 4, "%lld", cnt(v, "max_attempts", NULL));
-  }
-  fputs("amplification (arrivals or attempts per call)\n", f);
+  fputs("load x (arrivals at each service, retries included, per top-level call)\n", f);
   return table_print(&t, f, "  ");
 }
 
@@ -230,22 +349,27 @@ static int print_services(const json_t *run, FILE *f) {
   return table_print(&t, f, "");
 }
 
-/* The block of a scenario without variants. */
-/* "after 3 s", "never", or "-" for a run without a trigger that ended (recovery null). */
+/* "after 3 s (last: latency)", "never (last: queue)", or "-" for a run without a trigger that
+ * ended (recovery null): when the run came back in its good state, and which of the recovery
+ * rule's criteria came back last (or stayed out). */
 static void recovery_cell(const json_t *run, char *buf, size_t size) {
   const json_t *rc = dig(run, "recovery", NULL);
+  const char *last = json_string_value(dig(rc, "last_criterion", NULL));
+  char tail[48] = "";
+  if (last != NULL) snprintf(tail, sizeof tail, " (last: %s)", last);
   if (!json_is_object(rc))
     snprintf(buf, size, "-");
   else if (json_is_true(dig(rc, "recovered", NULL)))
-    snprintf(buf, size, "after %g s", num(rc, "recovery_s", NULL));
+    snprintf(buf, size, "after %g s%s", num(rc, "recovery_s", NULL), tail);
   else
-    snprintf(buf, size, "never");
+    snprintf(buf, size, "never%s", tail);
 }
 
+/* The block of a scenario without variants. */
 static int print_single(const cli_output *o, FILE *f) {
   /* Every figure comes from the run object (cnt, num), so this block and summary.json never
-   * disagree. The services table is printed even when the amplification table lost a row;
-   * rc keeps the failure either way. */
+   * disagree. The services table is printed even when a table before it lost a row; rc keeps
+   * the failure either way. */
   const json_t *r = cli_output_run(o, 0);
   long long started = cnt(r, "calls", "started"), ok = cnt(r, "calls", "ok");
   print_provenance(o, f, "scenario      ");
@@ -272,12 +396,24 @@ static int print_single(const cli_output *o, FILE *f) {
   if (json_is_object(rec)) {
     char cell[TABLE_CELL];
     recovery_cell(r, cell, sizeof cell);
-    fprintf(
-        f, "recovery      trigger %g-%g s, recovered %s (goodput/offered >= %g x %g for %g s)\n",
-        num(rec, "trigger_start_s", NULL), num(rec, "trigger_end_s", NULL), cell,
-        num(rec, "threshold", NULL), num(rec, "baseline_ratio", NULL), num(rec, "hold_s", NULL));
+    /* The rule in one line: goodput, latency (when there was a baseline), queues, hold. */
+    char lat[96] = "";
+    if (json_is_number(dig(rec, "baseline_latency_ms", NULL)))
+      snprintf(lat, sizeof lat, ", %s <= %g x %.4g ms",
+               json_string_value(dig(rec, "latency_column", NULL)),
+               num(rec, "latency_factor", NULL), num(rec, "baseline_latency_ms", NULL));
+    fprintf(f,
+            "recovery      trigger %g-%g s, recovered: %s\n"
+            "              (healthy: goodput/offered >= %g x %g%s, queues <= %g x baseline + %g "
+            "per worker, for %g s)\n",
+            num(rec, "trigger_start_s", NULL), num(rec, "trigger_end_s", NULL), cell,
+            num(rec, "threshold", NULL), num(rec, "baseline_ratio", NULL), lat,
+            num(rec, "queue_factor", NULL), num(rec, "queue_slack", NULL),
+            num(rec, "hold_s", NULL));
   }
-  int rc = print_amplification(r, f);
+  int rc = print_load(r, f);
+  fputs("edges (attempts/call: attempts made on the edge per call made on it)\n", f);
+  if (print_edge_table(o, f, "  ") != 0) rc = -1;
   fputc('\n', f);
   if (print_services(r, f) != 0) rc = -1;
   return rc;
@@ -289,87 +425,101 @@ static int print_single(const cli_output *o, FILE *f) {
  * Variants
  * =================================================================== */
 
-/* Top-level amplification (attempts per call over the edges that start at a client) and the
- * largest service amplification with its service's name. */
-static double top_amplification(const json_t *run, const char **max_name, double *max_amp) {
-  /* Edges that start at a client are the top level: their attempts per call are the load the
+/* Front-door attempts per call (attempts over calls of the edges that start at a client) and
+ * the largest service load with its service's name. */
+static double front_door(const json_t *run, const char **max_name, double *max_load) {
+  /* Edges that start at a client are the front door: their attempts per call are the load the
    * clients put on the system. *max_name is borrowed from the document. */
   double calls = 0, attempts = 0;
   size_t i;
   json_t *v;
-  json_array_foreach(dig(run, "amplification", "edges"), i, v) {
+  json_array_foreach(edges_of(run), i, v) {
     if (is_service(run, json_string_value(dig(v, "from", NULL)))) continue;
     calls += num(v, "calls", NULL);
     attempts += num(v, "attempts", NULL);
   }
   const char *key;
   *max_name = "-";
-  *max_amp = 0;
+  *max_load = 0;
   json_object_foreach(dig(run, "amplification", NULL), key, v) {
-    if (json_is_number(v) && json_number_value(v) > *max_amp) {
-      *max_amp = json_number_value(v);
+    if (json_is_number(v) && json_number_value(v) > *max_load) {
+      *max_load = json_number_value(v);
       *max_name = key;
     }
   }
   return calls > 0 ? attempts / calls : 0.0;
 }
 
-/* The stop reason other than ok that ended the most calls (first in enum order on ties). */
-static void top_stop(const json_t *run, char *buf, size_t size) {
-  const char *key, *best = NULL;
-  json_t *v;
-  long long most = 0;
-  json_object_foreach(dig(run, "calls", "by_stop_reason"), key, v) {
-    /* ok is skipped: the column tells why calls did not succeed. */
-    if (strcmp(key, "ok") != 0 && json_integer_value(v) > most) {
-      most = json_integer_value(v);
-      best = key;
-    }
-  }
-  if (best == NULL)
-    snprintf(buf, size, "-");
-  else
-    snprintf(buf, size, "%s %lld", best, most);
-}
-
 /* The comparison table of a scenario with variants, one row per variant. Columns are the figures
  * a policy comparison turns on: how many calls succeeded, the goodput, how much load the
- * retries added at the top (amp) and at the worst service, the tail, duplicate side effects
- * and why the failed calls stopped. */
+ * retries added at the front door and at the busiest service, the tail, duplicate side effects,
+ * why the failed calls stopped, and the worst internal edge (cli_output_worst_edge) with its
+ * attempts per call and ok %. The header takes two lines, so that the names stay whole and the
+ * columns narrow. */
 static int print_variants(const cli_output *o, FILE *f) {
-  static const char *const head[] = {"variant",  "calls",       "ok %",     "goodput/s",
-                                     "amp",      "max svc amp", "p50 ms",   "p99 ms",
-                                     "p99.9 ms", "dups",        "top stop", "recovered"};
-  /* The recovery column only when some run had a trigger that ended before the duration. */
-  bool recovery = false;
-  for (size_t i = 0; i < cli_output_n_runs(o); i++)
+  static const char *const head1[] = {"", "", "", "",      "front-door", "max",  "", "",
+                                      "", "", "", "worst", "edge",       "edge", ""};
+  static const char *const head2[] = {"variant",       "calls",  "ok %",     "goodput/s",
+                                      "attempts/call", "load x", "p50 ms",   "p99 ms",
+                                      "p99.9 ms",      "dups",   "top stop", "internal edge",
+                                      "attempts/call", "ok %",   "recovered"};
+  static const char all_align[] = "lrrrrrrrrrllrrl";
+  /* The edge columns only when some run has an internal edge; the recovery column only when
+   * some run had a trigger that ended before the duration. */
+  bool recovery = false, edges = false;
+  for (size_t i = 0; i < cli_output_n_runs(o); i++) {
     if (json_is_object(dig(cli_output_run(o, i), "recovery", NULL))) recovery = true;
+    if (cli_output_worst_edge(cli_output_run(o, i)) != NULL) edges = true;
+  }
+  /* The columns shown, as indices into head1, head2 and all_align. */
+  size_t cols[15], n_cols = 0;
+  for (size_t c = 0; c < 15; c++)
+    if ((c < 11 || c > 13 || edges) && (c != 14 || recovery)) cols[n_cols++] = c;
+  char align[16];
+  const char *h1[15] = {NULL};
+  for (size_t k = 0; k < n_cols; k++) {
+    align[k] = all_align[cols[k]];
+    h1[k] = head1[cols[k]];
+  }
+  align[n_cols] = '\0';
   table t;
-  table_init(&t, recovery ? "lrrrrrrrrrll" : "lrrrrrrrrrl", head);
+  table_init(&t, align, h1);
+  size_t h = table_add(&t);
+  for (size_t k = 0; k < n_cols; k++)
+    table_set(&t, h, k, "%s", head2[cols[k]]);
   for (size_t i = 0; i < cli_output_n_runs(o); i++) {
     const json_t *run = cli_output_run(o, i);
     long long started = cnt(run, "calls", "started"), ok = cnt(run, "calls", "ok");
     const char *max_name;
-    double max_amp, amp = top_amplification(run, &max_name, &max_amp);
-    char stop[TABLE_CELL];
-    top_stop(run, stop, sizeof stop);
-    size_t r = table_add(&t);
-    table_set(&t, r, 0, "%s", json_string_value(dig(run, "variant", NULL)));
-    table_set(&t, r, 1, "%lld", started);
+    double max_load, front = front_door(run, &max_name, &max_load);
+    char cell[15][TABLE_CELL];
+    snprintf(cell[0], TABLE_CELL, "%s", json_string_value(dig(run, "variant", NULL)));
+    snprintf(cell[1], TABLE_CELL, "%lld", started);
     /* A variant that started no call shows 0.00 rather than NaN. */
-    table_set(&t, r, 2, "%.2f", started ? 100.0 * (double)ok / (double)started : 0.0);
-    table_set(&t, r, 3, "%.4g", num(run, "goodput_per_s", NULL));
-    table_set(&t, r, 4, "%.3f", amp);
-    table_set(&t, r, 5, "%.3f %s", max_amp, max_name);
-    table_set(&t, r, 6, "%.4g", num(run, "latency_ms", "p50"));
-    table_set(&t, r, 7, "%.4g", num(run, "latency_ms", "p99"));
-    table_set(&t, r, 8, "%.4g", num(run, "latency_ms", "p999"));
-    table_set(&t, r, 9, "%lld", cnt(run, "side_effects", "duplicates"));
-    table_set(&t, r, 10, "%s", stop);
-    if (recovery) {
-      recovery_cell(run, stop, sizeof stop);
-      table_set(&t, r, 11, "%s", stop);
+    snprintf(cell[2], TABLE_CELL, "%.2f", started ? 100.0 * (double)ok / (double)started : 0.0);
+    snprintf(cell[3], TABLE_CELL, "%.4g", num(run, "goodput_per_s", NULL));
+    snprintf(cell[4], TABLE_CELL, "%.3f", front);
+    snprintf(cell[5], TABLE_CELL, "%.3f %s", max_load, max_name);
+    snprintf(cell[6], TABLE_CELL, "%.4g", num(run, "latency_ms", "p50"));
+    snprintf(cell[7], TABLE_CELL, "%.4g", num(run, "latency_ms", "p99"));
+    snprintf(cell[8], TABLE_CELL, "%.4g", num(run, "latency_ms", "p999"));
+    snprintf(cell[9], TABLE_CELL, "%lld", cnt(run, "side_effects", "duplicates"));
+    top_stop(dig(run, "calls", "by_stop_reason"), cell[10], TABLE_CELL);
+    const json_t *w = cli_output_worst_edge(run);
+    /* A run without an internal edge among runs with one shows "-". */
+    snprintf(cell[11], TABLE_CELL, "-");
+    snprintf(cell[12], TABLE_CELL, "-");
+    snprintf(cell[13], TABLE_CELL, "-");
+    if (w != NULL) {
+      edge_name(w, cell[11], TABLE_CELL);
+      snprintf(cell[12], TABLE_CELL, "%.3f", edge_attempts_per_call(w));
+      double pct = edge_ok_pct(w);
+      if (pct == pct) snprintf(cell[13], TABLE_CELL, "%.2f", pct);
     }
+    recovery_cell(run, cell[14], TABLE_CELL);
+    size_t r = table_add(&t);
+    for (size_t k = 0; k < n_cols; k++)
+      table_set(&t, r, k, "%s", cell[cols[k]]);
   }
   print_provenance(o, f, "scenario ");
   fprintf(f, ", %zu variants\n\n", cli_output_n_runs(o));

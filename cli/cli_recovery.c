@@ -1,77 +1,195 @@
 /*
- * cli_recovery.c: did the world come back after its faults, and how long did it take? The
+ * cli_recovery.c: did the world come back after its trigger, and how long did it take? The
  * question a metastable failure answers with "never": the trigger is gone, yet the retries it
  * set off keep the service saturated.
  *
- * The judgement reads two columns of the finished time series, offered_rps and goodput_rps,
- * bucket by bucket. Their ratio (good calls per offered call) compares buckets with different
- * offered loads (a ramp, a spike), where goodput alone would not. A bucket with no offered
- * call has no ratio and is never healthy: for a closed-loop population, nothing offered means
- * every user is stuck waiting.
+ * A metastable system has recovered when it is back in its good state, not merely when it
+ * answers again: the judgement reads, bucket by bucket, three things of the finished time
+ * series. Goodput per offered call (offered_rps, goodput_rps), capped at 1 so that a queue
+ * draining its backlog (goodput above offered) does not pass for health; the OK calls'
+ * latency (latency_ok_p99_ms by default), so that answers ten times slower than before do
+ * not either; and every service's queue (<service>_queue), so that a backlog still waiting
+ * does not. A bucket with no offered call has no ratio and is never healthy: for a
+ * closed-loop population, nothing offered means every user is stuck waiting.
  */
 #include "cli/cli_recovery.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-/* goodput/offered over buckets [b0, b1), NaN when nothing was offered there. Sums rather than
- * a mean of ratios, so a nearly empty bucket does not weigh as much as a full one. */
-static double span_ratio(const double *offered, const double *goodput, size_t stride, size_t b0,
-                         size_t b1) {
-  double o = 0, g = 0;
-  for (size_t b = b0; b < b1; b++) {
-    o += offered[b * stride];
-    g += goodput[b * stride];
-  }
-  return o > 0 ? g / o : NAN;
+#include "retry/retry.h"
+
+void cli_recovery_cfg_init(cli_recovery_cfg *cfg) {
+  *cfg = (cli_recovery_cfg){.threshold = 0.9,
+                            .hold_ns = 10 * RETRY_NS_PER_S,
+                            .warmup_ns = -1,
+                            .latency_factor = 3.0,
+                            .latency_q = 0.99,
+                            .queue_factor = 2.0,
+                            .queue_slack = 1.0};
 }
 
-void cli_recovery_judge(const cli_recovery_cfg *cfg, int64_t duration_ns, int64_t bucket_ns,
-                        int64_t trigger_start_ns, int64_t trigger_end_ns, const double *offered,
-                        const double *goodput, size_t stride, size_t n_buckets, cli_recovery *out) {
+const char *cli_recovery_criterion_name(cli_recovery_criterion c) {
+  switch (c) {
+    case CLI_RECOVERY_GOODPUT: return "goodput";
+    case CLI_RECOVERY_LATENCY: return "latency";
+    case CLI_RECOVERY_QUEUE: return "queue";
+    case CLI_RECOVERY_N: break;
+  }
+  return "unknown";
+}
+
+/* goodput/offered over buckets [b0, b1), NaN when nothing was offered there. Sums rather than
+ * a mean of ratios, so a nearly empty bucket does not weigh as much as a full one. Capped at
+ * 1: more good answers than calls offered is a backlog draining, not better health. */
+static double span_ratio(const cli_recovery_series *s, size_t b0, size_t b1) {
+  double o = 0, g = 0;
+  for (size_t b = b0; b < b1; b++) {
+    o += s->offered[b * s->stride];
+    g += s->goodput[b * s->stride];
+  }
+  if (!(o > 0)) return NAN;
+  return g / o < 1.0 ? g / o : 1.0;
+}
+
+/* The mean of the finite values of col over [b0, b1), NaN when there is none. */
+static double span_mean(const double *col, size_t stride, size_t b0, size_t b1) {
+  double sum = 0;
+  size_t n = 0;
+  for (size_t b = b0; b < b1; b++) {
+    double v = col[b * stride];
+    if (isfinite(v)) {
+      sum += v;
+      n++;
+    }
+  }
+  return n > 0 ? sum / (double)n : NAN;
+}
+
+/* A held span: run counts healthy buckets ending at b; the first time it reaches hold, the
+ * span's start (in s from the trigger's end) is kept in *at. */
+static void span_step(bool healthy, size_t b, size_t hold, int64_t bucket_ns, int64_t end_ns,
+                      size_t *run, double *at) {
+  *run = healthy ? *run + 1 : 0;
+  if (*run == hold && isnan(*at))
+    *at = (double)((int64_t)(b + 1 - hold) * bucket_ns - end_ns) / 1e9;
+}
+
+/* The index of the latest time among n (NaN, never, is the latest; ties: the first). */
+static size_t latest(const double *t, size_t n) {
+  size_t best = 0;
+  for (size_t i = 1; i < n; i++) {
+    if (isnan(t[best])) break;
+    if (isnan(t[i]) || t[i] > t[best]) best = i;
+  }
+  return best;
+}
+
+int cli_recovery_judge_series(const cli_recovery_cfg *cfg, int64_t duration_ns,
+                              int64_t trigger_start_ns, int64_t trigger_end_ns,
+                              const cli_recovery_series *s, cli_recovery *out) {
   *out = (cli_recovery){0};
+  int64_t bucket_ns = s->bucket_ns;
   /* No trigger, or one that lasts as long as the clients send: nothing to recover from. */
-  if (trigger_start_ns >= duration_ns || trigger_end_ns >= duration_ns || bucket_ns <= 0) return;
+  if (trigger_start_ns >= duration_ns || trigger_end_ns >= duration_ns || bucket_ns <= 0 ||
+      trigger_end_ns < trigger_start_ns)
+    return 0;
+  /* Per service: its baseline queue, the length of its healthy run, its own time. */
+  size_t nq = s->n_queues;
+  double *qbase = malloc((2 * nq + 1) * sizeof *qbase);
+  size_t *qrun = malloc((nq + 1) * sizeof *qrun);
+  if (qbase == NULL || qrun == NULL) {
+    free(qbase);
+    free(qrun);
+    return RETRY_ENOMEM;
+  }
+  double *qat = qbase + nq;
   out->has_trigger = true;
+  out->explicit_trigger = cfg->explicit_trigger;
   out->trigger_start_s = (double)trigger_start_ns / 1e9;
   out->trigger_end_s = (double)trigger_end_ns / 1e9;
   out->threshold = cfg->threshold;
   out->hold_s = (double)cfg->hold_ns / 1e9;
   out->recovery_s = NAN;
+  out->latency_column = cfg->latency_q == 0.5 ? "latency_ok_p50_ms" : "latency_ok_p99_ms";
+  out->latency_factor = cfg->latency_factor;
+  out->queue_factor = cfg->queue_factor;
+  out->queue_slack = cfg->queue_slack;
+  for (int c = 0; c < CLI_RECOVERY_N; c++)
+    out->criterion_s[c] = NAN;
   /* Only whole buckets inside the duration count: the drain has no offered load, and a
    * bucket cut short by the end of the duration would be judged on a fraction of a second. */
   size_t full = (size_t)(duration_ns / bucket_ns);
-  if (full > n_buckets) full = n_buckets;
-  /* The baseline: whole buckets after the warm-up and before the trigger. The default
+  if (full > s->n_buckets) full = s->n_buckets;
+  /* The baselines: whole buckets after the warm-up and before the trigger. The default
    * warm-up skips the start (empty queues, engines without history) but never more than
    * half of what precedes the trigger. */
   int64_t warmup = cfg->warmup_ns;
   if (warmup < 0) warmup = trigger_start_ns / 2 < 10000000000 ? trigger_start_ns / 2 : 10000000000;
   size_t b0 = (size_t)((warmup + bucket_ns - 1) / bucket_ns);
   size_t b1 = (size_t)(trigger_start_ns / bucket_ns);
-  double base = b0 < b1 ? span_ratio(offered, goodput, stride, b0, b1) : NAN;
+  if (b1 > full) b1 = full;
+  double base = b0 < b1 ? span_ratio(s, b0, b1) : NAN;
   /* Without a bucket of healthy history the baseline is 1: every offered call succeeds. */
   out->baseline_ratio = isnan(base) ? 1.0 : base;
   double need = cfg->threshold * out->baseline_ratio;
+  /* Without an OK latency before the trigger there is nothing to compare with: the latency
+   * criterion then always holds (baseline_latency_ms is NaN, written null). */
+  out->baseline_latency_ms =
+      s->latency != NULL && b0 < b1 ? span_mean(s->latency, s->stride, b0, b1) : NAN;
+  double lat_max = cfg->latency_factor * out->baseline_latency_ms;
+  for (size_t k = 0; k < nq; k++) {
+    double m = b0 < b1 ? span_mean(s->queues[k], s->stride, b0, b1) : NAN;
+    qbase[k] = cfg->queue_factor * (isnan(m) ? 0.0 : m) + s->queue_allow[k];
+    qrun[k] = 0;
+    qat[k] = NAN;
+  }
   size_t hold = (size_t)((cfg->hold_ns + bucket_ns - 1) / bucket_ns);
   if (hold < 1) hold = 1;
   /* The final ratio: the last hold buckets of the duration (all of them if fewer). */
   size_t f0 = full > hold ? full - hold : 0;
-  out->final_ratio = span_ratio(offered, goodput, stride, f0, full);
-  /* The first bucket that starts at or after the trigger's end and is followed by hold
-   * healthy buckets (itself included). run counts healthy buckets ending at b. */
+  out->final_ratio = f0 < full ? span_ratio(s, f0, full) : NAN;
+  /* From the first bucket that starts at or after the trigger's end: each criterion's own
+   * held span, every queue's, and the span where all hold at once. */
   size_t first = (size_t)((trigger_end_ns + bucket_ns - 1) / bucket_ns);
-  size_t run = 0;
+  size_t run_all = 0, run[CLI_RECOVERY_N] = {0};
   for (size_t b = first; b < full; b++) {
-    double r = span_ratio(offered, goodput, stride, b, b + 1);
-    run = (!isnan(r) && r >= need) ? run + 1 : 0;
-    if (run == hold) {
-      size_t start = b + 1 - hold;
-      out->recovered = true;
-      out->recovery_s = (double)((int64_t)start * bucket_ns - trigger_end_ns) / 1e9;
-      return;
+    double r = span_ratio(s, b, b + 1);
+    bool ok[CLI_RECOVERY_N];
+    ok[CLI_RECOVERY_GOODPUT] = !isnan(r) && r >= need;
+    double lat = s->latency != NULL ? s->latency[b * s->stride] : NAN;
+    ok[CLI_RECOVERY_LATENCY] = isnan(out->baseline_latency_ms) || (isfinite(lat) && lat <= lat_max);
+    ok[CLI_RECOVERY_QUEUE] = true;
+    for (size_t k = 0; k < nq; k++) {
+      bool qok = s->queues[k][b * s->stride] <= qbase[k];
+      ok[CLI_RECOVERY_QUEUE] = ok[CLI_RECOVERY_QUEUE] && qok;
+      span_step(qok, b, hold, bucket_ns, trigger_end_ns, &qrun[k], &qat[k]);
     }
+    for (int c = 0; c < CLI_RECOVERY_N; c++)
+      span_step(ok[c], b, hold, bucket_ns, trigger_end_ns, &run[c], &out->criterion_s[c]);
+    span_step(ok[0] && ok[1] && ok[2], b, hold, bucket_ns, trigger_end_ns, &run_all,
+              &out->recovery_s);
   }
+  out->recovered = !isnan(out->recovery_s);
+  out->last_criterion = (cli_recovery_criterion)latest(out->criterion_s, CLI_RECOVERY_N);
+  out->queue_service = nq > 0 ? s->queue_names[latest(qat, nq)] : NULL;
+  free(qbase);
+  free(qrun);
+  return 0;
+}
+
+void cli_recovery_judge(const cli_recovery_cfg *cfg, int64_t duration_ns, int64_t bucket_ns,
+                        int64_t trigger_start_ns, int64_t trigger_end_ns, const double *offered,
+                        const double *goodput, size_t stride, size_t n_buckets, cli_recovery *out) {
+  cli_recovery_series s = {.bucket_ns = bucket_ns,
+                           .n_buckets = n_buckets,
+                           .stride = stride,
+                           .offered = offered,
+                           .goodput = goodput};
+  /* Without queues nothing is allocated, so this cannot fail. */
+  (void)cli_recovery_judge_series(cfg, duration_ns, trigger_start_ns, trigger_end_ns, &s, out);
 }
 
 /* The index of the column called name, or -1. */
@@ -81,21 +199,54 @@ static int column(const model_timeseries *ts, const char *name) {
   return -1;
 }
 
-void cli_recovery_of_run(const cli_recovery_cfg *rcfg, const model_config *cfg,
-                         const model_results *r, cli_recovery *out) {
+int cli_recovery_of_run(const cli_recovery_cfg *rcfg, const model_config *cfg,
+                        const model_results *r, cli_recovery *out) {
+  *out = (cli_recovery){0};
   int64_t t0 = INT64_MAX, t1 = INT64_MIN;
-  for (size_t s = 0; s < cfg->n_services; s++)
-    for (size_t i = 0; i < cfg->services[s].n_faults; i++) {
-      const model_fault_cfg *f = &cfg->services[s].faults[i];
-      if (f->start_ns < t0) t0 = f->start_ns;
-      if (f->end_ns > t1) t1 = f->end_ns;
-    }
+  if (rcfg->explicit_trigger) {
+    t0 = rcfg->trigger_start_ns;
+    t1 = rcfg->trigger_end_ns;
+  } else {
+    for (size_t s = 0; s < cfg->n_services; s++)
+      for (size_t i = 0; i < cfg->services[s].n_faults; i++) {
+        const model_fault_cfg *f = &cfg->services[s].faults[i];
+        if (f->start_ns < t0) t0 = f->start_ns;
+        if (f->end_ns > t1) t1 = f->end_ns;
+      }
+  }
   const model_timeseries *ts = &r->ts;
   int offered = column(ts, "offered_rps"), goodput = column(ts, "goodput_rps");
-  if (offered < 0 || goodput < 0 || ts->values == NULL) {
-    *out = (cli_recovery){0};
-    return;
+  if (offered < 0 || goodput < 0 || ts->values == NULL) return 0;
+  int latency = column(ts, rcfg->latency_q == 0.5 ? "latency_ok_p50_ms" : "latency_ok_p99_ms");
+  size_t ns = cfg->n_services;
+  const double **queues = malloc((ns + 1) * sizeof *queues);
+  double *allow = malloc((ns + 1) * sizeof *allow);
+  const char **names = malloc((ns + 1) * sizeof *names);
+  int rc = queues != NULL && allow != NULL && names != NULL ? 0 : RETRY_ENOMEM;
+  size_t nq = 0;
+  for (size_t i = 0; i < ns && rc == 0; i++) {
+    char name[MODEL_TS_NAME_MAX];
+    snprintf(name, sizeof name, "%s_queue", cfg->services[i].name);
+    int c = column(ts, name);
+    if (c < 0) continue;
+    queues[nq] = ts->values + c;
+    allow[nq] = rcfg->queue_slack * (double)cfg->services[i].replicas *
+                (double)cfg->services[i].workers;
+    names[nq++] = cfg->services[i].name;
   }
-  cli_recovery_judge(rcfg, cfg->duration_ns, ts->bucket_ns, t0, t1, ts->values + offered,
-                     ts->values + goodput, ts->n_columns, ts->n_buckets, out);
+  cli_recovery_series s = {.bucket_ns = ts->bucket_ns,
+                           .n_buckets = ts->n_buckets,
+                           .stride = ts->n_columns,
+                           .offered = ts->values + offered,
+                           .goodput = ts->values + goodput,
+                           .latency = latency >= 0 ? ts->values + latency : NULL,
+                           .n_queues = nq,
+                           .queues = queues,
+                           .queue_allow = allow,
+                           .queue_names = names};
+  if (rc == 0) rc = cli_recovery_judge_series(rcfg, cfg->duration_ns, t0, t1, &s, out);
+  free(queues);
+  free(allow);
+  free(names);
+  return rc;
 }

@@ -1,7 +1,9 @@
 /*
  * cli_report.h: what `retrysim run --plot` adds to the files of --out DIR: the gnuplot pictures
- * of plots/ rendered from the run's CSV files, and report.md, a page a person can read to
- * understand the run (the comparison table, a few sentences per variant, the pictures).
+ * of plots/ rendered from the run's CSV files, and report.md with report.html, the same page a
+ * person can read to understand the run (the comparison table, every edge, a few sentences per
+ * variant, the pictures): Markdown that links the pictures, and one self-contained HTML5 file
+ * with the pictures inlined.
  * Invariant: like the other output files, every picture and the report are written under a
  * temporary name and renamed into place whole; equal runs give byte-identical files.
  */
@@ -22,17 +24,21 @@ const char *cli_report_plots_dir(void);
 
 /* Renders the pictures of the run whose files cli_output_write_dir already wrote into dir:
  * timeseries.svg (one run) or timeseries-VARIANT.svg per variant, compare.svg and variants.svg
- * (with variants), latency-cdf.svg. Each is `gnuplot -c SCRIPT DATA OUT TITLE` with the script
+ * (with variants), edge-FROM-TO.svg for the worst internal edge (the worst edge of
+ * cli_output_worst_edge of the run where it has the most attempts per call; none without an
+ * internal edge), latency-cdf.svg. Each is `gnuplot -c SCRIPT DATA OUT TITLE` with the script
  * from plots_dir; gnuplot's messages go to log (its stdout too, so that a summary on stdout
  * stays clean). Returns 0, or RETRY_EIO with err naming the script and why (gnuplot missing,
  * a script that failed), RETRY_ENOMEM. Pictures already rendered are kept on a failure. */
 int cli_report_plots(const cli_output *o, const cli_scenario *s, const char *dir,
                      const char *plots_dir, FILE *log, retry_error *err);
 
-/* Writes dir/report.md for the run: title, description, the command that produced it
- * (command, may be NULL), the comparison table, a paragraph per variant and, when pictures is
- * true, links to the pictures cli_report_plots renders. Returns 0, RETRY_EIO or RETRY_ENOMEM
- * with err filled. */
+/* Writes dir/report.md, then dir/report.html, for the run: title, description, the command that
+ * produced it (command, may be NULL), "In short" (with variants), the comparison table, every
+ * edge, the load of every service, a paragraph per variant and, when pictures is true, the
+ * pictures cli_report_plots rendered (linked in report.md, inlined as data: URIs in
+ * report.html, which then needs no other file). Returns 0, RETRY_EIO (a file that cannot be
+ * written, a picture that cannot be read) or RETRY_ENOMEM with err filled. */
 int cli_report_write(const cli_output *o, const cli_scenario *s, const char *dir,
                      const char *command, bool pictures, retry_error *err);
 

@@ -124,8 +124,8 @@ static int run_one(const cli_scenario *s, size_t i, const cli_run_opts *o, cli_o
     /* add_run copies the results, which is what lets the world go right after. */
     const model_results *res = model_world_results(w);
     cli_recovery rec;
-    cli_recovery_of_run(cli_scenario_recovery(s, i), cfg, res, &rec);
-    rc = cli_output_add_run(out, name, seed, res, &rec);
+    rc = cli_recovery_of_run(cli_scenario_recovery(s, i), cfg, res, &rec);
+    if (rc == 0) rc = cli_output_add_run(out, name, seed, res, &rec);
     if (rc != 0 && err->code == RETRY_OK) {
       err->code = rc;
       snprintf(err->message, sizeof err->message, "out of memory keeping the results");
@@ -208,6 +208,10 @@ static int finish(const cli_scenario *s, const cli_output *out, const cli_run_op
     rc = cli_output_write_json(out, o->out);
   else if (!o->quiet)
     rc = cli_output_print_text(out, o->out);
+  /* One run's block lists its edges already; --edges adds the table for variants. */
+  if (rc == 0 && o->edges && o->format == CLI_FORMAT_TEXT && !o->quiet &&
+      cli_scenario_has_variants(s))
+    rc = cli_output_print_edges(out, o->out);
   if (rc == 0 && fflush(o->out) != 0) rc = -1;
   if (rc != 0) {
     fprintf(o->err, "retrysim: cannot write the summary to standard output\n");

@@ -30,6 +30,7 @@ typedef struct cli_run_opts {
   bool check;          /* check the scenario's expectations, exit CLI_EXIT_CHECK on a failure */
   const char *junit;   /* with check: also write the results as JUnit XML here; NULL: none */
   bool quiet;          /* no text summary and no progress line */
+  bool edges;          /* text summary: add the table of every edge (cli_output_print_edges) */
   bool plot;           /* with out_dir: render the pictures and write report.md (cli_report.h) */
   const char *command; /* the command line, quoted in report.md; NULL: none */
   bool has_seed;       /* seed replaces every run's scenario seed */

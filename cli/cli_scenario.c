@@ -213,6 +213,15 @@ static void fail_in_file(scn_ctx *c, const char *full, const char *name, int cod
  * reported). I/O errors are the scenario's mistake (the name written there) and are reported at
  * the policy's path in the scenario, whatever the cause: missing, a directory or a device,
  * unreadable (issue 10, defect 6). */
+static const char *not_regular(mode_t m) {
+  if (S_ISDIR(m)) return "it is a directory, not a regular file";
+  if (S_ISCHR(m)) return "it is a character device, not a regular file";
+  if (S_ISBLK(m)) return "it is a block device, not a regular file";
+  if (S_ISFIFO(m)) return "it is a FIFO (named pipe), not a regular file";
+  if (S_ISSOCK(m)) return "it is a socket, not a regular file";
+  return "it is not a regular file";
+}
+
 static long read_policy_file(scn_ctx *c, const char *full, const char *name, bool quiet) {
   scn_files *fs = c->files;
   for (size_t i = 0; i < fs->n; i++)
@@ -227,7 +236,7 @@ static long read_policy_file(scn_ctx *c, const char *full, const char *name, boo
   if (stat(full, &st) != 0)
     why = strerror(errno);
   else if (!S_ISREG(st.st_mode))
-    why = "not a regular file (a directory, a device or a pipe)";
+    why = not_regular(st.st_mode);
   else if ((f = fopen(full, "rb")) == NULL)
     why = strerror(errno);
   if (f != NULL) fclose(f);

@@ -28,6 +28,24 @@ typedef struct cli_set {
 
 typedef struct cli_scenario cli_scenario;
 
+/* Where the loaders report the warnings of the service configs they load (policies inline or
+ * in files: ignored fields, probable unit mistakes; docs/service-config.md, "Warnings"). fn
+ * gets each one: w->source is the file it is in (the scenario for an inline policy, else the
+ * policy file), w->path its JSON path there, w->message what is wrong; variant names the
+ * variant being converted, NULL for the base document. A policy shared by several variants
+ * is loaded once per variant, so the same warning may come several times. strict: each
+ * warning is a loading error instead, with the same message. */
+typedef struct cli_scenario_warn {
+  void (*fn)(void *ctx, const char *variant, const retry_error *w);
+  void *ctx;
+  bool strict;
+} cli_scenario_warn;
+
+/* Sets the warning sink of the loads that follow; NULL (the start) drops warnings and is not
+ * strict. w is borrowed until replaced. Process-wide, as the program has one command line;
+ * not thread-safe. */
+void cli_scenario_set_warn(const cli_scenario_warn *w);
+
 /* Loads and validates the scenario file at path with overrides applied in order. Returns a new
  * scenario; free with cli_scenario_destroy. NULL on error: err names the file (source), the
  * JSON path of the bad value ("$.services.api.queue.capacity"), line and column when jansson

@@ -9,9 +9,11 @@
 #include "cli/cli_scenario_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The forms a POLICY value may take, for messages ("must be ..."). */
 #define POLICY_WHAT "a service config object, the name of a service config file or null"
@@ -26,6 +28,17 @@ static bool oom(scn_ctx *c) {
  * Policies
  * =================================================================== */
 
+/* A policy read from a file and not patched since is the file's, so its warnings name the file
+ * and the path in it, as fail_inline does for its errors. */
+static const scn_policy_file *policy_file_of(const scn_ctx *c, const json_t *v) {
+  for (size_t i = 0; c->files != NULL && i < c->files->n; i++) {
+    const scn_policy_file *pf = &c->files->files[i];
+    if (strlen(pf->path) < sizeof((retry_error *)NULL)->source && json_equal(pf->content, v))
+      return pf;
+  }
+  return NULL;
+}
+
 /* A service config error, moved into the scenario: same code and message, at the policy's
  * path followed by the path inside the service config ("$.clients.web.policy" +
  * ".methodConfig[0].retryPolicy.maxAttempts"). The loader's "$" is dropped so the two paths
@@ -36,9 +49,8 @@ static bool fail_inline(scn_ctx *c, json_t *v, const retry_error *pe) {
   /* A policy read from a file and not patched since is the file's: its error names the file
    * and the path in it, as loading the file alone would (a name too long for the error's
    * source falls back to the scenario's path). */
-  for (size_t i = 0; c->files != NULL && i < c->files->n; i++) {
-    const scn_policy_file *pf = &c->files->files[i];
-    if (strlen(pf->path) >= sizeof pe->source || !json_equal(pf->content, v)) continue;
+  const scn_policy_file *pf = policy_file_of(c, v);
+  if (pf != NULL) {
     retry_error e = *pe;
     snprintf(e.source, sizeof e.source, "%s", pf->path);
     e.line = e.column = -1;
@@ -49,6 +61,48 @@ static bool fail_inline(scn_ctx *c, json_t *v, const retry_error *pe) {
   retry_json_fail(&c->j, pe->code != RETRY_OK ? pe->code : RETRY_ECONFIG, "%s", pe->message);
   retry_json_path_pop(&c->j, mark);
   return false;
+}
+
+/* The warning sink of every policy load (cli_scenario_set_warn); NULL: none. */
+static const cli_scenario_warn *warn_sink;
+
+void cli_scenario_set_warn(const cli_scenario_warn *w) { warn_sink = w; }
+
+/* Carries a load's warnings to the sink: those of an inline policy move into the scenario
+ * the way fail_inline moves its errors (the policy's path, then the path inside it). */
+typedef struct warn_relay {
+  scn_ctx *c;
+  json_t *v; /* the policy object loaded */
+} warn_relay;
+
+static void relay_warning(void *ctx, const retry_error *w) {
+  const warn_relay *r = ctx;
+  const scn_policy_file *pf = policy_file_of(r->c, r->v);
+  if (pf != NULL) {
+    retry_error moved = *w;
+    snprintf(moved.source, sizeof moved.source, "%s", pf->path);
+    moved.line = moved.column = -1;
+    warn_sink->fn(warn_sink->ctx, r->c->variant, &moved);
+    return;
+  }
+  char path[sizeof r->c->j.path];
+  snprintf(path, sizeof path, "%s%s", r->c->j.path, w->path[0] == '$' ? w->path + 1 : "");
+  retry_error moved;
+  retry_error_clear(&moved);
+  retry_error_set(&moved, w->code, r->c->j.source, path, -1, -1, "%s", w->message);
+  warn_sink->fn(warn_sink->ctx, r->c->variant, &moved);
+}
+
+/* The loader's options: the default cap on maxAttempts, the test hook's allocator, and the
+ * warnings relayed through r (when a sink is set). */
+static retry_config_opts policy_opts(warn_relay *r) {
+  retry_config_opts opts = {.max_attempts_limit = 0, .alloc = cli__scenario_retry_alloc()};
+  if (warn_sink != NULL) {
+    opts.warn = warn_sink->fn != NULL ? relay_warning : NULL;
+    opts.warn_ctx = r;
+    opts.strict = warn_sink->strict;
+  }
+  return opts;
 }
 
 /* The object is handed to retry_config_load_string as text: the service config loader reads
@@ -62,7 +116,8 @@ static bool load_inline(scn_ctx *c, json_t *v, retry_config **out) {
   if (text == NULL) return oom(c);
   /* 0: libretry's default cap on maxAttempts. The allocator is NULL except under the tests'
    * failure hook. Errors name the scenario (c->j.source): an inline policy lives in it. */
-  retry_config_opts opts = {0, cli__scenario_retry_alloc()};
+  warn_relay relay = {c, v};
+  retry_config_opts opts = policy_opts(&relay);
   retry_error pe;
   retry_error_clear(&pe);
   *out = retry_config_load_string(text, c->j.source, &opts, &pe);

@@ -867,9 +867,7 @@ static bool parse_times(scn_ctx *c, json_t *doc) {
   int64_t seed = 1;
   cfg->drain_ns = 60 * RETRY_NS_PER_S;
   cfg->bucket_ns = RETRY_NS_PER_S;
-  c->recovery.threshold = 0.9;
-  c->recovery.hold_ns = 10 * RETRY_NS_PER_S;
-  c->recovery.warmup_ns = -1;
+  cli_recovery_cfg_init(&c->recovery);
   if (retry_json_get_int(&c->j, doc, "seed", 0, INT64_MAX, "an integer >= 0", &seed) < 0 ||
       retry_json_require(
           &c->j,
@@ -900,9 +898,40 @@ static bool parse_times(scn_ctx *c, json_t *doc) {
   return true;
 }
 
-static const char *const recovery_keys[] = {"threshold", "hold", "warmup"};
+static const char *const recovery_keys[] = {"threshold",   "hold",           "warmup",
+                                            "latency",     "latency_factor", "queue_factor",
+                                            "queue_slack", "trigger"};
+static const char *const recovery_trigger_keys[] = {"start", "end"};
+static const char *const recovery_latency_names[] = {"p50", "p99"};
 
-/* "recovery": how the summary judges recovery after the faults (cli_recovery_cfg). The
+/* "recovery.trigger": the trigger window given explicitly (a load spike has no fault). */
+static bool parse_recovery_trigger(scn_ctx *c, json_t *v) {
+  cli_recovery_cfg *r = &c->recovery;
+  if (!json_is_object(v)) {
+    retry_json_fail_value(&c->j, "\"trigger\"", "an object {\"start\": \"30s\", \"end\": \"45s\"}",
+                          v);
+    return false;
+  }
+  if (!retry_json_check_keys(&c->j, v, recovery_trigger_keys, SCN_N_OF(recovery_trigger_keys),
+                             NULL) ||
+      retry_json_require(
+          &c->j,
+          cli__scenario_get_duration(c, v, "start", 0, false, SCN_DUR_NONNEG, &r->trigger_start_ns),
+          "start", "the trigger's start, a duration") != 1 ||
+      retry_json_require(
+          &c->j,
+          cli__scenario_get_duration(c, v, "end", 0, false, SCN_DUR_NONNEG, &r->trigger_end_ns),
+          "end", "the trigger's end, a duration") != 1)
+    return false;
+  if (r->trigger_end_ns <= r->trigger_start_ns) {
+    retry_json_fail_field(&c->j, v, "end", "after \"start\"");
+    return false;
+  }
+  r->explicit_trigger = true;
+  return true;
+}
+
+/* "recovery": how the summary judges recovery after the trigger (cli_recovery_cfg). The
  * defaults are set before, so that a scenario without the key gets them too. */
 static bool parse_recovery(scn_ctx *c, json_t *v) {
   cli_recovery_cfg *r = &c->recovery;
@@ -912,11 +941,29 @@ static bool parse_recovery(scn_ctx *c, json_t *v) {
                           v);
     return false;
   }
-  return retry_json_check_keys(&c->j, v, recovery_keys, SCN_N_OF(recovery_keys), NULL) &&
-         retry_json_get_number(&c->j, v, "threshold", 0, true, 1, false,
-                               "a fraction of the baseline in (0, 1]", &r->threshold) >= 0 &&
-         cli__scenario_get_duration(c, v, "hold", 0, true, SCN_DUR_POS, &r->hold_ns) >= 0 &&
-         cli__scenario_get_duration(c, v, "warmup", 0, false, SCN_DUR_NONNEG, &r->warmup_ns) >= 0;
+  int latency = r->latency_q == 0.5 ? 0 : 1;
+  bool ok =
+      retry_json_check_keys(&c->j, v, recovery_keys, SCN_N_OF(recovery_keys), NULL) &&
+      retry_json_get_number(&c->j, v, "threshold", 0, true, 1, false,
+                            "a fraction of the baseline in (0, 1]", &r->threshold) >= 0 &&
+      cli__scenario_get_duration(c, v, "hold", 0, true, SCN_DUR_POS, &r->hold_ns) >= 0 &&
+      cli__scenario_get_duration(c, v, "warmup", 0, false, SCN_DUR_NONNEG, &r->warmup_ns) >= 0 &&
+      retry_json_get_enum(&c->j, v, "latency", recovery_latency_names,
+                          SCN_N_OF(recovery_latency_names), &latency) >= 0 &&
+      retry_json_get_number(&c->j, v, "latency_factor", 1, false, 1e9, false,
+                            "a factor of the baseline latency, >= 1", &r->latency_factor) >= 0 &&
+      retry_json_get_number(&c->j, v, "queue_factor", 1, false, 1e9, false,
+                            "a factor of the baseline queue, >= 1", &r->queue_factor) >= 0 &&
+      retry_json_get_number(&c->j, v, "queue_slack", 0, false, 1e9, false,
+                            "requests per worker, >= 0", &r->queue_slack) >= 0;
+  if (!ok) return false;
+  r->latency_q = latency == 0 ? 0.5 : 0.99;
+  json_t *t = retry_json_field(v, "trigger");
+  if (t == NULL) return true;
+  size_t mark = retry_json_path_push_key(&c->j, "trigger");
+  if (!parse_recovery_trigger(c, t)) return false;
+  retry_json_path_pop(&c->j, mark);
+  return true;
 }
 
 /* A top-level member, parsed with the path at it. what == NULL makes the member optional (variants,

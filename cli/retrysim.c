@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "retry/retry.h"
+#include "cli/cli_explain.h"
 #include "cli/cli_output.h"
 #include "cli/cli_run.h"
 #include "cli/cli_scenario.h"
@@ -26,8 +27,12 @@ static const char usage_text[] =
     "usage: retrysim run SCENARIO.json [--seed N] [--duration D] [--out DIR]\n"
     "                    [--format text|json] [--check] [--junit FILE] [--set PATH=VALUE]...\n"
     "                    [--variant NAME]... [--max-memory SIZE] [--quiet] [--plot]\n"
+    "                    [--edges] [--strict]\n"
     "       retrysim validate SCENARIO.json [--set PATH=VALUE]... [--variant NAME]...\n"
-    "                    [--duration D] [--max-memory SIZE]\n"
+    "                    [--duration D] [--max-memory SIZE] [--strict]\n"
+    "       retrysim explain SCENARIO.json (--call ID | --stopped REASON | --after T)\n"
+    "                    [--edge FROM->TO] [--variant NAME] [--seed N] [--set PATH=VALUE]...\n"
+    "                    [--format text|json]\n"
     "       retrysim --help | --version\n";
 
 static const char help_text[] =
@@ -37,6 +42,7 @@ static const char help_text[] =
     "commands:\n"
     "  run        run the scenario (every variant) and print a summary\n"
     "  validate   load and check the scenario and every variant; print \"FILE: ok (N runs)\"\n"
+    "  explain    run one variant and print the retry decisions of one call, layer by layer\n"
     "\n"
     "options:\n"
     "  -s, --seed N          seed of every run (0 .. 2^64-1), instead of the scenario's\n"
@@ -44,7 +50,8 @@ static const char help_text[] =
     "  -o, --out DIR         write summary.json, timeseries.csv, latency.csv, variants.csv\n"
     "                        (and timeseries-VARIANT.csv) into DIR, created when missing\n"
     "      --plot            with --out: draw the plots (gnuplot, plots/*.gp) as SVG next to\n"
-    "                        the CSV files and write report.md there\n"
+    "                        the CSV files and write report.md and report.html there\n"
+    "      --edges           text summary of variants: add a table of every edge\n"
     "      --format FMT      text (default): a readable summary; json: summary.json on stdout\n"
     "      --check           check the scenario's \"expect\" values; exit 1 if one fails\n"
     "      --junit FILE      with --check: also write the results as JUnit XML to FILE\n"
@@ -54,6 +61,8 @@ static const char help_text[] =
     "      --set PATH=VALUE  override a scenario value (repeatable): VALUE is JSON if it\n"
     "                        parses (5, true, null removes), else a string (\"250ms\")\n"
     "  -q, --quiet           no text summary, no progress line\n"
+    "      --strict          a warning about a policy (an ignored field, a probable unit\n"
+    "                        mistake) is an error: exit 2\n"
     "  -h, --help            this help\n"
     "  -V, --version         print the version\n"
     "Options also take the form --name=value.\n"
@@ -72,6 +81,7 @@ typedef struct cli {
   const char *duration;  /* --duration, or NULL */
   const char **variants; /* --variant names, borrowed from argv; room for argc */
   size_t n_variants;     /* entries used */
+  bool strict;           /* --strict: policy warnings are errors */
   uint64_t max_memory;   /* --max-memory in bytes; UINT64_MAX: no limit */
   cli_run_opts opts;     /* for the run driver; out and err are set in main */
 } cli;
@@ -230,12 +240,19 @@ static int set_flag(cli *c, const char *name, const char *arg) {
   bool check = strcmp(name, "check") == 0;
   bool quiet = strcmp(name, "quiet") == 0 || strcmp(name, "q") == 0;
   bool plot = strcmp(name, "plot") == 0;
-  if (!check && !quiet && !plot) return usage_error("unknown option '%s'", arg);
+  if (strcmp(name, "strict") == 0) { /* run and validate alike: it changes what loads */
+    c->strict = true;
+    return 0;
+  }
+  bool edges = strcmp(name, "edges") == 0;
+  if (!check && !quiet && !plot && !edges) return usage_error("unknown option '%s'", arg);
   if (strcmp(c->command, "run") != 0) return usage_error("validate does not take '%s'", arg);
   if (check)
     c->opts.check = true;
   else if (plot)
     c->opts.plot = true;
+  else if (edges)
+    c->opts.edges = true;
   else
     c->opts.quiet = true;
   return 0;
@@ -334,13 +351,57 @@ static bool wants_help(int argc, char **argv) {
   return false;
 }
 
+/* The policy warnings printed so far. A policy shared by the variants is loaded once per
+ * variant: each warning is printed once, with the variant of its first load. The first
+ * WARN_KEEP distinct ones are remembered; past them, warnings are counted, not printed. */
+#define WARN_KEEP 1000
+typedef struct warn_log {
+  char *seen[WARN_KEEP];
+  size_t n_seen;
+  size_t n_dropped;
+} warn_log;
+
+/* "retrysim: warning: FILE: PATH: MESSAGE" on stderr, as an error line reads with
+ * "warning: " after the program's name; in a variant the message starts `in variant "v": `. */
+static void print_warning(void *ctx, const char *variant, const retry_error *w) {
+  warn_log *log = ctx;
+  char key[800];
+  retry_error_format(w, key, sizeof key);
+  for (size_t i = 0; i < log->n_seen; i++)
+    if (strcmp(log->seen[i], key) == 0) return;
+  if (log->n_seen == WARN_KEEP) {
+    log->n_dropped++;
+    return;
+  }
+  /* Out of memory only costs the deduplication of this one line. */
+  char *copy = malloc(strlen(key) + 1);
+  if (copy != NULL) log->seen[log->n_seen++] = strcpy(copy, key);
+  const char *src = w->source[0] ? w->source : "<input>";
+  fprintf(stderr, "retrysim: warning: %s: %s%s%s%s%s%s\n", src, w->path, w->path[0] ? ": " : "",
+          variant != NULL ? "in variant \"" : "", variant != NULL ? variant : "",
+          variant != NULL ? "\": " : "", w->message);
+}
+
 /* Loads and validates the scenario; prints the error and sets *status on failure. The loader
  * checks everything it converts; cli_run_validate adds the shape of the expectations, so that
  * `validate` refuses exactly what `run` would. */
 static cli_scenario *load(const cli *c, int *status) {
   retry_error err;
   retry_error_clear(&err);
+  warn_log *log = calloc(1, sizeof *log);
+  cli_scenario_warn sink = {print_warning, log, c->strict};
+  /* Without memory for the log, warnings are dropped, but --strict still holds. */
+  cli_scenario_warn strict_only = {NULL, NULL, c->strict};
+  cli_scenario_set_warn(log != NULL ? &sink : &strict_only);
   cli_scenario *s = cli_scenario_load(c->scenario, c->sets, c->n_sets, &err);
+  cli_scenario_set_warn(NULL);
+  if (log != NULL) {
+    if (log->n_dropped > 0)
+      fprintf(stderr, "retrysim: warning: %zu more warnings not shown\n", log->n_dropped);
+    for (size_t i = 0; i < log->n_seen; i++)
+      free(log->seen[i]);
+    free(log);
+  }
   /* The variants are chosen after the whole file was validated (every variant, chosen or
    * not), so that --variant never hides a broken one; the memory estimate is of the runs
    * that will run. */
@@ -425,6 +486,7 @@ int main(int argc, char **argv) {
     fputs(help_text, stdout);
     return CLI_EXIT_OK;
   }
+  if (strcmp(cmd, "explain") == 0) return cli_explain_main(argc, argv, stdout, stderr);
   if (strcmp(cmd, "run") != 0 && strcmp(cmd, "validate") != 0) {
     if (cmd[0] != '\0') fprintf(stderr, "retrysim: unknown command '%s'\n", cmd);
     fputs(usage_text, stderr);

@@ -128,9 +128,18 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
   r->ds_status = 0;
   r->ds_failed = false;
   r->ds_starting = false;
+  r->trace_call = 0;
+  r->trace_depth = 0;
   r->call_next = c->reqs;
   c->reqs = r;
+  if (c->traced) {
+    r->trace_call = c->rc.id;
+    r->trace_depth = c->trace_depth;
+  }
   c->edge->stats->attempts++;
+  model__ts_add(w, c->edge->col_attempt, 1.0);
+  if (attempt > 1 && c->policy->kind == RETRY_POLICY_RETRY)
+    model__ts_add(w, c->edge->col_retry, 1.0);
   if (c->top) {
     w->res.attempts++;
     model__ts_add(w, w->ts.col_attempts, 1.0);
@@ -243,6 +252,28 @@ void model__channel_close(model_world *w, mw_channel *ch) {
  * The call
  * =================================================================== */
 
+/* What the edge records of a call that ends now: OK or failed (a failure also in the edge's
+ * failure_rps column), its stop reason, its status (the callee's space) and its latency. */
+static void edge_count_end(model_world *w, const mw_call *c, model_edge_stats *es) {
+  retry_space space = c->policy->space;
+  int32_t st = c->rc.status;
+  bool ok = retry_status_is_ok(space, st);
+  int64_t latency = sim_now_ns(w->k) - c->rc.start_ns;
+  if (ok) {
+    es->ok++;
+    sim_hist_record(&es->latency_ok, latency);
+  } else {
+    es->failed++;
+    model__ts_add(w, c->edge->col_failure, 1.0);
+  }
+  sim_hist_record(&es->latency, latency);
+  if ((int)c->rc.reason >= 0 && c->rc.reason < RETRY_STOP_N) es->by_stop[c->rc.reason]++;
+  if (space == RETRY_SPACE_GRPC && st >= 0 && st < RETRY_GRPC_N_CODES)
+    es->by_status.grpc[st]++;
+  else if (space == RETRY_SPACE_HTTP && st >= 100 && st < 600)
+    es->by_status.http[st]++;
+}
+
 /* The call is over: tell the parent, then free it. The parent may start new calls from its
  * handler (a closed-loop client, a sequential handler), which can reuse pool slots; c stays
  * valid until the parent returns because it goes back to the pool only afterwards. */
@@ -250,7 +281,7 @@ static void call_done(model_world *w, mw_call *c) {
   model_edge_stats *es = c->edge->stats;
   es->retries += c->rc.n_retries;
   es->hedges += c->rc.n_hedges;
-  if (retry_status_is_ok(c->policy->space, c->rc.status)) es->ok++;
+  edge_count_end(w, c, es);
   c->on_done(w, c);
   model__op_unref(w, c->op);
   if (c->own_policy != NULL) model__pool_put(&w->pools.policies, c->own_policy);
@@ -366,6 +397,10 @@ int model__call_start(model_world *w, const mw_call_args *a) {
   c->deadline_ns = a->deadline_ns;
   c->top = a->top;
   c->reqs = NULL;
+  c->traced = false;
+  c->trace_depth = 0;
+  c->trace_parent = 0;
+  c->trace_parent_attempt = 0;
   edge->stats->calls++;
   retry_call_opts o;
   memset(&o, 0, sizeof o);
@@ -374,6 +409,7 @@ int model__call_start(model_world *w, const mw_call_args *a) {
   o.stream = a->stream;
   o.deadline_ns = a->deadline_ns;
   o.rng = sim_rng_adapter(sim_rng_gsl(&a->ch->rng_engine));
+  if (w->trace.record != NULL) model__trace_call_start(w, c, &o);
   retry_decision d;
   retry_call_start(&c->rc, c->policy, a->target, &o, sim_now_ns(w->k), &d);
   call_apply(w, c, &d);

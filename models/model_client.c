@@ -176,7 +176,7 @@ static void client_call_done(model_world *w, mw_call *c) {
   res->stream_duplicates += c->rc.stream_duplicates;
   int64_t latency = now - c->rc.start_ns;
   sim_hist_record(&res->latency, latency);
-  model__ts_latency(w, latency);
+  model__ts_latency(w, latency, ok);
   if (ok) sim_hist_record(&res->latency_ok, latency);
   if (ok && (c->deadline_ns == RETRY_NEVER || now <= c->deadline_ns)) {
     res->calls_ok_in_deadline++;

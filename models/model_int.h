@@ -47,7 +47,9 @@ typedef struct mw_pool {
 /* alloc is borrowed and must outlive the pool (the kernel's allocator does). */
 void model__pool_init(mw_pool *p, const retry_allocator *alloc, size_t obj_size, size_t per_chunk);
 /* Returns an object, or NULL when out of memory. Not zeroed: it holds what its last user left
- * (zeros the first time), so the caller sets every field it reads, field by field. */
+ * (zeros the first time), so the caller sets every field it reads, field by field. Built
+ * with AddressSanitizer (or -DMODEL_POOL_POISON) every object comes filled with 0xa5 bytes,
+ * so that a field left unset shows in the tests. */
 void *model__pool_get(mw_pool *p);
 void model__pool_put(mw_pool *p, void *obj);
 void model__pool_free(mw_pool *p);
@@ -67,6 +69,13 @@ typedef struct mw_edge {
   const sim_dist *network;     /* one-way hop latency */
   bool has_target;             /* the policy has shared state (throttle, budget, ...) */
   model_edge_stats *stats;     /* in the world's results */
+  /* Who holds the edge's shared state: population `pop` (>= 0, target 0 of each client's
+   * channel), or each replica of service `svc` (target `slot` of its channel). */
+  int pop, svc;
+  size_t slot;
+  /* time-series columns: counters, then shared-state gauges (-1 when absent) */
+  int col_attempt, col_retry, col_failure;
+  int col_tokens, col_budget, col_breaker, col_reject_p;
 } mw_edge;
 
 /* A caller's channel state toward the services it calls: what a client and a replica both
@@ -120,6 +129,11 @@ struct mw_call {
   mw_req *reqs;            /* attempts in flight (the caller still waits for them) */
   int32_t last_replica;    /* replica of the latest attempt, -1 before the first */
   int64_t deadline_ns;     /* absolute, RETRY_NEVER when none */
+  /* tracing (model_trace.c): written only while a trace sink is installed */
+  bool traced;                  /* its decisions go to the sink */
+  int32_t trace_depth;          /* model_trace_call.depth */
+  uint64_t trace_parent;        /* model_trace_call.parent_id */
+  int32_t trace_parent_attempt; /* model_trace_call.parent_attempt */
 };
 
 /* Where a request is on the server side. */
@@ -168,6 +182,9 @@ struct mw_req {
   int32_t ds_status;  /* first failure (mapped into this service's space), or OK */
   bool ds_failed;
   bool ds_starting; /* fan-out: still starting its calls */
+  /* tracing: the traced call this is an attempt of (0: not traced) and its depth */
+  uint64_t trace_call;
+  int32_t trace_depth;
 };
 
 /* }================================================================== */
@@ -204,7 +221,10 @@ struct mw_pop {
 };
 
 struct mw_replica {
-  int32_t busy;   /* workers busy */
+  int32_t busy; /* workers busy */
+  /* the sum of the busy workers' start times, modulo 2^64: busy x now - busy_start_sum is the
+   * work in progress (exact while that fits in 2^64 ns) */
+  uint64_t busy_start_sum;
   int32_t queued; /* requests waiting */
   mw_req *q_head, *q_tail;
   gsl_rng *rng_work;  /* service times */
@@ -284,6 +304,14 @@ struct model_world {
     int col_offered, col_attempts, col_goodput, col_errors, col_in_flight, col_p50, col_p99,
         col_faults, col_svc0; /* column indices: totals, then the first service's */
     int svc_cols;             /* columns per service */
+    /* OK-only and failed-only latency quantiles, kept here (the series has one stream of
+     * recorded values): lat[0] OK calls, lat[1] failed ones, each the histogram of one
+     * bucket (bucket: which, -1 none; written: the last bucket whose columns were set). */
+    struct mw_lat_split {
+      sim_hist hist;
+      int64_t bucket, written;
+      int col_p50, col_p99;
+    } lat[2];
   } ts;
   /* The run: where it stands, how it ends, whom it tells. Owns nothing. */
   struct mw_run {
@@ -297,7 +325,8 @@ struct model_world {
     void (*progress)(void *, int64_t, int64_t);
     void *progress_ctx;
   } run;
-  model_results res; /* what the run measured (owns the edge and service arrays) */
+  model_results res;      /* what the run measured (owns the edge and service arrays) */
+  model_trace_sink trace; /* model_world_set_trace; record NULL: tracing off */
 };
 
 /* model_world.c */
@@ -318,8 +347,9 @@ static inline void model__ts_add(model_world *w, int col, double v) {
   if (sim_series_add(w->ts.series, sim_now_ns(w->k), col, v) != 0)
     model__fail(w, RETRY_ENOMEM, "out of memory for the time series");
 }
-/* Records the latency of a top-level call that ends now, in the bucket its count goes to. */
-void model__ts_latency(model_world *w, int64_t latency_ns);
+/* Records the latency of a top-level call that ends now, in the bucket its count goes to:
+ * in every latency column, and in the OK-only or the failed-only ones as ok says. */
+void model__ts_latency(model_world *w, int64_t latency_ns, bool ok);
 
 /* model_call.c */
 
@@ -349,6 +379,13 @@ int model__call_start(model_world *w, const mw_call_args *a);
 /* A request's reply reached its caller (or the caller had left). Frees the request. */
 void model__req_reply_arrived(model_world *w, mw_req *r);
 
+/* model_trace.c */
+/* At the start of call c (before retry_call_start, c filled from its mw_call_args): decides
+ * whether c is traced and, if so, points o's trace callback at it. A service's call finds the
+ * attempt it serves in c->done_ctx (the mw_req downstream_start gives). Call only when
+ * w->trace.record is not NULL. */
+void model__trace_call_start(model_world *w, mw_call *c, retry_call_opts *o);
+
 /* model_client.c */
 int model__pops_create(model_world *w);
 void model__pops_destroy(model_world *w);
@@ -360,6 +397,8 @@ void model__services_destroy(model_world *w);
 void model__service_arrive(model_world *w, mw_req *r);
 /* Fills the queue length and busy workers of service svc summed over its replicas. */
 void model__service_sample(const model_world *w, size_t svc, double *queued, double *busy);
+/* Returns the worker-seconds of work still in progress on service svc at now. */
+double model__service_busy_in_progress(const model_world *w, size_t svc, int64_t now_ns);
 /* Returns how many fault entries are active at some time in [t0_ns, t1_ns). */
 int model__faults_active(const model_world *w, int64_t t0_ns, int64_t t1_ns);
 

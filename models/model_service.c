@@ -210,6 +210,7 @@ static bool work_start(model_world *w, mw_service *s, mw_req *r) {
     r->expired_waste = true;
   }
   rp->busy++;
+  rp->busy_start_sum += (uint64_t)now;
   r->state = MW_REQ_WORKING;
   r->work_start_ns = now;
   /* What the worker is busy for: a fault's fixed delay replaces the service time (a handler
@@ -284,6 +285,7 @@ static void handler_finish(model_world *w, mw_req *r) {
   mw_replica *rp = &s->replicas[r->replica];
   int64_t now = sim_now_ns(w->k);
   rp->busy--;
+  rp->busy_start_sum -= (uint64_t)r->work_start_ns;
   r->worker_ns = now - r->work_start_ns;
   double secs = (double)r->worker_ns / 1e9;
   s->stats->busy_s += secs;
@@ -504,6 +506,18 @@ void model__service_sample(const model_world *w, size_t svc, double *queued, dou
   }
   *queued = q;
   *busy = b;
+}
+
+/* Work a worker holds at now (busy x now minus the start times, both modulo 2^64). */
+double model__service_busy_in_progress(const model_world *w, size_t svc, int64_t now_ns) {
+  const mw_service *s = &w->topo.services[svc];
+  double total = 0;
+  for (int32_t i = 0; i < s->cfg->replicas; i++) {
+    const mw_replica *rp = &s->replicas[i];
+    uint64_t ns = (uint64_t)rp->busy * (uint64_t)now_ns - rp->busy_start_sum;
+    total += (double)ns / 1e9;
+  }
+  return total;
 }
 
 /* }================================================================== */

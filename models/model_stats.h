@@ -13,8 +13,31 @@
 #include "sim/sim_hist.h"
 #include "sim/sim_series.h"
 
+/* Status counts of logical calls: gRPC codes and HTTP statuses kept apart. */
+typedef struct model_status_counts {
+  int64_t grpc[RETRY_GRPC_N_CODES];
+  int64_t http[600]; /* index = status */
+} model_status_counts;
+
+/* The shared retry state of one edge at a moment: every caller instance that calls on the
+ * edge (each client of a population, each replica of a calling service) holds its own
+ * throttle, budget, adaptive throttler and breaker toward it, and these are their mean, least
+ * and largest values. A mechanism the edge's policy does not configure has its has_ flag
+ * false and its figures 0. holders is 0 when the edge keeps no shared state at all. */
+typedef struct model_edge_state {
+  int64_t holders; /* caller instances holding the state */
+  bool has_throttle, has_budget, has_adaptive, has_breaker;
+  double tokens_mean, tokens_min, tokens_max;              /* retryThrottling tokens */
+  double budget_mean, budget_min, budget_max;              /* budget balance (retry_target_stats) */
+  double reject_p_mean, reject_p_min, reject_p_max;        /* adaptive throttling's probability */
+  int64_t breaker_closed, breaker_open, breaker_half_open; /* holders in each state */
+  int64_t breaker_opened;                                  /* times opened, summed */
+} model_edge_state;
+
 /* One caller-to-callee edge: a client population and its target, or a service and one of its
- * downstream calls. */
+ * downstream calls. Counts are of the edge's logical calls (one per call the caller made on
+ * it, however many attempts it took), statuses in the callee's space (before a gateway maps
+ * them for the caller). */
 typedef struct model_edge_stats {
   const char *from; /* caller's name (borrowed from the config) */
   const char *to;   /* callee's name */
@@ -23,8 +46,14 @@ typedef struct model_edge_stats {
   int64_t retries;
   int64_t hedges;
   int64_t ok;           /* calls that ended OK */
+  int64_t failed;       /* calls that ended with another status */
   uint64_t worst_case;  /* product of max_attempts along the worst chain reaching this edge */
   int32_t max_attempts; /* this edge's own max_attempts (the largest over its methods) */
+  int64_t by_stop[RETRY_STOP_N]; /* why each finished call stopped */
+  model_status_counts by_status; /* the status each finished call ended with */
+  sim_hist latency;              /* every finished call on the edge, ns */
+  sim_hist latency_ok;           /* OK calls only */
+  model_edge_state state;        /* the shared state when the run ended */
 } model_edge_stats;
 
 typedef struct model_service_stats {
@@ -34,7 +63,8 @@ typedef struct model_service_stats {
   int64_t rejected;     /* refused: queue full, replica down, REFUSE faults */
   int64_t expired;      /* found past their deadline (dropped or wasted) */
   int64_t abandoned;    /* replies that arrived after the caller had given up */
-  double busy_s;        /* worker-seconds spent working */
+  double busy_s;        /* worker-seconds spent working, work still in progress at the end
+                           included (up to the end of the run) */
   double wasted_work_s; /* worker-seconds whose result nobody used */
   double capacity_s;    /* worker-seconds available (replicas x workers x time) */
   int64_t queue_max;    /* longest queue seen on one replica */
@@ -53,12 +83,6 @@ typedef struct model_timeseries {
   char (*names)[MODEL_TS_NAME_MAX]; /* column names, e.g. "goodput_rps", "api_queue" */
   double *values;                   /* n_buckets x n_columns, row-major */
 } model_timeseries;
-
-/* Status counts of top-level calls: gRPC codes and HTTP statuses kept apart. */
-typedef struct model_status_counts {
-  int64_t grpc[RETRY_GRPC_N_CODES];
-  int64_t http[600]; /* index = status */
-} model_status_counts;
 
 typedef struct model_results {
   uint64_t events;     /* kernel events run */

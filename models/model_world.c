@@ -52,13 +52,34 @@ sim_event_handle model__schedule_sample(model_world *w, const sim_dist *d, gsl_r
   return sim_event_schedule_in(w->k, delay, fn, obj, 0);
 }
 
+/* Writes the OK-only (or failed-only) quantiles of the bucket l holds into that bucket's row,
+ * in ms as the series' own quantile columns, and empties l. */
+static void lat_split_write(model_world *w, struct mw_lat_split *l) {
+  double *row = sim_series_row(w->ts.series, l->bucket);
+  if (row == NULL) {
+    model__fail(w, RETRY_ENOMEM, "out of memory for the time series");
+    return;
+  }
+  row[l->col_p50] = (double)sim_hist_quantile(&l->hist, 0.5) / 1e6;
+  row[l->col_p99] = (double)sim_hist_quantile(&l->hist, 0.99) / 1e6;
+  l->written = l->bucket;
+  l->bucket = -1;
+  sim_hist_init(&l->hist);
+}
+
 /* Latencies go to the bucket of the moment the call ended, now / bucket, as the counters of
  * model__ts_add do, and not to the bucket the next sample closes: a call that ends exactly on
  * a bucket's end can run before or after that sample event (both are at the same instant),
  * and its count and its latency must land in the same row either way. */
-void model__ts_latency(model_world *w, int64_t latency_ns) {
-  if (sim_series_record(w->ts.series, sim_now_ns(w->k), latency_ns) != 0)
+void model__ts_latency(model_world *w, int64_t latency_ns, bool ok) {
+  int64_t now = sim_now_ns(w->k);
+  if (sim_series_record(w->ts.series, now, latency_ns) != 0)
     model__fail(w, RETRY_ENOMEM, "out of memory for the time series");
+  struct mw_lat_split *l = &w->ts.lat[ok ? 0 : 1];
+  int64_t b = now / w->cfg->bucket_ns;
+  if (l->bucket >= 0 && l->bucket != b) lat_split_write(w, l);
+  l->bucket = b;
+  sim_hist_record(&l->hist, latency_ns);
 }
 
 /* Adds a column; returns its index, or -1 when out of memory. Names are "<prefix>_<name>"
@@ -66,8 +87,8 @@ void model__ts_latency(model_world *w, int64_t latency_ns) {
  * is_rate marks counters the series divides by the bucket length at the end, so the CSV
  * reads in events per second. */
 static int ts_column(model_world *w, const char *prefix, const char *name, bool is_rate) {
-  char full[SIM_SERIES_NAME_MAX];
-  snprintf(full, sizeof full, "%s%s%s", prefix, prefix[0] ? "_" : "", name);
+  char full[2 * SIM_SERIES_NAME_MAX]; /* sim_series_column_add cuts what is too long */
+  snprintf(full, sizeof full, "%.*s%s%s", SIM_SERIES_NAME_MAX, prefix, prefix[0] ? "_" : "", name);
   int col = sim_series_column_add(w->ts.series, full, is_rate);
   if (col < 0) w->ts.failed = true;
   return col < 0 ? -1 : col;
@@ -91,16 +112,70 @@ static void ts_publish(model_world *w) {
   ts->values = sim_series_values(w->ts.series);
 }
 
+/* Reads the shared state of edge e at now: every holder's target (a client's target 0, or a
+ * replica's target for the edge's slot), their mean, least and largest values. One walk over
+ * the holders, whatever the number of mechanisms. */
+static void edge_state_read(const model_world *w, const mw_edge *e, int64_t now,
+                            model_edge_state *st) {
+  memset(st, 0, sizeof *st);
+  if (!e->has_target) return;
+  const retry_target_config *tc = retry_config_target(e->policy);
+  st->has_throttle = tc->has_throttle;
+  st->has_budget = tc->budget != RETRY_BUDGET_NONE;
+  st->has_adaptive = tc->has_adaptive;
+  st->has_breaker = tc->has_breaker;
+  int64_t n =
+      e->pop >= 0 ? w->topo.pops[e->pop].cfg->count : w->topo.services[e->svc].cfg->replicas;
+  double tokens = 0, budget = 0, reject = 0;
+  for (int64_t i = 0; i < n; i++) {
+    const mw_channel *ch = e->pop >= 0 ? &w->topo.pops[e->pop].clients[i].ch
+                                       : &w->topo.services[e->svc].replicas[i].ch;
+    retry_target_stats ts;
+    retry_target_stats_get(model__channel_target(ch, e->pop >= 0 ? 0 : e->slot), now, &ts);
+    double t = (double)ts.throttle_milli_tokens / 1000.0, b = (double)ts.budget_available;
+    double p = ts.adaptive_reject_p;
+    tokens += t;
+    budget += b;
+    reject += p;
+    if (i == 0 || t < st->tokens_min) st->tokens_min = t;
+    if (i == 0 || t > st->tokens_max) st->tokens_max = t;
+    if (i == 0 || b < st->budget_min) st->budget_min = b;
+    if (i == 0 || b > st->budget_max) st->budget_max = b;
+    if (i == 0 || p < st->reject_p_min) st->reject_p_min = p;
+    if (i == 0 || p > st->reject_p_max) st->reject_p_max = p;
+    st->breaker_closed += ts.breaker == RETRY_BREAKER_CLOSED;
+    st->breaker_open += ts.breaker == RETRY_BREAKER_OPEN;
+    st->breaker_half_open += ts.breaker == RETRY_BREAKER_HALF_OPEN;
+    st->breaker_opened += ts.breaker_opened;
+  }
+  st->holders = n;
+  double d = n > 0 ? (double)n : 1.0;
+  st->tokens_mean = tokens / d;
+  st->budget_mean = budget / d;
+  st->reject_p_mean = reject / d;
+  /* Only the configured mechanisms carry figures. */
+  if (!st->has_throttle) st->tokens_mean = st->tokens_min = st->tokens_max = 0;
+  if (!st->has_budget) st->budget_mean = st->budget_min = st->budget_max = 0;
+  if (!st->has_adaptive) st->reject_p_mean = st->reject_p_min = st->reject_p_max = 0;
+  if (!st->has_breaker) st->breaker_closed = st->breaker_opened = 0;
+}
+
 /* Fills the sampled columns of bucket b: the state at the bucket's end. Counters were added
  * as events happened; gauges (in flight, queue, busy workers, tokens) are read here once, which
- * costs O(clients) per bucket for the per-population means, not O(events). The latency
- * quantiles are written apart, by model__ts_latency. */
+ * costs one walk over each edge's holders (clients or replicas) per bucket for the shared-state
+ * means, not O(events); a population's own columns are filled from its edge's walk. The
+ * latency quantiles are written apart, by model__ts_latency; the OK-only and failed-only ones
+ * of bucket b are completed here (NaN when no such call ended in it). */
 static void ts_sample(model_world *w, int64_t b) {
+  for (int k = 0; k < 2; k++)
+    if (w->ts.lat[k].bucket >= 0 && w->ts.lat[k].bucket <= b) lat_split_write(w, &w->ts.lat[k]);
   double *row = sim_series_row(w->ts.series, b);
   if (row == NULL) {
     model__fail(w, RETRY_ENOMEM, "out of memory for the time series");
     return;
   }
+  for (int k = 0; k < 2; k++)
+    if (w->ts.lat[k].written != b) row[w->ts.lat[k].col_p50] = row[w->ts.lat[k].col_p99] = NAN;
   int64_t bucket = w->cfg->bucket_ns;
   row[w->ts.col_in_flight] = (double)w->run.top_in_flight;
   row[w->ts.col_faults] = model__faults_active(w, b * bucket, (b + 1) * bucket);
@@ -111,21 +186,23 @@ static void ts_sample(model_world *w, int64_t b) {
     row[w->ts.col_svc0 + (int)s * w->ts.svc_cols + 3] = busy;
   }
   int64_t now = sim_now_ns(w->k);
-  for (size_t i = 0; i < w->topo.n_pops; i++) {
-    mw_pop *p = &w->topo.pops[i];
-    if (p->col_tokens < 0 && p->col_budget < 0 && p->col_breaker < 0) continue;
-    double tokens = 0, budget = 0, open = 0;
-    for (int32_t c = 0; c < p->cfg->count; c++) {
-      retry_target_stats st;
-      retry_target_stats_get(model__channel_target(&p->clients[c].ch, 0), now, &st);
-      tokens += (double)st.throttle_milli_tokens / 1000.0;
-      budget += (double)st.budget_available;
-      open += st.breaker != RETRY_BREAKER_CLOSED;
-    }
-    double n = (double)p->cfg->count;
-    if (p->col_tokens >= 0) row[p->col_tokens] = tokens / n;
-    if (p->col_budget >= 0) row[p->col_budget] = budget / n;
-    if (p->col_breaker >= 0) row[p->col_breaker] = open / n;
+  for (size_t i = 0; i < w->topo.n_edges; i++) {
+    const mw_edge *e = &w->topo.edges[i];
+    if (!e->has_target) continue;
+    model_edge_state st;
+    edge_state_read(w, e, now, &st);
+    double open = st.holders > 0
+                      ? (double)(st.breaker_open + st.breaker_half_open) / (double)st.holders
+                      : 0.0;
+    if (e->col_tokens >= 0) row[e->col_tokens] = st.tokens_mean;
+    if (e->col_budget >= 0) row[e->col_budget] = st.budget_mean;
+    if (e->col_breaker >= 0) row[e->col_breaker] = open;
+    if (e->col_reject_p >= 0) row[e->col_reject_p] = st.reject_p_mean;
+    if (e->pop < 0) continue;
+    const mw_pop *p = &w->topo.pops[e->pop];
+    if (p->col_tokens >= 0) row[p->col_tokens] = st.tokens_mean;
+    if (p->col_budget >= 0) row[p->col_budget] = st.budget_mean;
+    if (p->col_breaker >= 0) row[p->col_breaker] = open;
   }
   w->ts.sampled = b + 1;
 }
@@ -155,9 +232,25 @@ static void ev_duration_end(sim_kernel *k, void *obj, uint64_t arg) {
   if (w->run.top_in_flight == 0) sim_kernel_stop(k);
 }
 
+/* The prefix of edge i's columns: "<from>-><to>", and "<from>-><to>#k" for the k-th edge
+ * (k >= 2) between the same two names (a service calling one service twice, or a population
+ * named like a service calling the same callee), so that every column name is unique. */
+static void edge_column_prefix(const model_world *w, size_t i, char *buf, size_t size) {
+  const model_edge_stats *e = &w->res.edges[i];
+  int k = 1;
+  for (size_t j = 0; j < i; j++)
+    if (strcmp(w->res.edges[j].from, e->from) == 0 && strcmp(w->res.edges[j].to, e->to) == 0) k++;
+  if (k == 1)
+    snprintf(buf, size, "%s->%s", e->from, e->to);
+  else
+    snprintf(buf, size, "%s->%s#%d", e->from, e->to, k);
+}
+
 /* Sets up every column: totals, then per service, then per client population. A population
  * gets a tokens, budget or breaker column only when its policy has that mechanism, so the
- * CSV never carries columns that could only hold placeholders. */
+ * CSV never carries columns that could only hold placeholders. Then the OK-only and
+ * failed-only latency quantiles, and per edge its attempts, retries and failures per second and
+ * its shared-state gauges (again only the configured mechanisms). */
 static int ts_setup(model_world *w) {
   w->ts.series = sim_series_create(w->cfg->bucket_ns, sim_kernel_allocator(w->k));
   if (w->ts.series == NULL) return -1;
@@ -189,6 +282,29 @@ static int ts_setup(model_world *w) {
     p->col_budget =
         tc != NULL && tc->budget != RETRY_BUDGET_NONE ? ts_column(w, name, "budget", false) : -1;
     p->col_breaker = tc != NULL && tc->has_breaker ? ts_column(w, name, "breaker_open", false) : -1;
+  }
+  /* Added after every older column, so that those keep their positions. */
+  static const char *const lat_names[2][2] = {{"latency_ok_p50_ms", "latency_ok_p99_ms"},
+                                              {"latency_failed_p50_ms", "latency_failed_p99_ms"}};
+  for (int k = 0; k < 2; k++) {
+    w->ts.lat[k].col_p50 = ts_column(w, "", lat_names[k][0], false);
+    w->ts.lat[k].col_p99 = ts_column(w, "", lat_names[k][1], false);
+    w->ts.lat[k].bucket = w->ts.lat[k].written = -1;
+    sim_hist_init(&w->ts.lat[k].hist);
+  }
+  for (size_t i = 0; i < w->topo.n_edges; i++) {
+    mw_edge *e = &w->topo.edges[i];
+    char name[SIM_SERIES_NAME_MAX];
+    edge_column_prefix(w, i, name, sizeof name);
+    e->col_attempt = ts_column(w, name, "attempt_rps", true);
+    e->col_retry = ts_column(w, name, "retry_rps", true);
+    e->col_failure = ts_column(w, name, "failure_rps", true);
+    const retry_target_config *tc = e->has_target ? retry_config_target(e->policy) : NULL;
+    e->col_tokens = tc != NULL && tc->has_throttle ? ts_column(w, name, "tokens", false) : -1;
+    e->col_budget =
+        tc != NULL && tc->budget != RETRY_BUDGET_NONE ? ts_column(w, name, "budget", false) : -1;
+    e->col_breaker = tc != NULL && tc->has_breaker ? ts_column(w, name, "breaker_open", false) : -1;
+    e->col_reject_p = tc != NULL && tc->has_adaptive ? ts_column(w, name, "reject_p", false) : -1;
   }
   if (w->ts.failed) return -1;
   ts_publish(w);
@@ -236,6 +352,9 @@ static void edge_init(model_world *w, size_t i, const char *from, int callee,
   e->stats = &w->res.edges[i];
   e->stats->from = from;
   e->stats->to = w->cfg->services[callee].name;
+  e->pop = e->svc = -1;
+  sim_hist_init(&e->stats->latency);
+  sim_hist_init(&e->stats->latency_ok);
 }
 
 /* Worst-case attempts reaching each edge: the product of max_attempts along the worst chain
@@ -321,6 +440,7 @@ static int edges_create(model_world *w) {
     }
     w->res.edges[e].max_attempts = m;
     w->topo.pops[i].edge = &w->topo.edges[e];
+    w->topo.edges[e].pop = (int)i;
   }
   for (size_t s = 0; s < cfg->n_services; s++) {
     const model_service_cfg *sc = &cfg->services[s];
@@ -337,6 +457,8 @@ static int edges_create(model_world *w) {
       layer[e] = method_layer(c->policy, c->method);
       w->res.edges[e].max_attempts = layer_attempts(layer[e]);
       sv->call_edges[j] = &w->topo.edges[e];
+      w->topo.edges[e].svc = (int)s;
+      w->topo.edges[e].slot = j;
       sv->call_mcfg[j] = c->policy != NULL ? retry_config_lookup(c->policy, c->method) : NULL;
     }
   }
@@ -429,10 +551,15 @@ static void world_finish(model_world *w) {
   res->sim_time_ns = now;
   res->calls_unfinished = w->run.top_in_flight;
   model__ops_settle_all(w);
+  /* Utilization counts the work still on a worker when the run ends, up to now: a worker
+   * busy through the whole run is fully used even if its request never finished. */
   for (size_t s = 0; s < w->topo.n_services; s++) {
     const model_service_cfg *c = w->topo.services[s].cfg;
     res->services[s].capacity_s = (double)c->replicas * (double)c->workers * (double)now / 1e9;
+    res->services[s].busy_s += model__service_busy_in_progress(w, s, now);
   }
+  for (size_t i = 0; i < w->topo.n_edges; i++)
+    edge_state_read(w, &w->topo.edges[i], now, &res->edges[i].state);
   /* The last buckets, cut short by the end of the run, are sampled now: up to the one the
    * clock is in, or the last row a counter created (a call that ended exactly at the end
    * counts in the bucket that starts then). */

@@ -149,7 +149,7 @@ if (okg) {
 # ---- bottom: attempts
 set tmargin at screen BOT + H; set bmargin at screen BOT
 set format x "%g"; set xlabel "time (s)"
-set ylabel "attempts/s"
+set ylabel "front-door attempts/s"
 unset key
 C = "attempt_rps"; STEPS = steps("notitle")
 if (oka) {

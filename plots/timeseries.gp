@@ -4,8 +4,11 @@
 #   gnuplot -c plots/timeseries.gp DIR/timeseries-VARIANT.csv OUT.svg|OUT.png [TITLE]
 #
 # Panels sharing the time axis: (1) offered, attempts, goodput, errors (requests/s);
-# (2) in-flight calls and the queue of every service; (3) latency p50/p99 (ms, log scale);
-# (4) only if the columns exist: retry-throttle tokens, retry budget, breaker open share.
+# (2) in-flight calls and the queue of every service; (3) latency p50/p99 (ms, log scale) of
+# the calls that ended OK (latency_ok_*), with the failed calls' (latency_failed_*) dashed; a
+# file without those columns shows latency_p50_ms/latency_p99_ms, every finished call;
+# (4) only if the columns exist: retry-throttle tokens, retry budget, breaker open share and
+# adaptive reject probability (of client populations and of edges, FROM->TO_tokens...).
 # Every value is drawn over its whole bucket [t_s, t_s + bucket). The fault window (buckets
 # with faults_active > 0) is shaded in every panel. Columns are found by name in the header;
 # missing optional columns are skipped.
@@ -85,7 +88,10 @@ mn(a, b) = (a == a && a < b) ? a : b
 mx(a, b) = (a == a && a > b) ? a : b
 p1 = ""; p2 = ""; p3 = ""; tok = ""; bud = ""; brk = ""
 hi1 = NaN; hi2 = NaN; lo3 = NaN; hi3 = NaN; hitok = NaN; bmin = NaN; bmax = NaN
-do for [c in "offered_rps attempt_rps goodput_rps error_rps in_flight latency_p50_ms latency_p99_ms"] {
+# OK latency when the file has it (the default); all finished calls otherwise
+okl = has("latency_ok_p50_ms") || has("latency_ok_p99_ms")
+lat = okl ? "latency_ok_p50_ms latency_ok_p99_ms latency_failed_p50_ms latency_failed_p99_ms" : "latency_p50_ms latency_p99_ms"
+do for [c in "offered_rps attempt_rps goodput_rps error_rps in_flight " . lat] {
     if (has(c)) {
         nvalid = 0; vmin = NaN; vmax = NaN
         # latency goes on a log axis: only values > 0 count
@@ -98,14 +104,14 @@ do for [c in "offered_rps attempt_rps goodput_rps error_rps in_flight latency_p5
     }
 }
 do for [c in header] {
-    if (ends(c, "_queue") || ends(c, "_tokens") || ends(c, "_budget") || ends(c, "_breaker_open")) {
+    if (ends(c, "_queue") || ends(c, "_tokens") || ends(c, "_budget") || ends(c, "_breaker_open") || ends(c, "_reject_p")) {
         nvalid = 0; vmin = NaN; vmax = NaN
         stats datafile using (countv(column(c), NaN)) nooutput
         if (nvalid > 0) {
             if (ends(c, "_queue")) { p2 = p2 . " " . c; hi2 = mx(hi2, vmax) }
             if (ends(c, "_tokens")) { tok = tok . " " . c; hitok = mx(hitok, vmax) }
             if (ends(c, "_budget")) { bud = bud . " " . c; bmin = mn(bmin, vmin); bmax = mx(bmax, vmax) }
-            if (ends(c, "_breaker_open")) { brk = brk . " " . c }
+            if (ends(c, "_breaker_open") || ends(c, "_reject_p")) { brk = brk . " " . c }
         }
     }
 }
@@ -114,14 +120,22 @@ label(c) = c eq "offered_rps" ? "offered" : c eq "attempt_rps" ? "attempts" : \
            c eq "goodput_rps" ? "goodput" : c eq "error_rps" ? "errors" : \
            c eq "in_flight" ? "in-flight calls" : \
            c eq "latency_p50_ms" ? "p50" : c eq "latency_p99_ms" ? "p99" : \
+           c eq "latency_ok_p50_ms" ? "p50 OK" : c eq "latency_ok_p99_ms" ? "p99 OK" : \
+           c eq "latency_failed_p50_ms" ? "p50 failed (dashed)" : \
+           c eq "latency_failed_p99_ms" ? "p99 failed (dashed)" : \
            ends(c, "_queue") ? stem(c, "_queue") . " queue" : \
            ends(c, "_tokens") ? stem(c, "_tokens") . " tokens" : \
            ends(c, "_budget") ? stem(c, "_budget") . " budget" : \
-           ends(c, "_breaker_open") ? stem(c, "_breaker_open") . " breaker" : c
+           ends(c, "_breaker_open") ? stem(c, "_breaker_open") . " breaker" : \
+           ends(c, "_reject_p") ? stem(c, "_reject_p") . " reject p" : c
 fixed(c) = c eq "offered_rps" ? "#7f7f7f" : c eq "attempt_rps" ? "#ff7f0e" : \
            c eq "goodput_rps" ? "#2ca02c" : c eq "error_rps" ? "#d62728" : \
            c eq "in_flight" ? "#404040" : c eq "latency_p50_ms" ? "#1f77b4" : \
-           c eq "latency_p99_ms" ? "#d62728" : ""
+           c eq "latency_p99_ms" ? "#d62728" : c eq "latency_ok_p50_ms" ? "#1f77b4" : \
+           c eq "latency_ok_p99_ms" ? "#d62728" : c eq "latency_failed_p50_ms" ? "#7f7f7f" : \
+           c eq "latency_failed_p99_ms" ? "#e377c2" : ""
+# failed-call latency is dashed
+dtc(c) = strstrt(c, "latency_failed") ? 2 : 1
 palette = "#1f77b4 #ff7f0e #2ca02c #9467bd #8c564b #e377c2 #17becf #bcbd22 #d62728 #7f7f7f"
 
 # shared-state panels: throttle tokens, budget; the breaker goes on the second y axis of
@@ -150,9 +164,9 @@ yl = NaN; yp = NaN
 vert(t, y) = (t == tmin) ? (yl = y, NaN) : (yp = yl, yl = y, yp)
 colour(c, i) = fixed(c) ne "" ? fixed(c) : word(palette, (i - 1 + OFF) % 10 + 1)
 STEPS = "for [i = 1:words(S)] datafile using (column('t_s')):(yv(column(word(S, i)))):(bucket):(0) " . \
-        "with vectors nohead lw 1.5 lc rgb colour(word(S, i), i) title label(word(S, i)), " . \
+        "with vectors nohead lw 1.5 dt dtc(word(S, i)) lc rgb colour(word(S, i), i) title label(word(S, i)), " . \
         "for [i = 1:words(S)] datafile using (column('t_s')):(vert(column('t_s'), yv(column(word(S, i))))):(0):(yl - yp) " . \
-        "with vectors nohead lw 1.5 lc rgb colour(word(S, i), i) notitle"
+        "with vectors nohead lw 1.5 dt dtc(word(S, i)) lc rgb colour(word(S, i), i) notitle"
 # the breaker share on the second y axis, dashed
 BRK2 = "for [i = 1:words(brk)] datafile using (column('t_s')):(column(word(brk, i))):(bucket):(0) axes x1y2 " . \
        "with vectors nohead lw 1.2 dt 2 lc rgb word(palette, (i + 2) % 10 + 1) title label(word(brk, i)), " . \
@@ -246,7 +260,7 @@ do for [g = 1:words(groups)] {
     set key at screen KX, screen ptop(p)
     if (p == np) { set format x "%g"; set xlabel "time (s)" }
     if (grp eq "brk") {
-        set ylabel "breaker open (share)"
+        set ylabel "breaker open, reject p (share)"
         set yrange [-0.05:1.05]
         set ytics 0, 0.25, 1
         S = brk; OFF = 3; plot @STEPS
@@ -267,7 +281,7 @@ do for [g = 1:words(groups)] {
         }
         if (!brkdone && strlen(brk) > 0) {
             brkdone = 1
-            set y2label "breaker open (share), dashed"
+            set y2label "breaker open, reject p (share), dashed"
             set y2range [-0.05:1.05]
             set y2tics 0, 0.5, 1 out scale 0.6
             set border 11 lc rgb "#404040"

@@ -5,8 +5,9 @@
 # Input: variants.csv of `retrysim run --out DIR` (one row per variant: variant, calls, ok,
 # failed, success_ratio, attempts, amplification, goodput_per_s, latency_p50_ms,
 # latency_p99_ms, latency_p999_ms, duplicates, wasted_work_s, recovered, recovery_s).
-# Four bar charts, one bar per variant in the file's order: amplification (attempts per
-# call), goodput (calls/s), p99 latency (ms) and success ratio. Values are written above
+# Four bar charts, one bar per variant in the file's order: front-door attempts/call (the
+# amplification column: attempts per call the clients started), goodput (calls/s), p99
+# latency (ms) and success ratio. Values are written above
 # the bars (vertically when the bars are narrow); an empty field leaves its bar out and
 # writes n/a.
 
@@ -60,9 +61,9 @@ set datafile separator comma
 set datafile columnheaders          # the first line names the columns
 # the panels: column, panel title, y label, value format
 cols = "amplification goodput_per_s latency_p99_ms success_ratio"
-ptitle(c) = c eq "amplification" ? "amplification" : c eq "goodput_per_s" ? "goodput" : \
+ptitle(c) = c eq "amplification" ? "front-door attempts/call" : c eq "goodput_per_s" ? "goodput" : \
             c eq "latency_p99_ms" ? "latency p99" : "success ratio"
-plabel(c) = c eq "amplification" ? "attempts per call" : c eq "goodput_per_s" ? "calls/s (ok within deadline)" : \
+plabel(c) = c eq "amplification" ? "attempts per client call" : c eq "goodput_per_s" ? "calls/s (ok within deadline)" : \
             c eq "latency_p99_ms" ? "latency (ms)" : "ok calls / calls"
 pfmt(c) = (c eq "success_ratio" || c eq "amplification") ? "%.3f" : ""
 

@@ -105,7 +105,7 @@ const char *retry_strerror(int code);
 typedef struct retry_error {
   int code;          /* a RETRY_* error code, RETRY_OK when nothing failed */
   char message[160]; /* what was wrong and what is allowed */
-  char source[256];  /* file name, or "<string>" */
+  char source[256];  /* file name, or "<string>"; a longer name keeps its end: "..." + tail */
   char path[160];    /* JSON path of the bad value, "$.methodConfig[0].timeout"; "" if none */
   int line;          /* 1-based line from a JSON syntax error, -1 when unknown */
   int column;        /* 1-based column from a JSON syntax error, -1 when unknown */
@@ -114,7 +114,8 @@ typedef struct retry_error {
 /* Sets e, when e is not NULL and still holds no error (code RETRY_OK), to code with a
  * printf-style message; does nothing otherwise, so a later, derived error never hides the
  * cause. source and path may be NULL (stored as ""); line and column are -1 when unknown.
- * Every field is cut to its fixed size, never overflowed. Allocates nothing, so it can report
+ * Every field is cut to its fixed size, never overflowed; a source (a file name) too long for
+ * its field keeps its end, which names the file, behind "...". Allocates nothing, so it can report
  * running out of memory. No pointer is kept. */
 void retry_error_set(retry_error *e, int code, const char *source, const char *path, int line,
                      int column, const char *fmt, ...) RETRY_PRINTF(7, 8);
@@ -225,6 +226,8 @@ typedef struct retry_backoff {
   double jitter_fraction; /* f of RETRY_JITTER_PROPORTIONAL, in [0, 1]; gRPC 0.2 */
   bool cap_after_jitter;  /* false: cap d before jitter (gRPC, may exceed max by f);
                              true: also clamp the jittered delay to max (resilience4j, Polly) */
+  bool first_delay_exact; /* true: the first delay after the start or a pushback is exactly
+                             d(1), unjittered (C-core 1.51's BackOff); later ones are jittered */
 } retry_backoff;
 
 /* Per-call backoff state. Zero it with retry_backoff_state_reset. */
@@ -487,20 +490,24 @@ typedef struct retry_policy {
   int64_t retry_buffer_bytes;      /* commit once the request exceeds this; 0 = unlimited */
   bool retry_streaming;            /* opt-in: retry server streams (with the allowlist) */
   bool honor_retry_after;          /* HTTP: a valid Retry-After replaces the backoff */
-  bool wait_for_deadline;          /* false: stop at once when the next attempt cannot start
-                                      before the deadline; true: end the call at the deadline
-                                      with DEADLINE_EXCEEDED, as a sleeping client would */
+  bool wait_for_deadline;          /* true (default): when the next attempt cannot start
+                                      before the deadline, end the call at the deadline with
+                                      DEADLINE_EXCEEDED, as C-core, grpc-go and grpc-java do;
+                                      false: stop at once with the last status */
   const char *const *idempotent_methods; /* allowlist of full method names ("/svc/Method") */
   size_t n_idempotent_methods;
   bool has_idempotent_allowlist; /* true: methods not in the list are never retried */
   int32_t local_reject_status;   /* status of calls refused locally (breaker, adaptive
                                     throttling); default UNAVAILABLE / 503 */
+  bool hedging_ignored;          /* set by a profile whose implementation ignores hedgingPolicy: the
+                                    config had one, the policy makes one attempt (kind NONE) */
 } retry_policy;
 
 /* Fills p with "no retries" in the given space: kind NONE, one attempt, no statuses, gRPC's
  * example backoff (100 ms, x2, capped at 1 s before a 0.2 proportional jitter), 256 KiB retry
- * buffer, Retry-After honoured, local rejections UNAVAILABLE (gRPC) or 503 (HTTP), no deadline
- * wait, no allowlist, no per-attempt timeout, no hedging delay. */
+ * buffer, Retry-After honoured, local rejections UNAVAILABLE (gRPC) or 503 (HTTP), the call
+ * ending at its deadline when no attempt fits (wait_for_deadline), no allowlist, no
+ * per-attempt timeout, no hedging delay: the "grpc" profile's rules. */
 void retry_policy_init(retry_policy *p, retry_space space);
 
 /* Sets max_attempts from a configured value and a client cap (gRPC: 5). Values above the
@@ -522,6 +529,40 @@ uint64_t retry_policy_layers_worst_case(const retry_policy *const *chain, size_t
 /* }================================================================== */
 
 /* {==================================================================
+ * Implementation profiles (retry_profile.c)
+ *
+ * What a given gRPC implementation actually does where implementations differ, so that a
+ * policy can name the client it models ("retrysim": {"profile": "grpc-core-1.51"}). A profile
+ * sets defaults on a policy; the extension block's explicit keys still win over it.
+ * docs/service-config.md lists each rule with the source it was read from.
+ * =================================================================== */
+
+typedef struct retry_profile {
+  const char *name;          /* "grpc" (the default), "grpc-core-1.51", "grpc-go-1.85", ... */
+  const char *description;   /* one line: what it models and where its rules come from */
+  bool first_delay_jittered; /* false: retry_backoff.first_delay_exact */
+  bool wait_for_deadline;    /* retry_policy.wait_for_deadline */
+  bool hedging_supported;    /* false: a hedgingPolicy is ignored (one attempt, a warning) */
+  bool throttle_per_process; /* the implementation keeps one throttle per server name for the
+                                whole process; informative: retrysim keeps one per client */
+  retry_jitter jitter;       /* its jitter and fraction */
+  double jitter_fraction;
+} retry_profile;
+
+/* The default profile ("grpc"): the rules gRPC implementations agree on. */
+const retry_profile *retry_profile_default(void);
+/* Returns the profile of that name, or NULL. */
+const retry_profile *retry_profile_find(const char *name);
+/* Returns the i-th profile (0 is the default), or NULL past the last; for listings. */
+const retry_profile *retry_profile_at(size_t i);
+/* Applies pr's rules to p (filled from a service config, before the extension's explicit
+ * options): the jitter, first_delay_exact, wait_for_deadline, and for an implementation
+ * without hedging a hedgingPolicy becomes one attempt with hedging_ignored set. */
+void retry_profile_apply(const retry_profile *pr, retry_policy *p);
+
+/* }================================================================== */
+
+/* {==================================================================
  * A logical call
  * =================================================================== */
 
@@ -538,7 +579,8 @@ uint64_t retry_policy_layers_worst_case(const retry_policy *const *chain, size_t
   X(BUDGET_EXHAUSTED, "budget_exhausted")           \
   X(BREAKER_OPEN, "breaker_open")                   \
   X(COMMITTED, "committed")                         \
-  X(STREAMING, "streaming")
+  X(STREAMING, "streaming")                         \
+  X(NO_RETRY_POLICY, "no_retry_policy") /* a failure where no policy could retry */
 
 typedef enum retry_stop {
 #define RETRY_STOP_GEN(name, str) RETRY_STOP_##name,
@@ -605,17 +647,39 @@ typedef enum retry_trace_event {
   RETRY_TRACE_HEADERS
 } retry_trace_event;
 
+/* Where the delay before the next attempt (retry_trace_rec.backoff_ns) came from. */
+typedef enum retry_delay_source {
+  RETRY_DELAY_NONE = 0,   /* no delay chosen by this event */
+  RETRY_DELAY_BACKOFF,    /* drawn from the policy's backoff (jitter included) */
+  RETRY_DELAY_PUSHBACK,   /* a valid grpc-retry-pushback-ms value, used as it is */
+  RETRY_DELAY_RETRY_AFTER /* an HTTP Retry-After (seconds or date), used as it is */
+} retry_delay_source;
+
+/* Returns "none", "backoff", "pushback", "retry_after"; a static string. */
+const char *retry_delay_source_name(retry_delay_source s);
+
+/* A record is filled only when the call has a trace function: a call without one pays one
+ * NULL check per event and nothing else. Everything borrowed is valid in the callback only. */
 typedef struct retry_trace_rec {
   uint64_t call_id;
-  retry_trace_event event;        /* what the engine was told */
-  int64_t now_ns;                 /* when */
-  int32_t attempt;                /* attempt the event is about (outcome, headers), else 0 */
-  int32_t status;                 /* outcome's status, -1 if none */
-  retry_pushback_kind pushback;   /* pushback parsed from the outcome */
-  int64_t pushback_ns;            /* its delay for RETRY_PUSHBACK_DELAY */
-  int64_t backoff_ns;             /* delay chosen before the next attempt, -1 if none */
-  int64_t throttle_milli_tokens;  /* after the event, -1 without throttle */
-  const retry_decision *decision; /* what the engine answered (borrowed, valid in the callback) */
+  retry_trace_event event;            /* what the engine was told */
+  int64_t now_ns;                     /* when */
+  int32_t attempt;                    /* attempt the event is about (outcome, headers), else 0 */
+  int32_t status;                     /* outcome's status, -1 if none */
+  retry_pushback_kind pushback;       /* pushback parsed from the outcome (gRPC space only) */
+  int64_t pushback_ns;                /* its delay for RETRY_PUSHBACK_DELAY */
+  const char *const *pushback_values; /* outcome: grpc-retry-pushback-ms values as received
+                                         (borrowed), NULL if none */
+  size_t n_pushback_values;           /* how many */
+  const char *retry_after;            /* outcome: HTTP Retry-After as received, or NULL */
+  int64_t backoff_ns;                 /* delay chosen before the next attempt, -1 if none */
+  int64_t backoff_nominal_ns;         /* RETRY_DELAY_BACKOFF: the delay before jitter, else -1 */
+  retry_delay_source delay_source;    /* where backoff_ns came from */
+  int64_t throttle_milli_tokens;      /* after the event, -1 without throttle */
+  bool has_target;                    /* the call has shared state; before and after valid */
+  retry_target_stats before;          /* the target as the event found it */
+  retry_target_stats after;           /* the target as the event left it */
+  const retry_decision *decision;     /* what the engine answered (borrowed) */
 } retry_trace_rec;
 
 typedef void (*retry_trace_fn)(void *ctx, const retry_trace_rec *rec);
@@ -707,10 +771,22 @@ void retry_call_on_headers(retry_call *c, int32_t attempt, int64_t now_ns, retry
  * "retrysim" extension block. Owns every string its policies point to. */
 typedef struct retry_config retry_config;
 
+/* Receives one warning of a load: w->source and w->path locate it, w->message says what was
+ * ignored or doubtful and what was probably meant; w->code is RETRY_ECONFIG, the code the same
+ * warning gets as an error under strict. w is valid only during the call. */
+typedef void (*retry_config_warn_fn)(void *ctx, const retry_error *w);
+
 typedef struct retry_config_opts {
   int32_t max_attempts_limit;   /* the client's cap, default 5 (0 = take the default); the
                                    extension block's maxAttemptsLimit overrides it */
   const retry_allocator *alloc; /* may be NULL */
+  /* Warnings (docs/service-config.md, "Warnings"): a standard field the loader ignores (gRPC
+   * ignores unknown fields, so does the loader, but a misspelt one silently turns a mechanism
+   * off), and a legal value that is probably a unit mistake (percentCanRetry: 20). Each goes
+   * to warn(warn_ctx, w) in document order; warn NULL drops them. */
+  retry_config_warn_fn warn;
+  void *warn_ctx;
+  bool strict; /* a warning fails the load instead: the same message, as an error */
 } retry_config_opts;
 
 /* What applies to one method. */

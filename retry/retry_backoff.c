@@ -85,6 +85,9 @@ int64_t retry_backoff_next(const retry_backoff *b, retry_backoff_state *st, cons
   if (nominal_ns != NULL) *nominal_ns = to_ns(d);
 
   double delay;
+  /* C-core 1.51's BackOff: its first NextAttemptTime after a Reset is the initial backoff
+   * itself; only the later ones are jittered (src/core/lib/backoff/backoff.cc). */
+  if (b->first_delay_exact && st->n_since_reset == 1) return to_ns(d);
   switch (b->jitter) {
     case RETRY_JITTER_PROPORTIONAL: {
       double f = b->jitter_fraction;

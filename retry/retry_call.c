@@ -12,29 +12,44 @@
 #include <assert.h>
 #include <string.h>
 
-/* What one event learnt, for the trace record. */
+/* What one event learnt, for the trace record. The target's state before the event is read
+ * only when the call is traced (a pure read: retry_target_stats_get changes nothing). */
 typedef struct event_info {
   retry_trace_event event;
   int32_t attempt;
   int32_t status;
   retry_pushback_kind pushback;
   int64_t pushback_ns;
+  const retry_outcome *outcome; /* the outcome reported, or NULL */
   int64_t backoff_ns;
+  int64_t backoff_nominal_ns;
+  retry_delay_source delay_source;
+  retry_target_stats before;
 } event_info;
 
-static void event_info_init(event_info *ev, retry_trace_event event, int32_t attempt) {
+static void event_info_init(event_info *ev, const retry_call *c, retry_trace_event event,
+                            int32_t attempt, int64_t now_ns) {
   ev->event = event;
   ev->attempt = attempt;
   ev->status = -1;
   ev->pushback = RETRY_PUSHBACK_NONE;
   ev->pushback_ns = 0;
   ev->backoff_ns = -1;
+  /* What only a trace reads is filled only for a traced call (the decision code writes
+   * outcome and delay_source on its way, and nothing reads them untraced). */
+  if (c->opts.trace != NULL) {
+    ev->outcome = NULL;
+    ev->backoff_nominal_ns = -1;
+    ev->delay_source = RETRY_DELAY_NONE;
+    if (c->target != NULL) retry_target_stats_get(c->target, now_ns, &ev->before);
+  }
 }
 
 static void trace(const retry_call *c, const event_info *ev, int64_t now_ns,
                   const retry_decision *d) {
   if (c->opts.trace == NULL) return;
   retry_trace_rec rec;
+  memset(&rec, 0, sizeof rec);
   rec.call_id = c->id;
   rec.event = ev->event;
   rec.now_ns = now_ns;
@@ -42,10 +57,22 @@ static void trace(const retry_call *c, const event_info *ev, int64_t now_ns,
   rec.status = ev->status;
   rec.pushback = ev->pushback;
   rec.pushback_ns = ev->pushback_ns;
+  if (ev->outcome != NULL) {
+    rec.pushback_values = ev->outcome->n_pushback > 0 ? ev->outcome->pushback : NULL;
+    rec.n_pushback_values = rec.pushback_values != NULL ? ev->outcome->n_pushback : 0;
+    rec.retry_after = ev->outcome->retry_after;
+  }
   rec.backoff_ns = ev->backoff_ns;
+  rec.backoff_nominal_ns = ev->backoff_nominal_ns;
+  rec.delay_source = ev->delay_source;
   rec.throttle_milli_tokens = c->target != NULL && c->target->off_throttle
                                   ? retry__target_throttle(c->target)->milli_tokens
                                   : -1;
+  rec.has_target = c->target != NULL;
+  if (rec.has_target) {
+    rec.before = ev->before;
+    retry_target_stats_get(c->target, now_ns, &rec.after);
+  }
   rec.decision = d;
   c->opts.trace(c->opts.trace_ctx, &rec);
 }
@@ -246,7 +273,7 @@ void retry_call_start(retry_call *c, const retry_policy *p, retry_target *t,
   retry_backoff_state_reset(&c->backoff);
 
   event_info ev;
-  event_info_init(&ev, RETRY_TRACE_START, 0);
+  event_info_init(&ev, c, RETRY_TRACE_START, 0, now_ns);
   if (is_hedging(c)) {
     /* Hedges repeat the request, so they need what a retry needs: an idempotent method and
      * a replayable (unary or opted-in server) stream. The original is sent regardless. */
@@ -277,8 +304,10 @@ void retry_call_start(retry_call *c, const retry_policy *p, retry_target *t,
 static retry_stop retry_refusal(const retry_call *c, int32_t status, const event_info *ev,
                                 bool throttle_ok, int64_t now_ns) {
   const retry_policy *p = c->policy;
-  if (p->kind == RETRY_POLICY_NONE) return RETRY_STOP_MAX_ATTEMPTS;
   if (now_ns >= c->deadline_ns) return RETRY_STOP_DEADLINE;
+  /* Without a policy nothing was counted against a limit: max_attempts would tell a reader
+   * that retries ran out when none was ever allowed (a queue-full refusal included). */
+  if (p->kind == RETRY_POLICY_NONE) return RETRY_STOP_NO_RETRY_POLICY;
   if (!retry_status_set_has(&p->retryable, p->space, status))
     return RETRY_STOP_NON_RETRYABLE_STATUS;
   if (!c->idempotent) return RETRY_STOP_METHOD_NOT_IDEMPOTENT;
@@ -310,17 +339,23 @@ static void retry_after_failure(retry_call *c, const retry_outcome *o, bool thro
   int64_t ra_ns;
   if (ev->pushback == RETRY_PUSHBACK_DELAY) {
     delay = ev->pushback_ns;
+    ev->delay_source = RETRY_DELAY_PUSHBACK;
     retry_backoff_state_reset(&c->backoff);
   } else if (p->space == RETRY_SPACE_HTTP && p->honor_retry_after && o->retry_after != NULL &&
              retry_pushback_parse_retry_after(o->retry_after, &ra_ns) == RETRY_OK) {
     delay = ra_ns;
+    ev->delay_source = RETRY_DELAY_RETRY_AFTER;
     retry_backoff_state_reset(&c->backoff);
   } else if (p->space == RETRY_SPACE_HTTP && p->honor_retry_after &&
              o->retry_after_at_ns != RETRY_NEVER) {
     delay = o->retry_after_at_ns > now_ns ? o->retry_after_at_ns - now_ns : 0;
+    ev->delay_source = RETRY_DELAY_RETRY_AFTER;
     retry_backoff_state_reset(&c->backoff);
   } else {
-    delay = retry_backoff_next(&p->backoff, &c->backoff, &c->opts.rng, NULL);
+    /* The value before jitter only for a trace: an untraced call skips its conversion. */
+    delay = retry_backoff_next(&p->backoff, &c->backoff, &c->opts.rng,
+                               c->opts.trace != NULL ? &ev->backoff_nominal_ns : NULL);
+    ev->delay_source = RETRY_DELAY_BACKOFF;
   }
   ev->backoff_ns = delay;
   int64_t next = retry__add_ns(now_ns, delay);
@@ -411,8 +446,11 @@ static void hedge_after_failure(retry_call *c, const retry_outcome *o, event_inf
     block_hedges(c, RETRY_STOP_PUSHBACK_STOP); /* those in flight may still answer */
   } else if (ev->pushback == RETRY_PUSHBACK_DELAY) {
     /* The next hedge after the pushback, later ones hedgingDelay apart from it. */
-    if (c->blocked == RETRY_STOP_NONE && c->n_attempts < p->max_attempts)
+    if (c->blocked == RETRY_STOP_NONE && c->n_attempts < p->max_attempts) {
       c->next_send_ns = retry__add_ns(now_ns, ev->pushback_ns);
+      ev->backoff_ns = ev->pushback_ns;
+      ev->delay_source = RETRY_DELAY_PUSHBACK;
+    }
   } else if (send_hedge(c, now_ns, status, d)) {
     /* A non-fatal status sends the next hedge immediately. */
     return;
@@ -430,8 +468,9 @@ void retry_call_on_outcome(retry_call *c, int32_t attempt, const retry_outcome *
                            retry_decision *d) {
   assert(c != NULL && o != NULL && d != NULL && c->policy != NULL);
   event_info ev;
-  event_info_init(&ev, RETRY_TRACE_OUTCOME, attempt);
+  event_info_init(&ev, c, RETRY_TRACE_OUTCOME, attempt, now_ns);
   ev.status = o->status;
+  ev.outcome = o;
   bool known = attempt >= 1 && attempt <= c->n_attempts && (c->in_flight & bit(attempt));
   if (!known) {
     /* An attempt that was cancelled (or reported twice): nothing changes. */
@@ -495,7 +534,7 @@ void retry_call_on_outcome(retry_call *c, int32_t attempt, const retry_outcome *
 void retry_call_wake(retry_call *c, int64_t now_ns, retry_decision *d) {
   assert(c != NULL && d != NULL && c->policy != NULL);
   event_info ev;
-  event_info_init(&ev, RETRY_TRACE_WAKE, 0);
+  event_info_init(&ev, c, RETRY_TRACE_WAKE, 0, now_ns);
   if (c->done) {
     repeat_done(c, d);
   } else if (c->next_send_ns == RETRY_NEVER || now_ns < c->next_send_ns) {
@@ -519,7 +558,7 @@ void retry_call_wake(retry_call *c, int64_t now_ns, retry_decision *d) {
 void retry_call_on_headers(retry_call *c, int32_t attempt, int64_t now_ns, retry_decision *d) {
   assert(c != NULL && d != NULL && c->policy != NULL);
   event_info ev;
-  event_info_init(&ev, RETRY_TRACE_HEADERS, attempt);
+  event_info_init(&ev, c, RETRY_TRACE_HEADERS, attempt, now_ns);
   bool known = attempt >= 1 && attempt <= c->n_attempts && (c->in_flight & bit(attempt));
   if (c->done) {
     repeat_done(c, d);

@@ -10,15 +10,16 @@
 #include <assert.h>
 #include <errno.h>
 #include <float.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Validation follows gRPC (A6, A21, service_config.md): any known field that fails makes the
- * whole config fail, unknown standard fields are ignored. A21 asks for both: a client keeps
- * its previous config rather than run with part of a new one, and gRPC keeps adding fields,
- * so a config written for a newer client must still load. docs/service-config.md is the user's view
- * of the rules. */
+ * whole config fail, unknown standard fields are ignored (with a warning, see Warnings). A21 asks
+ * for both: a client keeps its previous config rather than run with part of a new one, and gRPC
+ * keeps adding fields, so a config written for a newer client must still load.
+ * docs/service-config.md is the user's view of the rules. */
 
 /* {==================================================================
  * Helpers of both halves (the rest come from retry_json.h)
@@ -34,6 +35,138 @@ bool retry__config_parse_sub(load_ctx *c, json_t *obj, const char *key,
   bool ok = parse(c, v);
   retry_json_path_pop(&c->j, mark);
   return ok;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Warnings
+ *
+ * gRPC ignores fields it does not know (A21: a config written for a newer client must still
+ * load), and so does this loader; but an ignored field is usually a typo, and a misspelt
+ * "retryPolicy" or "methodConfig" silently turns retries off. Each ignored field is therefore
+ * reported to the caller's sink, and strict makes it an error. Case gets its own words:
+ * grpc-go decodes the service config with encoding/json into untagged structs, which matches
+ * field names case-insensitively, so its own retry example's "MaxAttempts" works there, while
+ * grpc-java (JsonUtil lookups by exact key) and C-core (its JSON object loader) do not see the
+ * field at all and then refuse the policy for want of maxAttempts.
+ * =================================================================== */
+
+bool retry__config_warn(load_ctx *c, const char *fmt, ...) {
+  if (retry_json_failed(&c->j)) return false;
+  char msg[sizeof c->j.e.message];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (c->strict) {
+    retry_json_fail(&c->j, RETRY_ECONFIG, "%s", msg);
+    return false;
+  }
+  if (c->warn == NULL) return true;
+  retry_error w;
+  retry_error_clear(&w);
+  retry_error_set(&w, RETRY_ECONFIG, c->j.source, c->j.path, -1, -1, "%s%s",
+                  c->j.prefix != NULL ? c->j.prefix : "", msg);
+  c->warn(c->warn_ctx, &w);
+  return true;
+}
+
+/* The top-level keys of a retrysim scenario: a scenario given where a service config was
+ * expected loads as a config with no retries at all, so the warning says what it is. */
+static bool is_scenario_key(const char *key) {
+  static const char *const keys[] = {"services", "clients", "duration", "variants", "expect"};
+  return retry_json_key_in(key, keys, N_OF(keys));
+}
+
+/* Where a field of the service config belongs, for one written at the wrong level (a
+ * retryPolicy at the top level, maxAttempts directly in an entry); NULL for other keys. */
+static const char *home_of(const char *key) {
+  static const struct {
+    const char *key, *home;
+  } homes[] = {
+      {"name", "a methodConfig entry"},
+      {"timeout", "a methodConfig entry"},
+      {"retryPolicy", "a methodConfig entry"},
+      {"hedgingPolicy", "a methodConfig entry"},
+      {"waitForReady", "a methodConfig entry"},
+      {"maxAttempts", "a retryPolicy or hedgingPolicy"},
+      {"initialBackoff", "a retryPolicy"},
+      {"maxBackoff", "a retryPolicy"},
+      {"backoffMultiplier", "a retryPolicy"},
+      {"retryableStatusCodes", "a retryPolicy"},
+      {"hedgingDelay", "a hedgingPolicy"},
+      {"nonFatalStatusCodes", "a hedgingPolicy"},
+      {"maxTokens", "retryThrottling"},
+      {"tokenRatio", "retryThrottling"},
+      {"service", "a name object of a methodConfig entry"},
+      {"method", "a name object of a methodConfig entry"},
+      {"methodConfig", "the top level"},
+      {"retryThrottling", "the top level"},
+      {"budget", "the top-level retrysim block"},
+      {"adaptiveThrottling", "the top-level retrysim block"},
+      {"circuitBreaker", "the top-level retrysim block"},
+      {"maxAttemptsLimit", "the top-level retrysim block"},
+      {"idempotentMethods", "the top-level retrysim block"},
+      {"jitter", "a retrysim block"},
+      {"perAttemptTimeout", "a retrysim block"},
+      {"statusSpace", "a retrysim block"},
+  };
+  for (size_t i = 0; i < N_OF(homes); i++)
+    if (strcmp(key, homes[i].key) == 0) return homes[i].home;
+  return NULL;
+}
+
+bool retry__config_check_fields(load_ctx *c, json_t *obj, const char *const *known, size_t n_known,
+                                const char *const *quiet, size_t n_quiet) {
+  const char *all[24];
+  assert(n_known + n_quiet <= N_OF(all));
+  size_t n_all = 0;
+  for (size_t i = 0; i < n_known && n_all < N_OF(all); i++)
+    all[n_all++] = known[i];
+  for (size_t i = 0; i < n_quiet && n_all < N_OF(all); i++)
+    all[n_all++] = quiet[i];
+  for (void *it = json_object_iter(obj); it != NULL; it = json_object_iter_next(obj, it)) {
+    const char *key = json_object_iter_key(it);
+    if (retry_json_key_in(key, all, n_all)) continue;
+    char shown[48];
+    retry_json_printable(shown, sizeof shown, key, 40);
+    bool case_only = false;
+    const char *near = retry_json_suggest(key, all, n_all, &case_only);
+    size_t mark = retry_json_path_push_key(&c->j, key);
+    bool ok;
+    if (near != NULL && case_only) {
+      ok = retry__config_warn(c,
+                              "field \"%s\" ignored: the field is \"%s\" (only the case differs; "
+                              "grpc-go accepts that, grpc-java and C-core do not)",
+                              shown, near);
+    } else if (near != NULL) {
+      ok = retry__config_warn(c, "unknown field \"%s\" ignored; did you mean \"%s\"?", shown, near);
+    } else if (home_of(key) != NULL) {
+      ok = retry__config_warn(c, "field \"%s\" ignored: it belongs in %s", shown, home_of(key));
+    } else if (mark == 1 && is_scenario_key(key)) {
+      ok = retry__config_warn(c,
+                              "unknown field \"%s\" ignored: this looks like a retrysim scenario, "
+                              "not a service config",
+                              shown);
+    } else {
+      /* The known fields when they fit in a message, else the bare warning. */
+      char list[sizeof c->j.e.message];
+      size_t len = 0;
+      for (size_t i = 0; i < n_known && len < sizeof list; i++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", known[i]);
+      char probe[sizeof c->j.e.message];
+      int need = snprintf(probe, sizeof probe, "unknown field \"%s\" ignored; known here: %s",
+                          shown, list);
+      if (len < sizeof list && need > 0 && (size_t)need < sizeof probe)
+        ok = retry__config_warn(c, "%s", probe);
+      else
+        ok = retry__config_warn(c, "unknown field \"%s\" ignored", shown);
+    }
+    retry_json_path_pop(&c->j, mark);
+    if (!ok) return false;
+  }
+  return true;
 }
 
 /* }================================================================== */
@@ -169,6 +302,8 @@ static bool parse_names(load_ctx *c, json_t *names, size_t entry) {
                             "objects such as {\"service\": \"pkg.Service\"}", n);
       return false;
     }
+    static const char *const name_fields[] = {"service", "method"};
+    if (!retry__config_check_fields(c, n, name_fields, N_OF(name_fields), NULL, 0)) return false;
     json_t *parts[2] = {retry_json_field(n, "service"), retry_json_field(n, "method")};
     static const char *const part_keys[2] = {"service", "method"};
     for (int k = 0; k < 2; k++) {
@@ -229,6 +364,18 @@ static bool parse_retry_policy(load_ctx *c, json_t *rp, retry_policy *p, list_sp
     retry_json_fail_value(&c->j, "\"retryPolicy\"", "an object", rp);
     return false;
   }
+  static const char *const fields[] = {"maxAttempts", "initialBackoff", "maxBackoff",
+                                       "backoffMultiplier", "retryableStatusCodes"};
+  static const char *const quiet[] = {"perAttemptRecvTimeout"}; /* warned about below */
+  if (!retry__config_check_fields(c, rp, fields, N_OF(fields), quiet, N_OF(quiet))) return false;
+  if (retry_json_field(rp, "perAttemptRecvTimeout") != NULL) {
+    size_t mark = retry_json_path_push_key(&c->j, "perAttemptRecvTimeout");
+    bool ok = retry__config_warn(c,
+                                 "\"perAttemptRecvTimeout\" is not modelled and is ignored; "
+                                 "retrysim.perAttemptTimeout is the nearest option");
+    retry_json_path_pop(&c->j, mark);
+    if (!ok) return false;
+  }
   p->kind = RETRY_POLICY_RETRY;
   return parse_max_attempts(c, rp, p) &&
          retry_json_require(&c->j,
@@ -259,6 +406,8 @@ static bool parse_hedging_policy(load_ctx *c, json_t *hp, retry_policy *p, list_
     retry_json_fail_value(&c->j, "\"hedgingPolicy\"", "an object", hp);
     return false;
   }
+  static const char *const fields[] = {"maxAttempts", "hedgingDelay", "nonFatalStatusCodes"};
+  if (!retry__config_check_fields(c, hp, fields, N_OF(fields), NULL, 0)) return false;
   p->kind = RETRY_POLICY_HEDGE;
   if (!parse_max_attempts(c, hp, p)) return false;
   if (p->max_attempts > RETRY_MAX_HEDGED_ATTEMPTS) {
@@ -319,6 +468,15 @@ static bool parse_entry(load_ctx *c, json_t *entry, size_t i) {
     retry_json_fail_value(&c->j, "\"methodConfig\" entries", "objects", entry);
     return false;
   }
+  static const char *const fields[] = {"name",
+                                       "timeout",
+                                       "retryPolicy",
+                                       "hedgingPolicy",
+                                       "waitForReady",
+                                       "maxRequestMessageBytes",
+                                       "maxResponseMessageBytes",
+                                       "retrysim"};
+  if (!retry__config_check_fields(c, entry, fields, N_OF(fields), NULL, 0)) return false;
   json_t *names = retry_json_field(entry, "name");
   if (names != NULL) {
     size_t mark = retry_json_path_push_key(&c->j, "name");
@@ -475,6 +633,8 @@ static bool parse_throttling(load_ctx *c, json_t *rt) {
     retry_json_fail_value(&c->j, "\"retryThrottling\"", "an object", rt);
     return false;
   }
+  static const char *const fields[] = {"maxTokens", "tokenRatio"};
+  if (!retry__config_check_fields(c, rt, fields, N_OF(fields), NULL, 0)) return false;
   int64_t max_tokens = 0;
   double ratio = 0;
   if (retry_json_require(&c->j,
@@ -502,6 +662,21 @@ static bool parse_throttling(load_ctx *c, json_t *rt) {
   t->has_throttle = true;
   t->throttle.max_milli_tokens = (int64_t)max_tokens * 1000;
   t->throttle.token_ratio_milli = (int64_t)milli;
+  /* Legal (A6 asks only for > 0) but a success that gives back more than the token a failure
+   * takes keeps the bucket full in any mix of results that is not mostly failures: a
+   * percentage (10 for 10 %) is the likely mistake. */
+  if (ratio > 1) {
+    char got[64];
+    retry_json_describe(json_object_get(rt, "tokenRatio"), got, sizeof got);
+    size_t mark = retry_json_path_push_key(&c->j, "tokenRatio");
+    bool ok =
+        retry__config_warn(c,
+                           "\"tokenRatio\" %s gives back more than a failure takes (1 token); "
+                           "it is tokens per success, not a percent: 0.1 is one per ten",
+                           got);
+    retry_json_path_pop(&c->j, mark);
+    return ok;
+  }
   return true;
 }
 
@@ -593,6 +768,11 @@ static retry_config *load_root(json_t *root, const char *source, const retry_con
   load_ctx c;
   memset(&c, 0, sizeof c);
   retry_json_ctx_init(&c.j, source);
+  if (opts != NULL) {
+    c.warn = opts->warn;
+    c.warn_ctx = opts->warn_ctx;
+    c.strict = opts->strict;
+  }
   if (!json_is_object(root)) {
     retry_json_fail_value(&c.j, "a service config", "a JSON object", root);
     retry_error_set(err, c.j.e.code, source, c.j.e.path, -1, -1, "%s", c.j.e.message);
@@ -634,7 +814,13 @@ static retry_config *load_root(json_t *root, const char *source, const retry_con
 
   /* The extension first: its limit, allowlist and status space shape every methodConfig.
    * Each step stops at its first error, so c.e holds exactly one, and the walk ends there. */
-  if (!retry__config_parse_sub(&c, root, "retrysim", retry__config_ext_parse) ||
+  /* loadBalancingPolicy, loadBalancingConfig and healthCheckConfig are gRPC's and bear on
+   * no retry decision: ignored without a warning. */
+  static const char *const fields[] = {"methodConfig", "retryThrottling", "retrysim"};
+  static const char *const quiet[] = {"loadBalancingPolicy", "loadBalancingConfig",
+                                      "healthCheckConfig"};
+  if (!retry__config_check_fields(&c, root, fields, N_OF(fields), quiet, N_OF(quiet)) ||
+      !retry__config_parse_sub(&c, root, "retrysim", retry__config_ext_parse) ||
       !retry__config_parse_sub(&c, root, "methodConfig", parse_method_configs) ||
       !retry__config_parse_sub(&c, root, "retryThrottling", parse_throttling) || !sort_names(&c)) {
     retry_error_set(err, c.j.e.code, c.j.e.source, c.j.e.path, -1, -1, "%s", c.j.e.message);

@@ -9,6 +9,8 @@
 
 #include <assert.h>
 #include <float.h>
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* The block is strict where the standard part is lenient (A21 ignores unknown fields so that
@@ -19,15 +21,45 @@
 static const char *const method_keys[] = {
     "statusSpace",      "jitter",         "jitterFraction",  "capAfterJitter", "perAttemptTimeout",
     "retryBufferBytes", "retryStreaming", "honorRetryAfter", "waitForDeadline"};
-static const char *const channel_keys[] = {"maxAttemptsLimit", "idempotentMethods", "budget",
-                                           "adaptiveThrottling", "circuitBreaker"};
+static const char *const channel_keys[] = {"maxAttemptsLimit",   "idempotentMethods", "budget",
+                                           "adaptiveThrottling", "circuitBreaker",    "profile"};
 /* Every key of the top-level block. Channel-wide keys come first because a message that lists
  * them may be cut short, and a channel key is the likelier thing to be misspelled there. */
 static const char *const top_keys[] = {
     "maxAttemptsLimit", "idempotentMethods", "budget",           "adaptiveThrottling",
     "circuitBreaker",   "statusSpace",       "jitter",           "jitterFraction",
     "capAfterJitter",   "perAttemptTimeout", "retryBufferBytes", "retryStreaming",
-    "honorRetryAfter",  "waitForDeadline"};
+    "honorRetryAfter",  "waitForDeadline",   "profile"};
+
+/* An unknown key of the block, at the current path (the caller pushed it): with a
+ * did-you-mean when one of allowed is close (retry_json_suggest), which also says when only
+ * the case differs; else retry_json_fail_unknown_key's list of the allowed keys. */
+static void fail_unknown(load_ctx *c, const char *key, const char *const *allowed, size_t n) {
+  bool case_only = false;
+  const char *near = retry_json_suggest(key, allowed, n, &case_only);
+  if (near == NULL) {
+    retry_json_fail_unknown_key(&c->j, key, allowed, n, NULL);
+    return;
+  }
+  char shown[48];
+  retry_json_printable(shown, sizeof shown, key, 40);
+  retry_json_fail(&c->j, RETRY_ECONFIG, "unknown key \"%s\"; did you mean \"%s\"?%s", shown, near,
+                  case_only ? " (keys are case-sensitive)" : "");
+}
+
+/* retry_json_check_keys with fail_unknown's message: fails on the first key of obj, in
+ * document order, that is not in allowed[0..n). */
+static bool check_keys(load_ctx *c, json_t *obj, const char *const *allowed, size_t n) {
+  for (void *it = json_object_iter(obj); it != NULL; it = json_object_iter_next(obj, it)) {
+    const char *key = json_object_iter_key(it);
+    if (retry_json_key_in(key, allowed, n)) continue;
+    size_t mark = retry_json_path_push_key(&c->j, key);
+    fail_unknown(c, key, allowed, n);
+    retry_json_path_pop(&c->j, mark);
+    return false;
+  }
+  return true;
+}
 
 /* {==================================================================
  * Method options
@@ -118,6 +150,7 @@ static void merge_opts(method_opts *dst, const method_opts *over) {
  * +-20% proportional jitter, the cap applied before the jitter, a 256 KiB retry buffer, no
  * per-attempt timeout, no retries of streams. */
 void retry__config_ext_apply(const retry_config *cfg, retry_policy *p, const method_opts *mo) {
+  if (mo->profile != NULL) retry_profile_apply(mo->profile, p); /* explicit keys win below */
   if (mo->has_jitter) p->backoff.jitter = mo->jitter;
   if (mo->has_jitter_fraction) p->backoff.jitter_fraction = mo->jitter_fraction;
   if (mo->has_cap_after_jitter) p->backoff.cap_after_jitter = mo->cap_after_jitter;
@@ -149,7 +182,7 @@ static bool parse_entry_ext(load_ctx *c, json_t *ext, method_opts *mo) {
       retry_json_fail(&c->j, RETRY_ECONFIG,
                       "\"%s\" is channel-wide: set it in the top-level retrysim block", key);
     else
-      retry_json_fail_unknown_key(&c->j, key, method_keys, N_OF(method_keys), NULL);
+      fail_unknown(c, key, method_keys, N_OF(method_keys));
     retry_json_path_pop(&c->j, mark);
     return false;
   }
@@ -254,23 +287,168 @@ static bool block_type(load_ctx *c, json_t *b, const char *what, const char *con
                             "type", listed) == 1;
 }
 
+/* A legal value that is probably a unit mistake, at obj.key: `"key" <v> <why>`. Returns
+ * false only when strict made it the load's error. */
+static bool warn_unit(load_ctx *c, json_t *obj, const char *key, const char *why) {
+  char got[64];
+  retry_json_describe(json_object_get(obj, key), got, sizeof got);
+  size_t mark = retry_json_path_push_key(&c->j, key);
+  bool ok = retry__config_warn(c, "\"%s\" %s %s", key, got, why);
+  retry_json_path_pop(&c->j, mark);
+  return ok;
+}
+
+/* A Go duration (time.ParseDuration), the form Linkerd's ServiceProfile writes its ttl in:
+ * one or more decimal numbers, each with a unit (ns, us, µs, μs, ms, s, m, h), such as
+ * "10s", "1m30s", "1.5s", "500ms", or a bare "0". No sign: a ttl is never negative. Sets *ns
+ * and returns true; false when s is not such a duration or exceeds int64 nanoseconds. */
+static bool parse_go_duration(const char *s, int64_t *ns) {
+  static const struct {
+    const char *name;
+    int64_t ns;
+  } units[] = {{"ns", 1},
+               {"us", 1000},
+               {"\xC2\xB5s", 1000}, /* U+00B5 micro sign */
+               {"\xCE\xBCs", 1000}, /* U+03BC Greek mu */
+               {"ms", RETRY_NS_PER_MS},
+               {"s", RETRY_NS_PER_S},
+               {"m", 60 * RETRY_NS_PER_S},
+               {"h", 3600 * RETRY_NS_PER_S}};
+  if (strcmp(s, "0") == 0) {
+    *ns = 0;
+    return true;
+  }
+  if (*s == '\0') return false;
+  double total = 0;
+  while (*s) {
+    /* digits [. digits], at least one digit in all */
+    double v = 0, scale = 1;
+    int digits = 0;
+    for (; *s >= '0' && *s <= '9'; s++, digits++)
+      v = v * 10 + (*s - '0');
+    if (*s == '.') {
+      for (s++; *s >= '0' && *s <= '9'; s++, digits++) {
+        scale /= 10;
+        v += (*s - '0') * scale;
+      }
+    }
+    if (digits == 0) return false;
+    /* The longest unit that matches, so that "ms" is never read as "m" and a rest "s". */
+    size_t best = N_OF(units);
+    size_t best_len = 0;
+    for (size_t i = 0; i < N_OF(units); i++) {
+      size_t l = strlen(units[i].name);
+      if (l > best_len && strncmp(s, units[i].name, l) == 0) {
+        best = i;
+        best_len = l;
+      }
+    }
+    if (best == N_OF(units)) return false;
+    total += v * (double)units[best].ns;
+    s += best_len;
+  }
+  if (!(total < 9.2e18)) return false;
+  *ns = (int64_t)llround(total);
+  return true;
+}
+
+/* Linkerd's ttl: a Go duration (parse_go_duration) in [1 s, 60 s], the range tower's budget
+ * asserts (its assertions are taken from Finagle's). Proto3 forms such as "10s" and "0.5s"
+ * are Go durations too. */
+static int get_linkerd_ttl(load_ctx *c, json_t *b, int64_t *out) {
+  json_t *v = retry_json_field(b, "ttl");
+  if (v == NULL || retry_json_failed(&c->j)) return retry_json_failed(&c->j) ? -1 : 0;
+  int64_t ns = 0;
+  if (!json_is_string(v) || !parse_go_duration(json_string_value(v), &ns) || ns < RETRY_NS_PER_S ||
+      ns > 60 * RETRY_NS_PER_S)
+    return retry_json_fail_field(&c->j, b, "ttl",
+                                 "a Go duration in [1s, 60s] such as \"10s\" or \"1m\"");
+  *out = ns;
+  return 1;
+}
+
+/* Linkerd's retryRatio as the Finagle budget's percent_can_retry. The Linkerd proxy builds
+ * tower's budget from it (an f32), and tower, unlike Finagle, scales a ratio of at most 1 by
+ * 1 rather than 1000: a deposit adds 1 and a retry costs (int)(1 / ratio), so a ratio of 0.3
+ * allows one retry per 3 requests (33 %) and 0.7 one per request. Above 1 it scales by 1000
+ * as Finagle does. The Finagle budget here costs (int)(1000 / percent) per retry against
+ * 1000 per request, so for a ratio of at most 1 the percent is 1 / k with k = (int)(1 / ratio)
+ * (computed in f32 as tower does), nudged down until 1000 / percent truncates to exactly
+ * 1000 k: every count is then tower's times 1000, and every decision the same. */
+static double linkerd_percent(double ratio) {
+  float r = (float)ratio;
+  if (r == 0.0f || r > 1.0f) return (double)r;
+  float inv = 1.0f / r;
+  /* Past 2^31 deposits per retry both budgets saturate (tower's cast, the Finagle budget's
+   * cap at INT32_MAX): nothing to match, and the nudging below would overflow. */
+  if (!(inv < 2147483648.0f)) return (double)r;
+  double k = floor((double)inv);
+  double pct = 1.0 / k;
+  while ((int64_t)(1000.0 / pct) < (int64_t)(1000.0 * k))
+    pct = nextafter(pct, 0.0);
+  return pct;
+}
+
+/* The keys of a budget of type type: a key of another type says whose it is, and Finagle's
+ * and Linkerd's names for the same setting point at each other (percentCanRetry is Finagle's
+ * retryRatio, minRetriesPerSec Linkerd's minRetriesPerSecond); the rest is check_keys. */
+static bool check_budget_keys(load_ctx *c, json_t *b, const char *type, const char *const *own,
+                              size_t n_own) {
+  static const struct {
+    const char *key, *type, *twin;
+  } others[] = {{"capacity", "aws", NULL},
+                {"retryCost", "aws", NULL},
+                {"timeoutCost", "aws", NULL},
+                {"noRetryIncrement", "aws", NULL},
+                {"percentCanRetry", "finagle", "retryRatio"},
+                {"minRetriesPerSec", "finagle", "minRetriesPerSecond"},
+                {"retryRatio", "linkerd", "percentCanRetry"},
+                {"minRetriesPerSecond", "linkerd", "minRetriesPerSec"},
+                {"budgetPercent", "envoy", NULL},
+                {"minRetryConcurrency", "envoy", NULL}};
+  for (void *it = json_object_iter(b); it != NULL; it = json_object_iter_next(b, it)) {
+    const char *key = json_object_iter_key(it);
+    if (retry_json_key_in(key, own, n_own)) continue;
+    for (size_t i = 0; i < N_OF(others); i++) {
+      if (strcmp(key, others[i].key) != 0) continue;
+      size_t mark = retry_json_path_push_key(&c->j, key);
+      bool twin = others[i].twin != NULL && retry_json_key_in(others[i].twin, own, n_own);
+      if (twin)
+        retry_json_fail(&c->j, RETRY_ECONFIG,
+                        "\"%s\" is a \"%s\" budget's name; this \"%s\" budget calls it \"%s\"", key,
+                        others[i].type, type, others[i].twin);
+      else
+        retry_json_fail(&c->j, RETRY_ECONFIG,
+                        "\"%s\" applies to \"%s\" budgets only; this one is \"%s\"", key,
+                        others[i].type, type);
+      retry_json_path_pop(&c->j, mark);
+      return false;
+    }
+  }
+  return check_keys(c, b, own, n_own);
+}
+
 /* "budget": {"type": ..., keys of that type}. Each type starts from the defaults of its
  * *_config_init function, so an omitted key means the documented default of the system
- * the budget imitates (AWS SDK, Finagle, Envoy). A key of another type is an unknown key.
- * The ranges are those systems' own: Finagle's RetryBudget takes a ttl in [1 s, 60 s] and a
- * percentCanRetry in [0, 1000] (a ratio, 0.2 meaning 20%); Envoy's budget_percent is an
- * envoy.type.v3.Percent in [0, 100]. The AWS SDK takes any uint as a cost, but 0 is refused
- * since retry_aws_quota_acquire returns the cost it took and 0 there means "refused". */
+ * the budget imitates (AWS SDK, Finagle, Linkerd, Envoy). A key of another type is an unknown
+ * key. The ranges are those systems' own: Finagle's RetryBudget takes a ttl in [1 s, 60 s] and
+ * a percentCanRetry in [0, 1000] (a ratio, 0.2 meaning 20%); Linkerd's retryBudget is the same
+ * budget under other names (retryRatio, minRetriesPerSecond, ttl) with tower's rounding and
+ * ranges (linkerd_percent); Envoy's budget_percent is an envoy.type.v3.Percent in [0, 100].
+ * The AWS SDK takes any uint as a cost, but 0 is refused since retry_aws_quota_acquire returns
+ * the cost it took and 0 there means "refused". Legal values that read like the other unit
+ * (percentCanRetry 20, budgetPercent 0.2) are loaded as written, with a warning. */
 static bool parse_budget(load_ctx *c, json_t *b) {
   static const char *const aws_keys[] = {"type", "capacity", "retryCost", "timeoutCost",
                                          "noRetryIncrement"};
   static const char *const finagle_keys[] = {"type", "ttl", "minRetriesPerSec", "percentCanRetry"};
+  static const char *const linkerd_keys[] = {"type", "retryRatio", "minRetriesPerSecond", "ttl"};
   static const char *const envoy_keys[] = {"type", "budgetPercent", "minRetryConcurrency"};
-  static const char *const types[] = {"aws", "finagle", "envoy"};
+  static const char *const types[] = {"aws", "finagle", "linkerd", "envoy"};
   retry_target_config *t = &c->cfg->target;
   int kind = 0;
-  if (!block_type(c, b, "\"budget\"", types, N_OF(types), "\"aws\", \"finagle\" or \"envoy\"",
-                  &kind))
+  if (!block_type(c, b, "\"budget\"", types, N_OF(types),
+                  "\"aws\", \"finagle\", \"linkerd\" or \"envoy\"", &kind))
     return false;
   const char *s = types[kind];
   /* t->budget is set before the keys are read; on an error the whole config is freed, so a
@@ -278,7 +456,7 @@ static bool parse_budget(load_ctx *c, json_t *b) {
   if (strcmp(s, "aws") == 0) {
     t->budget = RETRY_BUDGET_AWS;
     retry_aws_quota_config_init(&t->aws);
-    return retry_json_check_keys(&c->j, b, aws_keys, N_OF(aws_keys), NULL) &&
+    return check_budget_keys(c, b, "aws", aws_keys, N_OF(aws_keys)) &&
            retry_json_get_int32(&c->j, b, "capacity", 1, INT32_MAX, "an integer > 0",
                                 &t->aws.capacity) >= 0 &&
            retry_json_get_int32(&c->j, b, "retryCost", 1, INT32_MAX, "an integer > 0",
@@ -291,22 +469,51 @@ static bool parse_budget(load_ctx *c, json_t *b) {
   if (strcmp(s, "finagle") == 0) {
     t->budget = RETRY_BUDGET_FINAGLE;
     retry_finagle_budget_config_init(&t->finagle);
-    return retry_json_check_keys(&c->j, b, finagle_keys, N_OF(finagle_keys), NULL) &&
-           retry_json_get_duration(&c->j, b, "ttl", RETRY_NS_PER_S, false, 60 * RETRY_NS_PER_S,
-                                   "a duration in [1s, 60s]", &t->finagle.ttl_ns) >= 0 &&
-           retry_json_get_int32(&c->j, b, "minRetriesPerSec", 0, INT32_MAX, "an integer >= 0",
-                                &t->finagle.min_retries_per_sec) >= 0 &&
-           retry_json_get_number(&c->j, b, "percentCanRetry", 0, false, 1000, false,
-                                 "a number in [0, 1000]", &t->finagle.percent_can_retry) >= 0;
+    if (!(check_budget_keys(c, b, "finagle", finagle_keys, N_OF(finagle_keys)) &&
+          retry_json_get_duration(&c->j, b, "ttl", RETRY_NS_PER_S, false, 60 * RETRY_NS_PER_S,
+                                  "a duration in [1s, 60s]", &t->finagle.ttl_ns) >= 0 &&
+          retry_json_get_int32(&c->j, b, "minRetriesPerSec", 0, INT32_MAX, "an integer >= 0",
+                               &t->finagle.min_retries_per_sec) >= 0 &&
+          retry_json_get_number(&c->j, b, "percentCanRetry", 0, false, 1000, false,
+                                "a number in [0, 1000]", &t->finagle.percent_can_retry) >= 0))
+      return false;
+    if (t->finagle.percent_can_retry > 1)
+      return warn_unit(c, b, "percentCanRetry",
+                       "means that many retries per request: it is a fraction, 0.2 is 20 %");
+    return true;
+  }
+  if (strcmp(s, "linkerd") == 0) {
+    /* Linkerd's defaults (DefaultRetryBudget in linkerd2's controller) are Finagle's. */
+    t->budget = RETRY_BUDGET_FINAGLE;
+    retry_finagle_budget_config_init(&t->finagle);
+    double ratio = t->finagle.percent_can_retry;
+    if (!(check_budget_keys(c, b, "linkerd", linkerd_keys, N_OF(linkerd_keys)) &&
+          get_linkerd_ttl(c, b, &t->finagle.ttl_ns) >= 0 &&
+          retry_json_get_int32(&c->j, b, "minRetriesPerSecond", 0, INT32_MAX - 1,
+                               "an integer in [0, 2147483646]",
+                               &t->finagle.min_retries_per_sec) >= 0 &&
+          retry_json_get_number(&c->j, b, "retryRatio", 0, false, 1000, false,
+                                "a number in [0, 1000]", &ratio) >= 0))
+      return false;
+    t->finagle.percent_can_retry = linkerd_percent(ratio);
+    if (ratio > 1)
+      return warn_unit(c, b, "retryRatio",
+                       "means that many retries per request: it is a ratio, 0.2 is 20 %");
+    return true;
   }
   if (strcmp(s, "envoy") == 0) {
     t->budget = RETRY_BUDGET_ENVOY;
     retry_envoy_budget_config_init(&t->envoy);
-    return retry_json_check_keys(&c->j, b, envoy_keys, N_OF(envoy_keys), NULL) &&
-           retry_json_get_number(&c->j, b, "budgetPercent", 0, false, 100, false,
-                                 "a number in [0, 100]", &t->envoy.budget_percent) >= 0 &&
-           retry_json_get_int32(&c->j, b, "minRetryConcurrency", 0, INT32_MAX, "an integer >= 0",
-                                &t->envoy.min_retry_concurrency) >= 0;
+    if (!(check_budget_keys(c, b, "envoy", envoy_keys, N_OF(envoy_keys)) &&
+          retry_json_get_number(&c->j, b, "budgetPercent", 0, false, 100, false,
+                                "a number in [0, 100]", &t->envoy.budget_percent) >= 0 &&
+          retry_json_get_int32(&c->j, b, "minRetryConcurrency", 0, INT32_MAX, "an integer >= 0",
+                               &t->envoy.min_retry_concurrency) >= 0))
+      return false;
+    if (t->envoy.budget_percent > 0 && t->envoy.budget_percent < 1)
+      return warn_unit(c, b, "budgetPercent",
+                       "is less than 1 % of active requests: it is a percent, 20 is 20 %");
+    return true;
   }
   assert(0 && "a budget type without its branch");
   return false;
@@ -326,7 +533,7 @@ static bool parse_adaptive(load_ctx *c, json_t *a) {
   }
   t->has_adaptive = true;
   retry_adaptive_config_init(&t->adaptive);
-  return retry_json_check_keys(&c->j, a, keys, N_OF(keys), NULL) &&
+  return check_keys(c, a, keys, N_OF(keys)) &&
          retry_json_get_number(&c->j, a, "k", 1, false, DBL_MAX, false, "a number >= 1",
                                &t->adaptive.k) >= 0 &&
          retry_json_get_duration(&c->j, a, "window", 0, true, INT64_MAX, DUR_POS,
@@ -388,7 +595,7 @@ static bool parse_breaker(load_ctx *c, json_t *b) {
   size_t n_own = consecutive ? N_OF(consecutive_keys) : N_OF(window_keys);
   size_t n_other = consecutive ? N_OF(window_keys) : N_OF(consecutive_keys);
   if (!check_breaker_kind(c, b, types[index], consecutive, own, n_own, other, n_other) ||
-      !retry_json_check_keys(&c->j, b, own, n_own, NULL))
+      !check_keys(c, b, own, n_own))
     return false;
   t->has_breaker = true;
   retry_breaker_config_init(&t->breaker, kind);
@@ -406,7 +613,11 @@ static bool parse_breaker(load_ctx *c, json_t *b) {
          retry_json_get_int32(&c->j, b, "permittedNumberOfCallsInHalfOpenState", 1, INT32_MAX,
                               "an integer >= 1", &bc->half_open_calls) >= 0 &&
          retry__config_get_status_list(c, b, "failureStatusCodes", LIST_MIXED, true,
-                                       &bc->failure_statuses) >= 0;
+                                       &bc->failure_statuses) >= 0 &&
+         (retry_json_field(b, "failureRateThreshold") == NULL ||
+          !(bc->failure_rate_threshold < 1) ||
+          warn_unit(c, b, "failureRateThreshold",
+                    "opens the breaker at under 1 % failures: it is a percent, 50 is 50 %"));
 }
 
 /* }================================================================== */
@@ -424,12 +635,21 @@ bool retry__config_ext_parse(load_ctx *c, json_t *ext) {
     retry_json_fail_value(&c->j, "\"retrysim\"", "an object", ext);
     return false;
   }
-  if (!retry_json_check_keys(&c->j, ext, top_keys, N_OF(top_keys), NULL) ||
-      !parse_method_opts(c, ext, &c->top))
+  if (!check_keys(c, ext, top_keys, N_OF(top_keys)) || !parse_method_opts(c, ext, &c->top))
     return false;
   if (retry_json_get_int32(&c->j, ext, "maxAttemptsLimit", 1, 1000, "an integer in [1, 1000]",
                            &c->cfg->max_attempts_limit) < 0)
     return false;
+  /* "profile": the implementation the policy models (retry_profile.c), one of its names. */
+  const char *profiles[8];
+  size_t n_profiles = 0;
+  while (n_profiles < N_OF(profiles) && retry_profile_at(n_profiles) != NULL) {
+    profiles[n_profiles] = retry_profile_at(n_profiles)->name;
+    n_profiles++;
+  }
+  int which = 0, prc = retry_json_get_enum(&c->j, ext, "profile", profiles, n_profiles, &which);
+  if (prc < 0) return false;
+  if (prc == 1) c->top.profile = retry_profile_at((size_t)which);
   return retry__config_parse_sub(c, ext, "idempotentMethods", parse_idempotent) &&
          retry__config_parse_sub(c, ext, "budget", parse_budget) &&
          retry__config_parse_sub(c, ext, "adaptiveThrottling", parse_adaptive) &&

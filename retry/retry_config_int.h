@@ -68,16 +68,21 @@ typedef struct method_opts {
   int64_t per_attempt_timeout_ns; /* perAttemptTimeout, > 0 */
   int64_t retry_buffer_bytes;     /* retryBufferBytes, >= 0 (0: unlimited) */
   bool retry_streaming, honor_retry_after, wait_for_deadline;
+  const retry_profile
+      *profile; /* the top-level block's profile, NULL when none (retry_profile.c) */
 } method_opts;
 
 /* The state of one load, on the loader's stack. The retry_json context comes first and is
  * embedded, not pointed to: it has the load's lifetime, and &c->j is all the shared getters
  * need (its invariants are retry_json_ctx's: once j.e.code is set, nothing else is read). */
 typedef struct load_ctx {
-  retry_json_ctx j;    /* source, JSON path and the first error */
-  retry_config *cfg;   /* being filled */
-  size_t strings_used; /* bytes of cfg->strings handed out, <= cfg->strings_size */
-  method_opts top;     /* method options of the top-level extension block */
+  retry_json_ctx j;          /* source, JSON path and the first error */
+  retry_config *cfg;         /* being filled */
+  retry_config_warn_fn warn; /* the caller's warning sink, NULL: warnings are dropped */
+  void *warn_ctx;            /* passed to warn */
+  bool strict;               /* a warning is recorded as the load's error instead */
+  size_t strings_used;       /* bytes of cfg->strings handed out, <= cfg->strings_size */
+  method_opts top;           /* method options of the top-level extension block */
 } load_ctx;
 
 /* What to allocate, counted on the raw tree before validation (wrong types count nothing). */
@@ -115,6 +120,19 @@ int retry__config_get_status_list(load_ctx *c, json_t *obj, const char *key, lis
  * valid until retry_config_destroy. The arena was sized by the measure pass: copy only what
  * was counted there. */
 const char *retry__config_copy_string(load_ctx *c, const char *s, size_t len);
+
+/* A warning at the current path: a printf-style message handed to the caller's sink as a
+ * retry_error (code RETRY_ECONFIG). Under strict it is recorded as the load's error instead
+ * and false is returned; true otherwise. Allocates nothing. */
+bool retry__config_warn(load_ctx *c, const char *fmt, ...) RETRY_PRINTF(2, 3);
+
+/* Warns about every key of obj, in document order, that is in neither known[0..n_known) nor
+ * quiet[0..n_quiet) (standard fields the loader ignores without a word, such as
+ * loadBalancingConfig): `unknown field "k" ignored` with a did-you-mean over both lists, or
+ * the note that the key differs from a field only by case (which grpc-go accepts and
+ * grpc-java and C-core do not). Returns false when strict turned a warning into the error. */
+bool retry__config_check_fields(load_ctx *c, json_t *obj, const char *const *known, size_t n_known,
+                                const char *const *quiet, size_t n_quiet);
 
 /* Calls parse(c, obj[key]) with the path at obj.key; true when the key is absent or null. */
 bool retry__config_parse_sub(load_ctx *c, json_t *obj, const char *key,

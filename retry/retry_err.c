@@ -48,6 +48,23 @@ static void copy_field(char *dst, size_t size, const char *src) {
   dst[n] = '\0';
 }
 
+/* Copies src into a fixed buffer, keeping its end when it does not fit: "..." and the last
+ * bytes, the cut moved forward to the start of a UTF-8 character. For file names, whose end
+ * (the file's own name) says more than their start. dst is always NUL-terminated. */
+static void copy_tail(char *dst, size_t size, const char *src) {
+  if (src == NULL) src = "";
+  size_t n = strlen(src);
+  if (n < size) {
+    memcpy(dst, src, n + 1);
+    return;
+  }
+  const char *tail = src + n - (size - 4); /* room for "...", the tail and the NUL */
+  while (((unsigned char)*tail & 0xC0) == 0x80)
+    tail++;
+  memcpy(dst, "...", 3);
+  memcpy(dst + 3, tail, strlen(tail) + 1);
+}
+
 /* The one implementation of "the first error wins" (retry.h): the engine's validators,
  * both JSON loaders and the simulator's outputs all end here. It lives in this file, which
  * needs libc only, so that an engine-only client linking it does not pull in jansson. */
@@ -56,7 +73,7 @@ void retry_error_vset(retry_error *e, int code, const char *source, const char *
   /* A later, derived error (out of memory while unwinding, say) must not hide the cause. */
   if (e == NULL || e->code != RETRY_OK) return;
   e->code = code;
-  copy_field(e->source, sizeof e->source, source);
+  copy_tail(e->source, sizeof e->source, source);
   copy_field(e->path, sizeof e->path, path);
   e->line = line;
   e->column = column;

@@ -9,6 +9,10 @@
 #include "retry_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,6 +274,62 @@ bool retry_json_key_in(const char *key, const char *const *list, size_t n) {
   return false;
 }
 
+static char ascii_lower(char ch) { return ch >= 'A' && ch <= 'Z' ? (char)(ch - 'A' + 'a') : ch; }
+
+static bool equal_but_case(const char *a, const char *b) {
+  for (; *a && *b; a++, b++)
+    if (ascii_lower(*a) != ascii_lower(*b)) return false;
+  return *a == *b;
+}
+
+#define SUGGEST_MAX 64
+
+/* Levenshtein distance with one row on the stack; both strings at most SUGGEST_MAX bytes. */
+static size_t edit_distance(const char *a, size_t la, const char *b, size_t lb) {
+  size_t row[SUGGEST_MAX + 1];
+  for (size_t j = 0; j <= lb; j++)
+    row[j] = j;
+  for (size_t i = 1; i <= la; i++) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= lb; j++) {
+      size_t up = row[j];
+      size_t best = diag + (ascii_lower(a[i - 1]) == ascii_lower(b[j - 1]) ? 0 : 1);
+      if (up + 1 < best) best = up + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      row[j] = best;
+      diag = up;
+    }
+  }
+  return row[lb];
+}
+
+const char *retry_json_suggest(const char *key, const char *const *names, size_t n,
+                               bool *case_only) {
+  if (case_only != NULL) *case_only = false;
+  for (size_t i = 0; i < n; i++) {
+    if (strcmp(key, names[i]) != 0 && equal_but_case(key, names[i])) {
+      if (case_only != NULL) *case_only = true;
+      return names[i];
+    }
+  }
+  size_t lk = strlen(key);
+  if (lk > SUGGEST_MAX) return NULL;
+  const char *best = NULL;
+  size_t best_d = SIZE_MAX;
+  for (size_t i = 0; i < n; i++) {
+    size_t ln = strlen(names[i]);
+    if (ln > SUGGEST_MAX) continue;
+    size_t longer = lk > ln ? lk : ln, limit = longer / 3 > 0 ? longer / 3 : 1;
+    size_t d = edit_distance(key, lk, names[i], ln);
+    if (d <= limit && d < best_d) {
+      best = names[i];
+      best_d = d;
+    }
+  }
+  return best;
+}
+
 /* Jansson keeps an object's keys in insertion order, so the key reported is the first one a
  * reader of the file sees. */
 bool retry_json_check_keys(retry_json_ctx *c, json_t *obj, const char *const *allowed, size_t n,
@@ -461,44 +521,107 @@ int retry_json_get_duration(retry_json_ctx *c, json_t *obj, const char *key, int
 
 /* We read the file ourselves rather than call json_load_file: jansson would report a
  * directory or a failed read as a syntax error at line 1, its buffer would bypass the
- * caller's allocator, and a loader that hashes what it read needs the bytes. */
+ * caller's allocator, and a loader that hashes what it read needs the bytes.
+ * Only a regular file is read: /dev/zero or /dev/urandom would be read until memory ran out,
+ * and a FIFO would block the loader. The file is opened with O_NONBLOCK so that opening a
+ * FIFO returns at once (open() on a FIFO without a writer waits otherwise), checked with
+ * fstat on the descriptor (no race between a stat and the open), then read blocking. */
+static const char *file_kind(mode_t m) {
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISFIFO(m)) return "a FIFO (named pipe)";
+  if (S_ISSOCK(m)) return "a socket";
+  return "something else";
+}
+
+static int read_fail(retry_error *err, int code, const char *path, const char *what, int e) {
+  if (e != 0)
+    retry_error_set(err, code, path, "", -1, -1, "%s: %s", what, strerror(e));
+  else
+    retry_error_set(err, code, path, "", -1, -1, "%s", what);
+  return code;
+}
+
 int retry_json_read_file(const char *path, const retry_allocator *a, char **out, size_t *out_len,
                          retry_error *err) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) {
-    retry_error_set(err, RETRY_EIO, path, "", -1, -1, "cannot open the file: %s", strerror(errno));
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return read_fail(err, RETRY_EIO, path, "cannot open the file", errno);
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int e = errno;
+    close(fd);
+    return read_fail(err, RETRY_EIO, path, "cannot read the file", e);
+  }
+  if (S_ISDIR(st.st_mode)) { /* worded as the read() of a directory has always been */
+    close(fd);
+    return read_fail(err, RETRY_EIO, path, "cannot read the file", EISDIR);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    retry_error_set(err, RETRY_EIO, path, "", -1, -1,
+                    "cannot read the file: it is %s, not a regular file", file_kind(st.st_mode));
     return RETRY_EIO;
   }
+  if (st.st_size > (off_t)RETRY_JSON_MAX_FILE_BYTES) {
+    close(fd);
+    retry_error_set(err, RETRY_EIO, path, "", -1, -1,
+                    "the file is too large: %lld bytes, at most %d MiB (%lld bytes) are read",
+                    (long long)st.st_size, RETRY_JSON_MAX_FILE_BYTES >> 20,
+                    (long long)RETRY_JSON_MAX_FILE_BYTES);
+    return RETRY_EIO;
+  }
+  /* Back to blocking reads: O_NONBLOCK was for the open only. */
+  int fl = fcntl(fd, F_GETFL);
+  if (fl >= 0) (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
   char *buf = NULL;
   size_t len = 0, cap = 0;
   for (;;) {
     if (len == cap) {
-      /* Doubling keeps reads O(n); ncap < cap catches the wrap on a size_t overflow. */
-      size_t ncap = cap == 0 ? 4096 : cap * 2;
-      char *nbuf = ncap < cap ? NULL : retry__realloc(a, buf, ncap);
+      /* One byte past the limit is enough to tell a file that grew after the fstat. */
+      if (cap > RETRY_JSON_MAX_FILE_BYTES) {
+        retry__free(a, buf);
+        close(fd);
+        retry_error_set(err, RETRY_EIO, path, "", -1, -1,
+                        "the file is too large: more than %d MiB (%lld bytes)",
+                        RETRY_JSON_MAX_FILE_BYTES >> 20, (long long)RETRY_JSON_MAX_FILE_BYTES);
+        return RETRY_EIO;
+      }
+      /* Doubling keeps reads O(n); the first buffer fits the file as fstat saw it. */
+      size_t want = (size_t)st.st_size + 1;
+      size_t ncap = cap == 0 ? (want > 4096 ? want : 4096) : cap * 2;
+      if (ncap > (size_t)RETRY_JSON_MAX_FILE_BYTES + 1)
+        ncap = (size_t)RETRY_JSON_MAX_FILE_BYTES + 1;
+      if (ncap <= cap) ncap = cap + 1;
+      char *nbuf = retry__realloc(a, buf, ncap);
       if (nbuf == NULL) {
         retry__free(a, buf);
-        fclose(f);
+        close(fd);
         retry_error_set(err, RETRY_ENOMEM, path, "", -1, -1, "out of memory reading the file");
         return RETRY_ENOMEM;
       }
       buf = nbuf;
       cap = ncap;
     }
-    size_t got = fread(buf + len, 1, cap - len, f);
-    len += got;
-    /* fread returns 0 at the end of the file and on an error alike; ferror tells them apart. */
-    if (got > 0) continue;
-    if (ferror(f)) {
-      int e = errno;
-      retry__free(a, buf);
-      fclose(f);
-      retry_error_set(err, RETRY_EIO, path, "", -1, -1, "cannot read the file: %s", strerror(e));
-      return RETRY_EIO;
+    ssize_t got = read(fd, buf + len, cap - len);
+    if (got > 0) {
+      len += (size_t)got;
+      continue;
     }
-    break;
+    if (got == 0) break;
+    if (errno == EINTR) continue;
+    int e = errno;
+    retry__free(a, buf);
+    close(fd);
+    return read_fail(err, RETRY_EIO, path, "cannot read the file", e);
   }
-  fclose(f);
+  close(fd);
+  if (len > RETRY_JSON_MAX_FILE_BYTES) {
+    retry__free(a, buf);
+    retry_error_set(err, RETRY_EIO, path, "", -1, -1,
+                    "the file is too large: more than %d MiB (%lld bytes)",
+                    RETRY_JSON_MAX_FILE_BYTES >> 20, (long long)RETRY_JSON_MAX_FILE_BYTES);
+    return RETRY_EIO;
+  }
   *out = buf;
   *out_len = len;
   return RETRY_OK;

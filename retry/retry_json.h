@@ -141,6 +141,13 @@ bool retry_json_key_in(const char *key, const char *const *list, size_t n);
  * order, that is not in allowed[0..n). Returns true when every key is allowed. */
 bool retry_json_check_keys(retry_json_ctx *c, json_t *obj, const char *const *allowed, size_t n,
                            const char *where);
+/* The name among names[0..n) that key most likely misspells, NULL when none is close. A name
+ * equal to key but for ASCII case wins (and sets *case_only, which may be NULL); else the
+ * name at the smallest edit distance (Levenshtein, case ignored), when that distance is at
+ * most a third of the longer of the two (at least 1). Ties go to the earlier name. Keys or
+ * names longer than 64 bytes are only compared for case. Allocates nothing. */
+const char *retry_json_suggest(const char *key, const char *const *names, size_t n,
+                               bool *case_only);
 /* obj[key], NULL when obj has no such key or its value is JSON null (proto3 JSON reads null as
  * "not set"). obj must be an object. Returns a borrowed pointer valid while obj lives. */
 json_t *retry_json_field(json_t *obj, const char *key);
@@ -190,11 +197,18 @@ int retry_json_get_duration(retry_json_ctx *c, json_t *obj, const char *key, int
  * Reading a document
  * =================================================================== */
 
+/* The largest file retry_json_read_file reads: 64 MiB, far above any config or scenario (the
+ * largest in the tests are a few KiB) and far below what would exhaust memory. */
+#define RETRY_JSON_MAX_FILE_BYTES (64 * 1024 * 1024)
+
 /* Reads the whole file at path into a new buffer from a (NULL: libc's), not NUL-terminated:
- * *out and *out_len receive it (an empty file gives a buffer of length 0). Returns 0, or
- * RETRY_EIO (the file cannot be opened or read, a directory included: the message says why
- * with strerror) or RETRY_ENOMEM, with err set (first error wins; source = path). Free *out
- * with a's free (or free() when a is NULL). */
+ * *out and *out_len receive it (an empty file gives a buffer of length 0). Only a regular file
+ * of at most RETRY_JSON_MAX_FILE_BYTES is read: a directory, a device (/dev/zero), a FIFO or a
+ * socket is refused without reading (a FIFO without a writer does not block), and so is a
+ * larger file. Returns 0, or RETRY_EIO (the file cannot be opened or read, is not a regular
+ * file or is too large: the message says which, with strerror where the system said why) or
+ * RETRY_ENOMEM, with err set (first error wins; source = path, its end kept when long). Free
+ * *out with a's free (or free() when a is NULL). */
 int retry_json_read_file(const char *path, const retry_allocator *a, char **out, size_t *out_len,
                          retry_error *err);
 

@@ -25,6 +25,9 @@ void retry_policy_init(retry_policy *p, retry_space space) {
   p->backoff.cap_after_jitter = false;
   p->retry_buffer_bytes = RETRY_DEFAULT_BUFFER_BYTES;
   p->honor_retry_after = true;
+  /* C-core, grpc-go and grpc-java sleep the backoff and end the call at its deadline with
+   * DEADLINE_EXCEEDED; none asks whether the next attempt fits (retry_profile.c). */
+  p->wait_for_deadline = true;
   p->local_reject_status = space == RETRY_SPACE_GRPC ? RETRY_GRPC_UNAVAILABLE : 503;
 }
 

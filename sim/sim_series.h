@@ -15,7 +15,8 @@
 #include "retry/retry.h"
 
 /* Longest column name, the terminating NUL included. */
-#define SIM_SERIES_NAME_MAX 64
+/* 160: an edge column "<from>-><to>#k_failure_rps" of two 63-byte names fits whole. */
+#define SIM_SERIES_NAME_MAX 160
 
 typedef struct sim_series sim_series;
 
@@ -52,8 +53,8 @@ double *sim_series_row(sim_series *s, int64_t b);
 /* The first member of every sim_series: the row of the current bucket, for the inline fast path
  * of sim_series_add. Private: read and written by sim_series.c and sim_series_add only. */
 typedef struct sim__series_cache {
-  double *row;                  /* the row of bucket [start_ns, end_ns), NULL when unknown */
-  int64_t start_ns, end_ns;     /* the cached bucket */
+  double *row;              /* the row of bucket [start_ns, end_ns), NULL when unknown */
+  int64_t start_ns, end_ns; /* the cached bucket */
 } sim__series_cache;
 
 /* sim_series_add past its cache: finds (or makes) the row and caches it. */

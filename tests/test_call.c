@@ -345,7 +345,7 @@ static void test_call_stops_at_success_max_attempts_or_fatal_status(void **state
       {"INVALID_ARGUMENT", false, invalid_argument, 1, RETRY_GRPC_INVALID_ARGUMENT,
        RETRY_STOP_NON_RETRYABLE_STATUS, 1, 0},
       {"two UNAVAILABLE then OK, no retryPolicy", true, flaky_then_ok, 3, RETRY_GRPC_UNAVAILABLE,
-       RETRY_STOP_MAX_ATTEMPTS, 1, 0},
+       RETRY_STOP_NO_RETRY_POLICY, 1, 0},
   };
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
     const seed001_row *row = &rows[i];
@@ -442,6 +442,7 @@ static void test_call_pushback_delays_exactly_and_the_deadline_still_stops(void 
   (void)state;
   retry_policy p;
   grpc_policy(&p, 4, 100, 1000, 2.0, RETRY_JITTER_PROPORTIONAL);
+  p.wait_for_deadline = false; /* the seed 003 kit stops as soon as no attempt fits */
   script_attempt steps[2] = {pushback_step(100, "300"), pushback_step(150, "500")};
   retry_call_opts o = opts_make("/svc/M", 900 * MS);
   script_result r;
@@ -451,7 +452,8 @@ static void test_call_pushback_delays_exactly_and_the_deadline_still_stops(void 
   assert_int_equal(r.reason, RETRY_STOP_DEADLINE); /* 550 + 500 = 1050 > 900 */
   assert_int_equal(r.end_ns, 550 * MS);
   assert_int_equal(r.status, RETRY_GRPC_UNAVAILABLE);
-  /* A client that sleeps instead ends at the deadline with DEADLINE_EXCEEDED. */
+  /* A client that sleeps instead (the default, as gRPC's) ends at the deadline with
+   * DEADLINE_EXCEEDED. */
   p.wait_for_deadline = true;
   assert_int_equal(script_run(&p, NULL, &o, 0, steps, 2, &r), 0);
   assert_int_equal(r.end_ns, 900 * MS);

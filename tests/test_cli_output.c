@@ -18,6 +18,10 @@
 #include <unistd.h>
 
 #include "cli/cli_output.h"
+#include "cli/cli_recovery.h"
+#include "cli/cli_scenario.h"
+#include "models/model_world.h"
+#include "sim/sim_event.h"
 
 /* {==================================================================
  * Fixtures
@@ -228,25 +232,30 @@ static void test_cli_output_run_keys_in_order(void **state) {
                       "latency_ok_ms,side_effects,services,recovery");
   json_t *calls = json_object_get(run, "calls");
   assert_string_equal(keys_of(calls),
-                      "started,ok,failed,unfinished,by_status,by_stop_reason,attempts,retries,"
-                      "hedges,stream_items,stream_duplicates");
+                      "started,ok,failed,unfinished,by_status,by_stop_reason,attempts,"
+                      "attempts_per_call,retries,hedges,stream_items,stream_duplicates");
   assert_string_equal(keys_of(json_object_get(calls, "by_status")),
                       "OK,DEADLINE_EXCEEDED,UNAVAILABLE,429,503");
   assert_string_equal(keys_of(json_object_get(calls, "by_stop_reason")),
                       "ok,non_retryable_status,method_not_idempotent,max_attempts,deadline,"
-                      "pushback_stop,throttled,budget_exhausted,breaker_open,committed,streaming");
+                      "pushback_stop,throttled,budget_exhausted,breaker_open,committed,streaming,"
+                      "no_retry_policy");
   assert_string_equal(keys_of(json_object_get(run, "amplification")), "api,db,edges");
   json_t *edge = json_array_get(json_object_get(json_object_get(run, "amplification"), "edges"), 1);
   assert_string_equal(keys_of(edge),
-                      "from,to,calls,attempts,amplification,worst_case,max_attempts");
+                      "from,to,calls,attempts,amplification,attempts_per_call,worst_case,"
+                      "max_attempts,ok,failed,retries,hedges,by_stop_reason,by_status,latency_ms,"
+                      "latency_ok_ms,shared_state");
+  assert_string_equal(keys_of(json_object_get(edge, "latency_ms")),
+                      "p50,p90,p99,p999,max,mean,count");
   assert_string_equal(keys_of(json_object_get(run, "latency_ms")),
                       "p50,p90,p99,p999,max,mean,count");
   assert_string_equal(keys_of(json_object_get(run, "side_effects")),
                       "executions,operations,duplicates");
   assert_string_equal(keys_of(json_object_get(run, "services")), "api,db");
   assert_string_equal(keys_of(json_object_get(json_object_get(run, "services"), "db")),
-                      "arrivals,served,rejected,expired,abandoned,wasted_work_s,utilization,"
-                      "queue_max,executions,operations,deduplicated");
+                      "arrivals,arrivals_per_call,served,rejected,expired,abandoned,wasted_work_s,"
+                      "utilization,queue_max,executions,operations,deduplicated");
   json_decref(run);
 }
 
@@ -290,6 +299,259 @@ static void test_cli_output_run_values_come_from_the_results(void **state) {
   assert_true(num_at(db, "utilization", NULL) == 0.0); /* capacity 0 */
   assert_int_equal(json_integer_value(json_object_get(db, "executions")), 280);
   json_decref(run);
+}
+
+/* Issue 10, item 1: an edge carries its own stop reasons, statuses, retries, hedges,
+ * latencies and shared state, not only its attempts. */
+static void test_edge_by_stop_reason(void **state) {
+  (void)state;
+  fixture f;
+  fixture_init(&f);
+  model_edge_stats *e = &f.edges[1];
+  e->failed = 10;
+  e->by_stop[RETRY_STOP_OK] = 380;
+  e->by_stop[RETRY_STOP_BUDGET_EXHAUSTED] = 7;
+  e->by_stop[RETRY_STOP_MAX_ATTEMPTS] = 3;
+  e->by_status.grpc[RETRY_GRPC_OK] = 380;
+  e->by_status.grpc[RETRY_GRPC_UNAVAILABLE] = 10;
+  sim_hist_init(&e->latency);
+  sim_hist_init(&e->latency_ok);
+  sim_hist_record(&e->latency, 100);
+  sim_hist_record(&e->latency, 200);
+  sim_hist_record(&e->latency_ok, 100);
+  e->state = (model_edge_state){.holders = 4,
+                                .has_budget = true,
+                                .has_breaker = true,
+                                .budget_mean = 2.5,
+                                .budget_min = 1,
+                                .budget_max = 4,
+                                .breaker_closed = 3,
+                                .breaker_open = 1,
+                                .breaker_opened = 2};
+  json_t *run = cli_output_run_json(&f.r, NULL);
+  assert_non_null(run);
+  json_t *edges = json_object_get(json_object_get(run, "amplification"), "edges");
+  json_t *j = json_array_get(edges, 1);
+  assert_int_equal(json_integer_value(json_object_get(j, "ok")), 380);
+  assert_int_equal(json_integer_value(json_object_get(j, "failed")), 10);
+  assert_int_equal(json_integer_value(json_object_get(j, "retries")), 610);
+  assert_true(num_at(j, "attempts_per_call", NULL) == num_at(j, "amplification", NULL));
+  json_t *stop = json_object_get(j, "by_stop_reason");
+  assert_int_equal(json_integer_value(json_object_get(stop, "budget_exhausted")), 7);
+  assert_int_equal(json_integer_value(json_object_get(stop, "max_attempts")), 3);
+  assert_int_equal(json_integer_value(json_object_get(stop, "throttled")), 0);
+  assert_string_equal(keys_of(json_object_get(j, "by_status")), "OK,UNAVAILABLE");
+  assert_true(num_at(j, "latency_ms", "max") == 0.0002);
+  assert_int_equal(
+      json_integer_value(json_object_get(json_object_get(j, "latency_ok_ms"), "count")), 1);
+  /* Only the configured mechanisms appear. */
+  json_t *st = json_object_get(j, "shared_state");
+  assert_string_equal(keys_of(st), "holders,budget_balance,breaker");
+  assert_true(num_at(st, "budget_balance", "mean") == 2.5);
+  assert_true(num_at(st, "budget_balance", "min") == 1.0);
+  assert_true(num_at(json_object_get(st, "breaker"), "open_fraction", NULL) == 0.25);
+  assert_int_equal(
+      json_integer_value(json_object_get(json_object_get(st, "breaker"), "times_opened")), 2);
+  /* An edge without shared state says null. */
+  assert_true(json_is_null(json_object_get(json_array_get(edges, 0), "shared_state")));
+  json_decref(run);
+}
+
+/* Issue 10, item 3: a worst case beyond 2^53 - 1 (31 layers of 1000 attempts saturate the
+ * engine's uint64) stays a JSON integer, saturated at 2^53 - 1. */
+static void test_worst_case_saturates(void **state) {
+  (void)state;
+  fixture f;
+  fixture_init(&f);
+  f.edges[0].worst_case = UINT64_MAX;
+  f.edges[1].worst_case = UINT64_C(9007199254740991) - 1;
+  json_t *run = cli_output_run_json(&f.r, NULL);
+  assert_non_null(run);
+  json_t *edges = json_object_get(json_object_get(run, "amplification"), "edges");
+  json_t *w0 = json_object_get(json_array_get(edges, 0), "worst_case");
+  json_t *w1 = json_object_get(json_array_get(edges, 1), "worst_case");
+  assert_true(json_is_integer(w0));
+  assert_true(json_integer_value(w0) == 9007199254740991LL);
+  assert_true(json_integer_value(w1) == 9007199254740990LL);
+  json_decref(run);
+}
+
+/* The same, end to end: 31 layers of 1000 attempts (the issue's case; 1000^7 already saturates the
+ * engine's uint64), built by the world from a scenario and written by the summary. */
+static void test_worst_case_saturates_in_a_world(void **state) {
+  (void)state;
+  static char text[40000];
+  const char *pol =
+      "{\"retrysim\": {\"maxAttemptsLimit\": 1000}, \"methodConfig\": [{\"name\": "
+      "[{}], \"retryPolicy\": {\"maxAttempts\": 1000, \"initialBackoff\": \"0.01s\", "
+      "\"maxBackoff\": \"0.01s\", \"backoffMultiplier\": 1, "
+      "\"retryableStatusCodes\": [\"UNAVAILABLE\"]}}]}";
+  size_t n = (size_t)snprintf(text, sizeof text, "{\"duration\": \"1s\", \"services\": {");
+  for (int i = 0; i < 31; i++) {
+    n += (size_t)snprintf(text + n, sizeof text - n, "%s\"s%d\": {\"service_time\": \"1ms\"",
+                          i ? "," : "", i);
+    if (i < 30)
+      n += (size_t)snprintf(text + n, sizeof text - n,
+                            ", \"calls\": [{\"service\": \"s%d\", \"method\": \"/x.X/M\", "
+                            "\"policy\": %s}]",
+                            i + 1, pol);
+    n += (size_t)snprintf(text + n, sizeof text - n, "}");
+  }
+  n += (size_t)snprintf(text + n, sizeof text - n,
+                        "}, \"clients\": {\"c\": {\"target\": \"s0\", \"methods\": [\"/x.X/M\"], "
+                        "\"arrival\": {\"kind\": \"script\", \"at\": [\"0s\"]}, \"policy\": %s}}}",
+                        pol);
+  assert_true(n < sizeof text);
+  retry_error err;
+  retry_error_clear(&err);
+  cli_scenario *sc = cli_scenario_load_string(text, "<test>", NULL, 0, &err);
+  if (sc == NULL) fail_msg("%s", err.message);
+  sim_kernel *k = sim_kernel_create(0, NULL);
+  assert_non_null(k);
+  model_world *w = model_world_create(cli_scenario_config(sc, 0), k, 1, &err);
+  assert_non_null(w);
+  assert_int_equal(model_world_run(w, NULL, NULL, &err), 0);
+  const model_results *r = model_world_results(w);
+  assert_true(r->edges[r->n_edges - 1].worst_case == UINT64_MAX);
+  json_t *run = cli_output_run_json(r, NULL);
+  assert_non_null(run);
+  json_t *edges = json_object_get(json_object_get(run, "amplification"), "edges");
+  json_t *last = json_object_get(json_array_get(edges, json_array_size(edges) - 1), "worst_case");
+  assert_true(json_is_integer(last));
+  assert_true(json_integer_value(last) == 9007199254740991LL);
+  /* Two layers: 1000^2, exact. */
+  assert_true(json_integer_value(json_object_get(json_array_get(edges, 1), "worst_case")) ==
+              1000000);
+  json_decref(run);
+  model_world_destroy(w);
+  sim_kernel_destroy(k);
+  cli_scenario_destroy(sc);
+}
+
+/* The edge called from -> to in a run object, or NULL. */
+static json_t *edge_of(const json_t *run, const char *from, const char *to) {
+  json_t *edges = json_object_get(json_object_get(run, "amplification"), "edges");
+  size_t i;
+  json_t *e;
+  json_array_foreach(edges, i, e) {
+    if (strcmp(json_string_value(json_object_get(e, "from")), from) == 0 &&
+        strcmp(json_string_value(json_object_get(e, "to")), to) == 0)
+      return e;
+  }
+  return NULL;
+}
+
+static int64_t int_at(const json_t *o, const char *a, const char *b) {
+  json_t *v = json_object_get(o, a);
+  if (b != NULL) v = json_object_get(v, b);
+  assert_true(json_is_integer(v));
+  return (int64_t)json_integer_value(v);
+}
+
+/* Issue 10, item 5: tests/data/scenarios/valid/internal-edge, the new user's scenario. The
+ * front door has no retries and shows 1 attempt per call in every variant; the internal edge
+ * checkout -> payments carries the differences: its attempts per call, its stop reasons, its
+ * p99 and its shared state, in summary.json; and the written timeseries.csv has the edge's
+ * columns (the shared-state ones only where configured). */
+static void test_internal_edge_scenario_shows_the_edge(void **state) {
+  (void)state;
+  const char *d = getenv("TEST_DATA_DIR");
+  char path[512];
+  snprintf(path, sizeof path, "%s/scenarios/valid/internal-edge/scenario.json",
+           d != NULL && d[0] != '\0' ? d : "tests/data");
+  retry_error err;
+  retry_error_clear(&err);
+  cli_scenario *s = cli_scenario_load(path, NULL, 0, &err);
+  if (s == NULL) fail_msg("%s", err.message);
+  assert_int_equal(cli_scenario_n_runs(s), 4);
+  cli_output *o = cli_output_create("internal-edge", "ab12", 3, true);
+  assert_non_null(o);
+  for (size_t i = 0; i < 4; i++) {
+    sim_kernel *k = sim_kernel_create(0, NULL);
+    assert_non_null(k);
+    const model_config *cfg = cli_scenario_config(s, i);
+    model_world *w = model_world_create(cfg, k, 3, &err);
+    assert_non_null(w);
+    assert_int_equal(model_world_run(w, NULL, NULL, &err), 0);
+    cli_recovery rec;
+    assert_int_equal(
+        cli_recovery_of_run(cli_scenario_recovery(s, i), cfg, model_world_results(w), &rec), 0);
+    assert_int_equal(
+        cli_output_add_run(o, cli_scenario_run_name(s, i), 3, model_world_results(w), &rec), 0);
+    model_world_destroy(w);
+    sim_kernel_destroy(k);
+  }
+  const json_t *none = cli_output_run(o, 0), *retries = cli_output_run(o, 1);
+  const json_t *throttled = cli_output_run(o, 2), *finagle = cli_output_run(o, 3);
+  const json_t *runs[4] = {none, retries, throttled, finagle};
+  double apc[4], p99[4];
+  for (int i = 0; i < 4; i++) {
+    /* The front door shows nothing: one attempt per call, no retries. */
+    assert_true(num_at(runs[i], "calls", "attempts_per_call") == 1.0);
+    json_t *e = edge_of(runs[i], "checkout", "payments");
+    assert_non_null(e);
+    apc[i] = num_at(e, "attempts_per_call", NULL);
+    p99[i] = num_at(e, "latency_ms", "p99");
+    print_message("%s: checkout->payments %.4f attempts/call, p99 %.1f ms\n",
+                  json_string_value(json_object_get(runs[i], "variant")), apc[i], p99[i]);
+    assert_int_equal(int_at(e, "ok", NULL) + int_at(e, "failed", NULL), int_at(e, "calls", NULL));
+  }
+  /* The edge's figures differ between every pair of variants. */
+  for (int i = 0; i < 4; i++)
+    for (int j = i + 1; j < 4; j++)
+      assert_true(apc[i] != apc[j]);
+  json_t *e_none = edge_of(none, "checkout", "payments");
+  json_t *e_retries = edge_of(retries, "checkout", "payments");
+  json_t *e_thr = edge_of(throttled, "checkout", "payments");
+  json_t *e_fin = edge_of(finagle, "checkout", "payments");
+  assert_true(apc[0] == 1.0 && apc[1] > 1.02);
+  assert_true(json_is_null(json_object_get(e_none, "shared_state")));
+  assert_true(json_is_null(json_object_get(e_retries, "shared_state")));
+  assert_int_equal(int_at(e_none, "retries", NULL), 0);
+  assert_true(int_at(e_retries, "retries", NULL) > 100);
+  /* How each stopped: no policy, out of time, throttled, out of budget. */
+  assert_int_equal(int_at(e_none, "by_stop_reason", "no_retry_policy"),
+                   int_at(e_none, "failed", NULL));
+  assert_true(int_at(e_retries, "by_stop_reason", "deadline") > 0);
+  assert_true(int_at(e_thr, "by_stop_reason", "throttled") > 0);
+  assert_true(int_at(e_fin, "by_stop_reason", "budget_exhausted") > 0);
+  assert_int_equal(int_at(e_retries, "by_stop_reason", "throttled"), 0);
+  /* Throttling keeps the edge's tail below plain retries'. */
+  assert_true(p99[2] < p99[1]);
+  /* Shared state: the 3 checkout replicas hold it, only the configured mechanism shows. */
+  json_t *st = json_object_get(e_thr, "shared_state");
+  assert_string_equal(keys_of(st), "holders,throttle_tokens");
+  assert_int_equal(int_at(st, "holders", NULL), 3);
+  st = json_object_get(e_fin, "shared_state");
+  assert_string_equal(keys_of(st), "holders,budget_balance");
+  /* The time series, as written. */
+  char *dir = make_tmpdir();
+  assert_int_equal(cli_output_write_dir(o, dir, &err), 0);
+  const char *cols[] = {"checkout->payments_attempt_rps",
+                        "checkout->payments_retry_rps",
+                        "checkout->payments_failure_rps",
+                        "shoppers->checkout_attempt_rps",
+                        "latency_ok_p99_ms",
+                        "latency_failed_p99_ms"};
+  const char *files[] = {"timeseries-none.csv", "timeseries-retries.csv",
+                         "timeseries-throttled.csv", "timeseries-finagle.csv"};
+  for (int i = 0; i < 4; i++) {
+    char *csv = slurp(path_in(dir, files[i]));
+    assert_non_null(csv);
+    char *nl = strchr(csv, '\n');
+    assert_non_null(nl);
+    *nl = '\0';
+    for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++)
+      assert_non_null(strstr(csv, cols[c]));
+    assert_true((strstr(csv, "checkout->payments_tokens") != NULL) == (i == 2));
+    assert_true((strstr(csv, "checkout->payments_budget") != NULL) == (i == 3));
+    assert_null(strstr(csv, "checkout->payments_breaker_open"));
+    free(csv);
+  }
+  remove_tree(dir);
+  free(dir);
+  cli_output_destroy(o);
+  cli_scenario_destroy(s);
 }
 
 static void test_cli_output_no_calls_gives_zero_ratios(void **state) {
@@ -617,9 +879,13 @@ static void test_cli_output_text_summary_shows_every_section(void **state) {
   assert_non_null(strstr(s, "goodput       25 calls/s"));
   assert_non_null(strstr(s, "p50 0.0001"));
   assert_non_null(strstr(s, "stop reasons  ok 270, max_attempts 20, deadline 5\n"));
-  assert_non_null(strstr(s,
-                         "  service  db            3.333x\n"
-                         "  edge     web -> api    1.333x         15x             3\n"));
+  /* The three names of docs/cli.md: load x per service, attempts/call per edge. */
+  assert_non_null(strstr(s, "  db       3.333x\n"));
+  assert_non_null(strstr(s, "  edge      calls  attempts  attempts/call  worst case"));
+  assert_non_null(
+      strstr(s, "  web->api    300       400          1.333         15x             3"));
+  assert_non_null(
+      strstr(s, "  api->db     390      1000          2.564         15x             5"));
   assert_non_null(strstr(s,
                          "service  arrivals  rejected  expired  util %  wasted s  queue max\n"
                          "api           400         5        2    75.0    0.3333         17\n"
@@ -668,6 +934,10 @@ int main(void) {
       cmocka_unit_test(test_cli_output_round_keeps_six_digits),
       cmocka_unit_test(test_cli_output_run_keys_in_order),
       cmocka_unit_test(test_cli_output_run_values_come_from_the_results),
+      cmocka_unit_test(test_edge_by_stop_reason),
+      cmocka_unit_test(test_worst_case_saturates),
+      cmocka_unit_test(test_worst_case_saturates_in_a_world),
+      cmocka_unit_test(test_internal_edge_scenario_shows_the_edge),
       cmocka_unit_test(test_cli_output_no_calls_gives_zero_ratios),
       cmocka_unit_test(test_cli_output_single_run_summary_is_the_run_with_provenance),
       cmocka_unit_test(test_cli_output_variant_summary_lists_runs_and_big_seeds_as_strings),

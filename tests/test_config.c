@@ -13,6 +13,8 @@
 
 #include <dirent.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -943,6 +945,478 @@ static void test_config_loads_each_valid_case(void **state) {
 /* }================================================================== */
 
 /* {==================================================================
+ * Warnings: ignored fields, probable unit mistakes, strict
+ * =================================================================== */
+
+/* A warning sink that keeps what it gets. */
+typedef struct warn_list {
+  retry_error w[32];
+  size_t n;
+} warn_list;
+
+static void collect_warning(void *ctx, const retry_error *w) {
+  warn_list *l = ctx;
+  if (l->n < sizeof l->w / sizeof l->w[0]) l->w[l->n++] = *w;
+}
+
+/* Loads json with warnings collected into *l (emptied first); the config must load. */
+static retry_config *load_warn(const char *json, warn_list *l) {
+  memset(l, 0, sizeof *l);
+  retry_config_opts opts = {.warn = collect_warning, .warn_ctx = l};
+  return load_ok(json, &opts);
+}
+
+/* Loads json and checks that it gives exactly one warning, at path, whose message contains
+ * each of the NULL-terminated fragments; the same json under strict fails with that warning
+ * as its error. */
+static void expect_one_warning(const char *json, const char *path, ...) {
+  warn_list l;
+  retry_config_destroy(load_warn(json, &l));
+  if (l.n != 1) fail_msg("%zu warnings for %s, want 1", l.n, json);
+  assert_string_equal(l.w[0].path, path);
+  assert_int_equal(l.w[0].code, RETRY_ECONFIG);
+  va_list ap;
+  va_start(ap, path);
+  for (const char *frag = va_arg(ap, const char *); frag != NULL; frag = va_arg(ap, const char *))
+    if (strstr(l.w[0].message, frag) == NULL)
+      fail_msg("warning \"%s\" lacks \"%s\"", l.w[0].message, frag);
+  va_end(ap);
+  retry_config_opts strict = {.strict = true};
+  retry_error err;
+  load_bad(json, &strict, &err);
+  assert_int_equal(err.code, RETRY_ECONFIG);
+  assert_string_equal(err.path, l.w[0].path);
+  assert_string_equal(err.message, l.w[0].message);
+}
+
+static const char policy_tail[] =
+    "\"initialBackoff\":\"0.1s\",\"maxBackoff\":\"1s\",\"backoffMultiplier\":2,"
+    "\"retryableStatusCodes\":[\"UNAVAILABLE\"]}}]";
+
+static void test_percent_can_retry_above_one_warns(void **state) {
+  (void)state;
+  /* 20 is legal for Finagle (up to 1000) and means 20 retries per request. */
+  expect_one_warning("{\"retrysim\":{\"budget\":{\"type\":\"finagle\",\"percentCanRetry\":20}}}",
+                     "$.retrysim.budget.percentCanRetry", "\"percentCanRetry\" 20", "0.2 is 20 %",
+                     NULL);
+  warn_list l;
+  retry_config *cfg =
+      load_warn("{\"retrysim\":{\"budget\":{\"type\":\"finagle\",\"percentCanRetry\":20}}}", &l);
+  assert_float_equal(retry_config_target(cfg)->finagle.percent_can_retry, 20.0, 0);
+  retry_config_destroy(cfg);
+  /* 1 (one retry per request) and 0.2 are what a fraction looks like: no warning. */
+  retry_config_destroy(
+      load_warn("{\"retrysim\":{\"budget\":{\"type\":\"finagle\",\"percentCanRetry\":1}}}", &l));
+  assert_int_equal(l.n, 0);
+  retry_config_destroy(
+      load_warn("{\"retrysim\":{\"budget\":{\"type\":\"finagle\",\"percentCanRetry\":0.2}}}", &l));
+  assert_int_equal(l.n, 0);
+  /* Past Finagle's own limit it is refused, as before. */
+  retry_error err;
+  load_bad("{\"retrysim\":{\"budget\":{\"type\":\"finagle\",\"percentCanRetry\":1001}}}", NULL,
+           &err);
+  assert_string_equal(err.message, "\"percentCanRetry\" must be a number in [0, 1000], got 1001");
+}
+
+/* The other percent and ratio fields: legal values that read like the other unit warn. */
+static void test_percent_and_ratio_fields_warn_on_the_other_unit(void **state) {
+  (void)state;
+  expect_one_warning("{\"retrysim\":{\"budget\":{\"type\":\"envoy\",\"budgetPercent\":0.2}}}",
+                     "$.retrysim.budget.budgetPercent", "0.2", "20 is 20 %", NULL);
+  expect_one_warning(
+      "{\"retrysim\":{\"circuitBreaker\":{\"type\":\"count\","
+      "\"failureRateThreshold\":0.5}}}",
+      "$.retrysim.circuitBreaker.failureRateThreshold", "0.5", "50 is 50 %", NULL);
+  expect_one_warning("{\"retryThrottling\":{\"maxTokens\":10,\"tokenRatio\":10}}",
+                     "$.retryThrottling.tokenRatio", "\"tokenRatio\" 10", "not a percent", NULL);
+  warn_list l;
+  retry_config_destroy(
+      load_warn("{\"retryThrottling\":{\"maxTokens\":10,\"tokenRatio\":0.1},\"retrysim\":{"
+                "\"budget\":{\"type\":\"envoy\",\"budgetPercent\":20},"
+                "\"circuitBreaker\":{\"type\":\"time\",\"failureRateThreshold\":50}}}",
+                &l));
+  assert_int_equal(l.n, 0);
+  /* A consecutive breaker has no rate: its zeroed rate is not a value the user wrote. */
+  retry_config_destroy(
+      load_warn("{\"retrysim\":{\"circuitBreaker\":{\"type\":\"consecutive\"}}}", &l));
+  assert_int_equal(l.n, 0);
+  /* What the sources refuse stays refused. */
+  retry_error err;
+  load_bad("{\"retrysim\":{\"budget\":{\"type\":\"envoy\",\"budgetPercent\":100.5}}}", NULL, &err);
+  load_bad("{\"retrysim\":{\"circuitBreaker\":{\"type\":\"count\",\"failureRateThreshold\":0}}}",
+           NULL, &err);
+  load_bad("{\"retryThrottling\":{\"maxTokens\":10,\"tokenRatio\":0}}", NULL, &err);
+}
+
+/* Linkerd's names for the Finagle budget, with tower's rounding of the ratio. */
+static void test_linkerd_retry_ratio(void **state) {
+  (void)state;
+  warn_list l;
+  /* The defaults are Finagle's (and Linkerd's): 0.2, 10 per second, 10 s. */
+  retry_config *cfg = load_warn("{\"retrysim\":{\"budget\":{\"type\":\"linkerd\"}}}", &l);
+  const retry_target_config *t = retry_config_target(cfg);
+  assert_int_equal(t->budget, RETRY_BUDGET_FINAGLE);
+  assert_float_equal(t->finagle.percent_can_retry, 0.2, 1e-12);
+  assert_int_equal(t->finagle.min_retries_per_sec, 10);
+  assert_int_equal(t->finagle.ttl_ns, 10 * RETRY_NS_PER_S);
+  retry_config_destroy(cfg);
+  assert_int_equal(l.n, 0);
+  /* Every name as Linkerd spells it; ttl as a Go duration. */
+  cfg = load_warn(
+      "{\"retrysim\":{\"budget\":{\"type\":\"linkerd\",\"retryRatio\":0.3,"
+      "\"minRetriesPerSecond\":2,\"ttl\":\"1m\"}}}",
+      &l);
+  t = retry_config_target(cfg);
+  assert_int_equal(t->finagle.min_retries_per_sec, 2);
+  assert_int_equal(t->finagle.ttl_ns, 60 * RETRY_NS_PER_S);
+  /* tower's budget costs (int)(1 / 0.3) = 3 deposits per retry: one retry per 3 requests. */
+  assert_float_equal(t->finagle.percent_can_retry, 1.0 / 3, 1e-12);
+  retry_config_destroy(cfg);
+  /* Decided like tower: 30 requests and no reserve allow 10 retries (Finagle's 0.3: 9). */
+  static const double ratios[] = {0.3, 0.15, 0.7, 0.1, 0.2, 2.5};
+  static const int granted[] = {10, 5, 30, 3, 6, 75};
+  for (size_t i = 0; i < sizeof ratios / sizeof ratios[0]; i++) {
+    char json[200];
+    snprintf(json, sizeof json,
+             "{\"retrysim\":{\"budget\":{\"type\":\"linkerd\",\"retryRatio\":%g,"
+             "\"minRetriesPerSecond\":0,\"ttl\":\"10s\"}}}",
+             ratios[i]);
+    cfg = load_warn(json, &l);
+    assert_int_equal(l.n, ratios[i] > 1 ? 1 : 0);
+    retry_finagle_budget b;
+    retry_finagle_budget_init(&b, &retry_config_target(cfg)->finagle, 0);
+    for (int k = 0; k < 30; k++)
+      retry_finagle_budget_deposit(&b, 0);
+    int n = 0;
+    while (n < 1000 && retry_finagle_budget_try_withdraw(&b, 0))
+      n++;
+    if (n != granted[i]) fail_msg("retryRatio %g: %d retries, want %d", ratios[i], n, granted[i]);
+    retry_config_destroy(cfg);
+  }
+  /* Above 1 it means that many retries per request: legal, with a warning. */
+  expect_one_warning("{\"retrysim\":{\"budget\":{\"type\":\"linkerd\",\"retryRatio\":20}}}",
+                     "$.retrysim.budget.retryRatio", "\"retryRatio\" 20", "0.2 is 20 %", NULL);
+  /* tower's ranges: ttl in [1 s, 60 s], ratio in [0, 1000]; Finagle's names are not Linkerd's. */
+  retry_error err;
+  load_bad("{\"retrysim\":{\"budget\":{\"type\":\"linkerd\",\"ttl\":\"61s\"}}}", NULL, &err);
+  assert_string_equal(err.path, "$.retrysim.budget.ttl");
+  assert_string_equal(err.message,
+                      "\"ttl\" must be a Go duration in [1s, 60s] such as \"10s\" or \"1m\", "
+                      "got \"61s\"");
+  load_bad("{\"retrysim\":{\"budget\":{\"type\":\"linkerd\",\"ttl\":\"500ms\"}}}", NULL, &err);
+  load_bad("{\"retrysim\":{\"budget\":{\"type\":\"linkerd\",\"ttl\":10}}}", NULL, &err);
+  load_bad("{\"retrysim\":{\"budget\":{\"type\":\"linkerd\",\"ttl\":\"10\"}}}", NULL, &err);
+  load_bad("{\"retrysim\":{\"budget\":{\"type\":\"linkerd\",\"retryRatio\":-0.1}}}", NULL, &err);
+  load_bad("{\"retrysim\":{\"budget\":{\"type\":\"linkerd\",\"retryRatio\":1000.5}}}", NULL, &err);
+  load_bad("{\"retrysim\":{\"budget\":{\"type\":\"linkerd\",\"percentCanRetry\":0.2}}}", NULL,
+           &err);
+  assert_string_equal(err.path, "$.retrysim.budget.percentCanRetry");
+  /* Ratios too small for any count to matter load as written (both budgets saturate). */
+  cfg = load_warn("{\"retrysim\":{\"budget\":{\"type\":\"linkerd\",\"retryRatio\":1e-40}}}", &l);
+  assert_true(retry_config_target(cfg)->finagle.percent_can_retry > 0);
+  assert_true(retry_config_target(cfg)->finagle.percent_can_retry < 1e-9);
+  retry_config_destroy(cfg);
+  cfg = load_warn("{\"retrysim\":{\"budget\":{\"type\":\"linkerd\",\"retryRatio\":0}}}", &l);
+  assert_float_equal(retry_config_target(cfg)->finagle.percent_can_retry, 0, 0);
+  retry_config_destroy(cfg);
+  cfg = load_warn("{\"retrysim\":{\"budget\":{\"type\":\"linkerd\",\"ttl\":\"30s500ms\"}}}", &l);
+  assert_int_equal(retry_config_target(cfg)->finagle.ttl_ns, 30500 * RETRY_NS_PER_MS);
+  retry_config_destroy(cfg);
+  cfg = load_warn("{\"retrysim\":{\"budget\":{\"type\":\"linkerd\",\"ttl\":\"0.5m\"}}}", &l);
+  assert_int_equal(retry_config_target(cfg)->finagle.ttl_ns, 30 * RETRY_NS_PER_S);
+  retry_config_destroy(cfg);
+}
+
+static void test_unknown_field_did_you_mean(void **state) {
+  (void)state;
+  char json[512];
+  /* The misspelling that turns retries off, inside a methodConfig entry. */
+  snprintf(json, sizeof json,
+           "{\"methodConfig\":[{\"name\":[{}],\"retryPolicies\":{\"maxAttempts\":3,%s}",
+           policy_tail);
+  expect_one_warning(json, "$.methodConfig[0].retryPolicies",
+                     "unknown field \"retryPolicies\" ignored; did you mean \"retryPolicy\"?",
+                     NULL);
+  warn_list l;
+  retry_config *cfg = load_warn(json, &l);
+  assert_int_equal(retry_config_lookup(cfg, "/a.A/M")->policy.kind, RETRY_POLICY_NONE);
+  retry_config_destroy(cfg);
+  expect_one_warning("{\"methodConfigs\":[]}", "$.methodConfigs", "did you mean \"methodConfig\"?",
+                     NULL);
+  expect_one_warning("{\"retryThrottling\":{\"maxTokens\":10,\"tokenRatio\":0.1,\"maxToken\":1}}",
+                     "$.retryThrottling.maxToken", "did you mean \"maxTokens\"?", NULL);
+  expect_one_warning("{\"methodConfig\":[{\"name\":[{\"service\":\"a.A\",\"methd\":\"M\"}]}]}",
+                     "$.methodConfig[0].name[0].methd", "did you mean \"method\"?", NULL);
+  expect_one_warning(
+      "{\"methodConfig\":[{\"name\":[{}],\"hedgingPolicy\":{\"maxAttempts\":2,"
+      "\"hedgeDelay\":\"1s\"}}]}",
+      "$.methodConfig[0].hedgingPolicy.hedgeDelay", "did you mean \"hedgingDelay\"?", NULL);
+  /* A field written at the wrong level says where it belongs. */
+  expect_one_warning("{\"retryPolicy\":{\"maxAttempts\":3,\"initialBackoff\":\"0.1s\"}}",
+                     "$.retryPolicy",
+                     "field \"retryPolicy\" ignored: it belongs in a methodConfig entry", NULL);
+  expect_one_warning(
+      "{\"methodConfig\":[{\"name\":[{}],\"maxAttempts\":3}]}", "$.methodConfig[0].maxAttempts",
+      "field \"maxAttempts\" ignored: it belongs in a retryPolicy or hedgingPolicy", NULL);
+  expect_one_warning("{\"budget\":{\"type\":\"aws\"}}", "$.budget",
+                     "it belongs in the top-level retrysim block", NULL);
+  /* Nothing close: the known fields are listed instead. */
+  expect_one_warning("{\"futureField\":1}", "$.futureField",
+                     "unknown field \"futureField\" ignored; known here: methodConfig, "
+                     "retryThrottling, retrysim",
+                     NULL);
+  /* gRPC's own fields that bear on no retry decision are ignored without a word. */
+  retry_config_destroy(
+      load_warn("{\"loadBalancingConfig\":[{\"round_robin\":{}}],\"loadBalancingPolicy\":\"x\","
+                "\"healthCheckConfig\":{\"serviceName\":\"\"}}",
+                &l));
+  assert_int_equal(l.n, 0);
+  /* perAttemptRecvTimeout is gRPC's but not modelled: said so. */
+  snprintf(json, sizeof json,
+           "{\"methodConfig\":[{\"name\":[{}],\"retryPolicy\":{\"maxAttempts\":3,"
+           "\"perAttemptRecvTimeout\":\"1s\",%s}",
+           policy_tail);
+  expect_one_warning(json, "$.methodConfig[0].retryPolicy.perAttemptRecvTimeout", "not modelled",
+                     "retrysim.perAttemptTimeout", NULL);
+  /* Every ignored field gets its own warning, in document order. */
+  cfg = load_warn("{\"a1\":1,\"methodConfig\":[{\"b2\":1,\"name\":[{\"c3\":1}]}]}", &l);
+  retry_config_destroy(cfg);
+  assert_int_equal(l.n, 3);
+  assert_string_equal(l.w[0].path, "$.a1");
+  assert_string_equal(l.w[1].path, "$.methodConfig[0].b2");
+  assert_string_equal(l.w[2].path, "$.methodConfig[0].name[0].c3");
+  assert_string_equal(l.w[0].source, "<string>");
+}
+
+static void test_case_only_mismatch_warning_names_grpc_go(void **state) {
+  (void)state;
+  /* grpc-go's retry example, as it writes its policy. */
+  warn_list l;
+  memset(&l, 0, sizeof l);
+  retry_config_opts opts = {.warn = collect_warning, .warn_ctx = &l};
+  retry_error err;
+  load_bad(
+      "{\"methodConfig\":[{\"name\":[{\"service\":\"grpc.examples.echo.Echo\"}],"
+      "\"waitForReady\":true,\"retryPolicy\":{\"MaxAttempts\":4,\"InitialBackoff\":\".01s\","
+      "\"MaxBackoff\":\".01s\",\"BackoffMultiplier\":1.0,"
+      "\"RetryableStatusCodes\":[\"UNAVAILABLE\"]}}]}",
+      &opts, &err);
+  /* Five warnings, one per field, then the error that grpc-java and C-core give too. */
+  assert_int_equal(l.n, 5);
+  assert_string_equal(l.w[0].path, "$.methodConfig[0].retryPolicy.MaxAttempts");
+  assert_string_equal(l.w[0].message,
+                      "field \"MaxAttempts\" ignored: the field is \"maxAttempts\" (only the case "
+                      "differs; grpc-go accepts that, grpc-java and C-core do not)");
+  assert_non_null(strstr(l.w[4].message, "\"retryableStatusCodes\""));
+  assert_string_equal(err.path, "$.methodConfig[0].retryPolicy.maxAttempts");
+  assert_string_equal(err.message, "\"maxAttempts\" is required: an integer > 1");
+  /* The case rule wins over a closer spelling and holds at every level. */
+  expect_one_warning("{\"MethodConfig\":[]}", "$.MethodConfig", "the field is \"methodConfig\"",
+                     "grpc-go accepts that", NULL);
+  expect_one_warning("{\"retryThrottling\":{\"maxTokens\":10,\"tokenRatio\":0.1,\"TOKENRATIO\":1}}",
+                     "$.retryThrottling.TOKENRATIO", "the field is \"tokenRatio\"", NULL);
+}
+
+/* A scenario handed over as a policy loads as a config with no retries at all: said so. */
+static void test_scenario_given_as_policy_warns(void **state) {
+  (void)state;
+  warn_list l;
+  retry_config *cfg = load_warn("{\"duration\":\"10s\",\"services\":{},\"clients\":{}}", &l);
+  assert_int_equal(retry_config_lookup(cfg, "/a.A/M")->policy.kind, RETRY_POLICY_NONE);
+  retry_config_destroy(cfg);
+  assert_int_equal(l.n, 3);
+  for (size_t i = 0; i < l.n; i++)
+    assert_non_null(strstr(l.w[i].message, "this looks like a retrysim scenario"));
+}
+
+static void test_strict_turns_warning_into_error(void **state) {
+  (void)state;
+  const char *json =
+      "{\"retrysim\":{\"budget\":{\"type\":\"finagle\",\"percentCanRetry\":5}},"
+      "\"methodConfig\":[{\"name\":[{}],\"retryPolicys\":{}}]}";
+  warn_list l;
+  retry_config_destroy(load_warn(json, &l));
+  assert_int_equal(l.n, 2);
+  /* Strict: the first warning is the error, same path and message; no sink is called. */
+  warn_list none;
+  memset(&none, 0, sizeof none);
+  retry_config_opts strict = {.warn = collect_warning, .warn_ctx = &none, .strict = true};
+  retry_error err;
+  load_bad(json, &strict, &err);
+  assert_int_equal(none.n, 0);
+  assert_int_equal(err.code, RETRY_ECONFIG);
+  assert_string_equal(err.path, l.w[0].path);
+  assert_string_equal(err.message, l.w[0].message);
+  /* From a file the error names it, as the warning did. */
+  char path[] = "/tmp/retrysim-strict-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  fputs(json, f);
+  fclose(f);
+  memset(&l, 0, sizeof l);
+  retry_config_opts warn = {.warn = collect_warning, .warn_ctx = &l};
+  retry_config *cfg = retry_config_load_file(path, &warn, NULL);
+  assert_non_null(cfg);
+  retry_config_destroy(cfg);
+  assert_int_equal(l.n, 2);
+  assert_string_equal(l.w[0].source, path);
+  retry_error_clear(&err);
+  assert_null(retry_config_load_file(path, &strict, &err));
+  assert_string_equal(err.source, path);
+  assert_string_equal(err.message, l.w[0].message);
+  remove(path);
+  /* A config without warnings loads under strict too; NULL warn drops warnings. */
+  retry_config_destroy(load_ok("{\"methodConfig\":[]}", &strict));
+  retry_config_opts quiet = {.warn = NULL};
+  retry_config_destroy(load_ok(json, &quiet));
+}
+
+/* A long file name keeps its end, the file's own name, in the error's source. */
+static void test_long_path_keeps_file_name(void **state) {
+  (void)state;
+  char dir[400];
+  snprintf(dir, sizeof dir, "/tmp/retrysim-long-%ld", (long)getpid());
+  mkdir(dir, 0700);
+  /* Three 90-byte directories under it: a path of more than 300 characters. */
+  char path[1024];
+  snprintf(path, sizeof path, "%s", dir);
+  for (int i = 0; i < 3; i++) {
+    size_t n = strlen(path);
+    path[n++] = '/';
+    memset(path + n, 'd', 90);
+    path[n + 90] = '\0';
+    mkdir(path, 0700);
+  }
+  char file[1100];
+  snprintf(file, sizeof file, "%s/the-policy-file.json", path);
+  assert_true(strlen(file) > 300);
+  FILE *f = fopen(file, "w");
+  assert_non_null(f);
+  fputs("{\"methodConfig\": 1}", f);
+  fclose(f);
+  retry_error err;
+  retry_error_clear(&err);
+  assert_null(retry_config_load_file(file, NULL, &err));
+  size_t n = strlen(err.source);
+  assert_true(n < sizeof err.source);
+  assert_true(strncmp(err.source, "...", 3) == 0);
+  assert_string_equal(err.source + n - strlen("/the-policy-file.json"), "/the-policy-file.json");
+  /* The source's end is the path's end, byte for byte. */
+  assert_string_equal(err.source + 3, file + strlen(file) - (n - 3));
+  assert_string_equal(err.path, "$.methodConfig");
+  /* A syntax error and a file that cannot be read keep it too. */
+  f = fopen(file, "w");
+  fputs("{", f);
+  fclose(f);
+  retry_error_clear(&err);
+  assert_null(retry_config_load_file(file, NULL, &err));
+  assert_int_equal(err.code, RETRY_ESYNTAX);
+  assert_non_null(strstr(err.source, "/the-policy-file.json"));
+  remove(file);
+  retry_error_clear(&err);
+  assert_null(retry_config_load_file(file, NULL, &err));
+  assert_int_equal(err.code, RETRY_EIO);
+  assert_non_null(strstr(err.source, "/the-policy-file.json"));
+  for (int i = 0; i < 3; i++) {
+    rmdir(path);
+    *strrchr(path, '/') = '\0';
+  }
+  rmdir(dir);
+}
+
+/* tests/data/warn/<case>/{input.json,warnings}: the case loads, and gives exactly the warnings
+ * listed, one "PATH: MESSAGE" line each, in order; under strict it fails with the first.
+ * TEST_CONFIG_UPDATE=1 rewrites warnings. */
+static void test_config_warns_for_each_warn_case(void **state) {
+  (void)state;
+  char dir[512];
+  snprintf(dir, sizeof dir, "%s/warn", data_dir());
+  size_t n;
+  char **names = test_list_cases(dir, &n);
+  assert_true(n >= 5);
+  int bad = 0;
+  for (size_t i = 0; i < n; i++) {
+    char input[1024], wpath[1024];
+    snprintf(input, sizeof input, "%s/%s/input.json", dir, names[i]);
+    snprintf(wpath, sizeof wpath, "%s/%s/warnings", dir, names[i]);
+    char *want = test_slurp(wpath, NULL);
+    warn_list l;
+    memset(&l, 0, sizeof l);
+    retry_config_opts opts = {.warn = collect_warning, .warn_ctx = &l};
+    retry_error err;
+    retry_error_clear(&err);
+    retry_config *cfg = retry_config_load_file(input, &opts, &err);
+    char got[4096] = "";
+    size_t len = 0;
+    for (size_t k = 0; k < l.n && len < sizeof got; k++)
+      len += (size_t)snprintf(got + len, sizeof got - len, "%s: %s\n", l.w[k].path, l.w[k].message);
+    const char *update = getenv("TEST_CONFIG_UPDATE");
+    if (cfg != NULL && update != NULL && strcmp(update, "1") == 0) {
+      FILE *f = fopen(wpath, "w");
+      if (f != NULL) {
+        fputs(got, f);
+        fclose(f);
+      }
+    } else if (cfg == NULL || want == NULL || strcmp(got, want) != 0 || l.n == 0) {
+      print_error("%s: %s; got:\n%s", names[i], cfg == NULL ? "did not load" : "warnings differ",
+                  got);
+      bad++;
+    } else {
+      retry_config_opts strict = {.strict = true};
+      retry_error serr;
+      retry_error_clear(&serr);
+      retry_config *scfg = retry_config_load_file(input, &strict, &serr);
+      if (scfg != NULL || strcmp(serr.path, l.w[0].path) != 0 ||
+          strcmp(serr.message, l.w[0].message) != 0) {
+        print_error("%s: strict did not fail with the first warning\n", names[i]);
+        bad++;
+      }
+      retry_config_destroy(scfg);
+    }
+    retry_config_destroy(cfg);
+    free(want);
+  }
+  test_free_cases(names, n);
+  assert_int_equal(bad, 0);
+}
+
+/* The valid cases give no warning, or exactly those of their optional "warnings" file (the
+ * format of tests/data/warn/): a new warning on a valid config shows up here. */
+static void test_config_valid_cases_give_only_their_warnings(void **state) {
+  (void)state;
+  char dir[512];
+  snprintf(dir, sizeof dir, "%s/valid", data_dir());
+  size_t n;
+  char **names = test_list_cases(dir, &n);
+  int bad = 0;
+  for (size_t i = 0; i < n; i++) {
+    char input[1024], wpath[1024];
+    snprintf(input, sizeof input, "%s/%s/input.json", dir, names[i]);
+    snprintf(wpath, sizeof wpath, "%s/%s/warnings", dir, names[i]);
+    char *want = test_slurp(wpath, NULL);
+    warn_list l;
+    memset(&l, 0, sizeof l);
+    retry_config_opts opts = {.warn = collect_warning, .warn_ctx = &l};
+    retry_config *cfg = retry_config_load_file(input, &opts, NULL);
+    char got[4096] = "";
+    size_t len = 0;
+    for (size_t k = 0; k < l.n && len < sizeof got; k++)
+      len += (size_t)snprintf(got + len, sizeof got - len, "%s: %s\n", l.w[k].path, l.w[k].message);
+    if (strcmp(got, want != NULL ? want : "") != 0) {
+      print_error("%s: warnings differ; got:\n%s", names[i], got);
+      bad++;
+    }
+    free(want);
+    retry_config_destroy(cfg);
+  }
+  test_free_cases(names, n);
+  assert_int_equal(bad, 0);
+}
+
+/* }================================================================== */
+
+/* {==================================================================
  * Chaos allocator and robustness
  * =================================================================== */
 
@@ -1147,6 +1621,16 @@ int main(void) {
       cmocka_unit_test(test_config_unknown_key_reported_first_and_message_fits),
       cmocka_unit_test(test_config_refuses_each_invalid_case),
       cmocka_unit_test(test_config_loads_each_valid_case),
+      cmocka_unit_test(test_percent_can_retry_above_one_warns),
+      cmocka_unit_test(test_percent_and_ratio_fields_warn_on_the_other_unit),
+      cmocka_unit_test(test_linkerd_retry_ratio),
+      cmocka_unit_test(test_unknown_field_did_you_mean),
+      cmocka_unit_test(test_case_only_mismatch_warning_names_grpc_go),
+      cmocka_unit_test(test_scenario_given_as_policy_warns),
+      cmocka_unit_test(test_strict_turns_warning_into_error),
+      cmocka_unit_test(test_long_path_keeps_file_name),
+      cmocka_unit_test(test_config_warns_for_each_warn_case),
+      cmocka_unit_test(test_config_valid_cases_give_only_their_warnings),
       cmocka_unit_test(test_config_allocation_failures_fail_cleanly_without_leaks),
       cmocka_unit_test(test_config_lookup_does_not_allocate),
       cmocka_unit_test(test_config_mutations_never_crash),

@@ -1,7 +1,8 @@
 /*
  * test_json.c: retry_json.h on its own: paths built and popped, the first error winning, the
  * message prefix, the unknown-key message's fitting into 160 bytes and its cut, each getter's
- * 1 / 0 / -1 contract with null read as absent, and the syntax-error report.
+ * 1 / 0 / -1 contract with null read as absent, the syntax-error report, reading a file
+ * (regular files only, a size limit), a long source keeping its tail, and did-you-mean.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "retry/retry_json.h"
@@ -411,6 +415,133 @@ static void test_json_read_file_reads_whole_files_and_names_failures(void **stat
   rmdir(dir);
 }
 
+/* Only regular files are read: a device would be read until memory ran out, a FIFO would
+ * block. Each is refused at once, with a message saying what it is. */
+static void test_read_file_refuses_dev_zero(void **state) {
+  (void)state;
+  static const char *const devices[] = {"/dev/zero", "/dev/urandom", "/dev/null"};
+  for (size_t i = 0; i < sizeof devices / sizeof devices[0]; i++) {
+    char *buf = NULL;
+    size_t len = 0;
+    retry_error e;
+    retry_error_clear(&e);
+    assert_int_equal(retry_json_read_file(devices[i], NULL, &buf, &len, &e), RETRY_EIO);
+    assert_null(buf);
+    assert_string_equal(e.source, devices[i]);
+    assert_string_equal(e.message,
+                        "cannot read the file: it is a character device, not a regular file");
+  }
+}
+
+static void test_read_file_refuses_fifo_and_directory(void **state) {
+  (void)state;
+  char dir[] = "/tmp/test_json.XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char fifo[64];
+  snprintf(fifo, sizeof fifo, "%s/pipe.json", dir);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  char *buf = NULL;
+  size_t len = 0;
+  retry_error e;
+  retry_error_clear(&e);
+  /* No writer: a blocking open would hang here. */
+  assert_int_equal(retry_json_read_file(fifo, NULL, &buf, &len, &e), RETRY_EIO);
+  assert_null(buf);
+  assert_string_equal(e.source, fifo);
+  assert_string_equal(e.message,
+                      "cannot read the file: it is a FIFO (named pipe), not a regular file");
+  retry_error_clear(&e);
+  assert_int_equal(retry_json_read_file(dir, NULL, &buf, &len, &e), RETRY_EIO);
+  assert_string_equal(e.source, dir);
+  assert_string_equal(e.message, "cannot read the file: Is a directory");
+  unlink(fifo);
+  rmdir(dir);
+}
+
+/* A file past RETRY_JSON_MAX_FILE_BYTES is refused before a byte is read (the test's file is
+ * sparse: it takes no room on disk). */
+static void test_read_file_size_limit(void **state) {
+  (void)state;
+  char path[] = "/tmp/test_json_big.XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  assert_int_equal(ftruncate(fd, (off_t)RETRY_JSON_MAX_FILE_BYTES + 1), 0);
+  close(fd);
+  char *buf = NULL;
+  size_t len = 0;
+  retry_error e;
+  retry_error_clear(&e);
+  assert_int_equal(retry_json_read_file(path, NULL, &buf, &len, &e), RETRY_EIO);
+  assert_null(buf);
+  assert_string_equal(e.source, path);
+  assert_string_equal(e.message,
+                      "the file is too large: 67108865 bytes, at most 64 MiB "
+                      "(67108864 bytes) are read");
+  /* A file that fits is read: the limit is not a cap on every file. */
+  fd = open(path, O_WRONLY | O_TRUNC);
+  assert_true(fd >= 0);
+  assert_int_equal(write(fd, "{}", 2), 2);
+  close(fd);
+  retry_error_clear(&e);
+  assert_int_equal(retry_json_read_file(path, NULL, &buf, &len, &e), RETRY_OK);
+  assert_int_equal(len, 2);
+  free(buf);
+  unlink(path);
+}
+
+/* retry_error.source keeps the end of a name too long for it: "..." and the tail, never a
+ * split UTF-8 character. */
+static void test_error_source_keeps_its_tail(void **state) {
+  (void)state;
+  char name[400];
+  memset(name, 'a', sizeof name);
+  /* "é" (2 bytes) straddling the place where a plain byte cut would fall. */
+  size_t tail_start = 400 - 1 - (sizeof((retry_error *)0)->source - 4);
+  memcpy(name + tail_start - 1, "\xC3\xA9", 2);
+  name[399] = '\0';
+  memcpy(name + 399 - 12, "/policy.json", 12);
+  retry_error e;
+  retry_error_clear(&e);
+  retry_error_set(&e, RETRY_EIO, name, "", -1, -1, "x");
+  size_t n = strlen(e.source);
+  assert_true(n < sizeof e.source);
+  assert_true(strncmp(e.source, "...", 3) == 0);
+  assert_string_equal(e.source + n - 12, "/policy.json");
+  /* The cut moved past the continuation byte rather than keep half a character. */
+  assert_true(((unsigned char)e.source[3] & 0xC0) != 0x80);
+  assert_string_equal(e.source + 3, name + strlen(name) - (n - 3));
+  /* A name that fits is kept whole. */
+  retry_error_clear(&e);
+  retry_error_set(&e, RETRY_EIO, "short.json", "", -1, -1, "x");
+  assert_string_equal(e.source, "short.json");
+}
+
+static void test_json_suggest_finds_near_names_and_case_only(void **state) {
+  (void)state;
+  static const char *const names[] = {"methodConfig", "retryThrottling", "retrysim"};
+  bool case_only = true;
+  assert_string_equal(retry_json_suggest("methodConfigs", names, 3, &case_only), "methodConfig");
+  assert_false(case_only);
+  assert_string_equal(retry_json_suggest("MethodConfig", names, 3, &case_only), "methodConfig");
+  assert_true(case_only);
+  assert_string_equal(retry_json_suggest("retryThrotling", names, 3, &case_only),
+                      "retryThrottling");
+  assert_string_equal(retry_json_suggest("retrysym", names, 3, NULL), "retrysim");
+  /* Nothing close enough: no guess. */
+  assert_null(retry_json_suggest("services", names, 3, &case_only));
+  assert_false(case_only);
+  assert_null(retry_json_suggest("x", names, 3, NULL));
+  static const char *const policy[] = {"maxAttempts", "initialBackoff", "maxBackoff"};
+  assert_string_equal(retry_json_suggest("maxBackof", policy, 3, NULL), "maxBackoff");
+  assert_string_equal(retry_json_suggest("MAXATTEMPTS", policy, 3, &case_only), "maxAttempts");
+  assert_true(case_only);
+  /* Long keys are compared for case only. */
+  char longkey[100];
+  memset(longkey, 'm', sizeof longkey - 1);
+  longkey[99] = '\0';
+  assert_null(retry_json_suggest(longkey, policy, 3, NULL));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_json_ctx_starts_at_the_root_without_error),
@@ -428,6 +559,11 @@ int main(void) {
       cmocka_unit_test(test_json_getter_leaves_out_alone_unless_valid),
       cmocka_unit_test(test_json_syntax_error_has_position_or_is_out_of_memory),
       cmocka_unit_test(test_json_read_file_reads_whole_files_and_names_failures),
+      cmocka_unit_test(test_read_file_refuses_dev_zero),
+      cmocka_unit_test(test_read_file_refuses_fifo_and_directory),
+      cmocka_unit_test(test_read_file_size_limit),
+      cmocka_unit_test(test_error_source_keeps_its_tail),
+      cmocka_unit_test(test_json_suggest_finds_near_names_and_case_only),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

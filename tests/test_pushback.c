@@ -166,7 +166,9 @@ static void test_pushback_trace_records_every_decision(void **state) {
   assert_string_equal(log.lines[1],
                       "{\"call\":7,\"event\":\"outcome\",\"t_ns\":80000000,\"attempt\":1,"
                       "\"status\":14,\"pushback\":\"delay\",\"pushback_ns\":250000000,"
-                      "\"backoff_ns\":250000000,\"decision\":\"wait\",\"wake_ns\":330000000}");
+                      "\"backoff_ns\":250000000,\"delay_source\":\"pushback\","
+                      "\"pushback_raw\":[\"250\"],\"decision\":\"wait\","
+                      "\"wake_ns\":330000000}");
   assert_string_equal(log.lines[2],
                       "{\"call\":7,\"event\":\"wake\",\"t_ns\":330000000,\"decision\":\"send\","
                       "\"send_attempt\":2}");

@@ -40,7 +40,7 @@ static void test_sim_series_columns_get_indices_and_names_are_cut(void **state) 
     snprintf(name, sizeof name, "col_%d", i);
     assert_int_equal(sim_series_column_add(s, name, i % 2 == 0), i);
   }
-  char longname[100];
+  char longname[SIM_SERIES_NAME_MAX + 40];
   memset(longname, 'x', sizeof longname - 1);
   longname[sizeof longname - 1] = '\0';
   assert_int_equal(sim_series_column_add(s, longname, false), 40);

@@ -7,8 +7,11 @@
 #                                      is the program's alone)
 #   test    cmocka                     (the test suites)
 #   plot    gnuplot                    (retrysim --plot, make demo, make test's plot checks)
+#   grpc    libgrpc-dev, python3-grpcio (make sim-to-real only; nothing else needs gRPC)
+#   browser chromium, tidy             (make test-html: report.html rendered headless, validated)
 #   peers   python3, python3-simpy3    (make bench-peers: the same M/M/1 in SimPy)
-# Without a group, all of them.
+# Without a group: engine, kernel, test and plot (grpc, browser and peers are for make
+# sim-to-real, make test-html and make bench-peers only).
 set -eu
 
 # make -j runs several deps steps at once; apt-get allows one at a time, so each step checks and
@@ -32,12 +35,16 @@ for g in "$@"; do
     kernel) need_pc gsl libgsl-dev; need_pc jansson libjansson-dev; need_pc nettle nettle-dev ;;
     test)   need_pc cmocka libcmocka-dev ;;
     plot)   command -v gnuplot >/dev/null 2>&1 || missing="$missing gnuplot-nox" ;;
+    grpc)   need_pc grpc libgrpc-dev
+            /usr/bin/python3 -c 'import grpc' >/dev/null 2>&1 || missing="$missing python3-grpcio" ;;
+    browser) command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
+             command -v tidy >/dev/null 2>&1 || missing="$missing tidy" ;;
     peers)  if [ -x /usr/bin/python3 ]; then
               /usr/bin/python3 -c 'import simpy' 2>/dev/null || missing="$missing python3-simpy3"
             else
               missing="$missing python3 python3-simpy3"
             fi ;;
-    *) echo "deps: unknown group '$g' (engine, kernel, test, plot, peers)" >&2; exit 2 ;;
+    *) echo "deps: unknown group '$g' (engine, kernel, test, plot, grpc, browser, peers)" >&2; exit 2 ;;
   esac
 done
 

@@ -310,9 +310,9 @@ run_rc 0 run "$tmp/prov/s.json" --quiet --check --set 'services.api.faults=[{"ki
 # ------------------------------------------------------------------ issue 10, defects 3 and 6: policy-file I/O
 mkdir -p "$tmp/prov/adir"
 run_rc 2 validate "$tmp/prov/s.json" --set 'clients.web.policy=adir'
-has "$tmp/err" "retrysim: $tmp/prov/s.json: \$.clients.web.policy: cannot open the policy file \"adir\": not a regular file"
+has "$tmp/err" "retrysim: $tmp/prov/s.json: \$.clients.web.policy: cannot open the policy file \"adir\": it is a directory, not a regular file"
 run_rc 2 validate "$tmp/prov/s.json" --set 'clients.web.policy=/dev/zero'
-has "$tmp/err" "retrysim: $tmp/prov/s.json: \$.clients.web.policy: cannot open the policy file \"/dev/zero\": not a regular file"
+has "$tmp/err" "retrysim: $tmp/prov/s.json: \$.clients.web.policy: cannot open the policy file \"/dev/zero\": it is a character device, not a regular file"
 if [ "$(id -u)" != 0 ]; then   # root reads a file whatever its mode
   cp "$tmp/prov/policy.json" "$tmp/prov/locked.json" && chmod 000 "$tmp/prov/locked.json"
   run_rc 2 validate "$tmp/prov/s.json" --set 'clients.web.policy=locked.json'

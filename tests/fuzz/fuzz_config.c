@@ -1,7 +1,9 @@
 /*
  * fuzz_config.c: libFuzzer target for the inputs libretry reads from outside: a service
  * config (JSON), grpc-retry-pushback-ms values, Retry-After and HTTP-dates. Any crash, leak
- * or sanitizer report is a bug. Build and run with `make fuzz FUZZ_SECONDS=60`.
+ * or sanitizer report is a bug, and so is a warning without a path or a message, or a strict
+ * load that disagrees with the warnings of the plain one. Build and run with `make fuzz
+ * FUZZ_SECONDS=60`.
  */
 #include "retry/retry.h"
 
@@ -11,6 +13,13 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* Every warning must say where and why. */
+static void check_warning(void *ctx, const retry_error *w) {
+  size_t *n = ctx;
+  if (w->code != RETRY_ECONFIG || w->message[0] == '\0' || w->path[0] != '$') abort();
+  ++*n;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *s = malloc(size + 1);
   if (s == NULL) return 0;
@@ -19,7 +28,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   retry_error err;
   retry_error_clear(&err);
-  retry_config *cfg = retry_config_load_string(s, "<fuzz>", NULL, &err);
+  size_t n_warnings = 0;
+  retry_config_opts opts = {.warn = check_warning, .warn_ctx = &n_warnings};
+  retry_config *cfg = retry_config_load_string(s, "<fuzz>", &opts, &err);
+  /* Strict loads exactly when there was no warning, and fails on the same input otherwise. */
+  retry_config_opts strict = {.strict = true};
+  retry_config *scfg = retry_config_load_string(s, "<fuzz>", &strict, NULL);
+  if (cfg != NULL && (scfg != NULL) != (n_warnings == 0)) abort();
+  if (cfg == NULL && scfg != NULL) abort();
+  retry_config_destroy(scfg);
   if (cfg != NULL) {
     /* A valid config must give usable, valid policies and a creatable target. */
     const retry_method_config *mc = retry_config_lookup(cfg, s);

@@ -1,0 +1,64 @@
+/*
+ * model_trace.c: the world's trace hook. A program installs a sink (model_world_set_trace);
+ * each call then asks it once, at its start, whether to be traced, unless the attempt that
+ * started it belongs to a traced call, which traces it anyway. A traced call hands every
+ * engine record to the sink with the call's place in the call graph (edge, depth, parent call
+ * and attempt), which is all a program needs to rebuild one logical call's tree. Nothing here
+ * runs without a sink: model__call_start tests w->trace.record first.
+ */
+#include <string.h>
+
+#include "models/model_int.h"
+
+void model_world_set_trace(model_world *w, const model_trace_sink *sink) {
+  if (sink == NULL || sink->record == NULL)
+    memset(&w->trace, 0, sizeof w->trace);
+  else
+    w->trace = *sink;
+}
+
+/* The call as the sink sees it. start_ns is the engine's once the call has started. */
+static void call_info(const mw_call *c, int64_t start_ns, model_trace_call *info) {
+  info->id = c->rc.id;
+  info->parent_id = c->trace_parent;
+  info->parent_attempt = c->trace_parent_attempt;
+  info->depth = c->trace_depth;
+  info->top = c->top;
+  info->from = c->edge->stats->from;
+  info->to = c->edge->stats->to;
+  info->method = c->method;
+  info->start_ns = start_ns;
+  info->deadline_ns = c->deadline_ns;
+  info->policy = c->policy;
+}
+
+/* The engine's trace callback: ctx is the call, alive for as long as the engine runs it. */
+static void call_record(void *ctx, const retry_trace_rec *rec) {
+  const mw_call *c = ctx;
+  model_trace_call info;
+  call_info(c, c->rc.start_ns, &info);
+  c->w->trace.record(c->w->trace.ctx, &info, rec);
+}
+
+void model__trace_call_start(model_world *w, mw_call *c, retry_call_opts *o) {
+  /* A client's call is told to its client; a service's call to the request whose handler
+   * made it (model_service.c, downstream_start), which is the attempt it serves. */
+  const mw_req *parent = c->top ? NULL : c->done_ctx;
+  bool inherited = parent != NULL && parent->trace_call != 0;
+  c->rc.id = o->call_id; /* retry_call_start sets it too; the sink sees it before that */
+  c->trace_parent = inherited ? parent->trace_call : 0;
+  c->trace_parent_attempt = inherited ? parent->attempt : 0;
+  /* A depth not known (a call picked below an untraced parent) stays unknown below it. */
+  if (inherited)
+    c->trace_depth = parent->trace_depth < 0 ? -1 : parent->trace_depth + 1;
+  else
+    c->trace_depth = parent == NULL ? 0 : -1;
+  if (!inherited) {
+    model_trace_call info;
+    call_info(c, sim_now_ns(w->k), &info);
+    if (w->trace.select == NULL || !w->trace.select(w->trace.ctx, &info)) return;
+  }
+  c->traced = true;
+  o->trace = call_record;
+  o->trace_ctx = c;
+}

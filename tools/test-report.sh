@@ -1,0 +1,299 @@
+#!/bin/sh
+# Checks what `retrysim run` shows of the edges and of the report (docs/cli.md, "The text
+# summary" and "Pictures and report.md"): the worst internal edge in the variants table,
+# --edges, the three names of amplification, report.md speaking of internal edges with the
+# worst edge's picture, report.html standing alone, the plots drawing an edge by name and OK
+# latency. The scenario is tests/data/report/edges.json: api fans out to cache (answers) and
+# db (fails every request); "retries" retries db 3 times, "no-retries" does not.
+# Usage: BUILD=build sh tools/test-report.sh
+set -u
+bin="${BUILD:-build}/retrysim"
+[ -x "$bin" ] || { echo "test-report: $bin not built"; exit 1; }
+scn=tests/data/report/edges.json
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+checks=0
+test_name=""
+
+fail() { fails=$((fails + 1)); echo "test-report: FAIL: $test_name: $*"; }
+# has FILE TEXT / lacks FILE TEXT: FILE contains (does not contain) the fixed string TEXT.
+has() {
+  checks=$((checks + 1))
+  grep -qF -- "$2" "$1" || { fail "$(basename "$1") lacks: $2"; sed 's/^/    /' "$1" | head -n 12; }
+}
+lacks() {
+  checks=$((checks + 1))
+  if grep -qF -- "$2" "$1"; then fail "$(basename "$1") should not hold: $2"; fi
+}
+# has_re FILE ERE: a line of FILE matches the extended regular expression.
+has_re() {
+  checks=$((checks + 1))
+  grep -qE -- "$2" "$1" || { fail "$(basename "$1") has no line matching: $2"; sed 's/^/    /' "$1" | head -n 12; }
+}
+run() {
+  checks=$((checks + 1))
+  "$bin" "$@" >"$tmp/out" 2>"$tmp/err" || { fail "retrysim $* failed"; sed 's/^/    /' "$tmp/err" | head -n 5; }
+}
+
+test_table_shows_worst_internal_edge() {
+  test_name=test_table_shows_worst_internal_edge
+  run run "$scn"
+  # The header names the group on its first line and the column on its second.
+  has_re "$tmp/out" '^ +front-door +max .* worst +edge +edge$'
+  has_re "$tmp/out" '^variant .* attempts/call +load x .* top stop +internal edge +attempts/call +ok %$'
+  # retries: db's edge made 3 attempts per call, none ended OK; the cache edge made 1.
+  has_re "$tmp/out" '^retries .* api->db +3\.000 +0\.00$'
+  # no-retries: both internal edges make 1 attempt per call; the tie goes to the lower ok %
+  # (db 0 %, cache 100 %), although the cache edge comes first in the document.
+  has_re "$tmp/out" '^no-retries .* api->db +1\.000 +0\.00$'
+  lacks "$tmp/out" "api->cache"
+  # Without an internal edge in any run the three columns are left out; a run without one
+  # among runs with one shows "-".
+  cat >"$tmp/flat.json" <<'JSON'
+{"name": "flat", "seed": 1, "duration": "2s",
+ "services": {"api": {"replicas": 1, "workers": 4, "service_time": "1ms"},
+              "db": {"replicas": 1, "workers": 4, "service_time": "1ms"}},
+ "clients": {"web": {"target": "api", "arrival": {"kind": "script", "at": ["0s"]},
+                     "methods": ["/a.v1.Api/Get"]}},
+ "variants": [{"name": "one"}, {"name": "two"}]}
+JSON
+  run run "$tmp/flat.json"
+  lacks "$tmp/out" "internal edge"
+  lacks "$tmp/out" "worst"
+  sed 's|{"name": "two"}|{"name": "two", "set": {"services.api.calls": [{"service": "db", "method": "/d.v1.Db/Get"}]}}|' \
+    "$tmp/flat.json" >"$tmp/half.json"
+  run run "$tmp/half.json"
+  has_re "$tmp/out" '^one .* -  +-  +-$'
+  has_re "$tmp/out" '^two .* api->db +1\.000 +100\.00$'
+}
+
+test_edges_flag_lists_every_edge() {
+  test_name=test_edges_flag_lists_every_edge
+  run run "$scn"
+  lacks "$tmp/out" "edges (attempts/call"
+  run run "$scn" --edges
+  has "$tmp/out" "edges (attempts/call: attempts made on the edge per call made on it)"
+  has_re "$tmp/out" '^variant +edge +calls +attempts +attempts/call +worst case +max_attempts +ok % +p99 ms +top stop$'
+  # Every edge of every variant: calls, attempts, attempts/call, worst case, max_attempts,
+  # ok %, p99 and the top stop reason.
+  has_re "$tmp/out" '^retries +web->api +5 +5 +1\.000 +1x +1 +0\.00 +[0-9.]+ +no_retry_policy 5$'
+  has_re "$tmp/out" '^retries +api->cache +5 +5 +1\.000 +1x +1 +100\.00 +[0-9.]+ +-$'
+  has_re "$tmp/out" '^retries +api->db +5 +15 +3\.000 +3x +3 +0\.00 +[0-9.]+ +max_attempts 5$'
+  has_re "$tmp/out" '^no-retries +api->db +5 +5 +1\.000 +1x +1 +0\.00 +[0-9.]+ +no_retry_policy 5$'
+  checks=$((checks + 1))
+  n=$(grep -cE '^(retries|no-retries) +[a-z]+->[a-z]+ ' "$tmp/out")
+  [ "$n" -eq 6 ] || fail "--edges lists $n edge rows, want 6 (3 edges x 2 variants)"
+  # One run: the block lists every edge without the flag.
+  run run "$scn" --set variants=null
+  has_re "$tmp/out" '^  api->db +5 +15 +3\.000 +3x +3 +0\.00 +[0-9.]+ +max_attempts 5$'
+  has_re "$tmp/out" '^  api->cache +5 +5 +1\.000 +1x +1 +100\.00 '
+  # --edges is a flag of run, refused by validate, and takes no value.
+  checks=$((checks + 1))
+  "$bin" validate "$scn" --edges >/dev/null 2>&1 && fail "validate accepted --edges"
+  checks=$((checks + 1))
+  "$bin" run "$scn" --edges=1 >/dev/null 2>&1 && fail "--edges=1 was accepted"
+}
+
+test_amplification_has_three_names() {
+  test_name=test_amplification_has_three_names
+  run run "$scn" --set variants=null
+  has "$tmp/out" "load x (arrivals at each service, retries included, per top-level call)"
+  has_re "$tmp/out" '^  db +3x$'
+  lacks "$tmp/out" "amplification"
+  run run "$scn"
+  lacks "$tmp/out" "amp"
+  has "$tmp/out" "front-door"
+  has "$tmp/out" "load x"
+}
+
+test_report_speaks_of_internal_edge() {
+  test_name=test_report_speaks_of_internal_edge
+  run run "$scn" --quiet --plot --out "$tmp/plot"
+  r="$tmp/plot/report.md"
+  has "$r" "- The api->db edge made 3.000 attempts per call under retries (0.00 % of its calls ok) and 1.000 under no-retries (0.00 %)."
+  # The cache edge carried no retry: "In short" leaves it out.
+  lacks "$r" "The api->cache edge made"
+  has "$r" "| retries | 5 | 0.00 | 0 | 1.000 |"
+  has "$r" "| api->db | 3.000 | 0.00 |"
+  has "$r" "| retries | api->db | 5 | 15 | 3.000 | 3x | 0.00 |"
+  has "$r" "- The api->db edge: 5 calls made 15 attempts (3 per call: 10 retries, 0 hedges); 0.00 % ended OK"
+  has "$r" "| variant | api | cache | db |"
+  has "$r" "| retries | 1x | 1x | 3x |"
+  has "$r" "front-door attempts/call"
+  has "$r" "*load x*"
+  # The worst edge's picture, drawn by name and linked.
+  has "$r" "## The worst internal edge: api->db"
+  has "$r" "](edge-api-db.svg)"
+  checks=$((checks + 1))
+  [ -s "$tmp/plot/edge-api-db.svg" ] || fail "no edge-api-db.svg"
+  has "$tmp/plot/edge-api-db.svg" "attempts/s on the edge"
+  has "$tmp/plot/edge-api-db.svg" "no-retries"
+  # One run: its paragraph names the edge, and the edge's picture is the one-run layout.
+  run run "$scn" --quiet --plot --out "$tmp/one" --set variants=null
+  has "$tmp/one/report.md" "- The api->db edge: 5 calls made 15 attempts (3 per call: 10 retries, 0 hedges)"
+  has "$tmp/one/report.md" "](edge-api-db.svg)"
+  has "$tmp/one/edge-api-db.svg" "requests/s on the edge"
+  # Without an internal edge: no worst-edge columns, no edge picture.
+  run run "$tmp/flat.json" --quiet --plot --out "$tmp/flat"
+  lacks "$tmp/flat/report.md" "worst internal edge"
+  has "$tmp/flat/report.md" "| one | web->api | 1 | 1 | 1.000 | 1x | 100.00 |"
+  checks=$((checks + 1))
+  ls "$tmp/flat" | grep -q '^edge-' && fail "an edge picture without an internal edge"
+}
+
+test_report_html_self_contained() {
+  test_name=test_report_html_self_contained
+  h="$tmp/plot/report.html"
+  checks=$((checks + 1))
+  [ -s "$h" ] || { fail "no report.html beside report.md"; return; }
+  checks=$((checks + 1))
+  [ "$(head -n 1 "$h")" = "<!DOCTYPE html>" ] || fail "report.html does not start with <!DOCTYPE html>"
+  has "$h" '<html lang="en">'
+  has "$h" '<meta charset="utf-8">'
+  has "$h" "</html>"
+  # No external asset: no script, no stylesheet link, every picture a data: URI.
+  lacks "$h" "<script"
+  lacks "$h" "<link"
+  lacks "$h" "http://"
+  lacks "$h" "https://"
+  checks=$((checks + 1))
+  imgs=$(grep -o '<img src="[^"]*"' "$h" | wc -l)
+  data=$(grep -o '<img src="data:image/svg+xml;base64,[A-Za-z0-9+/=]*"' "$h" | wc -l)
+  md=$(grep -c '^!\[' "$tmp/plot/report.md")
+  [ "$imgs" -gt 0 ] && [ "$imgs" -eq "$data" ] && [ "$imgs" -eq "$md" ] ||
+    fail "report.html has $imgs pictures, $data of them data: URIs; report.md has $md"
+  # The inlined picture is the SVG file, byte for byte.
+  checks=$((checks + 1))
+  grep -o '<img src="data:image/svg+xml;base64,[^"]*" alt="Front-door' "$h" |
+    sed -e 's/^<img src="data:image\/svg+xml;base64,//' -e 's/" alt=.*//' | base64 -d >"$tmp/variants.svg"
+  cmp -s "$tmp/variants.svg" "$tmp/plot/variants.svg" || fail "the inlined variants picture is not variants.svg"
+  # Text is escaped: the scenario's description holds markup and quotes.
+  has "$h" "&lt;b&gt;escaped&lt;/b&gt; &amp; &quot;quoted&quot;"
+  lacks "$h" "<b>escaped"
+  has "$h" "<th>worst internal edge</th>"
+  has "$h" "<td>api-&gt;db</td>"
+  has "$h" "<li>The api-&gt;db edge made 3.000 attempts per call under retries"
+  # Every element opened is closed (a cheap check of the structure).
+  for tag in ul li table tr td th p h2 h3 figure code em strong; do
+    checks=$((checks + 1))
+    o=$(grep -o "<$tag[ >]" "$h" | wc -l)
+    c=$(grep -o "</$tag>" "$h" | wc -l)
+    [ "$o" -eq "$c" ] || fail "report.html opens <$tag> $o times and closes it $c times"
+  done
+  # The same run gives the same page (the command line names its own directory).
+  run run "$scn" --quiet --plot --out "$tmp/plot2"
+  checks=$((checks + 1))
+  sed 's/plot2/plot/' "$tmp/plot2/report.html" | cmp -s - "$h" || fail "report.html differs on a rerun"
+  # Without pictures (gnuplot missing), report.html is still written, with none.
+  PATH=/nonexistent "$bin" run "$scn" --quiet --plot --out "$tmp/nopic" >/dev/null 2>&1
+  checks=$((checks + 1))
+  [ -s "$tmp/nopic/report.html" ] && ! grep -q "<img" "$tmp/nopic/report.html" ||
+    fail "without gnuplot, report.html should be written without pictures"
+}
+
+test_plots_draw_edge_by_name() {
+  test_name=test_plots_draw_edge_by_name
+  gnuplot -e "edge='api->db'" -c plots/edge.gp "$tmp/plot/timeseries.csv" "$tmp/e.svg" >"$tmp/gp" 2>&1 ||
+    { fail "edge.gp failed on the long file"; cat "$tmp/gp"; }
+  has "$tmp/e.svg" "retries/s on the edge"
+  lacks "$tmp/e.svg" "no api->db_attempt_rps values"
+  # One run's wide file: the rates in one panel.
+  gnuplot -e "edge='api->db'" -c plots/edge.gp "$tmp/plot/timeseries-retries.csv" "$tmp/w.svg" >"$tmp/gp" 2>&1 ||
+    { fail "edge.gp failed on the wide file"; cat "$tmp/gp"; }
+  has "$tmp/w.svg" "requests/s on the edge"
+  lacks "$tmp/w.svg" "no values for the edge"
+  # An edge the file does not have is drawn empty and says so; no edge is a usage error.
+  gnuplot -e "edge='api->nowhere'" -c plots/edge.gp "$tmp/plot/timeseries-retries.csv" "$tmp/n.svg" >/dev/null 2>&1
+  has "$tmp/n.svg" "no values for the edge api->nowhere"
+  checks=$((checks + 1))
+  gnuplot -c plots/edge.gp "$tmp/plot/timeseries.csv" "$tmp/x.svg" >"$tmp/gp" 2>&1
+  [ $? -eq 2 ] || fail "edge.gp without an edge should exit 2"
+  has "$tmp/gp" "which edge?"
+  checks=$((checks + 1))
+  gnuplot -e "edge='api'" -c plots/edge.gp "$tmp/plot/timeseries.csv" "$tmp/x.svg" >/dev/null 2>&1
+  [ $? -eq 2 ] || fail "edge.gp with an edge that is not FROM->TO should exit 2"
+}
+
+test_plots_show_ok_latency() {
+  test_name=test_plots_show_ok_latency
+  # The time series picture draws OK latency, and the failed calls' apart: db fails every
+  # call in the scenario, so the OK lines come from a run without its fault.
+  has "$tmp/plot/timeseries-retries.svg" "p99 failed (dashed)"
+  run run "$scn" --quiet --plot --out "$tmp/ok" --set services.db.faults=null
+  has "$tmp/ok/timeseries-retries.svg" "p99 OK"
+  lacks "$tmp/ok/timeseries-retries.svg" ">p99<"
+  # A file without the OK columns falls back to every finished call's latency.
+  cut -d, -f1-10 "$tmp/plot/timeseries-retries.csv" >"$tmp/old.csv"
+  gnuplot -c plots/timeseries.gp "$tmp/old.csv" "$tmp/old.svg" >/dev/null 2>&1 || fail "timeseries.gp failed on an old file"
+  lacks "$tmp/old.svg" "p99 OK"
+  has "$tmp/old.svg" ">p99<"
+}
+
+# docs/cli.md shows the text summary of tests/data/report/edges.json: its examples are this
+# program's output, byte for byte.
+test_cli_md_examples_are_real_output() {
+  test_name=test_cli_md_examples_are_real_output
+  run run "$scn" --set variants=null
+  awk '/^```$/ { if (on) exit; next } /^scenario      report-edges / { on = 1 } on' docs/cli.md >"$tmp/doc1"
+  checks=$((checks + 1))
+  cmp -s "$tmp/doc1" "$tmp/out" || { fail "docs/cli.md's single-run example differs from the output:"; diff "$tmp/doc1" "$tmp/out" | head -n 10; }
+  run run "$scn" --edges
+  awk '/^```$/ { if (on) exit; next } /^ +front-door +max/ { on = 1 } on' docs/cli.md >"$tmp/doc2"
+  sed -n '3,6p' "$tmp/out" >"$tmp/out2"
+  checks=$((checks + 1))
+  cmp -s "$tmp/doc2" "$tmp/out2" || { fail "docs/cli.md's variants example differs from the output:"; diff "$tmp/doc2" "$tmp/out2" | head -n 10; }
+  # (the block that starts with the title, not the single-run one that holds it too)
+  awk 'on && /^```$/ { exit } prev == "```" && /^edges \(attempts\/call/ { on = 1 }
+       on && !/^\.\.\.$/ { print } { prev = $0 }' docs/cli.md >"$tmp/doc3"
+  sed -n '/^edges (attempts/,$p' "$tmp/out" | head -n "$(wc -l <"$tmp/doc3")" >"$tmp/out3"
+  checks=$((checks + 1))
+  cmp -s "$tmp/doc3" "$tmp/out3" || { fail "docs/cli.md's --edges example differs from the output:"; diff "$tmp/doc3" "$tmp/out3" | head -n 10; }
+}
+
+# The issue's scenario (tests/data/scenarios/valid/internal-edge): checkout (3 x 8 workers)
+# calls payments, which slows down 5x for 20 s, under four policies on that edge. The table and
+# the report must show the edge's figures, which differ by policy although the front door's
+# attempts/call is 1 in every variant.
+test_internal_edge_scenario_shows_the_edge() {
+  test_name=test_internal_edge_scenario_shows_the_edge
+  ie=tests/data/scenarios/valid/internal-edge/scenario.json
+  [ -f "$ie" ] || { fail "$ie is missing"; return; }
+  run run "$ie"
+  # Every variant's row ends with the edge, its attempts/call, its ok % and the recovery.
+  awk '/ checkout->payments / { for (i = 1; i <= NF; i++) if ($i == "checkout->payments") print $1, $(i + 1), $(i + 2) }' \
+    "$tmp/out" >"$tmp/ie"
+  checks=$((checks + 1))
+  [ "$(wc -l <"$tmp/ie")" -eq 4 ] || { fail "want 4 variants with checkout->payments, got:"; cat "$tmp/ie"; }
+  # retries makes more attempts per call on the edge than retryThrottling, and more than 1.
+  checks=$((checks + 1))
+  awk '$1 == "retries" { r = $2 } $1 == "throttled" { t = $2 } END { exit !(r > 1.01 && r > t) }' "$tmp/ie" ||
+    { fail "the edge's attempts/call does not tell the policies apart:"; cat "$tmp/ie"; }
+  # The front door is 1.000 for all four: the retries are all on the internal edge.
+  checks=$((checks + 1))
+  [ "$(grep -cE '^(none|retries|throttled|finagle) .* 1\.000 +[0-9.]+ [a-z]+ ' "$tmp/out")" -eq 4 ] ||
+    fail "the front-door attempts/call should be 1.000 in every variant"
+  if command -v gnuplot >/dev/null 2>&1; then
+    run run "$ie" --quiet --plot --out "$tmp/ie-plot"
+    has_re "$tmp/ie-plot/report.md" '^- The checkout->payments edge made 1\.[0-9]{3} attempts per call under none \(100\.00 % of its calls ok\), 1\.0[1-9][0-9] under retries'
+    has "$tmp/ie-plot/report.md" "## The worst internal edge: checkout->payments"
+    has "$tmp/ie-plot/edge-checkout-payments.svg" "throttled"
+  fi
+}
+
+test_table_shows_worst_internal_edge
+test_edges_flag_lists_every_edge
+test_cli_md_examples_are_real_output
+test_internal_edge_scenario_shows_the_edge
+test_amplification_has_three_names
+if command -v gnuplot >/dev/null 2>&1; then
+  test_report_speaks_of_internal_edge
+  test_report_html_self_contained
+  test_plots_draw_edge_by_name
+  test_plots_show_ok_latency
+else
+  echo "test-report: gnuplot missing: the report and plot tests need it (make deps-plot)"
+  fails=$((fails + 1))
+fi
+[ "$fails" -eq 0 ] || { echo "test-report: $fails of $checks checks failed"; exit 1; }
+echo "test-report: all $checks checks passed"
