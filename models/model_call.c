@@ -68,6 +68,18 @@ static void ev_req_arrive(sim_kernel *k, void *obj, uint64_t arg) {
   model__service_arrive(r->w, r);
 }
 
+/* The engine changes a target's state only inside its calls: reading the target's figures
+ * before and after each one keeps the edge's sums (mw_edge.gauge) exact. */
+static inline void gauge_enter(const mw_edge *e, const retry_target *t, mw_gauge *before) {
+  if (e->gauge_live && t != NULL) model__gauge_read(t, before);
+}
+static inline void gauge_leave(mw_edge *e, const retry_target *t, const mw_gauge *before) {
+  if (!e->gauge_live || t == NULL) return;
+  mw_gauge after;
+  model__gauge_read(t, &after);
+  model__gauge_add(&e->gauge, before, &after);
+}
+
 /* The attempt's deadline passed before its reply: report DEADLINE_EXCEEDED to the engine. */
 static void ev_req_timeout(sim_kernel *k, void *obj, uint64_t arg) {
   (void)arg;
@@ -80,7 +92,10 @@ static void ev_req_timeout(sim_kernel *k, void *obj, uint64_t arg) {
   retry_outcome o;
   retry_outcome_init(&o, model__status_deadline(c->policy->space));
   retry_decision d;
+  mw_gauge g = {0, 0, 0, 0};
+  gauge_enter(c->edge, c->rc.target, &g);
   retry_call_on_outcome(&c->rc, r->attempt, &o, sim_now_ns(k), &d);
+  gauge_leave(c->edge, c->rc.target, &g);
   call_apply(w, c, &d);
 }
 
@@ -193,7 +208,10 @@ void model__req_reply_arrived(model_world *w, mw_req *r) {
   int32_t attempt = r->attempt;
   req_free(w, r);
   retry_decision d;
+  mw_gauge g = {0, 0, 0, 0};
+  gauge_enter(c->edge, c->rc.target, &g);
   retry_call_on_outcome(&c->rc, attempt, &o, sim_now_ns(w->k), &d);
+  gauge_leave(c->edge, c->rc.target, &g);
   call_apply(w, c, &d);
 }
 
@@ -303,7 +321,10 @@ static void ev_call_wake(sim_kernel *k, void *obj, uint64_t arg) {
   c->wake = SIM_EVENT_NONE;
   c->wake_ns = RETRY_NEVER;
   retry_decision d;
+  mw_gauge g = {0, 0, 0, 0};
+  gauge_enter(c->edge, c->rc.target, &g);
   retry_call_wake(&c->rc, sim_now_ns(k), &d);
+  gauge_leave(c->edge, c->rc.target, &g);
   call_apply(c->w, c, &d);
 }
 
@@ -411,7 +432,10 @@ int model__call_start(model_world *w, const mw_call_args *a) {
   o.rng = sim_rng_adapter(sim_rng_gsl(&a->ch->rng_engine));
   if (w->trace.record != NULL) model__trace_call_start(w, c, &o);
   retry_decision d;
+  mw_gauge g = {0, 0, 0, 0};
+  gauge_enter(edge, a->target, &g);
   retry_call_start(&c->rc, c->policy, a->target, &o, sim_now_ns(w->k), &d);
+  gauge_leave(edge, a->target, &g);
   call_apply(w, c, &d);
   return 0;
 }

@@ -60,6 +60,29 @@ void model__pool_free(mw_pool *p);
  * Edges, channels and calls
  * =================================================================== */
 
+/* A target's time-series figures, as integers so that sums of them are exact: throttle
+ * milli-tokens, budget available, breaker open / half-open (0 or 1). */
+typedef struct mw_gauge {
+  int64_t tokens_milli, budget, open, half_open;
+} mw_gauge;
+
+/* Reads t's figures (t not NULL). */
+static inline void model__gauge_read(const retry_target *t, mw_gauge *g) {
+  retry_target_stats s;
+  retry_target_stats_get(t, 0, &s); /* time matters only to the parts gauges leave out */
+  g->tokens_milli = s.throttle_milli_tokens;
+  g->budget = s.budget_available;
+  g->open = s.breaker == RETRY_BREAKER_OPEN;
+  g->half_open = s.breaker == RETRY_BREAKER_HALF_OPEN;
+}
+/* Adds after - before to sum. */
+static inline void model__gauge_add(mw_gauge *sum, const mw_gauge *before, const mw_gauge *after) {
+  sum->tokens_milli += after->tokens_milli - before->tokens_milli;
+  sum->budget += after->budget - before->budget;
+  sum->open += after->open - before->open;
+  sum->half_open += after->half_open - before->half_open;
+}
+
 /* One caller-to-callee edge. */
 typedef struct mw_edge {
   int callee;                  /* service index */
@@ -76,6 +99,12 @@ typedef struct mw_edge {
   /* time-series columns: counters, then shared-state gauges (-1 when absent) */
   int col_attempt, col_retry, col_failure;
   int col_tokens, col_budget, col_breaker, col_reject_p;
+  /* The holders' shared state summed, kept up to date around every engine call on the edge
+   * (model__gauge_*), so a time-series row costs O(edges), not O(holders). Live only when
+   * every configured part changes in engine calls alone: not with a Finagle budget or
+   * adaptive throttling, whose windows expire with time (those edges walk their holders). */
+  bool gauge_live;
+  mw_gauge gauge;
 } mw_edge;
 
 /* A caller's channel state toward the services it calls: what a client and a replica both
