@@ -224,23 +224,34 @@ void model__req_reply_arrived(model_world *w, mw_req *r) {
 /* The streams are named "<entity>/engine" and "<entity>/network" with the caller's index, so
  * a client's and a replica's draws are what they were when each kept its own fields. Targets
  * are made only for edges whose policy has shared state, and the array only when one is. */
-int model__channel_open(model_world *w, mw_channel *ch, const char *entity, uint64_t index,
-                        mw_edge *const *edges, size_t n_edges) {
-  memset(ch, 0, sizeof *ch);
-  sim_rng_init(&ch->rng_engine, w->seed, entity, "engine", index);
-  sim_rng_init(&ch->rng_net, w->seed, entity, "network", index);
+/* One block: the pointers, then each target's storage (retry_target_init), which borrows the
+ * edge's config rather than copying it: a client with a throttle alone holds 64 bytes of
+ * target. */
+size_t model__channel_bytes(mw_edge *const *edges, size_t n_edges) {
   bool any = false;
   for (size_t j = 0; j < n_edges; j++)
     any = any || edges[j]->has_target;
   if (!any) return 0;
-  /* One block: the pointers, then each target's storage (retry_target_init), which borrows
-   * the edge's config rather than copying it: a client with a throttle alone holds 64 bytes
-   * of target. */
-  size_t ptrs = (n_edges * sizeof *ch->targets + 7) / 8 * 8, bytes = ptrs;
+  size_t bytes = (n_edges * sizeof(retry_target *) + 7) / 8 * 8;
   for (size_t j = 0; j < n_edges; j++)
     if (edges[j]->has_target) bytes += retry_target_size(retry_config_target(edges[j]->policy));
-  char *block = model__calloc(w, 1, bytes);
-  if (block == NULL) return -1;
+  return bytes;
+}
+
+int model__channel_open(model_world *w, mw_channel *ch, const char *entity, uint64_t index,
+                        mw_edge *const *edges, size_t n_edges, void *storage) {
+  memset(ch, 0, sizeof *ch);
+  sim_rng_init(&ch->rng_engine, w->seed, entity, "engine", index);
+  sim_rng_init(&ch->rng_net, w->seed, entity, "network", index);
+  size_t bytes = model__channel_bytes(edges, n_edges);
+  if (bytes == 0) return 0;
+  size_t ptrs = (n_edges * sizeof *ch->targets + 7) / 8 * 8;
+  char *block = storage;
+  if (block == NULL) {
+    block = model__calloc(w, 1, bytes);
+    if (block == NULL) return -1;
+    ch->own_block = true;
+  }
   ch->targets = (retry_target **)(void *)block;
   size_t off = ptrs;
   for (size_t j = 0; j < n_edges; j++) {
@@ -250,17 +261,17 @@ int model__channel_open(model_world *w, mw_channel *ch, const char *entity, uint
     ch->targets[j] =
         retry_target_init(block + off, n, tc, 0, sim_kernel_allocator(w->k), w->run.err);
     if (ch->targets[j] == NULL) return -1;
-    ch->n_targets = j + 1; /* close destroys targets [0, n_targets) */
+    ch->n_targets = (uint32_t)j + 1; /* close destroys targets [0, n_targets) */
     off += n;
   }
-  ch->n_targets = n_edges;
+  ch->n_targets = (uint32_t)n_edges;
   return 0;
 }
 
 void model__channel_close(model_world *w, mw_channel *ch) {
   for (size_t j = 0; j < ch->n_targets; j++)
     retry_target_destroy(ch->targets[j]);
-  model__free(w, ch->targets);
+  if (ch->own_block) model__free(w, ch->targets);
   memset(ch, 0, sizeof *ch);
 }
 

@@ -107,7 +107,7 @@ static void ev_open(sim_kernel *k, void *obj, uint64_t arg) {
   if (rate >= p->max_rate || gsl_rng_uniform(p->rng_open) * p->max_rate < rate) {
     int32_t n = p->cfg->count;
     int32_t i = n > 1 ? (int32_t)gsl_rng_uniform_int(p->rng_open, (unsigned long)n) : 0;
-    client_call(w, &p->clients[i], pick_method(p, p->rng_open), NULL);
+    client_call(w, model__pop_client(p, (size_t)i), pick_method(p, p->rng_open), NULL);
   }
   double gap_ns = sim_rng_exponential(p->rng_open, 1e9 / p->max_rate);
   if (gap_ns >= (double)(INT64_MAX / 4)) return;
@@ -215,7 +215,9 @@ static int pop_create(model_world *w, mw_pop *p) {
   snprintf(entity, sizeof entity, "client:%s", cfg->name);
   p->mcfg = model__calloc(w, cfg->n_methods, sizeof *p->mcfg);
   p->cum_weight = model__calloc(w, cfg->n_methods, sizeof *p->cum_weight);
-  p->clients = model__calloc(w, (size_t)cfg->count, sizeof *p->clients);
+  size_t block = model__channel_bytes(&p->edge, 1);
+  p->client_stride = (sizeof(mw_client) + block + 7) / 8 * 8;
+  p->clients = model__calloc(w, (size_t)cfg->count, p->client_stride);
   if (p->mcfg == NULL || p->cum_weight == NULL || p->clients == NULL) return -1;
   double total = 0;
   for (size_t j = 0; j < cfg->n_methods; j++) {
@@ -226,12 +228,14 @@ static int pop_create(model_world *w, mw_pop *p) {
   }
   p->w = w;
   for (int32_t i = 0; i < cfg->count; i++) {
-    mw_client *cl = &p->clients[i];
+    mw_client *cl = model__pop_client(p, (size_t)i);
     cl->w = w;
     cl->pop = p;
     cl->index = i;
     sim_rng_init(&cl->rng_arrival, w->seed, entity, "arrivals", (uint64_t)i);
-    if (model__channel_open(w, &cl->ch, entity, (uint64_t)i, &p->edge, 1) < 0) return -1;
+    if (model__channel_open(w, &cl->ch, entity, (uint64_t)i, &p->edge, 1,
+                            block > 0 ? (char *)cl + sizeof(mw_client) : NULL) < 0)
+      return -1;
     sim_event_handle h = SIM_EVENT_NONE;
     switch (cfg->loop) {
       case MODEL_LOOP_OPEN: continue; /* one process for the population, below */
@@ -274,7 +278,7 @@ void model__pops_destroy(model_world *w) {
     mw_pop *p = &w->topo.pops[i];
     if (p->clients != NULL) {
       for (int32_t c = 0; c < p->cfg->count; c++) {
-        mw_client *cl = &p->clients[c];
+        mw_client *cl = model__pop_client(p, (size_t)c);
         model__channel_close(w, &cl->ch);
       }
     }

@@ -37,9 +37,10 @@ static uint64_t rng_bytes(void) {
 }
 
 /* What a caller's channel adds for its policy's shared state: the target held in the channel's
- * block (model__channel_open) and its pointer; a breaker is a block of its own (retry_breaker.c:
- * its struct with a copy of its config, then 16 bytes a second of a time window or a byte a
- * call of a count window, and a byte per half-open probe), counted here from above. */
+ * block (model__channel_open) and its pointer (a replica's block is an allocation of its own); a
+ * breaker is a block of its own (retry_breaker.c: its struct with a copy of its config, then 16
+ * bytes a second of a time window or a byte a call of a count window, and a byte per half-open
+ * probe), counted here from above. */
 static uint64_t target_bytes(const retry_config *policy) {
   const retry_target_config *tc = retry_config_target(policy);
   uint64_t n = retry_target_size(tc) + sizeof(retry_target *);
@@ -68,9 +69,9 @@ uint64_t model_world_estimate_bytes(const model_config *cfg) {
   for (size_t i = 0; i < cfg->n_clients; i++) {
     const model_client_cfg *cl = &cfg->clients[i];
     /* The client's three streams are inside its struct (sim_rng); its channel's block of
-     * target pointers and targets is one allocation. */
+     * target pointers and targets follows it in the population's array. */
     uint64_t per_client = sizeof(mw_client);
-    if (has_shared_state(cl->policy)) per_client += target_bytes(cl->policy) + MALLOC_OVERHEAD;
+    if (has_shared_state(cl->policy)) per_client += target_bytes(cl->policy);
     total = add(total, sizeof(mw_pop) + rng_bytes() + 3 * MALLOC_OVERHEAD +
                            cl->n_methods * (sizeof(double) + sizeof(void *)));
     total = add(total, mul((uint64_t)cl->count, per_client));

@@ -116,15 +116,22 @@ typedef struct mw_channel {
   sim_rng rng_engine;     /* the engines' randomness: jitter, adaptive throttling */
   sim_rng rng_net;        /* hop latencies of its calls */
   retry_target **targets; /* per edge called: channel state or NULL; NULL when none has any */
-  size_t n_targets;       /* entries of targets (0 when targets is NULL) */
+  uint32_t n_targets;     /* entries of targets (0 when targets is NULL) */
+  bool own_block;         /* targets' block was allocated here (else it is the caller's) */
 } mw_channel;
 
+/* Bytes of the block a channel calling on edges[0 .. n_edges) keeps its target pointers and
+ * targets in (model__channel_open), 0 when no edge has shared state; a multiple of 8. */
+size_t model__channel_bytes(mw_edge *const *edges, size_t n_edges);
+
 /* Fills ch for the caller (entity, index): its two streams (held in ch), and a target for each of
- * the n_edges edges it calls on (edges[j]) whose policy has shared state. Returns 0, or -1 when out
- * of memory or a target cannot be made (details in the world's error); ch is then half-filled and
+ * the n_edges edges it calls on (edges[j]) whose policy has shared state, in block (zeroed,
+ * model__channel_bytes(edges, n_edges) bytes, 8-aligned: a client's lies right after it) or,
+ * when block is NULL, in one allocated here. Returns 0, or -1 when out of memory or a target
+ * cannot be made (details in the world's error); ch is then half-filled and
  * model__channel_close frees what it holds. */
 int model__channel_open(model_world *w, mw_channel *ch, const char *entity, uint64_t index,
-                        mw_edge *const *edges, size_t n_edges);
+                        mw_edge *const *edges, size_t n_edges, void *block);
 /* Frees what ch holds (any part may be NULL) and empties it. */
 void model__channel_close(model_world *w, mw_channel *ch);
 /* Returns the target of ch toward edge j, NULL when that edge keeps no channel state. */
@@ -238,6 +245,8 @@ struct mw_client {
 
 struct mw_pop {
   model_world *w;
+  size_t client_stride; /* bytes from one client to the next: the struct, then its channel's
+                           block of targets (model__pop_client) */
   const model_client_cfg *cfg;
   gsl_rng *rng_open; /* open loop: the population's arrivals and method mix */
   int index;
@@ -260,6 +269,13 @@ struct mw_replica {
   gsl_rng *rng_fault; /* fault probabilities */
   mw_channel ch;      /* downstream calls made here: streams, a target per call */
 };
+
+/* Client i of p: clients are laid out every p->client_stride bytes, each followed by the block
+ * of its channel's targets, so a call that picks a client at random finds its throttle in the
+ * same page and mostly the same cache lines. */
+static inline mw_client *model__pop_client(const mw_pop *p, size_t i) {
+  return (mw_client *)(void *)((char *)p->clients + i * p->client_stride);
+}
 
 struct mw_service {
   const model_service_cfg *cfg;

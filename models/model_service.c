@@ -544,7 +544,8 @@ int model__services_create(model_world *w) {
       rp->rng_work = sim_rng_stream_create(w->seed, entity, "work", (uint64_t)r);
       rp->rng_fault = sim_rng_stream_create(w->seed, entity, "faults", (uint64_t)r);
       if (!rp->rng_work || !rp->rng_fault) return -1;
-      if (model__channel_open(w, &rp->ch, entity, (uint64_t)r, s->call_edges, cfg->n_calls) < 0)
+      if (model__channel_open(w, &rp->ch, entity, (uint64_t)r, s->call_edges, cfg->n_calls, NULL) <
+          0)
         return -1;
     }
   }

@@ -129,7 +129,7 @@ static void edge_state_read(const model_world *w, const mw_edge *e, int64_t now,
       e->pop >= 0 ? w->topo.pops[e->pop].cfg->count : w->topo.services[e->svc].cfg->replicas;
   double tokens = 0, budget = 0, reject = 0;
   for (int64_t i = 0; i < n; i++) {
-    const mw_channel *ch = e->pop >= 0 ? &w->topo.pops[e->pop].clients[i].ch
+    const mw_channel *ch = e->pop >= 0 ? &model__pop_client(&w->topo.pops[e->pop], (size_t)i)->ch
                                        : &w->topo.services[e->svc].replicas[i].ch;
     retry_target_stats ts;
     retry_target_stats_get(model__channel_target(ch, e->pop >= 0 ? 0 : e->slot), now, &ts);
@@ -175,7 +175,7 @@ static void edge_gauges_init(model_world *w) {
     int64_t n =
         e->pop >= 0 ? w->topo.pops[e->pop].cfg->count : w->topo.services[e->svc].cfg->replicas;
     for (int64_t h = 0; h < n; h++) {
-      const mw_channel *ch = e->pop >= 0 ? &w->topo.pops[e->pop].clients[h].ch
+      const mw_channel *ch = e->pop >= 0 ? &model__pop_client(&w->topo.pops[e->pop], (size_t)h)->ch
                                          : &w->topo.services[e->svc].replicas[h].ch;
       mw_gauge g, zero = {0, 0, 0, 0};
       model__gauge_read(model__channel_target(ch, e->pop >= 0 ? 0 : e->slot), &g);
@@ -230,8 +230,9 @@ static void ts_sample(model_world *w, int64_t b) {
       /* Sanitizer builds (every test runs there once) check the sums against a walk. */
       mw_gauge sum = {0, 0, 0, 0}, zero = {0, 0, 0, 0};
       for (int64_t h = 0; h < n; h++) {
-        const mw_channel *ch = e->pop >= 0 ? &w->topo.pops[e->pop].clients[h].ch
-                                           : &w->topo.services[e->svc].replicas[h].ch;
+        const mw_channel *ch = e->pop >= 0
+                                   ? &model__pop_client(&w->topo.pops[e->pop], (size_t)h)->ch
+                                   : &w->topo.services[e->svc].replicas[h].ch;
         mw_gauge g;
         model__gauge_read(model__channel_target(ch, e->pop >= 0 ? 0 : e->slot), &g);
         model__gauge_add(&sum, &zero, &g);
