@@ -58,7 +58,7 @@ typedef struct ex_opts {
 static int usage(FILE *err, const char *fmt, const char *arg) {
   fputs("retrysim: explain: ", err);
   fprintf(err, fmt, arg);
-  fputc('\n', err);
+  fputs(" (see retrysim --help)\n", err);
   return CLI_EXIT_USAGE;
 }
 
@@ -121,12 +121,20 @@ static int apply(ex_opts *o, const char *name, const char *arg, const char *v, F
     o->reason = RETRY_STOP_NONE;
     for (int r = 1; r < RETRY_STOP_N; r++)
       if (strcmp(v, retry_stop_name((retry_stop)r)) == 0) o->reason = (retry_stop)r;
-    if (o->reason == RETRY_STOP_NONE)
-      return usage(err,
-                   "--stopped needs a stop reason (ok, non_retryable_status, "
-                   "method_not_idempotent, max_attempts, deadline, pushback_stop, throttled, "
-                   "budget_exhausted, breaker_open, committed, streaming), got '%s'",
-                   v);
+    if (o->reason == RETRY_STOP_NONE) {
+      /* The names come from the engine, so a reason added there is listed here too. */
+      char names[512] = "";
+      size_t used = 0;
+      for (int r = RETRY_STOP_NONE + 1; r < RETRY_STOP_N && used < sizeof names; r++)
+        used +=
+            (size_t)snprintf(names + used, sizeof names - used, "%s%s",
+                             r > RETRY_STOP_NONE + 1 ? ", " : "", retry_stop_name((retry_stop)r));
+      fprintf(
+          err,
+          "retrysim: explain: --stopped needs a stop reason (%s), got '%s' (see retrysim --help)\n",
+          names, v);
+      return CLI_EXIT_USAGE;
+    }
   } else if (strcmp(name, "after") == 0) {
     if (!set_selector(o, EX_BY_AFTER)) return usage(err, one, arg);
     if (cli_duration_parse(v, &o->after_ns) != 0 || o->after_ns < 0)
@@ -206,8 +214,7 @@ static int parse_args(ex_opts *o, int argc, char **argv, FILE *err) {
   }
   if (o->scenario == NULL) return usage(err, "%s", "which scenario file?");
   if (o->by == EX_BY_NONE)
-    return usage(err, "%s",
-                 "which call? give --call ID, --stopped REASON or --after TIME (see docs/cli.md)");
+    return usage(err, "%s", "which call? give --call ID, --stopped REASON or --after TIME");
   if (o->by == EX_BY_ID && o->edge != NULL)
     return usage(err, "%s", "--edge picks among calls by --stopped or --after; --call names one");
   if (o->duration != NULL) {

@@ -181,31 +181,27 @@ static char *policy_path(const char *base_dir, const char *name) {
 }
 
 /* An error found inside a policy file (its syntax, its shape) names the file and the place in
- * it, as the service config loader would. A path too long for retry_error.source (255 bytes)
- * would lose the file's name, so such an error is reported at the scenario's path instead,
- * with the file's name (cut) in the message (issue 10, defect 5). */
-static void fail_in_file(scn_ctx *c, const char *full, const char *name, int code, const char *path,
-                         int line, int column, const char *msg) {
-  if (strlen(full) < sizeof c->j.e.source) {
-    retry_error e;
-    retry_error_clear(&e);
-    retry_error_set(&e, code, full, path, line, column, "%s", msg);
-    retry_json_fail_error(&c->j, &e);
-    return;
-  }
-  /* The end of the name is the part that tells which file: "...name-8/broken.json". */
-  char shown[64];
-  size_t n = strlen(name);
-  if (n > 48) {
+ * it, as the service config loader would. retry_error_set keeps the end of a path too long for
+ * retry_error.source (255 bytes), "...dir/broken.json", so the file's own name survives
+ * (issue 10, defect 5). */
+static void fail_in_file(scn_ctx *c, const char *full, int code, const char *path, int line,
+                         int column, const char *msg) {
+  retry_error e;
+  retry_error_clear(&e);
+  retry_error_set(&e, code, full, path, line, column, "%s", msg);
+  retry_json_fail_error(&c->j, &e);
+}
+
+/* A file's name as a message shows it: the end of a long name (the part that tells which
+ * file), "...name-8/broken.json", made printable. */
+static void shown_name(char *shown, size_t size, const char *name) {
+  size_t n = strlen(name), keep = size - 8; /* room for "..." on either side and the NUL */
+  if (n > keep) {
     shown[0] = shown[1] = shown[2] = '.';
-    retry_json_printable(shown + 3, sizeof shown - 3, name + n - 48, 48);
+    retry_json_printable(shown + 3, size - 3, name + n - keep, keep);
   } else {
-    retry_json_printable(shown, sizeof shown, name, 48);
+    retry_json_printable(shown, size, name, keep);
   }
-  if (line > 0)
-    retry_json_fail(&c->j, code, "policy file \"%s\":%d:%d: %s", shown, line, column, msg);
-  else
-    retry_json_fail(&c->j, code, "policy file \"%s\": %s: %s", shown, path, msg);
 }
 
 /* Reads the policy file full (named name at the current path) into c->files, or finds it
@@ -227,7 +223,7 @@ static long read_policy_file(scn_ctx *c, const char *full, const char *name, boo
   for (size_t i = 0; i < fs->n; i++)
     if (strcmp(fs->files[i].path, full) == 0) return (long)i;
   char shown[72];
-  retry_json_printable(shown, sizeof shown, name, 64);
+  shown_name(shown, sizeof shown, name);
   /* The same rule as the scenario's own file: a regular file, opened before it is read so
    * that the reason (no such file, permission denied) is the system's own words. */
   struct stat st;
@@ -268,7 +264,7 @@ static long read_policy_file(scn_ctx *c, const char *full, const char *name, boo
       retry_error e;
       retry_error_clear(&e);
       retry_json_error_syntax(&e, full, &je);
-      fail_in_file(c, full, name, e.code, e.path, e.line, e.column, e.message);
+      fail_in_file(c, full, e.code, e.path, e.line, e.column, e.message);
     }
     return -1;
   }
@@ -277,7 +273,7 @@ static long read_policy_file(scn_ctx *c, const char *full, const char *name, boo
       char got[64], msg[128];
       retry_json_describe(doc, got, sizeof got);
       snprintf(msg, sizeof msg, "a service config must be a JSON object, got %s", got);
-      fail_in_file(c, full, name, RETRY_ECONFIG, "$", -1, -1, msg);
+      fail_in_file(c, full, RETRY_ECONFIG, "$", -1, -1, msg);
     }
     json_decref(doc);
     return -1;

@@ -33,8 +33,7 @@ static bool oom(scn_ctx *c) {
 static const scn_policy_file *policy_file_of(const scn_ctx *c, const json_t *v) {
   for (size_t i = 0; c->files != NULL && i < c->files->n; i++) {
     const scn_policy_file *pf = &c->files->files[i];
-    if (strlen(pf->path) < sizeof((retry_error *)NULL)->source && json_equal(pf->content, v))
-      return pf;
+    if (json_equal(pf->content, v)) return pf;
   }
   return NULL;
 }
@@ -51,9 +50,11 @@ static bool fail_inline(scn_ctx *c, json_t *v, const retry_error *pe) {
    * source falls back to the scenario's path). */
   const scn_policy_file *pf = policy_file_of(c, v);
   if (pf != NULL) {
-    retry_error e = *pe;
-    snprintf(e.source, sizeof e.source, "%s", pf->path);
-    e.line = e.column = -1;
+    /* retry_error_set keeps the end of a source too long for the error (the file's name). */
+    retry_error e;
+    retry_error_clear(&e);
+    retry_error_set(&e, pe->code != RETRY_OK ? pe->code : RETRY_ECONFIG, pf->path, pe->path, -1, -1,
+                    "%s", pe->message);
     retry_json_fail_error(&c->j, &e);
     return false;
   }
@@ -75,13 +76,28 @@ typedef struct warn_relay {
   json_t *v; /* the policy object loaded */
 } warn_relay;
 
+/* The file named at the current path, if any: a policy read from a file and then patched (by a
+ * variant's set or a --set) no longer equals the file, but its warnings are still the file's. */
+static const scn_policy_file *policy_file_named_here(const scn_ctx *c) {
+  for (size_t i = 0; c->files != NULL && i < c->files->n; i++) {
+    const scn_policy_file *pf = &c->files->files[i];
+    for (size_t k = 0; k < json_array_size(pf->named_at); k++)
+      if (strcmp(json_string_value(json_array_get(pf->named_at, k)), c->j.path) == 0) return pf;
+  }
+  return NULL;
+}
+
+/* A policy from a file, patched or not, warns as the file: "FILE: $.path.in.it: message", so a
+ * variant that patches the file does not repeat the file's warnings under the scenario's name
+ * (print_warning prints each line once, whatever the variant). */
 static void relay_warning(void *ctx, const retry_error *w) {
   const warn_relay *r = ctx;
   const scn_policy_file *pf = policy_file_of(r->c, r->v);
+  if (pf == NULL) pf = policy_file_named_here(r->c);
   if (pf != NULL) {
-    retry_error moved = *w;
-    snprintf(moved.source, sizeof moved.source, "%s", pf->path);
-    moved.line = moved.column = -1;
+    retry_error moved;
+    retry_error_clear(&moved);
+    retry_error_set(&moved, w->code, pf->path, w->path, -1, -1, "%s", w->message);
     warn_sink->fn(warn_sink->ctx, r->c->variant, &moved);
     return;
   }

@@ -488,9 +488,10 @@ int main(int argc, char **argv) {
   }
   if (strcmp(cmd, "explain") == 0) return cli_explain_main(argc, argv, stdout, stderr);
   if (strcmp(cmd, "run") != 0 && strcmp(cmd, "validate") != 0) {
-    if (cmd[0] != '\0') fprintf(stderr, "retrysim: unknown command '%s'\n", cmd);
-    fputs(usage_text, stderr);
-    return CLI_EXIT_USAGE;
+    /* One line, like every other usage error. */
+    if (cmd[0] == '\0')
+      return usage_error("no command given%s; the commands are run, validate and explain", "");
+    return usage_error("unknown command '%s'; the commands are run, validate and explain", cmd);
   }
   /* At most one set per argument, plus --duration. */
   /* c.sets == NULL is out of memory before anything ran: exit 3. The loop below frees the

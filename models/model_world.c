@@ -409,53 +409,66 @@ static void edge_init(model_world *w, size_t i, const char *from, int callee,
 }
 
 /* Worst-case attempts reaching each edge: the product of max_attempts along the worst chain
- * of layers into it, which libretry's retry_policy_layers_worst_case computes (saturating at
- * UINT64_MAX: ten layers of 100 attempts must not wrap to a small number in the summary).
- * Each edge keeps pred, the edge into its caller whose chain is the worst; its own chain is
- * its layer followed by pred's chain. The graph has no cycle, so a chain visits a service at
- * most once (at most n_services + 1 layers) and n_services rounds of relaxation reach the
- * fixed point. The scratch comes from the kernel's allocator, so tests can make it fail.
- * Returns 0, or -1 when out of memory (the world's error says so). */
+ * of layers into it, saturating at UINT64_MAX as libretry's retry_policy_layers_worst_case does
+ * (ten layers of 100 attempts must not wrap to a small number in the summary). A client's edge
+ * is its own layer; a service's downstream edge is its layer times the worst edge into that
+ * service. The saturating product is monotone, so the worst chain into an edge goes through the
+ * worst edge into its caller, and one pass over the services in topological order (Kahn's
+ * algorithm: the graph has no cycle, the loader refused those) computes every edge in
+ * O(services + edges). The scratch comes from the kernel's allocator, so tests can make it
+ * fail. Returns 0, or -1 when out of memory (the world's error says so). */
+static uint64_t mul_saturating(uint64_t a, uint64_t b) {
+  if (a != 0 && b > UINT64_MAX / a) return UINT64_MAX;
+  return a * b;
+}
+
 static int edges_worst_case(model_world *w, const retry_policy *const *layer) {
   const retry_allocator *a = sim_kernel_allocator(w->k);
-  size_t ne = w->topo.n_edges, ns = w->topo.n_services;
-  const size_t none = SIZE_MAX;
-  size_t *best_in = a->malloc_fn((ns + 1) * sizeof *best_in, a->ctx);
-  size_t *pred = a->malloc_fn((ne + 1) * sizeof *pred, a->ctx);
-  const retry_policy **chain = a->malloc_fn((ns + 1) * sizeof *chain, a->ctx);
-  int rc = best_in != NULL && pred != NULL && chain != NULL ? 0 : -1;
+  size_t ne = w->topo.n_edges, ns = w->topo.n_services, np = w->topo.n_pops;
+  uint64_t *in_worst = a->malloc_fn((ns + 1) * sizeof *in_worst, a->ctx);
+  size_t *indeg = a->malloc_fn((ns + 1) * sizeof *indeg, a->ctx);
+  size_t *first = a->malloc_fn((ns + 1) * sizeof *first, a->ctx);
+  size_t *queue = a->malloc_fn((ns + 1) * sizeof *queue, a->ctx);
+  int rc = in_worst != NULL && indeg != NULL && first != NULL && queue != NULL ? 0 : -1;
   if (rc < 0) {
     model__fail(w, RETRY_ENOMEM, "out of memory computing the edges' worst-case attempts");
     goto done;
   }
-  for (size_t i = 0; i < ne; i++) {
-    pred[i] = none;
-    w->res.edges[i].worst_case = retry_policy_layers_worst_case(&layer[i], 1);
+  /* in_worst[s] == 0: no edge reaches s (its calls then count their own layer only). */
+  for (size_t s = 0; s < ns; s++)
+    in_worst[s] = 0, indeg[s] = 0;
+  for (size_t i = 0; i < np && i < ne; i++) {
+    uint64_t wc = retry_policy_layers_worst_case(&layer[i], 1);
+    w->res.edges[i].worst_case = wc;
+    size_t callee = (size_t)w->topo.edges[i].callee;
+    if (wc > in_worst[callee]) in_worst[callee] = wc;
   }
-  for (size_t round = 0; round <= ns; round++) {
-    for (size_t s = 0; s < ns; s++)
-      best_in[s] = none;
-    for (size_t i = 0; i < ne; i++) {
-      size_t callee = (size_t)w->topo.edges[i].callee;
-      if (best_in[callee] == none ||
-          w->res.edges[i].worst_case > w->res.edges[best_in[callee]].worst_case)
-        best_in[callee] = i;
-    }
-    size_t e = w->topo.n_pops;
-    for (size_t s = 0; s < ns; s++) {
-      for (size_t j = 0; j < w->cfg->services[s].n_calls; j++, e++) {
-        pred[e] = best_in[s];
-        size_t n = 0;
-        for (size_t x = e; x != none && n <= ns; x = pred[x])
-          chain[n++] = layer[x];
-        w->res.edges[e].worst_case = retry_policy_layers_worst_case(chain, n);
-      }
+  size_t e = np;
+  for (size_t s = 0; s < ns; s++) {
+    first[s] = e;
+    for (size_t j = 0; j < w->cfg->services[s].n_calls; j++, e++)
+      indeg[w->topo.edges[e].callee]++;
+  }
+  first[ns] = e;
+  size_t head = 0, tail = 0;
+  for (size_t s = 0; s < ns; s++)
+    if (indeg[s] == 0) queue[tail++] = s;
+  while (head < tail) {
+    size_t s = queue[head++];
+    uint64_t in = in_worst[s] != 0 ? in_worst[s] : 1;
+    for (size_t x = first[s]; x < first[s + 1]; x++) {
+      uint64_t wc = mul_saturating(retry_policy_layers_worst_case(&layer[x], 1), in);
+      w->res.edges[x].worst_case = wc;
+      size_t callee = (size_t)w->topo.edges[x].callee;
+      if (wc > in_worst[callee]) in_worst[callee] = wc;
+      if (--indeg[callee] == 0) queue[tail++] = callee;
     }
   }
 done:
-  if (best_in != NULL) a->free_fn(best_in, a->ctx);
-  if (pred != NULL) a->free_fn(pred, a->ctx);
-  if (chain != NULL) a->free_fn(chain, a->ctx);
+  if (in_worst != NULL) a->free_fn(in_worst, a->ctx);
+  if (indeg != NULL) a->free_fn(indeg, a->ctx);
+  if (first != NULL) a->free_fn(first, a->ctx);
+  if (queue != NULL) a->free_fn(queue, a->ctx);
   return rc;
 }
 

@@ -519,6 +519,17 @@ static bool parse_entry(load_ctx *c, json_t *entry, size_t i) {
     retry_json_path_pop(&c->j, mark);
   }
   retry__config_ext_apply(cfg, &mc->policy, &mo);
+  if (mc->policy.hedging_ignored) {
+    /* The profile's implementation accepts a hedgingPolicy and ignores it (C-core 1.51 sends
+     * one attempt): the scenario then models what that client does, and says so. */
+    size_t mark = retry_json_path_push_key(&c->j, "hedgingPolicy");
+    bool ok = retry__config_warn(c,
+                                 "\"hedgingPolicy\" ignored: profile \"%s\" does not hedge, so "
+                                 "each call makes one attempt (as that implementation does)",
+                                 mo.profile != NULL ? mo.profile->name : "?");
+    retry_json_path_pop(&c->j, mark);
+    if (!ok) return false;
+  }
   return validate_policy(c, &mc->policy);
 }
 

@@ -378,7 +378,7 @@ static void test_model_world_worst_case_out_of_memory_builds_no_world(void **sta
     else
       fail_msg("unexpected message: %s", err.message);
   }
-  assert_int_equal(failures, 3);     /* its three scratch arrays */
+  assert_int_equal(failures, 4);     /* its four scratch arrays */
   assert_true(series_failures >= 2); /* the series and its columns, at least */
   cli_scenario_destroy(s);
 }

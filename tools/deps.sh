@@ -5,7 +5,7 @@
 #   engine  pkg-config, jansson        (libretry.a: libc, its config loader jansson)
 #   kernel  GSL, nettle                (sim/, models/, the retrysim program; nettle's SHA-256
 #                                      is the program's alone)
-#   test    cmocka                     (the test suites)
+#   test    cmocka, python3            (the test suites; python3 reads JSON in the shell tests)
 #   plot    gnuplot                    (retrysim --plot, make demo, make test's plot checks)
 #   grpc    libgrpc-dev, python3-grpcio (make sim-to-real only; nothing else needs gRPC)
 #   browser chromium, tidy             (make test-html: report.html rendered headless, validated)
@@ -33,7 +33,8 @@ for g in "$@"; do
   case "$g" in
     engine) need_pc jansson libjansson-dev ;;
     kernel) need_pc gsl libgsl-dev; need_pc jansson libjansson-dev; need_pc nettle nettle-dev ;;
-    test)   need_pc cmocka libcmocka-dev ;;
+    test)   need_pc cmocka libcmocka-dev
+            command -v python3 >/dev/null 2>&1 || missing="$missing python3" ;;
     plot)   command -v gnuplot >/dev/null 2>&1 || missing="$missing gnuplot-nox" ;;
     grpc)   need_pc grpc libgrpc-dev
             /usr/bin/python3 -c 'import grpc' >/dev/null 2>&1 || missing="$missing python3-grpcio" ;;

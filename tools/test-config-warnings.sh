@@ -129,8 +129,48 @@ printf '{"methodConfig": ' >"$long/the-policy.json"
 policy_scenario "$tmp/long.json" "$long/the-policy.json"
 run_rc 2 validate "$tmp/long.json"
 checks=$((checks + 1))
-grep -q '^retrysim: .*/long.json: \$\.clients\.web\.policy: policy file "\.\.\..*/the-policy.json":1:[0-9]*: invalid JSON' "$tmp/err" ||
+grep -q '^retrysim: \.\.\..*/the-policy.json:1:[0-9]*: invalid JSON' "$tmp/err" ||
   { fail "long policy path lost its name"; sed 's/^/    /' "$tmp/err"; }
+
+# test_long_policy_path_value_error_names_the_file: an error about a value inside a policy
+# file whose path is over 255 characters still names the file (the end of its path).
+printf '{"methodConfig": [{"name": [{}], "retryPolicy": {"maxAttempts": "x", "initialBackoff": "1s", "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}}]}' >"$long/the-policy.json"
+run_rc 2 validate "$tmp/long.json"
+checks=$((checks + 1))
+grep -q '^retrysim: \.\.\..*/the-policy.json: \$\.methodConfig\[0\]\.retryPolicy\.maxAttempts: ' "$tmp/err" ||
+  { fail "a value error in a long policy path lost the file's name"; sed 's/^/    /' "$tmp/err"; }
+# ... and a missing file with a long name keeps the end of the name.
+policy_scenario "$tmp/longmiss.json" "$long/not-there.json"
+run_rc 2 validate "$tmp/longmiss.json"
+checks=$((checks + 1))
+grep -q 'cannot open the policy file "\.\.\..*/not-there.json": No such file' "$tmp/err" ||
+  { fail "a missing long policy path lost its name"; sed 's/^/    /' "$tmp/err"; }
+
+# test_patched_policy_file_warns_once_as_the_file: a variant whose set patches a policy file
+# does not repeat the file's warnings under the scenario's name.
+printf '{"retryThrotling": {}, "methodConfig": [{"name": [{}], "retryPolicy": {"maxAttempts": 2, "initialBackoff": "1s", "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}}]}' >"$tmp/pt.json"
+cat >"$tmp/pv.json" <<JSON
+{"duration": "1s",
+ "services": {"api": {"replicas": 1, "workers": 4, "service_time": "5ms"}},
+ "clients": {"web": {"target": "api", "arrival": {"kind": "open", "rate": "50/s"},
+   "methods": ["/pkg.Api/Get"], "policy": "pt.json"}},
+ "variants": [{"name": "a", "set": {}},
+              {"name": "c", "set": {"clients.web.policy.methodConfig[0].retryPolicy.maxAttempts": 4}}]}
+JSON
+run_rc 0 validate "$tmp/pv.json"
+line "$tmp/err" 'retrysim: warning: '"$tmp"'/pt.json: $.retryThrotling: unknown field "retryThrotling" ignored; did you mean "retryThrottling"?'
+lines "$tmp/err" 1
+
+# test_profile_without_hedging_warns_on_hedging_policy: under grpc-core-1.51 a hedgingPolicy
+# is accepted and ignored, as C-core 1.51 does; retrysim says so, and --strict refuses it.
+printf '{"retrysim": {"profile": "grpc-core-1.51"}, "methodConfig": [{"name": [{}], "hedgingPolicy": {"maxAttempts": 3, "hedgingDelay": "0.05s"}}]}' >"$tmp/hedge.json"
+policy_scenario "$tmp/h.json" hedge.json
+run_rc 0 validate "$tmp/h.json"
+line "$tmp/err" 'retrysim: warning: '"$tmp"'/hedge.json: $.methodConfig[0].hedgingPolicy: "hedgingPolicy" ignored: profile "grpc-core-1.51" does not hedge, so each call makes one attempt (as that implementation does)'
+run_rc 2 validate "$tmp/h.json" --strict
+printf '{"methodConfig": [{"name": [{}], "hedgingPolicy": {"maxAttempts": 3, "hedgingDelay": "0.05s"}}]}' >"$tmp/hedge.json"
+run_rc 0 validate "$tmp/h.json" --strict
+lines "$tmp/err" 0
 
 echo "test-config-warnings: $checks checks, $fails failed"
 [ "$fails" -eq 0 ]

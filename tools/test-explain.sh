@@ -166,6 +166,12 @@ explain_refuses_bad_selectors_with_exit_2() {
     checks=$((checks + 1))
     [ ! -s "$tmp/out" ] || fail "bad selector: explain $args wrote to stdout"
   done
+  # The list of stop reasons comes from the engine: every reason is named, the newest too.
+  run_rc 2 explain "$seed003" --stopped bogus
+  for r in ok max_attempts deadline throttled no_retry_policy; do
+    checks=$((checks + 1))
+    grep -q "[(, ]$r[,)]" "$tmp/err" || fail "--stopped bogus does not list $r: $(cat "$tmp/err")"
+  done
 }
 
 explain_output_is_identical_across_runs() {
