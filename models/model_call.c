@@ -404,7 +404,6 @@ int model__call_start(model_world *w, const mw_call_args *a) {
     /* A policy without retries in the other space: a copy in the callee's space. */
     c->own_policy = model__pool_get(&w->pools.policies);
     if (c->own_policy == NULL) {
-      if (c->own_policy != NULL) model__pool_put(&w->pools.policies, c->own_policy);
       model__pool_put(&w->pools.calls, c);
       model__fail(w, RETRY_ENOMEM, "out of memory for calls in flight");
       return -1;
