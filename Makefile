@@ -105,7 +105,8 @@ TESTING_OBJS := $(TEST_SUPPORT_OBJS) $(TEST_SRCS:%.c=$(BUILD)/%.o)
 ALL_OBJS := $(RETRY_OBJS) $(UPPER_OBJS) $(TESTING_OBJS) $(EXAMPLE_SRCS:%.c=$(BUILD)/%.o)
 
 .PHONY: all deps deps-engine deps-kernel deps-test deps-plot deps-browser test test-html check \
-        demo experiments plots golden-update clean install uninstall valgrind check-deps echo help fmt lint fuzz bench
+        demo experiments plots golden-update clean install uninstall valgrind check-deps echo help fmt lint fuzz bench \
+        bench-peers
 .DEFAULT_GOAL := all
 
 all: $(LIBRETRY) $(RETRYSIM) $(TEST_BINS) $(EXAMPLE_BINS)
@@ -180,7 +181,8 @@ TEST_SCRIPTS := tools/check-floors.sh tools/test-check-floors.sh tools/check-dep
                 tools/test-engine-alone.sh tools/test-install.sh tools/test-realtime-demo.sh \
                 tools/test-cli.sh tools/test-golden.sh tools/test-golden-both-ways.sh \
                 tools/test-experiments.sh tools/test-signals.sh tools/test-explain.sh \
-                tools/test-config-warnings.sh tools/test-report.sh
+                tools/test-config-warnings.sh tools/test-report.sh \
+                tools/test-fleet.sh
 
 test: all | deps-plot
 	$(Q)BUILD=$(BUILD) CC="$(CC)" sh tools/run-tests.sh $(TEST_BINS) -- $(TEST_SCRIPTS)
@@ -213,11 +215,18 @@ check-deps: $(LIBRETRY)
 # Benchmarks: CPU cost of the engine's decisions (docs/performance.md records the figures).
 BENCH_CALLS ?= 2000000
 BENCH_DURATION ?= 600s
-bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_kernel $(BUILD)/bench/bench_sim
+BENCH_BINS := $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_kernel $(BUILD)/bench/bench_sim \
+              $(BUILD)/bench/bench_mm1_bare
+bench: $(BENCH_BINS)
 	$(Q)$(BUILD)/bench/bench_engine $(BENCH_CALLS)
 	$(Q)$(BUILD)/bench/bench_kernel
 	$(Q)$(BUILD)/bench/bench_sim bench/reference.json 60s
 	$(Q)$(BUILD)/bench/bench_sim bench/reference.json $(BENCH_DURATION)
+	$(Q)BUILD=$(BUILD) sh bench/bench.sh
+# The same M/M/1 in SimPy beside the bare C loop and retrysim (installs python3-simpy3).
+bench-peers: $(BENCH_BINS)
+	$(Q)sh tools/deps.sh peers
+	$(Q)BUILD=$(BUILD) PEERS=1 sh bench/bench.sh
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(SIM_LIBS)
 	@[ "$(V)" = 1 ] || echo "  LD      $@"
@@ -332,7 +341,7 @@ echo:
 
 help:
 	@echo "targets: all test check demo experiments plots deps install uninstall valgrind check-deps"
-	@echo "         bench fuzz golden-update clean fmt lint echo"
+	@echo "         bench bench-peers fuzz golden-update clean fmt lint echo"
 	@echo "settings: PREFIX=$(PREFIX) OPT='$(OPT)' SANITIZE=$(SANITIZE) WERROR=$(WERROR) V=$(V)"
 
 -include $(ALL_OBJS:.o=.d)

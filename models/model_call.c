@@ -75,6 +75,18 @@ static void ev_req_arrive(sim_kernel *k, void *obj, uint64_t arg) {
   model__service_arrive(r->w, r);
 }
 
+/* The engine changes a target's state only inside its calls: reading the target's figures
+ * before and after each one keeps the edge's sums (mw_edge.gauge) exact. */
+static inline void gauge_enter(const mw_edge *e, const retry_target *t, mw_gauge *before) {
+  if (e->gauge_live && t != NULL) model__gauge_read(t, before);
+}
+static inline void gauge_leave(mw_edge *e, const retry_target *t, const mw_gauge *before) {
+  if (!e->gauge_live || t == NULL) return;
+  mw_gauge after;
+  model__gauge_read(t, &after);
+  model__gauge_add(&e->gauge, before, &after);
+}
+
 /* The attempt's deadline passed before its reply: report DEADLINE_EXCEEDED to the engine. */
 static void ev_req_timeout(sim_kernel *k, void *obj, uint64_t arg) {
   (void)arg;
@@ -87,7 +99,10 @@ static void ev_req_timeout(sim_kernel *k, void *obj, uint64_t arg) {
   retry_outcome o;
   retry_outcome_init(&o, model__status_deadline(c->policy->space));
   retry_decision d;
+  mw_gauge g = {0, 0, 0, 0};
+  gauge_enter(c->edge, c->rc.target, &g);
   retry_call_on_outcome(&c->rc, r->attempt, &o, sim_now_ns(k), &d);
+  gauge_leave(c->edge, c->rc.target, &g);
   call_apply(w, c, &d);
 }
 
@@ -112,9 +127,38 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
   r->replica = -1;
   r->sent_ns = now;
   r->ok_items = c->stream_items;
-  r->rng_net = c->ch->rng_net;
+  r->rng_net = sim_rng_gsl(&c->ch->rng_net);
   r->deadline_ns = attempt_deadline_ns;
   r->fault_status = -1;
+  /* The rest, field by field (the pool does not zero): nothing has happened to it yet. */
+  r->state = MW_REQ_HOP_OUT;
+  r->timeout = SIM_EVENT_NONE;
+  r->q_prev = r->q_next = NULL;
+  r->work_start_ns = 0;
+  r->worker_ns = 0;
+  r->fail = NULL;
+  r->refuse_after_delay = false;
+  r->expired_waste = false;
+  r->dropped = false;
+  r->status = 0;
+  r->pushback = NULL;
+  r->retry_after = NULL;
+  r->headers = false;
+  r->items = 0;
+  r->ds_next = 0;
+  r->ds_pending = 0;
+  r->ds_status = 0;
+  r->ds_failed = false;
+  r->ds_starting = false;
+  r->trace_call = 0;
+  r->trace_depth = 0;
+  r->read_version = 0;
+  r->codel_until = 0;
+  r->acc_sent_ns = 0;
+  r->acc_forwarded = false;
+  r->ds_ok = r->ds_nfail = 0;
+  r->ds_decided = false;
+  r->ds_orphan = false;
   r->criticality = c->criticality;
   r->call_next = c->reqs;
   c->reqs = r;
@@ -135,7 +179,16 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
     r->timeout = sim_event_schedule_lane(w->k, attempt_deadline_ns - now, ev_req_timeout, r, 0);
     if (r->timeout == SIM_EVENT_NONE) model__fail(w, RETRY_ENOMEM, "out of memory for events");
   }
-  if (model__schedule_sample(w, c->edge->network, c->ch->rng_net, ev_req_arrive, r) ==
+  /* A hop of no time costs no event: the request reaches the service now, inside this send.
+   * That is safe from any caller: arriving only schedules (the work, or a refusal's reply,
+   * whose hop back is always an event), so the caller's engine never hears of the attempt
+   * before req_send returns. A constant hop draws nothing from the stream either way. */
+  const sim_dist *net = c->edge->network;
+  if (net->kind == SIM_DIST_CONSTANT && sim_dist_sample(net, NULL) == 0) {
+    model__service_arrive(w, r);
+    return;
+  }
+  if (model__schedule_sample(w, net, sim_rng_gsl(&c->ch->rng_net), ev_req_arrive, r) ==
       SIM_EVENT_NONE)
     model__fail(w, RETRY_ENOMEM, "out of memory for events");
 }
@@ -170,7 +223,10 @@ void model__req_reply_arrived(model_world *w, mw_req *r) {
   int32_t attempt = r->attempt;
   req_free(w, r);
   retry_decision d;
+  mw_gauge g = {0, 0, 0, 0};
+  gauge_enter(c->edge, c->rc.target, &g);
   retry_call_on_outcome(&c->rc, attempt, &o, sim_now_ns(w->k), &d);
+  gauge_leave(c->edge, c->rc.target, &g);
   call_apply(w, c, &d);
 }
 
@@ -183,34 +239,54 @@ void model__req_reply_arrived(model_world *w, mw_req *r) {
 /* The streams are named "<entity>/engine" and "<entity>/network" with the caller's index, so
  * a client's and a replica's draws are what they were when each kept its own fields. Targets
  * are made only for edges whose policy has shared state, and the array only when one is. */
-int model__channel_open(model_world *w, mw_channel *ch, const char *entity, uint64_t index,
-                        mw_edge *const *edges, size_t n_edges) {
-  memset(ch, 0, sizeof *ch);
-  ch->rng_engine = sim_rng_stream_create(w->seed, entity, "engine", index);
-  ch->rng_net = sim_rng_stream_create(w->seed, entity, "network", index);
-  if (ch->rng_engine == NULL || ch->rng_net == NULL) return -1;
+/* One block: the pointers, then each target's storage (retry_target_init), which borrows the
+ * edge's config rather than copying it: a client with a throttle alone holds 64 bytes of
+ * target. */
+size_t model__channel_bytes(mw_edge *const *edges, size_t n_edges) {
   bool any = false;
   for (size_t j = 0; j < n_edges; j++)
     any = any || edges[j]->has_target;
   if (!any) return 0;
-  ch->targets = model__calloc(w, n_edges, sizeof *ch->targets);
-  if (ch->targets == NULL) return -1;
-  ch->n_targets = n_edges;
+  size_t bytes = (n_edges * sizeof(retry_target *) + 7) / 8 * 8;
+  for (size_t j = 0; j < n_edges; j++)
+    if (edges[j]->has_target) bytes += retry_target_size(retry_config_target(edges[j]->policy));
+  return bytes;
+}
+
+int model__channel_open(model_world *w, mw_channel *ch, const char *entity, uint64_t index,
+                        mw_edge *const *edges, size_t n_edges, void *storage) {
+  memset(ch, 0, sizeof *ch);
+  sim_rng_init(&ch->rng_engine, w->seed, entity, "engine", index);
+  sim_rng_init(&ch->rng_net, w->seed, entity, "network", index);
+  size_t bytes = model__channel_bytes(edges, n_edges);
+  if (bytes == 0) return 0;
+  size_t ptrs = (n_edges * sizeof *ch->targets + 7) / 8 * 8;
+  char *block = storage;
+  if (block == NULL) {
+    block = model__calloc(w, 1, bytes);
+    if (block == NULL) return -1;
+    ch->own_block = true;
+  }
+  ch->targets = (retry_target **)(void *)block;
+  size_t off = ptrs;
   for (size_t j = 0; j < n_edges; j++) {
     if (!edges[j]->has_target) continue;
-    ch->targets[j] = retry_target_create(retry_config_target(edges[j]->policy), 0,
-                                         sim_kernel_allocator(w->k), w->run.err);
+    const retry_target_config *tc = retry_config_target(edges[j]->policy);
+    size_t n = retry_target_size(tc);
+    ch->targets[j] =
+        retry_target_init(block + off, n, tc, 0, sim_kernel_allocator(w->k), w->run.err);
     if (ch->targets[j] == NULL) return -1;
+    ch->n_targets = (uint32_t)j + 1; /* close destroys targets [0, n_targets) */
+    off += n;
   }
+  ch->n_targets = (uint32_t)n_edges;
   return 0;
 }
 
 void model__channel_close(model_world *w, mw_channel *ch) {
-  if (ch->rng_engine != NULL) gsl_rng_free(ch->rng_engine);
-  if (ch->rng_net != NULL) gsl_rng_free(ch->rng_net);
   for (size_t j = 0; j < ch->n_targets; j++)
     retry_target_destroy(ch->targets[j]);
-  model__free(w, ch->targets);
+  if (ch->own_block) model__free(w, ch->targets);
   memset(ch, 0, sizeof *ch);
 }
 
@@ -252,6 +328,7 @@ static void call_done(model_world *w, mw_call *c) {
   edge_count_end(w, c, es);
   c->on_done(w, c);
   model__op_unref(w, c->op);
+  if (c->own_policy != NULL) model__pool_put(&w->pools.policies, c->own_policy);
   model__pool_put(&w->pools.calls, c);
 }
 
@@ -270,7 +347,10 @@ static void ev_call_wake(sim_kernel *k, void *obj, uint64_t arg) {
   c->wake = SIM_EVENT_NONE;
   c->wake_ns = RETRY_NEVER;
   retry_decision d;
+  mw_gauge g = {0, 0, 0, 0};
+  gauge_enter(c->edge, c->rc.target, &g);
   retry_call_wake(&c->rc, sim_now_ns(k), &d);
+  gauge_leave(c->edge, c->rc.target, &g);
   call_apply(c->w, c, &d);
 }
 
@@ -330,15 +410,22 @@ int model__call_start(model_world *w, const mw_call_args *a) {
   c->edge = edge;
   /* A policy without retries still decides what counts as OK, so it must speak the callee's
    * space; the loader guarantees that for retry and hedging policies. */
+  c->own_policy = NULL;
   if (mc != NULL && (mc->policy.kind != RETRY_POLICY_NONE || mc->policy.space == callee_space)) {
     c->policy = &mc->policy;
+  } else if (mc == NULL) {
+    c->policy = &w->pools.none[callee_space == RETRY_SPACE_HTTP];
   } else {
-    if (mc != NULL)
-      c->none_policy = mc->policy;
-    else
-      retry_policy_init(&c->none_policy, callee_space);
-    c->none_policy.space = callee_space;
-    c->policy = &c->none_policy;
+    /* A policy without retries in the other space: a copy in the callee's space. */
+    c->own_policy = model__pool_get(&w->pools.policies);
+    if (c->own_policy == NULL) {
+      model__pool_put(&w->pools.calls, c);
+      model__fail(w, RETRY_ENOMEM, "out of memory for calls in flight");
+      return -1;
+    }
+    *c->own_policy = mc->policy;
+    c->own_policy->space = callee_space;
+    c->policy = c->own_policy;
   }
   c->method = a->method;
   c->stream = a->stream;
@@ -355,6 +442,11 @@ int model__call_start(model_world *w, const mw_call_args *a) {
   c->last_replica = -1;
   c->deadline_ns = a->deadline_ns;
   c->top = a->top;
+  c->reqs = NULL;
+  c->traced = false;
+  c->trace_depth = 0;
+  c->trace_parent = 0;
+  c->trace_parent_attempt = 0;
   c->criticality = a->criticality;
   edge->stats->calls++;
   retry_call_opts o;
@@ -363,10 +455,13 @@ int model__call_start(model_world *w, const mw_call_args *a) {
   o.method = a->method;
   o.stream = a->stream;
   o.deadline_ns = a->deadline_ns;
-  o.rng = sim_rng_adapter(a->ch->rng_engine);
+  o.rng = sim_rng_adapter(sim_rng_gsl(&a->ch->rng_engine));
   if (w->trace.record != NULL) model__trace_call_start(w, c, &o);
   retry_decision d;
+  mw_gauge g = {0, 0, 0, 0};
+  gauge_enter(edge, a->target, &g);
   retry_call_start(&c->rc, c->policy, a->target, &o, sim_now_ns(w->k), &d);
+  gauge_leave(edge, a->target, &g);
   call_apply(w, c, &d);
   return 0;
 }

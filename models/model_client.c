@@ -107,9 +107,9 @@ static void ev_open(sim_kernel *k, void *obj, uint64_t arg) {
   if (rate >= p->max_rate || gsl_rng_uniform(p->rng_open) * p->max_rate < rate) {
     int32_t n = p->cfg->count;
     int32_t i = n > 1 ? (int32_t)gsl_rng_uniform_int(p->rng_open, (unsigned long)n) : 0;
-    client_call(w, &p->clients[i], pick_method(p, p->rng_open), NULL);
+    client_call(w, model__pop_client(p, (size_t)i), pick_method(p, p->rng_open), NULL);
   }
-  double gap_ns = gsl_ran_exponential(p->rng_open, 1e9 / p->max_rate);
+  double gap_ns = sim_rng_exponential(p->rng_open, 1e9 / p->max_rate);
   if (gap_ns >= (double)(INT64_MAX / 4)) return;
   if (sim_event_schedule_in(k, (int64_t)(gap_ns + 0.5), ev_open, p, 0) == SIM_EVENT_NONE)
     model__fail(w, RETRY_ENOMEM, "out of memory for events");
@@ -131,7 +131,7 @@ static void ev_closed(sim_kernel *k, void *obj, uint64_t arg) {
     return;
   }
   cl->user_tries = 0;
-  client_call(w, cl, pick_method(cl->pop, cl->rng_arrival), NULL);
+  client_call(w, cl, pick_method(cl->pop, sim_rng_gsl(&cl->rng_arrival)), NULL);
 }
 
 /* Scripted calls: at each listed time every client of the population makes one call; this
@@ -142,7 +142,7 @@ static void ev_script(sim_kernel *k, void *obj, uint64_t arg) {
   const model_client_cfg *cfg = cl->pop->cfg;
   (void)arg;
   if (may_start(w, cfg, sim_now_ns(k)))
-    client_call(w, cl, pick_method(cl->pop, cl->rng_arrival), NULL);
+    client_call(w, cl, pick_method(cl->pop, sim_rng_gsl(&cl->rng_arrival)), NULL);
   if (++cl->script_next < cfg->n_script &&
       sim_event_schedule(k, cfg->script_ns[cl->script_next], ev_script, cl, 0) == SIM_EVENT_NONE)
     model__fail(w, RETRY_ENOMEM, "out of memory for events");
@@ -191,7 +191,8 @@ static void client_call_done(model_world *w, mw_call *c) {
       model__op_unref(w, cl->user_op);
       cl->user_op = NULL;
     }
-    int64_t pause = sim_dist_sample(retry ? &cfg->user_retry_delay : &cfg->think, cl->rng_arrival);
+    int64_t pause = sim_dist_sample(retry ? &cfg->user_retry_delay : &cfg->think,
+                                    sim_rng_gsl(&cl->rng_arrival));
     if (sim_event_schedule_in(w->k, pause, ev_closed, cl, 0) == SIM_EVENT_NONE)
       model__fail(w, RETRY_ENOMEM, "out of memory for events");
   }
@@ -214,7 +215,9 @@ static int pop_create(model_world *w, mw_pop *p) {
   snprintf(entity, sizeof entity, "client:%s", cfg->name);
   p->mcfg = model__calloc(w, cfg->n_methods, sizeof *p->mcfg);
   p->cum_weight = model__calloc(w, cfg->n_methods, sizeof *p->cum_weight);
-  p->clients = model__calloc(w, (size_t)cfg->count, sizeof *p->clients);
+  size_t block = model__channel_bytes(&p->edge, 1);
+  p->client_stride = (sizeof(mw_client) + block + 7) / 8 * 8;
+  p->clients = model__calloc(w, (size_t)cfg->count, p->client_stride);
   if (p->mcfg == NULL || p->cum_weight == NULL || p->clients == NULL) return -1;
   double total = 0;
   for (size_t j = 0; j < cfg->n_methods; j++) {
@@ -225,19 +228,21 @@ static int pop_create(model_world *w, mw_pop *p) {
   }
   p->w = w;
   for (int32_t i = 0; i < cfg->count; i++) {
-    mw_client *cl = &p->clients[i];
+    mw_client *cl = model__pop_client(p, (size_t)i);
     cl->w = w;
     cl->pop = p;
     cl->index = i;
-    cl->rng_arrival = sim_rng_stream_create(w->seed, entity, "arrivals", (uint64_t)i);
-    if (cl->rng_arrival == NULL) return -1;
-    if (model__channel_open(w, &cl->ch, entity, (uint64_t)i, &p->edge, 1) < 0) return -1;
+    sim_rng_init(&cl->rng_arrival, w->seed, entity, "arrivals", (uint64_t)i);
+    if (model__channel_open(w, &cl->ch, entity, (uint64_t)i, &p->edge, 1,
+                            block > 0 ? (char *)cl + sizeof(mw_client) : NULL) < 0)
+      return -1;
     sim_event_handle h = SIM_EVENT_NONE;
     switch (cfg->loop) {
       case MODEL_LOOP_OPEN: continue; /* one process for the population, below */
       case MODEL_LOOP_CLOSED:
-        h = sim_event_schedule(w->k, cfg->start_ns + sim_dist_sample(&cfg->think, cl->rng_arrival),
-                               ev_closed, cl, 0);
+        h = sim_event_schedule(
+            w->k, cfg->start_ns + sim_dist_sample(&cfg->think, sim_rng_gsl(&cl->rng_arrival)),
+            ev_closed, cl, 0);
         break;
       case MODEL_LOOP_SCRIPT:
         if (cfg->n_script == 0) continue;
@@ -251,7 +256,7 @@ static int pop_create(model_world *w, mw_pop *p) {
     p->rng_open = sim_rng_stream_create(w->seed, entity, "open-arrivals", 0);
     if (p->rng_open == NULL) return -1;
     if (p->max_rate > 0) {
-      double gap_ns = gsl_ran_exponential(p->rng_open, 1e9 / p->max_rate);
+      double gap_ns = sim_rng_exponential(p->rng_open, 1e9 / p->max_rate);
       if (gap_ns < (double)(INT64_MAX / 4) &&
           sim_event_schedule(w->k, cfg->start_ns + (int64_t)(gap_ns + 0.5), ev_open, p, 0) ==
               SIM_EVENT_NONE)
@@ -273,8 +278,7 @@ void model__pops_destroy(model_world *w) {
     mw_pop *p = &w->topo.pops[i];
     if (p->clients != NULL) {
       for (int32_t c = 0; c < p->cfg->count; c++) {
-        mw_client *cl = &p->clients[c];
-        if (cl->rng_arrival) gsl_rng_free(cl->rng_arrival);
+        mw_client *cl = model__pop_client(p, (size_t)c);
         model__channel_close(w, &cl->ch);
       }
     }

@@ -31,9 +31,27 @@ static uint64_t mul(uint64_t a, uint64_t b) {
 }
 
 /* One gsl_rng of the kind sim_rng_stream_create makes: the struct and taus2's state, two
- * allocations. */
+ * allocations (a service's, a replica's and a population's streams). */
 static uint64_t rng_bytes(void) {
   return sizeof(gsl_rng) + gsl_rng_taus2->size + 2 * MALLOC_OVERHEAD;
+}
+
+/* What a caller's channel adds for its policy's shared state: the target held in the channel's
+ * block (model__channel_open) and its pointer (a replica's block is an allocation of its own); a
+ * breaker is a block of its own (retry_breaker.c: its struct with a copy of its config, then 16
+ * bytes a second of a time window or a byte a call of a count window, and a byte per half-open
+ * probe), counted here from above. */
+static uint64_t target_bytes(const retry_config *policy) {
+  const retry_target_config *tc = retry_config_target(policy);
+  uint64_t n = retry_target_size(tc) + sizeof(retry_target *);
+  if (tc->has_breaker) {
+    const retry_breaker_config *b = &tc->breaker;
+    uint64_t window = b->window_size > 0 ? (uint64_t)b->window_size : 0;
+    n += sizeof(retry_breaker_config) + 128 + MALLOC_OVERHEAD +
+         (b->kind == RETRY_BREAKER_TIME_WINDOW ? 16 * window : window) +
+         (b->half_open_calls > 0 ? (uint64_t)b->half_open_calls : 0);
+  }
+  return n;
 }
 
 /* A policy keeps shared state (one retry_target per caller) when it throttles, budgets,
@@ -44,22 +62,15 @@ static bool has_shared_state(const retry_config *policy) {
   return tc != NULL && retry_target_config_has_parts(tc);
 }
 
-/* The bytes of one target of policy, its optional block included when it has one. */
-static uint64_t target_bytes(const retry_config *policy) {
-  const retry_target_config *tc = retry_config_target(policy);
-  bool opt =
-      tc->has_aws_adaptive || tc->has_retry_breaker || tc->budget == RETRY_BUDGET_TOKEN_BUCKET;
-  return MODEL_ESTIMATE_TARGET_BYTES + (opt ? MODEL_ESTIMATE_TARGET_OPT_BYTES : 0);
-}
-
 uint64_t model_world_estimate_bytes(const model_config *cfg) {
   uint64_t total = sizeof(model_world) + MALLOC_OVERHEAD;
   uint64_t n_edges = cfg->n_clients, cols = TS_TOTAL_COLS;
   for (size_t i = 0; i < cfg->n_clients; i++) {
     const model_client_cfg *cl = &cfg->clients[i];
-    uint64_t per_client = sizeof(mw_client) + 3 * rng_bytes();
-    if (has_shared_state(cl->policy))
-      per_client += target_bytes(cl->policy) + sizeof(retry_target *);
+    /* The client's three streams are inside its struct (sim_rng); its channel's block of
+     * target pointers and targets follows it in the population's array. */
+    uint64_t per_client = sizeof(mw_client);
+    if (has_shared_state(cl->policy)) per_client += target_bytes(cl->policy);
     total = add(total, sizeof(mw_pop) + rng_bytes() + 3 * MALLOC_OVERHEAD +
                            cl->n_methods * (sizeof(double) + sizeof(void *)));
     total = add(total, mul((uint64_t)cl->count, per_client));
@@ -67,10 +78,9 @@ uint64_t model_world_estimate_bytes(const model_config *cfg) {
   }
   for (size_t s = 0; s < cfg->n_services; s++) {
     const model_service_cfg *sv = &cfg->services[s];
-    uint64_t per_replica = sizeof(mw_replica) + 4 * rng_bytes();
+    uint64_t per_replica = sizeof(mw_replica) + 2 * rng_bytes() + MALLOC_OVERHEAD;
     for (size_t j = 0; j < sv->n_calls; j++)
-      if (has_shared_state(sv->calls[j].policy))
-        per_replica += target_bytes(sv->calls[j].policy) + sizeof(retry_target *);
+      if (has_shared_state(sv->calls[j].policy)) per_replica += target_bytes(sv->calls[j].policy);
     total = add(total, sizeof(mw_service) + sizeof(model_service_stats) + rng_bytes() +
                            4 * MALLOC_OVERHEAD + (sv->n_calls + 1) * 2 * sizeof(void *) +
                            (sv->n_faults + 1) * sizeof(int64_t));

@@ -10,18 +10,10 @@
 
 #include "models/model_config.h"
 
-/* Bytes of a retry_target (the shared throttle, budget, adaptive and breaker state of one
- * caller on one edge). The type is opaque above retry/, so this is a documented figure, not a
- * sizeof: sizeof(struct retry_target) is 2,848 bytes on x86-64 (retry/retry_int.h), plus the
- * allocator's overhead, rounded up. A target with an optional part (the AWS adaptive limiter,
- * Brooker's retry breaker or token bucket, a concurrency limiter) holds one more block,
- * sizeof(retry_target_opt), 760 bytes, counted as MODEL_ESTIMATE_TARGET_OPT_BYTES. */
-#define MODEL_ESTIMATE_TARGET_BYTES 2880
-#define MODEL_ESTIMATE_TARGET_OPT_BYTES 784
-
 /* Returns the bytes a world for cfg holds from its creation on: per client its struct, its
  * three random streams and, when its population's policy keeps shared state, a retry_target;
- * per replica its struct, four streams and a target per downstream call with shared state;
+ * per replica its struct, four streams and a target per downstream call with shared state
+ * (retry_target_size of its policy's target config, plus a pointer; a breaker adds its own);
  * per edge its struct and statistics; per service its struct, statistics and arrays; and the
  * time series, counted twice (the world's table and the copy the program keeps for the
  * files), each bucket of (duration + drain) / bucket holding 8 bytes per column. Calls and

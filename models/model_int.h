@@ -20,6 +20,7 @@
 #include "retry/retry.h"
 #include "sim/sim_event.h"
 #include "sim/sim_hist.h"
+#include "sim/sim_rng.h"
 #include "sim/sim_series.h"
 
 typedef struct mw_call mw_call;
@@ -47,7 +48,10 @@ typedef struct mw_pool {
 
 /* alloc is borrowed and must outlive the pool (the kernel's allocator does). */
 void model__pool_init(mw_pool *p, const retry_allocator *alloc, size_t obj_size, size_t per_chunk);
-/* Returns a zeroed object, or NULL when out of memory. */
+/* Returns an object, or NULL when out of memory. Not zeroed: it holds what its last user left
+ * (zeros the first time), so the caller sets every field it reads, field by field. Built
+ * with AddressSanitizer (or -DMODEL_POOL_POISON) every object comes filled with 0xa5 bytes,
+ * so that a field left unset shows in the tests. */
 void *model__pool_get(mw_pool *p);
 void model__pool_put(mw_pool *p, void *obj);
 void model__pool_free(mw_pool *p);
@@ -57,6 +61,29 @@ void model__pool_free(mw_pool *p);
 /* {==================================================================
  * Edges, channels and calls
  * =================================================================== */
+
+/* A target's time-series figures, as integers so that sums of them are exact: throttle
+ * milli-tokens, budget available, breaker open / half-open (0 or 1). */
+typedef struct mw_gauge {
+  int64_t tokens_milli, budget, open, half_open;
+} mw_gauge;
+
+/* Reads t's figures (t not NULL). */
+static inline void model__gauge_read(const retry_target *t, mw_gauge *g) {
+  retry_target_stats s;
+  retry_target_stats_get(t, 0, &s); /* time matters only to the parts gauges leave out */
+  g->tokens_milli = s.throttle_milli_tokens;
+  g->budget = s.budget_available;
+  g->open = s.breaker == RETRY_BREAKER_OPEN;
+  g->half_open = s.breaker == RETRY_BREAKER_HALF_OPEN;
+}
+/* Adds after - before to sum. */
+static inline void model__gauge_add(mw_gauge *sum, const mw_gauge *before, const mw_gauge *after) {
+  sum->tokens_milli += after->tokens_milli - before->tokens_milli;
+  sum->budget += after->budget - before->budget;
+  sum->open += after->open - before->open;
+  sum->half_open += after->half_open - before->half_open;
+}
 
 /* One caller-to-callee edge. */
 typedef struct mw_edge {
@@ -76,6 +103,12 @@ typedef struct mw_edge {
   int col_tokens, col_budget, col_breaker, col_reject_p;
   int col_limit, col_limit_in_flight; /* a concurrency limiter's mean limit and permits held */
   int col_aws_rate;                   /* the AWS adaptive limiter's mean fill rate */
+  /* The holders' shared state summed, kept up to date around every engine call on the edge
+   * (model__gauge_*), so a time-series row costs O(edges), not O(holders). Live only when
+   * every configured part changes in engine calls alone: not with a Finagle budget or
+   * adaptive throttling, whose windows expire with time (those edges walk their holders). */
+  bool gauge_live;
+  mw_gauge gauge;
 } mw_edge;
 
 /* A caller's channel state toward the services it calls: what a client and a replica both
@@ -84,18 +117,25 @@ typedef struct mw_edge {
  * targets are its shared retry state (throttle, budget, breaker), one per edge it calls on.
  * Opened and closed by model__channel_open/_close, which own all three. */
 typedef struct mw_channel {
-  gsl_rng *rng_engine;    /* the engines' randomness: jitter, adaptive throttling */
-  gsl_rng *rng_net;       /* hop latencies of its calls */
+  sim_rng rng_engine;     /* the engines' randomness: jitter, adaptive throttling */
+  sim_rng rng_net;        /* hop latencies of its calls */
   retry_target **targets; /* per edge called: channel state or NULL; NULL when none has any */
-  size_t n_targets;       /* entries of targets (0 when targets is NULL) */
+  uint32_t n_targets;     /* entries of targets (0 when targets is NULL) */
+  bool own_block;         /* targets' block was allocated here (else it is the caller's) */
 } mw_channel;
 
-/* Fills ch for the caller (entity, index): its two streams, and a target for each of the
- * n_edges edges it calls on (edges[j]) whose policy has shared state. Returns 0, or -1 when
- * out of memory or a target cannot be made (details in the world's error); ch is then
- * half-filled and model__channel_close frees what it holds. */
+/* Bytes of the block a channel calling on edges[0 .. n_edges) keeps its target pointers and
+ * targets in (model__channel_open), 0 when no edge has shared state; a multiple of 8. */
+size_t model__channel_bytes(mw_edge *const *edges, size_t n_edges);
+
+/* Fills ch for the caller (entity, index): its two streams (held in ch), and a target for each of
+ * the n_edges edges it calls on (edges[j]) whose policy has shared state, in block (zeroed,
+ * model__channel_bytes(edges, n_edges) bytes, 8-aligned: a client's lies right after it) or,
+ * when block is NULL, in one allocated here. Returns 0, or -1 when out of memory or a target
+ * cannot be made (details in the world's error); ch is then half-filled and
+ * model__channel_close frees what it holds. */
 int model__channel_open(model_world *w, mw_channel *ch, const char *entity, uint64_t index,
-                        mw_edge *const *edges, size_t n_edges);
+                        mw_edge *const *edges, size_t n_edges, void *block);
 /* Frees what ch holds (any part may be NULL) and empties it. */
 void model__channel_close(model_world *w, mw_channel *ch);
 /* Returns the target of ch toward edge j, NULL when that edge keeps no channel state. */
@@ -107,11 +147,13 @@ static inline retry_target *model__channel_target(const mw_channel *ch, size_t j
  * in c->done_ctx, its own index in c->slot). The call is freed right after it returns. */
 typedef void (*mw_call_done_fn)(model_world *w, mw_call *c);
 
+/* Every field is set by model__call_start (the pool does not zero it; retry_call_start
+ * zeroes rc itself). */
 struct mw_call {
   retry_call rc; /* the engine's state for this call */
   model_world *w;
-  const retry_policy *policy; /* borrowed from the edge's config */
-  retry_policy none_policy;   /* used when the edge has no policy */
+  const retry_policy *policy; /* the method's, the world's "no retries", or own_policy */
+  retry_policy *own_policy;   /* from the world's policies pool (freed with the call), or NULL */
   mw_edge *edge;
   const char *method;
   retry_stream_kind stream;
@@ -120,7 +162,7 @@ struct mw_call {
   void *done_ctx;          /* the caller's context for on_done (an mw_client, an mw_req) */
   int32_t slot;            /* the caller's index for it (a method, a downstream call) */
   mw_op *op;               /* ledger operation (one reference held) */
-  const mw_channel *ch;    /* the caller's channel: streams (borrowed) */
+  mw_channel *ch;          /* the caller's channel: streams (borrowed) */
   sim_event_handle wake;   /* the engine's timer */
   int64_t wake_ns;         /* its time, RETRY_NEVER when none */
   bool top;                /* a top-level call (made by a client population) */
@@ -144,6 +186,7 @@ typedef enum mw_req_state {
   MW_REQ_HOP_BACK
 } mw_req_state;
 
+/* Every field is set by req_send (model_call.c): the pool does not zero it. */
 struct mw_req {
   model_world *w;
   mw_call *call;     /* the caller's call; NULL once the caller gave up */
@@ -204,7 +247,7 @@ struct mw_client {
   model_world *w;
   mw_pop *pop;
   int32_t index;
-  gsl_rng *rng_arrival;    /* closed loop and script: arrivals, think times, mix */
+  sim_rng rng_arrival;     /* closed loop and script: arrivals, think times, mix */
   mw_channel ch;           /* streams and the target toward its population's edge */
   int32_t script_next;     /* script: next call */
   int64_t next_arrival_ns; /* open loop: the candidate time being considered */
@@ -216,6 +259,8 @@ struct mw_client {
 
 struct mw_pop {
   model_world *w;
+  size_t client_stride; /* bytes from one client to the next: the struct, then its channel's
+                           block of targets (model__pop_client) */
   const model_client_cfg *cfg;
   gsl_rng *rng_open; /* open loop: the population's arrivals and method mix */
   int index;
@@ -242,6 +287,13 @@ struct mw_replica {
   gsl_rng *rng_fault;       /* fault probabilities */
   mw_channel ch;            /* downstream calls made here: streams, a target per call */
 };
+
+/* Client i of p: clients are laid out every p->client_stride bytes, each followed by the block
+ * of its channel's targets, so a call that picks a client at random finds its throttle in the
+ * same page and mostly the same cache lines. */
+static inline mw_client *model__pop_client(const mw_pop *p, size_t i) {
+  return (mw_client *)(void *)((char *)p->clients + i * p->client_stride);
+}
 
 struct mw_service {
   const model_service_cfg *cfg;
@@ -302,6 +354,11 @@ struct model_world {
   /* Calls, requests and ledger operations in flight: owns every chunk. */
   struct mw_pools {
     mw_pool calls, reqs, ops;
+    /* Policies of calls whose method's policy keeps no retries but speaks another space than
+     * the callee (a copy with the callee's space, held by the call); rare. */
+    mw_pool policies;
+    /* "No retries" in each space (retry_policy_init), shared by every call without a policy. */
+    retry_policy none[2];
     size_t max_calls;    /* the most downstream calls any handler makes: child slots per op */
     size_t op_child_off; /* byte offset of an op's child pointers */
   } pools;
@@ -372,7 +429,7 @@ typedef struct mw_call_args {
   int64_t stream_items;          /* messages of a full reply */
   int64_t deadline_ns;           /* absolute, RETRY_NEVER: none */
   mw_op *op;                     /* the ledger operation (the call takes a reference) */
-  const mw_channel *ch;          /* the caller's channel (borrowed, outlives the call) */
+  mw_channel *ch;                /* the caller's channel (borrowed, outlives the call) */
   retry_target *target;          /* the caller's target toward edge, or NULL */
   bool top;                      /* a top-level call (made by a client population) */
   int32_t criticality;           /* model_criticality of its attempts, 0: unset */

@@ -51,7 +51,11 @@ void *model__pool_get(mw_pool *p) {
   if (p->free_list == NULL && pool_grow(p) < 0) return NULL;
   void *obj = p->free_list;
   p->free_list = *(void **)obj;
-  memset(obj, 0, p->obj_size);
+#if defined(__SANITIZE_ADDRESS__) || defined(MODEL_POOL_POISON)
+  /* Sanitizer builds hand out garbage, so a field a caller forgets to set (a new one) reads
+   * as 0xa5 bytes there and the tests show it, rather than reading a stale value in silence. */
+  memset(obj, 0xa5, p->obj_size);
+#endif
   if (++p->in_use > p->peak) p->peak = p->in_use;
   return obj;
 }
@@ -81,6 +85,8 @@ mw_op *model__op_new(model_world *w) {
     model__fail(w, RETRY_ENOMEM, "out of memory for the side-effect ledger");
     return NULL;
   }
+  /* An op is small and read by offset (executions, then children): zeroed whole. */
+  memset(op, 0, w->pools.ops.obj_size);
   op->refs = 1;
   return op;
 }

@@ -93,9 +93,9 @@ static void ev_reply(sim_kernel *k, void *obj, uint64_t arg) {
   model__req_reply_arrived(r->w, r);
 }
 
-/* Sends r's reply back over one hop. A failure reply without pushback of its own gets the
- * pushback of an active PUSHBACK fault. */
-static void reply_send(model_world *w, mw_req *r) {
+/* Readies r's reply: a failure reply without pushback of its own gets the pushback of an
+ * active PUSHBACK fault. */
+static void reply_prepare(model_world *w, mw_req *r) {
   mw_service *s = &w->topo.services[r->svc];
   int64_t now = sim_now_ns(w->k);
   if (!retry_status_is_ok(s->cfg->space, r->status) && r->pushback == NULL &&
@@ -113,6 +113,12 @@ static void reply_send(model_world *w, mw_req *r) {
     r->acc_forwarded = false;
   }
   r->state = MW_REQ_HOP_BACK;
+}
+
+/* Sends r's reply back over one hop, always an event: this is called while the caller may be
+ * inside its own send (a refusal on arrival), where it must not hear the reply yet. */
+static void reply_send(model_world *w, mw_req *r) {
+  reply_prepare(w, r);
   if (model__schedule_sample(w, r->edge->network, r->rng_net, ev_reply, r) == SIM_EVENT_NONE)
     model__fail(w, RETRY_ENOMEM, "out of memory for events");
 }
@@ -322,8 +328,20 @@ static void handler_finish(model_world *w, mw_req *r) {
     r->headers = r->fail->after_headers;
     r->items = r->fail->after_headers ? r->fail->stream_items : 0;
   }
+  int32_t rep = r->replica;
+  /* A hop back of no time costs no event: the reply reaches the caller now, after the queue
+   * was served, as the event would have (it ran before the work the pump schedules). Safe:
+   * a handler finishes in an event of its own (the work done, or a downstream call's end),
+   * never inside its caller's send. */
+  const sim_dist *net = r->edge->network;
+  if (net->kind == SIM_DIST_CONSTANT && sim_dist_sample(net, NULL) == 0) {
+    reply_prepare(w, r);
+    replica_pump(w, s, rep);
+    model__req_reply_arrived(w, r);
+    return;
+  }
   reply_send(w, r);
-  replica_pump(w, s, r->replica);
+  replica_pump(w, s, rep);
 }
 
 /* Downstream calls are over (or there were none): the side effect after them, then the reply.
@@ -673,7 +691,8 @@ int model__services_create(model_world *w) {
         if (rp->acc == NULL || rp->rng_acc == NULL) return -1;
         model_acc_init(rp->acc, &cfg->acc, 0);
       }
-      if (model__channel_open(w, &rp->ch, entity, (uint64_t)r, s->call_edges, cfg->n_calls) < 0)
+      if (model__channel_open(w, &rp->ch, entity, (uint64_t)r, s->call_edges, cfg->n_calls, NULL) <
+          0)
         return -1;
     }
   }

@@ -4,6 +4,7 @@
  * each bucket's end) and the end-of-run totals. Owns every model object through pools and
  * arrays; the kernel (borrowed) owns time and events.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,7 +129,7 @@ static void edge_state_read(const model_world *w, const mw_edge *e, int64_t now,
       e->pop >= 0 ? w->topo.pops[e->pop].cfg->count : w->topo.services[e->svc].cfg->replicas;
   double tokens = 0, budget = 0, reject = 0;
   for (int64_t i = 0; i < n; i++) {
-    const mw_channel *ch = e->pop >= 0 ? &w->topo.pops[e->pop].clients[i].ch
+    const mw_channel *ch = e->pop >= 0 ? &model__pop_client(&w->topo.pops[e->pop], (size_t)i)->ch
                                        : &w->topo.services[e->svc].replicas[i].ch;
     retry_target_stats ts;
     retry_target_stats_get(model__channel_target(ch, e->pop >= 0 ? 0 : e->slot), now, &ts);
@@ -169,7 +170,7 @@ static void edge_limit_sample(const model_world *w, const mw_edge *e, int64_t no
       e->pop >= 0 ? w->topo.pops[e->pop].cfg->count : w->topo.services[e->svc].cfg->replicas;
   double limit = 0, held = 0, rate = 0;
   for (int64_t i = 0; i < n; i++) {
-    const mw_channel *ch = e->pop >= 0 ? &w->topo.pops[e->pop].clients[i].ch
+    const mw_channel *ch = e->pop >= 0 ? &model__pop_client(&w->topo.pops[e->pop], (size_t)i)->ch
                                        : &w->topo.services[e->svc].replicas[i].ch;
     retry_target_stats ts;
     retry_target_stats_get(model__channel_target(ch, e->pop >= 0 ? 0 : e->slot), now, &ts);
@@ -183,10 +184,35 @@ static void edge_limit_sample(const model_world *w, const mw_edge *e, int64_t no
   if (e->col_aws_rate >= 0) row[e->col_aws_rate] = rate / d;
 }
 
+/* Sums every live edge's holders' figures once the holders exist; the engine calls keep the
+ * sums from then on (model_call.c). */
+static void edge_gauges_init(model_world *w) {
+  for (size_t i = 0; i < w->topo.n_edges; i++) {
+    mw_edge *e = &w->topo.edges[i];
+    memset(&e->gauge, 0, sizeof e->gauge);
+    e->gauge_live = false;
+    if (!e->has_target) continue;
+    const retry_target_config *tc = retry_config_target(e->policy);
+    if (tc->budget == RETRY_BUDGET_FINAGLE || tc->has_adaptive) continue;
+    e->gauge_live = true;
+    int64_t n =
+        e->pop >= 0 ? w->topo.pops[e->pop].cfg->count : w->topo.services[e->svc].cfg->replicas;
+    for (int64_t h = 0; h < n; h++) {
+      const mw_channel *ch = e->pop >= 0 ? &model__pop_client(&w->topo.pops[e->pop], (size_t)h)->ch
+                                         : &w->topo.services[e->svc].replicas[h].ch;
+      mw_gauge g, zero = {0, 0, 0, 0};
+      model__gauge_read(model__channel_target(ch, e->pop >= 0 ? 0 : e->slot), &g);
+      model__gauge_add(&e->gauge, &zero, &g);
+    }
+  }
+}
+
 /* Fills the sampled columns of bucket b: the state at the bucket's end. Counters were added
- * as events happened; gauges (in flight, queue, busy workers, tokens) are read here once, which
- * costs one walk over each edge's holders (clients or replicas) per bucket for the shared-state
- * means, not O(events); a population's own columns are filled from its edge's walk. The
+ * as events happened; gauges (in flight, queue, busy workers, tokens) are read here once. The
+ * shared-state means come from each edge's sums (mw_edge.gauge), O(1) per edge, except on an
+ * edge with a Finagle budget or adaptive throttling, whose windows expire with time: there one
+ * walk over its holders (clients or replicas) per bucket. A population's own columns are
+ * filled from its edge's. The
  * latency quantiles are written apart, by model__ts_latency; the OK-only and failed-only ones
  * of bucket b are completed here (NaN when no such call ended in it). */
 static void ts_sample(model_world *w, int64_t b) {
@@ -215,10 +241,35 @@ static void ts_sample(model_world *w, int64_t b) {
     const mw_edge *e = &w->topo.edges[i];
     if (!e->has_target) continue;
     model_edge_state st;
-    edge_state_read(w, e, now, &st);
-    double open = st.holders > 0
-                      ? (double)(st.breaker_open + st.breaker_half_open) / (double)st.holders
-                      : 0.0;
+    double open;
+    if (e->gauge_live) {
+      /* O(1): the sums kept up to date by the engine calls. */
+      int64_t n =
+          e->pop >= 0 ? w->topo.pops[e->pop].cfg->count : w->topo.services[e->svc].cfg->replicas;
+      double d = n > 0 ? (double)n : 1.0;
+      memset(&st, 0, sizeof st);
+      st.tokens_mean = (double)e->gauge.tokens_milli / 1000.0 / d;
+      st.budget_mean = (double)e->gauge.budget / d;
+      open = n > 0 ? (double)(e->gauge.open + e->gauge.half_open) / (double)n : 0.0;
+#if defined(__SANITIZE_ADDRESS__) || defined(MODEL_GAUGE_CHECK)
+      /* Sanitizer builds (every test runs there once) check the sums against a walk. */
+      mw_gauge sum = {0, 0, 0, 0}, zero = {0, 0, 0, 0};
+      for (int64_t h = 0; h < n; h++) {
+        const mw_channel *ch = e->pop >= 0
+                                   ? &model__pop_client(&w->topo.pops[e->pop], (size_t)h)->ch
+                                   : &w->topo.services[e->svc].replicas[h].ch;
+        mw_gauge g;
+        model__gauge_read(model__channel_target(ch, e->pop >= 0 ? 0 : e->slot), &g);
+        model__gauge_add(&sum, &zero, &g);
+      }
+      assert(sum.tokens_milli == e->gauge.tokens_milli && sum.budget == e->gauge.budget &&
+             sum.open == e->gauge.open && sum.half_open == e->gauge.half_open);
+#endif
+    } else {
+      edge_state_read(w, e, now, &st);
+      open = st.holders > 0 ? (double)(st.breaker_open + st.breaker_half_open) / (double)st.holders
+                            : 0.0;
+    }
     if (e->col_tokens >= 0) row[e->col_tokens] = st.tokens_mean;
     if (e->col_budget >= 0) row[e->col_budget] = st.budget_mean;
     if (e->col_breaker >= 0) row[e->col_breaker] = open;
@@ -560,6 +611,9 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
   }
   model__pool_init(&w->pools.calls, a, sizeof(mw_call), 256);
   model__pool_init(&w->pools.reqs, a, sizeof(mw_req), 256);
+  model__pool_init(&w->pools.policies, a, sizeof(retry_policy), 16);
+  retry_policy_init(&w->pools.none[RETRY_SPACE_GRPC], RETRY_SPACE_GRPC);
+  retry_policy_init(&w->pools.none[RETRY_SPACE_HTTP], RETRY_SPACE_HTTP);
   /* An op: header, executions, then child pointers aligned for a pointer (mw_op's comment). */
   for (size_t s = 0; s < cfg->n_services; s++) {
     size_t n = 0; /* a call made fanout times is that many operations */
@@ -577,6 +631,7 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
                                                                : cfg->duration_ns + cfg->drain_ns;
   if (edges_create(w) < 0 || ts_setup(w) < 0) goto oom;
   if (model__services_create(w) < 0 || model__pops_create(w) < 0) goto oom;
+  edge_gauges_init(w);
   if (sim_event_schedule(k, cfg->duration_ns, ev_duration_end, w, 0) == SIM_EVENT_NONE ||
       sim_event_schedule(k, cfg->bucket_ns, ev_sample, w, 0) == SIM_EVENT_NONE)
     goto oom;
@@ -649,6 +704,7 @@ void model_world_destroy(model_world *w) {
   model__services_destroy(w);
   model__pool_free(&w->pools.calls);
   model__pool_free(&w->pools.reqs);
+  model__pool_free(&w->pools.policies);
   model__pool_free(&w->pools.ops);
   model__free(w, w->topo.services);
   model__free(w, w->topo.pops);

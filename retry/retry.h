@@ -435,10 +435,24 @@ void retry_target_config_init(retry_target_config *cfg);
 /* Validates cfg and creates the parts it turns on, their clocks starting at now_ns. Copies
  * cfg. alloc may be NULL. NULL on bad config (RETRY_ECONFIG, path "breaker.window_size" and the
  * like) or no memory (RETRY_ENOMEM), details in err. Returns a new target state; free with
- * retry_target_destroy. */
+ * retry_target_destroy. A target holds only the parts cfg turns on. */
 retry_target *retry_target_create(const retry_target_config *cfg, int64_t now_ns,
                                   const retry_allocator *alloc, retry_error *err);
-/* Frees t; NULL is a no-op. No call may still use it. */
+/* Returns the bytes of storage retry_target_init needs for cfg: a header and the parts cfg
+ * turns on (64 bytes with a gRPC throttle alone), a multiple of 8. */
+size_t retry_target_size(const retry_target_config *cfg);
+/* retry_target_create in the caller's storage, for many targets sharing one config (a fleet
+ * of clients): storage holds size >= retry_target_size(cfg) bytes aligned for int64_t and
+ * double (any malloc'd block, or an array of blocks each a multiple of the size), and cfg is
+ * borrowed, not copied: it must outlive the target. Only a breaker (when cfg has one) is
+ * allocated, through alloc. Returns storage as a target, or NULL: bad config (RETRY_ECONFIG),
+ * size too small (RETRY_EINVAL) or no memory for the breaker (RETRY_ENOMEM), details in err.
+ * Release it with retry_target_destroy, which then frees the breaker and leaves the storage
+ * to the caller. */
+retry_target *retry_target_init(void *storage, size_t size, const retry_target_config *cfg,
+                                int64_t now_ns, const retry_allocator *alloc, retry_error *err);
+/* Frees t (made by retry_target_create), or what t holds (made by retry_target_init); NULL is
+ * a no-op. No call may still use it. */
 void retry_target_destroy(retry_target *t);
 /* Returns whether cfg turns on any part, i.e. whether a call needs a target at all (a caller
  * may run calls of a config without parts with a NULL target). */

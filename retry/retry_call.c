@@ -65,8 +65,9 @@ static void trace(const retry_call *c, const event_info *ev, int64_t now_ns,
   rec.backoff_ns = ev->backoff_ns;
   rec.backoff_nominal_ns = ev->backoff_nominal_ns;
   rec.delay_source = ev->delay_source;
-  rec.throttle_milli_tokens =
-      c->target != NULL && c->target->cfg.has_throttle ? c->target->throttle.milli_tokens : -1;
+  rec.throttle_milli_tokens = c->target != NULL && c->target->off_throttle
+                                  ? retry__target_throttle(c->target)->milli_tokens
+                                  : -1;
   rec.has_target = c->target != NULL;
   if (rec.has_target) {
     rec.before = ev->before;
@@ -115,7 +116,7 @@ static void release_cancelled(retry_call *c, int32_t attempt) {
   retry_target *t = c->target;
   if (t != NULL) {
     if (t->in_flight > 0) t->in_flight--;
-    if (t->cfg.budget == RETRY_BUDGET_ENVOY) retry_envoy_budget_request_end(&t->envoy);
+    if (t->budget == RETRY_BUDGET_ENVOY) retry_envoy_budget_request_end(retry__target_budget(t));
     /* A cancelled half-open probe must give its permit back, or the breaker would wait for
      * a result that never comes and refuse everything. */
     if (t->breaker != NULL) retry__breaker_release(t->breaker);
@@ -157,7 +158,7 @@ static void decide_done(retry_call *c, int64_t now_ns, int64_t done_ns, int32_t 
   if (c->limit_held) {
     c->limit_held = false;
     double u = 0.0;
-    if (c->target->cfg.limit.kind == RETRY_LIMIT_VEGAS) u = retry_rng_uniform(&c->opts.rng);
+    if (c->target->cfg->limit.kind == RETRY_LIMIT_VEGAS) u = retry_rng_uniform(&c->opts.rng);
     retry__target_limit_release(c->target, c->policy->space, status, done_ns - c->start_ns,
                                 c->limit_in_flight_at_start, u);
   }
@@ -259,8 +260,8 @@ static retry_stop try_send(retry_call *c, int64_t now_ns, retry_decision *d) {
 
 /* The AWS quota charges more for a retry after a timeout. */
 static bool is_timeout_status(const retry_call *c, int32_t status) {
-  if (c->target == NULL || c->target->cfg.budget != RETRY_BUDGET_AWS) return false;
-  return retry_status_set_has(&c->target->cfg.aws.timeout_statuses, c->policy->space, status);
+  if (c->target == NULL || c->target->budget != RETRY_BUDGET_AWS) return false;
+  return retry_status_set_has(&c->target->cfg->aws.timeout_statuses, c->policy->space, status);
 }
 
 /* Asks the budget for one more attempt; keeps the grant pending until it is sent. */
@@ -438,8 +439,8 @@ static bool send_hedge(retry_call *c, int64_t now_ns, int32_t status, retry_deci
   else if (now_ns >= c->deadline_ns)
     why = RETRY_STOP_DEADLINE;
   /* Throttling: the first RPC is always sent; a hedge only while tokens > max/2. */
-  else if (c->target != NULL && c->target->cfg.has_throttle &&
-           !retry_throttle_is_allowed(&c->target->throttle))
+  else if (c->target != NULL && c->target->off_throttle &&
+           !retry_throttle_is_allowed(retry__target_throttle(c->target)))
     why = RETRY_STOP_THROTTLED;
   else if (!retry__target_retry_allowed(c->target, now_ns))
     why = RETRY_STOP_BREAKER_OPEN;
@@ -557,8 +558,8 @@ void retry_call_on_outcome(retry_call *c, int32_t attempt, const retry_outcome *
       p->kind != RETRY_POLICY_NONE && (retry_status_set_has(&p->retryable, p->space, o->status) ||
                                        ev.pushback >= RETRY_PUSHBACK_STOP);
   bool throttle_ok = true;
-  if (qualifying && c->target != NULL && c->target->cfg.has_throttle)
-    throttle_ok = retry_throttle_record_failure(&c->target->throttle);
+  if (qualifying && c->target != NULL && c->target->off_throttle)
+    throttle_ok = retry_throttle_record_failure(retry__target_throttle(c->target));
 
   if (c->done) {
     repeat_done(c, d);

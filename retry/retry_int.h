@@ -28,28 +28,53 @@ void retry__free(const retry_allocator *a, void *ptr);
  * The shared per-target state
  * =================================================================== */
 
-/* The parts a target holds only when configured, in one block allocated by create: the AWS
- * adaptive limiter, Brooker's retry breaker and token bucket. */
-typedef struct retry_target_opt {
-  retry_aws_adaptive aws_adaptive;  /* valid when cfg.has_aws_adaptive */
-  retry_only_breaker retry_breaker; /* valid when cfg.has_retry_breaker */
-  retry_token_bucket token_bucket;  /* valid when cfg.budget == RETRY_BUDGET_TOKEN_BUCKET */
-  retry_limit limit;                /* valid when cfg.has_limit */
-} retry_target_opt;
-
+/* One block: this header, then only the parts the config turns on, each at its byte offset
+ * from the start of the block (0: absent). A target made by retry_target_create also holds a
+ * copy of its config and of its allocator at the end of the block; one made by
+ * retry_target_init borrows the caller's config, which any number of targets share. So a
+ * target with a gRPC throttle alone takes 64 bytes, where embedding every part and a config
+ * copy took 2,464. */
 struct retry_target {
-  retry_target_config cfg; /* copy of the configuration */
-  retry_allocator alloc;   /* how it was allocated */
-  bool has_alloc;
-  retry_throttle throttle;      /* valid when cfg.has_throttle */
-  retry_aws_quota aws;          /* valid when cfg.budget == RETRY_BUDGET_AWS */
-  retry_finagle_budget finagle; /* valid when cfg.budget == RETRY_BUDGET_FINAGLE */
-  retry_envoy_budget envoy;     /* valid when cfg.budget == RETRY_BUDGET_ENVOY */
-  retry_adaptive adaptive;      /* valid when cfg.has_adaptive */
-  retry_breaker *breaker;       /* NULL without breaker */
-  int64_t in_flight;            /* attempts in flight through this target */
-  retry_target_opt *opt;        /* NULL unless an optional part is configured */
+  const retry_target_config *cfg; /* borrowed, or the copy inside the block (owned) */
+  retry_breaker *breaker;         /* NULL without breaker */
+  int64_t in_flight;              /* attempts in flight through this target */
+  uint16_t off_throttle;          /* retry_throttle, when cfg->has_throttle */
+  uint16_t off_budget;            /* the budget cfg->budget names (AWS, Finagle, Envoy or
+                                     Brooker's token bucket) */
+  uint16_t off_adaptive;          /* retry_adaptive, when cfg->has_adaptive */
+  uint16_t off_alloc;             /* owned, with an allocator: the copy of it */
+  uint16_t off_aws_adaptive;      /* retry_aws_adaptive, when cfg->has_aws_adaptive */
+  uint16_t off_retry_breaker;     /* retry_only_breaker, when cfg->has_retry_breaker */
+  uint16_t off_limit;             /* retry_limit, when cfg->has_limit */
+  uint8_t budget;                 /* cfg->budget (retry_budget_kind), read on every decision */
+  bool owned;                     /* made by retry_target_create: destroy frees the block */
 };
+
+static inline retry_throttle *retry__target_throttle(const retry_target *t) {
+  return t->off_throttle ? (retry_throttle *)(void *)((char *)(uintptr_t)t + t->off_throttle)
+                         : NULL;
+}
+static inline void *retry__target_budget(const retry_target *t) {
+  return t->off_budget ? (void *)((char *)(uintptr_t)t + t->off_budget) : NULL;
+}
+static inline retry_adaptive *retry__target_adaptive(const retry_target *t) {
+  return t->off_adaptive ? (retry_adaptive *)(void *)((char *)(uintptr_t)t + t->off_adaptive)
+                         : NULL;
+}
+
+static inline retry_aws_adaptive *retry__target_aws_adaptive(const retry_target *t) {
+  return t->off_aws_adaptive
+             ? (retry_aws_adaptive *)(void *)((char *)(uintptr_t)t + t->off_aws_adaptive)
+             : NULL;
+}
+static inline retry_only_breaker *retry__target_retry_breaker(const retry_target *t) {
+  return t->off_retry_breaker
+             ? (retry_only_breaker *)(void *)((char *)(uintptr_t)t + t->off_retry_breaker)
+             : NULL;
+}
+static inline retry_limit *retry__target_limit(const retry_target *t) {
+  return t->off_limit ? (retry_limit *)(void *)((char *)(uintptr_t)t + t->off_limit) : NULL;
+}
 
 /* Asks to send one attempt (original, retry or hedge) now: adaptive throttling first (it may
  * reject even first attempts; draws one uniform from rng only when its probability is > 0),

@@ -2,8 +2,10 @@
  * retry_target.c: the shared state of one (client, target) pair and the hooks the call state
  * machine uses to consult and update it.
  *
- * A retry_target owns a copy of its configuration and, when configured, a breaker; everything
- * else lives inside the struct. Only create allocates. Every hook accepts t == NULL, meaning
+ * A retry_target is one block holding the parts its configuration turns on (retry_int.h):
+ * retry_target_create allocates it with a copy of the configuration, retry_target_init fills
+ * the caller's storage and borrows the configuration; a breaker, when configured, is created
+ * apart. Only create and init allocate. Every hook accepts t == NULL, meaning
  * "no shared state": nothing is counted and everything is allowed.
  */
 #include "retry_int.h"
@@ -203,48 +205,103 @@ static int validate(const retry_target_config *cfg, retry_error *err) {
 
 #undef BAD
 
-retry_target *retry_target_create(const retry_target_config *cfg, int64_t now_ns,
-                                  const retry_allocator *alloc, retry_error *err) {
-  assert(cfg != NULL);
-  if (validate(cfg, err) != RETRY_OK) return NULL;
-  retry_target *t = retry__malloc(alloc, sizeof *t);
-  if (t == NULL) {
-    retry_error_set(err, RETRY_ENOMEM, NULL, NULL, -1, -1, "out of memory creating a target");
-    return NULL;
+/* The block's layout for cfg: the header, then each part turned on, each aligned for its
+ * type. Fills the offsets of t (when not NULL) and returns the bytes needed. */
+#define ALIGN_UP(n, a) (((n) + (a)-1) / (a) * (a))
+static size_t layout(const retry_target_config *cfg, retry_target *t) {
+  size_t n = sizeof(retry_target);
+  size_t off_throttle = 0, off_budget = 0, off_adaptive = 0;
+  size_t off_aws_adaptive = 0, off_retry_breaker = 0, off_limit = 0;
+  if (cfg->has_throttle) {
+    off_throttle = n = ALIGN_UP(n, _Alignof(retry_throttle));
+    n += sizeof(retry_throttle);
   }
-  memset(t, 0, sizeof *t);
-  t->cfg = *cfg;
-  if (alloc != NULL) {
-    t->alloc = *alloc;
-    t->has_alloc = true;
-  }
-  if (cfg->has_throttle) retry_throttle_init(&t->throttle, &cfg->throttle);
   switch (cfg->budget) {
-    case RETRY_BUDGET_AWS: retry_aws_quota_init(&t->aws, &cfg->aws); break;
-    case RETRY_BUDGET_FINAGLE: retry_finagle_budget_init(&t->finagle, &cfg->finagle, now_ns); break;
-    case RETRY_BUDGET_ENVOY: retry_envoy_budget_init(&t->envoy, &cfg->envoy); break;
-    case RETRY_BUDGET_TOKEN_BUCKET: /* in opt, below */
+    case RETRY_BUDGET_AWS:
+      off_budget = n = ALIGN_UP(n, _Alignof(retry_aws_quota));
+      n += sizeof(retry_aws_quota);
+      break;
+    case RETRY_BUDGET_FINAGLE:
+      off_budget = n = ALIGN_UP(n, _Alignof(retry_finagle_budget));
+      n += sizeof(retry_finagle_budget);
+      break;
+    case RETRY_BUDGET_ENVOY:
+      off_budget = n = ALIGN_UP(n, _Alignof(retry_envoy_budget));
+      n += sizeof(retry_envoy_budget);
+      break;
+    case RETRY_BUDGET_TOKEN_BUCKET:
+      off_budget = n = ALIGN_UP(n, _Alignof(retry_token_bucket));
+      n += sizeof(retry_token_bucket);
+      break;
     case RETRY_BUDGET_NONE: break;
   }
-  if (cfg->has_adaptive) retry_adaptive_init(&t->adaptive, &cfg->adaptive, now_ns);
-  if (has_opt(cfg)) {
-    t->opt = retry__malloc(alloc, sizeof *t->opt);
-    if (t->opt == NULL) {
-      retry_error_set(err, RETRY_ENOMEM, NULL, NULL, -1, -1, "out of memory creating a target");
-      retry__free(alloc, t);
-      return NULL;
-    }
-    memset(t->opt, 0, sizeof *t->opt);
-    if (cfg->budget == RETRY_BUDGET_TOKEN_BUCKET)
-      retry_token_bucket_init(&t->opt->token_bucket, &cfg->token_bucket);
-    if (cfg->has_aws_adaptive)
-      retry_aws_adaptive_init(&t->opt->aws_adaptive, &cfg->aws_adaptive, now_ns);
-    if (cfg->has_retry_breaker)
-      retry_only_breaker_init(&t->opt->retry_breaker, &cfg->retry_breaker, now_ns);
-    /* Vegas's first probe jitter is the middle of its range (0.75): create has no random
-     * stream; later ones come from the calls' streams. */
-    if (cfg->has_limit) retry_limit_init(&t->opt->limit, &cfg->limit, 0.5);
+  if (cfg->has_adaptive) {
+    off_adaptive = n = ALIGN_UP(n, _Alignof(retry_adaptive));
+    n += sizeof(retry_adaptive);
   }
+  if (cfg->has_aws_adaptive) {
+    off_aws_adaptive = n = ALIGN_UP(n, _Alignof(retry_aws_adaptive));
+    n += sizeof(retry_aws_adaptive);
+  }
+  if (cfg->has_retry_breaker) {
+    off_retry_breaker = n = ALIGN_UP(n, _Alignof(retry_only_breaker));
+    n += sizeof(retry_only_breaker);
+  }
+  if (cfg->has_limit) {
+    off_limit = n = ALIGN_UP(n, _Alignof(retry_limit));
+    n += sizeof(retry_limit);
+  }
+  n = ALIGN_UP(n, _Alignof(retry_target));
+  /* The offsets are uint16_t: every part together stays far below 64 KiB (asserted). */
+  assert(n <= UINT16_MAX);
+  if (t != NULL) {
+    t->off_throttle = (uint16_t)off_throttle;
+    t->off_budget = (uint16_t)off_budget;
+    t->off_adaptive = (uint16_t)off_adaptive;
+    t->off_aws_adaptive = (uint16_t)off_aws_adaptive;
+    t->off_retry_breaker = (uint16_t)off_retry_breaker;
+    t->off_limit = (uint16_t)off_limit;
+  }
+  return n;
+}
+
+size_t retry_target_size(const retry_target_config *cfg) {
+  assert(cfg != NULL);
+  return layout(cfg, NULL);
+}
+
+/* Fills the block at t (layout(cfg) bytes at least) for cfg, which it borrows. Returns 0, or
+ * RETRY_ECONFIG / RETRY_ENOMEM from the breaker (details in err). */
+static int fill(retry_target *t, const retry_target_config *cfg, int64_t now_ns,
+                const retry_allocator *alloc, retry_error *err) {
+  /* Field by field: the parts' own inits set every field of theirs, so nothing is zeroed twice. */
+  t->cfg = cfg;
+  t->breaker = NULL;
+  t->in_flight = 0;
+  t->off_alloc = 0;
+  t->owned = false;
+  t->budget = (uint8_t)cfg->budget;
+  (void)layout(cfg, t);
+  if (cfg->has_throttle) retry_throttle_init(retry__target_throttle(t), &cfg->throttle);
+  switch (cfg->budget) {
+    case RETRY_BUDGET_AWS: retry_aws_quota_init(retry__target_budget(t), &cfg->aws); break;
+    case RETRY_BUDGET_FINAGLE:
+      retry_finagle_budget_init(retry__target_budget(t), &cfg->finagle, now_ns);
+      break;
+    case RETRY_BUDGET_ENVOY: retry_envoy_budget_init(retry__target_budget(t), &cfg->envoy); break;
+    case RETRY_BUDGET_TOKEN_BUCKET:
+      retry_token_bucket_init(retry__target_budget(t), &cfg->token_bucket);
+      break;
+    case RETRY_BUDGET_NONE: break;
+  }
+  if (cfg->has_adaptive) retry_adaptive_init(retry__target_adaptive(t), &cfg->adaptive, now_ns);
+  if (cfg->has_aws_adaptive)
+    retry_aws_adaptive_init(retry__target_aws_adaptive(t), &cfg->aws_adaptive, now_ns);
+  if (cfg->has_retry_breaker)
+    retry_only_breaker_init(retry__target_retry_breaker(t), &cfg->retry_breaker, now_ns);
+  /* Vegas's first probe jitter is the middle of its range (0.75): a target has no random
+   * stream of its own; later ones come from the calls' streams. */
+  if (cfg->has_limit) retry_limit_init(retry__target_limit(t), &cfg->limit, 0.5);
   if (cfg->has_breaker) {
     /* The breaker validates its own fields; its error paths are relative to the breaker, so
      * they are reported again under "breaker." (the first error still wins in err). */
@@ -258,10 +315,50 @@ retry_target *retry_target_create(const retry_target_config *cfg, int64_t now_ns
       else
         path[0] = '\0';
       retry_error_set(err, local.code, NULL, path, -1, -1, "breaker.%s", local.message);
-      retry__free(alloc, t->opt);
-      retry__free(alloc, t);
-      return NULL;
+      return local.code != RETRY_OK ? local.code : RETRY_ENOMEM;
     }
+  }
+  return RETRY_OK;
+}
+
+retry_target *retry_target_init(void *storage, size_t size, const retry_target_config *cfg,
+                                int64_t now_ns, const retry_allocator *alloc, retry_error *err) {
+  assert(cfg != NULL && storage != NULL);
+  assert((uintptr_t)storage % _Alignof(retry_target) == 0);
+  if (validate(cfg, err) != RETRY_OK) return NULL;
+  if (size < layout(cfg, NULL)) {
+    retry_error_set(err, RETRY_EINVAL, NULL, NULL, -1, -1,
+                    "a target needs %zu bytes (retry_target_size), got %zu", layout(cfg, NULL),
+                    size);
+    return NULL;
+  }
+  retry_target *t = storage;
+  return fill(t, cfg, now_ns, alloc, err) == RETRY_OK ? t : NULL;
+}
+
+retry_target *retry_target_create(const retry_target_config *cfg, int64_t now_ns,
+                                  const retry_allocator *alloc, retry_error *err) {
+  assert(cfg != NULL);
+  if (validate(cfg, err) != RETRY_OK) return NULL;
+  size_t parts = layout(cfg, NULL);
+  size_t off_cfg = ALIGN_UP(parts, _Alignof(retry_target_config));
+  size_t off_alloc = ALIGN_UP(off_cfg + sizeof *cfg, _Alignof(retry_allocator));
+  size_t total = off_alloc + (alloc != NULL ? sizeof *alloc : 0);
+  retry_target *t = retry__malloc(alloc, total);
+  if (t == NULL) {
+    retry_error_set(err, RETRY_ENOMEM, NULL, NULL, -1, -1, "out of memory creating a target");
+    return NULL;
+  }
+  retry_target_config *copy = (retry_target_config *)(void *)((char *)t + off_cfg);
+  *copy = *cfg;
+  if (fill(t, copy, now_ns, alloc, err) != RETRY_OK) {
+    retry__free(alloc, t);
+    return NULL;
+  }
+  t->owned = true;
+  if (alloc != NULL) {
+    t->off_alloc = (uint16_t)off_alloc;
+    *(retry_allocator *)(void *)((char *)t + off_alloc) = *alloc;
   }
   return t;
 }
@@ -269,8 +366,16 @@ retry_target *retry_target_create(const retry_target_config *cfg, int64_t now_ns
 void retry_target_destroy(retry_target *t) {
   if (t == NULL) return;
   retry_breaker_destroy(t->breaker);
-  retry__free(t->has_alloc ? &t->alloc : NULL, t->opt);
-  retry__free(t->has_alloc ? &t->alloc : NULL, t);
+  t->breaker = NULL;
+  if (!t->owned) return;
+  const retry_allocator *alloc =
+      t->off_alloc ? (const retry_allocator *)(const void *)((char *)t + t->off_alloc) : NULL;
+  if (alloc != NULL) {
+    retry_allocator a = *alloc; /* read before the block it lives in is freed */
+    retry__free(&a, t);
+  } else {
+    retry__free(NULL, t);
+  }
 }
 
 /* }================================================================== */
@@ -291,46 +396,53 @@ void retry_target_stats_get(const retry_target *t, int64_t now_ns, retry_target_
   s->aws_fill_rate = -1.0;
   s->limit = -1;
   if (t == NULL) return;
-  if (t->cfg.has_throttle) s->throttle_milli_tokens = t->throttle.milli_tokens;
+  const retry_throttle *th = retry__target_throttle(t);
+  if (th != NULL) s->throttle_milli_tokens = th->milli_tokens;
   int64_t avail = -1;
-  switch (t->cfg.budget) {
-    case RETRY_BUDGET_AWS: avail = t->aws.available; break;
-    case RETRY_BUDGET_FINAGLE: avail = retry__finagle_balance_at(&t->finagle, now_ns); break;
-    case RETRY_BUDGET_ENVOY:
-      avail = retry__envoy_budget_max(&t->envoy) - t->envoy.active_retries;
+  const void *budget = retry__target_budget(t);
+  switch ((retry_budget_kind)t->budget) {
+    case RETRY_BUDGET_AWS: avail = ((const retry_aws_quota *)budget)->available; break;
+    case RETRY_BUDGET_FINAGLE: avail = retry__finagle_balance_at(budget, now_ns); break;
+    case RETRY_BUDGET_ENVOY: {
+      const retry_envoy_budget *e = budget;
+      avail = retry__envoy_budget_max(e) - e->active_retries;
       break;
-    case RETRY_BUDGET_TOKEN_BUCKET: avail = (int64_t)floor(t->opt->token_bucket.balance); break;
+    }
+    case RETRY_BUDGET_TOKEN_BUCKET:
+      avail = (int64_t)floor(((const retry_token_bucket *)budget)->balance);
+      break;
     case RETRY_BUDGET_NONE: break;
   }
   /* A Finagle sum can dip below zero once deposits expire behind later withdrawals, and an
    * Envoy limit can fall below the retries already holding slots; "available" is then 0, so
    * that -1 keeps meaning "no budget". */
-  if (t->cfg.budget != RETRY_BUDGET_NONE && avail < 0) avail = 0;
+  if (t->budget != RETRY_BUDGET_NONE && avail < 0) avail = 0;
   s->budget_available = avail;
-  if (t->cfg.has_adaptive) {
-    s->adaptive_reject_p = retry__adaptive_probability_at(&t->adaptive, now_ns);
-  }
+  const retry_adaptive *ad = retry__target_adaptive(t);
+  if (ad != NULL) s->adaptive_reject_p = retry__adaptive_probability_at(ad, now_ns);
   if (t->breaker != NULL) {
     s->breaker = retry_breaker_state_get(t->breaker);
     s->breaker_opened = retry_breaker_n_opened(t->breaker);
   }
   s->in_flight = t->in_flight;
-  if (t->cfg.has_aws_adaptive)
-    s->aws_fill_rate = t->opt->aws_adaptive.enabled ? t->opt->aws_adaptive.bucket.fill_rate : 0.0;
-  /* The breaker's window is advanced by the check (expired bins are cleared), which is what its
-   * next decision does first; the same answer at now_ns either way. */
-  if (t->cfg.has_limit) {
-    s->limit = t->opt->limit.limit;
-    s->limit_in_flight = t->opt->limit.in_flight;
+  const retry_aws_adaptive *aa = retry__target_aws_adaptive(t);
+  if (aa != NULL) s->aws_fill_rate = aa->enabled ? aa->bucket.fill_rate : 0.0;
+  const retry_limit *lim = retry__target_limit(t);
+  if (lim != NULL) {
+    s->limit = lim->limit;
+    s->limit_in_flight = lim->in_flight;
   }
-  if (t->cfg.has_retry_breaker) {
-    retry_only_breaker probe = t->opt->retry_breaker;
+  /* The breaker's window is advanced by the check (expired bins are cleared), which is what its
+   * next decision does first: a copy is asked, so the read changes nothing. */
+  const retry_only_breaker *rb = retry__target_retry_breaker(t);
+  if (rb != NULL) {
+    retry_only_breaker probe = *rb;
     s->retry_breaker_open = !retry_only_breaker_is_allowed(&probe, now_ns);
   }
 }
 
 retry_throttle *retry_target_throttle(retry_target *t) {
-  return t != NULL && t->cfg.has_throttle ? &t->throttle : NULL;
+  return t != NULL ? retry__target_throttle(t) : NULL;
 }
 
 retry_breaker *retry_target_breaker(retry_target *t) { return t != NULL ? t->breaker : NULL; }
@@ -348,15 +460,16 @@ retry_stop retry__target_admit(retry_target *t, int64_t now_ns, const retry_rng 
    * matter (P > 0), so a run without overload consumes no randomness here and keeps the same
    * jitter sequence as a run without adaptive throttling. With P == 0, u = 1 can never be
    * below P: the attempt is only counted. */
-  if (t->cfg.has_adaptive) {
-    retry_adaptive_advance(&t->adaptive, now_ns);
-    double p = retry_adaptive_reject_probability(&t->adaptive);
+  retry_adaptive *ad = retry__target_adaptive(t);
+  if (ad != NULL) {
+    retry_adaptive_advance(ad, now_ns);
+    double p = retry_adaptive_reject_probability(ad);
     double u = 1.0;
     if (p > 0.0) {
       assert(rng != NULL && rng->next != NULL);
       u = retry_rng_uniform(rng);
     }
-    if (retry_adaptive_should_reject(&t->adaptive, now_ns, u)) return RETRY_STOP_THROTTLED;
+    if (retry_adaptive_should_reject(ad, now_ns, u)) return RETRY_STOP_THROTTLED;
   }
   if (t->breaker != NULL && !retry_breaker_allow(t->breaker, now_ns))
     return RETRY_STOP_BREAKER_OPEN;
@@ -364,53 +477,58 @@ retry_stop retry__target_admit(retry_target *t, int64_t now_ns, const retry_rng 
 }
 
 retry_aws_send retry__target_rate_limit(retry_target *t, int64_t now_ns, int64_t *wait_ns) {
-  if (t == NULL || !t->cfg.has_aws_adaptive) return RETRY_AWS_SEND_OK;
-  return retry_aws_adaptive_before_send(&t->opt->aws_adaptive, now_ns, wait_ns);
+  retry_aws_adaptive *aa = t != NULL ? retry__target_aws_adaptive(t) : NULL;
+  if (aa == NULL) return RETRY_AWS_SEND_OK;
+  return retry_aws_adaptive_before_send(aa, now_ns, wait_ns);
 }
 
 bool retry__target_limit_acquire(retry_target *t, bool *held, int64_t *in_flight_at_start) {
   *held = false;
   *in_flight_at_start = 0;
-  if (t == NULL || !t->cfg.has_limit) return true;
-  if (!retry_limit_try_acquire(&t->opt->limit)) return false;
+  retry_limit *lim = t != NULL ? retry__target_limit(t) : NULL;
+  if (lim == NULL) return true;
+  if (!retry_limit_try_acquire(lim)) return false;
   *held = true;
-  *in_flight_at_start = t->opt->limit.in_flight;
+  *in_flight_at_start = lim->in_flight;
   return true;
 }
 
 void retry__target_limit_release(retry_target *t, retry_space space, int32_t status, int64_t rtt_ns,
                                  int64_t in_flight_at_start, double u) {
-  if (t == NULL || !t->cfg.has_limit) return;
+  retry_limit *lim = t != NULL ? retry__target_limit(t) : NULL;
+  if (lim == NULL) return;
   bool ok = retry_status_is_ok(space, status);
-  bool drop = !ok && retry_status_set_has(&t->cfg.limit_drop_statuses, space, status);
-  retry_limit_release(&t->opt->limit, ok || drop, rtt_ns, in_flight_at_start, drop, u);
+  bool drop = !ok && retry_status_set_has(&t->cfg->limit_drop_statuses, space, status);
+  retry_limit_release(lim, ok || drop, rtt_ns, in_flight_at_start, drop, u);
 }
 
 int32_t retry__target_limit_reject_status(const retry_target *t, retry_space space) {
-  return space == RETRY_SPACE_HTTP ? t->cfg.limit_reject_http : t->cfg.limit_reject_grpc;
+  return space == RETRY_SPACE_HTTP ? t->cfg->limit_reject_http : t->cfg->limit_reject_grpc;
 }
 
 bool retry__target_retry_allowed(retry_target *t, int64_t now_ns) {
-  if (t == NULL || !t->cfg.has_retry_breaker) return true;
-  return retry_only_breaker_is_allowed(&t->opt->retry_breaker, now_ns);
+  retry_only_breaker *rb = t != NULL ? retry__target_retry_breaker(t) : NULL;
+  return rb == NULL || retry_only_breaker_is_allowed(rb, now_ns);
 }
 
 void retry__target_call_started(retry_target *t, int64_t now_ns) {
   if (t == NULL) return;
   /* Finagle's RetryFilter deposits once per request, the retries of it deposit nothing. */
-  if (t->cfg.budget == RETRY_BUDGET_FINAGLE) retry_finagle_budget_deposit(&t->finagle, now_ns);
+  if (t->budget == RETRY_BUDGET_FINAGLE)
+    retry_finagle_budget_deposit(retry__target_budget(t), now_ns);
   /* Brooker's simulator counts a call and earns per call as the call begins (retry_strategy.py:
    * the bucket fills in the factory's per-call constructor, the breaker counts calls there). */
-  if (t->cfg.budget == RETRY_BUDGET_TOKEN_BUCKET)
-    retry_token_bucket_record_call(&t->opt->token_bucket);
-  if (t->cfg.has_retry_breaker) retry_only_breaker_record_call(&t->opt->retry_breaker, now_ns);
+  if (t->budget == RETRY_BUDGET_TOKEN_BUCKET)
+    retry_token_bucket_record_call(retry__target_budget(t));
+  retry_only_breaker *rb = retry__target_retry_breaker(t);
+  if (rb != NULL) retry_only_breaker_record_call(rb, now_ns);
 }
 
 void retry__target_attempt_sent(retry_target *t, int64_t now_ns) {
   (void)now_ns;
   if (t == NULL) return;
   t->in_flight++;
-  if (t->cfg.budget == RETRY_BUDGET_ENVOY) retry_envoy_budget_request_start(&t->envoy);
+  if (t->budget == RETRY_BUDGET_ENVOY) retry_envoy_budget_request_start(retry__target_budget(t));
 }
 
 void retry__target_attempt_done(retry_target *t, int64_t now_ns, retry_space space, int32_t status,
@@ -421,33 +539,36 @@ void retry__target_attempt_done(retry_target *t, int64_t now_ns, retry_space spa
    * never come here either; retry_call.c gives back what they hold. */
   assert(t->in_flight > 0);
   if (t->in_flight > 0) t->in_flight--;
-  if (t->cfg.budget == RETRY_BUDGET_ENVOY) retry_envoy_budget_request_end(&t->envoy);
+  if (t->budget == RETRY_BUDGET_ENVOY) retry_envoy_budget_request_end(retry__target_budget(t));
   bool ok = retry_status_is_ok(space, status);
   if (t->breaker != NULL) {
-    if (retry_status_set_has(&t->cfg.breaker.failure_statuses, space, status))
+    if (retry_status_set_has(&t->cfg->breaker.failure_statuses, space, status))
       retry_breaker_record(t->breaker, now_ns, true);
     else if (ok)
       retry_breaker_record(t->breaker, now_ns, false);
     else
       retry__breaker_release(t->breaker); /* neither: a probe permit goes back */
   }
-  if (t->cfg.has_adaptive)
+  retry_adaptive *ad = retry__target_adaptive(t);
+  if (ad != NULL)
     retry_adaptive_record_response(
-        &t->adaptive, now_ns,
-        !retry_status_set_has(&t->cfg.adaptive.reject_statuses, space, status));
-  if (t->cfg.has_throttle && ok) retry_throttle_record_success(&t->throttle);
-  if (t->cfg.budget == RETRY_BUDGET_AWS && ok) retry_aws_quota_release(&t->aws, aws_cost);
-  /* Every response, whatever it was, feeds the limiter's measured rate (botocore's
+        ad, now_ns, !retry_status_set_has(&t->cfg->adaptive.reject_statuses, space, status));
+  if (ok) {
+    retry_throttle *th = retry__target_throttle(t);
+    if (th != NULL) retry_throttle_record_success(th);
+    if (t->budget == RETRY_BUDGET_AWS) retry_aws_quota_release(retry__target_budget(t), aws_cost);
+    if (t->budget == RETRY_BUDGET_TOKEN_BUCKET)
+      retry_token_bucket_record_success(retry__target_budget(t));
+  }
+  /* Every response, whatever it was, feeds the AWS limiter's measured rate (botocore's
    * on_receiving_response; aws-sdk-go-v2's Update). */
-  if (t->cfg.has_aws_adaptive)
+  retry_aws_adaptive *aa = retry__target_aws_adaptive(t);
+  if (aa != NULL)
     retry_aws_adaptive_on_response(
-        &t->opt->aws_adaptive, now_ns,
-        retry_status_set_has(&t->cfg.aws_throttle_statuses, space, status));
-  if (t->cfg.budget == RETRY_BUDGET_TOKEN_BUCKET && ok)
-    retry_token_bucket_record_success(&t->opt->token_bucket);
+        aa, now_ns, retry_status_set_has(&t->cfg->aws_throttle_statuses, space, status));
   /* Brooker's breaker counts every failed attempt, before and whatever the retry decision. */
-  if (t->cfg.has_retry_breaker && !ok)
-    (void)retry_only_breaker_record_failure(&t->opt->retry_breaker, now_ns);
+  retry_only_breaker *rb = retry__target_retry_breaker(t);
+  if (rb != NULL && !ok) (void)retry_only_breaker_record_failure(rb, now_ns);
 }
 
 bool retry__target_budget_acquire(retry_target *t, int64_t now_ns, bool is_timeout,
@@ -455,34 +576,35 @@ bool retry__target_budget_acquire(retry_target *t, int64_t now_ns, bool is_timeo
   if (aws_cost != NULL) *aws_cost = 0;
   if (holds_slot != NULL) *holds_slot = false;
   if (t == NULL) return true;
-  switch (t->cfg.budget) {
+  void *budget = retry__target_budget(t);
+  switch ((retry_budget_kind)t->budget) {
     case RETRY_BUDGET_NONE: return true;
     case RETRY_BUDGET_AWS: {
       /* The cost goes back to the caller, which hands it to attempt_done for the attempt it
        * pays for: only that attempt's success refunds it. */
-      int32_t cost = retry_aws_quota_acquire(&t->aws, is_timeout);
+      int32_t cost = retry_aws_quota_acquire(budget, is_timeout);
       if (cost == 0) return false;
       if (aws_cost != NULL) *aws_cost = cost;
       return true;
     }
     case RETRY_BUDGET_FINAGLE:
       /* Nothing to give back later: a Finagle withdrawal is a debit that expires with its slice. */
-      return retry_finagle_budget_try_withdraw(&t->finagle, now_ns);
+      return retry_finagle_budget_try_withdraw(budget, now_ns);
     case RETRY_BUDGET_ENVOY:
       /* The slot is held from this decision until the retried attempt ends (or is never
        * sent), as Envoy's router holds retries() from shouldRetry to resetRetry. */
       assert(holds_slot != NULL); /* a slot nobody knows about could never be released */
-      if (!retry_envoy_budget_try_acquire(&t->envoy)) return false;
+      if (!retry_envoy_budget_try_acquire(budget)) return false;
       if (holds_slot != NULL) *holds_slot = true;
       return true;
-    case RETRY_BUDGET_TOKEN_BUCKET: return retry_token_bucket_try_retry(&t->opt->token_bucket);
+    case RETRY_BUDGET_TOKEN_BUCKET: return retry_token_bucket_try_retry(budget);
   }
   return true;
 }
 
 void retry__target_budget_release(retry_target *t) {
   if (t == NULL) return;
-  if (t->cfg.budget == RETRY_BUDGET_ENVOY) retry_envoy_budget_release(&t->envoy);
+  if (t->budget == RETRY_BUDGET_ENVOY) retry_envoy_budget_release(retry__target_budget(t));
 }
 
 /* }================================================================== */

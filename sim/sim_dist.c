@@ -6,6 +6,7 @@
  * are non-decreasing and end at exactly 1.
  */
 #include "sim/sim_dist.h"
+#include "sim/sim_rng.h"
 
 #include <assert.h>
 #include <gsl/gsl_histogram.h>
@@ -44,8 +45,10 @@ int64_t sim_dist_sample(const sim_dist *d, gsl_rng *r) {
   assert(d != NULL);
   double x;
   switch (d->kind) {
-    case SIM_DIST_CONSTANT: return to_ns(d->p1); /* draws nothing: other streams unmoved */
-    case SIM_DIST_EXPONENTIAL: x = gsl_ran_exponential(r, d->p1); break;
+    case SIM_DIST_CONSTANT:
+      return to_ns(d->p1); /* draws nothing: other streams unmoved */
+    /* gsl_ran_exponential's draw, inline and through log rather than log1p (sim_rng.h). */
+    case SIM_DIST_EXPONENTIAL: x = sim_rng_exponential(r, d->p1); break;
     case SIM_DIST_LOGNORMAL: x = gsl_ran_lognormal(r, d->p1, d->p2); break;
     case SIM_DIST_GAMMA: x = gsl_ran_gamma(r, d->p1, d->p2); break;
     /* GSL's argument order is (a = scale, b = shape); ours is p1 = shape, p2 = scale. */

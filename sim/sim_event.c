@@ -52,7 +52,7 @@ typedef struct hent {
  * with the same delay from a clock that never goes back. Its head is its smallest key. */
 typedef struct lane {
   int64_t delay_ns; /* the delay this lane serves; -1 when the lane is unused */
-  hent *buf;        /* cap entries */
+  hent *buf;        /* cap entries, cap a power of two (indices wrap with a mask) */
   size_t cap, head, n;
 } lane;
 
@@ -60,7 +60,7 @@ typedef struct lane {
 #define IN_LANE (UINT32_MAX - 1)
 
 struct sim_kernel {
-  int64_t now_ns;          /* the virtual clock */
+  sim__kernel_head head;   /* first: the virtual clock, read inline by sim_now_ns */
   uint64_t next_seq;       /* seq of the next event scheduled, <= SEQ_LIMIT */
   hent *heap;              /* n_heap entries, then sentinels; starts 3 entries into heap_mem */
   void *heap_mem;          /* the heap's allocation, 64-byte aligned by hand (heap_alloc) */
@@ -292,20 +292,20 @@ static int lane_push(sim_kernel *k, lane *ln, const hent *e) {
     hent *b = k_malloc(k, cap * sizeof *b);
     if (b == NULL) return -1;
     for (size_t i = 0; i < ln->n; i++)
-      b[i] = ln->buf[(ln->head + i) % ln->cap];
+      b[i] = ln->buf[(ln->head + i) & (ln->cap - 1)];
     k_free(k, ln->buf);
     ln->buf = b;
     ln->cap = cap;
     ln->head = 0;
   }
-  ln->buf[(ln->head + ln->n) % ln->cap] = *e;
+  ln->buf[(ln->head + ln->n) & (ln->cap - 1)] = *e;
   ln->n++;
   return 0;
 }
 
 /* Removes ln's head. */
 static void lane_pop(sim_kernel *k, lane *ln) {
-  ln->head = (ln->head + 1) % ln->cap;
+  ln->head = (ln->head + 1) & (ln->cap - 1);
   ln->n--;
   k->n_lane--;
 }
@@ -408,15 +408,10 @@ const retry_allocator *sim_kernel_allocator(const sim_kernel *k) {
   return &k->alloc;
 }
 
-int64_t sim_now_ns(const sim_kernel *k) {
-  assert(k != NULL);
-  return k->now_ns;
-}
-
 sim_event_handle sim_event_schedule(sim_kernel *k, int64_t at_ns, sim_event_fn fn, void *obj,
                                     uint64_t arg) {
   assert(k != NULL && fn != NULL);
-  assert(at_ns >= k->now_ns); /* scheduling in the past is a bug in the model */
+  assert(at_ns >= k->head.now_ns); /* scheduling in the past is a bug in the model */
   if (k->free_head == NO_SLOT && pool_grow(k) != 0) return SIM_EVENT_NONE;
   if (k->next_seq == SEQ_LIMIT) {
     lanes_to_heap(k);
@@ -437,8 +432,9 @@ sim_event_handle sim_event_schedule_in(sim_kernel *k, int64_t delay_ns, sim_even
                                        uint64_t arg) {
   assert(k != NULL && delay_ns >= 0);
   /* Compare before adding so the sum cannot overflow. */
-  int64_t at_ns = delay_ns >= INT64_MAX - 1 - k->now_ns ? INT64_MAX - 1 : k->now_ns + delay_ns;
-  if (at_ns < k->now_ns) at_ns = k->now_ns; /* now is already past INT64_MAX - 1 */
+  int64_t at_ns =
+      delay_ns >= INT64_MAX - 1 - k->head.now_ns ? INT64_MAX - 1 : k->head.now_ns + delay_ns;
+  if (at_ns < k->head.now_ns) at_ns = k->head.now_ns; /* now is already past INT64_MAX - 1 */
   return sim_event_schedule(k, at_ns, fn, obj, arg);
 }
 
@@ -455,13 +451,13 @@ sim_event_handle sim_event_schedule_lane(sim_kernel *k, int64_t delay_ns, sim_ev
     }
     if (ln == NULL && (c->delay_ns < 0 || c->n == 0)) ln = c;
   }
-  if (ln == NULL || delay_ns > INT64_MAX - 1 - k->now_ns || k->next_seq == SEQ_LIMIT)
+  if (ln == NULL || delay_ns > INT64_MAX - 1 - k->head.now_ns || k->next_seq == SEQ_LIMIT)
     return sim_event_schedule_in(k, delay_ns, fn, obj, arg);
   ln->delay_ns = delay_ns;
   if (k->free_head == NO_SLOT && pool_grow(k) != 0) return SIM_EVENT_NONE;
   uint32_t idx = k->free_head;
   slot *s = &k->slots[idx];
-  hent e = {k->now_ns + delay_ns, (k->next_seq << 32) | idx};
+  hent e = {k->head.now_ns + delay_ns, (k->next_seq << 32) | idx};
   if (lane_push(k, ln, &e) != 0) return SIM_EVENT_NONE;
   k->next_seq++;
   k->free_head = s->pos;
@@ -504,7 +500,7 @@ int64_t sim_kernel_next_ns(const sim_kernel *k) {
     const lane *ln = &k->lanes[l];
     /* The first live entry of each lane (cancelled heads are dropped lazily). */
     for (size_t i = 0; i < ln->n; i++) {
-      const hent *e = &ln->buf[(ln->head + i) % ln->cap];
+      const hent *e = &ln->buf[(ln->head + i) & (ln->cap - 1)];
       if (k->slots[hent_slot(e)].fn == NULL) continue;
       if (e->time_ns < t) t = e->time_ns;
       break;
@@ -534,7 +530,7 @@ uint64_t sim_kernel_run(sim_kernel *k, int64_t until_ns) {
     void *obj = s->obj;
     uint64_t arg = s->arg;
     slot_free(k, idx);
-    k->now_ns = top.time_ns;
+    k->head.now_ns = top.time_ns;
     k->n_events++;
     n++;
     fn(k, obj, arg);
@@ -542,7 +538,8 @@ uint64_t sim_kernel_run(sim_kernel *k, int64_t until_ns) {
   /* Advance to until_ns only when every event up to it ran: after a stop the clock stays at
    * the last event. INT64_MAX means "drain", not a time to reach; never move backwards. */
   bool drained = sim_kernel_next_ns(k) > until_ns;
-  if (!k->stop && drained && until_ns != INT64_MAX && until_ns > k->now_ns) k->now_ns = until_ns;
+  if (!k->stop && drained && until_ns != INT64_MAX && until_ns > k->head.now_ns)
+    k->head.now_ns = until_ns;
   k->stop = false;
   k->running = false;
   return n;

@@ -1,7 +1,7 @@
 /*
  * sim_rng.c: per-entity random streams. A stream's seed is a hash of (scenario seed, entity,
  * purpose, index) and nothing else, so streams never depend on one another. Owns no state:
- * each stream is a gsl_rng that belongs to its caller.
+ * each stream is a gsl_rng (or a sim_rng, held in place) that belongs to its caller.
  */
 #include "sim/sim_rng.h"
 
@@ -51,11 +51,8 @@ uint64_t sim_rng_derive(uint64_t seed, const char *entity, const char *purpose, 
  * Streams
  * =================================================================== */
 
-gsl_rng *sim_rng_stream_create(uint64_t seed, const char *entity, const char *purpose,
-                               uint64_t index) {
-  uint64_t s = sim_rng_derive(seed, entity, purpose, index);
-  gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
-  if (r == NULL) return NULL;
+/* Seeds the taus2 generator r (whose state may live anywhere) from the 64-bit seed s. */
+static void seed_taus2(gsl_rng *r, uint64_t s) {
   /* taus2's own seeding (GSL rng/taus.c) keeps only seed mod 2^32, so two of N streams would
    * coincide with probability ~N^2 / 2^33 (1 % at 10000 streams). We seed it as GSL does and
    * then replace its three 32-bit components, through gsl_rng_state, with 96 bits drawn from
@@ -75,7 +72,25 @@ gsl_rng *sim_rng_stream_create(uint64_t seed, const char *entity, const char *pu
     for (int i = 0; i < 6; i++)
       (void)gsl_rng_get(r);
   }
+}
+
+gsl_rng *sim_rng_stream_create(uint64_t seed, const char *entity, const char *purpose,
+                               uint64_t index) {
+  uint64_t s = sim_rng_derive(seed, entity, purpose, index);
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
+  if (r == NULL) return NULL;
+  seed_taus2(r, s);
   return r;
+}
+
+void sim_rng_init(sim_rng *r, uint64_t seed, const char *entity, const char *purpose,
+                  uint64_t index) {
+  assert(r != NULL);
+  /* The state must be what the struct holds: gsl_rng_taus2's size is its state struct's. */
+  assert(gsl_rng_taus2->size == sizeof r->s);
+  r->g.type = gsl_rng_taus2;
+  r->g.state = r->s;
+  seed_taus2(&r->g, sim_rng_derive(seed, entity, purpose, index));
 }
 
 uint64_t sim_rng_next_u64(void *r) {

@@ -128,11 +128,92 @@ static void test_target_create_copies_config(void **state) {
   config_all(&cfg, RETRY_BUDGET_AWS);
   retry_target *t = create_ok(&cfg);
   memset(&cfg, 0, sizeof cfg); /* the caller may free its input at once */
-  assert_int_equal(t->cfg.throttle.max_milli_tokens, 10000);
+  assert_int_equal(retry_target_throttle(t)->cfg.max_milli_tokens, 10000);
   assert_int_equal(retry_target_throttle(t)->milli_tokens, 10000);
-  assert_int_equal(t->aws.available, 500);
+  assert_int_equal(((const retry_aws_quota *)retry__target_budget(t))->available, 500);
   assert_non_null(retry_target_breaker(t));
   retry_target_destroy(t);
+}
+
+/* A target holds only what its config turns on: a gRPC throttle alone is 64 bytes, and the
+ * adaptive throttler's history (1,600 bytes of bins) comes only with adaptive throttling. */
+static void test_target_size_follows_the_parts(void **state) {
+  (void)state;
+  retry_target_config none, thr, all;
+  retry_target_config_init(&none);
+  retry_target_config_init(&thr);
+  thr.has_throttle = true;
+  thr.throttle.max_milli_tokens = 10000;
+  thr.throttle.token_ratio_milli = 100;
+  config_all(&all, RETRY_BUDGET_FINAGLE);
+  size_t n0 = retry_target_size(&none), n1 = retry_target_size(&thr);
+  size_t n2 = retry_target_size(&all);
+  print_message("target bytes: none %zu, throttle %zu, everything %zu\n", n0, n1, n2);
+  assert_true(n1 <= 64);
+  assert_true(n0 < n1);
+  assert_true(n2 >= n1 + sizeof(retry_adaptive) + sizeof(retry_finagle_budget));
+  assert_int_equal(n0 % 8, 0);
+  assert_int_equal(n2 % 8, 0);
+  all.has_adaptive = false;
+  assert_true(retry_target_size(&all) + sizeof(retry_adaptive) <= n2);
+}
+
+/* Targets made in the caller's storage share one config by reference and keep their own
+ * state; destroy frees the breaker and leaves the storage alone. */
+static void test_target_init_shares_the_config(void **state) {
+  (void)state;
+  retry_target_config cfg;
+  config_all(&cfg, RETRY_BUDGET_AWS);
+  size_t n = retry_target_size(&cfg);
+  assert_int_equal(n % 8, 0);
+  int64_t *block = calloc(2, n); /* two targets back to back, as a fleet lays them out */
+  assert_non_null(block);
+  retry_error err;
+  retry_error_clear(&err);
+  retry_target *a = retry_target_init(block, n, &cfg, 0, NULL, &err);
+  retry_target *b = retry_target_init((char *)block + n, n, &cfg, 0, NULL, &err);
+  assert_ptr_equal(a, block);
+  assert_non_null(b);
+  assert_non_null(retry_target_breaker(a));
+  assert_true(retry_target_breaker(a) != retry_target_breaker(b));
+  /* One failure on a: b's throttle and quota are untouched. */
+  assert_true(retry_throttle_record_failure(retry_target_throttle(a)));
+  int32_t cost = 0;
+  bool slot = false;
+  assert_true(retry__target_budget_acquire(a, 0, false, &cost, &slot));
+  assert_int_equal(retry_target_throttle(a)->milli_tokens, 9000);
+  assert_int_equal(retry_target_throttle(b)->milli_tokens, 10000);
+  retry_target_stats sa, sb;
+  retry_target_stats_get(a, 0, &sa);
+  retry_target_stats_get(b, 0, &sb);
+  assert_int_equal(sa.budget_available, 495);
+  assert_int_equal(sb.budget_available, 500);
+  /* The config is borrowed, not copied: both point at the caller's. */
+  assert_ptr_equal(a->cfg, &cfg);
+  assert_ptr_equal(b->cfg, &cfg);
+  retry_target_destroy(a);
+  retry_target_destroy(b);
+  free(block); /* the storage was never the targets' to free (valgrind checks) */
+}
+
+static void test_target_init_refuses_small_storage_and_bad_config(void **state) {
+  (void)state;
+  retry_target_config cfg;
+  config_all(&cfg, RETRY_BUDGET_ENVOY);
+  size_t n = retry_target_size(&cfg);
+  int64_t *block = calloc(1, n);
+  assert_non_null(block);
+  retry_error err;
+  retry_error_clear(&err);
+  assert_null(retry_target_init(block, n - 8, &cfg, 0, NULL, &err));
+  assert_int_equal(err.code, RETRY_EINVAL);
+  assert_non_null(strstr(err.message, "retry_target_size"));
+  retry_error_clear(&err);
+  cfg.throttle.max_milli_tokens = 0;
+  assert_null(retry_target_init(block, n, &cfg, 0, NULL, &err));
+  assert_int_equal(err.code, RETRY_ECONFIG);
+  assert_string_equal(err.path, "throttle.max_milli_tokens");
+  free(block);
 }
 
 /* Expects cfg to be refused with RETRY_ECONFIG at path, the message naming the field. */
@@ -323,12 +404,12 @@ static void test_target_admit_draws_uniform_only_when_probability_positive(void 
   assert_int_equal(retry__target_admit(t, 0, &g), RETRY_STOP_NONE);
   assert_int_equal(r.n_draws, 0);
   /* One response that was not accepted: P = 1/2 > 0, so the next admission draws once. */
-  retry_adaptive_record_response(&t->adaptive, 0, false);
+  retry_adaptive_record_response(retry__target_adaptive(t), 0, false);
   assert_int_equal(retry__target_admit(t, 0, &g), RETRY_STOP_NONE);
   assert_int_equal(r.n_draws, 1);
   /* Accepts bring P back to 0: no draw again. */
   for (int i = 0; i < 3; i++)
-    retry_adaptive_record_response(&t->adaptive, 0, true);
+    retry_adaptive_record_response(retry__target_adaptive(t), 0, true);
   assert_int_equal(retry__target_admit(t, 0, &g), RETRY_STOP_NONE);
   assert_int_equal(r.n_draws, 1);
   retry_target_destroy(t);
@@ -345,7 +426,7 @@ static void test_target_admit_adaptive_rejection_counts_and_stops_throttled(void
   retry_rng g = rng_of(&r);
   assert_int_equal(retry__target_admit(t, 0, &g), RETRY_STOP_NONE);
   /* Its response was a refusal: P = 1/2, and u = 0 rejects the next two. */
-  retry_adaptive_record_response(&t->adaptive, 0, false);
+  retry_adaptive_record_response(retry__target_adaptive(t), 0, false);
   assert_int_equal(retry__target_admit(t, 0, &g), RETRY_STOP_THROTTLED);
   assert_int_equal(retry__target_admit(t, 0, &g), RETRY_STOP_THROTTLED);
   /* The rejected ones are requests too: 3 requests, 0 accepts. */
@@ -501,27 +582,27 @@ static void test_target_aws_costs_and_refunds_through_hooks(void **state) {
   assert_false(slot);
   assert_true(retry__target_budget_acquire(t, 0, true, &cost, &slot));
   assert_int_equal(cost, 10);
-  assert_int_equal(t->aws.available, 485);
+  assert_int_equal(((retry_aws_quota *)retry__target_budget(t))->available, 485);
   /* The timeout retry fails (no refund), then the other one succeeds (refund 5). */
   retry__target_attempt_sent(t, 0);
   retry__target_attempt_done(t, 0, RETRY_SPACE_GRPC, RETRY_GRPC_DEADLINE_EXCEEDED, 10);
-  assert_int_equal(t->aws.available, 485);
+  assert_int_equal(((retry_aws_quota *)retry__target_budget(t))->available, 485);
   retry__target_attempt_sent(t, 0);
   retry__target_attempt_done(t, 0, RETRY_SPACE_GRPC, RETRY_GRPC_OK, 5);
-  assert_int_equal(t->aws.available, 490);
+  assert_int_equal(((retry_aws_quota *)retry__target_budget(t))->available, 490);
   /* A first attempt that succeeds adds the no-retry increment. */
   retry__target_attempt_sent(t, 0);
   retry__target_attempt_done(t, 0, RETRY_SPACE_GRPC, RETRY_GRPC_OK, 0);
-  assert_int_equal(t->aws.available, 491);
+  assert_int_equal(((retry_aws_quota *)retry__target_budget(t))->available, 491);
   retry_target_stats s;
   retry_target_stats_get(t, 0, &s);
   assert_int_equal(s.budget_available, 491);
   /* Drained: refused, nothing taken. */
-  t->aws.available = 4;
+  ((retry_aws_quota *)retry__target_budget(t))->available = 4;
   cost = 99;
   assert_false(retry__target_budget_acquire(t, 0, false, &cost, &slot));
   assert_int_equal(cost, 0);
-  assert_int_equal(t->aws.available, 4);
+  assert_int_equal(((retry_aws_quota *)retry__target_budget(t))->available, 4);
   retry_target_destroy(t);
 }
 
@@ -565,8 +646,9 @@ static void test_target_finagle_negative_balance_reported_as_zero(void **state) 
   bool slot;
   while (retry__target_budget_acquire(t, 5 * S, false, &cost, &slot)) {
   }
-  retry_finagle_budget_advance(&t->finagle, 10 * S);
-  assert_int_equal(retry_finagle_budget_balance(&t->finagle), -5);
+  retry_finagle_budget_advance((retry_finagle_budget *)retry__target_budget(t), 10 * S);
+  assert_int_equal(retry_finagle_budget_balance((retry_finagle_budget *)retry__target_budget(t)),
+                   -5);
   retry_target_stats s;
   retry_target_stats_get(t, 10 * S, &s);
   assert_int_equal(s.budget_available, 0);
@@ -582,7 +664,7 @@ static void test_target_envoy_slot_held_until_released(void **state) {
   retry_target *t = create_ok(&cfg);
   for (int i = 0; i < 20; i++)
     retry__target_attempt_sent(t, 0); /* 20 active: limit 4 */
-  assert_int_equal(t->envoy.active_requests, 20);
+  assert_int_equal(((retry_envoy_budget *)retry__target_budget(t))->active_requests, 20);
   retry_target_stats s;
   retry_target_stats_get(t, 0, &s);
   assert_int_equal(s.budget_available, 4);
@@ -598,12 +680,13 @@ static void test_target_envoy_slot_held_until_released(void **state) {
   assert_false(slot);
   /* Attempts ending do not free a slot; only the release does. */
   retry__target_attempt_done(t, 0, RETRY_SPACE_GRPC, RETRY_GRPC_OK, 0);
-  assert_int_equal(t->envoy.active_requests, 19); /* limit 3.8 -> 3, 4 held */
+  assert_int_equal(((retry_envoy_budget *)retry__target_budget(t))->active_requests,
+                   19); /* limit 3.8 -> 3, 4 held */
   retry_target_stats_get(t, 0, &s);
   assert_int_equal(s.budget_available, 0);
   retry__target_budget_release(t);
   retry__target_budget_release(t);
-  assert_int_equal(t->envoy.active_retries, 2);
+  assert_int_equal(((retry_envoy_budget *)retry__target_budget(t))->active_retries, 2);
   assert_true(retry__target_budget_acquire(t, 0, false, &cost, &slot));
   retry_target_destroy(t);
 }
@@ -708,6 +791,9 @@ int main(void) {
       cmocka_unit_test(test_target_config_init_has_nothing),
       cmocka_unit_test(test_target_destroy_null_is_noop),
       cmocka_unit_test(test_target_create_copies_config),
+      cmocka_unit_test(test_target_size_follows_the_parts),
+      cmocka_unit_test(test_target_init_shares_the_config),
+      cmocka_unit_test(test_target_init_refuses_small_storage_and_bad_config),
       cmocka_unit_test(test_target_create_validates_throttle),
       cmocka_unit_test(test_target_create_validates_budgets),
       cmocka_unit_test(test_target_create_validates_adaptive),

@@ -9,8 +9,9 @@
 #   plot    gnuplot                    (retrysim --plot, make demo, make test's plot checks)
 #   grpc    libgrpc-dev, python3-grpcio (make sim-to-real only; nothing else needs gRPC)
 #   browser chromium, tidy             (make test-html: report.html rendered headless, validated)
-# Without a group: engine, kernel, test and plot (grpc and browser are for make sim-to-real and
-# make test-html only).
+#   peers   python3, python3-simpy3    (make bench-peers: the same M/M/1 in SimPy)
+# Without a group: engine, kernel, test and plot (grpc, browser and peers are for make
+# sim-to-real, make test-html and make bench-peers only).
 set -eu
 
 # make -j runs several deps steps at once; apt-get allows one at a time, so each step checks and
@@ -39,7 +40,12 @@ for g in "$@"; do
             /usr/bin/python3 -c 'import grpc' >/dev/null 2>&1 || missing="$missing python3-grpcio" ;;
     browser) command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
              command -v tidy >/dev/null 2>&1 || missing="$missing tidy" ;;
-    *) echo "deps: unknown group '$g' (engine, kernel, test, plot, grpc, browser)" >&2; exit 2 ;;
+    peers)  if [ -x /usr/bin/python3 ]; then
+              /usr/bin/python3 -c 'import simpy' 2>/dev/null || missing="$missing python3-simpy3"
+            else
+              missing="$missing python3 python3-simpy3"
+            fi ;;
+    *) echo "deps: unknown group '$g' (engine, kernel, test, plot, grpc, browser, peers)" >&2; exit 2 ;;
   esac
 done
 

@@ -1,0 +1,119 @@
+#!/bin/sh
+# bench/bench.sh: the side-by-side measurements of `make bench`, each reported as a ratio of
+# two runs made here, one after the other, so the machine's speed and load cancel out as far
+# as they can (docs/performance.md records the figures and the targets of issue 12).
+#   BUILD      the build directory (default build)
+#   MM1_CUSTOMERS   customers of the two M/M/1 runs (default 10000000, which bench/mm1.json's
+#                   duration of 11111 s at 900/s matches)
+#   FLEET      the fleet sizes (default "100 10000 100000 1000000"), FLEET_DURATION their time
+#   INFLIGHT   the arrival rates of the calls-in-flight runs (default "10000 100000 1000000")
+# With PEERS=1 it runs the SimPy M/M/1 instead (make bench-peers), SIMPY_CUSTOMERS customers.
+set -eu
+B=${BUILD:-build}
+MM1_CUSTOMERS=${MM1_CUSTOMERS:-10000000}
+FLEET=${FLEET:-"100 10000 100000 1000000"}
+FLEET_DURATION=${FLEET_DURATION:-120s}
+INFLIGHT=${INFLIGHT:-"10000 100000 1000000"}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# field FILE KEY: the value of KEY= on the file's "result" line.
+field() {
+  awk -v k="$2" '$1 == "result" { for (i = 2; i <= NF; i++) { split($i, kv, "=");
+    if (kv[1] == k) print kv[2] } }' "$1"
+}
+# run NAME COMMAND...: runs it, shows its output indented, keeps it in $tmp/NAME.
+run() {
+  name=$1
+  shift
+  if ! "$@" >"$tmp/$name" 2>&1; then
+    cat "$tmp/$name" >&2
+    echo "bench: '$*' failed" >&2
+    exit 1
+  fi
+  grep -v '^result ' "$tmp/$name" | sed 's/^/  /'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+# check_mean NAME: the run's mean sojourn must be within 5 % of theory.
+check_mean() {
+  m=$(field "$tmp/$1" "$2")
+  awk -v m="$m" -v t=10 'BEGIN { exit !(m > 0.95 * t && m < 1.05 * t) }' || {
+    echo "bench: $1's mean sojourn $m ms is not within 5 % of 10 ms" >&2
+    exit 1
+  }
+}
+
+if [ "${PEERS:-0}" = 1 ]; then
+  SIMPY_CUSTOMERS=${SIMPY_CUSTOMERS:-1000000}
+  echo "== M/M/1 (rho 0.9) side by side: bare C, retrysim, SimPy ($SIMPY_CUSTOMERS customers each)"
+  duration=$(awk -v n="$SIMPY_CUSTOMERS" 'BEGIN { printf "%.0fs", n / 900 }')
+  run bare "$B/bench/bench_mm1_bare" "$SIMPY_CUSTOMERS"
+  run sim "$B/bench/bench_sim" bench/mm1.json "$duration"
+  run simpy /usr/bin/python3 bench/mm1_simpy.py "$SIMPY_CUSTOMERS"
+  check_mean bare mean_ms
+  check_mean simpy mean_ms
+  bare=$(field "$tmp/bare" ns_per_customer)
+  sim=$(awk -v c="$(field "$tmp/sim" cpu_s)" -v n="$(field "$tmp/sim" calls)" \
+    'BEGIN { printf "%.3f", c * 1e9 / n }')
+  simpy=$(field "$tmp/simpy" ns_per_customer)
+  echo "ratio: ns per customer bare C $bare, retrysim $sim, SimPy $simpy"
+  echo "ratio: SimPy / retrysim $(ratio "$simpy" "$sim") (target >= 50)," \
+    "SimPy / bare C $(ratio "$simpy" "$bare")"
+  exit 0
+fi
+
+echo "== M/M/1 (rho 0.9, $MM1_CUSTOMERS customers): bare C loop against retrysim"
+duration=$(awk -v n="$MM1_CUSTOMERS" 'BEGIN { printf "%.0fs", n / 900 }')
+run bare "$B/bench/bench_mm1_bare" "$MM1_CUSTOMERS"
+run sim "$B/bench/bench_sim" bench/mm1.json "$duration"
+check_mean bare mean_ms
+check_mean sim mean_latency_ms
+bare=$(field "$tmp/bare" ns_per_customer)
+sim=$(awk -v c="$(field "$tmp/sim" cpu_s)" -v n="$(field "$tmp/sim" calls)" \
+  'BEGIN { printf "%.3f", c * 1e9 / n }')
+echo "ratio: M/M/1 ns per customer retrysim $sim / bare C $bare = $(ratio "$sim" "$bare")" \
+  "(target <= 3)"
+
+echo "== fleet: bench/reference.json's policy, $FLEET_DURATION simulated, clients: $FLEET"
+first=""
+for n in $FLEET; do
+  run "fleet$n" "$B/bench/bench_sim" bench/reference.json "$FLEET_DURATION" 1 \
+    "clients.web.count=$n"
+  [ -n "$first" ] || first=$n
+done
+base_ns=$(field "$tmp/fleet$first" ns_per_event)
+base_rss=$(field "$tmp/fleet$first" built_rss_kib)
+echo "clients  ns/event  x ($first)  built RSS  peak RSS  bytes per idle client"
+for n in $FLEET; do
+  ns=$(field "$tmp/fleet$n" ns_per_event)
+  built=$(field "$tmp/fleet$n" built_rss_kib)
+  peak=$(field "$tmp/fleet$n" rss_kib)
+  per="-"
+  [ "$n" = "$first" ] ||
+    per=$(awk -v a="$built" -v b="$base_rss" -v n="$n" -v m="$first" \
+      'BEGIN { printf "%.0f", (a - b) * 1024 / (n - m) }')
+  printf '%-8s %-9s %-9s %-10s %-9s %s\n' "$n" "$ns" "$(ratio "$ns" "$base_ns")" \
+    "$(awk -v k="$built" 'BEGIN { printf "%.1fM", k / 1024 }')" \
+    "$(awk -v k="$peak" 'BEGIN { printf "%.1fM", k / 1024 }')" "$per"
+done
+echo "ratio: fleet ns per event $n / $first clients = $(ratio "$ns" "$base_ns") (target <= 2)," \
+  "bytes per idle client $per (target <= 300)"
+
+echo "== calls in flight: bench/inflight.json, arrival rates: $INFLIGHT"
+first=""
+for r in $INFLIGHT; do
+  run "inflight$r" "$B/bench/bench_sim" bench/inflight.json 2s 1 "clients.src.arrival.rate=$r/s"
+  [ -n "$first" ] || first=$r
+done
+echo "rate/s   peak in flight  peak RSS  bytes per call in flight (against $first/s)"
+for r in $INFLIGHT; do
+  fl=$(field "$tmp/inflight$r" peak_in_flight)
+  rss=$(field "$tmp/inflight$r" rss_kib)
+  per="-"
+  [ "$r" = "$first" ] ||
+    per=$(awk -v a="$rss" -v b="$(field "$tmp/inflight$first" rss_kib)" -v f="$fl" \
+      -v g="$(field "$tmp/inflight$first" peak_in_flight)" \
+      'BEGIN { printf "%.0f", (a - b) * 1024 / (f - g) }')
+  printf '%-8s %-15s %-9s %s\n' "$r" "$fl" "$(awk -v k="$rss" 'BEGIN { printf "%.1fM", k / 1024 }')" "$per"
+done
+echo "ratio: bytes per call in flight $per (target <= 256)"
