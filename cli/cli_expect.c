@@ -11,6 +11,7 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -628,6 +629,11 @@ static void junit_body(const cli_junit *j, FILE *f) {
   fputs("</testsuites>\n", f);
 }
 
+static int junit_fill(void *ctx, FILE *f) {
+  junit_body(ctx, f);
+  return 0;
+}
+
 /* Written as FILE.tmp.<pid> next to FILE and renamed over it, like the files of --out: a CI
  * system never reads half a report, and a signal removes the temporary file. */
 int cli_junit_write(const cli_junit *j, const char *path, retry_error *err) {
@@ -635,34 +641,7 @@ int cli_junit_write(const cli_junit *j, const char *path, retry_error *err) {
     cli_output_error(err, RETRY_ENOMEM, path, "out of memory collecting the results");
     return RETRY_ENOMEM;
   }
-  size_t n = strlen(path) + 32;
-  char *tmp = malloc(n);
-  if (tmp == NULL) {
-    cli_output_error(err, RETRY_ENOMEM, path, "out of memory");
-    return RETRY_ENOMEM;
-  }
-  snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-  int slot = cli_output_tmp_register(tmp);
-  int rc = 0;
-  FILE *f = fopen(tmp, "w");
-  if (f == NULL) {
-    cli_output_error(err, RETRY_EIO, path, "cannot create (writing %s): %s", tmp, strerror(errno));
-    rc = RETRY_EIO;
-  } else {
-    junit_body(j, f);
-    int e = 0;
-    if (fflush(f) != 0 || ferror(f)) e = errno ? errno : EIO;
-    if (fclose(f) != 0 && e == 0) e = errno;
-    if (e == 0 && rename(tmp, path) != 0) e = errno;
-    if (e != 0) {
-      cli_output_error(err, RETRY_EIO, path, "cannot write: %s", strerror(e));
-      unlink(tmp);
-      rc = RETRY_EIO;
-    }
-  }
-  cli_output_tmp_forget(slot);
-  free(tmp);
-  return rc;
+  return cli_output_write_atomic(path, junit_fill, (void *)(uintptr_t)j, err);
 }
 
 /* }================================================================== */

@@ -528,16 +528,6 @@ static const char *kind_name(retry_policy_kind k) {
   return "unknown";
 }
 
-static const char *event_word(retry_trace_event e) {
-  switch (e) {
-    case RETRY_TRACE_START: return "start";
-    case RETRY_TRACE_OUTCOME: return "outcome";
-    case RETRY_TRACE_WAKE: return "wake";
-    case RETRY_TRACE_HEADERS: return "headers";
-  }
-  return "unknown";
-}
-
 /* What the printer knows of one call's past while walking its records. */
 typedef struct ex_walk {
   int32_t sends;                                           /* attempts sent so far */
@@ -889,7 +879,7 @@ static json_t *rec_json(const ex_call *c, const ex_rec *r, ex_walk *wk) {
   char why[200];
   json_t *e = json_object();
   json_object_set_new(e, "t_ns", json_integer(r->now_ns));
-  json_object_set_new(e, "event", json_string(event_word(r->event)));
+  json_object_set_new(e, "event", json_string(retry_trace_event_name(r->event)));
   if (r->attempt > 0) json_object_set_new(e, "attempt", json_integer(r->attempt));
   if (r->status >= 0) {
     json_object_set_new(e, "status", status_json(c, r->status));

@@ -873,6 +873,37 @@ void cli_output_tmp_forget(int slot) {
   atomic_signal_fence(memory_order_seq_cst);
 }
 
+int cli_output_write_atomic(const char *path, int (*fill)(void *ctx, FILE *f), void *ctx,
+                            retry_error *err) {
+  size_t n = strlen(path) + 32;
+  char *tmp = malloc(n);
+  if (tmp == NULL) {
+    cli_output_error(err, RETRY_ENOMEM, path, "out of memory");
+    return RETRY_ENOMEM;
+  }
+  snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+  int slot = cli_output_tmp_register(tmp); /* removed on SIGINT / SIGTERM */
+  int rc = 0;
+  FILE *f = fopen(tmp, "w");
+  if (f == NULL) {
+    cli_output_error(err, RETRY_EIO, path, "cannot create (writing %s): %s", tmp, strerror(errno));
+    rc = RETRY_EIO;
+  } else {
+    int e = 0;
+    if (fill(ctx, f) != 0 || fflush(f) != 0 || ferror(f)) e = errno ? errno : EIO;
+    if (fclose(f) != 0 && e == 0) e = errno;
+    if (e == 0 && rename(tmp, path) != 0) e = errno;
+    if (e != 0) {
+      cli_output_error(err, RETRY_EIO, path, "cannot write: %s", strerror(e));
+      unlink(tmp);
+      rc = RETRY_EIO;
+    }
+  }
+  cli_output_tmp_forget(slot);
+  free(tmp);
+  return rc;
+}
+
 /* Removes every temporary file, then dies of the signal itself (its default action), so that
  * the parent sees the signal: a shell reports 128 + 2 = 130 for SIGINT, 143 for SIGTERM. errno
  * is not restored: the process does not return to the code it interrupted. */

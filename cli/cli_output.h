@@ -109,6 +109,12 @@ void cli_output_error(retry_error *err, int code, const char *source, const char
  * withdraws it (-1 is a no-op). Every writer of a NAME.tmp.<pid> file registers it. */
 int cli_output_tmp_register(const char *path);
 void cli_output_tmp_forget(int slot);
+/* Writes path whole or not at all: fill(ctx, f) writes the content into path.tmp.<pid> (a
+ * registered temporary file, see above), which is then renamed over path. fill returns 0, or
+ * non-zero when it could not write everything. Returns 0, or RETRY_ENOMEM / RETRY_EIO with err
+ * naming path (the temporary file's name in the message); the temporary file never stays. */
+int cli_output_write_atomic(const char *path, int (*fill)(void *ctx, FILE *f), void *ctx,
+                            retry_error *err);
 /* Installs the handlers of SIGINT and SIGTERM: remove every registered temporary file, then
  * end by the signal (exit status 130 and 143 in a shell). A SIGINT ignored on entry stays
  * ignored. SIGXFSZ is ignored, so a file over the size limit fails to write (EFBIG) and is

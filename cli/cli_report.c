@@ -1095,55 +1095,48 @@ static const char html_style[] =
     "figure{margin:1em 0}img{max-width:100%;height:auto;border:1px solid #eee}\n"
     "figcaption{color:#555;font-size:.9em}\n";
 
+/* What a page's writer needs, for cli_output_write_atomic. */
+typedef struct page_args {
+  const cli_output *o;
+  const cli_scenario *s;
+  const char *dir, *command;
+  bool pictures, html;
+} page_args;
+
+static int page_fill(void *ctx, FILE *f) {
+  const page_args *p = ctx;
+  doc d = {.f = f, .html = p->html, .dir = p->dir};
+  if (p->html) {
+    /* The policy lets the page load nothing but its own style and data: pictures: a browser
+     * refuses (and reports) anything external instead of fetching it. */
+    fputs(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+        "img-src data:; style-src 'unsafe-inline'\">\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>",
+        f);
+    html_text(f, cli_scenario_name(p->s));
+    fputs(": retrysim report</title>\n<style>\n", f);
+    fputs(html_style, f);
+    fputs("</style>\n</head>\n<body>\n<main>\n", f);
+  }
+  report_body(&d, p->o, p->s, p->command, p->pictures);
+  doc_end_list(&d);
+  if (p->html) fputs("</main>\n</body>\n</html>\n", f);
+  return d.failed ? -1 : 0;
+}
+
 /* Writes dir/NAME (report.md or report.html, by html) through NAME.tmp.<pid>, renamed whole. */
 static int write_page(const cli_output *o, const cli_scenario *s, const char *dir,
                       const char *command, bool pictures, bool html, retry_error *err) {
-  const char *file = html ? "report.html" : "report.md";
-  char *path = str_printf("%s/%s", dir, file);
-  char *tmp = str_printf("%s/%s.tmp.%ld", dir, file, (long)getpid());
-  int rc = 0;
-  if (path == NULL || tmp == NULL) {
+  char *path = str_printf("%s/%s", dir, html ? "report.html" : "report.md");
+  if (path == NULL) {
     cli_output_error(err, RETRY_ENOMEM, dir, "out of memory");
-    rc = RETRY_ENOMEM;
+    return RETRY_ENOMEM;
   }
-  int slot = rc == 0 ? cli_output_tmp_register(tmp) : -1; /* removed on SIGINT / SIGTERM */
-  FILE *f = rc == 0 ? fopen(tmp, "w") : NULL;
-  if (rc == 0 && f == NULL) {
-    cli_output_error(err, RETRY_EIO, path, "cannot create (writing %s): %s", tmp, strerror(errno));
-    rc = RETRY_EIO;
-  }
-  if (f != NULL) {
-    doc d = {.f = f, .html = html, .dir = dir};
-    if (html) {
-      /* The policy lets the page load nothing but its own style and data: pictures: a browser
-       * refuses (and reports) anything external instead of fetching it. */
-      fputs(
-          "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-          "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-          "img-src data:; style-src 'unsafe-inline'\">\n"
-          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>",
-          f);
-      html_text(f, cli_scenario_name(s));
-      fputs(": retrysim report</title>\n<style>\n", f);
-      fputs(html_style, f);
-      fputs("</style>\n</head>\n<body>\n<main>\n", f);
-    }
-    report_body(&d, o, s, command, pictures);
-    doc_end_list(&d);
-    if (html) fputs("</main>\n</body>\n</html>\n", f);
-    int e = 0;
-    if (fflush(f) != 0 || ferror(f) || d.failed) e = errno ? errno : EIO;
-    if (fclose(f) != 0 && e == 0) e = errno;
-    if (e == 0 && rename(tmp, path) != 0) e = errno;
-    if (e != 0) {
-      cli_output_error(err, RETRY_EIO, path, "cannot write: %s", strerror(e));
-      unlink(tmp);
-      rc = RETRY_EIO;
-    }
-  }
-  cli_output_tmp_forget(slot);
+  page_args p = {o, s, dir, command, pictures, html};
+  int rc = cli_output_write_atomic(path, page_fill, &p, err);
   free(path);
-  free(tmp);
   return rc;
 }
 

@@ -695,6 +695,8 @@ typedef enum retry_delay_source {
 
 /* Returns "none", "backoff", "pushback", "retry_after"; a static string. */
 const char *retry_delay_source_name(retry_delay_source s);
+/* "start", "outcome", "wake" or "headers": the event's name in traces. */
+const char *retry_trace_event_name(retry_trace_event e);
 
 /* A record is filled only when the call has a trace function: a call without one pays one
  * NULL check per event and nothing else. Everything borrowed is valid in the callback only. */

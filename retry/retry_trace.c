@@ -17,7 +17,7 @@ const char *retry_delay_source_name(retry_delay_source s) {
   return "unknown";
 }
 
-static const char *event_name(retry_trace_event e) {
+const char *retry_trace_event_name(retry_trace_event e) {
   switch (e) {
     case RETRY_TRACE_START: return "start";
     case RETRY_TRACE_OUTCOME: return "outcome";
@@ -74,7 +74,7 @@ int retry_trace_format(const retry_trace_rec *rec, char *buf, size_t size) {
   int len = 0;
   if (size > 0) buf[0] = '\0';
   append(buf, size, &len, "{\"call\":%" PRIu64 ",\"event\":\"%s\",\"t_ns\":%" PRId64, rec->call_id,
-         event_name(rec->event), rec->now_ns);
+         retry_trace_event_name(rec->event), rec->now_ns);
   if (rec->attempt > 0) append(buf, size, &len, ",\"attempt\":%d", (int)rec->attempt);
   if (rec->status >= 0) append(buf, size, &len, ",\"status\":%d", (int)rec->status);
   if (rec->pushback != RETRY_PUSHBACK_NONE) {
