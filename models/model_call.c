@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "retry/retry_parts.h"
 #include "sim/sim_dist.h"
 #include "models/model_int.h"
 #include "sim/sim_rng.h"
@@ -253,6 +254,35 @@ size_t model__channel_bytes(mw_edge *const *edges, size_t n_edges) {
   return bytes;
 }
 
+/* Whether edge e's target keeps its throttle per process and server name. */
+static bool throttle_per_process(const mw_edge *e, const retry_target *t) {
+  if (t == NULL) return false;
+  const retry_target_config *tc = retry_config_target(e->policy);
+  return tc->has_throttle && tc->throttle_per_process;
+}
+
+/* C-core 1.51 keeps one throttle per server name for the whole process, shared by every
+ * channel (retry_throttle.cc, ServerRetryThrottleMap::GetDataForServer): the caller is the
+ * process and the callee service the server name, so edges toward one callee whose policies say
+ * so draw on the first one's bucket. A later edge with another maxTokens or tokenRatio
+ * replaces the bucket's parameters for all of them, as C-core's map does (the count keeps
+ * its fraction; at the start every bucket is full). Budgets, breakers and the rest stay per
+ * edge. O(n_edges^2) once per caller, with a handful of edges. */
+static void share_throttles(mw_channel *ch, mw_edge *const *edges, size_t n_edges) {
+  for (size_t j = 1; j < n_edges; j++) {
+    if (!throttle_per_process(edges[j], ch->targets[j])) continue;
+    for (size_t i = 0; i < j; i++) {
+      if (edges[i]->callee != edges[j]->callee || !throttle_per_process(edges[i], ch->targets[i]))
+        continue;
+      retry_throttle *bucket = retry_target_throttle(ch->targets[i]);
+      retry_throttle_reconfigure(bucket, &retry_config_target(edges[j]->policy)->throttle);
+      (void)retry_target_share_throttle(ch->targets[j], bucket);
+      edges[i]->throttle_shared = edges[j]->throttle_shared = true;
+      break;
+    }
+  }
+}
+
 int model__channel_open(model_world *w, mw_channel *ch, const char *entity, uint64_t index,
                         mw_edge *const *edges, size_t n_edges, void *storage) {
   memset(ch, 0, sizeof *ch);
@@ -280,6 +310,7 @@ int model__channel_open(model_world *w, mw_channel *ch, const char *entity, uint
     off += n;
   }
   ch->n_targets = (uint32_t)n_edges;
+  share_throttles(ch, edges, n_edges);
   return 0;
 }
 

@@ -109,6 +109,10 @@ typedef struct mw_edge {
    * adaptive throttling, whose windows expire with time (those edges walk their holders). */
   bool gauge_live;
   mw_gauge gauge;
+  /* Its holders' throttle is one bucket per (replica, callee) shared with the replica's other
+   * edges to the same callee (a profile with throttle_per_process; model__channel_open): the
+   * edge's gauges then walk its holders, since the other edges' calls move the bucket too. */
+  bool throttle_shared;
 } mw_edge;
 
 /* A caller's channel state toward the services it calls: what a client and a replica both
@@ -129,7 +133,10 @@ typedef struct mw_channel {
 size_t model__channel_bytes(mw_edge *const *edges, size_t n_edges);
 
 /* Fills ch for the caller (entity, index): its two streams (held in ch), and a target for each of
- * the n_edges edges it calls on (edges[j]) whose policy has shared state, in block (zeroed,
+ * the n_edges edges it calls on (edges[j]) whose policy has shared state; edges to one callee
+ * whose policies keep the throttle per process and server name (the grpc-core-1.51 profile)
+ * draw on one bucket, the first such edge's, with the last such edge's maxTokens and
+ * tokenRatio as C-core's map keeps (marking them throttle_shared); in block (zeroed,
  * model__channel_bytes(edges, n_edges) bytes, 8-aligned: a client's lies right after it) or,
  * when block is NULL, in one allocated here. Returns 0, or -1 when out of memory or a target
  * cannot be made (details in the world's error); ch is then half-filled and

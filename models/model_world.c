@@ -193,7 +193,7 @@ static void edge_gauges_init(model_world *w) {
     e->gauge_live = false;
     if (!e->has_target) continue;
     const retry_target_config *tc = retry_config_target(e->policy);
-    if (tc->budget == RETRY_BUDGET_FINAGLE || tc->has_adaptive) continue;
+    if (tc->budget == RETRY_BUDGET_FINAGLE || tc->has_adaptive || e->throttle_shared) continue;
     e->gauge_live = true;
     int64_t n =
         e->pop >= 0 ? w->topo.pops[e->pop].cfg->count : w->topo.services[e->svc].cfg->replicas;

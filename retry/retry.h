@@ -398,6 +398,12 @@ const char *retry_budget_kind_name(retry_budget_kind k);
 /* The shared state of one (client, target) pair: any combination of the parts. */
 typedef struct retry_target_config {
   bool has_throttle;
+  bool throttle_per_process;           /* the profile keeps one throttle per server name for the
+                                          whole process (retry_profile.throttle_per_process):
+                                          a program holding several targets toward one server
+                                          shares one bucket among them
+                                          (retry_target_share_throttle); the engine itself
+                                          never reads it */
   retry_throttle_config throttle;      /* when has_throttle */
   retry_budget_kind budget;            /* which of the next three applies */
   retry_aws_quota_config aws;          /* when budget is RETRY_BUDGET_AWS */
@@ -582,7 +588,8 @@ typedef struct retry_profile {
   bool wait_for_deadline;    /* retry_policy.wait_for_deadline */
   bool hedging_supported;    /* false: a hedgingPolicy is ignored (one attempt, a warning) */
   bool throttle_per_process; /* the implementation keeps one throttle per server name for the
-                                whole process; informative: retrysim keeps one per client */
+                                whole process (copied to retry_target_config, which the
+                                simulator follows); else one per channel */
   retry_jitter jitter;       /* its jitter and fraction */
   double jitter_fraction;
 } retry_profile;

@@ -847,6 +847,9 @@ bool retry__config_ext_parse(load_ctx *c, json_t *ext) {
   int which = 0, prc = retry_json_get_enum(&c->j, ext, "profile", profiles, n_profiles, &which);
   if (prc < 0) return false;
   if (prc == 1) c->top.profile = retry_profile_at((size_t)which);
+  /* The throttle's scope is the profile's (the default one keeps it per channel). */
+  c->cfg->target.throttle_per_process =
+      (prc == 1 ? c->top.profile : retry_profile_default())->throttle_per_process;
   return retry__config_parse_sub(c, ext, "idempotentMethods", parse_idempotent) &&
          retry__config_parse_sub(c, ext, "budget", parse_budget) &&
          retry__config_parse_sub(c, ext, "adaptiveThrottling", parse_adaptive) &&

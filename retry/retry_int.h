@@ -11,6 +11,7 @@
 #include "retry_parts.h"
 
 #include <stdarg.h>
+#include <string.h>
 
 /* Clamped int64 arithmetic: time never wraps. */
 static inline int64_t retry__add_ns(int64_t a, int64_t b) {
@@ -38,7 +39,9 @@ struct retry_target {
   const retry_target_config *cfg; /* borrowed, or the copy inside the block (owned) */
   retry_breaker *breaker;         /* NULL without breaker */
   int64_t in_flight;              /* attempts in flight through this target */
-  uint16_t off_throttle;          /* retry_throttle, when cfg->has_throttle */
+  uint16_t off_throttle;          /* retry_throttle, when cfg->has_throttle; with
+                                     RETRY__THROTTLE_SHARED set, the slot holds a pointer to
+                                     a throttle the caller shares (retry_target_share_throttle) */
   uint16_t off_budget;            /* the budget cfg->budget names (AWS, Finagle, Envoy or
                                      Brooker's token bucket) */
   uint16_t off_adaptive;          /* retry_adaptive, when cfg->has_adaptive */
@@ -50,9 +53,16 @@ struct retry_target {
   bool owned;                     /* made by retry_target_create: destroy frees the block */
 };
 
+/* The flag bit of off_throttle: the throttle is the first part, so its offset is far below it. */
+#define RETRY__THROTTLE_SHARED 0x8000u
+
 static inline retry_throttle *retry__target_throttle(const retry_target *t) {
-  return t->off_throttle ? (retry_throttle *)(void *)((char *)(uintptr_t)t + t->off_throttle)
-                         : NULL;
+  if (!t->off_throttle) return NULL;
+  char *slot = (char *)(uintptr_t)t + (t->off_throttle & ~RETRY__THROTTLE_SHARED);
+  if (!(t->off_throttle & RETRY__THROTTLE_SHARED)) return (retry_throttle *)(void *)slot;
+  retry_throttle *shared;
+  memcpy(&shared, slot, sizeof shared);
+  return shared;
 }
 static inline void *retry__target_budget(const retry_target *t) {
   return t->off_budget ? (void *)((char *)(uintptr_t)t + t->off_budget) : NULL;

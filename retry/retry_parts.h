@@ -38,6 +38,11 @@ bool retry_throttle_record_failure(retry_throttle *t);
 void retry_throttle_record_success(retry_throttle *t);
 /* Returns whether retries and hedges are allowed now (count > max/2), without changing it. */
 bool retry_throttle_is_allowed(const retry_throttle *t);
+/* Gives t a new config as C-core does when a channel brings a different retryThrottling for a
+ * server name already in its map (retry_throttle.cc, GetDataForServer): the new parameters
+ * replace the old for every holder, the count scaled to keep its fraction of maxTokens
+ * (truncated). The same config changes nothing. */
+void retry_throttle_reconfigure(retry_throttle *t, const retry_throttle_config *cfg);
 
 /* }================================================================== */
 
@@ -190,6 +195,13 @@ int64_t retry_breaker_n_opened(const retry_breaker *b);
  * NULL when t is NULL or has none. */
 retry_throttle *retry_target_throttle(retry_target *t);
 retry_breaker *retry_target_breaker(retry_target *t);
+
+/* Makes t draw on shared (the caller's storage, which must outlive t) instead of its own
+ * throttle, so several targets keep one bucket: C-core's one throttle per server name for the
+ * whole process (retry_throttle.cc, ServerRetryThrottleMap). Everything else on t stays its
+ * own. shared NULL gives t back its own throttle, full. Returns 0, or RETRY_EINVAL when t has
+ * no throttle. Not on the decision path: every later read of t's throttle follows it. */
+int retry_target_share_throttle(retry_target *t, retry_throttle *shared);
 
 /* }================================================================== */
 

@@ -252,8 +252,9 @@ static size_t layout(const retry_target_config *cfg, retry_target *t) {
     n += sizeof(retry_limit);
   }
   n = ALIGN_UP(n, _Alignof(retry_target));
-  /* The offsets are uint16_t: every part together stays far below 64 KiB (asserted). */
-  assert(n <= UINT16_MAX);
+  /* The offsets are uint16_t: every part together stays far below 64 KiB (asserted), and the
+   * throttle's below RETRY__THROTTLE_SHARED, its flag bit. */
+  assert(n <= UINT16_MAX && off_throttle < RETRY__THROTTLE_SHARED);
   if (t != NULL) {
     t->off_throttle = (uint16_t)off_throttle;
     t->off_budget = (uint16_t)off_budget;
@@ -446,6 +447,23 @@ retry_throttle *retry_target_throttle(retry_target *t) {
 }
 
 retry_breaker *retry_target_breaker(retry_target *t) { return t != NULL ? t->breaker : NULL; }
+
+int retry_target_share_throttle(retry_target *t, retry_throttle *shared) {
+  if (t == NULL || !t->off_throttle) return RETRY_EINVAL;
+  uint16_t off = (uint16_t)(t->off_throttle & ~RETRY__THROTTLE_SHARED);
+  void *slot = (char *)t + off;
+  if (shared == NULL) {
+    /* Its own again, full, as a new target's would be. */
+    t->off_throttle = off;
+    retry_throttle_init(slot, &t->cfg->throttle);
+    return 0;
+  }
+  /* The slot (a retry_throttle's worth, aligned for one) holds the pointer instead. */
+  _Static_assert(sizeof(retry_throttle *) <= sizeof(retry_throttle), "a pointer fits the slot");
+  memcpy(slot, &shared, sizeof shared);
+  t->off_throttle = (uint16_t)(off | RETRY__THROTTLE_SHARED);
+  return 0;
+}
 
 /* }================================================================== */
 

@@ -48,3 +48,18 @@ bool retry_throttle_is_allowed(const retry_throttle *t) {
   assert(t != NULL);
   return t->milli_tokens > threshold(t);
 }
+
+void retry_throttle_reconfigure(retry_throttle *t, const retry_throttle_config *cfg) {
+  assert(t != NULL && cfg != NULL);
+  if (t->cfg.max_milli_tokens == cfg->max_milli_tokens &&
+      t->cfg.token_ratio_milli == cfg->token_ratio_milli)
+    return;
+  /* C-core's replacement entry starts at old_tokens / old_max of the new max, in a double
+   * truncated to an integer; a full bucket stays full. */
+  double fraction = (double)t->milli_tokens / (double)t->cfg.max_milli_tokens;
+  int64_t v = (int64_t)(fraction * (double)cfg->max_milli_tokens);
+  if (v < 0) v = 0;
+  if (v > cfg->max_milli_tokens) v = cfg->max_milli_tokens;
+  t->cfg = *cfg;
+  t->milli_tokens = v;
+}

@@ -672,6 +672,90 @@ static double ts_total(const model_timeseries *ts, const char *name) {
 /* Issue 10, item 1: an internal edge counts its own calls' stop reasons, statuses, latencies
  * and failures, and reports the shared state its callers (each replica of front) hold, in the
  * results and in its own time-series columns. */
+/* Issue 13, item 4: the throttle's scope is the profile's. Under grpc-core-1.51 a replica is a
+ * process and its callee a server name: its two call entries to db (different methods) drain
+ * ONE bucket, as C-core's ServerRetryThrottleMap keeps; under the default profile each
+ * channel keeps its own. db refuses everything; three requests fan out to both entries, each
+ * with 2 attempts and maxTokens 10 (retries allowed while the count after a failure is > 5).
+ * Two buckets: each edge goes 9 (retry), 8, 7 (retry), 6, 5 (throttled): 2 retries per edge,
+ * 5 tokens left in each. One bucket: 9 and 8 (both retry), 7, 6, then 5, 4, 3, 2 throttled:
+ * 2 retries in all, 2 tokens left, seen from both edges. With the second entry's maxTokens 4
+ * the bucket takes the later config (C-core replaces the entry's parameters): 3 (retry), 2,
+ * 1, then 0: one retry in all. */
+static void run_two_entries(run *x, const char *profile, int max_tokens_b) {
+  const char *fmt =
+      "{'duration': '3s', 'drain': '1s', 'services': {"
+      "  'front': {'service_time': '1ms', 'workers': 10, 'calls_mode': 'fanout', 'calls': ["
+      "     {'service': 'db', 'method': '/d.D/A', 'policy': %s},"
+      "     {'service': 'db', 'method': '/d.D/B', 'policy': %s}]},"
+      "  'db': {'service_time': '1ms', 'workers': 10,"
+      "     'faults': [{'kind': 'refuse', 'status': 'UNAVAILABLE'}]}},"
+      " 'clients': {'c': {'target': 'front', 'methods': ['/f.F/Do'],"
+      "   'arrival': {'kind': 'script', 'at': ['0s', '1s', '2s']}}}}";
+  const char *pol =
+      "{'methodConfig': [{'name': [{}], 'retryPolicy': {'maxAttempts': 2,"
+      " 'initialBackoff': '0.01s', 'maxBackoff': '0.01s', 'backoffMultiplier': 1,"
+      " 'retryableStatusCodes': ['UNAVAILABLE']}}],"
+      " 'retryThrottling': {'maxTokens': %d, 'tokenRatio': 0.1}%s}";
+  char ext[100] = "";
+  if (profile != NULL) snprintf(ext, sizeof ext, ", 'retrysim': {'profile': '%s'}", profile);
+  char pa[600], pb[600], text[2500];
+  snprintf(pa, sizeof pa, pol, 10, ext);
+  snprintf(pb, sizeof pb, pol, max_tokens_b, ext);
+  snprintf(text, sizeof text, fmt, pa, pb);
+  run_text(x, text, 1);
+}
+
+/* The two edges front -> db (in the order of the call entries). */
+static void two_edges(const model_results *r, const model_edge_stats **e) {
+  size_t n = 0;
+  for (size_t i = 0; i < r->n_edges; i++)
+    if (strcmp(r->edges[i].from, "front") == 0 && strcmp(r->edges[i].to, "db") == 0 && n < 2)
+      e[n++] = &r->edges[i];
+  assert_int_equal(n, 2);
+}
+
+static void test_model_world_throttle_scope_per_process_and_server_name(void **state) {
+  (void)state;
+  run x;
+  const model_edge_stats *e[2];
+  /* The default profile: one bucket per channel. */
+  run_two_entries(&x, NULL, 10);
+  two_edges(x.r, e);
+  for (int k = 0; k < 2; k++) {
+    assert_int_equal(e[k]->calls, 3);
+    assert_int_equal(e[k]->retries, 2);
+    assert_int_equal(e[k]->by_stop[RETRY_STOP_THROTTLED], 1);
+    assert_true(e[k]->state.has_throttle && fabs(e[k]->state.tokens_mean - 5.0) < 1e-9);
+  }
+  run_free(&x);
+  /* grpc-core-1.51: one bucket for the replica's two channels to db. */
+  run_two_entries(&x, "grpc-core-1.51", 10);
+  two_edges(x.r, e);
+  assert_int_equal(e[0]->retries + e[1]->retries, 2);
+  assert_int_equal(e[0]->by_stop[RETRY_STOP_THROTTLED] + e[1]->by_stop[RETRY_STOP_THROTTLED], 4);
+  for (int k = 0; k < 2; k++)
+    assert_true(fabs(e[k]->state.tokens_mean - 2.0) < 1e-9);
+  /* The time series follows the same bucket from both edges (their gauges walk the holders). */
+  double t0 = x.r->ts.values[(x.r->ts.n_buckets - 1) * x.r->ts.n_columns +
+                             (size_t)ts_col(&x.r->ts, "front->db_tokens")];
+  assert_true(fabs(t0 - 2.0) < 1e-9);
+  run_free(&x);
+  /* Configs that differ: the later entry's maxTokens 4 governs the shared bucket. */
+  run_two_entries(&x, "grpc-core-1.51", 4);
+  two_edges(x.r, e);
+  assert_int_equal(e[0]->retries + e[1]->retries, 1);
+  for (int k = 0; k < 2; k++)
+    assert_true(fabs(e[k]->state.tokens_mean - 0.0) < 1e-9);
+  run_free(&x);
+  /* The same world under the default profile: 10 and 4 tokens, 2 + 1 retries. */
+  run_two_entries(&x, NULL, 4);
+  two_edges(x.r, e);
+  assert_int_equal(e[0]->retries, 2);
+  assert_int_equal(e[1]->retries, 1);
+  run_free(&x);
+}
+
 static void test_model_world_edge_by_stop_reason(void **state) {
   (void)state;
   run x;
@@ -1385,6 +1469,7 @@ int main(void) {
       cmocka_unit_test(test_model_world_stream_replays_count_duplicates),
       cmocka_unit_test(test_model_world_latency_row_matches_count_row),
       cmocka_unit_test(test_model_world_edge_by_stop_reason),
+      cmocka_unit_test(test_model_world_throttle_scope_per_process_and_server_name),
       cmocka_unit_test(test_utilization_counts_work_in_progress),
       cmocka_unit_test(test_latency_ok_columns_leave_failures_out),
       cmocka_unit_test(test_no_policy_stop_reason),

@@ -158,6 +158,55 @@ static void test_target_size_follows_the_parts(void **state) {
   assert_true(retry_target_size(&all) + sizeof(retry_adaptive) <= n2);
 }
 
+/* Two targets pointed at one throttle (C-core's one bucket per server name) drain it
+ * together; the rest of each stays its own; a target given back its own throttle starts full;
+ * a config change keeps the bucket's fraction of maxTokens, as C-core's replacement entry. */
+static void test_target_share_throttle_drains_one_bucket(void **state) {
+  (void)state;
+  retry_target_config cfg;
+  retry_target_config_init(&cfg);
+  cfg.has_throttle = true;
+  cfg.throttle.max_milli_tokens = 10000;
+  cfg.throttle.token_ratio_milli = 100;
+  retry_error err;
+  retry_error_clear(&err);
+  retry_target *a = retry_target_create(&cfg, 0, NULL, &err);
+  retry_target *b = retry_target_create(&cfg, 0, NULL, &err);
+  retry_target_config empty;
+  retry_target_config_init(&empty);
+  retry_target *none = retry_target_create(&empty, 0, NULL, &err);
+  assert_non_null(none);
+  assert_non_null(a);
+  assert_non_null(b);
+  assert_int_equal(retry_target_share_throttle(none, retry_target_throttle(a)), RETRY_EINVAL);
+  retry_throttle *bucket = retry_target_throttle(a);
+  assert_int_equal(retry_target_share_throttle(b, bucket), 0);
+  assert_ptr_equal(retry_target_throttle(b), bucket);
+  retry_throttle_record_failure(retry_target_throttle(a));
+  retry_throttle_record_failure(retry_target_throttle(b));
+  retry_target_stats sa, sb;
+  retry_target_stats_get(a, 0, &sa);
+  retry_target_stats_get(b, 0, &sb);
+  assert_int_equal(sa.throttle_milli_tokens, 8000);
+  assert_int_equal(sb.throttle_milli_tokens, 8000);
+  /* A different config replaces the parameters; the count keeps its fraction (0.8 of 4). */
+  retry_throttle_config small = {.max_milli_tokens = 4000, .token_ratio_milli = 100};
+  retry_throttle_reconfigure(bucket, &small);
+  assert_int_equal(bucket->milli_tokens, 3200);
+  assert_int_equal(bucket->cfg.max_milli_tokens, 4000);
+  retry_throttle_reconfigure(bucket, &small); /* the same config changes nothing */
+  assert_int_equal(bucket->milli_tokens, 3200);
+  /* b's own again: full, and a's failures no longer reach it. */
+  assert_int_equal(retry_target_share_throttle(b, NULL), 0);
+  assert_true(retry_target_throttle(b) != bucket);
+  retry_throttle_record_failure(bucket);
+  retry_target_stats_get(b, 0, &sb);
+  assert_int_equal(sb.throttle_milli_tokens, 10000);
+  retry_target_destroy(a);
+  retry_target_destroy(b);
+  retry_target_destroy(none);
+}
+
 /* Targets made in the caller's storage share one config by reference and keep their own
  * state; destroy frees the breaker and leaves the storage alone. */
 static void test_target_init_shares_the_config(void **state) {
@@ -815,6 +864,7 @@ int main(void) {
       cmocka_unit_test(test_target_in_flight_counts_attempts),
       cmocka_unit_test(test_target_stats_snapshot_of_every_part),
       cmocka_unit_test(test_target_reads_at_a_later_time_change_nothing),
+      cmocka_unit_test(test_target_share_throttle_drains_one_bucket),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
