@@ -183,6 +183,35 @@ static void test_profile_explicit_keys_win_over_the_profile(void **state) {
   retry_config_destroy(cfg);
 }
 
+/* The throttle's scope reaches the target config, which the simulator reads: per process under
+ * grpc-core-1.51, per channel without a profile and under grpc-go. */
+static void test_profile_throttle_scope_reaches_the_target_config(void **state) {
+  (void)state;
+  static const struct {
+    const char *ext;
+    bool per_process;
+  } cases[] = {
+      {"", false},
+      {"\"retrysim\": {\"profile\": \"grpc-core-1.51\"}, ", true},
+      {"\"retrysim\": {\"profile\": \"grpc-go-1.85\"}, ", false},
+      {"\"retrysim\": {}, ", false},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char buf[600];
+    snprintf(buf, sizeof buf,
+             "{%s\"retryThrottling\": {\"maxTokens\": 10, \"tokenRatio\": 0.1}, "
+             "\"methodConfig\": [{\"name\": [{}], \"retryPolicy\": {\"maxAttempts\": 2, "
+             "\"initialBackoff\": \"0.1s\", \"maxBackoff\": \"1s\", "
+             "\"backoffMultiplier\": 2, \"retryableStatusCodes\": [\"UNAVAILABLE\"]}}]}",
+             cases[i].ext);
+    retry_config *cfg = load_ok(buf);
+    const retry_target_config *tc = retry_config_target(cfg);
+    assert_true(tc->has_throttle);
+    assert_int_equal(tc->throttle_per_process, cases[i].per_process);
+    retry_config_destroy(cfg);
+  }
+}
+
 static void test_profile_unknown_name_and_entry_level_profile_are_errors(void **state) {
   (void)state;
   retry_error err;
@@ -209,6 +238,7 @@ int main(void) {
       cmocka_unit_test(test_profile_grpc_core_ignores_hedging),
       cmocka_unit_test(test_profile_explicit_keys_win_over_the_profile),
       cmocka_unit_test(test_profile_unknown_name_and_entry_level_profile_are_errors),
+      cmocka_unit_test(test_profile_throttle_scope_reaches_the_target_config),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
