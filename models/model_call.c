@@ -428,7 +428,6 @@ int model__call_start(model_world *w, const mw_call_args *a) {
     c->policy = c->own_policy;
   }
   c->method = a->method;
-  c->stream = a->stream;
   c->request_bytes = a->request_bytes;
   c->stream_items = a->stream_items;
   c->on_done = a->on_done;
