@@ -439,7 +439,6 @@ int model__call_start(model_world *w, const mw_call_args *a) {
   c->wake = SIM_EVENT_NONE;
   c->wake_ns = RETRY_NEVER;
   c->last_replica = -1;
-  c->deadline_ns = a->deadline_ns;
   c->top = a->top;
   c->reqs = NULL;
   c->traced = false;

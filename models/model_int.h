@@ -150,7 +150,7 @@ typedef void (*mw_call_done_fn)(model_world *w, mw_call *c);
 /* Every field is set by model__call_start (the pool does not zero it; retry_call_start
  * zeroes rc itself). */
 struct mw_call {
-  retry_call rc; /* the engine's state for this call */
+  retry_call rc; /* the engine's state for this call (its deadline_ns is the call's) */
   /* the rest ordered by size so that nothing pads: a call in flight is held by the thousand */
   model_world *w;
   const retry_policy *policy; /* the method's, the world's "no retries", or own_policy */
@@ -165,7 +165,6 @@ struct mw_call {
   sim_event_handle wake;   /* the engine's timer */
   int64_t wake_ns;         /* its time, RETRY_NEVER when none */
   mw_req *reqs;            /* attempts in flight (the caller still waits for them) */
-  int64_t deadline_ns;     /* absolute, RETRY_NEVER when none */
   uint64_t trace_parent;   /* tracing: model_trace_call.parent_id */
   int32_t slot;            /* the caller's index for it (a method, a downstream call) */
   int32_t criticality;     /* given to each attempt (model_criticality; 0 unset) */
