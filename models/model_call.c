@@ -459,7 +459,6 @@ int model__call_start(model_world *w, const mw_call_args *a) {
     c->policy = c->own_policy;
   }
   c->method = a->method;
-  c->stream = a->stream;
   c->request_bytes = a->request_bytes;
   c->stream_items = a->stream_items;
   c->on_done = a->on_done;
@@ -471,7 +470,6 @@ int model__call_start(model_world *w, const mw_call_args *a) {
   c->wake = SIM_EVENT_NONE;
   c->wake_ns = RETRY_NEVER;
   c->last_replica = -1;
-  c->deadline_ns = a->deadline_ns;
   c->top = a->top;
   c->reqs = NULL;
   c->traced = false;

@@ -178,7 +178,7 @@ static void client_call_done(model_world *w, mw_call *c) {
   sim_hist_record(&res->latency, latency);
   model__ts_latency(w, latency, ok);
   if (ok) sim_hist_record(&res->latency_ok, latency);
-  if (ok && (c->deadline_ns == RETRY_NEVER || now <= c->deadline_ns)) {
+  if (ok && (c->rc.deadline_ns == RETRY_NEVER || now <= c->rc.deadline_ns)) {
     res->calls_ok_in_deadline++;
     model__ts_add(w, w->ts.col_goodput, 1.0);
   } else if (!ok) {

@@ -157,31 +157,30 @@ typedef void (*mw_call_done_fn)(model_world *w, mw_call *c);
 /* Every field is set by model__call_start (the pool does not zero it; retry_call_start
  * zeroes rc itself). */
 struct mw_call {
-  retry_call rc; /* the engine's state for this call */
+  retry_call rc; /* the engine's state for this call (its deadline_ns is the call's) */
+  /* the rest ordered by size so that nothing pads: a call in flight is held by the thousand */
   model_world *w;
   const retry_policy *policy; /* the method's, the world's "no retries", or own_policy */
   retry_policy *own_policy;   /* from the world's policies pool (freed with the call), or NULL */
   mw_edge *edge;
   const char *method;
-  retry_stream_kind stream;
   int64_t request_bytes, stream_items;
   mw_call_done_fn on_done; /* tells the caller the call ended */
   void *done_ctx;          /* the caller's context for on_done (an mw_client, an mw_req) */
-  int32_t slot;            /* the caller's index for it (a method, a downstream call) */
   mw_op *op;               /* ledger operation (one reference held) */
   mw_channel *ch;          /* the caller's channel: streams (borrowed) */
   sim_event_handle wake;   /* the engine's timer */
   int64_t wake_ns;         /* its time, RETRY_NEVER when none */
-  bool top;                /* a top-level call (made by a client population) */
-  int32_t criticality;     /* given to each attempt (model_criticality; 0 unset) */
   mw_req *reqs;            /* attempts in flight (the caller still waits for them) */
+  uint64_t trace_parent;   /* tracing: model_trace_call.parent_id */
+  int32_t slot;            /* the caller's index for it (a method, a downstream call) */
+  int32_t criticality;     /* given to each attempt (model_criticality; 0 unset) */
   int32_t last_replica;    /* replica of the latest attempt, -1 before the first */
-  int64_t deadline_ns;     /* absolute, RETRY_NEVER when none */
   /* tracing (model_trace.c): written only while a trace sink is installed */
-  bool traced;                  /* its decisions go to the sink */
   int32_t trace_depth;          /* model_trace_call.depth */
-  uint64_t trace_parent;        /* model_trace_call.parent_id */
   int32_t trace_parent_attempt; /* model_trace_call.parent_attempt */
+  bool traced;                  /* its decisions go to the sink */
+  bool top;                     /* a top-level call (made by a client population) */
 };
 
 /* Where a request is on the server side. */
@@ -195,16 +194,13 @@ typedef enum mw_req_state {
 
 /* Every field is set by req_send (model_call.c): the pool does not zero it. */
 struct mw_req {
+  /* ordered by size so that nothing pads: a request in flight is held by the thousand */
   model_world *w;
   mw_call *call;     /* the caller's call; NULL once the caller gave up */
   mw_req *call_next; /* next attempt in flight of the same call */
   mw_edge *edge;
   mw_op *op; /* ledger operation (one reference held) */
   const char *method;
-  int32_t attempt; /* 1-based, as grpc-previous-rpc-attempts tells the server */
-  mw_req_state state;
-  int svc;             /* callee service index */
-  int32_t replica;     /* chosen replica, -1 before the load balancer ran */
   int64_t deadline_ns; /* propagated deadline of this attempt, RETRY_NEVER if none */
   int64_t sent_ns;
   int64_t ok_items;            /* stream messages of a full reply */
@@ -213,35 +209,39 @@ struct mw_req {
   mw_req *q_prev, *q_next;     /* replica queue links */
   int64_t work_start_ns;       /* when a worker took it */
   int64_t worker_ns;           /* worker time it held (set when the worker is released) */
-  int32_t fault_status;        /* a FAIL fault's status, -1 if none */
   const model_fault_cfg *fail; /* the FAIL fault applied, or NULL */
-  bool refuse_after_delay;     /* a REFUSE fault with a delay: no handler, no effect */
-  bool expired_waste;          /* deadline mode WASTE found it expired */
-  bool dropped;                /* deadline mode DROP ended it */
   int64_t read_version;        /* contention: the row's version when a worker took it */
   int64_t codel_until;         /* codel: it is refused if still queued after this time */
   int64_t acc_sent_ns;         /* adaptive concurrency: when the filter forwarded it */
-  bool acc_forwarded;          /* ... and is still counted outstanding */
-  int32_t criticality;         /* model_criticality; UNSET until a service labels it */
   /* reply */
-  int32_t status;          /* in the callee's space */
   const char *pushback;    /* grpc-retry-pushback-ms value, or NULL */
   const char *retry_after; /* Retry-After value, or NULL */
-  bool headers;            /* headers were sent */
   int64_t items;           /* stream messages sent */
-  /* downstream calls of the handler */
-  int32_t ds_next;    /* sequential: next call to start */
-  int32_t ds_pending; /* calls started and not finished */
-  int32_t ds_status;  /* first failure (mapped into this service's space), or OK */
-  bool ds_failed;
-  bool ds_starting;        /* fan-out: still starting its calls */
-  int32_t ds_ok, ds_nfail; /* wait_for: calls ended OK, and not */
-  bool ds_decided;         /* wait_for: the handler went on; the calls left still finish */
-  bool ds_orphan;          /* its caller is done with it while such calls run: the last of
-                              them frees it (model_service.c) */
   /* tracing: the traced call this is an attempt of (0: not traced) and its depth */
   uint64_t trace_call;
   int32_t trace_depth;
+  int32_t attempt;      /* 1-based, as grpc-previous-rpc-attempts tells the server */
+  int svc;              /* callee service index */
+  int32_t replica;      /* chosen replica, -1 before the load balancer ran */
+  int32_t fault_status; /* a FAIL fault's status, -1 if none */
+  int32_t criticality;  /* model_criticality; UNSET until a service labels it */
+  int32_t status;       /* reply: in the callee's space */
+  /* downstream calls of the handler */
+  int32_t ds_next;             /* sequential: next call to start */
+  int32_t ds_pending;          /* calls started and not finished */
+  int32_t ds_status;           /* first failure (mapped into this service's space), or OK */
+  int32_t ds_ok, ds_nfail;     /* wait_for: calls ended OK, and not */
+  uint8_t state;               /* mw_req_state */
+  bool refuse_after_delay : 1; /* a REFUSE fault with a delay: no handler, no effect */
+  bool expired_waste : 1;      /* deadline mode WASTE found it expired */
+  bool dropped : 1;            /* deadline mode DROP ended it */
+  bool acc_forwarded : 1;      /* adaptive concurrency: ... and is still counted outstanding */
+  bool headers : 1;            /* reply: headers were sent */
+  bool ds_failed : 1;
+  bool ds_starting : 1; /* fan-out: still starting its calls */
+  bool ds_decided : 1;  /* wait_for: the handler went on; the calls left still finish */
+  bool ds_orphan : 1;   /* its caller is done with it while such calls run: the last of
+                           them frees it (model_service.c) */
 };
 
 /* }================================================================== */

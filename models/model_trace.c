@@ -28,7 +28,7 @@ static void call_info(const mw_call *c, int64_t start_ns, model_trace_call *info
   info->to = c->edge->stats->to;
   info->method = c->method;
   info->start_ns = start_ns;
-  info->deadline_ns = c->deadline_ns;
+  info->deadline_ns = c->rc.deadline_ns;
   info->policy = c->policy;
 }
 
@@ -45,7 +45,9 @@ void model__trace_call_start(model_world *w, mw_call *c, retry_call_opts *o) {
    * made it (model_service.c, downstream_start), which is the attempt it serves. */
   const mw_req *parent = c->top ? NULL : c->done_ctx;
   bool inherited = parent != NULL && parent->trace_call != 0;
-  c->rc.id = o->call_id; /* retry_call_start sets it too; the sink sees it before that */
+  /* retry_call_start sets these too; the sink sees them before that */
+  c->rc.id = o->call_id;
+  c->rc.deadline_ns = o->deadline_ns;
   c->trace_parent = inherited ? parent->trace_call : 0;
   c->trace_parent_attempt = inherited ? parent->attempt : 0;
   /* A depth not known (a call picked below an untraced parent) stays unknown below it. */

@@ -751,42 +751,46 @@ typedef struct retry_call_opts {
 typedef struct retry_call {
   /* read-only */
   uint64_t id;
-  int32_t n_attempts;  /* attempts sent, the original included */
-  int32_t n_retries;   /* attempts sent after a failure (retry policy) */
-  int32_t n_hedges;    /* attempts sent as hedges (hedging policy) */
-  int32_t n_in_flight; /* attempts sent and not yet reported */
-  bool done;
-  int32_t status;            /* final status once done */
-  retry_stop reason;         /* stop reason once done */
   int64_t start_ns;          /* when retry_call_start ran */
   int64_t end_ns;            /* the final decision's done_ns; RETRY_NEVER until done */
   int64_t deadline_ns;       /* absolute deadline of the call, RETRY_NEVER if none */
   int64_t stream_items;      /* server streaming: messages delivered, replays included */
   int64_t stream_duplicates; /* messages delivered again by a replayed stream */
   int64_t backoff_total_ns;  /* time spent waiting between attempts */
-  /* private */
-  const retry_policy *policy;
-  retry_target *target;
-  retry_call_opts opts;
-  retry_backoff_state backoff;
+  int32_t n_attempts;        /* attempts sent, the original included */
+  int32_t n_retries;         /* attempts sent after a failure (retry policy) */
+  int32_t n_hedges;          /* attempts sent as hedges (hedging policy) */
+  int32_t n_in_flight;       /* attempts sent and not yet reported */
+  int32_t status;            /* final status once done */
+  retry_stop reason;         /* stop reason once done */
+  bool done;
+  /* private: ordered by size so that nothing pads (a call in flight is held by the
+   * thousand; of retry_call_opts only what decisions read is kept) */
   bool idempotent;
   bool committed;
-  int32_t committed_attempt;
-  int64_t next_send_ns;       /* pending attempt or hedge time, RETRY_NEVER if none */
-  uint64_t in_flight;         /* bit k-1: attempt k in flight */
-  uint64_t budget_held;       /* bit k-1: attempt k holds an Envoy budget slot */
-  int32_t aws_paid_attempt;   /* the last attempt sent with an AWS cost taken, 0 if none */
-  int32_t aws_paid_cost;      /* the cost aws_paid_attempt took (refunded if it succeeds) */
-  int32_t pending_aws_cost;   /* AWS cost granted for the retry or hedge not yet sent */
-  bool pending_slot;          /* an Envoy slot granted for the retry or hedge not yet sent */
-  int64_t attempt_started_ns; /* retry policy: start of the attempt in flight */
-  retry_stop blocked;         /* hedging: why no more hedges may be sent */
-  int32_t last_status;
-  int64_t stream_items_prev; /* messages received by earlier attempts */
-  bool send_delayed;         /* the AWS adaptive limiter held the next attempt back: the wake
-                                at next_send_ns sends it (its budget grant already taken) */
-  bool limit_held;           /* the call holds a permit of the target's concurrency limiter */
+  bool pending_slot; /* an Envoy slot granted for the retry or hedge not yet sent */
+  bool send_delayed; /* the AWS adaptive limiter held the next attempt back: the wake at
+                        next_send_ns sends it (its budget grant already taken) */
+  bool limit_held;   /* the call holds a permit of the target's concurrency limiter */
+  uint8_t stream;    /* retry_stream_kind, from the options */
+  uint8_t blocked;   /* retry_stop, hedging: why no more hedges may be sent */
+  const retry_policy *policy;
+  retry_target *target;
+  retry_rng rng;        /* from the options: jitter and adaptive throttling */
+  retry_trace_fn trace; /* from the options, or NULL */
+  void *trace_ctx;
+  retry_backoff_state backoff;
+  int64_t next_send_ns;             /* pending attempt or hedge time, RETRY_NEVER if none */
+  uint64_t in_flight;               /* bit k-1: attempt k in flight */
+  uint64_t budget_held;             /* bit k-1: attempt k holds an Envoy budget slot */
+  int64_t attempt_started_ns;       /* retry policy: start of the attempt in flight */
+  int64_t stream_items_prev;        /* messages received by earlier attempts */
   int64_t limit_in_flight_at_start; /* the limiter's in-flight count its acquire left */
+  int32_t committed_attempt;
+  int32_t aws_paid_attempt; /* the last attempt sent with an AWS cost taken, 0 if none */
+  int32_t aws_paid_cost;    /* the cost aws_paid_attempt took (refunded if it succeeds) */
+  int32_t pending_aws_cost; /* AWS cost granted for the retry or hedge not yet sent */
+  int32_t last_status;
 } retry_call;
 
 /* Starts a logical call at now_ns and returns the first decision in d: SEND attempt 1, or

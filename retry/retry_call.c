@@ -37,7 +37,7 @@ static void event_info_init(event_info *ev, const retry_call *c, retry_trace_eve
   ev->backoff_ns = -1;
   /* What only a trace reads is filled only for a traced call (the decision code writes
    * outcome and delay_source on its way, and nothing reads them untraced). */
-  if (c->opts.trace != NULL) {
+  if (c->trace != NULL) {
     ev->outcome = NULL;
     ev->backoff_nominal_ns = -1;
     ev->delay_source = RETRY_DELAY_NONE;
@@ -47,7 +47,7 @@ static void event_info_init(event_info *ev, const retry_call *c, retry_trace_eve
 
 static void trace(const retry_call *c, const event_info *ev, int64_t now_ns,
                   const retry_decision *d) {
-  if (c->opts.trace == NULL) return;
+  if (c->trace == NULL) return;
   retry_trace_rec rec;
   memset(&rec, 0, sizeof rec);
   rec.call_id = c->id;
@@ -74,12 +74,14 @@ static void trace(const retry_call *c, const event_info *ev, int64_t now_ns,
     retry_target_stats_get(c->target, now_ns, &rec.after);
   }
   rec.decision = d;
-  c->opts.trace(c->opts.trace_ctx, &rec);
+  c->trace(c->trace_ctx, &rec);
 }
 
 /* {==================================================================
  * Small helpers
  * =================================================================== */
+
+_Static_assert(RETRY_STOP_N <= UINT8_MAX, "retry_call.blocked is a byte");
 
 static uint64_t bit(int32_t attempt) { return UINT64_C(1) << (attempt - 1); }
 
@@ -92,7 +94,7 @@ static bool is_hedging(const retry_call *c) { return c->policy->kind == RETRY_PO
 /* A server stream may be retried only with the explicit opt-in and the method named in a
  * configured idempotent allowlist; client and bidi streams never (A6; seed 000). */
 static retry_stop stream_rule(const retry_call *c) {
-  switch (c->opts.stream) {
+  switch ((retry_stream_kind)c->stream) {
     case RETRY_STREAM_UNARY: return RETRY_STOP_NONE;
     case RETRY_STREAM_SERVER:
       if (c->policy->retry_streaming && c->policy->has_idempotent_allowlist && c->idempotent)
@@ -107,7 +109,7 @@ static retry_stop stream_rule(const retry_call *c) {
 /* Whether response headers commit the call: they do, except on an opted-in server stream,
  * which the engine restarts from the beginning (and counts the replayed prefix). */
 static bool headers_commit(const retry_call *c) {
-  return !(c->opts.stream == RETRY_STREAM_SERVER && stream_rule(c) == RETRY_STOP_NONE);
+  return !(c->stream == RETRY_STREAM_SERVER && stream_rule(c) == RETRY_STOP_NONE);
 }
 
 /* Gives back what a cancelled (never reported) attempt holds in the target. It is not
@@ -158,7 +160,7 @@ static void decide_done(retry_call *c, int64_t now_ns, int64_t done_ns, int32_t 
   if (c->limit_held) {
     c->limit_held = false;
     double u = 0.0;
-    if (c->target->cfg->limit.kind == RETRY_LIMIT_VEGAS) u = retry_rng_uniform(&c->opts.rng);
+    if (c->target->cfg->limit.kind == RETRY_LIMIT_VEGAS) u = retry_rng_uniform(&c->rng);
     retry__target_limit_release(c->target, c->policy->space, status, done_ns - c->start_ns,
                                 c->limit_in_flight_at_start, u);
   }
@@ -218,7 +220,7 @@ static retry_stop try_send(retry_call *c, int64_t now_ns, retry_decision *d) {
     decide_wait(c, d);
     return RETRY_STOP_NONE;
   }
-  retry_stop why = retry__target_admit(c->target, now_ns, &c->opts.rng);
+  retry_stop why = retry__target_admit(c->target, now_ns, &c->rng);
   if (why != RETRY_STOP_NONE) {
     drop_pending_budget(c);
     return why;
@@ -288,7 +290,10 @@ void retry_call_start(retry_call *c, const retry_policy *p, retry_target *t,
   c->id = o->call_id;
   c->policy = p;
   c->target = t;
-  c->opts = *o;
+  c->stream = (uint8_t)o->stream;
+  c->rng = o->rng;
+  c->trace = o->trace;
+  c->trace_ctx = o->trace_ctx;
   c->start_ns = now_ns;
   c->end_ns = RETRY_NEVER;
   c->deadline_ns = o->deadline_ns;
@@ -296,7 +301,7 @@ void retry_call_start(retry_call *c, const retry_policy *p, retry_target *t,
   c->reason = RETRY_STOP_NONE;
   c->last_status = -1;
   c->next_send_ns = RETRY_NEVER;
-  c->blocked = RETRY_STOP_NONE;
+  c->blocked = (uint8_t)RETRY_STOP_NONE;
   c->idempotent = retry_policy_is_idempotent(p, o->method);
   retry_backoff_state_reset(&c->backoff);
 
@@ -306,9 +311,9 @@ void retry_call_start(retry_call *c, const retry_policy *p, retry_target *t,
     /* Hedges repeat the request, so they need what a retry needs: an idempotent method and
      * a replayable (unary or opted-in server) stream. The original is sent regardless. */
     if (!c->idempotent)
-      c->blocked = RETRY_STOP_METHOD_NOT_IDEMPOTENT;
+      c->blocked = (uint8_t)RETRY_STOP_METHOD_NOT_IDEMPOTENT;
     else if (stream_rule(c) != RETRY_STOP_NONE)
-      c->blocked = RETRY_STOP_STREAMING;
+      c->blocked = (uint8_t)RETRY_STOP_STREAMING;
   }
   if (now_ns >= c->deadline_ns) {
     decide_done(c, now_ns, now_ns, deadline_status(c), RETRY_STOP_DEADLINE, d);
@@ -386,8 +391,8 @@ static void retry_after_failure(retry_call *c, const retry_outcome *o, bool thro
     retry_backoff_state_reset(&c->backoff);
   } else {
     /* The value before jitter only for a trace: an untraced call skips its conversion. */
-    delay = retry_backoff_next(&p->backoff, &c->backoff, &c->opts.rng,
-                               c->opts.trace != NULL ? &ev->backoff_nominal_ns : NULL);
+    delay = retry_backoff_next(&p->backoff, &c->backoff, &c->rng,
+                               c->trace != NULL ? &ev->backoff_nominal_ns : NULL);
     ev->delay_source = RETRY_DELAY_BACKOFF;
   }
   ev->backoff_ns = delay;
@@ -418,7 +423,7 @@ static void retry_after_failure(retry_call *c, const retry_outcome *o, bool thro
 /* Records why no more hedges may be sent (the first reason stays) and drops the hedge timer,
  * so the caller is not woken for a hedge that cannot go. */
 static void block_hedges(retry_call *c, retry_stop why) {
-  if (c->blocked == RETRY_STOP_NONE) c->blocked = why;
+  if (c->blocked == RETRY_STOP_NONE) c->blocked = (uint8_t)why;
   c->next_send_ns = RETRY_NEVER;
 }
 
@@ -433,7 +438,7 @@ static bool send_hedge(retry_call *c, int64_t now_ns, int32_t status, retry_deci
     return true;
   }
   if (c->blocked != RETRY_STOP_NONE)
-    why = c->blocked;
+    why = (retry_stop)c->blocked;
   else if (c->n_attempts >= p->max_attempts)
     why = RETRY_STOP_MAX_ATTEMPTS;
   else if (now_ns >= c->deadline_ns)
@@ -460,7 +465,7 @@ static void hedge_wait_or_done(retry_call *c, int64_t now_ns, retry_decision *d)
     decide_wait(c, d);
     return;
   }
-  retry_stop why = c->blocked != RETRY_STOP_NONE ? c->blocked : RETRY_STOP_MAX_ATTEMPTS;
+  retry_stop why = c->blocked != RETRY_STOP_NONE ? (retry_stop)c->blocked : RETRY_STOP_MAX_ATTEMPTS;
   int32_t status = c->last_status >= 0 ? c->last_status : c->policy->local_reject_status;
   decide_done(c, now_ns, now_ns, status, why, d);
 }
