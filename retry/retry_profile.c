@@ -25,7 +25,7 @@ static const retry_profile profiles[] = {
      false, true, false, true, RETRY_JITTER_PROPORTIONAL, 0.2},
     /* grpc-go 1.85 (stream.go, shouldRetry): every delay x U(0.8, 1.2); the backoff timer
      * races the call's context, whose deadline ends the call with DEADLINE_EXCEEDED; no
-     * hedging ("TODO(hedging)"); the throttle lives on the ClientConn. */
+     * hedging (stream.go leaves it as an open to-do); the throttle lives on the ClientConn. */
     {"grpc-go-1.85", "grpc-go 1.85: read from its sources", true, true, false, false,
      RETRY_JITTER_PROPORTIONAL, 0.2},
     /* grpc-java 1.85 (RetriableStream.intervalWithJitter on every delay, x U(0.8, 1.2) by
