@@ -56,6 +56,17 @@ cli_scenario *cli_scenario_load(const char *path, const cli_set *sets, size_t n_
  * paths are resolved against the current directory. */
 cli_scenario *cli_scenario_load_string(const char *json, const char *source, const cli_set *sets,
                                        size_t n_sets, retry_error *err);
+/* A new scenario: base as loaded (its document after the command line's --set, the policy
+ * files already read into it) with sets[0..n_sets) applied after base's own overrides and
+ * before each variant's "set", then validated like a load (same errors as --set, named
+ * "override"; a value that does not validate is reported at its JSON path). Keeps base's
+ * selection of variants (cli_scenario_select). Reads no file again and hashes nothing:
+ * sha256 and inputs are base's (plus any file an override names for the first time), and
+ * the overrides are base's followed by these. base is only read, so threads may derive from
+ * one base at once; base must outlive the result (it borrows base's distribution tables).
+ * A sweep's point is one such derivation (cli_sweep.h). NULL on error, err filled. */
+cli_scenario *cli_scenario_derive(const cli_scenario *base, const cli_set *sets, size_t n_sets,
+                                  retry_error *err);
 /* Frees s and every config it built. NULL is a no-op. */
 void cli_scenario_destroy(cli_scenario *s);
 

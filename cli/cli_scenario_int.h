@@ -73,7 +73,8 @@ typedef struct scn_data_file {
   char *path;          /* as opened (the scenario's directory joined with the name) */
   char *name;          /* as written in the scenario, for provenance */
   char sha256[65];     /* of the file's bytes as read */
-  sim_empirical *dist; /* owned */
+  sim_empirical *dist; /* owned, unless borrowed */
+  bool borrowed;       /* dist is the base scenario's (cli_scenario_derive): not freed here */
   json_t *named_at;    /* array of the JSON paths that named it */
 } scn_data_file;
 
