@@ -596,6 +596,13 @@ static bool check_set(scn_ctx *c, json_t *set) {
                       shown);
       return false;
     }
+    if (strcmp(head, "sweep") == 0 || strcmp(head, "search") == 0) {
+      retry_json_fail(&c->j, RETRY_ECONFIG,
+                      "bad path \"%s\": a variant may not change \"%s\" (every variant "
+                      "runs at the same points)",
+                      shown, head);
+      return false;
+    }
   }
   return true;
 }
@@ -1094,7 +1101,12 @@ static cli_scenario *load_buffer(const char *buf, size_t len, const char *source
     cli_scenario_destroy(s);
     return NULL;
   }
-  return build_runs(s, &c, default_name, NULL, 0, err);
+  s = build_runs(s, &c, default_name, NULL, 0, err);
+  if (s != NULL && cli__scenario_check_axes(s, err) != 0) {
+    cli_scenario_destroy(s);
+    return NULL;
+  }
+  return s;
 }
 
 /* }================================================================== */
@@ -1313,6 +1325,22 @@ const json_t *cli_scenario_overrides(const cli_scenario *s) {
 const json_t *cli_scenario_base_document(const cli_scenario *s) {
   assert(s != NULL);
   return s->doc;
+}
+
+const char *cli_scenario_source(const cli_scenario *s) {
+  assert(s != NULL);
+  return s->source;
+}
+
+/* Read from the document after --set: the loader validated both. */
+const json_t *cli_scenario_sweep_block(const cli_scenario *s) {
+  assert(s != NULL);
+  return json_object_get(s->doc, "sweep");
+}
+
+const json_t *cli_scenario_search_block(const cli_scenario *s) {
+  assert(s != NULL);
+  return json_object_get(s->doc, "search");
 }
 
 size_t cli_scenario_n_runs(const cli_scenario *s) {

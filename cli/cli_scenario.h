@@ -122,6 +122,23 @@ const json_t *cli_scenario_expect(const cli_scenario *s, size_t i);
  * applied. Borrowed. */
 const json_t *cli_scenario_document(const cli_scenario *s, size_t i);
 
+/* The value at path (the --set syntax, no selectors) in doc, or NULL when the path is bad,
+ * does not fit the document, or reaches nothing or a null; why (may be NULL) then says which
+ * ("\"services.apx\" is not there"). Borrowed from doc. */
+const json_t *cli_scenario_path_get(const json_t *doc, const char *path, char *why,
+                                    size_t why_size);
+/* Whether path is a valid --set path; false with the reason in why. */
+bool cli_scenario_path_check_set(const char *path, char *why, size_t why_size);
+
+/* The scenario file as named (for messages). Borrowed. */
+const char *cli_scenario_source(const cli_scenario *s);
+/* The document's "sweep" block (the shape validated at load, every axis checked to reach a
+ * value in every run's document; cli_sweep.h reads it), or NULL. Borrowed. */
+const json_t *cli_scenario_sweep_block(const cli_scenario *s);
+/* The document's "search" block (validated at load, its path checked like a sweep axis;
+ * cli_search.h reads it), or NULL. Borrowed. */
+const json_t *cli_scenario_search_block(const cli_scenario *s);
+
 /* Parses a duration with a unit: "250ms", "1.5s", "0.1s", "2m", "1h", "500us", "100ns", "0";
  * a bare number is an error (the unit is required) except 0. Returns 0 and sets *ns, or
  * RETRY_EINVAL / RETRY_ERANGE. */
