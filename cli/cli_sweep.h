@@ -101,4 +101,26 @@ json_t *cli_sweep_point_json(const cli_sweep *sw, size_t i);
 /* [{"path": ..., "values": [...]}, ...]. New reference, NULL when out of memory. */
 json_t *cli_sweep_axes_json(const cli_sweep *sw);
 
+/* {==================================================================
+ * The hook of `retrysim run` (cli/retrysim.c)
+ * =================================================================== */
+
+struct cli_study_spec;
+struct cli_run_opts;
+
+/* Whether s, with the command line's axes cmd (may be NULL), asks for a sweep or a search:
+ * then the run is a study, even with one replication. */
+bool cli_sweep_wanted(const cli_scenario *s, const cli_sweep *cmd);
+
+/* Runs the study tmpl describes (replications, confidence, baseline, jobs, shard: everything
+ * but the points) over the sweep's points: cmd's axes when it has any, else the scenario's
+ * "sweep"; one scenario derived per point (cli_scenario_derive), then cli_study_run. With a
+ * "search" in s, runs the search instead (cli_search_run_study). Returns the exit status,
+ * every error printed on opts->err as one "retrysim: " line (a point that does not
+ * validate: the error, then the point's values). */
+int cli_sweep_run_study(const cli_scenario *s, const cli_sweep *cmd,
+                        const struct cli_study_spec *tmpl, const struct cli_run_opts *opts);
+
+/* }================================================================== */
+
 #endif /* CLI_SWEEP_H */
