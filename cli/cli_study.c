@@ -829,6 +829,67 @@ int cli_study_finish(const json_t *plan, const json_t *records, const cli_study_
 /* }================================================================== */
 
 /* {==================================================================
+ * The scenario of each point
+ * =================================================================== */
+
+int cli_study_load_points(const char *path, const cli_set *sets, size_t n_sets,
+                          const cli_study_point *points, size_t n_points,
+                          const char *const *variants, size_t n_variants, uint64_t max_bytes,
+                          cli_scenario **out, retry_error *err) {
+  for (size_t p = 0; p < n_points; p++)
+    out[p] = NULL;
+  int rc = 0;
+  for (size_t p = 0; p < n_points && rc == 0; p++) {
+    size_t n = n_sets + points[p].n_sets;
+    cli_set *all = malloc((n > 0 ? n : 1) * sizeof *all);
+    if (all == NULL) {
+      retry_error_set(err, RETRY_ENOMEM, path, "", -1, -1, "out of memory loading the points");
+      rc = RETRY_ENOMEM;
+      break;
+    }
+    /* The point's sets go after the command line's, so a sweep's axis wins over a --set of
+     * the same path. */
+    for (size_t i = 0; i < n_sets; i++)
+      all[i] = sets[i];
+    for (size_t i = 0; i < points[p].n_sets; i++)
+      all[n_sets + i] = points[p].sets[i];
+    retry_error e;
+    retry_error_clear(&e);
+    out[p] = cli_scenario_load(path, all, n, &e);
+    free(all);
+    if (out[p] != NULL && (cli_scenario_select(out[p], variants, n_variants, &e) != 0 ||
+                           cli_run_validate(out[p], path, &e) != 0 ||
+                           cli_scenario_check_memory(out[p], max_bytes, &e) != 0)) {
+      cli_scenario_destroy(out[p]);
+      out[p] = NULL;
+    }
+    if (out[p] == NULL) {
+      rc = e.code != RETRY_OK ? e.code : RETRY_ENOMEM;
+      if (err != NULL) {
+        *err = e;
+        /* Name the point when the message has room: its first set is enough to find it. */
+        char suffix[100];
+        const cli_set *first = points[p].n_sets > 0 ? &points[p].sets[0] : NULL;
+        snprintf(suffix, sizeof suffix, " (point %zu%s%.40s%s%.30s)", p, first ? ": " : "",
+                 first ? first->path : "", first ? "=" : "",
+                 first && first->value ? first->value : "");
+        size_t len = strlen(err->message);
+        if (len + strlen(suffix) < sizeof err->message)
+          memcpy(err->message + len, suffix, strlen(suffix) + 1);
+      }
+    }
+  }
+  if (rc != 0)
+    for (size_t p = 0; p < n_points; p++) {
+      cli_scenario_destroy(out[p]);
+      out[p] = NULL;
+    }
+  return rc;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
  * A local study
  * =================================================================== */
 
