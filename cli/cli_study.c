@@ -173,6 +173,7 @@ int cli_study_run_jobs(const cli_study_job *jobs, size_t n, unsigned n_threads, 
     p.running -= n_threads - started;
     double start = wall_s();
     int width = 0;
+    double last = 0;
     while (p.running > 0) {
       struct timespec ts;
       clock_gettime(CLOCK_REALTIME, &ts);
@@ -183,7 +184,11 @@ int cli_study_run_jobs(const cli_study_job *jobs, size_t n, unsigned n_threads, 
       }
       pthread_cond_timedwait(&p.cv, &p.mu, &ts);
       double el = wall_s() - start;
-      if (progress != NULL && el > 1.0) width = progress_draw(progress, p.done, n, el, width);
+      /* The first second stays silent (short studies draw nothing); then 4 lines a second. */
+      if (progress != NULL && el > 1.0 && el - last >= 0.25) {
+        width = progress_draw(progress, p.done, n, el, width);
+        last = el;
+      }
     }
     pthread_mutex_unlock(&p.mu);
     for (unsigned t = 0; t < started; t++)
@@ -647,7 +652,7 @@ static void cell(const json_t *a, const char *metric, char *buf, size_t size) {
 #define N_COLS 8
 static int print_table(const study *st, FILE *f) {
   static const char *const head[N_COLS] = {"variant", "n",    "goodput/s",    "attempts/call",
-                                           "p99 ms",  "dups", "P(recovered)", "recovery s"};
+                                           "p99 ms",  "dups", "P(recovered)", "median recovery s"};
   static const char *const metrics[] = {"goodput_per_s", "calls.attempts_per_call",
                                         "latency_ms.p99", "side_effects.duplicates"};
   size_t rows = st->nv + 1;
@@ -688,9 +693,9 @@ static int print_table(const study *st, FILE *f) {
       const json_t *rs = json_object_get(a, "recovery_s");
       const json_t *med = json_object_get(rs, "median");
       if (json_is_number(med))
-        snprintf(row[7], 96, "median %.3g", json_number_value(med));
+        snprintf(row[7], 96, "%.3g", json_number_value(med));
       else
-        snprintf(row[7], 96, "%s", rs != NULL ? "median never" : "-");
+        snprintf(row[7], 96, "%s", rs != NULL ? "never (most)" : "-");
     }
     int width[N_COLS] = {0};
     for (size_t r = 0; r < rows; r++)
