@@ -629,6 +629,14 @@ static void point_label(const study *st, size_t p, char *buf, size_t size) {
  * The text table
  * =================================================================== */
 
+/* x with sig significant digits, but never in exponent form for |x| >= 1 (160, not 1.6e+02). */
+static void fmt_sig(char *buf, size_t size, double x, int sig) {
+  if (fabs(x) >= pow(10, sig))
+    snprintf(buf, size, "%.0f", x);
+  else
+    snprintf(buf, size, "%.*g", sig, x);
+}
+
 /* A cell "mean ±half_width" of metric in aggregate a, with '*' when its paired difference from
  * the baseline is distinguishable from zero. */
 static void cell(const json_t *a, const char *metric, char *buf, size_t size) {
@@ -641,12 +649,17 @@ static void cell(const json_t *a, const char *metric, char *buf, size_t size) {
   const json_t *pd =
       json_object_get(json_object_get(json_object_get(a, "paired"), "metrics"), metric);
   const char *mark = json_is_true(json_object_get(pd, "distinguishable")) ? "*" : "";
-  if (!json_is_number(mean))
+  if (!json_is_number(mean)) {
     snprintf(buf, size, "-");
-  else if (json_is_number(hw))
-    snprintf(buf, size, "%.4g ±%.2g%s", json_number_value(mean), json_number_value(hw), mark);
+    return;
+  }
+  char m[40], h[40];
+  fmt_sig(m, sizeof m, json_number_value(mean), 4);
+  fmt_sig(h, sizeof h, json_number_value(hw), 2);
+  if (json_is_number(hw))
+    snprintf(buf, size, "%s ±%s%s", m, h, mark);
   else
-    snprintf(buf, size, "%.4g%s", json_number_value(mean), mark);
+    snprintf(buf, size, "%s%s", m, mark);
 }
 
 #define N_COLS 8
@@ -735,6 +748,24 @@ static void print_error(FILE *f, const retry_error *e) {
   fprintf(f, "retrysim: %s\n", buf);
 }
 
+/* The expectations as they apply to an aggregate, where a boolean became its share of true:
+ * `true` means every replication (share >= 1), `false` none (share <= 0). Returns a new
+ * reference (expect itself, with a reference, when it has no boolean), NULL when out of memory
+ * or when expect is NULL. */
+static json_t *expect_for_means(const json_t *expect) {
+  if (expect == NULL) return NULL;
+  json_t *e = json_deep_copy(expect);
+  const char *key;
+  json_t *v;
+  void *tmp;
+  json_object_foreach_safe(e, tmp, key, v) {
+    if (json_is_boolean(v))
+      json_object_set_new(
+          e, key, json_pack("{s:i}", json_is_true(v) ? "min" : "max", json_is_true(v) ? 1 : 0));
+  }
+  return e;
+}
+
 /* Checks every variant's expectations against its aggregate at every point. */
 static int check_all(const study *st, const cli_study_spec *spec, const cli_run_opts *o,
                      bool *junit_failed) {
@@ -750,13 +781,14 @@ static int check_all(const study *st, const cli_study_spec *spec, const cli_run_
     point_label(st, p, label, sizeof label);
     const cli_scenario *s = spec->scenarios[spec->n_points > 0 ? p : 0];
     for (size_t v = 0; v < st->nv; v++) {
-      const json_t *expect = cli_scenario_expect(s, v);
+      json_t *expect = expect_for_means(cli_scenario_expect(s, v));
       char name[700];
       snprintf(name, sizeof name, "%s%s%s%s", variant_name(st, v), label[0] ? " (" : "", label,
                label[0] ? ")" : "");
       total += json_object_size(expect);
       failed += cli_expect_check_to(expect, st->aggs[p * st->nv + v], name, o->err, verbose,
                                     junit != NULL ? cli_junit_add : NULL, junit);
+      json_decref(expect);
     }
   }
   if (junit != NULL) {

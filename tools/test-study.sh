@@ -111,6 +111,17 @@ grep -q "±" "$tmp/table.txt" && grep -q "P(recovered)" "$tmp/table.txt" &&
   grep -q "\* = differs from no-retries" "$tmp/table.txt" && ok ||
   fail "the table lacks half-widths, P(recovered) or the marks: $(cat "$tmp/table.txt")"
 
+# --check against the means: quickstart's expectations hold over 2 replications (recovered:
+# true means every replication recovered); a broken one fails, naming the variant.
+"$bin" run "$scn" --reps 2 -j 2 --check --quiet 2>"$tmp/check.txt" && ok ||
+  fail "--check of quickstart over 2 replications: $(cat "$tmp/check.txt")"
+"$bin" run "$scn" --reps 2 -j 2 --check --quiet --set 'variants[0].expect.goodput_per_s=[0,1]' \
+  2>"$tmp/check.txt"
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "^FAIL no-retries: goodput_per_s: expected \[0, 1\]" "$tmp/check.txt" &&
+  grep -q "1 failed (against the means over 2 replications)" "$tmp/check.txt" && ok ||
+  fail "a failed expectation of a study: exit $rc: $(cat "$tmp/check.txt")"
+
 # expect_error WHAT PATTERN COMMAND...: exit 2, one line matching PATTERN, no file in $tmp/bad.
 expect_error() {
   what=$1 pattern=$2
