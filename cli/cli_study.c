@@ -435,8 +435,12 @@ static void csv_json(FILE *f, const json_t *v) {
     csv_text(f, json_string_value(v));
     return;
   }
-  if (json_is_number(v)) {
-    csv_num(f, json_number_value(v));
+  if (json_is_integer(v)) { /* seeds: every digit */
+    fprintf(f, "%lld", (long long)json_integer_value(v));
+    return;
+  }
+  if (json_is_real(v)) {
+    csv_num(f, json_real_value(v));
     return;
   }
   char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
