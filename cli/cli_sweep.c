@@ -500,7 +500,8 @@ static void point_tail(const cli_sweep *sw, const cli_set *sets, size_t p, char 
 }
 
 int cli_sweep_run_study(const cli_scenario *s, const cli_sweep *cmd,
-                        const struct cli_study_spec *tmpl, const struct cli_run_opts *opts) {
+                        const struct cli_study_spec *tmpl, uint64_t max_bytes,
+                        const struct cli_run_opts *opts) {
   if (cli_scenario_search_block(s) != NULL) {
     if (cmd != NULL && cmd->n_axes > 0) {
       fprintf(opts->err,
@@ -533,6 +534,12 @@ int cli_sweep_run_study(const cli_scenario *s, const cli_sweep *cmd,
     cli_sweep_point(&sw, p, sets + p * na);
     points[p] = (cli_study_point){sets + p * na, na};
     scenarios[p] = cli_scenario_derive(s, sets + p * na, na, &err);
+    if (scenarios[p] != NULL &&
+        (cli_run_validate(scenarios[p], cli_scenario_source(s), &err) != 0 ||
+         cli_scenario_check_memory(scenarios[p], max_bytes, &err) != 0)) {
+      cli_scenario_destroy(scenarios[p]);
+      scenarios[p] = NULL;
+    }
     if (scenarios[p] == NULL) {
       char tail[400];
       point_tail(&sw, sets + p * na, p, tail, sizeof tail);

@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cli/cli_scenario.h"
 #include "retry/retry.h"
@@ -114,12 +115,14 @@ bool cli_sweep_wanted(const cli_scenario *s, const cli_sweep *cmd);
 
 /* Runs the study tmpl describes (replications, confidence, baseline, jobs, shard: everything
  * but the points) over the sweep's points: cmd's axes when it has any, else the scenario's
- * "sweep"; one scenario derived per point (cli_scenario_derive), then cli_study_run. With a
+ * "sweep"; one scenario derived per point (cli_scenario_derive) and checked as `run` checks
+ * the one it loads (expectations, no run's world over max_bytes), then cli_study_run. With a
  * "search" in s, runs the search instead (cli_search_run_study). Returns the exit status,
  * every error printed on opts->err as one "retrysim: " line (a point that does not
  * validate: the error, then the point's values). */
 int cli_sweep_run_study(const cli_scenario *s, const cli_sweep *cmd,
-                        const struct cli_study_spec *tmpl, const struct cli_run_opts *opts);
+                        const struct cli_study_spec *tmpl, uint64_t max_bytes,
+                        const struct cli_run_opts *opts);
 
 /* }================================================================== */
 

@@ -621,7 +621,7 @@ static int run_study_or_plain(cli *c, cli_scenario *s) {
                          .shard_k = c->shard_k,
                          .shard_n = c->shard_n,
                          .search = NULL};
-  if (cli_sweep_wanted(s, &c->sweep)) return cli_sweep_run_study(s, &c->sweep, &spec, &c->opts);
+  if (cli_sweep_wanted(s, &c->sweep)) return cli_sweep_run_study(s, &c->sweep, &spec, c->max_memory, &c->opts);
   return cli_study_run(&spec, &c->opts);
 }
 
