@@ -86,6 +86,32 @@ static void test_threads_same_results(void **state) {
   cli_scenario_destroy(s);
 }
 
+/* A probe counts the replications where a boolean metric is true: the tiny scenario never
+ * recovers within its 1 s with the default 10 s hold, and always does with a 200 ms hold; a
+ * number or a missing metric counts nowhere. */
+static void test_probe_counts(void **state) {
+  (void)state;
+  retry_error err;
+  retry_error_clear(&err);
+  cli_scenario *s = cli_scenario_load_string(scenario_json, "tiny.json", NULL, 0, &err);
+  cli_set hold[] = {{"recovery.hold", "200ms"}};
+  cli_scenario *h = cli_scenario_load_string(scenario_json, "tiny.json", hold, 1, &err);
+  assert_non_null(s);
+  assert_non_null(h);
+  size_t k = 9, n = 9;
+  assert_int_equal(cli_study_probe(s, 1, 7, 0, 4, 2, "recovery.recovered", &k, &n, &err), 0);
+  assert_int_equal(n, 4);
+  assert_int_equal(k, 0);
+  assert_int_equal(cli_study_probe(h, 1, 7, 2, 3, 2, "recovery.recovered", &k, &n, &err), 0);
+  assert_int_equal(n, 3);
+  assert_int_equal(k, 3);
+  assert_int_equal(cli_study_probe(h, 0, 7, 0, 2, 1, "no.such.metric", &k, &n, &err), 0);
+  assert_int_equal(n, 0);
+  assert_int_equal(k, 0);
+  cli_scenario_destroy(s);
+  cli_scenario_destroy(h);
+}
+
 static json_t *load_summary(const char *dir) {
   char path[700];
   snprintf(path, sizeof path, "%s/summary.json", dir);
@@ -189,6 +215,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_seed_known_values),
       cmocka_unit_test(test_threads_same_results),
+      cmocka_unit_test(test_probe_counts),
       cmocka_unit_test(test_study_over_points),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
