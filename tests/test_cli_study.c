@@ -197,6 +197,33 @@ static void test_study_over_points(void **state) {
   fclose(sink);
   cli_scenario_destroy(scn[0]);
   cli_scenario_destroy(scn[1]);
+
+  /* The table names each point and shows half-widths; --check checks the means at every point
+   * and names the point in its FAIL line (goodput at 100/s is about 100/s, never above 150). */
+  cli_set cmdline[] = {{"expect.goodput_per_s", "{\"max\": 150}"}};
+  assert_int_equal(
+      cli_study_load_points(path, cmdline, 1, points, 2, NULL, 0, UINT64_MAX, scn, &err), 0);
+  char *text = NULL, *report = NULL;
+  size_t text_len = 0, report_len = 0;
+  FILE *tf = open_memstream(&text, &text_len), *rf = open_memstream(&report, &report_len);
+  cli_run_opts t = {.check = true, .out = tf, .err = rf};
+  spec.baseline = "none";
+  spec.reps = 2;
+  assert_int_equal(cli_study_run(&spec, &t), CLI_EXIT_CHECK);
+  fclose(tf);
+  fclose(rf);
+  assert_non_null(strstr(text, "2 points x 2 variants x 2 replications, 90 % intervals"));
+  assert_non_null(strstr(text, "\nclients.web.arrival.rate=100/s\n"));
+  assert_non_null(strstr(text, "\nclients.web.arrival.rate=300/s\n"));
+  assert_non_null(strstr(text, " ±"));
+  assert_null(strstr(report, "FAIL none (clients.web.arrival.rate=100/s)"));
+  assert_non_null(strstr(report, "FAIL none (clients.web.arrival.rate=300/s): goodput_per_s"));
+  assert_non_null(strstr(report, "FAIL retries (clients.web.arrival.rate=300/s): goodput_per_s"));
+  assert_non_null(strstr(report, "check: 2 passed, 2 failed (against the means over 2"));
+  free(text);
+  free(report);
+  cli_scenario_destroy(scn[0]);
+  cli_scenario_destroy(scn[1]);
   cli_scenario_destroy(base);
   /* A point whose value the loader refuses: the error names the point. */
   cli_set bad[] = {{"clients.web.arrival.rate", "fast"}};
