@@ -10,8 +10,12 @@
 #   grpc    libgrpc-dev, python3-grpcio (make sim-to-real only; nothing else needs gRPC)
 #   browser chromium, tidy             (make test-html: report.html rendered headless, validated)
 #   peers   python3, python3-simpy3    (make bench-peers: the same M/M/1 in SimPy)
-# Without a group: engine, kernel, test and plot (grpc, browser and peers are for make
-# sim-to-real, make test-html and make bench-peers only).
+#   parallel GNU parallel              (make test: a sweep's shards run through parallel)
+#   slurm   slurmctld, slurmd, slurm-client, munge
+#                                      (make test-slurm: a one-node Slurm cluster on localhost)
+# Without a group: engine, kernel, test and plot (grpc, browser, peers and slurm are for make
+# sim-to-real, make test-html, make bench-peers and make test-slurm only; parallel is asked
+# for by make test's own step).
 set -eu
 
 # make -j runs several deps steps at once; apt-get allows one at a time, so each step checks and
@@ -45,7 +49,13 @@ for g in "$@"; do
             else
               missing="$missing python3 python3-simpy3"
             fi ;;
-    *) echo "deps: unknown group '$g' (engine, kernel, test, plot, grpc, browser, peers)" >&2; exit 2 ;;
+    parallel) command -v parallel >/dev/null 2>&1 || missing="$missing parallel" ;;
+    slurm)  for p in slurmctld slurmd; do
+              command -v "$p" >/dev/null 2>&1 || [ -x "/usr/sbin/$p" ] || missing="$missing $p"
+            done
+            command -v sbatch >/dev/null 2>&1 || missing="$missing slurm-client"
+            command -v munged >/dev/null 2>&1 || [ -x /usr/sbin/munged ] || missing="$missing munge" ;;
+    *) echo "deps: unknown group '$g' (engine, kernel, test, plot, grpc, browser, peers, parallel, slurm)" >&2; exit 2 ;;
   esac
 done
 
