@@ -18,6 +18,12 @@ live_pid() {
   echo "$p"
 }
 
+# Still running (a zombie waiting for its parent to reap it counts as ended).
+alive() {
+  kill -0 "$1" 2>/dev/null || return 1
+  ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null
+}
+
 # Jobs first, while slurmctld and slurmd still run: their steps end cleanly.
 if [ -f "$dir/slurm.conf" ] && live_pid slurmctld >/dev/null; then
   SLURM_CONF="$dir/slurm.conf" scancel --quiet --full --user=root 2>/dev/null || true
@@ -36,7 +42,7 @@ stop() {
   done
   i=0
   for p in $pids; do
-    while kill -0 "$p" 2>/dev/null; do
+    while alive "$p"; do
       i=$((i + 1))
       if [ $i -ge 60 ]; then kill -9 "$p" 2>/dev/null || true; break; fi
       sleep 0.25
@@ -47,9 +53,10 @@ stop() {
 stop slurmd slurmctld
 stop munged
 # slurmstepd of a step that outlived its slurmd (they name the spool folder in their socket).
-for p in $(ls /proc | grep '^[0-9][0-9]*$'); do
-  [ -r "/proc/$p/comm" ] && grep -q '^slurmstepd' "/proc/$p/comm" 2>/dev/null || continue
-  tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "SLURM_CONF=$dir/slurm.conf" &&
-    kill -9 "$p" 2>/dev/null
+for pd in /proc/[0-9]*; do
+  grep -q '^slurmstepd' "$pd/comm" 2>/dev/null || continue
+  if tr '\0' '\n' <"$pd/environ" 2>/dev/null | grep -qx "SLURM_CONF=$dir/slurm.conf"; then
+    kill -9 "${pd#/proc/}" 2>/dev/null
+  fi
 done
 exit 0

@@ -15,7 +15,7 @@ set -eu
 
 [ $# -eq 1 ] || { echo "usage: $0 DIR" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "slurm-up: must run as root (slurmd runs jobs as their user)" >&2; exit 1; }
-for p in munged mungekey munge slurmctld slurmd sinfo; do
+for p in munged mungekey munge slurmctld slurmd sinfo python3; do
   command -v "$p" >/dev/null 2>&1 || [ -x "/usr/sbin/$p" ] || {
     echo "slurm-up: $p not found; install it: sh tools/deps.sh slurm" >&2; exit 1; }
 done
@@ -51,12 +51,12 @@ if [ -n "${RETRYSIM_SLURM_PORT:-}" ]; then
   ctld_port=$RETRYSIM_SLURM_PORT
   slurmd_port=$((RETRYSIM_SLURM_PORT + 1))
 else
-  set -- $(python3 -c 'import socket
+  ports=$(python3 -c 'import socket
 ss = [socket.socket() for _ in range(2)]
 for s in ss: s.bind(("127.0.0.1", 0))
 print(" ".join(str(s.getsockname()[1]) for s in ss))')
-  ctld_port=$1
-  slurmd_port=$2
+  ctld_port=${ports% *}
+  slurmd_port=${ports#* }
 fi
 
 # ---- slurm.conf: this machine as the one node, with its real CPUs and memory

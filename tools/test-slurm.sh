@@ -1,11 +1,12 @@
 #!/bin/sh
 # Issue 11: a study through a real Slurm cluster gives exactly the files of one local run.
 # Starts a one-node cluster on this machine (tools/slurm-up.sh: munged, slurmctld and slurmd on
-# localhost, everything under a temporary folder), submits the sweep's shards as a job array
-# (sbatch --array=1-4, each task `--shard $SLURM_ARRAY_TASK_ID/4`) and the merge as a job that
-# depends on it (--dependency=afterok:ARRAY), waits by polling squeue (sbatch --wait polls at 2,
-# 10, 42 s), checks every task and the merge COMPLETED with exit 0 (scontrol show job), and
-# compares every merged file with the local run's (cmp). Stops what it started, always.
+# localhost, everything under a temporary folder), submits a study's shards as a job array
+# (sbatch --array=1-4, task K runs `--shard K/4`) and the merge as a job that depends on it
+# (--dependency=afterok:ARRAY), both job scripts taken from docs/scaling-out.md, waits by
+# polling squeue (sbatch --wait polls at 2, 10, 42 s), checks every task and the merge
+# COMPLETED with exit 0 and in that order (scontrol show job), and compares every merged file
+# with the local run's (cmp). Stops what it started, always.
 # As root it installs what it needs (tools/deps.sh slurm); not as root it skips, saying so,
 # because slurmd must run as root (CI runs as root: there it runs).
 # Usage: BUILD=build sh tools/test-slurm.sh          (make test-slurm)
@@ -52,35 +53,28 @@ set -- --duration 40s --reps 4 --quiet
 "$bin" run "$scenario" "$@" --out "$tmp/local" >"$tmp/local.log" 2>&1 ||
   { cat "$tmp/local.log"; fail "the local run failed"; }
 
-# docs/scaling-out.md's two job scripts, as written there (the study's options after the
-# scenario; RETRYSIM names the program).
+# docs/scaling-out.md's two job scripts, as written there: the fenced block after each line
+# "<!-- tools/test-slurm.sh submits this block as it stands -->" (the shards', then the merge's).
+doc_block() {
+  awk -v n="$1" '/^<!-- tools\/test-slurm.sh submits this block/ { c++; want = (c == n); next }
+    want && /^```/ { if (inside) exit; inside = 1; next }
+    want && inside { print }' "$here/../docs/scaling-out.md"
+}
+doc_block 1 >"$tmp/shards.sbatch"
+doc_block 2 >"$tmp/merge.sbatch"
+grep -q -- '--shard' "$tmp/shards.sbatch" || fail "no shard job script found in docs/scaling-out.md"
+grep -q 'retrysim merge' "$tmp/merge.sbatch" || fail "no merge job script found in docs/scaling-out.md"
 mkdir -p "$tmp/out" "$tmp/study"
-cat >"$tmp/shards.sbatch" <<'EOF'
-#!/bin/sh
-#SBATCH --job-name=retrysim-shards
-#SBATCH --array=1-4
-#SBATCH --cpus-per-task=1
-#SBATCH --output=out/shard-%a.out
-# One shard of the study per array task: task K runs runs K, K+4, K+8, ... of the run list.
-exec "$RETRYSIM" run "$@" --shard "$SLURM_ARRAY_TASK_ID/4" --out "study/shard-$SLURM_ARRAY_TASK_ID"
-EOF
-cat >"$tmp/merge.sbatch" <<'EOF'
-#!/bin/sh
-#SBATCH --job-name=retrysim-merge
-#SBATCH --output=out/merge.out
-exec "$RETRYSIM" merge study/shard-* --out study/merged
-EOF
+# The jobs find this build's retrysim on PATH (sbatch passes the environment on).
+PATH="$bindir:$PATH"
+export PATH
 t1=$(date +%s)
-cd "$tmp" || fail "cd $tmp"
-array=$(sbatch --parsable --export=ALL,RETRYSIM="$bindir/retrysim" --chdir="$tmp" shards.sbatch \
-  "$top/$scenario" "$@") ||
+array=$(sbatch --parsable --array=1-4 --chdir="$tmp" "$tmp/shards.sbatch" "$top/$scenario" "$@") ||
   fail "sbatch of the shard array failed"
 array=${array%%;*}
-merge=$(sbatch --parsable --export=ALL,RETRYSIM="$bindir/retrysim" --chdir="$tmp" \
-  --dependency=afterok:"$array" --kill-on-invalid-dep=yes merge.sbatch) ||
-  fail "sbatch of the merge job failed"
+merge=$(sbatch --parsable --chdir="$tmp" --dependency=afterok:"$array" --kill-on-invalid-dep=yes \
+  "$tmp/merge.sbatch") || fail "sbatch of the merge job failed"
 merge=${merge%%;*}
-cd "$top" || fail "cd $top"
 
 # Wait by polling: both jobs leave squeue when they ended (pending, running, completing).
 i=0
@@ -101,16 +95,17 @@ grep -q 'JobState=COMPLETED .*ExitCode=0:0' "$tmp/merge.txt" ||
 # The merge started after the last task ended (afterok), not beside it (ISO times sort as text).
 last_end=$(sed -n 's/.* EndTime=\([^ ]*\) .*/\1/p' "$tmp/array.txt" | LC_ALL=C sort | tail -n 1)
 merge_start=$(sed -n 's/.* StartTime=\([^ ]*\) .*/\1/p' "$tmp/merge.txt")
-[ -n "$last_end" ] && [ -n "$merge_start" ] || fail "no EndTime/StartTime in scontrol's answers"
+{ [ -n "$last_end" ] && [ -n "$merge_start" ]; } || fail "no EndTime/StartTime in scontrol's answers"
 [ "$(printf '%s\n%s\n' "$last_end" "$merge_start" | LC_ALL=C sort | head -n 1)" = "$last_end" ] ||
   fail "the merge started at $merge_start, before the last shard ended ($last_end)"
 
-(cd "$tmp/local" && find . -type f | LC_ALL=C sort) >"$tmp/list-a"
-(cd "$tmp/study/merged" && find . -type f | LC_ALL=C sort) >"$tmp/list-b" 2>/dev/null
+(cd "$tmp/local" && find . -maxdepth 1 -type f | LC_ALL=C sort) >"$tmp/list-a"
+# The merged files sit beside the shard folders, as with plan's merge line.
+(cd "$tmp/study" && find . -maxdepth 1 -type f | LC_ALL=C sort) >"$tmp/list-b"
 cmp -s "$tmp/list-a" "$tmp/list-b" || { diff "$tmp/list-a" "$tmp/list-b"; fail "not the same files as the local run"; }
 [ -s "$tmp/list-a" ] || fail "the local run wrote no files"
 while IFS= read -r f; do
-  cmp "$tmp/local/$f" "$tmp/study/merged/$f" || fail "$f differs from the local run's"
+  cmp "$tmp/local/$f" "$tmp/study/$f" || fail "$f differs from the local run's"
 done <"$tmp/list-a"
 
 t2=$(date +%s)
