@@ -60,6 +60,18 @@ unsigned cli_study_default_jobs(void);
 int cli_study_run_jobs(const cli_study_job *jobs, size_t n, unsigned n_threads, FILE *progress,
                        json_t **results, retry_error *err);
 
+/* Loads the scenario of each point: the file at path with sets[0..n_sets) (the command line's
+ * --set, --duration last) and then the point's own sets, keeps the variants named in
+ * variants[0..n_variants) (0: all), and validates it as `run` does (expectations, memory limit
+ * max_bytes). out[0..n_points) receives the scenarios (free each with cli_scenario_destroy). A
+ * sweep's (cli_sweep) stand-in until the loader can apply a point's sets to a parsed document:
+ * it re-reads the file per point (not per run). Returns 0, or a RETRY code with err filled
+ * (naming the point's sets in the message) and every out[i] NULL. */
+int cli_study_load_points(const char *path, const cli_set *sets, size_t n_sets,
+                          const cli_study_point *points, size_t n_points,
+                          const char *const *variants, size_t n_variants, uint64_t max_bytes,
+                          cli_scenario **out, retry_error *err);
+
 /* What a study is asked to do. */
 typedef struct cli_study_spec {
   const char *source;            /* the scenario file, for messages */

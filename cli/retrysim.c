@@ -104,7 +104,11 @@ typedef struct cli {
   unsigned jobs;         /* -j, 0 when not given (the processors online) */
   unsigned shard_k;      /* --shard K/N; shard_n 0 when not given */
   unsigned shard_n;
-  unsigned shards;     /* plan --shards N, 0 when not given */
+  unsigned shards; /* plan --shards N, 0 when not given */
+  /* The sweep's points (cli_study.h), from --sweep or the scenario's "sweep" (cli_sweep.h, to
+   * come); n_points 0: no sweep. Owned by whoever fills them. */
+  cli_study_point *points;
+  size_t n_points;
   uint64_t max_memory; /* --max-memory in bytes; UINT64_MAX: no limit */
   cli_run_opts opts;   /* for the run driver; out and err are set in main */
 } cli;
@@ -583,7 +587,7 @@ static int run_study_or_plain(cli *c, cli_scenario *s) {
   double level = !isnan(c->confidence) ? c->confidence : cli_scenario_confidence(s);
   if (isnan(level)) level = CLI_STUDY_DEFAULT_CONFIDENCE;
   const char *baseline = c->baseline != NULL ? c->baseline : cli_scenario_baseline(s);
-  bool study = reps > 1 || c->shard_n > 0;
+  bool study = reps > 1 || c->shard_n > 0 || c->n_points > 0;
   if (!study) {
     if (c->baseline != NULL || !isnan(c->confidence))
       return usage_error("%s",
@@ -592,12 +596,30 @@ static int run_study_or_plain(cli *c, cli_scenario *s) {
     return cli_run_scenario(s, &c->opts);
   }
   if (c->opts.plot) return usage_error("%s", "--plot draws one run's files; a study has none yet");
-  const cli_scenario *scenarios[1] = {s};
+  /* One scenario per point; without a sweep, the one loaded. */
+  size_t np = c->n_points > 0 ? c->n_points : 1;
+  cli_scenario **scenarios = calloc(np, sizeof *scenarios);
+  if (scenarios == NULL) return out_of_memory();
+  if (c->n_points == 0) {
+    scenarios[0] = s;
+  } else {
+    retry_error err;
+    retry_error_clear(&err);
+    int rc = cli_study_load_points(c->scenario, c->sets, c->n_sets, c->points, c->n_points,
+                                   c->variants, c->n_variants, c->max_memory, scenarios, &err);
+    if (rc != 0) {
+      char buf[800];
+      retry_error_format(&err, buf, sizeof buf);
+      fprintf(stderr, "retrysim: %s\n", buf);
+      free(scenarios);
+      return cli_run_exit_status(rc);
+    }
+  }
   cli_study_spec spec = {.source = c->scenario,
                          .base = s,
-                         .points = NULL,
-                         .n_points = 0,
-                         .scenarios = scenarios,
+                         .points = c->points,
+                         .n_points = c->n_points,
+                         .scenarios = (const cli_scenario *const *)scenarios,
                          .reps = reps,
                          .confidence = level,
                          .baseline = baseline,
@@ -606,7 +628,11 @@ static int run_study_or_plain(cli *c, cli_scenario *s) {
                          .shard_k = c->shard_k,
                          .shard_n = c->shard_n,
                          .search = NULL};
-  return cli_study_run(&spec, &c->opts);
+  int status = cli_study_run(&spec, &c->opts);
+  for (size_t p = 0; p < c->n_points; p++)
+    cli_scenario_destroy(scenarios[p]);
+  free(scenarios);
+  return status;
 }
 
 static int run_command(cli *c, int argc, char **argv) {
