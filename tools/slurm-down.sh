@@ -55,7 +55,7 @@ stop munged
 # slurmstepd of a step that outlived its slurmd (they name the spool folder in their socket).
 for pd in /proc/[0-9]*; do
   grep -q '^slurmstepd' "$pd/comm" 2>/dev/null || continue
-  if tr '\0' '\n' <"$pd/environ" 2>/dev/null | grep -qx "SLURM_CONF=$dir/slurm.conf"; then
+  if { tr '\0' '\n' <"$pd/environ"; } 2>/dev/null | grep -qx "SLURM_CONF=$dir/slurm.conf"; then
     kill -9 "${pd#/proc/}" 2>/dev/null
   fi
 done

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Issue 11: a study run past one process, through GNU parallel, gives exactly the files of one
-# local run. A small study (variants x replications) runs (1) as one local `retrysim run`, (2) as the
+# local run. A small sweep with replications runs (1) as one local `retrysim run`, (2) as the
 # shard commands `retrysim plan --shards 4` prints, run by `parallel`, then the merge line it
 # prints, and (3) as docs/scaling-out.md's recipe (`parallel ... --shard {}/4 ::: 1 2 3 4`, then
 # `retrysim merge`). Every file of (2) and (3) must equal (cmp) the local run's, and the file
@@ -28,9 +28,10 @@ fail() {
   exit 1
 }
 
-# 3 variants x 4 replications = 12 runs of 40 simulated seconds (the trigger is at 20-35 s),
-# each variant on the same four seeds.
-set -- experiments/quickstart.json --duration 40s --reps 4 --quiet
+# A sweep of 2 rates x 2 variants x 3 replications = 12 runs of 40 simulated seconds (the
+# trigger is at 20-35 s), every point and variant on the same three seeds.
+set -- experiments/quickstart.json --duration 40s --reps 3 \
+  --variant no-retries --variant throttled --sweep clients.web.arrival.rate=1500/s,2500/s --quiet
 
 # same_files A B WHAT: A and B hold the same files, each byte-identical (B's shard folders,
 # where the merged files sit beside them, are not compared).
@@ -95,6 +96,6 @@ retrysim merge "$tmp"/recipe/shard-1 "$tmp"/recipe/shard-1 "$tmp"/recipe/shard-2
 rc=$?
 [ "$rc" -eq 2 ] || { cat "$tmp/bad2.log"; fail "merge with shard 1 twice exited $rc, not 2"; }
 
-echo "test-parallel: a study of 12 runs (3 variants x 4 replications) in 4 shards through GNU parallel ($(parallel --version |
+echo "test-parallel: a sweep of 12 runs (2 rates x 2 variants x 3 replications) in 4 shards through GNU parallel ($(parallel --version |
   head -n 1)), merged, equals the local run (every file cmp-identical), both from plan's lines" \
   "and from the recipe; merge refuses a missing or duplicated shard"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Issue 11: a study through a real Slurm cluster gives exactly the files of one local run.
 # Starts a one-node cluster on this machine (tools/slurm-up.sh: munged, slurmctld and slurmd on
-# localhost, everything under a temporary folder), submits a study's shards as a job array
+# localhost, everything under a temporary folder), submits a sweep's shards as a job array
 # (sbatch --array=1-4, task K runs `--shard K/4`) and the merge as a job that depends on it
 # (--dependency=afterok:ARRAY), both job scripts taken from docs/scaling-out.md, waits by
 # polling squeue (sbatch --wait polls at 2, 10, 42 s), checks every task and the merge
@@ -34,6 +34,10 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
+# Milliseconds since the epoch (GNU date), and a span of them as seconds with one decimal.
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+secs() { ms=$(($(now_ms) - $1)); echo "$((ms / 1000)).$((ms % 1000 / 100))"; }
+
 fail() {
   echo "test-slurm: FAIL: $*"
   for f in "$cluster"/log/*.log "$tmp"/out/*.out; do
@@ -42,14 +46,15 @@ fail() {
   exit 1
 }
 
-t0=$(date +%s)
+t0=$(now_ms)
 eval "$(sh "$here/slurm-up.sh" "$cluster" 2>"$tmp/up.log")" || { cat "$tmp/up.log"; fail "slurm-up failed"; }
 [ -n "${SLURM_CONF:-}" ] || fail "slurm-up printed no SLURM_CONF"
-t_up=$(($(date +%s) - t0))
+t_up=$(secs "$t0")
 
-# The study of tools/test-parallel.sh: 3 variants x 4 replications = 12 runs.
+# The sweep of tools/test-parallel.sh: 2 rates x 2 variants x 3 replications = 12 runs.
 scenario=experiments/quickstart.json
-set -- --duration 40s --reps 4 --quiet
+set -- --duration 40s --reps 3 \
+  --variant no-retries --variant throttled --sweep clients.web.arrival.rate=1500/s,2500/s --quiet
 "$bin" run "$scenario" "$@" --out "$tmp/local" >"$tmp/local.log" 2>&1 ||
   { cat "$tmp/local.log"; fail "the local run failed"; }
 
@@ -68,7 +73,7 @@ mkdir -p "$tmp/out" "$tmp/study"
 # The jobs find this build's retrysim on PATH (sbatch passes the environment on).
 PATH="$bindir:$PATH"
 export PATH
-t1=$(date +%s)
+t1=$(now_ms)
 array=$(sbatch --parsable --array=1-4 --chdir="$tmp" "$tmp/shards.sbatch" "$top/$scenario" "$@") ||
   fail "sbatch of the shard array failed"
 array=${array%%;*}
@@ -83,7 +88,7 @@ while [ -n "$(squeue -h -j "$array,$merge" -o %i 2>/dev/null)" ]; do
   [ $i -ge 600 ] && fail "jobs $array and $merge still queued after 300 s: $(squeue -j "$array,$merge")"
   sleep 0.5
 done
-t_jobs=$(($(date +%s) - t1))
+t_jobs=$(secs "$t1")
 
 # Every array task and the merge job COMPLETED, exit 0 (scontrol keeps ended jobs MinJobAge).
 scontrol -o show job "$array" >"$tmp/array.txt" 2>&1 || fail "scontrol show job $array: $(cat "$tmp/array.txt")"
@@ -108,12 +113,12 @@ while IFS= read -r f; do
   cmp "$tmp/local/$f" "$tmp/study/$f" || fail "$f differs from the local run's"
 done <"$tmp/list-a"
 
-t2=$(date +%s)
+t2=$(now_ms)
 sh "$here/slurm-down.sh" "$cluster"
-t_down=$(($(date +%s) - t2))
+t_down=$(secs "$t2")
 for d in munged slurmctld slurmd; do
   [ -f "$cluster/run/$d.pid" ] && fail "$d still has its pid file after slurm-down"
 done
-echo "test-slurm: a study of 12 runs (3 variants x 4 replications) as a Slurm array of 4 shards ($(sinfo -V 2>/dev/null ||
+echo "test-slurm: a sweep of 12 runs (2 rates x 2 variants x 3 replications) as a Slurm array of 4 shards ($(sinfo -V 2>/dev/null ||
   echo slurm)) and a dependent merge job equals the local run, every file cmp-identical;" \
-  "cluster up in ${t_up} s, jobs done in ${t_jobs} s, down in ${t_down} s, $(($(date +%s) - t0)) s in all"
+  "cluster up in ${t_up} s, jobs done in ${t_jobs} s, down in ${t_down} s, $(secs "$t0") s in all"
