@@ -231,6 +231,7 @@ bench: $(BENCH_BINS) $(RETRYSIM)
 	$(Q)$(BUILD)/bench/bench_sim bench/reference.json $(BENCH_DURATION)
 	$(Q)BUILD=$(BUILD) sh bench/bench.sh
 	$(Q)BUILD=$(BUILD) sh bench/bench-study.sh
+	$(Q)BUILD=$(BUILD) sh bench/bench-sweep.sh
 # The same M/M/1 in SimPy beside the bare C loop and retrysim (installs python3-simpy3).
 bench-peers: $(BENCH_BINS)
 	$(Q)sh tools/deps.sh peers
