@@ -37,6 +37,9 @@ if [ ${#sock} -ge 100 ]; then
 fi
 
 t0=$(date +%s)
+# From here on, a failure stops whatever this script started (and only that).
+here=$(cd "$(dirname "$0")" && pwd)
+trap 'sh "$here/slurm-down.sh" "$dir"' EXIT
 # ---- munge: its own key, socket, pid file, seed and log
 mungekey --create --keyfile="$dir/munge/munge.key" --bits=1024
 chmod 0400 "$dir/munge/munge.key"
@@ -111,18 +114,32 @@ export SLURM_CONF
 slurmctld -f "$SLURM_CONF" -i
 slurmd -f "$SLURM_CONF" -N "$node"
 
-# ---- wait until the node is idle (ReturnToService=2 brings it up when slurmd registers)
-i=0
+# ---- wait until the node is idle (ReturnToService=2 brings it up when slurmd registers), for
+# at most 60 s; a daemon that died (a port taken, a bad config) fails at once, with its log.
+running() {
+  p=$(cat "$dir/run/$1.pid" 2>/dev/null) && kill -0 "$p" 2>/dev/null &&
+    ! grep -q '^[0-9]* (.*) Z' "/proc/$p/stat" 2>/dev/null
+}
+deadline=$(($(date +%s) + 60))
 while :; do
-  state=$(sinfo -h -N -n "$node" -o %t 2>/dev/null || true)
+  state=$(timeout 5 sinfo -h -N -n "$node" -o %t 2>/dev/null || true)
   [ "$state" = idle ] && break
-  i=$((i + 1))
-  if [ $i -ge 120 ]; then
+  for d in slurmctld slurmd munged; do
+    # slurmctld and slurmd write their pid files a moment after they fork.
+    [ -f "$dir/run/$d.pid" ] || [ $(($(date +%s) + 55)) -lt "$deadline" ] || continue
+    running "$d" && continue
+    log="$dir/log/$d.log"
+    echo "slurm-up: $d is not running; the end of $log:" >&2
+    tail -n 5 "$log" >&2 2>/dev/null || true
+    exit 1
+  done
+  if [ "$(date +%s)" -ge "$deadline" ]; then
     echo "slurm-up: node $node not idle after 60 s (state '${state:-none}'); logs in $dir/log/" >&2
     tail -n 5 "$dir/log/slurmctld.log" "$dir/log/slurmd.log" >&2 || true
     exit 1
   fi
   sleep 0.5
 done
+trap - EXIT
 echo "slurm-up: node $node idle after $(($(date +%s) - t0)) s (ports $ctld_port, $slurmd_port); logs in $dir/log/" >&2
 echo "export SLURM_CONF=$dir/slurm.conf"
