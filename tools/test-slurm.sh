@@ -47,7 +47,8 @@ fail() {
 }
 
 t0=$(now_ms)
-eval "$(sh "$here/slurm-up.sh" "$cluster" 2>"$tmp/up.log")" || { cat "$tmp/up.log"; fail "slurm-up failed"; }
+up=$(sh "$here/slurm-up.sh" "$cluster" 2>"$tmp/up.log") || { cat "$tmp/up.log"; fail "slurm-up failed"; }
+eval "$up"
 [ -n "${SLURM_CONF:-}" ] || fail "slurm-up printed no SLURM_CONF"
 t_up=$(secs "$t0")
 
@@ -113,12 +114,17 @@ while IFS= read -r f; do
   cmp "$tmp/local/$f" "$tmp/study/$f" || fail "$f differs from the local run's"
 done <"$tmp/list-a"
 
+# slurm-down ends the three daemons (a zombie not yet reaped by its parent counts as ended).
+pids=$(cat "$cluster/run/munged.pid" "$cluster/run/slurmctld.pid" "$cluster/run/slurmd.pid")
 t2=$(now_ms)
 sh "$here/slurm-down.sh" "$cluster"
 t_down=$(secs "$t2")
-for d in munged slurmctld slurmd; do
-  [ -f "$cluster/run/$d.pid" ] && fail "$d still has its pid file after slurm-down"
+for p in $pids; do
+  if kill -0 "$p" 2>/dev/null && ! grep -q '^[0-9]* (.*) Z' "/proc/$p/stat" 2>/dev/null; then
+    fail "process $p ($(cat "/proc/$p/comm" 2>/dev/null)) still runs after slurm-down"
+  fi
 done
-echo "test-slurm: a sweep of 12 runs (2 rates x 2 variants x 3 replications) as a Slurm array of 4 shards ($(sinfo -V 2>/dev/null ||
-  echo slurm)) and a dependent merge job equals the local run, every file cmp-identical;" \
+echo "test-slurm: a sweep of 12 runs (2 rates x 2 variants x 3 replications) as a Slurm array" \
+  "of 4 shards ($(sinfo -V 2>/dev/null || echo slurm)) and a dependent merge job equals the" \
+  "local run, every file cmp-identical;" \
   "cluster up in ${t_up} s, jobs done in ${t_jobs} s, down in ${t_down} s, $(secs "$t0") s in all"
