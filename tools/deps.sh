@@ -15,7 +15,7 @@
 #                                      (make test-slurm: a one-node Slurm cluster on localhost)
 # Without a group: engine, kernel, test and plot (grpc, browser, peers and slurm are for make
 # sim-to-real, make test-html, make bench-peers and make test-slurm only; parallel is asked
-# for by make test's own step).
+# for by tools/test-parallel.sh, one of make test's scripts).
 set -eu
 
 # make -j runs several deps steps at once; apt-get allows one at a time, so each step checks and
@@ -49,7 +49,8 @@ for g in "$@"; do
             else
               missing="$missing python3 python3-simpy3"
             fi ;;
-    parallel) command -v parallel >/dev/null 2>&1 || missing="$missing parallel" ;;
+    # moreutils' parallel is another program; Debian's parallel package diverts it
+    parallel) parallel --version 2>/dev/null | grep -q 'GNU parallel' || missing="$missing parallel" ;;
     slurm)  for p in slurmctld slurmd; do
               command -v "$p" >/dev/null 2>&1 || [ -x "/usr/sbin/$p" ] || missing="$missing $p"
             done
