@@ -79,7 +79,7 @@ sh "$tmp/merge.txt" >"$tmp/merge.log" 2>&1 || { cat "$tmp/merge.log"; fail "plan
 same_files "$tmp/local" "$tmp/planned" "plan + parallel + merge"
 
 # (3) docs/scaling-out.md's recipe, as written there (from the top of the tree)
-parallel -j 2 --halt now,fail=1 retrysim run "$@" --shard {}/4 --out "$tmp/recipe/shard-{}" \
+parallel -j 2 --halt now,fail=1 retrysim run "$@" -j 1 --shard {}/4 --out "$tmp/recipe/shard-{}" \
   ::: 1 2 3 4 >"$tmp/recipe.log" 2>&1 || { cat "$tmp/recipe.log"; fail "the parallel recipe failed"; }
 retrysim merge "$tmp"/recipe/shard-* --out "$tmp/recipe" >"$tmp/rmerge.log" 2>&1 ||
   { cat "$tmp/rmerge.log"; fail "merging the recipe's shards failed"; }
