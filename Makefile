@@ -104,7 +104,7 @@ UPPER_OBJS := $(KERNEL_OBJS) $(WORLD_OBJS) $(CLI_OBJS) $(BUILD)/cli/retrysim.o \
 TESTING_OBJS := $(TEST_SUPPORT_OBJS) $(TEST_SRCS:%.c=$(BUILD)/%.o)
 ALL_OBJS := $(RETRY_OBJS) $(UPPER_OBJS) $(TESTING_OBJS) $(EXAMPLE_SRCS:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps deps-engine deps-kernel deps-test deps-plot deps-browser test test-html check test-slurm \
+.PHONY: all deps deps-engine deps-kernel deps-test deps-plot deps-browser test test-html check test-slurm test-ssh \
         demo experiments plots golden-update clean install uninstall valgrind check-deps echo help fmt lint fuzz bench \
         bench-peers
 .DEFAULT_GOAL := all
@@ -193,6 +193,9 @@ test: all | deps-plot
 # of `make test` (it needs root); `.ci/run` runs it. Exit 77 from the test means skipped.
 test-slurm: all
 	$(Q)BUILD=$(BUILD) sh tools/test-slurm.sh; rc=$$?; [ $$rc -eq 77 ] || exit $$rc
+# docs/scaling-out.md's GNU parallel --sshloginfile recipe against an sshd on loopback (root).
+test-ssh: all
+	$(Q)BUILD=$(BUILD) sh tools/test-ssh.sh; rc=$$?; [ $$rc -eq 77 ] || exit $$rc
 
 check: test
 
@@ -349,7 +352,7 @@ echo:
 	@echo "NETTLE_LIBS = $(NETTLE_LIBS)"
 
 help:
-	@echo "targets: all test test-slurm check demo experiments plots deps install uninstall valgrind check-deps"
+	@echo "targets: all test test-slurm test-ssh check demo experiments plots deps install uninstall valgrind check-deps"
 	@echo "         bench bench-peers fuzz golden-update clean fmt lint echo"
 	@echo "settings: PREFIX=$(PREFIX) OPT='$(OPT)' SANITIZE=$(SANITIZE) WERROR=$(WERROR) V=$(V)"
 

@@ -13,9 +13,11 @@
 #   parallel GNU parallel              (make test: a sweep's shards run through parallel)
 #   slurm   slurmctld, slurmd, slurm-client, munge
 #                                      (make test-slurm: a one-node Slurm cluster on localhost)
-# Without a group: engine, kernel, test and plot (grpc, browser, peers and slurm are for make
-# sim-to-real, make test-html, make bench-peers and make test-slurm only; parallel is asked
-# for by tools/test-parallel.sh, one of make test's scripts).
+#   ssh     openssh-server and -client, rsync
+#                                      (make test-ssh: parallel --sshloginfile to an sshd on loopback)
+# Without a group: engine, kernel, test and plot (grpc, browser, peers, slurm and ssh are for
+# make sim-to-real, make test-html, make bench-peers, make test-slurm and make test-ssh only;
+# parallel is asked for by tools/test-parallel.sh, one of make test's scripts).
 set -eu
 
 # make -j runs several deps steps at once; apt-get allows one at a time, so each step checks and
@@ -56,7 +58,11 @@ for g in "$@"; do
             done
             command -v sbatch >/dev/null 2>&1 || missing="$missing slurm-client"
             command -v munged >/dev/null 2>&1 || [ -x /usr/sbin/munged ] || missing="$missing munge" ;;
-    *) echo "deps: unknown group '$g' (engine, kernel, test, plot, grpc, browser, peers, parallel, slurm)" >&2; exit 2 ;;
+    ssh)    [ -x /usr/sbin/sshd ] || missing="$missing openssh-server"
+            command -v ssh-keygen >/dev/null 2>&1 || missing="$missing openssh-client"
+            command -v rsync >/dev/null 2>&1 || missing="$missing rsync"
+            command -v python3 >/dev/null 2>&1 || missing="$missing python3" ;;
+    *) echo "deps: unknown group '$g' (engine, kernel, test, plot, grpc, browser, peers, parallel, slurm, ssh)" >&2; exit 2 ;;
   esac
 done
 
