@@ -499,6 +499,59 @@ static void point_tail(const cli_sweep *sw, const cli_set *sets, size_t p, char 
   if (n < size) snprintf(buf + n, size - n, ")");
 }
 
+/* Point p's scenario (sets: its overrides), checked as `run` checks the one it loads. Returns
+ * the exit status, the error printed on f with the point's values. */
+static int derive_point(const cli_scenario *s, const cli_sweep *sw, size_t p, const cli_set *sets,
+                        uint64_t max_bytes, FILE *f, cli_scenario **out) {
+  retry_error err;
+  retry_error_clear(&err);
+  cli_scenario *d = cli_scenario_derive(s, sets, sw->n_axes, &err);
+  if (d != NULL && (cli_run_validate(d, cli_scenario_source(s), &err) != 0 ||
+                    cli_scenario_check_memory(d, max_bytes, &err) != 0)) {
+    cli_scenario_destroy(d);
+    d = NULL;
+  }
+  *out = d;
+  if (d != NULL) return CLI_EXIT_OK;
+  char tail[400];
+  point_tail(sw, sets, p, tail, sizeof tail);
+  print_error(f, &err, tail);
+  return cli_run_exit_status(err.code);
+}
+
+int cli_sweep_check_study(const cli_scenario *s, const cli_sweep *cmd, uint64_t max_bytes,
+                          bool for_plan, size_t *n_points, FILE *f) {
+  *n_points = 1;
+  if (cli_scenario_search_block(s) != NULL) {
+    if (!for_plan) return CLI_EXIT_OK;
+    fprintf(f,
+            "retrysim: %s: a scenario with a \"search\" cannot be split into shards (a "
+            "search is adaptive: each probe depends on the last; run it on one machine, "
+            "with -j)\n",
+            cli_scenario_source(s));
+    return CLI_EXIT_USAGE;
+  }
+  if (!cli_sweep_wanted(s, cmd)) return CLI_EXIT_OK;
+  retry_error err;
+  retry_error_clear(&err);
+  cli_sweep sw;
+  if (cli_sweep_for_scenario(s, cmd, &sw, &err) != 0) {
+    print_error(f, &err, NULL);
+    return cli_run_exit_status(err.code);
+  }
+  *n_points = cli_sweep_n_points(&sw);
+  cli_set sets[CLI_SWEEP_MAX_AXES];
+  int status = CLI_EXIT_OK;
+  for (size_t p = 0; status == CLI_EXIT_OK && p < *n_points; p++) {
+    cli_scenario *d = NULL;
+    cli_sweep_point(&sw, p, sets);
+    status = derive_point(s, &sw, p, sets, max_bytes, f, &d);
+    cli_scenario_destroy(d);
+  }
+  cli_sweep_free(&sw);
+  return status;
+}
+
 int cli_sweep_run_study(const cli_scenario *s, const cli_sweep *cmd,
                         const struct cli_study_spec *tmpl, uint64_t max_bytes,
                         const struct cli_run_opts *opts) {
@@ -533,19 +586,7 @@ int cli_sweep_run_study(const cli_scenario *s, const cli_sweep *cmd,
   for (size_t p = 0; status == CLI_EXIT_OK && p < np; p++) {
     cli_sweep_point(&sw, p, sets + p * na);
     points[p] = (cli_study_point){sets + p * na, na};
-    scenarios[p] = cli_scenario_derive(s, sets + p * na, na, &err);
-    if (scenarios[p] != NULL &&
-        (cli_run_validate(scenarios[p], cli_scenario_source(s), &err) != 0 ||
-         cli_scenario_check_memory(scenarios[p], max_bytes, &err) != 0)) {
-      cli_scenario_destroy(scenarios[p]);
-      scenarios[p] = NULL;
-    }
-    if (scenarios[p] == NULL) {
-      char tail[400];
-      point_tail(&sw, sets + p * na, p, tail, sizeof tail);
-      print_error(opts->err, &err, tail);
-      status = cli_run_exit_status(err.code);
-    }
+    status = derive_point(s, &sw, p, sets + p * na, max_bytes, opts->err, &scenarios[p]);
   }
   if (status == CLI_EXIT_OK) {
     cli_study_spec spec = *tmpl;

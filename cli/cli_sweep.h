@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "cli/cli_scenario.h"
 #include "retry/retry.h"
@@ -123,6 +124,13 @@ bool cli_sweep_wanted(const cli_scenario *s, const cli_sweep *cmd);
 int cli_sweep_run_study(const cli_scenario *s, const cli_sweep *cmd,
                         const struct cli_study_spec *tmpl, uint64_t max_bytes,
                         const struct cli_run_opts *opts);
+
+/* The checks `run` makes of a sweep's points before it runs any (each point derived and
+ * checked, then freed), without running: for `validate` (cmd NULL: the scenario's sweep) and
+ * `plan` (for_plan: a scenario with a "search" is refused, its shards could not run). Sets
+ * *n_points (1 without a sweep). Returns the exit status, errors printed on f. */
+int cli_sweep_check_study(const cli_scenario *s, const cli_sweep *cmd, uint64_t max_bytes,
+                          bool for_plan, size_t *n_points, FILE *f);
 
 /* }================================================================== */
 

@@ -629,12 +629,20 @@ static int run_command(cli *c, int argc, char **argv) {
   int status = CLI_EXIT_OK;
   cli_scenario *s = load(c, &status);
   if (s == NULL) return status;
+  size_t np = 1;
   if (strcmp(c->command, "plan") == 0) {
-    status = print_plan(c, argc, argv);
+    status = cli_sweep_check_study(s, &c->sweep, c->max_memory, true, &np, stderr);
+    if (status == CLI_EXIT_OK) status = print_plan(c, argc, argv);
   } else if (strcmp(c->command, "validate") == 0) {
-    /* Both commands share load(), so validate refuses exactly the files run would. */
+    /* Both commands share load(), so validate refuses exactly the files run would; a sweep's
+     * points are checked as run checks them (cli_sweep_check_study). */
     size_t n = cli_scenario_n_runs(s);
-    printf("%s: ok (%zu run%s)\n", c->scenario, n, n == 1 ? "" : "s");
+    status = cli_sweep_check_study(s, NULL, c->max_memory, false, &np, stderr);
+    if (status == CLI_EXIT_OK && cli_scenario_sweep_block(s) != NULL)
+      printf("%s: ok (%zu run%s at each of %zu sweep points)\n", c->scenario, n,
+             n == 1 ? "" : "s", np);
+    else if (status == CLI_EXIT_OK)
+      printf("%s: ok (%zu run%s)\n", c->scenario, n, n == 1 ? "" : "s");
   } else {
     status = run_study_or_plain(c, s);
   }

@@ -111,6 +111,31 @@ sweep_refuses_bad_axes_and_points() {
   has "$tmp/err" 'badblock.json: $.services.api.queue.capacity' block_point
 }
 
+validate_and_plan_check_the_points() {
+  run_rc 0 validate "$tmp/block.json"
+  has "$tmp/out" 'block.json: ok (2 runs at each of 3 sweep points)' validate
+  run_rc 2 validate "$tmp/badblock.json"
+  one_line "$tmp/err" validate_bad
+  has "$tmp/err" "(at the sweep's point 1: services.api.queue.capacity=-1)" validate_bad
+  run_rc 2 plan "$tmp/tip.json" --sweep 'services.api.workers=4,0' --shards 2 --out "$tmp/pl"
+  has "$tmp/err" "(at the sweep's point 1: services.api.workers=0)" plan_bad
+  run_rc 2 plan "$tmp/search.json" --shards 2 --out "$tmp/pl"
+  has "$tmp/err" 'a scenario with a "search" cannot be split into shards' plan_search
+  # A sweep's shards, merged, are the local run's files.
+  run_rc 0 plan "$tmp/block.json" --reps 2 --shards 3 --out "$tmp/pl"
+  cp "$tmp/out" "$tmp/plan.txt"
+  while read -r line; do
+    set -- $line
+    shift
+    run_rc 0 "$@" --quiet
+  done <"$tmp/plan.txt"
+  run_rc 0 run "$tmp/block.json" --reps 2 --out "$tmp/local" --quiet
+  for f in summary.json runs.csv points.csv; do
+    checks=$((checks + 1))
+    cmp -s "$tmp/local/$f" "$tmp/pl/$f" || fail "a sweep's merged shards differ from the local run in $f"
+  done
+}
+
 sweep_same_bytes_for_any_j() {
   run_rc 0 run "$tmp/block.json" --reps 3 -j 1 --out "$tmp/j1" --quiet
   run_rc 0 run "$tmp/block.json" --reps 3 -j 2 --out "$tmp/j2" --quiet
@@ -160,6 +185,7 @@ search_refuses_what_does_not_apply() {
 sweep_option_runs_the_grid_first_axis_slowest
 sweep_block_and_its_replacement
 sweep_refuses_bad_axes_and_points
+validate_and_plan_check_the_points
 sweep_same_bytes_for_any_j
 search_writes_its_bracket
 search_refuses_what_does_not_apply
