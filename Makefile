@@ -104,7 +104,7 @@ UPPER_OBJS := $(KERNEL_OBJS) $(WORLD_OBJS) $(CLI_OBJS) $(BUILD)/cli/retrysim.o \
 TESTING_OBJS := $(TEST_SUPPORT_OBJS) $(TEST_SRCS:%.c=$(BUILD)/%.o)
 ALL_OBJS := $(RETRY_OBJS) $(UPPER_OBJS) $(TESTING_OBJS) $(EXAMPLE_SRCS:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps deps-engine deps-kernel deps-test deps-plot deps-browser test test-html check \
+.PHONY: all deps deps-engine deps-kernel deps-test deps-plot deps-browser test test-html check test-slurm test-ssh \
         demo experiments plots golden-update clean install uninstall valgrind check-deps echo help fmt lint fuzz bench \
         bench-peers
 .DEFAULT_GOAL := all
@@ -182,10 +182,20 @@ TEST_SCRIPTS := tools/check-floors.sh tools/test-check-floors.sh tools/check-dep
                 tools/test-cli.sh tools/test-golden.sh tools/test-golden-both-ways.sh \
                 tools/test-experiments.sh tools/test-signals.sh tools/test-explain.sh \
                 tools/test-config-warnings.sh tools/test-report.sh \
-                tools/test-fleet.sh tools/test-study.sh tools/test-sweep.sh
+                tools/test-fleet.sh tools/test-study.sh tools/test-sweep.sh \
+                tools/test-parallel.sh
 
 test: all | deps-plot
 	$(Q)BUILD=$(BUILD) CC="$(CC)" sh tools/run-tests.sh $(TEST_BINS) -- $(TEST_SCRIPTS)
+
+# A study through a one-node Slurm cluster started on this machine (tools/slurm-up.sh), its
+# shards a job array, the merge a dependent job; as root it installs Slurm and munge. Not part
+# of `make test` (it needs root); `.ci/run` runs it. Exit 77 from the test means skipped.
+test-slurm: all
+	$(Q)BUILD=$(BUILD) sh tools/test-slurm.sh; rc=$$?; [ $$rc -eq 77 ] || exit $$rc
+# docs/scaling-out.md's GNU parallel --sshloginfile recipe against an sshd on loopback (root).
+test-ssh: all
+	$(Q)BUILD=$(BUILD) sh tools/test-ssh.sh; rc=$$?; [ $$rc -eq 77 ] || exit $$rc
 
 check: test
 
@@ -224,6 +234,7 @@ bench: $(BENCH_BINS) $(RETRYSIM)
 	$(Q)$(BUILD)/bench/bench_sim bench/reference.json $(BENCH_DURATION)
 	$(Q)BUILD=$(BUILD) sh bench/bench.sh
 	$(Q)BUILD=$(BUILD) sh bench/bench-study.sh
+	$(Q)BUILD=$(BUILD) sh bench/bench-sweep.sh
 # The same M/M/1 in SimPy beside the bare C loop and retrysim (installs python3-simpy3).
 bench-peers: $(BENCH_BINS)
 	$(Q)sh tools/deps.sh peers
@@ -341,7 +352,7 @@ echo:
 	@echo "NETTLE_LIBS = $(NETTLE_LIBS)"
 
 help:
-	@echo "targets: all test check demo experiments plots deps install uninstall valgrind check-deps"
+	@echo "targets: all test test-slurm test-ssh check demo experiments plots deps install uninstall valgrind check-deps"
 	@echo "         bench bench-peers fuzz golden-update clean fmt lint echo"
 	@echo "settings: PREFIX=$(PREFIX) OPT='$(OPT)' SANITIZE=$(SANITIZE) WERROR=$(WERROR) V=$(V)"
 

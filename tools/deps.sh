@@ -10,8 +10,14 @@
 #   grpc    libgrpc-dev, python3-grpcio (make sim-to-real only; nothing else needs gRPC)
 #   browser chromium, tidy             (make test-html: report.html rendered headless, validated)
 #   peers   python3, python3-simpy3    (make bench-peers: the same M/M/1 in SimPy)
-# Without a group: engine, kernel, test and plot (grpc, browser and peers are for make
-# sim-to-real, make test-html and make bench-peers only).
+#   parallel GNU parallel              (make test: a sweep's shards run through parallel)
+#   slurm   slurmctld, slurmd, slurm-client, munge
+#                                      (make test-slurm: a one-node Slurm cluster on localhost)
+#   ssh     openssh-server and -client, rsync
+#                                      (make test-ssh: parallel --sshloginfile to an sshd on loopback)
+# Without a group: engine, kernel, test and plot (grpc, browser, peers, slurm and ssh are for
+# make sim-to-real, make test-html, make bench-peers, make test-slurm and make test-ssh only;
+# parallel is asked for by tools/test-parallel.sh, one of make test's scripts).
 set -eu
 
 # make -j runs several deps steps at once; apt-get allows one at a time, so each step checks and
@@ -45,7 +51,18 @@ for g in "$@"; do
             else
               missing="$missing python3 python3-simpy3"
             fi ;;
-    *) echo "deps: unknown group '$g' (engine, kernel, test, plot, grpc, browser, peers)" >&2; exit 2 ;;
+    # moreutils' parallel is another program; Debian's parallel package diverts it
+    parallel) parallel --version 2>/dev/null | grep -q 'GNU parallel' || missing="$missing parallel" ;;
+    slurm)  for p in slurmctld slurmd; do
+              command -v "$p" >/dev/null 2>&1 || [ -x "/usr/sbin/$p" ] || missing="$missing $p"
+            done
+            command -v sbatch >/dev/null 2>&1 || missing="$missing slurm-client"
+            command -v munged >/dev/null 2>&1 || [ -x /usr/sbin/munged ] || missing="$missing munge" ;;
+    ssh)    [ -x /usr/sbin/sshd ] || missing="$missing openssh-server"
+            command -v ssh-keygen >/dev/null 2>&1 || missing="$missing openssh-client"
+            command -v rsync >/dev/null 2>&1 || missing="$missing rsync"
+            command -v python3 >/dev/null 2>&1 || missing="$missing python3" ;;
+    *) echo "deps: unknown group '$g' (engine, kernel, test, plot, grpc, browser, peers, parallel, slurm, ssh)" >&2; exit 2 ;;
   esac
 done
 
