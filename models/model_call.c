@@ -167,12 +167,12 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
     r->trace_call = c->rc.id;
     r->trace_depth = c->trace_depth;
   }
-  c->edge->stats->attempts++;
+  if (c->measured) c->edge->stats->attempts++;
   model__ts_add(w, c->edge->col_attempt, 1.0);
   if (attempt > 1 && c->policy->kind == RETRY_POLICY_RETRY)
     model__ts_add(w, c->edge->col_retry, 1.0);
   if (c->top) {
-    w->res.attempts++;
+    if (c->measured) w->res.attempts++;
     model__ts_add(w, w->ts.col_attempts, 1.0);
   }
   /* Attempt deadlines of first attempts repeat one delay per population: a FIFO lane. */
@@ -353,10 +353,14 @@ static void edge_count_end(model_world *w, const mw_call *c, model_edge_stats *e
  * handler (a closed-loop client, a sequential handler), which can reuse pool slots; c stays
  * valid until the parent returns because it goes back to the pool only afterwards. */
 static void call_done(model_world *w, mw_call *c) {
-  model_edge_stats *es = c->edge->stats;
-  es->retries += c->rc.n_retries;
-  es->hedges += c->rc.n_hedges;
-  edge_count_end(w, c, es);
+  if (c->measured) {
+    model_edge_stats *es = c->edge->stats;
+    es->retries += c->rc.n_retries;
+    es->hedges += c->rc.n_hedges;
+    edge_count_end(w, c, es);
+  } else if (!retry_status_is_ok(c->policy->space, c->rc.status)) {
+    model__ts_add(w, c->edge->col_failure, 1.0); /* the time series keeps everything */
+  }
   c->on_done(w, c);
   model__op_unref(w, c->op);
   if (c->own_policy != NULL) model__pool_put(&w->pools.policies, c->own_policy);
@@ -477,7 +481,8 @@ int model__call_start(model_world *w, const mw_call_args *a) {
   c->trace_parent = 0;
   c->trace_parent_attempt = 0;
   c->criticality = a->criticality;
-  edge->stats->calls++;
+  c->measured = sim_now_ns(w->k) >= w->cfg->warmup_ns;
+  if (c->measured) edge->stats->calls++;
   retry_call_opts o;
   memset(&o, 0, sizeof o);
   o.call_id = ++w->run.next_call_id;

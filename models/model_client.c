@@ -58,7 +58,10 @@ static void client_call(model_world *w, mw_client *cl, int32_t j, mw_op *op) {
     cl->user_op = op; /* the client's reference: new, or the one it already held */
     cl->user_method = j;
   }
-  w->res.calls_started++;
+  if (now >= w->cfg->warmup_ns) { /* the call's own test (model__call_start) agrees */
+    w->res.calls_started++;
+    w->run.top_measured++;
+  }
   model__ts_add(w, w->ts.col_offered, 1.0);
   if (++w->run.top_in_flight > w->run.top_peak) w->run.top_peak = w->run.top_in_flight;
   mw_call_args a = {.edge = p->edge,
@@ -161,25 +164,30 @@ static void client_call_done(model_world *w, mw_call *c) {
   retry_space space = c->policy->space;
   bool ok = retry_status_is_ok(space, st);
   w->run.top_in_flight--;
-  if (ok)
-    res->calls_ok++;
-  else
-    res->calls_failed++;
-  if (space == RETRY_SPACE_GRPC && st >= 0 && st < RETRY_GRPC_N_CODES)
-    res->by_status.grpc[st]++;
-  else if (space == RETRY_SPACE_HTTP && st >= 100 && st < 600)
-    res->by_status.http[st]++;
-  res->by_stop[c->rc.reason]++;
-  res->retries += c->rc.n_retries;
-  res->hedges += c->rc.n_hedges;
-  res->stream_items += c->rc.stream_items;
-  res->stream_duplicates += c->rc.stream_duplicates;
   int64_t latency = now - c->rc.start_ns;
-  sim_hist_record(&res->latency, latency);
   model__ts_latency(w, latency, ok);
-  if (ok) sim_hist_record(&res->latency_ok, latency);
-  if (ok && (c->rc.deadline_ns == RETRY_NEVER || now <= c->rc.deadline_ns)) {
-    res->calls_ok_in_deadline++;
+  bool good = ok && (c->rc.deadline_ns == RETRY_NEVER || now <= c->rc.deadline_ns);
+  /* A call started before the warmup counts in the time series only. */
+  if (c->measured) {
+    w->run.top_measured--;
+    if (ok)
+      res->calls_ok++;
+    else
+      res->calls_failed++;
+    if (space == RETRY_SPACE_GRPC && st >= 0 && st < RETRY_GRPC_N_CODES)
+      res->by_status.grpc[st]++;
+    else if (space == RETRY_SPACE_HTTP && st >= 100 && st < 600)
+      res->by_status.http[st]++;
+    res->by_stop[c->rc.reason]++;
+    res->retries += c->rc.n_retries;
+    res->hedges += c->rc.n_hedges;
+    res->stream_items += c->rc.stream_items;
+    res->stream_duplicates += c->rc.stream_duplicates;
+    sim_hist_record(&res->latency, latency);
+    if (ok) sim_hist_record(&res->latency_ok, latency);
+    if (good) res->calls_ok_in_deadline++;
+  }
+  if (good) {
     model__ts_add(w, w->ts.col_goodput, 1.0);
   } else if (!ok) {
     model__ts_add(w, w->ts.col_errors, 1.0);

@@ -181,6 +181,7 @@ struct mw_call {
   int32_t trace_parent_attempt; /* model_trace_call.parent_attempt */
   bool traced;                  /* its decisions go to the sink */
   bool top;                     /* a top-level call (made by a client population) */
+  bool measured;                /* started at or after the warmup: counted in the results */
 };
 
 /* Where a request is on the server side. */
@@ -334,6 +335,7 @@ struct mw_service {
 struct mw_op {
   void *pool_link;      /* the pool's free-list link while free */
   int32_t refs;         /* holders: calls, requests and the parent; 0 while free */
+  bool measured;        /* made at or after the warmup: its executions are counted */
   int32_t executions[]; /* per side-effecting service */
 };
 
@@ -393,6 +395,7 @@ struct model_world {
     uint64_t next_call_id; /* the engine's call ids */
     int64_t top_in_flight; /* top-level calls in flight */
     int64_t top_peak;      /* the most at once */
+    int64_t top_measured;  /* top-level calls in flight started at or after the warmup */
     int64_t end_ns;        /* duration + drain */
     bool arrivals_over;    /* the duration has passed */
     void (*progress)(void *, int64_t, int64_t);

@@ -88,6 +88,7 @@ mw_op *model__op_new(model_world *w) {
   /* An op is small and read by offset (executions, then children): zeroed whole. */
   memset(op, 0, w->pools.ops.obj_size);
   op->refs = 1;
+  op->measured = sim_now_ns(w->k) >= w->cfg->warmup_ns;
   return op;
 }
 
@@ -98,6 +99,7 @@ void model__op_ref(mw_op *op) {
 /* Folds a finished operation into the per-service and total counts: one operation per
  * service that executed it, every execution beyond the first a duplicate. */
 static void op_settle(model_world *w, const mw_op *op) {
+  if (!op->measured) return; /* made before the warmup */
   for (size_t i = 0; i < w->topo.n_services; i++) {
     mw_service *s = &w->topo.services[i];
     if (s->effect_slot < 0) continue;
@@ -153,10 +155,11 @@ void model__ops_settle_all(model_world *w) {
 bool model__op_execute(model_world *w, mw_service *s, mw_op *op) {
   if (s->effect_slot < 0 || op == NULL) return true;
   if (s->cfg->dedup && op->executions[s->effect_slot] > 0) {
-    s->stats->deduplicated++;
+    if (op->measured) s->stats->deduplicated++;
     return false;
   }
   op->executions[s->effect_slot]++;
+  if (!op->measured) return true;
   s->stats->executions++;
   w->res.executions++;
   return true;

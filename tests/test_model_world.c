@@ -1450,6 +1450,74 @@ static void test_model_world_random_scenarios_keep_invariants(void **state) {
   }
 }
 
+/* Issue 11: "warmup" leaves the calls started before it out of the summary's figures and
+ * nothing out of the time series. The same seed with and without it runs the same world (the
+ * series are equal value for value), and the counts differ by exactly the calls started
+ * before the warmup, which the series' offered column counts on its own. */
+static const char warm[] =
+    "{'duration': '12s', 'drain': '5s',"
+    " 'services': {'api': {'replicas': 2, 'workers': 4, 'queue': {'capacity': 50},"
+    "   'side_effect': 'before',"
+    "   'service_time': {'dist': 'exponential', 'mean': '8ms'},"
+    "   'faults': [{'kind': 'fail', 'status': 'UNAVAILABLE', 'rate': 0.3}]}},"
+    " 'clients': {'web': {'count': 20, 'target': 'api', 'methods': ['/api.A/Get'],"
+    "   'network': {'dist': 'exponential', 'mean': '1ms'},"
+    "   'arrival': {'kind': 'open', 'rate': '400/s'},"
+    "   'policy': {'methodConfig': [{'name': [{'service': 'api.A'}],"
+    "     'retryPolicy': {'maxAttempts': 3, 'initialBackoff': '0.01s', 'maxBackoff': '0.1s',"
+    "       'backoffMultiplier': 2, 'retryableStatusCodes': ['UNAVAILABLE']}}]}}},"
+    " 'variants': [{'name': 'all'}, {'name': 'warm', 'set': {'warmup': '4s'}}]}";
+
+static void test_model_world_warmup_leaves_out_calls_started_before_it(void **state) {
+  (void)state;
+  run a, b;
+  memset(&a, 0, sizeof a);
+  memset(&b, 0, sizeof b);
+  a.s = load(warm);
+  run_loaded(&a, 0, 11);
+  b.s = a.s;
+  run_loaded(&b, 1, 11);
+  const model_results *x = a.r, *y = b.r;
+  /* The same world: the time series keeps everything, value for value. */
+  assert_int_equal(y->warmup_ns, 4000000000LL);
+  assert_int_equal(x->ts.n_buckets, y->ts.n_buckets);
+  assert_int_equal(x->ts.n_columns, y->ts.n_columns);
+  for (size_t i = 0; i < x->ts.n_buckets * x->ts.n_columns; i++) {
+    double u = x->ts.values[i], v = y->ts.values[i];
+    assert_true(u == v || (isnan(u) && isnan(v)));
+  }
+  /* Calls started in [0, 4 s): the offered column of the first four buckets. */
+  int col = ts_col(&x->ts, "offered_rps");
+  assert_true(col >= 0);
+  double before = 0;
+  for (size_t bk = 0; bk < 4; bk++)
+    before += x->ts.values[bk * x->ts.n_columns + (size_t)col];
+  assert_true(before > 1000);
+  assert_int_equal(x->calls_started - y->calls_started, (int64_t)before);
+  assert_int_equal(y->calls_ok + y->calls_failed + y->calls_unfinished, y->calls_started);
+  assert_int_equal((int64_t)y->latency.count, y->calls_ok + y->calls_failed);
+  const model_edge_stats *ex = edge(x, "web", "api"), *ey = edge(y, "web", "api");
+  assert_int_equal(ex->calls - ey->calls, (int64_t)before);
+  assert_int_equal(ey->calls, y->calls_started);
+  assert_int_equal(ey->attempts, y->attempts);
+  assert_true(y->attempts < x->attempts && y->attempts >= y->calls_started);
+  assert_true(y->retries < x->retries && y->retries > 0);
+  /* Side effects: operations made after the warmup, still consistent. */
+  assert_true(y->executions < x->executions && y->executions > 0);
+  assert_int_equal(y->duplicates, y->executions - y->operations);
+  /* Services: the window after the warmup, so a utilization of the same order. */
+  const model_service_stats *sx = svc(x, "api"), *sy = svc(y, "api");
+  assert_true(sy->arrivals < sx->arrivals && sy->arrivals > 0);
+  assert_true(sy->busy_s < sx->busy_s && sy->busy_s > 0);
+  assert_true(sy->capacity_s < sx->capacity_s);
+  double ux = sx->busy_s / sx->capacity_s, uy = sy->busy_s / sy->capacity_s;
+  assert_true(fabs(ux - uy) < 0.1 * ux);
+  /* Goodput is per second of the measured time. */
+  assert_int_equal(y->duration_ns, 8000000000LL);
+  run_close(&a);
+  run_free(&b);
+}
+
 /* }================================================================== */
 
 int main(void) {
@@ -1457,6 +1525,7 @@ int main(void) {
       cmocka_unit_test(test_model_world_mm1_matches_theory),
       cmocka_unit_test(test_model_world_mmc_matches_erlang_c),
       cmocka_unit_test(test_model_world_same_seed_same_results),
+      cmocka_unit_test(test_model_world_warmup_leaves_out_calls_started_before_it),
       cmocka_unit_test(test_model_world_sampling_changes_no_decision),
       cmocka_unit_test(test_model_world_variants_see_same_arrivals),
       cmocka_unit_test(test_model_world_retries_multiply_attempts),
