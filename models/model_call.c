@@ -16,6 +16,7 @@
 #include "sim/sim_rng.h"
 
 static void call_apply(model_world *w, mw_call *c, const retry_decision *d);
+static void call_outcome(model_world *w, mw_call *c, int32_t attempt, const retry_outcome *o);
 
 /* {==================================================================
  * Requests (attempts) seen from the caller
@@ -99,12 +100,8 @@ static void ev_req_timeout(sim_kernel *k, void *obj, uint64_t arg) {
   r->call = NULL;
   retry_outcome o;
   retry_outcome_init(&o, model__status_deadline(c->policy->space));
-  retry_decision d;
-  mw_gauge g = {0, 0, 0, 0};
-  gauge_enter(c->edge, c->rc.target, &g);
-  retry_call_on_outcome(&c->rc, r->attempt, &o, sim_now_ns(k), &d);
-  gauge_leave(c->edge, c->rc.target, &g);
-  call_apply(w, c, &d);
+  (void)k;
+  call_outcome(w, c, r->attempt, &o);
 }
 
 /* Sends attempt `attempt` of c: a request that reaches the service after one hop. Edge and
@@ -163,9 +160,9 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
   r->criticality = c->criticality;
   r->call_next = c->reqs;
   c->reqs = r;
-  if (c->traced) {
-    r->trace_call = c->rc.id;
-    r->trace_depth = c->trace_depth;
+  if (model__call_traced(c)) {
+    r->trace_call = c->eng->rc.id;
+    r->trace_depth = c->eng->trace_depth;
   }
   if (c->measured) c->edge->stats->attempts++;
   model__ts_add(w, c->edge->col_attempt, 1.0);
@@ -219,16 +216,11 @@ void model__req_reply_arrived(model_world *w, mw_req *r) {
   o.n_pushback = r->pushback != NULL ? 1 : 0;
   o.retry_after = r->retry_after;
   o.headers_received = r->headers;
-  o.request_bytes = c->request_bytes;
+  o.request_bytes = c->eng != NULL ? c->eng->request_bytes : 0;
   o.stream_items = r->items;
   int32_t attempt = r->attempt;
   req_free(w, r);
-  retry_decision d;
-  mw_gauge g = {0, 0, 0, 0};
-  gauge_enter(c->edge, c->rc.target, &g);
-  retry_call_on_outcome(&c->rc, attempt, &o, sim_now_ns(w->k), &d);
-  gauge_leave(c->edge, c->rc.target, &g);
-  call_apply(w, c, &d);
+  call_outcome(w, c, attempt, &o);
 }
 
 /* }================================================================== */
@@ -331,9 +323,9 @@ void model__channel_close(model_world *w, mw_channel *ch) {
  * failure_rps column), its stop reason, its status (the callee's space) and its latency. */
 static void edge_count_end(model_world *w, const mw_call *c, model_edge_stats *es) {
   retry_space space = c->policy->space;
-  int32_t st = c->rc.status;
+  int32_t st = c->status;
   bool ok = retry_status_is_ok(space, st);
-  int64_t latency = sim_now_ns(w->k) - c->rc.start_ns;
+  int64_t latency = sim_now_ns(w->k) - c->start_ns;
   if (ok) {
     es->ok++;
     sim_hist_record(&es->latency_ok, latency);
@@ -342,7 +334,7 @@ static void edge_count_end(model_world *w, const mw_call *c, model_edge_stats *e
     model__ts_add(w, c->edge->col_failure, 1.0);
   }
   sim_hist_record(&es->latency, latency);
-  if ((int)c->rc.reason >= 0 && c->rc.reason < RETRY_STOP_N) es->by_stop[c->rc.reason]++;
+  if (c->reason < RETRY_STOP_N) es->by_stop[c->reason]++;
   if (space == RETRY_SPACE_GRPC && st >= 0 && st < RETRY_GRPC_N_CODES)
     es->by_status.grpc[st]++;
   else if (space == RETRY_SPACE_HTTP && st >= 100 && st < 600)
@@ -353,18 +345,57 @@ static void edge_count_end(model_world *w, const mw_call *c, model_edge_stats *e
  * handler (a closed-loop client, a sequential handler), which can reuse pool slots; c stays
  * valid until the parent returns because it goes back to the pool only afterwards. */
 static void call_done(model_world *w, mw_call *c) {
+  if (c->eng != NULL) {
+    c->status = c->eng->rc.status;
+    c->reason = (uint8_t)c->eng->rc.reason;
+  }
   if (c->measured) {
     model_edge_stats *es = c->edge->stats;
-    es->retries += c->rc.n_retries;
-    es->hedges += c->rc.n_hedges;
+    es->retries += model__call_retries(c);
+    es->hedges += model__call_hedges(c);
     edge_count_end(w, c, es);
-  } else if (!retry_status_is_ok(c->policy->space, c->rc.status)) {
+  } else if (!retry_status_is_ok(c->policy->space, c->status)) {
     model__ts_add(w, c->edge->col_failure, 1.0); /* the time series keeps everything */
   }
   c->on_done(w, c);
   model__op_unref(w, c->op);
-  if (c->own_policy != NULL) model__pool_put(&w->pools.policies, c->own_policy);
+  if (c->eng != NULL) {
+    if (c->eng->own_policy != NULL) model__pool_put(&w->pools.policies, c->eng->own_policy);
+    model__pool_put(&w->pools.engines, c->eng);
+  }
   model__pool_put(&w->pools.calls, c);
+}
+
+/* A bare call (no policy, no channel state, not traced) decides as the engine decides for
+ * such a call, without it: its one attempt ends it. OK is OK; any other status stops with
+ * no_retry_policy, or with deadline once the deadline has passed (the attempt's timeout
+ * reports DEADLINE_EXCEEDED at the deadline); stream messages delivered add up. Nothing is
+ * retried, so nothing waits, and the done time is now. test_model_world checks the bare path
+ * against the engine's on the same calls. */
+static void bare_outcome(model_world *w, mw_call *c, const retry_outcome *o) {
+  int64_t now = sim_now_ns(w->k);
+  if (o->stream_items > 0) c->items += o->stream_items;
+  c->status = o->status;
+  if (retry_status_is_ok(c->policy->space, o->status))
+    c->reason = (uint8_t)RETRY_STOP_OK;
+  else
+    c->reason = (uint8_t)(now >= c->deadline_ns ? RETRY_STOP_DEADLINE : RETRY_STOP_NO_RETRY_POLICY);
+  call_abandon_all(w, c, 0);
+  call_done(w, c);
+}
+
+/* The outcome of attempt `attempt` of c, to the engine or the bare rules. */
+static void call_outcome(model_world *w, mw_call *c, int32_t attempt, const retry_outcome *o) {
+  if (c->eng == NULL) {
+    bare_outcome(w, c, o);
+    return;
+  }
+  retry_decision d;
+  mw_gauge g = {0, 0, 0, 0};
+  gauge_enter(c->edge, c->eng->rc.target, &g);
+  retry_call_on_outcome(&c->eng->rc, attempt, o, sim_now_ns(w->k), &d);
+  gauge_leave(c->edge, c->eng->rc.target, &g);
+  call_apply(w, c, &d);
 }
 
 /* A call the engine ended at a later time (a client that sleeps until its deadline). */
@@ -379,26 +410,28 @@ static void ev_call_done(sim_kernel *k, void *obj, uint64_t arg) {
 static void ev_call_wake(sim_kernel *k, void *obj, uint64_t arg) {
   (void)arg;
   mw_call *c = obj;
-  c->wake = SIM_EVENT_NONE;
-  c->wake_ns = RETRY_NEVER;
+  mw_engine *e = c->eng;
+  e->wake = SIM_EVENT_NONE;
+  e->wake_ns = RETRY_NEVER;
   retry_decision d;
   mw_gauge g = {0, 0, 0, 0};
-  gauge_enter(c->edge, c->rc.target, &g);
-  retry_call_wake(&c->rc, sim_now_ns(k), &d);
-  gauge_leave(c->edge, c->rc.target, &g);
+  gauge_enter(c->edge, e->rc.target, &g);
+  retry_call_wake(&e->rc, sim_now_ns(k), &d);
+  gauge_leave(c->edge, e->rc.target, &g);
   call_apply(c->w, c, &d);
 }
 
 /* Each decision's wake time replaces the previous timer; an unchanged time keeps it. */
 static void call_set_wake(model_world *w, mw_call *c, int64_t wake_ns) {
-  if (wake_ns == c->wake_ns && c->wake != SIM_EVENT_NONE) return;
-  sim_event_cancel(w->k, c->wake);
-  c->wake = SIM_EVENT_NONE;
-  c->wake_ns = wake_ns;
+  mw_engine *e = c->eng;
+  if (wake_ns == e->wake_ns && e->wake != SIM_EVENT_NONE) return;
+  sim_event_cancel(w->k, e->wake);
+  e->wake = SIM_EVENT_NONE;
+  e->wake_ns = wake_ns;
   if (wake_ns == RETRY_NEVER) return;
   int64_t now = sim_now_ns(w->k);
-  c->wake = sim_event_schedule(w->k, wake_ns < now ? now : wake_ns, ev_call_wake, c, 0);
-  if (c->wake == SIM_EVENT_NONE) model__fail(w, RETRY_ENOMEM, "out of memory for events");
+  e->wake = sim_event_schedule(w->k, wake_ns < now ? now : wake_ns, ev_call_wake, c, 0);
+  if (e->wake == SIM_EVENT_NONE) model__fail(w, RETRY_ENOMEM, "out of memory for events");
 }
 
 /* Carries out one decision. The engine has already updated its own view (attempts in flight,
@@ -429,6 +462,28 @@ static void call_apply(model_world *w, mw_call *c, const retry_decision *d) {
   }
 }
 
+/* Whether a call can go without the engine: one attempt and nothing the engine would keep
+ * (no retry or hedging policy, no per-attempt timeout, no channel state, no trace sink). */
+static bool call_is_bare(const model_world *w, const mw_call_args *a) {
+  if (a->target != NULL || w->trace.record != NULL) return false;
+  const retry_method_config *mc = a->mc;
+  return mc == NULL ||
+         (mc->policy.kind == RETRY_POLICY_NONE && mc->policy.per_attempt_timeout_ns == 0);
+}
+
+/* A bare call's start, as the engine's: refused at once past its deadline, else attempt 1
+ * goes with the call's deadline as its own. */
+static void bare_start(model_world *w, mw_call *c) {
+  int64_t now = sim_now_ns(w->k);
+  if (now >= c->deadline_ns) {
+    c->status = model__status_deadline(c->policy->space);
+    c->reason = (uint8_t)RETRY_STOP_DEADLINE;
+    call_done(w, c);
+    return;
+  }
+  req_send(w, c, 1, c->deadline_ns);
+}
+
 /* The engine's randomness comes from the caller's stream (a client's, or the calling
  * replica's), so jitter draws never disturb arrivals or service times. */
 int model__call_start(model_world *w, const mw_call_args *a) {
@@ -441,51 +496,75 @@ int model__call_start(model_world *w, const mw_call_args *a) {
   mw_edge *edge = a->edge;
   const retry_method_config *mc = a->mc;
   retry_space callee_space = w->cfg->services[edge->callee].space;
+  int64_t now = sim_now_ns(w->k);
   c->w = w;
   c->edge = edge;
+  c->method = a->method;
+  c->stream_items = a->stream_items;
+  c->on_done = a->on_done;
+  c->done_ctx = a->done_ctx;
+  c->slot = a->slot;
+  c->op = a->op;
+  c->ch = a->ch;
+  c->reqs = NULL;
+  c->eng = NULL;
+  c->start_ns = now;
+  c->deadline_ns = a->deadline_ns;
+  c->items = 0;
+  c->last_replica = -1;
+  c->status = -1;
+  c->reason = (uint8_t)RETRY_STOP_NONE;
+  c->top = a->top;
+  c->criticality = a->criticality;
+  c->measured = now >= w->cfg->warmup_ns;
+  uint64_t id = ++w->run.next_call_id;
+  if (call_is_bare(w, a)) {
+    /* Only the space of its policy matters: the world's "no retries" in the callee's. */
+    c->policy = &w->pools.none[callee_space == RETRY_SPACE_HTTP];
+    model__op_ref(a->op);
+    if (c->measured) edge->stats->calls++;
+    bare_start(w, c);
+    return 0;
+  }
+  mw_engine *e = model__pool_get(&w->pools.engines);
+  if (e == NULL) {
+    model__pool_put(&w->pools.calls, c);
+    model__fail(w, RETRY_ENOMEM, "out of memory for calls in flight");
+    return -1;
+  }
+  c->eng = e;
   /* A policy without retries still decides what counts as OK, so it must speak the callee's
    * space; the loader guarantees that for retry and hedging policies. */
-  c->own_policy = NULL;
+  e->own_policy = NULL;
   if (mc != NULL && (mc->policy.kind != RETRY_POLICY_NONE || mc->policy.space == callee_space)) {
     c->policy = &mc->policy;
   } else if (mc == NULL) {
     c->policy = &w->pools.none[callee_space == RETRY_SPACE_HTTP];
   } else {
     /* A policy without retries in the other space: a copy in the callee's space. */
-    c->own_policy = model__pool_get(&w->pools.policies);
-    if (c->own_policy == NULL) {
+    e->own_policy = model__pool_get(&w->pools.policies);
+    if (e->own_policy == NULL) {
+      model__pool_put(&w->pools.engines, e);
       model__pool_put(&w->pools.calls, c);
       model__fail(w, RETRY_ENOMEM, "out of memory for calls in flight");
       return -1;
     }
-    *c->own_policy = mc->policy;
-    c->own_policy->space = callee_space;
-    c->policy = c->own_policy;
+    *e->own_policy = mc->policy;
+    e->own_policy->space = callee_space;
+    c->policy = e->own_policy;
   }
-  c->method = a->method;
-  c->request_bytes = a->request_bytes;
-  c->stream_items = a->stream_items;
-  c->on_done = a->on_done;
-  c->done_ctx = a->done_ctx;
-  c->slot = a->slot;
-  c->op = a->op;
   model__op_ref(a->op);
-  c->ch = a->ch;
-  c->wake = SIM_EVENT_NONE;
-  c->wake_ns = RETRY_NEVER;
-  c->last_replica = -1;
-  c->top = a->top;
-  c->reqs = NULL;
-  c->traced = false;
-  c->trace_depth = 0;
-  c->trace_parent = 0;
-  c->trace_parent_attempt = 0;
-  c->criticality = a->criticality;
-  c->measured = sim_now_ns(w->k) >= w->cfg->warmup_ns;
+  e->request_bytes = a->request_bytes;
+  e->wake = SIM_EVENT_NONE;
+  e->wake_ns = RETRY_NEVER;
+  e->traced = false;
+  e->trace_depth = 0;
+  e->trace_parent = 0;
+  e->trace_parent_attempt = 0;
   if (c->measured) edge->stats->calls++;
   retry_call_opts o;
   memset(&o, 0, sizeof o);
-  o.call_id = ++w->run.next_call_id;
+  o.call_id = id;
   o.method = a->method;
   o.stream = a->stream;
   o.deadline_ns = a->deadline_ns;
@@ -494,7 +573,7 @@ int model__call_start(model_world *w, const mw_call_args *a) {
   retry_decision d;
   mw_gauge g = {0, 0, 0, 0};
   gauge_enter(edge, a->target, &g);
-  retry_call_start(&c->rc, c->policy, a->target, &o, sim_now_ns(w->k), &d);
+  retry_call_start(&e->rc, c->policy, a->target, &o, now, &d);
   gauge_leave(edge, a->target, &g);
   call_apply(w, c, &d);
   return 0;

@@ -160,13 +160,13 @@ static void client_call_done(model_world *w, mw_call *c) {
   mw_pop *p = cl->pop;
   model_results *res = &w->res;
   int64_t now = sim_now_ns(w->k);
-  int32_t st = c->rc.status;
+  int32_t st = c->status;
   retry_space space = c->policy->space;
   bool ok = retry_status_is_ok(space, st);
   w->run.top_in_flight--;
-  int64_t latency = now - c->rc.start_ns;
+  int64_t latency = now - c->start_ns;
   model__ts_latency(w, latency, ok);
-  bool good = ok && (c->rc.deadline_ns == RETRY_NEVER || now <= c->rc.deadline_ns);
+  bool good = ok && (c->deadline_ns == RETRY_NEVER || now <= c->deadline_ns);
   /* A call started before the warmup counts in the time series only. */
   if (c->measured) {
     w->run.top_measured--;
@@ -178,11 +178,11 @@ static void client_call_done(model_world *w, mw_call *c) {
       res->by_status.grpc[st]++;
     else if (space == RETRY_SPACE_HTTP && st >= 100 && st < 600)
       res->by_status.http[st]++;
-    res->by_stop[c->rc.reason]++;
-    res->retries += c->rc.n_retries;
-    res->hedges += c->rc.n_hedges;
-    res->stream_items += c->rc.stream_items;
-    res->stream_duplicates += c->rc.stream_duplicates;
+    res->by_stop[c->reason]++;
+    res->retries += model__call_retries(c);
+    res->hedges += model__call_hedges(c);
+    res->stream_items += model__call_stream_items(c);
+    res->stream_duplicates += model__call_stream_duplicates(c);
     sim_hist_record(&res->latency, latency);
     if (ok) sim_hist_record(&res->latency_ok, latency);
     if (good) res->calls_ok_in_deadline++;

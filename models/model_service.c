@@ -426,7 +426,7 @@ static void downstream_done(model_world *w, mw_call *c) {
   mw_service *s = &w->topo.services[r->svc];
   const model_call_cfg *cc = &s->cfg->calls[c->slot];
   retry_space from = w->cfg->services[cc->service].space;
-  int32_t st = model__status_map(&cc->map, from, s->cfg->space, c->rc.status);
+  int32_t st = model__status_map(&cc->map, from, s->cfg->space, c->status);
   r->ds_pending--;
   if (r->ds_decided) {
     /* Left to finish: its attempts and side effects counted; r waits only to be freed. */

@@ -1518,6 +1518,83 @@ static void test_model_world_warmup_leaves_out_calls_started_before_it(void **st
   run_free(&b);
 }
 
+/* Calls without a policy, channel state or trace go without the retry engine ("bare" calls,
+ * model_call.c), deciding as the engine decides for them. A trace sink that selects no call
+ * sends every call through the engine instead, and tracing changes nothing the world does:
+ * the two runs must agree on every figure. The world mixes deadlines met and missed (with
+ * and without propagation), failures, streams and a gateway's map, all without a policy. */
+static const char bare[] =
+    "{'duration': '10s', 'drain': '2s',"
+    " 'services': {'api': {'replicas': 2, 'workers': 4, 'queue': {'capacity': 20},"
+    "   'service_time': {'dist': 'exponential', 'mean': '2ms'},"
+    "   'calls': [{'service': 'db', 'method': '/db.D/Get', 'deadline': '15ms'},"
+    "             {'service': 'db', 'method': '/db.D/Scan', 'stream': 'server', 'stream_items': 3,"
+    "              'deadline': '40ms', 'propagate_deadline': false}],"
+    "   'faults': [{'kind': 'fail', 'status': 'UNAVAILABLE', 'rate': 0.1}]},"
+    "  'db': {'workers': 8, 'service_time': {'dist': 'exponential', 'mean': '3ms'},"
+    "   'queue': {'capacity': 30},"
+    "   'faults': [{'kind': 'refuse', 'status': 'RESOURCE_EXHAUSTED', 'rate': 0.05}]}},"
+    " 'clients': {'web': {'count': 5, 'target': 'api', 'methods': ['/api.A/Get'],"
+    "   'deadline': '25ms', 'network': {'dist': 'exponential', 'mean': '1ms'},"
+    "   'arrival': {'kind': 'open', 'rate': '500/s'}}}}";
+
+static bool select_none(void *ctx, const model_trace_call *call) {
+  (void)ctx;
+  (void)call;
+  return false;
+}
+static void record_none(void *ctx, const model_trace_call *call, const retry_trace_rec *rec) {
+  (void)ctx;
+  (void)call;
+  (void)rec;
+  fail_msg("no call is selected");
+}
+
+static void test_model_world_bare_calls_decide_as_the_engine(void **state) {
+  (void)state;
+  run x[2];
+  for (int i = 0; i < 2; i++) {
+    retry_error err;
+    retry_error_clear(&err);
+    memset(&x[i], 0, sizeof x[i]);
+    x[i].s = load(bare);
+    x[i].k = sim_kernel_create(0, NULL);
+    x[i].w = model_world_create(cli_scenario_config(x[i].s, 0), x[i].k, 5, &err);
+    assert_non_null(x[i].w);
+    model_trace_sink sink = {select_none, record_none, NULL};
+    if (i == 1) model_world_set_trace(x[i].w, &sink);
+    assert_int_equal(model_world_run(x[i].w, NULL, NULL, &err), 0);
+    x[i].r = model_world_results(x[i].w);
+  }
+  const model_results *a = x[0].r, *b = x[1].r;
+  assert_true(a->calls_ok > 1000 && a->calls_failed > 100);
+  assert_true(a->by_stop[RETRY_STOP_DEADLINE] > 10 && a->by_stop[RETRY_STOP_NO_RETRY_POLICY] > 10);
+  assert_int_equal(a->events, b->events);
+  assert_int_equal(a->calls_started, b->calls_started);
+  assert_int_equal(a->calls_ok, b->calls_ok);
+  assert_int_equal(a->calls_ok_in_deadline, b->calls_ok_in_deadline);
+  assert_int_equal(a->attempts, b->attempts);
+  assert_memory_equal(a->by_stop, b->by_stop, sizeof a->by_stop);
+  assert_memory_equal(&a->by_status, &b->by_status, sizeof a->by_status);
+  assert_memory_equal(&a->latency, &b->latency, sizeof a->latency);
+  assert_int_equal(a->n_edges, 3);
+  for (size_t e = 0; e < a->n_edges; e++) {
+    const model_edge_stats *p = &a->edges[e], *q = &b->edges[e];
+    assert_true(p->calls > 100);
+    assert_int_equal(p->calls, q->calls);
+    assert_int_equal(p->ok, q->ok);
+    assert_int_equal(p->failed, q->failed);
+    assert_memory_equal(p->by_stop, q->by_stop, sizeof p->by_stop);
+    assert_memory_equal(&p->by_status, &q->by_status, sizeof p->by_status);
+    assert_memory_equal(&p->latency, &q->latency, sizeof p->latency);
+  }
+  assert_true(a->edges[1].by_stop[RETRY_STOP_DEADLINE] > 0);
+  assert_memory_equal(a->ts.values, b->ts.values,
+                      a->ts.n_buckets * a->ts.n_columns * sizeof(double));
+  run_free(&x[0]);
+  run_free(&x[1]);
+}
+
 /* }================================================================== */
 
 int main(void) {
@@ -1525,6 +1602,7 @@ int main(void) {
       cmocka_unit_test(test_model_world_mm1_matches_theory),
       cmocka_unit_test(test_model_world_mmc_matches_erlang_c),
       cmocka_unit_test(test_model_world_same_seed_same_results),
+      cmocka_unit_test(test_model_world_bare_calls_decide_as_the_engine),
       cmocka_unit_test(test_model_world_warmup_leaves_out_calls_started_before_it),
       cmocka_unit_test(test_model_world_sampling_changes_no_decision),
       cmocka_unit_test(test_model_world_variants_see_same_arrivals),
