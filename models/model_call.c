@@ -121,9 +121,7 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
   model__op_ref(r->op);
   r->method = c->method;
   r->attempt = attempt;
-  r->svc = c->edge->callee;
   r->replica = -1;
-  r->sent_ns = now;
   r->ok_items = c->stream_items;
   r->rng_net = sim_rng_gsl(&c->ch->rng_net);
   r->deadline_ns = attempt_deadline_ns;
@@ -132,7 +130,6 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
   r->state = MW_REQ_HOP_OUT;
   r->timeout = SIM_EVENT_NONE;
   r->q_prev = r->q_next = NULL;
-  r->work_start_ns = 0;
   r->worker_ns = 0;
   r->fail = NULL;
   r->refuse_after_delay = false;
@@ -150,7 +147,6 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
   r->ds_starting = false;
   r->trace_call = 0;
   r->trace_depth = 0;
-  r->read_version = 0;
   r->codel_until = 0;
   r->acc_sent_ns = 0;
   r->acc_forwarded = false;
@@ -197,7 +193,7 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
  * freed before the engine decides, so that its pool slot can serve the next attempt. */
 void model__req_reply_arrived(model_world *w, mw_req *r) {
   mw_call *c = r->call;
-  model_service_stats *ss = w->topo.services[r->svc].stats;
+  model_service_stats *ss = w->topo.services[r->edge->callee].stats;
   if (c == NULL) {
     /* Nobody waits any more: everything the server did for it was wasted (unless the
      * deadline-aware server already counted it as expired work). */

@@ -230,17 +230,22 @@ struct mw_req {
   mw_edge *edge;
   mw_op *op; /* ledger operation (one reference held) */
   const char *method;
-  int64_t deadline_ns; /* propagated deadline of this attempt, RETRY_NEVER if none */
-  int64_t sent_ns;
-  int64_t ok_items;            /* stream messages of a full reply */
-  gsl_rng *rng_net;            /* hop latencies (the caller's stream, borrowed) */
-  sim_event_handle timeout;    /* the caller's attempt deadline */
-  mw_req *q_prev, *q_next;     /* replica queue links */
-  int64_t work_start_ns;       /* when a worker took it */
-  int64_t worker_ns;           /* worker time it held (set when the worker is released) */
+  int64_t deadline_ns;      /* propagated deadline of this attempt, RETRY_NEVER if none */
+  int64_t ok_items;         /* stream messages of a full reply */
+  gsl_rng *rng_net;         /* hop latencies (the caller's stream, borrowed) */
+  sim_event_handle timeout; /* the caller's attempt deadline */
+  mw_req *q_prev, *q_next;  /* replica queue links */
+  /* Fields of one phase each share their storage with another phase's. */
+  union {
+    int64_t work_start_ns; /* while a worker holds it: when the worker took it */
+    int64_t worker_ns;     /* once the worker is released: the worker time it held (0 if
+                              it never had one) */
+  };
+  union {
+    int64_t codel_until;  /* while queued, codel: it is refused if still queued after this */
+    int64_t read_version; /* while working, contention: the row's version when it started */
+  };
   const model_fault_cfg *fail; /* the FAIL fault applied, or NULL */
-  int64_t read_version;        /* contention: the row's version when a worker took it */
-  int64_t codel_until;         /* codel: it is refused if still queued after this time */
   int64_t acc_sent_ns;         /* adaptive concurrency: when the filter forwarded it */
   /* reply */
   const char *pushback;    /* grpc-retry-pushback-ms value, or NULL */
@@ -250,7 +255,6 @@ struct mw_req {
   uint64_t trace_call;
   int32_t trace_depth;
   int32_t attempt;      /* 1-based, as grpc-previous-rpc-attempts tells the server */
-  int svc;              /* callee service index */
   int32_t replica;      /* chosen replica, -1 before the load balancer ran */
   int32_t fault_status; /* a FAIL fault's status, -1 if none */
   int32_t criticality;  /* model_criticality; UNSET until a service labels it */
@@ -396,6 +400,9 @@ struct model_world {
     mw_pool policies;
     /* "No retries" in each space (retry_policy_init), shared by every call without a policy. */
     retry_policy none[2];
+    /* Without a side-effecting service the ledger has nothing to tell apart: every call
+     * shares this one operation (never settled: the world holds a reference to it). */
+    mw_op no_effect_op;
     size_t max_calls;    /* the most downstream calls any handler makes: child slots per op */
     size_t op_child_off; /* byte offset of an op's child pointers */
   } pools;

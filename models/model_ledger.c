@@ -5,6 +5,7 @@
  * the first execution per service is the operation, every further one a duplicate.
  */
 #include <stdlib.h>
+#include <assert.h>
 #include <string.h>
 
 #include "models/model_int.h"
@@ -80,6 +81,10 @@ void model__pool_free(mw_pool *p) {
  * =================================================================== */
 
 mw_op *model__op_new(model_world *w) {
+  if (w->topo.n_effect_services == 0) {
+    w->pools.no_effect_op.refs++;
+    return &w->pools.no_effect_op;
+  }
   mw_op *op = model__pool_get(&w->pools.ops);
   if (op == NULL) {
     model__fail(w, RETRY_ENOMEM, "out of memory for the side-effect ledger");
@@ -128,6 +133,7 @@ mw_op *model__op_child(model_world *w, mw_op *op, int32_t j) {
  * (they settle when their own holders are gone too). */
 void model__op_unref(model_world *w, mw_op *op) {
   if (op == NULL || --op->refs > 0) return;
+  assert(op != &w->pools.no_effect_op); /* the world's reference keeps it above 0 */
   op_settle(w, op);
   op->refs = 0;
   if (w->topo.n_effect_services > 0) {

@@ -96,7 +96,7 @@ static void ev_reply(sim_kernel *k, void *obj, uint64_t arg) {
 /* Readies r's reply: a failure reply without pushback of its own gets the pushback of an
  * active PUSHBACK fault. */
 static void reply_prepare(model_world *w, mw_req *r) {
-  mw_service *s = &w->topo.services[r->svc];
+  mw_service *s = &w->topo.services[r->edge->callee];
   int64_t now = sim_now_ns(w->k);
   if (!retry_status_is_ok(s->cfg->space, r->status) && r->pushback == NULL &&
       r->retry_after == NULL) {
@@ -134,7 +134,7 @@ static void count_rejected(model_world *w, mw_service *s) {
  * worker and no time beyond the hops, which is why a refusing replica looks idle to p2c. */
 static void reply_reject(model_world *w, mw_req *r, int32_t status, const char *pushback,
                          const char *retry_after) {
-  mw_service *s = &w->topo.services[r->svc];
+  mw_service *s = &w->topo.services[r->edge->callee];
   count_rejected(w, s);
   r->status = status;
   r->pushback = pushback;
@@ -146,7 +146,7 @@ static void reply_reject(model_world *w, mw_req *r, int32_t status, const char *
  * replica sees more than its share of retries, "overloaded; don't retry" instead. */
 static void reject_overload(model_world *w, mw_req *r, int32_t status, const char *pushback,
                             const char *retry_after) {
-  mw_service *s = &w->topo.services[r->svc];
+  mw_service *s = &w->topo.services[r->edge->callee];
   const model_retry_budget_cfg *rb = &s->cfg->retry_budget;
   if (rb->on && model_retry_share_ratio(&s->replicas[r->replica].share) > rb->ratio) {
     s->stats->dont_retry++;
@@ -311,7 +311,7 @@ static void replica_pump(model_world *w, mw_service *s, int32_t rep) {
  * time is counted here, when it is known, for utilization and wasted work; an OK reply
  * carries headers and the method's stream messages, a failure after headers the fault's. */
 static void handler_finish(model_world *w, mw_req *r) {
-  mw_service *s = &w->topo.services[r->svc];
+  mw_service *s = &w->topo.services[r->edge->callee];
   mw_replica *rp = &s->replicas[r->replica];
   int64_t now = sim_now_ns(w->k);
   rp->busy--;
@@ -348,7 +348,7 @@ static void handler_finish(model_world *w, mw_req *r) {
  * A FAIL fault's status wins over the handler's own result: the fault says the handler
  * failed after doing its work, which is exactly the case that duplicates side effects. */
 static void handler_after_calls(model_world *w, mw_req *r) {
-  mw_service *s = &w->topo.services[r->svc];
+  mw_service *s = &w->topo.services[r->edge->callee];
   if (!r->ds_failed && s->cfg->effect == MODEL_EFFECT_AFTER) model__op_execute(w, s, r->op);
   if (r->fail != NULL)
     r->status = r->fault_status;
@@ -423,7 +423,7 @@ static void quorum_decide(model_world *w, mw_req *r, int state) {
  * succeeded or n - k + 1 failed. */
 static void downstream_done(model_world *w, mw_call *c) {
   mw_req *r = c->done_ctx;
-  mw_service *s = &w->topo.services[r->svc];
+  mw_service *s = &w->topo.services[r->edge->callee];
   const model_call_cfg *cc = &s->cfg->calls[c->slot];
   retry_space from = w->cfg->services[cc->service].space;
   int32_t st = model__status_map(&cc->map, from, s->cfg->space, c->status);
@@ -465,7 +465,7 @@ static void ev_work_done(sim_kernel *k, void *obj, uint64_t arg) {
   (void)arg;
   mw_req *r = obj;
   model_world *w = r->w;
-  mw_service *s = &w->topo.services[r->svc];
+  mw_service *s = &w->topo.services[r->edge->callee];
   const model_service_cfg *cfg = s->cfg;
   int64_t now = sim_now_ns(k);
   if (r->refuse_after_delay) { /* refused after a delay: no handler, no side effect */
@@ -523,7 +523,7 @@ static void ev_work_done(sim_kernel *k, void *obj, uint64_t arg) {
  * fail: the first that applies wins), then admission. Faults are judged at arrival, with the
  * attempt number the request carries, which is how "refuse every first attempt" is written. */
 void model__service_arrive(model_world *w, mw_req *r) {
-  mw_service *s = &w->topo.services[r->svc];
+  mw_service *s = &w->topo.services[r->edge->callee];
   const model_service_cfg *cfg = s->cfg;
   int64_t now = sim_now_ns(w->k);
   s->stats->arrivals++;

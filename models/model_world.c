@@ -652,6 +652,8 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
   w->pools.op_child_off = (exec_end + sizeof(mw_op *) - 1) / sizeof(mw_op *) * sizeof(mw_op *);
   size_t children = w->topo.n_effect_services > 0 ? w->pools.max_calls : 0;
   model__pool_init(&w->pools.ops, a, w->pools.op_child_off + children * sizeof(mw_op *), 256);
+  w->pools.no_effect_op.refs = 1; /* the world's own reference */
+  w->pools.no_effect_op.measured = true;
   sim_hist_init(&w->res.latency);
   sim_hist_init(&w->res.latency_ok);
   w->run.end_ns = cfg->drain_ns > INT64_MAX - cfg->duration_ns ? INT64_MAX - 1
