@@ -89,44 +89,45 @@ static inline void gauge_leave(mw_edge *e, const retry_target *t, const mw_gauge
   model__gauge_add(&e->gauge, before, &after);
 }
 
-/* The attempt's deadline passed before its reply: report DEADLINE_EXCEEDED to the engine. */
+static void bare_end(model_world *w, mw_req *r, int32_t status, int64_t items);
+
+/* The attempt's deadline passed before its reply: report DEADLINE_EXCEEDED to the engine (or
+ * end the bare call); the server keeps the request until its reply comes back. */
 static void ev_req_timeout(sim_kernel *k, void *obj, uint64_t arg) {
   (void)arg;
+  (void)k;
   mw_req *r = obj;
   model_world *w = r->w;
-  mw_call *c = r->call;
   r->timeout = SIM_EVENT_NONE;
+  if (r->bare) {
+    r->waiting = false;
+    bare_end(w, r, model__status_deadline(w->cfg->services[r->edge->callee].space), 0);
+    return;
+  }
+  mw_call *c = r->call;
   req_unlink(c, r);
   r->call = NULL;
   retry_outcome o;
   retry_outcome_init(&o, model__status_deadline(c->policy->space));
-  (void)k;
   call_outcome(w, c, r->attempt, &o);
 }
 
-/* Sends attempt `attempt` of c: a request that reaches the service after one hop. Edge and
- * top-level counters are bumped here, at the moment an attempt leaves the caller, so that
- * amplification counts what was sent whatever happened to it afterwards. */
-static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attempt_deadline_ns) {
-  mw_req *r = model__pool_get(&w->pools.reqs);
-  if (r == NULL) {
-    model__fail(w, RETRY_ENOMEM, "out of memory for requests in flight");
-    return;
-  }
+/* What every attempt starts with, and its way out: the fields set one by one (the pool does
+ * not zero), the counters of an attempt sent (bumped here, at the moment an attempt leaves
+ * the caller, so that amplification counts what was sent whatever happened to it
+ * afterwards), its deadline's timer and the outbound hop. */
+static void req_launch(model_world *w, mw_req *r, const mw_edge *edge, int32_t attempt,
+                       int64_t attempt_deadline_ns, bool top, bool measured, bool retry,
+                       gsl_rng *rng_net) {
   int64_t now = sim_now_ns(w->k);
   r->w = w;
-  r->call = c;
-  r->edge = c->edge;
-  r->op = c->op;
-  model__op_ref(r->op);
-  r->method = c->method;
+  r->edge = (mw_edge *)edge;
   r->attempt = attempt;
   r->replica = -1;
-  r->ok_items = c->stream_items;
-  r->rng_net = sim_rng_gsl(&c->ch->rng_net);
+  r->rng_net = rng_net;
   r->deadline_ns = attempt_deadline_ns;
   r->fault_status = -1;
-  /* The rest, field by field (the pool does not zero): nothing has happened to it yet. */
+  /* nothing has happened to it yet */
   r->state = MW_REQ_HOP_OUT;
   r->timeout = SIM_EVENT_NONE;
   r->q_prev = r->q_next = NULL;
@@ -145,27 +146,17 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
   r->ds_status = 0;
   r->ds_failed = false;
   r->ds_starting = false;
-  r->trace_call = 0;
-  r->trace_depth = 0;
   r->codel_until = 0;
   r->acc_sent_ns = 0;
   r->acc_forwarded = false;
   r->ds_ok = r->ds_nfail = 0;
   r->ds_decided = false;
   r->ds_orphan = false;
-  r->criticality = c->criticality;
-  r->call_next = c->reqs;
-  c->reqs = r;
-  if (model__call_traced(c)) {
-    r->trace_call = c->eng->rc.id;
-    r->trace_depth = c->eng->trace_depth;
-  }
-  if (c->measured) c->edge->stats->attempts++;
-  model__ts_add(w, c->edge->col_attempt, 1.0);
-  if (attempt > 1 && c->policy->kind == RETRY_POLICY_RETRY)
-    model__ts_add(w, c->edge->col_retry, 1.0);
-  if (c->top) {
-    if (c->measured) w->res.attempts++;
+  if (measured) edge->stats->attempts++;
+  model__ts_add(w, edge->col_attempt, 1.0);
+  if (retry) model__ts_add(w, edge->col_retry, 1.0);
+  if (top) {
+    if (measured) w->res.attempts++;
     model__ts_add(w, w->ts.col_attempts, 1.0);
   }
   /* Attempt deadlines of first attempts repeat one delay per population: a FIFO lane. */
@@ -175,16 +166,41 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
   }
   /* A hop of no time costs no event: the request reaches the service now, inside this send.
    * That is safe from any caller: arriving only schedules (the work, or a refusal's reply,
-   * whose hop back is always an event), so the caller's engine never hears of the attempt
-   * before req_send returns. A constant hop draws nothing from the stream either way. */
-  const sim_dist *net = c->edge->network;
+   * whose hop back is always an event), so the caller never hears of the attempt before its
+   * send returns. A constant hop draws nothing from the stream either way. */
+  const sim_dist *net = edge->network;
   if (net->kind == SIM_DIST_CONSTANT && sim_dist_sample(net, NULL) == 0) {
     model__service_arrive(w, r);
     return;
   }
-  if (model__schedule_sample(w, net, sim_rng_gsl(&c->ch->rng_net), ev_req_arrive, r) ==
-      SIM_EVENT_NONE)
+  if (model__schedule_sample(w, net, rng_net, ev_req_arrive, r) == SIM_EVENT_NONE)
     model__fail(w, RETRY_ENOMEM, "out of memory for events");
+}
+
+/* Sends attempt `attempt` of engine call c: a request that reaches the service after one hop. */
+static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attempt_deadline_ns) {
+  mw_req *r = model__pool_get(&w->pools.reqs);
+  if (r == NULL) {
+    model__fail(w, RETRY_ENOMEM, "out of memory for requests in flight");
+    return;
+  }
+  r->bare = false;
+  r->call = c;
+  r->op = c->op;
+  model__op_ref(r->op);
+  r->method = c->method;
+  r->ok_items = c->stream_items;
+  r->criticality = c->criticality;
+  r->trace_call = 0;
+  r->trace_depth = 0;
+  if (model__call_traced(c)) {
+    r->trace_call = c->eng->rc.id;
+    r->trace_depth = c->eng->trace_depth;
+  }
+  r->call_next = c->reqs;
+  c->reqs = r;
+  req_launch(w, r, c->edge, attempt, attempt_deadline_ns, c->top, c->measured,
+             attempt > 1 && c->policy->kind == RETRY_POLICY_RETRY, sim_rng_gsl(&c->ch->rng_net));
 }
 
 /* The reply is handed to the engine exactly as a transport would: the status in the callee's
@@ -192,11 +208,11 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
  * in gRPC), whether headers came first, and the stream messages delivered. The request is
  * freed before the engine decides, so that its pool slot can serve the next attempt. */
 void model__req_reply_arrived(model_world *w, mw_req *r) {
-  mw_call *c = r->call;
-  model_service_stats *ss = w->topo.services[r->edge->callee].stats;
-  if (c == NULL) {
+  bool waits = r->bare ? r->waiting : r->call != NULL;
+  if (!waits) {
     /* Nobody waits any more: everything the server did for it was wasted (unless the
      * deadline-aware server already counted it as expired work). */
+    model_service_stats *ss = w->topo.services[r->edge->callee].stats;
     ss->abandoned++;
     if (!r->expired_waste) ss->wasted_work_s += (double)r->worker_ns / 1e9;
     req_free(w, r);
@@ -204,6 +220,13 @@ void model__req_reply_arrived(model_world *w, mw_req *r) {
   }
   sim_event_cancel(w->k, r->timeout);
   r->timeout = SIM_EVENT_NONE;
+  if (r->bare) {
+    r->waiting = false;
+    bare_end(w, r, r->status, r->items);
+    req_free(w, r);
+    return;
+  }
+  mw_call *c = r->call;
   req_unlink(c, r);
   const char *pushback[1] = {r->pushback};
   retry_outcome o;
@@ -212,7 +235,7 @@ void model__req_reply_arrived(model_world *w, mw_req *r) {
   o.n_pushback = r->pushback != NULL ? 1 : 0;
   o.retry_after = r->retry_after;
   o.headers_received = r->headers;
-  o.request_bytes = c->eng != NULL ? c->eng->request_bytes : 0;
+  o.request_bytes = c->eng->request_bytes;
   o.stream_items = r->items;
   int32_t attempt = r->attempt;
   req_free(w, r);
@@ -315,77 +338,87 @@ void model__channel_close(model_world *w, mw_channel *ch) {
  * The call
  * =================================================================== */
 
-/* What the edge records of a call that ends now: OK or failed (a failure also in the edge's
- * failure_rps column), its stop reason, its status (the callee's space) and its latency. */
-static void edge_count_end(model_world *w, const mw_call *c, model_edge_stats *es) {
-  retry_space space = c->policy->space;
-  int32_t st = c->status;
-  bool ok = retry_status_is_ok(space, st);
-  int64_t latency = sim_now_ns(w->k) - c->start_ns;
-  if (ok) {
-    es->ok++;
-    sim_hist_record(&es->latency_ok, latency);
-  } else {
-    es->failed++;
-    model__ts_add(w, c->edge->col_failure, 1.0);
+/* A call ends now: the edge records it (OK or failed, a failure also in the edge's
+ * failure_rps column, its stop reason, its status in the callee's space, its latency), unless
+ * it started before the warmup (the time series keeps it anyway); then its caller hears. */
+static void call_report(model_world *w, mw_edge *edge, const mw_end *e) {
+  bool ok = retry_status_is_ok(e->space, e->status);
+  if (!ok) model__ts_add(w, edge->col_failure, 1.0);
+  if (e->measured) {
+    model_edge_stats *es = edge->stats;
+    int32_t st = e->status;
+    int64_t latency = sim_now_ns(w->k) - e->start_ns;
+    es->retries += e->retries;
+    es->hedges += e->hedges;
+    if (ok) {
+      es->ok++;
+      sim_hist_record(&es->latency_ok, latency);
+    } else {
+      es->failed++;
+    }
+    sim_hist_record(&es->latency, latency);
+    if ((int)e->reason >= 0 && e->reason < RETRY_STOP_N) es->by_stop[e->reason]++;
+    if (e->space == RETRY_SPACE_GRPC && st >= 0 && st < RETRY_GRPC_N_CODES)
+      es->by_status.grpc[st]++;
+    else if (e->space == RETRY_SPACE_HTTP && st >= 100 && st < 600)
+      es->by_status.http[st]++;
   }
-  sim_hist_record(&es->latency, latency);
-  if (c->reason < RETRY_STOP_N) es->by_stop[c->reason]++;
-  if (space == RETRY_SPACE_GRPC && st >= 0 && st < RETRY_GRPC_N_CODES)
-    es->by_status.grpc[st]++;
-  else if (space == RETRY_SPACE_HTTP && st >= 100 && st < 600)
-    es->by_status.http[st]++;
+  edge->on_done(w, e);
 }
 
 /* The call is over: tell the parent, then free it. The parent may start new calls from its
  * handler (a closed-loop client, a sequential handler), which can reuse pool slots; c stays
  * valid until the parent returns because it goes back to the pool only afterwards. */
 static void call_done(model_world *w, mw_call *c) {
-  if (c->eng != NULL) {
-    c->status = c->eng->rc.status;
-    c->reason = (uint8_t)c->eng->rc.reason;
-  }
-  if (c->measured) {
-    model_edge_stats *es = c->edge->stats;
-    es->retries += model__call_retries(c);
-    es->hedges += model__call_hedges(c);
-    edge_count_end(w, c, es);
-  } else if (!retry_status_is_ok(c->policy->space, c->status)) {
-    model__ts_add(w, c->edge->col_failure, 1.0); /* the time series keeps everything */
-  }
-  c->on_done(w, c);
+  const retry_call *rc = &c->eng->rc;
+  mw_end e = {.done_ctx = c->done_ctx,
+              .start_ns = rc->start_ns,
+              .deadline_ns = rc->deadline_ns,
+              .stream_items = rc->stream_items,
+              .stream_duplicates = rc->stream_duplicates,
+              .slot = c->slot,
+              .status = rc->status,
+              .retries = rc->n_retries,
+              .hedges = rc->n_hedges,
+              .space = c->policy->space,
+              .reason = rc->reason,
+              .measured = c->measured};
+  call_report(w, c->edge, &e);
   model__op_unref(w, c->op);
-  if (c->eng != NULL) {
-    if (c->eng->own_policy != NULL) model__pool_put(&w->pools.policies, c->eng->own_policy);
-    model__pool_put(&w->pools.engines, c->eng);
-  }
+  if (c->eng->own_policy != NULL) model__pool_put(&w->pools.policies, c->eng->own_policy);
   model__pool_put(&w->pools.calls, c);
 }
 
-/* A bare call (no policy, no channel state, not traced) decides as the engine decides for
- * such a call, without it: its one attempt ends it. OK is OK; any other status stops with
- * no_retry_policy, or with deadline once the deadline has passed (the attempt's timeout
- * reports DEADLINE_EXCEEDED at the deadline); stream messages delivered add up. Nothing is
- * retried, so nothing waits, and the done time is now. test_model_world checks the bare path
+/* A bare call (no policy, no channel state, not traced: model__call_start) is its one
+ * request, and decides as the engine decides for such a call, without it: its attempt ends
+ * it. OK is OK; any other status stops with no_retry_policy, or with deadline once the
+ * deadline has passed (the attempt's timeout reports DEADLINE_EXCEEDED at the deadline);
+ * stream messages delivered count. Nothing is retried, so nothing waits, and the call ends
+ * now. The request stays with the server when the call ends on its timeout (the reply then
+ * counts as abandoned, as an engine call's would). test_model_world checks the bare path
  * against the engine's on the same calls. */
-static void bare_outcome(model_world *w, mw_call *c, const retry_outcome *o) {
-  int64_t now = sim_now_ns(w->k);
-  if (o->stream_items > 0) c->items += o->stream_items;
-  c->status = o->status;
-  if (retry_status_is_ok(c->policy->space, o->status))
-    c->reason = (uint8_t)RETRY_STOP_OK;
-  else
-    c->reason = (uint8_t)(now >= c->deadline_ns ? RETRY_STOP_DEADLINE : RETRY_STOP_NO_RETRY_POLICY);
-  call_abandon_all(w, c, 0);
-  call_done(w, c);
+static void bare_end(model_world *w, mw_req *r, int32_t status, int64_t items) {
+  retry_space space = w->cfg->services[r->edge->callee].space;
+  retry_stop reason = RETRY_STOP_OK;
+  if (!retry_status_is_ok(space, status))
+    reason = sim_now_ns(w->k) >= r->deadline_ns ? RETRY_STOP_DEADLINE : RETRY_STOP_NO_RETRY_POLICY;
+  mw_end e = {.done_ctx = r->done_ctx,
+              .start_ns = r->start_ns,
+              .deadline_ns = r->deadline_ns, /* its attempt's deadline is the call's */
+              .stream_items = items > 0 ? items : 0,
+              .stream_duplicates = 0,
+              .slot = r->slot,
+              .status = status,
+              .retries = 0,
+              .hedges = 0,
+              .space = space,
+              .reason = reason,
+              .measured = r->measured};
+  call_report(w, r->edge, &e);
 }
 
-/* The outcome of attempt `attempt` of c, to the engine or the bare rules. */
+/* The outcome of attempt `attempt` of c, to the engine. */
 static void call_outcome(model_world *w, mw_call *c, int32_t attempt, const retry_outcome *o) {
-  if (c->eng == NULL) {
-    bare_outcome(w, c, o);
-    return;
-  }
   retry_decision d;
   mw_gauge g = {0, 0, 0, 0};
   gauge_enter(c->edge, c->eng->rc.target, &g);
@@ -467,68 +500,77 @@ static bool call_is_bare(const model_world *w, const mw_call_args *a) {
          (mc->policy.kind == RETRY_POLICY_NONE && mc->policy.per_attempt_timeout_ns == 0);
 }
 
-/* A bare call's start, as the engine's: refused at once past its deadline, else attempt 1
- * goes with the call's deadline as its own. */
-static void bare_start(model_world *w, mw_call *c) {
-  int64_t now = sim_now_ns(w->k);
-  if (now >= c->deadline_ns) {
-    c->status = model__status_deadline(c->policy->space);
-    c->reason = (uint8_t)RETRY_STOP_DEADLINE;
-    call_done(w, c);
-    return;
+/* A bare call's start, as the engine's: refused at once past its deadline, else its one
+ * request goes with the call's deadline as its own. */
+static int bare_start(model_world *w, const mw_call_args *a, int64_t now, bool measured) {
+  mw_edge *edge = a->edge;
+  if (measured) edge->stats->calls++;
+  if (now >= a->deadline_ns) {
+    retry_space space = w->cfg->services[edge->callee].space;
+    mw_end e = {.done_ctx = a->done_ctx,
+                .start_ns = now,
+                .deadline_ns = a->deadline_ns,
+                .slot = a->slot,
+                .status = model__status_deadline(space),
+                .space = space,
+                .reason = RETRY_STOP_DEADLINE,
+                .measured = measured};
+    call_report(w, edge, &e);
+    return 0;
   }
-  req_send(w, c, 1, c->deadline_ns);
+  mw_req *r = model__pool_get(&w->pools.reqs);
+  if (r == NULL) {
+    model__fail(w, RETRY_ENOMEM, "out of memory for requests in flight");
+    return 0; /* as the engine's path: the call was counted, and the world has failed */
+  }
+  r->bare = true;
+  r->waiting = true;
+  r->top = a->top;
+  r->measured = measured;
+  r->done_ctx = a->done_ctx;
+  r->start_ns = now;
+  r->slot = a->slot;
+  r->op = a->op;
+  model__op_ref(r->op);
+  r->method = a->method;
+  r->ok_items = a->stream_items;
+  r->criticality = a->criticality;
+  r->trace_call = 0;
+  r->trace_depth = 0;
+  req_launch(w, r, edge, 1, a->deadline_ns, a->top, measured, false, sim_rng_gsl(&a->ch->rng_net));
+  return 0;
 }
 
 /* The engine's randomness comes from the caller's stream (a client's, or the calling
  * replica's), so jitter draws never disturb arrivals or service times. */
 int model__call_start(model_world *w, const mw_call_args *a) {
-  assert(a->on_done != NULL && a->ch != NULL);
+  assert(a->ch != NULL && a->edge->on_done != NULL);
+  mw_edge *edge = a->edge;
+  const retry_method_config *mc = a->mc;
+  retry_space callee_space = w->cfg->services[edge->callee].space;
+  int64_t now = sim_now_ns(w->k);
+  bool measured = now >= w->cfg->warmup_ns;
+  uint64_t id = ++w->run.next_call_id;
+  if (call_is_bare(w, a)) return bare_start(w, a, now, measured);
   mw_call *c = model__pool_get(&w->pools.calls);
   if (c == NULL) {
     model__fail(w, RETRY_ENOMEM, "out of memory for calls in flight");
     return -1;
   }
-  mw_edge *edge = a->edge;
-  const retry_method_config *mc = a->mc;
-  retry_space callee_space = w->cfg->services[edge->callee].space;
-  int64_t now = sim_now_ns(w->k);
+  mw_engine *e = c->eng;
   c->w = w;
   c->edge = edge;
   c->method = a->method;
   c->stream_items = a->stream_items;
-  c->on_done = a->on_done;
   c->done_ctx = a->done_ctx;
   c->slot = a->slot;
   c->op = a->op;
   c->ch = a->ch;
   c->reqs = NULL;
-  c->eng = NULL;
-  c->start_ns = now;
-  c->deadline_ns = a->deadline_ns;
-  c->items = 0;
   c->last_replica = -1;
-  c->status = -1;
-  c->reason = (uint8_t)RETRY_STOP_NONE;
   c->top = a->top;
   c->criticality = a->criticality;
-  c->measured = now >= w->cfg->warmup_ns;
-  uint64_t id = ++w->run.next_call_id;
-  if (call_is_bare(w, a)) {
-    /* Only the space of its policy matters: the world's "no retries" in the callee's. */
-    c->policy = &w->pools.none[callee_space == RETRY_SPACE_HTTP];
-    model__op_ref(a->op);
-    if (c->measured) edge->stats->calls++;
-    bare_start(w, c);
-    return 0;
-  }
-  mw_engine *e = model__pool_get(&w->pools.engines);
-  if (e == NULL) {
-    model__pool_put(&w->pools.calls, c);
-    model__fail(w, RETRY_ENOMEM, "out of memory for calls in flight");
-    return -1;
-  }
-  c->eng = e;
+  c->measured = measured;
   /* A policy without retries still decides what counts as OK, so it must speak the callee's
    * space; the loader guarantees that for retry and hedging policies. */
   e->own_policy = NULL;
@@ -540,7 +582,6 @@ int model__call_start(model_world *w, const mw_call_args *a) {
     /* A policy without retries in the other space: a copy in the callee's space. */
     e->own_policy = model__pool_get(&w->pools.policies);
     if (e->own_policy == NULL) {
-      model__pool_put(&w->pools.engines, e);
       model__pool_put(&w->pools.calls, c);
       model__fail(w, RETRY_ENOMEM, "out of memory for calls in flight");
       return -1;
@@ -557,7 +598,7 @@ int model__call_start(model_world *w, const mw_call_args *a) {
   e->trace_depth = 0;
   e->trace_parent = 0;
   e->trace_parent_attempt = 0;
-  if (c->measured) edge->stats->calls++;
+  if (measured) edge->stats->calls++;
   retry_call_opts o;
   memset(&o, 0, sizeof o);
   o.call_id = id;

@@ -42,7 +42,7 @@ static int64_t call_timeout(const model_method_cfg *m, const model_client_cfg *c
  * A closed-loop client that may retry by hand keeps a reference to the operation in
  * cl->user_op, set before the call starts: a call refused locally ends inside
  * model__call_start, and model__client_call_done must already see the operation then. */
-static void client_call_done(model_world *w, mw_call *c);
+static void client_call_done(model_world *w, const mw_end *e);
 
 static void client_call(model_world *w, mw_client *cl, int32_t j, mw_op *op) {
   mw_pop *p = cl->pop;
@@ -75,7 +75,6 @@ static void client_call(model_world *w, mw_client *cl, int32_t j, mw_op *op) {
                     .ch = &cl->ch,
                     .target = model__channel_target(&cl->ch, 0),
                     .top = true,
-                    .on_done = client_call_done,
                     .done_ctx = cl,
                     .slot = j};
   model__call_start(w, &a);
@@ -155,13 +154,13 @@ static void ev_script(sim_kernel *k, void *obj, uint64_t arg) {
  * Goodput counts only OK calls that ended at or before their deadline (a call that waits
  * past it for a reply is not good). When the scenario's duration has passed and nothing is
  * left in flight, the run ends. */
-static void client_call_done(model_world *w, mw_call *c) {
+static void client_call_done(model_world *w, const mw_end *c) {
   mw_client *cl = c->done_ctx;
   mw_pop *p = cl->pop;
   model_results *res = &w->res;
   int64_t now = sim_now_ns(w->k);
   int32_t st = c->status;
-  retry_space space = c->policy->space;
+  retry_space space = c->space;
   bool ok = retry_status_is_ok(space, st);
   w->run.top_in_flight--;
   int64_t latency = now - c->start_ns;
@@ -179,10 +178,10 @@ static void client_call_done(model_world *w, mw_call *c) {
     else if (space == RETRY_SPACE_HTTP && st >= 100 && st < 600)
       res->by_status.http[st]++;
     res->by_stop[c->reason]++;
-    res->retries += model__call_retries(c);
-    res->hedges += model__call_hedges(c);
-    res->stream_items += model__call_stream_items(c);
-    res->stream_duplicates += model__call_stream_duplicates(c);
+    res->retries += c->retries;
+    res->hedges += c->hedges;
+    res->stream_items += c->stream_items;
+    res->stream_duplicates += c->stream_duplicates;
     sim_hist_record(&res->latency, latency);
     if (ok) sim_hist_record(&res->latency_ok, latency);
     if (good) res->calls_ok_in_deadline++;
@@ -275,8 +274,10 @@ static int pop_create(model_world *w, mw_pop *p) {
 }
 
 int model__pops_create(model_world *w) {
-  for (size_t i = 0; i < w->topo.n_pops; i++)
+  for (size_t i = 0; i < w->topo.n_pops; i++) {
+    w->topo.pops[i].edge->on_done = client_call_done;
     if (pop_create(w, &w->topo.pops[i]) < 0) return -1;
+  }
   return 0;
 }
 

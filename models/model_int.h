@@ -85,6 +85,25 @@ static inline void model__gauge_add(mw_gauge *sum, const mw_gauge *before, const
   sum->half_open += after->half_open - before->half_open;
 }
 
+/* What the caller of a call hears when the call ends: everything the summary counts of it.
+ * done_ctx and slot are what the caller gave at the start (model__call_start). */
+typedef struct mw_end {
+  void *done_ctx;                          /* the caller's context (an mw_client, an mw_req) */
+  int64_t start_ns;                        /* when the call started */
+  int64_t deadline_ns;                     /* its absolute deadline, RETRY_NEVER if none */
+  int64_t stream_items, stream_duplicates; /* server streams: messages delivered, again */
+  int32_t slot;                            /* the caller's index for it */
+  int32_t status;                          /* final status, in the callee's space */
+  int32_t retries, hedges;
+  retry_space space; /* the space of status */
+  retry_stop reason;
+  bool measured; /* started at or after the warmup */
+} mw_end;
+
+/* The caller's handler of its calls' ends (one per edge: a population's, a service's). The
+ * call is freed right after it returns; it may start new calls. */
+typedef void (*mw_call_done_fn)(model_world *w, const mw_end *e);
+
 /* One caller-to-callee edge. */
 typedef struct mw_edge {
   int callee;                  /* service index */
@@ -93,6 +112,7 @@ typedef struct mw_edge {
   const model_status_map *map; /* NULL for client edges (no mapping) */
   const sim_dist *network;     /* one-way hop latency */
   bool has_target;             /* the policy has shared state (throttle, budget, ...) */
+  mw_call_done_fn on_done;     /* its caller's handler of a call's end */
   model_edge_stats *stats;     /* in the world's results */
   /* Who holds the edge's shared state: population `pop` (>= 0, target 0 of each client's
    * channel), or each replica of service `svc` (target `slot` of its channel). */
@@ -150,14 +170,7 @@ static inline retry_target *model__channel_target(const mw_channel *ch, size_t j
   return ch->targets != NULL && j < ch->n_targets ? ch->targets[j] : NULL;
 }
 
-/* What the caller of a call hears when the call ends (status in c->status, the caller's context
- * in c->done_ctx, its own index in c->slot). The call is freed right after it returns. */
-typedef void (*mw_call_done_fn)(model_world *w, mw_call *c);
-
-/* A call's retry engine and what only the engine's calls need, out of line (from the
- * world's engines pool): a call without a policy, without channel state and not traced (a
- * "bare" call, the commonest kind deep in a call graph) needs none of it and sends its one
- * attempt without the engine (model_call.c), which saves about 290 bytes per call in flight. */
+/* What a call runs its retry engine with. */
 typedef struct mw_engine {
   retry_call rc;            /* the engine's state for this call */
   retry_policy *own_policy; /* from the world's policies pool (freed with the call), or NULL */
@@ -171,46 +184,30 @@ typedef struct mw_engine {
   bool traced;                  /* its decisions go to the sink */
 } mw_engine;
 
-/* Every field is set by model__call_start (the pool does not zero it). */
+/* A logical call run by the retry engine. A call without a policy, without channel state and
+ * not traced (a "bare" call, the commonest kind deep in a call graph) has no mw_call: its one
+ * request is the call (mw_req.bare, model_call.c), which saves about 380 bytes per call in
+ * flight. Every field is set by model__call_start (the pool does not zero it). */
 struct mw_call {
-  /* ordered by size so that nothing pads: a call in flight is held by the thousand */
+  mw_engine eng[1]; /* the engine's state (an array so that c->eng reads as a pointer) */
+  /* the rest ordered by size so that nothing pads: a call in flight is held by the thousand */
   model_world *w;
-  const retry_policy *policy; /* the method's, the world's "no retries", or the engine's copy */
+  const retry_policy *policy; /* the method's, the world's "no retries", or own_policy */
   mw_edge *edge;
   const char *method;
-  int64_t stream_items;    /* messages of a full reply */
-  mw_call_done_fn on_done; /* tells the caller the call ended */
-  void *done_ctx;          /* the caller's context for on_done (an mw_client, an mw_req) */
-  mw_op *op;               /* ledger operation (one reference held) */
-  mw_channel *ch;          /* the caller's channel: streams (borrowed) */
-  mw_req *reqs;            /* attempts in flight (the caller still waits for them) */
-  mw_engine *eng;          /* the engine's state; NULL for a bare call */
-  int64_t start_ns;        /* when it started */
-  int64_t deadline_ns;     /* its absolute deadline, RETRY_NEVER if none */
-  int64_t items;           /* a bare call: stream messages delivered (the engine counts its own) */
-  int32_t slot;            /* the caller's index for it (a method, a downstream call) */
-  int32_t criticality;     /* given to each attempt (model_criticality; 0 unset) */
-  int32_t last_replica;    /* replica of the latest attempt, -1 before the first */
-  int32_t status;          /* final status once done */
-  uint8_t reason;          /* retry_stop once done */
-  bool top;                /* a top-level call (made by a client population) */
-  bool measured;           /* started at or after the warmup: counted in the results */
+  int64_t stream_items; /* messages of a full reply */
+  void *done_ctx;       /* the caller's context (mw_end.done_ctx) */
+  mw_op *op;            /* ledger operation (one reference held) */
+  mw_channel *ch;       /* the caller's channel: streams (borrowed) */
+  mw_req *reqs;         /* attempts in flight (the caller still waits for them) */
+  int32_t slot;         /* the caller's index for it (a method, a downstream call) */
+  int32_t criticality;  /* given to each attempt (model_criticality; 0 unset) */
+  int32_t last_replica; /* replica of the latest attempt, -1 before the first */
+  bool top;             /* a top-level call (made by a client population) */
+  bool measured;        /* started at or after the warmup: counted in the results */
 };
 
-/* What a call reports when it is done (valid in its on_done). */
-static inline int32_t model__call_retries(const mw_call *c) {
-  return c->eng != NULL ? c->eng->rc.n_retries : 0;
-}
-static inline int32_t model__call_hedges(const mw_call *c) {
-  return c->eng != NULL ? c->eng->rc.n_hedges : 0;
-}
-static inline int64_t model__call_stream_items(const mw_call *c) {
-  return c->eng != NULL ? c->eng->rc.stream_items : c->items;
-}
-static inline int64_t model__call_stream_duplicates(const mw_call *c) {
-  return c->eng != NULL ? c->eng->rc.stream_duplicates : 0;
-}
-static inline bool model__call_traced(const mw_call *c) { return c->eng != NULL && c->eng->traced; }
+static inline bool model__call_traced(const mw_call *c) { return c->eng->traced; }
 
 /* Where a request is on the server side. */
 typedef enum mw_req_state {
@@ -225,8 +222,16 @@ typedef enum mw_req_state {
 struct mw_req {
   /* ordered by size so that nothing pads: a request in flight is held by the thousand */
   model_world *w;
-  mw_call *call;     /* the caller's call; NULL once the caller gave up */
-  mw_req *call_next; /* next attempt in flight of the same call */
+  /* An attempt of an engine's call, or a bare call's one attempt, which is the call itself
+   * (model_call.c): it then holds the call's few figures in place of the links. */
+  union {
+    mw_call *call;  /* engine: the caller's call; NULL once the caller gave up */
+    void *done_ctx; /* bare: the caller's context (mw_end.done_ctx) */
+  };
+  union {
+    mw_req *call_next; /* engine: next attempt in flight of the same call */
+    int64_t start_ns;  /* bare: when the call started */
+  };
   mw_edge *edge;
   mw_op *op; /* ledger operation (one reference held) */
   const char *method;
@@ -264,7 +269,12 @@ struct mw_req {
   int32_t ds_pending;          /* calls started and not finished */
   int32_t ds_status;           /* first failure (mapped into this service's space), or OK */
   int32_t ds_ok, ds_nfail;     /* wait_for: calls ended OK, and not */
+  int32_t slot;                /* bare: the caller's index for the call (mw_end.slot) */
   uint8_t state;               /* mw_req_state */
+  bool bare : 1;               /* a bare call's one attempt, the call itself */
+  bool waiting : 1;            /* bare: the caller still waits (else it gave up) */
+  bool top : 1;                /* bare: a top-level call */
+  bool measured : 1;           /* bare: started at or after the warmup */
   bool refuse_after_delay : 1; /* a REFUSE fault with a delay: no handler, no effect */
   bool expired_waste : 1;      /* deadline mode WASTE found it expired */
   bool dropped : 1;            /* deadline mode DROP ended it */
@@ -394,7 +404,7 @@ struct model_world {
   } topo;
   /* Calls, requests and ledger operations in flight: owns every chunk. */
   struct mw_pools {
-    mw_pool calls, reqs, ops, engines;
+    mw_pool calls, reqs, ops;
     /* Policies of calls whose method's policy keeps no retries but speaks another space than
      * the callee (a copy with the callee's space, held by the call); rare. */
     mw_pool policies;
@@ -478,14 +488,13 @@ typedef struct mw_call_args {
   retry_target *target;          /* the caller's target toward edge, or NULL */
   bool top;                      /* a top-level call (made by a client population) */
   int32_t criticality;           /* model_criticality of its attempts, 0: unset */
-  mw_call_done_fn on_done;       /* called once when the call ends */
   void *done_ctx;                /* given back in c->done_ctx */
   int32_t slot;                  /* given back in c->slot */
 } mw_call_args;
 
 /* Starts a logical call as a describes. Returns 0, or -1 when out of memory (the world's
- * error is set; on_done is never called then). The call may end inside this function
- * (refused locally); a->on_done hears of the end either way, and the call is freed right
+ * error is set; its edge's on_done is never called then). The call may end inside this function
+ * (refused locally); the edge's on_done hears of the end either way, and the call is freed right
  * after it returns. */
 int model__call_start(model_world *w, const mw_call_args *a);
 /* A request's reply reached its caller (or the caller had left). Frees the request. */

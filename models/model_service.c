@@ -173,7 +173,8 @@ static int32_t lb_pick(mw_service *s, const mw_req *r) {
   int32_t n = s->cfg->replicas;
   if (n == 1) return 0;
   int32_t avoid = -1;
-  if (s->cfg->lb_avoid_previous && r->call != NULL && r->attempt > 1) avoid = r->call->last_replica;
+  if (s->cfg->lb_avoid_previous && !r->bare && r->attempt > 1 && r->call != NULL)
+    avoid = r->call->last_replica;
   int32_t m = avoid >= 0 ? n - 1 : n; /* candidates */
   /* With avoid set, random and p2c draw among m = n - 1 candidates and indexes from `avoid`
    * up shift by one, so the avoided replica is never picked and the others stay equally
@@ -365,7 +366,7 @@ static void handler_after_calls(model_world *w, mw_req *r) {
 
 /* Starts downstream call j of r's handler. Its deadline is its own timeout, bounded by the
  * deadline r carries when the call propagates deadlines. */
-static void downstream_done(model_world *w, mw_call *c);
+static void downstream_done(model_world *w, const mw_end *c);
 
 static void downstream_start(model_world *w, mw_service *s, mw_req *r, int32_t j, int32_t child) {
   const model_call_cfg *cc = &s->cfg->calls[j];
@@ -395,7 +396,6 @@ static void downstream_start(model_world *w, mw_service *s, mw_req *r, int32_t j
                     .target = model__channel_target(&rp->ch, (size_t)j),
                     .top = false,
                     .criticality = r->criticality,
-                    .on_done = downstream_done,
                     .done_ctx = r,
                     .slot = j};
   if (model__call_start(w, &a) < 0) r->ds_pending--;
@@ -421,7 +421,7 @@ static void quorum_decide(model_world *w, mw_req *r, int state) {
  * gateway's job); the first failure is kept as the handler's result. Sequential calls stop
  * at the first failure; a fan-out waits for every call it started, or with wait_for until k
  * succeeded or n - k + 1 failed. */
-static void downstream_done(model_world *w, mw_call *c) {
+static void downstream_done(model_world *w, const mw_end *c) {
   mw_req *r = c->done_ctx;
   mw_service *s = &w->topo.services[r->edge->callee];
   const model_call_cfg *cc = &s->cfg->calls[c->slot];
@@ -530,7 +530,7 @@ void model__service_arrive(model_world *w, mw_req *r) {
   model__ts_add(w, w->ts.col_svc0 + (int)s->index * w->ts.svc_cols, 1.0);
   r->state = MW_REQ_QUEUED;
   r->replica = lb_pick(s, r);
-  if (r->call != NULL) r->call->last_replica = r->replica;
+  if (!r->bare && r->call != NULL) r->call->last_replica = r->replica;
   mw_replica *rp = &s->replicas[r->replica];
   /* A request without a criticality gets this service's label (its calls then carry it). */
   if (r->criticality == MODEL_CRIT_UNSET && cfg->criticality.on)
@@ -668,6 +668,8 @@ int model__services_create(model_world *w) {
   for (size_t i = 0; i < w->topo.n_services; i++) {
     mw_service *s = &w->topo.services[i];
     const model_service_cfg *cfg = s->cfg;
+    for (size_t j = 0; j < cfg->n_calls; j++)
+      s->call_edges[j]->on_done = downstream_done;
     snprintf(entity, sizeof entity, "service:%s", cfg->name);
     s->rng_lb = sim_rng_stream_create(w->seed, entity, "lb", 0);
     s->replicas = model__calloc(w, (size_t)cfg->replicas, sizeof *s->replicas);

@@ -28,7 +28,7 @@ static void call_info(const mw_call *c, int64_t start_ns, model_trace_call *info
   info->to = c->edge->stats->to;
   info->method = c->method;
   info->start_ns = start_ns;
-  info->deadline_ns = c->deadline_ns;
+  info->deadline_ns = c->eng->rc.deadline_ns;
   info->policy = c->policy;
 }
 
@@ -36,7 +36,7 @@ static void call_info(const mw_call *c, int64_t start_ns, model_trace_call *info
 static void call_record(void *ctx, const retry_trace_rec *rec) {
   const mw_call *c = ctx;
   model_trace_call info;
-  call_info(c, c->start_ns, &info);
+  call_info(c, c->eng->rc.start_ns, &info);
   c->w->trace.record(c->w->trace.ctx, &info, rec);
 }
 
@@ -46,8 +46,9 @@ void model__trace_call_start(model_world *w, mw_call *c, retry_call_opts *o) {
   const mw_req *parent = c->top ? NULL : c->done_ctx;
   bool inherited = parent != NULL && parent->trace_call != 0;
   mw_engine *e = c->eng; /* a traced call always has one (call_is_bare, model_call.c) */
-  /* retry_call_start sets the id too; the sink sees it before that */
+  /* retry_call_start sets these too; the sink sees them before that */
   e->rc.id = o->call_id;
+  e->rc.deadline_ns = o->deadline_ns;
   e->trace_parent = inherited ? parent->trace_call : 0;
   e->trace_parent_attempt = inherited ? parent->attempt : 0;
   /* A depth not known (a call picked below an untraced parent) stays unknown below it. */

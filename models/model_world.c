@@ -637,7 +637,6 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
   }
   model__pool_init(&w->pools.calls, a, sizeof(mw_call), 256);
   model__pool_init(&w->pools.reqs, a, sizeof(mw_req), 256);
-  model__pool_init(&w->pools.engines, a, sizeof(mw_engine), 256);
   model__pool_init(&w->pools.policies, a, sizeof(retry_policy), 16);
   retry_policy_init(&w->pools.none[RETRY_SPACE_GRPC], RETRY_SPACE_GRPC);
   retry_policy_init(&w->pools.none[RETRY_SPACE_HTTP], RETRY_SPACE_HTTP);
@@ -731,6 +730,10 @@ const model_results *model_world_results(const model_world *w) { return &w->res;
 
 int64_t model_world_peak_in_flight(const model_world *w) { return w->run.top_peak; }
 
+int64_t model_world_peak_objects(const model_world *w) {
+  return w->pools.calls.peak + w->pools.reqs.peak + w->pools.ops.peak;
+}
+
 /* Frees everything, in any state: pools release their chunks wholesale, so objects still in
  * flight (calls, requests, operations) need no walk. */
 void model_world_destroy(model_world *w) {
@@ -739,7 +742,6 @@ void model_world_destroy(model_world *w) {
   model__services_destroy(w);
   model__pool_free(&w->pools.calls);
   model__pool_free(&w->pools.reqs);
-  model__pool_free(&w->pools.engines);
   model__pool_free(&w->pools.policies);
   model__pool_free(&w->pools.ops);
   model__free(w, w->topo.services);

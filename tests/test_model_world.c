@@ -1272,6 +1272,10 @@ static void test_model_world_memory_follows_in_flight(void **state) {
   assert_true(x.r->calls_started > 190000);
   assert_true(model_world_peak_in_flight(x.w) < 100);
   assert_true(sim_kernel_pool_capacity(x.k) < 4096);
+  /* A call without a policy is one request (no call, no operation of its own): objects
+   * follow the calls in flight, one each. */
+  assert_true(model_world_peak_objects(x.w) <= model_world_peak_in_flight(x.w));
+  assert_true(model_world_peak_objects(x.w) > 0);
   run_free(&x);
 }
 
