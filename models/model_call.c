@@ -74,7 +74,7 @@ static void ev_req_arrive(sim_kernel *k, void *obj, uint64_t arg) {
   (void)k;
   (void)arg;
   mw_req *r = obj;
-  model__service_arrive(r->w, r);
+  model__service_arrive(r->edge->w, r);
 }
 
 /* The engine changes a target's state only inside its calls: reading the target's figures
@@ -97,7 +97,7 @@ static void ev_req_timeout(sim_kernel *k, void *obj, uint64_t arg) {
   (void)arg;
   (void)k;
   mw_req *r = obj;
-  model_world *w = r->w;
+  model_world *w = r->edge->w;
   r->timeout = SIM_EVENT_NONE;
   if (r->bare) {
     r->waiting = false;
@@ -120,13 +120,11 @@ static void req_launch(model_world *w, mw_req *r, const mw_edge *edge, int32_t a
                        int64_t attempt_deadline_ns, bool top, bool measured, bool retry,
                        gsl_rng *rng_net) {
   int64_t now = sim_now_ns(w->k);
-  r->w = w;
   r->edge = (mw_edge *)edge;
-  r->attempt = attempt;
+  r->attempt = (int16_t)attempt;
   r->replica = -1;
   r->rng_net = rng_net;
   r->deadline_ns = attempt_deadline_ns;
-  r->fault_status = -1;
   /* nothing has happened to it yet */
   r->state = MW_REQ_HOP_OUT;
   r->timeout = SIM_EVENT_NONE;
@@ -137,8 +135,6 @@ static void req_launch(model_world *w, mw_req *r, const mw_edge *edge, int32_t a
   r->expired_waste = false;
   r->dropped = false;
   r->status = 0;
-  r->pushback = NULL;
-  r->retry_after = NULL;
   r->headers = false;
   r->items = 0;
   r->ds_next = 0;
@@ -190,12 +186,12 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
   model__op_ref(r->op);
   r->method = c->method;
   r->ok_items = c->stream_items;
-  r->criticality = c->criticality;
+  r->criticality = (int8_t)c->criticality;
   r->trace_call = 0;
   r->trace_depth = 0;
   if (model__call_traced(c)) {
     r->trace_call = c->eng->rc.id;
-    r->trace_depth = c->eng->trace_depth;
+    r->trace_depth = (int16_t)c->eng->trace_depth;
   }
   r->call_next = c->reqs;
   c->reqs = r;
@@ -534,7 +530,7 @@ static int bare_start(model_world *w, const mw_call_args *a, int64_t now, bool m
   model__op_ref(r->op);
   r->method = a->method;
   r->ok_items = a->stream_items;
-  r->criticality = a->criticality;
+  r->criticality = (int8_t)a->criticality;
   r->trace_call = 0;
   r->trace_depth = 0;
   req_launch(w, r, edge, 1, a->deadline_ns, a->top, measured, false, sim_rng_gsl(&a->ch->rng_net));

@@ -113,6 +113,7 @@ typedef struct mw_edge {
   const sim_dist *network;     /* one-way hop latency */
   bool has_target;             /* the policy has shared state (throttle, budget, ...) */
   mw_call_done_fn on_done;     /* its caller's handler of a call's end */
+  model_world *w;              /* the world it belongs to */
   model_edge_stats *stats;     /* in the world's results */
   /* Who holds the edge's shared state: population `pop` (>= 0, target 0 of each client's
    * channel), or each replica of service `svc` (target `slot` of its channel). */
@@ -221,7 +222,6 @@ typedef enum mw_req_state {
 /* Every field is set by req_send (model_call.c): the pool does not zero it. */
 struct mw_req {
   /* ordered by size so that nothing pads: a request in flight is held by the thousand */
-  model_world *w;
   /* An attempt of an engine's call, or a bare call's one attempt, which is the call itself
    * (model_call.c): it then holds the call's few figures in place of the links. */
   union {
@@ -232,15 +232,23 @@ struct mw_req {
     mw_req *call_next; /* engine: next attempt in flight of the same call */
     int64_t start_ns;  /* bare: when the call started */
   };
-  mw_edge *edge;
-  mw_op *op; /* ledger operation (one reference held) */
+  mw_edge *edge; /* its edge (and through it the world: edge->w) */
+  mw_op *op;     /* ledger operation (one reference held) */
   const char *method;
   int64_t deadline_ns;      /* propagated deadline of this attempt, RETRY_NEVER if none */
   int64_t ok_items;         /* stream messages of a full reply */
   gsl_rng *rng_net;         /* hop latencies (the caller's stream, borrowed) */
   sim_event_handle timeout; /* the caller's attempt deadline */
-  mw_req *q_prev, *q_next;  /* replica queue links */
   /* Fields of one phase each share their storage with another phase's. */
+  union {
+    struct {
+      mw_req *q_prev, *q_next; /* while queued: the replica's queue links */
+    };
+    struct {                   /* from the end of its work (or its refusal) on: the reply's */
+      const char *pushback;    /* grpc-retry-pushback-ms value, or NULL */
+      const char *retry_after; /* Retry-After value, or NULL */
+    };
+  };
   union {
     int64_t work_start_ns; /* while a worker holds it: when the worker took it */
     int64_t worker_ns;     /* once the worker is released: the worker time it held (0 if
@@ -250,26 +258,25 @@ struct mw_req {
     int64_t codel_until;  /* while queued, codel: it is refused if still queued after this */
     int64_t read_version; /* while working, contention: the row's version when it started */
   };
-  const model_fault_cfg *fail; /* the FAIL fault applied, or NULL */
+  const model_fault_cfg *fail; /* the FAIL fault applied (its status the reply's), or the
+                                  delayed REFUSE fault, or NULL */
   int64_t acc_sent_ns;         /* adaptive concurrency: when the filter forwarded it */
-  /* reply */
-  const char *pushback;    /* grpc-retry-pushback-ms value, or NULL */
-  const char *retry_after; /* Retry-After value, or NULL */
-  int64_t items;           /* stream messages sent */
+  int64_t items;               /* reply: stream messages sent */
   /* tracing: the traced call this is an attempt of (0: not traced) and its depth */
   uint64_t trace_call;
-  int32_t trace_depth;
-  int32_t attempt;      /* 1-based, as grpc-previous-rpc-attempts tells the server */
-  int32_t replica;      /* chosen replica, -1 before the load balancer ran */
-  int32_t fault_status; /* a FAIL fault's status, -1 if none */
-  int32_t criticality;  /* model_criticality; UNSET until a service labels it */
-  int32_t status;       /* reply: in the callee's space */
   /* downstream calls of the handler */
-  int32_t ds_next;             /* sequential: next call to start */
-  int32_t ds_pending;          /* calls started and not finished */
-  int32_t ds_status;           /* first failure (mapped into this service's space), or OK */
-  int32_t ds_ok, ds_nfail;     /* wait_for: calls ended OK, and not */
-  int32_t slot;                /* bare: the caller's index for the call (mw_end.slot) */
+  int32_t ds_next;         /* sequential: next call to start */
+  int32_t ds_pending;      /* calls started and not finished */
+  int32_t ds_status;       /* first failure (mapped into this service's space), or OK */
+  int32_t ds_ok, ds_nfail; /* wait_for: calls ended OK, and not */
+  int32_t slot;            /* bare: the caller's index for the call (mw_end.slot) */
+  /* narrow: statuses are gRPC codes or HTTP statuses, attempts at most 64 (the engine's
+   * bitmasks), replicas at most 64 */
+  int16_t status;              /* reply: in the callee's space */
+  int16_t attempt;             /* 1-based, as grpc-previous-rpc-attempts tells the server */
+  int16_t trace_depth;         /* tracing: depth of trace_call */
+  int8_t replica;              /* chosen replica, -1 before the load balancer ran */
+  int8_t criticality;          /* model_criticality; UNSET until a service labels it */
   uint8_t state;               /* mw_req_state */
   bool bare : 1;               /* a bare call's one attempt, the call itself */
   bool waiting : 1;            /* bare: the caller still waits (else it gave up) */

@@ -90,7 +90,7 @@ static void ev_reply(sim_kernel *k, void *obj, uint64_t arg) {
   (void)k;
   (void)arg;
   mw_req *r = obj;
-  model__req_reply_arrived(r->w, r);
+  model__req_reply_arrived(r->edge->w, r);
 }
 
 /* Readies r's reply: a failure reply without pushback of its own gets the pushback of an
@@ -136,7 +136,7 @@ static void reply_reject(model_world *w, mw_req *r, int32_t status, const char *
                          const char *retry_after) {
   mw_service *s = &w->topo.services[r->edge->callee];
   count_rejected(w, s);
-  r->status = status;
+  r->status = (int16_t)status;
   r->pushback = pushback;
   r->retry_after = retry_after;
   reply_send(w, r);
@@ -223,7 +223,7 @@ static bool work_start(model_world *w, mw_service *s, mw_req *r) {
     s->stats->expired++;
     if (cfg->deadline == MODEL_DEADLINE_DROP) {
       r->dropped = true;
-      r->status = model__status_deadline(cfg->space);
+      r->status = (int16_t)model__status_deadline(cfg->space);
       reply_send(w, r);
       return false;
     }
@@ -352,11 +352,11 @@ static void handler_after_calls(model_world *w, mw_req *r) {
   mw_service *s = &w->topo.services[r->edge->callee];
   if (!r->ds_failed && s->cfg->effect == MODEL_EFFECT_AFTER) model__op_execute(w, s, r->op);
   if (r->fail != NULL)
-    r->status = r->fault_status;
+    r->status = (int16_t)r->fail->status;
   else if (r->ds_failed)
-    r->status = r->ds_status;
+    r->status = (int16_t)r->ds_status;
   else
-    r->status = model__status_ok(s->cfg->space);
+    r->status = (int16_t)model__status_ok(s->cfg->space);
   if (r->fail != NULL) {
     r->pushback = r->fail->pushback;
     r->retry_after = r->fail->retry_after;
@@ -464,11 +464,13 @@ static void downstream_done(model_world *w, const mw_end *c) {
 static void ev_work_done(sim_kernel *k, void *obj, uint64_t arg) {
   (void)arg;
   mw_req *r = obj;
-  model_world *w = r->w;
+  model_world *w = r->edge->w;
   mw_service *s = &w->topo.services[r->edge->callee];
   const model_service_cfg *cfg = s->cfg;
   int64_t now = sim_now_ns(k);
   if (r->refuse_after_delay) { /* refused after a delay: no handler, no side effect */
+    r->pushback = r->fail->pushback;
+    r->retry_after = r->fail->retry_after;
     count_rejected(w, s);
     handler_finish(w, r);
     return;
@@ -477,14 +479,14 @@ static void ev_work_done(sim_kernel *k, void *obj, uint64_t arg) {
     /* A deadline-aware handler checks its context before the side effect. */
     s->stats->expired++;
     r->dropped = true;
-    r->status = model__status_deadline(cfg->space);
+    r->status = (int16_t)model__status_deadline(cfg->space);
     handler_finish(w, r);
     return;
   }
   /* Contention: the conditional write, with the version read when the work started. */
   if (cfg->contention.on && !model_row_write(&s->row, r->read_version)) {
     s->stats->conflicts++;
-    r->status = cfg->contention.status;
+    r->status = (int16_t)cfg->contention.status;
     handler_finish(w, r);
     return;
   }
@@ -529,12 +531,13 @@ void model__service_arrive(model_world *w, mw_req *r) {
   s->stats->arrivals++;
   model__ts_add(w, w->ts.col_svc0 + (int)s->index * w->ts.svc_cols, 1.0);
   r->state = MW_REQ_QUEUED;
-  r->replica = lb_pick(s, r);
+  r->replica = (int8_t)lb_pick(s, r);
   if (!r->bare && r->call != NULL) r->call->last_replica = r->replica;
   mw_replica *rp = &s->replicas[r->replica];
   /* A request without a criticality gets this service's label (its calls then carry it). */
   if (r->criticality == MODEL_CRIT_UNSET && cfg->criticality.on)
-    r->criticality = model_criticality_of(&cfg->criticality, r->method, r->edge->stats->from);
+    r->criticality =
+        (int8_t)model_criticality_of(&cfg->criticality, r->method, r->edge->stats->from);
   if (cfg->retry_budget.on)
     model_retry_share_add(&rp->share, cfg->retry_budget.window_ns, now, r->attempt > 1);
   /* Admission: the token bucket in front of the replicas refuses before anything else. */
@@ -571,14 +574,11 @@ void model__service_arrive(model_world *w, mw_req *r) {
     /* The handler takes its time, then refuses before the side effect. */
     r->refuse_after_delay = true;
     r->fail = f;
-    r->status = f->status;
-    r->pushback = f->pushback;
-    r->retry_after = f->retry_after;
+    r->status = (int16_t)f->status; /* its pushback is set once it leaves the queue */
   } else if ((f = fault_find(s, MODEL_FAULT_FAIL, now, r->replica, r->attempt, r->method, &fi)) &&
              fault_strikes(f, rp->rng_fault)) {
     s->fault_counts[fi]++;
     r->fail = f;
-    r->fault_status = f->status;
   }
   /* The server-side retry budget: an overloaded replica refuses retries first. */
   if (cfg->retry_budget.on && r->attempt > 1 && rp->queued >= cfg->retry_budget.queue) {

@@ -455,6 +455,7 @@ static void edge_init(model_world *w, size_t i, const char *from, int callee,
                       retry_space caller_space, const retry_config *policy,
                       const model_status_map *map, const sim_dist *network) {
   mw_edge *e = &w->topo.edges[i];
+  e->w = w;
   e->callee = callee;
   e->caller_space = caller_space;
   e->policy = policy;
