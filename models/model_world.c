@@ -65,7 +65,7 @@ static void lat_split_write(model_world *w, struct mw_lat_split *l) {
   row[l->col_p99] = (double)sim_hist_quantile(&l->hist, 0.99) / 1e6;
   l->written = l->bucket;
   l->bucket = -1;
-  sim_hist_init(&l->hist);
+  sim_hist_clear(&l->hist);
 }
 
 /* Latencies go to the bucket of the moment the call ended, now / bucket, as the counters of
