@@ -688,6 +688,12 @@ static void world_finish(model_world *w) {
   res->events = sim_kernel_n_events(w->k);
   res->sim_time_ns = now;
   res->calls_unfinished = w->run.top_measured;
+  /* A top-level call's latency is its population's edge's (call_report, model_call.c, records
+   * it there): the top-level histograms are the populations' edges' together. */
+  for (size_t i = 0; i < w->topo.n_pops; i++) {
+    sim_hist_merge(&res->latency, &w->topo.pops[i].edge->stats->latency);
+    sim_hist_merge(&res->latency_ok, &w->topo.pops[i].edge->stats->latency_ok);
+  }
   model__ops_settle_all(w);
   /* Utilization counts the work still on a worker when the run ends, up to now: a worker
    * busy through the whole run is fully used even if its request never finished. */
