@@ -165,7 +165,7 @@ static void req_launch(model_world *w, mw_req *r, const mw_edge *edge, int32_t a
    * whose hop back is always an event), so the caller never hears of the attempt before its
    * send returns. A constant hop draws nothing from the stream either way. */
   const sim_dist *net = edge->network;
-  if (net->kind == SIM_DIST_CONSTANT && sim_dist_sample(net, NULL) == 0) {
+  if (edge->zero_hop) {
     model__service_arrive(w, r);
     return;
   }

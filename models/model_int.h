@@ -111,6 +111,7 @@ typedef struct mw_edge {
   const retry_config *policy;  /* NULL: one attempt */
   const model_status_map *map; /* NULL for client edges (no mapping) */
   const sim_dist *network;     /* one-way hop latency */
+  bool zero_hop;               /* network is a constant 0: a hop costs no event */
   bool has_target;             /* the policy has shared state (throttle, budget, ...) */
   mw_call_done_fn on_done;     /* its caller's handler of a call's end */
   model_world *w;              /* the world it belongs to */
@@ -534,8 +535,15 @@ int model__faults_active(const model_world *w, int64_t t0_ns, int64_t t1_ns);
 
 /* model_ledger.c */
 mw_op *model__op_new(model_world *w);
-void model__op_ref(mw_op *op);
-void model__op_unref(model_world *w, mw_op *op);
+/* Settles and frees op, whose last reference went (model__op_unref). */
+void model__op_release(model_world *w, mw_op *op);
+/* References are counted inline: a call takes and drops two or three. */
+static inline void model__op_ref(mw_op *op) {
+  if (op != NULL) op->refs++;
+}
+static inline void model__op_unref(model_world *w, mw_op *op) {
+  if (op != NULL && --op->refs <= 0) model__op_release(w, op);
+}
 /* Returns child j of op (made on first use, owned by op), or op itself when no service has a
  * side effect (the ledger then has nothing to tell apart). NULL when out of memory (the world
  * has failed) or op is NULL. */

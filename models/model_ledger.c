@@ -97,10 +97,6 @@ mw_op *model__op_new(model_world *w) {
   return op;
 }
 
-void model__op_ref(mw_op *op) {
-  if (op != NULL) op->refs++;
-}
-
 /* Folds a finished operation into the per-service and total counts: one operation per
  * service that executed it, every execution beyond the first a duplicate. */
 static void op_settle(model_world *w, const mw_op *op) {
@@ -131,8 +127,7 @@ mw_op *model__op_child(model_world *w, mw_op *op, int32_t j) {
 
 /* Settled once no call or request works for it; its children go with the parent's reference
  * (they settle when their own holders are gone too). */
-void model__op_unref(model_world *w, mw_op *op) {
-  if (op == NULL || --op->refs > 0) return;
+void model__op_release(model_world *w, mw_op *op) {
   assert(op != &w->pools.no_effect_op); /* the world's reference keeps it above 0 */
   op_settle(w, op);
   op->refs = 0;

@@ -334,8 +334,7 @@ static void handler_finish(model_world *w, mw_req *r) {
    * was served, as the event would have (it ran before the work the pump schedules). Safe:
    * a handler finishes in an event of its own (the work done, or a downstream call's end),
    * never inside its caller's send. */
-  const sim_dist *net = r->edge->network;
-  if (net->kind == SIM_DIST_CONSTANT && sim_dist_sample(net, NULL) == 0) {
+  if (r->edge->zero_hop) {
     reply_prepare(w, r);
     replica_pump(w, s, rep);
     model__req_reply_arrived(w, r);

@@ -461,6 +461,7 @@ static void edge_init(model_world *w, size_t i, const char *from, int callee,
   e->policy = policy;
   e->map = map;
   e->network = network;
+  e->zero_hop = network->kind == SIM_DIST_CONSTANT && sim_dist_sample(network, NULL) == 0;
   e->has_target = policy != NULL && !target_config_is_empty(retry_config_target(policy));
   e->stats = &w->res.edges[i];
   e->stats->from = from;
