@@ -517,7 +517,7 @@ static int bare_start(model_world *w, const mw_call_args *a, int64_t now, bool m
   mw_req *r = model__pool_get(&w->pools.reqs);
   if (r == NULL) {
     model__fail(w, RETRY_ENOMEM, "out of memory for requests in flight");
-    return 0; /* as the engine's path: the call was counted, and the world has failed */
+    return -1; /* its caller is never told */
   }
   r->bare = true;
   r->waiting = true;
