@@ -337,8 +337,9 @@ void model__channel_close(model_world *w, mw_channel *ch) {
 /* A call ends now: the edge records it (OK or failed, a failure also in the edge's
  * failure_rps column, its stop reason, its status in the callee's space, its latency), unless
  * it started before the warmup (the time series keeps it anyway); then its caller hears. */
-static void call_report(model_world *w, mw_edge *edge, const mw_end *e) {
+static void call_report(model_world *w, mw_edge *edge, mw_end *e) {
   bool ok = retry_status_is_ok(e->space, e->status);
+  e->ok = ok;
   if (!ok) model__ts_add(w, edge->col_failure, 1.0);
   if (e->measured) {
     model_edge_stats *es = edge->stats;

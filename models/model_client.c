@@ -161,7 +161,7 @@ static void client_call_done(model_world *w, const mw_end *c) {
   int64_t now = sim_now_ns(w->k);
   int32_t st = c->status;
   retry_space space = c->space;
-  bool ok = retry_status_is_ok(space, st);
+  bool ok = c->ok;
   w->run.top_in_flight--;
   int64_t latency = now - c->start_ns;
   model__ts_latency(w, latency, ok);

@@ -97,6 +97,7 @@ typedef struct mw_end {
   int32_t retries, hedges;
   retry_space space; /* the space of status */
   retry_stop reason;
+  bool ok;       /* status is OK in space */
   bool measured; /* started at or after the warmup */
 } mw_end;
 

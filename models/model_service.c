@@ -59,6 +59,7 @@ static const model_fault_cfg *fault_find(const mw_service *s, model_fault_kind k
  * cores to a noisy neighbour rather than crashing. */
 static int32_t replica_workers(const mw_service *s, int32_t rep, int64_t now) {
   int32_t n = s->cfg->workers;
+  if (s->cfg->n_faults == 0) return n;
   for (size_t i = 0; i < s->cfg->n_faults; i++) {
     const model_fault_cfg *f = &s->cfg->faults[i];
     if (f->kind == MODEL_FAULT_CAPACITY && fault_applies(s, i, now, rep, 0, NULL) && f->workers < n)
