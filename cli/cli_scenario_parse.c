@@ -1186,10 +1186,10 @@ static bool check_cycles(scn_ctx *c) {
  * The top level
  * =================================================================== */
 
-static const char *const top_keys[] = {"name",       "description", "seed",     "duration",
-                                       "drain",      "bucket",      "recovery", "services",
-                                       "clients",    "variants",    "expect",   "replications",
-                                       "confidence", "baseline",    "sweep",    "search"};
+static const char *const top_keys[] = {
+    "name",         "description", "seed",     "duration", "drain",  "bucket",
+    "recovery",     "services",    "clients",  "variants", "expect", "warmup",
+    "replications", "confidence",  "baseline", "sweep",    "search"};
 
 /* "name": given, it follows the rule of every other name; absent, the file's base name is
  * used as it is (a file name may hold characters a name may not, and that is not the
@@ -1205,6 +1205,25 @@ static bool parse_name(scn_ctx *c, json_t *doc, const char *default_name) {
     return false;
   }
   return dup_to(c, &c->cfg->name, name);
+}
+
+/* "warmup": calls started before it are left out of the summary's figures (models/ says
+ * which); 0 by default, and less than the duration, so that some calls are measured. */
+static bool parse_warmup(scn_ctx *c, json_t *doc) {
+  model_config *cfg = c->cfg;
+  cfg->warmup_ns = 0;
+  if (cli__scenario_get_duration(c, doc, "warmup", 0, false, SCN_DUR_NONNEG, &cfg->warmup_ns) < 0)
+    return false;
+  if (cfg->warmup_ns < cfg->duration_ns) return true;
+  size_t mark = retry_json_path_push_key(&c->j, "warmup");
+  char got[64];
+  retry_json_describe(json_object_get(doc, "warmup"), got, sizeof got);
+  retry_json_fail(&c->j, RETRY_ECONFIG,
+                  "\"warmup\" must be less than the duration: a duration >= 0 and < \"duration\", "
+                  "got %s",
+                  got);
+  retry_json_path_pop(&c->j, mark);
+  return false;
 }
 
 /* "seed", "duration", "drain" and "bucket". The seed is a JSON integer, so at most
@@ -1245,7 +1264,7 @@ static bool parse_times(scn_ctx *c, json_t *doc) {
     retry_json_path_pop(&c->j, mark);
     return false;
   }
-  return true;
+  return parse_warmup(c, doc);
 }
 
 /* The study's keys (docs/cli.md, "Studies"): "replications" 1..100000, "confidence" 0.5..0.9999,

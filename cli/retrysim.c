@@ -32,11 +32,11 @@ static const char usage_text[] =
     "                    [--format text|json] [--check] [--junit FILE] [--set PATH=VALUE]...\n"
     "                    [--variant NAME]... [--max-memory SIZE] [--quiet] [--plot]\n"
     "                    [--edges] [--strict] [--reps N] [--confidence L] [--baseline V]\n"
-    "                    [-j N] [--shard K/N] [--sweep PATH=VALUES]...\n"
+    "                    [--warmup D] [-j N] [--shard K/N] [--sweep PATH=VALUES]...\n"
     "       retrysim plan SCENARIO.json [run options] --shards N --out DIR\n"
     "       retrysim merge DIR... --out DIR [--quiet]\n"
     "       retrysim validate SCENARIO.json [--set PATH=VALUE]... [--variant NAME]...\n"
-    "                    [--duration D] [--max-memory SIZE] [--strict]\n"
+    "                    [--duration D] [--warmup D] [--max-memory SIZE] [--strict]\n"
     "       retrysim explain SCENARIO.json (--call ID | --stopped REASON | --after T)\n"
     "                    [--edge FROM->TO] [--variant NAME] [--seed N] [--set PATH=VALUE]...\n"
     "                    [--format text|json]\n"
@@ -56,6 +56,8 @@ static const char help_text[] =
     "options:\n"
     "  -s, --seed N          seed of every run (0 .. 2^64-1), instead of the scenario's\n"
     "      --duration D      simulated duration (\"30s\", \"2m\"), as --set duration=D\n"
+    "      --warmup D        leave calls started before D out of the summary's figures (the\n"
+    "                        time series keeps them), as --set warmup=D\n"
     "  -o, --out DIR         write summary.json, timeseries.csv, latency.csv, variants.csv\n"
     "                        (and timeseries-VARIANT.csv) into DIR, created when missing\n"
     "      --plot            with --out: draw the plots (gnuplot, plots/*.gp) as SVG next to\n"
@@ -99,6 +101,7 @@ typedef struct cli {
   cli_set *sets;         /* --set overrides, then --duration; paths owned */
   size_t n_sets;         /* entries used; sets has room for argc + 1 */
   const char *duration;  /* --duration, or NULL */
+  const char *warmup;    /* --warmup, or NULL */
   const char **variants; /* --variant names, borrowed from argv; room for argc */
   size_t n_variants;     /* entries used */
   bool strict;           /* --strict: policy warnings are errors */
@@ -217,6 +220,10 @@ static int set_option(cli *c, const char *name, const char *arg, const char *val
   if (strcmp(name, "set") == 0) return add_set(c, value);
   if (strcmp(name, "duration") == 0) {
     c->duration = value;
+    return 0;
+  }
+  if (strcmp(name, "warmup") == 0) {
+    c->warmup = value;
     return 0;
   }
   if (strcmp(name, "variant") == 0) {
@@ -350,9 +357,9 @@ static int set_flag(cli *c, const char *name, const char *arg) {
  * every name in it. */
 static bool takes_value(const char *name) {
   static const char *const with_value[] = {
-      "seed",       "s",    "duration", "out", "o",     "format", "set",        "variant", "junit",
-      "max-memory", "reps", "jobs",     "j",   "shard", "shards", "confidence", "baseline",
-      "sweep"};
+      "seed",    "s",          "duration",   "out",   "o",     "format", "set",
+      "variant", "junit",      "max-memory", "reps",  "jobs",  "j",      "shard",
+      "shards",  "confidence", "baseline",   "sweep", "warmup"};
   for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
     if (strcmp(name, with_value[i]) == 0) return true;
   return false;
@@ -429,13 +436,16 @@ static int parse_args(cli *c, int argc, char **argv) {
     return usage_error("%s", "plan needs --shards N and --out DIR");
   if (strcmp(c->command, "plan") == 0 && c->shard_n > 0)
     return usage_error("%s", "plan writes the --shard options itself: give --shards N only");
-  /* --duration goes last, so it wins over a --set of the same key. */
-  if (c->duration != NULL) {
-    char *path = malloc(sizeof "duration");
+  /* --duration and --warmup go last, so they win over a --set of the same key. */
+  const char *last[2][2] = {{"duration", c->duration}, {"warmup", c->warmup}};
+  for (size_t i = 0; i < 2; i++) {
+    if (last[i][1] == NULL) continue;
+    size_t n = strlen(last[i][0]) + 1;
+    char *path = malloc(n);
     if (path == NULL) return out_of_memory();
-    memcpy(path, "duration", sizeof "duration");
+    memcpy(path, last[i][0], n);
     c->sets[c->n_sets].path = path;
-    c->sets[c->n_sets++].value = c->duration;
+    c->sets[c->n_sets++].value = last[i][1];
   }
   return 0;
 }
@@ -616,12 +626,13 @@ static int run_study_or_plain(cli *c, cli_scenario *s) {
                          .reps = reps,
                          .confidence = level,
                          .baseline = baseline,
-                         .warmup_s = -1,
+                         .warmup_s = (double)cli_scenario_config(s, 0)->warmup_ns / 1e9,
                          .jobs = c->jobs > 0 ? c->jobs : cli_study_default_jobs(),
                          .shard_k = c->shard_k,
                          .shard_n = c->shard_n,
                          .search = NULL};
-  if (cli_sweep_wanted(s, &c->sweep)) return cli_sweep_run_study(s, &c->sweep, &spec, c->max_memory, &c->opts);
+  if (cli_sweep_wanted(s, &c->sweep))
+    return cli_sweep_run_study(s, &c->sweep, &spec, c->max_memory, &c->opts);
   return cli_study_run(&spec, &c->opts);
 }
 
@@ -639,8 +650,8 @@ static int run_command(cli *c, int argc, char **argv) {
     size_t n = cli_scenario_n_runs(s);
     status = cli_sweep_check_study(s, NULL, c->max_memory, false, &np, stderr);
     if (status == CLI_EXIT_OK && cli_scenario_sweep_block(s) != NULL)
-      printf("%s: ok (%zu run%s at each of %zu sweep points)\n", c->scenario, n,
-             n == 1 ? "" : "s", np);
+      printf("%s: ok (%zu run%s at each of %zu sweep points)\n", c->scenario, n, n == 1 ? "" : "s",
+             np);
     else if (status == CLI_EXIT_OK)
       printf("%s: ok (%zu run%s)\n", c->scenario, n, n == 1 ? "" : "s");
   } else {
@@ -747,7 +758,7 @@ int main(int argc, char **argv) {
     return usage_error(
         "unknown command '%s'; the commands are run, validate, explain, plan and merge", cmd);
   }
-  /* At most one set per argument, plus --duration. */
+  /* At most one set per argument, plus --duration and --warmup. */
   /* c.sets == NULL is out of memory before anything ran: exit 3. The loop below frees the
    * paths that add_set and parse_args allocated; the cast drops the const that cli_set
    * carries for the loader's sake. */

@@ -16,6 +16,7 @@
 #include "sim/sim_rng.h"
 
 static void call_apply(model_world *w, mw_call *c, const retry_decision *d);
+static void call_outcome(model_world *w, mw_call *c, int32_t attempt, const retry_outcome *o);
 
 /* {==================================================================
  * Requests (attempts) seen from the caller
@@ -73,7 +74,7 @@ static void ev_req_arrive(sim_kernel *k, void *obj, uint64_t arg) {
   (void)k;
   (void)arg;
   mw_req *r = obj;
-  model__service_arrive(r->w, r);
+  model__service_arrive(r->edge->w, r);
 }
 
 /* The engine changes a target's state only inside its calls: reading the target's figures
@@ -88,62 +89,52 @@ static inline void gauge_leave(mw_edge *e, const retry_target *t, const mw_gauge
   model__gauge_add(&e->gauge, before, &after);
 }
 
-/* The attempt's deadline passed before its reply: report DEADLINE_EXCEEDED to the engine. */
+static void bare_end(model_world *w, mw_req *r, int32_t status, int64_t items);
+
+/* The attempt's deadline passed before its reply: report DEADLINE_EXCEEDED to the engine (or
+ * end the bare call); the server keeps the request until its reply comes back. */
 static void ev_req_timeout(sim_kernel *k, void *obj, uint64_t arg) {
   (void)arg;
+  (void)k;
   mw_req *r = obj;
-  model_world *w = r->w;
-  mw_call *c = r->call;
+  model_world *w = r->edge->w;
   r->timeout = SIM_EVENT_NONE;
+  if (r->bare) {
+    r->waiting = false;
+    bare_end(w, r, model__status_deadline(w->cfg->services[r->edge->callee].space), 0);
+    return;
+  }
+  mw_call *c = r->call;
   req_unlink(c, r);
   r->call = NULL;
   retry_outcome o;
   retry_outcome_init(&o, model__status_deadline(c->policy->space));
-  retry_decision d;
-  mw_gauge g = {0, 0, 0, 0};
-  gauge_enter(c->edge, c->rc.target, &g);
-  retry_call_on_outcome(&c->rc, r->attempt, &o, sim_now_ns(k), &d);
-  gauge_leave(c->edge, c->rc.target, &g);
-  call_apply(w, c, &d);
+  call_outcome(w, c, r->attempt, &o);
 }
 
-/* Sends attempt `attempt` of c: a request that reaches the service after one hop. Edge and
- * top-level counters are bumped here, at the moment an attempt leaves the caller, so that
- * amplification counts what was sent whatever happened to it afterwards. */
-static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attempt_deadline_ns) {
-  mw_req *r = model__pool_get(&w->pools.reqs);
-  if (r == NULL) {
-    model__fail(w, RETRY_ENOMEM, "out of memory for requests in flight");
-    return;
-  }
+/* What every attempt starts with, and its way out: the fields set one by one (the pool does
+ * not zero), the counters of an attempt sent (bumped here, at the moment an attempt leaves
+ * the caller, so that amplification counts what was sent whatever happened to it
+ * afterwards), its deadline's timer and the outbound hop. */
+static void req_launch(model_world *w, mw_req *r, const mw_edge *edge, int32_t attempt,
+                       int64_t attempt_deadline_ns, bool top, bool measured, bool retry,
+                       gsl_rng *rng_net) {
   int64_t now = sim_now_ns(w->k);
-  r->w = w;
-  r->call = c;
-  r->edge = c->edge;
-  r->op = c->op;
-  model__op_ref(r->op);
-  r->method = c->method;
-  r->attempt = attempt;
-  r->svc = c->edge->callee;
+  r->edge = (mw_edge *)edge;
+  r->attempt = (int16_t)attempt;
   r->replica = -1;
-  r->sent_ns = now;
-  r->ok_items = c->stream_items;
-  r->rng_net = sim_rng_gsl(&c->ch->rng_net);
+  r->rng_net = rng_net;
   r->deadline_ns = attempt_deadline_ns;
-  r->fault_status = -1;
-  /* The rest, field by field (the pool does not zero): nothing has happened to it yet. */
+  /* nothing has happened to it yet */
   r->state = MW_REQ_HOP_OUT;
   r->timeout = SIM_EVENT_NONE;
   r->q_prev = r->q_next = NULL;
-  r->work_start_ns = 0;
   r->worker_ns = 0;
   r->fail = NULL;
   r->refuse_after_delay = false;
   r->expired_waste = false;
   r->dropped = false;
   r->status = 0;
-  r->pushback = NULL;
-  r->retry_after = NULL;
   r->headers = false;
   r->items = 0;
   r->ds_next = 0;
@@ -151,28 +142,17 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
   r->ds_status = 0;
   r->ds_failed = false;
   r->ds_starting = false;
-  r->trace_call = 0;
-  r->trace_depth = 0;
-  r->read_version = 0;
   r->codel_until = 0;
   r->acc_sent_ns = 0;
   r->acc_forwarded = false;
   r->ds_ok = r->ds_nfail = 0;
   r->ds_decided = false;
   r->ds_orphan = false;
-  r->criticality = c->criticality;
-  r->call_next = c->reqs;
-  c->reqs = r;
-  if (c->traced) {
-    r->trace_call = c->rc.id;
-    r->trace_depth = c->trace_depth;
-  }
-  c->edge->stats->attempts++;
-  model__ts_add(w, c->edge->col_attempt, 1.0);
-  if (attempt > 1 && c->policy->kind == RETRY_POLICY_RETRY)
-    model__ts_add(w, c->edge->col_retry, 1.0);
-  if (c->top) {
-    w->res.attempts++;
+  if (measured) edge->stats->attempts++;
+  model__ts_add(w, edge->col_attempt, 1.0);
+  if (retry) model__ts_add(w, edge->col_retry, 1.0);
+  if (top) {
+    if (measured) w->res.attempts++;
     model__ts_add(w, w->ts.col_attempts, 1.0);
   }
   /* Attempt deadlines of first attempts repeat one delay per population: a FIFO lane. */
@@ -182,16 +162,41 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
   }
   /* A hop of no time costs no event: the request reaches the service now, inside this send.
    * That is safe from any caller: arriving only schedules (the work, or a refusal's reply,
-   * whose hop back is always an event), so the caller's engine never hears of the attempt
-   * before req_send returns. A constant hop draws nothing from the stream either way. */
-  const sim_dist *net = c->edge->network;
-  if (net->kind == SIM_DIST_CONSTANT && sim_dist_sample(net, NULL) == 0) {
+   * whose hop back is always an event), so the caller never hears of the attempt before its
+   * send returns. A constant hop draws nothing from the stream either way. */
+  const sim_dist *net = edge->network;
+  if (edge->zero_hop) {
     model__service_arrive(w, r);
     return;
   }
-  if (model__schedule_sample(w, net, sim_rng_gsl(&c->ch->rng_net), ev_req_arrive, r) ==
-      SIM_EVENT_NONE)
+  if (model__schedule_sample(w, net, rng_net, ev_req_arrive, r) == SIM_EVENT_NONE)
     model__fail(w, RETRY_ENOMEM, "out of memory for events");
+}
+
+/* Sends attempt `attempt` of engine call c: a request that reaches the service after one hop. */
+static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attempt_deadline_ns) {
+  mw_req *r = model__pool_get(&w->pools.reqs);
+  if (r == NULL) {
+    model__fail(w, RETRY_ENOMEM, "out of memory for requests in flight");
+    return;
+  }
+  r->bare = false;
+  r->call = c;
+  r->op = c->op;
+  model__op_ref(r->op);
+  r->method = c->method;
+  r->ok_items = c->stream_items;
+  r->criticality = (int8_t)c->criticality;
+  r->trace_call = 0;
+  r->trace_depth = 0;
+  if (model__call_traced(c)) {
+    r->trace_call = c->eng->rc.id;
+    r->trace_depth = (int16_t)c->eng->trace_depth;
+  }
+  r->call_next = c->reqs;
+  c->reqs = r;
+  req_launch(w, r, c->edge, attempt, attempt_deadline_ns, c->top, c->measured,
+             attempt > 1 && c->policy->kind == RETRY_POLICY_RETRY, sim_rng_gsl(&c->ch->rng_net));
 }
 
 /* The reply is handed to the engine exactly as a transport would: the status in the callee's
@@ -199,11 +204,11 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
  * in gRPC), whether headers came first, and the stream messages delivered. The request is
  * freed before the engine decides, so that its pool slot can serve the next attempt. */
 void model__req_reply_arrived(model_world *w, mw_req *r) {
-  mw_call *c = r->call;
-  model_service_stats *ss = w->topo.services[r->svc].stats;
-  if (c == NULL) {
+  bool waits = r->bare ? r->waiting : r->call != NULL;
+  if (!waits) {
     /* Nobody waits any more: everything the server did for it was wasted (unless the
      * deadline-aware server already counted it as expired work). */
+    model_service_stats *ss = w->topo.services[r->edge->callee].stats;
     ss->abandoned++;
     if (!r->expired_waste) ss->wasted_work_s += (double)r->worker_ns / 1e9;
     req_free(w, r);
@@ -211,6 +216,13 @@ void model__req_reply_arrived(model_world *w, mw_req *r) {
   }
   sim_event_cancel(w->k, r->timeout);
   r->timeout = SIM_EVENT_NONE;
+  if (r->bare) {
+    r->waiting = false;
+    bare_end(w, r, r->status, r->items);
+    req_free(w, r);
+    return;
+  }
+  mw_call *c = r->call;
   req_unlink(c, r);
   const char *pushback[1] = {r->pushback};
   retry_outcome o;
@@ -219,16 +231,11 @@ void model__req_reply_arrived(model_world *w, mw_req *r) {
   o.n_pushback = r->pushback != NULL ? 1 : 0;
   o.retry_after = r->retry_after;
   o.headers_received = r->headers;
-  o.request_bytes = c->request_bytes;
+  o.request_bytes = c->eng->request_bytes;
   o.stream_items = r->items;
   int32_t attempt = r->attempt;
   req_free(w, r);
-  retry_decision d;
-  mw_gauge g = {0, 0, 0, 0};
-  gauge_enter(c->edge, c->rc.target, &g);
-  retry_call_on_outcome(&c->rc, attempt, &o, sim_now_ns(w->k), &d);
-  gauge_leave(c->edge, c->rc.target, &g);
-  call_apply(w, c, &d);
+  call_outcome(w, c, attempt, &o);
 }
 
 /* }================================================================== */
@@ -327,40 +334,94 @@ void model__channel_close(model_world *w, mw_channel *ch) {
  * The call
  * =================================================================== */
 
-/* What the edge records of a call that ends now: OK or failed (a failure also in the edge's
- * failure_rps column), its stop reason, its status (the callee's space) and its latency. */
-static void edge_count_end(model_world *w, const mw_call *c, model_edge_stats *es) {
-  retry_space space = c->policy->space;
-  int32_t st = c->rc.status;
-  bool ok = retry_status_is_ok(space, st);
-  int64_t latency = sim_now_ns(w->k) - c->rc.start_ns;
-  if (ok) {
-    es->ok++;
-    sim_hist_record(&es->latency_ok, latency);
-  } else {
-    es->failed++;
-    model__ts_add(w, c->edge->col_failure, 1.0);
+/* A call ends now: the edge records it (OK or failed, a failure also in the edge's
+ * failure_rps column, its stop reason, its status in the callee's space, its latency), unless
+ * it started before the warmup (the time series keeps it anyway); then its caller hears. */
+static void call_report(model_world *w, mw_edge *edge, mw_end *e) {
+  bool ok = retry_status_is_ok(e->space, e->status);
+  e->ok = ok;
+  if (!ok) model__ts_add(w, edge->col_failure, 1.0);
+  if (e->measured) {
+    model_edge_stats *es = edge->stats;
+    int32_t st = e->status;
+    int64_t latency = sim_now_ns(w->k) - e->start_ns;
+    es->retries += e->retries;
+    es->hedges += e->hedges;
+    if (ok) {
+      es->ok++;
+      sim_hist_record(&es->latency_ok, latency);
+    } else {
+      es->failed++;
+    }
+    sim_hist_record(&es->latency, latency);
+    if ((int)e->reason >= 0 && e->reason < RETRY_STOP_N) es->by_stop[e->reason]++;
+    if (e->space == RETRY_SPACE_GRPC && st >= 0 && st < RETRY_GRPC_N_CODES)
+      es->by_status.grpc[st]++;
+    else if (e->space == RETRY_SPACE_HTTP && st >= 100 && st < 600)
+      es->by_status.http[st]++;
   }
-  sim_hist_record(&es->latency, latency);
-  if ((int)c->rc.reason >= 0 && c->rc.reason < RETRY_STOP_N) es->by_stop[c->rc.reason]++;
-  if (space == RETRY_SPACE_GRPC && st >= 0 && st < RETRY_GRPC_N_CODES)
-    es->by_status.grpc[st]++;
-  else if (space == RETRY_SPACE_HTTP && st >= 100 && st < 600)
-    es->by_status.http[st]++;
+  edge->on_done(w, e);
 }
 
 /* The call is over: tell the parent, then free it. The parent may start new calls from its
  * handler (a closed-loop client, a sequential handler), which can reuse pool slots; c stays
  * valid until the parent returns because it goes back to the pool only afterwards. */
 static void call_done(model_world *w, mw_call *c) {
-  model_edge_stats *es = c->edge->stats;
-  es->retries += c->rc.n_retries;
-  es->hedges += c->rc.n_hedges;
-  edge_count_end(w, c, es);
-  c->on_done(w, c);
+  const retry_call *rc = &c->eng->rc;
+  mw_end e = {.done_ctx = c->done_ctx,
+              .start_ns = rc->start_ns,
+              .deadline_ns = rc->deadline_ns,
+              .stream_items = rc->stream_items,
+              .stream_duplicates = rc->stream_duplicates,
+              .slot = c->slot,
+              .status = rc->status,
+              .retries = rc->n_retries,
+              .hedges = rc->n_hedges,
+              .space = c->policy->space,
+              .reason = rc->reason,
+              .measured = c->measured};
+  call_report(w, c->edge, &e);
   model__op_unref(w, c->op);
-  if (c->own_policy != NULL) model__pool_put(&w->pools.policies, c->own_policy);
+  if (c->eng->own_policy != NULL) model__pool_put(&w->pools.policies, c->eng->own_policy);
   model__pool_put(&w->pools.calls, c);
+}
+
+/* A bare call (no policy, no channel state, not traced: model__call_start) is its one
+ * request, and decides as the engine decides for such a call, without it: its attempt ends
+ * it. OK is OK; any other status stops with no_retry_policy, or with deadline once the
+ * deadline has passed (the attempt's timeout reports DEADLINE_EXCEEDED at the deadline);
+ * stream messages delivered count. Nothing is retried, so nothing waits, and the call ends
+ * now. The request stays with the server when the call ends on its timeout (the reply then
+ * counts as abandoned, as an engine call's would). test_model_world checks the bare path
+ * against the engine's on the same calls. */
+static void bare_end(model_world *w, mw_req *r, int32_t status, int64_t items) {
+  retry_space space = w->cfg->services[r->edge->callee].space;
+  retry_stop reason = RETRY_STOP_OK;
+  if (!retry_status_is_ok(space, status))
+    reason = sim_now_ns(w->k) >= r->deadline_ns ? RETRY_STOP_DEADLINE : RETRY_STOP_NO_RETRY_POLICY;
+  mw_end e = {.done_ctx = r->done_ctx,
+              .start_ns = r->start_ns,
+              .deadline_ns = r->deadline_ns, /* its attempt's deadline is the call's */
+              .stream_items = items > 0 ? items : 0,
+              .stream_duplicates = 0,
+              .slot = r->slot,
+              .status = status,
+              .retries = 0,
+              .hedges = 0,
+              .space = space,
+              .reason = reason,
+              .measured = r->measured};
+  call_report(w, r->edge, &e);
+}
+
+/* The outcome of attempt `attempt` of c, to the engine. */
+static void call_outcome(model_world *w, mw_call *c, int32_t attempt, const retry_outcome *o) {
+  retry_decision d;
+  mw_gauge g = {0, 0, 0, 0};
+  gauge_enter(c->edge, c->eng->rc.target, &g);
+  retry_call_on_outcome(&c->eng->rc, attempt, o, sim_now_ns(w->k), &d);
+  gauge_leave(c->edge, c->eng->rc.target, &g);
+  call_apply(w, c, &d);
 }
 
 /* A call the engine ended at a later time (a client that sleeps until its deadline). */
@@ -375,26 +436,28 @@ static void ev_call_done(sim_kernel *k, void *obj, uint64_t arg) {
 static void ev_call_wake(sim_kernel *k, void *obj, uint64_t arg) {
   (void)arg;
   mw_call *c = obj;
-  c->wake = SIM_EVENT_NONE;
-  c->wake_ns = RETRY_NEVER;
+  mw_engine *e = c->eng;
+  e->wake = SIM_EVENT_NONE;
+  e->wake_ns = RETRY_NEVER;
   retry_decision d;
   mw_gauge g = {0, 0, 0, 0};
-  gauge_enter(c->edge, c->rc.target, &g);
-  retry_call_wake(&c->rc, sim_now_ns(k), &d);
-  gauge_leave(c->edge, c->rc.target, &g);
+  gauge_enter(c->edge, e->rc.target, &g);
+  retry_call_wake(&e->rc, sim_now_ns(k), &d);
+  gauge_leave(c->edge, e->rc.target, &g);
   call_apply(c->w, c, &d);
 }
 
 /* Each decision's wake time replaces the previous timer; an unchanged time keeps it. */
 static void call_set_wake(model_world *w, mw_call *c, int64_t wake_ns) {
-  if (wake_ns == c->wake_ns && c->wake != SIM_EVENT_NONE) return;
-  sim_event_cancel(w->k, c->wake);
-  c->wake = SIM_EVENT_NONE;
-  c->wake_ns = wake_ns;
+  mw_engine *e = c->eng;
+  if (wake_ns == e->wake_ns && e->wake != SIM_EVENT_NONE) return;
+  sim_event_cancel(w->k, e->wake);
+  e->wake = SIM_EVENT_NONE;
+  e->wake_ns = wake_ns;
   if (wake_ns == RETRY_NEVER) return;
   int64_t now = sim_now_ns(w->k);
-  c->wake = sim_event_schedule(w->k, wake_ns < now ? now : wake_ns, ev_call_wake, c, 0);
-  if (c->wake == SIM_EVENT_NONE) model__fail(w, RETRY_ENOMEM, "out of memory for events");
+  e->wake = sim_event_schedule(w->k, wake_ns < now ? now : wake_ns, ev_call_wake, c, 0);
+  if (e->wake == SIM_EVENT_NONE) model__fail(w, RETRY_ENOMEM, "out of memory for events");
 }
 
 /* Carries out one decision. The engine has already updated its own view (attempts in flight,
@@ -425,62 +488,117 @@ static void call_apply(model_world *w, mw_call *c, const retry_decision *d) {
   }
 }
 
+/* Whether a call can go without the engine: one attempt and nothing the engine would keep
+ * (no retry or hedging policy, no per-attempt timeout, no channel state, no trace sink). */
+static bool call_is_bare(const model_world *w, const mw_call_args *a) {
+  if (a->target != NULL || w->trace.record != NULL) return false;
+  const retry_method_config *mc = a->mc;
+  return mc == NULL ||
+         (mc->policy.kind == RETRY_POLICY_NONE && mc->policy.per_attempt_timeout_ns == 0);
+}
+
+/* A bare call's start, as the engine's: refused at once past its deadline, else its one
+ * request goes with the call's deadline as its own. */
+static int bare_start(model_world *w, const mw_call_args *a, int64_t now, bool measured) {
+  mw_edge *edge = a->edge;
+  if (measured) edge->stats->calls++;
+  if (now >= a->deadline_ns) {
+    retry_space space = w->cfg->services[edge->callee].space;
+    mw_end e = {.done_ctx = a->done_ctx,
+                .start_ns = now,
+                .deadline_ns = a->deadline_ns,
+                .slot = a->slot,
+                .status = model__status_deadline(space),
+                .space = space,
+                .reason = RETRY_STOP_DEADLINE,
+                .measured = measured};
+    call_report(w, edge, &e);
+    return 0;
+  }
+  mw_req *r = model__pool_get(&w->pools.reqs);
+  if (r == NULL) {
+    model__fail(w, RETRY_ENOMEM, "out of memory for requests in flight");
+    return -1; /* its caller is never told */
+  }
+  r->bare = true;
+  r->waiting = true;
+  r->top = a->top;
+  r->measured = measured;
+  r->done_ctx = a->done_ctx;
+  r->start_ns = now;
+  r->slot = a->slot;
+  r->op = a->op;
+  model__op_ref(r->op);
+  r->method = a->method;
+  r->ok_items = a->stream_items;
+  r->criticality = (int8_t)a->criticality;
+  r->trace_call = 0;
+  r->trace_depth = 0;
+  req_launch(w, r, edge, 1, a->deadline_ns, a->top, measured, false, sim_rng_gsl(&a->ch->rng_net));
+  return 0;
+}
+
 /* The engine's randomness comes from the caller's stream (a client's, or the calling
  * replica's), so jitter draws never disturb arrivals or service times. */
 int model__call_start(model_world *w, const mw_call_args *a) {
-  assert(a->on_done != NULL && a->ch != NULL);
+  assert(a->ch != NULL && a->edge->on_done != NULL);
+  mw_edge *edge = a->edge;
+  const retry_method_config *mc = a->mc;
+  retry_space callee_space = w->cfg->services[edge->callee].space;
+  int64_t now = sim_now_ns(w->k);
+  bool measured = now >= w->cfg->warmup_ns;
+  uint64_t id = ++w->run.next_call_id;
+  if (call_is_bare(w, a)) return bare_start(w, a, now, measured);
   mw_call *c = model__pool_get(&w->pools.calls);
   if (c == NULL) {
     model__fail(w, RETRY_ENOMEM, "out of memory for calls in flight");
     return -1;
   }
-  mw_edge *edge = a->edge;
-  const retry_method_config *mc = a->mc;
-  retry_space callee_space = w->cfg->services[edge->callee].space;
+  mw_engine *e = c->eng;
   c->w = w;
   c->edge = edge;
+  c->method = a->method;
+  c->stream_items = a->stream_items;
+  c->done_ctx = a->done_ctx;
+  c->slot = a->slot;
+  c->op = a->op;
+  c->ch = a->ch;
+  c->reqs = NULL;
+  c->last_replica = -1;
+  c->top = a->top;
+  c->criticality = a->criticality;
+  c->measured = measured;
   /* A policy without retries still decides what counts as OK, so it must speak the callee's
    * space; the loader guarantees that for retry and hedging policies. */
-  c->own_policy = NULL;
+  e->own_policy = NULL;
   if (mc != NULL && (mc->policy.kind != RETRY_POLICY_NONE || mc->policy.space == callee_space)) {
     c->policy = &mc->policy;
   } else if (mc == NULL) {
     c->policy = &w->pools.none[callee_space == RETRY_SPACE_HTTP];
   } else {
     /* A policy without retries in the other space: a copy in the callee's space. */
-    c->own_policy = model__pool_get(&w->pools.policies);
-    if (c->own_policy == NULL) {
+    e->own_policy = model__pool_get(&w->pools.policies);
+    if (e->own_policy == NULL) {
       model__pool_put(&w->pools.calls, c);
       model__fail(w, RETRY_ENOMEM, "out of memory for calls in flight");
       return -1;
     }
-    *c->own_policy = mc->policy;
-    c->own_policy->space = callee_space;
-    c->policy = c->own_policy;
+    *e->own_policy = mc->policy;
+    e->own_policy->space = callee_space;
+    c->policy = e->own_policy;
   }
-  c->method = a->method;
-  c->request_bytes = a->request_bytes;
-  c->stream_items = a->stream_items;
-  c->on_done = a->on_done;
-  c->done_ctx = a->done_ctx;
-  c->slot = a->slot;
-  c->op = a->op;
   model__op_ref(a->op);
-  c->ch = a->ch;
-  c->wake = SIM_EVENT_NONE;
-  c->wake_ns = RETRY_NEVER;
-  c->last_replica = -1;
-  c->top = a->top;
-  c->reqs = NULL;
-  c->traced = false;
-  c->trace_depth = 0;
-  c->trace_parent = 0;
-  c->trace_parent_attempt = 0;
-  c->criticality = a->criticality;
-  edge->stats->calls++;
+  e->request_bytes = a->request_bytes;
+  e->wake = SIM_EVENT_NONE;
+  e->wake_ns = RETRY_NEVER;
+  e->traced = false;
+  e->trace_depth = 0;
+  e->trace_parent = 0;
+  e->trace_parent_attempt = 0;
+  if (measured) edge->stats->calls++;
   retry_call_opts o;
   memset(&o, 0, sizeof o);
-  o.call_id = ++w->run.next_call_id;
+  o.call_id = id;
   o.method = a->method;
   o.stream = a->stream;
   o.deadline_ns = a->deadline_ns;
@@ -489,7 +607,7 @@ int model__call_start(model_world *w, const mw_call_args *a) {
   retry_decision d;
   mw_gauge g = {0, 0, 0, 0};
   gauge_enter(edge, a->target, &g);
-  retry_call_start(&c->rc, c->policy, a->target, &o, sim_now_ns(w->k), &d);
+  retry_call_start(&e->rc, c->policy, a->target, &o, now, &d);
   gauge_leave(edge, a->target, &g);
   call_apply(w, c, &d);
   return 0;

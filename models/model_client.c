@@ -42,7 +42,7 @@ static int64_t call_timeout(const model_method_cfg *m, const model_client_cfg *c
  * A closed-loop client that may retry by hand keeps a reference to the operation in
  * cl->user_op, set before the call starts: a call refused locally ends inside
  * model__call_start, and model__client_call_done must already see the operation then. */
-static void client_call_done(model_world *w, mw_call *c);
+static void client_call_done(model_world *w, const mw_end *e);
 
 static void client_call(model_world *w, mw_client *cl, int32_t j, mw_op *op) {
   mw_pop *p = cl->pop;
@@ -58,7 +58,10 @@ static void client_call(model_world *w, mw_client *cl, int32_t j, mw_op *op) {
     cl->user_op = op; /* the client's reference: new, or the one it already held */
     cl->user_method = j;
   }
-  w->res.calls_started++;
+  if (now >= w->cfg->warmup_ns) { /* the call's own test (model__call_start) agrees */
+    w->res.calls_started++;
+    w->run.top_measured++;
+  }
   model__ts_add(w, w->ts.col_offered, 1.0);
   if (++w->run.top_in_flight > w->run.top_peak) w->run.top_peak = w->run.top_in_flight;
   mw_call_args a = {.edge = p->edge,
@@ -72,7 +75,6 @@ static void client_call(model_world *w, mw_client *cl, int32_t j, mw_op *op) {
                     .ch = &cl->ch,
                     .target = model__channel_target(&cl->ch, 0),
                     .top = true,
-                    .on_done = client_call_done,
                     .done_ctx = cl,
                     .slot = j};
   model__call_start(w, &a);
@@ -152,34 +154,38 @@ static void ev_script(sim_kernel *k, void *obj, uint64_t arg) {
  * Goodput counts only OK calls that ended at or before their deadline (a call that waits
  * past it for a reply is not good). When the scenario's duration has passed and nothing is
  * left in flight, the run ends. */
-static void client_call_done(model_world *w, mw_call *c) {
+static void client_call_done(model_world *w, const mw_end *c) {
   mw_client *cl = c->done_ctx;
   mw_pop *p = cl->pop;
   model_results *res = &w->res;
   int64_t now = sim_now_ns(w->k);
-  int32_t st = c->rc.status;
-  retry_space space = c->policy->space;
-  bool ok = retry_status_is_ok(space, st);
+  int32_t st = c->status;
+  retry_space space = c->space;
+  bool ok = c->ok;
   w->run.top_in_flight--;
-  if (ok)
-    res->calls_ok++;
-  else
-    res->calls_failed++;
-  if (space == RETRY_SPACE_GRPC && st >= 0 && st < RETRY_GRPC_N_CODES)
-    res->by_status.grpc[st]++;
-  else if (space == RETRY_SPACE_HTTP && st >= 100 && st < 600)
-    res->by_status.http[st]++;
-  res->by_stop[c->rc.reason]++;
-  res->retries += c->rc.n_retries;
-  res->hedges += c->rc.n_hedges;
-  res->stream_items += c->rc.stream_items;
-  res->stream_duplicates += c->rc.stream_duplicates;
-  int64_t latency = now - c->rc.start_ns;
-  sim_hist_record(&res->latency, latency);
+  int64_t latency = now - c->start_ns;
   model__ts_latency(w, latency, ok);
-  if (ok) sim_hist_record(&res->latency_ok, latency);
-  if (ok && (c->rc.deadline_ns == RETRY_NEVER || now <= c->rc.deadline_ns)) {
-    res->calls_ok_in_deadline++;
+  bool good = ok && (c->deadline_ns == RETRY_NEVER || now <= c->deadline_ns);
+  /* A call started before the warmup counts in the time series only. */
+  if (c->measured) {
+    w->run.top_measured--;
+    if (ok)
+      res->calls_ok++;
+    else
+      res->calls_failed++;
+    if (space == RETRY_SPACE_GRPC && st >= 0 && st < RETRY_GRPC_N_CODES)
+      res->by_status.grpc[st]++;
+    else if (space == RETRY_SPACE_HTTP && st >= 100 && st < 600)
+      res->by_status.http[st]++;
+    res->by_stop[c->reason]++;
+    res->retries += c->retries;
+    res->hedges += c->hedges;
+    res->stream_items += c->stream_items;
+    res->stream_duplicates += c->stream_duplicates;
+    /* res->latency and latency_ok: the populations' edges' own, merged at the end */
+    if (good) res->calls_ok_in_deadline++;
+  }
+  if (good) {
     model__ts_add(w, w->ts.col_goodput, 1.0);
   } else if (!ok) {
     model__ts_add(w, w->ts.col_errors, 1.0);
@@ -267,8 +273,10 @@ static int pop_create(model_world *w, mw_pop *p) {
 }
 
 int model__pops_create(model_world *w) {
-  for (size_t i = 0; i < w->topo.n_pops; i++)
+  for (size_t i = 0; i < w->topo.n_pops; i++) {
+    w->topo.pops[i].edge->on_done = client_call_done;
     if (pop_create(w, &w->topo.pops[i]) < 0) return -1;
+  }
   return 0;
 }
 

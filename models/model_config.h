@@ -295,6 +295,8 @@ typedef struct model_config {
   uint64_t seed;       /* scenario seed (the command line may override it) */
   int64_t duration_ns; /* arrivals happen in [0, duration) */
   int64_t drain_ns;    /* after the duration, wait at most this long for calls in flight */
+  int64_t warmup_ns;   /* calls started before it are left out of the results' figures
+                          (model_stats.h says which), 0 <= warmup < duration */
   int64_t bucket_ns;   /* time-series bucket, default 1 s */
   model_client_cfg *clients;
   size_t n_clients; /* >= 1 */

@@ -85,6 +85,26 @@ static inline void model__gauge_add(mw_gauge *sum, const mw_gauge *before, const
   sum->half_open += after->half_open - before->half_open;
 }
 
+/* What the caller of a call hears when the call ends: everything the summary counts of it.
+ * done_ctx and slot are what the caller gave at the start (model__call_start). */
+typedef struct mw_end {
+  void *done_ctx;                          /* the caller's context (an mw_client, an mw_req) */
+  int64_t start_ns;                        /* when the call started */
+  int64_t deadline_ns;                     /* its absolute deadline, RETRY_NEVER if none */
+  int64_t stream_items, stream_duplicates; /* server streams: messages delivered, again */
+  int32_t slot;                            /* the caller's index for it */
+  int32_t status;                          /* final status, in the callee's space */
+  int32_t retries, hedges;
+  retry_space space; /* the space of status */
+  retry_stop reason;
+  bool ok;       /* status is OK in space */
+  bool measured; /* started at or after the warmup */
+} mw_end;
+
+/* The caller's handler of its calls' ends (one per edge: a population's, a service's). The
+ * call is freed right after it returns; it may start new calls. */
+typedef void (*mw_call_done_fn)(model_world *w, const mw_end *e);
+
 /* One caller-to-callee edge. */
 typedef struct mw_edge {
   int callee;                  /* service index */
@@ -92,7 +112,10 @@ typedef struct mw_edge {
   const retry_config *policy;  /* NULL: one attempt */
   const model_status_map *map; /* NULL for client edges (no mapping) */
   const sim_dist *network;     /* one-way hop latency */
+  bool zero_hop;               /* network is a constant 0: a hop costs no event */
   bool has_target;             /* the policy has shared state (throttle, budget, ...) */
+  mw_call_done_fn on_done;     /* its caller's handler of a call's end */
+  model_world *w;              /* the world it belongs to */
   model_edge_stats *stats;     /* in the world's results */
   /* Who holds the edge's shared state: population `pop` (>= 0, target 0 of each client's
    * channel), or each replica of service `svc` (target `slot` of its channel). */
@@ -150,38 +173,44 @@ static inline retry_target *model__channel_target(const mw_channel *ch, size_t j
   return ch->targets != NULL && j < ch->n_targets ? ch->targets[j] : NULL;
 }
 
-/* What the caller of a call hears when the call ends (status in c->rc, the caller's context
- * in c->done_ctx, its own index in c->slot). The call is freed right after it returns. */
-typedef void (*mw_call_done_fn)(model_world *w, mw_call *c);
-
-/* Every field is set by model__call_start (the pool does not zero it; retry_call_start
- * zeroes rc itself). */
-struct mw_call {
-  retry_call rc; /* the engine's state for this call (its deadline_ns is the call's) */
-  /* the rest ordered by size so that nothing pads: a call in flight is held by the thousand */
-  model_world *w;
-  const retry_policy *policy; /* the method's, the world's "no retries", or own_policy */
-  retry_policy *own_policy;   /* from the world's policies pool (freed with the call), or NULL */
-  mw_edge *edge;
-  const char *method;
-  int64_t request_bytes, stream_items;
-  mw_call_done_fn on_done; /* tells the caller the call ended */
-  void *done_ctx;          /* the caller's context for on_done (an mw_client, an mw_req) */
-  mw_op *op;               /* ledger operation (one reference held) */
-  mw_channel *ch;          /* the caller's channel: streams (borrowed) */
-  sim_event_handle wake;   /* the engine's timer */
-  int64_t wake_ns;         /* its time, RETRY_NEVER when none */
-  mw_req *reqs;            /* attempts in flight (the caller still waits for them) */
-  uint64_t trace_parent;   /* tracing: model_trace_call.parent_id */
-  int32_t slot;            /* the caller's index for it (a method, a downstream call) */
-  int32_t criticality;     /* given to each attempt (model_criticality; 0 unset) */
-  int32_t last_replica;    /* replica of the latest attempt, -1 before the first */
+/* What a call runs its retry engine with. */
+typedef struct mw_engine {
+  retry_call rc;            /* the engine's state for this call */
+  retry_policy *own_policy; /* from the world's policies pool (freed with the call), or NULL */
+  sim_event_handle wake;    /* the engine's timer */
+  int64_t wake_ns;          /* its time, RETRY_NEVER when none */
+  int64_t request_bytes;    /* for the engine's buffer limit */
   /* tracing (model_trace.c): written only while a trace sink is installed */
+  uint64_t trace_parent;        /* model_trace_call.parent_id */
   int32_t trace_depth;          /* model_trace_call.depth */
   int32_t trace_parent_attempt; /* model_trace_call.parent_attempt */
   bool traced;                  /* its decisions go to the sink */
-  bool top;                     /* a top-level call (made by a client population) */
+} mw_engine;
+
+/* A logical call run by the retry engine. A call without a policy, without channel state and
+ * not traced (a "bare" call, the commonest kind deep in a call graph) has no mw_call: its one
+ * request is the call (mw_req.bare, model_call.c), which saves about 380 bytes per call in
+ * flight. Every field is set by model__call_start (the pool does not zero it). */
+struct mw_call {
+  mw_engine eng[1]; /* the engine's state (an array so that c->eng reads as a pointer) */
+  /* the rest ordered by size so that nothing pads: a call in flight is held by the thousand */
+  model_world *w;
+  const retry_policy *policy; /* the method's, the world's "no retries", or own_policy */
+  mw_edge *edge;
+  const char *method;
+  int64_t stream_items; /* messages of a full reply */
+  void *done_ctx;       /* the caller's context (mw_end.done_ctx) */
+  mw_op *op;            /* ledger operation (one reference held) */
+  mw_channel *ch;       /* the caller's channel: streams (borrowed) */
+  mw_req *reqs;         /* attempts in flight (the caller still waits for them) */
+  int32_t slot;         /* the caller's index for it (a method, a downstream call) */
+  int32_t criticality;  /* given to each attempt (model_criticality; 0 unset) */
+  int32_t last_replica; /* replica of the latest attempt, -1 before the first */
+  bool top;             /* a top-level call (made by a client population) */
+  bool measured;        /* started at or after the warmup: counted in the results */
 };
+
+static inline bool model__call_traced(const mw_call *c) { return c->eng->traced; }
 
 /* Where a request is on the server side. */
 typedef enum mw_req_state {
@@ -195,43 +224,66 @@ typedef enum mw_req_state {
 /* Every field is set by req_send (model_call.c): the pool does not zero it. */
 struct mw_req {
   /* ordered by size so that nothing pads: a request in flight is held by the thousand */
-  model_world *w;
-  mw_call *call;     /* the caller's call; NULL once the caller gave up */
-  mw_req *call_next; /* next attempt in flight of the same call */
-  mw_edge *edge;
-  mw_op *op; /* ledger operation (one reference held) */
+  /* An attempt of an engine's call, or a bare call's one attempt, which is the call itself
+   * (model_call.c): it then holds the call's few figures in place of the links. */
+  union {
+    mw_call *call;  /* engine: the caller's call; NULL once the caller gave up */
+    void *done_ctx; /* bare: the caller's context (mw_end.done_ctx) */
+  };
+  union {
+    mw_req *call_next; /* engine: next attempt in flight of the same call */
+    int64_t start_ns;  /* bare: when the call started */
+  };
+  mw_edge *edge; /* its edge (and through it the world: edge->w) */
+  mw_op *op;     /* ledger operation (one reference held) */
   const char *method;
-  int64_t deadline_ns; /* propagated deadline of this attempt, RETRY_NEVER if none */
-  int64_t sent_ns;
-  int64_t ok_items;            /* stream messages of a full reply */
-  gsl_rng *rng_net;            /* hop latencies (the caller's stream, borrowed) */
-  sim_event_handle timeout;    /* the caller's attempt deadline */
-  mw_req *q_prev, *q_next;     /* replica queue links */
-  int64_t work_start_ns;       /* when a worker took it */
-  int64_t worker_ns;           /* worker time it held (set when the worker is released) */
-  const model_fault_cfg *fail; /* the FAIL fault applied, or NULL */
-  int64_t read_version;        /* contention: the row's version when a worker took it */
-  int64_t codel_until;         /* codel: it is refused if still queued after this time */
+  int64_t deadline_ns;      /* propagated deadline of this attempt, RETRY_NEVER if none */
+  int64_t ok_items;         /* stream messages of a full reply */
+  gsl_rng *rng_net;         /* hop latencies (the caller's stream, borrowed) */
+  sim_event_handle timeout; /* the caller's attempt deadline */
+  /* Fields of one phase each share their storage with another phase's. */
+  union {
+    struct {
+      mw_req *q_prev, *q_next; /* while queued: the replica's queue links */
+    };
+    struct {                   /* from the end of its work (or its refusal) on: the reply's */
+      const char *pushback;    /* grpc-retry-pushback-ms value, or NULL */
+      const char *retry_after; /* Retry-After value, or NULL */
+    };
+  };
+  union {
+    int64_t work_start_ns; /* while a worker holds it: when the worker took it */
+    int64_t worker_ns;     /* once the worker is released: the worker time it held (0 if
+                              it never had one) */
+  };
+  union {
+    int64_t codel_until;  /* while queued, codel: it is refused if still queued after this */
+    int64_t read_version; /* while working, contention: the row's version when it started */
+  };
+  const model_fault_cfg *fail; /* the FAIL fault applied (its status the reply's), or the
+                                  delayed REFUSE fault, or NULL */
   int64_t acc_sent_ns;         /* adaptive concurrency: when the filter forwarded it */
-  /* reply */
-  const char *pushback;    /* grpc-retry-pushback-ms value, or NULL */
-  const char *retry_after; /* Retry-After value, or NULL */
-  int64_t items;           /* stream messages sent */
+  int64_t items;               /* reply: stream messages sent */
   /* tracing: the traced call this is an attempt of (0: not traced) and its depth */
   uint64_t trace_call;
-  int32_t trace_depth;
-  int32_t attempt;      /* 1-based, as grpc-previous-rpc-attempts tells the server */
-  int svc;              /* callee service index */
-  int32_t replica;      /* chosen replica, -1 before the load balancer ran */
-  int32_t fault_status; /* a FAIL fault's status, -1 if none */
-  int32_t criticality;  /* model_criticality; UNSET until a service labels it */
-  int32_t status;       /* reply: in the callee's space */
   /* downstream calls of the handler */
-  int32_t ds_next;             /* sequential: next call to start */
-  int32_t ds_pending;          /* calls started and not finished */
-  int32_t ds_status;           /* first failure (mapped into this service's space), or OK */
-  int32_t ds_ok, ds_nfail;     /* wait_for: calls ended OK, and not */
+  int32_t ds_next;         /* sequential: next call to start */
+  int32_t ds_pending;      /* calls started and not finished */
+  int32_t ds_status;       /* first failure (mapped into this service's space), or OK */
+  int32_t ds_ok, ds_nfail; /* wait_for: calls ended OK, and not */
+  int32_t slot;            /* bare: the caller's index for the call (mw_end.slot) */
+  /* narrow: statuses are gRPC codes or HTTP statuses, attempts at most 64 (the engine's
+   * bitmasks), replicas at most 64 */
+  int16_t status;              /* reply: in the callee's space */
+  int16_t attempt;             /* 1-based, as grpc-previous-rpc-attempts tells the server */
+  int16_t trace_depth;         /* tracing: depth of trace_call */
+  int8_t replica;              /* chosen replica, -1 before the load balancer ran */
+  int8_t criticality;          /* model_criticality; UNSET until a service labels it */
   uint8_t state;               /* mw_req_state */
+  bool bare : 1;               /* a bare call's one attempt, the call itself */
+  bool waiting : 1;            /* bare: the caller still waits (else it gave up) */
+  bool top : 1;                /* bare: a top-level call */
+  bool measured : 1;           /* bare: started at or after the warmup */
   bool refuse_after_delay : 1; /* a REFUSE fault with a delay: no handler, no effect */
   bool expired_waste : 1;      /* deadline mode WASTE found it expired */
   bool dropped : 1;            /* deadline mode DROP ended it */
@@ -334,6 +386,7 @@ struct mw_service {
 struct mw_op {
   void *pool_link;      /* the pool's free-list link while free */
   int32_t refs;         /* holders: calls, requests and the parent; 0 while free */
+  bool measured;        /* made at or after the warmup: its executions are counted */
   int32_t executions[]; /* per side-effecting service */
 };
 
@@ -366,6 +419,9 @@ struct model_world {
     mw_pool policies;
     /* "No retries" in each space (retry_policy_init), shared by every call without a policy. */
     retry_policy none[2];
+    /* Without a side-effecting service the ledger has nothing to tell apart: every call
+     * shares this one operation (never settled: the world holds a reference to it). */
+    mw_op no_effect_op;
     size_t max_calls;    /* the most downstream calls any handler makes: child slots per op */
     size_t op_child_off; /* byte offset of an op's child pointers */
   } pools;
@@ -393,6 +449,7 @@ struct model_world {
     uint64_t next_call_id; /* the engine's call ids */
     int64_t top_in_flight; /* top-level calls in flight */
     int64_t top_peak;      /* the most at once */
+    int64_t top_measured;  /* top-level calls in flight started at or after the warmup */
     int64_t end_ns;        /* duration + drain */
     bool arrivals_over;    /* the duration has passed */
     void (*progress)(void *, int64_t, int64_t);
@@ -440,14 +497,13 @@ typedef struct mw_call_args {
   retry_target *target;          /* the caller's target toward edge, or NULL */
   bool top;                      /* a top-level call (made by a client population) */
   int32_t criticality;           /* model_criticality of its attempts, 0: unset */
-  mw_call_done_fn on_done;       /* called once when the call ends */
   void *done_ctx;                /* given back in c->done_ctx */
   int32_t slot;                  /* given back in c->slot */
 } mw_call_args;
 
 /* Starts a logical call as a describes. Returns 0, or -1 when out of memory (the world's
- * error is set; on_done is never called then). The call may end inside this function
- * (refused locally); a->on_done hears of the end either way, and the call is freed right
+ * error is set; its edge's on_done is never called then). The call may end inside this function
+ * (refused locally); the edge's on_done hears of the end either way, and the call is freed right
  * after it returns. */
 int model__call_start(model_world *w, const mw_call_args *a);
 /* A request's reply reached its caller (or the caller had left). Frees the request. */
@@ -480,8 +536,15 @@ int model__faults_active(const model_world *w, int64_t t0_ns, int64_t t1_ns);
 
 /* model_ledger.c */
 mw_op *model__op_new(model_world *w);
-void model__op_ref(mw_op *op);
-void model__op_unref(model_world *w, mw_op *op);
+/* Settles and frees op, whose last reference went (model__op_unref). */
+void model__op_release(model_world *w, mw_op *op);
+/* References are counted inline: a call takes and drops two or three. */
+static inline void model__op_ref(mw_op *op) {
+  if (op != NULL) op->refs++;
+}
+static inline void model__op_unref(model_world *w, mw_op *op) {
+  if (op != NULL && --op->refs <= 0) model__op_release(w, op);
+}
 /* Returns child j of op (made on first use, owned by op), or op itself when no service has a
  * side effect (the ledger then has nothing to tell apart). NULL when out of memory (the world
  * has failed) or op is NULL. */

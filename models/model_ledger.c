@@ -5,6 +5,7 @@
  * the first execution per service is the operation, every further one a duplicate.
  */
 #include <stdlib.h>
+#include <assert.h>
 #include <string.h>
 
 #include "models/model_int.h"
@@ -80,6 +81,10 @@ void model__pool_free(mw_pool *p) {
  * =================================================================== */
 
 mw_op *model__op_new(model_world *w) {
+  if (w->topo.n_effect_services == 0) {
+    w->pools.no_effect_op.refs++;
+    return &w->pools.no_effect_op;
+  }
   mw_op *op = model__pool_get(&w->pools.ops);
   if (op == NULL) {
     model__fail(w, RETRY_ENOMEM, "out of memory for the side-effect ledger");
@@ -88,16 +93,14 @@ mw_op *model__op_new(model_world *w) {
   /* An op is small and read by offset (executions, then children): zeroed whole. */
   memset(op, 0, w->pools.ops.obj_size);
   op->refs = 1;
+  op->measured = sim_now_ns(w->k) >= w->cfg->warmup_ns;
   return op;
-}
-
-void model__op_ref(mw_op *op) {
-  if (op != NULL) op->refs++;
 }
 
 /* Folds a finished operation into the per-service and total counts: one operation per
  * service that executed it, every execution beyond the first a duplicate. */
 static void op_settle(model_world *w, const mw_op *op) {
+  if (!op->measured) return; /* made before the warmup */
   for (size_t i = 0; i < w->topo.n_services; i++) {
     mw_service *s = &w->topo.services[i];
     if (s->effect_slot < 0) continue;
@@ -124,8 +127,8 @@ mw_op *model__op_child(model_world *w, mw_op *op, int32_t j) {
 
 /* Settled once no call or request works for it; its children go with the parent's reference
  * (they settle when their own holders are gone too). */
-void model__op_unref(model_world *w, mw_op *op) {
-  if (op == NULL || --op->refs > 0) return;
+void model__op_release(model_world *w, mw_op *op) {
+  assert(op != &w->pools.no_effect_op); /* the world's reference keeps it above 0 */
   op_settle(w, op);
   op->refs = 0;
   if (w->topo.n_effect_services > 0) {
@@ -153,10 +156,11 @@ void model__ops_settle_all(model_world *w) {
 bool model__op_execute(model_world *w, mw_service *s, mw_op *op) {
   if (s->effect_slot < 0 || op == NULL) return true;
   if (s->cfg->dedup && op->executions[s->effect_slot] > 0) {
-    s->stats->deduplicated++;
+    if (op->measured) s->stats->deduplicated++;
     return false;
   }
   op->executions[s->effect_slot]++;
+  if (!op->measured) return true;
   s->stats->executions++;
   w->res.executions++;
   return true;

@@ -59,6 +59,7 @@ static const model_fault_cfg *fault_find(const mw_service *s, model_fault_kind k
  * cores to a noisy neighbour rather than crashing. */
 static int32_t replica_workers(const mw_service *s, int32_t rep, int64_t now) {
   int32_t n = s->cfg->workers;
+  if (s->cfg->n_faults == 0) return n;
   for (size_t i = 0; i < s->cfg->n_faults; i++) {
     const model_fault_cfg *f = &s->cfg->faults[i];
     if (f->kind == MODEL_FAULT_CAPACITY && fault_applies(s, i, now, rep, 0, NULL) && f->workers < n)
@@ -90,13 +91,13 @@ static void ev_reply(sim_kernel *k, void *obj, uint64_t arg) {
   (void)k;
   (void)arg;
   mw_req *r = obj;
-  model__req_reply_arrived(r->w, r);
+  model__req_reply_arrived(r->edge->w, r);
 }
 
 /* Readies r's reply: a failure reply without pushback of its own gets the pushback of an
  * active PUSHBACK fault. */
 static void reply_prepare(model_world *w, mw_req *r) {
-  mw_service *s = &w->topo.services[r->svc];
+  mw_service *s = &w->topo.services[r->edge->callee];
   int64_t now = sim_now_ns(w->k);
   if (!retry_status_is_ok(s->cfg->space, r->status) && r->pushback == NULL &&
       r->retry_after == NULL) {
@@ -134,9 +135,9 @@ static void count_rejected(model_world *w, mw_service *s) {
  * worker and no time beyond the hops, which is why a refusing replica looks idle to p2c. */
 static void reply_reject(model_world *w, mw_req *r, int32_t status, const char *pushback,
                          const char *retry_after) {
-  mw_service *s = &w->topo.services[r->svc];
+  mw_service *s = &w->topo.services[r->edge->callee];
   count_rejected(w, s);
-  r->status = status;
+  r->status = (int16_t)status;
   r->pushback = pushback;
   r->retry_after = retry_after;
   reply_send(w, r);
@@ -146,7 +147,7 @@ static void reply_reject(model_world *w, mw_req *r, int32_t status, const char *
  * replica sees more than its share of retries, "overloaded; don't retry" instead. */
 static void reject_overload(model_world *w, mw_req *r, int32_t status, const char *pushback,
                             const char *retry_after) {
-  mw_service *s = &w->topo.services[r->svc];
+  mw_service *s = &w->topo.services[r->edge->callee];
   const model_retry_budget_cfg *rb = &s->cfg->retry_budget;
   if (rb->on && model_retry_share_ratio(&s->replicas[r->replica].share) > rb->ratio) {
     s->stats->dont_retry++;
@@ -173,7 +174,8 @@ static int32_t lb_pick(mw_service *s, const mw_req *r) {
   int32_t n = s->cfg->replicas;
   if (n == 1) return 0;
   int32_t avoid = -1;
-  if (s->cfg->lb_avoid_previous && r->call != NULL && r->attempt > 1) avoid = r->call->last_replica;
+  if (s->cfg->lb_avoid_previous && !r->bare && r->attempt > 1 && r->call != NULL)
+    avoid = r->call->last_replica;
   int32_t m = avoid >= 0 ? n - 1 : n; /* candidates */
   /* With avoid set, random and p2c draw among m = n - 1 candidates and indexes from `avoid`
    * up shift by one, so the avoided replica is never picked and the others stay equally
@@ -222,7 +224,7 @@ static bool work_start(model_world *w, mw_service *s, mw_req *r) {
     s->stats->expired++;
     if (cfg->deadline == MODEL_DEADLINE_DROP) {
       r->dropped = true;
-      r->status = model__status_deadline(cfg->space);
+      r->status = (int16_t)model__status_deadline(cfg->space);
       reply_send(w, r);
       return false;
     }
@@ -311,7 +313,7 @@ static void replica_pump(model_world *w, mw_service *s, int32_t rep) {
  * time is counted here, when it is known, for utilization and wasted work; an OK reply
  * carries headers and the method's stream messages, a failure after headers the fault's. */
 static void handler_finish(model_world *w, mw_req *r) {
-  mw_service *s = &w->topo.services[r->svc];
+  mw_service *s = &w->topo.services[r->edge->callee];
   mw_replica *rp = &s->replicas[r->replica];
   int64_t now = sim_now_ns(w->k);
   rp->busy--;
@@ -333,8 +335,7 @@ static void handler_finish(model_world *w, mw_req *r) {
    * was served, as the event would have (it ran before the work the pump schedules). Safe:
    * a handler finishes in an event of its own (the work done, or a downstream call's end),
    * never inside its caller's send. */
-  const sim_dist *net = r->edge->network;
-  if (net->kind == SIM_DIST_CONSTANT && sim_dist_sample(net, NULL) == 0) {
+  if (r->edge->zero_hop) {
     reply_prepare(w, r);
     replica_pump(w, s, rep);
     model__req_reply_arrived(w, r);
@@ -348,14 +349,14 @@ static void handler_finish(model_world *w, mw_req *r) {
  * A FAIL fault's status wins over the handler's own result: the fault says the handler
  * failed after doing its work, which is exactly the case that duplicates side effects. */
 static void handler_after_calls(model_world *w, mw_req *r) {
-  mw_service *s = &w->topo.services[r->svc];
+  mw_service *s = &w->topo.services[r->edge->callee];
   if (!r->ds_failed && s->cfg->effect == MODEL_EFFECT_AFTER) model__op_execute(w, s, r->op);
   if (r->fail != NULL)
-    r->status = r->fault_status;
+    r->status = (int16_t)r->fail->status;
   else if (r->ds_failed)
-    r->status = r->ds_status;
+    r->status = (int16_t)r->ds_status;
   else
-    r->status = model__status_ok(s->cfg->space);
+    r->status = (int16_t)model__status_ok(s->cfg->space);
   if (r->fail != NULL) {
     r->pushback = r->fail->pushback;
     r->retry_after = r->fail->retry_after;
@@ -365,7 +366,7 @@ static void handler_after_calls(model_world *w, mw_req *r) {
 
 /* Starts downstream call j of r's handler. Its deadline is its own timeout, bounded by the
  * deadline r carries when the call propagates deadlines. */
-static void downstream_done(model_world *w, mw_call *c);
+static void downstream_done(model_world *w, const mw_end *c);
 
 static void downstream_start(model_world *w, mw_service *s, mw_req *r, int32_t j, int32_t child) {
   const model_call_cfg *cc = &s->cfg->calls[j];
@@ -395,7 +396,6 @@ static void downstream_start(model_world *w, mw_service *s, mw_req *r, int32_t j
                     .target = model__channel_target(&rp->ch, (size_t)j),
                     .top = false,
                     .criticality = r->criticality,
-                    .on_done = downstream_done,
                     .done_ctx = r,
                     .slot = j};
   if (model__call_start(w, &a) < 0) r->ds_pending--;
@@ -421,12 +421,12 @@ static void quorum_decide(model_world *w, mw_req *r, int state) {
  * gateway's job); the first failure is kept as the handler's result. Sequential calls stop
  * at the first failure; a fan-out waits for every call it started, or with wait_for until k
  * succeeded or n - k + 1 failed. */
-static void downstream_done(model_world *w, mw_call *c) {
+static void downstream_done(model_world *w, const mw_end *c) {
   mw_req *r = c->done_ctx;
-  mw_service *s = &w->topo.services[r->svc];
+  mw_service *s = &w->topo.services[r->edge->callee];
   const model_call_cfg *cc = &s->cfg->calls[c->slot];
   retry_space from = w->cfg->services[cc->service].space;
-  int32_t st = model__status_map(&cc->map, from, s->cfg->space, c->rc.status);
+  int32_t st = model__status_map(&cc->map, from, s->cfg->space, c->status);
   r->ds_pending--;
   if (r->ds_decided) {
     /* Left to finish: its attempts and side effects counted; r waits only to be freed. */
@@ -464,11 +464,13 @@ static void downstream_done(model_world *w, mw_call *c) {
 static void ev_work_done(sim_kernel *k, void *obj, uint64_t arg) {
   (void)arg;
   mw_req *r = obj;
-  model_world *w = r->w;
-  mw_service *s = &w->topo.services[r->svc];
+  model_world *w = r->edge->w;
+  mw_service *s = &w->topo.services[r->edge->callee];
   const model_service_cfg *cfg = s->cfg;
   int64_t now = sim_now_ns(k);
   if (r->refuse_after_delay) { /* refused after a delay: no handler, no side effect */
+    r->pushback = r->fail->pushback;
+    r->retry_after = r->fail->retry_after;
     count_rejected(w, s);
     handler_finish(w, r);
     return;
@@ -477,14 +479,14 @@ static void ev_work_done(sim_kernel *k, void *obj, uint64_t arg) {
     /* A deadline-aware handler checks its context before the side effect. */
     s->stats->expired++;
     r->dropped = true;
-    r->status = model__status_deadline(cfg->space);
+    r->status = (int16_t)model__status_deadline(cfg->space);
     handler_finish(w, r);
     return;
   }
   /* Contention: the conditional write, with the version read when the work started. */
   if (cfg->contention.on && !model_row_write(&s->row, r->read_version)) {
     s->stats->conflicts++;
-    r->status = cfg->contention.status;
+    r->status = (int16_t)cfg->contention.status;
     handler_finish(w, r);
     return;
   }
@@ -523,18 +525,19 @@ static void ev_work_done(sim_kernel *k, void *obj, uint64_t arg) {
  * fail: the first that applies wins), then admission. Faults are judged at arrival, with the
  * attempt number the request carries, which is how "refuse every first attempt" is written. */
 void model__service_arrive(model_world *w, mw_req *r) {
-  mw_service *s = &w->topo.services[r->svc];
+  mw_service *s = &w->topo.services[r->edge->callee];
   const model_service_cfg *cfg = s->cfg;
   int64_t now = sim_now_ns(w->k);
   s->stats->arrivals++;
   model__ts_add(w, w->ts.col_svc0 + (int)s->index * w->ts.svc_cols, 1.0);
   r->state = MW_REQ_QUEUED;
-  r->replica = lb_pick(s, r);
-  if (r->call != NULL) r->call->last_replica = r->replica;
+  r->replica = (int8_t)lb_pick(s, r);
+  if (!r->bare && r->call != NULL) r->call->last_replica = r->replica;
   mw_replica *rp = &s->replicas[r->replica];
   /* A request without a criticality gets this service's label (its calls then carry it). */
   if (r->criticality == MODEL_CRIT_UNSET && cfg->criticality.on)
-    r->criticality = model_criticality_of(&cfg->criticality, r->method, r->edge->stats->from);
+    r->criticality =
+        (int8_t)model_criticality_of(&cfg->criticality, r->method, r->edge->stats->from);
   if (cfg->retry_budget.on)
     model_retry_share_add(&rp->share, cfg->retry_budget.window_ns, now, r->attempt > 1);
   /* Admission: the token bucket in front of the replicas refuses before anything else. */
@@ -571,14 +574,11 @@ void model__service_arrive(model_world *w, mw_req *r) {
     /* The handler takes its time, then refuses before the side effect. */
     r->refuse_after_delay = true;
     r->fail = f;
-    r->status = f->status;
-    r->pushback = f->pushback;
-    r->retry_after = f->retry_after;
+    r->status = (int16_t)f->status; /* its pushback is set once it leaves the queue */
   } else if ((f = fault_find(s, MODEL_FAULT_FAIL, now, r->replica, r->attempt, r->method, &fi)) &&
              fault_strikes(f, rp->rng_fault)) {
     s->fault_counts[fi]++;
     r->fail = f;
-    r->fault_status = f->status;
   }
   /* The server-side retry budget: an overloaded replica refuses retries first. */
   if (cfg->retry_budget.on && r->attempt > 1 && rp->queued >= cfg->retry_budget.queue) {
@@ -668,6 +668,8 @@ int model__services_create(model_world *w) {
   for (size_t i = 0; i < w->topo.n_services; i++) {
     mw_service *s = &w->topo.services[i];
     const model_service_cfg *cfg = s->cfg;
+    for (size_t j = 0; j < cfg->n_calls; j++)
+      s->call_edges[j]->on_done = downstream_done;
     snprintf(entity, sizeof entity, "service:%s", cfg->name);
     s->rng_lb = sim_rng_stream_create(w->seed, entity, "lb", 0);
     s->replicas = model__calloc(w, (size_t)cfg->replicas, sizeof *s->replicas);

@@ -97,7 +97,17 @@ typedef struct model_timeseries {
 typedef struct model_results {
   uint64_t events;     /* kernel events run */
   int64_t sim_time_ns; /* the clock when the run ended */
-  int64_t duration_ns; /* the scenario's duration (goodput is per second of it) */
+  int64_t duration_ns; /* the scenario's duration less the warmup: the measured time
+                          (goodput is per second of it) */
+  int64_t warmup_ns;   /* the scenario's warmup (0: none). The figures below, per edge and
+                          per service leave out what happened before it: calls (top-level
+                          and on each edge), their attempts, statuses, stop reasons and
+                          latencies count only calls that started at or after the warmup;
+                          the services' counters count what happened at or after it (work
+                          done, arrivals, refusals, ...: a time window, so utilization is
+                          busy time over capacity in [warmup, end]); side effects count the
+                          operations made at or after it. The time series keeps
+                          everything. */
   /* top-level calls (made by client populations) */
   int64_t calls_started, calls_ok, calls_failed, calls_unfinished;
   int64_t calls_ok_in_deadline; /* ended OK at or before their deadline */

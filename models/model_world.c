@@ -65,7 +65,7 @@ static void lat_split_write(model_world *w, struct mw_lat_split *l) {
   row[l->col_p99] = (double)sim_hist_quantile(&l->hist, 0.99) / 1e6;
   l->written = l->bucket;
   l->bucket = -1;
-  sim_hist_init(&l->hist);
+  sim_hist_clear(&l->hist);
 }
 
 /* Latencies go to the bucket of the moment the call ended, now / bucket, as the counters of
@@ -301,6 +301,31 @@ static void ev_sample(sim_kernel *k, void *obj, uint64_t arg) {
     model__fail(w, RETRY_ENOMEM, "out of memory for events");
 }
 
+/* The warmup is over: the services' counters start again from zero, so that they count what
+ * happens from now on (the calls and the side effects look at their own start instead:
+ * model_call.c, model_ledger.c). Scheduled before any other event, it runs first at its
+ * instant. Work in progress counts from now: busy_s starts at minus what the busy workers
+ * have done so far, and the longest queue at the longest there is now. The side-effect
+ * counters, the configured flags and the adaptive limit are not counts of this kind. */
+static void ev_warmup_end(sim_kernel *k, void *obj, uint64_t arg) {
+  (void)arg;
+  model_world *w = obj;
+  int64_t now = sim_now_ns(k);
+  for (size_t s = 0; s < w->topo.n_services; s++) {
+    model_service_stats *st = w->topo.services[s].stats;
+    int64_t queue_max = 0;
+    for (int32_t r = 0; r < w->topo.services[s].cfg->replicas; r++)
+      if (w->topo.services[s].replicas[r].queued > queue_max)
+        queue_max = w->topo.services[s].replicas[r].queued;
+    st->arrivals = st->served = st->rejected = st->expired = st->abandoned = 0;
+    st->busy_s = -model__service_busy_in_progress(w, s, now);
+    st->wasted_work_s = 0;
+    st->queue_max = queue_max;
+    st->conflicts = st->admission_rejected = st->codel_dropped = st->acc_rejected = 0;
+    st->shed = st->retries_rejected = st->dont_retry = 0;
+  }
+}
+
 /* Arrivals end at the duration: stop now when nothing is left in flight. */
 static void ev_duration_end(sim_kernel *k, void *obj, uint64_t arg) {
   (void)arg;
@@ -430,11 +455,13 @@ static void edge_init(model_world *w, size_t i, const char *from, int callee,
                       retry_space caller_space, const retry_config *policy,
                       const model_status_map *map, const sim_dist *network) {
   mw_edge *e = &w->topo.edges[i];
+  e->w = w;
   e->callee = callee;
   e->caller_space = caller_space;
   e->policy = policy;
   e->map = map;
   e->network = network;
+  e->zero_hop = network->kind == SIM_DIST_CONSTANT && sim_dist_sample(network, NULL) == 0;
   e->has_target = policy != NULL && !target_config_is_empty(retry_config_target(policy));
   e->stats = &w->res.edges[i];
   e->stats->from = from;
@@ -595,7 +622,8 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
   w->res.services = model__calloc(w, cfg->n_services, sizeof *w->res.services);
   if (w->topo.services == NULL || w->topo.pops == NULL || w->res.services == NULL) goto oom;
   w->res.n_services = cfg->n_services;
-  w->res.duration_ns = cfg->duration_ns;
+  w->res.duration_ns = cfg->duration_ns - cfg->warmup_ns;
+  w->res.warmup_ns = cfg->warmup_ns;
   for (size_t s = 0; s < cfg->n_services; s++) {
     mw_service *sv = &w->topo.services[s];
     sv->cfg = &cfg->services[s];
@@ -625,11 +653,18 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
   w->pools.op_child_off = (exec_end + sizeof(mw_op *) - 1) / sizeof(mw_op *) * sizeof(mw_op *);
   size_t children = w->topo.n_effect_services > 0 ? w->pools.max_calls : 0;
   model__pool_init(&w->pools.ops, a, w->pools.op_child_off + children * sizeof(mw_op *), 256);
+  w->pools.no_effect_op.refs = 1; /* the world's own reference */
+  w->pools.no_effect_op.measured = true;
   sim_hist_init(&w->res.latency);
   sim_hist_init(&w->res.latency_ok);
   w->run.end_ns = cfg->drain_ns > INT64_MAX - cfg->duration_ns ? INT64_MAX - 1
                                                                : cfg->duration_ns + cfg->drain_ns;
   if (edges_create(w) < 0 || ts_setup(w) < 0) goto oom;
+  /* First of all events at its instant (its sequence number is the lowest); one more event
+   * shifts every later one's number alike, which leaves their order as it was. */
+  if (cfg->warmup_ns > 0 &&
+      sim_event_schedule(k, cfg->warmup_ns, ev_warmup_end, w, 0) == SIM_EVENT_NONE)
+    goto oom;
   if (model__services_create(w) < 0 || model__pops_create(w) < 0) goto oom;
   edge_gauges_init(w);
   if (sim_event_schedule(k, cfg->duration_ns, ev_duration_end, w, 0) == SIM_EVENT_NONE ||
@@ -653,13 +688,20 @@ static void world_finish(model_world *w) {
   int64_t now = sim_now_ns(w->k);
   res->events = sim_kernel_n_events(w->k);
   res->sim_time_ns = now;
-  res->calls_unfinished = w->run.top_in_flight;
+  res->calls_unfinished = w->run.top_measured;
+  /* A top-level call's latency is its population's edge's (call_report, model_call.c, records
+   * it there): the top-level histograms are the populations' edges' together. */
+  for (size_t i = 0; i < w->topo.n_pops; i++) {
+    sim_hist_merge(&res->latency, &w->topo.pops[i].edge->stats->latency);
+    sim_hist_merge(&res->latency_ok, &w->topo.pops[i].edge->stats->latency_ok);
+  }
   model__ops_settle_all(w);
   /* Utilization counts the work still on a worker when the run ends, up to now: a worker
    * busy through the whole run is fully used even if its request never finished. */
   for (size_t s = 0; s < w->topo.n_services; s++) {
     const model_service_cfg *c = w->topo.services[s].cfg;
-    res->services[s].capacity_s = (double)c->replicas * (double)c->workers * (double)now / 1e9;
+    int64_t span = now > w->cfg->warmup_ns ? now - w->cfg->warmup_ns : 0; /* measured time */
+    res->services[s].capacity_s = (double)c->replicas * (double)c->workers * (double)span / 1e9;
     res->services[s].busy_s += model__service_busy_in_progress(w, s, now);
     res->services[s].acc_limit = model__service_acc_limit(w, s);
   }
@@ -695,6 +737,10 @@ int model_world_run(model_world *w, void (*progress)(void *ctx, int64_t now_ns, 
 const model_results *model_world_results(const model_world *w) { return &w->res; }
 
 int64_t model_world_peak_in_flight(const model_world *w) { return w->run.top_peak; }
+
+int64_t model_world_peak_objects(const model_world *w) {
+  return w->pools.calls.peak + w->pools.reqs.peak + w->pools.ops.peak;
+}
 
 /* Frees everything, in any state: pools release their chunks wholesale, so objects still in
  * flight (calls, requests, operations) need no walk. */

@@ -34,6 +34,10 @@ const model_results *model_world_results(const model_world *w);
 /* Returns the peak number of top-level calls in flight at once (memory grows with this). */
 int64_t model_world_peak_in_flight(const model_world *w);
 
+/* Returns the sum of the largest numbers of pooled calls, requests and ledger operations held
+ * at once: the world's memory in flight, in objects (a test of leaks and of its size). */
+int64_t model_world_peak_objects(const model_world *w);
+
 /* {==================================================================
  * Tracing the engine's decisions (model_trace.c)
  * =================================================================== */

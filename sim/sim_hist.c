@@ -84,6 +84,18 @@ void sim_hist_init(sim_hist *h) {
   h->max = 0;
 }
 
+void sim_hist_clear(sim_hist *h) {
+  assert(h != NULL);
+  if (h->count > 0) {
+    int lo = sim_hist_bucket_of(h->min), hi = sim_hist_bucket_of(h->max);
+    memset(&h->buckets[lo], 0, (size_t)(hi - lo + 1) * sizeof h->buckets[0]);
+  }
+  h->count = 0;
+  h->sum = 0;
+  h->min = INT64_MAX;
+  h->max = 0;
+}
+
 void sim_hist_record(sim_hist *h, int64_t value) {
   assert(h != NULL);
   if (value < 0) value = 0;

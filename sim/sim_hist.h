@@ -33,6 +33,10 @@ typedef struct sim_hist {
 
 /* Empties h. */
 void sim_hist_init(sim_hist *h);
+/* Empties h (already initialised) as sim_hist_init does, zeroing only the buckets its values
+ * can have reached (from its min's to its max's): a per-bucket histogram of a few values is
+ * emptied in a few bytes instead of the whole table. */
+void sim_hist_clear(sim_hist *h);
 /* Records one value; negative values are recorded as 0. */
 void sim_hist_record(sim_hist *h, int64_t value);
 /* Adds every value of src into dst. */

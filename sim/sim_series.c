@@ -174,7 +174,7 @@ int sim_series_flush(sim_series *s) {
     for (size_t c = 0; c < s->n_cols; c++)
       if (s->cols[c].kind == COL_QUANTILE)
         row[c] = (double)sim_hist_quantile(&s->hist, s->cols[c].q) / s->cols[c].unit;
-  sim_hist_init(&s->hist);
+  sim_hist_clear(&s->hist);
   return row != NULL ? 0 : RETRY_ENOMEM;
 }
 

@@ -1272,6 +1272,10 @@ static void test_model_world_memory_follows_in_flight(void **state) {
   assert_true(x.r->calls_started > 190000);
   assert_true(model_world_peak_in_flight(x.w) < 100);
   assert_true(sim_kernel_pool_capacity(x.k) < 4096);
+  /* A call without a policy is one request (no call, no operation of its own): objects
+   * follow the calls in flight, one each. */
+  assert_true(model_world_peak_objects(x.w) <= model_world_peak_in_flight(x.w));
+  assert_true(model_world_peak_objects(x.w) > 0);
   run_free(&x);
 }
 
@@ -1450,6 +1454,151 @@ static void test_model_world_random_scenarios_keep_invariants(void **state) {
   }
 }
 
+/* Issue 11: "warmup" leaves the calls started before it out of the summary's figures and
+ * nothing out of the time series. The same seed with and without it runs the same world (the
+ * series are equal value for value), and the counts differ by exactly the calls started
+ * before the warmup, which the series' offered column counts on its own. */
+static const char warm[] =
+    "{'duration': '12s', 'drain': '5s',"
+    " 'services': {'api': {'replicas': 2, 'workers': 4, 'queue': {'capacity': 50},"
+    "   'side_effect': 'before',"
+    "   'service_time': {'dist': 'exponential', 'mean': '8ms'},"
+    "   'faults': [{'kind': 'fail', 'status': 'UNAVAILABLE', 'rate': 0.3}]}},"
+    " 'clients': {'web': {'count': 20, 'target': 'api', 'methods': ['/api.A/Get'],"
+    "   'network': {'dist': 'exponential', 'mean': '1ms'},"
+    "   'arrival': {'kind': 'open', 'rate': '400/s'},"
+    "   'policy': {'methodConfig': [{'name': [{'service': 'api.A'}],"
+    "     'retryPolicy': {'maxAttempts': 3, 'initialBackoff': '0.01s', 'maxBackoff': '0.1s',"
+    "       'backoffMultiplier': 2, 'retryableStatusCodes': ['UNAVAILABLE']}}]}}},"
+    " 'variants': [{'name': 'all'}, {'name': 'warm', 'set': {'warmup': '4s'}}]}";
+
+static void test_model_world_warmup_leaves_out_calls_started_before_it(void **state) {
+  (void)state;
+  run a, b;
+  memset(&a, 0, sizeof a);
+  memset(&b, 0, sizeof b);
+  a.s = load(warm);
+  run_loaded(&a, 0, 11);
+  b.s = a.s;
+  run_loaded(&b, 1, 11);
+  const model_results *x = a.r, *y = b.r;
+  /* The same world: the time series keeps everything, value for value. */
+  assert_int_equal(y->warmup_ns, 4000000000LL);
+  assert_int_equal(x->ts.n_buckets, y->ts.n_buckets);
+  assert_int_equal(x->ts.n_columns, y->ts.n_columns);
+  for (size_t i = 0; i < x->ts.n_buckets * x->ts.n_columns; i++) {
+    double u = x->ts.values[i], v = y->ts.values[i];
+    assert_true(u == v || (isnan(u) && isnan(v)));
+  }
+  /* Calls started in [0, 4 s): the offered column of the first four buckets. */
+  int col = ts_col(&x->ts, "offered_rps");
+  assert_true(col >= 0);
+  double before = 0;
+  for (size_t bk = 0; bk < 4; bk++)
+    before += x->ts.values[bk * x->ts.n_columns + (size_t)col];
+  assert_true(before > 1000);
+  assert_int_equal(x->calls_started - y->calls_started, (int64_t)before);
+  assert_int_equal(y->calls_ok + y->calls_failed + y->calls_unfinished, y->calls_started);
+  assert_int_equal((int64_t)y->latency.count, y->calls_ok + y->calls_failed);
+  const model_edge_stats *ex = edge(x, "web", "api"), *ey = edge(y, "web", "api");
+  assert_int_equal(ex->calls - ey->calls, (int64_t)before);
+  assert_int_equal(ey->calls, y->calls_started);
+  assert_int_equal(ey->attempts, y->attempts);
+  assert_true(y->attempts < x->attempts && y->attempts >= y->calls_started);
+  assert_true(y->retries < x->retries && y->retries > 0);
+  /* Side effects: operations made after the warmup, still consistent. */
+  assert_true(y->executions < x->executions && y->executions > 0);
+  assert_int_equal(y->duplicates, y->executions - y->operations);
+  /* Services: the window after the warmup, so a utilization of the same order. */
+  const model_service_stats *sx = svc(x, "api"), *sy = svc(y, "api");
+  assert_true(sy->arrivals < sx->arrivals && sy->arrivals > 0);
+  assert_true(sy->busy_s < sx->busy_s && sy->busy_s > 0);
+  assert_true(sy->capacity_s < sx->capacity_s);
+  double ux = sx->busy_s / sx->capacity_s, uy = sy->busy_s / sy->capacity_s;
+  assert_true(fabs(ux - uy) < 0.1 * ux);
+  /* Goodput is per second of the measured time. */
+  assert_int_equal(y->duration_ns, 8000000000LL);
+  run_close(&a);
+  run_free(&b);
+}
+
+/* Calls without a policy, channel state or trace go without the retry engine ("bare" calls,
+ * model_call.c), deciding as the engine decides for them. A trace sink that selects no call
+ * sends every call through the engine instead, and tracing changes nothing the world does:
+ * the two runs must agree on every figure. The world mixes deadlines met and missed (with
+ * and without propagation), failures, streams and a gateway's map, all without a policy. */
+static const char bare[] =
+    "{'duration': '10s', 'drain': '2s',"
+    " 'services': {'api': {'replicas': 2, 'workers': 4, 'queue': {'capacity': 20},"
+    "   'service_time': {'dist': 'exponential', 'mean': '2ms'},"
+    "   'calls': [{'service': 'db', 'method': '/db.D/Get', 'deadline': '15ms'},"
+    "             {'service': 'db', 'method': '/db.D/Scan', 'stream': 'server', 'stream_items': 3,"
+    "              'deadline': '40ms', 'propagate_deadline': false}],"
+    "   'faults': [{'kind': 'fail', 'status': 'UNAVAILABLE', 'rate': 0.1}]},"
+    "  'db': {'workers': 8, 'service_time': {'dist': 'exponential', 'mean': '3ms'},"
+    "   'queue': {'capacity': 30},"
+    "   'faults': [{'kind': 'refuse', 'status': 'RESOURCE_EXHAUSTED', 'rate': 0.05}]}},"
+    " 'clients': {'web': {'count': 5, 'target': 'api', 'methods': ['/api.A/Get'],"
+    "   'deadline': '25ms', 'network': {'dist': 'exponential', 'mean': '1ms'},"
+    "   'arrival': {'kind': 'open', 'rate': '500/s'}}}}";
+
+static bool select_none(void *ctx, const model_trace_call *call) {
+  (void)ctx;
+  (void)call;
+  return false;
+}
+static void record_none(void *ctx, const model_trace_call *call, const retry_trace_rec *rec) {
+  (void)ctx;
+  (void)call;
+  (void)rec;
+  fail_msg("no call is selected");
+}
+
+static void test_model_world_bare_calls_decide_as_the_engine(void **state) {
+  (void)state;
+  run x[2];
+  for (int i = 0; i < 2; i++) {
+    retry_error err;
+    retry_error_clear(&err);
+    memset(&x[i], 0, sizeof x[i]);
+    x[i].s = load(bare);
+    x[i].k = sim_kernel_create(0, NULL);
+    x[i].w = model_world_create(cli_scenario_config(x[i].s, 0), x[i].k, 5, &err);
+    assert_non_null(x[i].w);
+    model_trace_sink sink = {select_none, record_none, NULL};
+    if (i == 1) model_world_set_trace(x[i].w, &sink);
+    assert_int_equal(model_world_run(x[i].w, NULL, NULL, &err), 0);
+    x[i].r = model_world_results(x[i].w);
+  }
+  const model_results *a = x[0].r, *b = x[1].r;
+  assert_true(a->calls_ok > 1000 && a->calls_failed > 100);
+  assert_true(a->by_stop[RETRY_STOP_DEADLINE] > 10 && a->by_stop[RETRY_STOP_NO_RETRY_POLICY] > 10);
+  assert_int_equal(a->events, b->events);
+  assert_int_equal(a->calls_started, b->calls_started);
+  assert_int_equal(a->calls_ok, b->calls_ok);
+  assert_int_equal(a->calls_ok_in_deadline, b->calls_ok_in_deadline);
+  assert_int_equal(a->attempts, b->attempts);
+  assert_memory_equal(a->by_stop, b->by_stop, sizeof a->by_stop);
+  assert_memory_equal(&a->by_status, &b->by_status, sizeof a->by_status);
+  assert_memory_equal(&a->latency, &b->latency, sizeof a->latency);
+  assert_int_equal(a->n_edges, 3);
+  for (size_t e = 0; e < a->n_edges; e++) {
+    const model_edge_stats *p = &a->edges[e], *q = &b->edges[e];
+    assert_true(p->calls > 100);
+    assert_int_equal(p->calls, q->calls);
+    assert_int_equal(p->ok, q->ok);
+    assert_int_equal(p->failed, q->failed);
+    assert_memory_equal(p->by_stop, q->by_stop, sizeof p->by_stop);
+    assert_memory_equal(&p->by_status, &q->by_status, sizeof p->by_status);
+    assert_memory_equal(&p->latency, &q->latency, sizeof p->latency);
+  }
+  assert_true(a->edges[1].by_stop[RETRY_STOP_DEADLINE] > 0);
+  assert_memory_equal(a->ts.values, b->ts.values,
+                      a->ts.n_buckets * a->ts.n_columns * sizeof(double));
+  run_free(&x[0]);
+  run_free(&x[1]);
+}
+
 /* }================================================================== */
 
 int main(void) {
@@ -1457,6 +1606,8 @@ int main(void) {
       cmocka_unit_test(test_model_world_mm1_matches_theory),
       cmocka_unit_test(test_model_world_mmc_matches_erlang_c),
       cmocka_unit_test(test_model_world_same_seed_same_results),
+      cmocka_unit_test(test_model_world_bare_calls_decide_as_the_engine),
+      cmocka_unit_test(test_model_world_warmup_leaves_out_calls_started_before_it),
       cmocka_unit_test(test_model_world_sampling_changes_no_decision),
       cmocka_unit_test(test_model_world_variants_see_same_arrivals),
       cmocka_unit_test(test_model_world_retries_multiply_attempts),

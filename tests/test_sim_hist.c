@@ -176,6 +176,26 @@ static void test_sim_hist_empty_answers_zero_and_merges_as_nothing(void **state)
   free(h);
 }
 
+/* Clearing a used histogram leaves exactly what a fresh one holds, whatever values it had
+ * (zero, huge, spread over many buckets), and it records afterwards as a fresh one does. */
+static void test_sim_hist_clear_equals_init(void **state) {
+  (void)state;
+  static sim_hist fresh, used;
+  sim_hist_init(&fresh);
+  sim_hist_init(&used);
+  sim_hist_clear(&used); /* empty: a no-op */
+  assert_memory_equal(&fresh, &used, sizeof fresh);
+  const int64_t values[] = {0, 1, 7, 1000, 123456789, INT64_MAX / 3, 42};
+  for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
+    sim_hist_record(&used, values[i]);
+  assert_true(used.count == 7);
+  sim_hist_clear(&used);
+  assert_memory_equal(&fresh, &used, sizeof fresh);
+  sim_hist_record(&used, 5);
+  sim_hist_record(&fresh, 5);
+  assert_memory_equal(&fresh, &used, sizeof fresh);
+}
+
 static void test_sim_hist_merge_equals_recording_into_one(void **state) {
   (void)state;
   sim_hist *a = hist_new(), *b = hist_new(), *all = hist_new();
@@ -266,6 +286,7 @@ int main(void) {
       cmocka_unit_test(test_sim_hist_negative_values_count_as_zero),
       cmocka_unit_test(test_sim_hist_empty_answers_zero_and_merges_as_nothing),
       cmocka_unit_test(test_sim_hist_merge_equals_recording_into_one),
+      cmocka_unit_test(test_sim_hist_clear_equals_init),
       cmocka_unit_test(test_sim_hist_csv_writes_a_row_per_bucket_in_scale),
       cmocka_unit_test(test_sim_hist_csv_reports_write_errors),
   };
