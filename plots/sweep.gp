@@ -12,6 +12,8 @@
 #   logx    1: log x axis, 0: linear (default: log when every value is > 0 and the largest is at
 #           least 50 times the smallest)
 #   hline   draws a dashed horizontal line at this value (the p of a search, say 0.95)
+#   only    the variants drawn, separated by spaces (default: every variant); each keeps the
+#           colour of its place in the file, so pictures of subsets of one file agree
 # Values such as 400/s or 250ms are drawn as their number, the unit in the axis label; an axis
 # whose values are not numbers (fifo, lifo) is drawn as categories in the file's order.
 
@@ -64,6 +66,14 @@ A = " -v ax=" . q(axis)
 M = " -v m=" . q(metric)
 variants = lines("-v mode=variants")
 nv = words(variants)
+if (!exists("only")) { only = variants }
+drawn(v) = strstrt(" " . only . " ", " " . v . " ") > 0
+ndrawn = 0
+do for [i = 1:nv] { ndrawn = ndrawn + (drawn(word(variants, i)) ? 1 : 0) }
+if (ndrawn == 0) {
+    print me . ": none of the variants '" . only . "' is in '" . datafile . "' (it has " . variants . ")"
+    exit status 1
+}
 facets = lines("-v mode=facets" . A)
 nf = words(facets)
 numx = system(pa("-v mode=numeric" . A)) eq "1"
@@ -137,9 +147,10 @@ if (logx) { set logscale x } else { unset logscale x }
 span = logx ? log(xmax / xmin) : xmax - xmin
 span = span > 0 ? span : 1
 step = nxv > 1 ? span / (nxv - 1) : 1
-dodge(i) = nv > 1 ? (i - (nv + 1) / 2.0) * 0.35 * step / nv : 0
+rank(i) = i < 1 ? 0 : rank(i - 1) + (drawn(word(variants, i)) ? 1 : 0)
+dodge(i) = ndrawn > 1 ? (rank(i) - (ndrawn + 1) / 2.0) * 0.35 * step / ndrawn : 0
 xat(x, i) = logx ? x * exp(dodge(i)) : x + dodge(i)
-pad = 0.04 * span + (nv > 1 ? 0.2 * step : 0)
+pad = 0.04 * span + (ndrawn > 1 ? 0.2 * step : 0)
 if (logx) { set xrange [xmin * exp(-pad) : xmax * exp(pad)] } else { set xrange [xmin - pad : xmax + pad] }
 if (!numx) {
     set xtics () 
@@ -181,8 +192,15 @@ do for [p = 1:nf] {
     }
     F = " -v fk=" . q(fk)
     src(i) = "< " . pa("-v mode=sweep -v numx=" . (numx ? 1 : 0) . A . M . F . " -v v=" . q(word(variants, i))) . " | sort -g -k1,1"
-    plot for [i = 1:nv] src(i) using (xat($1, i)):2:3:4 with yerrorbars lt i dt 1 pt -1 notitle, \
-         for [i = 1:nv] src(i) using (xat($1, i)):2 with linespoints lt i title word(variants, i)
+    cmd = ""
+    do for [i = 1:nv] {
+        if (drawn(word(variants, i))) {
+            cmd = cmd . (strlen(cmd) > 0 ? ", " : "") . \
+                sprintf("\"%s\" using (xat($1, %d)):2:3:4 with yerrorbars lt %d dt 1 pt -1 notitle, ", src(i), i, i) . \
+                sprintf("\"%s\" using (xat($1, %d)):2 with linespoints lt %d title word(variants, %d)", src(i), i, i, i)
+        }
+    }
+    eval "plot " . cmd
 }
 unset multiplot
 set output
