@@ -44,7 +44,7 @@ DEPS_LIBS = $(eval DEPS_LIBS := $(shell pkg-config --libs gsl jansson))$(DEPS_LI
 NETTLE_CFLAGS = $(eval NETTLE_CFLAGS := $(shell pkg-config --cflags nettle))$(NETTLE_CFLAGS)
 NETTLE_LIBS = $(eval NETTLE_LIBS := $(shell pkg-config --libs nettle))$(NETTLE_LIBS)
 # Everything that links the program's library (libcli.a): the program, the tests, the benches.
-PROGRAM_LIBS = $(DEPS_LIBS) $(NETTLE_LIBS)
+PROGRAM_LIBS = $(DEPS_LIBS) $(NETTLE_LIBS) -lpthread
 CMOCKA_CFLAGS = $(eval CMOCKA_CFLAGS := $(shell pkg-config --cflags cmocka))$(CMOCKA_CFLAGS)
 CMOCKA_LIBS = $(eval CMOCKA_LIBS := $(shell pkg-config --libs cmocka))$(CMOCKA_LIBS)
 

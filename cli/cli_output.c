@@ -983,6 +983,8 @@ static int make_dirs(const char *dir, retry_error *err) {
   return e == 0 ? 0 : RETRY_EIO;
 }
 
+int cli_output_make_dirs(const char *dir, retry_error *err) { return make_dirs(dir, err); }
+
 /* Replaces every character of a variant name that is unsafe in a file name with '_'. Names the
  * loader accepts ([A-Za-z0-9_.-]) are unchanged; this only guards against a '/' reaching the
  * path. Two names that differ only in such characters would share a file. */

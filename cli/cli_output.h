@@ -98,6 +98,10 @@ const json_t *cli_output_worst_edge(const json_t *run);
  * NULL) names the file and the reason. Returns 0, RETRY_EIO or RETRY_ENOMEM. */
 int cli_output_write_dir(const cli_output *o, const char *dir, retry_error *err);
 
+/* mkdir -p: creates dir and its missing parents. Returns 0, RETRY_EIO (err names dir and the
+ * reason) or RETRY_ENOMEM. */
+int cli_output_make_dirs(const char *dir, retry_error *err);
+
 /* Fills err (when not NULL and still empty) with an error of the output files: code, the file
  * (source) and a printf message. Shared by the writers of cli_output.c and cli_report.c. */
 void cli_output_error(retry_error *err, int code, const char *source, const char *fmt, ...)

@@ -248,7 +248,25 @@ int cli_run_validate(const cli_scenario *s, const char *source, retry_error *err
     }
     return RETRY_ECONFIG;
   }
-  return 0;
+  /* A baseline must be one of the runs: without variants there is nothing to compare, and a
+   * --variant that leaves it out would make every paired difference silently vanish. */
+  const char *baseline = cli_scenario_baseline(s);
+  if (baseline == NULL) return 0;
+  for (size_t i = 0; i < cli_scenario_n_runs(s) && cli_scenario_has_variants(s); i++)
+    if (strcmp(cli_scenario_run_name(s, i), baseline) == 0) return 0;
+  if (err != NULL && err->code == RETRY_OK) {
+    retry_error_clear(err);
+    err->code = RETRY_ECONFIG;
+    snprintf(err->source, sizeof err->source, "%s", source ? source : "<string>");
+    snprintf(err->path, sizeof err->path, "$.baseline");
+    snprintf(err->message, sizeof err->message,
+             cli_scenario_has_variants(s)
+                 ? "\"%.60s\" is not a variant being run (a baseline names a variant; with "
+                   "--variant, choose it too)"
+                 : "\"%.60s\": a baseline needs variants to compare",
+             baseline);
+  }
+  return RETRY_ECONFIG;
 }
 
 /* The top-level seed of summary.json is --seed, else the first run's: variants normally share

@@ -1344,3 +1344,24 @@ int cli_scenario_check_memory(const cli_scenario *s, uint64_t max_bytes, retry_e
 }
 
 /* }================================================================== */
+
+/* {==================================================================
+ * The study's keys
+ * =================================================================== */
+
+/* Read from the document, which the loader validated: no copies to keep in step. */
+size_t cli_scenario_replications(const cli_scenario *s) {
+  json_t *v = json_object_get(s->doc, "replications");
+  return json_is_integer(v) ? (size_t)json_integer_value(v) : 0;
+}
+
+double cli_scenario_confidence(const cli_scenario *s) {
+  json_t *v = json_object_get(s->doc, "confidence");
+  return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+const char *cli_scenario_baseline(const cli_scenario *s) {
+  return json_string_value(json_object_get(s->doc, "baseline"));
+}
+
+/* }================================================================== */

@@ -111,6 +111,12 @@ const json_t *cli_scenario_expect(const cli_scenario *s, size_t i);
  * applied. Borrowed. */
 const json_t *cli_scenario_document(const cli_scenario *s, size_t i);
 
+/* The study's top-level keys (validated by the loader): "replications" (0 when absent),
+ * "confidence" (NaN when absent), "baseline" (NULL when absent; borrowed). */
+size_t cli_scenario_replications(const cli_scenario *s);
+double cli_scenario_confidence(const cli_scenario *s);
+const char *cli_scenario_baseline(const cli_scenario *s);
+
 /* Parses a duration with a unit: "250ms", "1.5s", "0.1s", "2m", "1h", "500us", "100ns", "0";
  * a bare number is an error (the unit is required) except 0. Returns 0 and sets *ns, or
  * RETRY_EINVAL / RETRY_ERANGE. */

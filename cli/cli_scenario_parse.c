@@ -1188,7 +1188,8 @@ static bool check_cycles(scn_ctx *c) {
 
 static const char *const top_keys[] = {"name",    "description", "seed",     "duration",
                                        "drain",   "bucket",      "recovery", "services",
-                                       "clients", "variants",    "expect"};
+                                       "clients", "variants",    "expect",   "replications",
+                                       "confidence", "baseline"};
 
 /* "name": given, it follows the rule of every other name; absent, the file's base name is
  * used as it is (a file name may hold characters a name may not, and that is not the
@@ -1241,6 +1242,30 @@ static bool parse_times(scn_ctx *c, json_t *doc) {
     retry_json_fail(&c->j, RETRY_ECONFIG,
                     "\"bucket\" is too small: duration / bucket must be at most %d, got %s",
                     SCN_MAX_BUCKETS, got);
+    retry_json_path_pop(&c->j, mark);
+    return false;
+  }
+  return true;
+}
+
+/* The study's keys (docs/cli.md, "Studies"): "replications" 1..100000, "confidence" 0.5..0.9999,
+ * "baseline" a variant's name. Only their shapes are checked here; that the baseline names a
+ * variant being run is checked by the runner (cli_run_validate), after --variant. */
+static bool parse_study_keys(scn_ctx *c, json_t *doc) {
+  int64_t reps = 1;
+  double level = 0.95;
+  const char *baseline = NULL;
+  if (retry_json_get_int(&c->j, doc, "replications", 1, 100000, "an integer 1 .. 100000", &reps) <
+          0 ||
+      retry_json_get_number(&c->j, doc, "confidence", 0.5, false, 0.9999, false,
+                            "a number 0.5 .. 0.9999 (0.95 for 95 %)", &level) < 0)
+    return false;
+  int rc = retry_json_get_string(&c->j, doc, "baseline", &baseline);
+  if (rc < 0) return false;
+  if (rc == 1 && baseline[0] == '\0') {
+    size_t mark = retry_json_path_push_key(&c->j, "baseline");
+    retry_json_fail_value(&c->j, "\"baseline\"", "the name of a variant",
+                          json_object_get(doc, "baseline"));
     retry_json_path_pop(&c->j, mark);
     return false;
   }
@@ -1351,6 +1376,7 @@ model_config *cli__scenario_build(scn_ctx *c, json_t *doc, const char *default_n
       retry_json_check_keys(&c->j, doc, top_keys, SCN_N_OF(top_keys), NULL) &&
       parse_name(c, doc, default_name) &&
       retry_json_get_string(&c->j, doc, "description", &desc) >= 0 && parse_times(c, doc) &&
+      parse_study_keys(c, doc) &&
       top_sub(c, doc, "recovery", NULL, parse_recovery) &&
       top_sub(c, doc, "services", "an object of services {\"name\": {...}}", parse_services) &&
       check_cycles(c) &&

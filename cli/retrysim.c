@@ -5,6 +5,7 @@
  * are valid; every error ends in exit status 2 (usage, input) or 3 (run time).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <gsl/gsl_errno.h>
 #include <stdio.h>
@@ -16,6 +17,8 @@
 #include "cli/cli_output.h"
 #include "cli/cli_run.h"
 #include "cli/cli_scenario.h"
+#include "cli/cli_shard.h"
+#include "cli/cli_study.h"
 
 /* A prototype like every other non-static function's; the build uses -Wmissing-prototypes. */
 int main(int argc, char **argv);
@@ -27,7 +30,10 @@ static const char usage_text[] =
     "usage: retrysim run SCENARIO.json [--seed N] [--duration D] [--out DIR]\n"
     "                    [--format text|json] [--check] [--junit FILE] [--set PATH=VALUE]...\n"
     "                    [--variant NAME]... [--max-memory SIZE] [--quiet] [--plot]\n"
-    "                    [--edges] [--strict]\n"
+    "                    [--edges] [--strict] [--reps N] [--confidence L] [--baseline V]\n"
+    "                    [-j N] [--shard K/N]\n"
+    "       retrysim plan SCENARIO.json [run options] --shards N --out DIR\n"
+    "       retrysim merge DIR... --out DIR [--quiet]\n"
     "       retrysim validate SCENARIO.json [--set PATH=VALUE]... [--variant NAME]...\n"
     "                    [--duration D] [--max-memory SIZE] [--strict]\n"
     "       retrysim explain SCENARIO.json (--call ID | --stopped REASON | --after T)\n"
@@ -43,6 +49,8 @@ static const char help_text[] =
     "  run        run the scenario (every variant) and print a summary\n"
     "  validate   load and check the scenario and every variant; print \"FILE: ok (N runs)\"\n"
     "  explain    run one variant and print the retry decisions of one call, layer by layer\n"
+    "  plan       print one `retrysim run ... --shard K/N` command per shard, then the merge\n"
+    "  merge      aggregate the shards' DIR/shard.json files into the files of one local run\n"
     "\n"
     "options:\n"
     "  -s, --seed N          seed of every run (0 .. 2^64-1), instead of the scenario's\n"
@@ -61,6 +69,14 @@ static const char help_text[] =
     "      --set PATH=VALUE  override a scenario value (repeatable): VALUE is JSON if it\n"
     "                        parses (5, true, null removes), else a string (\"250ms\")\n"
     "  -q, --quiet           no text summary, no progress line\n"
+    "      --reps N          a study: run every variant N times (1 .. 100000) on seeds derived\n"
+    "                        from the base seed, with means and confidence intervals\n"
+    "      --confidence L    level of the study's intervals (0.5 .. 0.9999, default 0.95)\n"
+    "      --baseline V      study: paired differences of every variant against variant V\n"
+    "  -j, --jobs N          study: runs in parallel (default: the processors online)\n"
+    "      --shard K/N       study: run only the K-th of N slices of the runs; writes\n"
+    "                        DIR/shard.json for `retrysim merge`\n"
+    "      --shards N        plan: the number of shards\n"
     "      --strict          a warning about a policy (an ignored field, a probable unit\n"
     "                        mistake) is an error: exit 2\n"
     "  -h, --help            this help\n"
@@ -82,8 +98,19 @@ typedef struct cli {
   const char **variants; /* --variant names, borrowed from argv; room for argc */
   size_t n_variants;     /* entries used */
   bool strict;           /* --strict: policy warnings are errors */
-  uint64_t max_memory;   /* --max-memory in bytes; UINT64_MAX: no limit */
-  cli_run_opts opts;     /* for the run driver; out and err are set in main */
+  size_t reps;           /* --reps, 0 when not given */
+  double confidence;     /* --confidence, NaN when not given */
+  const char *baseline;  /* --baseline, or NULL */
+  unsigned jobs;         /* -j, 0 when not given (the processors online) */
+  unsigned shard_k;      /* --shard K/N; shard_n 0 when not given */
+  unsigned shard_n;
+  unsigned shards; /* plan --shards N, 0 when not given */
+  /* The sweep's points (cli_study.h), from --sweep or the scenario's "sweep" (cli_sweep.h, to
+   * come); n_points 0: no sweep. Owned by whoever fills them. */
+  cli_study_point *points;
+  size_t n_points;
+  uint64_t max_memory; /* --max-memory in bytes; UINT64_MAX: no limit */
+  cli_run_opts opts;   /* for the run driver; out and err are set in main */
 } cli;
 
 /* {==================================================================
@@ -185,7 +212,7 @@ static int add_set(cli *c, const char *arg) {
 static int set_option(cli *c, const char *name, const char *arg, const char *value) {
   /* validate runs nothing, so it takes only what changes the scenario (--set, --duration):
    * --seed or --out there would silently do nothing, which is worse than an error. */
-  bool run = strcmp(c->command, "run") == 0;
+  bool run = strcmp(c->command, "run") == 0 || strcmp(c->command, "plan") == 0;
   if (strcmp(name, "set") == 0) return add_set(c, value);
   if (strcmp(name, "duration") == 0) {
     c->duration = value;
@@ -204,6 +231,56 @@ static int set_option(cli *c, const char *name, const char *arg, const char *val
     return 0;
   }
   if (!run) return usage_error("validate does not take '%s'", arg);
+  if (strcmp(name, "reps") == 0) {
+    uint64_t n;
+    if (parse_u64(value, &n) != 0 || n < 1 || n > CLI_STUDY_MAX_REPS)
+      return usage_error("--reps needs an integer 1 .. 100000, got '%s'", value);
+    c->reps = (size_t)n;
+    return 0;
+  }
+  if (strcmp(name, "confidence") == 0) {
+    char *end;
+    errno = 0;
+    double l = strtod(value, &end);
+    if (errno != 0 || end == value || *end != '\0' || !(l >= CLI_STUDY_MIN_CONFIDENCE) ||
+        !(l <= CLI_STUDY_MAX_CONFIDENCE))
+      return usage_error("--confidence needs a level 0.5 .. 0.9999 (0.95 for 95 %%), got '%s'",
+                         value);
+    c->confidence = l;
+    return 0;
+  }
+  if (strcmp(name, "baseline") == 0) {
+    if (value[0] == '\0' || looks_like_option(value))
+      return usage_error("--baseline needs a variant's name, got '%s'", value);
+    c->baseline = value;
+    return 0;
+  }
+  if (strcmp(name, "jobs") == 0 || strcmp(name, "j") == 0) {
+    uint64_t n;
+    if (parse_u64(value, &n) != 0 || n < 1 || n > 4096)
+      return usage_error("-j needs a number of parallel runs 1 .. 4096, got '%s'", value);
+    c->jobs = (unsigned)n;
+    return 0;
+  }
+  if (strcmp(name, "shard") == 0) {
+    unsigned k = 0, n = 0;
+    char tail;
+    if (sscanf(value, "%u/%u%c", &k, &n, &tail) != 2 || value[0] < '0' || value[0] > '9' || n < 1 ||
+        n > 100000 || k < 1 || k > n)
+      return usage_error("--shard needs K/N with 1 <= K <= N (such as 2/8), got '%s'", value);
+    c->shard_k = k;
+    c->shard_n = n;
+    return 0;
+  }
+  if (strcmp(name, "shards") == 0) {
+    uint64_t n;
+    if (strcmp(c->command, "plan") != 0)
+      return usage_error("'%s' belongs to `retrysim plan`; `run` takes --shard K/N", arg);
+    if (parse_u64(value, &n) != 0 || n < 1 || n > 100000)
+      return usage_error("--shards needs a number of shards 1 .. 100000, got '%s'", value);
+    c->shards = (unsigned)n;
+    return 0;
+  }
   if (strcmp(name, "seed") == 0 || strcmp(name, "s") == 0) {
     c->opts.has_seed = true;
     if (parse_u64(value, &c->opts.seed) != 0)
@@ -246,7 +323,7 @@ static int set_flag(cli *c, const char *name, const char *arg) {
   }
   bool edges = strcmp(name, "edges") == 0;
   if (!check && !quiet && !plot && !edges) return usage_error("unknown option '%s'", arg);
-  if (strcmp(c->command, "run") != 0) return usage_error("validate does not take '%s'", arg);
+  if (strcmp(c->command, "validate") == 0) return usage_error("validate does not take '%s'", arg);
   if (check)
     c->opts.check = true;
   else if (plot)
@@ -262,8 +339,9 @@ static int set_flag(cli *c, const char *name, const char *arg) {
 /* This list decides whether the next argument is consumed as a value; set_option must handle
  * every name in it. */
 static bool takes_value(const char *name) {
-  static const char *const with_value[] = {"seed",   "s",   "duration", "out",   "o",
-                                           "format", "set", "variant",  "junit", "max-memory"};
+  static const char *const with_value[] = {
+      "seed",       "s",    "duration", "out", "o",     "format", "set",        "variant", "junit",
+      "max-memory", "reps", "jobs",     "j",   "shard", "shards", "confidence", "baseline"};
   for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
     if (strcmp(name, with_value[i]) == 0) return true;
   return false;
@@ -281,6 +359,12 @@ static int parse_option(cli *c, int argc, char **argv, int *i) {
   bool short_form = arg[1] != '-';
   /* No option name is 32 bytes long, so a longer one is unknown without a lookup. A short
    * option is one letter (-s), a long one at least two (--set). */
+  /* "-j2" as make takes it: a short option that takes a value may have it attached. */
+  if (short_form && n > 1 && (body[0] == 'j' || body[0] == 's' || body[0] == 'o')) {
+    name[0] = body[0];
+    name[1] = '\0';
+    return set_option(c, name, arg, body + 1);
+  }
   if (n >= sizeof name || (short_form ? n != 1 : n < 2))
     return usage_error("unknown option '%s'", arg);
   memcpy(name, body, n);
@@ -324,6 +408,16 @@ static int parse_args(cli *c, int argc, char **argv) {
     return usage_error("%s", "--plot needs --out DIR: the pictures are drawn from its files");
   if (c->opts.junit != NULL && !c->opts.check)
     return usage_error("%s", "--junit needs --check: it records the checks' results");
+  if (c->shard_n > 0 && c->opts.out_dir == NULL)
+    return usage_error("%s", "--shard needs --out DIR: the shard's runs go to DIR/shard.json");
+  if (c->shard_n > 0 && (c->opts.plot || c->opts.check))
+    return usage_error("%s",
+                       "--shard writes raw runs only: --plot and --check go with the merge "
+                       "or a local run");
+  if (strcmp(c->command, "plan") == 0 && (c->shards == 0 || c->opts.out_dir == NULL))
+    return usage_error("%s", "plan needs --shards N and --out DIR");
+  if (strcmp(c->command, "plan") == 0 && c->shard_n > 0)
+    return usage_error("%s", "plan writes the --shard options itself: give --shards N only");
   /* --duration goes last, so it wins over a --set of the same key. */
   if (c->duration != NULL) {
     char *path = malloc(sizeof "duration");
@@ -421,16 +515,138 @@ static cli_scenario *load(const cli *c, int *status) {
   return s;
 }
 
-static int run_command(cli *c) {
+/* One argument as a shell reads it back: as it is when it holds only letters, digits and
+ * -_./=:, else in single quotes. Returns a malloc'd string, NULL when out of memory. */
+static char *quote_arg(const char *a) {
+  char *s = malloc(4 * strlen(a) + 3);
+  if (s == NULL) return NULL;
+  bool plain = a[0] != '\0' && strspn(a,
+                                      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                      "0123456789-_./=:,") == strlen(a);
+  if (plain) return strcpy(s, a);
+  char *p = s;
+  *p++ = '\'';
+  for (; *a; a++) {
+    if (*a == '\'') {
+      memcpy(p, "'\\''", 4);
+      p += 4;
+    } else {
+      *p++ = *a;
+    }
+  }
+  *p++ = '\'';
+  *p = '\0';
+  return s;
+}
+
+/* `retrysim plan`: one run command per shard (the plan's own arguments, without --shards and
+ * --out, plus --shard K/N --out DIR/shard-K), then the merge. The scenario was loaded and
+ * validated first, so every printed command would start. */
+static int print_plan(const cli *c, int argc, char **argv) {
+  for (unsigned k = 1; k <= c->shards; k++) {
+    fputs("retrysim run", stdout);
+    for (int i = 2; i < argc; i++) {
+      const char *a = argv[i];
+      if (strcmp(a, "--shards") == 0 || strcmp(a, "--out") == 0 || strcmp(a, "-o") == 0) {
+        i++;
+        continue;
+      }
+      if (strncmp(a, "--shards=", 9) == 0 || strncmp(a, "--out=", 6) == 0) continue;
+      char *q = quote_arg(a);
+      if (q == NULL) return out_of_memory();
+      printf(" %s", q);
+      free(q);
+    }
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/shard-%u", c->opts.out_dir, k);
+    char *q = quote_arg(dir);
+    if (q == NULL) return out_of_memory();
+    printf(" --shard %u/%u --out %s\n", k, c->shards, q);
+    free(q);
+  }
+  fputs("retrysim merge", stdout);
+  for (unsigned k = 1; k <= c->shards; k++) {
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/shard-%u", c->opts.out_dir, k);
+    char *q = quote_arg(dir);
+    if (q == NULL) return out_of_memory();
+    printf(" %s", q);
+    free(q);
+  }
+  char *q = quote_arg(c->opts.out_dir);
+  if (q == NULL) return out_of_memory();
+  printf(" --out %s\n", q);
+  free(q);
+  return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_RUNTIME;
+}
+
+/* A study when any of its keys or options asks for more than one plain run. */
+static int run_study_or_plain(cli *c, cli_scenario *s) {
+  size_t reps = c->reps > 0 ? c->reps : cli_scenario_replications(s);
+  if (reps == 0) reps = 1;
+  double level = !isnan(c->confidence) ? c->confidence : cli_scenario_confidence(s);
+  if (isnan(level)) level = CLI_STUDY_DEFAULT_CONFIDENCE;
+  const char *baseline = c->baseline != NULL ? c->baseline : cli_scenario_baseline(s);
+  bool study = reps > 1 || c->shard_n > 0 || c->n_points > 0;
+  if (!study) {
+    if (c->baseline != NULL || !isnan(c->confidence))
+      return usage_error("%s",
+                         "--baseline and --confidence apply to a study: add --reps N with "
+                         "N >= 2 (or \"replications\" in the scenario)");
+    return cli_run_scenario(s, &c->opts);
+  }
+  if (c->opts.plot) return usage_error("%s", "--plot draws one run's files; a study has none yet");
+  /* One scenario per point; without a sweep, the one loaded. */
+  size_t np = c->n_points > 0 ? c->n_points : 1;
+  cli_scenario **scenarios = calloc(np, sizeof *scenarios);
+  if (scenarios == NULL) return out_of_memory();
+  if (c->n_points == 0) {
+    scenarios[0] = s;
+  } else {
+    retry_error err;
+    retry_error_clear(&err);
+    int rc = cli_study_load_points(c->scenario, c->sets, c->n_sets, c->points, c->n_points,
+                                   c->variants, c->n_variants, c->max_memory, scenarios, &err);
+    if (rc != 0) {
+      char buf[800];
+      retry_error_format(&err, buf, sizeof buf);
+      fprintf(stderr, "retrysim: %s\n", buf);
+      free(scenarios);
+      return cli_run_exit_status(rc);
+    }
+  }
+  cli_study_spec spec = {.source = c->scenario,
+                         .base = s,
+                         .points = c->points,
+                         .n_points = c->n_points,
+                         .scenarios = (const cli_scenario *const *)scenarios,
+                         .reps = reps,
+                         .confidence = level,
+                         .baseline = baseline,
+                         .warmup_s = -1,
+                         .jobs = c->jobs > 0 ? c->jobs : cli_study_default_jobs(),
+                         .shard_k = c->shard_k,
+                         .shard_n = c->shard_n,
+                         .search = NULL};
+  int status = cli_study_run(&spec, &c->opts);
+  for (size_t p = 0; p < c->n_points; p++)
+    cli_scenario_destroy(scenarios[p]);
+  free(scenarios);
+  return status;
+}
+
+static int run_command(cli *c, int argc, char **argv) {
   int status = CLI_EXIT_OK;
   cli_scenario *s = load(c, &status);
   if (s == NULL) return status;
-  /* Both commands share load(), so validate refuses exactly the files run would. */
-  if (strcmp(c->command, "validate") == 0) {
+  if (strcmp(c->command, "plan") == 0) {
+    status = print_plan(c, argc, argv);
+  } else if (strcmp(c->command, "validate") == 0) {
+    /* Both commands share load(), so validate refuses exactly the files run would. */
     size_t n = cli_scenario_n_runs(s);
     printf("%s: ok (%zu run%s)\n", c->scenario, n, n == 1 ? "" : "s");
   } else {
-    status = cli_run_scenario(s, &c->opts);
+    status = run_study_or_plain(c, s);
   }
   cli_scenario_destroy(s);
   return status;
@@ -471,6 +687,43 @@ static char *join_args(int argc, char **argv) {
   return s;
 }
 
+/* `retrysim merge DIR... --out DIR [--quiet]`. */
+static int merge_main(int argc, char **argv) {
+  const char **dirs = calloc((size_t)argc, sizeof *dirs);
+  if (dirs == NULL) return out_of_memory();
+  size_t n = 0;
+  const char *out = NULL;
+  bool quiet = false;
+  int status = CLI_EXIT_OK;
+  for (int i = 2; i < argc && status == CLI_EXIT_OK; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--out") == 0 || strcmp(a, "-o") == 0) {
+      if (i + 1 >= argc)
+        status = usage_error("option '%s' needs a value", a);
+      else
+        out = argv[++i];
+    } else if (strncmp(a, "--out=", 6) == 0) {
+      out = a + 6;
+    } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+      quiet = true;
+    } else if (looks_like_option(a)) {
+      status = usage_error("merge takes shard directories, --out DIR and --quiet, not '%s'", a);
+    } else {
+      dirs[n++] = a;
+    }
+  }
+  if (status == CLI_EXIT_OK && (out == NULL || out[0] == '\0' || looks_like_option(out)))
+    status = usage_error("%s", "merge needs --out DIR");
+  if (status == CLI_EXIT_OK && n == 0)
+    status = usage_error("%s", "merge needs the shard directories (DIR/shard.json)");
+  if (status == CLI_EXIT_OK) {
+    cli_output_signals_install();
+    status = cli_shard_merge(dirs, n, out, quiet, stdout, stderr);
+  }
+  free(dirs);
+  return status;
+}
+
 /* --version and --help are answered before anything else is parsed, so they work whatever else
  * is on the line ("retrysim run x.json --bogus --help" helps). */
 int main(int argc, char **argv) {
@@ -487,11 +740,14 @@ int main(int argc, char **argv) {
     return CLI_EXIT_OK;
   }
   if (strcmp(cmd, "explain") == 0) return cli_explain_main(argc, argv, stdout, stderr);
-  if (strcmp(cmd, "run") != 0 && strcmp(cmd, "validate") != 0) {
+  if (strcmp(cmd, "merge") == 0) return merge_main(argc, argv);
+  if (strcmp(cmd, "run") != 0 && strcmp(cmd, "validate") != 0 && strcmp(cmd, "plan") != 0) {
     /* One line, like every other usage error. */
     if (cmd[0] == '\0')
-      return usage_error("no command given%s; the commands are run, validate and explain", "");
-    return usage_error("unknown command '%s'; the commands are run, validate and explain", cmd);
+      return usage_error(
+          "no command given%s; the commands are run, validate, explain, plan and merge", "");
+    return usage_error(
+        "unknown command '%s'; the commands are run, validate, explain, plan and merge", cmd);
   }
   /* At most one set per argument, plus --duration. */
   /* c.sets == NULL is out of memory before anything ran: exit 3. The loop below frees the
@@ -500,7 +756,8 @@ int main(int argc, char **argv) {
   cli c = {.command = cmd,
            .sets = calloc((size_t)argc + 1, sizeof(cli_set)),
            .variants = calloc((size_t)argc + 1, sizeof(const char *)),
-           .max_memory = CLI_SCENARIO_MAX_MEMORY_DEFAULT};
+           .max_memory = CLI_SCENARIO_MAX_MEMORY_DEFAULT,
+           .confidence = NAN};
   c.opts.out = stdout;
   c.opts.err = stderr;
   int status = c.sets == NULL || c.variants == NULL ? out_of_memory() : parse_args(&c, argc, argv);
@@ -512,7 +769,7 @@ int main(int argc, char **argv) {
   }
   /* From here on a signal removes the temporary files of --out and --junit. */
   cli_output_signals_install();
-  if (status == CLI_EXIT_OK) status = run_command(&c);
+  if (status == CLI_EXIT_OK) status = run_command(&c, argc, argv);
   for (size_t i = 0; i < c.n_sets; i++)
     free((char *)c.sets[i].path);
   free(c.sets);

@@ -89,11 +89,11 @@ has "$tmp/out" "usage:"
 
 # ------------------------------------------------------------------ usage errors: exit 2
 run_rc 2
-has "$tmp/err" "retrysim: no command given; the commands are run, validate and explain (see retrysim --help)"
+has "$tmp/err" "retrysim: no command given; the commands are run, validate, explain, plan and merge (see retrysim --help)"
 [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "a missing command is not one line"
 for bad in frobnicate --bogus "$tmp/good.json"; do
   run_rc 2 "$bad"
-  has "$tmp/err" "retrysim: unknown command '$bad'; the commands are run, validate and explain (see retrysim --help)"
+  has "$tmp/err" "retrysim: unknown command '$bad'; the commands are run, validate, explain, plan and merge (see retrysim --help)"
   [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "an unknown command is not one line: $bad"
 done
 run_rc 2 run

@@ -1,0 +1,104 @@
+/*
+ * cli_study.h: a study of `retrysim run`: every (point, variant, replication) of a scenario run
+ * on N threads, each run on its own kernel and world, the results kept by run index and
+ * aggregated over the replications (cli_agg.h), then written in run-list order: summary.json,
+ * runs.csv, points.csv, paired.csv, the text table, --check. Invariant: the files depend on the
+ * scenario, the points, the options that change results and the seeds only, never on -j or on
+ * how the runs were split into shards.
+ */
+#ifndef CLI_STUDY_H
+#define CLI_STUDY_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cli/cli_run.h"
+#include "cli/cli_scenario.h"
+#include "retry/retry.h"
+
+/* The bounds of the study's keys and options (docs/cli.md). */
+#define CLI_STUDY_MAX_REPS 100000
+#define CLI_STUDY_MIN_CONFIDENCE 0.5
+#define CLI_STUDY_MAX_CONFIDENCE 0.9999
+#define CLI_STUDY_DEFAULT_CONFIDENCE 0.95
+
+/* One point of a sweep: the --set-style overrides (path, value as text: JSON when it parses,
+ * else a string) applied after the command line's own --set and before each variant's "set".
+ * Every point of a study has the same paths in the same order (the sweep's axes). No sweep:
+ * one point with n_sets == 0. Borrowed by the study. */
+typedef struct cli_study_point {
+  const cli_set *sets;
+  size_t n_sets;
+} cli_study_point;
+
+/* One run to run: variant `variant` (index into the scenario's runs) of scenario, on seed.
+ * Borrowed. */
+typedef struct cli_study_job {
+  const cli_scenario *scenario;
+  size_t variant;
+  uint64_t seed;
+} cli_study_job;
+
+/* The seed of replication r of a variant whose base seed is base (--seed, else the variant's
+ * config seed): base itself for r == 0 (so replication 0 is the plain run), else a splitmix64
+ * finalizer of base + r * 0x9E3779B97F4A7C15 (docs/cli.md). */
+uint64_t cli_study_seed(uint64_t base, uint64_t r);
+
+/* The default of -j: the processors online (sysconf), at least 1. */
+unsigned cli_study_default_jobs(void);
+
+/* Runs jobs[0..n) on up to n_threads POSIX threads (0: 1) and stores each run's run object
+ * (cli_output_run_json, with its recovery judgement) in results[i]. progress (may be NULL): a
+ * terminal to draw "runs done of total, elapsed, remaining" on (the caller decides whether it is
+ * one). On success returns 0 and every results[i] is a new reference (release each with
+ * json_decref). On failure returns a negative RETRY code with err (may be NULL) filled for the
+ * failed job of the lowest index, and results[] are all NULL. Thread-safe for scenarios that
+ * are not modified meanwhile: this is the entry point for a search's probes (cli_search). */
+int cli_study_run_jobs(const cli_study_job *jobs, size_t n, unsigned n_threads, FILE *progress,
+                       json_t **results, retry_error *err);
+
+/* Loads the scenario of each point: the file at path with sets[0..n_sets) (the command line's
+ * --set, --duration last) and then the point's own sets, keeps the variants named in
+ * variants[0..n_variants) (0: all), and validates it as `run` does (expectations, memory limit
+ * max_bytes). out[0..n_points) receives the scenarios (free each with cli_scenario_destroy). A
+ * sweep's (cli_sweep) stand-in until the loader can apply a point's sets to a parsed document:
+ * it re-reads the file per point (not per run). Returns 0, or a RETRY code with err filled
+ * (naming the point's sets in the message) and every out[i] NULL. */
+int cli_study_load_points(const char *path, const cli_set *sets, size_t n_sets,
+                          const cli_study_point *points, size_t n_points,
+                          const char *const *variants, size_t n_variants, uint64_t max_bytes,
+                          cli_scenario **out, retry_error *err);
+
+/* What a study is asked to do. */
+typedef struct cli_study_spec {
+  const char *source;            /* the scenario file, for messages */
+  const cli_scenario *base;      /* the scenario without any point's sets: provenance */
+  const cli_study_point *points; /* n_points points; NULL with n_points 0: one, empty */
+  size_t n_points;
+  const cli_scenario *const *scenarios; /* the scenario of each point (base for no sweep) */
+  size_t reps;                          /* replications, >= 1 */
+  double confidence;                    /* level of every interval, in [0.5, 0.9999] */
+  const char *baseline;                 /* variant compared against, or NULL */
+  double warmup_s;                      /* provenance only (the config applies it); < 0: none */
+  unsigned jobs;                        /* threads (-j), >= 1 */
+  unsigned shard_k, shard_n;            /* --shard K/N; shard_n 0: the whole run list */
+  const json_t *search;                 /* a search's result block for summary.json, or NULL */
+} cli_study_spec;
+
+/* Runs the study and writes its outputs as opts says (out_dir, format, check, quiet); with a
+ * shard, writes only DIR/shard.json. Returns the exit status (CLI_EXIT_*), every error
+ * printed on opts->err as one "retrysim: " line. */
+int cli_study_run(const cli_study_spec *spec, const cli_run_opts *opts);
+
+/* Aggregates the run records (every run of the plan, in run-list order: {"run", "point",
+ * "variant", "replication", "seed", "result"}) and writes the outputs as opts says: files in
+ * out_dir, summary.json or the table on out, --check when spec is given (a merge has no
+ * scenario and checks nothing). The plan is what a shard file carries (cli_shard.h). Returns
+ * the exit status. Used by cli_study_run and by the merge of shards. */
+int cli_study_finish(const json_t *plan, const json_t *records, const cli_study_spec *spec,
+                     const cli_run_opts *opts);
+
+#endif /* CLI_STUDY_H */
