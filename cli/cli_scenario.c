@@ -34,16 +34,18 @@ typedef struct scn_run {
 } scn_run;
 
 struct cli_scenario {
-  char *name;        /* the base document's name */
-  char sha256[65];   /* of the bytes as read */
-  json_t *doc;       /* the document after --set */
-  scn_files files;   /* the policy files read into it */
-  json_t *inputs;    /* provenance: the files read (cli_scenario_inputs) */
-  json_t *overrides; /* provenance: the --set overrides as given */
-  char *source;      /* the scenario file as named, for messages */
-  bool has_variants; /* "variants" was present: the runs are the variants */
-  scn_run *runs;     /* n_runs entries, zeroed until each is built */
-  size_t n_runs;     /* 1 without variants; set only once runs exists */
+  char *name;         /* the base document's name */
+  char sha256[65];    /* of the bytes as read */
+  json_t *doc;        /* the document after --set */
+  scn_files files;    /* the policy files read into it */
+  json_t *inputs;     /* provenance: the files read (cli_scenario_inputs) */
+  json_t *overrides;  /* provenance: the --set overrides as given */
+  char *source;       /* the scenario file as named, for messages */
+  char *base_dir;     /* the directory of relative policy and data files, kept for derive */
+  char *default_name; /* the name used when the document has none, kept for derive */
+  bool has_variants;  /* "variants" was present: the runs are the variants */
+  scn_run *runs;      /* n_runs entries, zeroed until each is built */
+  size_t n_runs;      /* 1 without variants; set only once runs exists */
 };
 
 /* {==================================================================
@@ -527,7 +529,10 @@ static json_t *overrides_json(const cli_set *sets, size_t n_sets) {
   return a;
 }
 
-static bool apply_sets(json_t *doc, const cli_set *sets, size_t n_sets, retry_error *err) {
+/* label is how messages name an override: "--set" for the command line's, "override" for a
+ * derived scenario's (cli_scenario_derive). */
+static bool apply_sets(json_t *doc, const cli_set *sets, size_t n_sets, const char *label,
+                       retry_error *err) {
   for (size_t i = 0; i < n_sets; i++) {
     assert(sets[i].path != NULL);
     char shown[72], why[128] = "";
@@ -536,7 +541,7 @@ static bool apply_sets(json_t *doc, const cli_set *sets, size_t n_sets, retry_er
     json_t *v = set_value(sets[i].value);
     if (v == NULL) {
       retry_error_set(err, RETRY_ECONFIG, "<command line>", "", -1, -1,
-                      "--set \"%s\": the value is not valid UTF-8", shown);
+                      "%s \"%s\": the value is not valid UTF-8", label, shown);
       return false;
     }
     /* path_set consumes v whatever it returns, so no error path below releases it. On an error
@@ -544,13 +549,13 @@ static bool apply_sets(json_t *doc, const cli_set *sets, size_t n_sets, retry_er
      * harmless because the caller destroys the whole scenario. */
     int rc = cli__scenario_path_set(doc, sets[i].path, v, why, sizeof why);
     if (rc == RETRY_ENOMEM) {
-      retry_error_set(err, RETRY_ENOMEM, "<command line>", "", -1, -1,
-                      "out of memory applying --set");
+      retry_error_set(err, RETRY_ENOMEM, "<command line>", "", -1, -1, "out of memory applying %s",
+                      label);
       return false;
     }
     if (rc != RETRY_OK) {
-      retry_error_set(err, RETRY_ECONFIG, "<command line>", "", -1, -1, "--set \"%s\": %s", shown,
-                      why);
+      retry_error_set(err, RETRY_ECONFIG, "<command line>", "", -1, -1, "%s \"%s\": %s", label,
+                      shown, why);
       return false;
     }
   }
@@ -589,6 +594,13 @@ static bool check_set(scn_ctx *c, json_t *set) {
                       "bad path \"%s\": a variant may not change \"variants\" or \"expect\" "
                       "(it has its own \"expect\")",
                       shown);
+      return false;
+    }
+    if (strcmp(head, "sweep") == 0 || strcmp(head, "search") == 0) {
+      retry_json_fail(&c->j, RETRY_ECONFIG,
+                      "bad path \"%s\": a variant may not change \"%s\" (every variant "
+                      "runs at the same points)",
+                      shown, head);
       return false;
     }
   }
@@ -788,7 +800,7 @@ void cli_scenario_destroy(cli_scenario *s) {
   for (size_t i = 0; i < s->files.n_data; i++) {
     free(s->files.data[i].path);
     free(s->files.data[i].name);
-    sim_empirical_destroy(s->files.data[i].dist);
+    if (!s->files.data[i].borrowed) sim_empirical_destroy(s->files.data[i].dist);
     json_decref(s->files.data[i].named_at);
   }
   free(s->files.data);
@@ -800,6 +812,8 @@ void cli_scenario_destroy(cli_scenario *s) {
   json_decref(s->inputs);
   json_decref(s->overrides);
   free(s->source);
+  free(s->base_dir);
+  free(s->default_name);
   free(s);
 }
 
@@ -854,14 +868,14 @@ static json_t *variant_doc(scn_ctx *c, json_t *base, json_t *variant) {
   return doc;
 }
 
-/* Converts variant i into s->runs[i]. Errors in applying its "set" are located in the base
+/* Converts variant i into s->runs[slot]. Errors in applying its "set" are located in the base
  * document ($.variants[i].set); errors in the result name the variant and the path in its
  * own document. */
-static bool build_variant(cli_scenario *s, size_t i, const char *source, const char *base_dir,
-                          const char *default_name, retry_error *err) {
+static bool build_variant(cli_scenario *s, size_t slot, size_t i, const char *source,
+                          const char *base_dir, const char *default_name, retry_error *err) {
   json_t *variant = json_array_get(json_object_get(s->doc, "variants"), i);
   const char *name = json_string_value(json_object_get(variant, "name"));
-  scn_run *run = &s->runs[i];
+  scn_run *run = &s->runs[slot];
   scn_ctx c;
   /* Two contexts in turn. Applying "set" is located in the base document and carries no
    * variant prefix; converting the result is the variant's, so the second context names it. */
@@ -951,12 +965,63 @@ static cli_scenario *record_inputs(cli_scenario *s, const char *source, retry_er
   return s;
 }
 
-/* Everything after reading: hash, parse, --set, the base conversion, the variants.
- *
+/* The runs of s from its document (after every override, policy files read into it): the base
+ * converted, then the variants, or the base as the single run. only[0..n_only), when not NULL,
+ * are the indices in "variants" to build (a derived scenario keeps its base's selection).
  * Without variants the base document is the single run, and its config is kept. With
  * variants the base is still converted, so that an error in the common part is reported
  * once, without a variant's name, and before any variant is looked at; its config is then
- * dropped, since only the variants run.
+ * dropped, since only the variants run. Returns s, or NULL with s destroyed. */
+static cli_scenario *build_runs(cli_scenario *s, scn_ctx *c, const char *default_name,
+                                const size_t *only, size_t n_only, retry_error *err) {
+  const char *source = s->source, *base_dir = c->base_dir;
+  model_config *base = cli__scenario_build(c, s->doc, default_name);
+  if (base == NULL) {
+    copy_error(err, &c->j.e);
+    cli_scenario_destroy(s);
+    return NULL;
+  }
+  json_t *variants = retry_json_field(s->doc, "variants");
+  s->has_variants = variants != NULL;
+  size_t n = variants == NULL ? 1 : only != NULL ? n_only : json_array_size(variants);
+  /* base->name is the document's "name", or default_name when it has none. */
+  s->name = cli__scenario_strdup(base->name);
+  s->runs = cli__scenario_calloc(n, sizeof s->runs[0]);
+  if (s->name == NULL || s->runs == NULL) {
+    /* base is not stored in s yet, so destroying s would not free it. */
+    model_config_destroy(base);
+    retry_error_set(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the scenario");
+    cli_scenario_destroy(s);
+    return NULL;
+  }
+  s->n_runs = n;
+  if (variants == NULL) {
+    /* One run: the base itself. */
+    /* Ownership of base moves to the run here; s->doc is shared by reference, not copied. */
+    s->runs[0].cfg = base;
+    s->runs[0].recovery = c->recovery;
+    s->runs[0].doc = json_incref(s->doc);
+    s->runs[0].expect = json_incref(retry_json_field(s->doc, "expect"));
+    s->runs[0].name = cli__scenario_strdup(base->name);
+    if (s->runs[0].name == NULL) {
+      retry_error_set(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the scenario");
+      cli_scenario_destroy(s);
+      return NULL;
+    }
+    return record_inputs(s, source, err);
+  }
+  /* The base was converted to validate it; the runs are the variants. */
+  model_config_destroy(base);
+  for (size_t i = 0; i < n; i++) {
+    if (!build_variant(s, i, only != NULL ? only[i] : i, source, base_dir, default_name, err)) {
+      cli_scenario_destroy(s);
+      return NULL;
+    }
+  }
+  return record_inputs(s, source, err);
+}
+
+/* Everything after reading: hash, parse, --set, then the runs (build_runs).
  *
  * s owns everything from its allocation on, and every failure path below hands it to
  * cli_scenario_destroy, which frees whatever was set by then. */
@@ -1011,7 +1076,9 @@ static cli_scenario *load_buffer(const char *buf, size_t len, const char *source
   c.files = &s->files;
   s->overrides = overrides_json(sets, n_sets);
   s->source = cli__scenario_strdup(source);
-  if (s->overrides == NULL || s->source == NULL) {
+  s->base_dir = cli__scenario_strdup(base_dir);
+  s->default_name = cli__scenario_strdup(default_name);
+  if (s->overrides == NULL || s->source == NULL || s->base_dir == NULL || s->default_name == NULL) {
     retry_error_set(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the scenario");
     cli_scenario_destroy(s);
     return NULL;
@@ -1023,7 +1090,7 @@ static cli_scenario *load_buffer(const char *buf, size_t len, const char *source
   }
   /* --set goes before any validation, so an override can repair a file (add a required key)
    * as well as break it, and what is validated is exactly what runs. */
-  if (!apply_sets(s->doc, sets, n_sets, err)) {
+  if (!apply_sets(s->doc, sets, n_sets, "--set", err)) {
     cli_scenario_destroy(s);
     return NULL;
   }
@@ -1034,50 +1101,12 @@ static cli_scenario *load_buffer(const char *buf, size_t len, const char *source
     cli_scenario_destroy(s);
     return NULL;
   }
-  model_config *base = cli__scenario_build(&c, s->doc, default_name);
-  if (base == NULL) {
-    copy_error(err, &c.j.e);
+  s = build_runs(s, &c, default_name, NULL, 0, err);
+  if (s != NULL && cli__scenario_check_axes(s, err) != 0) {
     cli_scenario_destroy(s);
     return NULL;
   }
-  json_t *variants = retry_json_field(s->doc, "variants");
-  s->has_variants = variants != NULL;
-  size_t n = variants != NULL ? json_array_size(variants) : 1;
-  /* base->name is the document's "name", or default_name when it has none. */
-  s->name = cli__scenario_strdup(base->name);
-  s->runs = cli__scenario_calloc(n, sizeof s->runs[0]);
-  if (s->name == NULL || s->runs == NULL) {
-    /* base is not stored in s yet, so destroying s would not free it. */
-    model_config_destroy(base);
-    retry_error_set(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the scenario");
-    cli_scenario_destroy(s);
-    return NULL;
-  }
-  s->n_runs = n;
-  if (variants == NULL) {
-    /* One run: the base itself. */
-    /* Ownership of base moves to the run here; s->doc is shared by reference, not copied. */
-    s->runs[0].cfg = base;
-    s->runs[0].recovery = c.recovery;
-    s->runs[0].doc = json_incref(s->doc);
-    s->runs[0].expect = json_incref(retry_json_field(s->doc, "expect"));
-    s->runs[0].name = cli__scenario_strdup(base->name);
-    if (s->runs[0].name == NULL) {
-      retry_error_set(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the scenario");
-      cli_scenario_destroy(s);
-      return NULL;
-    }
-    return record_inputs(s, source, err);
-  }
-  /* The base was converted to validate it; the runs are the variants. */
-  model_config_destroy(base);
-  for (size_t i = 0; i < n; i++) {
-    if (!build_variant(s, i, source, base_dir, default_name, err)) {
-      cli_scenario_destroy(s);
-      return NULL;
-    }
-  }
-  return record_inputs(s, source, err);
+  return s;
 }
 
 /* }================================================================== */
@@ -1164,6 +1193,112 @@ cli_scenario *cli_scenario_load_string(const char *json, const char *source, con
 /* }================================================================== */
 
 /* {==================================================================
+ * Deriving a scenario: a loaded one with more overrides (a sweep's point)
+ * =================================================================== */
+
+/* The base's files, as the derived scenario's own entries: names and hashes copied, the
+ * policy documents and the "named at" lists deep-copied (so that nothing of base is written,
+ * not even a reference count), the distribution tables borrowed. Nothing is read again. */
+static bool copy_files(scn_files *to, const scn_files *from) {
+  if (from->n > 0) {
+    to->files = cli__scenario_calloc(from->n, sizeof *to->files);
+    if (to->files == NULL) return false;
+    to->cap = from->n;
+  }
+  for (size_t i = 0; i < from->n; i++) {
+    const scn_policy_file *f = &from->files[i];
+    scn_policy_file *t = &to->files[to->n++]; /* counted now: destroy frees what exists */
+    t->path = cli__scenario_strdup(f->path);
+    t->name = cli__scenario_strdup(f->name);
+    memcpy(t->sha256, f->sha256, sizeof t->sha256);
+    t->content = json_deep_copy(f->content);
+    t->named_at = json_deep_copy(f->named_at);
+    if (t->path == NULL || t->name == NULL || t->content == NULL || t->named_at == NULL)
+      return false;
+  }
+  if (from->n_data > 0) {
+    to->data = cli__scenario_calloc(from->n_data, sizeof *to->data);
+    if (to->data == NULL) return false;
+    to->cap_data = from->n_data;
+  }
+  for (size_t i = 0; i < from->n_data; i++) {
+    const scn_data_file *f = &from->data[i];
+    scn_data_file *t = &to->data[to->n_data++];
+    t->dist = f->dist;
+    t->borrowed = true;
+    t->path = cli__scenario_strdup(f->path);
+    t->name = cli__scenario_strdup(f->name);
+    memcpy(t->sha256, f->sha256, sizeof t->sha256);
+    t->named_at = json_deep_copy(f->named_at);
+    if (t->path == NULL || t->name == NULL || t->named_at == NULL) return false;
+  }
+  return true;
+}
+
+/* The base's overrides followed by sets[0..n), as one provenance array. */
+static json_t *derived_overrides(const json_t *base, const cli_set *sets, size_t n) {
+  json_t *a = json_deep_copy(base), *more = overrides_json(sets, n);
+  if (a == NULL || more == NULL || json_array_extend(a, more) != 0) {
+    json_decref(a);
+    json_decref(more);
+    return NULL;
+  }
+  json_decref(more);
+  return a;
+}
+
+/* base is only read (its document copied, its files copied or borrowed), so several threads
+ * may derive from one base at once; the derived scenario borrows base's distribution tables,
+ * so base must outlive it. What is validated is exactly what load would validate given the
+ * same overrides after the command line's: the whole document, every run kept. */
+cli_scenario *cli_scenario_derive(const cli_scenario *base, const cli_set *sets, size_t n_sets,
+                                  retry_error *err) {
+  assert(base != NULL);
+  assert(sets != NULL || n_sets == 0);
+  const char *source = base->source;
+  cli_scenario *s = cli__scenario_calloc(1, sizeof *s);
+  if (s == NULL) {
+    retry_error_set(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the scenario");
+    return NULL;
+  }
+  memcpy(s->sha256, base->sha256, sizeof s->sha256);
+  s->doc = json_deep_copy(base->doc);
+  s->source = cli__scenario_strdup(base->source);
+  s->base_dir = cli__scenario_strdup(base->base_dir);
+  s->default_name = cli__scenario_strdup(base->default_name);
+  s->overrides = derived_overrides(base->overrides, sets, n_sets);
+  /* The variants base kept (cli_scenario_select), by their index in "variants". */
+  size_t *only = base->has_variants ? cli__scenario_calloc(base->n_runs, sizeof *only) : NULL;
+  for (size_t i = 0; only != NULL && i < base->n_runs; i++)
+    only[i] = base->runs[i].variant;
+  if (s->doc == NULL || s->source == NULL || s->base_dir == NULL || s->default_name == NULL ||
+      s->overrides == NULL || (base->has_variants && only == NULL) ||
+      !copy_files(&s->files, &base->files)) {
+    free(only);
+    retry_error_set(err, RETRY_ENOMEM, source, "", -1, -1, "out of memory loading the scenario");
+    cli_scenario_destroy(s);
+    return NULL;
+  }
+  /* The base document has its policy files read into it already; an override naming another
+   * file gets it read here, with errors (the load's second pass). */
+  scn_ctx c;
+  cli__scenario_ctx_init(&c, source, s->base_dir, NULL);
+  c.files = &s->files;
+  if (!apply_sets(s->doc, sets, n_sets, "override", err) ||
+      !cli__scenario_expand_policies(&c, s->doc, false)) {
+    if (retry_json_failed(&c.j)) copy_error(err, &c.j.e);
+    free(only);
+    cli_scenario_destroy(s);
+    return NULL;
+  }
+  s = build_runs(s, &c, s->default_name, only, base->n_runs, err);
+  free(only);
+  return s;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
  * Accessors: misuse (NULL, an index past the runs) is a bug, hence asserts
  * =================================================================== */
 
@@ -1190,6 +1325,22 @@ const json_t *cli_scenario_overrides(const cli_scenario *s) {
 const json_t *cli_scenario_base_document(const cli_scenario *s) {
   assert(s != NULL);
   return s->doc;
+}
+
+const char *cli_scenario_source(const cli_scenario *s) {
+  assert(s != NULL);
+  return s->source;
+}
+
+/* Read from the document after --set: the loader validated both. */
+const json_t *cli_scenario_sweep_block(const cli_scenario *s) {
+  assert(s != NULL);
+  return json_object_get(s->doc, "sweep");
+}
+
+const json_t *cli_scenario_search_block(const cli_scenario *s) {
+  assert(s != NULL);
+  return json_object_get(s->doc, "search");
 }
 
 size_t cli_scenario_n_runs(const cli_scenario *s) {

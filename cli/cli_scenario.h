@@ -56,6 +56,17 @@ cli_scenario *cli_scenario_load(const char *path, const cli_set *sets, size_t n_
  * paths are resolved against the current directory. */
 cli_scenario *cli_scenario_load_string(const char *json, const char *source, const cli_set *sets,
                                        size_t n_sets, retry_error *err);
+/* A new scenario: base as loaded (its document after the command line's --set, the policy
+ * files already read into it) with sets[0..n_sets) applied after base's own overrides and
+ * before each variant's "set", then validated like a load (same errors as --set, named
+ * "override"; a value that does not validate is reported at its JSON path). Keeps base's
+ * selection of variants (cli_scenario_select). Reads no file again and hashes nothing:
+ * sha256 and inputs are base's (plus any file an override names for the first time), and
+ * the overrides are base's followed by these. base is only read, so threads may derive from
+ * one base at once; base must outlive the result (it borrows base's distribution tables).
+ * A sweep's point is one such derivation (cli_sweep.h). NULL on error, err filled. */
+cli_scenario *cli_scenario_derive(const cli_scenario *base, const cli_set *sets, size_t n_sets,
+                                  retry_error *err);
 /* Frees s and every config it built. NULL is a no-op. */
 void cli_scenario_destroy(cli_scenario *s);
 
@@ -110,6 +121,23 @@ const json_t *cli_scenario_expect(const cli_scenario *s, size_t i);
  * A variant's document is the base without its "variants" key, with the variant's "set"
  * applied. Borrowed. */
 const json_t *cli_scenario_document(const cli_scenario *s, size_t i);
+
+/* The value at path (the --set syntax, no selectors) in doc, or NULL when the path is bad,
+ * does not fit the document, or reaches nothing or a null; why (may be NULL) then says which
+ * ("\"services.apx\" is not there"). Borrowed from doc. */
+const json_t *cli_scenario_path_get(const json_t *doc, const char *path, char *why,
+                                    size_t why_size);
+/* Whether path is a valid --set path; false with the reason in why. */
+bool cli_scenario_path_check_set(const char *path, char *why, size_t why_size);
+
+/* The scenario file as named (for messages). Borrowed. */
+const char *cli_scenario_source(const cli_scenario *s);
+/* The document's "sweep" block (the shape validated at load, every axis checked to reach a
+ * value in every run's document; cli_sweep.h reads it), or NULL. Borrowed. */
+const json_t *cli_scenario_sweep_block(const cli_scenario *s);
+/* The document's "search" block (validated at load, its path checked like a sweep axis;
+ * cli_search.h reads it), or NULL. Borrowed. */
+const json_t *cli_scenario_search_block(const cli_scenario *s);
 
 /* The study's top-level keys (validated by the loader): "replications" (0 when absent),
  * "confidence" (NaN when absent), "baseline" (NULL when absent; borrowed). */

@@ -9,6 +9,7 @@
  *   cli_scenario_value.c   the context and typed values (durations, distributions, ...)
  *   cli_scenario_path.c    the PATH syntax of --set, variants and expectations
  *   cli_scenario_units.c   cli_duration_parse, cli_rate_parse
+ *   cli_scenario_study.c   the study keys "sweep" and "search"
  */
 #ifndef CLI_SCENARIO_INT_H
 #define CLI_SCENARIO_INT_H
@@ -73,7 +74,8 @@ typedef struct scn_data_file {
   char *path;          /* as opened (the scenario's directory joined with the name) */
   char *name;          /* as written in the scenario, for provenance */
   char sha256[65];     /* of the file's bytes as read */
-  sim_empirical *dist; /* owned */
+  sim_empirical *dist; /* owned, unless borrowed */
+  bool borrowed;       /* dist is the base scenario's (cli_scenario_derive): not freed here */
   json_t *named_at;    /* array of the JSON paths that named it */
 } scn_data_file;
 
@@ -206,6 +208,14 @@ bool cli__scenario_keep_mixture(scn_ctx *c, sim_mixture *m);
 /* "variants" and "expect" of the base document: shapes only (cli_scenario.c). */
 bool cli__scenario_check_variants(scn_ctx *c, json_t *variants);
 bool cli__scenario_check_expect(scn_ctx *c, json_t *expect);
+
+/* "sweep" and "search" (cli_scenario_study.c): shapes, with every document; the pair rule
+ * (not both); and, once every run is built, that their paths reach a value in every run's
+ * document (0, or RETRY_ECONFIG with err filled). */
+bool cli__scenario_check_sweep(scn_ctx *c, json_t *sweep);
+bool cli__scenario_check_search(scn_ctx *c, json_t *search);
+bool cli__scenario_check_study_pair(scn_ctx *c, json_t *doc);
+int cli__scenario_check_axes(const cli_scenario *s, retry_error *err);
 
 /* }================================================================== */
 

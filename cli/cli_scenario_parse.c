@@ -1186,10 +1186,10 @@ static bool check_cycles(scn_ctx *c) {
  * The top level
  * =================================================================== */
 
-static const char *const top_keys[] = {"name",    "description", "seed",     "duration",
-                                       "drain",   "bucket",      "recovery", "services",
-                                       "clients", "variants",    "expect",   "replications",
-                                       "confidence", "baseline"};
+static const char *const top_keys[] = {"name",       "description", "seed",     "duration",
+                                       "drain",      "bucket",      "recovery", "services",
+                                       "clients",    "variants",    "expect",   "replications",
+                                       "confidence", "baseline",    "sweep",    "search"};
 
 /* "name": given, it follows the rule of every other name; absent, the file's base name is
  * used as it is (a file name may hold characters a name may not, and that is not the
@@ -1376,15 +1376,17 @@ model_config *cli__scenario_build(scn_ctx *c, json_t *doc, const char *default_n
       retry_json_check_keys(&c->j, doc, top_keys, SCN_N_OF(top_keys), NULL) &&
       parse_name(c, doc, default_name) &&
       retry_json_get_string(&c->j, doc, "description", &desc) >= 0 && parse_times(c, doc) &&
-      parse_study_keys(c, doc) &&
-      top_sub(c, doc, "recovery", NULL, parse_recovery) &&
+      parse_study_keys(c, doc) && top_sub(c, doc, "recovery", NULL, parse_recovery) &&
       top_sub(c, doc, "services", "an object of services {\"name\": {...}}", parse_services) &&
       check_cycles(c) &&
       top_sub(c, doc, "clients", "an object of clients {\"name\": {...}}",
               cli__scenario_parse_clients) &&
       check_criticality_callers(c) &&
       top_sub(c, doc, "variants", NULL, cli__scenario_check_variants) &&
-      top_sub(c, doc, "expect", NULL, cli__scenario_check_expect);
+      top_sub(c, doc, "expect", NULL, cli__scenario_check_expect) &&
+      top_sub(c, doc, "sweep", NULL, cli__scenario_check_sweep) &&
+      top_sub(c, doc, "search", NULL, cli__scenario_check_search) &&
+      cli__scenario_check_study_pair(c, doc);
   /* failed(c) as well as ok: a parser that recorded an error but returned success (an
    * out-of-memory report inside a helper, say) must still not let the config through. */
   model_config *cfg = c->cfg;

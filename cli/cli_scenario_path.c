@@ -355,3 +355,43 @@ int cli__scenario_path_set(json_t *root, const char *path, json_t *value, char *
     a_start = b_start;
   }
 }
+
+/* The walk of cli__scenario_path_set without changing anything: the value, or NULL with the
+ * reason (the first segment that is missing or does not fit). A JSON null at the end counts
+ * as missing. */
+const json_t *cli_scenario_path_get(const json_t *doc, const char *path, char *why,
+                                    size_t why_size) {
+  if (!cli__scenario_path_check(path, false, why, why_size)) return NULL;
+  const char *p = path_start(path, NULL, 0), *root_start = p, *a_start = p;
+  const json_t *cur = doc;
+  seg a;
+  for (bool first = true; next_seg(&p, first, false, &a, NULL, 0) == 1; first = false) {
+    size_t cont_len = a_start == root_start ? 0 : (size_t)(a_start - path);
+    const json_t *child = NULL;
+    if (a.kind == SEG_KEY) {
+      if (!json_is_object(cur)) {
+        why_type(why, why_size, path, cont_len, cur, "an object");
+        return NULL;
+      }
+      child = json_object_get(cur, a.key);
+    } else {
+      if (!json_is_array(cur)) {
+        why_type(why, why_size, path, cont_len, cur, "an array");
+        return NULL;
+      }
+      child = json_array_get(cur, a.index);
+    }
+    if (child == NULL || json_is_null(child)) {
+      size_t n = (size_t)(p - path) < 60 ? (size_t)(p - path) : 60;
+      if (why != NULL) snprintf(why, why_size, "\"%.*s\" is not there", (int)n, path);
+      return NULL;
+    }
+    cur = child;
+    a_start = p;
+  }
+  return cur;
+}
+
+bool cli_scenario_path_check_set(const char *path, char *why, size_t why_size) {
+  return cli__scenario_path_check(path, false, why, why_size);
+}

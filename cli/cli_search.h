@@ -1,0 +1,96 @@
+/*
+ * cli_search.h: the tipping-point search of a study. For one variant, the highest value of
+ * one axis (an offered load, say) at which the probability that a run's boolean metric
+ * ("recovery.recovered") is true stays at least p, found by bisection on [from, to]. It
+ * assumes the probability falls as the value rises, and says so when `from` already fails or
+ * `to` already passes.
+ *
+ * Each probe runs `reps` replications; it passes when the Wilson lower bound (at the study's
+ * confidence) is >= p, fails when the Wilson upper bound is < p, and is otherwise undecided:
+ * `reps` more, up to `max_reps`, then it is decided by the point estimate k/n >= p and
+ * marked undecided. The driver is a pure function of its probe callback, which runs the
+ * replications (cli_study_run_jobs in the program, a fake with a known boundary in the
+ * tests). Owns the probes' values.
+ */
+#ifndef CLI_SEARCH_H
+#define CLI_SEARCH_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cli/cli_scenario.h"
+#include "cli/cli_sweep.h"
+#include "retry/retry.h"
+
+#define CLI_SEARCH_DEFAULT_METRIC "recovery.recovered"
+#define CLI_SEARCH_DEFAULT_P 0.95
+#define CLI_SEARCH_DEFAULT_REPS 20
+#define CLI_SEARCH_DEFAULT_MAX_REPS 100 /* or reps, when larger */
+#define CLI_SEARCH_DEFAULT_PROBES 8
+#define CLI_SEARCH_MAX_REPS 100000
+#define CLI_SEARCH_MAX_PROBES 64
+
+/* A scenario's "search" block, read. */
+typedef struct cli_search_spec {
+  char *path;            /* the --set path searched */
+  char *metric;          /* a boolean of the run object, true = success */
+  cli_sweep_scalar from; /* the range's ends (from < to); the values probed are written */
+  cli_sweep_scalar to;   /* like from: a number, or a string with from's unit */
+  double p;              /* the probability to keep, in (0, 1) */
+  size_t reps, max_reps; /* replications per batch, and at most at one probe */
+  size_t probes;         /* probes in all, both ends included, >= 2 */
+} cli_search_spec;
+
+/* Reads a search block that the loader validated, defaults filled. Returns 0, or RETRY_ENOMEM
+ * with err filled. */
+int cli_search_spec_from_json(const json_t *block, cli_search_spec *out, retry_error *err);
+void cli_search_spec_free(cli_search_spec *spec);
+
+/* Runs n more replications at value x (set: the override {spec->path, the value's JSON
+ * text}), the replications first_rep .. first_rep + n - 1, and stores in *k how many had the
+ * metric true. Returns 0, or a RETRY_* code with err filled (the search stops with it). */
+typedef int (*cli_search_probe_fn)(void *ctx, double x, const cli_set *set, size_t first_rep,
+                                   size_t n, size_t *k, retry_error *err);
+
+/* One probe as run. */
+typedef struct cli_search_probe {
+  double x;       /* the value (as written: what ran) */
+  json_t *value;  /* the value as the document got it ("800/s"), owned */
+  size_t n, k;    /* replications run, with the metric true */
+  double p_hat;   /* k / n */
+  double lo, hi;  /* the Wilson interval */
+  bool pass;      /* the verdict */
+  bool undecided; /* max_reps reached with the interval still containing p: by p_hat */
+} cli_search_probe;
+
+typedef enum cli_search_outcome {
+  CLI_SEARCH_BRACKETED,  /* the boundary lies in [pass, fail] */
+  CLI_SEARCH_FROM_FAILS, /* already "from" fails: the boundary is below the range */
+  CLI_SEARCH_TO_PASSES   /* still "to" passes: the boundary is above the range */
+} cli_search_outcome;
+
+typedef struct cli_search_result {
+  cli_search_outcome outcome;
+  cli_search_probe probes[CLI_SEARCH_MAX_PROBES]; /* in the order run */
+  size_t n_probes;
+  int pass; /* index of the highest passing probe, -1 when none */
+  int fail; /* index of the lowest failing probe, -1 when none */
+} cli_search_result;
+
+/* The search: probes `from` (stops when it fails), then `to` (stops when it passes), then
+ * bisects [highest pass, lowest fail] until spec->probes probes in all have run, or, on an
+ * integer axis, the two are adjacent. confidence is the level of the Wilson intervals.
+ * Returns 0 with *out filled (free with cli_search_result_free), or the callback's error. */
+int cli_search_run(const cli_search_spec *spec, double confidence, cli_search_probe_fn fn,
+                   void *ctx, cli_search_result *out, retry_error *err);
+void cli_search_result_free(cli_search_result *r);
+
+/* {"variant": variant, "path", "metric", "p", "confidence", "outcome": "bracketed" |
+ * "from_fails" | "to_passes", "boundary": {"pass": value or null, "fail": value or null},
+ * "probes": [{"value", "n", "k", "p", "lo", "hi", "verdict": "pass" | "fail", "undecided"}]}.
+ * New reference, NULL when out of memory. */
+json_t *cli_search_result_json(const cli_search_spec *spec, double confidence, const char *variant,
+                               const cli_search_result *r);
+
+#endif /* CLI_SEARCH_H */

@@ -1,0 +1,475 @@
+/*
+ * cli_sweep.c: sweep axes (the scenario's "sweep" block, --sweep arguments), ranges with
+ * units, the grid of points. Invariant: every axis has at least one value, none null, each
+ * also kept as the JSON text that cli_scenario_derive parses back to the same value.
+ */
+#include "cli/cli_sweep.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "retry/retry_json.h"
+
+/* {==================================================================
+ * Numbers with units
+ * =================================================================== */
+
+/* A number as strtod reads it, but only the decimal forms: no hex, inf or nan, which a unit
+ * string never means. */
+static bool decimal_prefix(const char *s, double *x, const char **end) {
+  const char *p = s;
+  if (*p == '+' || *p == '-') p++;
+  if (!((*p >= '0' && *p <= '9') || (*p == '.' && p[1] >= '0' && p[1] <= '9'))) return false;
+  if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) return false;
+  char *e = NULL;
+  *x = strtod(s, &e);
+  if (e == s || !isfinite(*x)) return false;
+  *end = e;
+  return true;
+}
+
+bool cli_sweep_scalar_parse(const json_t *v, cli_sweep_scalar *out, char *why, size_t why_size) {
+  memset(out, 0, sizeof *out);
+  if (json_is_integer(v)) {
+    out->x = (double)json_integer_value(v);
+    out->integer = true;
+    return true;
+  }
+  if (json_is_real(v)) {
+    out->x = json_real_value(v);
+    out->integer = false;
+    return true;
+  }
+  char shown[48];
+  if (json_is_string(v)) {
+    const char *s = json_string_value(v), *end = NULL;
+    retry_json_printable(shown, sizeof shown, s, 40);
+    if (!decimal_prefix(s, &out->x, &end)) {
+      snprintf(why, why_size, "\"%s\" is not a number with a unit such as \"400/s\" or \"2s\"",
+               shown);
+      return false;
+    }
+    size_t n = strlen(end);
+    if (n >= sizeof out->unit || strchr(end, ' ') != NULL) {
+      snprintf(why, why_size, "\"%s\" has a unit that is not one", shown);
+      return false;
+    }
+    memcpy(out->unit, end, n + 1);
+    out->text = true;
+    /* "2.0s" is integral as a number, and 2 steps of it stay "2s", "3s". */
+    out->integer = out->x == floor(out->x) && fabs(out->x) < 9e15;
+    return true;
+  }
+  char got[48];
+  retry_json_describe(v, got, sizeof got);
+  snprintf(why, why_size,
+           "an end of a range must be a number or a string such as \"400/s\", got %s", got);
+  return false;
+}
+
+json_t *cli_sweep_scalar_json(const cli_sweep_scalar *like, double x, bool integer) {
+  char num[40];
+  if (integer)
+    snprintf(num, sizeof num, "%.0f", x);
+  else
+    snprintf(num, sizeof num, "%.12g", x);
+  if (strcmp(num, "-0") == 0) snprintf(num, sizeof num, "0");
+  if (like->text) {
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s%s", num, like->unit);
+    return json_string(buf);
+  }
+  if (integer) return json_integer((json_int_t)llround(x));
+  /* The number the text means, so that what the document gets is what the point shows. */
+  return json_real(strtod(num, NULL));
+}
+
+json_t *cli_sweep_range(const json_t *from, const json_t *to, long steps, bool log, char *why,
+                        size_t why_size) {
+  cli_sweep_scalar a, b;
+  char w[128];
+  if (!cli_sweep_scalar_parse(from, &a, w, sizeof w)) {
+    snprintf(why, why_size, "\"from\": %s", w);
+    return NULL;
+  }
+  if (!cli_sweep_scalar_parse(to, &b, w, sizeof w)) {
+    snprintf(why, why_size, "\"to\": %s", w);
+    return NULL;
+  }
+  if (a.text != b.text || strcmp(a.unit, b.unit) != 0) {
+    char sa[48], sb[48];
+    retry_json_describe(from, sa, sizeof sa);
+    retry_json_describe(to, sb, sizeof sb);
+    snprintf(why, why_size,
+             "\"from\" and \"to\" must be both numbers or both have the same unit, got %s and %s",
+             sa, sb);
+    return NULL;
+  }
+  if (steps < 1 || steps > CLI_SWEEP_MAX_STEPS || (steps == 1 && a.x != b.x)) {
+    snprintf(why, why_size, "the steps must be 2 to %d (or 1 when from == to), got %ld",
+             CLI_SWEEP_MAX_STEPS, steps);
+    return NULL;
+  }
+  if (log && (a.x <= 0 || b.x <= 0)) {
+    snprintf(why, why_size, "a log scale needs both ends > 0");
+    return NULL;
+  }
+  bool integer = a.integer && b.integer;
+  double step = steps > 1 ? (b.x - a.x) / (double)(steps - 1) : 0;
+  if (!log && integer && step != floor(step)) integer = false;
+  json_t *values = json_array();
+  if (values == NULL) {
+    snprintf(why, why_size, "out of memory");
+    return NULL;
+  }
+  double prev = 0;
+  for (long i = 0; i < steps; i++) {
+    double t = steps > 1 ? (double)i / (double)(steps - 1) : 0, x;
+    /* The ends are exactly the ends written, whatever the rounding in between. */
+    if (i == 0)
+      x = a.x;
+    else if (i == steps - 1)
+      x = b.x;
+    else if (log)
+      x = a.x * pow(b.x / a.x, t);
+    else
+      x = a.x + step * (double)i;
+    if (integer) x = (double)llround(x);
+    if (integer && log && i > 0 && x == prev) {
+      json_decref(values);
+      snprintf(why, why_size,
+               "a log scale of %ld integers from %.0f to %.0f repeats %.0f: use fewer steps, or "
+               "give the values",
+               steps, a.x, b.x, x);
+      return NULL;
+    }
+    prev = x;
+    if (json_array_append_new(values, cli_sweep_scalar_json(&a, x, integer)) != 0) {
+      json_decref(values);
+      snprintf(why, why_size, "out of memory");
+      return NULL;
+    }
+  }
+  return values;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Axes
+ * =================================================================== */
+
+void cli_sweep_init(cli_sweep *sw) { memset(sw, 0, sizeof *sw); }
+
+static void axis_free(cli_sweep_axis *ax) {
+  for (size_t i = 0; ax->texts != NULL && i < json_array_size(ax->values); i++)
+    free(ax->texts[i]);
+  free(ax->texts);
+  json_decref(ax->values);
+  free(ax->path);
+  memset(ax, 0, sizeof *ax);
+}
+
+void cli_sweep_free(cli_sweep *sw) {
+  for (size_t a = 0; a < sw->n_axes; a++)
+    axis_free(&sw->axes[a]);
+  sw->n_axes = 0;
+}
+
+size_t cli_sweep_n_points(const cli_sweep *sw) {
+  size_t n = 1;
+  for (size_t a = 0; a < sw->n_axes; a++)
+    n *= json_array_size(sw->axes[a].values);
+  return n;
+}
+
+/* Adds path with values (taken). On error (a path twice, too many axes or points, out of
+ * memory) returns the code with a message in why, values released. */
+static int add_axis(cli_sweep *sw, const char *path, json_t *values, char *why, size_t why_size) {
+  for (size_t a = 0; a < sw->n_axes; a++) {
+    if (strcmp(sw->axes[a].path, path) == 0) {
+      json_decref(values);
+      snprintf(why, why_size, "the path is swept twice");
+      return RETRY_EINVAL;
+    }
+  }
+  if (sw->n_axes == CLI_SWEEP_MAX_AXES) {
+    json_decref(values);
+    snprintf(why, why_size, "a sweep has at most %d axes", CLI_SWEEP_MAX_AXES);
+    return RETRY_EINVAL;
+  }
+  size_t n = json_array_size(values);
+  if (n == 0 || cli_sweep_n_points(sw) > CLI_SWEEP_MAX_POINTS / n) {
+    json_decref(values);
+    snprintf(
+        why, why_size,
+        n == 0 ? "an axis needs at least one value" : "the grid would have more than %d points",
+        CLI_SWEEP_MAX_POINTS);
+    return RETRY_EINVAL;
+  }
+  cli_sweep_axis *ax = &sw->axes[sw->n_axes];
+  ax->values = values;
+  ax->path = strdup(path);
+  ax->texts = calloc(n, sizeof *ax->texts);
+  bool ok = ax->path != NULL && ax->texts != NULL;
+  for (size_t i = 0; ok && i < n; i++) {
+    ax->texts[i] = json_dumps(json_array_get(values, i), JSON_ENCODE_ANY | JSON_COMPACT);
+    ok = ax->texts[i] != NULL;
+  }
+  if (!ok) {
+    axis_free(ax);
+    snprintf(why, why_size, "out of memory");
+    return RETRY_ENOMEM;
+  }
+  sw->n_axes++;
+  return 0;
+}
+
+/* A --sweep value: JSON when it parses as JSON, else a string (as --set's). */
+static json_t *arg_value(const char *text, size_t len) {
+  char *t = strndup(text, len);
+  if (t == NULL) return NULL;
+  json_t *v = json_loads(t, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, NULL);
+  if (v == NULL) v = json_string(t);
+  free(t);
+  return v;
+}
+
+/* The first '=' outside a bracket (a quoted key may hold one). */
+static const char *path_end(const char *arg) {
+  int depth = 0;
+  for (const char *p = arg; *p != '\0'; p++) {
+    if (*p == '[') depth++;
+    if (*p == ']' && depth > 0) depth--;
+    if (*p == '=' && depth == 0) return p;
+  }
+  return NULL;
+}
+
+/* FROM:TO:N[:log|:linear] into a range, when spec has that shape: 1 with *out set, 0 when it
+ * is not a range (a list, then), -1 with why. */
+static int arg_range(const char *spec, json_t **out, char *why, size_t why_size) {
+  const char *c1 = strchr(spec, ':');
+  const char *c2 = c1 != NULL ? strchr(c1 + 1, ':') : NULL;
+  if (c1 == NULL || c2 == NULL || strchr(spec, ',') != NULL) return 0;
+  const char *c3 = strchr(c2 + 1, ':');
+  if (c3 != NULL && strchr(c3 + 1, ':') != NULL) return 0;
+  char nbuf[32];
+  size_t nlen = c3 != NULL ? (size_t)(c3 - c2 - 1) : strlen(c2 + 1);
+  if (nlen == 0 || nlen >= sizeof nbuf) return 0;
+  memcpy(nbuf, c2 + 1, nlen);
+  nbuf[nlen] = '\0';
+  char *e = NULL;
+  long steps = strtol(nbuf, &e, 10);
+  if (*e != '\0') return 0;
+  bool log = false;
+  if (c3 != NULL) {
+    if (strcmp(c3 + 1, "log") == 0)
+      log = true;
+    else if (strcmp(c3 + 1, "linear") != 0) {
+      snprintf(why, why_size, "the scale after N must be \"log\" or \"linear\"");
+      return -1;
+    }
+  }
+  json_t *from = arg_value(spec, (size_t)(c1 - spec));
+  json_t *to = arg_value(c1 + 1, (size_t)(c2 - c1 - 1));
+  json_t *values =
+      from != NULL && to != NULL ? cli_sweep_range(from, to, steps, log, why, why_size) : NULL;
+  if (from == NULL || to == NULL) snprintf(why, why_size, "out of memory");
+  json_decref(from);
+  json_decref(to);
+  if (values == NULL) return -1;
+  *out = values;
+  return 1;
+}
+
+/* v1,v2,... into an array. NULL with why on an empty or null value. */
+static json_t *arg_list(const char *spec, char *why, size_t why_size) {
+  json_t *values = json_array();
+  for (const char *p = spec; values != NULL;) {
+    const char *comma = strchr(p, ',');
+    size_t len = comma != NULL ? (size_t)(comma - p) : strlen(p);
+    json_t *v = len > 0 ? arg_value(p, len) : NULL;
+    if (len == 0 || json_is_null(v)) {
+      snprintf(why, why_size, len == 0 ? "a value is empty" : "a value cannot be null");
+      json_decref(v);
+      json_decref(values);
+      return NULL;
+    }
+    if (v == NULL || json_array_append_new(values, v) != 0) break;
+    if (comma == NULL) return values;
+    p = comma + 1;
+  }
+  json_decref(values);
+  snprintf(why, why_size, "out of memory");
+  return NULL;
+}
+
+int cli_sweep_add_arg(cli_sweep *sw, const char *arg, retry_error *err) {
+  char shown[72], why[160] = "";
+  retry_json_printable(shown, sizeof shown, arg, 64);
+  const char *eq = path_end(arg);
+  if (eq == NULL || eq == arg) {
+    retry_error_set(err, RETRY_EINVAL, "<command line>", "", -1, -1,
+                    "--sweep \"%s\": expected PATH=v1,v2,... or PATH=FROM:TO:N[:log]", shown);
+    return RETRY_EINVAL;
+  }
+  char *path = strndup(arg, (size_t)(eq - arg));
+  if (path == NULL) {
+    retry_error_set(err, RETRY_ENOMEM, "<command line>", "", -1, -1, "out of memory");
+    return RETRY_ENOMEM;
+  }
+  int rc = RETRY_EINVAL;
+  json_t *values = NULL;
+  if (!cli_scenario_path_check_set(path, why, sizeof why)) {
+    /* why says what is wrong with the path */
+  } else if (eq[1] == '\0') {
+    snprintf(why, sizeof why, "no values after '='");
+  } else {
+    int r = arg_range(eq + 1, &values, why, sizeof why);
+    if (r == 0) values = arg_list(eq + 1, why, sizeof why);
+    if (values != NULL) rc = add_axis(sw, path, values, why, sizeof why);
+  }
+  free(path);
+  if (rc != 0) {
+    if (strcmp(why, "out of memory") == 0) rc = RETRY_ENOMEM;
+    retry_error_set(err, rc, "<command line>", "", -1, -1, "--sweep \"%s\": %s", shown, why);
+  }
+  return rc;
+}
+
+int cli_sweep_add_json(cli_sweep *sw, const json_t *block, retry_error *err) {
+  for (size_t i = 0; i < json_array_size(block); i++) {
+    const json_t *ax = json_array_get(block, i);
+    const char *path = json_string_value(json_object_get(ax, "path"));
+    json_t *values = json_object_get(ax, "values");
+    char why[160] = "";
+    if (values != NULL) {
+      values = json_deep_copy(values);
+    } else {
+      json_t *steps = json_object_get(ax, "steps");
+      const char *scale = json_string_value(json_object_get(ax, "scale"));
+      values = cli_sweep_range(json_object_get(ax, "from"), json_object_get(ax, "to"),
+                               steps != NULL ? (long)json_integer_value(steps) : 2,
+                               scale != NULL && strcmp(scale, "log") == 0, why, sizeof why);
+    }
+    int rc = values != NULL ? add_axis(sw, path, values, why, sizeof why) : RETRY_ECONFIG;
+    if (rc != 0) {
+      /* The loader checked the block: only out of memory (or a misuse) gets here. */
+      retry_error_set(err, strcmp(why, "out of memory") == 0 ? RETRY_ENOMEM : RETRY_ECONFIG, "",
+                      "$.sweep", -1, -1, "%s", why);
+      return err->code;
+    }
+  }
+  return 0;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Checking axes against a scenario, and the grid
+ * =================================================================== */
+
+int cli_sweep_check(const cli_sweep *sw, const cli_scenario *s, bool from_scenario,
+                    const char *source, retry_error *err) {
+  for (size_t a = 0; a < sw->n_axes; a++) {
+    for (size_t r = 0; r < cli_scenario_n_runs(s); r++) {
+      char why[160] = "";
+      if (cli_scenario_path_get(cli_scenario_document(s, r), sw->axes[a].path, why, sizeof why) !=
+          NULL)
+        continue;
+      char shown[72], run[80] = "";
+      retry_json_printable(shown, sizeof shown, sw->axes[a].path, 64);
+      if (cli_scenario_has_variants(s)) {
+        char name[48];
+        retry_json_printable(name, sizeof name, cli_scenario_run_name(s, r), 40);
+        snprintf(run, sizeof run, " in variant \"%s\"", name);
+      }
+      if (from_scenario) {
+        char at[48];
+        snprintf(at, sizeof at, "$.sweep[%zu].path", a);
+        retry_error_set(err, RETRY_ECONFIG, source, at, -1, -1,
+                        "\"%s\" reaches no value%s (%s): a sweep changes values, it does not add "
+                        "them",
+                        shown, run, why);
+      } else {
+        retry_error_set(err, RETRY_ECONFIG, "<command line>", "", -1, -1,
+                        "--sweep \"%s\": reaches no value%s (%s): a sweep changes values, it "
+                        "does not add them",
+                        shown, run, why);
+      }
+      return RETRY_ECONFIG;
+    }
+  }
+  return 0;
+}
+
+int cli_sweep_for_scenario(const cli_scenario *s, const cli_sweep *cmd, cli_sweep *out,
+                           retry_error *err) {
+  cli_sweep_init(out);
+  bool from_cmd = cmd != NULL && cmd->n_axes > 0;
+  int rc = 0;
+  if (from_cmd) {
+    for (size_t a = 0; rc == 0 && a < cmd->n_axes; a++) {
+      char why[64] = "";
+      json_t *v = json_deep_copy(cmd->axes[a].values);
+      rc = v != NULL ? add_axis(out, cmd->axes[a].path, v, why, sizeof why) : RETRY_ENOMEM;
+      if (rc != 0)
+        retry_error_set(err, RETRY_ENOMEM, "<command line>", "", -1, -1, "out of memory");
+    }
+  } else if (cli_scenario_sweep_block(s) != NULL) {
+    rc = cli_sweep_add_json(out, cli_scenario_sweep_block(s), err);
+  }
+  if (rc == 0) rc = cli_sweep_check(out, s, !from_cmd, cli_scenario_source(s), err);
+  if (rc != 0) cli_sweep_free(out);
+  return rc;
+}
+
+/* Axis a's index at point i: the last axis fastest. */
+static size_t axis_index(const cli_sweep *sw, size_t i, size_t a) {
+  for (size_t b = sw->n_axes; b-- > a + 1;)
+    i /= json_array_size(sw->axes[b].values);
+  return i % json_array_size(sw->axes[a].values);
+}
+
+void cli_sweep_point(const cli_sweep *sw, size_t i, cli_set *sets) {
+  assert(i < cli_sweep_n_points(sw));
+  for (size_t a = 0; a < sw->n_axes; a++) {
+    sets[a].path = sw->axes[a].path;
+    sets[a].value = sw->axes[a].texts[axis_index(sw, i, a)];
+  }
+}
+
+const json_t *cli_sweep_point_value(const cli_sweep *sw, size_t i, size_t a) {
+  assert(i < cli_sweep_n_points(sw) && a < sw->n_axes);
+  return json_array_get(sw->axes[a].values, axis_index(sw, i, a));
+}
+
+json_t *cli_sweep_point_json(const cli_sweep *sw, size_t i) {
+  json_t *o = json_object();
+  for (size_t a = 0; o != NULL && a < sw->n_axes; a++) {
+    if (json_object_set(o, sw->axes[a].path,
+                        json_array_get(sw->axes[a].values, axis_index(sw, i, a))) != 0) {
+      json_decref(o);
+      return NULL;
+    }
+  }
+  return o;
+}
+
+json_t *cli_sweep_axes_json(const cli_sweep *sw) {
+  json_t *a = json_array();
+  for (size_t k = 0; a != NULL && k < sw->n_axes; k++) {
+    json_t *o = json_pack("{s:s,s:O}", "path", sw->axes[k].path, "values", sw->axes[k].values);
+    if (o == NULL || json_array_append_new(a, o) != 0) {
+      json_decref(a);
+      return NULL;
+    }
+  }
+  return a;
+}
+
+/* }================================================================== */

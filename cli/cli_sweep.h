@@ -1,0 +1,104 @@
+/*
+ * cli_sweep.h: the axes of a sweep and the grid of its points. An axis is a --set path and
+ * the values it takes, from the scenario's "sweep" block or from the command line's
+ * `--sweep PATH=v1,v2,...`, `--sweep PATH=FROM:TO:N` or `--sweep PATH=FROM:TO:N:log`. A point
+ * is one value of every axis, handed to cli_scenario_derive as a list of cli_set. The grid's
+ * order is the first axis slowest (point index = ((i0 * n1) + i1) * n2 + i2 ...).
+ * Owns its paths and values (as JSON and as the text a cli_set carries).
+ */
+#ifndef CLI_SWEEP_H
+#define CLI_SWEEP_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cli/cli_scenario.h"
+#include "retry/retry.h"
+
+/* Limits: axes of one sweep, values of one axis, points of the grid. */
+#define CLI_SWEEP_MAX_AXES 8
+#define CLI_SWEEP_MAX_STEPS 10000
+#define CLI_SWEEP_MAX_POINTS 100000
+
+/* A number as a sweep's ends are written: a JSON number (text false), or a string of a
+ * number and a unit suffix ("400/s", "2s", "50%"; text true, unit the suffix, maybe "").
+ * integer: the number is integral (and, for a JSON number, was written as an integer). */
+typedef struct cli_sweep_scalar {
+  double x;
+  char unit[16];
+  bool text;
+  bool integer;
+} cli_sweep_scalar;
+
+/* Reads v as a sweep's end. Returns true, or false with a reason in why ("\"fast\" is not a
+ * number with a unit such as \"400/s\""). */
+bool cli_sweep_scalar_parse(const json_t *v, cli_sweep_scalar *out, char *why, size_t why_size);
+/* The value x written like `like`: a JSON number, or a string with like's unit; an integer
+ * (no decimals) when integer is true, else the shortest of 12 significant digits. New
+ * reference, NULL when out of memory. */
+json_t *cli_sweep_scalar_json(const cli_sweep_scalar *like, double x, bool integer);
+
+/* The values of a range from `from` to `to` in steps values (steps >= 2, or 1 when from ==
+ * to), linear or logarithmic (both ends > 0). Both ends numbers, or both strings with the
+ * same unit. Integers stay integers when both ends are integral and so is every step
+ * (linear), or when both ends are integral (log: values rounded, and refused when two
+ * round to the same integer). Returns a new array, or NULL with a reason in why (out of
+ * memory: why says so). */
+json_t *cli_sweep_range(const json_t *from, const json_t *to, long steps, bool log, char *why,
+                        size_t why_size);
+
+typedef struct cli_sweep_axis {
+  char *path;     /* a --set path */
+  json_t *values; /* array of its values, none null */
+  char **texts;   /* each value as the JSON text a cli_set carries */
+} cli_sweep_axis;
+
+typedef struct cli_sweep {
+  cli_sweep_axis axes[CLI_SWEEP_MAX_AXES];
+  size_t n_axes;
+} cli_sweep;
+
+/* An empty sweep (no axis: one point with no overrides). */
+void cli_sweep_init(cli_sweep *sw);
+/* Frees what sw owns; sw is empty afterwards. */
+void cli_sweep_free(cli_sweep *sw);
+
+/* Adds the axis of one --sweep argument "PATH=SPEC", SPEC being v1,v2,... (each value JSON
+ * when it parses as JSON, else a string, as --set's), FROM:TO:N, or FROM:TO:N:log (or
+ * :linear). Errors (RETRY_EINVAL, source "<command line>", message starting with
+ * `--sweep "ARG"`): no '=', a bad path, an empty value, a bad range, a path given twice, too
+ * many axes or points. Returns 0 or the error's code. For retrysim.c's option parsing. */
+int cli_sweep_add_arg(cli_sweep *sw, const char *arg, retry_error *err);
+
+/* Adds the axes of a scenario's "sweep" block (the loader validated its shape, so errors
+ * here are only out of memory). Returns 0 or RETRY_ENOMEM with err filled. */
+int cli_sweep_add_json(cli_sweep *sw, const json_t *block, retry_error *err);
+
+/* The study's axes: the command line's (cmd, when it has any: they replace the scenario's),
+ * else the scenario's "sweep" block. Fills *out (initialised here), then checks every axis
+ * against s (cli_sweep_check). Returns 0 or the error's code with err filled; *out is freed
+ * on error. */
+int cli_sweep_for_scenario(const cli_scenario *s, const cli_sweep *cmd, cli_sweep *out,
+                           retry_error *err);
+
+/* Checks that every axis's path reaches a value (not null) in every run's document of s: a
+ * sweep changes values, it does not add them. The error names the path, the run, and where
+ * the walk stopped; source is s's file with path "$.sweep[i].path" for the scenario's axes
+ * (from_scenario), "<command line>" for --sweep's. Returns 0 or RETRY_ECONFIG. */
+int cli_sweep_check(const cli_sweep *sw, const cli_scenario *s, bool from_scenario,
+                    const char *source, retry_error *err);
+
+/* The number of points: the product of the axes' sizes, 1 without axes. */
+size_t cli_sweep_n_points(const cli_sweep *sw);
+/* Point i's overrides into sets[0..n_axes) (the first axis slowest); the strings are sw's,
+ * valid until cli_sweep_free. */
+void cli_sweep_point(const cli_sweep *sw, size_t i, cli_set *sets);
+/* The value of axis a at point i. Borrowed. */
+const json_t *cli_sweep_point_value(const cli_sweep *sw, size_t i, size_t a);
+/* {"path": value, ...} of point i, in axis order. New reference, NULL when out of memory. */
+json_t *cli_sweep_point_json(const cli_sweep *sw, size_t i);
+/* [{"path": ..., "values": [...]}, ...]. New reference, NULL when out of memory. */
+json_t *cli_sweep_axes_json(const cli_sweep *sw);
+
+#endif /* CLI_SWEEP_H */
