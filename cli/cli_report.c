@@ -1214,9 +1214,10 @@ static void figure_text(const json_t *f, bool prop, char *buf, size_t size) {
     snprintf(buf, size, "%.2f [%.2f, %.2f]", num(f, "p"), num(f, "lo"), num(f, "hi"));
   } else {
     double m = num(f, "mean"), h = num(f, "half_width");
+    /* A half-width that is rounding noise of equal values (2e-14 on 250.1) is none. */
     if (isnan(m))
       snprintf(buf, size, "-");
-    else if (isnan(h) || h == 0)
+    else if (isnan(h) || h <= 1e-9 * fabs(m))
       snprintf(buf, size, "%.4g", m);
     else
       snprintf(buf, size, "%.4g ± %.2g", m, h);

@@ -595,7 +595,8 @@ static int run_study_or_plain(cli *c, cli_scenario *s) {
                          "N >= 2 (or \"replications\" in the scenario)");
     return cli_run_scenario(s, &c->opts);
   }
-  if (c->opts.plot) return usage_error("%s", "--plot draws one run's files; a study has none yet");
+  if (c->opts.plot && c->shard_n > 0)
+    return usage_error("%s", "--plot draws a whole study: merge the shards first");
   /* One scenario per point; without a sweep, the one loaded. */
   size_t np = c->n_points > 0 ? c->n_points : 1;
   cli_scenario **scenarios = calloc(np, sizeof *scenarios);
