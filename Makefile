@@ -182,7 +182,7 @@ TEST_SCRIPTS := tools/check-floors.sh tools/test-check-floors.sh tools/check-dep
                 tools/test-cli.sh tools/test-golden.sh tools/test-golden-both-ways.sh \
                 tools/test-experiments.sh tools/test-signals.sh tools/test-explain.sh \
                 tools/test-config-warnings.sh tools/test-report.sh \
-                tools/test-fleet.sh
+                tools/test-fleet.sh tools/test-study.sh
 
 test: all | deps-plot
 	$(Q)BUILD=$(BUILD) CC="$(CC)" sh tools/run-tests.sh $(TEST_BINS) -- $(TEST_SCRIPTS)
@@ -217,12 +217,13 @@ BENCH_CALLS ?= 2000000
 BENCH_DURATION ?= 600s
 BENCH_BINS := $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_kernel $(BUILD)/bench/bench_sim \
               $(BUILD)/bench/bench_mm1_bare
-bench: $(BENCH_BINS)
+bench: $(BENCH_BINS) $(RETRYSIM)
 	$(Q)$(BUILD)/bench/bench_engine $(BENCH_CALLS)
 	$(Q)$(BUILD)/bench/bench_kernel
 	$(Q)$(BUILD)/bench/bench_sim bench/reference.json 60s
 	$(Q)$(BUILD)/bench/bench_sim bench/reference.json $(BENCH_DURATION)
 	$(Q)BUILD=$(BUILD) sh bench/bench.sh
+	$(Q)BUILD=$(BUILD) sh bench/bench-study.sh
 # The same M/M/1 in SimPy beside the bare C loop and retrysim (installs python3-simpy3).
 bench-peers: $(BENCH_BINS)
 	$(Q)sh tools/deps.sh peers

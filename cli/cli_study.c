@@ -175,6 +175,7 @@ int cli_study_run_jobs(const cli_study_job *jobs, size_t n, unsigned n_threads, 
     p.running -= n_threads - started;
     double start = wall_s();
     int width = 0;
+    double last = 0;
     while (p.running > 0) {
       struct timespec ts;
       clock_gettime(CLOCK_REALTIME, &ts);
@@ -185,7 +186,11 @@ int cli_study_run_jobs(const cli_study_job *jobs, size_t n, unsigned n_threads, 
       }
       pthread_cond_timedwait(&p.cv, &p.mu, &ts);
       double el = wall_s() - start;
-      if (progress != NULL && el > 1.0) width = progress_draw(progress, p.done, n, el, width);
+      /* The first second stays silent (short studies draw nothing); then 4 lines a second. */
+      if (progress != NULL && el > 1.0 && el - last >= 0.25) {
+        width = progress_draw(progress, p.done, n, el, width);
+        last = el;
+      }
     }
     pthread_mutex_unlock(&p.mu);
     for (unsigned t = 0; t < started; t++)
@@ -432,8 +437,12 @@ static void csv_json(FILE *f, const json_t *v) {
     csv_text(f, json_string_value(v));
     return;
   }
-  if (json_is_number(v)) {
-    csv_num(f, json_number_value(v));
+  if (json_is_integer(v)) { /* seeds: every digit */
+    fprintf(f, "%lld", (long long)json_integer_value(v));
+    return;
+  }
+  if (json_is_real(v)) {
+    csv_num(f, json_real_value(v));
     return;
   }
   char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
@@ -626,6 +635,14 @@ static void point_label(const study *st, size_t p, char *buf, size_t size) {
  * The text table
  * =================================================================== */
 
+/* x with sig significant digits, but never in exponent form for |x| >= 1 (160, not 1.6e+02). */
+static void fmt_sig(char *buf, size_t size, double x, int sig) {
+  if (fabs(x) >= pow(10, sig))
+    snprintf(buf, size, "%.0f", x);
+  else
+    snprintf(buf, size, "%.*g", sig, x);
+}
+
 /* A cell "mean ±half_width" of metric in aggregate a, with '*' when its paired difference from
  * the baseline is distinguishable from zero. */
 static void cell(const json_t *a, const char *metric, char *buf, size_t size) {
@@ -638,18 +655,23 @@ static void cell(const json_t *a, const char *metric, char *buf, size_t size) {
   const json_t *pd =
       json_object_get(json_object_get(json_object_get(a, "paired"), "metrics"), metric);
   const char *mark = json_is_true(json_object_get(pd, "distinguishable")) ? "*" : "";
-  if (!json_is_number(mean))
+  if (!json_is_number(mean)) {
     snprintf(buf, size, "-");
-  else if (json_is_number(hw))
-    snprintf(buf, size, "%.4g ±%.2g%s", json_number_value(mean), json_number_value(hw), mark);
+    return;
+  }
+  char m[40], h[40];
+  fmt_sig(m, sizeof m, json_number_value(mean), 4);
+  fmt_sig(h, sizeof h, json_number_value(hw), 2);
+  if (json_is_number(hw))
+    snprintf(buf, size, "%s ±%s%s", m, h, mark);
   else
-    snprintf(buf, size, "%.4g%s", json_number_value(mean), mark);
+    snprintf(buf, size, "%s%s", m, mark);
 }
 
 #define N_COLS 8
 static int print_table(const study *st, FILE *f) {
   static const char *const head[N_COLS] = {"variant", "n",    "goodput/s",    "attempts/call",
-                                           "p99 ms",  "dups", "P(recovered)", "recovery s"};
+                                           "p99 ms",  "dups", "P(recovered)", "median recovery s"};
   static const char *const metrics[] = {"goodput_per_s", "calls.attempts_per_call",
                                         "latency_ms.p99", "side_effects.duplicates"};
   size_t rows = st->nv + 1;
@@ -690,9 +712,9 @@ static int print_table(const study *st, FILE *f) {
       const json_t *rs = json_object_get(a, "recovery_s");
       const json_t *med = json_object_get(rs, "median");
       if (json_is_number(med))
-        snprintf(row[7], 96, "median %.3g", json_number_value(med));
+        snprintf(row[7], 96, "%.3g", json_number_value(med));
       else
-        snprintf(row[7], 96, "%s", rs != NULL ? "median never" : "-");
+        snprintf(row[7], 96, "%s", rs != NULL ? "never (most)" : "-");
     }
     int width[N_COLS] = {0};
     for (size_t r = 0; r < rows; r++)
@@ -732,6 +754,24 @@ static void print_error(FILE *f, const retry_error *e) {
   fprintf(f, "retrysim: %s\n", buf);
 }
 
+/* The expectations as they apply to an aggregate, where a boolean became its share of true:
+ * `true` means every replication (share >= 1), `false` none (share <= 0). Returns a new
+ * reference (expect itself, with a reference, when it has no boolean), NULL when out of memory
+ * or when expect is NULL. */
+static json_t *expect_for_means(const json_t *expect) {
+  if (expect == NULL) return NULL;
+  json_t *e = json_deep_copy(expect);
+  const char *key;
+  json_t *v;
+  void *tmp;
+  json_object_foreach_safe(e, tmp, key, v) {
+    if (json_is_boolean(v))
+      json_object_set_new(
+          e, key, json_pack("{s:i}", json_is_true(v) ? "min" : "max", json_is_true(v) ? 1 : 0));
+  }
+  return e;
+}
+
 /* Checks every variant's expectations against its aggregate at every point. */
 static int check_all(const study *st, const cli_study_spec *spec, const cli_run_opts *o,
                      bool *junit_failed) {
@@ -747,13 +787,14 @@ static int check_all(const study *st, const cli_study_spec *spec, const cli_run_
     point_label(st, p, label, sizeof label);
     const cli_scenario *s = spec->scenarios[spec->n_points > 0 ? p : 0];
     for (size_t v = 0; v < st->nv; v++) {
-      const json_t *expect = cli_scenario_expect(s, v);
+      json_t *expect = expect_for_means(cli_scenario_expect(s, v));
       char name[700];
       snprintf(name, sizeof name, "%s%s%s%s", variant_name(st, v), label[0] ? " (" : "", label,
                label[0] ? ")" : "");
       total += json_object_size(expect);
       failed += cli_expect_check_to(expect, st->aggs[p * st->nv + v], name, o->err, verbose,
                                     junit != NULL ? cli_junit_add : NULL, junit);
+      json_decref(expect);
     }
   }
   if (junit != NULL) {

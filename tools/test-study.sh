@@ -1,0 +1,176 @@
+#!/bin/sh
+# Issue 11: studies (replications, paired comparisons, parallel runs, shards). Checks that
+#  - -j 1 and -j 2 write byte-identical files (summary.json, runs.csv, points.csv, paired.csv);
+#  - shards 1/3, 2/3, 3/3 merged (in any order) give exactly the files of the local run, and
+#    so do the commands `retrysim plan` prints, run as printed;
+#  - replication 0 of a study is the plain run: same run object, same seed;
+#  - the aggregates are the means of the runs, and the intervals cover the mean;
+#  - bad input (a bad --reps, --shard, --baseline; a merge of a missing, duplicated or foreign
+#    shard, or of a file that is not a shard) exits 2 with one clear line and writes no file.
+# Usage: BUILD=build sh tools/test-study.sh
+set -u
+bin="${BUILD:-build}/retrysim"
+[ -x "$bin" ] || { echo "test-study: $bin not built"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+checks=0
+fail() { echo "test-study: FAIL: $*"; fails=$((fails + 1)); }
+ok() { checks=$((checks + 1)); }
+
+# quickstart shortened to 16 s with its fault moved to 2 s .. 5 s (recovery holds 10 s): about
+# 0.15 s a run.
+scn=experiments/quickstart.json
+short="--duration 16s --set services.api.faults[0].start=2s --set services.api.faults[0].end=5s"
+files="summary.json runs.csv points.csv paired.csv"
+
+same_files() { # DIR_A DIR_B WHAT
+  for f in $files; do
+    if cmp -s "$1/$f" "$2/$f"; then ok; else fail "$3: $f differs ($1 vs $2)"; fi
+  done
+}
+
+# shellcheck disable=SC2086
+"$bin" run "$scn" $short --reps 4 --baseline no-retries -j 1 --quiet --out "$tmp/j1" ||
+  fail "the study with -j 1 failed"
+# shellcheck disable=SC2086
+"$bin" run "$scn" $short --reps 4 --baseline no-retries -j 2 --quiet --out "$tmp/j2" ||
+  fail "the study with -j 2 failed"
+same_files "$tmp/j1" "$tmp/j2" "-j 1 against -j 2"
+
+for k in 1 2 3; do
+  # shellcheck disable=SC2086
+  "$bin" run "$scn" $short --reps 4 --baseline no-retries --shard "$k/3" -j 2 --quiet \
+    --out "$tmp/shard-$k" || fail "shard $k/3 failed"
+  [ -f "$tmp/shard-$k/shard.json" ] && ok || fail "shard $k/3 wrote no shard.json"
+  [ -f "$tmp/shard-$k/summary.json" ] && fail "shard $k/3 wrote a summary.json"
+done
+"$bin" merge "$tmp/shard-3" "$tmp/shard-1" "$tmp/shard-2" --out "$tmp/merged" --quiet ||
+  fail "the merge failed"
+same_files "$tmp/j1" "$tmp/merged" "merged shards against the local run"
+
+# The plan's commands, run as printed (with this build's retrysim), give the same files.
+# shellcheck disable=SC2086
+"$bin" plan "$scn" $short --reps 4 --baseline no-retries --quiet --shards 2 --out "$tmp/plan" \
+  >"$tmp/plan.sh" || fail "plan failed"
+lines=$(wc -l <"$tmp/plan.sh")
+[ "$lines" -eq 3 ] && ok || fail "plan --shards 2 printed $lines lines, expected 3"
+grep -q -- "--shard 2/2 --out $tmp/plan/shard-2\$" "$tmp/plan.sh" && ok ||
+  fail "plan: no command for shard 2/2: $(cat "$tmp/plan.sh")"
+(
+  retrysim() { "$bin" "$@"; }
+  # shellcheck disable=SC1090
+  . "$tmp/plan.sh"
+) >"$tmp/plan.out" || fail "the plan's commands failed"
+same_files "$tmp/j1" "$tmp/plan" "the plan's shards merged against the local run"
+
+# Replication 0 is the plain run; the aggregates are means; the intervals hold the mean.
+# shellcheck disable=SC2086
+"$bin" run "$scn" $short --quiet --out "$tmp/plain" || fail "the plain run failed"
+if python3 - "$tmp/plain/summary.json" "$tmp/j1/summary.json" >"$tmp/py.log" 2>&1 <<'EOF'
+import json, sys
+plain = json.load(open(sys.argv[1]))
+study = json.load(open(sys.argv[2]))
+assert study["study"]["replications"] == 4 and study["study"]["n_runs"] == 12
+assert study["study"]["seeds"][0] == plain["seed"]
+runs = study["runs"]
+for v, pv in enumerate(plain["variants"]):
+    r0 = runs[v * 4]
+    assert r0["replication"] == 0 and r0["variant"] == pv["variant"], r0["variant"]
+    assert r0["seed"] == plain["seed"]
+    expected = {k: x for k, x in pv.items() if k != "variant"}
+    assert r0["result"] == expected, "replication 0 of %s differs from the plain run" % pv["variant"]
+    # Other replications run on other seeds, so their figures differ.
+    assert runs[v * 4 + 1]["result"]["calls"]["started"] != expected["calls"]["started"]
+    agg = study["points"][0]["variants"][v]
+    vals = [runs[v * 4 + r]["result"]["goodput_per_s"] for r in range(4)]
+    mean = sum(vals) / 4
+    assert abs(agg["goodput_per_s"] - mean) <= 1e-5 * abs(mean), (agg["goodput_per_s"], mean)
+    iv = agg["intervals"]["goodput_per_s"]
+    assert iv["n"] == 4 and iv["lo"] < mean < iv["hi"], iv
+    rec = agg["proportions"]["recovery.recovered"]
+    assert rec["n"] == 4 and 0 <= rec["lo"] <= rec["p"] <= rec["hi"] <= 1, rec
+    assert "p_storm" in agg and "recovery_s" in agg
+    if pv["variant"] != "no-retries":
+        assert agg["paired"]["baseline"] == "no-retries"
+        assert "goodput_per_s" in agg["paired"]["metrics"]
+    else:
+        assert "paired" not in agg
+EOF
+then ok; else fail "replication 0 or the aggregates: $(cat "$tmp/py.log")"; fi
+head -n 1 "$tmp/j1/points.csv" | grep -qx "point,variant,metric,n,mean,sd,lo,hi,half_width" &&
+  ok || fail "points.csv header: $(head -n 1 "$tmp/j1/points.csv")"
+head -n 1 "$tmp/j1/runs.csv" | grep -qx "point,variant,replication,seed,metric,value" &&
+  ok || fail "runs.csv header: $(head -n 1 "$tmp/j1/runs.csv")"
+
+# The text table: means with half-widths, P(recovered), the marks.
+# shellcheck disable=SC2086
+"$bin" run "$scn" $short --reps 3 --baseline no-retries >"$tmp/table.txt" 2>&1 ||
+  fail "the study's table failed"
+grep -q "±" "$tmp/table.txt" && grep -q "P(recovered)" "$tmp/table.txt" &&
+  grep -q "\* = differs from no-retries" "$tmp/table.txt" && ok ||
+  fail "the table lacks half-widths, P(recovered) or the marks: $(cat "$tmp/table.txt")"
+
+# --check against the means: quickstart's expectations hold over 2 replications (recovered:
+# true means every replication recovered); a broken one fails, naming the variant.
+"$bin" run "$scn" --reps 2 -j 2 --check --quiet 2>"$tmp/check.txt" && ok ||
+  fail "--check of quickstart over 2 replications: $(cat "$tmp/check.txt")"
+"$bin" run "$scn" --reps 2 -j 2 --check --quiet --set 'variants[0].expect.goodput_per_s=[0,1]' \
+  2>"$tmp/check.txt"
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "^FAIL no-retries: goodput_per_s: expected \[0, 1\]" "$tmp/check.txt" &&
+  grep -q "1 failed (against the means over 2 replications)" "$tmp/check.txt" && ok ||
+  fail "a failed expectation of a study: exit $rc: $(cat "$tmp/check.txt")"
+
+# expect_error WHAT PATTERN COMMAND...: exit 2, one line matching PATTERN, no file in $tmp/bad.
+expect_error() {
+  what=$1 pattern=$2
+  shift 2
+  rm -rf "$tmp/bad"
+  "$@" >"$tmp/err.out" 2>"$tmp/err.txt"
+  rc=$?
+  if [ "$rc" -ne 2 ]; then
+    fail "$what: exit $rc, expected 2: $(cat "$tmp/err.txt")"
+  elif ! grep -q -- "$pattern" "$tmp/err.txt"; then
+    fail "$what: the message lacks '$pattern': $(cat "$tmp/err.txt")"
+  elif [ "$(wc -l <"$tmp/err.txt")" -ne 1 ]; then
+    fail "$what: more than one line: $(cat "$tmp/err.txt")"
+  elif [ -e "$tmp/bad" ]; then
+    fail "$what: wrote $tmp/bad"
+  else
+    ok
+  fi
+}
+expect_error "--reps 0" "--reps needs an integer 1 .. 100000, got '0'" \
+  "$bin" run "$scn" --reps 0 --out "$tmp/bad"
+expect_error "--shard 4/3" "--shard needs K/N with 1 <= K <= N" \
+  "$bin" run "$scn" --reps 2 --shard 4/3 --out "$tmp/bad"
+expect_error "--shard without --out" "--shard needs --out DIR" "$bin" run "$scn" --shard 1/2
+expect_error "--confidence 2" "--confidence needs a level 0.5 .. 0.9999" \
+  "$bin" run "$scn" --reps 2 --confidence 2 --out "$tmp/bad"
+expect_error "an unknown baseline" '"nope" is not a variant being run' \
+  "$bin" run "$scn" --reps 2 --baseline nope --out "$tmp/bad"
+expect_error "--baseline without a study" "apply to a study" \
+  "$bin" run "$scn" --baseline retries --out "$tmp/bad"
+expect_error "a missing shard" "shard 2 of 3 is missing" \
+  "$bin" merge "$tmp/shard-1" "$tmp/shard-3" --out "$tmp/bad"
+expect_error "a duplicated shard" "shard 1 of 3 given twice" \
+  "$bin" merge "$tmp/shard-1" "$tmp/shard-1" "$tmp/shard-2" --out "$tmp/bad"
+# shellcheck disable=SC2086
+"$bin" run "$scn" $short --reps 3 --shard 2/3 --quiet --out "$tmp/other-2" ||
+  fail "the other plan's shard failed"
+expect_error "a shard of another plan" "a shard of a different plan .*study.replications" \
+  "$bin" merge "$tmp/shard-1" "$tmp/other-2" "$tmp/shard-3" --out "$tmp/bad"
+expect_error "not a shard file" "not a shard file" \
+  "$bin" merge "$tmp/j1/summary.json" --out "$tmp/bad"
+expect_error "no shard there" "cannot read the shard" "$bin" merge "$tmp/nowhere" --out "$tmp/bad"
+expect_error "merge without --out" "merge needs --out DIR" "$bin" merge "$tmp/shard-1"
+printf '{"retrysim_shard": 1, "shard": 1,' >"$tmp/broken.json"
+expect_error "a truncated shard file" "broken.json:1:.*not a shard file" \
+  "$bin" merge "$tmp/broken.json" --out "$tmp/bad"
+
+if [ "$fails" -gt 0 ]; then
+  echo "test-study: $fails failed, $checks passed"
+  exit 1
+fi
+echo "test-study: all $checks checks passed"
