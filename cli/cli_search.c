@@ -5,11 +5,16 @@
  */
 #include "cli/cli_search.h"
 
+#include <inttypes.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli_output.h"
+#include "cli/cli_study.h"
+#include "retry/retry_json.h"
 #include "sim/sim_stats.h"
 
 static size_t int_or(const json_t *v, size_t dflt) {
@@ -168,3 +173,280 @@ json_t *cli_search_result_json(const cli_search_spec *spec, double confidence, c
                    "outcome", outcomes[r->outcome], "boundary", "pass", pass, "fail", fail,
                    "probes", probes);
 }
+
+/* {==================================================================
+ * The study of a search
+ * =================================================================== */
+
+static json_t *ju64(uint64_t v) {
+  if (v <= (uint64_t)INT64_MAX) return json_integer((json_int_t)v);
+  char buf[24];
+  snprintf(buf, sizeof buf, "%" PRIu64, v);
+  return json_string(buf);
+}
+
+/* The probe callback's state: one variant of the base scenario; the scenario of the value
+ * probed last, derived once per probe. */
+typedef struct search_ctx {
+  const cli_scenario *base;
+  const cli_search_spec *spec;
+  size_t variant;
+  uint64_t seed; /* the variant's base seed */
+  unsigned jobs;
+  cli_scenario *at; /* derived at x_at */
+  double x_at;
+  json_t *records; /* every run: {variant, value, replication, seed, result} */
+} search_ctx;
+
+static int study_probe(void *vctx, double x, const cli_set *set, size_t first_rep, size_t n,
+                       size_t *k, retry_error *err) {
+  search_ctx *c = vctx;
+  if (c->at == NULL || c->x_at != x) {
+    cli_scenario_destroy(c->at);
+    c->at = cli_scenario_derive(c->base, set, 1, err);
+    if (c->at == NULL) return err->code != 0 ? err->code : RETRY_ECONFIG;
+    c->x_at = x;
+  }
+  cli_study_job *jobs = calloc(n, sizeof *jobs);
+  json_t **results = calloc(n, sizeof *results);
+  json_t *value = json_loads(set->value, JSON_DECODE_ANY, NULL);
+  if (jobs == NULL || results == NULL || value == NULL) {
+    free(jobs);
+    free(results);
+    json_decref(value);
+    retry_error_set(err, RETRY_ENOMEM, "", "", -1, -1, "out of memory running a probe");
+    return RETRY_ENOMEM;
+  }
+  for (size_t i = 0; i < n; i++)
+    jobs[i] = (cli_study_job){c->at, c->variant, cli_study_seed(c->seed, first_rep + i)};
+  int rc = cli_study_run_jobs(jobs, n, c->jobs, NULL, results, err);
+  size_t kk = 0;
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    const json_t *m = cli_scenario_path_get(results[i], c->spec->metric, NULL, 0);
+    if (!json_is_boolean(m)) {
+      char got[64] = "nothing";
+      if (m != NULL) retry_json_describe(m, got, sizeof got);
+      retry_error_set(err, RETRY_ECONFIG, cli_scenario_source(c->base), "$.search.metric", -1, -1,
+                      "\"%s\" must name a boolean of a run's summary (such as "
+                      "\"recovery.recovered\", which needs a trigger), got %s",
+                      c->spec->metric, got);
+      rc = RETRY_ECONFIG;
+      break;
+    }
+    kk += json_is_true(m);
+    json_t *rec =
+        json_pack("{s:s,s:O,s:I,s:o,s:O}", "variant", cli_scenario_run_name(c->at, c->variant),
+                  "value", value, "replication", (json_int_t)(first_rep + i), "seed",
+                  ju64(jobs[i].seed), "result", results[i]);
+    if (rec == NULL || json_array_append_new(c->records, rec) != 0) {
+      retry_error_set(err, RETRY_ENOMEM, "", "", -1, -1, "out of memory keeping a probe's runs");
+      rc = RETRY_ENOMEM;
+    }
+  }
+  for (size_t i = 0; i < n; i++)
+    json_decref(results[i]);
+  free(results);
+  free(jobs);
+  json_decref(value);
+  *k = kk;
+  return rc;
+}
+
+static int fill_json(void *ctx, FILE *f) {
+  char *s = json_dumps(ctx, CLI_OUTPUT_JSON_FLAGS);
+  if (s == NULL) return -1;
+  int rc = (fputs(s, f) < 0 || fputc('\n', f) == EOF) ? -1 : 0;
+  free(s);
+  return rc;
+}
+
+/* A value for a CSV field: a string as it is (values have no comma or quote: numbers with a
+ * unit), a number as JSON writes it. */
+static void csv_value(FILE *f, const json_t *v) {
+  if (json_is_string(v)) {
+    fputs(json_string_value(v), f);
+    return;
+  }
+  char *t = json_dumps(v, JSON_ENCODE_ANY | JSON_REAL_PRECISION(10));
+  if (t != NULL) fputs(t, f);
+  free(t);
+}
+
+static int fill_csv(void *ctx, FILE *f) {
+  const json_t *search = ctx;
+  fputs("variant,value,x,n,k,p,lo,hi,verdict,undecided\n", f);
+  for (size_t v = 0; v < json_array_size(search); v++) {
+    const json_t *res = json_array_get(search, v);
+    const json_t *probes = json_object_get(res, "probes");
+    for (size_t i = 0; i < json_array_size(probes); i++) {
+      const json_t *p = json_array_get(probes, i);
+      fprintf(f, "%s,", json_string_value(json_object_get(res, "variant")));
+      csv_value(f, json_object_get(p, "value"));
+      fprintf(
+          f, ",%.10g,%" JSON_INTEGER_FORMAT ",%" JSON_INTEGER_FORMAT ",%.10g,%.10g,%.10g,%s,%d\n",
+          json_number_value(json_object_get(p, "x")), json_integer_value(json_object_get(p, "n")),
+          json_integer_value(json_object_get(p, "k")), json_number_value(json_object_get(p, "p")),
+          json_number_value(json_object_get(p, "lo")), json_number_value(json_object_get(p, "hi")),
+          json_string_value(json_object_get(p, "verdict")),
+          json_is_true(json_object_get(p, "undecided")) ? 1 : 0);
+    }
+  }
+  return ferror(f) ? -1 : 0;
+}
+
+static void join_path(char *buf, size_t size, const char *dir, const char *name) {
+  size_t n = strlen(dir);
+  snprintf(buf, size, "%s%s%s", dir, n > 0 && dir[n - 1] == '/' ? "" : "/", name);
+}
+
+/* A value for the table: the string, or the number. */
+static void show_value(char *buf, size_t size, const json_t *v) {
+  if (v == NULL || json_is_null(v)) {
+    snprintf(buf, size, "-");
+  } else if (json_is_string(v)) {
+    snprintf(buf, size, "%s", json_string_value(v));
+  } else {
+    char *t = json_dumps(v, JSON_ENCODE_ANY | JSON_REAL_PRECISION(10));
+    snprintf(buf, size, "%s", t != NULL ? t : "?");
+    free(t);
+  }
+}
+
+static void print_table(FILE *f, const cli_scenario *s, const cli_search_spec *spec,
+                        double confidence, const json_t *search) {
+  fprintf(f, "scenario %s (retrysim %s): search of %s for P(%s) >= %g (Wilson, %g %%)\n",
+          cli_scenario_name(s), RETRY_VERSION, spec->path, spec->metric, spec->p, confidence * 100);
+  for (size_t v = 0; v < json_array_size(search); v++) {
+    const json_t *res = json_array_get(search, v);
+    const json_t *b = json_object_get(res, "boundary");
+    const char *outcome = json_string_value(json_object_get(res, "outcome"));
+    char pass[64], fail[64];
+    show_value(pass, sizeof pass, json_object_get(b, "pass"));
+    show_value(fail, sizeof fail, json_object_get(b, "fail"));
+    fprintf(f, "\n%s: ", json_string_value(json_object_get(res, "variant")));
+    if (strcmp(outcome, "bracketed") == 0)
+      fprintf(f, "highest value passing %s, lowest failing %s: the boundary lies in [%s, %s]\n",
+              pass, fail, pass, fail);
+    else if (strcmp(outcome, "from_fails") == 0)
+      fprintf(f, "already \"from\" (%s) fails: the boundary is below the range\n", fail);
+    else
+      fprintf(f, "still \"to\" (%s) passes: the boundary is above the range\n", pass);
+    fprintf(f, "  %-14s %6s %6s %8s  %-19s %s\n", "value", "n", "k", "P", "interval", "verdict");
+    const json_t *probes = json_object_get(res, "probes");
+    for (size_t i = 0; i < json_array_size(probes); i++) {
+      const json_t *p = json_array_get(probes, i);
+      char val[64], iv[48];
+      show_value(val, sizeof val, json_object_get(p, "value"));
+      snprintf(iv, sizeof iv, "[%.3f, %.3f]", json_number_value(json_object_get(p, "lo")),
+               json_number_value(json_object_get(p, "hi")));
+      fprintf(f, "  %-14s %6" JSON_INTEGER_FORMAT " %6" JSON_INTEGER_FORMAT " %8.3f  %-19s %s%s\n",
+              val, json_integer_value(json_object_get(p, "n")),
+              json_integer_value(json_object_get(p, "k")),
+              json_number_value(json_object_get(p, "p")), iv,
+              json_string_value(json_object_get(p, "verdict")),
+              json_is_true(json_object_get(p, "undecided")) ? " (undecided: by k/n)" : "");
+    }
+  }
+}
+
+int cli_search_run_study(const cli_scenario *s, const struct cli_study_spec *tmpl,
+                         const struct cli_run_opts *opts) {
+  const char *src = cli_scenario_source(s);
+  const char *refused = tmpl->shard_n > 0 ? "--shard (a search is adaptive: each probe "
+                                            "depends on the last; run it on one machine, with -j)"
+                        : tmpl->reps > 1  ? "--reps or \"replications\" (the search's \"reps\" "
+                                            "and \"max_reps\" say how many)"
+                        : tmpl->baseline != NULL ? "--baseline or \"baseline\""
+                        : opts->check            ? "--check (a search reports a boundary, "
+                                                   "not a run to check)"
+                                                 : NULL;
+  if (refused != NULL) {
+    fprintf(opts->err, "retrysim: %s: a scenario with a \"search\" does not take %s\n", src,
+            refused);
+    return CLI_EXIT_USAGE;
+  }
+  retry_error err;
+  retry_error_clear(&err);
+  cli_search_spec spec;
+  if (cli_search_spec_from_json(cli_scenario_search_block(s), &spec, &err) != 0) {
+    fprintf(opts->err, "retrysim: out of memory\n");
+    return CLI_EXIT_RUNTIME;
+  }
+  json_t *search = json_array(), *records = json_array();
+  int status = search != NULL && records != NULL ? CLI_EXIT_OK : CLI_EXIT_RUNTIME;
+  for (size_t v = 0; status == CLI_EXIT_OK && v < cli_scenario_n_runs(s); v++) {
+    search_ctx c = {.base = s,
+                    .spec = &spec,
+                    .variant = v,
+                    .seed = opts->has_seed ? opts->seed : cli_scenario_config(s, v)->seed,
+                    .jobs = tmpl->jobs > 0 ? tmpl->jobs : 1,
+                    .records = records};
+    cli_search_result r;
+    int rc = cli_search_run(&spec, tmpl->confidence, study_probe, &c, &r, &err);
+    cli_scenario_destroy(c.at);
+    if (rc != 0) {
+      char buf[1200];
+      retry_error_format(&err, buf, sizeof buf);
+      fprintf(opts->err, "retrysim: %s\n", buf);
+      status = rc == RETRY_ENOMEM || rc == RETRY_EIO ? CLI_EXIT_RUNTIME : CLI_EXIT_USAGE;
+      break;
+    }
+    json_t *res = cli_search_result_json(&spec, tmpl->confidence, cli_scenario_run_name(s, v), &r);
+    /* The value probed as a number too, for plots. */
+    json_t *probes = json_object_get(res, "probes");
+    for (size_t i = 0; probes != NULL && i < json_array_size(probes); i++)
+      json_object_set_new(json_array_get(probes, i), "x", json_real(r.probes[i].x));
+    cli_search_result_free(&r);
+    if (res == NULL || json_array_append_new(search, res) != 0) status = CLI_EXIT_RUNTIME;
+  }
+  json_t *doc = NULL;
+  if (status == CLI_EXIT_OK) {
+    uint64_t seed = opts->has_seed ? opts->seed : cli_scenario_config(s, 0)->seed;
+    json_t *names = json_array();
+    for (size_t v = 0; names != NULL && v < cli_scenario_n_runs(s); v++)
+      json_array_append_new(names, json_string(cli_scenario_run_name(s, v)));
+    doc =
+        json_pack("{s:s,s:s,s:s,s:o,s:O,s:O,s:O,s:{s:s,s:f,s:b,s:o,s:s,s:s},s:O,s:O}", "scenario",
+                  cli_scenario_name(s), "version", RETRY_VERSION, "scenario_sha256",
+                  cli_scenario_sha256(s), "seed", ju64(seed), "inputs", cli_scenario_inputs(s),
+                  "overrides", cli_scenario_overrides(s), "document", cli_scenario_base_document(s),
+                  "study", "kind", "search", "confidence", tmpl->confidence, "has_variants",
+                  cli_scenario_has_variants(s), "variants", names, "path", spec.path, "metric",
+                  spec.metric, "search", search, "runs", records);
+    if (doc == NULL) status = CLI_EXIT_RUNTIME;
+  }
+  if (status == CLI_EXIT_OK && opts->out_dir != NULL) {
+    char path[4096];
+    int rc = cli_output_make_dirs(opts->out_dir, &err);
+    if (rc == 0) {
+      join_path(path, sizeof path, opts->out_dir, "search.csv");
+      rc = cli_output_write_atomic(path, fill_csv, search, &err);
+    }
+    if (rc == 0) {
+      join_path(path, sizeof path, opts->out_dir, "summary.json");
+      rc = cli_output_write_atomic(path, fill_json, doc, &err);
+    }
+    if (rc != 0) {
+      char buf[1200];
+      retry_error_format(&err, buf, sizeof buf);
+      fprintf(opts->err, "retrysim: %s\n", buf);
+      status = CLI_EXIT_RUNTIME;
+    }
+  }
+  if (status == CLI_EXIT_OK) {
+    if (opts->format == CLI_FORMAT_JSON) {
+      if (fill_json(doc, opts->out) != 0) status = CLI_EXIT_RUNTIME;
+    } else if (!opts->quiet) {
+      print_table(opts->out, s, &spec, tmpl->confidence, search);
+    }
+  }
+  if (status == CLI_EXIT_RUNTIME && doc == NULL && search == NULL)
+    fprintf(opts->err, "retrysim: out of memory\n");
+  json_decref(doc);
+  json_decref(search);
+  json_decref(records);
+  cli_search_spec_free(&spec);
+  return status;
+}
+
+/* }================================================================== */

@@ -93,4 +93,18 @@ void cli_search_result_free(cli_search_result *r);
 json_t *cli_search_result_json(const cli_search_spec *spec, double confidence, const char *variant,
                                const cli_search_result *r);
 
+struct cli_study_spec;
+struct cli_run_opts;
+
+/* The search of s ("search" block) for every variant it runs, each probe's replications run
+ * by cli_study_run_jobs on tmpl->jobs threads with the study's seeds (replication r of a
+ * variant on cli_study_seed(base, r), as in any study). Refused (exit 2): --shard (a search
+ * is adaptive), --reps / "replications" > 1 (the search's "reps" and "max_reps" say how many),
+ * --baseline, --check. Writes to opts->out_dir summary.json (provenance, "study", "search":
+ * one result per variant (cli_search_result_json), "runs": every replication run, with its
+ * value, seed and run object) and search.csv (one row per probe); prints a table per
+ * variant (or summary.json with --format json). Returns the exit status. */
+int cli_search_run_study(const cli_scenario *s, const struct cli_study_spec *tmpl,
+                         const struct cli_run_opts *opts);
+
 #endif /* CLI_SEARCH_H */

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "retry/retry_json.h"
+#include "cli/cli_search.h"
+#include "cli/cli_study.h"
 
 /* {==================================================================
  * Numbers with units
@@ -470,6 +472,137 @@ json_t *cli_sweep_axes_json(const cli_sweep *sw) {
     }
   }
   return a;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * The study of a sweep
+ * =================================================================== */
+
+bool cli_sweep_wanted(const cli_scenario *s, const cli_sweep *cmd) {
+  return (cmd != NULL && cmd->n_axes > 0) || cli_scenario_sweep_block(s) != NULL ||
+         cli_scenario_search_block(s) != NULL;
+}
+
+static void print_error(FILE *f, const retry_error *e, const char *tail) {
+  char buf[1200];
+  retry_error_format(e, buf, sizeof buf);
+  fprintf(f, "retrysim: %s%s\n", buf, tail != NULL ? tail : "");
+}
+
+/* " (at the sweep's point 3: a=1, b=\"x\")" into buf. */
+static void point_tail(const cli_sweep *sw, const cli_set *sets, size_t p, char *buf, size_t size) {
+  size_t n = (size_t)snprintf(buf, size, " (at the sweep's point %zu:", p);
+  for (size_t a = 0; a < sw->n_axes && n < size; a++)
+    n += (size_t)snprintf(buf + n, size - n, "%s %s=%s", a ? "," : "", sets[a].path, sets[a].value);
+  if (n < size) snprintf(buf + n, size - n, ")");
+}
+
+/* Point p's scenario (sets: its overrides), checked as `run` checks the one it loads. Returns
+ * the exit status, the error printed on f with the point's values. */
+static int derive_point(const cli_scenario *s, const cli_sweep *sw, size_t p, const cli_set *sets,
+                        uint64_t max_bytes, FILE *f, cli_scenario **out) {
+  retry_error err;
+  retry_error_clear(&err);
+  cli_scenario *d = cli_scenario_derive(s, sets, sw->n_axes, &err);
+  if (d != NULL && (cli_run_validate(d, cli_scenario_source(s), &err) != 0 ||
+                    cli_scenario_check_memory(d, max_bytes, &err) != 0)) {
+    cli_scenario_destroy(d);
+    d = NULL;
+  }
+  *out = d;
+  if (d != NULL) return CLI_EXIT_OK;
+  char tail[400];
+  point_tail(sw, sets, p, tail, sizeof tail);
+  print_error(f, &err, tail);
+  return cli_run_exit_status(err.code);
+}
+
+int cli_sweep_check_study(const cli_scenario *s, const cli_sweep *cmd, uint64_t max_bytes,
+                          bool for_plan, size_t *n_points, FILE *f) {
+  *n_points = 1;
+  if (cli_scenario_search_block(s) != NULL) {
+    if (!for_plan) return CLI_EXIT_OK;
+    fprintf(f,
+            "retrysim: %s: a scenario with a \"search\" cannot be split into shards (a "
+            "search is adaptive: each probe depends on the last; run it on one machine, "
+            "with -j)\n",
+            cli_scenario_source(s));
+    return CLI_EXIT_USAGE;
+  }
+  if (!cli_sweep_wanted(s, cmd)) return CLI_EXIT_OK;
+  retry_error err;
+  retry_error_clear(&err);
+  cli_sweep sw;
+  if (cli_sweep_for_scenario(s, cmd, &sw, &err) != 0) {
+    print_error(f, &err, NULL);
+    return cli_run_exit_status(err.code);
+  }
+  *n_points = cli_sweep_n_points(&sw);
+  cli_set sets[CLI_SWEEP_MAX_AXES];
+  int status = CLI_EXIT_OK;
+  for (size_t p = 0; status == CLI_EXIT_OK && p < *n_points; p++) {
+    cli_scenario *d = NULL;
+    cli_sweep_point(&sw, p, sets);
+    status = derive_point(s, &sw, p, sets, max_bytes, f, &d);
+    cli_scenario_destroy(d);
+  }
+  cli_sweep_free(&sw);
+  return status;
+}
+
+int cli_sweep_run_study(const cli_scenario *s, const cli_sweep *cmd,
+                        const struct cli_study_spec *tmpl, uint64_t max_bytes,
+                        const struct cli_run_opts *opts) {
+  if (cli_scenario_search_block(s) != NULL) {
+    if (cmd != NULL && cmd->n_axes > 0) {
+      fprintf(opts->err,
+              "retrysim: %s: --sweep cannot be combined with the scenario's "
+              "\"search\" (a search runs over its own axis)\n",
+              cli_scenario_source(s));
+      return CLI_EXIT_USAGE;
+    }
+    return cli_search_run_study(s, tmpl, opts);
+  }
+  retry_error err;
+  retry_error_clear(&err);
+  cli_sweep sw;
+  if (cli_sweep_for_scenario(s, cmd, &sw, &err) != 0) {
+    print_error(opts->err, &err, NULL);
+    return cli_run_exit_status(err.code);
+  }
+  size_t np = cli_sweep_n_points(&sw), na = sw.n_axes;
+  cli_set *sets = calloc(np * na + 1, sizeof *sets);
+  cli_study_point *points = calloc(np, sizeof *points);
+  cli_scenario **scenarios = calloc(np, sizeof *scenarios);
+  int status = CLI_EXIT_OK;
+  if (sets == NULL || points == NULL || scenarios == NULL) {
+    fprintf(opts->err, "retrysim: out of memory planning a sweep of %zu points\n", np);
+    status = CLI_EXIT_RUNTIME;
+  }
+  /* Each point's scenario is derived once, before anything runs: a point whose values do not
+   * validate stops the study before its first run. */
+  for (size_t p = 0; status == CLI_EXIT_OK && p < np; p++) {
+    cli_sweep_point(&sw, p, sets + p * na);
+    points[p] = (cli_study_point){sets + p * na, na};
+    status = derive_point(s, &sw, p, sets + p * na, max_bytes, opts->err, &scenarios[p]);
+  }
+  if (status == CLI_EXIT_OK) {
+    cli_study_spec spec = *tmpl;
+    spec.base = s;
+    spec.points = points;
+    spec.n_points = np;
+    spec.scenarios = (const cli_scenario *const *)scenarios;
+    status = cli_study_run(&spec, opts);
+  }
+  for (size_t p = 0; scenarios != NULL && p < np; p++)
+    cli_scenario_destroy(scenarios[p]);
+  free(scenarios);
+  free(points);
+  free(sets);
+  cli_sweep_free(&sw);
+  return status;
 }
 
 /* }================================================================== */

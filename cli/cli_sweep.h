@@ -12,6 +12,8 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #include "cli/cli_scenario.h"
 #include "retry/retry.h"
@@ -100,5 +102,36 @@ const json_t *cli_sweep_point_value(const cli_sweep *sw, size_t i, size_t a);
 json_t *cli_sweep_point_json(const cli_sweep *sw, size_t i);
 /* [{"path": ..., "values": [...]}, ...]. New reference, NULL when out of memory. */
 json_t *cli_sweep_axes_json(const cli_sweep *sw);
+
+/* {==================================================================
+ * The hook of `retrysim run` (cli/retrysim.c)
+ * =================================================================== */
+
+struct cli_study_spec;
+struct cli_run_opts;
+
+/* Whether s, with the command line's axes cmd (may be NULL), asks for a sweep or a search:
+ * then the run is a study, even with one replication. */
+bool cli_sweep_wanted(const cli_scenario *s, const cli_sweep *cmd);
+
+/* Runs the study tmpl describes (replications, confidence, baseline, jobs, shard: everything
+ * but the points) over the sweep's points: cmd's axes when it has any, else the scenario's
+ * "sweep"; one scenario derived per point (cli_scenario_derive) and checked as `run` checks
+ * the one it loads (expectations, no run's world over max_bytes), then cli_study_run. With a
+ * "search" in s, runs the search instead (cli_search_run_study). Returns the exit status,
+ * every error printed on opts->err as one "retrysim: " line (a point that does not
+ * validate: the error, then the point's values). */
+int cli_sweep_run_study(const cli_scenario *s, const cli_sweep *cmd,
+                        const struct cli_study_spec *tmpl, uint64_t max_bytes,
+                        const struct cli_run_opts *opts);
+
+/* The checks `run` makes of a sweep's points before it runs any (each point derived and
+ * checked, then freed), without running: for `validate` (cmd NULL: the scenario's sweep) and
+ * `plan` (for_plan: a scenario with a "search" is refused, its shards could not run). Sets
+ * *n_points (1 without a sweep). Returns the exit status, errors printed on f. */
+int cli_sweep_check_study(const cli_scenario *s, const cli_sweep *cmd, uint64_t max_bytes,
+                          bool for_plan, size_t *n_points, FILE *f);
+
+/* }================================================================== */
 
 #endif /* CLI_SWEEP_H */

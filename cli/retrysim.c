@@ -19,6 +19,7 @@
 #include "cli/cli_scenario.h"
 #include "cli/cli_shard.h"
 #include "cli/cli_study.h"
+#include "cli/cli_sweep.h"
 
 /* A prototype like every other non-static function's; the build uses -Wmissing-prototypes. */
 int main(int argc, char **argv);
@@ -31,7 +32,7 @@ static const char usage_text[] =
     "                    [--format text|json] [--check] [--junit FILE] [--set PATH=VALUE]...\n"
     "                    [--variant NAME]... [--max-memory SIZE] [--quiet] [--plot]\n"
     "                    [--edges] [--strict] [--reps N] [--confidence L] [--baseline V]\n"
-    "                    [-j N] [--shard K/N]\n"
+    "                    [-j N] [--shard K/N] [--sweep PATH=VALUES]...\n"
     "       retrysim plan SCENARIO.json [run options] --shards N --out DIR\n"
     "       retrysim merge DIR... --out DIR [--quiet]\n"
     "       retrysim validate SCENARIO.json [--set PATH=VALUE]... [--variant NAME]...\n"
@@ -77,6 +78,9 @@ static const char help_text[] =
     "      --shard K/N       study: run only the K-th of N slices of the runs; writes\n"
     "                        DIR/shard.json for `retrysim merge`\n"
     "      --shards N        plan: the number of shards\n"
+    "      --sweep PATH=VALUES  a study over a grid (repeatable: one axis each): VALUES is\n"
+    "                        v1,v2,..., FROM:TO:N or FROM:TO:N:log (\"400/s:1200/s:5\");\n"
+    "                        replaces the scenario's \"sweep\"\n"
     "      --strict          a warning about a policy (an ignored field, a probable unit\n"
     "                        mistake) is an error: exit 2\n"
     "  -h, --help            this help\n"
@@ -104,11 +108,8 @@ typedef struct cli {
   unsigned jobs;         /* -j, 0 when not given (the processors online) */
   unsigned shard_k;      /* --shard K/N; shard_n 0 when not given */
   unsigned shard_n;
-  unsigned shards; /* plan --shards N, 0 when not given */
-  /* The sweep's points (cli_study.h), from --sweep or the scenario's "sweep" (cli_sweep.h, to
-   * come); n_points 0: no sweep. Owned by whoever fills them. */
-  cli_study_point *points;
-  size_t n_points;
+  unsigned shards;     /* plan --shards N, 0 when not given */
+  cli_sweep sweep;     /* --sweep axes (cli_sweep.h), none when not given */
   uint64_t max_memory; /* --max-memory in bytes; UINT64_MAX: no limit */
   cli_run_opts opts;   /* for the run driver; out and err are set in main */
 } cli;
@@ -272,6 +273,15 @@ static int set_option(cli *c, const char *name, const char *arg, const char *val
     c->shard_n = n;
     return 0;
   }
+  if (strcmp(name, "sweep") == 0) {
+    retry_error e;
+    retry_error_clear(&e);
+    if (cli_sweep_add_arg(&c->sweep, value, &e) != 0) {
+      if (e.code == RETRY_ENOMEM) return out_of_memory();
+      return usage_error("%s", e.message);
+    }
+    return 0;
+  }
   if (strcmp(name, "shards") == 0) {
     uint64_t n;
     if (strcmp(c->command, "plan") != 0)
@@ -341,7 +351,8 @@ static int set_flag(cli *c, const char *name, const char *arg) {
 static bool takes_value(const char *name) {
   static const char *const with_value[] = {
       "seed",       "s",    "duration", "out", "o",     "format", "set",        "variant", "junit",
-      "max-memory", "reps", "jobs",     "j",   "shard", "shards", "confidence", "baseline"};
+      "max-memory", "reps", "jobs",     "j",   "shard", "shards", "confidence", "baseline",
+      "sweep"};
   for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
     if (strcmp(name, with_value[i]) == 0) return true;
   return false;
@@ -587,7 +598,7 @@ static int run_study_or_plain(cli *c, cli_scenario *s) {
   double level = !isnan(c->confidence) ? c->confidence : cli_scenario_confidence(s);
   if (isnan(level)) level = CLI_STUDY_DEFAULT_CONFIDENCE;
   const char *baseline = c->baseline != NULL ? c->baseline : cli_scenario_baseline(s);
-  bool study = reps > 1 || c->shard_n > 0 || c->n_points > 0;
+  bool study = reps > 1 || c->shard_n > 0 || cli_sweep_wanted(s, &c->sweep);
   if (!study) {
     if (c->baseline != NULL || !isnan(c->confidence))
       return usage_error("%s",
@@ -597,30 +608,12 @@ static int run_study_or_plain(cli *c, cli_scenario *s) {
   }
   if (c->opts.plot && c->shard_n > 0)
     return usage_error("%s", "--plot draws a whole study: merge the shards first");
-  /* One scenario per point; without a sweep, the one loaded. */
-  size_t np = c->n_points > 0 ? c->n_points : 1;
-  cli_scenario **scenarios = calloc(np, sizeof *scenarios);
-  if (scenarios == NULL) return out_of_memory();
-  if (c->n_points == 0) {
-    scenarios[0] = s;
-  } else {
-    retry_error err;
-    retry_error_clear(&err);
-    int rc = cli_study_load_points(c->scenario, c->sets, c->n_sets, c->points, c->n_points,
-                                   c->variants, c->n_variants, c->max_memory, scenarios, &err);
-    if (rc != 0) {
-      char buf[800];
-      retry_error_format(&err, buf, sizeof buf);
-      fprintf(stderr, "retrysim: %s\n", buf);
-      free(scenarios);
-      return cli_run_exit_status(rc);
-    }
-  }
+  const cli_scenario *scenarios[1] = {s};
   cli_study_spec spec = {.source = c->scenario,
                          .base = s,
-                         .points = c->points,
-                         .n_points = c->n_points,
-                         .scenarios = (const cli_scenario *const *)scenarios,
+                         .points = NULL,
+                         .n_points = 0,
+                         .scenarios = scenarios,
                          .reps = reps,
                          .confidence = level,
                          .baseline = baseline,
@@ -629,23 +622,28 @@ static int run_study_or_plain(cli *c, cli_scenario *s) {
                          .shard_k = c->shard_k,
                          .shard_n = c->shard_n,
                          .search = NULL};
-  int status = cli_study_run(&spec, &c->opts);
-  for (size_t p = 0; p < c->n_points; p++)
-    cli_scenario_destroy(scenarios[p]);
-  free(scenarios);
-  return status;
+  if (cli_sweep_wanted(s, &c->sweep)) return cli_sweep_run_study(s, &c->sweep, &spec, c->max_memory, &c->opts);
+  return cli_study_run(&spec, &c->opts);
 }
 
 static int run_command(cli *c, int argc, char **argv) {
   int status = CLI_EXIT_OK;
   cli_scenario *s = load(c, &status);
   if (s == NULL) return status;
+  size_t np = 1;
   if (strcmp(c->command, "plan") == 0) {
-    status = print_plan(c, argc, argv);
+    status = cli_sweep_check_study(s, &c->sweep, c->max_memory, true, &np, stderr);
+    if (status == CLI_EXIT_OK) status = print_plan(c, argc, argv);
   } else if (strcmp(c->command, "validate") == 0) {
-    /* Both commands share load(), so validate refuses exactly the files run would. */
+    /* Both commands share load(), so validate refuses exactly the files run would; a sweep's
+     * points are checked as run checks them (cli_sweep_check_study). */
     size_t n = cli_scenario_n_runs(s);
-    printf("%s: ok (%zu run%s)\n", c->scenario, n, n == 1 ? "" : "s");
+    status = cli_sweep_check_study(s, NULL, c->max_memory, false, &np, stderr);
+    if (status == CLI_EXIT_OK && cli_scenario_sweep_block(s) != NULL)
+      printf("%s: ok (%zu run%s at each of %zu sweep points)\n", c->scenario, n,
+             n == 1 ? "" : "s", np);
+    else if (status == CLI_EXIT_OK)
+      printf("%s: ok (%zu run%s)\n", c->scenario, n, n == 1 ? "" : "s");
   } else {
     status = run_study_or_plain(c, s);
   }
@@ -775,6 +773,7 @@ int main(int argc, char **argv) {
     free((char *)c.sets[i].path);
   free(c.sets);
   free(c.variants);
+  cli_sweep_free(&c.sweep);
   free(command);
   return status;
 }

@@ -93,7 +93,13 @@ for v, pv in enumerate(plain["variants"]):
     assert "p_storm" in agg and "recovery_s" in agg
     if pv["variant"] != "no-retries":
         assert agg["paired"]["baseline"] == "no-retries"
-        assert "goodput_per_s" in agg["paired"]["metrics"]
+        # Common random numbers: the same arrivals in both variants (difference exactly 0), and
+        # a paired interval of goodput much narrower than the unpaired one on the same runs.
+        m = agg["paired"]["metrics"]
+        assert m["calls.started"]["mean_diff"] == 0 and m["calls.started"]["sd"] == 0, m["calls.started"]
+        g = m["goodput_per_s"]
+        assert 2 * (g["hi"] - g["lo"]) < g["unpaired_hi"] - g["unpaired_lo"], g
+        assert g["distinguishable"] == (g["lo"] > 0 or g["hi"] < 0)
     else:
         assert "paired" not in agg
 EOF

@@ -1,0 +1,197 @@
+#!/bin/sh
+# Checks sweeps and searches of `retrysim run` as docs/scenario-format.md ("Sweeps and
+# searches") and docs/cli.md describe them, one rule per function: --sweep runs the grid with
+# the first axis slowest, the scenario's "sweep" block too, --sweep replaces it, bad axes and
+# points are refused with exit 2 and one line and no output files, -j 1 and -j 2 give the
+# same bytes; a scenario with a "search" writes its bracket, search.csv and summary.json,
+# the same bytes twice, and refuses what does not apply to it.
+# Usage: BUILD=build sh tools/test-sweep.sh
+set -u
+bin="${BUILD:-build}/retrysim"
+[ -x "$bin" ] || { echo "test-sweep: $bin not built"; exit 1; }
+command -v python3 >/dev/null 2>&1 || { echo "test-sweep: needs python3 to read the JSON"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+checks=0
+
+fail() { fails=$((fails + 1)); echo "test-sweep: FAIL: $*"; }
+
+# run_rc WANT ARGS...: runs retrysim, keeps stdout and stderr in $tmp/out and $tmp/err.
+run_rc() {
+  want=$1; shift
+  checks=$((checks + 1))
+  "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
+  got=$?
+  if [ "$got" -ne "$want" ]; then
+    fail "retrysim $* -> exit $got, want $want"
+    sed 's/^/    stderr: /' "$tmp/err" | head -n 5
+  fi
+}
+has() {
+  checks=$((checks + 1))
+  grep -qF -- "$2" "$1" || { fail "$3: $1 lacks: $2"; sed 's/^/    /' "$1" | head -n 12; }
+}
+one_line() {
+  checks=$((checks + 1))
+  [ "$(wc -l <"$1")" -eq 1 ] || { fail "$2: $1 is not one line"; sed 's/^/    /' "$1"; }
+}
+# jv FILE EXPR WANT RULE: the Python expression EXPR over the document d of FILE is WANT.
+jv() {
+  checks=$((checks + 1))
+  got=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+v = eval(sys.argv[2], {"d": d})
+print(v if isinstance(v, str) else json.dumps(v))' "$1" "$2" 2>&1)
+  [ "$got" = "$3" ] || fail "$4: $2 gives '$got', want '$3'"
+}
+
+# A service of 10 workers of 100 ms (100 calls/s) that loses all but one for 1 s.
+cat >"$tmp/tip.json" <<'EOF'
+{"name": "tip", "duration": "60s", "drain": "0s",
+ "services": {"api": {"workers": 10, "queue": {"capacity": 100000}, "service_time": "100ms",
+   "faults": [{"kind": "capacity", "workers": 1, "start": "20s", "end": "21s"}]}},
+ "clients": {"web": {"target": "api", "arrival": {"kind": "open", "rate": "50/s"},
+   "methods": ["/a.A/M"]}},
+ "variants": [{"name": "a"}, {"name": "b", "set": {"services.api.workers": 12}}]}
+EOF
+python3 - "$tmp" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1] + "/tip.json"))
+d["sweep"] = [{"path": "clients.web.arrival.rate", "from": "40/s", "to": "80/s", "steps": 3}]
+json.dump(d, open(sys.argv[1] + "/block.json", "w"))
+d.pop("sweep")
+d.pop("variants")
+d["search"] = {"path": "clients.web.arrival.rate", "from": "45/s", "to": "145/s", "p": 0.5,
+               "reps": 10, "max_reps": 30, "probes": 6}
+json.dump(d, open(sys.argv[1] + "/search.json", "w"))
+EOF
+
+sweep_option_runs_the_grid_first_axis_slowest() {
+  run_rc 0 run "$tmp/tip.json" --sweep 'clients.web.arrival.rate=40/s,60/s' \
+    --sweep 'services.api.faults[0].end=21s:23s:3' --reps 2 -j 2 --out "$tmp/grid" --quiet
+  jv "$tmp/grid/summary.json" 'd["study"]["n_points"]' 6 grid
+  jv "$tmp/grid/summary.json" 'd["study"]["axes"]' \
+    '[{"path": "clients.web.arrival.rate", "values": ["40/s", "60/s"]}, {"path": "services.api.faults[0].end", "values": ["21s", "22s", "23s"]}]' grid
+  jv "$tmp/grid/summary.json" '[p["values"]["services.api.faults[0].end"] for p in d["points"]]' \
+    '["21s", "22s", "23s", "21s", "22s", "23s"]' grid
+  jv "$tmp/grid/summary.json" 'len(d["runs"])' 24 grid
+  # Each point ran with its values: the trigger's end is the swept one.
+  jv "$tmp/grid/summary.json" '[r["result"]["recovery"]["trigger_end_s"] for r in d["runs"] if r["variant"] == "a" and r["replication"] == 0]' \
+    '[21.0, 22.0, 23.0, 21.0, 22.0, 23.0]' grid
+}
+
+sweep_block_and_its_replacement() {
+  run_rc 0 run "$tmp/block.json" --out "$tmp/block" --quiet
+  jv "$tmp/block/summary.json" '[p["values"]["clients.web.arrival.rate"] for p in d["points"]]' \
+    '["40/s", "60/s", "80/s"]' block
+  run_rc 0 run "$tmp/block.json" --sweep 'services.api.workers=8,9' --out "$tmp/repl" --quiet
+  jv "$tmp/repl/summary.json" '[a["path"] for a in d["study"]["axes"]]' '["services.api.workers"]' replaced
+}
+
+sweep_refuses_bad_axes_and_points() {
+  run_rc 2 run "$tmp/tip.json" --sweep 'services.api.workers' --out "$tmp/bad1"
+  one_line "$tmp/err" no_equals
+  has "$tmp/err" 'retrysim: --sweep "services.api.workers": expected PATH=v1,v2,... or PATH=FROM:TO:N[:log]' no_equals
+  run_rc 2 run "$tmp/tip.json" --sweep 'services.api.workers=1s:5:3' --out "$tmp/bad1"
+  has "$tmp/err" 'must be both numbers or both have the same unit' units
+  run_rc 2 run "$tmp/tip.json" --sweep 'services.api.queue.discipline=fifo,lifo' --out "$tmp/bad1"
+  one_line "$tmp/err" reaches_nothing
+  has "$tmp/err" '"services.api.queue.discipline": reaches no value in variant "a" ("services.api.queue.discipline" is not there)' reaches_nothing
+  run_rc 2 run "$tmp/tip.json" --sweep 'services.api.workers=4,0' --out "$tmp/bad1"
+  one_line "$tmp/err" bad_point
+  has "$tmp/err" '$.services.api.workers' bad_point
+  has "$tmp/err" "(at the sweep's point 1: services.api.workers=0)" bad_point
+  checks=$((checks + 1))
+  [ ! -e "$tmp/bad1" ] || fail "a refused sweep wrote $tmp/bad1"
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["sweep"]=[{"path": "services.api.queue.capacity", "values": [5, -1]}]; json.dump(d, open(sys.argv[2], "w"))' \
+    "$tmp/tip.json" "$tmp/badblock.json"
+  run_rc 2 run "$tmp/badblock.json"
+  one_line "$tmp/err" block_point
+  has "$tmp/err" 'badblock.json: $.services.api.queue.capacity' block_point
+}
+
+validate_and_plan_check_the_points() {
+  run_rc 0 validate "$tmp/block.json"
+  has "$tmp/out" 'block.json: ok (2 runs at each of 3 sweep points)' validate
+  run_rc 2 validate "$tmp/badblock.json"
+  one_line "$tmp/err" validate_bad
+  has "$tmp/err" "(at the sweep's point 1: services.api.queue.capacity=-1)" validate_bad
+  run_rc 2 plan "$tmp/tip.json" --sweep 'services.api.workers=4,0' --shards 2 --out "$tmp/pl"
+  has "$tmp/err" "(at the sweep's point 1: services.api.workers=0)" plan_bad
+  run_rc 2 plan "$tmp/search.json" --shards 2 --out "$tmp/pl"
+  has "$tmp/err" 'a scenario with a "search" cannot be split into shards' plan_search
+  # A sweep's shards, merged, are the local run's files.
+  run_rc 0 plan "$tmp/block.json" --reps 2 --shards 3 --out "$tmp/pl"
+  cp "$tmp/out" "$tmp/plan.txt"
+  while read -r line; do
+    set -- $line
+    shift
+    run_rc 0 "$@" --quiet
+  done <"$tmp/plan.txt"
+  run_rc 0 run "$tmp/block.json" --reps 2 --out "$tmp/local" --quiet
+  for f in summary.json runs.csv points.csv; do
+    checks=$((checks + 1))
+    cmp -s "$tmp/local/$f" "$tmp/pl/$f" || fail "a sweep's merged shards differ from the local run in $f"
+  done
+}
+
+sweep_same_bytes_for_any_j() {
+  run_rc 0 run "$tmp/block.json" --reps 3 -j 1 --out "$tmp/j1" --quiet
+  run_rc 0 run "$tmp/block.json" --reps 3 -j 2 --out "$tmp/j2" --quiet
+  for f in summary.json runs.csv points.csv; do
+    checks=$((checks + 1))
+    cmp -s "$tmp/j1/$f" "$tmp/j2/$f" || fail "-j 1 and -j 2 differ in $f"
+  done
+}
+
+search_writes_its_bracket() {
+  run_rc 0 run "$tmp/search.json" -j 2 --out "$tmp/s1"
+  has "$tmp/out" 'search of clients.web.arrival.rate for P(recovery.recovered) >= 0.5' table
+  has "$tmp/out" 'the boundary lies in [' table
+  jv "$tmp/s1/summary.json" 'd["search"][0]["outcome"]' bracketed search
+  jv "$tmp/s1/summary.json" 'd["study"]["kind"]' search search
+  jv "$tmp/s1/summary.json" 'len(d["runs"]) == sum(p["n"] for p in d["search"][0]["probes"])' true search
+  has "$tmp/s1/search.csv" 'variant,value,x,n,k,p,lo,hi,verdict,undecided' csv
+  has "$tmp/s1/search.csv" 'tip,45/s,45,10,10,1,' csv
+  run_rc 0 run "$tmp/search.json" -j 1 --out "$tmp/s2" --quiet
+  for f in summary.json search.csv; do
+    checks=$((checks + 1))
+    cmp -s "$tmp/s1/$f" "$tmp/s2/$f" || fail "a search's $f differs between -j 2 and -j 1"
+  done
+  run_rc 0 run "$tmp/search.json" --format json
+  python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/out" || fail "--format json does not parse"
+}
+
+search_refuses_what_does_not_apply() {
+  run_rc 2 run "$tmp/search.json" --shard 1/2 --out "$tmp/sh"
+  one_line "$tmp/err" shard
+  has "$tmp/err" 'does not take --shard (a search is adaptive' shard
+  run_rc 2 run "$tmp/search.json" --reps 5
+  has "$tmp/err" 'does not take --reps' reps
+  run_rc 2 run "$tmp/search.json" --sweep 'services.api.workers=5,6'
+  has "$tmp/err" '--sweep cannot be combined with the scenario'"'"'s "search"' sweep
+  run_rc 2 run "$tmp/search.json" --set 'search.path=services.api.queue.discipline'
+  one_line "$tmp/err" path
+  has "$tmp/err" '$.search.path: "services.api.queue.discipline" reaches no value' path
+  # A value the service refuses stops the search at its first probe, at its JSON path.
+  run_rc 2 run "$tmp/search.json" --set 'search.path=services.api.queue.capacity' --out "$tmp/s3"
+  one_line "$tmp/err" value
+  has "$tmp/err" '$.services.api.queue.capacity: "capacity" must be an integer' value
+  checks=$((checks + 1))
+  [ ! -e "$tmp/s3" ] || fail "a failed search wrote $tmp/s3"
+}
+
+sweep_option_runs_the_grid_first_axis_slowest
+sweep_block_and_its_replacement
+sweep_refuses_bad_axes_and_points
+validate_and_plan_check_the_points
+sweep_same_bytes_for_any_j
+search_writes_its_bracket
+search_refuses_what_does_not_apply
+
+if [ "$fails" -gt 0 ]; then
+  echo "test-sweep: $fails of $checks checks failed"
+  exit 1
+fi
+echo "test-sweep: all $checks checks passed"
