@@ -22,7 +22,7 @@ for file in "$@"; do
   # shellcheck disable=SC2086
   "$bin" run "$file" $plain --check --out "$tmp/$name" >/dev/null 2>"$tmp/$name.log"
   rc=$?
-  line=$(sed -n 's/^retrysim: check: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$tmp/$name.log")
+  line=$(sed -n 's/^retrysim: check: \([0-9]*\) passed, \([0-9]*\) failed\( (.*)\)\{0,1\}$/\1 \2/p' "$tmp/$name.log")
   passed=${line%% *}
   if [ "$rc" -ne 0 ]; then
     echo "test-experiments: $name: exit status $rc"; cat "$tmp/$name.log"; fails=$((fails + 1))
