@@ -9,7 +9,8 @@
 #   axes      the axis columns (between point and variant)
 #   metrics   the metrics, in the file's order
 #   variants  the variants, in the file's order
-#   values    the distinct values of axis ax, in order of first appearance
+#   values    the distinct values of axis ax, in order of first appearance (in the rows of
+#             metric m when m is given, as sweep and cells count them)
 #   numeric   1 when every value of ax starts with a number (400/s, 0.25, 12s, 50%), else 0
 #   unit      what follows the number in the first value of ax (/s, s, ms, %), or nothing
 #   facets    the distinct combinations of the other axes, as path=value|path=value ("-" with none)
@@ -17,11 +18,13 @@
 #   range     the smallest and the largest mean of metric m (over lo and hi too)
 #   isprop    1 when metric m has an empty sd everywhere and its means lie in [0, 1] (a proportion)
 #   sweep     rows "x mean lo hi" of metric m, variant v and facet fk; x is the number of the
-#             value of ax, or its index (0, 1, ...) when ax is not numeric; an empty lo or hi is
-#             the mean
+#             value of ax, or its index (0, 1, ...) among the rows of m when ax is not numeric;
+#             an empty lo or hi is the mean
 #   cells     rows "ix iy mean" of metric m and variant v: the indices of the values of ax and ay
+#             among the rows of m
 
 function split_csv(line, out,    n, i, c, f, inq) {
+    if (index(line, "\"") == 0) return split(line, out, ",")
     n = 0; f = ""; inq = 0
     for (i = 1; i <= length(line); i++) {
         c = substr(line, i, 1)
@@ -72,13 +75,15 @@ NR == 1 {
     next
 }
 NF == 0 { next }
+# a row of another metric cannot be one of m's: skipped before it is split
+(mode == "sweep" || mode == "cells" || mode == "range" || mode == "isprop" || (mode == "values" && m != "")) && index($0, m) == 0 { next }
 {
     n = split_csv($0, f)
     nrows++
     vr = f[col["variant"]]; me = f[col["metric"]]
     if (mode == "metrics" && !(me in seen)) { seen[me] = 1; print me }
     else if (mode == "variants" && !(vr in seen)) { seen[vr] = 1; print vr }
-    else if (mode == "values" && !(f[col[ax]] in seen)) { seen[f[col[ax]]] = 1; print f[col[ax]] }
+    else if (mode == "values" && (m == "" || me == m) && !(f[col[ax]] in seen)) { seen[f[col[ax]]] = 1; print f[col[ax]] }
     else if (mode == "numeric" && !isnum(f[col[ax]])) allnum = 0
     else if (mode == "unit" && nrows == 1) print unitof(f[col[ax]])
     else if (mode == "xrange") {

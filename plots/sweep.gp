@@ -78,7 +78,7 @@ facets = lines("-v mode=facets" . A)
 nf = words(facets)
 numx = system(pa("-v mode=numeric" . A)) eq "1"
 unit = system(pa("-v mode=unit" . A))
-xvals = lines("-v mode=values" . A)
+xvals = lines("-v mode=values" . A . M)
 nxv = words(xvals)
 isprop = system(pa("-v mode=isprop" . M)) eq "1"
 yr = system(pa("-v mode=range" . M))
