@@ -1532,3 +1532,149 @@ int cli_report_study_write(const json_t *summary, const char *dir, const char *c
 }
 
 /* }================================================================== */
+
+/* {==================================================================
+ * Searches: the tipping point of each variant
+ * =================================================================== */
+
+int cli_report_search_plots(const json_t *summary, const char *dir, const char *plots_dir,
+                            FILE *log, retry_error *err) {
+  const json_t *first = json_array_get(json_object_get(summary, "search"), 0);
+  if (first == NULL) return 0;
+  char set[64], title[200];
+  snprintf(set, sizeof set, "p=%.10g", num(first, "p"));
+  const char *name = json_string_value(json_object_get(summary, "scenario"));
+  snprintf(title, sizeof title, "%s", name != NULL ? name : "search");
+  return render(plots_dir, "search", set, dir, "search.csv", "search", title, log, err);
+}
+
+/* A probed value as the search wrote it ("376/s"), "-" for none. */
+static void probe_value(const json_t *v, char *buf, size_t size) {
+  if (v == NULL || json_is_null(v))
+    snprintf(buf, size, "-");
+  else
+    value_text(v, buf, size);
+}
+
+static void search_body(doc *d, const json_t *summary, const char *command, bool pictures) {
+  const char *name = json_string_value(json_object_get(summary, "scenario"));
+  const json_t *search = json_object_get(summary, "search");
+  const json_t *first = json_array_get(search, 0);
+  doc_h(d, 1, "%s", name != NULL ? name : "search");
+  const char *desc = json_string_value(at(summary, "document.description"));
+  if (desc != NULL) doc_p(d, "%s", desc);
+  char page[160];
+  snprintf(page, sizeof page, "docs/experiments/%s.md", name != NULL ? name : "");
+  if (name != NULL && access(page, R_OK) == 0)
+    doc_p(d, "What happens and why, in words: `%s`.", page);
+  bool tick = command != NULL && strchr(command, '`') != NULL;
+  doc_p(d,
+        "Produced by %s%s%s (retrysim %s, scenario SHA-256 `%.12s`). The same command gives the "
+        "same files, byte for byte, whatever `-j`.",
+        command == NULL || tick ? "" : "`", command != NULL ? command : "retrysim",
+        command == NULL || tick ? "" : "`", json_string_value(json_object_get(summary, "version")),
+        json_string_value(json_object_get(summary, "scenario_sha256")));
+  doc_h(d, 2, "The search");
+  doc_p(d,
+        "For each variant, the highest value of `%s` at which P(`%s`) stays at least %g, by "
+        "bisection. A probe passes when the lower end of its Wilson interval (%g %%) is at least "
+        "%g, fails when the upper end is below it; otherwise it runs more replications, and "
+        "when it has run them all it is decided by the share alone (*undecided*). %zu runs in "
+        "all.",
+        json_string_value(json_object_get(first, "path")),
+        json_string_value(json_object_get(first, "metric")), num(first, "p"),
+        num(first, "confidence") * 100, num(first, "p"),
+        json_array_size(json_object_get(summary, "runs")));
+  static const char *const head[] = {"variant", "survives up to", "fails from",
+                                     "outcome", "probes",         "replications"};
+  doc_table(d, head, "lrrlrr");
+  for (size_t v = 0; v < json_array_size(search); v++) {
+    const json_t *s = json_array_get(search, v);
+    const json_t *probes = json_object_get(s, "probes");
+    char cells[16][128];
+    snprintf(cells[0], 128, "%s", json_string_value(json_object_get(s, "variant")));
+    probe_value(at(s, "boundary.pass"), cells[1], 128);
+    probe_value(at(s, "boundary.fail"), cells[2], 128);
+    const char *oc = json_string_value(json_object_get(s, "outcome"));
+    snprintf(cells[3], 128, "%s",
+             oc == NULL                      ? "-"
+             : strcmp(oc, "bracketed") == 0  ? "bracketed"
+             : strcmp(oc, "from_fails") == 0 ? "below the range: `from` fails"
+             : strcmp(oc, "to_passes") == 0  ? "above the range: `to` passes"
+                                             : oc);
+    double reps = 0;
+    for (size_t i = 0; i < json_array_size(probes); i++)
+      reps += num(json_array_get(probes, i), "n");
+    snprintf(cells[4], 128, "%zu", json_array_size(probes));
+    snprintf(cells[5], 128, "%g", reps);
+    doc_row(d, cells);
+  }
+  doc_table_end(d);
+  if (pictures) {
+    doc_img(d, "search.svg",
+            "Every probe: the share of its replications with the metric true, its Wilson "
+            "interval, filled when it passed; the dashed line is p");
+  }
+  doc_h(d, 2, "Every probe");
+  for (size_t v = 0; v < json_array_size(search); v++) {
+    const json_t *s = json_array_get(search, v);
+    doc_h(d, 3, "%s", json_string_value(json_object_get(s, "variant")));
+    static const char *const ph[] = {"value", "n", "k", "P", "Wilson interval", "verdict"};
+    doc_table(d, ph, "rrrrrl");
+    const json_t *probes = json_object_get(s, "probes");
+    for (size_t i = 0; i < json_array_size(probes); i++) {
+      const json_t *pr = json_array_get(probes, i);
+      char cells[16][128];
+      probe_value(json_object_get(pr, "value"), cells[0], 128);
+      snprintf(cells[1], 128, "%g", num(pr, "n"));
+      snprintf(cells[2], 128, "%g", num(pr, "k"));
+      snprintf(cells[3], 128, "%.3f", num(pr, "p"));
+      snprintf(cells[4], 128, "[%.3f, %.3f]", num(pr, "lo"), num(pr, "hi"));
+      const char *verdict = json_string_value(json_object_get(pr, "verdict"));
+      snprintf(cells[5], 128, "%s%s", verdict != NULL ? verdict : "-",
+               json_is_true(json_object_get(pr, "undecided")) ? " (undecided: by k/n)" : "");
+      doc_row(d, cells);
+    }
+    doc_table_end(d);
+  }
+}
+
+static int search_page_fill(void *ctx, FILE *f) {
+  const study_page_args *p = ctx;
+  doc d = {.f = f, .html = p->html, .dir = p->dir};
+  const char *name = json_string_value(json_object_get(p->summary, "scenario"));
+  if (p->html) {
+    fputs(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+        "img-src data:; style-src 'unsafe-inline'\">\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>",
+        f);
+    html_text(f, name != NULL ? name : "search");
+    fputs(": retrysim search report</title>\n<style>\n", f);
+    fputs(html_style, f);
+    fputs("</style>\n</head>\n<body>\n<main>\n", f);
+  }
+  search_body(&d, p->summary, p->command, p->pictures);
+  doc_end_list(&d);
+  if (p->html) fputs("</main>\n</body>\n</html>\n", f);
+  return d.failed ? -1 : 0;
+}
+
+int cli_report_search_write(const json_t *summary, const char *dir, const char *command,
+                            bool pictures, retry_error *err) {
+  int rc = 0;
+  for (int html = 0; html <= 1 && rc == 0; html++) {
+    char *path = str_printf("%s/%s", dir, html ? "report.html" : "report.md");
+    if (path == NULL) {
+      cli_output_error(err, RETRY_ENOMEM, dir, "out of memory");
+      return RETRY_ENOMEM;
+    }
+    study_page_args p = {summary, dir, command, pictures, html != 0};
+    rc = cli_output_write_atomic(path, search_page_fill, &p, err);
+    free(path);
+  }
+  return rc;
+}
+
+/* }================================================================== */

@@ -62,4 +62,17 @@ int cli_report_study_plots(const json_t *summary, const char *dir, const char *p
 int cli_report_study_write(const json_t *summary, const char *dir, const char *command,
                            bool pictures, retry_error *err);
 
+/* The picture of a search whose search.csv is in dir: search.svg (plots/search.gp: every probe's
+ * share with its Wilson interval, per variant, and the level p). Returns as cli_report_plots. */
+int cli_report_search_plots(const json_t *summary, const char *dir, const char *plots_dir,
+                            FILE *log, retry_error *err);
+
+/* Writes dir/report.md and dir/report.html for a search from its summary.json: the command,
+ * the rule of the search, a table of each variant's boundary (the highest passing and the
+ * lowest failing value, the outcome, the probes and replications it took), the picture when
+ * pictures is true, and every probe (value, n, k, P, Wilson interval, verdict). Returns as
+ * cli_report_write. */
+int cli_report_search_write(const json_t *summary, const char *dir, const char *command,
+                            bool pictures, retry_error *err);
+
 #endif /* CLI_REPORT_H */

@@ -2,7 +2,8 @@
 # Checks what a study's --plot writes (docs/cli.md, "Studies"): report.md and report.html with
 # the table of means with half-widths, P(recovered) and P(storm) with their intervals and the
 # censored recovery time; with a sweep, the pictures of plots/sweep.gp and plots/heatmap.gp
-# from points.csv, byte-identical when drawn again; and the two scripts' messages on bad input.
+# from points.csv, byte-identical when drawn again; a search's report (each variant's boundary,
+# every probe) and search.svg; and the scripts' messages on bad input.
 # The scenario is experiments/tipping-point.json without its search: five variants, 30 s runs.
 # Usage: BUILD=build sh tools/test-study-report.sh
 set -u
@@ -119,10 +120,31 @@ test_plot_scripts_refuse_bad_input() {
   gp_fails 1 "it has no data rows" -c plots/sweep.gp "$tmp/empty.csv" "$tmp/x.svg"
 }
 
+test_search_report() {
+  test_name=test_search_report
+  run run "$scn" --set search.probes=3 --set search.reps=10 --set search.max_reps=20 \
+    --variant retries --variant no-retries --plot -j 2 --quiet --out "$tmp/search"
+  d="$tmp/search"
+  exists "$d/search.svg"
+  has "$d/search.svg" "probed value (per s)"
+  has "$d/report.md" "| variant | survives up to | fails from | outcome | probes | replications |"
+  # 150/s passes both; 400/s fails both; 275/s passes no-retries only (seeds as the search ran)
+  has "$d/report.md" "| no-retries | 275/s | 400/s | bracketed | 3 |"
+  has "$d/report.md" "| retries | 150/s | 275/s | bracketed | 3 |"
+  has "$d/report.md" "![Every probe"
+  has_re "$d/report.md" '^\| 400/s \| 10 \| 0 \| 0\.000 \| \[0\.000, 0\.278\] \| fail \|$'
+  has "$d/report.html" "<img src=\"data:image/svg+xml;base64,"
+  gp_fails 1 "is not a search.csv" -c plots/search.gp "$tmp/sweep/points.csv" "$tmp/x.svg"
+  gnuplot -e "p=0.95" -c plots/search.gp "$d/search.csv" "$tmp/again.svg" tipping-point 2>"$tmp/gp.err"
+  checks=$((checks + 1))
+  cmp -s "$tmp/again.svg" "$d/search.svg" || fail "search.gp drew a different search.svg"
+}
+
 test_replications_report
 test_baseline_marks_differences
 test_sweep_pictures
 test_plot_scripts_refuse_bad_input
+test_search_report
 
 if [ "$fails" -ne 0 ]; then
   echo "test-study-report: $fails of $checks checks failed"
