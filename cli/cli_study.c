@@ -5,9 +5,18 @@
  * everything is written after every run ended, in run-list order; the wall clock feeds the
  * progress line only.
  */
+/* sched_getaffinity (the processors this process may use: a Slurm step or a container's
+ * cpuset) is a GNU extension; elsewhere the processors online are used. */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE
+#endif
 #include "cli/cli_study.h"
 
 #include "cli/cli_report.h"
+
+#if defined(__linux__)
+#include <sched.h>
+#endif
 
 #include <errno.h>
 #include <inttypes.h>
@@ -42,6 +51,12 @@ uint64_t cli_study_seed(uint64_t base, uint64_t r) {
 }
 
 unsigned cli_study_default_jobs(void) {
+#if defined(__linux__) && defined(CPU_COUNT)
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) >= 1)
+    return (unsigned)CPU_COUNT(&set);
+#endif
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n >= 1 ? (unsigned)(n > 4096 ? 4096 : n) : 1;
 }
@@ -215,6 +230,43 @@ int cli_study_run_jobs(const cli_study_job *jobs, size_t n, unsigned n_threads, 
 }
 
 /* }================================================================== */
+
+int cli_study_probe(const cli_scenario *s, size_t variant, uint64_t base_seed, size_t first_rep,
+                    size_t reps, unsigned n_threads, const char *metric, size_t *k, size_t *n,
+                    retry_error *err) {
+  *k = *n = 0;
+  cli_study_job *jobs = calloc(reps > 0 ? reps : 1, sizeof *jobs);
+  json_t **res = calloc(reps > 0 ? reps : 1, sizeof *res);
+  if (jobs == NULL || res == NULL) {
+    free(jobs);
+    free(res);
+    retry_error_set(err, RETRY_ENOMEM, "", "", -1, -1, "out of memory starting the runs");
+    return RETRY_ENOMEM;
+  }
+  for (size_t r = 0; r < reps; r++)
+    jobs[r] = (cli_study_job){s, variant, cli_study_seed(base_seed, first_rep + r)};
+  int rc = cli_study_run_jobs(jobs, reps, n_threads, NULL, res, err);
+  for (size_t r = 0; r < reps && rc == 0; r++) {
+    cli_agg_table *t = cli_agg_table_create((const json_t *const *)&res[r], 1);
+    if (t == NULL) {
+      retry_error_set(err, RETRY_ENOMEM, "", "", -1, -1, "out of memory reading the runs");
+      rc = RETRY_ENOMEM;
+      break;
+    }
+    long i = cli_agg_table_find(t, metric);
+    double v = i >= 0 ? cli_agg_table_values(t, (size_t)i)[0] : NAN;
+    if (!isnan(v)) {
+      (*n)++;
+      if (v == 1.0) (*k)++;
+    }
+    cli_agg_table_destroy(t);
+  }
+  for (size_t r = 0; r < reps; r++)
+    json_decref(res[r]);
+  free(res);
+  free(jobs);
+  return rc;
+}
 
 /* {==================================================================
  * The plan

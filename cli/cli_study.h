@@ -72,6 +72,16 @@ int cli_study_load_points(const char *path, const cli_set *sets, size_t n_sets,
                           const char *const *variants, size_t n_variants, uint64_t max_bytes,
                           cli_scenario **out, retry_error *err);
 
+/* A search's probe (cli_search): runs replications first_rep .. first_rep + reps - 1 of
+ * variant of s (seeds cli_study_seed(base_seed, r), base_seed being --seed or the variant's
+ * config seed) on n_threads threads, and counts in *k the runs where metric (a flattened name,
+ * cli_agg.h: "recovery.recovered") is true, in *n those where it has a value (a run without a
+ * trigger has no recovery: it counts in neither). Returns 0, or a negative RETRY code with err
+ * filled (*k and *n then 0). */
+int cli_study_probe(const cli_scenario *s, size_t variant, uint64_t base_seed, size_t first_rep,
+                    size_t reps, unsigned n_threads, const char *metric, size_t *k, size_t *n,
+                    retry_error *err);
+
 /* What a study is asked to do. */
 typedef struct cli_study_spec {
   const char *source;            /* the scenario file, for messages */

@@ -86,6 +86,32 @@ static void test_threads_same_results(void **state) {
   cli_scenario_destroy(s);
 }
 
+/* A probe counts the replications where a boolean metric is true: the tiny scenario never
+ * recovers within its 1 s with the default 10 s hold, and always does with a 200 ms hold; a
+ * number or a missing metric counts nowhere. */
+static void test_probe_counts(void **state) {
+  (void)state;
+  retry_error err;
+  retry_error_clear(&err);
+  cli_scenario *s = cli_scenario_load_string(scenario_json, "tiny.json", NULL, 0, &err);
+  cli_set hold[] = {{"recovery.hold", "200ms"}};
+  cli_scenario *h = cli_scenario_load_string(scenario_json, "tiny.json", hold, 1, &err);
+  assert_non_null(s);
+  assert_non_null(h);
+  size_t k = 9, n = 9;
+  assert_int_equal(cli_study_probe(s, 1, 7, 0, 4, 2, "recovery.recovered", &k, &n, &err), 0);
+  assert_int_equal(n, 4);
+  assert_int_equal(k, 0);
+  assert_int_equal(cli_study_probe(h, 1, 7, 2, 3, 2, "recovery.recovered", &k, &n, &err), 0);
+  assert_int_equal(n, 3);
+  assert_int_equal(k, 3);
+  assert_int_equal(cli_study_probe(h, 0, 7, 0, 2, 1, "no.such.metric", &k, &n, &err), 0);
+  assert_int_equal(n, 0);
+  assert_int_equal(k, 0);
+  cli_scenario_destroy(s);
+  cli_scenario_destroy(h);
+}
+
 static json_t *load_summary(const char *dir) {
   char path[700];
   snprintf(path, sizeof path, "%s/summary.json", dir);
@@ -171,6 +197,33 @@ static void test_study_over_points(void **state) {
   fclose(sink);
   cli_scenario_destroy(scn[0]);
   cli_scenario_destroy(scn[1]);
+
+  /* The table names each point and shows half-widths; --check checks the means at every point
+   * and names the point in its FAIL line (goodput at 100/s is about 100/s, never above 150). */
+  cli_set cmdline[] = {{"expect.goodput_per_s", "{\"max\": 150}"}};
+  assert_int_equal(
+      cli_study_load_points(path, cmdline, 1, points, 2, NULL, 0, UINT64_MAX, scn, &err), 0);
+  char *text = NULL, *report = NULL;
+  size_t text_len = 0, report_len = 0;
+  FILE *tf = open_memstream(&text, &text_len), *rf = open_memstream(&report, &report_len);
+  cli_run_opts t = {.check = true, .out = tf, .err = rf};
+  spec.baseline = "none";
+  spec.reps = 2;
+  assert_int_equal(cli_study_run(&spec, &t), CLI_EXIT_CHECK);
+  fclose(tf);
+  fclose(rf);
+  assert_non_null(strstr(text, "2 points x 2 variants x 2 replications, 90 % intervals"));
+  assert_non_null(strstr(text, "\nclients.web.arrival.rate=100/s\n"));
+  assert_non_null(strstr(text, "\nclients.web.arrival.rate=300/s\n"));
+  assert_non_null(strstr(text, " ±"));
+  assert_null(strstr(report, "FAIL none (clients.web.arrival.rate=100/s)"));
+  assert_non_null(strstr(report, "FAIL none (clients.web.arrival.rate=300/s): goodput_per_s"));
+  assert_non_null(strstr(report, "FAIL retries (clients.web.arrival.rate=300/s): goodput_per_s"));
+  assert_non_null(strstr(report, "check: 2 passed, 2 failed (against the means over 2"));
+  free(text);
+  free(report);
+  cli_scenario_destroy(scn[0]);
+  cli_scenario_destroy(scn[1]);
   cli_scenario_destroy(base);
   /* A point whose value the loader refuses: the error names the point. */
   cli_set bad[] = {{"clients.web.arrival.rate", "fast"}};
@@ -189,6 +242,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_seed_known_values),
       cmocka_unit_test(test_threads_same_results),
+      cmocka_unit_test(test_probe_counts),
       cmocka_unit_test(test_study_over_points),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
