@@ -1200,6 +1200,11 @@ static void value_text(const json_t *v, char *buf, size_t size) {
     snprintf(buf, size, "%s", json_string_value(v));
     return;
   }
+  /* 0.05 as 0.05, not as the 17 digits of the double nearest to it */
+  if (json_is_real(v)) {
+    snprintf(buf, size, "%.10g", json_real_value(v));
+    return;
+  }
   char *s = v != NULL ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
   snprintf(buf, size, "%s", s != NULL ? s : "-");
   free(s);

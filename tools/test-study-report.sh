@@ -140,11 +140,22 @@ test_search_report() {
   cmp -s "$tmp/again.svg" "$d/search.svg" || fail "search.gp drew a different search.svg"
 }
 
+test_real_axis_values() {
+  test_name=test_real_axis_values
+  # a number on an axis is written as given (0.8), not as the 17 digits of its double
+  run run "$scn" --set search=null --reps 2 --sweep 'recovery.threshold=0.8,0.9' \
+    --variant no-retries --plot --quiet --out "$tmp/real"
+  has "$tmp/real/report.md" "- axis \`recovery.threshold\`: 0.8, 0.9"
+  has_re "$tmp/real/report.md" '^\| 0\.9 \| no-retries \| 2 \|'
+  lacks "$tmp/real/report.md" "0.90000000"
+}
+
 test_replications_report
 test_baseline_marks_differences
 test_sweep_pictures
 test_plot_scripts_refuse_bad_input
 test_search_report
+test_real_axis_values
 
 if [ "$fails" -ne 0 ]; then
   echo "test-study-report: $fails of $checks checks failed"
