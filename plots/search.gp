@@ -70,6 +70,12 @@ set ylabel "P(metric true): share of the probe's replications"
 set yrange [-0.02 : 1.05]
 set ytics 0, 0.1, 1
 set offsets graph 0.03, graph 0.03, 0, 0
+# one probed value only (a search whose first probe already failed): a range around it
+xs = system("tail -n +2 " . q(datafile) . " | cut -d, -f3 | sort -g | sed -n '1p;$p' | tr '\n' ' '")
+if (words(xs) >= 1 && real(word(xs, 1)) == real(word(xs, words(xs)))) {
+    x0 = real(word(xs, 1))
+    set xrange [x0 - (x0 != 0 ? 0.1 * abs(x0) : 1) : x0 + (x0 != 0 ? 0.1 * abs(x0) : 1)]
+}
 set bars small
 set lmargin at screen 0.07
 set rmargin at screen 0.80
