@@ -1148,3 +1148,538 @@ int cli_report_write(const cli_output *o, const cli_scenario *s, const char *dir
 }
 
 /* }================================================================== */
+
+/* {==================================================================
+ * Studies: replications, sweeps, searches
+ * =================================================================== */
+
+/* The study's metrics a report shows, in this order, when the aggregates have them: the label
+ * of its column, and whether it is a proportion (Wilson) rather than a number (Student t). */
+typedef struct study_metric {
+  const char *name, *label, *stem;
+  bool prop;
+} study_metric;
+
+static const study_metric study_metrics[] = {
+    {"goodput_per_s", "goodput/s", "goodput", false},
+    {"calls.attempts_per_call", "front-door attempts/call", "attempts", false},
+    {"latency_ms.p99", "p99 ms", "p99", false},
+    {"recovery.recovered", "P(recovered)", "recovered", true},
+};
+#define N_STUDY_METRICS (sizeof study_metrics / sizeof study_metrics[0])
+
+/* The aggregate object of point p, variant v, or NULL. */
+static const json_t *study_agg(const json_t *summary, size_t p, size_t v) {
+  return json_array_get(
+      json_object_get(json_array_get(json_object_get(summary, "points"), p), "variants"), v);
+}
+
+/* The interval ({n, mean, ..., half_width}) or proportion ({n, k, p, lo, hi}) of metric m in
+ * aggregate a, or NULL. */
+static const json_t *study_figure(const json_t *a, const study_metric *m) {
+  return json_object_get(json_object_get(a, m->prop ? "proportions" : "intervals"), m->name);
+}
+
+/* Whether the study's first aggregate has metric m (every aggregate has the same metrics). */
+static bool study_has(const json_t *summary, const study_metric *m) {
+  return study_figure(study_agg(summary, 0, 0), m) != NULL;
+}
+
+static size_t study_n_axes(const json_t *summary) {
+  return json_array_size(json_object_get(json_object_get(summary, "study"), "axes"));
+}
+
+static const char *study_axis(const json_t *summary, size_t i) {
+  return json_string_value(json_object_get(
+      json_array_get(json_object_get(json_object_get(summary, "study"), "axes"), i), "path"));
+}
+
+/* A value of an axis as the sweep gave it: a string as it is, anything else as compact JSON. */
+static void value_text(const json_t *v, char *buf, size_t size) {
+  if (json_is_string(v)) {
+    snprintf(buf, size, "%s", json_string_value(v));
+    return;
+  }
+  /* 0.05 as 0.05, not as the 17 digits of the double nearest to it */
+  if (json_is_real(v)) {
+    snprintf(buf, size, "%.10g", json_real_value(v));
+    return;
+  }
+  char *s = v != NULL ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+  snprintf(buf, size, "%s", s != NULL ? s : "-");
+  free(s);
+}
+
+/* "625.3 ± 2.1" (mean and half-width, 4 and 2 significant digits), "625.3" without a
+ * half-width, "0.95 [0.83, 0.99]" for a proportion, "-" for none. */
+static void figure_text(const json_t *f, bool prop, char *buf, size_t size) {
+  if (f == NULL) {
+    snprintf(buf, size, "-");
+  } else if (prop) {
+    snprintf(buf, size, "%.2f [%.2f, %.2f]", num(f, "p"), num(f, "lo"), num(f, "hi"));
+  } else {
+    double m = num(f, "mean"), h = num(f, "half_width");
+    /* A half-width that is rounding noise of equal values (2e-14 on 250.1) is none. */
+    if (isnan(m))
+      snprintf(buf, size, "-");
+    else if (isnan(h) || h <= 1e-9 * fabs(m))
+      snprintf(buf, size, "%.4g", m);
+    else
+      snprintf(buf, size, "%.4g ± %.2g", m, h);
+  }
+}
+
+/* The pictures of a study: script, gnuplot -e setting, file stem, caption. */
+typedef struct study_picture {
+  const char *script;
+  char set[160], stem[64], caption[200];
+} study_picture;
+
+/* Fills pics (room for 2 * N_STUDY_METRICS) with the study's pictures; returns how many. A
+ * sweep draws each metric of study_metrics it has against the first axis (one panel per value
+ * of the others); a two-axis sweep adds the map of P(recovered) (or goodput without a trigger).
+ * A study without a sweep has one point: no picture. */
+static size_t study_pictures(const json_t *summary, study_picture *pics) {
+  size_t n_axes = study_n_axes(summary), n = 0;
+  if (n_axes == 0) return 0;
+  const char *x = study_axis(summary, 0);
+  for (size_t i = 0; i < N_STUDY_METRICS; i++) {
+    const study_metric *m = &study_metrics[i];
+    if (!study_has(summary, m)) continue;
+    study_picture *p = &pics[n++];
+    p->script = "sweep";
+    snprintf(p->set, sizeof p->set, "metric='%s'", m->name);
+    snprintf(p->stem, sizeof p->stem, "sweep-%s", m->stem);
+    snprintf(p->caption, sizeof p->caption, "%s against `%s`: the mean of each variant with its %s",
+             m->label, x, m->prop ? "Wilson interval" : "confidence interval");
+  }
+  if (n_axes == 2) {
+    const study_metric *m = &study_metrics[3];
+    if (!study_has(summary, m)) m = &study_metrics[0];
+    if (study_has(summary, m)) {
+      study_picture *p = &pics[n++];
+      p->script = "heatmap";
+      snprintf(p->set, sizeof p->set, "metric='%s'", m->name);
+      snprintf(p->stem, sizeof p->stem, "heatmap-%s", m->stem);
+      snprintf(p->caption, sizeof p->caption, "%s over `%s` and `%s`, one map per variant",
+               m->label, study_axis(summary, 0), study_axis(summary, 1));
+    }
+  }
+  return n;
+}
+
+int cli_report_study_plots(const json_t *summary, const char *dir, const char *plots_dir, FILE *log,
+                           retry_error *err) {
+  study_picture pics[2 * N_STUDY_METRICS];
+  size_t n = study_pictures(summary, pics);
+  const char *name = json_string_value(json_object_get(summary, "scenario"));
+  int rc = 0;
+  for (size_t i = 0; i < n && rc == 0; i++) {
+    char title[200];
+    snprintf(title, sizeof title, "%s", name != NULL ? name : "study");
+    rc = render(plots_dir, pics[i].script, pics[i].set, dir, "points.csv", pics[i].stem, title, log,
+                err);
+  }
+  return rc;
+}
+
+/* The axis columns of a row of point p, into cells[0..n_axes). */
+static void axis_cells(const json_t *summary, size_t p, char cells[][128], size_t n_axes) {
+  const json_t *vals =
+      json_object_get(json_array_get(json_object_get(summary, "points"), p), "values");
+  for (size_t a = 0; a < n_axes; a++)
+    value_text(json_object_get(vals, study_axis(summary, a)), cells[a], 128);
+}
+
+/* The table of every (point, variant): the axes' values, n, each metric with its interval, and
+ * with a trigger the recovery time (median over every replication, censored honestly). */
+static void study_table(doc *d, const json_t *summary) {
+  size_t n_axes = study_n_axes(summary);
+  if (n_axes > 6) n_axes = 6; /* the table has room for 16 columns */
+  const char *head[16];
+  char align[17];
+  size_t c = 0;
+  for (size_t a = 0; a < n_axes; a++, c++) {
+    head[c] = study_axis(summary, a);
+    align[c] = 'r';
+  }
+  head[c] = "variant";
+  align[c++] = 'l';
+  head[c] = "n";
+  align[c++] = 'r';
+  const study_metric *shown[N_STUDY_METRICS];
+  size_t ns = 0;
+  for (size_t i = 0; i < N_STUDY_METRICS; i++) {
+    if (!study_has(summary, &study_metrics[i])) continue;
+    shown[ns++] = &study_metrics[i];
+    head[c] = study_metrics[i].label;
+    align[c++] = 'r';
+  }
+  bool rec = json_object_get(study_agg(summary, 0, 0), "recovery_s") != NULL;
+  if (rec) {
+    head[c] = "P(storm)";
+    align[c++] = 'r';
+    head[c] = "recovery s: median";
+    align[c++] = 'r';
+    head[c] = "recovery s: mean of recovered";
+    align[c++] = 'r';
+  }
+  align[c] = '\0';
+  doc_table(d, head, align);
+  size_t np = json_array_size(json_object_get(summary, "points"));
+  for (size_t p = 0; p < np; p++) {
+    const json_t *vars =
+        json_object_get(json_array_get(json_object_get(summary, "points"), p), "variants");
+    for (size_t v = 0; v < json_array_size(vars); v++) {
+      const json_t *a = json_array_get(vars, v);
+      char cells[16][128];
+      axis_cells(summary, p, cells, n_axes);
+      size_t k = n_axes;
+      snprintf(cells[k++], 128, "%s", json_string_value(json_object_get(a, "variant")));
+      snprintf(cells[k++], 128, "%g", num(a, "n"));
+      for (size_t i = 0; i < ns; i++, k++)
+        figure_text(study_figure(a, shown[i]), shown[i]->prop, cells[k], 128);
+      if (rec) {
+        const json_t *r = json_object_get(a, "recovery_s");
+        figure_text(json_object_get(a, "p_storm"), true, cells[k++], 128);
+        double med = num(r, "median");
+        if (isnan(med))
+          snprintf(cells[k++], 128, "never (%g of %g did not recover)", num(r, "n_censored"),
+                   num(r, "n"));
+        else
+          snprintf(cells[k++], 128, "%g", med);
+        double m = num(r, "mean"), h = num(r, "half_width");
+        if (!(num(r, "n_recovered") > 0) || isnan(m))
+          snprintf(cells[k++], 128, "- (none recovered)");
+        else if (isnan(h) || h == 0)
+          snprintf(cells[k++], 128, "%.3g (%g of %g)", m, num(r, "n_recovered"), num(r, "n"));
+        else
+          snprintf(cells[k++], 128, "%.3g ± %.2g (%g of %g)", m, h, num(r, "n_recovered"),
+                   num(r, "n"));
+      }
+      doc_row(d, cells);
+    }
+  }
+  doc_table_end(d);
+}
+
+/* With a baseline: each variant's paired difference from it, per metric, on the same seeds;
+ * a mark on those whose interval excludes zero. */
+static void study_paired(doc *d, const json_t *summary) {
+  const json_t *first = NULL;
+  size_t np = json_array_size(json_object_get(summary, "points"));
+  for (size_t v = 0; first == NULL && v < 64; v++) {
+    const json_t *a = study_agg(summary, 0, v);
+    if (a == NULL) break;
+    if (json_object_get(a, "paired") != NULL) first = a;
+  }
+  if (first == NULL) return;
+  const char *base = json_string_value(at(first, "paired.baseline"));
+  doc_h(d, 2, "Against the baseline `%s`", base != NULL ? base : "");
+  doc_p(d,
+        "Each variant minus `%s` over the same seeds (paired), with its interval; **\\*** marks "
+        "a difference whose interval excludes zero. The unpaired (Welch) interval of the same "
+        "runs is in summary.json and paired.csv.",
+        base != NULL ? base : "");
+  size_t n_axes = study_n_axes(summary);
+  if (n_axes > 8) n_axes = 8;
+  const char *head[16];
+  char align[17];
+  size_t c = 0;
+  for (size_t a = 0; a < n_axes; a++, c++) {
+    head[c] = study_axis(summary, a);
+    align[c] = 'r';
+  }
+  head[c] = "variant";
+  align[c++] = 'l';
+  const study_metric *shown[N_STUDY_METRICS];
+  size_t ns = 0;
+  for (size_t i = 0; i < N_STUDY_METRICS; i++) {
+    const json_t *e = json_object_get(at(first, "paired.metrics"), study_metrics[i].name);
+    if (e == NULL) continue;
+    shown[ns++] = &study_metrics[i];
+    head[c] = study_metrics[i].label;
+    align[c++] = 'r';
+  }
+  align[c] = '\0';
+  doc_table(d, head, align);
+  for (size_t p = 0; p < np; p++) {
+    const json_t *vars =
+        json_object_get(json_array_get(json_object_get(summary, "points"), p), "variants");
+    for (size_t v = 0; v < json_array_size(vars); v++) {
+      const json_t *a = json_array_get(vars, v);
+      const json_t *pm = at(a, "paired.metrics");
+      if (pm == NULL) continue;
+      char cells[16][128];
+      axis_cells(summary, p, cells, n_axes);
+      size_t k = n_axes;
+      snprintf(cells[k++], 128, "%s", json_string_value(json_object_get(a, "variant")));
+      for (size_t i = 0; i < ns; i++, k++) {
+        const json_t *e = json_object_get(pm, shown[i]->name);
+        if (e == NULL || isnan(num(e, "mean_diff"))) {
+          snprintf(cells[k], 128, "-");
+          continue;
+        }
+        snprintf(cells[k], 128, "%+.3g [%.3g, %.3g]%s", num(e, "mean_diff"), num(e, "lo"),
+                 num(e, "hi"), json_is_true(json_object_get(e, "distinguishable")) ? " \\*" : "");
+      }
+      doc_row(d, cells);
+    }
+  }
+  doc_table_end(d);
+}
+
+static void study_body(doc *d, const json_t *summary, const char *command, bool pictures) {
+  const char *name = json_string_value(json_object_get(summary, "scenario"));
+  const json_t *st = json_object_get(summary, "study");
+  doc_h(d, 1, "%s", name != NULL ? name : "study");
+  const char *desc = json_string_value(at(summary, "document.description"));
+  if (desc != NULL) doc_p(d, "%s", desc);
+  char page[160];
+  snprintf(page, sizeof page, "docs/experiments/%s.md", name != NULL ? name : "");
+  if (name != NULL && access(page, R_OK) == 0)
+    doc_p(d, "What happens and why, in words: `%s`.", page);
+  bool tick = command != NULL && strchr(command, '`') != NULL;
+  doc_p(d,
+        "Produced by %s%s%s (retrysim %s, scenario SHA-256 `%.12s`). The same command gives the "
+        "same files, byte for byte, whatever `-j`.",
+        command == NULL || tick ? "" : "`", command != NULL ? command : "retrysim",
+        command == NULL || tick ? "" : "`", json_string_value(json_object_get(summary, "version")),
+        json_string_value(json_object_get(summary, "scenario_sha256")));
+  doc_h(d, 2, "The study");
+  size_t nv = json_array_size(
+      json_object_get(json_array_get(json_object_get(summary, "points"), 0), "variants"));
+  doc_li(d, "%g runs: %g point%s x %zu variant%s x %g replication%s", num(st, "n_runs"),
+         num(st, "n_points"), num(st, "n_points") == 1 ? "" : "s", nv, nv == 1 ? "" : "s",
+         num(st, "replications"), num(st, "replications") == 1 ? "" : "s");
+  doc_li(d,
+         "every variant and every point on the same seeds (common random numbers); intervals "
+         "at %g %% (Student t for numbers, Wilson for proportions)",
+         num(st, "confidence") * 100);
+  size_t n_axes = study_n_axes(summary);
+  for (size_t a = 0; a < n_axes; a++) {
+    const json_t *vals = json_object_get(json_array_get(json_object_get(st, "axes"), a), "values");
+    char list[1024] = "";
+    for (size_t i = 0; i < json_array_size(vals); i++) {
+      char one[128];
+      value_text(json_array_get(vals, i), one, sizeof one);
+      size_t len = strlen(list);
+      if (len + strlen(one) + 8 >= sizeof list) {
+        snprintf(list + len, sizeof list - len, ", ...");
+        break;
+      }
+      snprintf(list + len, sizeof list - len, "%s%s", i > 0 ? ", " : "", one);
+    }
+    doc_li(d, "axis `%s`: %s", study_axis(summary, a), list);
+  }
+  doc_h(d, 2, "Results");
+  doc_p(d,
+        "Means over the replications with the half-width of their interval; P(recovered) and "
+        "P(storm) (the share that never recovered after the trigger) with their Wilson "
+        "interval. The recovery time's median counts the replications that never recovered "
+        "(censored), its mean is over those that did.");
+  study_table(d, summary);
+  study_paired(d, summary);
+  if (pictures) {
+    study_picture pics[2 * N_STUDY_METRICS];
+    size_t n = study_pictures(summary, pics);
+    if (n > 0) doc_h(d, 2, "Pictures");
+    for (size_t i = 0; i < n; i++) {
+      char file[80];
+      snprintf(file, sizeof file, "%s.svg", pics[i].stem);
+      doc_img(d, file, pics[i].caption);
+    }
+  }
+}
+
+typedef struct study_page_args {
+  const json_t *summary;
+  const char *dir, *command;
+  bool pictures, html;
+} study_page_args;
+
+static int study_page_fill(void *ctx, FILE *f) {
+  const study_page_args *p = ctx;
+  doc d = {.f = f, .html = p->html, .dir = p->dir};
+  const char *name = json_string_value(json_object_get(p->summary, "scenario"));
+  if (p->html) {
+    fputs(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+        "img-src data:; style-src 'unsafe-inline'\">\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>",
+        f);
+    html_text(f, name != NULL ? name : "study");
+    fputs(": retrysim study report</title>\n<style>\n", f);
+    fputs(html_style, f);
+    fputs("</style>\n</head>\n<body>\n<main>\n", f);
+  }
+  study_body(&d, p->summary, p->command, p->pictures);
+  doc_end_list(&d);
+  if (p->html) fputs("</main>\n</body>\n</html>\n", f);
+  return d.failed ? -1 : 0;
+}
+
+int cli_report_study_write(const json_t *summary, const char *dir, const char *command,
+                           bool pictures, retry_error *err) {
+  int rc = 0;
+  for (int html = 0; html <= 1 && rc == 0; html++) {
+    char *path = str_printf("%s/%s", dir, html ? "report.html" : "report.md");
+    if (path == NULL) {
+      cli_output_error(err, RETRY_ENOMEM, dir, "out of memory");
+      return RETRY_ENOMEM;
+    }
+    study_page_args p = {summary, dir, command, pictures, html != 0};
+    rc = cli_output_write_atomic(path, study_page_fill, &p, err);
+    free(path);
+  }
+  return rc;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Searches: the tipping point of each variant
+ * =================================================================== */
+
+int cli_report_search_plots(const json_t *summary, const char *dir, const char *plots_dir,
+                            FILE *log, retry_error *err) {
+  const json_t *first = json_array_get(json_object_get(summary, "search"), 0);
+  if (first == NULL) return 0;
+  char set[64], title[200];
+  snprintf(set, sizeof set, "p=%.10g", num(first, "p"));
+  const char *name = json_string_value(json_object_get(summary, "scenario"));
+  snprintf(title, sizeof title, "%s", name != NULL ? name : "search");
+  return render(plots_dir, "search", set, dir, "search.csv", "search", title, log, err);
+}
+
+/* A probed value as the search wrote it ("376/s"), "-" for none. */
+static void probe_value(const json_t *v, char *buf, size_t size) {
+  if (v == NULL || json_is_null(v))
+    snprintf(buf, size, "-");
+  else
+    value_text(v, buf, size);
+}
+
+static void search_body(doc *d, const json_t *summary, const char *command, bool pictures) {
+  const char *name = json_string_value(json_object_get(summary, "scenario"));
+  const json_t *search = json_object_get(summary, "search");
+  const json_t *first = json_array_get(search, 0);
+  doc_h(d, 1, "%s", name != NULL ? name : "search");
+  const char *desc = json_string_value(at(summary, "document.description"));
+  if (desc != NULL) doc_p(d, "%s", desc);
+  char page[160];
+  snprintf(page, sizeof page, "docs/experiments/%s.md", name != NULL ? name : "");
+  if (name != NULL && access(page, R_OK) == 0)
+    doc_p(d, "What happens and why, in words: `%s`.", page);
+  bool tick = command != NULL && strchr(command, '`') != NULL;
+  doc_p(d,
+        "Produced by %s%s%s (retrysim %s, scenario SHA-256 `%.12s`). The same command gives the "
+        "same files, byte for byte, whatever `-j`.",
+        command == NULL || tick ? "" : "`", command != NULL ? command : "retrysim",
+        command == NULL || tick ? "" : "`", json_string_value(json_object_get(summary, "version")),
+        json_string_value(json_object_get(summary, "scenario_sha256")));
+  doc_h(d, 2, "The search");
+  doc_p(d,
+        "For each variant, the highest value of `%s` at which P(`%s`) stays at least %g, by "
+        "bisection. A probe passes when the lower end of its Wilson interval (%g %%) is at least "
+        "%g, fails when the upper end is below it; otherwise it runs more replications, and "
+        "when it has run them all it is decided by the share alone (*undecided*). %zu runs in "
+        "all.",
+        json_string_value(json_object_get(first, "path")),
+        json_string_value(json_object_get(first, "metric")), num(first, "p"),
+        num(first, "confidence") * 100, num(first, "p"),
+        json_array_size(json_object_get(summary, "runs")));
+  static const char *const head[] = {"variant", "survives up to", "fails from",
+                                     "outcome", "probes",         "replications"};
+  doc_table(d, head, "lrrlrr");
+  for (size_t v = 0; v < json_array_size(search); v++) {
+    const json_t *s = json_array_get(search, v);
+    const json_t *probes = json_object_get(s, "probes");
+    char cells[16][128];
+    snprintf(cells[0], 128, "%s", json_string_value(json_object_get(s, "variant")));
+    probe_value(at(s, "boundary.pass"), cells[1], 128);
+    probe_value(at(s, "boundary.fail"), cells[2], 128);
+    const char *oc = json_string_value(json_object_get(s, "outcome"));
+    snprintf(cells[3], 128, "%s",
+             oc == NULL                      ? "-"
+             : strcmp(oc, "bracketed") == 0  ? "bracketed"
+             : strcmp(oc, "from_fails") == 0 ? "below the range: `from` fails"
+             : strcmp(oc, "to_passes") == 0  ? "above the range: `to` passes"
+                                             : oc);
+    double reps = 0;
+    for (size_t i = 0; i < json_array_size(probes); i++)
+      reps += num(json_array_get(probes, i), "n");
+    snprintf(cells[4], 128, "%zu", json_array_size(probes));
+    snprintf(cells[5], 128, "%g", reps);
+    doc_row(d, cells);
+  }
+  doc_table_end(d);
+  if (pictures) {
+    doc_img(d, "search.svg",
+            "Every probe: the share of its replications with the metric true, its Wilson "
+            "interval, filled when it passed; the dashed line is p");
+  }
+  doc_h(d, 2, "Every probe");
+  for (size_t v = 0; v < json_array_size(search); v++) {
+    const json_t *s = json_array_get(search, v);
+    doc_h(d, 3, "%s", json_string_value(json_object_get(s, "variant")));
+    static const char *const ph[] = {"value", "n", "k", "P", "Wilson interval", "verdict"};
+    doc_table(d, ph, "rrrrrl");
+    const json_t *probes = json_object_get(s, "probes");
+    for (size_t i = 0; i < json_array_size(probes); i++) {
+      const json_t *pr = json_array_get(probes, i);
+      char cells[16][128];
+      probe_value(json_object_get(pr, "value"), cells[0], 128);
+      snprintf(cells[1], 128, "%g", num(pr, "n"));
+      snprintf(cells[2], 128, "%g", num(pr, "k"));
+      snprintf(cells[3], 128, "%.3f", num(pr, "p"));
+      snprintf(cells[4], 128, "[%.3f, %.3f]", num(pr, "lo"), num(pr, "hi"));
+      const char *verdict = json_string_value(json_object_get(pr, "verdict"));
+      snprintf(cells[5], 128, "%s%s", verdict != NULL ? verdict : "-",
+               json_is_true(json_object_get(pr, "undecided")) ? " (undecided: by k/n)" : "");
+      doc_row(d, cells);
+    }
+    doc_table_end(d);
+  }
+}
+
+static int search_page_fill(void *ctx, FILE *f) {
+  const study_page_args *p = ctx;
+  doc d = {.f = f, .html = p->html, .dir = p->dir};
+  const char *name = json_string_value(json_object_get(p->summary, "scenario"));
+  if (p->html) {
+    fputs(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+        "img-src data:; style-src 'unsafe-inline'\">\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>",
+        f);
+    html_text(f, name != NULL ? name : "search");
+    fputs(": retrysim search report</title>\n<style>\n", f);
+    fputs(html_style, f);
+    fputs("</style>\n</head>\n<body>\n<main>\n", f);
+  }
+  search_body(&d, p->summary, p->command, p->pictures);
+  doc_end_list(&d);
+  if (p->html) fputs("</main>\n</body>\n</html>\n", f);
+  return d.failed ? -1 : 0;
+}
+
+int cli_report_search_write(const json_t *summary, const char *dir, const char *command,
+                            bool pictures, retry_error *err) {
+  int rc = 0;
+  for (int html = 0; html <= 1 && rc == 0; html++) {
+    char *path = str_printf("%s/%s", dir, html ? "report.html" : "report.md");
+    if (path == NULL) {
+      cli_output_error(err, RETRY_ENOMEM, dir, "out of memory");
+      return RETRY_ENOMEM;
+    }
+    study_page_args p = {summary, dir, command, pictures, html != 0};
+    rc = cli_output_write_atomic(path, search_page_fill, &p, err);
+    free(path);
+  }
+  return rc;
+}
+
+/* }================================================================== */

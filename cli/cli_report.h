@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "retry/retry.h"
 #include "cli/cli_output.h"
 #include "cli/cli_scenario.h"
@@ -41,5 +43,36 @@ int cli_report_plots(const cli_output *o, const cli_scenario *s, const char *dir
  * written, a picture that cannot be read) or RETRY_ENOMEM with err filled. */
 int cli_report_write(const cli_output *o, const cli_scenario *s, const char *dir,
                      const char *command, bool pictures, retry_error *err);
+
+/* The pictures of a study (`retrysim run` with replications, a sweep or a search, --plot)
+ * whose points.csv is already in dir; summary is its summary.json. With a sweep: sweep-goodput,
+ * sweep-attempts, sweep-p99 and sweep-recovered.svg (plots/sweep.gp: the metric against the
+ * first axis, one line per variant with interval bars), those of the metrics the aggregates
+ * have; with exactly two axes also heatmap-recovered.svg (plots/heatmap.gp; heatmap-goodput.svg
+ * without a trigger). No sweep: no picture. Returns as cli_report_plots. */
+int cli_report_study_plots(const json_t *summary, const char *dir, const char *plots_dir, FILE *log,
+                           retry_error *err);
+
+/* Writes dir/report.md and dir/report.html for a study from its summary.json: title,
+ * description, the command, the study (runs, seeds, level, axes), the table of every (point,
+ * variant) with means ± half-widths, P(recovered) and P(storm) with their Wilson intervals and
+ * the censored recovery time, the paired differences against the baseline (marked when
+ * distinguishable), and with pictures those of cli_report_study_plots. Returns as
+ * cli_report_write. */
+int cli_report_study_write(const json_t *summary, const char *dir, const char *command,
+                           bool pictures, retry_error *err);
+
+/* The picture of a search whose search.csv is in dir: search.svg (plots/search.gp: every probe's
+ * share with its Wilson interval, per variant, and the level p). Returns as cli_report_plots. */
+int cli_report_search_plots(const json_t *summary, const char *dir, const char *plots_dir,
+                            FILE *log, retry_error *err);
+
+/* Writes dir/report.md and dir/report.html for a search from its summary.json: the command,
+ * the rule of the search, a table of each variant's boundary (the highest passing and the
+ * lowest failing value, the outcome, the probes and replications it took), the picture when
+ * pictures is true, and every probe (value, n, k, P, Wilson interval, verdict). Returns as
+ * cli_report_write. */
+int cli_report_search_write(const json_t *summary, const char *dir, const char *command,
+                            bool pictures, retry_error *err);
 
 #endif /* CLI_REPORT_H */

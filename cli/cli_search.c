@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cli/cli_output.h"
+#include "cli/cli_report.h"
 #include "cli/cli_study.h"
 #include "retry/retry_json.h"
 #include "sim/sim_stats.h"
@@ -425,6 +426,20 @@ int cli_search_run_study(const cli_scenario *s, const struct cli_study_spec *tmp
     if (rc == 0) {
       join_path(path, sizeof path, opts->out_dir, "summary.json");
       rc = cli_output_write_atomic(path, fill_json, doc, &err);
+    }
+    /* --plot: search.svg, then report.md and report.html (the page without the picture when
+     * it could not be drawn). */
+    if (rc == 0 && opts->plot) {
+      int prc =
+          cli_report_search_plots(doc, opts->out_dir, cli_report_plots_dir(), opts->err, &err);
+      if (prc != 0) {
+        char buf[1200];
+        retry_error_format(&err, buf, sizeof buf);
+        fprintf(opts->err, "retrysim: %s\n", buf);
+        retry_error_clear(&err);
+      }
+      rc = cli_report_search_write(doc, opts->out_dir, opts->command, prc == 0, &err);
+      if (rc == 0 && prc != 0) status = CLI_EXIT_RUNTIME;
     }
     if (rc != 0) {
       char buf[1200];

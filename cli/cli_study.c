@@ -12,6 +12,8 @@
 #endif
 #include "cli/cli_study.h"
 
+#include "cli/cli_report.h"
+
 #if defined(__linux__)
 #include <sched.h>
 #endif
@@ -893,6 +895,20 @@ int cli_study_finish(const json_t *plan, const json_t *records, const cli_study_
     if (write_files(&st, o->out_dir, &e) != 0) {
       print_error(o->err, &e);
       status = CLI_EXIT_RUNTIME;
+    }
+    /* --plot: the study's pictures from points.csv, then report.md and report.html (the page
+     * is written even when a picture failed, without pictures, as a plain run does). */
+    if (status == CLI_EXIT_OK && o->plot) {
+      int prc = cli_report_study_plots(st.summary, o->out_dir, cli_report_plots_dir(), o->err, &e);
+      if (prc != 0) print_error(o->err, &e);
+      retry_error e2;
+      retry_error_clear(&e2);
+      if (cli_report_study_write(st.summary, o->out_dir, o->command, prc == 0, &e2) != 0) {
+        print_error(o->err, &e2);
+        status = CLI_EXIT_RUNTIME;
+      } else if (prc != 0) {
+        status = CLI_EXIT_RUNTIME;
+      }
     }
   }
   if (status == CLI_EXIT_OK) {

@@ -616,7 +616,8 @@ static int run_study_or_plain(cli *c, cli_scenario *s) {
                          "N >= 2 (or \"replications\" in the scenario)");
     return cli_run_scenario(s, &c->opts);
   }
-  if (c->opts.plot) return usage_error("%s", "--plot draws one run's files; a study has none yet");
+  if (c->opts.plot && c->shard_n > 0)
+    return usage_error("%s", "--plot draws a whole study: merge the shards first");
   const cli_scenario *scenarios[1] = {s};
   cli_study_spec spec = {.source = c->scenario,
                          .base = s,

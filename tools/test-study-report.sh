@@ -1,0 +1,164 @@
+#!/bin/sh
+# Checks what a study's --plot writes (docs/cli.md, "Studies"): report.md and report.html with
+# the table of means with half-widths, P(recovered) and P(storm) with their intervals and the
+# censored recovery time; with a sweep, the pictures of plots/sweep.gp and plots/heatmap.gp
+# from points.csv, byte-identical when drawn again; a search's report (each variant's boundary,
+# every probe) and search.svg; and the scripts' messages on bad input.
+# The scenario is experiments/tipping-point.json without its search: five variants, 30 s runs.
+# Usage: BUILD=build sh tools/test-study-report.sh
+set -u
+bin="${BUILD:-build}/retrysim"
+[ -x "$bin" ] || { echo "test-study-report: $bin not built"; exit 1; }
+command -v gnuplot >/dev/null 2>&1 || { echo "test-study-report: gnuplot not installed"; exit 1; }
+scn=experiments/tipping-point.json
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+checks=0
+test_name=""
+
+fail() { fails=$((fails + 1)); echo "test-study-report: FAIL: $test_name: $*"; }
+has() {
+  checks=$((checks + 1))
+  grep -qF -- "$2" "$1" || { fail "$(basename "$1") lacks: $2"; sed 's/^/    /' "$1" | head -n 12; }
+}
+lacks() {
+  checks=$((checks + 1))
+  if grep -qF -- "$2" "$1"; then fail "$(basename "$1") should not hold: $2"; fi
+}
+has_re() {
+  checks=$((checks + 1))
+  grep -qE -- "$2" "$1" || { fail "$(basename "$1") has no line matching: $2"; sed 's/^/    /' "$1" | head -n 12; }
+}
+exists() {
+  checks=$((checks + 1))
+  [ -s "$1" ] || fail "$1 missing or empty"
+}
+run() {
+  checks=$((checks + 1))
+  "$bin" "$@" >"$tmp/out" 2>"$tmp/err" || { fail "retrysim $* failed"; sed 's/^/    /' "$tmp/err" | head -n 5; }
+}
+# gp_fails STATUS TEXT SCRIPT ARGS...: gnuplot -c SCRIPT ARGS exits with STATUS and says TEXT.
+gp_fails() {
+  checks=$((checks + 1))
+  want=$1 text=$2
+  shift 2
+  gnuplot "$@" >"$tmp/gp.out" 2>"$tmp/gp.err"
+  rc=$?
+  if [ "$rc" -ne "$want" ]; then
+    fail "gnuplot $* exited $rc, expected $want"; sed 's/^/    /' "$tmp/gp.err" | head -n 5
+  elif ! grep -qF -- "$text" "$tmp/gp.err"; then
+    fail "gnuplot $* did not say: $text"; sed 's/^/    /' "$tmp/gp.err" | head -n 5
+  fi
+}
+
+test_replications_report() {
+  test_name=test_replications_report
+  run run "$scn" --set search=null --reps 3 -j 2 --plot --quiet --out "$tmp/reps"
+  md="$tmp/reps/report.md"
+  exists "$md"
+  exists "$tmp/reps/report.html"
+  has "$md" "15 runs: 1 point x 5 variants x 3 replications"
+  has "$md" "| variant | n | goodput/s | front-door attempts/call | p99 ms | P(recovered) | P(storm) |"
+  # a mean with its half-width, a proportion with its Wilson interval, a censored median
+  has_re "$md" '^\| no-retries \| 3 \| [0-9.]+ ± [0-9.e-]+ \|'
+  has_re "$md" '^\| retries \| 3 \|.*\| 0\.00 \[0\.00, 0\.56\] \| 1\.00 \[0\.44, 1\.00\] \| never \(3 of 3 did not recover\) \| - \(none recovered\) \|$'
+  has_re "$md" '^\| grpc-throttling \| 3 \|.*\| 1\.00 \[0\.44, 1\.00\] \| 0\.00 \[0\.00, 0\.56\] \| [0-9.]+ \| [0-9.]+.*\(3 of 3\) \|$'
+  # no sweep: no picture
+  lacks "$md" "## Pictures"
+  has "$tmp/reps/report.html" "<td>retries</td>"
+  lacks "$tmp/reps/report.html" "<img"
+}
+
+test_baseline_marks_differences() {
+  test_name=test_baseline_marks_differences
+  run run "$scn" --set search=null --reps 3 --baseline no-retries --plot --quiet --out "$tmp/paired"
+  md="$tmp/paired/report.md"
+  has "$md" "## Against the baseline \`no-retries\`"
+  # retries - no-retries: far fewer recover, far more attempts: both distinguishable
+  has_re "$md" '^\| retries \| -[0-9.e+]+ \[-[0-9.e+]+, -[0-9.e+]+\] \\\* \| \+[0-9.]+ \[[0-9.]+, [0-9.]+\] \\\* \|'
+  lacks "$md" "| no-retries | +0"
+}
+
+test_sweep_pictures() {
+  test_name=test_sweep_pictures
+  run run "$scn" --set search=null --reps 2 -j 2 --sweep 'clients.web.arrival.rate=150/s,300/s,380/s' \
+    --sweep 'services.api.faults[0].end=6s,15s' --variant no-retries --variant retries \
+    --plot --quiet --out "$tmp/sweep"
+  d="$tmp/sweep"
+  for f in sweep-goodput sweep-attempts sweep-p99 sweep-recovered heatmap-recovered; do
+    exists "$d/$f.svg"
+    has "$d/report.md" "($f.svg)"
+  done
+  has "$d/sweep-recovered.svg" "P(recovered)"
+  has "$d/sweep-recovered.svg" "clients.web.arrival.rate (per s)"
+  has "$d/heatmap-recovered.svg" "services.api.faults[0].end (s)"
+  has "$d/report.md" "| clients.web.arrival.rate | services.api.faults[0].end | variant | n |"
+  has_re "$d/report.md" '^\| 380/s \| 15s \| retries \| 2 \|'
+  has "$d/report.html" "<img src=\"data:image/svg+xml;base64,"
+  # the pictures depend on points.csv only
+  gnuplot -e "metric='recovery.recovered'" -c plots/sweep.gp "$d/points.csv" "$tmp/again.svg" tipping-point 2>"$tmp/gp.err"
+  checks=$((checks + 1))
+  cmp -s "$tmp/again.svg" "$d/sweep-recovered.svg" || fail "sweep.gp drew a different sweep-recovered.svg"
+}
+
+test_plot_scripts_refuse_bad_input() {
+  test_name=test_plot_scripts_refuse_bad_input
+  d="$tmp/sweep"
+  [ -f "$d/points.csv" ] || return 0
+  gp_fails 2 "must end in .svg or .png" -c plots/sweep.gp "$d/points.csv" "$tmp/x.pdf"
+  gp_fails 1 "cannot read data file" -c plots/sweep.gp "$tmp/none.csv" "$tmp/x.svg"
+  gp_fails 1 "is not a points.csv (it has no column n)" -c plots/heatmap.gp "$d/runs.csv" "$tmp/x.svg"
+  gp_fails 1 "its header must start with point" -c plots/sweep.gp "$scn" "$tmp/x.svg"
+  gp_fails 1 "has no metric 'nope'" -e "metric='nope'" -c plots/sweep.gp "$d/points.csv" "$tmp/x.svg"
+  gp_fails 1 "has no axis 'clients.web.count'" -e "axis='clients.web.count'" -c plots/sweep.gp "$d/points.csv" "$tmp/x.svg"
+  gp_fails 1 "none of the variants 'x y'" -e "only='x y'" -c plots/sweep.gp "$d/points.csv" "$tmp/x.svg"
+  # a study without a sweep has no axis column
+  gp_fails 1 "has no axis column" -c plots/sweep.gp "$tmp/reps/points.csv" "$tmp/x.svg"
+  gp_fails 1 "has 0 axes" -c plots/heatmap.gp "$tmp/reps/points.csv" "$tmp/x.svg"
+  head -n 1 "$d/points.csv" >"$tmp/empty.csv"
+  gp_fails 1 "it has no data rows" -c plots/sweep.gp "$tmp/empty.csv" "$tmp/x.svg"
+}
+
+test_search_report() {
+  test_name=test_search_report
+  run run "$scn" --set search.probes=3 --set search.reps=10 --set search.max_reps=20 \
+    --variant retries --variant no-retries --plot -j 2 --quiet --out "$tmp/search"
+  d="$tmp/search"
+  exists "$d/search.svg"
+  has "$d/search.svg" "probed value (per s)"
+  has "$d/report.md" "| variant | survives up to | fails from | outcome | probes | replications |"
+  # 150/s passes both; 400/s fails both; 275/s passes no-retries only (seeds as the search ran)
+  has "$d/report.md" "| no-retries | 275/s | 400/s | bracketed | 3 |"
+  has "$d/report.md" "| retries | 150/s | 275/s | bracketed | 3 |"
+  has "$d/report.md" "![Every probe"
+  has_re "$d/report.md" '^\| 400/s \| 10 \| 0 \| 0\.000 \| \[0\.000, 0\.278\] \| fail \|$'
+  has "$d/report.html" "<img src=\"data:image/svg+xml;base64,"
+  gp_fails 1 "is not a search.csv" -c plots/search.gp "$tmp/sweep/points.csv" "$tmp/x.svg"
+  gnuplot -e "p=0.95" -c plots/search.gp "$d/search.csv" "$tmp/again.svg" tipping-point 2>"$tmp/gp.err"
+  checks=$((checks + 1))
+  cmp -s "$tmp/again.svg" "$d/search.svg" || fail "search.gp drew a different search.svg"
+}
+
+test_real_axis_values() {
+  test_name=test_real_axis_values
+  # a number on an axis is written as given (0.8), not as the 17 digits of its double
+  run run "$scn" --set search=null --reps 2 --sweep 'recovery.threshold=0.8,0.9' \
+    --variant no-retries --plot --quiet --out "$tmp/real"
+  has "$tmp/real/report.md" "- axis \`recovery.threshold\`: 0.8, 0.9"
+  has_re "$tmp/real/report.md" '^\| 0\.9 \| no-retries \| 2 \|'
+  lacks "$tmp/real/report.md" "0.90000000"
+}
+
+test_replications_report
+test_baseline_marks_differences
+test_sweep_pictures
+test_plot_scripts_refuse_bad_input
+test_search_report
+test_real_axis_values
+
+if [ "$fails" -ne 0 ]; then
+  echo "test-study-report: $fails of $checks checks failed"
+  exit 1
+fi
+echo "test-study-report: $checks checks passed"
