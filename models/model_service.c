@@ -68,6 +68,18 @@ static int32_t replica_workers(const mw_service *s, int32_t rep, int64_t now) {
   return n;
 }
 
+/* A capacity fault is over: its workers are back, and nothing else would start the requests
+ * queued meanwhile (with `workers: 0` no request finishes to pump the queue). obj is the
+ * world, arg the service's index. Every replica is pumped; replica_pump stops at each
+ * replica's current count, so an overlapping fault still holding keeps its limit. */
+static void ev_capacity_back(sim_kernel *k, void *obj, uint64_t arg) {
+  (void)k;
+  model_world *w = obj;
+  mw_service *s = &w->topo.services[arg];
+  for (int32_t rep = 0; rep < s->cfg->replicas; rep++)
+    replica_pump(w, s, rep);
+}
+
 /* For the time series: how many fault entries overlap [t0, t1), whatever their selectors,
  * so that plots can shade the fault window. */
 int model__faults_active(const model_world *w, int64_t t0_ns, int64_t t1_ns) {
@@ -695,6 +707,14 @@ int model__services_create(model_world *w) {
       }
       if (model__channel_open(w, &rp->ch, entity, (uint64_t)r, s->call_edges, cfg->n_calls, NULL) <
           0)
+        return -1;
+    }
+    /* The end of each capacity fault that ends within the run starts the queue again. */
+    for (size_t f = 0; f < cfg->n_faults; f++) {
+      const model_fault_cfg *fc = &cfg->faults[f];
+      if (fc->kind != MODEL_FAULT_CAPACITY || fc->end_ns <= 0 || fc->end_ns > w->run.end_ns)
+        continue;
+      if (sim_event_schedule(w->k, fc->end_ns, ev_capacity_back, w, (uint64_t)i) == SIM_EVENT_NONE)
         return -1;
     }
   }

@@ -1599,6 +1599,30 @@ static void test_model_world_bare_calls_decide_as_the_engine(void **state) {
   run_free(&x[1]);
 }
 
+/* A capacity fault with no workers at all: nothing finishes while it holds, so only the fault's
+ * end can start the requests it left queued. Every one of them is served once it is over. */
+static void test_model_world_capacity_fault_end_serves_the_queue(void **state) {
+  (void)state;
+  run x;
+  run_text(&x,
+           "{'duration': '4s', 'drain': '5s', 'services': {"
+           "  'api': {'workers': 4, 'queue': {'capacity': 100000},"
+           "   'service_time': {'dist': 'constant', 'value': '10ms'}, 'deadline': 'ignore',"
+           "   'faults': [{'kind': 'capacity', 'workers': 0, 'start': '1s', 'end': '2s'}]}},"
+           " 'clients': {'web': {'target': 'api', 'methods': ['/a.A/Get'],"
+           "   'arrival': {'kind': 'open', 'rate': '80/s'}}}}",
+           1);
+  const model_results *r = x.r;
+  assert_true(r->calls_started > 250);
+  assert_int_equal(r->calls_unfinished, 0);
+  assert_int_equal(r->calls_ok, r->calls_started);
+  /* About 80 requests waited for the fault to end; the first of them nearly a second. */
+  const model_service_stats *a = svc(r, "api");
+  assert_true(a->queue_max > 60 && a->queue_max < 100);
+  assert_true(sim_hist_quantile(&r->latency, 1.0) > 900000000);
+  run_free(&x);
+}
+
 /* }================================================================== */
 
 int main(void) {
@@ -1636,6 +1660,7 @@ int main(void) {
       cmocka_unit_test(test_model_world_lb_avoids_previous_replica),
       cmocka_unit_test(test_model_world_user_retries_count_as_one_operation),
       cmocka_unit_test(test_model_world_concurrency_limit_refuses_above_the_limit),
+      cmocka_unit_test(test_model_world_capacity_fault_end_serves_the_queue),
       cmocka_unit_test(test_model_world_breaker_refusals_settle_user_retried_operations),
       cmocka_unit_test(test_model_world_memory_follows_in_flight),
       cmocka_unit_test(test_model_world_random_scenarios_keep_invariants),
