@@ -11,6 +11,16 @@
  * not either; and every service's queue (<service>_queue), so that a backlog still waiting
  * does not. A bucket with no offered call has no ratio and is never healthy: for a
  * closed-loop population, nothing offered means every user is stuck waiting.
+ *
+ * The baselines are a good state only if the time before the trigger was steady. A service
+ * overloaded from the start has a backlog that grows throughout: judged against itself, its
+ * queue and latency look "near baseline" for a while after any trigger, and a short trigger
+ * would pass for one it recovered from. So when the calls in flight grew, over the baseline
+ * buckets, by more than a tenth of the calls offered in them (fewer than 90 % of the offered
+ * calls ended), the baselines are the ideal ones: every offered call good (ratio 1), no queue
+ * beyond the slack, and no latency to compare with. A tenth is far above the noise of a
+ * steady queue (its backlog goes up and down by tens of calls, not by a tenth of thousands)
+ * and far below the growth of real overload (offered - capacity, every second).
  */
 #include "cli/cli_recovery.h"
 
@@ -66,6 +76,20 @@ static double span_mean(const double *col, size_t stride, size_t b0, size_t b1) 
     }
   }
   return n > 0 ? sum / (double)n : NAN;
+}
+
+/* Whether buckets [b0, b1) are a steady state: the calls in flight (snapshots at bucket
+ * ends; 0 at time 0) grew by at most a tenth of the calls offered over them. Without the
+ * in-flight column there is nothing to tell, and the span counts as steady. */
+static bool steady(const cli_recovery_series *s, size_t b0, size_t b1) {
+  if (s->in_flight == NULL) return true;
+  double offered = 0;
+  for (size_t b = b0; b < b1; b++)
+    offered += s->offered[b * s->stride];
+  offered *= (double)s->bucket_ns / 1e9; /* offered_rps x seconds: calls */
+  double start = b0 > 0 ? s->in_flight[(b0 - 1) * s->stride] : 0.0;
+  double grew = s->in_flight[(b1 - 1) * s->stride] - start;
+  return !(grew > 0.1 * offered);
 }
 
 /* A held span: run counts healthy buckets ending at b; the first time it reaches hold, the
@@ -131,6 +155,8 @@ int cli_recovery_judge_series(const cli_recovery_cfg *cfg, int64_t duration_ns,
   size_t b0 = (size_t)((warmup + bucket_ns - 1) / bucket_ns);
   size_t b1 = (size_t)(trigger_start_ns / bucket_ns);
   if (b1 > full) b1 = full;
+  out->baseline_steady = b0 >= b1 || steady(s, b0, b1);
+  if (!out->baseline_steady) b0 = b1; /* judged as with no history: the ideal baselines */
   double base = b0 < b1 ? span_ratio(s, b0, b1) : NAN;
   /* Without a bucket of healthy history the baseline is 1: every offered call succeeds. */
   out->baseline_ratio = isnan(base) ? 1.0 : base;
@@ -218,6 +244,7 @@ int cli_recovery_of_run(const cli_recovery_cfg *rcfg, const model_config *cfg,
   int offered = column(ts, "offered_rps"), goodput = column(ts, "goodput_rps");
   if (offered < 0 || goodput < 0 || ts->values == NULL) return 0;
   int latency = column(ts, rcfg->latency_q == 0.5 ? "latency_ok_p50_ms" : "latency_ok_p99_ms");
+  int in_flight = column(ts, "in_flight");
   size_t ns = cfg->n_services;
   const double **queues = malloc((ns + 1) * sizeof *queues);
   double *allow = malloc((ns + 1) * sizeof *allow);
@@ -230,8 +257,8 @@ int cli_recovery_of_run(const cli_recovery_cfg *rcfg, const model_config *cfg,
     int c = column(ts, name);
     if (c < 0) continue;
     queues[nq] = ts->values + c;
-    allow[nq] = rcfg->queue_slack * (double)cfg->services[i].replicas *
-                (double)cfg->services[i].workers;
+    allow[nq] =
+        rcfg->queue_slack * (double)cfg->services[i].replicas * (double)cfg->services[i].workers;
     names[nq++] = cfg->services[i].name;
   }
   cli_recovery_series s = {.bucket_ns = ts->bucket_ns,
@@ -240,6 +267,7 @@ int cli_recovery_of_run(const cli_recovery_cfg *rcfg, const model_config *cfg,
                            .offered = ts->values + offered,
                            .goodput = ts->values + goodput,
                            .latency = latency >= 0 ? ts->values + latency : NULL,
+                           .in_flight = in_flight >= 0 ? ts->values + in_flight : NULL,
                            .n_queues = nq,
                            .queues = queues,
                            .queue_allow = allow,

@@ -54,7 +54,11 @@ typedef struct cli_recovery {
   bool explicit_trigger;  /* it came from the recovery block, not from the faults */
   double trigger_start_s; /* first fault start (or the given start) */
   double trigger_end_s;   /* last fault end (or the given end) */
-  double baseline_ratio;  /* goodput / offered before the trigger, capped at 1 */
+  double baseline_ratio;  /* goodput / offered before the trigger, capped at 1 (1 when the
+                             time before the trigger is not steady) */
+  bool baseline_steady;   /* before the trigger, the calls in flight grew by at most a tenth
+                             of the calls offered; when not, the baselines are the ideal
+                             ones (ratio 1, no queue, no latency; see the .c) */
   double threshold;       /* the healthy fraction of the baseline */
   double hold_s;          /* how long health must last */
   bool recovered;
@@ -77,11 +81,14 @@ typedef struct cli_recovery {
 /* The columns judged, for n_buckets buckets of bucket_ns; column c of bucket b is
  * col[b * stride]. offered and goodput are required; latency may be NULL (then the latency
  * criterion always holds); queues[k] is service k's queue column, queue_allow[k] the requests
- * it may hold above queue_factor x baseline (queue_slack x its workers), names[k] its name. */
+ * it may hold above queue_factor x baseline (queue_slack x its workers), names[k] its name.
+ * in_flight (may be NULL: the baseline is then taken as steady) tells whether the time before
+ * the trigger was a steady state at all. */
 typedef struct cli_recovery_series {
   int64_t bucket_ns;
   size_t n_buckets, stride;
   const double *offered, *goodput, *latency;
+  const double *in_flight; /* top-level calls in flight at each bucket's end; NULL: unknown */
   size_t n_queues;
   const double *const *queues;
   const double *queue_allow;

@@ -335,6 +335,77 @@ static void test_recovery_explicit_trigger_in_a_run(void **state) {
   assert_true(r.criterion_s[CLI_RECOVERY_QUEUE] >= 3.0);
 }
 
+/* {==================================================================
+ * A baseline that is not a good state
+ * =================================================================== */
+
+/* 40 one-second buckets, stride 5: offered, goodput, OK p99, queue, in flight. A service of
+ * 10 workers (100/s) offered 145/s from the start: its queue (and the calls in flight) grow by
+ * 45 a second; the trigger [20 s, 21 s) adds 90 more. Judged against the overloaded time
+ * before the trigger, the queue stays within 2 x its baseline for 8 s after the trigger and
+ * goodput / offered (0.69) is above 0.9 x its baseline: a 5 s hold passed for a recovery.
+ * The calls in flight grew by 450 over the baseline's 1450 offered calls: not steady, so the
+ * baselines are the ideal ones and the run never recovers. */
+static void test_recovery_overloaded_from_the_start_never_recovers(void **state) {
+  (void)state;
+  double v[200];
+  for (int b = 0; b < 40; b++) {
+    double q = 45.0 * (b + 1) + (b >= 20 ? 90 : 0);
+    v[5 * b] = 145;
+    v[5 * b + 1] = 100;
+    v[5 * b + 2] = 10 * q; /* waiting q / 100 s */
+    v[5 * b + 3] = q;
+    v[5 * b + 4] = q + 10;
+  }
+  const double *queues[1] = {v + 3};
+  double allow[1] = {10};
+  const char *names[1] = {"api"};
+  cli_recovery_series s = {.bucket_ns = S,
+                           .n_buckets = 40,
+                           .stride = 5,
+                           .offered = v,
+                           .goodput = v + 1,
+                           .latency = v + 2,
+                           .n_queues = 1,
+                           .queues = queues,
+                           .queue_allow = allow,
+                           .queue_names = names};
+  cli_recovery_cfg cfg = rcfg;
+  cfg.hold_ns = 5 * S;
+  cli_recovery r;
+  /* Without the calls in flight the baseline cannot be told unsteady: the old verdict. */
+  assert_int_equal(cli_recovery_judge_series(&cfg, 40 * S, 20 * S, 21 * S, &s, &r), 0);
+  assert_true(r.baseline_steady);
+  assert_true(r.recovered && r.recovery_s == 0.0);
+  s.in_flight = v + 4;
+  assert_int_equal(cli_recovery_judge_series(&cfg, 40 * S, 20 * S, 21 * S, &s, &r), 0);
+  assert_false(r.baseline_steady);
+  assert_false(r.recovered);
+  assert_true(r.baseline_ratio == 1.0);
+  assert_true(isnan(r.baseline_latency_ms));
+  assert_int_equal(r.last_criterion, CLI_RECOVERY_GOODPUT);
+  /* A steady service (in flight going up and down by tens) keeps its own baselines: offered
+   * 100, goodput 98, queue 2, in flight 12 +- 40 around the bucket. */
+  for (int b = 0; b < 40; b++) {
+    v[5 * b] = 100;
+    v[5 * b + 1] = b == 20 ? 10 : 98;
+    v[5 * b + 2] = 100;
+    v[5 * b + 3] = 2;
+    v[5 * b + 4] = 12 + (b % 2 == 0 ? 40 : 0) + (b == 19 ? 60 : 0);
+  }
+  assert_int_equal(cli_recovery_judge_series(&cfg, 40 * S, 20 * S, 21 * S, &s, &r), 0);
+  assert_true(r.baseline_steady);
+  assert_true(fabs(r.baseline_ratio - 0.98) < 1e-9);
+  assert_true(r.recovered && r.recovery_s == 0.0);
+  /* Growth just above a tenth of the offered calls (1000 over the baseline's 10 s) is not. */
+  v[5 * 19 + 4] = 12 + 101; /* the start: bucket 9's 12 */
+  assert_int_equal(cli_recovery_judge_series(&cfg, 40 * S, 20 * S, 21 * S, &s, &r), 0);
+  assert_false(r.baseline_steady);
+  v[5 * 19 + 4] = 12 + 100;
+  assert_int_equal(cli_recovery_judge_series(&cfg, 40 * S, 20 * S, 21 * S, &s, &r), 0);
+  assert_true(r.baseline_steady);
+}
+
 /* }================================================================== */
 
 int main(void) {
@@ -343,6 +414,7 @@ int main(void) {
       cmocka_unit_test(test_cli_recovery_not_judged_without_a_trigger_nor_held_health),
       cmocka_unit_test(test_recovery_waits_for_queue),
       cmocka_unit_test(test_recovery_waits_for_latency),
+      cmocka_unit_test(test_recovery_overloaded_from_the_start_never_recovers),
       cmocka_unit_test(test_recovery_last_criterion_never_back),
       cmocka_unit_test(test_recovery_explicit_trigger),
       cmocka_unit_test(test_recovery_waits_for_queue_in_a_run),
