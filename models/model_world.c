@@ -471,8 +471,9 @@ static void edge_init(model_world *w, size_t i, const char *from, int callee,
   sim_hist_init(&e->stats->latency_ok);
 }
 
-/* Worst-case attempts reaching each edge: the product of max_attempts along the worst chain
- * of layers into it, saturating at UINT64_MAX as libretry's retry_policy_layers_worst_case does
+/* Worst-case attempts reaching each edge: the product of max_attempts (and of each call's
+ * fanout: a call made 100 times is 100 calls) along the worst chain of layers into it,
+ * saturating at UINT64_MAX as libretry's retry_policy_layers_worst_case does
  * (ten layers of 100 attempts must not wrap to a small number in the summary). A client's edge
  * is its own layer; a service's downstream edge is its layer times the worst edge into that
  * service. The saturating product is monotone, so the worst chain into an edge goes through the
@@ -520,7 +521,10 @@ static int edges_worst_case(model_world *w, const retry_policy *const *layer) {
     size_t s = queue[head++];
     uint64_t in = in_worst[s] != 0 ? in_worst[s] : 1;
     for (size_t x = first[s]; x < first[s + 1]; x++) {
-      uint64_t wc = mul_saturating(retry_policy_layers_worst_case(&layer[x], 1), in);
+      /* A call made fanout times is that many calls, each with its own attempts. */
+      uint64_t n = (uint64_t)w->cfg->services[s].calls[x - first[s]].fanout;
+      uint64_t wc = mul_saturating(retry_policy_layers_worst_case(&layer[x], 1), n > 0 ? n : 1);
+      wc = mul_saturating(wc, in);
       w->res.edges[x].worst_case = wc;
       size_t callee = (size_t)w->topo.edges[x].callee;
       if (wc > in_worst[callee]) in_worst[callee] = wc;

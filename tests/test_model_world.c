@@ -462,6 +462,55 @@ static void test_model_world_nested_layers_multiply(void **state) {
   run_free(&x);
 }
 
+/* A call made fanout times is that many calls: the worst case into db is 3 (the client) x 10
+ * copies x 3 (each copy's own attempts), and a failing db sees exactly that per call. */
+static void test_model_world_worst_case_multiplies_by_fanout(void **state) {
+  (void)state;
+  run x;
+  run_text(&x,
+           "{'duration': '2s',"
+           " 'services': {"
+           "  'front': {'service_time': '1ms', 'workers': 1000, 'calls_mode': 'fanout',"
+           "     'calls': [{'service': 'db', 'method': '/d.D/Do', 'fanout': 10, 'policy': " P3
+           "}]},"
+           "  'db': {'service_time': '1ms', 'workers': 1000,"
+           "     'faults': [{'kind': 'refuse', 'status': 'UNAVAILABLE'}]}},"
+           " 'clients': {'c': {'target': 'front', 'methods': ['/f.F/Do'], 'policy': " P3
+           ","
+           "   'arrival': {'kind': 'script', 'at': ['0s']}, 'count': 4}}}",
+           1);
+  const model_results *r = x.r;
+  assert_int_equal(r->calls_started, 4);
+  assert_int_equal(edge(r, "c", "front")->worst_case, 3);
+  assert_int_equal(edge(r, "front", "db")->worst_case, 90);
+  assert_int_equal(edge(r, "front", "db")->max_attempts, 3);
+  assert_int_equal(svc(r, "db")->arrivals, 4 * 90);
+  run_free(&x);
+  /* Seven layers of 1000 copies: 10^21 saturates (the world is only built, not run). */
+  char text[2048];
+  int n = snprintf(text, sizeof text, "{'duration': '1s', 'services': {");
+  for (int i = 0; i < 7; i++)
+    n += snprintf(text + n, sizeof text - (size_t)n,
+                  "'s%d': {'service_time': '1ms', 'calls_mode': 'fanout', 'calls': [{'service':"
+                  " 's%d', 'method': '/s.S/Do', 'fanout': 1000}]},",
+                  i, i + 1);
+  snprintf(text + n, sizeof text - (size_t)n,
+           "'s7': {'service_time': '1ms'}}, 'clients': {'c': {'target': 's0', 'methods':"
+           " ['/s.S/Do'], 'arrival': {'kind': 'script', 'at': ['0s']}}}}");
+  memset(&x, 0, sizeof x);
+  x.s = load(text);
+  retry_error err;
+  retry_error_clear(&err);
+  x.k = sim_kernel_create(0, NULL);
+  x.w = model_world_create(cli_scenario_config(x.s, 0), x.k, 1, &err);
+  assert_non_null(x.w);
+  r = model_world_results(x.w);
+  assert_true(edge(r, "s0", "s1")->worst_case == 1000);
+  assert_true(edge(r, "s5", "s6")->worst_case == UINT64_C(1000000000000000000));
+  assert_true(edge(r, "s6", "s7")->worst_case == UINT64_MAX);
+  run_free(&x);
+}
+
 static void test_model_world_ledger_counts_duplicate_charges(void **state) {
   (void)state;
   /* INTERNAL after the charge, INTERNAL retryable: 3 attempts, 3 charges per call. */
@@ -1637,6 +1686,7 @@ int main(void) {
       cmocka_unit_test(test_model_world_retries_multiply_attempts),
       cmocka_unit_test(test_model_world_every_allocation_can_fail_cleanly),
       cmocka_unit_test(test_model_world_nested_layers_multiply),
+      cmocka_unit_test(test_model_world_worst_case_multiplies_by_fanout),
       cmocka_unit_test(test_model_world_worst_case_out_of_memory_builds_no_world),
       cmocka_unit_test(test_model_world_ledger_counts_duplicate_charges),
       cmocka_unit_test(test_model_world_gateway_maps_statuses),
