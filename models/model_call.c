@@ -318,6 +318,17 @@ int model__channel_open(model_world *w, mw_channel *ch, const char *entity, uint
   }
   ch->n_targets = (uint32_t)n_edges;
   share_throttles(ch, edges, n_edges);
+  for (size_t j = 0; j < n_edges; j++) {
+    if (ch->targets[j] == NULL) continue;
+    const retry_target_config *tc = retry_config_target(edges[j]->policy);
+    if (!tc->has_limit || !tc->limit.blocking) continue;
+    if (ch->waitq == NULL) {
+      ch->waitq = model__calloc(w, n_edges, sizeof *ch->waitq);
+      if (ch->waitq == NULL) return -1;
+    }
+    ch->waitq[j].t = ch->targets[j];
+    ch->waitq[j].on = true;
+  }
   return 0;
 }
 
@@ -325,6 +336,7 @@ void model__channel_close(model_world *w, mw_channel *ch) {
   for (size_t j = 0; j < ch->n_targets; j++)
     retry_target_destroy(ch->targets[j]);
   if (ch->own_block) model__free(w, ch->targets);
+  model__free(w, ch->waitq);
   memset(ch, 0, sizeof *ch);
 }
 
@@ -366,10 +378,15 @@ static void call_report(model_world *w, mw_edge *edge, mw_end *e) {
 /* The call is over: tell the parent, then free it. The parent may start new calls from its
  * handler (a closed-loop client, a sequential handler), which can reuse pool slots; c stays
  * valid until the parent returns because it goes back to the pool only afterwards. */
+static void waitq_pump(model_world *w, mw_waitq *q);
+
 static void call_done(model_world *w, mw_call *c) {
   const retry_call *rc = &c->eng->rc;
+  /* Its permit (if it held one) is free: the first waiting calls take it before anything
+   * the caller starts on hearing of this one. */
+  if (c->waitq != NULL) waitq_pump(w, c->waitq);
   mw_end e = {.done_ctx = c->done_ctx,
-              .start_ns = rc->start_ns,
+              .start_ns = c->begin_ns,
               .deadline_ns = rc->deadline_ns,
               .stream_items = rc->stream_items,
               .stream_duplicates = rc->stream_duplicates,
@@ -538,6 +555,90 @@ static int bare_start(model_world *w, const mw_call_args *a, int64_t now, bool m
   return 0;
 }
 
+/* Starts call c in the engine (now, or once a blocking limiter let it go). */
+static void call_engine_start(model_world *w, mw_call *c, retry_target *t) {
+  retry_call_opts o;
+  memset(&o, 0, sizeof o);
+  o.call_id = c->id;
+  o.method = c->method;
+  o.stream = c->stream;
+  o.deadline_ns = c->deadline_ns;
+  o.rng = sim_rng_adapter(sim_rng_gsl(&c->ch->rng_engine));
+  if (w->trace.record != NULL) model__trace_call_start(w, c, &o);
+  retry_decision d;
+  mw_gauge g = {0, 0, 0, 0};
+  gauge_enter(c->edge, t, &g);
+  retry_call_start(&c->eng->rc, c->policy, t, &o, sim_now_ns(w->k), &d);
+  gauge_leave(c->edge, t, &g);
+  call_apply(w, c, &d);
+}
+
+/* {==================================================================
+ * A blocking concurrency limiter (Netflix concurrency-limits' BlockingLimiter)
+ * =================================================================== */
+
+/* Whether t's limiter would admit a call now (a pure read of its state). */
+static bool limit_has_permit(const retry_target *t, int64_t now) {
+  retry_target_stats st;
+  retry_target_stats_get(t, now, &st);
+  return st.limit < 0 || st.limit_in_flight < st.limit;
+}
+
+/* Takes c out of its queue (it is there) and starts it in the engine: with a permit, or, at
+ * the end of its wait, to be refused (THROTTLED, or DEADLINE once the deadline has come). */
+static void waitq_release(model_world *w, mw_call *c) {
+  mw_waitq *q = c->waitq;
+  mw_call **p = &q->head, *prev = NULL;
+  while (*p != c) {
+    prev = *p;
+    p = &(*p)->wait_next;
+  }
+  *p = c->wait_next;
+  if (q->tail == c) q->tail = prev;
+  c->wait_next = NULL;
+  c->waiting = false;
+  sim_event_cancel(w->k, c->wait_ev);
+  c->wait_ev = SIM_EVENT_NONE;
+  call_engine_start(w, c, q->t);
+}
+
+/* While q's limiter has a permit, its first waiting call takes it. The limit can have grown
+ * with the sample just taken, so more than one may go (the library wakes every waiter). */
+static void waitq_pump(model_world *w, mw_waitq *q) {
+  while (q->head != NULL && limit_has_permit(q->t, sim_now_ns(w->k)))
+    waitq_release(w, q->head);
+}
+
+/* The wait is over without a permit: the call is started anyway and the engine refuses it. */
+static void ev_wait_over(sim_kernel *k, void *obj, uint64_t arg) {
+  (void)k;
+  (void)arg;
+  mw_call *c = obj;
+  c->wait_ev = SIM_EVENT_NONE;
+  waitq_release(c->w, c);
+}
+
+/* Queues c (the limiter is full, or others wait before it) until a permit comes, its
+ * blockingTimeout passes or its deadline does, whichever is first. */
+static void call_wait(model_world *w, mw_call *c) {
+  mw_waitq *q = c->waitq;
+  c->waiting = true;
+  if (q->tail != NULL)
+    q->tail->wait_next = c;
+  else
+    q->head = c;
+  q->tail = c;
+  int64_t now = sim_now_ns(w->k);
+  int64_t timeout = retry_config_target(c->edge->policy)->limit.block_timeout_ns;
+  int64_t until = timeout >= RETRY_NEVER - now ? RETRY_NEVER : now + timeout;
+  if (c->deadline_ns < until) until = c->deadline_ns;
+  if (until == RETRY_NEVER) return;
+  c->wait_ev = sim_event_schedule(w->k, until < now ? now : until, ev_wait_over, c, 0);
+  if (c->wait_ev == SIM_EVENT_NONE) model__fail(w, RETRY_ENOMEM, "out of memory for events");
+}
+
+/* }================================================================== */
+
 /* The engine's randomness comes from the caller's stream (a client's, or the calling
  * replica's), so jitter draws never disturb arrivals or service times. */
 int model__call_start(model_world *w, const mw_call_args *a) {
@@ -596,20 +697,24 @@ int model__call_start(model_world *w, const mw_call_args *a) {
   e->trace_parent = 0;
   e->trace_parent_attempt = 0;
   if (measured) edge->stats->calls++;
-  retry_call_opts o;
-  memset(&o, 0, sizeof o);
-  o.call_id = id;
-  o.method = a->method;
-  o.stream = a->stream;
-  o.deadline_ns = a->deadline_ns;
-  o.rng = sim_rng_adapter(sim_rng_gsl(&a->ch->rng_engine));
-  if (w->trace.record != NULL) model__trace_call_start(w, c, &o);
-  retry_decision d;
-  mw_gauge g = {0, 0, 0, 0};
-  gauge_enter(edge, a->target, &g);
-  retry_call_start(&e->rc, c->policy, a->target, &o, now, &d);
-  gauge_leave(edge, a->target, &g);
-  call_apply(w, c, &d);
+  c->id = id;
+  c->begin_ns = now;
+  c->deadline_ns = a->deadline_ns;
+  c->stream = a->stream;
+  c->waiting = false;
+  c->wait_next = NULL;
+  c->wait_ev = SIM_EVENT_NONE;
+  c->waitq = NULL;
+  mw_channel *ch = a->ch;
+  size_t ti = a->top ? 0 : (size_t)a->slot; /* the target's index in the channel */
+  if (ch->waitq != NULL && ti < ch->n_targets && ch->waitq[ti].on) {
+    c->waitq = &ch->waitq[ti];
+    if (c->waitq->head != NULL || !limit_has_permit(c->waitq->t, now)) {
+      call_wait(w, c);
+      return 0;
+    }
+  }
+  call_engine_start(w, c, a->target);
   return 0;
 }
 

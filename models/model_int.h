@@ -143,12 +143,21 @@ typedef struct mw_edge {
  * its entity name and index, so jitter draws never disturb arrivals or service times); the
  * targets are its shared retry state (throttle, budget, breaker), one per edge it calls on.
  * Opened and closed by model__channel_open/_close, which own all three. */
+/* The calls waiting for a permit of one target's blocking concurrency limiter, first come
+ * first served (model_call.c). t is the target; on: its limiter blocks. */
+typedef struct mw_waitq {
+  mw_call *head, *tail;
+  retry_target *t;
+  bool on;
+} mw_waitq;
+
 typedef struct mw_channel {
   sim_rng rng_engine;     /* the engines' randomness: jitter, adaptive throttling */
   sim_rng rng_net;        /* hop latencies of its calls */
   retry_target **targets; /* per edge called: channel state or NULL; NULL when none has any */
   uint32_t n_targets;     /* entries of targets (0 when targets is NULL) */
   bool own_block;         /* targets' block was allocated here (else it is the caller's) */
+  mw_waitq *waitq;        /* per edge called (n_targets), NULL when no limiter blocks */
 } mw_channel;
 
 /* Bytes of the block a channel calling on edges[0 .. n_edges) keeps its target pointers and
@@ -203,11 +212,22 @@ struct mw_call {
   mw_op *op;            /* ledger operation (one reference held) */
   mw_channel *ch;       /* the caller's channel: streams (borrowed) */
   mw_req *reqs;         /* attempts in flight (the caller still waits for them) */
-  int32_t slot;         /* the caller's index for it (a method, a downstream call) */
-  int32_t criticality;  /* given to each attempt (model_criticality; 0 unset) */
-  int32_t last_replica; /* replica of the latest attempt, -1 before the first */
-  bool top;             /* a top-level call (made by a client population) */
-  bool measured;        /* started at or after the warmup: counted in the results */
+  /* a blocking limiter (model_call.c): the call's queue (NULL when its target's limiter does
+   * not block), the next call waiting in it, the timer of its wait, and what the engine is
+   * started with once it gets a permit or gives up */
+  mw_waitq *waitq;
+  mw_call *wait_next;
+  sim_event_handle wait_ev;
+  uint64_t id;
+  int64_t begin_ns;         /* when the call was made: its latency counts the wait */
+  int64_t deadline_ns;      /* the call's absolute deadline */
+  int32_t slot;             /* the caller's index for it (a method, a downstream call) */
+  int32_t criticality;      /* given to each attempt (model_criticality; 0 unset) */
+  int32_t last_replica;     /* replica of the latest attempt, -1 before the first */
+  retry_stream_kind stream; /* the call's stream kind, for the engine's start */
+  bool top;                 /* a top-level call (made by a client population) */
+  bool measured;            /* started at or after the warmup: counted in the results */
+  bool waiting;             /* in waitq, not yet started in the engine */
 };
 
 static inline bool model__call_traced(const mw_call *c) { return c->eng->traced; }

@@ -658,15 +658,16 @@ static bool parse_retry_breaker(load_ctx *c, json_t *b) {
  * {"type": "aimd"|"vegas"|"gradient2", ...} with the Builders' names; each type takes its own
  * keys (plus the common ones) and starts from retry_limit_config_init for it. */
 static bool parse_limit(load_ctx *c, json_t *b) {
-  static const char *const aimd_keys[] = {"type",         "initialLimit",    "maxLimit",
-                                          "rejectStatus", "dropStatusCodes", "minLimit",
-                                          "backoffRatio", "timeout"};
+  static const char *const aimd_keys[] = {
+      "type",     "initialLimit", "maxLimit", "rejectStatus", "dropStatusCodes",
+      "minLimit", "backoffRatio", "timeout",  "blocking",     "blockingTimeout"};
   static const char *const vegas_keys[] = {
-      "type",      "initialLimit", "maxLimit", "rejectStatus",   "dropStatusCodes",
-      "smoothing", "alpha",        "beta",     "probeMultiplier"};
-  static const char *const gradient_keys[] = {
-      "type",     "initialLimit", "maxLimit",  "rejectStatus", "dropStatusCodes",
-      "minLimit", "smoothing",    "queueSize", "longWindow",   "rttTolerance"};
+      "type",  "initialLimit", "maxLimit",        "rejectStatus", "dropStatusCodes", "smoothing",
+      "alpha", "beta",         "probeMultiplier", "blocking",     "blockingTimeout"};
+  static const char *const gradient_keys[] = {"type",         "initialLimit",    "maxLimit",
+                                              "rejectStatus", "dropStatusCodes", "minLimit",
+                                              "smoothing",    "queueSize",       "longWindow",
+                                              "rttTolerance", "blocking",        "blockingTimeout"};
   static const char *const types[] = {"aimd", "vegas", "gradient2"};
   static const retry_limit_kind kinds[] = {RETRY_LIMIT_AIMD, RETRY_LIMIT_VEGAS,
                                            RETRY_LIMIT_GRADIENT2};
@@ -703,8 +704,19 @@ static bool parse_limit(load_ctx *c, json_t *b) {
         retry_json_get_number(&c->j, b, "rttTolerance", 1, false, DBL_MAX, false, "a number >= 1",
                               &l->rtt_tolerance) >= 0 &&
         retry__config_get_status_list(c, b, "dropStatusCodes", LIST_MIXED, true,
-                                      &t->limit_drop_statuses) >= 0))
+                                      &t->limit_drop_statuses) >= 0 &&
+        retry_json_get_bool(&c->j, b, "blocking", &l->blocking) >= 0 &&
+        retry_json_get_duration(&c->j, b, "blockingTimeout", 0, true, INT64_MAX, DUR_POS,
+                                &l->block_timeout_ns) >= 0))
     return false;
+  if (!l->blocking && retry_json_field(b, "blockingTimeout") != NULL) {
+    size_t mark = retry_json_path_push_key(&c->j, "blockingTimeout");
+    retry_json_fail(&c->j, RETRY_ECONFIG,
+                    "\"blockingTimeout\" needs \"blocking\": true (a limiter that refuses at once "
+                    "waits for nothing)");
+    retry_json_path_pop(&c->j, mark);
+    return false;
+  }
   if (l->min_limit > l->max_limit) {
     size_t mark = retry_json_path_push_key(&c->j, "minLimit");
     retry_json_fail(&c->j, RETRY_ECONFIG, "\"minLimit\" (%d) must not exceed \"maxLimit\" (%d)",

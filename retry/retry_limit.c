@@ -43,6 +43,8 @@ void retry_limit_config_init(retry_limit_config *cfg, retry_limit_kind kind) {
   cfg->queue_size = 4;
   cfg->long_window = 600;
   cfg->rtt_tolerance = 1.5;
+  cfg->blocking = false;
+  cfg->block_timeout_ns = RETRY_NEVER;
 }
 
 int retry_limit_config_check(const retry_limit_config *cfg, const char **field) {
@@ -75,6 +77,8 @@ int retry_limit_config_check(const retry_limit_config *cfg, const char **field) 
     bad = "long_window";
   else if (!(cfg->rtt_tolerance >= 1.0) || isinf(cfg->rtt_tolerance))
     bad = "rtt_tolerance";
+  else if (cfg->block_timeout_ns <= 0)
+    bad = "block_timeout_ns";
   if (field != NULL) *field = bad;
   return bad == NULL ? RETRY_OK : RETRY_ECONFIG;
 }

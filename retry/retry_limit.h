@@ -47,6 +47,13 @@ typedef struct retry_limit_config {
   int32_t queue_size;   /* growth allowed while latency is low: 4 */
   int32_t long_window;  /* samples of the long-term RTT average: 600 (warm-up 10) */
   double rtt_tolerance; /* >= 1: how much RTT growth is accepted before shrinking: 1.5 */
+  /* BlockingLimiter (limiter/BlockingLimiter.java) around the limiter: a request above the
+   * limit waits for a permit instead of being refused, up to block_timeout_ns (RETRY_NEVER:
+   * without bound, BlockingLimiter.wrap(delegate)), and is refused only then. The engine
+   * never waits: its caller keeps the waiting requests and tries retry_limit_try_acquire
+   * again when a permit is released (the library's notifyAll) or gives up at the timeout. */
+  bool blocking;            /* default false: refuse at once (SimpleLimiter) */
+  int64_t block_timeout_ns; /* > 0 when blocking; default RETRY_NEVER */
 } retry_limit_config;
 
 /* Fills cfg with the library's defaults for kind (above). */
@@ -56,7 +63,7 @@ void retry_limit_config_init(retry_limit_config *cfg, retry_limit_kind kind);
  * min_limit in [0, max_limit] (an initial limit outside [min, max] is allowed, as the library
  * only warns); backoff_ratio in [0.5, 1) (AIMDLimit's precondition); timeout_ns > 0;
  * smoothing in (0, 1]; alpha, beta >= 0; probe_multiplier >= 1; queue_size >= 0; long_window
- * >= 1; rtt_tolerance >= 1 (Gradient2Limit's precondition) and finite. */
+ * >= 1; rtt_tolerance >= 1 (Gradient2Limit's precondition) and finite; block_timeout_ns > 0. */
 int retry_limit_config_check(const retry_limit_config *cfg, const char **field);
 
 /* The library's Log10RootIntFunction with baseline 0: max(1, (int)log10(n)) below 1000 (1 for

@@ -314,6 +314,14 @@ static void test_limit_config_check_names_the_field(void **state) {
   assert_int_equal(retry_limit_config_check(&c, &f), RETRY_ECONFIG);
   assert_string_equal(f, "min_limit");
   assert_string_equal(retry_limit_kind_name(RETRY_LIMIT_GRADIENT2), "gradient2");
+  /* BlockingLimiter: off by default, and then waiting without bound (wrap(delegate)). */
+  retry_limit_config_init(&c, RETRY_LIMIT_AIMD);
+  assert_false(c.blocking);
+  assert_true(c.block_timeout_ns == INT64_MAX);
+  c.blocking = true;
+  c.block_timeout_ns = 0;
+  assert_int_equal(retry_limit_config_check(&c, &f), RETRY_ECONFIG);
+  assert_string_equal(f, "block_timeout_ns");
 }
 
 /* }================================================================== */

@@ -1260,6 +1260,60 @@ static void test_model_world_concurrency_limit_refuses_above_the_limit(void **st
   run_free(&x);
 }
 
+/* Netflix's BlockingLimiter around a limit of 5 (100 ms calls, 20 made at once by one
+ * process): a call above the limit waits for a permit, first come first served, and is
+ * refused only when its wait is over. Without a timeout all 20 succeed, in waves of 5 (the
+ * last waited 300 ms); with a 150 ms timeout the second wave (waited 100 ms) gets in and the
+ * other 10 are refused at 150 ms; without blocking 15 are refused at once. */
+static void blocking_run(run *x, const char *limit_extra) {
+  char text[2048];
+  int n = snprintf(text, sizeof text,
+                   "{'duration': '2s', 'services': {"
+                   "  'svc': {'service_time': '100ms', 'workers': 1000}},"
+                   " 'clients': {'c': {'target': 'svc', 'methods': ['/s.S/Do'],"
+                   "   'arrival': {'kind': 'script', 'at': [");
+  for (int i = 0; i < 20; i++)
+    n += snprintf(text + n, sizeof text - (size_t)n, "%s'0s'", i ? ", " : "");
+  snprintf(text + n, sizeof text - (size_t)n,
+           "]}, 'policy': {'retrysim': {'concurrencyLimit': {'type': 'aimd',"
+           " 'initialLimit': 5, 'minLimit': 5, 'maxLimit': 5%s}}}}}}",
+           limit_extra);
+  run_text(x, text, 1);
+}
+
+static void test_model_world_blocking_limit_waits_for_a_permit(void **state) {
+  (void)state;
+  run x;
+  blocking_run(&x, ", 'blocking': true");
+  const model_edge_stats *e = edge(x.r, "c", "svc");
+  assert_int_equal(e->calls, 20);
+  assert_int_equal(e->ok, 20);
+  assert_int_equal(e->attempts, 20);
+  assert_int_equal(e->by_stop[RETRY_STOP_THROTTLED], 0);
+  int64_t p25 = sim_hist_quantile(&e->latency, 0.25), max = sim_hist_quantile(&e->latency, 1.0);
+  assert_true(p25 >= 99000000 && p25 <= 101000000);  /* the first wave: no wait */
+  assert_true(max >= 399000000 && max <= 401000000); /* the fourth: 300 ms of it waiting */
+  run_free(&x);
+
+  blocking_run(&x, ", 'blocking': true, 'blockingTimeout': '0.15s'");
+  e = edge(x.r, "c", "svc");
+  assert_int_equal(e->ok, 10);
+  assert_int_equal(e->attempts, 10);
+  assert_int_equal(e->by_stop[RETRY_STOP_THROTTLED], 10);
+  assert_int_equal(e->by_status.grpc[RETRY_GRPC_UNAVAILABLE], 10);
+  /* the refused ones waited their 150 ms; the second wave took 100 ms + 100 ms */
+  max = sim_hist_quantile(&e->latency, 1.0);
+  assert_true(max >= 199000000 && max <= 201000000);
+  assert_true(sim_hist_quantile(&e->latency_ok, 0.75) >= 199000000);
+  run_free(&x);
+
+  blocking_run(&x, "");
+  e = edge(x.r, "c", "svc");
+  assert_int_equal(e->ok, 5);
+  assert_int_equal(e->by_stop[RETRY_STOP_THROTTLED], 15);
+  run_free(&x);
+}
+
 static void test_model_world_user_retries_count_as_one_operation(void **state) {
   (void)state;
   run x;
@@ -1710,6 +1764,7 @@ int main(void) {
       cmocka_unit_test(test_model_world_lb_avoids_previous_replica),
       cmocka_unit_test(test_model_world_user_retries_count_as_one_operation),
       cmocka_unit_test(test_model_world_concurrency_limit_refuses_above_the_limit),
+      cmocka_unit_test(test_model_world_blocking_limit_waits_for_a_permit),
       cmocka_unit_test(test_model_world_capacity_fault_end_serves_the_queue),
       cmocka_unit_test(test_model_world_breaker_refusals_settle_user_retried_operations),
       cmocka_unit_test(test_model_world_memory_follows_in_flight),
