@@ -83,6 +83,7 @@ static inline void gauge_enter(const mw_edge *e, const retry_target *t, mw_gauge
   if (e->gauge_live && t != NULL) model__gauge_read(t, before);
 }
 static inline void gauge_leave(mw_edge *e, const retry_target *t, const mw_gauge *before) {
+  if (e->lazy != NULL && t != NULL) model__gauge_touch(e, t);
   if (!e->gauge_live || t == NULL) return;
   mw_gauge after;
   model__gauge_read(t, &after);

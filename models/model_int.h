@@ -132,11 +132,22 @@ typedef struct mw_edge {
    * adaptive throttling, whose windows expire with time (those edges walk their holders). */
   bool gauge_live;
   mw_gauge gauge;
+  /* On an edge with a Finagle budget or adaptive throttling (not throttle_shared): the
+   * holders' figures as last read, their sums, the holders called since the last sample
+   * (model__gauge_touch) and when each holder's windows next expire; the sampler reads again
+   * only those (model_world.c), so a row costs O(holders changed), not O(holders). */
+  struct mw_lazy *lazy;
   /* Its holders' throttle is one bucket per (replica, callee) shared with the replica's other
    * edges to the same callee (a profile with throttle_per_process; model__channel_open): the
    * edge's gauges then walk its holders, since the other edges' calls move the bucket too. */
   bool throttle_shared;
 } mw_edge;
+
+/* Notes that an engine call on e touched holder target t (e->lazy not NULL). */
+void model__gauge_touch(mw_edge *e, const retry_target *t);
+/* Whether every edge's kept sums equal a walk over its holders at now, the time of the last
+ * sample (model_world.c; the sanitizer builds check it at every sample, the tests too). */
+bool model__gauges_check(const model_world *w, int64_t now);
 
 /* A caller's channel state toward the services it calls: what a client and a replica both
  * hold, and what every call they make borrows. The random streams are the caller's (keyed by

@@ -108,6 +108,20 @@ double retry__adaptive_probability_at(const retry_adaptive *a, int64_t now_ns) {
   return probability_skipping(a, bins_to_clear(a, now_ns));
 }
 
+/* A read at t leaves out the bins_to_clear(t) bins after cur: the j-th one from
+ * cur_bin_start_ns + j * bin_ns on (cur itself at j = RETRY_ADAPTIVE_BINS). Only a bin that
+ * holds a request or an accept changes the probability when it goes. */
+int64_t retry__adaptive_next_change(const retry_adaptive *a, int64_t now_ns) {
+  assert(a != NULL);
+  for (int64_t j = 1; j <= RETRY_ADAPTIVE_BINS; j++) {
+    int i = (int)((a->cur + j) % RETRY_ADAPTIVE_BINS);
+    if (a->requests[i] == 0 && a->accepts[i] == 0) continue;
+    int64_t at = retry__add_ns(a->cur_bin_start_ns, j * a->bin_ns);
+    if (at > now_ns) return at;
+  }
+  return RETRY_NEVER;
+}
+
 bool retry_adaptive_should_reject(retry_adaptive *a, int64_t now_ns, double u) {
   assert(a != NULL);
   retry_adaptive_advance(a, now_ns);
