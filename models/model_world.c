@@ -416,6 +416,7 @@ static int edge_gauges_init(model_world *w) {
     mw_edge *e = &w->topo.edges[i];
     memset(&e->gauge, 0, sizeof e->gauge);
     e->gauge_live = false;
+    e->gauge_no_budget = false;
     e->lazy = NULL;
     if (!e->has_target || e->throttle_shared) continue;
     const retry_target_config *tc = retry_config_target(e->policy);
@@ -435,9 +436,10 @@ static int edge_gauges_init(model_world *w) {
       continue;
     }
     e->gauge_live = true;
+    e->gauge_no_budget = tc->budget == RETRY_BUDGET_NONE;
     for (int64_t h = 0; h < n; h++) {
       mw_gauge g, zero = {0, 0, 0, 0};
-      model__gauge_read(lazy_target(w, e, h), &g);
+      model__gauge_read(e, lazy_target(w, e, h), &g);
       model__gauge_add(&e->gauge, &zero, &g);
     }
   }
