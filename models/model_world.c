@@ -234,7 +234,10 @@ static int64_t lazy_holder_of(const model_world *w, const mw_edge *e, const retr
     const mw_pop *p = &w->topo.pops[e->pop];
     ptrdiff_t off = (const char *)(const void *)t - (const char *)(const void *)p->clients;
     int64_t h = off >= 0 ? (int64_t)((size_t)off / p->client_stride) : -1;
-    return h >= 0 && h < e->lazy->n && lazy_target(w, e, h) == t ? h : -1;
+    /* Not checked against the client's own pointer outside asserts: that load is a cache miss
+     * per call in a large fleet, and lazy_read uses t itself. */
+    assert(h >= 0 && h < e->lazy->n && lazy_target(w, e, h) == t);
+    return h >= 0 && h < e->lazy->n ? h : -1;
   }
   for (int64_t h = 0; h < e->lazy->n; h++)
     if (lazy_target(w, e, h) == t) return h;
@@ -292,13 +295,13 @@ static void lazy_figures(const retry_target *t, int64_t now, mw_lazy_holder *f) 
   f->half_open = st.breaker == RETRY_BREAKER_HALF_OPEN;
 }
 
-/* Reads holder h again at now (once per sample): its figures replace what it added to the
- * sums, and it is queued for its windows' next expiry. */
-static void lazy_read(model_world *w, mw_edge *e, int64_t h, int64_t now) {
+/* Reads holder h (target t, or NULL to look it up) again at now (once per sample): its figures
+ * replace what it added to the sums, and it is queued for its windows' next expiry. */
+static void lazy_read(model_world *w, mw_edge *e, int64_t h, const retry_target *t, int64_t now) {
   struct mw_lazy *z = e->lazy;
   mw_lazy_holder *o = &z->holders[h];
   if (o->stamp == z->stamp) return;
-  const retry_target *t = lazy_target(w, e, h);
+  if (t == NULL) t = lazy_target(w, e, h);
   mw_lazy_holder f;
   lazy_figures(t, now, &f);
   z->sum.tokens_milli += f.tokens_milli - o->tokens_milli;
@@ -351,12 +354,12 @@ static void lazy_update(model_world *w, mw_edge *e, int64_t now) {
   if (z->failed) {
     z->failed = false;
     for (int64_t h = 0; h < z->n; h++)
-      lazy_read(w, e, h, now);
+      lazy_read(w, e, h, NULL, now);
   } else {
     for (size_t i = 0; i < z->n_touched; i++) {
       int64_t h = lazy_holder_of(w, e, z->touched[i]);
       assert(h >= 0);
-      if (h >= 0) lazy_read(w, e, h, now);
+      if (h >= 0) lazy_read(w, e, h, z->touched[i], now);
     }
   }
   z->n_touched = 0;
@@ -365,7 +368,7 @@ static void lazy_update(model_world *w, mw_edge *e, int64_t now) {
     lazy_heap_pop(z);
     if (z->holders[d.holder].due_ns != d.at_ns) continue; /* read again since: stale */
     z->holders[d.holder].due_ns = RETRY_NEVER;
-    lazy_read(w, e, d.holder, now);
+    lazy_read(w, e, d.holder, NULL, now);
   }
 }
 
