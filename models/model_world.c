@@ -432,10 +432,27 @@ static int edge_gauges_init(model_world *w) {
       z->n = n;
       z->holders = model__calloc(w, n > 0 ? (size_t)n : 1, sizeof *z->holders);
       if (z->holders == NULL) return -1;
+      /* No call has touched a holder yet: each holds a fresh target of the edge's one config,
+       * so one read gives every holder's figures (a walk over a million 2 KB targets would
+       * cost seconds). Read them all if that one has anything to expire. */
+      mw_lazy_holder f0 = {0, 0, 0, RETRY_NEVER, 0, 0, 0};
+      int64_t now = sim_now_ns(w->k);
+      if (n > 0) {
+        lazy_figures(lazy_target(w, e, 0), now, &f0);
+        f0.due_ns = RETRY_NEVER;
+        f0.stamp = 0;
+      }
       for (int64_t h = 0; h < n; h++)
-        z->holders[h].due_ns = RETRY_NEVER;
-      z->failed = true; /* the first sample reads every holder */
-      lazy_update(w, e, sim_now_ns(w->k));
+        z->holders[h] = f0;
+      z->sum.tokens_milli = n * f0.tokens_milli;
+      z->sum.budget = n * f0.budget;
+      z->sum.open = n * (int64_t)f0.open;
+      z->sum.half_open = n * (int64_t)f0.half_open;
+      z->p_sum = n * f0.p_fix;
+      if (n > 0 && retry_target_stats_next_change(lazy_target(w, e, 0), now) != RETRY_NEVER) {
+        z->failed = true; /* the first update reads every holder */
+        lazy_update(w, e, now);
+      }
       continue;
     }
     e->gauge_live = true;
