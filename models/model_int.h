@@ -121,7 +121,7 @@ typedef struct mw_edge {
   /* The holders' shared state summed, kept up to date around every engine call on the edge
    * (model__gauge_*), so a time-series row costs O(edges), not O(holders). Live only when
    * every configured part changes in engine calls alone: not with a Finagle budget or
-   * adaptive throttling, whose windows expire with time (those edges walk their holders). */
+   * adaptive throttling, whose windows expire with time (those edges keep lazy gauges). */
   bool gauge_live;
   mw_gauge gauge;
   /* On an edge with a Finagle budget or adaptive throttling (not throttle_shared): the

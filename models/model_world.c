@@ -468,10 +468,11 @@ static int edge_gauges_init(model_world *w) {
 
 /* Fills the sampled columns of bucket b: the state at the bucket's end. Counters were added
  * as events happened; gauges (in flight, queue, busy workers, tokens) are read here once. The
- * shared-state means come from each edge's sums (mw_edge.gauge), O(1) per edge, except on an
- * edge with a Finagle budget or adaptive throttling, whose windows expire with time: there one
- * walk over its holders (clients or replicas) per bucket. A population's own columns are
- * filled from its edge's. The
+ * shared-state means come from each edge's sums (mw_edge.gauge), O(1) per edge; on an edge
+ * with a Finagle budget or adaptive throttling, whose windows expire with time, from its lazy
+ * gauges, brought to now by reading again the holders that changed (lazy_update). Edges with a
+ * shared throttle walk their holders (clients or replicas) once per bucket. A population's own
+ * columns are filled from its edge's. The
  * latency quantiles are written apart, by model__ts_latency; the OK-only and failed-only ones
  * of bucket b are completed here (NaN when no such call ended in it). */
 static void ts_sample(model_world *w, int64_t b) {
