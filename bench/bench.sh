@@ -6,6 +6,8 @@
 #   MM1_CUSTOMERS   customers of the two M/M/1 runs (default 10000000, which bench/mm1.json's
 #                   duration of 11111 s at 900/s matches)
 #   FLEET      the fleet sizes (default "100 10000 100000 1000000"), FLEET_DURATION their time
+#   WINDOWS    the fleet sizes with a Finagle budget and adaptive throttling (default
+#              "100 100000", bench/reference-windows.json, 30 s)
 #   INFLIGHT   the arrival rates of the calls-in-flight runs (default "10000 100000 1000000")
 # With PEERS=1 it runs the SimPy M/M/1 instead (make bench-peers), SIMPY_CUSTOMERS customers.
 set -eu
@@ -98,6 +100,24 @@ for n in $FLEET; do
 done
 echo "ratio: fleet ns per event $n / $first clients = $(ratio "$ns" "$base_ns") (target <= 2)," \
   "bytes per idle client $per (target <= 300)"
+
+# Edges whose shared state has windows that expire with time (a Finagle budget, adaptive
+# throttling): the time series' gauges read again only the holders that changed.
+WINDOWS=${WINDOWS:-"100 100000"}
+echo "== fleet with a Finagle budget and adaptive throttling: bench/reference-windows.json," \
+  "30s simulated, clients: $WINDOWS"
+first=""
+for n in $WINDOWS; do
+  run "windows$n" "$B/bench/bench_sim" bench/reference-windows.json 30s 1 "clients.web.count=$n"
+  [ -n "$first" ] || first=$n
+done
+echo "clients  ns/event  x ($first)"
+for n in $WINDOWS; do
+  ns=$(field "$tmp/windows$n" ns_per_event)
+  printf '%-8s %-9s %s\n' "$n" "$ns" "$(ratio "$ns" "$(field "$tmp/windows$first" ns_per_event)")"
+done
+echo "ratio: windows fleet ns per event $n / $first clients =" \
+  "$(ratio "$ns" "$(field "$tmp/windows$first" ns_per_event)")"
 
 echo "== calls in flight: bench/inflight.json, arrival rates: $INFLIGHT"
 first=""

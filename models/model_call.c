@@ -80,12 +80,13 @@ static void ev_req_arrive(sim_kernel *k, void *obj, uint64_t arg) {
 /* The engine changes a target's state only inside its calls: reading the target's figures
  * before and after each one keeps the edge's sums (mw_edge.gauge) exact. */
 static inline void gauge_enter(const mw_edge *e, const retry_target *t, mw_gauge *before) {
-  if (e->gauge_live && t != NULL) model__gauge_read(t, before);
+  if (e->gauge_live && t != NULL) model__gauge_read(e, t, before);
 }
 static inline void gauge_leave(mw_edge *e, const retry_target *t, const mw_gauge *before) {
+  if (e->lazy != NULL && t != NULL) model__gauge_touch(e, t);
   if (!e->gauge_live || t == NULL) return;
   mw_gauge after;
-  model__gauge_read(t, &after);
+  model__gauge_read(e, t, &after);
   model__gauge_add(&e->gauge, before, &after);
 }
 

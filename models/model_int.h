@@ -18,6 +18,7 @@
 #include "models/model_stats.h"
 #include "models/model_world.h"
 #include "retry/retry.h"
+#include "retry/retry_parts.h" /* the throttle and breaker a gauge reads */
 #include "sim/sim_event.h"
 #include "sim/sim_hist.h"
 #include "sim/sim_rng.h"
@@ -68,15 +69,6 @@ typedef struct mw_gauge {
   int64_t tokens_milli, budget, open, half_open;
 } mw_gauge;
 
-/* Reads t's figures (t not NULL). */
-static inline void model__gauge_read(const retry_target *t, mw_gauge *g) {
-  retry_target_stats s;
-  retry_target_stats_get(t, 0, &s); /* time matters only to the parts gauges leave out */
-  g->tokens_milli = s.throttle_milli_tokens;
-  g->budget = s.budget_available;
-  g->open = s.breaker == RETRY_BREAKER_OPEN;
-  g->half_open = s.breaker == RETRY_BREAKER_HALF_OPEN;
-}
 /* Adds after - before to sum. */
 static inline void model__gauge_add(mw_gauge *sum, const mw_gauge *before, const mw_gauge *after) {
   sum->tokens_milli += after->tokens_milli - before->tokens_milli;
@@ -129,14 +121,52 @@ typedef struct mw_edge {
   /* The holders' shared state summed, kept up to date around every engine call on the edge
    * (model__gauge_*), so a time-series row costs O(edges), not O(holders). Live only when
    * every configured part changes in engine calls alone: not with a Finagle budget or
-   * adaptive throttling, whose windows expire with time (those edges walk their holders). */
+   * adaptive throttling, whose windows expire with time (those edges keep lazy gauges). */
   bool gauge_live;
   mw_gauge gauge;
+  /* On an edge with a Finagle budget or adaptive throttling (not throttle_shared): the
+   * holders' figures as last read, their sums, the holders called since the last sample
+   * (model__gauge_touch) and when each holder's windows next expire; the sampler reads again
+   * only those (model_world.c), so a row costs O(holders changed), not O(holders). */
+  struct mw_lazy *lazy;
   /* Its holders' throttle is one bucket per (replica, callee) shared with the replica's other
    * edges to the same callee (a profile with throttle_per_process; model__channel_open): the
    * edge's gauges then walk its holders, since the other edges' calls move the bucket too. */
   bool throttle_shared;
+  /* Its policy has no retry budget (and no adaptive throttling): model__gauge_read reads the
+   * throttle and the breaker alone. */
+  bool gauge_no_budget;
 } mw_edge;
+
+/* Reads t's figures (t not NULL) for the sums of its edge e. A policy with neither budget
+ * nor adaptive throttling (e->gauge_no_budget) has only a throttle and a breaker to read:
+ * straight from the parts, as retry_target_stats_get would give them, without filling its
+ * whole report (twice per engine call on the edge). */
+static inline void model__gauge_read(const mw_edge *e, const retry_target *t, mw_gauge *g) {
+  if (e->gauge_no_budget) {
+    retry_target *m = (retry_target *)(uintptr_t)t; /* the accessors only read here */
+    const retry_throttle *th = retry_target_throttle(m);
+    const retry_breaker *br = retry_target_breaker(m);
+    retry_breaker_state b = br != NULL ? retry_breaker_state_get(br) : RETRY_BREAKER_CLOSED;
+    g->tokens_milli = th != NULL ? th->milli_tokens : -1;
+    g->budget = -1;
+    g->open = b == RETRY_BREAKER_OPEN;
+    g->half_open = b == RETRY_BREAKER_HALF_OPEN;
+    return;
+  }
+  retry_target_stats s;
+  retry_target_stats_get(t, 0, &s); /* time matters only to the parts gauges leave out */
+  g->tokens_milli = s.throttle_milli_tokens;
+  g->budget = s.budget_available;
+  g->open = s.breaker == RETRY_BREAKER_OPEN;
+  g->half_open = s.breaker == RETRY_BREAKER_HALF_OPEN;
+}
+
+/* Notes that an engine call on e touched holder target t (e->lazy not NULL). */
+void model__gauge_touch(mw_edge *e, const retry_target *t);
+/* Whether every edge's kept sums equal a walk over its holders at now, the time of the last
+ * sample (model_world.c; the sanitizer builds check it at every sample, the tests too). */
+bool model__gauges_check(const model_world *w, int64_t now);
 
 /* A caller's channel state toward the services it calls: what a client and a replica both
  * hold, and what every call they make borrows. The random streams are the caller's (keyed by

@@ -34,6 +34,13 @@ const model_results *model_world_results(const model_world *w);
 /* Returns the peak number of top-level calls in flight at once (memory grows with this). */
 int64_t model_world_peak_in_flight(const model_world *w);
 
+/* Whether the sums the time series keeps of each edge's shared state (throttle tokens,
+ * budgets, breaker states, adaptive probabilities, kept up to date as holders change) equal a
+ * walk over every holder as of now_ns, the time of the latest sample: a check for tests, O(all
+ * holders); call it from the progress callback. The sanitizer builds check it at every
+ * sample. */
+bool model_world_gauges_check(const model_world *w, int64_t now_ns);
+
 /* Returns the sum of the largest numbers of pooled calls, requests and ledger operations held
  * at once: the world's memory in flight, in objects (a test of leaks and of its size). */
 int64_t model_world_peak_objects(const model_world *w);

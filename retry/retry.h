@@ -494,6 +494,14 @@ typedef struct retry_target_stats {
  * (every part absent). */
 void retry_target_stats_get(const retry_target *t, int64_t now_ns, retry_target_stats *s);
 
+/* The earliest time after now_ns at which retry_target_stats_get may report another Finagle
+ * balance or adaptive reject probability though no call touched t in between (a slice or bin
+ * that holds deposits or requests expires then); RETRY_NEVER when neither can change (t NULL,
+ * neither part, or nothing left to expire). Every other figure changes only in calls on t. A
+ * sampler can thus read again only the targets called since its last read and those whose
+ * time has come (models/: the time series' gauges). */
+int64_t retry_target_stats_next_change(const retry_target *t, int64_t now_ns);
+
 /* }================================================================== */
 
 /* {==================================================================

@@ -83,8 +83,15 @@ void retry_adaptive_advance(retry_adaptive *a, int64_t now_ns) {
  * would clear): 0 after retry_adaptive_advance, more for a read at a later time. */
 static double probability_skipping(const retry_adaptive *a, int64_t skip) {
   int64_t req = 0, acc = 0;
-  for (int64_t k = skip + 1; k <= RETRY_ADAPTIVE_BINS; k++) {
-    int i = (int)((a->cur + k) % RETRY_ADAPTIVE_BINS);
+  /* Slots cur + skip + 1 .. cur + RETRY_ADAPTIVE_BINS, modulo the ring: two runs without a
+   * division per bin (integer sums, so the order does not matter). */
+  int64_t first = a->cur + skip + 1, last = a->cur + RETRY_ADAPTIVE_BINS;
+  for (int64_t i = first; i <= last && i < RETRY_ADAPTIVE_BINS; i++) {
+    req += a->requests[i];
+    acc += a->accepts[i];
+  }
+  for (int64_t i = first > RETRY_ADAPTIVE_BINS ? first - RETRY_ADAPTIVE_BINS : 0;
+       i <= last - RETRY_ADAPTIVE_BINS; i++) {
     req += a->requests[i];
     acc += a->accepts[i];
   }
@@ -106,6 +113,26 @@ double retry_adaptive_reject_probability(const retry_adaptive *a) {
 double retry__adaptive_probability_at(const retry_adaptive *a, int64_t now_ns) {
   assert(a != NULL);
   return probability_skipping(a, bins_to_clear(a, now_ns));
+}
+
+/* A read at t leaves out the bins_to_clear(t) bins after cur: the j-th one from
+ * cur_bin_start_ns + j * bin_ns on (cur itself at j = RETRY_ADAPTIVE_BINS). Only a bin that
+ * holds a request or an accept changes the probability when it goes. */
+int64_t retry__adaptive_next_change(const retry_adaptive *a, int64_t now_ns) {
+  assert(a != NULL);
+  /* Bins cleared by now_ns already are left out of the scan. */
+  int64_t j = 1;
+  if (now_ns >= a->cur_bin_start_ns) {
+    int64_t gone = retry__add_ns(now_ns, -a->cur_bin_start_ns) / a->bin_ns;
+    if (gone >= RETRY_ADAPTIVE_BINS) return RETRY_NEVER;
+    j = gone + 1;
+  }
+  for (int64_t i = a->cur + j; j <= RETRY_ADAPTIVE_BINS; j++, i++) {
+    if (i >= RETRY_ADAPTIVE_BINS) i -= RETRY_ADAPTIVE_BINS;
+    if (a->requests[i] == 0 && a->accepts[i] == 0) continue;
+    return retry__add_ns(a->cur_bin_start_ns, j * a->bin_ns);
+  }
+  return RETRY_NEVER;
 }
 
 bool retry_adaptive_should_reject(retry_adaptive *a, int64_t now_ns, double u) {

@@ -74,6 +74,20 @@ int64_t retry__finagle_balance_at(const retry_finagle_budget *b, int64_t now_ns)
   return retry_finagle_budget_balance(&copy);
 }
 
+/* A read at t rolls min(elapsed / slice, 10) slices, elapsed counted from the last roll in whole
+ * ms (retry_finagle_budget_advance): the j-th slice after cur is cleared from
+ * cur_slice_start_ns + j * slice_ns on (cur itself, the live slice, at j = 10). Only a slice
+ * that holds something changes the balance when it goes. */
+int64_t retry__finagle_next_change(const retry_finagle_budget *b, int64_t now_ns) {
+  assert(b != NULL);
+  for (int j = 1; j <= RETRY_FINAGLE_SLICES; j++) {
+    if (b->slices[(b->cur + j) % RETRY_FINAGLE_SLICES] == 0) continue;
+    int64_t at = retry__add_ns(b->cur_slice_start_ns, (int64_t)j * b->slice_ns);
+    if (at > now_ns) return at;
+  }
+  return RETRY_NEVER;
+}
+
 /* }================================================================== */
 
 /* {==================================================================

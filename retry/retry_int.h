@@ -150,5 +150,10 @@ void retry__breaker_release(retry_breaker *b);
  * probability with the bins an advance to now_ns would clear left out (retry_adaptive.c). */
 int64_t retry__finagle_balance_at(const retry_finagle_budget *b, int64_t now_ns);
 double retry__adaptive_probability_at(const retry_adaptive *a, int64_t now_ns);
+/* The earliest time after now_ns at which those reads may give another value with no call in
+ * between: the time a slice (bin) that holds something would be cleared, RETRY_NEVER when none
+ * would (retry_target_stats_next_change). */
+int64_t retry__finagle_next_change(const retry_finagle_budget *b, int64_t now_ns);
+int64_t retry__adaptive_next_change(const retry_adaptive *a, int64_t now_ns);
 
 #endif /* RETRY_INT_H */

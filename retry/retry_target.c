@@ -442,6 +442,19 @@ void retry_target_stats_get(const retry_target *t, int64_t now_ns, retry_target_
   }
 }
 
+int64_t retry_target_stats_next_change(const retry_target *t, int64_t now_ns) {
+  if (t == NULL) return RETRY_NEVER;
+  int64_t next = RETRY_NEVER;
+  if ((retry_budget_kind)t->budget == RETRY_BUDGET_FINAGLE)
+    next = retry__finagle_next_change(retry__target_budget(t), now_ns);
+  const retry_adaptive *ad = retry__target_adaptive(t);
+  if (ad != NULL) {
+    int64_t a = retry__adaptive_next_change(ad, now_ns);
+    if (a < next) next = a;
+  }
+  return next;
+}
+
 retry_throttle *retry_target_throttle(retry_target *t) {
   return t != NULL ? retry__target_throttle(t) : NULL;
 }

@@ -96,16 +96,6 @@ void sim_hist_clear(sim_hist *h) {
   h->max = 0;
 }
 
-void sim_hist_record(sim_hist *h, int64_t value) {
-  assert(h != NULL);
-  if (value < 0) value = 0;
-  h->buckets[sim_hist_bucket_of(value)]++;
-  h->count++;
-  h->sum += (double)value;
-  if (value < h->min) h->min = value;
-  if (value > h->max) h->max = value;
-}
-
 void sim_hist_merge(sim_hist *dst, const sim_hist *src) {
   assert(dst != NULL && src != NULL);
   if (src->count == 0) return;

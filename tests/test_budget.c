@@ -369,6 +369,60 @@ static void test_envoy_counts_active_requests(void **state) {
 
 /* }================================================================== */
 
+/* retry__finagle_next_change and retry__adaptive_next_change (what the time series' gauges
+ * re-read by): from a random history, a read at any time before the next change gives what a
+ * read now gives, and with no change left a read far later does too; the change they name is
+ * a real one for at least some histories. Reads are of copies (the _at functions). */
+static uint64_t lcg(uint64_t *x) {
+  *x = *x * 6364136223846793005u + 1442695040888963407u;
+  return *x >> 33;
+}
+
+static void test_next_change_bounds_when_windows_move(void **state) {
+  (void)state;
+  uint64_t x = 7;
+  int changed_f = 0, changed_a = 0;
+  for (int round = 0; round < 200; round++) {
+    retry_finagle_budget b = finagle_make(2 * S, 1, 0.5, 0);
+    retry_adaptive_config acfg;
+    retry_adaptive_config_init(&acfg);
+    acfg.window_ns = 1 * S;
+    retry_adaptive a;
+    retry_adaptive_init(&a, &acfg, 0);
+    int64_t now = 0;
+    int steps = (int)(lcg(&x) % 30);
+    for (int i = 0; i < steps; i++) {
+      now += (int64_t)(lcg(&x) % 400) * 1000000; /* 0 to 399 ms */
+      if (lcg(&x) % 3 == 0)
+        (void)retry_finagle_budget_try_withdraw(&b, now);
+      else
+        retry_finagle_budget_deposit(&b, now);
+      retry_adaptive_record_response(&a, now, lcg(&x) % 2 == 0);
+    }
+    int64_t t0 = now + (int64_t)(lcg(&x) % 3000) * 1000000;
+    int64_t nf = retry__finagle_next_change(&b, t0), na = retry__adaptive_next_change(&a, t0);
+    assert_true(nf > t0 && na > t0);
+    int64_t vf = retry__finagle_balance_at(&b, t0);
+    double va = retry__adaptive_probability_at(&a, t0);
+    for (int k = 1; k <= 20; k++) {
+      int64_t tf = nf == RETRY_NEVER ? t0 + k * S : t0 + (nf - t0) * k / 21;
+      int64_t ta = na == RETRY_NEVER ? t0 + k * S : t0 + (na - t0) * k / 21;
+      if (tf < nf) assert_int_equal(retry__finagle_balance_at(&b, tf), vf);
+      if (ta < na) assert_true(retry__adaptive_probability_at(&a, ta) == va);
+    }
+    if (nf != RETRY_NEVER) {
+      assert_int_equal(retry__finagle_balance_at(&b, nf - 1), vf);
+      changed_f += retry__finagle_balance_at(&b, nf) != vf;
+    }
+    if (na != RETRY_NEVER) {
+      assert_true(retry__adaptive_probability_at(&a, na - 1) == va);
+      changed_a += retry__adaptive_probability_at(&a, na) != va;
+    }
+  }
+  assert_true(changed_f > 10);
+  assert_true(changed_a > 10);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_aws_quota_defaults_are_sdk_standard_mode),
@@ -399,6 +453,7 @@ int main(void) {
       cmocka_unit_test(test_envoy_limit_is_max_of_percent_and_floor),
       cmocka_unit_test(test_envoy_release_frees_a_slot),
       cmocka_unit_test(test_envoy_counts_active_requests),
+      cmocka_unit_test(test_next_change_bounds_when_windows_move),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

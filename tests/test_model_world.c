@@ -254,6 +254,76 @@ static void test_model_world_sampling_changes_no_decision(void **state) {
   run_free(&b);
 }
 
+/* The time series' gauges of a Finagle budget and adaptive throttling (whose windows expire
+ * with time) are sums kept as holders change: at every sample they equal a walk over every
+ * holder, for a population's clients and for a service's replicas, with buckets shorter and
+ * longer than the windows' slices. */
+typedef struct gauge_probe {
+  model_world *w;
+  int samples, bad;
+} gauge_probe;
+
+static void gauge_probe_cb(void *ctx, int64_t now_ns, int64_t end_ns) {
+  (void)end_ns;
+  gauge_probe *g = ctx;
+  g->samples++;
+  if (!model_world_gauges_check(g->w, now_ns)) g->bad++;
+}
+
+static void test_model_world_gauges_equal_walk(void **state) {
+  (void)state;
+  const char *buckets[] = {"1s", "130ms", "2.5s"};
+  for (size_t i = 0; i < 3; i++) {
+    char text[4096];
+    const char *at = strstr(sampled, "BUCKET");
+    snprintf(text, sizeof text, "%.*s%s%s", (int)(at - sampled), sampled, buckets[i], at + 6);
+    /* A second tier whose replicas hold the same policy on their edge to a flaky backend. */
+    char *svcs = strstr(text, "'services': {");
+    assert_non_null(svcs);
+    char tier[4096];
+    snprintf(tier, sizeof tier,
+             "%.*s'services': {'db': {'workers': 8, 'service_time': '2ms', 'faults': [{'kind': "
+             "'fail', 'status': 'UNAVAILABLE', 'rate': 0.5, 'start': '1s', 'end': '5s'}]},"
+             " 'mid': {'workers': 16, 'replicas': 3, 'service_time': '1ms', 'calls': [{'service': "
+             "'db', 'method': '/d.D/Q', 'policy': {'retrysim': {'budget': {'type': 'finagle', "
+             "'ttl': '2s', 'minRetriesPerSec': 1}, 'adaptiveThrottling': {'k': 1.2, 'window': "
+             "'2s'}}, 'methodConfig': [{'name': [{}], 'retryPolicy': {'maxAttempts': 3, "
+             "'initialBackoff': '0.01s', 'maxBackoff': '0.1s', 'backoffMultiplier': 2, "
+             "'retryableStatusCodes': ['UNAVAILABLE']}}]}}]},"
+             " %s",
+             (int)(svcs - text), text, svcs + strlen("'services': {"));
+    char *api = strstr(tier, "'api': {");
+    assert_non_null(api);
+    char full[4096];
+    snprintf(full, sizeof full, "%.*s'api': {'calls': [{'service': 'mid', 'method': '/m.M/G'}], %s",
+             (int)(api - tier), tier, api + strlen("'api': {"));
+    run x;
+    memset(&x, 0, sizeof x);
+    x.s = load(full);
+    retry_error err;
+    retry_error_clear(&err);
+    x.k = sim_kernel_create(0, NULL);
+    assert_non_null(x.k);
+    x.w = model_world_create(cli_scenario_config(x.s, 0), x.k, 5, &err);
+    assert_non_null(x.w);
+    gauge_probe g = {x.w, 0, 0};
+    assert_int_equal(model_world_run(x.w, gauge_probe_cb, &g, &err), 0);
+    x.r = model_world_results(x.w);
+    assert_true(g.samples >= 3);
+    assert_int_equal(g.bad, 0);
+    /* The windows were at work: budgets refused retries and the throttlers calls. */
+    assert_true(x.r->by_stop[RETRY_STOP_BUDGET_EXHAUSTED] > 0);
+    assert_true(x.r->by_stop[RETRY_STOP_THROTTLED] > 0);
+    const model_edge_stats *mid = NULL;
+    for (size_t j = 0; j < x.r->n_edges; j++)
+      if (strcmp(x.r->edges[j].from, "mid") == 0) mid = &x.r->edges[j];
+    assert_non_null(mid);
+    assert_true(mid->retries > 0);
+    assert_true(mid->by_stop[RETRY_STOP_BUDGET_EXHAUSTED] + mid->by_stop[RETRY_STOP_THROTTLED] > 0);
+    run_free(&x);
+  }
+}
+
 static void test_model_world_variants_see_same_arrivals(void **state) {
   (void)state;
   cli_scenario *s = load(storm);
@@ -1736,6 +1806,7 @@ int main(void) {
       cmocka_unit_test(test_model_world_bare_calls_decide_as_the_engine),
       cmocka_unit_test(test_model_world_warmup_leaves_out_calls_started_before_it),
       cmocka_unit_test(test_model_world_sampling_changes_no_decision),
+      cmocka_unit_test(test_model_world_gauges_equal_walk),
       cmocka_unit_test(test_model_world_variants_see_same_arrivals),
       cmocka_unit_test(test_model_world_retries_multiply_attempts),
       cmocka_unit_test(test_model_world_every_allocation_can_fail_cleanly),
