@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli_expect.h"
 #include "cli/cli_output.h"
 #include "cli/cli_report.h"
 #include "cli/cli_study.h"
@@ -174,6 +175,120 @@ json_t *cli_search_result_json(const cli_search_spec *spec, double confidence, c
                    "outcome", outcomes[r->outcome], "boundary", "pass", pass, "fail", fail,
                    "probes", probes);
 }
+
+/* {==================================================================
+ * Expectations of a search
+ * =================================================================== */
+
+/* "search", "search.x", "search[0]": a path into the search result. */
+static bool is_search_path(const char *key) {
+  return strncmp(key, "search", 6) == 0 && (key[6] == '\0' || key[6] == '.' || key[6] == '[');
+}
+
+json_t *cli_search_expect_part(const json_t *expect, bool search, size_t *other) {
+  if (other != NULL) *other = 0;
+  if (expect == NULL) return NULL;
+  json_t *part = json_object();
+  const char *key;
+  json_t *v;
+  json_object_foreach((json_t *)expect, key, v) {
+    if (part == NULL) break;
+    if (is_search_path(key) != search) {
+      if (other != NULL) (*other)++;
+    } else if (json_object_set(part, key, v) != 0) {
+      json_decref(part);
+      part = NULL;
+    }
+  }
+  return part;
+}
+
+/* The x of the probe whose value is v (a boundary's end), or null. */
+static json_t *boundary_x(const json_t *probes, const json_t *v) {
+  for (size_t i = 0; v != NULL && !json_is_null(v) && i < json_array_size(probes); i++) {
+    const json_t *p = json_array_get(probes, i);
+    if (json_equal(json_object_get(p, "value"), (json_t *)v)) {
+      const json_t *x = json_object_get(p, "x");
+      if (json_is_number(x)) return json_real(json_number_value(x));
+      if (json_is_number(v)) return json_real(json_number_value(v));
+    }
+  }
+  return json_null();
+}
+
+json_t *cli_search_check_doc(const json_t *result) {
+  json_t *r = json_deep_copy(result);
+  json_t *b = json_object_get(r, "boundary");
+  const json_t *probes = json_object_get(r, "probes");
+  if (r == NULL || !json_is_object(b)) {
+    json_decref(r);
+    return NULL;
+  }
+  json_t *pass = boundary_x(probes, json_object_get(b, "pass"));
+  json_t *fail = boundary_x(probes, json_object_get(b, "fail"));
+  if (json_object_set_new(b, "pass", pass) != 0 || json_object_set_new(b, "fail", fail) != 0) {
+    json_decref(r);
+    return NULL;
+  }
+  return json_pack("{s:o}", "search", r);
+}
+
+/* --check of a search study: every variant's search expectations against its result. Returns
+ * the number that failed, -1 when out of memory; *junit_failed is set when the JUnit file
+ * could not be written (the error is printed). */
+static int check_search(const cli_scenario *s, const json_t *search, const struct cli_run_opts *o,
+                        bool *junit_failed) {
+  bool verbose = o->format == CLI_FORMAT_JSON && !o->quiet;
+  size_t total = 0, others = 0;
+  int failed = 0;
+  cli_junit *junit = o->junit != NULL ? cli_junit_create(cli_scenario_name(s)) : NULL;
+  *junit_failed = false;
+  if (o->junit != NULL && junit == NULL) {
+    fprintf(o->err, "retrysim: %s: out of memory\n", o->junit);
+    *junit_failed = true;
+  }
+  for (size_t v = 0; v < json_array_size(search) && failed >= 0; v++) {
+    size_t other = 0;
+    const json_t *expect = cli_scenario_expect(s, v);
+    json_t *part = cli_search_expect_part(expect, true, &other);
+    json_t *doc = cli_search_check_doc(json_array_get(search, v));
+    others += other;
+    if ((expect != NULL && part == NULL) || doc == NULL) {
+      fprintf(o->err, "retrysim: out of memory checking the search\n");
+      failed = -1;
+    } else {
+      total += json_object_size(part);
+      failed += cli_expect_check_to(part, doc, cli_scenario_run_name(s, v), o->err, verbose,
+                                    junit != NULL ? cli_junit_add : NULL, junit);
+    }
+    json_decref(part);
+    json_decref(doc);
+  }
+  if (junit != NULL) {
+    retry_error e;
+    retry_error_clear(&e);
+    if (failed >= 0 && cli_junit_write(junit, o->junit, &e) != 0) {
+      char buf[1200];
+      retry_error_format(&e, buf, sizeof buf);
+      fprintf(o->err, "retrysim: %s\n", buf);
+      *junit_failed = true;
+    }
+    cli_junit_destroy(junit);
+  }
+  if (failed < 0) return failed;
+  char note[96] = "";
+  if (others > 0)
+    snprintf(note, sizeof note, "; %zu expectation%s of a run not checked", others,
+             others == 1 ? "" : "s");
+  if (total == 0 && !o->quiet)
+    fprintf(o->err, "retrysim: check: the scenario has no expectations of a search%s\n", note);
+  else if (total > 0 && (!o->quiet || failed > 0))
+    fprintf(o->err, "retrysim: check: %zu passed, %d failed (against each variant's search%s)\n",
+            total - (size_t)failed, failed, note);
+  return failed;
+}
+
+/* }================================================================== */
 
 /* {==================================================================
  * The study of a search
@@ -358,8 +473,6 @@ int cli_search_run_study(const cli_scenario *s, const struct cli_study_spec *tmp
                         : tmpl->reps > 1  ? "--reps or \"replications\" (the search's \"reps\" "
                                             "and \"max_reps\" say how many)"
                         : tmpl->baseline != NULL ? "--baseline or \"baseline\""
-                        : opts->check            ? "--check (a search reports a boundary, "
-                                                   "not a run to check)"
                                                  : NULL;
   if (refused != NULL) {
     fprintf(opts->err, "retrysim: %s: a scenario with a \"search\" does not take %s\n", src,
@@ -454,6 +567,16 @@ int cli_search_run_study(const cli_scenario *s, const struct cli_study_spec *tmp
     } else if (!opts->quiet) {
       print_table(opts->out, s, &spec, tmpl->confidence, search);
     }
+  }
+  /* Files and summary first, then the expectations, as for a run: a failed check (1) does
+   * not outrank a write failure (3). */
+  if (opts->check && doc != NULL && status != CLI_EXIT_USAGE) {
+    bool junit_failed = false;
+    int failed = check_search(s, search, opts, &junit_failed);
+    if (failed < 0 || junit_failed)
+      status = CLI_EXIT_RUNTIME;
+    else if (failed > 0 && status == CLI_EXIT_OK)
+      status = CLI_EXIT_CHECK;
   }
   if (status == CLI_EXIT_RUNTIME && doc == NULL && search == NULL)
     fprintf(opts->err, "retrysim: out of memory\n");

@@ -93,6 +93,20 @@ void cli_search_result_free(cli_search_result *r);
 json_t *cli_search_result_json(const cli_search_spec *spec, double confidence, const char *variant,
                                const cli_search_result *r);
 
+/* Expectations of a search. A variant's "expect" may hold paths that start with "search"
+ * ("search.outcome", "search.boundary.pass"): they are checked by `--check` against that
+ * variant's search result only (a plain run or another study skips them, and a search skips
+ * the others, which are a run's). Returns a new object with the keys of expect of one kind:
+ * those of a search (search = true) or the others; *other (may be NULL) gets the number of
+ * keys of the other kind. NULL when expect is NULL (*other = 0) or out of memory. */
+json_t *cli_search_expect_part(const json_t *expect, bool search, size_t *other);
+
+/* The object a variant's search expectations are checked against: {"search": result} with
+ * result as cli_search_result_json gives it, except that the boundary's ends are numbers, the
+ * values' x ("340/s" reads 340), so that a range [lo, hi] applies to them. New reference, NULL
+ * when out of memory. */
+json_t *cli_search_check_doc(const json_t *result);
+
 struct cli_study_spec;
 struct cli_run_opts;
 
@@ -100,10 +114,12 @@ struct cli_run_opts;
  * by cli_study_run_jobs on tmpl->jobs threads with the study's seeds (replication r of a
  * variant on cli_study_seed(base, r), as in any study). Refused (exit 2): --shard (a search
  * is adaptive), --reps / "replications" > 1 (the search's "reps" and "max_reps" say how many),
- * --baseline, --check. Writes to opts->out_dir summary.json (provenance, "study", "search":
- * one result per variant (cli_search_result_json), "runs": every replication run, with its
- * value, seed and run object) and search.csv (one row per probe); prints a table per
- * variant (or summary.json with --format json). Returns the exit status. */
+ * --baseline. With --check, each variant's search expectations (cli_search_expect_part) are
+ * checked against cli_search_check_doc of its result (exit 1 when one fails). Writes to
+ * opts->out_dir summary.json (provenance, "study", "search": one result per variant
+ * (cli_search_result_json), "runs": every replication run, with its value, seed and run object) and
+ * search.csv (one row per probe); prints a table per variant (or summary.json with --format json).
+ * Returns the exit status. */
 int cli_search_run_study(const cli_scenario *s, const struct cli_study_spec *tmpl,
                          const struct cli_run_opts *opts);
 

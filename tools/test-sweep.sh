@@ -65,6 +65,12 @@ d.pop("variants")
 d["search"] = {"path": "clients.web.arrival.rate", "from": "45/s", "to": "145/s", "p": 0.5,
                "reps": 10, "max_reps": 30, "probes": 6}
 json.dump(d, open(sys.argv[1] + "/search.json", "w"))
+# Its expectations: the boundary of 100 calls/s lies in what the search reports; one of a run.
+d["expect"] = {"search.outcome": "bracketed", "search.boundary.pass": [85, 100],
+               "search.boundary.fail": [100, 115], "recovery.recovered": True}
+json.dump(d, open(sys.argv[1] + "/search-expect.json", "w"))
+d["expect"]["search.boundary.fail"] = [45, 60]
+json.dump(d, open(sys.argv[1] + "/search-wrong.json", "w"))
 EOF
 
 sweep_option_runs_the_grid_first_axis_slowest() {
@@ -163,6 +169,23 @@ search_writes_its_bracket() {
   python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/out" || fail "--format json does not parse"
 }
 
+# --check of a search: each variant's "search..." expectations against its search result, the
+# boundary's ends as numbers; the run's expectations are left to a plain run, and back.
+search_check_holds_its_expectations() {
+  run_rc 0 run "$tmp/search-expect.json" --check --junit "$tmp/search.xml" --out "$tmp/sc"
+  has "$tmp/err" "retrysim: check: 3 passed, 0 failed (against each variant's search; 1 expectation of a run not checked)" count
+  has "$tmp/search.xml" '<testcase name="search.boundary.pass" classname="tip.tip" time="0"/>' junit
+  run_rc 1 run "$tmp/search-wrong.json" --check --out "$tmp/sw"
+  has "$tmp/err" 'FAIL tip: search.boundary.fail: expected' wrong
+  has "$tmp/err" 'retrysim: check: 2 passed, 1 failed' wrong
+  checks=$((checks + 1))
+  [ -f "$tmp/sw/summary.json" ] || fail "a failed check of a search did not write its files"
+  run_rc 0 run "$tmp/search-expect.json" --set search=null --check
+  has "$tmp/err" 'retrysim: check: 1 passed, 0 failed (3 expectations of a search not checked)' plain
+  # The wrong boundary is not a plain run's to check.
+  run_rc 0 run "$tmp/search-wrong.json" --set search=null --check
+}
+
 search_refuses_what_does_not_apply() {
   run_rc 2 run "$tmp/search.json" --shard 1/2 --out "$tmp/sh"
   one_line "$tmp/err" shard
@@ -188,6 +211,7 @@ sweep_refuses_bad_axes_and_points
 validate_and_plan_check_the_points
 sweep_same_bytes_for_any_j
 search_writes_its_bracket
+search_check_holds_its_expectations
 search_refuses_what_does_not_apply
 
 if [ "$fails" -gt 0 ]; then
