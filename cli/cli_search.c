@@ -419,12 +419,8 @@ static void join_path(char *buf, size_t size, const char *dir, const char *name)
 static void show_value(char *buf, size_t size, const json_t *v) {
   if (v == NULL || json_is_null(v)) {
     snprintf(buf, size, "-");
-  } else if (json_is_string(v)) {
-    snprintf(buf, size, "%s", json_string_value(v));
   } else {
-    char *t = json_dumps(v, JSON_ENCODE_ANY | JSON_REAL_PRECISION(10));
-    snprintf(buf, size, "%s", t != NULL ? t : "?");
-    free(t);
+    cli_output_value_text(v, buf, size);
   }
 }
 

@@ -673,10 +673,9 @@ static void point_label(const study *st, size_t p, char *buf, size_t size) {
   const char *key;
   json_t *v;
   json_object_foreach((json_t *)vals, key, v) {
-    char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-    const char *text = json_is_string(v) ? json_string_value(v) : (s != NULL ? s : "?");
+    char text[256];
+    cli_output_value_text(v, text, sizeof text);
     int w = snprintf(buf + len, size - len, "%s%s=%s", len > 0 ? ", " : "", key, text);
-    free(s);
     if (w < 0 || (size_t)w >= size - len) break;
     len += (size_t)w;
   }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "retry/retry_json.h"
+#include "cli/cli_output.h"
 #include "cli/cli_search.h"
 #include "cli/cli_study.h"
 
@@ -494,8 +495,16 @@ static void print_error(FILE *f, const retry_error *e, const char *tail) {
 /* " (at the sweep's point 3: a=1, b=\"x\")" into buf. */
 static void point_tail(const cli_sweep *sw, const cli_set *sets, size_t p, char *buf, size_t size) {
   size_t n = (size_t)snprintf(buf, size, " (at the sweep's point %zu:", p);
-  for (size_t a = 0; a < sw->n_axes && n < size; a++)
-    n += (size_t)snprintf(buf + n, size - n, "%s %s=%s", a ? "," : "", sets[a].path, sets[a].value);
+  for (size_t a = 0; a < sw->n_axes && n < size; a++) {
+    /* A number as written (0.3, not the 17 digits that set it exactly), a string quoted. */
+    const json_t *v = json_array_get(sw->axes[a].values, axis_index(sw, p, a));
+    char text[256];
+    if (json_is_string(v))
+      snprintf(text, sizeof text, "%s", sets[a].value);
+    else
+      cli_output_value_text(v, text, sizeof text);
+    n += (size_t)snprintf(buf + n, size - n, "%s %s=%s", a ? "," : "", sets[a].path, text);
+  }
   if (n < size) snprintf(buf + n, size - n, ")");
 }
 

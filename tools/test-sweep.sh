@@ -71,6 +71,10 @@ d["expect"] = {"search.outcome": "bracketed", "search.boundary.pass": [85, 100],
 json.dump(d, open(sys.argv[1] + "/search-expect.json", "w"))
 d["expect"]["search.boundary.fail"] = [45, 60]
 json.dump(d, open(sys.argv[1] + "/search-wrong.json", "w"))
+d.pop("search")
+d["recovery"] = {"threshold": 0.9}
+d["expect"] = {"goodput_per_s": {"max": 1}}
+json.dump(d, open(sys.argv[1] + "/decimal.json", "w"))
 EOF
 
 sweep_option_runs_the_grid_first_axis_slowest() {
@@ -186,6 +190,22 @@ search_check_holds_its_expectations() {
   run_rc 0 run "$tmp/search-wrong.json" --set search=null --check
 }
 
+# A number of a sweep is printed as written (0.3, not the 17 digits of its double) in the
+# table, the FAIL lines and the error of a point the world refuses; a log step as it ran.
+sweep_values_print_as_written() {
+  run_rc 1 run "$tmp/decimal.json" --sweep 'recovery.threshold=0.3,0.7' --check
+  has "$tmp/out" 'recovery.threshold=0.3' table
+  has "$tmp/err" 'FAIL tip (recovery.threshold=0.7): goodput_per_s: expected <= 1' fail
+  checks=$((checks + 1))
+  if grep -q '0000000\|9999999' "$tmp/out" "$tmp/err"; then
+    fail "a sweep value printed with 17 digits"; grep '0000000\|9999999' "$tmp/out" "$tmp/err"
+  fi
+  run_rc 1 run "$tmp/decimal.json" --sweep 'recovery.threshold=0.01:1:5:log' --check
+  has "$tmp/err" 'FAIL tip (recovery.threshold=0.0316227766017): ' log
+  run_rc 2 run "$tmp/decimal.json" --sweep 'recovery.threshold=0.3,1.7'
+  has "$tmp/err" '(at the sweep'"'"'s point 1: recovery.threshold=1.7)' error
+}
+
 search_refuses_what_does_not_apply() {
   run_rc 2 run "$tmp/search.json" --shard 1/2 --out "$tmp/sh"
   one_line "$tmp/err" shard
@@ -212,6 +232,7 @@ validate_and_plan_check_the_points
 sweep_same_bytes_for_any_j
 search_writes_its_bracket
 search_check_holds_its_expectations
+sweep_values_print_as_written
 search_refuses_what_does_not_apply
 
 if [ "$fails" -gt 0 ]; then
