@@ -528,11 +528,56 @@ static int derive_point(const cli_scenario *s, const cli_sweep *sw, size_t p, co
   return cli_run_exit_status(err.code);
 }
 
+/* The two ends of s's search, derived and checked as `run` checks a sweep's point, so that
+ * validate refuses them and a search does not stop at its "to" after running "from". Every
+ * value probed lies between them. Returns the exit status, the error printed on f. */
+static int check_search_ends(const cli_scenario *s, uint64_t max_bytes, FILE *f) {
+  retry_error err;
+  retry_error_clear(&err);
+  cli_search_spec spec;
+  if (cli_search_spec_from_json(cli_scenario_search_block(s), &spec, &err) != 0) {
+    print_error(f, &err, NULL);
+    return cli_run_exit_status(err.code);
+  }
+  bool integer = spec.from.integer && spec.to.integer;
+  int status = CLI_EXIT_OK;
+  for (int end = 0; end < 2 && status == CLI_EXIT_OK; end++) {
+    /* The value as a probe writes it (cli_search.c). */
+    json_t *v = cli_sweep_scalar_json(&spec.from, end == 0 ? spec.from.x : spec.to.x, integer);
+    char *text = v != NULL ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+    cli_scenario *d = NULL;
+    if (text == NULL) {
+      retry_error_set(&err, RETRY_ENOMEM, "", "", -1, -1, "out of memory");
+    } else {
+      cli_set set = {spec.path, text};
+      d = cli_scenario_derive(s, &set, 1, &err);
+      if (d != NULL && (cli_run_validate(d, cli_scenario_source(s), &err) != 0 ||
+                        cli_scenario_check_memory(d, max_bytes, &err) != 0)) {
+        cli_scenario_destroy(d);
+        d = NULL;
+      }
+    }
+    if (d == NULL) {
+      char shown[128], tail[400];
+      cli_output_value_text(v, shown, sizeof shown);
+      snprintf(tail, sizeof tail, " (at the search's \"%s\": %s=%s)", end == 0 ? "from" : "to",
+               spec.path, shown);
+      print_error(f, &err, tail);
+      status = cli_run_exit_status(err.code);
+    }
+    cli_scenario_destroy(d);
+    free(text);
+    json_decref(v);
+  }
+  cli_search_spec_free(&spec);
+  return status;
+}
+
 int cli_sweep_check_study(const cli_scenario *s, const cli_sweep *cmd, uint64_t max_bytes,
                           bool for_plan, size_t *n_points, FILE *f) {
   *n_points = 1;
   if (cli_scenario_search_block(s) != NULL) {
-    if (!for_plan) return CLI_EXIT_OK;
+    if (!for_plan) return check_search_ends(s, max_bytes, f);
     fprintf(f,
             "retrysim: %s: a scenario with a \"search\" cannot be split into shards (a "
             "search is adaptive: each probe depends on the last; run it on one machine, "
@@ -572,7 +617,8 @@ int cli_sweep_run_study(const cli_scenario *s, const cli_sweep *cmd,
               cli_scenario_source(s));
       return CLI_EXIT_USAGE;
     }
-    return cli_search_run_study(s, tmpl, opts);
+    int status = check_search_ends(s, max_bytes, opts->err);
+    return status != CLI_EXIT_OK ? status : cli_search_run_study(s, tmpl, opts);
   }
   retry_error err;
   retry_error_clear(&err);

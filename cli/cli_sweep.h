@@ -118,7 +118,8 @@ bool cli_sweep_wanted(const cli_scenario *s, const cli_sweep *cmd);
  * but the points) over the sweep's points: cmd's axes when it has any, else the scenario's
  * "sweep"; one scenario derived per point (cli_scenario_derive) and checked as `run` checks
  * the one it loads (expectations, no run's world over max_bytes), then cli_study_run. With a
- * "search" in s, runs the search instead (cli_search_run_study). Returns the exit status,
+ * "search" in s, checks its two ends as points, then runs the search instead
+ * (cli_search_run_study). Returns the exit status,
  * every error printed on opts->err as one "retrysim: " line (a point that does not
  * validate: the error, then the point's values). */
 int cli_sweep_run_study(const cli_scenario *s, const cli_sweep *cmd,
@@ -127,7 +128,9 @@ int cli_sweep_run_study(const cli_scenario *s, const cli_sweep *cmd,
 
 /* The checks `run` makes of a sweep's points before it runs any (each point derived and
  * checked, then freed), without running: for `validate` (cmd NULL: the scenario's sweep) and
- * `plan` (for_plan: a scenario with a "search" is refused, its shards could not run). Sets
+ * `plan` (for_plan: a scenario with a "search" is refused, its shards could not run); for
+ * `validate`, a search's two ends are derived and checked as points (every probe lies
+ * between them). Sets
  * *n_points (1 without a sweep). Returns the exit status, errors printed on f. */
 int cli_sweep_check_study(const cli_scenario *s, const cli_sweep *cmd, uint64_t max_bytes,
                           bool for_plan, size_t *n_points, FILE *f);

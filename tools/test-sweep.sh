@@ -206,6 +206,22 @@ sweep_values_print_as_written() {
   has "$tmp/err" '(at the sweep'"'"'s point 1: recovery.threshold=1.7)' error
 }
 
+# A search's two ends are checked as points before anything runs: by validate, and by run
+# before its first probe (a bad "to" is not found after "from" ran).
+search_ends_are_checked_first() {
+  run_rc 0 validate "$tmp/search.json"
+  has "$tmp/out" 'search.json: ok (1 run)' ok
+  run_rc 2 validate "$tmp/search.json" --set 'search.path=services.api.workers' \
+    --set search.from=1 --set search.to=2000000
+  one_line "$tmp/err" validate
+  has "$tmp/err" 'got 2000000 (at the search'"'"'s "to": services.api.workers=2000000)' validate
+  run_rc 2 run "$tmp/search.json" --set 'search.path=services.api.workers' \
+    --set search.from=0 --set search.to=20 --out "$tmp/se"
+  has "$tmp/err" 'got 0 (at the search'"'"'s "from": services.api.workers=0)' run
+  checks=$((checks + 1))
+  [ ! -e "$tmp/se" ] || fail "a search with a bad end wrote $tmp/se"
+}
+
 search_refuses_what_does_not_apply() {
   run_rc 2 run "$tmp/search.json" --shard 1/2 --out "$tmp/sh"
   one_line "$tmp/err" shard
@@ -233,6 +249,7 @@ sweep_same_bytes_for_any_j
 search_writes_its_bracket
 search_check_holds_its_expectations
 sweep_values_print_as_written
+search_ends_are_checked_first
 search_refuses_what_does_not_apply
 
 if [ "$fails" -gt 0 ]; then
