@@ -72,6 +72,10 @@ json.dump(d, open(sys.argv[1] + "/search-expect.json", "w"))
 d["expect"]["search.boundary.fail"] = [45, 60]
 json.dump(d, open(sys.argv[1] + "/search-wrong.json", "w"))
 d.pop("search")
+d["clients"]["web"]["arrival"]["rate"] = "95/s"  # 1 of 10 replications never recovers
+d["expect"] = {"recovery.recovery_s": {"max": 100}}
+json.dump(d, open(sys.argv[1] + "/censored.json", "w"))
+d["clients"]["web"]["arrival"]["rate"] = "50/s"
 d["recovery"] = {"threshold": 0.9}
 d["expect"] = {"goodput_per_s": {"max": 1}}
 json.dump(d, open(sys.argv[1] + "/decimal.json", "w"))
@@ -222,6 +226,16 @@ search_ends_are_checked_first() {
   [ ! -e "$tmp/se" ] || fail "a search with a bad end wrote $tmp/se"
 }
 
+# A recovery time that never came is censored in a study's aggregate: null (so --check of a
+# bound on it fails), its interval over the replications with a value, saying how many not.
+study_censored_values_are_not_averaged() {
+  run_rc 1 run "$tmp/censored.json" --reps 10 --check --out "$tmp/cens"
+  has "$tmp/err" 'FAIL tip: recovery.recovery_s: expected <= 100, got null' check
+  jv "$tmp/cens/summary.json" 'd["points"][0]["variants"][0]["recovery"]["recovery_s"]' null mean
+  jv "$tmp/cens/summary.json" '[d["points"][0]["variants"][0]["intervals"]["recovery.recovery_s"][k] for k in ("n", "n_censored")]' '[9, 1]' interval
+  jv "$tmp/cens/summary.json" 'd["points"][0]["variants"][0]["p_storm"]["k"]' 1 storm
+}
+
 search_refuses_what_does_not_apply() {
   run_rc 2 run "$tmp/search.json" --shard 1/2 --out "$tmp/sh"
   one_line "$tmp/err" shard
@@ -250,6 +264,7 @@ search_writes_its_bracket
 search_check_holds_its_expectations
 sweep_values_print_as_written
 search_ends_are_checked_first
+study_censored_values_are_not_averaged
 search_refuses_what_does_not_apply
 
 if [ "$fails" -gt 0 ]; then
