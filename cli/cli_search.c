@@ -5,6 +5,7 @@
  */
 #include "cli/cli_search.h"
 
+#include <gsl/gsl_cdf.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
@@ -148,6 +149,26 @@ int cli_search_run(const cli_search_spec *spec, double confidence, cli_search_pr
 failed:
   cli_search_result_free(out);
   return rc;
+}
+
+bool cli_search_monotone(const cli_search_result *r, size_t *lower, size_t *higher) {
+  for (size_t i = 0; i < r->n_probes; i++)
+    for (size_t j = 0; j < r->n_probes; j++) {
+      const cli_search_probe *a = &r->probes[i], *b = &r->probes[j];
+      if (a->x < b->x && b->lo > a->hi) {
+        if (lower != NULL) *lower = i;
+        if (higher != NULL) *higher = j;
+        return false;
+      }
+    }
+  return true;
+}
+
+size_t cli_search_min_reps_to_pass(double p, double confidence) {
+  double z = gsl_cdf_ugaussian_Pinv(1 - (1 - confidence) / 2);
+  double n = z * z * p / (1 - p);
+  /* A hair below an integer is that integer: n / (n + z^2) >= p holds there up to rounding. */
+  return (size_t)ceil(n - 1e-9);
 }
 
 static json_t *probe_json(const cli_search_probe *pr) {
@@ -482,6 +503,13 @@ int cli_search_run_study(const cli_scenario *s, const struct cli_study_spec *tmp
     fprintf(opts->err, "retrysim: out of memory\n");
     return CLI_EXIT_RUNTIME;
   }
+  size_t need = cli_search_min_reps_to_pass(spec.p, tmpl->confidence);
+  if (spec.max_reps < need)
+    fprintf(opts->err,
+            "retrysim: warning: %s: $.search.max_reps: %zu replications cannot show P >= %g at "
+            "%g %% (that takes at least %zu successes of %zu): every passing probe will be "
+            "undecided, decided by k/n\n",
+            src, spec.max_reps, spec.p, tmpl->confidence * 100, need, need);
   json_t *search = json_array(), *records = json_array();
   int status = search != NULL && records != NULL ? CLI_EXIT_OK : CLI_EXIT_RUNTIME;
   for (size_t v = 0; status == CLI_EXIT_OK && v < cli_scenario_n_runs(s); v++) {
@@ -500,6 +528,18 @@ int cli_search_run_study(const cli_scenario *s, const struct cli_study_spec *tmp
       fprintf(opts->err, "retrysim: %s\n", buf);
       status = rc == RETRY_ENOMEM || rc == RETRY_EIO ? CLI_EXIT_RUNTIME : CLI_EXIT_USAGE;
       break;
+    }
+    size_t lower = 0, higher = 0;
+    if (!cli_search_monotone(&r, &lower, &higher)) {
+      char a[64], b[64];
+      cli_output_value_text(r.probes[lower].value, a, sizeof a);
+      cli_output_value_text(r.probes[higher].value, b, sizeof b);
+      fprintf(opts->err,
+              "retrysim: warning: %s: variant %s: P(%s) does not fall as %s rises: %.3g at %s "
+              "but %.3g at %s (Wilson intervals apart); the boundary found may not be the only "
+              "one\n",
+              src, cli_scenario_run_name(s, v), spec.metric, spec.path, r.probes[lower].p_hat, a,
+              r.probes[higher].p_hat, b);
     }
     json_t *res = cli_search_result_json(&spec, tmpl->confidence, cli_scenario_run_name(s, v), &r);
     /* The value probed as a number too, for plots. */

@@ -236,6 +236,15 @@ study_censored_values_are_not_averaged() {
   jv "$tmp/cens/summary.json" 'd["points"][0]["variants"][0]["p_storm"]["k"]' 1 storm
 }
 
+# A search whose max_reps cannot decide a pass says so before it runs; one that can, nothing.
+search_warns_when_no_pass_can_be_decided() {
+  run_rc 0 run "$tmp/search.json" --quiet
+  checks=$((checks + 1))
+  [ ! -s "$tmp/err" ] || { fail "a search that can decide warned"; cat "$tmp/err"; }
+  run_rc 0 run "$tmp/search.json" --set search.p=0.99 --set search.probes=2 --quiet
+  has "$tmp/err" '$.search.max_reps: 30 replications cannot show P >= 0.99 at 95 % (that takes at least 381 successes of 381)' warn
+}
+
 search_refuses_what_does_not_apply() {
   run_rc 2 run "$tmp/search.json" --shard 1/2 --out "$tmp/sh"
   one_line "$tmp/err" shard
@@ -265,6 +274,7 @@ search_check_holds_its_expectations
 sweep_values_print_as_written
 search_ends_are_checked_first
 study_censored_values_are_not_averaged
+search_warns_when_no_pass_can_be_decided
 search_refuses_what_does_not_apply
 
 if [ "$fails" -gt 0 ]; then
