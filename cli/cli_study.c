@@ -826,7 +826,31 @@ static json_t *expect_for_means(const json_t *expect, size_t *skipped) {
   return e;
 }
 
-/* Checks every variant's expectations against its aggregate at every point. */
+/* Variant v's expectations from the plan's document, as the loader merges them (the top
+ * level's, then the variant's own winning): what a merge, which has no scenario, checks. New
+ * reference, NULL when there are none or out of memory. */
+static json_t *plan_expect(const study *st, size_t v) {
+  const json_t *doc = json_object_get(st->plan, "document");
+  const json_t *top = json_object_get(doc, "expect");
+  json_t *e = json_is_object(top) ? json_deep_copy(top) : json_object();
+  const json_t *vars = json_object_get(doc, "variants");
+  const char *name = variant_name(st, v);
+  for (size_t i = 0; e != NULL && name != NULL && i < json_array_size(vars); i++) {
+    const json_t *var = json_array_get(vars, i);
+    const char *vn = json_string_value(json_object_get(var, "name"));
+    const json_t *ve = json_object_get(var, "expect");
+    if (vn != NULL && strcmp(vn, name) == 0 && json_is_object(ve))
+      json_object_update(e, (json_t *)ve);
+  }
+  if (e != NULL && json_object_size(e) == 0) {
+    json_decref(e);
+    e = NULL;
+  }
+  return e;
+}
+
+/* Checks every variant's expectations against its aggregate at every point; spec NULL (a
+ * merge): those of the plan's document. */
 static int check_all(const study *st, const cli_study_spec *spec, const cli_run_opts *o,
                      bool *junit_failed) {
   bool verbose = o->format == CLI_FORMAT_JSON && !o->quiet;
@@ -839,9 +863,11 @@ static int check_all(const study *st, const cli_study_spec *spec, const cli_run_
   for (size_t p = 0; p < st->np; p++) {
     char label[512];
     point_label(st, p, label, sizeof label);
-    const cli_scenario *s = spec->scenarios[spec->n_points > 0 ? p : 0];
+    const cli_scenario *s = spec != NULL ? spec->scenarios[spec->n_points > 0 ? p : 0] : NULL;
     for (size_t v = 0; v < st->nv; v++) {
-      json_t *expect = expect_for_means(cli_scenario_expect(s, v), &skipped);
+      json_t *pe = s == NULL ? plan_expect(st, v) : NULL;
+      json_t *expect = expect_for_means(s != NULL ? cli_scenario_expect(s, v) : pe, &skipped);
+      json_decref(pe);
       char name[700];
       snprintf(name, sizeof name, "%s%s%s%s", variant_name(st, v), label[0] ? " (" : "", label,
                label[0] ? ")" : "");
@@ -929,8 +955,7 @@ int cli_study_finish(const json_t *plan, const json_t *records, const cli_study_
       status = CLI_EXIT_RUNTIME;
     }
     bool junit_failed = false;
-    if (o->check && spec != NULL && check_all(&st, spec, o, &junit_failed) > 0 &&
-        status == CLI_EXIT_OK)
+    if (o->check && check_all(&st, spec, o, &junit_failed) > 0 && status == CLI_EXIT_OK)
       status = CLI_EXIT_CHECK;
     if (junit_failed) status = CLI_EXIT_RUNTIME;
   }

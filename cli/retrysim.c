@@ -34,7 +34,7 @@ static const char usage_text[] =
     "                    [--edges] [--strict] [--reps N] [--confidence L] [--baseline V]\n"
     "                    [--warmup D] [-j N] [--shard K/N] [--sweep PATH=VALUES]...\n"
     "       retrysim plan SCENARIO.json [run options] --shards N --out DIR\n"
-    "       retrysim merge DIR... --out DIR [--quiet]\n"
+    "       retrysim merge DIR... --out DIR [--quiet] [--check [--junit FILE]] [--plot]\n"
     "       retrysim validate SCENARIO.json [--set PATH=VALUE]... [--variant NAME]...\n"
     "                    [--duration D] [--warmup D] [--max-memory SIZE] [--strict]\n"
     "       retrysim explain SCENARIO.json (--call ID | --stopped REASON | --after T)\n"
@@ -430,8 +430,8 @@ static int parse_args(cli *c, int argc, char **argv) {
     return usage_error("%s", "--shard needs --out DIR: the shard's runs go to DIR/shard.json");
   if (c->shard_n > 0 && (c->opts.plot || c->opts.check))
     return usage_error("%s",
-                       "--shard writes raw runs only: --plot and --check go with the merge "
-                       "or a local run");
+                       "--shard writes raw runs only: give --plot and --check to the merge "
+                       "(retrysim merge DIR... --out DIR --check), or run locally");
   if (strcmp(c->command, "plan") == 0 && (c->shards == 0 || c->opts.out_dir == NULL))
     return usage_error("%s", "plan needs --shards N and --out DIR");
   if (strcmp(c->command, "plan") == 0 && c->shard_n > 0)
@@ -697,39 +697,59 @@ static char *join_args(int argc, char **argv) {
   return s;
 }
 
-/* `retrysim merge DIR... --out DIR [--quiet]`. */
+/* `retrysim merge DIR... --out DIR [--quiet] [--check [--junit FILE]] [--plot]`. */
 static int merge_main(int argc, char **argv) {
   const char **dirs = calloc((size_t)argc, sizeof *dirs);
   if (dirs == NULL) return out_of_memory();
   size_t n = 0;
-  const char *out = NULL;
-  bool quiet = false;
+  cli_run_opts o = {.format = CLI_FORMAT_TEXT, .out = stdout, .err = stderr};
   int status = CLI_EXIT_OK;
   for (int i = 2; i < argc && status == CLI_EXIT_OK; i++) {
     const char *a = argv[i];
-    if (strcmp(a, "--out") == 0 || strcmp(a, "-o") == 0) {
+    if (strcmp(a, "--out") == 0 || strcmp(a, "-o") == 0 || strcmp(a, "--junit") == 0) {
       if (i + 1 >= argc)
         status = usage_error("option '%s' needs a value", a);
+      else if (strcmp(a, "--junit") == 0)
+        o.junit = argv[++i];
       else
-        out = argv[++i];
+        o.out_dir = argv[++i];
     } else if (strncmp(a, "--out=", 6) == 0) {
-      out = a + 6;
+      o.out_dir = a + 6;
+    } else if (strncmp(a, "--junit=", 8) == 0) {
+      o.junit = a + 8;
     } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
-      quiet = true;
+      o.quiet = true;
+    } else if (strcmp(a, "--check") == 0) {
+      o.check = true;
+    } else if (strcmp(a, "--plot") == 0) {
+      o.plot = true;
     } else if (looks_like_option(a)) {
-      status = usage_error("merge takes shard directories, --out DIR and --quiet, not '%s'", a);
+      status = usage_error(
+          "merge takes shard directories, --out DIR, --quiet, --check, "
+          "--junit FILE and --plot, not '%s'",
+          a);
     } else {
       dirs[n++] = a;
     }
   }
-  if (status == CLI_EXIT_OK && (out == NULL || out[0] == '\0' || looks_like_option(out)))
+  if (status == CLI_EXIT_OK &&
+      (o.out_dir == NULL || o.out_dir[0] == '\0' || looks_like_option(o.out_dir)))
     status = usage_error("%s", "merge needs --out DIR");
+  if (status == CLI_EXIT_OK && o.junit != NULL &&
+      (o.junit[0] == '\0' || looks_like_option(o.junit)))
+    status = usage_error("%s", "--junit needs a file name");
+  if (status == CLI_EXIT_OK && o.junit != NULL && !o.check)
+    status = usage_error("%s", "--junit needs --check: it records the checks' results");
   if (status == CLI_EXIT_OK && n == 0)
     status = usage_error("%s", "merge needs the shard directories (DIR/shard.json)");
+  char *command = NULL;
   if (status == CLI_EXIT_OK) {
+    command = join_args(argc, argv);
+    o.command = command;
     cli_output_signals_install();
-    status = cli_shard_merge(dirs, n, out, quiet, stdout, stderr);
+    status = cli_shard_merge(dirs, n, &o);
   }
+  free(command);
   free(dirs);
   return status;
 }

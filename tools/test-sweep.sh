@@ -245,6 +245,23 @@ search_warns_when_no_pass_can_be_decided() {
   has "$tmp/err" '$.search.max_reps: 30 replications cannot show P >= 0.99 at 95 % (that takes at least 381 successes of 381)' warn
 }
 
+# A sharded study is checked by its merge, from the plan's document, as a local run checks it.
+merge_checks_like_a_local_run() {
+  for k in 1 2; do
+    run_rc 0 run "$tmp/censored.json" --reps 6 --shard "$k/2" --out "$tmp/ms$k" --quiet
+  done
+  run_rc 1 merge "$tmp/ms1" "$tmp/ms2" --out "$tmp/mall" --check --junit "$tmp/m.xml" --quiet
+  has "$tmp/err" 'FAIL tip: recovery.recovery_s: expected <= 100, got null' merge
+  has "$tmp/m.xml" '<testcase name="recovery.recovery_s" classname="tip.tip" time="0">' junit
+  run_rc 1 run "$tmp/censored.json" --reps 6 --out "$tmp/mlocal" --check --quiet
+  checks=$((checks + 1))
+  diff -r "$tmp/mlocal" "$tmp/mall" >/dev/null || fail "a checked merge differs from the local run"
+  run_rc 2 merge "$tmp/ms1" "$tmp/ms2" --out "$tmp/mall2" --junit "$tmp/m2.xml"
+  has "$tmp/err" '--junit needs --check' junit
+  run_rc 2 run "$tmp/censored.json" --reps 6 --shard 1/2 --out "$tmp/ms1" --check
+  has "$tmp/err" 'give --plot and --check to the merge' shard
+}
+
 search_refuses_what_does_not_apply() {
   run_rc 2 run "$tmp/search.json" --shard 1/2 --out "$tmp/sh"
   one_line "$tmp/err" shard
@@ -275,6 +292,7 @@ sweep_values_print_as_written
 search_ends_are_checked_first
 study_censored_values_are_not_averaged
 search_warns_when_no_pass_can_be_decided
+merge_checks_like_a_local_run
 search_refuses_what_does_not_apply
 
 if [ "$fails" -gt 0 ]; then
