@@ -81,6 +81,8 @@ void cli_output_value_text(const json_t *v, char *buf, size_t size) {
       snprintf(t, sizeof t, "%.*g", digits, x);
       if (strtod(t, NULL) == x) break;
     }
+    /* A real that is whole was written with a point: 2.0, as the loader's "got 2.0". */
+    if (strspn(t, "-0123456789") == strlen(t)) strcat(t, ".0");
     snprintf(buf, size, "%s", t);
   } else {
     char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));

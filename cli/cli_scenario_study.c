@@ -88,14 +88,9 @@ static bool check_axis_path(scn_ctx *c, json_t *obj) {
     return false;
   }
   cli__scenario_path_head(path, head, sizeof head);
-  static const char *const reserved[] = {"variants",     "expect",     "sweep",    "search",
-                                         "replications", "confidence", "baseline", "warmup"};
-  for (size_t i = 0; i < SCN_N_OF(reserved); i++) {
-    if (strcmp(head, reserved[i]) == 0) {
-      retry_json_fail(&c->j, RETRY_ECONFIG, "bad path \"%s\": \"%s\" cannot be varied", shown,
-                      head);
-      return false;
-    }
+  if (cli_sweep_reserved(head) != NULL) {
+    retry_json_fail(&c->j, RETRY_ECONFIG, "bad path \"%s\": \"%s\" cannot be varied", shown, head);
+    return false;
   }
   retry_json_path_pop(&c->j, mark);
   return true;

@@ -311,6 +311,14 @@ static json_t *arg_list(const char *spec, char *why, size_t why_size) {
   return NULL;
 }
 
+const char *cli_sweep_reserved(const char *head) {
+  static const char *const reserved[] = {"variants",     "expect",     "sweep",    "search",
+                                         "replications", "confidence", "baseline", "warmup"};
+  for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+    if (strcmp(head, reserved[i]) == 0) return reserved[i];
+  return NULL;
+}
+
 int cli_sweep_add_arg(cli_sweep *sw, const char *arg, retry_error *err) {
   char shown[72], why[160] = "";
   retry_json_printable(shown, sizeof shown, arg, 64);
@@ -327,8 +335,13 @@ int cli_sweep_add_arg(cli_sweep *sw, const char *arg, retry_error *err) {
   }
   int rc = RETRY_EINVAL;
   json_t *values = NULL;
+  char head[64];
+  snprintf(head, sizeof head, "%.*s", (int)strcspn(path, ".["), path);
   if (!cli_scenario_path_check_set(path, why, sizeof why)) {
     /* why says what is wrong with the path */
+  } else if (cli_sweep_reserved(head) != NULL) {
+    snprintf(why, sizeof why, "\"%s\" cannot be varied (it defines the runs and the study)",
+             cli_sweep_reserved(head));
   } else if (eq[1] == '\0') {
     snprintf(why, sizeof why, "no values after '='");
   } else {
@@ -504,6 +517,18 @@ static void point_tail(const cli_sweep *sw, const cli_set *sets, size_t p, char 
     else
       cli_output_value_text(v, text, sizeof text);
     n += (size_t)snprintf(buf + n, size - n, "%s %s=%s", a ? "," : "", sets[a].path, text);
+    /* A range whose step is not integral gives reals, also at its integral ends (2.0 of
+     * 2:5:3, whose step is 1.5): say why a value that looks whole is not an integer. */
+    const json_t *ax = sw->axes[a].values;
+    if (json_is_real(v) && json_real_value(v) == floor(json_real_value(v)) && n < size &&
+        json_array_size(ax) >= 2) {
+      double step =
+          json_number_value(json_array_get(ax, 1)) - json_number_value(json_array_get(ax, 0));
+      if (step != floor(step))
+        n += (size_t)snprintf(buf + n, size - n,
+                              " (a real: the axis steps by %g, so its values are not integers)",
+                              step);
+    }
   }
   if (n < size) snprintf(buf + n, size - n, ")");
 }

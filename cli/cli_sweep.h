@@ -66,6 +66,11 @@ void cli_sweep_init(cli_sweep *sw);
 /* Frees what sw owns; sw is empty afterwards. */
 void cli_sweep_free(cli_sweep *sw);
 
+/* The key head (the first key of a path) names when a sweep or a search may not vary it
+ * ("variants", "expect", "sweep", "search", "replications", "confidence", "baseline",
+ * "warmup": they define the runs and the study), else NULL. */
+const char *cli_sweep_reserved(const char *head);
+
 /* Adds the axis of one --sweep argument "PATH=SPEC", SPEC being v1,v2,... (each value JSON
  * when it parses as JSON, else a string, as --set's), FROM:TO:N, or FROM:TO:N:log (or
  * :linear). Errors (RETRY_EINVAL, source "<command line>", message starting with

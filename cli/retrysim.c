@@ -648,7 +648,9 @@ static int run_command(cli *c, int argc, char **argv) {
   } else if (strcmp(c->command, "validate") == 0) {
     /* Both commands share load(), so validate refuses exactly the files run would; a sweep's
      * points are checked as run checks them (cli_sweep_check_study). */
-    size_t n = cli_scenario_n_runs(s);
+    /* A run per variant and replication ("replications" in the file), at each point. */
+    size_t reps = cli_scenario_replications(s);
+    size_t n = cli_scenario_n_runs(s) * (reps > 0 ? reps : 1);
     status = cli_sweep_check_study(s, NULL, c->max_memory, false, &np, stderr);
     if (status == CLI_EXIT_OK && cli_scenario_sweep_block(s) != NULL)
       printf("%s: ok (%zu run%s at each of %zu sweep points)\n", c->scenario, n, n == 1 ? "" : "s",

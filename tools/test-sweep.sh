@@ -262,6 +262,18 @@ merge_checks_like_a_local_run() {
   has "$tmp/err" 'give --plot and --check to the merge' shard
 }
 
+# Review 11 items 8, 9, 12: validate counts replications; a range with a non-integral step
+# says why its whole-looking ends are not integers; --sweep refuses the study's own keys.
+sweep_messages_say_what_is_wrong() {
+  run_rc 0 validate "$tmp/tip.json" --set replications=5
+  has "$tmp/out" 'tip.json: ok (10 runs)' count
+  run_rc 2 run "$tmp/tip.json" --sweep 'services.api.workers=2:5:3'
+  one_line "$tmp/err" step
+  has "$tmp/err" 'got 2.0 (at the sweep'"'"'s point 0: services.api.workers=2.0 (a real: the axis steps by 1.5, so its values are not integers))' step
+  run_rc 2 run "$tmp/tip.json" --sweep 'variants=1,2'
+  has "$tmp/err" '--sweep "variants=1,2": "variants" cannot be varied' reserved
+}
+
 search_refuses_what_does_not_apply() {
   run_rc 2 run "$tmp/search.json" --shard 1/2 --out "$tmp/sh"
   one_line "$tmp/err" shard
@@ -293,6 +305,7 @@ search_ends_are_checked_first
 study_censored_values_are_not_averaged
 search_warns_when_no_pass_can_be_decided
 merge_checks_like_a_local_run
+sweep_messages_say_what_is_wrong
 search_refuses_what_does_not_apply
 
 if [ "$fails" -gt 0 ]; then
