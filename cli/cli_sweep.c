@@ -389,8 +389,47 @@ int cli_sweep_add_json(cli_sweep *sw, const json_t *block, retry_error *err) {
  * Checking axes against a scenario, and the grid
  * =================================================================== */
 
+/* Whether the paths a and b (the --set syntax) overlap: equal, or one inside the other. */
+static bool paths_overlap(const char *a, const char *b) {
+  if (strncmp(a, "$.", 2) == 0) a += 2;
+  if (strncmp(b, "$.", 2) == 0) b += 2;
+  size_t na = strlen(a), nb = strlen(b), n = na < nb ? na : nb;
+  if (strncmp(a, b, n) != 0) return false;
+  const char *rest = na > nb ? a + n : b + n;
+  return *rest == '\0' || *rest == '.' || *rest == '[';
+}
+
 int cli_sweep_check(const cli_sweep *sw, const cli_scenario *s, bool from_scenario,
                     const char *source, retry_error *err) {
+  /* A variant's own "set" of an axis would override every point's value: the rows would be
+   * labelled with values that did not run. */
+  const json_t *vars = json_object_get(cli_scenario_base_document(s), "variants");
+  for (size_t a = 0; a < sw->n_axes; a++) {
+    for (size_t i = 0; i < json_array_size(vars); i++) {
+      const json_t *set = json_object_get(json_array_get(vars, i), "set");
+      const char *key;
+      json_t *v;
+      json_object_foreach((json_t *)set, key, v) {
+        if (!paths_overlap(key, sw->axes[a].path)) continue;
+        char shown[72], name[48], k[72];
+        retry_json_printable(shown, sizeof shown, sw->axes[a].path, 64);
+        retry_json_printable(
+            name, sizeof name,
+            json_string_value(json_object_get(json_array_get(vars, i), "name")) != NULL
+                ? json_string_value(json_object_get(json_array_get(vars, i), "name"))
+                : "?",
+            40);
+        retry_json_printable(k, sizeof k, key, 64);
+        char at[48] = "";
+        if (from_scenario) snprintf(at, sizeof at, "$.sweep[%zu].path", a);
+        retry_error_set(err, RETRY_ECONFIG, from_scenario ? source : "<command line>", at, -1, -1,
+                        "%s\"%s\": variant \"%s\" sets \"%s\", which would override every "
+                        "point's value",
+                        from_scenario ? "" : "--sweep ", shown, name, k);
+        return RETRY_ECONFIG;
+      }
+    }
+  }
   for (size_t a = 0; a < sw->n_axes; a++) {
     for (size_t r = 0; r < cli_scenario_n_runs(s); r++) {
       char why[160] = "";

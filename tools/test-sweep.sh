@@ -53,7 +53,7 @@ cat >"$tmp/tip.json" <<'EOF'
    "faults": [{"kind": "capacity", "workers": 1, "start": "20s", "end": "21s"}]}},
  "clients": {"web": {"target": "api", "arrival": {"kind": "open", "rate": "50/s"},
    "methods": ["/a.A/M"]}},
- "variants": [{"name": "a"}, {"name": "b", "set": {"services.api.workers": 12}}]}
+ "variants": [{"name": "a"}, {"name": "b", "set": {"services.api.service_time": "90ms"}}]}
 EOF
 python3 - "$tmp" <<'EOF'
 import json, sys
@@ -270,6 +270,9 @@ sweep_messages_say_what_is_wrong() {
   run_rc 2 run "$tmp/tip.json" --sweep 'services.api.workers=2:5:3'
   one_line "$tmp/err" step
   has "$tmp/err" 'got 2.0 (at the sweep'"'"'s point 0: services.api.workers=2.0 (a real: the axis steps by 1.5, so its values are not integers))' step
+  # A variant's own set of an axis would override every point's value (review 11 item 7).
+  run_rc 2 run "$tmp/tip.json" --sweep 'services.api=1,2'
+  has "$tmp/err" '--sweep "services.api": variant "b" sets "services.api.service_time", which would override every point'"'"'s value' variant_set
   run_rc 2 run "$tmp/tip.json" --sweep 'variants=1,2'
   has "$tmp/err" '--sweep "variants=1,2": "variants" cannot be varied' reserved
 }
