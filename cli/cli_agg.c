@@ -488,10 +488,17 @@ static json_t *paired_json(const cli_agg_table *t, const cli_agg_table *base, do
     for (size_t r = 0; r < n; r++)
       cens += (isnan(m->values[r]) || isnan(b[r])) && (m->n_null > 0 || base->m[j].n_null > 0);
     if (cens > 0) put(e, "n_censored", jsize(cens), &ok);
-    /* Decided on the rounded bounds, as written, so a reader of the file agrees. */
+    /* Decided on the rounded bounds, as written, so a reader of the file agrees. Differences
+     * that are all the same (sd 0: a quantized figure such as a p99 on a histogram bucket,
+     * equal in every pair) give an interval of no width, which says nothing about noise: not
+     * marked, and said so. */
     double lo = cli_output_round(iv.lo), hi = cli_output_round(iv.hi);
-    put(e, "distinguishable", json_boolean(isfinite(lo) && isfinite(hi) && (lo > 0 || hi < 0)),
-        &ok);
+    bool constant = iv.n >= 2 && iv.sd == 0;
+    put(e, "distinguishable",
+        json_boolean(!constant && isfinite(lo) && isfinite(hi) && (lo > 0 || hi < 0)), &ok);
+    if (constant && iv.mean != 0)
+      put(e, "note", json_string("every pair differs by the same amount: no spread to judge by"),
+          &ok);
     put(o, m->name, e, &ok);
   }
   if (ok) return o;

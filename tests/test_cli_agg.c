@@ -264,6 +264,25 @@ static void test_paired_narrower_on_correlated_runs(void **state) {
   g = json_object_get(json_object_get(json_object_get(o, "paired"), "metrics"), "goodput_per_s");
   assert_true(json_is_false(json_object_get(g, "distinguishable")));
   json_decref(o);
+  /* A difference that is the same in every pair (sd 0, an interval of no width) is not
+   * marked: it says nothing about noise, and the entry says why. */
+  json_t *qa[4], *qb[4];
+  for (size_t i = 0; i < 4; i++) {
+    qa[i] = json_pack("{s:f}", "p99", 250.0 + (double)i);
+    qb[i] = json_pack("{s:f}", "p99", 200.0 + (double)i);
+  }
+  cli_agg_table *tqa = cli_agg_table_create((const json_t *const *)qa, 4);
+  cli_agg_table *tqb = cli_agg_table_create((const json_t *const *)qb, 4);
+  o = cli_agg_object("a", tqa, (const json_t *const *)qa, tqb, "b", 0.95);
+  g = json_object_get(json_object_get(json_object_get(o, "paired"), "metrics"), "p99");
+  near(json_number_value(json_object_get(g, "mean_diff")), 50.0, 1e-12);
+  assert_true(json_is_false(json_object_get(g, "distinguishable")));
+  assert_non_null(json_object_get(g, "note"));
+  json_decref(o);
+  cli_agg_table_destroy(tqa);
+  cli_agg_table_destroy(tqb);
+  free_reps(qa, 4);
+  free_reps(qb, 4);
   cli_agg_table_destroy(ta);
   cli_agg_table_destroy(tb);
   free_reps(va, 10);
