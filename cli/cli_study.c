@@ -1047,6 +1047,21 @@ int cli_study_run(const cli_study_spec *spec, const cli_run_opts *o) {
               spec->source, spec->baseline);
       return CLI_EXIT_USAGE;
     }
+    /* A variant with its own seed runs other seeds than the baseline: its differences are
+     * not paired by seed (common random numbers), whatever the table says. --seed evens
+     * them out. */
+    size_t b = 0;
+    while (strcmp(cli_scenario_run_name(s0, b), spec->baseline) != 0)
+      b++;
+    for (size_t v = 0; v < nv && !o->has_seed; v++) {
+      uint64_t sv = cli_scenario_config(s0, v)->seed, sb = cli_scenario_config(s0, b)->seed;
+      if (sv != sb)
+        fprintf(o->err,
+                "retrysim: warning: %s: variant \"%s\" runs on its own seed (%" PRIu64
+                ", the baseline's is %" PRIu64
+                "): its paired differences are not on the same seeds (give --seed N)\n",
+                spec->source, cli_scenario_run_name(s0, v), sv, sb);
+    }
   }
   struct stat sb;
   if (o->out_dir != NULL && stat(o->out_dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) {

@@ -399,37 +399,36 @@ static bool paths_overlap(const char *a, const char *b) {
   return *rest == '\0' || *rest == '.' || *rest == '[';
 }
 
-int cli_sweep_check(const cli_sweep *sw, const cli_scenario *s, bool from_scenario,
-                    const char *source, retry_error *err) {
-  /* A variant's own "set" of an axis would override every point's value: the rows would be
-   * labelled with values that did not run. */
+/* A variant's own "set" of an axis overrides every point's value for that variant (its set
+ * comes after the point's): its rows would carry values that did not run. Warns on f, once
+ * per axis and variant. */
+static void warn_variant_sets(const cli_scenario *s, const cli_sweep *sw, FILE *f) {
   const json_t *vars = json_object_get(cli_scenario_base_document(s), "variants");
   for (size_t a = 0; a < sw->n_axes; a++) {
     for (size_t i = 0; i < json_array_size(vars); i++) {
-      const json_t *set = json_object_get(json_array_get(vars, i), "set");
+      const json_t *var = json_array_get(vars, i);
       const char *key;
       json_t *v;
-      json_object_foreach((json_t *)set, key, v) {
+      json_object_foreach(json_object_get(var, "set"), key, v) {
         if (!paths_overlap(key, sw->axes[a].path)) continue;
         char shown[72], name[48], k[72];
+        const char *vn = json_string_value(json_object_get(var, "name"));
         retry_json_printable(shown, sizeof shown, sw->axes[a].path, 64);
-        retry_json_printable(
-            name, sizeof name,
-            json_string_value(json_object_get(json_array_get(vars, i), "name")) != NULL
-                ? json_string_value(json_object_get(json_array_get(vars, i), "name"))
-                : "?",
-            40);
+        retry_json_printable(name, sizeof name, vn != NULL ? vn : "?", 40);
         retry_json_printable(k, sizeof k, key, 64);
-        char at[48] = "";
-        if (from_scenario) snprintf(at, sizeof at, "$.sweep[%zu].path", a);
-        retry_error_set(err, RETRY_ECONFIG, from_scenario ? source : "<command line>", at, -1, -1,
-                        "%s\"%s\": variant \"%s\" sets \"%s\", which would override every "
-                        "point's value",
-                        from_scenario ? "" : "--sweep ", shown, name, k);
-        return RETRY_ECONFIG;
+        fprintf(f,
+                "retrysim: warning: %s: the sweep's \"%s\": variant \"%s\" sets \"%s\", which "
+                "overrides every point's value in its runs (its rows show the axis's values, "
+                "not what ran)\n",
+                cli_scenario_source(s), shown, name, k);
+        break;
       }
     }
   }
+}
+
+int cli_sweep_check(const cli_sweep *sw, const cli_scenario *s, bool from_scenario,
+                    const char *source, retry_error *err) {
   for (size_t a = 0; a < sw->n_axes; a++) {
     for (size_t r = 0; r < cli_scenario_n_runs(s); r++) {
       char why[160] = "";
@@ -657,6 +656,7 @@ int cli_sweep_check_study(const cli_scenario *s, const cli_sweep *cmd, uint64_t 
     print_error(f, &err, NULL);
     return cli_run_exit_status(err.code);
   }
+  warn_variant_sets(s, &sw, f);
   *n_points = cli_sweep_n_points(&sw);
   cli_set sets[CLI_SWEEP_MAX_AXES];
   int status = CLI_EXIT_OK;
@@ -691,6 +691,7 @@ int cli_sweep_run_study(const cli_scenario *s, const cli_sweep *cmd,
     print_error(opts->err, &err, NULL);
     return cli_run_exit_status(err.code);
   }
+  warn_variant_sets(s, &sw, opts->err);
   size_t np = cli_sweep_n_points(&sw), na = sw.n_axes;
   cli_set *sets = calloc(np * na + 1, sizeof *sets);
   cli_study_point *points = calloc(np, sizeof *points);

@@ -123,6 +123,7 @@ bool cli_sweep_wanted(const cli_scenario *s, const cli_sweep *cmd);
  * but the points) over the sweep's points: cmd's axes when it has any, else the scenario's
  * "sweep"; one scenario derived per point (cli_scenario_derive) and checked as `run` checks
  * the one it loads (expectations, no run's world over max_bytes), then cli_study_run. With a
+ * warning on opts->err for an axis that a variant's "set" overrides, and with a
  * "search" in s, checks its two ends as points, then runs the search instead
  * (cli_search_run_study). Returns the exit status,
  * every error printed on opts->err as one "retrysim: " line (a point that does not

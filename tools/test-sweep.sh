@@ -71,6 +71,9 @@ d["expect"] = {"search.outcome": "bracketed", "search.boundary.pass": [85, 100],
 json.dump(d, open(sys.argv[1] + "/search-expect.json", "w"))
 d["expect"]["search.boundary.fail"] = [45, 60]
 json.dump(d, open(sys.argv[1] + "/search-wrong.json", "w"))
+own = json.load(open(sys.argv[1] + "/tip.json"))
+own["variants"][1]["set"]["seed"] = 7
+json.dump(own, open(sys.argv[1] + "/own-seed.json", "w"))
 d.pop("search")
 d["clients"]["web"]["arrival"]["rate"] = "95/s"  # 1 of 10 replications never recovers
 d["expect"] = {"recovery.recovery_s": {"max": 100}}
@@ -270,11 +273,23 @@ sweep_messages_say_what_is_wrong() {
   run_rc 2 run "$tmp/tip.json" --sweep 'services.api.workers=2:5:3'
   one_line "$tmp/err" step
   has "$tmp/err" 'got 2.0 (at the sweep'"'"'s point 0: services.api.workers=2.0 (a real: the axis steps by 1.5, so its values are not integers))' step
-  # A variant's own set of an axis would override every point's value (review 11 item 7).
-  run_rc 2 run "$tmp/tip.json" --sweep 'services.api=1,2'
-  has "$tmp/err" '--sweep "services.api": variant "b" sets "services.api.service_time", which would override every point'"'"'s value' variant_set
+  # A variant's own set of an axis overrides every point's value for it (review 11 item 7).
+  run_rc 0 run "$tmp/tip.json" --sweep 'services.api.service_time=80ms,90ms' --quiet
+  has "$tmp/err" 'warning: '"$tmp"'/tip.json: the sweep'"'"'s "services.api.service_time": variant "b" sets "services.api.service_time", which overrides every point'"'"'s value in its runs' variant_set
+  run_rc 0 run "$tmp/tip.json" --sweep 'services.api.faults[0].end=21s,22s' --quiet
+  checks=$((checks + 1))
+  [ ! -s "$tmp/err" ] || { fail "a sweep no variant sets warned"; cat "$tmp/err"; }
   run_rc 2 run "$tmp/tip.json" --sweep 'variants=1,2'
   has "$tmp/err" '--sweep "variants=1,2": "variants" cannot be varied' reserved
+}
+
+# A variant on its own seed is not paired with the baseline: said (review 11 item 14).
+paired_warns_about_a_variant_seed() {
+  run_rc 0 run "$tmp/own-seed.json" --reps 2 --baseline a --quiet
+  has "$tmp/err" 'warning: '"$tmp"'/own-seed.json: variant "b" runs on its own seed (7, the baseline'"'"'s is 1)' warn
+  run_rc 0 run "$tmp/own-seed.json" --reps 2 --baseline a --seed 3 --quiet
+  checks=$((checks + 1))
+  [ ! -s "$tmp/err" ] || { fail "--seed still warned"; cat "$tmp/err"; }
 }
 
 search_refuses_what_does_not_apply() {
@@ -309,6 +324,7 @@ study_censored_values_are_not_averaged
 search_warns_when_no_pass_can_be_decided
 merge_checks_like_a_local_run
 sweep_messages_say_what_is_wrong
+paired_warns_about_a_variant_seed
 search_refuses_what_does_not_apply
 
 if [ "$fails" -gt 0 ]; then
