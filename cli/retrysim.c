@@ -618,6 +618,15 @@ static int run_study_or_plain(cli *c, cli_scenario *s) {
   }
   if (c->opts.plot && c->shard_n > 0)
     return usage_error("%s", "--plot draws a whole study: merge the shards first");
+  /* What a study would silently not do is refused (review 11 item 11). */
+  if (c->opts.edges)
+    return usage_error("%s",
+                       "--edges adds the edge table of a plain run; a study's edges are in its "
+                       "points.csv (amplification.edges[FROM->TO]...)");
+  if (c->shard_n > 0 && c->opts.format == CLI_FORMAT_JSON)
+    return usage_error("%s",
+                       "--format json prints a summary, which a shard does not have: merge the "
+                       "shards for it");
   const cli_scenario *scenarios[1] = {s};
   cli_study_spec spec = {.source = c->scenario,
                          .base = s,

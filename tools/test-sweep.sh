@@ -279,6 +279,11 @@ sweep_messages_say_what_is_wrong() {
   run_rc 0 run "$tmp/tip.json" --sweep 'services.api.faults[0].end=21s,22s' --quiet
   checks=$((checks + 1))
   [ ! -s "$tmp/err" ] || { fail "a sweep no variant sets warned"; cat "$tmp/err"; }
+  # Review 11 item 11: what a study would silently not do is refused.
+  run_rc 2 run "$tmp/tip.json" --reps 2 --edges
+  has "$tmp/err" '--edges adds the edge table of a plain run' edges
+  run_rc 2 run "$tmp/tip.json" --reps 2 --shard 1/2 --out "$tmp/shj" --format json
+  has "$tmp/err" 'a shard does not have' shard_json
   run_rc 2 run "$tmp/tip.json" --sweep 'variants=1,2'
   has "$tmp/err" '--sweep "variants=1,2": "variants" cannot be varied' reserved
 }
