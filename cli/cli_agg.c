@@ -90,6 +90,7 @@ typedef struct metric {
   char *name;
   cli_agg_kind kind; /* the first non-null kind met */
   double *values;    /* n_reps, NaN until set */
+  size_t n_null;     /* replications where it is null: censored (a missing key is not) */
 } metric;
 
 struct cli_agg_table {
@@ -156,6 +157,7 @@ static long add_metric(cli_agg_table *t, const char *name) {
   }
   strcpy(m->name, name);
   m->kind = CLI_AGG_NULL;
+  m->n_null = 0;
   for (size_t r = 0; r < t->n_reps; r++)
     m->values[r] = NAN;
   size_t i = (size_t)hash_name(name) & (t->n_slots - 1);
@@ -176,6 +178,7 @@ static void table_visit(void *ctx, const char *name, cli_agg_kind kind, double v
   }
   metric *m = &t->m[i];
   if (m->kind == CLI_AGG_NULL) m->kind = kind;
+  if (kind == CLI_AGG_NULL) m->n_null++;
   m->values[t->rep] = value;
 }
 
@@ -326,8 +329,12 @@ static bool merge_shape(json_t *dst, const json_t *src) {
   return true;
 }
 
-/* The mean of metric i over its finite values: what the aggregate object shows for it. */
+/* The mean of metric i over its finite values: what the aggregate object shows for it. A
+ * metric that some replications have as null (a recovery that never came: censored) has no
+ * mean that means anything; it is NaN (written null), and its interval says how many were
+ * censored. */
 static double metric_mean(const metric *m, size_t n_reps) {
+  if (m->n_null > 0) return NAN;
   double sum = 0;
   size_t n = 0;
   for (size_t r = 0; r < n_reps; r++)
@@ -476,10 +483,22 @@ static json_t *paired_json(const cli_agg_table *t, const cli_agg_table *base, do
     put(e, "half_width", jreal(iv.half_width), &ok);
     put(e, "unpaired_lo", jreal(ulo), &ok);
     put(e, "unpaired_hi", jreal(uhi), &ok);
-    /* Decided on the rounded bounds, as written, so a reader of the file agrees. */
+    /* Pairs where either side is null (censored) are left out: say how many. */
+    size_t cens = 0;
+    for (size_t r = 0; r < n; r++)
+      cens += (isnan(m->values[r]) || isnan(b[r])) && (m->n_null > 0 || base->m[j].n_null > 0);
+    if (cens > 0) put(e, "n_censored", jsize(cens), &ok);
+    /* Decided on the rounded bounds, as written, so a reader of the file agrees. Differences
+     * that are all the same (sd 0: a quantized figure such as a p99 on a histogram bucket,
+     * equal in every pair) give an interval of no width, which says nothing about noise: not
+     * marked, and said so. */
     double lo = cli_output_round(iv.lo), hi = cli_output_round(iv.hi);
-    put(e, "distinguishable", json_boolean(isfinite(lo) && isfinite(hi) && (lo > 0 || hi < 0)),
-        &ok);
+    bool constant = iv.n >= 2 && iv.sd == 0;
+    put(e, "distinguishable",
+        json_boolean(!constant && isfinite(lo) && isfinite(hi) && (lo > 0 || hi < 0)), &ok);
+    if (constant && iv.mean != 0)
+      put(e, "note", json_string("every pair differs by the same amount: no spread to judge by"),
+          &ok);
     put(o, m->name, e, &ok);
   }
   if (ok) return o;
@@ -514,7 +533,13 @@ json_t *cli_agg_object(const char *name, const cli_agg_table *t, const json_t *c
     if (m->kind == CLI_AGG_NUMBER) {
       sim_stats_interval s;
       sim_stats_mean_interval(m->values, t->n_reps, level, &s);
-      put(iv, m->name, interval_json(&s), &ok);
+      json_t *e = interval_json(&s);
+      /* Over the replications with a value only: say so, and how many had none. */
+      if (e != NULL && m->n_null > 0) {
+        put(e, "n_censored", jsize(m->n_null), &ok);
+        put(e, "over", json_string("replications with a value only"), &ok);
+      }
+      put(iv, m->name, e, &ok);
     } else if (m->kind == CLI_AGG_BOOL) {
       size_t k, n;
       count_true(m, t->n_reps, &k, &n);

@@ -70,17 +70,18 @@ void cli_agg_welch(const double *a, size_t na, const double *b, size_t nb, doubl
 
 /* The aggregate object of one (point, variant): runs[0..n) (the table's run objects) merged
  * into one run-shaped object where every number is the mean over the replications, every
- * boolean the share of true, and every null the mean of the replications that had a value (null
- * when none had), all rounded as cli_output writes numbers; "variant" first (name, may be NULL:
- * no key), then "n", the run keys, and
- *   "intervals":   {metric: {n, mean, sd, lo, hi, half_width}} for every number (Student t)
- *   "proportions": {metric: {n, k, p, lo, hi}} for every boolean (Wilson)
- *   "recovery_s":  the censored block (cli_agg_recovery) when there is a recovery judgement
+ * boolean the share of true, and every value that some replication has as null (censored: a
+ * recovery that never came) null, all rounded as cli_output writes numbers; "variant" first (name,
+ * may be NULL: no key), then "n", the run keys, and "intervals":   {metric: {n, mean, sd, lo, hi,
+ * half_width}} for every number (Student t), over the replications with a value; with "n_censored"
+ * and "over" when some had it null "proportions": {metric: {n, k, p, lo, hi}} for every boolean
+ * (Wilson) "recovery_s":  the censored block (cli_agg_recovery) when there is a recovery judgement
  *   "p_storm":     {n, k, p, lo, hi}: the share that never recovered (Wilson), likewise
  *   "paired":      with base (the baseline's table on the same seeds, not this variant's own):
  *                  {"baseline": base_name, "metrics": {metric: {n, mean_diff, sd, lo, hi,
  *                  half_width, unpaired_lo, unpaired_hi, distinguishable}}} for every number
- *                  and boolean both have (booleans as 1/0)
+ *                  and boolean both have (booleans as 1/0), over the pairs where both have a
+ *                  value; with "n_censored" (the pairs left out) when a side had nulls
  * NaN figures are written as null. level in (0, 1). NULL when out of memory. Returns a new
  * reference; release with json_decref. */
 json_t *cli_agg_object(const char *name, const cli_agg_table *t, const json_t *const *runs,

@@ -66,6 +66,31 @@ double cli_output_round(double x) {
   return strtod(buf, NULL);
 }
 
+void cli_output_value_text(const json_t *v, char *buf, size_t size) {
+  if (size == 0) return;
+  if (v == NULL) {
+    snprintf(buf, size, "-");
+  } else if (json_is_string(v)) {
+    snprintf(buf, size, "%s", json_string_value(v));
+  } else if (json_is_real(v) && isfinite(json_real_value(v))) {
+    /* The shortest of %.1g .. %.17g that reads back exactly: what was written, when it was
+     * a decimal of at most 17 digits. */
+    double x = json_real_value(v);
+    char t[40];
+    for (int digits = 1; digits <= 17; digits++) {
+      snprintf(t, sizeof t, "%.*g", digits, x);
+      if (strtod(t, NULL) == x) break;
+    }
+    /* A real that is whole was written with a point: 2.0, as the loader's "got 2.0". */
+    if (strspn(t, "-0123456789") == strlen(t)) strcat(t, ".0");
+    snprintf(buf, size, "%s", t);
+  } else {
+    char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
+    snprintf(buf, size, "%s", t != NULL ? t : "?");
+    free(t);
+  }
+}
+
 /* Sets key to v in o, which steals v. Clears *ok when v is NULL (out of memory) or the set
  * fails; o may be NULL (then v is released). */
 static void put(json_t *o, const char *key, json_t *v, bool *ok) {

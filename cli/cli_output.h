@@ -29,6 +29,13 @@ typedef struct cli_output cli_output;
  * are returned unchanged. */
 double cli_output_round(double x);
 
+/* A value of the scenario (a sweep's or a search's) as the scenario or the command line wrote
+ * it, for tables, FAIL lines and reports: a string as it is ("800/s"), a real with the fewest
+ * significant digits that read back as the same double (0.3, not 0.29999999999999999;
+ * 3.16227766017 when that is what ran), anything else as compact JSON (its reals with 15
+ * digits), "-" for NULL. Always NUL-terminates buf (size > 0); truncates to fit. */
+void cli_output_value_text(const json_t *v, char *buf, size_t size);
+
 /* Returns the run object of the summary document for results r: the keys sim_time_s, events,
  * calls, amplification, goodput_per_s, latency_ms, latency_ok_ms, side_effects and services,
  * and recovery, in that order (docs/cli.md lists every key and unit); rec is the judgement of

@@ -1194,20 +1194,9 @@ static const char *study_axis(const json_t *summary, size_t i) {
       json_array_get(json_object_get(json_object_get(summary, "study"), "axes"), i), "path"));
 }
 
-/* A value of an axis as the sweep gave it: a string as it is, anything else as compact JSON. */
+/* A value of an axis as the sweep gave it (cli_output_value_text: 0.05 as 0.05). */
 static void value_text(const json_t *v, char *buf, size_t size) {
-  if (json_is_string(v)) {
-    snprintf(buf, size, "%s", json_string_value(v));
-    return;
-  }
-  /* 0.05 as 0.05, not as the 17 digits of the double nearest to it */
-  if (json_is_real(v)) {
-    snprintf(buf, size, "%.10g", json_real_value(v));
-    return;
-  }
-  char *s = v != NULL ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
-  snprintf(buf, size, "%s", s != NULL ? s : "-");
-  free(s);
+  cli_output_value_text(v, buf, size);
 }
 
 /* "625.3 ± 2.1" (mean and half-width, 4 and 2 significant digits), "625.3" without a

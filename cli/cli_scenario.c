@@ -617,7 +617,7 @@ static bool check_variant(scn_ctx *c, json_t *variants, size_t i) {
     return false;
   }
   const char *name = NULL, *desc = NULL;
-  if (!retry_json_check_keys(&c->j, v, variant_keys, SCN_N_OF(variant_keys), NULL) ||
+  if (!cli__scenario_check_keys(c, v, variant_keys, SCN_N_OF(variant_keys), NULL) ||
       retry_json_require(&c->j, retry_json_get_string(&c->j, v, "name", &name), "name",
                          SCN_NAME_WHAT) != 1)
     return false;

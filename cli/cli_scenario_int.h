@@ -212,6 +212,13 @@ bool cli__scenario_check_expect(scn_ctx *c, json_t *expect);
 /* "sweep" and "search" (cli_scenario_study.c): shapes, with every document; the pair rule
  * (not both); and, once every run is built, that their paths reach a value in every run's
  * document (0, or RETRY_ECONFIG with err filled). */
+/* retry_json_check_keys with a more useful message for the first key of obj not in allowed:
+ * `unknown key "sweeps"; did you mean "sweep"?` when one is close (retry_json_suggest; with
+ * " (keys are case-sensitive)" when only the case differs), else the allowed keys, all of them
+ * whenever they fit in a message (space-separated when the comma-separated list does not fit).
+ * where as retry_json_check_keys's. Returns true when every key is allowed. */
+bool cli__scenario_check_keys(scn_ctx *c, json_t *obj, const char *const *allowed, size_t n,
+                              const char *where);
 bool cli__scenario_check_sweep(scn_ctx *c, json_t *sweep);
 bool cli__scenario_check_search(scn_ctx *c, json_t *search);
 bool cli__scenario_check_study_pair(scn_ctx *c, json_t *doc);

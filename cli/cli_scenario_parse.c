@@ -1392,7 +1392,7 @@ model_config *cli__scenario_build(scn_ctx *c, json_t *doc, const char *default_n
   }
   const char *desc = NULL;
   bool ok =
-      retry_json_check_keys(&c->j, doc, top_keys, SCN_N_OF(top_keys), NULL) &&
+      cli__scenario_check_keys(c, doc, top_keys, SCN_N_OF(top_keys), NULL) &&
       parse_name(c, doc, default_name) &&
       retry_json_get_string(&c->j, doc, "description", &desc) >= 0 && parse_times(c, doc) &&
       parse_study_keys(c, doc) && top_sub(c, doc, "recovery", NULL, parse_recovery) &&

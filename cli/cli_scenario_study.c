@@ -14,6 +14,64 @@
 #include "cli/cli_search.h"
 #include "cli/cli_sweep.h"
 
+/* {==================================================================
+ * Unknown keys (used for the top level, variants and the study blocks)
+ * =================================================================== */
+
+/* The list alone, "key not one of: a b c" (the path names the key), when the comma-separated
+ * one does not fit: the top level's 17 keys need it. Returns whether it fitted (and failed). */
+static bool fail_spaced(scn_ctx *c, const char *const *allowed, size_t n) {
+  char msg[sizeof c->j.e.message];
+  size_t pre = c->j.prefix != NULL ? strlen(c->j.prefix) : 0, len = 0;
+  size_t room = pre < sizeof msg - 32 ? sizeof msg - pre : 32;
+  len = (size_t)snprintf(msg, sizeof msg, "key not one of:");
+  for (size_t i = 0; i < n && len < room; i++)
+    len += (size_t)snprintf(msg + len, sizeof msg - len, " %s", allowed[i]);
+  if (len >= room) return false;
+  retry_json_fail(&c->j, RETRY_ECONFIG, "%s", msg);
+  return true;
+}
+
+bool cli__scenario_check_keys(scn_ctx *c, json_t *obj, const char *const *allowed, size_t n,
+                              const char *where) {
+  for (void *it = json_object_iter(obj); it != NULL; it = json_object_iter_next(obj, it)) {
+    const char *key = json_object_iter_key(it);
+    if (retry_json_key_in(key, allowed, n)) continue;
+    size_t mark = retry_json_path_push_key(&c->j, key);
+    bool case_only = false;
+    const char *near = retry_json_suggest(key, allowed, n, &case_only);
+    char shown[48], list[512];
+    retry_json_printable(shown, sizeof shown, key, 32);
+    size_t len = 0;
+    for (size_t i = 0; i < n && len < sizeof list; i++)
+      len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", allowed[i]);
+    /* Whether a comma-separated form of retry_json_fail_unknown_key fits (the same sums as
+     * there): then it says it best. */
+    size_t pre = c->j.prefix != NULL ? strlen(c->j.prefix) : 0;
+    size_t room = pre < sizeof c->j.e.message - 32 ? sizeof c->j.e.message - pre : 32;
+    size_t head = where != NULL ? strlen("key \"\" is not allowed in ; allowed: ") + strlen(where)
+                                : strlen("unknown key \"\"; allowed: ");
+    bool fits = head + strlen(shown) + len < room ||
+                (where == NULL && strlen("key not one of: ") + len < room);
+    if (near != NULL) {
+      if (where != NULL)
+        retry_json_fail(&c->j, RETRY_ECONFIG,
+                        "key \"%s\" is not allowed in %s; did you mean \"%s\"?%s", shown, where,
+                        near, case_only ? " (keys are case-sensitive)" : "");
+      else
+        retry_json_fail(&c->j, RETRY_ECONFIG, "unknown key \"%s\"; did you mean \"%s\"?%s", shown,
+                        near, case_only ? " (keys are case-sensitive)" : "");
+    } else if (fits || where != NULL || !fail_spaced(c, allowed, n)) {
+      retry_json_fail_unknown_key(&c->j, key, allowed, n, where);
+    }
+    retry_json_path_pop(&c->j, mark);
+    return false;
+  }
+  return true;
+}
+
+/* }================================================================== */
+
 /* A path a sweep or a search may change: the --set syntax, and not inside the keys that
  * define runs and studies. */
 static bool check_axis_path(scn_ctx *c, json_t *obj) {
@@ -30,14 +88,9 @@ static bool check_axis_path(scn_ctx *c, json_t *obj) {
     return false;
   }
   cli__scenario_path_head(path, head, sizeof head);
-  static const char *const reserved[] = {"variants",     "expect",     "sweep",    "search",
-                                         "replications", "confidence", "baseline", "warmup"};
-  for (size_t i = 0; i < SCN_N_OF(reserved); i++) {
-    if (strcmp(head, reserved[i]) == 0) {
-      retry_json_fail(&c->j, RETRY_ECONFIG, "bad path \"%s\": \"%s\" cannot be varied", shown,
-                      head);
-      return false;
-    }
+  if (cli_sweep_reserved(head) != NULL) {
+    retry_json_fail(&c->j, RETRY_ECONFIG, "bad path \"%s\": \"%s\" cannot be varied", shown, head);
+    return false;
   }
   retry_json_path_pop(&c->j, mark);
   return true;
@@ -55,7 +108,7 @@ static bool check_axis(scn_ctx *c, json_t *ax) {
                           ax);
     return false;
   }
-  if (!retry_json_check_keys(&c->j, ax, axis_keys, SCN_N_OF(axis_keys), "a sweep's axis") ||
+  if (!cli__scenario_check_keys(c, ax, axis_keys, SCN_N_OF(axis_keys), "a sweep's axis") ||
       !check_axis_path(c, ax))
     return false;
   json_t *values = retry_json_field(ax, "values");
@@ -152,7 +205,7 @@ bool cli__scenario_check_search(scn_ctx *c, json_t *search) {
   const char *metric = NULL;
   double p = 0;
   int64_t reps = CLI_SEARCH_DEFAULT_REPS, max_reps = 0, probes = 0;
-  if (!retry_json_check_keys(&c->j, search, search_keys, SCN_N_OF(search_keys), "\"search\"") ||
+  if (!cli__scenario_check_keys(c, search, search_keys, SCN_N_OF(search_keys), "\"search\"") ||
       !check_axis_path(c, search) ||
       retry_json_require(&c->j, retry_json_field(search, "from") != NULL, "from",
                          "the lowest value searched, a number or a string such as \"400/s\"") !=

@@ -5,6 +5,7 @@
  */
 #include "cli/cli_search.h"
 
+#include <gsl/gsl_cdf.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli_expect.h"
 #include "cli/cli_output.h"
 #include "cli/cli_report.h"
 #include "cli/cli_study.h"
@@ -149,6 +151,26 @@ failed:
   return rc;
 }
 
+bool cli_search_monotone(const cli_search_result *r, size_t *lower, size_t *higher) {
+  for (size_t i = 0; i < r->n_probes; i++)
+    for (size_t j = 0; j < r->n_probes; j++) {
+      const cli_search_probe *a = &r->probes[i], *b = &r->probes[j];
+      if (a->x < b->x && b->lo > a->hi) {
+        if (lower != NULL) *lower = i;
+        if (higher != NULL) *higher = j;
+        return false;
+      }
+    }
+  return true;
+}
+
+size_t cli_search_min_reps_to_pass(double p, double confidence) {
+  double z = gsl_cdf_ugaussian_Pinv(1 - (1 - confidence) / 2);
+  double n = z * z * p / (1 - p);
+  /* A hair below an integer is that integer: n / (n + z^2) >= p holds there up to rounding. */
+  return (size_t)ceil(n - 1e-9);
+}
+
 static json_t *probe_json(const cli_search_probe *pr) {
   return json_pack("{s:O,s:I,s:I,s:f,s:f,s:f,s:s,s:b}", "value", pr->value, "n", (json_int_t)pr->n,
                    "k", (json_int_t)pr->k, "p", cli_output_round(pr->p_hat), "lo",
@@ -174,6 +196,120 @@ json_t *cli_search_result_json(const cli_search_spec *spec, double confidence, c
                    "outcome", outcomes[r->outcome], "boundary", "pass", pass, "fail", fail,
                    "probes", probes);
 }
+
+/* {==================================================================
+ * Expectations of a search
+ * =================================================================== */
+
+/* "search", "search.x", "search[0]": a path into the search result. */
+static bool is_search_path(const char *key) {
+  return strncmp(key, "search", 6) == 0 && (key[6] == '\0' || key[6] == '.' || key[6] == '[');
+}
+
+json_t *cli_search_expect_part(const json_t *expect, bool search, size_t *other) {
+  if (other != NULL) *other = 0;
+  if (expect == NULL) return NULL;
+  json_t *part = json_object();
+  const char *key;
+  json_t *v;
+  json_object_foreach((json_t *)expect, key, v) {
+    if (part == NULL) break;
+    if (is_search_path(key) != search) {
+      if (other != NULL) (*other)++;
+    } else if (json_object_set(part, key, v) != 0) {
+      json_decref(part);
+      part = NULL;
+    }
+  }
+  return part;
+}
+
+/* The x of the probe whose value is v (a boundary's end), or null. */
+static json_t *boundary_x(const json_t *probes, const json_t *v) {
+  for (size_t i = 0; v != NULL && !json_is_null(v) && i < json_array_size(probes); i++) {
+    const json_t *p = json_array_get(probes, i);
+    if (json_equal(json_object_get(p, "value"), (json_t *)v)) {
+      const json_t *x = json_object_get(p, "x");
+      if (json_is_number(x)) return json_real(json_number_value(x));
+      if (json_is_number(v)) return json_real(json_number_value(v));
+    }
+  }
+  return json_null();
+}
+
+json_t *cli_search_check_doc(const json_t *result) {
+  json_t *r = json_deep_copy(result);
+  json_t *b = json_object_get(r, "boundary");
+  const json_t *probes = json_object_get(r, "probes");
+  if (r == NULL || !json_is_object(b)) {
+    json_decref(r);
+    return NULL;
+  }
+  json_t *pass = boundary_x(probes, json_object_get(b, "pass"));
+  json_t *fail = boundary_x(probes, json_object_get(b, "fail"));
+  if (json_object_set_new(b, "pass", pass) != 0 || json_object_set_new(b, "fail", fail) != 0) {
+    json_decref(r);
+    return NULL;
+  }
+  return json_pack("{s:o}", "search", r);
+}
+
+/* --check of a search study: every variant's search expectations against its result. Returns
+ * the number that failed, -1 when out of memory; *junit_failed is set when the JUnit file
+ * could not be written (the error is printed). */
+static int check_search(const cli_scenario *s, const json_t *search, const struct cli_run_opts *o,
+                        bool *junit_failed) {
+  bool verbose = o->format == CLI_FORMAT_JSON && !o->quiet;
+  size_t total = 0, others = 0;
+  int failed = 0;
+  cli_junit *junit = o->junit != NULL ? cli_junit_create(cli_scenario_name(s)) : NULL;
+  *junit_failed = false;
+  if (o->junit != NULL && junit == NULL) {
+    fprintf(o->err, "retrysim: %s: out of memory\n", o->junit);
+    *junit_failed = true;
+  }
+  for (size_t v = 0; v < json_array_size(search) && failed >= 0; v++) {
+    size_t other = 0;
+    const json_t *expect = cli_scenario_expect(s, v);
+    json_t *part = cli_search_expect_part(expect, true, &other);
+    json_t *doc = cli_search_check_doc(json_array_get(search, v));
+    others += other;
+    if ((expect != NULL && part == NULL) || doc == NULL) {
+      fprintf(o->err, "retrysim: out of memory checking the search\n");
+      failed = -1;
+    } else {
+      total += json_object_size(part);
+      failed += cli_expect_check_to(part, doc, cli_scenario_run_name(s, v), o->err, verbose,
+                                    junit != NULL ? cli_junit_add : NULL, junit);
+    }
+    json_decref(part);
+    json_decref(doc);
+  }
+  if (junit != NULL) {
+    retry_error e;
+    retry_error_clear(&e);
+    if (failed >= 0 && cli_junit_write(junit, o->junit, &e) != 0) {
+      char buf[1200];
+      retry_error_format(&e, buf, sizeof buf);
+      fprintf(o->err, "retrysim: %s\n", buf);
+      *junit_failed = true;
+    }
+    cli_junit_destroy(junit);
+  }
+  if (failed < 0) return failed;
+  char note[96] = "";
+  if (others > 0)
+    snprintf(note, sizeof note, "; %zu expectation%s of a run not checked", others,
+             others == 1 ? "" : "s");
+  if (total == 0 && !o->quiet)
+    fprintf(o->err, "retrysim: check: the scenario has no expectations of a search%s\n", note);
+  else if (total > 0 && (!o->quiet || failed > 0))
+    fprintf(o->err, "retrysim: check: %zu passed, %d failed (against each variant's search%s)\n",
+            total - (size_t)failed, failed, note);
+  return failed;
+}
+
+/* }================================================================== */
 
 /* {==================================================================
  * The study of a search
@@ -304,12 +440,8 @@ static void join_path(char *buf, size_t size, const char *dir, const char *name)
 static void show_value(char *buf, size_t size, const json_t *v) {
   if (v == NULL || json_is_null(v)) {
     snprintf(buf, size, "-");
-  } else if (json_is_string(v)) {
-    snprintf(buf, size, "%s", json_string_value(v));
   } else {
-    char *t = json_dumps(v, JSON_ENCODE_ANY | JSON_REAL_PRECISION(10));
-    snprintf(buf, size, "%s", t != NULL ? t : "?");
-    free(t);
+    cli_output_value_text(v, buf, size);
   }
 }
 
@@ -358,8 +490,6 @@ int cli_search_run_study(const cli_scenario *s, const struct cli_study_spec *tmp
                         : tmpl->reps > 1  ? "--reps or \"replications\" (the search's \"reps\" "
                                             "and \"max_reps\" say how many)"
                         : tmpl->baseline != NULL ? "--baseline or \"baseline\""
-                        : opts->check            ? "--check (a search reports a boundary, "
-                                                   "not a run to check)"
                                                  : NULL;
   if (refused != NULL) {
     fprintf(opts->err, "retrysim: %s: a scenario with a \"search\" does not take %s\n", src,
@@ -373,6 +503,13 @@ int cli_search_run_study(const cli_scenario *s, const struct cli_study_spec *tmp
     fprintf(opts->err, "retrysim: out of memory\n");
     return CLI_EXIT_RUNTIME;
   }
+  size_t need = cli_search_min_reps_to_pass(spec.p, tmpl->confidence);
+  if (spec.max_reps < need)
+    fprintf(opts->err,
+            "retrysim: warning: %s: $.search.max_reps: %zu replications cannot show P >= %g at "
+            "%g %% (that takes at least %zu successes of %zu): every passing probe will be "
+            "undecided, decided by k/n\n",
+            src, spec.max_reps, spec.p, tmpl->confidence * 100, need, need);
   json_t *search = json_array(), *records = json_array();
   int status = search != NULL && records != NULL ? CLI_EXIT_OK : CLI_EXIT_RUNTIME;
   for (size_t v = 0; status == CLI_EXIT_OK && v < cli_scenario_n_runs(s); v++) {
@@ -391,6 +528,18 @@ int cli_search_run_study(const cli_scenario *s, const struct cli_study_spec *tmp
       fprintf(opts->err, "retrysim: %s\n", buf);
       status = rc == RETRY_ENOMEM || rc == RETRY_EIO ? CLI_EXIT_RUNTIME : CLI_EXIT_USAGE;
       break;
+    }
+    size_t lower = 0, higher = 0;
+    if (!cli_search_monotone(&r, &lower, &higher)) {
+      char a[64], b[64];
+      cli_output_value_text(r.probes[lower].value, a, sizeof a);
+      cli_output_value_text(r.probes[higher].value, b, sizeof b);
+      fprintf(opts->err,
+              "retrysim: warning: %s: variant %s: P(%s) does not fall as %s rises: %.3g at %s "
+              "but %.3g at %s (Wilson intervals apart); the boundary found may not be the only "
+              "one\n",
+              src, cli_scenario_run_name(s, v), spec.metric, spec.path, r.probes[lower].p_hat, a,
+              r.probes[higher].p_hat, b);
     }
     json_t *res = cli_search_result_json(&spec, tmpl->confidence, cli_scenario_run_name(s, v), &r);
     /* The value probed as a number too, for plots. */
@@ -454,6 +603,16 @@ int cli_search_run_study(const cli_scenario *s, const struct cli_study_spec *tmp
     } else if (!opts->quiet) {
       print_table(opts->out, s, &spec, tmpl->confidence, search);
     }
+  }
+  /* Files and summary first, then the expectations, as for a run: a failed check (1) does
+   * not outrank a write failure (3). */
+  if (opts->check && doc != NULL && status != CLI_EXIT_USAGE) {
+    bool junit_failed = false;
+    int failed = check_search(s, search, opts, &junit_failed);
+    if (failed < 0 || junit_failed)
+      status = CLI_EXIT_RUNTIME;
+    else if (failed > 0 && status == CLI_EXIT_OK)
+      status = CLI_EXIT_CHECK;
   }
   if (status == CLI_EXIT_RUNTIME && doc == NULL && search == NULL)
     fprintf(opts->err, "retrysim: out of memory\n");

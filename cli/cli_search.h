@@ -86,12 +86,36 @@ int cli_search_run(const cli_search_spec *spec, double confidence, cli_search_pr
                    void *ctx, cli_search_result *out, retry_error *err);
 void cli_search_result_free(cli_search_result *r);
 
+/* Whether the probes' shares fall as the value rises, as the search assumes: false when a
+ * probe at a higher value has a Wilson interval wholly above that of a probe at a lower one
+ * (then *lower and *higher, which may be NULL, get their indices): the bracket may then be
+ * one of several crossings, or an artefact. */
+bool cli_search_monotone(const cli_search_result *r, size_t *lower, size_t *higher);
+
+/* The fewest replications that can pass a probe: n successes of n have the Wilson lower
+ * bound n / (n + z^2), which reaches p from n = z^2 p / (1 - p) on (73 for p = 0.95 at 95 %). */
+size_t cli_search_min_reps_to_pass(double p, double confidence);
+
 /* {"variant": variant, "path", "metric", "p", "confidence", "outcome": "bracketed" |
  * "from_fails" | "to_passes", "boundary": {"pass": value or null, "fail": value or null},
  * "probes": [{"value", "n", "k", "p", "lo", "hi", "verdict": "pass" | "fail", "undecided"}]}.
  * New reference, NULL when out of memory. */
 json_t *cli_search_result_json(const cli_search_spec *spec, double confidence, const char *variant,
                                const cli_search_result *r);
+
+/* Expectations of a search. A variant's "expect" may hold paths that start with "search"
+ * ("search.outcome", "search.boundary.pass"): they are checked by `--check` against that
+ * variant's search result only (a plain run or another study skips them, and a search skips
+ * the others, which are a run's). Returns a new object with the keys of expect of one kind:
+ * those of a search (search = true) or the others; *other (may be NULL) gets the number of
+ * keys of the other kind. NULL when expect is NULL (*other = 0) or out of memory. */
+json_t *cli_search_expect_part(const json_t *expect, bool search, size_t *other);
+
+/* The object a variant's search expectations are checked against: {"search": result} with
+ * result as cli_search_result_json gives it, except that the boundary's ends are numbers, the
+ * values' x ("340/s" reads 340), so that a range [lo, hi] applies to them. New reference, NULL
+ * when out of memory. */
+json_t *cli_search_check_doc(const json_t *result);
 
 struct cli_study_spec;
 struct cli_run_opts;
@@ -100,10 +124,13 @@ struct cli_run_opts;
  * by cli_study_run_jobs on tmpl->jobs threads with the study's seeds (replication r of a
  * variant on cli_study_seed(base, r), as in any study). Refused (exit 2): --shard (a search
  * is adaptive), --reps / "replications" > 1 (the search's "reps" and "max_reps" say how many),
- * --baseline, --check. Writes to opts->out_dir summary.json (provenance, "study", "search":
- * one result per variant (cli_search_result_json), "runs": every replication run, with its
- * value, seed and run object) and search.csv (one row per probe); prints a table per
- * variant (or summary.json with --format json). Returns the exit status. */
+ * --baseline. Warns on stderr when max_reps < cli_search_min_reps_to_pass (every pass would be
+ * undecided) and when a variant's probes are not monotone (cli_search_monotone). With --check, each
+ * variant's search expectations (cli_search_expect_part) are checked against cli_search_check_doc
+ * of its result (exit 1 when one fails). Writes to opts->out_dir summary.json (provenance, "study",
+ * "search": one result per variant (cli_search_result_json), "runs": every replication run, with
+ * its value, seed and run object) and search.csv (one row per probe); prints a table per variant
+ * (or summary.json with --format json). Returns the exit status. */
 int cli_search_run_study(const cli_scenario *s, const struct cli_study_spec *tmpl,
                          const struct cli_run_opts *opts);
 

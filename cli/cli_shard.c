@@ -94,8 +94,9 @@ typedef struct shard_in {
   long k, n;
 } shard_in;
 
-int cli_shard_merge(const char *const *dirs, size_t n, const char *out_dir, bool quiet, FILE *out,
-                    FILE *errf) {
+int cli_shard_merge(const char *const *dirs, size_t n, const cli_run_opts *opts) {
+  FILE *errf = opts->err;
+  const char *out_dir = opts->out_dir;
   if (n == 0) {
     fprintf(errf, "retrysim: merge: which shard directories? (see retrysim --help)\n");
     return CLI_EXIT_USAGE;
@@ -242,8 +243,8 @@ int cli_shard_merge(const char *const *dirs, size_t n, const char *out_dir, bool
     free(slots);
   }
   if (status == CLI_EXIT_OK) {
-    cli_run_opts o = {
-        .out_dir = out_dir, .format = CLI_FORMAT_TEXT, .quiet = quiet, .out = out, .err = errf};
+    cli_run_opts o = *opts;
+    o.format = CLI_FORMAT_TEXT;
     status = cli_study_finish(plan, records, NULL, &o);
   }
   json_decref(records);

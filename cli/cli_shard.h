@@ -26,8 +26,11 @@ int cli_shard_write(const char *dir, unsigned k, unsigned n, const json_t *plan,
  * names a file), checks that they are the shards 1..N of one plan, each once, and writes the
  * files of a local run into out_dir; the text table on out unless quiet. Returns the exit
  * status: 2 (naming the file and the reason) for a file that is not a shard, shards of
- * different plans, a shard missing or given twice; 3 on a write error. */
-int cli_shard_merge(const char *const *dirs, size_t n, const char *out_dir, bool quiet, FILE *out,
-                    FILE *errf);
+ * different plans, a shard missing or given twice; 3 on a write error. With o->check (and
+ * o->junit), checks the expectations of the plan's document as a local run of the study does
+ * (1 when one fails); o->plot draws the pictures and the report. o supplies out_dir, quiet,
+ * out, err, check, junit, plot and command; its format is text. */
+struct cli_run_opts;
+int cli_shard_merge(const char *const *dirs, size_t n, const struct cli_run_opts *o);
 
 #endif /* CLI_SHARD_H */

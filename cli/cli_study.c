@@ -30,6 +30,7 @@
 
 #include "cli/cli_agg.h"
 #include "cli/cli_expect.h"
+#include "cli/cli_search.h"
 #include "cli/cli_output.h"
 #include "cli/cli_recovery.h"
 #include "cli/cli_shard.h"
@@ -672,10 +673,9 @@ static void point_label(const study *st, size_t p, char *buf, size_t size) {
   const char *key;
   json_t *v;
   json_object_foreach((json_t *)vals, key, v) {
-    char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-    const char *text = json_is_string(v) ? json_string_value(v) : (s != NULL ? s : "?");
+    char text[256];
+    cli_output_value_text(v, text, sizeof text);
     int w = snprintf(buf + len, size - len, "%s%s=%s", len > 0 ? ", " : "", key, text);
-    free(s);
     if (w < 0 || (size_t)w >= size - len) break;
     len += (size_t)w;
   }
@@ -807,12 +807,14 @@ static void print_error(FILE *f, const retry_error *e) {
 }
 
 /* The expectations as they apply to an aggregate, where a boolean became its share of true:
- * `true` means every replication (share >= 1), `false` none (share <= 0). Returns a new
- * reference (expect itself, with a reference, when it has no boolean), NULL when out of memory
- * or when expect is NULL. */
-static json_t *expect_for_means(const json_t *expect) {
-  if (expect == NULL) return NULL;
-  json_t *e = json_deep_copy(expect);
+ * `true` means every replication (share >= 1), `false` none (share <= 0). Those of a search
+ * ("search...") are left out and counted into *skipped. Returns a new reference, NULL when
+ * out of memory or when expect is NULL. */
+static json_t *expect_for_means(const json_t *expect, size_t *skipped) {
+  size_t other = 0;
+  json_t *e = cli_search_expect_part(expect, false, &other);
+  *skipped += other;
+  if (e == NULL) return NULL;
   const char *key;
   json_t *v;
   void *tmp;
@@ -824,11 +826,35 @@ static json_t *expect_for_means(const json_t *expect) {
   return e;
 }
 
-/* Checks every variant's expectations against its aggregate at every point. */
+/* Variant v's expectations from the plan's document, as the loader merges them (the top
+ * level's, then the variant's own winning): what a merge, which has no scenario, checks. New
+ * reference, NULL when there are none or out of memory. */
+static json_t *plan_expect(const study *st, size_t v) {
+  const json_t *doc = json_object_get(st->plan, "document");
+  const json_t *top = json_object_get(doc, "expect");
+  json_t *e = json_is_object(top) ? json_deep_copy(top) : json_object();
+  const json_t *vars = json_object_get(doc, "variants");
+  const char *name = variant_name(st, v);
+  for (size_t i = 0; e != NULL && name != NULL && i < json_array_size(vars); i++) {
+    const json_t *var = json_array_get(vars, i);
+    const char *vn = json_string_value(json_object_get(var, "name"));
+    const json_t *ve = json_object_get(var, "expect");
+    if (vn != NULL && strcmp(vn, name) == 0 && json_is_object(ve))
+      json_object_update(e, (json_t *)ve);
+  }
+  if (e != NULL && json_object_size(e) == 0) {
+    json_decref(e);
+    e = NULL;
+  }
+  return e;
+}
+
+/* Checks every variant's expectations against its aggregate at every point; spec NULL (a
+ * merge): those of the plan's document. */
 static int check_all(const study *st, const cli_study_spec *spec, const cli_run_opts *o,
                      bool *junit_failed) {
   bool verbose = o->format == CLI_FORMAT_JSON && !o->quiet;
-  size_t total = 0;
+  size_t total = 0, skipped = 0; /* skipped: expectations of a search ("search...") */
   int failed = 0;
   cli_junit *junit =
       o->junit != NULL ? cli_junit_create(json_string_value(json_object_get(st->plan, "scenario")))
@@ -837,9 +863,11 @@ static int check_all(const study *st, const cli_study_spec *spec, const cli_run_
   for (size_t p = 0; p < st->np; p++) {
     char label[512];
     point_label(st, p, label, sizeof label);
-    const cli_scenario *s = spec->scenarios[spec->n_points > 0 ? p : 0];
+    const cli_scenario *s = spec != NULL ? spec->scenarios[spec->n_points > 0 ? p : 0] : NULL;
     for (size_t v = 0; v < st->nv; v++) {
-      json_t *expect = expect_for_means(cli_scenario_expect(s, v));
+      json_t *pe = s == NULL ? plan_expect(st, v) : NULL;
+      json_t *expect = expect_for_means(s != NULL ? cli_scenario_expect(s, v) : pe, &skipped);
+      json_decref(pe);
       char name[700];
       snprintf(name, sizeof name, "%s%s%s%s", variant_name(st, v), label[0] ? " (" : "", label,
                label[0] ? ")" : "");
@@ -858,13 +886,17 @@ static int check_all(const study *st, const cli_study_spec *spec, const cli_run_
     }
     cli_junit_destroy(junit);
   }
+  char note[96] = "";
+  if (skipped > 0)
+    snprintf(note, sizeof note, "; %zu expectation%s of a search not checked", skipped,
+             skipped == 1 ? "" : "s");
   if (total == 0 && !o->quiet)
-    fprintf(o->err, "retrysim: check: the scenario has no expectations\n");
+    fprintf(o->err, "retrysim: check: the scenario has no expectations%s\n", note);
   else if (!o->quiet || failed > 0)
     fprintf(o->err,
             "retrysim: check: %zu passed, %d failed (against the means over %zu "
-            "replications)\n",
-            total - (size_t)failed, failed, st->reps);
+            "replications%s)\n",
+            total - (size_t)failed, failed, st->reps, note);
   return failed;
 }
 
@@ -923,8 +955,7 @@ int cli_study_finish(const json_t *plan, const json_t *records, const cli_study_
       status = CLI_EXIT_RUNTIME;
     }
     bool junit_failed = false;
-    if (o->check && spec != NULL && check_all(&st, spec, o, &junit_failed) > 0 &&
-        status == CLI_EXIT_OK)
+    if (o->check && check_all(&st, spec, o, &junit_failed) > 0 && status == CLI_EXIT_OK)
       status = CLI_EXIT_CHECK;
     if (junit_failed) status = CLI_EXIT_RUNTIME;
   }
@@ -1015,6 +1046,21 @@ int cli_study_run(const cli_study_spec *spec, const cli_run_opts *o) {
               "which run)\n",
               spec->source, spec->baseline);
       return CLI_EXIT_USAGE;
+    }
+    /* A variant with its own seed runs other seeds than the baseline: its differences are
+     * not paired by seed (common random numbers), whatever the table says. --seed evens
+     * them out. */
+    size_t b = 0;
+    while (strcmp(cli_scenario_run_name(s0, b), spec->baseline) != 0)
+      b++;
+    for (size_t v = 0; v < nv && !o->has_seed; v++) {
+      uint64_t sv = cli_scenario_config(s0, v)->seed, sb = cli_scenario_config(s0, b)->seed;
+      if (sv != sb)
+        fprintf(o->err,
+                "retrysim: warning: %s: variant \"%s\" runs on its own seed (%" PRIu64
+                ", the baseline's is %" PRIu64
+                "): its paired differences are not on the same seeds (give --seed N)\n",
+                spec->source, cli_scenario_run_name(s0, v), sv, sb);
     }
   }
   struct stat sb;

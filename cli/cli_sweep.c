@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "retry/retry_json.h"
+#include "cli/cli_output.h"
 #include "cli/cli_search.h"
 #include "cli/cli_study.h"
 
@@ -310,6 +311,14 @@ static json_t *arg_list(const char *spec, char *why, size_t why_size) {
   return NULL;
 }
 
+const char *cli_sweep_reserved(const char *head) {
+  static const char *const reserved[] = {"variants",     "expect",     "sweep",    "search",
+                                         "replications", "confidence", "baseline", "warmup"};
+  for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+    if (strcmp(head, reserved[i]) == 0) return reserved[i];
+  return NULL;
+}
+
 int cli_sweep_add_arg(cli_sweep *sw, const char *arg, retry_error *err) {
   char shown[72], why[160] = "";
   retry_json_printable(shown, sizeof shown, arg, 64);
@@ -326,8 +335,13 @@ int cli_sweep_add_arg(cli_sweep *sw, const char *arg, retry_error *err) {
   }
   int rc = RETRY_EINVAL;
   json_t *values = NULL;
+  char head[64];
+  snprintf(head, sizeof head, "%.*s", (int)strcspn(path, ".["), path);
   if (!cli_scenario_path_check_set(path, why, sizeof why)) {
     /* why says what is wrong with the path */
+  } else if (cli_sweep_reserved(head) != NULL) {
+    snprintf(why, sizeof why, "\"%s\" cannot be varied (it defines the runs and the study)",
+             cli_sweep_reserved(head));
   } else if (eq[1] == '\0') {
     snprintf(why, sizeof why, "no values after '='");
   } else {
@@ -374,6 +388,44 @@ int cli_sweep_add_json(cli_sweep *sw, const json_t *block, retry_error *err) {
 /* {==================================================================
  * Checking axes against a scenario, and the grid
  * =================================================================== */
+
+/* Whether the paths a and b (the --set syntax) overlap: equal, or one inside the other. */
+static bool paths_overlap(const char *a, const char *b) {
+  if (strncmp(a, "$.", 2) == 0) a += 2;
+  if (strncmp(b, "$.", 2) == 0) b += 2;
+  size_t na = strlen(a), nb = strlen(b), n = na < nb ? na : nb;
+  if (strncmp(a, b, n) != 0) return false;
+  const char *rest = na > nb ? a + n : b + n;
+  return *rest == '\0' || *rest == '.' || *rest == '[';
+}
+
+/* A variant's own "set" of an axis overrides every point's value for that variant (its set
+ * comes after the point's): its rows would carry values that did not run. Warns on f, once
+ * per axis and variant. */
+static void warn_variant_sets(const cli_scenario *s, const cli_sweep *sw, FILE *f) {
+  const json_t *vars = json_object_get(cli_scenario_base_document(s), "variants");
+  for (size_t a = 0; a < sw->n_axes; a++) {
+    for (size_t i = 0; i < json_array_size(vars); i++) {
+      const json_t *var = json_array_get(vars, i);
+      const char *key;
+      json_t *v;
+      json_object_foreach(json_object_get(var, "set"), key, v) {
+        if (!paths_overlap(key, sw->axes[a].path)) continue;
+        char shown[72], name[48], k[72];
+        const char *vn = json_string_value(json_object_get(var, "name"));
+        retry_json_printable(shown, sizeof shown, sw->axes[a].path, 64);
+        retry_json_printable(name, sizeof name, vn != NULL ? vn : "?", 40);
+        retry_json_printable(k, sizeof k, key, 64);
+        fprintf(f,
+                "retrysim: warning: %s: the sweep's \"%s\": variant \"%s\" sets \"%s\", which "
+                "overrides every point's value in its runs (its rows show the axis's values, "
+                "not what ran)\n",
+                cli_scenario_source(s), shown, name, k);
+        break;
+      }
+    }
+  }
+}
 
 int cli_sweep_check(const cli_sweep *sw, const cli_scenario *s, bool from_scenario,
                     const char *source, retry_error *err) {
@@ -494,8 +546,28 @@ static void print_error(FILE *f, const retry_error *e, const char *tail) {
 /* " (at the sweep's point 3: a=1, b=\"x\")" into buf. */
 static void point_tail(const cli_sweep *sw, const cli_set *sets, size_t p, char *buf, size_t size) {
   size_t n = (size_t)snprintf(buf, size, " (at the sweep's point %zu:", p);
-  for (size_t a = 0; a < sw->n_axes && n < size; a++)
-    n += (size_t)snprintf(buf + n, size - n, "%s %s=%s", a ? "," : "", sets[a].path, sets[a].value);
+  for (size_t a = 0; a < sw->n_axes && n < size; a++) {
+    /* A number as written (0.3, not the 17 digits that set it exactly), a string quoted. */
+    const json_t *v = json_array_get(sw->axes[a].values, axis_index(sw, p, a));
+    char text[256];
+    if (json_is_string(v))
+      snprintf(text, sizeof text, "%s", sets[a].value);
+    else
+      cli_output_value_text(v, text, sizeof text);
+    n += (size_t)snprintf(buf + n, size - n, "%s %s=%s", a ? "," : "", sets[a].path, text);
+    /* A range whose step is not integral gives reals, also at its integral ends (2.0 of
+     * 2:5:3, whose step is 1.5): say why a value that looks whole is not an integer. */
+    const json_t *ax = sw->axes[a].values;
+    if (json_is_real(v) && json_real_value(v) == floor(json_real_value(v)) && n < size &&
+        json_array_size(ax) >= 2) {
+      double step =
+          json_number_value(json_array_get(ax, 1)) - json_number_value(json_array_get(ax, 0));
+      if (step != floor(step))
+        n += (size_t)snprintf(buf + n, size - n,
+                              " (a real: the axis steps by %g, so its values are not integers)",
+                              step);
+    }
+  }
   if (n < size) snprintf(buf + n, size - n, ")");
 }
 
@@ -519,11 +591,56 @@ static int derive_point(const cli_scenario *s, const cli_sweep *sw, size_t p, co
   return cli_run_exit_status(err.code);
 }
 
+/* The two ends of s's search, derived and checked as `run` checks a sweep's point, so that
+ * validate refuses them and a search does not stop at its "to" after running "from". Every
+ * value probed lies between them. Returns the exit status, the error printed on f. */
+static int check_search_ends(const cli_scenario *s, uint64_t max_bytes, FILE *f) {
+  retry_error err;
+  retry_error_clear(&err);
+  cli_search_spec spec;
+  if (cli_search_spec_from_json(cli_scenario_search_block(s), &spec, &err) != 0) {
+    print_error(f, &err, NULL);
+    return cli_run_exit_status(err.code);
+  }
+  bool integer = spec.from.integer && spec.to.integer;
+  int status = CLI_EXIT_OK;
+  for (int end = 0; end < 2 && status == CLI_EXIT_OK; end++) {
+    /* The value as a probe writes it (cli_search.c). */
+    json_t *v = cli_sweep_scalar_json(&spec.from, end == 0 ? spec.from.x : spec.to.x, integer);
+    char *text = v != NULL ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+    cli_scenario *d = NULL;
+    if (text == NULL) {
+      retry_error_set(&err, RETRY_ENOMEM, "", "", -1, -1, "out of memory");
+    } else {
+      cli_set set = {spec.path, text};
+      d = cli_scenario_derive(s, &set, 1, &err);
+      if (d != NULL && (cli_run_validate(d, cli_scenario_source(s), &err) != 0 ||
+                        cli_scenario_check_memory(d, max_bytes, &err) != 0)) {
+        cli_scenario_destroy(d);
+        d = NULL;
+      }
+    }
+    if (d == NULL) {
+      char shown[128], tail[400];
+      cli_output_value_text(v, shown, sizeof shown);
+      snprintf(tail, sizeof tail, " (at the search's \"%s\": %s=%s)", end == 0 ? "from" : "to",
+               spec.path, shown);
+      print_error(f, &err, tail);
+      status = cli_run_exit_status(err.code);
+    }
+    cli_scenario_destroy(d);
+    free(text);
+    json_decref(v);
+  }
+  cli_search_spec_free(&spec);
+  return status;
+}
+
 int cli_sweep_check_study(const cli_scenario *s, const cli_sweep *cmd, uint64_t max_bytes,
                           bool for_plan, size_t *n_points, FILE *f) {
   *n_points = 1;
   if (cli_scenario_search_block(s) != NULL) {
-    if (!for_plan) return CLI_EXIT_OK;
+    if (!for_plan) return check_search_ends(s, max_bytes, f);
     fprintf(f,
             "retrysim: %s: a scenario with a \"search\" cannot be split into shards (a "
             "search is adaptive: each probe depends on the last; run it on one machine, "
@@ -539,6 +656,7 @@ int cli_sweep_check_study(const cli_scenario *s, const cli_sweep *cmd, uint64_t 
     print_error(f, &err, NULL);
     return cli_run_exit_status(err.code);
   }
+  warn_variant_sets(s, &sw, f);
   *n_points = cli_sweep_n_points(&sw);
   cli_set sets[CLI_SWEEP_MAX_AXES];
   int status = CLI_EXIT_OK;
@@ -563,7 +681,8 @@ int cli_sweep_run_study(const cli_scenario *s, const cli_sweep *cmd,
               cli_scenario_source(s));
       return CLI_EXIT_USAGE;
     }
-    return cli_search_run_study(s, tmpl, opts);
+    int status = check_search_ends(s, max_bytes, opts->err);
+    return status != CLI_EXIT_OK ? status : cli_search_run_study(s, tmpl, opts);
   }
   retry_error err;
   retry_error_clear(&err);
@@ -572,6 +691,7 @@ int cli_sweep_run_study(const cli_scenario *s, const cli_sweep *cmd,
     print_error(opts->err, &err, NULL);
     return cli_run_exit_status(err.code);
   }
+  warn_variant_sets(s, &sw, opts->err);
   size_t np = cli_sweep_n_points(&sw), na = sw.n_axes;
   cli_set *sets = calloc(np * na + 1, sizeof *sets);
   cli_study_point *points = calloc(np, sizeof *points);

@@ -66,6 +66,11 @@ void cli_sweep_init(cli_sweep *sw);
 /* Frees what sw owns; sw is empty afterwards. */
 void cli_sweep_free(cli_sweep *sw);
 
+/* The key head (the first key of a path) names when a sweep or a search may not vary it
+ * ("variants", "expect", "sweep", "search", "replications", "confidence", "baseline",
+ * "warmup": they define the runs and the study), else NULL. */
+const char *cli_sweep_reserved(const char *head);
+
 /* Adds the axis of one --sweep argument "PATH=SPEC", SPEC being v1,v2,... (each value JSON
  * when it parses as JSON, else a string, as --set's), FROM:TO:N, or FROM:TO:N:log (or
  * :linear). Errors (RETRY_EINVAL, source "<command line>", message starting with
@@ -118,7 +123,9 @@ bool cli_sweep_wanted(const cli_scenario *s, const cli_sweep *cmd);
  * but the points) over the sweep's points: cmd's axes when it has any, else the scenario's
  * "sweep"; one scenario derived per point (cli_scenario_derive) and checked as `run` checks
  * the one it loads (expectations, no run's world over max_bytes), then cli_study_run. With a
- * "search" in s, runs the search instead (cli_search_run_study). Returns the exit status,
+ * warning on opts->err for an axis that a variant's "set" overrides, and with a
+ * "search" in s, checks its two ends as points, then runs the search instead
+ * (cli_search_run_study). Returns the exit status,
  * every error printed on opts->err as one "retrysim: " line (a point that does not
  * validate: the error, then the point's values). */
 int cli_sweep_run_study(const cli_scenario *s, const cli_sweep *cmd,
@@ -127,7 +134,9 @@ int cli_sweep_run_study(const cli_scenario *s, const cli_sweep *cmd,
 
 /* The checks `run` makes of a sweep's points before it runs any (each point derived and
  * checked, then freed), without running: for `validate` (cmd NULL: the scenario's sweep) and
- * `plan` (for_plan: a scenario with a "search" is refused, its shards could not run). Sets
+ * `plan` (for_plan: a scenario with a "search" is refused, its shards could not run); for
+ * `validate`, a search's two ends are derived and checked as points (every probe lies
+ * between them). Sets
  * *n_points (1 without a sweep). Returns the exit status, errors printed on f. */
 int cli_sweep_check_study(const cli_scenario *s, const cli_sweep *cmd, uint64_t max_bytes,
                           bool for_plan, size_t *n_points, FILE *f);

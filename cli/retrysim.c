@@ -34,7 +34,7 @@ static const char usage_text[] =
     "                    [--edges] [--strict] [--reps N] [--confidence L] [--baseline V]\n"
     "                    [--warmup D] [-j N] [--shard K/N] [--sweep PATH=VALUES]...\n"
     "       retrysim plan SCENARIO.json [run options] --shards N --out DIR\n"
-    "       retrysim merge DIR... --out DIR [--quiet]\n"
+    "       retrysim merge DIR... --out DIR [--quiet] [--check [--junit FILE]] [--plot]\n"
     "       retrysim validate SCENARIO.json [--set PATH=VALUE]... [--variant NAME]...\n"
     "                    [--duration D] [--warmup D] [--max-memory SIZE] [--strict]\n"
     "       retrysim explain SCENARIO.json (--call ID | --stopped REASON | --after T)\n"
@@ -430,8 +430,8 @@ static int parse_args(cli *c, int argc, char **argv) {
     return usage_error("%s", "--shard needs --out DIR: the shard's runs go to DIR/shard.json");
   if (c->shard_n > 0 && (c->opts.plot || c->opts.check))
     return usage_error("%s",
-                       "--shard writes raw runs only: --plot and --check go with the merge "
-                       "or a local run");
+                       "--shard writes raw runs only: give --plot and --check to the merge "
+                       "(retrysim merge DIR... --out DIR --check), or run locally");
   if (strcmp(c->command, "plan") == 0 && (c->shards == 0 || c->opts.out_dir == NULL))
     return usage_error("%s", "plan needs --shards N and --out DIR");
   if (strcmp(c->command, "plan") == 0 && c->shard_n > 0)
@@ -618,6 +618,15 @@ static int run_study_or_plain(cli *c, cli_scenario *s) {
   }
   if (c->opts.plot && c->shard_n > 0)
     return usage_error("%s", "--plot draws a whole study: merge the shards first");
+  /* What a study would silently not do is refused (review 11 item 11). */
+  if (c->opts.edges)
+    return usage_error("%s",
+                       "--edges adds the edge table of a plain run; a study's edges are in its "
+                       "points.csv (amplification.edges[FROM->TO]...)");
+  if (c->shard_n > 0 && c->opts.format == CLI_FORMAT_JSON)
+    return usage_error("%s",
+                       "--format json prints a summary, which a shard does not have: merge the "
+                       "shards for it");
   const cli_scenario *scenarios[1] = {s};
   cli_study_spec spec = {.source = c->scenario,
                          .base = s,
@@ -648,7 +657,9 @@ static int run_command(cli *c, int argc, char **argv) {
   } else if (strcmp(c->command, "validate") == 0) {
     /* Both commands share load(), so validate refuses exactly the files run would; a sweep's
      * points are checked as run checks them (cli_sweep_check_study). */
-    size_t n = cli_scenario_n_runs(s);
+    /* A run per variant and replication ("replications" in the file), at each point. */
+    size_t reps = cli_scenario_replications(s);
+    size_t n = cli_scenario_n_runs(s) * (reps > 0 ? reps : 1);
     status = cli_sweep_check_study(s, NULL, c->max_memory, false, &np, stderr);
     if (status == CLI_EXIT_OK && cli_scenario_sweep_block(s) != NULL)
       printf("%s: ok (%zu run%s at each of %zu sweep points)\n", c->scenario, n, n == 1 ? "" : "s",
@@ -697,39 +708,59 @@ static char *join_args(int argc, char **argv) {
   return s;
 }
 
-/* `retrysim merge DIR... --out DIR [--quiet]`. */
+/* `retrysim merge DIR... --out DIR [--quiet] [--check [--junit FILE]] [--plot]`. */
 static int merge_main(int argc, char **argv) {
   const char **dirs = calloc((size_t)argc, sizeof *dirs);
   if (dirs == NULL) return out_of_memory();
   size_t n = 0;
-  const char *out = NULL;
-  bool quiet = false;
+  cli_run_opts o = {.format = CLI_FORMAT_TEXT, .out = stdout, .err = stderr};
   int status = CLI_EXIT_OK;
   for (int i = 2; i < argc && status == CLI_EXIT_OK; i++) {
     const char *a = argv[i];
-    if (strcmp(a, "--out") == 0 || strcmp(a, "-o") == 0) {
+    if (strcmp(a, "--out") == 0 || strcmp(a, "-o") == 0 || strcmp(a, "--junit") == 0) {
       if (i + 1 >= argc)
         status = usage_error("option '%s' needs a value", a);
+      else if (strcmp(a, "--junit") == 0)
+        o.junit = argv[++i];
       else
-        out = argv[++i];
+        o.out_dir = argv[++i];
     } else if (strncmp(a, "--out=", 6) == 0) {
-      out = a + 6;
+      o.out_dir = a + 6;
+    } else if (strncmp(a, "--junit=", 8) == 0) {
+      o.junit = a + 8;
     } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
-      quiet = true;
+      o.quiet = true;
+    } else if (strcmp(a, "--check") == 0) {
+      o.check = true;
+    } else if (strcmp(a, "--plot") == 0) {
+      o.plot = true;
     } else if (looks_like_option(a)) {
-      status = usage_error("merge takes shard directories, --out DIR and --quiet, not '%s'", a);
+      status = usage_error(
+          "merge takes shard directories, --out DIR, --quiet, --check, "
+          "--junit FILE and --plot, not '%s'",
+          a);
     } else {
       dirs[n++] = a;
     }
   }
-  if (status == CLI_EXIT_OK && (out == NULL || out[0] == '\0' || looks_like_option(out)))
+  if (status == CLI_EXIT_OK &&
+      (o.out_dir == NULL || o.out_dir[0] == '\0' || looks_like_option(o.out_dir)))
     status = usage_error("%s", "merge needs --out DIR");
+  if (status == CLI_EXIT_OK && o.junit != NULL &&
+      (o.junit[0] == '\0' || looks_like_option(o.junit)))
+    status = usage_error("%s", "--junit needs a file name");
+  if (status == CLI_EXIT_OK && o.junit != NULL && !o.check)
+    status = usage_error("%s", "--junit needs --check: it records the checks' results");
   if (status == CLI_EXIT_OK && n == 0)
     status = usage_error("%s", "merge needs the shard directories (DIR/shard.json)");
+  char *command = NULL;
   if (status == CLI_EXIT_OK) {
+    command = join_args(argc, argv);
+    o.command = command;
     cli_output_signals_install();
-    status = cli_shard_merge(dirs, n, out, quiet, stdout, stderr);
+    status = cli_shard_merge(dirs, n, &o);
   }
+  free(command);
   free(dirs);
   return status;
 }

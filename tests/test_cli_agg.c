@@ -108,7 +108,16 @@ static void test_aggregate_known_values(void **state) {
   near(json_number_value(json_object_get(edge, "attempts")), 4.0, 1e-12);
   json_t *rec = json_object_get(o, "recovery");
   near(json_number_value(json_object_get(rec, "recovered")), 0.666667, 1e-9);
-  near(json_number_value(json_object_get(rec, "recovery_s")), 3.0, 1e-12);
+  /* One replication never recovered: its recovery time is censored, not averaged away. */
+  assert_true(json_is_null(json_object_get(rec, "recovery_s")));
+  json_t *rsi = json_object_get(json_object_get(o, "intervals"), "recovery.recovery_s");
+  assert_int_equal(json_integer_value(json_object_get(rsi, "n")), 2);
+  assert_int_equal(json_integer_value(json_object_get(rsi, "n_censored")), 1);
+  assert_string_equal(json_string_value(json_object_get(rsi, "over")),
+                      "replications with a value only");
+  near(json_number_value(json_object_get(rsi, "mean")), 3.0, 1e-12);
+  assert_null(json_object_get(json_object_get(json_object_get(o, "intervals"), "goodput_per_s"),
+                              "n_censored"));
 
   json_t *iv = json_object_get(json_object_get(o, "intervals"), "goodput_per_s");
   assert_int_equal(json_integer_value(json_object_get(iv, "n")), 3);
@@ -175,6 +184,23 @@ static void test_recovery_censored(void **state) {
   cli_agg_table_destroy(t);
   free_reps(runs, 4);
 
+  /* Kaplan-Meier's median is the ceil(n/2)-th recovery time of all n, not the middle of the
+   * recovered ones: 3 of 5 recovered, by 1, 2 and 3 s, so half of 5 had recovered at 3 s. */
+  const char *five[] = {"{\"recovery\": {\"recovered\": true, \"recovery_s\": 2}}",
+                        "{\"recovery\": {\"recovered\": false, \"recovery_s\": null}}",
+                        "{\"recovery\": {\"recovered\": true, \"recovery_s\": 3}}",
+                        "{\"recovery\": {\"recovered\": true, \"recovery_s\": 1}}",
+                        "{\"recovery\": {\"recovered\": false, \"recovery_s\": null}}"};
+  json_t *runs5[5];
+  for (size_t i = 0; i < 5; i++)
+    runs5[i] = json_loads(five[i], 0, NULL);
+  t = cli_agg_table_create((const json_t *const *)runs5, 5);
+  assert_true(cli_agg_recovery_of(t, 0.95, &r));
+  assert_int_equal(r.n_censored, 2);
+  near(r.median, 3.0, 1e-12);
+  cli_agg_table_destroy(t);
+  free_reps(runs5, 5);
+
   /* No recovery judgement (no trigger): no censored block, no P(storm). */
   json_t *plain = json_loads("{\"recovery\": null, \"x\": 1}", 0, NULL);
   t = cli_agg_table_create((const json_t *const *)&plain, 1);
@@ -238,6 +264,25 @@ static void test_paired_narrower_on_correlated_runs(void **state) {
   g = json_object_get(json_object_get(json_object_get(o, "paired"), "metrics"), "goodput_per_s");
   assert_true(json_is_false(json_object_get(g, "distinguishable")));
   json_decref(o);
+  /* A difference that is the same in every pair (sd 0, an interval of no width) is not
+   * marked: it says nothing about noise, and the entry says why. */
+  json_t *qa[4], *qb[4];
+  for (size_t i = 0; i < 4; i++) {
+    qa[i] = json_pack("{s:f}", "p99", 250.0 + (double)i);
+    qb[i] = json_pack("{s:f}", "p99", 200.0 + (double)i);
+  }
+  cli_agg_table *tqa = cli_agg_table_create((const json_t *const *)qa, 4);
+  cli_agg_table *tqb = cli_agg_table_create((const json_t *const *)qb, 4);
+  o = cli_agg_object("a", tqa, (const json_t *const *)qa, tqb, "b", 0.95);
+  g = json_object_get(json_object_get(json_object_get(o, "paired"), "metrics"), "p99");
+  near(json_number_value(json_object_get(g, "mean_diff")), 50.0, 1e-12);
+  assert_true(json_is_false(json_object_get(g, "distinguishable")));
+  assert_non_null(json_object_get(g, "note"));
+  json_decref(o);
+  cli_agg_table_destroy(tqa);
+  cli_agg_table_destroy(tqb);
+  free_reps(qa, 4);
+  free_reps(qb, 4);
   cli_agg_table_destroy(ta);
   cli_agg_table_destroy(tb);
   free_reps(va, 10);

@@ -35,10 +35,12 @@ typedef struct fake {
   double last_x;
   size_t probe; /* index of the probe being run (a new x starts a new one) */
   char last_value[64];
-  int fail_at_call; /* > 0: that call returns an error */
+  int fail_at_call;         /* > 0: that call returns an error */
+  double bump_from, bump_p; /* bump_p > 0: P(success) = bump_p from bump_from up */
 } fake;
 
 static double p_success(const fake *f, double x) {
+  if (f->bump_p > 0 && x >= f->bump_from) return f->bump_p;
   if (f->slope == 0) return x <= f->boundary ? 1.0 : 0.0;
   return 1.0 / (1.0 + exp((x - f->mid) / f->slope));
 }
@@ -321,6 +323,36 @@ static void test_search_block(void **state) {
   }
 }
 
+/* A probability that rises again (a fleet already dead at lower loads, say): the bracket
+ * is found, and cli_search_monotone says the shares do not fall; a sharp one is monotone. */
+static void test_search_sees_a_rising_probability(void **state) {
+  (void)state;
+  gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(rng, 7);
+  fake f = {.boundary = 100, .bump_from = 150, .bump_p = 0.7, .rng = rng};
+  cli_search_spec s = spec_of(50, 200, false, 3);
+  cli_search_result r;
+  retry_error err;
+  retry_error_clear(&err);
+  assert_int_equal(cli_search_run(&s, 0.95, fake_probe, &f, &r, &err), 0);
+  assert_int_equal(r.n_probes, 3); /* 50 passes, 200 (0.7) fails, 125 (0) fails */
+  size_t lo = 9, hi = 9;
+  assert_false(cli_search_monotone(&r, &lo, &hi));
+  assert_true(bx(&r, (int)lo) == 125 && bx(&r, (int)hi) == 200);
+  cli_search_result_free(&r);
+  gsl_rng_free(rng);
+
+  fake g = {.boundary = 0.7};
+  s = spec_of(0, 1, false, 8);
+  assert_int_equal(cli_search_run(&s, 0.95, fake_probe, &g, &r, &err), 0);
+  assert_true(cli_search_monotone(&r, NULL, NULL));
+  cli_search_result_free(&r);
+  /* n / (n + z^2) >= p: 73 at 0.95 (95 %), 381 at 0.99, 4 at 0.5. */
+  assert_int_equal(cli_search_min_reps_to_pass(0.95, 0.95), 73);
+  assert_int_equal(cli_search_min_reps_to_pass(0.99, 0.95), 381);
+  assert_int_equal(cli_search_min_reps_to_pass(0.5, 0.95), 4);
+}
+
 /* }================================================================== */
 
 int main(void) {
@@ -331,6 +363,7 @@ int main(void) {
       cmocka_unit_test(test_search_with_noise_brackets_the_boundary),
       cmocka_unit_test(test_search_stops_on_a_probe_error),
       cmocka_unit_test(test_search_block),
+      cmocka_unit_test(test_search_sees_a_rising_probability),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -53,7 +53,7 @@ cat >"$tmp/tip.json" <<'EOF'
    "faults": [{"kind": "capacity", "workers": 1, "start": "20s", "end": "21s"}]}},
  "clients": {"web": {"target": "api", "arrival": {"kind": "open", "rate": "50/s"},
    "methods": ["/a.A/M"]}},
- "variants": [{"name": "a"}, {"name": "b", "set": {"services.api.workers": 12}}]}
+ "variants": [{"name": "a"}, {"name": "b", "set": {"services.api.service_time": "90ms"}}]}
 EOF
 python3 - "$tmp" <<'EOF'
 import json, sys
@@ -65,6 +65,23 @@ d.pop("variants")
 d["search"] = {"path": "clients.web.arrival.rate", "from": "45/s", "to": "145/s", "p": 0.5,
                "reps": 10, "max_reps": 30, "probes": 6}
 json.dump(d, open(sys.argv[1] + "/search.json", "w"))
+# Its expectations: the boundary of 100 calls/s lies in what the search reports; one of a run.
+d["expect"] = {"search.outcome": "bracketed", "search.boundary.pass": [85, 100],
+               "search.boundary.fail": [100, 115], "recovery.recovered": True}
+json.dump(d, open(sys.argv[1] + "/search-expect.json", "w"))
+d["expect"]["search.boundary.fail"] = [45, 60]
+json.dump(d, open(sys.argv[1] + "/search-wrong.json", "w"))
+own = json.load(open(sys.argv[1] + "/tip.json"))
+own["variants"][1]["set"]["seed"] = 7
+json.dump(own, open(sys.argv[1] + "/own-seed.json", "w"))
+d.pop("search")
+d["clients"]["web"]["arrival"]["rate"] = "95/s"  # 1 of 10 replications never recovers
+d["expect"] = {"recovery.recovery_s": {"max": 100}}
+json.dump(d, open(sys.argv[1] + "/censored.json", "w"))
+d["clients"]["web"]["arrival"]["rate"] = "50/s"
+d["recovery"] = {"threshold": 0.9}
+d["expect"] = {"goodput_per_s": {"max": 1}}
+json.dump(d, open(sys.argv[1] + "/decimal.json", "w"))
 EOF
 
 sweep_option_runs_the_grid_first_axis_slowest() {
@@ -163,6 +180,123 @@ search_writes_its_bracket() {
   python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/out" || fail "--format json does not parse"
 }
 
+# --check of a search: each variant's "search..." expectations against its search result, the
+# boundary's ends as numbers; the run's expectations are left to a plain run, and back.
+search_check_holds_its_expectations() {
+  run_rc 0 run "$tmp/search-expect.json" --check --junit "$tmp/search.xml" --out "$tmp/sc"
+  has "$tmp/err" "retrysim: check: 3 passed, 0 failed (against each variant's search; 1 expectation of a run not checked)" count
+  has "$tmp/search.xml" '<testcase name="search.boundary.pass" classname="tip.tip" time="0"/>' junit
+  run_rc 1 run "$tmp/search-wrong.json" --check --out "$tmp/sw"
+  has "$tmp/err" 'FAIL tip: search.boundary.fail: expected' wrong
+  has "$tmp/err" 'retrysim: check: 2 passed, 1 failed' wrong
+  checks=$((checks + 1))
+  [ -f "$tmp/sw/summary.json" ] || fail "a failed check of a search did not write its files"
+  run_rc 0 run "$tmp/search-expect.json" --set search=null --check
+  has "$tmp/err" 'retrysim: check: 1 passed, 0 failed (3 expectations of a search not checked)' plain
+  # The wrong boundary is not a plain run's to check.
+  run_rc 0 run "$tmp/search-wrong.json" --set search=null --check
+}
+
+# A number of a sweep is printed as written (0.3, not the 17 digits of its double) in the
+# table, the FAIL lines and the error of a point the world refuses; a log step as it ran.
+sweep_values_print_as_written() {
+  run_rc 1 run "$tmp/decimal.json" --sweep 'recovery.threshold=0.3,0.7' --check
+  has "$tmp/out" 'recovery.threshold=0.3' table
+  has "$tmp/err" 'FAIL tip (recovery.threshold=0.7): goodput_per_s: expected <= 1' fail
+  checks=$((checks + 1))
+  if grep -q '0000000\|9999999' "$tmp/out" "$tmp/err"; then
+    fail "a sweep value printed with 17 digits"; grep '0000000\|9999999' "$tmp/out" "$tmp/err"
+  fi
+  run_rc 1 run "$tmp/decimal.json" --sweep 'recovery.threshold=0.01:1:5:log' --check
+  has "$tmp/err" 'FAIL tip (recovery.threshold=0.0316227766017): ' log
+  run_rc 2 run "$tmp/decimal.json" --sweep 'recovery.threshold=0.3,1.7'
+  has "$tmp/err" '(at the sweep'"'"'s point 1: recovery.threshold=1.7)' error
+}
+
+# A search's two ends are checked as points before anything runs: by validate, and by run
+# before its first probe (a bad "to" is not found after "from" ran).
+search_ends_are_checked_first() {
+  run_rc 0 validate "$tmp/search.json"
+  has "$tmp/out" 'search.json: ok (1 run)' ok
+  run_rc 2 validate "$tmp/search.json" --set 'search.path=services.api.workers' \
+    --set search.from=1 --set search.to=2000000
+  one_line "$tmp/err" validate
+  has "$tmp/err" 'got 2000000 (at the search'"'"'s "to": services.api.workers=2000000)' validate
+  run_rc 2 run "$tmp/search.json" --set 'search.path=services.api.workers' \
+    --set search.from=0 --set search.to=20 --out "$tmp/se"
+  has "$tmp/err" 'got 0 (at the search'"'"'s "from": services.api.workers=0)' run
+  checks=$((checks + 1))
+  [ ! -e "$tmp/se" ] || fail "a search with a bad end wrote $tmp/se"
+}
+
+# A recovery time that never came is censored in a study's aggregate: null (so --check of a
+# bound on it fails), its interval over the replications with a value, saying how many not.
+study_censored_values_are_not_averaged() {
+  run_rc 1 run "$tmp/censored.json" --reps 10 --check --out "$tmp/cens"
+  has "$tmp/err" 'FAIL tip: recovery.recovery_s: expected <= 100, got null' check
+  jv "$tmp/cens/summary.json" 'd["points"][0]["variants"][0]["recovery"]["recovery_s"]' null mean
+  jv "$tmp/cens/summary.json" '[d["points"][0]["variants"][0]["intervals"]["recovery.recovery_s"][k] for k in ("n", "n_censored")]' '[9, 1]' interval
+  jv "$tmp/cens/summary.json" 'd["points"][0]["variants"][0]["p_storm"]["k"]' 1 storm
+}
+
+# A search whose max_reps cannot decide a pass says so before it runs; one that can, nothing.
+search_warns_when_no_pass_can_be_decided() {
+  run_rc 0 run "$tmp/search.json" --quiet
+  checks=$((checks + 1))
+  [ ! -s "$tmp/err" ] || { fail "a search that can decide warned"; cat "$tmp/err"; }
+  run_rc 0 run "$tmp/search.json" --set search.p=0.99 --set search.probes=2 --quiet
+  has "$tmp/err" '$.search.max_reps: 30 replications cannot show P >= 0.99 at 95 % (that takes at least 381 successes of 381)' warn
+}
+
+# A sharded study is checked by its merge, from the plan's document, as a local run checks it.
+merge_checks_like_a_local_run() {
+  for k in 1 2; do
+    run_rc 0 run "$tmp/censored.json" --reps 6 --shard "$k/2" --out "$tmp/ms$k" --quiet
+  done
+  run_rc 1 merge "$tmp/ms1" "$tmp/ms2" --out "$tmp/mall" --check --junit "$tmp/m.xml" --quiet
+  has "$tmp/err" 'FAIL tip: recovery.recovery_s: expected <= 100, got null' merge
+  has "$tmp/m.xml" '<testcase name="recovery.recovery_s" classname="tip.tip" time="0">' junit
+  run_rc 1 run "$tmp/censored.json" --reps 6 --out "$tmp/mlocal" --check --quiet
+  checks=$((checks + 1))
+  diff -r "$tmp/mlocal" "$tmp/mall" >/dev/null || fail "a checked merge differs from the local run"
+  run_rc 2 merge "$tmp/ms1" "$tmp/ms2" --out "$tmp/mall2" --junit "$tmp/m2.xml"
+  has "$tmp/err" '--junit needs --check' junit
+  run_rc 2 run "$tmp/censored.json" --reps 6 --shard 1/2 --out "$tmp/ms1" --check
+  has "$tmp/err" 'give --plot and --check to the merge' shard
+}
+
+# Review 11 items 8, 9, 12: validate counts replications; a range with a non-integral step
+# says why its whole-looking ends are not integers; --sweep refuses the study's own keys.
+sweep_messages_say_what_is_wrong() {
+  run_rc 0 validate "$tmp/tip.json" --set replications=5
+  has "$tmp/out" 'tip.json: ok (10 runs)' count
+  run_rc 2 run "$tmp/tip.json" --sweep 'services.api.workers=2:5:3'
+  one_line "$tmp/err" step
+  has "$tmp/err" 'got 2.0 (at the sweep'"'"'s point 0: services.api.workers=2.0 (a real: the axis steps by 1.5, so its values are not integers))' step
+  # A variant's own set of an axis overrides every point's value for it (review 11 item 7).
+  run_rc 0 run "$tmp/tip.json" --sweep 'services.api.service_time=80ms,90ms' --quiet
+  has "$tmp/err" 'warning: '"$tmp"'/tip.json: the sweep'"'"'s "services.api.service_time": variant "b" sets "services.api.service_time", which overrides every point'"'"'s value in its runs' variant_set
+  run_rc 0 run "$tmp/tip.json" --sweep 'services.api.faults[0].end=21s,22s' --quiet
+  checks=$((checks + 1))
+  [ ! -s "$tmp/err" ] || { fail "a sweep no variant sets warned"; cat "$tmp/err"; }
+  # Review 11 item 11: what a study would silently not do is refused.
+  run_rc 2 run "$tmp/tip.json" --reps 2 --edges
+  has "$tmp/err" '--edges adds the edge table of a plain run' edges
+  run_rc 2 run "$tmp/tip.json" --reps 2 --shard 1/2 --out "$tmp/shj" --format json
+  has "$tmp/err" 'a shard does not have' shard_json
+  run_rc 2 run "$tmp/tip.json" --sweep 'variants=1,2'
+  has "$tmp/err" '--sweep "variants=1,2": "variants" cannot be varied' reserved
+}
+
+# A variant on its own seed is not paired with the baseline: said (review 11 item 14).
+paired_warns_about_a_variant_seed() {
+  run_rc 0 run "$tmp/own-seed.json" --reps 2 --baseline a --quiet
+  has "$tmp/err" 'warning: '"$tmp"'/own-seed.json: variant "b" runs on its own seed (7, the baseline'"'"'s is 1)' warn
+  run_rc 0 run "$tmp/own-seed.json" --reps 2 --baseline a --seed 3 --quiet
+  checks=$((checks + 1))
+  [ ! -s "$tmp/err" ] || { fail "--seed still warned"; cat "$tmp/err"; }
+}
+
 search_refuses_what_does_not_apply() {
   run_rc 2 run "$tmp/search.json" --shard 1/2 --out "$tmp/sh"
   one_line "$tmp/err" shard
@@ -188,6 +322,14 @@ sweep_refuses_bad_axes_and_points
 validate_and_plan_check_the_points
 sweep_same_bytes_for_any_j
 search_writes_its_bracket
+search_check_holds_its_expectations
+sweep_values_print_as_written
+search_ends_are_checked_first
+study_censored_values_are_not_averaged
+search_warns_when_no_pass_can_be_decided
+merge_checks_like_a_local_run
+sweep_messages_say_what_is_wrong
+paired_warns_about_a_variant_seed
 search_refuses_what_does_not_apply
 
 if [ "$fails" -gt 0 ]; then
