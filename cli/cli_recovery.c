@@ -158,6 +158,14 @@ int cli_recovery_judge_series(const cli_recovery_cfg *cfg, int64_t duration_ns,
   out->baseline_steady = b0 >= b1 || steady(s, b0, b1);
   if (!out->baseline_steady) b0 = b1; /* judged as with no history: the ideal baselines */
   double base = b0 < b1 ? span_ratio(s, b0, b1) : NAN;
+  /* A fleet already failing before the trigger (goodput / offered under the threshold: an
+   * overload that sheds or times out calls instead of queueing them) has no good state to
+   * return to either; judged against its own collapse it would "recover" at once. */
+  if (!isnan(base) && base < cfg->threshold) {
+    out->baseline_steady = false;
+    b0 = b1;
+    base = NAN;
+  }
   /* Without a bucket of healthy history the baseline is 1: every offered call succeeds. */
   out->baseline_ratio = isnan(base) ? 1.0 : base;
   double need = cfg->threshold * out->baseline_ratio;

@@ -373,10 +373,11 @@ static void test_recovery_overloaded_from_the_start_never_recovers(void **state)
   cli_recovery_cfg cfg = rcfg;
   cfg.hold_ns = 5 * S;
   cli_recovery r;
-  /* Without the calls in flight the baseline cannot be told unsteady: the old verdict. */
+  /* Without the calls in flight, goodput / offered (0.69, under the threshold 0.9) alone
+   * tells the time before the trigger was no good state. */
   assert_int_equal(cli_recovery_judge_series(&cfg, 40 * S, 20 * S, 21 * S, &s, &r), 0);
-  assert_true(r.baseline_steady);
-  assert_true(r.recovered && r.recovery_s == 0.0);
+  assert_false(r.baseline_steady);
+  assert_false(r.recovered);
   s.in_flight = v + 4;
   assert_int_equal(cli_recovery_judge_series(&cfg, 40 * S, 20 * S, 21 * S, &s, &r), 0);
   assert_false(r.baseline_steady);
@@ -406,6 +407,57 @@ static void test_recovery_overloaded_from_the_start_never_recovers(void **state)
   assert_true(r.baseline_steady);
 }
 
+/* Review of issue 11, P1: a fleet that had collapsed before the trigger (metastable-storm's
+ * retries at 800/s: 6 % of calls OK, the rest timing out, so nothing queues up and the calls
+ * in flight stay flat) was judged against its collapse and "recovered" at once. 40 buckets,
+ * offered 800, goodput 50, queue 100, in flight flat; the trigger [20 s, 21 s). */
+static void test_recovery_collapsed_before_the_trigger_is_no_baseline(void **state) {
+  (void)state;
+  double v[200];
+  for (int b = 0; b < 40; b++) {
+    v[5 * b] = 800;
+    v[5 * b + 1] = 50;
+    v[5 * b + 2] = 1000;
+    v[5 * b + 3] = 100;
+    v[5 * b + 4] = 900;
+  }
+  const double *queues[1] = {v + 3};
+  double allow[1] = {10};
+  const char *names[1] = {"api"};
+  cli_recovery_series s = {.bucket_ns = S,
+                           .n_buckets = 40,
+                           .stride = 5,
+                           .offered = v,
+                           .goodput = v + 1,
+                           .latency = v + 2,
+                           .n_queues = 1,
+                           .queues = queues,
+                           .queue_allow = allow,
+                           .queue_names = names,
+                           .in_flight = v + 4};
+  cli_recovery_cfg cfg = rcfg;
+  cfg.hold_ns = 5 * S;
+  cli_recovery r;
+  assert_int_equal(cli_recovery_judge_series(&cfg, 40 * S, 20 * S, 21 * S, &s, &r), 0);
+  assert_false(r.baseline_steady);
+  assert_false(r.recovered);
+  assert_true(r.baseline_ratio == 1.0);
+  /* The same fleet coming back after the trigger (every call OK, no queue) does recover. */
+  for (int b = 25; b < 40; b++) {
+    v[5 * b + 1] = 800;
+    v[5 * b + 2] = 20;
+    v[5 * b + 3] = 0;
+  }
+  assert_int_equal(cli_recovery_judge_series(&cfg, 40 * S, 20 * S, 21 * S, &s, &r), 0);
+  assert_true(r.recovered && r.recovery_s == 4.0);
+  /* A healthy history just at the threshold keeps its own baseline. */
+  for (int b = 0; b < 40; b++)
+    v[5 * b + 1] = 720;
+  assert_int_equal(cli_recovery_judge_series(&cfg, 40 * S, 20 * S, 21 * S, &s, &r), 0);
+  assert_true(r.baseline_steady);
+  assert_true(fabs(r.baseline_ratio - 0.9) < 1e-9);
+}
+
 /* }================================================================== */
 
 int main(void) {
@@ -415,6 +467,7 @@ int main(void) {
       cmocka_unit_test(test_recovery_waits_for_queue),
       cmocka_unit_test(test_recovery_waits_for_latency),
       cmocka_unit_test(test_recovery_overloaded_from_the_start_never_recovers),
+      cmocka_unit_test(test_recovery_collapsed_before_the_trigger_is_no_baseline),
       cmocka_unit_test(test_recovery_last_criterion_never_back),
       cmocka_unit_test(test_recovery_explicit_trigger),
       cmocka_unit_test(test_recovery_waits_for_queue_in_a_run),
