@@ -1103,27 +1103,35 @@ typedef struct page_args {
   bool pictures, html;
 } page_args;
 
+/* The HTML page's head, up to the opening <main>: title "NAME: retrysim KIND". The policy
+ * lets the page load nothing but its own style and data: pictures: a browser refuses (and
+ * reports) anything external instead of fetching it. */
+static void html_head(FILE *f, const char *name, const char *kind) {
+  fputs(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+      "img-src data:; style-src 'unsafe-inline'\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>",
+      f);
+  html_text(f, name);
+  fprintf(f, ": retrysim %s</title>\n<style>\n", kind);
+  fputs(html_style, f);
+  fputs("</style>\n</head>\n<body>\n<main>\n", f);
+}
+
+/* Ends a page whose body d wrote: closes its list and, in HTML, the page. */
+static int page_end(doc *d) {
+  doc_end_list(d);
+  if (d->html) fputs("</main>\n</body>\n</html>\n", d->f);
+  return d->failed ? -1 : 0;
+}
+
 static int page_fill(void *ctx, FILE *f) {
   const page_args *p = ctx;
   doc d = {.f = f, .html = p->html, .dir = p->dir};
-  if (p->html) {
-    /* The policy lets the page load nothing but its own style and data: pictures: a browser
-     * refuses (and reports) anything external instead of fetching it. */
-    fputs(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-        "img-src data:; style-src 'unsafe-inline'\">\n"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>",
-        f);
-    html_text(f, cli_scenario_name(p->s));
-    fputs(": retrysim report</title>\n<style>\n", f);
-    fputs(html_style, f);
-    fputs("</style>\n</head>\n<body>\n<main>\n", f);
-  }
+  if (p->html) html_head(f, cli_scenario_name(p->s), "report");
   report_body(&d, p->o, p->s, p->command, p->pictures);
-  doc_end_list(&d);
-  if (p->html) fputs("</main>\n</body>\n</html>\n", f);
-  return d.failed ? -1 : 0;
+  return page_end(&d);
 }
 
 /* Writes dir/NAME (report.md or report.html, by html) through NAME.tmp.<pid>, renamed whole. */
@@ -1481,10 +1489,15 @@ static void study_body(doc *d, const json_t *summary, const char *command, bool 
   }
 }
 
+/* The body of a study's or a search's page. */
+typedef void (*study_body_fn)(doc *d, const json_t *summary, const char *command, bool pictures);
+
 typedef struct study_page_args {
   const json_t *summary;
   const char *dir, *command;
   bool pictures, html;
+  const char *kind; /* "study" or "search": the page's title and the name when none */
+  study_body_fn body;
 } study_page_args;
 
 static int study_page_fill(void *ctx, FILE *f) {
@@ -1492,25 +1505,18 @@ static int study_page_fill(void *ctx, FILE *f) {
   doc d = {.f = f, .html = p->html, .dir = p->dir};
   const char *name = json_string_value(json_object_get(p->summary, "scenario"));
   if (p->html) {
-    fputs(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-        "img-src data:; style-src 'unsafe-inline'\">\n"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>",
-        f);
-    html_text(f, name != NULL ? name : "study");
-    fputs(": retrysim study report</title>\n<style>\n", f);
-    fputs(html_style, f);
-    fputs("</style>\n</head>\n<body>\n<main>\n", f);
+    char kind[32];
+    snprintf(kind, sizeof kind, "%s report", p->kind);
+    html_head(f, name != NULL ? name : p->kind, kind);
   }
-  study_body(&d, p->summary, p->command, p->pictures);
-  doc_end_list(&d);
-  if (p->html) fputs("</main>\n</body>\n</html>\n", f);
-  return d.failed ? -1 : 0;
+  p->body(&d, p->summary, p->command, p->pictures);
+  return page_end(&d);
 }
 
-int cli_report_study_write(const json_t *summary, const char *dir, const char *command,
-                           bool pictures, retry_error *err) {
+/* Writes report.md and report.html of a study or a search into dir, each whole or not at all. */
+static int study_pages_write(const json_t *summary, const char *dir, const char *command,
+                             bool pictures, const char *kind, study_body_fn body,
+                             retry_error *err) {
   int rc = 0;
   for (int html = 0; html <= 1 && rc == 0; html++) {
     char *path = str_printf("%s/%s", dir, html ? "report.html" : "report.md");
@@ -1518,11 +1524,16 @@ int cli_report_study_write(const json_t *summary, const char *dir, const char *c
       cli_output_error(err, RETRY_ENOMEM, dir, "out of memory");
       return RETRY_ENOMEM;
     }
-    study_page_args p = {summary, dir, command, pictures, html != 0};
+    study_page_args p = {summary, dir, command, pictures, html != 0, kind, body};
     rc = cli_output_write_atomic(path, study_page_fill, &p, err);
     free(path);
   }
   return rc;
+}
+
+int cli_report_study_write(const json_t *summary, const char *dir, const char *command,
+                           bool pictures, retry_error *err) {
+  return study_pages_write(summary, dir, command, pictures, "study", study_body, err);
 }
 
 /* }================================================================== */
@@ -1633,42 +1644,9 @@ static void search_body(doc *d, const json_t *summary, const char *command, bool
   }
 }
 
-static int search_page_fill(void *ctx, FILE *f) {
-  const study_page_args *p = ctx;
-  doc d = {.f = f, .html = p->html, .dir = p->dir};
-  const char *name = json_string_value(json_object_get(p->summary, "scenario"));
-  if (p->html) {
-    fputs(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-        "img-src data:; style-src 'unsafe-inline'\">\n"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>",
-        f);
-    html_text(f, name != NULL ? name : "search");
-    fputs(": retrysim search report</title>\n<style>\n", f);
-    fputs(html_style, f);
-    fputs("</style>\n</head>\n<body>\n<main>\n", f);
-  }
-  search_body(&d, p->summary, p->command, p->pictures);
-  doc_end_list(&d);
-  if (p->html) fputs("</main>\n</body>\n</html>\n", f);
-  return d.failed ? -1 : 0;
-}
-
 int cli_report_search_write(const json_t *summary, const char *dir, const char *command,
                             bool pictures, retry_error *err) {
-  int rc = 0;
-  for (int html = 0; html <= 1 && rc == 0; html++) {
-    char *path = str_printf("%s/%s", dir, html ? "report.html" : "report.md");
-    if (path == NULL) {
-      cli_output_error(err, RETRY_ENOMEM, dir, "out of memory");
-      return RETRY_ENOMEM;
-    }
-    study_page_args p = {summary, dir, command, pictures, html != 0};
-    rc = cli_output_write_atomic(path, search_page_fill, &p, err);
-    free(path);
-  }
-  return rc;
+  return study_pages_write(summary, dir, command, pictures, "search", search_body, err);
 }
 
 /* }================================================================== */
