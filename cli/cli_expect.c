@@ -645,3 +645,18 @@ int cli_junit_write(const cli_junit *j, const char *path, retry_error *err) {
 }
 
 /* }================================================================== */
+
+int cli_junit_finish(cli_junit *j, const char *path, bool write, FILE *report) {
+  if (j == NULL) return 0;
+  int rc = 0;
+  retry_error e;
+  retry_error_clear(&e);
+  if (write && cli_junit_write(j, path, &e) != 0) {
+    char buf[800];
+    retry_error_format(&e, buf, sizeof buf);
+    fprintf(report, "retrysim: %s\n", buf);
+    rc = -1;
+  }
+  cli_junit_destroy(j);
+  return rc;
+}

@@ -72,5 +72,9 @@ void cli_junit_add(void *ctx, const char *run_name, const char *path, bool passe
 /* Writes the XML to path atomically (path.tmp.<pid>, then renamed; removed on a failure or a
  * signal). Returns 0, RETRY_EIO or RETRY_ENOMEM with err (may be NULL) naming the file. */
 int cli_junit_write(const cli_junit *j, const char *path, retry_error *err);
+/* Ends a collector: with write, writes it to path (cli_junit_write) and reports a failure as
+ * one "retrysim: ..." line on report; then frees j (NULL is a no-op and succeeds). Returns 0,
+ * or -1 when the file could not be written. */
+int cli_junit_finish(cli_junit *j, const char *path, bool write, FILE *report);
 
 #endif /* CLI_EXPECT_H */

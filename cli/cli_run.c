@@ -166,15 +166,7 @@ static int check_all(const cli_scenario *s, const cli_output *out, const cli_run
                                   o->err, verbose, junit != NULL ? cli_junit_add : NULL, junit);
     json_decref(expect);
   }
-  if (junit != NULL) {
-    retry_error e;
-    retry_error_clear(&e);
-    if (cli_junit_write(junit, o->junit, &e) != 0) {
-      print_error(o->err, &e);
-      *junit_failed = true;
-    }
-    cli_junit_destroy(junit);
-  }
+  if (cli_junit_finish(junit, o->junit, true, o->err) != 0) *junit_failed = true;
   /* json_object_size(NULL) is 0, so runs without expectations count nothing. The count line
    * is printed even with --quiet once something failed: a failure is never silent. */
   char note[96] = "";

@@ -285,17 +285,7 @@ static int check_search(const cli_scenario *s, const json_t *search, const struc
     json_decref(part);
     json_decref(doc);
   }
-  if (junit != NULL) {
-    retry_error e;
-    retry_error_clear(&e);
-    if (failed >= 0 && cli_junit_write(junit, o->junit, &e) != 0) {
-      char buf[1200];
-      retry_error_format(&e, buf, sizeof buf);
-      fprintf(o->err, "retrysim: %s\n", buf);
-      *junit_failed = true;
-    }
-    cli_junit_destroy(junit);
-  }
+  if (cli_junit_finish(junit, o->junit, failed >= 0, o->err) != 0) *junit_failed = true;
   if (failed < 0) return failed;
   char note[96] = "";
   if (others > 0)

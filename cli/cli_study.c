@@ -877,15 +877,7 @@ static int check_all(const study *st, const cli_study_spec *spec, const cli_run_
       json_decref(expect);
     }
   }
-  if (junit != NULL) {
-    retry_error e;
-    retry_error_clear(&e);
-    if (cli_junit_write(junit, o->junit, &e) != 0) {
-      print_error(o->err, &e);
-      *junit_failed = true;
-    }
-    cli_junit_destroy(junit);
-  }
+  if (cli_junit_finish(junit, o->junit, true, o->err) != 0) *junit_failed = true;
   char note[96] = "";
   if (skipped > 0)
     snprintf(note, sizeof note, "; %zu expectation%s of a search not checked", skipped,
