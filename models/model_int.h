@@ -378,6 +378,7 @@ struct mw_pop {
   const retry_method_config **mcfg; /* per method: policy lookup (NULL without policy) */
   double *cum_weight;               /* cumulative method weights, last = total */
   double max_rate;                  /* open loop: thinning bound, the profile's largest rate */
+  bool prefetch; /* open loop: fetch the next arrival's client ahead (model_client.c) */
   int col_tokens, col_budget, col_breaker; /* time-series columns, -1 when absent */
 };
 
@@ -489,6 +490,7 @@ struct model_world {
     struct mw_lat_split {
       sim_hist hist;
       int64_t bucket, written;
+      int64_t now_b, now_start, now_end; /* the bucket of the latest record, and its times */
       int col_p50, col_p99;
     } lat[2];
   } ts;

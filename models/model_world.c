@@ -77,9 +77,13 @@ void model__ts_latency(model_world *w, int64_t latency_ns, bool ok) {
   if (sim_series_record(w->ts.series, now, latency_ns) != 0)
     model__fail(w, RETRY_ENOMEM, "out of memory for the time series");
   struct mw_lat_split *l = &w->ts.lat[ok ? 0 : 1];
-  int64_t b = now / w->cfg->bucket_ns;
-  if (l->bucket >= 0 && l->bucket != b) lat_split_write(w, l);
-  l->bucket = b;
+  if (now < l->now_start || now >= l->now_end) { /* a division per bucket, not per call */
+    l->now_b = now / w->cfg->bucket_ns;
+    l->now_start = l->now_b * w->cfg->bucket_ns;
+    l->now_end = l->now_start + w->cfg->bucket_ns;
+  }
+  if (l->bucket >= 0 && l->bucket != l->now_b) lat_split_write(w, l);
+  l->bucket = l->now_b;
   sim_hist_record(&l->hist, latency_ns);
 }
 
@@ -652,6 +656,7 @@ static int ts_setup(model_world *w) {
     w->ts.lat[k].col_p50 = ts_column(w, "", lat_names[k][0], false);
     w->ts.lat[k].col_p99 = ts_column(w, "", lat_names[k][1], false);
     w->ts.lat[k].bucket = w->ts.lat[k].written = -1;
+    w->ts.lat[k].now_b = w->ts.lat[k].now_start = w->ts.lat[k].now_end = 0; /* none yet */
     sim_hist_init(&w->ts.lat[k].hist);
   }
   for (size_t i = 0; i < w->topo.n_edges; i++) {

@@ -10,6 +10,7 @@
 #include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "retry/retry.h"
 
@@ -79,6 +80,20 @@ static inline double sim_rng_exponential(gsl_rng *r, double mean) {
 
 /* Returns a uniform 64-bit value from r (a gsl_rng *), built from two 32-bit draws, the first
  * one the high half. r must yield 32 full bits per draw, as taus2 and mt19937 do. */
+/* Returns what gsl_rng_uniform_int(r, n) would return after `skip` draws, without moving r:
+ * the draw is made by GSL on a copy of r's state. A hint for prefetching what the next event
+ * will touch (it never changes what anything draws); returns n when r's state is larger than
+ * the copy it is given room for (not a taus2-sized generator). */
+static inline unsigned long sim_rng_peek_uniform_int(const gsl_rng *r, int skip, unsigned long n) {
+  unsigned long s[4];
+  if (r->type->size > sizeof s) return n;
+  memcpy(s, r->state, r->type->size);
+  gsl_rng copy = {r->type, s};
+  for (int i = 0; i < skip; i++)
+    (void)gsl_rng_get(&copy);
+  return gsl_rng_uniform_int(&copy, n);
+}
+
 uint64_t sim_rng_next_u64(void *r);
 
 /* Returns a retry_rng reading from r through sim_rng_next_u64 (asserts that r yields 32 full

@@ -39,6 +39,7 @@ struct sim_series {
   size_t n_rows, cap_rows;            /* rows that exist and rows allocated */
   sim_hist hist;                      /* values recorded in bucket hist_b */
   int64_t hist_b;                     /* the bucket hist belongs to */
+  int64_t hist_start_ns, hist_end_ns; /* that bucket's times: [start, end) */
   bool finished;                      /* sim_series_finish ran */
 };
 
@@ -66,6 +67,7 @@ sim_series *sim_series_create(int64_t bucket_ns, const retry_allocator *alloc) {
   s->alloc = *alloc;
   s->bucket_ns = bucket_ns;
   sim_hist_init(&s->hist);
+  s->hist_end_ns = bucket_ns; /* hist_b 0: [0, bucket_ns) */
   return s;
 }
 
@@ -183,11 +185,14 @@ int sim_series_flush(sim_series *s) {
  * bucket's boundary. */
 int sim_series_record(sim_series *s, int64_t now_ns, int64_t value) {
   assert(s != NULL && now_ns >= 0);
-  int64_t b = now_ns / s->bucket_ns;
   int rc = 0;
-  if (b != s->hist_b) {
+  /* A comparison with the bucket's times, not a division per value (a call records one). */
+  if (now_ns < s->hist_start_ns || now_ns >= s->hist_end_ns) {
+    int64_t b = now_ns / s->bucket_ns;
     rc = sim_series_flush(s);
     s->hist_b = b;
+    s->hist_start_ns = b * s->bucket_ns;
+    s->hist_end_ns = s->hist_start_ns + s->bucket_ns;
   }
   sim_hist_record(&s->hist, value);
   return rc;

@@ -244,6 +244,26 @@ static void test_sim_rng_derive_is_pinned(void **state) {
   gsl_rng_free(r);
 }
 
+/* sim_rng_peek_uniform_int (a prefetching hint) names what the draw `skip` draws ahead will
+ * give, and leaves the stream where it was. */
+static void test_sim_rng_peek_names_the_next_draw_and_moves_nothing(void **state) {
+  (void)state;
+  gsl_rng *r = sim_rng_stream_create(7, "client:web", "open-arrivals", 0);
+  gsl_rng *twin = sim_rng_stream_create(7, "client:web", "open-arrivals", 0);
+  for (int i = 0; i < 2000; i++) {
+    int skip = i % 3 == 0 ? 1 : 0;
+    unsigned long n = 1 + (unsigned long)(i * 7919) % 1000003;
+    unsigned long peek = sim_rng_peek_uniform_int(r, skip, n);
+    /* the stream did not move: it still draws what its twin draws */
+    if (skip) assert_int_equal(gsl_rng_get(r), gsl_rng_get(twin));
+    unsigned long got = gsl_rng_uniform_int(r, n);
+    assert_int_equal(peek, got);
+    assert_int_equal(got, gsl_rng_uniform_int(twin, n));
+  }
+  gsl_rng_free(r);
+  gsl_rng_free(twin);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_sim_rng_same_inputs_same_stream),
@@ -256,6 +276,7 @@ int main(void) {
       cmocka_unit_test(test_sim_rng_exponential_matches_gsl_to_the_ns),
       cmocka_unit_test(test_sim_rng_adapter_is_uniform),
       cmocka_unit_test(test_sim_rng_derive_is_pinned),
+      cmocka_unit_test(test_sim_rng_peek_names_the_next_draw_and_moves_nothing),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
