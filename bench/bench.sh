@@ -9,6 +9,9 @@
 #   WINDOWS    the fleet sizes with a Finagle budget and adaptive throttling (default
 #              "100 100000", bench/reference-windows.json, 30 s)
 #   INFLIGHT   the arrival rates of the calls-in-flight runs (default "10000 100000 1000000")
+#   REPEAT     how many times each timed run is made (default 3), the runs of a comparison
+#              alternated; each side keeps its fastest run, the one least disturbed by
+#              whatever else the machine did (every run of a side simulates the same events)
 # With PEERS=1 it runs the SimPy M/M/1 instead (make bench-peers), SIMPY_CUSTOMERS customers.
 set -eu
 B=${BUILD:-build}
@@ -16,6 +19,7 @@ MM1_CUSTOMERS=${MM1_CUSTOMERS:-10000000}
 FLEET=${FLEET:-"100 10000 100000 1000000"}
 FLEET_DURATION=${FLEET_DURATION:-120s}
 INFLIGHT=${INFLIGHT:-"10000 100000 1000000"}
+REPEAT=${REPEAT:-3}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -36,6 +40,18 @@ run() {
   grep -v '^result ' "$tmp/$name" | sed 's/^/  /'
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+# best NAME KEY: of the runs NAME.1 .. NAME.$REPEAT, keeps as NAME the one with the smallest
+# KEY, and prints every run's KEY (so that the spread shows).
+best() {
+  b="" bv="" all=""
+  for r in $(seq 1 "$REPEAT"); do
+    v=$(field "$tmp/$1.$r" "$2")
+    all="$all $v"
+    if [ -z "$bv" ] || awk -v a="$v" -v b="$bv" 'BEGIN { exit !(a < b) }'; then b=$r bv=$v; fi
+  done
+  cp "$tmp/$1.$b" "$tmp/$1"
+  echo "  $1: $2 of $REPEAT runs:$all (kept $bv)"
+}
 # check_mean NAME: the run's mean sojourn must be within 5 % of theory.
 check_mean() {
   m=$(field "$tmp/$1" "$2")
@@ -49,9 +65,14 @@ if [ "${PEERS:-0}" = 1 ]; then
   SIMPY_CUSTOMERS=${SIMPY_CUSTOMERS:-1000000}
   echo "== M/M/1 (rho 0.9) side by side: bare C, retrysim, SimPy ($SIMPY_CUSTOMERS customers each)"
   duration=$(awk -v n="$SIMPY_CUSTOMERS" 'BEGIN { printf "%.0fs", n / 900 }')
-  run bare "$B/bench/bench_mm1_bare" "$SIMPY_CUSTOMERS"
-  run sim "$B/bench/bench_sim" bench/mm1.json "$duration"
-  run simpy /usr/bin/python3 bench/mm1_simpy.py "$SIMPY_CUSTOMERS"
+  for r in $(seq 1 "$REPEAT"); do
+    run "bare.$r" "$B/bench/bench_mm1_bare" "$SIMPY_CUSTOMERS"
+    run "sim.$r" "$B/bench/bench_sim" bench/mm1.json "$duration"
+    run "simpy.$r" /usr/bin/python3 bench/mm1_simpy.py "$SIMPY_CUSTOMERS"
+  done
+  best bare ns_per_customer
+  best sim cpu_s
+  best simpy ns_per_customer
   check_mean bare mean_ms
   check_mean simpy mean_ms
   bare=$(field "$tmp/bare" ns_per_customer)
@@ -66,8 +87,12 @@ fi
 
 echo "== M/M/1 (rho 0.9, $MM1_CUSTOMERS customers): bare C loop against retrysim"
 duration=$(awk -v n="$MM1_CUSTOMERS" 'BEGIN { printf "%.0fs", n / 900 }')
-run bare "$B/bench/bench_mm1_bare" "$MM1_CUSTOMERS"
-run sim "$B/bench/bench_sim" bench/mm1.json "$duration"
+for r in $(seq 1 "$REPEAT"); do
+  run "bare.$r" "$B/bench/bench_mm1_bare" "$MM1_CUSTOMERS"
+  run "sim.$r" "$B/bench/bench_sim" bench/mm1.json "$duration"
+done
+best bare ns_per_customer
+best sim cpu_s
 check_mean bare mean_ms
 check_mean sim mean_latency_ms
 bare=$(field "$tmp/bare" ns_per_customer)
@@ -78,11 +103,14 @@ echo "ratio: M/M/1 ns per customer retrysim $sim / bare C $bare = $(ratio "$sim"
 
 echo "== fleet: bench/reference.json's policy, $FLEET_DURATION simulated, clients: $FLEET"
 first=""
-for n in $FLEET; do
-  run "fleet$n" "$B/bench/bench_sim" bench/reference.json "$FLEET_DURATION" 1 \
-    "clients.web.count=$n"
-  [ -n "$first" ] || first=$n
+for r in $(seq 1 "$REPEAT"); do
+  for n in $FLEET; do
+    run "fleet$n.$r" "$B/bench/bench_sim" bench/reference.json "$FLEET_DURATION" 1 \
+      "clients.web.count=$n"
+    [ -n "$first" ] || first=$n
+  done
 done
+for n in $FLEET; do best "fleet$n" ns_per_event; done
 base_ns=$(field "$tmp/fleet$first" ns_per_event)
 base_rss=$(field "$tmp/fleet$first" built_rss_kib)
 echo "clients  ns/event  x ($first)  built RSS  peak RSS  bytes per idle client"
@@ -107,10 +135,14 @@ WINDOWS=${WINDOWS:-"100 100000"}
 echo "== fleet with a Finagle budget and adaptive throttling: bench/reference-windows.json," \
   "30s simulated, clients: $WINDOWS"
 first=""
-for n in $WINDOWS; do
-  run "windows$n" "$B/bench/bench_sim" bench/reference-windows.json 30s 1 "clients.web.count=$n"
-  [ -n "$first" ] || first=$n
+for r in $(seq 1 "$REPEAT"); do
+  for n in $WINDOWS; do
+    run "windows$n.$r" "$B/bench/bench_sim" bench/reference-windows.json 30s 1 \
+      "clients.web.count=$n"
+    [ -n "$first" ] || first=$n
+  done
 done
+for n in $WINDOWS; do best "windows$n" ns_per_event; done
 echo "clients  ns/event  x ($first)"
 for n in $WINDOWS; do
   ns=$(field "$tmp/windows$n" ns_per_event)
