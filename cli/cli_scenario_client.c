@@ -412,7 +412,7 @@ static bool parse_client(scn_ctx *c, json_t *v, model_client_cfg *cl) {
   cl->deadline_ns = RETRY_NEVER;
   cl->stop_ns = RETRY_NEVER;
   if (!retry_json_check_keys(&c->j, v, client_keys, SCN_N_OF(client_keys), NULL) ||
-      retry_json_get_int32(&c->j, v, "count", 1, SCN_MAX_COUNT, "an integer in [1, 1000000]",
+      retry_json_get_int32(&c->j, v, "count", 1, SCN_MAX_COUNT, "an integer in [1, 100000000]",
                            &cl->count) < 0)
     return false;
   /* The target is read early: the policy's space check below needs the service it calls. */

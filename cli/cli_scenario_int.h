@@ -33,7 +33,7 @@
 #define SCN_MAX_REPLICAS 64       /* a fault's replica mask is 64 bits */
 #define SCN_MAX_WORKERS 1000000   /* per replica */
 #define SCN_MAX_QUEUE 10000000    /* per replica */
-#define SCN_MAX_COUNT 1000000     /* clients in one population */
+#define SCN_MAX_COUNT 100000000   /* clients in one population (the memory estimate bounds many) */
 #define SCN_MAX_RATE 1e9          /* calls per second, any profile point */
 #define SCN_MAX_BUCKETS 1000000   /* duration / bucket */
 #define SCN_MAX_ATTEMPT_MASK 32   /* a fault's attempts are 1..32 */
