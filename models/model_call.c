@@ -435,7 +435,7 @@ static void bare_end(model_world *w, mw_req *r, int32_t status, int64_t items) {
 /* The outcome of attempt `attempt` of c, to the engine. */
 static void call_outcome(model_world *w, mw_call *c, int32_t attempt, const retry_outcome *o) {
   retry_decision d;
-  mw_gauge g = {0, 0, 0, 0};
+  mw_gauge g = {0};
   gauge_enter(c->edge, c->eng->rc.target, &g);
   retry_call_on_outcome(&c->eng->rc, attempt, o, sim_now_ns(w->k), &d);
   gauge_leave(c->edge, c->eng->rc.target, &g);
@@ -458,7 +458,7 @@ static void ev_call_wake(sim_kernel *k, void *obj, uint64_t arg) {
   e->wake = SIM_EVENT_NONE;
   e->wake_ns = RETRY_NEVER;
   retry_decision d;
-  mw_gauge g = {0, 0, 0, 0};
+  mw_gauge g = {0};
   gauge_enter(c->edge, e->rc.target, &g);
   retry_call_wake(&e->rc, sim_now_ns(k), &d);
   gauge_leave(c->edge, e->rc.target, &g);
@@ -567,7 +567,7 @@ static void call_engine_start(model_world *w, mw_call *c, retry_target *t) {
   o.rng = sim_rng_adapter(sim_rng_gsl(&c->ch->rng_engine));
   if (w->trace.record != NULL) model__trace_call_start(w, c, &o);
   retry_decision d;
-  mw_gauge g = {0, 0, 0, 0};
+  mw_gauge g = {0};
   gauge_enter(c->edge, t, &g);
   retry_call_start(&c->eng->rc, c->policy, t, &o, sim_now_ns(w->k), &d);
   gauge_leave(c->edge, t, &g);

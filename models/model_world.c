@@ -200,10 +200,11 @@ static void edge_limit_sample(const model_world *w, const mw_edge *e, int64_t no
 
 /* What one holder adds to its edge's sums, as last read, and when its windows next expire. */
 typedef struct mw_lazy_holder {
-  int64_t tokens_milli, budget, p_fix; /* throttle milli-tokens, budget, probability x 2^40 */
-  int64_t due_ns;                      /* next expiry (RETRY_NEVER: none) */
-  uint32_t stamp;                      /* the sample that last read it */
-  uint8_t open, half_open;             /* breaker state */
+  int64_t tokens_milli, budget, p_fix;     /* throttle milli-tokens, budget, probability x 2^40 */
+  int64_t limit, limit_held, aws_rate_fix; /* the limiters' figures (mw_gauge's) */
+  int64_t due_ns;                          /* next expiry (RETRY_NEVER: none) */
+  uint32_t stamp;                          /* the sample that last read it */
+  uint8_t open, half_open;                 /* breaker state */
 } mw_lazy_holder;
 
 /* A holder due at a time (a binary min-heap of them, by time then holder). */
@@ -215,7 +216,7 @@ typedef struct mw_lazy_due {
 struct mw_lazy {
   int64_t n;                    /* holders */
   mw_lazy_holder *holders;      /* n of them */
-  mw_gauge sum;                 /* tokens, budget, open, half_open summed over the holders */
+  mw_gauge sum;                 /* every figure of mw_gauge summed over the holders */
   int64_t p_sum;                /* probability x 2^40 summed */
   const retry_target **touched; /* holders called since the last sample (repeats allowed) */
   size_t n_touched, cap_touched;
@@ -297,6 +298,9 @@ static void lazy_figures(const retry_target *t, int64_t now, mw_lazy_holder *f) 
   f->p_fix = st.adaptive_reject_p > 0 ? (int64_t)(st.adaptive_reject_p * LAZY_P_ONE + 0.5) : 0;
   f->open = st.breaker == RETRY_BREAKER_OPEN;
   f->half_open = st.breaker == RETRY_BREAKER_HALF_OPEN;
+  f->limit = st.limit > 0 ? st.limit : 0;
+  f->limit_held = st.limit_in_flight;
+  f->aws_rate_fix = model__aws_rate_fix(st.aws_fill_rate);
 }
 
 /* Reads holder h (target t, or NULL to look it up) again at now (once per sample): its figures
@@ -312,6 +316,9 @@ static void lazy_read(model_world *w, mw_edge *e, int64_t h, const retry_target 
   z->sum.budget += f.budget - o->budget;
   z->sum.open += (int64_t)f.open - (int64_t)o->open;
   z->sum.half_open += (int64_t)f.half_open - (int64_t)o->half_open;
+  z->sum.limit += f.limit - o->limit;
+  z->sum.limit_held += f.limit_held - o->limit_held;
+  z->sum.aws_rate_fix += f.aws_rate_fix - o->aws_rate_fix;
   z->p_sum += f.p_fix - o->p_fix;
   int64_t due = retry_target_stats_next_change(t, now);
   f.stamp = z->stamp;
@@ -384,7 +391,7 @@ bool model__gauges_check(const model_world *w, int64_t now) {
     if (!e->gauge_live && e->lazy == NULL) continue;
     int64_t n =
         e->pop >= 0 ? w->topo.pops[e->pop].cfg->count : w->topo.services[e->svc].cfg->replicas;
-    mw_gauge sum = {0, 0, 0, 0};
+    mw_gauge sum = {0};
     int64_t p_sum = 0;
     for (int64_t h = 0; h < n; h++) {
       mw_lazy_holder f;
@@ -393,11 +400,19 @@ bool model__gauges_check(const model_world *w, int64_t now) {
       sum.budget += f.budget;
       sum.open += f.open;
       sum.half_open += f.half_open;
+      sum.limit += f.limit;
+      sum.limit_held += f.limit_held;
+      sum.aws_rate_fix += f.aws_rate_fix;
       p_sum += f.p_fix;
     }
     const mw_gauge *g = e->lazy != NULL ? &e->lazy->sum : &e->gauge;
     if (sum.tokens_milli != g->tokens_milli || sum.budget != g->budget || sum.open != g->open ||
         sum.half_open != g->half_open)
+      return false;
+    /* the limiters' sums are kept only where the edge has one (live gauges read them so) */
+    if ((e->gauge_limits || e->lazy != NULL) &&
+        (sum.limit != g->limit || sum.limit_held != g->limit_held ||
+         sum.aws_rate_fix != g->aws_rate_fix))
       return false;
     if (e->lazy != NULL && p_sum != e->lazy->p_sum) return false;
   }
@@ -424,6 +439,7 @@ static int edge_gauges_init(model_world *w) {
     memset(&e->gauge, 0, sizeof e->gauge);
     e->gauge_live = false;
     e->gauge_no_budget = false;
+    e->gauge_limits = false;
     e->lazy = NULL;
     if (!e->has_target || e->throttle_shared) continue;
     const retry_target_config *tc = retry_config_target(e->policy);
@@ -439,7 +455,8 @@ static int edge_gauges_init(model_world *w) {
       /* No call has touched a holder yet: each holds a fresh target of the edge's one config,
        * so one read gives every holder's figures (a walk over a million 2 KB targets would
        * cost seconds). Read them all if that one has anything to expire. */
-      mw_lazy_holder f0 = {0, 0, 0, RETRY_NEVER, 0, 0, 0};
+      mw_lazy_holder f0 = {0};
+      f0.due_ns = RETRY_NEVER;
       int64_t now = sim_now_ns(w->k);
       if (n > 0) {
         lazy_figures(lazy_target(w, e, 0), now, &f0);
@@ -452,6 +469,9 @@ static int edge_gauges_init(model_world *w) {
       z->sum.budget = n * f0.budget;
       z->sum.open = n * (int64_t)f0.open;
       z->sum.half_open = n * (int64_t)f0.half_open;
+      z->sum.limit = n * f0.limit;
+      z->sum.limit_held = n * f0.limit_held;
+      z->sum.aws_rate_fix = n * f0.aws_rate_fix;
       z->p_sum = n * f0.p_fix;
       if (n > 0 && retry_target_stats_next_change(lazy_target(w, e, 0), now) != RETRY_NEVER) {
         z->failed = true; /* the first update reads every holder */
@@ -460,9 +480,10 @@ static int edge_gauges_init(model_world *w) {
       continue;
     }
     e->gauge_live = true;
-    e->gauge_no_budget = tc->budget == RETRY_BUDGET_NONE;
+    e->gauge_limits = tc->has_limit || tc->has_aws_adaptive;
+    e->gauge_no_budget = tc->budget == RETRY_BUDGET_NONE && !e->gauge_limits;
     for (int64_t h = 0; h < n; h++) {
-      mw_gauge g, zero = {0, 0, 0, 0};
+      mw_gauge g, zero = {0};
       model__gauge_read(e, lazy_target(w, e, h), &g);
       model__gauge_add(&e->gauge, &zero, &g);
     }
@@ -528,7 +549,20 @@ static void ts_sample(model_world *w, int64_t b) {
     if (e->col_budget >= 0) row[e->col_budget] = st.budget_mean;
     if (e->col_breaker >= 0) row[e->col_breaker] = open;
     if (e->col_reject_p >= 0) row[e->col_reject_p] = st.reject_p_mean;
-    if (e->col_limit >= 0 || e->col_aws_rate >= 0) edge_limit_sample(w, e, now, row);
+    if (e->col_limit >= 0 || e->col_aws_rate >= 0) {
+      if (e->gauge_live || e->lazy != NULL) {
+        const mw_gauge *g = e->lazy != NULL ? &e->lazy->sum : &e->gauge;
+        int64_t n =
+            e->pop >= 0 ? w->topo.pops[e->pop].cfg->count : w->topo.services[e->svc].cfg->replicas;
+        double d = n > 0 ? (double)n : 1.0;
+        if (e->col_limit >= 0) row[e->col_limit] = (double)g->limit / d;
+        if (e->col_limit_in_flight >= 0) row[e->col_limit_in_flight] = (double)g->limit_held / d;
+        if (e->col_aws_rate >= 0)
+          row[e->col_aws_rate] = (double)g->aws_rate_fix / MODEL_AWS_RATE_ONE / d;
+      } else {
+        edge_limit_sample(w, e, now, row); /* a shared throttle's edge walks its holders */
+      }
+    }
     if (e->pop < 0) continue;
     const mw_pop *p = &w->topo.pops[e->pop];
     if (p->col_tokens >= 0) row[p->col_tokens] = st.tokens_mean;

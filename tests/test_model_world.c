@@ -324,6 +324,70 @@ static void test_model_world_gauges_equal_walk(void **state) {
   }
 }
 
+/* Edges with a concurrency limiter or the AWS adaptive limiter keep those figures in their
+ * sums too (live on the clients' edge, lazily on the replicas' edge beside adaptive
+ * throttling),
+ * so the limit columns need no walk: at every sample the sums equal a walk, and the
+ * limiters did move (a limit that never changed would check nothing). */
+static void test_model_world_limiter_gauges_equal_walk(void **state) {
+  (void)state;
+  const char *text =
+      "{'duration': '8s', 'drain': '2s', 'bucket': '250ms',"
+      " 'services': {'db': {'workers': 4, 'service_time': {'dist': 'exponential', 'mean': "
+      "'4ms'}, 'faults': [{'kind': 'fail', 'status': 'RESOURCE_EXHAUSTED', 'rate': 0.5, "
+      "'start': '2s', 'end': '5s'}]},"
+      "  'mid': {'workers': 16, 'replicas': 3, 'service_time': '1ms', 'calls': [{'service': "
+      "'db', 'method': '/d.D/Q', 'policy': {'retrysim': {'adaptiveThrottling': {'k': 1.5, "
+      "'window': '2s'}, 'retryMode': 'adaptive', 'budget': {'type': 'aws'}, "
+      "'concurrencyLimit': {'type': 'aimd', 'initialLimit': 4, 'minLimit': 1, 'maxLimit': "
+      "30}}, 'methodConfig': [{'name': [{}], 'retryPolicy': {'maxAttempts': 3, "
+      "'initialBackoff': '0.01s', 'maxBackoff': '0.1s', 'backoffMultiplier': 2, "
+      "'retryableStatusCodes': ['UNAVAILABLE', 'RESOURCE_EXHAUSTED']}}]}}]},"
+      "  'api': {'workers': 8, 'service_time': '1ms', 'calls': [{'service': 'mid', 'method': "
+      "'/m.M/G'}], 'faults': [{'kind': 'fail', 'status': 'RESOURCE_EXHAUSTED', 'rate': 0.3, "
+      "'start': '3s', 'end': '6s'}]}},"
+      " 'clients': {'web': {'count': 20, 'target': 'api', 'deadline': '1s', 'methods': "
+      "['/a.A/Get'], 'arrival': {'kind': 'open', 'rate': '300/s'},"
+      "   'policy': {'retrysim': {'retryMode': 'adaptive', 'budget': {'type': 'aws'}, "
+      "'concurrencyLimit': {'type': 'vegas', 'initialLimit': 3}},"
+      "              'methodConfig': [{'name': [{}], 'retryPolicy': {'maxAttempts': 3,"
+      "                'initialBackoff': '0.01s', 'maxBackoff': '0.1s', 'backoffMultiplier': 2,"
+      "                'retryableStatusCodes': ['UNAVAILABLE', 'RESOURCE_EXHAUSTED']}}]}}}}";
+  run x;
+  memset(&x, 0, sizeof x);
+  x.s = load(text);
+  retry_error err;
+  retry_error_clear(&err);
+  x.k = sim_kernel_create(0, NULL);
+  assert_non_null(x.k);
+  x.w = model_world_create(cli_scenario_config(x.s, 0), x.k, 5, &err);
+  assert_non_null(x.w);
+  gauge_probe g = {x.w, 0, 0};
+  assert_int_equal(model_world_run(x.w, gauge_probe_cb, &g, &err), 0);
+  x.r = model_world_results(x.w);
+  assert_true(g.samples >= 30);
+  assert_int_equal(g.bad, 0);
+  /* the limit columns moved: a fixed value would hold whatever the sums did */
+  const model_timeseries *ts = &x.r->ts;
+  const char *cols[] = {"web->api_limit", "mid->db_limit", "web->api_aws_fill_rate",
+                        "mid->db_aws_fill_rate"};
+  for (size_t c = 0; c < 4; c++) {
+    size_t col = ts->n_columns;
+    for (size_t j = 0; j < ts->n_columns; j++)
+      if (strcmp(ts->names[j], cols[c]) == 0) col = j;
+    assert_true(col < ts->n_columns);
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t b = 0; b < ts->n_buckets; b++) {
+      double v = ts->values[b * ts->n_columns + col];
+      if (v < lo) lo = v;
+      if (v > hi) hi = v;
+    }
+    if (!(hi > lo)) fprintf(stderr, "column %s stays at %g\n", cols[c], lo);
+    assert_true(hi > lo);
+  }
+  run_free(&x);
+}
+
 static void test_model_world_variants_see_same_arrivals(void **state) {
   (void)state;
   cli_scenario *s = load(storm);
@@ -1807,6 +1871,7 @@ int main(void) {
       cmocka_unit_test(test_model_world_warmup_leaves_out_calls_started_before_it),
       cmocka_unit_test(test_model_world_sampling_changes_no_decision),
       cmocka_unit_test(test_model_world_gauges_equal_walk),
+      cmocka_unit_test(test_model_world_limiter_gauges_equal_walk),
       cmocka_unit_test(test_model_world_variants_see_same_arrivals),
       cmocka_unit_test(test_model_world_retries_multiply_attempts),
       cmocka_unit_test(test_model_world_every_allocation_can_fail_cleanly),
