@@ -624,6 +624,9 @@ static void fmt_reason(char *buf, size_t size, const ex_call *c, const ex_rec *r
       snprintf(buf, size, "the call is committed (headers received or retry buffer exceeded)");
       return;
     case RETRY_STOP_STREAMING: snprintf(buf, size, "this stream may not be retried"); return;
+    case RETRY_STOP_CANCELLED:
+      snprintf(buf, size, "the caller cancelled the call (its fan-out had what it waited for)");
+      return;
     case RETRY_STOP_NONE:
     case RETRY_STOP_N: break;
   }
@@ -777,7 +780,10 @@ static void print_call(FILE *f, const ex_state *s, const ex_call *c, int indent)
     } else if (r->event == RETRY_TRACE_HEADERS) {
       fprintf(f, "attempt %d: headers", (int)r->attempt);
     } else {
-      fprintf(f, "%s", r->event == RETRY_TRACE_START ? "start" : "timer");
+      fprintf(f, "%s",
+              r->event == RETRY_TRACE_START    ? "start"
+              : r->event == RETRY_TRACE_CANCEL ? "cancelled by the caller"
+                                               : "timer");
     }
     print_pushback(f, c, r);
     print_delay(f, r);

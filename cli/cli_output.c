@@ -158,12 +158,15 @@ static json_t *status_json(const model_status_counts *s) {
   return done(o, ok);
 }
 
-/* Every stop reason but "none", zeros included, so expectations can name any of them. */
-static json_t *stop_json(const int64_t *by_stop) {
+/* Every stop reason but "none", zeros included, so expectations can name any of them; but
+ * "cancelled" only where a call can be cancelled (an edge of a k-of-n fan-out that cancels
+ * the calls it leaves: model_edge_stats.can_cancel), never for top-level calls. */
+static json_t *stop_json(const int64_t *by_stop, bool can_cancel) {
   bool ok = true;
   json_t *o = json_object();
   for (int s = RETRY_STOP_NONE + 1; s < RETRY_STOP_N; s++)
-    put(o, retry_stop_name((retry_stop)s), jint(by_stop[s]), &ok);
+    if (s != RETRY_STOP_CANCELLED || can_cancel)
+      put(o, retry_stop_name((retry_stop)s), jint(by_stop[s]), &ok);
   return done(o, ok);
 }
 
@@ -177,7 +180,7 @@ static json_t *calls_json(const model_results *r) {
   put(o, "failed", jint(r->calls_failed), &ok);
   put(o, "unfinished", jint(r->calls_unfinished), &ok);
   put(o, "by_status", status_json(&r->by_status), &ok);
-  put(o, "by_stop_reason", stop_json(r->by_stop), &ok);
+  put(o, "by_stop_reason", stop_json(r->by_stop, false), &ok);
   put(o, "attempts", jint(r->attempts), &ok);
   /* The front door's amplification: top-level attempts per top-level call. */
   put(o, "attempts_per_call", jreal(ratio((double)r->attempts, (double)r->calls_started)), &ok);
@@ -256,9 +259,16 @@ static json_t *edge_json(const model_edge_stats *e) {
   put(o, "max_attempts", jint(e->max_attempts), &ok);
   put(o, "ok", jint(e->ok), &ok);
   put(o, "failed", jint(e->failed), &ok);
+  /* Only on an edge whose calls can be cancelled: the calls its caller cancelled (neither OK
+   * nor failed), and their attempts the callee withdrew from its queue before any worker
+   * took them (or dropped on arrival). */
+  if (e->can_cancel) {
+    put(o, "cancelled", jint(e->cancelled), &ok);
+    put(o, "cancelled_unworked", jint(e->cancelled_unworked), &ok);
+  }
   put(o, "retries", jint(e->retries), &ok);
   put(o, "hedges", jint(e->hedges), &ok);
-  put(o, "by_stop_reason", stop_json(e->by_stop), &ok);
+  put(o, "by_stop_reason", stop_json(e->by_stop, e->can_cancel), &ok);
   put(o, "by_status", status_json(&e->by_status), &ok);
   put(o, "latency_ms", latency_json(&e->latency), &ok);
   put(o, "latency_ok_ms", latency_json(&e->latency_ok), &ok);

@@ -237,7 +237,7 @@ static void pct_cell(table *t, size_t r, size_t c, double pct) {
 }
 
 /* One row per edge of the run: the columns of print_edge_table after its first (variant). */
-static void edge_rows(table *t, const json_t *run, const char *variant) {
+static void edge_rows(table *t, const json_t *run, const char *variant, bool cancels) {
   size_t i;
   const json_t *e;
   json_array_foreach(edges_of(run), i, e) {
@@ -253,6 +253,12 @@ static void edge_rows(table *t, const json_t *run, const char *variant) {
     table_set(t, r, c++, "%lldx", cnt(e, "worst_case", NULL));
     table_set(t, r, c++, "%lld", cnt(e, "max_attempts", NULL));
     pct_cell(t, r, c++, edge_ok_pct(e));
+    if (cancels) {
+      if (json_is_integer(dig(e, "cancelled", NULL)))
+        table_set(t, r, c++, "%lld", cnt(e, "cancelled", NULL));
+      else
+        table_set(t, r, c++, "-");
+    }
     const json_t *p99 = dig(e, "latency_ms", "p99");
     if (json_is_number(p99))
       table_set(t, r, c++, "%.4g", json_number_value(p99));
@@ -268,13 +274,34 @@ static void edge_rows(table *t, const json_t *run, const char *variant) {
 static int print_edge_table(const cli_output *o, FILE *f, const char *indent) {
   static const char *const head[] = {"variant",       "edge",       "calls",        "attempts",
                                      "attempts/call", "worst case", "max_attempts", "ok %",
-                                     "p99 ms",        "top stop"};
+                                     "cancelled",     "p99 ms",     "top stop"};
+  static const char align_all[] = "llrrrrrrrrl";
+  enum { COL_VARIANT = 0, COL_CANCELLED = 8, N_HEAD = sizeof head / sizeof head[0] };
   bool variants = dig(cli_output_summary(o), "variants", NULL) != NULL;
+  /* The cancelled column only when some edge can cancel (its summary has the key), so that
+   * every other table reads as before. */
+  bool cancels = false;
+  for (size_t i = 0; i < cli_output_n_runs(o) && !cancels; i++) {
+    size_t k;
+    const json_t *e;
+    json_array_foreach(edges_of(cli_output_run(o, i)), k, e) {
+      if (dig(e, "cancelled", NULL) != NULL) cancels = true;
+    }
+  }
+  const char *h[N_HEAD];
+  char align[N_HEAD + 1];
+  size_t n = 0;
+  for (size_t i = 0; i < N_HEAD; i++) {
+    if ((i == COL_VARIANT && !variants) || (i == COL_CANCELLED && !cancels)) continue;
+    h[n] = head[i];
+    align[n++] = align_all[i];
+  }
+  align[n] = '\0';
   table t;
-  table_init(&t, variants ? "llrrrrrrrl" : "lrrrrrrrl", variants ? head : head + 1);
+  table_init(&t, align, h);
   for (size_t i = 0; i < cli_output_n_runs(o); i++) {
     const json_t *run = cli_output_run(o, i);
-    edge_rows(&t, run, variants ? json_string_value(dig(run, "variant", NULL)) : NULL);
+    edge_rows(&t, run, variants ? json_string_value(dig(run, "variant", NULL)) : NULL, cancels);
   }
   return table_print(&t, f, indent);
 }

@@ -113,6 +113,53 @@ static bool scenario_worst_edge(const cli_output *o, char *name, size_t size) {
   return best != NULL;
 }
 
+/* Whether column name c of a time series ends with suffix s (and has more before it). */
+static bool ends_with(const char *c, size_t n, const char *s) {
+  size_t k = strlen(s);
+  return n > k && memcmp(c + n - k, s, k) == 0;
+}
+
+/* Whether the first n characters of c hold "->" (an edge's name). */
+static bool has_arrow(const char *c, size_t n) {
+  for (size_t i = 0; i + 1 < n; i++)
+    if (c[i] == '-' && c[i + 1] == '>') return true;
+  return false;
+}
+
+/* The concurrency limits dir/timeseries.csv holds, as limits.gp finds them: the columns
+ * FROM->TO_limit (a limiter on an edge) and SERVICE_concurrency_limit (Envoy's adaptive
+ * concurrency filter). Their names ("web->api", "api") go into buf, ", " between them, cut to
+ * size; returns how many there are, 0 without the file. */
+static int limit_columns(const char *dir, char *buf, size_t size) {
+  if (size > 0) buf[0] = '\0';
+  char *path = str_printf("%s/timeseries.csv", dir);
+  FILE *f = path != NULL ? fopen(path, "r") : NULL;
+  free(path);
+  if (f == NULL) return 0;
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t len = getline(&line, &cap, f);
+  fclose(f);
+  int n = 0;
+  size_t used = 0;
+  for (char *c = len > 0 ? line : NULL, *next; c != NULL; c = next) {
+    next = strpbrk(c, ",\r\n");
+    size_t k = next != NULL ? (size_t)(next - c) : strlen(c);
+    if (next != NULL) next = *next == ',' ? next + 1 : NULL;
+    size_t keep = 0;
+    if (ends_with(c, k, "_concurrency_limit"))
+      keep = k - strlen("_concurrency_limit");
+    else if (ends_with(c, k, "_limit") && has_arrow(c, k))
+      keep = k - strlen("_limit");
+    if (keep == 0) continue;
+    if (used < size)
+      used += (size_t)snprintf(buf + used, size - used, "%s%.*s", n > 0 ? ", " : "", (int)keep, c);
+    n++;
+  }
+  free(line);
+  return n;
+}
+
 /* The file stem of an edge's picture: "edge-FROM-TO" (file-name safe). */
 static void edge_stem(const char *name, char *buf, size_t size) {
   snprintf(buf, size, "edge-%s", name);
@@ -271,6 +318,13 @@ int cli_report_plots(const cli_output *o, const cli_scenario *s, const char *dir
     edge_stem(edge, stem, sizeof stem);
     snprintf(title, sizeof title, "%s: the %s edge", name, edge);
     rc = render(plots_dir, "edge", set, dir, "timeseries.csv", stem, title, log, err);
+  }
+  /* Every concurrency limit (each limited edge's and each service's adaptive one), in one
+   * picture: a line per limit for one run, a panel per limit with a line per variant. */
+  char limits[200];
+  if (rc == 0 && limit_columns(dir, limits, sizeof limits) > 0) {
+    snprintf(title, sizeof title, "%s: concurrency limits", name);
+    rc = render(plots_dir, "limits", NULL, dir, "timeseries.csv", "limits", title, log, err);
   }
   snprintf(title, sizeof title, "%s: latency of finished calls", name);
   if (rc == 0)
@@ -1063,6 +1117,20 @@ static void report_body(doc *d, const cli_output *o, const cli_scenario *s, cons
                        "variant"
                      : "Attempts, retries and failures per second on the edge, and its shared "
                        "retry state");
+  }
+  char limits[200];
+  int n_limits = pictures ? limit_columns(d->dir, limits, sizeof limits) : 0;
+  if (n_limits > 0) {
+    char caption[400];
+    snprintf(caption, sizeof caption,
+             variants ? "Each concurrency limit over time (%s), a panel each, one line per "
+                        "variant that has it"
+                      : "Each concurrency limit over time (%s): an edge's mean limit per caller "
+                        "instance with its permits held dashed, a service's adaptive limit "
+                        "summed over its replicas",
+             limits);
+    doc_h(d, 2, "Concurrency limits");
+    doc_img(d, "limits.svg", caption);
   }
   if (pictures && variants) {
     doc_h(d, 2, "Side by side");

@@ -265,10 +265,21 @@ static bool parse_call(scn_ctx *c, json_t *v, model_call_cfg *call,
 }
 
 /* "wait_for": k of the fan-out's n calls (each entry counted "fanout" times). Absent: 0, the
- * handler waits for every call (the rule before the key existed). */
+ * handler waits for every call (the rule before the key existed). "cancel_rest" (with
+ * wait_for only; default true) cancels the calls left once the handler goes on. */
 static bool parse_wait_for(scn_ctx *c, json_t *v, model_service_cfg *svc) {
   json_t *k = retry_json_field(v, "wait_for");
+  svc->cancel_rest = true;
+  if (k == NULL && retry_json_field(v, "cancel_rest") != NULL) {
+    size_t mark = retry_json_path_push_key(&c->j, "cancel_rest");
+    retry_json_fail(&c->j, RETRY_ECONFIG,
+                    "\"cancel_rest\" needs \"wait_for\": only a k-of-n fan-out leaves calls "
+                    "to cancel");
+    retry_json_path_pop(&c->j, mark);
+    return false;
+  }
   if (k == NULL) return true;
+  if (retry_json_get_bool(&c->j, v, "cancel_rest", &svc->cancel_rest) < 0) return false;
   int64_t n = 0;
   for (size_t i = 0; i < svc->n_calls; i++)
     n += svc->calls[i].fanout;
@@ -567,7 +578,7 @@ static bool parse_faults(scn_ctx *c, json_t *list, model_service_cfg *svc) {
 /* clang-format off */
 static const char *const service_keys[] = {
     "space", "replicas", "workers", "queue", "reject", "service_time", "slowdown_per_busy",
-    "deadline", "lb", "side_effect", "dedup", "calls_mode", "wait_for", "calls", "faults", "contention",
+    "deadline", "lb", "side_effect", "dedup", "calls_mode", "wait_for", "cancel_rest", "calls", "faults", "contention",
     "admission", "codel", "adaptive_concurrency", "criticality", "shedding", "retry_budget"};
 /* clang-format on */
 static const char *const space_names[] = {"grpc", "http"};

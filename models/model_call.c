@@ -149,6 +149,7 @@ static void req_launch(model_world *w, mw_req *r, const mw_edge *edge, int32_t a
   r->ds_ok = r->ds_nfail = 0;
   r->ds_decided = false;
   r->ds_orphan = false;
+  r->cancelled = false;
   if (measured) edge->stats->attempts++;
   model__ts_add(w, edge->col_attempt, 1.0);
   if (retry) model__ts_add(w, edge->col_retry, 1.0);
@@ -352,21 +353,27 @@ void model__channel_close(model_world *w, mw_channel *ch) {
  * it started before the warmup (the time series keeps it anyway); then its caller hears. */
 static void call_report(model_world *w, mw_edge *edge, mw_end *e) {
   bool ok = retry_status_is_ok(e->space, e->status);
+  /* A cancelled call did not fail: its caller stopped wanting it. It is counted apart, with
+   * its stop reason and status, and left out of the failures and the latencies (its end is
+   * its caller's decision, not its own). */
+  bool cancelled = e->reason == RETRY_STOP_CANCELLED;
   e->ok = ok;
-  if (!ok) model__ts_add(w, edge->col_failure, 1.0);
+  if (!ok && !cancelled) model__ts_add(w, edge->col_failure, 1.0);
   if (e->measured) {
     model_edge_stats *es = edge->stats;
     int32_t st = e->status;
     int64_t latency = sim_now_ns(w->k) - e->start_ns;
     es->retries += e->retries;
     es->hedges += e->hedges;
-    if (ok) {
+    if (cancelled) {
+      es->cancelled++;
+    } else if (ok) {
       es->ok++;
       sim_hist_record(&es->latency_ok, latency);
     } else {
       es->failed++;
     }
-    sim_hist_record(&es->latency, latency);
+    if (!cancelled) sim_hist_record(&es->latency, latency);
     if ((int)e->reason >= 0 && e->reason < RETRY_STOP_N) es->by_stop[e->reason]++;
     if (e->space == RETRY_SPACE_GRPC && st >= 0 && st < RETRY_GRPC_N_CODES)
       es->by_status.grpc[st]++;
@@ -381,12 +388,20 @@ static void call_report(model_world *w, mw_edge *edge, mw_end *e) {
  * valid until the parent returns because it goes back to the pool only afterwards. */
 static void waitq_pump(model_world *w, mw_waitq *q);
 
+/* Gives back what a call holds once its caller heard of its end. */
+static void call_free(model_world *w, mw_call *c) {
+  model__op_unref(w, c->op);
+  if (c->eng->own_policy != NULL) model__pool_put(&w->pools.policies, c->eng->own_policy);
+  model__pool_put(&w->pools.calls, c);
+}
+
 static void call_done(model_world *w, mw_call *c) {
   const retry_call *rc = &c->eng->rc;
   /* Its permit (if it held one) is free: the first waiting calls take it before anything
    * the caller starts on hearing of this one. */
   if (c->waitq != NULL) waitq_pump(w, c->waitq);
   mw_end e = {.done_ctx = c->done_ctx,
+              .handle = c,
               .start_ns = c->begin_ns,
               .deadline_ns = rc->deadline_ns,
               .stream_items = rc->stream_items,
@@ -399,9 +414,7 @@ static void call_done(model_world *w, mw_call *c) {
               .reason = rc->reason,
               .measured = c->measured};
   call_report(w, c->edge, &e);
-  model__op_unref(w, c->op);
-  if (c->eng->own_policy != NULL) model__pool_put(&w->pools.policies, c->eng->own_policy);
-  model__pool_put(&w->pools.calls, c);
+  call_free(w, c);
 }
 
 /* A bare call (no policy, no channel state, not traced: model__call_start) is its one
@@ -412,12 +425,11 @@ static void call_done(model_world *w, mw_call *c) {
  * now. The request stays with the server when the call ends on its timeout (the reply then
  * counts as abandoned, as an engine call's would). test_model_world checks the bare path
  * against the engine's on the same calls. */
-static void bare_end(model_world *w, mw_req *r, int32_t status, int64_t items) {
+static void bare_report(model_world *w, mw_req *r, int32_t status, retry_stop reason,
+                        int64_t items) {
   retry_space space = w->cfg->services[r->edge->callee].space;
-  retry_stop reason = RETRY_STOP_OK;
-  if (!retry_status_is_ok(space, status))
-    reason = sim_now_ns(w->k) >= r->deadline_ns ? RETRY_STOP_DEADLINE : RETRY_STOP_NO_RETRY_POLICY;
   mw_end e = {.done_ctx = r->done_ctx,
+              .handle = r,
               .start_ns = r->start_ns,
               .deadline_ns = r->deadline_ns, /* its attempt's deadline is the call's */
               .stream_items = items > 0 ? items : 0,
@@ -430,6 +442,14 @@ static void bare_end(model_world *w, mw_req *r, int32_t status, int64_t items) {
               .reason = reason,
               .measured = r->measured};
   call_report(w, r->edge, &e);
+}
+
+static void bare_end(model_world *w, mw_req *r, int32_t status, int64_t items) {
+  retry_space space = w->cfg->services[r->edge->callee].space;
+  retry_stop reason = RETRY_STOP_OK;
+  if (!retry_status_is_ok(space, status))
+    reason = sim_now_ns(w->k) >= r->deadline_ns ? RETRY_STOP_DEADLINE : RETRY_STOP_NO_RETRY_POLICY;
+  bare_report(w, r, status, reason, items);
 }
 
 /* The outcome of attempt `attempt` of c, to the engine. */
@@ -538,6 +558,10 @@ static int bare_start(model_world *w, const mw_call_args *a, int64_t now, bool m
     model__fail(w, RETRY_ENOMEM, "out of memory for requests in flight");
     return -1; /* its caller is never told */
   }
+  if (a->child != NULL) {
+    a->child->call = r;
+    a->child->bare = true;
+  }
   r->bare = true;
   r->waiting = true;
   r->top = a->top;
@@ -587,7 +611,7 @@ static bool limit_has_permit(const retry_target *t, int64_t now) {
 
 /* Takes c out of its queue (it is there) and starts it in the engine: with a permit, or, at
  * the end of its wait, to be refused (THROTTLED, or DEADLINE once the deadline has come). */
-static void waitq_release(model_world *w, mw_call *c) {
+static void waitq_remove(model_world *w, mw_call *c) {
   mw_waitq *q = c->waitq;
   mw_call **p = &q->head, *prev = NULL;
   while (*p != c) {
@@ -600,7 +624,11 @@ static void waitq_release(model_world *w, mw_call *c) {
   c->waiting = false;
   sim_event_cancel(w->k, c->wait_ev);
   c->wait_ev = SIM_EVENT_NONE;
-  call_engine_start(w, c, q->t);
+}
+
+static void waitq_release(model_world *w, mw_call *c) {
+  waitq_remove(w, c);
+  call_engine_start(w, c, c->waitq->t);
 }
 
 /* While q's limiter has a permit, its first waiting call takes it. The limit can have grown
@@ -650,11 +678,16 @@ int model__call_start(model_world *w, const mw_call_args *a) {
   int64_t now = sim_now_ns(w->k);
   bool measured = now >= w->cfg->warmup_ns;
   uint64_t id = ++w->run.next_call_id;
+  if (a->child != NULL) a->child->call = NULL;
   if (call_is_bare(w, a)) return bare_start(w, a, now, measured);
   mw_call *c = model__pool_get(&w->pools.calls);
   if (c == NULL) {
     model__fail(w, RETRY_ENOMEM, "out of memory for calls in flight");
     return -1;
+  }
+  if (a->child != NULL) {
+    a->child->call = c;
+    a->child->bare = false;
   }
   mw_engine *e = c->eng;
   c->w = w;
@@ -681,6 +714,7 @@ int model__call_start(model_world *w, const mw_call_args *a) {
     /* A policy without retries in the other space: a copy in the callee's space. */
     e->own_policy = model__pool_get(&w->pools.policies);
     if (e->own_policy == NULL) {
+      if (a->child != NULL) a->child->call = NULL;
       model__pool_put(&w->pools.calls, c);
       model__fail(w, RETRY_ENOMEM, "out of memory for calls in flight");
       return -1;
@@ -718,5 +752,99 @@ int model__call_start(model_world *w, const mw_call_args *a) {
   call_engine_start(w, c, a->target);
   return 0;
 }
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Cancelling a call (a k-of-n fan-out's leftovers)
+ * =================================================================== */
+
+/* What the callee does with attempt r of a cancelled call. The cancellation reaches it at
+ * once (its own hop is not modelled). One still in the queue leaves it unworked, one on its
+ * way out is dropped as it lands: neither takes a worker. One a worker holds (or whose
+ * handler waits for its own calls, or whose reply is on its way back) is left to finish: the
+ * work is not interrupted, its side effect happens, and its reply is dropped as abandoned,
+ * exactly as a hedge's losing attempts' are (req_abandon). Returns whether r is free to be
+ * freed now (it left the queue). */
+static bool req_cancel_at_callee(model_world *w, mw_req *r, int64_t *unworked) {
+  if (r->state == MW_REQ_HOP_OUT) {
+    r->cancelled = true;
+    (*unworked)++;
+    return false;
+  }
+  if (r->state == MW_REQ_QUEUED && model__service_withdraw(w, r)) {
+    (*unworked)++;
+    return true;
+  }
+  return false;
+}
+
+/* A bare call's one attempt: the call ends now, cancelled; the request is freed unless the
+ * callee still holds it. */
+static void bare_cancel(model_world *w, mw_req *r) {
+  sim_event_cancel(w->k, r->timeout);
+  r->timeout = SIM_EVENT_NONE;
+  r->waiting = false;
+  int64_t unworked = 0;
+  bool free_now = req_cancel_at_callee(w, r, &unworked);
+  if (r->measured) r->edge->stats->cancelled_unworked += unworked;
+  retry_space space = w->cfg->services[r->edge->callee].space;
+  int32_t st = space == RETRY_SPACE_GRPC ? RETRY_GRPC_CANCELLED : RETRY_HTTP_CANCELLED;
+  bare_report(w, r, st, RETRY_STOP_CANCELLED, 0);
+  if (free_now) req_free(w, r);
+}
+
+/* An engine call waiting for a blocking limiter's permit never reached the engine: it leaves
+ * the queue and ends cancelled, with nothing sent and nothing held. */
+static void call_cancel_waiting(model_world *w, mw_call *c) {
+  waitq_remove(w, c);
+  retry_space space = c->policy->space;
+  mw_end e = {.done_ctx = c->done_ctx,
+              .handle = c,
+              .start_ns = c->begin_ns,
+              .deadline_ns = c->deadline_ns,
+              .slot = c->slot,
+              .status = space == RETRY_SPACE_GRPC ? RETRY_GRPC_CANCELLED : RETRY_HTTP_CANCELLED,
+              .space = space,
+              .reason = RETRY_STOP_CANCELLED,
+              .measured = c->measured};
+  call_report(w, c->edge, &e);
+  call_free(w, c);
+}
+
+/* An engine call: the engine ends it and gives back what it holds (retry_call_cancel), the
+ * callee hears of each attempt in flight, and the DONE decision is carried out as any other. */
+static void call_cancel(model_world *w, mw_call *c) {
+  if (c->waiting) {
+    call_cancel_waiting(w, c);
+    return;
+  }
+  retry_decision d;
+  mw_gauge g = {0, 0, 0, 0};
+  gauge_enter(c->edge, c->eng->rc.target, &g);
+  retry_call_cancel(&c->eng->rc, sim_now_ns(w->k), &d);
+  gauge_leave(c->edge, c->eng->rc.target, &g);
+  int64_t unworked = 0;
+  mw_req *r = c->reqs;
+  while (r != NULL) {
+    mw_req *next = r->call_next;
+    bool free_now = req_cancel_at_callee(w, r, &unworked);
+    req_abandon(w, r);
+    if (free_now) req_free(w, r);
+    r = next;
+  }
+  if (c->measured) c->edge->stats->cancelled_unworked += unworked;
+  call_apply(w, c, &d);
+}
+
+void model__call_cancel(model_world *w, const mw_child *ch) {
+  assert(ch->call != NULL);
+  if (ch->bare)
+    bare_cancel(w, ch->call);
+  else
+    call_cancel(w, ch->call);
+}
+
+void model__req_discard(model_world *w, mw_req *r) { req_free(w, r); }
 
 /* }================================================================== */

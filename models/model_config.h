@@ -275,6 +275,8 @@ typedef struct model_service_cfg {
   int32_t wait_for; /* fan-out: done once this many calls succeeded, failed once more than
                        n - wait_for failed (n: the calls, each counted fanout times); the
                        rest are left to finish. 0: wait for every call */
+  bool cancel_rest; /* wait_for: the calls left are cancelled once the handler goes on
+                       (default); false: they run to their end, unheard */
   model_call_cfg *calls;
   size_t n_calls;
   model_fault_cfg *faults;

@@ -95,9 +95,11 @@ static inline void model__gauge_add(mw_gauge *sum, const mw_gauge *before, const
 /* What the caller of a call hears when the call ends: everything the summary counts of it.
  * done_ctx and slot are what the caller gave at the start (model__call_start). */
 typedef struct mw_end {
-  void *done_ctx;                          /* the caller's context (an mw_client, an mw_req) */
-  int64_t start_ns;                        /* when the call started */
-  int64_t deadline_ns;                     /* its absolute deadline, RETRY_NEVER if none */
+  void *done_ctx;      /* the caller's context (an mw_client, an mw_req) */
+  void *handle;        /* the call that ended, as mw_child.call holds it (NULL: it ended before it
+                          took one, refused at its start) */
+  int64_t start_ns;    /* when the call started */
+  int64_t deadline_ns; /* its absolute deadline, RETRY_NEVER if none */
   int64_t stream_items, stream_duplicates; /* server streams: messages delivered, again */
   int32_t slot;                            /* the caller's index for it */
   int32_t status;                          /* final status, in the callee's space */
@@ -329,8 +331,10 @@ struct mw_req {
                               it never had one) */
   };
   union {
-    int64_t codel_until;  /* while queued, codel: it is refused if still queued after this */
-    int64_t read_version; /* while working, contention: the row's version when it started */
+    int64_t codel_until;      /* while queued, codel: it is refused if still queued after this */
+    int64_t read_version;     /* while working, contention: the row's version when it started */
+    struct mw_fanout *fanout; /* while its handler waits for a k-of-n fan-out that cancels
+                                 the calls it leaves: those calls (model_service.c) */
   };
   const model_fault_cfg *fail; /* the FAIL fault applied (its status the reply's), or the
                                   delayed REFUSE fault, or NULL */
@@ -366,7 +370,24 @@ struct mw_req {
   bool ds_decided : 1;  /* wait_for: the handler went on; the calls left still finish */
   bool ds_orphan : 1;   /* its caller is done with it while such calls run: the last of
                            them frees it (model_service.c) */
+  bool cancelled : 1;   /* its call was cancelled while it was on its way out: the callee
+                           drops it as it arrives (model__service_arrive) */
 };
+
+/* A call a caller may cancel (model__call_cancel): an engine call's mw_call, or a bare call's
+ * one mw_req (bare set). call is NULL once the call ended. */
+typedef struct mw_child {
+  void *call;
+  bool bare;
+} mw_child;
+
+/* The calls a k-of-n fan-out started, while its handler waits (wait_for with cancel_rest):
+ * n entries, each cleared as its call ends; the ones left are cancelled when the handler goes
+ * on. From the world's fanouts pool, sized for the largest such fan-out. */
+typedef struct mw_fanout {
+  int32_t n;
+  mw_child child[];
+} mw_fanout;
 
 /* }================================================================== */
 
@@ -487,6 +508,8 @@ struct model_world {
   /* Calls, requests and ledger operations in flight: owns every chunk. */
   struct mw_pools {
     mw_pool calls, reqs, ops;
+    mw_pool fanouts; /* mw_fanout records of the k-of-n fan-outs that cancel (obj_size 0:
+                        no service has one) */
     /* Policies of calls whose method's policy keeps no retries but speaks another space than
      * the callee (a copy with the callee's space, held by the call); rare. */
     mw_pool policies;
@@ -573,6 +596,8 @@ typedef struct mw_call_args {
   int32_t criticality;           /* model_criticality of its attempts, 0: unset */
   void *done_ctx;                /* given back in c->done_ctx */
   int32_t slot;                  /* given back in c->slot */
+  mw_child *child; /* filled with the call made before it can end, for a caller that may
+                      cancel it (model__call_cancel), or NULL */
 } mw_call_args;
 
 /* Starts a logical call as a describes. Returns 0, or -1 when out of memory (the world's
@@ -582,6 +607,14 @@ typedef struct mw_call_args {
 int model__call_start(model_world *w, const mw_call_args *a);
 /* A request's reply reached its caller (or the caller had left). Frees the request. */
 void model__req_reply_arrived(model_world *w, mw_req *r);
+/* Cancels the call ch names (ch->call not NULL; its caller no longer wants the result): it
+ * ends now, stop reason cancelled, its caller told as for any end. Its attempts still queued
+ * at the callee leave the queue unworked, those on their way out are dropped as they arrive,
+ * those being worked (or on their way back) finish and their replies are dropped, as a
+ * hedge's losing attempts' are. */
+void model__call_cancel(model_world *w, const mw_child *ch);
+/* Frees a request nobody will hear of again: one dropped as it arrived (cancelled). */
+void model__req_discard(model_world *w, mw_req *r);
 
 /* model_trace.c */
 /* At the start of call c (before retry_call_start, c filled from its mw_call_args): decides
@@ -599,6 +632,9 @@ int model__services_create(model_world *w);
 void model__services_destroy(model_world *w);
 /* A request arrived at its service after the outbound hop. */
 void model__service_arrive(model_world *w, mw_req *r);
+/* Takes r, cancelled by its caller, out of its replica's queue if it is there (state
+ * MW_REQ_QUEUED): it is never worked. Returns whether it was (the caller then frees it). */
+bool model__service_withdraw(model_world *w, mw_req *r);
 /* Fills the queue length and busy workers of service svc summed over its replicas. */
 void model__service_sample(const model_world *w, size_t svc, double *queued, double *busy);
 /* Returns service svc's adaptive concurrency limits summed over replicas (0 without). */

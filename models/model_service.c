@@ -380,6 +380,12 @@ static void handler_after_calls(model_world *w, mw_req *r) {
  * deadline r carries when the call propagates deadlines. */
 static void downstream_done(model_world *w, const mw_end *c);
 
+/* The record of the calls r's k-of-n fan-out started, when its service cancels the calls it
+ * leaves (wait_for with cancel_rest) and r still waits for them; else NULL. */
+static mw_fanout *fanout_of(const mw_service *s, const mw_req *r) {
+  return s->cfg->wait_for > 0 && s->cfg->cancel_rest ? r->fanout : NULL;
+}
+
 static void downstream_start(model_world *w, mw_service *s, mw_req *r, int32_t j, int32_t child) {
   const model_call_cfg *cc = &s->cfg->calls[j];
   const retry_method_config *mc = s->call_mcfg[j];
@@ -409,7 +415,11 @@ static void downstream_start(model_world *w, mw_service *s, mw_req *r, int32_t j
                     .top = false,
                     .criticality = r->criticality,
                     .done_ctx = r,
-                    .slot = j};
+                    .slot = j,
+                    .child = NULL};
+  /* A fan-out that cancels what it leaves notes each call it makes. */
+  mw_fanout *f = fanout_of(s, r);
+  if (f != NULL) a.child = &f->child[f->n++];
   if (model__call_start(w, &a) < 0) r->ds_pending--;
 }
 
@@ -422,10 +432,30 @@ static int quorum_state(const mw_service *s, const mw_req *r) {
 }
 
 /* The fan-out reached its wait_for: the handler goes on with the calls' verdict (a failure's
- * status is the first failure's) while the calls left run to their end unheard. */
+ * status is the first failure's). The calls left are cancelled first (cancel_rest), those
+ * still waiting for a blocking limiter's permit before the others, so that a permit a cancel
+ * gives back never starts a call about to be cancelled; or, without cancel_rest, they run to
+ * their end unheard. Each cancel ends its call now, which tells downstream_done (r is then
+ * decided: it only counts the call out). */
 static void quorum_decide(model_world *w, mw_req *r, int state) {
+  mw_service *s = &w->topo.services[r->edge->callee];
   r->ds_decided = true;
   r->ds_failed = state == 0;
+  mw_fanout *f = fanout_of(s, r);
+  if (f != NULL) {
+    r->fanout = NULL;
+    for (int pass = 0; pass < 2; pass++) {
+      for (int32_t i = 0; i < f->n; i++) {
+        mw_child ch = f->child[i];
+        if (ch.call == NULL) continue;
+        bool waits = !ch.bare && ((mw_call *)ch.call)->waiting;
+        if (pass == 0 && !waits) continue;
+        f->child[i].call = NULL;
+        model__call_cancel(w, &ch);
+      }
+    }
+    model__pool_put(&w->pools.fanouts, f);
+  }
   handler_after_calls(w, r);
 }
 
@@ -440,6 +470,14 @@ static void downstream_done(model_world *w, const mw_end *c) {
   retry_space from = w->cfg->services[cc->service].space;
   int32_t st = model__status_map(&cc->map, from, s->cfg->space, c->status);
   r->ds_pending--;
+  /* The fan-out's record forgets the call: it will not be cancelled. */
+  mw_fanout *f = c->handle != NULL ? fanout_of(s, r) : NULL;
+  for (int32_t i = 0; f != NULL && i < f->n; i++) {
+    if (f->child[i].call == c->handle) {
+      f->child[i].call = NULL;
+      break;
+    }
+  }
   if (r->ds_decided) {
     /* Left to finish: its attempts and side effects counted; r waits only to be freed. */
     if (r->ds_orphan && r->ds_pending == 0) model__pool_put(&w->pools.reqs, r);
@@ -519,6 +557,14 @@ static void ev_work_done(sim_kernel *k, void *obj, uint64_t arg) {
    * wait_for a failure while starting stops the rest (the handler fails anyway); with it the
    * fan-out starts all n, since k may still be reached. ds_next counts what was started. */
   r->ds_starting = true;
+  if (cfg->wait_for > 0 && cfg->cancel_rest) {
+    r->fanout = model__pool_get(&w->pools.fanouts);
+    if (r->fanout == NULL) {
+      model__fail(w, RETRY_ENOMEM, "out of memory for fan-outs");
+      return;
+    }
+    r->fanout->n = 0;
+  }
   int32_t child = 0;
   for (int32_t j = 0; j < (int32_t)cfg->n_calls && (cfg->wait_for > 0 || !r->ds_failed); j++)
     for (int32_t i = 0; i < cfg->calls[j].fanout && (cfg->wait_for > 0 || !r->ds_failed); i++)
@@ -537,6 +583,11 @@ static void ev_work_done(sim_kernel *k, void *obj, uint64_t arg) {
  * fail: the first that applies wins), then admission. Faults are judged at arrival, with the
  * attempt number the request carries, which is how "refuse every first attempt" is written. */
 void model__service_arrive(model_world *w, mw_req *r) {
+  /* Its call was cancelled on the way: the server never starts it (model_call.c). */
+  if (r->cancelled) {
+    model__req_discard(w, r);
+    return;
+  }
   mw_service *s = &w->topo.services[r->edge->callee];
   const model_service_cfg *cfg = s->cfg;
   int64_t now = sim_now_ns(w->k);
@@ -625,6 +676,33 @@ void model__service_arrive(model_world *w, mw_req *r) {
     rp->q_head = r;
   rp->q_tail = r;
   if (++rp->queued > s->stats->queue_max) s->stats->queue_max = rp->queued;
+}
+
+/* A cancelled request leaves its replica's queue (the links are doubly linked, so this is
+ * O(1)) as if it had never joined; its CoDel bound goes with it. An adaptive concurrency
+ * filter that forwarded it stops counting it outstanding without a latency sample, as Envoy's
+ * filter does for a stream reset before its response (cancelLatencySample). */
+bool model__service_withdraw(model_world *w, mw_req *r) {
+  if (r->state != MW_REQ_QUEUED || r->replica < 0) return false;
+  mw_service *s = &w->topo.services[r->edge->callee];
+  mw_replica *rp = &s->replicas[r->replica];
+  if (r->q_prev != NULL)
+    r->q_prev->q_next = r->q_next;
+  else
+    rp->q_head = r->q_next;
+  if (r->q_next != NULL)
+    r->q_next->q_prev = r->q_prev;
+  else
+    rp->q_tail = r->q_prev;
+  r->q_prev = r->q_next = NULL;
+  rp->queued--;
+  if (rp->queued == 0) rp->q_nonempty_since = sim_now_ns(w->k);
+  if (r->acc_forwarded) {
+    if (rp->acc->outstanding > 0) rp->acc->outstanding--;
+    r->acc_forwarded = false;
+  }
+  r->state = MW_REQ_HOP_BACK; /* out of the server's hands: nothing will touch it there */
+  return true;
 }
 
 /* Queue and busy workers summed over replicas, for the time series. */

@@ -45,10 +45,16 @@ typedef struct model_edge_stats {
   int64_t attempts; /* attempts sent (originals, retries and hedges) */
   int64_t retries;
   int64_t hedges;
-  int64_t ok;           /* calls that ended OK */
-  int64_t failed;       /* calls that ended with another status */
-  uint64_t worst_case;  /* product of max_attempts along the worst chain reaching this edge */
-  int32_t max_attempts; /* this edge's own max_attempts (the largest over its methods) */
+  int64_t ok;                 /* calls that ended OK */
+  int64_t failed;             /* calls that ended with another status, cancelled ones left out */
+  bool can_cancel;            /* its caller cancels the calls a k-of-n fan-out leaves (wait_for with
+                                 cancel_rest): the two counters below are written */
+  int64_t cancelled;          /* calls the caller cancelled (stop reason cancelled): neither ok nor
+                                 failed, and left out of the latencies */
+  int64_t cancelled_unworked; /* attempts of those calls the callee withdrew from its queue
+                                 (or dropped as they arrived): no worker ever took them */
+  uint64_t worst_case;        /* product of max_attempts along the worst chain reaching this edge */
+  int32_t max_attempts;       /* this edge's own max_attempts (the largest over its methods) */
   int64_t by_stop[RETRY_STOP_N]; /* why each finished call stopped */
   model_status_counts by_status; /* the status each finished call ended with */
   sim_hist latency;              /* every finished call on the edge, ns */

@@ -880,6 +880,7 @@ static int edges_create(model_world *w) {
       edge_init(w, e, sc->name, c->service, sc->space, c->policy, &c->map, &c->network);
       layer[e] = method_layer(c->policy, c->method);
       w->res.edges[e].max_attempts = layer_attempts(layer[e]);
+      w->res.edges[e].can_cancel = sc->wait_for > 0 && sc->cancel_rest;
       sv->call_edges[j] = &w->topo.edges[e];
       w->topo.edges[e].svc = (int)s;
       w->topo.edges[e].slot = j;
@@ -950,6 +951,16 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
   w->pools.op_child_off = (exec_end + sizeof(mw_op *) - 1) / sizeof(mw_op *) * sizeof(mw_op *);
   size_t children = w->topo.n_effect_services > 0 ? w->pools.max_calls : 0;
   model__pool_init(&w->pools.ops, a, w->pools.op_child_off + children * sizeof(mw_op *), 256);
+  /* A k-of-n fan-out that cancels its leftovers keeps one entry per call it makes. */
+  size_t fan = 1;
+  for (size_t s = 0; s < cfg->n_services; s++) {
+    const model_service_cfg *sc = &cfg->services[s];
+    size_t n = 0;
+    for (size_t j = 0; sc->wait_for > 0 && sc->cancel_rest && j < sc->n_calls; j++)
+      n += (size_t)sc->calls[j].fanout;
+    if (n > fan) fan = n;
+  }
+  model__pool_init(&w->pools.fanouts, a, sizeof(mw_fanout) + fan * sizeof(mw_child), 64);
   w->pools.no_effect_op.refs = 1; /* the world's own reference */
   w->pools.no_effect_op.measured = true;
   sim_hist_init(&w->res.latency);
@@ -1053,6 +1064,7 @@ void model_world_destroy(model_world *w) {
   model__pool_free(&w->pools.reqs);
   model__pool_free(&w->pools.policies);
   model__pool_free(&w->pools.ops);
+  model__pool_free(&w->pools.fanouts);
   model__free(w, w->topo.services);
   model__free(w, w->topo.pops);
   for (size_t i = 0; w->topo.edges != NULL && i < w->topo.n_edges; i++)

@@ -620,20 +620,21 @@ void retry_profile_apply(const retry_profile *pr, retry_policy *p);
  * =================================================================== */
 
 /* Why a call stopped: exactly one per logical call. */
-#define RETRY_STOP_MAP(X)                           \
-  X(NONE, "none") /* not stopped yet */             \
-  X(OK, "ok")                                       \
-  X(NON_RETRYABLE_STATUS, "non_retryable_status")   \
-  X(METHOD_NOT_IDEMPOTENT, "method_not_idempotent") \
-  X(MAX_ATTEMPTS, "max_attempts")                   \
-  X(DEADLINE, "deadline")                           \
-  X(PUSHBACK_STOP, "pushback_stop")                 \
-  X(THROTTLED, "throttled")                         \
-  X(BUDGET_EXHAUSTED, "budget_exhausted")           \
-  X(BREAKER_OPEN, "breaker_open")                   \
-  X(COMMITTED, "committed")                         \
-  X(STREAMING, "streaming")                         \
-  X(NO_RETRY_POLICY, "no_retry_policy") /* a failure where no policy could retry */
+#define RETRY_STOP_MAP(X)                                                           \
+  X(NONE, "none") /* not stopped yet */                                             \
+  X(OK, "ok")                                                                       \
+  X(NON_RETRYABLE_STATUS, "non_retryable_status")                                   \
+  X(METHOD_NOT_IDEMPOTENT, "method_not_idempotent")                                 \
+  X(MAX_ATTEMPTS, "max_attempts")                                                   \
+  X(DEADLINE, "deadline")                                                           \
+  X(PUSHBACK_STOP, "pushback_stop")                                                 \
+  X(THROTTLED, "throttled")                                                         \
+  X(BUDGET_EXHAUSTED, "budget_exhausted")                                           \
+  X(BREAKER_OPEN, "breaker_open")                                                   \
+  X(COMMITTED, "committed")                                                         \
+  X(STREAMING, "streaming")                                                         \
+  X(NO_RETRY_POLICY, "no_retry_policy") /* a failure where no policy could retry */ \
+  X(CANCELLED, "cancelled")             /* the caller cancelled it (retry_call_cancel) */
 
 typedef enum retry_stop {
 #define RETRY_STOP_GEN(name, str) RETRY_STOP_##name,
@@ -697,7 +698,8 @@ typedef enum retry_trace_event {
   RETRY_TRACE_START = 0,
   RETRY_TRACE_OUTCOME,
   RETRY_TRACE_WAKE,
-  RETRY_TRACE_HEADERS
+  RETRY_TRACE_HEADERS,
+  RETRY_TRACE_CANCEL /* the caller cancelled the call (retry_call_cancel) */
 } retry_trace_event;
 
 /* Where the delay before the next attempt (retry_trace_rec.backoff_ns) came from. */
@@ -710,7 +712,7 @@ typedef enum retry_delay_source {
 
 /* Returns "none", "backoff", "pushback", "retry_after"; a static string. */
 const char *retry_delay_source_name(retry_delay_source s);
-/* "start", "outcome", "wake" or "headers": the event's name in traces. */
+/* "start", "outcome", "wake", "headers" or "cancel": the event's name in traces. */
 const char *retry_trace_event_name(retry_trace_event e);
 
 /* A record is filled only when the call has a trace function: a call without one pays one
@@ -822,6 +824,26 @@ void retry_call_wake(retry_call *c, int64_t now_ns, retry_decision *d);
  * flight. Headers of an opted-in server stream do not commit (the stream is replayed from
  * its start instead); headers of an unknown attempt change nothing. */
 void retry_call_on_headers(retry_call *c, int32_t attempt, int64_t now_ns, retry_decision *d);
+
+/* The status of a cancelled call: CANCELLED in the gRPC space, 499 ("client closed request",
+ * the status grpc-gateway maps CANCELLED to) in the HTTP space. */
+#define RETRY_HTTP_CANCELLED 499
+
+/* The caller cancels the call at now_ns (it no longer wants the result: a k-of-n fan-out
+ * reached k, a parent gave up). The answer is DONE at now_ns with reason
+ * RETRY_STOP_CANCELLED, status CANCELLED (or RETRY_HTTP_CANCELLED in the HTTP space) and
+ * cancel_others set when attempts were in flight: the caller stops waiting for them. Everything
+ * the call holds is given back as when any call ends: the attempts in flight leave the
+ * target's in-flight count, their Envoy budget slots, a breaker probe permit; a pending retry's
+ * or hedge's budget grant is dropped; the concurrency limiter's permit is released with the
+ * final status CANCELLED, which the library counts as neither a success nor a drop (onIgnore)
+ * unless limit_drop_statuses names it. No attempt in flight is recorded as a success or a
+ * failure anywhere: a cancel takes no retry-throttling token (A6 counts only statuses a
+ * server returned: grpc-go's clientStream.finish credits only a nil error and shouldRetry,
+ * the one place a token is taken, returns at once for a finished stream), refunds no AWS
+ * retry cost (only a success does) and feeds no breaker, adaptive throttler or AWS rate.
+ * A call already done is unchanged and d repeats its result. Never allocates. */
+void retry_call_cancel(retry_call *c, int64_t now_ns, retry_decision *d);
 
 /* }================================================================== */
 

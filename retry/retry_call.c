@@ -2,10 +2,10 @@
  * retry_call.c: the state machine of one logical call, for retry and hedging policies.
  *
  * The caller owns the retry_call and drives it with four events (start, outcome, wake,
- * headers); each answers one retry_decision. Invariants: a call stops exactly once, with
- * exactly one stop reason; an attempt bit is set in `in_flight` from SEND until its outcome
- * is reported or it is cancelled, and every piece of shared state it holds (in-flight count,
- * Envoy slot) is given back at that moment. Nothing here allocates.
+ * headers) and may cancel it; each answers one retry_decision. Invariants: a call stops exactly
+ * once, with exactly one stop reason; an attempt bit is set in `in_flight` from SEND until its
+ * outcome is reported or it is cancelled, and every piece of shared state it holds (in-flight
+ * count, Envoy slot) is given back at that moment. Nothing here allocates.
  */
 #include "retry_int.h"
 
@@ -646,6 +646,23 @@ void retry_call_on_headers(retry_call *c, int32_t attempt, int64_t now_ns, retry
     decide_wait(c, d);
     d->attempt = attempt;
     d->cancel_others = others;
+  }
+  trace(c, &ev, now_ns, d);
+}
+
+/* A cancel ends the call through decide_done like any other end, so the one place that gives
+ * back what a call holds serves it too; only the reason and the status are its own. */
+void retry_call_cancel(retry_call *c, int64_t now_ns, retry_decision *d) {
+  assert(c != NULL && d != NULL && c->policy != NULL);
+  event_info ev;
+  event_info_init(&ev, c, RETRY_TRACE_CANCEL, 0, now_ns);
+  if (c->done) {
+    repeat_done(c, d);
+  } else {
+    int32_t status =
+        c->policy->space == RETRY_SPACE_GRPC ? RETRY_GRPC_CANCELLED : RETRY_HTTP_CANCELLED;
+    c->send_delayed = false;
+    decide_done(c, now_ns, now_ns, status, RETRY_STOP_CANCELLED, d);
   }
   trace(c, &ev, now_ns, d);
 }

@@ -23,6 +23,7 @@ const char *retry_trace_event_name(retry_trace_event e) {
     case RETRY_TRACE_OUTCOME: return "outcome";
     case RETRY_TRACE_WAKE: return "wake";
     case RETRY_TRACE_HEADERS: return "headers";
+    case RETRY_TRACE_CANCEL: return "cancel";
   }
   return "unknown";
 }

@@ -822,6 +822,181 @@ static void test_call_deadline_already_passed_sends_nothing(void **state) {
   assert_int_equal(c.n_attempts, 0);
 }
 
+/* {==================================================================
+ * Cancel (retry_call_cancel): the caller no longer wants the result
+ * =================================================================== */
+
+/* A cancel while an attempt is in flight ends the call at once: CANCELLED, cancel_others set,
+ * the attempt out of the target's in-flight count and its Envoy slot back, no throttle token
+ * taken (A6 counts only statuses from a server), and the limiter's permit released as
+ * ignored (CANCELLED is no drop): the limit stays where it was. */
+static void test_call_cancel_in_flight_ends_at_once_and_takes_no_token(void **state) {
+  (void)state;
+  retry_policy p;
+  kit_policy(&p);
+  retry_target_config tc;
+  retry_target_config_init(&tc);
+  tc.has_throttle = true;
+  tc.throttle.max_milli_tokens = 10000;
+  tc.throttle.token_ratio_milli = 100;
+  tc.budget = RETRY_BUDGET_ENVOY;
+  retry_envoy_budget_config_init(&tc.envoy);
+  retry_target_config_set_limit(&tc, RETRY_LIMIT_AIMD);
+  tc.limit.initial_limit = 4;
+  tc.limit.min_limit = 1;
+  retry_target *t = retry_target_create(&tc, 0, NULL, NULL);
+  assert_non_null(t);
+  retry_call_opts o = opts_make("/svc/M", RETRY_NEVER);
+  retry_call c;
+  retry_decision d;
+  retry_call_start(&c, &p, t, &o, 0, &d);
+  assert_int_equal(d.action, RETRY_ACTION_SEND);
+  retry_target_stats s;
+  retry_target_stats_get(t, 1, &s);
+  assert_int_equal(s.in_flight, 1);
+  assert_int_equal(s.limit_in_flight, 1);
+  retry_call_cancel(&c, 7 * MS, &d);
+  assert_int_equal(d.action, RETRY_ACTION_DONE);
+  assert_int_equal(d.reason, RETRY_STOP_CANCELLED);
+  assert_int_equal(d.status, RETRY_GRPC_CANCELLED);
+  assert_int_equal(d.done_ns, 7 * MS);
+  assert_true(d.cancel_others);
+  assert_true(c.done);
+  assert_int_equal(c.n_in_flight, 0);
+  assert_string_equal(retry_stop_name(c.reason), "cancelled");
+  retry_target_stats_get(t, 8 * MS, &s);
+  assert_int_equal(s.in_flight, 0);
+  assert_int_equal(s.throttle_milli_tokens, 10000);
+  assert_int_equal(s.budget_available, 3); /* Envoy's min_retry_concurrency, all free */
+  assert_int_equal(s.limit_in_flight, 0);
+  assert_int_equal(s.limit, 4);
+  /* The cancelled attempt's late reply changes nothing; a second cancel repeats the result. */
+  retry_outcome out;
+  retry_outcome_init(&out, RETRY_GRPC_UNAVAILABLE);
+  retry_call_on_outcome(&c, 1, &out, 9 * MS, &d);
+  assert_int_equal(d.reason, RETRY_STOP_CANCELLED);
+  assert_int_equal(d.done_ns, 7 * MS);
+  retry_call_cancel(&c, 10 * MS, &d);
+  assert_int_equal(d.reason, RETRY_STOP_CANCELLED);
+  assert_false(d.cancel_others);
+  retry_target_stats_get(t, 11 * MS, &s);
+  assert_int_equal(s.throttle_milli_tokens, 10000);
+  retry_target_destroy(t);
+}
+
+/* A cancel during a backoff drops the retry's budget grant (an Envoy slot taken when the retry
+ * was decided) and the timer: nothing is in flight, so cancel_others is false. */
+static void test_call_cancel_in_backoff_gives_the_retry_slot_back(void **state) {
+  (void)state;
+  retry_policy p;
+  kit_policy(&p);
+  retry_target_config tc;
+  retry_target_config_init(&tc);
+  tc.budget = RETRY_BUDGET_ENVOY;
+  retry_envoy_budget_config_init(&tc.envoy);
+  retry_target *t = retry_target_create(&tc, 0, NULL, NULL);
+  assert_non_null(t);
+  retry_call_opts o = opts_make("/svc/M", RETRY_NEVER);
+  retry_call c;
+  retry_decision d;
+  retry_call_start(&c, &p, t, &o, 0, &d);
+  retry_outcome out;
+  retry_outcome_init(&out, RETRY_GRPC_UNAVAILABLE);
+  retry_call_on_outcome(&c, 1, &out, 5 * MS, &d);
+  assert_int_equal(d.action, RETRY_ACTION_WAIT);
+  retry_target_stats s;
+  retry_target_stats_get(t, 6 * MS, &s);
+  assert_int_equal(s.budget_available, 2); /* one of 3 slots held by the pending retry */
+  retry_call_cancel(&c, 20 * MS, &d);
+  assert_int_equal(d.action, RETRY_ACTION_DONE);
+  assert_int_equal(d.reason, RETRY_STOP_CANCELLED);
+  assert_false(d.cancel_others);
+  assert_int_equal(d.wake_ns, RETRY_NEVER);
+  assert_int_equal(c.n_attempts, 1);
+  retry_target_stats_get(t, 21 * MS, &s);
+  assert_int_equal(s.budget_available, 3);
+  /* The backoff's timer, if the caller still fires it, sends nothing. */
+  retry_call_wake(&c, 105 * MS, &d);
+  assert_int_equal(d.action, RETRY_ACTION_DONE);
+  assert_int_equal(c.n_attempts, 1);
+  retry_target_destroy(t);
+}
+
+/* Every hedge in flight is given back at once, a half-open breaker's probe permits included,
+ * and no result reaches the breaker. In the HTTP space the status is 499. */
+static void test_call_cancel_hedges_give_back_probes_and_http_says_499(void **state) {
+  (void)state;
+  retry_policy p;
+  retry_policy_init(&p, RETRY_SPACE_HTTP);
+  p.kind = RETRY_POLICY_HEDGE;
+  retry_policy_set_max_attempts(&p, 3, RETRY_GRPC_MAX_ATTEMPTS_LIMIT);
+  p.hedging_delay_ns = 10 * MS;
+  retry_status_set_add(&p.retryable, RETRY_SPACE_HTTP, 503);
+  assert_int_equal(retry_policy_validate(&p, NULL), 0);
+  retry_target_config tc;
+  retry_target_config_init(&tc);
+  tc.has_breaker = true;
+  retry_breaker_config_init(&tc.breaker, RETRY_BREAKER_CONSECUTIVE);
+  tc.breaker.failure_threshold = 1;
+  tc.breaker.half_open_calls = 3;
+  tc.breaker.open_duration_ns = 1 * S;
+  retry_target *t = retry_target_create(&tc, 0, NULL, NULL);
+  assert_non_null(t);
+  retry_breaker *b = retry_target_breaker(t);
+  assert_true(retry_breaker_allow(b, 0));
+  retry_breaker_record(b, 0, true);
+  retry_call_opts o = opts_make("/svc/M", RETRY_NEVER);
+  retry_call c;
+  retry_decision d;
+  retry_call_start(&c, &p, t, &o, 2 * S, &d);
+  assert_int_equal(d.action, RETRY_ACTION_SEND);
+  retry_call_wake(&c, 2 * S + 10 * MS, &d);
+  retry_call_wake(&c, 2 * S + 20 * MS, &d);
+  assert_int_equal(c.n_in_flight, 3);
+  assert_int_equal(retry_breaker_state_get(b), RETRY_BREAKER_HALF_OPEN);
+  retry_call_cancel(&c, 2 * S + 25 * MS, &d);
+  assert_int_equal(d.status, RETRY_HTTP_CANCELLED);
+  assert_int_equal(d.reason, RETRY_STOP_CANCELLED);
+  assert_true(d.cancel_others);
+  assert_int_equal(c.n_in_flight, 0);
+  retry_target_stats s;
+  retry_target_stats_get(t, 3 * S, &s);
+  assert_int_equal(s.in_flight, 0);
+  /* Still half-open, with all three probes free again. */
+  assert_int_equal(retry_breaker_state_get(b), RETRY_BREAKER_HALF_OPEN);
+  for (int i = 0; i < 3; i++)
+    assert_true(retry_breaker_allow(b, 3 * S));
+  retry_target_destroy(t);
+}
+
+/* A traced cancel gives one record, event "cancel", with the DONE decision. */
+static int g_cancel_recs;
+static void cancel_trace(void *ctx, const retry_trace_rec *rec) {
+  (void)ctx;
+  if (rec->event == RETRY_TRACE_CANCEL) {
+    g_cancel_recs++;
+    assert_int_equal(rec->decision->reason, RETRY_STOP_CANCELLED);
+    assert_string_equal(retry_trace_event_name(rec->event), "cancel");
+  }
+}
+
+static void test_call_cancel_is_traced_as_its_own_event(void **state) {
+  (void)state;
+  retry_policy p;
+  kit_policy(&p);
+  retry_call_opts o = opts_make("/svc/M", RETRY_NEVER);
+  o.trace = cancel_trace;
+  g_cancel_recs = 0;
+  retry_call c;
+  retry_decision d;
+  retry_call_start(&c, &p, NULL, &o, 0, &d);
+  retry_call_cancel(&c, 3, &d);
+  assert_int_equal(g_cancel_recs, 1);
+  assert_int_equal(c.end_ns, 3);
+}
+
+/* }================================================================== */
+
 static void test_call_layers_worst_case_is_the_product_of_attempts(void **state) {
   (void)state;
   retry_policy three, four, none;
@@ -878,6 +1053,10 @@ int main(void) {
       cmocka_unit_test(test_call_retry_after_time_zero_is_a_time_and_never_means_none),
       cmocka_unit_test(test_call_stops_once_and_ignores_late_events),
       cmocka_unit_test(test_call_deadline_already_passed_sends_nothing),
+      cmocka_unit_test(test_call_cancel_in_flight_ends_at_once_and_takes_no_token),
+      cmocka_unit_test(test_call_cancel_in_backoff_gives_the_retry_slot_back),
+      cmocka_unit_test(test_call_cancel_hedges_give_back_probes_and_http_says_499),
+      cmocka_unit_test(test_call_cancel_is_traced_as_its_own_event),
       cmocka_unit_test(test_call_layers_worst_case_is_the_product_of_attempts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

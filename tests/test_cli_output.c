@@ -301,6 +301,36 @@ static void test_cli_output_run_values_come_from_the_results(void **state) {
   json_decref(run);
 }
 
+/* An edge that can cancel (a k-of-n fan-out with cancel_rest) carries "cancelled" and
+ * "cancelled_unworked", and "cancelled" among its stop reasons; the others and the top-level
+ * calls never show them, so a run without such an edge reads as before. */
+static void test_edge_cancelled_only_where_calls_can_be_cancelled(void **state) {
+  (void)state;
+  fixture f;
+  fixture_init(&f);
+  model_edge_stats *e = &f.edges[1];
+  e->can_cancel = true;
+  e->cancelled = 12;
+  e->cancelled_unworked = 5;
+  e->by_stop[RETRY_STOP_CANCELLED] = 12;
+  sim_hist_init(&e->latency);
+  sim_hist_init(&e->latency_ok);
+  json_t *run = cli_output_run_json(&f.r, NULL);
+  assert_non_null(run);
+  json_t *edges = json_object_get(json_object_get(run, "amplification"), "edges");
+  json_t *j = json_array_get(edges, 1);
+  assert_int_equal(json_integer_value(json_object_get(j, "cancelled")), 12);
+  assert_int_equal(json_integer_value(json_object_get(j, "cancelled_unworked")), 5);
+  assert_int_equal(
+      json_integer_value(json_object_get(json_object_get(j, "by_stop_reason"), "cancelled")), 12);
+  json_t *other = json_array_get(edges, 0);
+  assert_null(json_object_get(other, "cancelled"));
+  assert_null(json_object_get(json_object_get(other, "by_stop_reason"), "cancelled"));
+  assert_null(json_object_get(json_object_get(json_object_get(run, "calls"), "by_stop_reason"),
+                              "cancelled"));
+  json_decref(run);
+}
+
 /* Issue 10, item 1: an edge carries its own stop reasons, statuses, retries, hedges,
  * latencies and shared state, not only its attempts. */
 static void test_edge_by_stop_reason(void **state) {
@@ -936,6 +966,7 @@ int main(void) {
       cmocka_unit_test(test_cli_output_run_keys_in_order),
       cmocka_unit_test(test_cli_output_run_values_come_from_the_results),
       cmocka_unit_test(test_edge_by_stop_reason),
+      cmocka_unit_test(test_edge_cancelled_only_where_calls_can_be_cancelled),
       cmocka_unit_test(test_worst_case_saturates),
       cmocka_unit_test(test_worst_case_saturates_in_a_world),
       cmocka_unit_test(test_internal_edge_scenario_shows_the_edge),

@@ -1232,15 +1232,17 @@ static void test_model_world_fanout_count_is_that_many_calls(void **state) {
   run_free(&b);
 }
 
-/* wait_for k of n: the handler goes on once k calls succeeded, or once n - k + 1 failed; the
- * calls left run to their end (their work and side effects count), unheard. Leaves of 10, 20
- * and 30 ms behind 1 ms of work. */
+/* wait_for k of n: the handler goes on once k calls succeeded, or once n - k + 1 failed; with
+ * cancel_rest false the calls left run to their end (their work and side effects count),
+ * unheard; by default the one left is cancelled, and c, whose worker already holds it, still
+ * executes. Leaves of 10, 20 and 30 ms behind 1 ms of work. */
 static void test_model_world_wait_for_goes_on_at_k_successes_or_n_minus_k_plus_1_failures(
     void **state) {
   (void)state;
   const char *fmt =
       "{'duration': '1s', 'services': {"
       "  'agg': {'service_time': '1ms', 'workers': 10, 'calls_mode': 'fanout', 'wait_for': 2,"
+      "     'cancel_rest': false,"
       "     'calls': [{'service': 'a', 'method': '/a.A/M'}, {'service': 'b', 'method': '/b.B/M'},"
       "               {'service': 'c', 'method': '/c.C/M'}]},"
       "  'a': {'service_time': '10ms', 'side_effect': 'before'%s},"
@@ -1258,6 +1260,29 @@ static void test_model_world_wait_for_goes_on_at_k_successes_or_n_minus_k_plus_1
   assert_int_equal(x.r->latency.max, 21000000);
   assert_int_equal(svc(x.r, "c")->executions, 1);
   assert_int_equal(edge(x.r, "agg", "c")->ok, 1);
+  assert_false(edge(x.r, "agg", "c")->can_cancel);
+  run_free(&x);
+  /* The default cancels c's call at 21 ms: it counts as cancelled, not OK nor failed, and its
+   * attempt, already worked, still executes; the caller's latency is unchanged. */
+  char dflt[1500];
+  snprintf(dflt, sizeof dflt, fmt, "", "");
+  char *off = strstr(dflt, "'cancel_rest': false,");
+  assert_non_null(off);
+  memset(off, ' ', strlen("'cancel_rest': false,"));
+  run_text(&x, dflt, 1);
+  assert_int_equal(x.r->calls_ok, 1);
+  assert_int_equal(x.r->latency.max, 21000000);
+  const model_edge_stats *ec = edge(x.r, "agg", "c");
+  assert_true(ec->can_cancel);
+  assert_int_equal(ec->ok, 0);
+  assert_int_equal(ec->failed, 0);
+  assert_int_equal(ec->cancelled, 1);
+  assert_int_equal(ec->cancelled_unworked, 0);
+  assert_int_equal(ec->by_stop[RETRY_STOP_CANCELLED], 1);
+  assert_int_equal(ec->by_status.grpc[RETRY_GRPC_CANCELLED], 1);
+  assert_int_equal(ec->latency.count, 0);
+  assert_int_equal(svc(x.r, "c")->executions, 1);
+  assert_int_equal(svc(x.r, "c")->abandoned, 1); /* its reply found nobody */
   run_free(&x);
   /* b fails: the second success is c's, at 30 ms; OK despite a failure. */
   snprintf(text, sizeof text, fmt, "", fail);
@@ -1321,8 +1346,103 @@ static void test_model_world_wait_for_counts_a_hedged_call_once(void **state) {
   assert_int_equal(x.r->latency.max, 26000000);
   const model_edge_stats *e = edge(x.r, "coord", "store");
   assert_int_equal(e->calls, 3);
-  assert_int_equal(e->ok, 3);
+  /* The third call's answer is cancelled: the 2 of 3 came first at the same moment. */
+  assert_int_equal(e->ok, 2);
+  assert_int_equal(e->cancelled, 1);
   assert_int_equal(e->hedges, 6);
+  run_free(&x);
+}
+
+/* cancel_rest: a 2-of-3 fan-out's leftover call is cancelled when the handler goes on. Two
+ * requests reach agg at once; c has one worker, so the first request's call to c is worked
+ * (0 to 30 ms) while the second's waits in c's queue. At 21 ms both handlers have 2 of 3:
+ * the queued attempt leaves c's queue unworked, the worked one finishes (its side effect
+ * counts) and its reply is dropped. c serves and executes 1 request instead of 2. The same
+ * holds for a bare call and for one run by the engine (a retry policy on the edge), and an
+ * attempt still on its way out (a 50 ms hop to c) is dropped as it lands: c never sees it. */
+static void test_model_world_wait_for_cancels_the_calls_it_leaves(void **state) {
+  (void)state;
+  const char *fmt =
+      "{'duration': '1s', 'services': {"
+      "  'agg': {'service_time': '1ms', 'workers': 10, 'calls_mode': 'fanout', 'wait_for': 2,"
+      "     'cancel_rest': %s,"
+      "     'calls': [{'service': 'a', 'method': '/a.A/M'}, {'service': 'b', 'method': '/b.B/M'},"
+      "               {'service': 'c', 'method': '/c.C/M'%s}]},"
+      "  'a': {'service_time': '10ms', 'workers': 10},"
+      "  'b': {'service_time': '20ms', 'workers': 10},"
+      "  'c': {'service_time': '30ms', 'workers': 1, 'side_effect': 'before'}},"
+      " 'clients': {'c1': {'target': 'agg', 'methods': ['/g.G/M'],"
+      "   'arrival': {'kind': 'script', 'at': ['0s', '0s']}}}}";
+  const char *policy =
+      ", 'policy': {'methodConfig': [{'name': [{}], 'retryPolicy': {'maxAttempts': 3,"
+      "   'initialBackoff': '0.01s', 'maxBackoff': '0.01s', 'backoffMultiplier': 1,"
+      "   'retryableStatusCodes': ['UNAVAILABLE']}}]}";
+  const char *extra[2] = {"", policy};
+  char text[2000];
+  run x;
+  for (int k = 0; k < 2; k++) {
+    snprintf(text, sizeof text, fmt, "false", extra[k]);
+    run_text(&x, text, 1);
+    assert_int_equal(x.r->calls_ok, 2);
+    assert_int_equal(svc(x.r, "c")->served, 2);
+    assert_int_equal(svc(x.r, "c")->executions, 2);
+    assert_int_equal(edge(x.r, "agg", "c")->ok, 2);
+    run_free(&x);
+    snprintf(text, sizeof text, fmt, "true", extra[k]);
+    run_text(&x, text, 1);
+    assert_int_equal(x.r->calls_ok, 2);
+    assert_int_equal(x.r->latency.max, 21000000);
+    const model_service_stats *c = svc(x.r, "c");
+    assert_int_equal(c->arrivals, 2);
+    assert_int_equal(c->served, 1);
+    assert_int_equal(c->executions, 1);
+    assert_int_equal(c->abandoned, 1);
+    const model_edge_stats *e = edge(x.r, "agg", "c");
+    assert_int_equal(e->calls, 2);
+    assert_int_equal(e->cancelled, 2);
+    assert_int_equal(e->cancelled_unworked, 1);
+    assert_int_equal(e->attempts, 2); /* nothing retried after the cancel */
+    assert_int_equal(e->ok + e->failed, 0);
+    run_free(&x);
+  }
+  /* On its way out: with a 50 ms hop to c both attempts are still travelling at 21 ms. */
+  snprintf(text, sizeof text, fmt, "true", ", 'network': '50ms'");
+  run_text(&x, text, 1);
+  assert_int_equal(x.r->calls_ok, 2);
+  assert_int_equal(svc(x.r, "c")->arrivals, 0);
+  assert_int_equal(svc(x.r, "c")->served, 0);
+  assert_int_equal(edge(x.r, "agg", "c")->cancelled_unworked, 2);
+  run_free(&x);
+}
+
+/* A call waiting for a blocking limiter's permit is cancelled without reaching the engine:
+ * agg's one replica holds a limit of 1 toward c, so the second of its two copies of the call
+ * to c waits; at 21 ms (2 of 4 OK) it leaves the wait queue first (nothing sent), then the
+ * first copy is cancelled in the engine and its permit given back, which starts nobody. */
+static void test_model_world_wait_for_cancels_a_call_waiting_for_a_permit(void **state) {
+  (void)state;
+  run x;
+  run_text(
+      &x,
+      "{'duration': '1s', 'services': {"
+      "  'agg': {'service_time': '1ms', 'workers': 10, 'calls_mode': 'fanout', 'wait_for': 2,"
+      "     'calls': [{'service': 'a', 'method': '/a.A/M'}, {'service': 'b', 'method': '/b.B/M'},"
+      "               {'service': 'c', 'method': '/c.C/M', 'fanout': 2, 'policy': {'retrysim': {"
+      "                 'concurrencyLimit': {'type': 'aimd', 'initialLimit': 1, 'minLimit': 1,"
+      "                 'maxLimit': 1, 'blocking': true}}}}]},"
+      "  'a': {'service_time': '10ms', 'workers': 10},"
+      "  'b': {'service_time': '20ms', 'workers': 10},"
+      "  'c': {'service_time': '30ms', 'workers': 10}},"
+      " 'clients': {'c1': {'target': 'agg', 'methods': ['/g.G/M'],"
+      "   'arrival': {'kind': 'script', 'at': ['0s']}}}}",
+      1);
+  assert_int_equal(x.r->calls_ok, 1);
+  assert_int_equal(x.r->latency.max, 21000000);
+  const model_edge_stats *e = edge(x.r, "agg", "c");
+  assert_int_equal(e->calls, 2);
+  assert_int_equal(e->attempts, 1); /* the waiting call never sent */
+  assert_int_equal(e->cancelled, 2);
+  assert_int_equal(svc(x.r, "c")->arrivals, 1);
   run_free(&x);
 }
 
@@ -1897,6 +2017,8 @@ int main(void) {
           test_model_world_wait_for_goes_on_at_k_successes_or_n_minus_k_plus_1_failures),
       cmocka_unit_test(test_model_world_wait_for_quorum_succeeds_as_the_binomial_says),
       cmocka_unit_test(test_model_world_wait_for_counts_a_hedged_call_once),
+      cmocka_unit_test(test_model_world_wait_for_cancels_the_calls_it_leaves),
+      cmocka_unit_test(test_model_world_wait_for_cancels_a_call_waiting_for_a_permit),
       cmocka_unit_test(test_model_world_lb_avoids_previous_replica),
       cmocka_unit_test(test_model_world_user_retries_count_as_one_operation),
       cmocka_unit_test(test_model_world_concurrency_limit_refuses_above_the_limit),

@@ -281,6 +281,52 @@ test_internal_edge_scenario_shows_the_edge() {
   fi
 }
 
+# Every concurrency limit gets its line in limits.svg, labelled by where it applies: two
+# client edges with a limiter (no internal edge at all, so the worst-edge picture, the only
+# place a limit was drawn before, has nothing) and a service's adaptive concurrency filter;
+# with variants, a panel per limit. A run without any limit has neither picture nor section.
+test_report_draws_every_limit() {
+  test_name=test_report_draws_every_limit
+  cat >"$tmp/limits.json" <<'JSON'
+{"name": "limits", "seed": 1, "duration": "5s",
+ "services": {"api": {"replicas": 2, "workers": 8, "service_time": "5ms",
+                      "adaptive_concurrency": {"update_interval": "100ms", "min_rtt_interval": "2s"}}},
+ "clients": {"web": {"target": "api", "arrival": {"kind": "open", "rate": "200/s"}, "methods": ["/a.v1.Api/Get"],
+                     "policy": {"retrysim": {"concurrencyLimit": {"type": "aimd", "initialLimit": 4}}}},
+             "app": {"target": "api", "arrival": {"kind": "open", "rate": "100/s"}, "methods": ["/a.v1.Api/Get"],
+                     "policy": {"retrysim": {"concurrencyLimit": {"type": "vegas"}}}}}}
+JSON
+  run run "$tmp/limits.json" --quiet --plot --out "$tmp/lim"
+  has "$tmp/lim/limits.svg" "web->api limit"
+  has "$tmp/lim/limits.svg" "app->api limit"
+  has "$tmp/lim/limits.svg" "web->api permits held"
+  has "$tmp/lim/limits.svg" "api adaptive limit (replicas summed)"
+  has "$tmp/lim/report.md" "## Concurrency limits"
+  has "$tmp/lim/report.md" "(api, web->api, app->api)"
+  has "$tmp/lim/report.md" "](limits.svg)"
+  has "$tmp/lim/report.html" "<h2>Concurrency limits</h2>"
+  # The same run draws the same picture.
+  run run "$tmp/limits.json" --quiet --plot --out "$tmp/lim2"
+  checks=$((checks + 1))
+  cmp -s "$tmp/lim/limits.svg" "$tmp/lim2/limits.svg" || fail "limits.svg differs on a rerun"
+  # Variants: web's limiter in one variant only: a panel per limit, lines for the variants
+  # that have it.
+  run run "$tmp/limits.json" --quiet --plot --out "$tmp/limv" \
+    --set 'variants=[{"name":"with"},{"name":"without","set":{"clients.web.policy":null}}]'
+  has "$tmp/limv/limits.svg" "web->api"
+  has "$tmp/limv/limits.svg" "limit, calls"
+  has "$tmp/limv/report.md" "a panel each, one line per variant that has it"
+  # No limit anywhere: no picture, no section (the edges scenario drawn above).
+  checks=$((checks + 1))
+  [ ! -e "$tmp/plot/limits.svg" ] || fail "a run without a concurrency limit should draw no limits.svg"
+  lacks "$tmp/plot/report.md" "Concurrency limits"
+  # The script on a file without a limit column says so and fails.
+  checks=$((checks + 1))
+  gnuplot -c plots/limits.gp "$tmp/plot/timeseries.csv" "$tmp/x.svg" >"$tmp/gp" 2>&1
+  [ $? -eq 1 ] || fail "limits.gp without a limit column should exit 1"
+  has "$tmp/gp" "no concurrency limit column"
+}
+
 test_table_shows_worst_internal_edge
 test_edges_flag_lists_every_edge
 test_cli_md_examples_are_real_output
@@ -291,6 +337,7 @@ if command -v gnuplot >/dev/null 2>&1; then
   test_report_html_self_contained
   test_plots_draw_edge_by_name
   test_plots_show_ok_latency
+  test_report_draws_every_limit
 else
   echo "test-report: gnuplot missing: the report and plot tests need it (make deps-plot)"
   fails=$((fails + 1))
