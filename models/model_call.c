@@ -820,7 +820,7 @@ static void call_cancel(model_world *w, mw_call *c) {
     return;
   }
   retry_decision d;
-  mw_gauge g = {0, 0, 0, 0};
+  mw_gauge g = {0};
   gauge_enter(c->edge, c->eng->rc.target, &g);
   retry_call_cancel(&c->eng->rc, sim_now_ns(w->k), &d);
   gauge_leave(c->edge, c->eng->rc.target, &g);
