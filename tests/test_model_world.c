@@ -270,6 +270,24 @@ static void gauge_probe_cb(void *ctx, int64_t now_ns, int64_t end_ns) {
   if (!model_world_gauges_check(g->w, now_ns)) g->bad++;
 }
 
+/* Runs text (seed 5) checking the gauges' sums against a walk at every sample; returns the
+ * samples taken. */
+static int run_gauge_probed(run *x, const char *text) {
+  memset(x, 0, sizeof *x);
+  x->s = load(text);
+  retry_error err;
+  retry_error_clear(&err);
+  x->k = sim_kernel_create(0, NULL);
+  assert_non_null(x->k);
+  x->w = model_world_create(cli_scenario_config(x->s, 0), x->k, 5, &err);
+  assert_non_null(x->w);
+  gauge_probe g = {x->w, 0, 0};
+  assert_int_equal(model_world_run(x->w, gauge_probe_cb, &g, &err), 0);
+  x->r = model_world_results(x->w);
+  assert_int_equal(g.bad, 0);
+  return g.samples;
+}
+
 static void test_model_world_gauges_equal_walk(void **state) {
   (void)state;
   const char *buckets[] = {"1s", "130ms", "2.5s"};
@@ -298,19 +316,7 @@ static void test_model_world_gauges_equal_walk(void **state) {
     snprintf(full, sizeof full, "%.*s'api': {'calls': [{'service': 'mid', 'method': '/m.M/G'}], %s",
              (int)(api - tier), tier, api + strlen("'api': {"));
     run x;
-    memset(&x, 0, sizeof x);
-    x.s = load(full);
-    retry_error err;
-    retry_error_clear(&err);
-    x.k = sim_kernel_create(0, NULL);
-    assert_non_null(x.k);
-    x.w = model_world_create(cli_scenario_config(x.s, 0), x.k, 5, &err);
-    assert_non_null(x.w);
-    gauge_probe g = {x.w, 0, 0};
-    assert_int_equal(model_world_run(x.w, gauge_probe_cb, &g, &err), 0);
-    x.r = model_world_results(x.w);
-    assert_true(g.samples >= 3);
-    assert_int_equal(g.bad, 0);
+    assert_true(run_gauge_probed(&x, full) >= 3);
     /* The windows were at work: budgets refused retries and the throttlers calls. */
     assert_true(x.r->by_stop[RETRY_STOP_BUDGET_EXHAUSTED] > 0);
     assert_true(x.r->by_stop[RETRY_STOP_THROTTLED] > 0);
@@ -354,19 +360,7 @@ static void test_model_world_limiter_gauges_equal_walk(void **state) {
       "                'initialBackoff': '0.01s', 'maxBackoff': '0.1s', 'backoffMultiplier': 2,"
       "                'retryableStatusCodes': ['UNAVAILABLE', 'RESOURCE_EXHAUSTED']}}]}}}}";
   run x;
-  memset(&x, 0, sizeof x);
-  x.s = load(text);
-  retry_error err;
-  retry_error_clear(&err);
-  x.k = sim_kernel_create(0, NULL);
-  assert_non_null(x.k);
-  x.w = model_world_create(cli_scenario_config(x.s, 0), x.k, 5, &err);
-  assert_non_null(x.w);
-  gauge_probe g = {x.w, 0, 0};
-  assert_int_equal(model_world_run(x.w, gauge_probe_cb, &g, &err), 0);
-  x.r = model_world_results(x.w);
-  assert_true(g.samples >= 30);
-  assert_int_equal(g.bad, 0);
+  assert_true(run_gauge_probed(&x, text) >= 30);
   /* the limit columns moved: a fixed value would hold whatever the sums did */
   const model_timeseries *ts = &x.r->ts;
   const char *cols[] = {"web->api_limit", "mid->db_limit", "web->api_aws_fill_rate",
