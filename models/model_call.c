@@ -109,7 +109,7 @@ static void ev_req_timeout(sim_kernel *k, void *obj, uint64_t arg) {
   req_unlink(c, r);
   r->call = NULL;
   retry_outcome o;
-  retry_outcome_init(&o, model__status_deadline(c->policy->space));
+  retry_outcome_init(&o, model__status_deadline(c->rc.policy->space));
   call_outcome(w, c, r->attempt, &o);
 }
 
@@ -186,18 +186,19 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
   r->op = c->op;
   model__op_ref(r->op);
   r->method = c->method;
-  r->ok_items = c->stream_items;
-  r->criticality = (int8_t)c->criticality;
+  const mw_call_ext *x = model__call_ext(c);
+  r->ok_items = x != NULL ? x->stream_items : 0;
+  r->criticality = c->criticality;
   r->trace_call = 0;
   r->trace_depth = 0;
   if (model__call_traced(c)) {
-    r->trace_call = c->eng->rc.id;
-    r->trace_depth = (int16_t)c->eng->trace_depth;
+    r->trace_call = x->rx.id;
+    r->trace_depth = (int16_t)x->trace_depth;
   }
   r->call_next = c->reqs;
   c->reqs = r;
   req_launch(w, r, c->edge, attempt, attempt_deadline_ns, c->top, c->measured,
-             attempt > 1 && c->policy->kind == RETRY_POLICY_RETRY, sim_rng_gsl(&c->ch->rng_net));
+             attempt > 1 && c->rc.policy->kind == RETRY_POLICY_RETRY, sim_rng_gsl(&c->ch->rng_net));
 }
 
 /* The reply is handed to the engine exactly as a transport would: the status in the callee's
@@ -232,7 +233,8 @@ void model__req_reply_arrived(model_world *w, mw_req *r) {
   o.n_pushback = r->pushback != NULL ? 1 : 0;
   o.retry_after = r->retry_after;
   o.headers_received = r->headers;
-  o.request_bytes = c->eng->request_bytes;
+  const mw_call_ext *x = model__call_ext(c);
+  o.request_bytes = x != NULL ? x->request_bytes : 0;
   o.stream_items = r->items;
   int32_t attempt = r->attempt;
   req_free(w, r);
@@ -381,13 +383,22 @@ static void call_report(model_world *w, mw_edge *edge, mw_end *e) {
  * valid until the parent returns because it goes back to the pool only afterwards. */
 static void waitq_pump(model_world *w, mw_waitq *q);
 
+/* The queue of c's blocking limiter, or NULL when its target's limiter does not block. */
+static mw_waitq *call_waitq(const mw_call *c) {
+  const mw_channel *ch = c->ch;
+  size_t ti = c->top ? 0 : (size_t)c->slot; /* the target's index in the channel */
+  return ch->waitq != NULL && ti < ch->n_targets && ch->waitq[ti].on ? &ch->waitq[ti] : NULL;
+}
+
 static void call_done(model_world *w, mw_call *c) {
-  const retry_call *rc = &c->eng->rc;
+  const retry_call *rc = &c->rc;
+  mw_call_ext *x = model__call_ext(c);
   /* Its permit (if it held one) is free: the first waiting calls take it before anything
    * the caller starts on hearing of this one. */
-  if (c->waitq != NULL) waitq_pump(w, c->waitq);
+  mw_waitq *q = call_waitq(c);
+  if (q != NULL) waitq_pump(w, q);
   mw_end e = {.done_ctx = c->done_ctx,
-              .start_ns = c->begin_ns,
+              .start_ns = x != NULL ? x->begin_ns : rc->start_ns,
               .deadline_ns = rc->deadline_ns,
               .stream_items = rc->stream_items,
               .stream_duplicates = rc->stream_duplicates,
@@ -395,12 +406,13 @@ static void call_done(model_world *w, mw_call *c) {
               .status = rc->status,
               .retries = rc->n_retries,
               .hedges = rc->n_hedges,
-              .space = c->policy->space,
+              .space = rc->policy->space,
               .reason = rc->reason,
               .measured = c->measured};
   call_report(w, c->edge, &e);
   model__op_unref(w, c->op);
-  if (c->eng->own_policy != NULL) model__pool_put(&w->pools.policies, c->eng->own_policy);
+  if (c->own_policy) model__pool_put(&w->pools.policies, (void *)(uintptr_t)rc->policy);
+  if (x != NULL) model__pool_put(&w->pools.exts, x);
   model__pool_put(&w->pools.calls, c);
 }
 
@@ -436,9 +448,9 @@ static void bare_end(model_world *w, mw_req *r, int32_t status, int64_t items) {
 static void call_outcome(model_world *w, mw_call *c, int32_t attempt, const retry_outcome *o) {
   retry_decision d;
   mw_gauge g = {0, 0, 0, 0};
-  gauge_enter(c->edge, c->eng->rc.target, &g);
-  retry_call_on_outcome(&c->eng->rc, attempt, o, sim_now_ns(w->k), &d);
-  gauge_leave(c->edge, c->eng->rc.target, &g);
+  gauge_enter(c->edge, c->rc.target, &g);
+  retry_call_on_outcome(&c->rc, attempt, o, sim_now_ns(w->k), &d);
+  gauge_leave(c->edge, c->rc.target, &g);
   call_apply(w, c, &d);
 }
 
@@ -447,27 +459,26 @@ static void ev_call_done(sim_kernel *k, void *obj, uint64_t arg) {
   (void)k;
   (void)arg;
   mw_call *c = obj;
-  call_done(c->w, c);
+  call_done(c->edge->w, c);
 }
 
 /* The engine's timer: a backoff ended or a hedge is due. */
 static void ev_call_wake(sim_kernel *k, void *obj, uint64_t arg) {
   (void)arg;
   mw_call *c = obj;
-  mw_engine *e = c->eng;
-  e->wake = SIM_EVENT_NONE;
-  e->wake_ns = RETRY_NEVER;
+  c->wake = SIM_EVENT_NONE;
+  c->wake_ns = RETRY_NEVER;
   retry_decision d;
   mw_gauge g = {0, 0, 0, 0};
-  gauge_enter(c->edge, e->rc.target, &g);
-  retry_call_wake(&e->rc, sim_now_ns(k), &d);
-  gauge_leave(c->edge, e->rc.target, &g);
-  call_apply(c->w, c, &d);
+  gauge_enter(c->edge, c->rc.target, &g);
+  retry_call_wake(&c->rc, sim_now_ns(k), &d);
+  gauge_leave(c->edge, c->rc.target, &g);
+  call_apply(c->edge->w, c, &d);
 }
 
 /* Each decision's wake time replaces the previous timer; an unchanged time keeps it. */
 static void call_set_wake(model_world *w, mw_call *c, int64_t wake_ns) {
-  mw_engine *e = c->eng;
+  mw_call *e = c;
   if (wake_ns == e->wake_ns && e->wake != SIM_EVENT_NONE) return;
   sim_event_cancel(w->k, e->wake);
   e->wake = SIM_EVENT_NONE;
@@ -556,20 +567,32 @@ static int bare_start(model_world *w, const mw_call_args *a, int64_t now, bool m
   return 0;
 }
 
-/* Starts call c in the engine (now, or once a blocking limiter let it go). */
-static void call_engine_start(model_world *w, mw_call *c, retry_target *t) {
+/* Starts call c in the engine (now, or once a blocking limiter let it go) with what its
+ * start (or its wait) gave: the policy, its id, deadline and stream kind, and its ext. */
+static void call_engine_start(model_world *w, mw_call *c, retry_target *t, const retry_policy *p,
+                              uint64_t id, int64_t deadline_ns, retry_stream_kind stream,
+                              mw_call_ext *x) {
   retry_call_opts o;
   memset(&o, 0, sizeof o);
-  o.call_id = c->id;
+  o.call_id = id;
   o.method = c->method;
-  o.stream = c->stream;
-  o.deadline_ns = c->deadline_ns;
+  o.stream = stream;
+  o.deadline_ns = deadline_ns;
   o.rng = sim_rng_adapter(sim_rng_gsl(&c->ch->rng_engine));
-  if (w->trace.record != NULL) model__trace_call_start(w, c, &o);
+  o.ext = x != NULL ? &x->rx : NULL;
+  if (w->trace.record != NULL) {
+    /* The sink sees the call before the engine starts it: what it reads is set early
+     * (retry_call_start sets the same values again). */
+    c->rc.policy = p;
+    c->rc.deadline_ns = deadline_ns;
+    c->rc.ext = o.ext;
+    x->rx.id = id;
+    model__trace_call_start(w, c, &o);
+  }
   retry_decision d;
   mw_gauge g = {0, 0, 0, 0};
   gauge_enter(c->edge, t, &g);
-  retry_call_start(&c->eng->rc, c->policy, t, &o, sim_now_ns(w->k), &d);
+  retry_call_start(&c->rc, p, t, &o, sim_now_ns(w->k), &d);
   gauge_leave(c->edge, t, &g);
   call_apply(w, c, &d);
 }
@@ -588,19 +611,18 @@ static bool limit_has_permit(const retry_target *t, int64_t now) {
 /* Takes c out of its queue (it is there) and starts it in the engine: with a permit, or, at
  * the end of its wait, to be refused (THROTTLED, or DEADLINE once the deadline has come). */
 static void waitq_release(model_world *w, mw_call *c) {
-  mw_waitq *q = c->waitq;
+  mw_waitq *q = call_waitq(c);
   mw_call **p = &q->head, *prev = NULL;
   while (*p != c) {
     prev = *p;
-    p = &(*p)->wait_next;
+    p = &(*p)->wait.next;
   }
-  *p = c->wait_next;
+  *p = c->wait.next;
   if (q->tail == c) q->tail = prev;
-  c->wait_next = NULL;
   c->waiting = false;
-  sim_event_cancel(w->k, c->wait_ev);
-  c->wait_ev = SIM_EVENT_NONE;
-  call_engine_start(w, c, q->t);
+  sim_event_cancel(w->k, c->wait.ev);
+  mw_wait wt = c->wait; /* the engine's start overwrites it */
+  call_engine_start(w, c, q->t, wt.policy, wt.id, wt.deadline_ns, wt.stream, wt.ext);
 }
 
 /* While q's limiter has a permit, its first waiting call takes it. The limit can have grown
@@ -615,27 +637,34 @@ static void ev_wait_over(sim_kernel *k, void *obj, uint64_t arg) {
   (void)k;
   (void)arg;
   mw_call *c = obj;
-  c->wait_ev = SIM_EVENT_NONE;
-  waitq_release(c->w, c);
+  c->wait.ev = SIM_EVENT_NONE;
+  waitq_release(c->edge->w, c);
 }
 
 /* Queues c (the limiter is full, or others wait before it) until a permit comes, its
  * blockingTimeout passes or its deadline does, whichever is first. */
-static void call_wait(model_world *w, mw_call *c) {
-  mw_waitq *q = c->waitq;
+static void call_wait(model_world *w, mw_call *c, mw_waitq *q, const retry_policy *p, uint64_t id,
+                      int64_t deadline_ns, retry_stream_kind stream, mw_call_ext *x) {
   c->waiting = true;
+  c->wait.ext = x;
+  c->wait.policy = p;
+  c->wait.next = NULL;
+  c->wait.ev = SIM_EVENT_NONE;
+  c->wait.id = id;
+  c->wait.deadline_ns = deadline_ns;
+  c->wait.stream = stream;
   if (q->tail != NULL)
-    q->tail->wait_next = c;
+    q->tail->wait.next = c;
   else
     q->head = c;
   q->tail = c;
   int64_t now = sim_now_ns(w->k);
   int64_t timeout = retry_config_target(c->edge->policy)->limit.block_timeout_ns;
   int64_t until = timeout >= RETRY_NEVER - now ? RETRY_NEVER : now + timeout;
-  if (c->deadline_ns < until) until = c->deadline_ns;
+  if (deadline_ns < until) until = deadline_ns;
   if (until == RETRY_NEVER) return;
-  c->wait_ev = sim_event_schedule(w->k, until < now ? now : until, ev_wait_over, c, 0);
-  if (c->wait_ev == SIM_EVENT_NONE) model__fail(w, RETRY_ENOMEM, "out of memory for events");
+  c->wait.ev = sim_event_schedule(w->k, until < now ? now : until, ev_wait_over, c, 0);
+  if (c->wait.ev == SIM_EVENT_NONE) model__fail(w, RETRY_ENOMEM, "out of memory for events");
 }
 
 /* }================================================================== */
@@ -656,11 +685,8 @@ int model__call_start(model_world *w, const mw_call_args *a) {
     model__fail(w, RETRY_ENOMEM, "out of memory for calls in flight");
     return -1;
   }
-  mw_engine *e = c->eng;
-  c->w = w;
   c->edge = edge;
   c->method = a->method;
-  c->stream_items = a->stream_items;
   c->done_ctx = a->done_ctx;
   c->slot = a->slot;
   c->op = a->op;
@@ -668,54 +694,63 @@ int model__call_start(model_world *w, const mw_call_args *a) {
   c->reqs = NULL;
   c->last_replica = -1;
   c->top = a->top;
-  c->criticality = a->criticality;
+  c->criticality = (int8_t)a->criticality;
   c->measured = measured;
+  c->waiting = false;
+  c->traced = false;
   /* A policy without retries still decides what counts as OK, so it must speak the callee's
    * space; the loader guarantees that for retry and hedging policies. */
-  e->own_policy = NULL;
+  const retry_policy *p;
+  c->own_policy = false;
   if (mc != NULL && (mc->policy.kind != RETRY_POLICY_NONE || mc->policy.space == callee_space)) {
-    c->policy = &mc->policy;
+    p = &mc->policy;
   } else if (mc == NULL) {
-    c->policy = &w->pools.none[callee_space == RETRY_SPACE_HTTP];
+    p = &w->pools.none[callee_space == RETRY_SPACE_HTTP];
   } else {
     /* A policy without retries in the other space: a copy in the callee's space. */
-    e->own_policy = model__pool_get(&w->pools.policies);
-    if (e->own_policy == NULL) {
+    retry_policy *own = model__pool_get(&w->pools.policies);
+    if (own == NULL) {
       model__pool_put(&w->pools.calls, c);
       model__fail(w, RETRY_ENOMEM, "out of memory for calls in flight");
       return -1;
     }
-    *e->own_policy = mc->policy;
-    e->own_policy->space = callee_space;
-    c->policy = e->own_policy;
+    *own = mc->policy;
+    own->space = callee_space;
+    p = own;
+    c->own_policy = true;
+  }
+  mw_waitq *q = call_waitq(c);
+  /* The ext: what the engine needs for this policy and target, and what the model keeps of
+   * the rarer figures (a request size, a reply's messages, tracing, a wait). */
+  retry_call_opts probe;
+  memset(&probe, 0, sizeof probe);
+  probe.stream = a->stream;
+  mw_call_ext *x = NULL;
+  if (retry_call_ext_needed(p, a->target, &probe) || w->trace.record != NULL ||
+      a->request_bytes != 0 || a->stream_items != 0 || q != NULL) {
+    x = model__pool_get(&w->pools.exts);
+    if (x == NULL) {
+      if (c->own_policy) model__pool_put(&w->pools.policies, (void *)(uintptr_t)p);
+      model__pool_put(&w->pools.calls, c);
+      model__fail(w, RETRY_ENOMEM, "out of memory for calls in flight");
+      return -1;
+    }
+    x->request_bytes = a->request_bytes;
+    x->stream_items = a->stream_items;
+    x->begin_ns = now;
+    x->trace_depth = 0;
+    x->trace_parent = 0;
+    x->trace_parent_attempt = 0;
   }
   model__op_ref(a->op);
-  e->request_bytes = a->request_bytes;
-  e->wake = SIM_EVENT_NONE;
-  e->wake_ns = RETRY_NEVER;
-  e->traced = false;
-  e->trace_depth = 0;
-  e->trace_parent = 0;
-  e->trace_parent_attempt = 0;
+  c->wake = SIM_EVENT_NONE;
+  c->wake_ns = RETRY_NEVER;
   if (measured) edge->stats->calls++;
-  c->id = id;
-  c->begin_ns = now;
-  c->deadline_ns = a->deadline_ns;
-  c->stream = a->stream;
-  c->waiting = false;
-  c->wait_next = NULL;
-  c->wait_ev = SIM_EVENT_NONE;
-  c->waitq = NULL;
-  mw_channel *ch = a->ch;
-  size_t ti = a->top ? 0 : (size_t)a->slot; /* the target's index in the channel */
-  if (ch->waitq != NULL && ti < ch->n_targets && ch->waitq[ti].on) {
-    c->waitq = &ch->waitq[ti];
-    if (c->waitq->head != NULL || !limit_has_permit(c->waitq->t, now)) {
-      call_wait(w, c);
-      return 0;
-    }
+  if (q != NULL && (q->head != NULL || !limit_has_permit(q->t, now))) {
+    call_wait(w, c, q, p, id, a->deadline_ns, a->stream, x);
+    return 0;
   }
-  call_engine_start(w, c, a->target);
+  call_engine_start(w, c, a->target, p, id, a->deadline_ns, a->stream, x);
   return 0;
 }
 

@@ -212,55 +212,70 @@ static inline retry_target *model__channel_target(const mw_channel *ch, size_t j
   return ch->targets != NULL && j < ch->n_targets ? ch->targets[j] : NULL;
 }
 
-/* What a call runs its retry engine with. */
-typedef struct mw_engine {
-  retry_call rc;            /* the engine's state for this call */
-  retry_policy *own_policy; /* from the world's policies pool (freed with the call), or NULL */
-  sim_event_handle wake;    /* the engine's timer */
-  int64_t wake_ns;          /* its time, RETRY_NEVER when none */
-  int64_t request_bytes;    /* for the engine's buffer limit */
+/* What only some calls hold: the engine's optional state (retry_call_ext, which hedging,
+ * the Envoy and AWS budgets, the limiters and traces need) and the model's own figures that
+ * most calls do not have (a request size, a reply's stream messages, tracing, a wait for a
+ * blocking limiter's permit). From the world's pool (w->pools.exts), only for a call that
+ * needs one (model_call.c); the call's rc.ext points to its first member. */
+typedef struct mw_call_ext {
+  retry_call_ext rx;     /* the engine's: first, so that rc.ext is this record */
+  int64_t request_bytes; /* for the engine's buffer limit (0 for a call without one) */
+  int64_t stream_items;  /* messages of a full reply (0 for a call without one) */
+  int64_t begin_ns;      /* when the call was made: its latency counts a wait */
   /* tracing (model_trace.c): written only while a trace sink is installed */
   uint64_t trace_parent;        /* model_trace_call.parent_id */
   int32_t trace_depth;          /* model_trace_call.depth */
   int32_t trace_parent_attempt; /* model_trace_call.parent_attempt */
-  bool traced;                  /* its decisions go to the sink */
-} mw_engine;
+} mw_call_ext;
+
+/* A call waiting for a permit of a blocking limiter has not started in the engine: the
+ * engine's storage holds what its start needs instead (model_call.c, call_wait). */
+typedef struct mw_wait {
+  mw_call_ext *ext;           /* the call's (a target with a limiter needs one) */
+  const retry_policy *policy; /* what the engine is started with */
+  mw_call *next;              /* the next call waiting in the same queue */
+  sim_event_handle ev;        /* the timer of its wait */
+  uint64_t id;
+  int64_t deadline_ns;
+  retry_stream_kind stream;
+} mw_wait;
 
 /* A logical call run by the retry engine. A call without a policy, without channel state and
  * not traced (a "bare" call, the commonest kind deep in a call graph) has no mw_call: its one
- * request is the call (mw_req.bare, model_call.c), which saves about 380 bytes per call in
- * flight. Every field is set by model__call_start (the pool does not zero it). */
+ * request is the call (mw_req.bare, model_call.c). Every field is set by model__call_start
+ * (the pool does not zero it). What the engine keeps it does not repeat: the policy, the
+ * deadline and the start are rc's; the world is the edge's; the queue of a blocking limiter
+ * is found through the channel. */
 struct mw_call {
-  mw_engine eng[1]; /* the engine's state (an array so that c->eng reads as a pointer) */
+  union {
+    retry_call rc; /* the engine's state, once started */
+    mw_wait wait;  /* while waiting for a blocking limiter's permit (waiting set) */
+  };
   /* the rest ordered by size so that nothing pads: a call in flight is held by the thousand */
-  model_world *w;
-  const retry_policy *policy; /* the method's, the world's "no retries", or own_policy */
   mw_edge *edge;
   const char *method;
-  int64_t stream_items; /* messages of a full reply */
-  void *done_ctx;       /* the caller's context (mw_end.done_ctx) */
-  mw_op *op;            /* ledger operation (one reference held) */
-  mw_channel *ch;       /* the caller's channel: streams (borrowed) */
-  mw_req *reqs;         /* attempts in flight (the caller still waits for them) */
-  /* a blocking limiter (model_call.c): the call's queue (NULL when its target's limiter does
-   * not block), the next call waiting in it, the timer of its wait, and what the engine is
-   * started with once it gets a permit or gives up */
-  mw_waitq *waitq;
-  mw_call *wait_next;
-  sim_event_handle wait_ev;
-  uint64_t id;
-  int64_t begin_ns;         /* when the call was made: its latency counts the wait */
-  int64_t deadline_ns;      /* the call's absolute deadline */
-  int32_t slot;             /* the caller's index for it (a method, a downstream call) */
-  int32_t criticality;      /* given to each attempt (model_criticality; 0 unset) */
-  int32_t last_replica;     /* replica of the latest attempt, -1 before the first */
-  retry_stream_kind stream; /* the call's stream kind, for the engine's start */
-  bool top;                 /* a top-level call (made by a client population) */
-  bool measured;            /* started at or after the warmup: counted in the results */
-  bool waiting;             /* in waitq, not yet started in the engine */
+  void *done_ctx;        /* the caller's context (mw_end.done_ctx) */
+  mw_op *op;             /* ledger operation (one reference held) */
+  mw_channel *ch;        /* the caller's channel: streams (borrowed) */
+  mw_req *reqs;          /* attempts in flight (the caller still waits for them) */
+  sim_event_handle wake; /* the engine's timer */
+  int64_t wake_ns;       /* its time, RETRY_NEVER when none */
+  int32_t slot;          /* the caller's index for it (a method, a downstream call) */
+  int8_t criticality;    /* given to each attempt (model_criticality; 0 unset) */
+  int8_t last_replica;   /* replica of the latest attempt, -1 before the first */
+  bool top : 1;          /* a top-level call (made by a client population) */
+  bool measured : 1;     /* started at or after the warmup: counted in the results */
+  bool waiting : 1;      /* in its limiter's queue, not yet started in the engine */
+  bool traced : 1;       /* its decisions go to the trace sink */
+  bool own_policy : 1;   /* rc.policy is from the world's policies pool (freed with it) */
 };
 
-static inline bool model__call_traced(const mw_call *c) { return c->eng->traced; }
+/* The call's mw_call_ext once the engine holds it (NULL for a call without one). */
+static inline mw_call_ext *model__call_ext(const mw_call *c) {
+  return (mw_call_ext *)(void *)c->rc.ext;
+}
+
+static inline bool model__call_traced(const mw_call *c) { return c->traced; }
 
 /* Where a request is on the server side. */
 typedef enum mw_req_state {
@@ -464,6 +479,7 @@ struct model_world {
   /* Calls, requests and ledger operations in flight: owns every chunk. */
   struct mw_pools {
     mw_pool calls, reqs, ops;
+    mw_pool exts; /* the calls' mw_call_ext, for the calls that need one */
     /* Policies of calls whose method's policy keeps no retries but speaks another space than
      * the callee (a copy with the callee's space, held by the call); rare. */
     mw_pool policies;

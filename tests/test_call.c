@@ -844,11 +844,172 @@ static void test_call_layers_worst_case_is_the_product_of_attempts(void **state)
   assert_true(retry_policy_layers_worst_case(many, 8) == UINT64_MAX); /* saturates */
 }
 
+/* {==================================================================
+ * The optional state (retry_call_ext)
+ * =================================================================== */
+
+static retry_target *target_with(bool throttle, bool breaker, retry_budget_kind budget,
+                                 bool limit) {
+  retry_target_config tc;
+  retry_target_config_init(&tc);
+  tc.has_throttle = throttle;
+  tc.throttle.max_milli_tokens = 10000;
+  tc.throttle.token_ratio_milli = 100;
+  if (breaker) {
+    tc.has_breaker = true;
+    retry_breaker_config_init(&tc.breaker, RETRY_BREAKER_CONSECUTIVE);
+    tc.breaker.failure_threshold = 5;
+  }
+  tc.budget = budget;
+  retry_aws_quota_config_init(&tc.aws);
+  retry_finagle_budget_config_init(&tc.finagle);
+  retry_envoy_budget_config_init(&tc.envoy);
+  if (limit) retry_target_config_set_limit(&tc, RETRY_LIMIT_AIMD);
+  retry_target *t = retry_target_create(&tc, 0, NULL, NULL);
+  assert_non_null(t);
+  return t;
+}
+
+static void test_call_ext_needed_only_for_the_features_that_use_it(void **state) {
+  (void)state;
+  retry_policy retry, hedge, none;
+  kit_policy(&retry);
+  retry_policy_init(&hedge, RETRY_SPACE_GRPC);
+  hedge.kind = RETRY_POLICY_HEDGE;
+  retry_policy_set_max_attempts(&hedge, 3, RETRY_GRPC_MAX_ATTEMPTS_LIMIT);
+  retry_policy_init(&none, RETRY_SPACE_GRPC);
+  retry_call_opts o = opts_make("/svc/M", RETRY_NEVER);
+  retry_target *plain = target_with(true, true, RETRY_BUDGET_NONE, false);
+  retry_target *envoy = target_with(false, false, RETRY_BUDGET_ENVOY, false);
+  retry_target *aws = target_with(false, false, RETRY_BUDGET_AWS, false);
+  retry_target *finagle = target_with(false, false, RETRY_BUDGET_FINAGLE, false);
+  retry_target *limit = target_with(false, false, RETRY_BUDGET_NONE, true);
+  assert_false(retry_call_ext_needed(&retry, NULL, &o));
+  assert_false(retry_call_ext_needed(&none, NULL, &o));
+  assert_false(retry_call_ext_needed(&retry, plain, &o));
+  assert_false(retry_call_ext_needed(&retry, finagle, &o));
+  assert_true(retry_call_ext_needed(&hedge, NULL, &o));
+  assert_true(retry_call_ext_needed(&retry, envoy, &o));
+  assert_true(retry_call_ext_needed(&retry, aws, &o));
+  assert_true(retry_call_ext_needed(&retry, limit, &o));
+  o.stream = RETRY_STREAM_SERVER; /* streams need none: their counts are the call's */
+  assert_false(retry_call_ext_needed(&retry, plain, &o));
+  o.trace = (retry_trace_fn)(uintptr_t)1; /* only compared with NULL here */
+  assert_true(retry_call_ext_needed(&retry, NULL, &o));
+  retry_target_destroy(plain);
+  retry_target_destroy(envoy);
+  retry_target_destroy(aws);
+  retry_target_destroy(finagle);
+  retry_target_destroy(limit);
+}
+
+/* A call that needs no ext decides exactly as the same call given one: every figure of
+ * every call of a run of calls sharing a throttle and a breaker, with server streams and
+ * headers, jitter drawn from the same stream. */
+static void test_call_without_ext_decides_as_with_one(void **state) {
+  (void)state;
+  retry_policy p;
+  grpc_policy(&p, 4, 10, 100, 2.0, RETRY_JITTER_FULL);
+  retry_status_set_add(&p.retryable, RETRY_SPACE_GRPC, RETRY_GRPC_RESOURCE_EXHAUSTED);
+  p.retry_streaming = true;
+  p.idempotent_methods = kit_idempotent;
+  p.n_idempotent_methods = 2;
+  p.has_idempotent_allowlist = true;
+  retry_target *lean = target_with(true, true, RETRY_BUDGET_NONE, false);
+  retry_target *full = target_with(true, true, RETRY_BUDGET_NONE, false);
+  test_rng rl, rf;
+  int differing_runs = 0;
+  for (int i = 0; i < 60; i++) {
+    script_attempt steps[3] = {
+        script_step(5 + i % 7, RETRY_GRPC_UNAVAILABLE),
+        script_step(3, i % 3 == 0 ? RETRY_GRPC_RESOURCE_EXHAUSTED : RETRY_GRPC_UNAVAILABLE),
+        script_step(4, i % 4 == 0 ? RETRY_GRPC_OK : RETRY_GRPC_INTERNAL)};
+    steps[0].stream_items = i % 5;
+    steps[1].stream_items = i % 3;
+    if (i % 6 == 5) steps[1].headers_at_ns = 1 * MS;
+    retry_call_opts o = opts_make("/lab.Payments/Export", i % 9 == 0 ? 40 * MS : RETRY_NEVER);
+    o.stream = i % 2 ? RETRY_STREAM_SERVER : RETRY_STREAM_UNARY;
+    o.rng = test_rng_make(&rl, 100 + (uint64_t)i);
+    assert_false(retry_call_ext_needed(&p, lean, &o));
+    script_result a, b;
+    assert_int_equal(script_run(&p, lean, &o, (int64_t)i * S, steps, 3, &a), 0);
+    assert_null(a.call.ext);
+    o.rng = test_rng_make(&rf, 100 + (uint64_t)i);
+    o.ext = script_ext();
+    assert_int_equal(script_run(&p, full, &o, (int64_t)i * S, steps, 3, &b), 0);
+    assert_ptr_equal(b.call.ext, o.ext);
+    assert_int_equal(a.status, b.status);
+    assert_int_equal(a.reason, b.reason);
+    assert_int_equal(a.end_ns, b.end_ns);
+    assert_int_equal(a.attempts, b.attempts);
+    assert_int_equal(a.cancelled, b.cancelled);
+    assert_int_equal(a.stream_items, b.stream_items);
+    assert_int_equal(a.stream_duplicates, b.stream_duplicates);
+    assert_memory_equal(a.send_ns, b.send_ns, sizeof a.send_ns);
+    assert_int_equal(a.call.n_retries, b.call.n_retries);
+    assert_int_equal(a.call.backoff_total_ns, b.call.backoff_total_ns);
+    retry_target_stats sa, sb;
+    retry_target_stats_get(lean, a.end_ns, &sa);
+    retry_target_stats_get(full, b.end_ns, &sb);
+    assert_int_equal(sa.throttle_milli_tokens, sb.throttle_milli_tokens);
+    assert_int_equal(sa.breaker, sb.breaker);
+    assert_int_equal(sa.in_flight, sb.in_flight);
+    if (a.attempts != 1 || a.stream_duplicates > 0) differing_runs++;
+  }
+  assert_true(differing_runs > 10); /* retries, replays and duplicates were exercised */
+  retry_target_destroy(lean);
+  retry_target_destroy(full);
+}
+
+/* A retry policy may make more attempts than hedging's 64-bit mask holds (maxAttemptsLimit
+ * lifts the cap to 1000): without an ext the one attempt in flight is the last one sent. */
+static void test_call_without_ext_runs_past_64_attempts(void **state) {
+  (void)state;
+  retry_policy p;
+  grpc_policy(&p, 1000, 1, 1, 1.0, RETRY_JITTER_NONE);
+  retry_policy_set_max_attempts(&p, 200, 1000);
+  retry_call_opts o = opts_make("/svc/M", RETRY_NEVER);
+  retry_call c;
+  retry_decision d;
+  retry_call_start(&c, &p, NULL, &o, 0, &d);
+  int64_t now = 0;
+  int sends = 0;
+  while (d.action != RETRY_ACTION_DONE) {
+    if (d.action == RETRY_ACTION_SEND) {
+      sends++;
+      assert_int_equal(d.attempt, sends);
+      assert_int_equal(c.n_in_flight, 1);
+      /* an attempt not in flight (the one before) changes nothing */
+      if (sends > 1) {
+        retry_outcome stale;
+        retry_outcome_init(&stale, RETRY_GRPC_UNAVAILABLE);
+        retry_call_on_outcome(&c, sends - 1, &stale, now, &d);
+        assert_int_equal(d.action, RETRY_ACTION_WAIT);
+        assert_int_equal(c.n_in_flight, 1);
+      }
+      retry_outcome out;
+      retry_outcome_init(&out, RETRY_GRPC_UNAVAILABLE);
+      now += MS;
+      retry_call_on_outcome(&c, sends, &out, now, &d);
+    } else {
+      now = d.wake_ns;
+      retry_call_wake(&c, now, &d);
+    }
+  }
+  assert_int_equal(sends, 200);
+  assert_int_equal(c.n_attempts, 200);
+  assert_int_equal(c.n_in_flight, 0);
+  assert_int_equal(c.reason, RETRY_STOP_MAX_ATTEMPTS);
+}
+
 /* }================================================================== */
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_call_retries_only_retryable_statuses_of_idempotent_methods),
+      cmocka_unit_test(test_call_ext_needed_only_for_the_features_that_use_it),
+      cmocka_unit_test(test_call_without_ext_decides_as_with_one),
+      cmocka_unit_test(test_call_without_ext_runs_past_64_attempts),
       cmocka_unit_test(test_call_allowlisted_method_keeps_its_retries),
       cmocka_unit_test(test_call_deadline_spans_all_attempts),
       cmocka_unit_test(test_call_breaker_counts_attempts_not_calls),

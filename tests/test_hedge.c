@@ -27,6 +27,7 @@ static retry_call_opts opts_make(int64_t deadline_ns) {
   o.method = "/svc/Get";
   o.deadline_ns = deadline_ns;
   o.rng = test_rng_make(&g_rng, 9);
+  o.ext = script_ext();
   return o;
 }
 
