@@ -395,8 +395,7 @@ static void call_done(model_world *w, mw_call *c) {
   mw_call_ext *x = model__call_ext(c);
   /* Its permit (if it held one) is free: the first waiting calls take it before anything
    * the caller starts on hearing of this one. */
-  mw_waitq *q = call_waitq(c);
-  if (q != NULL) waitq_pump(w, q);
+  if (c->limited) waitq_pump(w, call_waitq(c));
   mw_end e = {.done_ctx = c->done_ctx,
               .start_ns = x != NULL ? x->begin_ns : rc->start_ns,
               .deadline_ns = rc->deadline_ns,
@@ -720,14 +719,20 @@ int model__call_start(model_world *w, const mw_call_args *a) {
     c->own_policy = true;
   }
   mw_waitq *q = call_waitq(c);
-  /* The ext: what the engine needs for this policy and target, and what the model keeps of
-   * the rarer figures (a request size, a reply's messages, tracing, a wait). */
-  retry_call_opts probe;
-  memset(&probe, 0, sizeof probe);
-  probe.stream = a->stream;
+  c->limited = q != NULL;
+  /* The ext: what the engine needs for this policy and target (the target's part asked once
+   * per edge: its holders share one config), and what the model keeps of the rarer figures
+   * (a request size, a reply's messages, tracing, a wait). */
+  if (edge->target_ext == 0) {
+    retry_call_opts probe;
+    memset(&probe, 0, sizeof probe);
+    retry_policy plain;
+    retry_policy_init(&plain, callee_space);
+    edge->target_ext = retry_call_ext_needed(&plain, a->target, &probe) ? 2 : 1;
+  }
   mw_call_ext *x = NULL;
-  if (retry_call_ext_needed(p, a->target, &probe) || w->trace.record != NULL ||
-      a->request_bytes != 0 || a->stream_items != 0 || q != NULL) {
+  if ((edge->target_ext == 2 && a->target != NULL) || p->kind == RETRY_POLICY_HEDGE ||
+      w->trace.record != NULL || a->request_bytes != 0 || a->stream_items != 0 || q != NULL) {
     x = model__pool_get(&w->pools.exts);
     if (x == NULL) {
       if (c->own_policy) model__pool_put(&w->pools.policies, (void *)(uintptr_t)p);

@@ -136,6 +136,10 @@ typedef struct mw_edge {
   /* Its policy has no retry budget (and no adaptive throttling): model__gauge_read reads the
    * throttle and the breaker alone. */
   bool gauge_no_budget;
+  /* Whether its holders' calls need a retry_call_ext for the target's sake (its config, the
+   * same for every holder: retry_call_ext_needed), 0 until its first call asks (model_call.c),
+   * then 1 (no) or 2 (yes). */
+  uint8_t target_ext;
 } mw_edge;
 
 /* Reads t's figures (t not NULL) for the sums of its edge e. A policy with neither budget
@@ -268,6 +272,7 @@ struct mw_call {
   bool waiting : 1;      /* in its limiter's queue, not yet started in the engine */
   bool traced : 1;       /* its decisions go to the trace sink */
   bool own_policy : 1;   /* rc.policy is from the world's policies pool (freed with it) */
+  bool limited : 1;      /* its target's limiter blocks: call_waitq finds its queue */
 };
 
 /* The call's mw_call_ext once the engine holds it (NULL for a call without one). */

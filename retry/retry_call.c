@@ -50,9 +50,18 @@ static void event_info_init(event_info *ev, const retry_call *c, retry_trace_eve
   }
 }
 
-static void trace(const retry_call *c, const event_info *ev, int64_t now_ns,
-                  const retry_decision *d) {
-  if (!traced(c)) return;
+static void trace_emit(const retry_call *c, const event_info *ev, int64_t now_ns,
+                       const retry_decision *d);
+
+/* Hands the event's record to the call's trace function, if it has one (inline: an untraced
+ * call pays the test alone). */
+static inline void trace(const retry_call *c, const event_info *ev, int64_t now_ns,
+                         const retry_decision *d) {
+  if (traced(c)) trace_emit(c, ev, now_ns, d);
+}
+
+static void trace_emit(const retry_call *c, const event_info *ev, int64_t now_ns,
+                       const retry_decision *d) {
   retry_trace_rec rec;
   memset(&rec, 0, sizeof rec);
   rec.call_id = c->ext->id;
