@@ -15,7 +15,7 @@
 #include "models/model_int.h"
 #include "sim/sim_rng.h"
 
-static void call_apply(model_world *w, mw_call *c, const retry_decision *d);
+static void call_apply(model_world *w, mw_call *c, const retry_decision *d, int64_t armed_ns);
 static void call_outcome(model_world *w, mw_call *c, int32_t attempt, const retry_outcome *o);
 
 /* {==================================================================
@@ -197,8 +197,9 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
   }
   r->call_next = c->reqs;
   c->reqs = r;
-  req_launch(w, r, c->edge, attempt, attempt_deadline_ns, c->top, c->measured,
-             attempt > 1 && c->rc.policy->kind == RETRY_POLICY_RETRY, sim_rng_gsl(&c->ch->rng_net));
+  req_launch(w, r, c->edge, attempt, attempt_deadline_ns, c->flags & MW_CALL_TOP,
+             c->flags & MW_CALL_MEASURED, attempt > 1 && c->rc.policy->kind == RETRY_POLICY_RETRY,
+             sim_rng_gsl(&c->ch->rng_net));
 }
 
 /* The reply is handed to the engine exactly as a transport would: the status in the callee's
@@ -383,11 +384,14 @@ static void call_report(model_world *w, mw_edge *edge, mw_end *e) {
  * valid until the parent returns because it goes back to the pool only afterwards. */
 static void waitq_pump(model_world *w, mw_waitq *q);
 
-/* The queue of c's blocking limiter, or NULL when its target's limiter does not block. */
-static mw_waitq *call_waitq(const mw_call *c) {
-  const mw_channel *ch = c->ch;
-  size_t ti = c->top ? 0 : (size_t)c->slot; /* the target's index in the channel */
+/* The queue of the blocking limiter of a call on channel ch (top-level or the caller's call
+ * slot), or NULL when its target's limiter does not block. */
+static mw_waitq *waitq_of(const mw_channel *ch, bool top, int32_t slot) {
+  size_t ti = top ? 0 : (size_t)slot; /* the target's index in the channel */
   return ch->waitq != NULL && ti < ch->n_targets && ch->waitq[ti].on ? &ch->waitq[ti] : NULL;
+}
+static mw_waitq *call_waitq(const mw_call *c) {
+  return waitq_of(c->ch, model__call_top(c), c->slot);
 }
 
 static void call_done(model_world *w, mw_call *c) {
@@ -395,22 +399,23 @@ static void call_done(model_world *w, mw_call *c) {
   mw_call_ext *x = model__call_ext(c);
   /* Its permit (if it held one) is free: the first waiting calls take it before anything
    * the caller starts on hearing of this one. */
-  if (c->limited) waitq_pump(w, call_waitq(c));
+  if (c->flags & MW_CALL_LIMITED) waitq_pump(w, call_waitq(c));
   mw_end e = {.done_ctx = c->done_ctx,
               .start_ns = x != NULL ? x->begin_ns : rc->start_ns,
               .deadline_ns = rc->deadline_ns,
-              .stream_items = rc->stream_items,
-              .stream_duplicates = rc->stream_duplicates,
+              .stream_items = retry_call_stream_items(rc),
+              .stream_duplicates = retry_call_stream_duplicates(rc),
               .slot = c->slot,
               .status = rc->status,
-              .retries = rc->n_retries,
-              .hedges = rc->n_hedges,
+              .retries = retry_call_retries(rc),
+              .hedges = retry_call_hedges(rc),
               .space = rc->policy->space,
               .reason = rc->reason,
-              .measured = c->measured};
+              .measured = (c->flags & MW_CALL_MEASURED) != 0};
   call_report(w, c->edge, &e);
   model__op_unref(w, c->op);
-  if (c->own_policy) model__pool_put(&w->pools.policies, (void *)(uintptr_t)rc->policy);
+  if (c->flags & MW_CALL_OWN_POLICY)
+    model__pool_put(&w->pools.policies, (void *)(uintptr_t)rc->policy);
   if (x != NULL) model__pool_put(&w->pools.exts, x);
   model__pool_put(&w->pools.calls, c);
 }
@@ -447,10 +452,11 @@ static void bare_end(model_world *w, mw_req *r, int32_t status, int64_t items) {
 static void call_outcome(model_world *w, mw_call *c, int32_t attempt, const retry_outcome *o) {
   retry_decision d;
   mw_gauge g = {0, 0, 0, 0};
+  int64_t armed = c->rc.next_send_ns; /* the timer's time, if one is armed */
   gauge_enter(c->edge, c->rc.target, &g);
   retry_call_on_outcome(&c->rc, attempt, o, sim_now_ns(w->k), &d);
   gauge_leave(c->edge, c->rc.target, &g);
-  call_apply(w, c, &d);
+  call_apply(w, c, &d, armed);
 }
 
 /* A call the engine ended at a later time (a client that sleeps until its deadline). */
@@ -466,45 +472,46 @@ static void ev_call_wake(sim_kernel *k, void *obj, uint64_t arg) {
   (void)arg;
   mw_call *c = obj;
   c->wake = SIM_EVENT_NONE;
-  c->wake_ns = RETRY_NEVER;
   retry_decision d;
   mw_gauge g = {0, 0, 0, 0};
   gauge_enter(c->edge, c->rc.target, &g);
   retry_call_wake(&c->rc, sim_now_ns(k), &d);
   gauge_leave(c->edge, c->rc.target, &g);
-  call_apply(c->edge->w, c, &d);
+  call_apply(c->edge->w, c, &d, RETRY_NEVER);
 }
 
-/* Each decision's wake time replaces the previous timer; an unchanged time keeps it. */
-static void call_set_wake(model_world *w, mw_call *c, int64_t wake_ns) {
-  mw_call *e = c;
-  if (wake_ns == e->wake_ns && e->wake != SIM_EVENT_NONE) return;
-  sim_event_cancel(w->k, e->wake);
-  e->wake = SIM_EVENT_NONE;
-  e->wake_ns = wake_ns;
+/* Each decision's wake time replaces the previous timer; an unchanged time keeps it. The
+ * timer armed (c->wake) is always at the engine's next_send_ns as the decision before left
+ * it, since every decision's wake_ns is its next_send_ns and nothing else moves it: so
+ * armed_ns, read before the engine decided, is the armed timer's time (any value when none
+ * is armed), and the call keeps no copy of it. */
+static void call_set_wake(model_world *w, mw_call *c, int64_t wake_ns, int64_t armed_ns) {
+  if (c->wake != SIM_EVENT_NONE && wake_ns == armed_ns) return;
+  sim_event_cancel(w->k, c->wake);
+  c->wake = SIM_EVENT_NONE;
   if (wake_ns == RETRY_NEVER) return;
   int64_t now = sim_now_ns(w->k);
-  e->wake = sim_event_schedule(w->k, wake_ns < now ? now : wake_ns, ev_call_wake, c, 0);
-  if (e->wake == SIM_EVENT_NONE) model__fail(w, RETRY_ENOMEM, "out of memory for events");
+  c->wake = sim_event_schedule(w->k, wake_ns < now ? now : wake_ns, ev_call_wake, c, 0);
+  if (c->wake == SIM_EVENT_NONE) model__fail(w, RETRY_ENOMEM, "out of memory for events");
 }
 
 /* Carries out one decision. The engine has already updated its own view (attempts in flight,
  * budgets, throttle); this only mirrors it in virtual time: requests, timers, abandonment. */
-static void call_apply(model_world *w, mw_call *c, const retry_decision *d) {
+static void call_apply(model_world *w, mw_call *c, const retry_decision *d, int64_t armed_ns) {
   switch (d->action) {
     case RETRY_ACTION_SEND:
       /* cancel_others on a SEND (a hedge after commit is impossible) means every attempt
        * in flight is dropped before the new one goes out. */
       if (d->cancel_others) call_abandon_all(w, c, 0);
       req_send(w, c, d->attempt, d->attempt_deadline_ns);
-      call_set_wake(w, c, d->wake_ns);
+      call_set_wake(w, c, d->wake_ns, armed_ns);
       return;
     case RETRY_ACTION_WAIT:
       if (d->cancel_others) call_abandon_all(w, c, d->attempt);
-      call_set_wake(w, c, d->wake_ns);
+      call_set_wake(w, c, d->wake_ns, armed_ns);
       return;
     case RETRY_ACTION_DONE:
-      call_set_wake(w, c, RETRY_NEVER);
+      call_set_wake(w, c, RETRY_NEVER, armed_ns);
       call_abandon_all(w, c, 0);
       if (d->done_ns > sim_now_ns(w->k)) {
         if (sim_event_schedule(w->k, d->done_ns, ev_call_done, c, 0) == SIM_EVENT_NONE)
@@ -579,6 +586,7 @@ static void call_engine_start(model_world *w, mw_call *c, retry_target *t, const
   o.deadline_ns = deadline_ns;
   o.rng = sim_rng_adapter(sim_rng_gsl(&c->ch->rng_engine));
   o.ext = x != NULL ? &x->rx : NULL;
+  o.stream_items = x != NULL; /* the calls whose replies may carry messages have one */
   if (w->trace.record != NULL) {
     /* The sink sees the call before the engine starts it: what it reads is set early
      * (retry_call_start sets the same values again). */
@@ -593,7 +601,7 @@ static void call_engine_start(model_world *w, mw_call *c, retry_target *t, const
   gauge_enter(c->edge, t, &g);
   retry_call_start(&c->rc, p, t, &o, sim_now_ns(w->k), &d);
   gauge_leave(c->edge, t, &g);
-  call_apply(w, c, &d);
+  call_apply(w, c, &d, RETRY_NEVER); /* no timer armed yet */
 }
 
 /* {==================================================================
@@ -618,7 +626,6 @@ static void waitq_release(model_world *w, mw_call *c) {
   }
   *p = c->wait.next;
   if (q->tail == c) q->tail = prev;
-  c->waiting = false;
   sim_event_cancel(w->k, c->wait.ev);
   mw_wait wt = c->wait; /* the engine's start overwrites it */
   call_engine_start(w, c, q->t, wt.policy, wt.id, wt.deadline_ns, wt.stream, wt.ext);
@@ -644,7 +651,6 @@ static void ev_wait_over(sim_kernel *k, void *obj, uint64_t arg) {
  * blockingTimeout passes or its deadline does, whichever is first. */
 static void call_wait(model_world *w, mw_call *c, mw_waitq *q, const retry_policy *p, uint64_t id,
                       int64_t deadline_ns, retry_stream_kind stream, mw_call_ext *x) {
-  c->waiting = true;
   c->wait.ext = x;
   c->wait.policy = p;
   c->wait.next = NULL;
@@ -667,6 +673,27 @@ static void call_wait(model_world *w, mw_call *c, mw_waitq *q, const retry_polic
 }
 
 /* }================================================================== */
+
+/* Finds out once per edge what every call on it needs an ext for, whatever its method: the
+ * target (its config is the same for every holder of the edge's state) and the callee's
+ * faults that send stream messages before failing (a reply of any method may then carry
+ * some). */
+static void edge_ext_needs(const model_world *w, mw_edge *edge, const retry_target *t) {
+  uint8_t needs = MW_EXT_KNOWN;
+  if (t != NULL) {
+    retry_call_opts probe;
+    memset(&probe, 0, sizeof probe);
+    retry_policy plain;
+    retry_policy_init(&plain, w->cfg->services[edge->callee].space);
+    if (retry_call_ext_needed(&plain, t, &probe)) needs |= MW_EXT_TARGET;
+  }
+  const model_service_cfg *sc = &w->cfg->services[edge->callee];
+  for (size_t i = 0; i < sc->n_faults; i++)
+    if (sc->faults[i].kind == MODEL_FAULT_FAIL && sc->faults[i].after_headers &&
+        sc->faults[i].stream_items > 0)
+      needs |= MW_EXT_FAULT_ITEMS;
+  edge->ext_needs = needs;
+}
 
 /* The engine's randomness comes from the caller's stream (a client's, or the calling
  * replica's), so jitter draws never disturb arrivals or service times. */
@@ -692,15 +719,13 @@ int model__call_start(model_world *w, const mw_call_args *a) {
   c->ch = a->ch;
   c->reqs = NULL;
   c->last_replica = -1;
-  c->top = a->top;
   c->criticality = (int8_t)a->criticality;
-  c->measured = measured;
-  c->waiting = false;
-  c->traced = false;
+  mw_waitq *q = waitq_of(a->ch, a->top, a->slot);
+  uint8_t flags = (uint8_t)((a->top ? MW_CALL_TOP : 0) | (measured ? MW_CALL_MEASURED : 0) |
+                            (q != NULL ? MW_CALL_LIMITED : 0));
   /* A policy without retries still decides what counts as OK, so it must speak the callee's
    * space; the loader guarantees that for retry and hedging policies. */
   const retry_policy *p;
-  c->own_policy = false;
   if (mc != NULL && (mc->policy.kind != RETRY_POLICY_NONE || mc->policy.space == callee_space)) {
     p = &mc->policy;
   } else if (mc == NULL) {
@@ -716,26 +741,20 @@ int model__call_start(model_world *w, const mw_call_args *a) {
     *own = mc->policy;
     own->space = callee_space;
     p = own;
-    c->own_policy = true;
+    flags |= MW_CALL_OWN_POLICY;
   }
-  mw_waitq *q = call_waitq(c);
-  c->limited = q != NULL;
+  c->flags = flags;
   /* The ext: what the engine needs for this policy and target (the target's part asked once
    * per edge: its holders share one config), and what the model keeps of the rarer figures
    * (a request size, a reply's messages, tracing, a wait). */
-  if (edge->target_ext == 0) {
-    retry_call_opts probe;
-    memset(&probe, 0, sizeof probe);
-    retry_policy plain;
-    retry_policy_init(&plain, callee_space);
-    edge->target_ext = retry_call_ext_needed(&plain, a->target, &probe) ? 2 : 1;
-  }
+  if (!(edge->ext_needs & MW_EXT_KNOWN)) edge_ext_needs(w, edge, a->target);
   mw_call_ext *x = NULL;
-  if ((edge->target_ext == 2 && a->target != NULL) || p->kind == RETRY_POLICY_HEDGE ||
-      w->trace.record != NULL || a->request_bytes != 0 || a->stream_items != 0 || q != NULL) {
+  if ((edge->ext_needs & MW_EXT_TARGET) || p->kind == RETRY_POLICY_HEDGE ||
+      w->trace.record != NULL || a->request_bytes != 0 || a->stream_items != 0 ||
+      a->stream != RETRY_STREAM_UNARY || (edge->ext_needs & MW_EXT_FAULT_ITEMS) || q != NULL) {
     x = model__pool_get(&w->pools.exts);
     if (x == NULL) {
-      if (c->own_policy) model__pool_put(&w->pools.policies, (void *)(uintptr_t)p);
+      if (flags & MW_CALL_OWN_POLICY) model__pool_put(&w->pools.policies, (void *)(uintptr_t)p);
       model__pool_put(&w->pools.calls, c);
       model__fail(w, RETRY_ENOMEM, "out of memory for calls in flight");
       return -1;
@@ -749,7 +768,6 @@ int model__call_start(model_world *w, const mw_call_args *a) {
   }
   model__op_ref(a->op);
   c->wake = SIM_EVENT_NONE;
-  c->wake_ns = RETRY_NEVER;
   if (measured) edge->stats->calls++;
   if (q != NULL && (q->head != NULL || !limit_has_permit(q->t, now))) {
     call_wait(w, c, q, p, id, a->deadline_ns, a->stream, x);

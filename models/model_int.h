@@ -136,11 +136,14 @@ typedef struct mw_edge {
   /* Its policy has no retry budget (and no adaptive throttling): model__gauge_read reads the
    * throttle and the breaker alone. */
   bool gauge_no_budget;
-  /* Whether its holders' calls need a retry_call_ext for the target's sake (its config, the
-   * same for every holder: retry_call_ext_needed), 0 until its first call asks (model_call.c),
-   * then 1 (no) or 2 (yes). */
-  uint8_t target_ext;
+  /* What every call on it needs an mw_call_ext for (MW_EXT_*), found out at its first call
+   * (model_call.c): 0 until then. */
+  uint8_t ext_needs;
 } mw_edge;
+
+#define MW_EXT_KNOWN 1       /* ext_needs is set */
+#define MW_EXT_TARGET 2      /* the holders' targets need one (retry_call_ext_needed) */
+#define MW_EXT_FAULT_ITEMS 4 /* a FAIL fault of the callee sends stream messages first */
 
 /* Reads t's figures (t not NULL) for the sums of its edge e. A policy with neither budget
  * nor adaptive throttling (e->gauge_no_budget) has only a throttle and a breaker to read:
@@ -253,7 +256,7 @@ typedef struct mw_wait {
 struct mw_call {
   union {
     retry_call rc; /* the engine's state, once started */
-    mw_wait wait;  /* while waiting for a blocking limiter's permit (waiting set) */
+    mw_wait wait;  /* while in its blocking limiter's queue (model_call.c, call_wait) */
   };
   /* the rest ordered by size so that nothing pads: a call in flight is held by the thousand */
   mw_edge *edge;
@@ -262,25 +265,26 @@ struct mw_call {
   mw_op *op;             /* ledger operation (one reference held) */
   mw_channel *ch;        /* the caller's channel: streams (borrowed) */
   mw_req *reqs;          /* attempts in flight (the caller still waits for them) */
-  sim_event_handle wake; /* the engine's timer */
-  int64_t wake_ns;       /* its time, RETRY_NEVER when none */
+  sim_event_handle wake; /* the engine's timer, at rc.next_send_ns (call_set_wake) */
   int32_t slot;          /* the caller's index for it (a method, a downstream call) */
   int8_t criticality;    /* given to each attempt (model_criticality; 0 unset) */
   int8_t last_replica;   /* replica of the latest attempt, -1 before the first */
-  bool top : 1;          /* a top-level call (made by a client population) */
-  bool measured : 1;     /* started at or after the warmup: counted in the results */
-  bool waiting : 1;      /* in its limiter's queue, not yet started in the engine */
-  bool traced : 1;       /* its decisions go to the trace sink */
-  bool own_policy : 1;   /* rc.policy is from the world's policies pool (freed with it) */
-  bool limited : 1;      /* its target's limiter blocks: call_waitq finds its queue */
+  uint8_t flags;         /* MW_CALL_*, set in one store at the start */
 };
+
+#define MW_CALL_TOP 1        /* a top-level call (made by a client population) */
+#define MW_CALL_MEASURED 2   /* started at or after the warmup: counted in the results */
+#define MW_CALL_TRACED 4     /* its decisions go to the trace sink */
+#define MW_CALL_OWN_POLICY 8 /* rc.policy is from the world's policies pool (freed with it) */
+#define MW_CALL_LIMITED 16   /* its target's limiter blocks: call_waitq finds its queue */
 
 /* The call's mw_call_ext once the engine holds it (NULL for a call without one). */
 static inline mw_call_ext *model__call_ext(const mw_call *c) {
   return (mw_call_ext *)(void *)c->rc.ext;
 }
 
-static inline bool model__call_traced(const mw_call *c) { return c->traced; }
+static inline bool model__call_traced(const mw_call *c) { return c->flags & MW_CALL_TRACED; }
+static inline bool model__call_top(const mw_call *c) { return c->flags & MW_CALL_TOP; }
 
 /* Where a request is on the server side. */
 typedef enum mw_req_state {

@@ -24,7 +24,7 @@ static void call_info(const mw_call *c, int64_t start_ns, model_trace_call *info
   info->parent_id = x->trace_parent;
   info->parent_attempt = x->trace_parent_attempt;
   info->depth = x->trace_depth;
-  info->top = c->top;
+  info->top = model__call_top(c);
   info->from = c->edge->stats->from;
   info->to = c->edge->stats->to;
   info->method = c->method;
@@ -45,7 +45,7 @@ static void call_record(void *ctx, const retry_trace_rec *rec) {
 void model__trace_call_start(model_world *w, mw_call *c, retry_call_opts *o) {
   /* A client's call is told to its client; a service's call to the request whose handler
    * made it (model_service.c, downstream_start), which is the attempt it serves. */
-  const mw_req *parent = c->top ? NULL : c->done_ctx;
+  const mw_req *parent = model__call_top(c) ? NULL : c->done_ctx;
   bool inherited = parent != NULL && parent->trace_call != 0;
   /* A call has an ext while a sink is installed (model__call_start), and its id, deadline
    * and policy are set before this (call_engine_start). */
@@ -62,7 +62,7 @@ void model__trace_call_start(model_world *w, mw_call *c, retry_call_opts *o) {
     call_info(c, sim_now_ns(w->k), &info);
     if (w->trace.select == NULL || !w->trace.select(w->trace.ctx, &info)) return;
   }
-  c->traced = true;
+  c->flags |= MW_CALL_TRACED;
   o->trace = call_record;
   o->trace_ctx = c;
 }

@@ -744,13 +744,17 @@ typedef void (*retry_trace_fn)(void *ctx, const retry_trace_rec *rec);
 int retry_trace_format(const retry_trace_rec *rec, char *buf, size_t size);
 
 /* The state only some calls use (hedging, the Envoy and AWS retry budgets, a concurrency
- * limiter, the AWS adaptive limiter, tracing), kept apart so that a call without them holds
- * none of it: caller-owned like the call, handed to retry_call_start through
- * retry_call_opts.ext when retry_call_ext_needed says so (it may be given to any call), and
- * borrowed for the life of the call. Every field is private. */
+ * limiter, the AWS adaptive limiter, tracing, stream messages), kept apart so that a call
+ * without them holds none of it: caller-owned like the call, handed to retry_call_start
+ * through retry_call_opts.ext when retry_call_ext_needed says so (it may be given to any
+ * call), and borrowed for the life of the call. Every field is private: read the stream
+ * counts with retry_call_stream_items and retry_call_stream_duplicates. */
 typedef struct retry_call_ext {
-  uint64_t id;          /* from the options: for traces */
-  retry_trace_fn trace; /* from the options, or NULL */
+  uint64_t id;               /* from the options: for traces */
+  int64_t stream_items;      /* messages delivered, replays included */
+  int64_t stream_duplicates; /* messages delivered again by a replayed stream */
+  int64_t stream_items_prev; /* messages received by earlier attempts */
+  retry_trace_fn trace;      /* from the options, or NULL */
   void *trace_ctx;
   uint64_t in_flight;               /* hedging: bit k-1, attempt k in flight */
   uint64_t budget_held;             /* Envoy: bit k-1 (hedging), bit 0 (the one attempt in
@@ -776,14 +780,18 @@ typedef struct retry_call_opts {
   retry_rng rng;            /* randomness for jitter and adaptive throttling */
   retry_trace_fn trace;     /* called on every decision, or NULL */
   void *trace_ctx;
+  bool stream_items;   /* its outcomes may report stream_items > 0 (any stream kind but unary
+                          may, whatever this says): such a call needs an ext to count them */
   retry_call_ext *ext; /* storage for the optional state: required when retry_call_ext_needed
                           is true, else may be NULL */
 } retry_call_opts;
 
 /* Whether a call of policy p on target t (NULL: none) started with o needs a retry_call_ext:
- * true for a hedging policy, a traced call (o->trace set), and a target with an Envoy or AWS
- * retry budget, a concurrency limiter or the AWS adaptive limiter; false otherwise (a retry
- * policy with a throttle, a breaker, adaptive throttling, a Finagle or Brooker budget). */
+ * true for a hedging policy, a traced call (o->trace set), a stream (o->stream not unary) or
+ * a call whose outcomes may carry stream messages (o->stream_items), and a target with an
+ * Envoy or AWS retry budget, a concurrency limiter or the AWS adaptive limiter; false
+ * otherwise (a unary retry policy with a throttle, a breaker, adaptive throttling, a Finagle
+ * or Brooker budget). An outcome of a call without an ext must report no stream messages. */
 bool retry_call_ext_needed(const retry_policy *p, const retry_target *t, const retry_call_opts *o);
 
 /* One logical call: caller-owned, fixed size, no allocation. Fields are grouped as read-only
@@ -796,12 +804,9 @@ typedef struct retry_call {
   int64_t start_ns;           /* when retry_call_start ran */
   int64_t end_ns;             /* the final decision's done_ns; RETRY_NEVER until done */
   int64_t deadline_ns;        /* absolute deadline of the call, RETRY_NEVER if none */
-  int64_t stream_items;       /* server streaming: messages delivered, replays included */
-  int64_t stream_duplicates;  /* messages delivered again by a replayed stream */
   int64_t backoff_total_ns;   /* time spent waiting between attempts */
-  int32_t n_attempts;         /* attempts sent, the original included */
-  int32_t n_retries;          /* attempts sent after a failure (retry policy) */
-  int32_t n_hedges;           /* attempts sent as hedges (hedging policy) */
+  int32_t n_attempts;         /* attempts sent, the original included (retry_call_retries and
+                                 retry_call_hedges say how many of them were which) */
   int32_t n_in_flight;        /* attempts sent and not yet reported */
   int32_t status;             /* final status once done */
   retry_stop reason;          /* stop reason once done */
@@ -815,9 +820,25 @@ typedef struct retry_call {
   uint8_t stream; /* retry_stream_kind, from the options */
   retry_rng rng;  /* from the options: jitter and adaptive throttling */
   retry_backoff_state backoff;
-  int64_t next_send_ns;      /* pending attempt or hedge time, RETRY_NEVER if none */
-  int64_t stream_items_prev; /* messages received by earlier attempts */
+  int64_t next_send_ns; /* pending attempt or hedge time, RETRY_NEVER if none */
 } retry_call;
+
+/* Attempts sent after a failure (a retry policy's attempts past the first), and attempts sent
+ * as hedges (a hedging policy's past the first). */
+static inline int32_t retry_call_retries(const retry_call *c) {
+  return c->n_attempts > 1 && c->policy->kind == RETRY_POLICY_RETRY ? c->n_attempts - 1 : 0;
+}
+static inline int32_t retry_call_hedges(const retry_call *c) {
+  return c->n_attempts > 1 && c->policy->kind == RETRY_POLICY_HEDGE ? c->n_attempts - 1 : 0;
+}
+/* Server streaming: messages delivered, replays included, and messages delivered again by a
+ * replayed stream (0 for a call without an ext, whose outcomes carry none). */
+static inline int64_t retry_call_stream_items(const retry_call *c) {
+  return c->ext != NULL ? c->ext->stream_items : 0;
+}
+static inline int64_t retry_call_stream_duplicates(const retry_call *c) {
+  return c->ext != NULL ? c->ext->stream_duplicates : 0;
+}
 
 /* Starts a logical call at now_ns and returns the first decision in d: SEND attempt 1, or
  * DONE when it is refused locally (breaker_open, throttled by adaptive throttling) or the

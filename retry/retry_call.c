@@ -268,13 +268,7 @@ static retry_stop try_send(retry_call *c, int64_t now_ns, retry_decision *d) {
     drop_pending_budget(c);
     return why;
   }
-  int32_t k = ++c->n_attempts;
-  if (k > 1) {
-    if (is_hedging(c))
-      c->n_hedges++;
-    else
-      c->n_retries++;
-  }
+  int32_t k = ++c->n_attempts; /* past the first, a hedge or a retry (retry_call_retries) */
   set_in_flight(c, k);
   retry_call_ext *x = c->ext;
   if (x != NULL) {
@@ -330,17 +324,24 @@ static bool acquire_budget(retry_call *c, int64_t now_ns, int32_t status) {
  * Start
  * =================================================================== */
 
-bool retry_call_ext_needed(const retry_policy *p, const retry_target *t, const retry_call_opts *o) {
-  if (p->kind == RETRY_POLICY_HEDGE || o->trace != NULL) return true;
+static inline bool ext_needed(const retry_policy *p, const retry_target *t,
+                              const retry_call_opts *o) {
+  if (p->kind == RETRY_POLICY_HEDGE || o->trace != NULL || o->stream != RETRY_STREAM_UNARY ||
+      o->stream_items)
+    return true;
   if (t == NULL) return false;
   return t->budget == RETRY_BUDGET_ENVOY || t->budget == RETRY_BUDGET_AWS || t->off_limit != 0 ||
          t->off_aws_adaptive != 0;
 }
 
+bool retry_call_ext_needed(const retry_policy *p, const retry_target *t, const retry_call_opts *o) {
+  return ext_needed(p, t, o);
+}
+
 void retry_call_start(retry_call *c, const retry_policy *p, retry_target *t,
                       const retry_call_opts *o, int64_t now_ns, retry_decision *d) {
   assert(c != NULL && p != NULL && o != NULL && d != NULL);
-  assert(o->ext != NULL || !retry_call_ext_needed(p, t, o));
+  assert(o->ext != NULL || !ext_needed(p, t, o));
   memset(c, 0, sizeof *c);
   c->policy = p;
   c->target = t;
@@ -609,10 +610,13 @@ void retry_call_on_outcome(retry_call *c, int32_t attempt, const retry_outcome *
   /* A restarted server stream sends from the beginning: whatever this attempt delivered that
    * an earlier attempt had already delivered is a duplicate (seed 000: [1, 2, 1, 2, 3, 4, 5]). */
   if (o->stream_items > 0) {
-    int64_t dup = o->stream_items < c->stream_items_prev ? o->stream_items : c->stream_items_prev;
-    c->stream_duplicates += dup;
-    c->stream_items += o->stream_items;
-    if (o->stream_items > c->stream_items_prev) c->stream_items_prev = o->stream_items;
+    assert(x != NULL); /* a call whose outcomes carry messages has an ext */
+    if (x != NULL) {
+      int64_t dup = o->stream_items < x->stream_items_prev ? o->stream_items : x->stream_items_prev;
+      x->stream_duplicates += dup;
+      x->stream_items += o->stream_items;
+      if (o->stream_items > x->stream_items_prev) x->stream_items_prev = o->stream_items;
+    }
   }
   if (o->headers_received && headers_commit(c)) c->committed = true;
   if (p->retry_buffer_bytes > 0 && o->request_bytes > p->retry_buffer_bytes) c->committed = true;

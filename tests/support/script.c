@@ -54,6 +54,8 @@ int script_run(const retry_policy *p, retry_target *t, const retry_call_opts *o,
   int64_t now = start_ns;
   int64_t wake = RETRY_NEVER;
   retry_call_opts opts = *o;
+  for (size_t i = 0; i < n; i++)
+    if (steps[i].stream_items > 0) opts.stream_items = true; /* counted in an ext */
   if (opts.ext == NULL && retry_call_ext_needed(p, t, &opts)) opts.ext = &r->ext;
   retry_call_start(c, p, t, &opts, now, &d);
   for (int guard = 0; guard < 10000; guard++) {
@@ -69,8 +71,8 @@ int script_run(const retry_policy *p, retry_target *t, const retry_call_opts *o,
       r->status = d.status;
       r->reason = d.reason;
       r->end_ns = d.done_ns;
-      r->stream_items = c->stream_items;
-      r->stream_duplicates = c->stream_duplicates;
+      r->stream_items = retry_call_stream_items(c);
+      r->stream_duplicates = retry_call_stream_duplicates(c);
       /* Side effects of attempts abandoned at the end that had already happened count. */
       return 0;
     }
