@@ -137,7 +137,6 @@ static void req_launch(model_world *w, mw_req *r, const mw_edge *edge, int32_t a
   r->dropped = false;
   r->status = 0;
   r->headers = false;
-  r->items = 0;
   r->ds_next = 0;
   r->ds_pending = 0;
   r->ds_status = 0;
@@ -185,7 +184,7 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
   r->call = c;
   r->op = c->op;
   model__op_ref(r->op);
-  r->method = c->method;
+  r->method = model__call_method(c);
   const mw_call_ext *x = model__call_ext(c);
   r->ok_items = x != NULL ? x->stream_items : 0;
   r->criticality = c->criticality;
@@ -199,7 +198,7 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
   c->reqs = r;
   req_launch(w, r, c->edge, attempt, attempt_deadline_ns, c->flags & MW_CALL_TOP,
              c->flags & MW_CALL_MEASURED, attempt > 1 && c->rc.policy->kind == RETRY_POLICY_RETRY,
-             sim_rng_gsl(&c->ch->rng_net));
+             sim_rng_gsl(&model__call_channel(c)->rng_net));
 }
 
 /* The reply is handed to the engine exactly as a transport would: the status in the callee's
@@ -221,7 +220,7 @@ void model__req_reply_arrived(model_world *w, mw_req *r) {
   r->timeout = SIM_EVENT_NONE;
   if (r->bare) {
     r->waiting = false;
-    bare_end(w, r, r->status, r->items);
+    bare_end(w, r, r->status, r->headers ? r->items : 0);
     req_free(w, r);
     return;
   }
@@ -236,7 +235,7 @@ void model__req_reply_arrived(model_world *w, mw_req *r) {
   o.headers_received = r->headers;
   const mw_call_ext *x = model__call_ext(c);
   o.request_bytes = x != NULL ? x->request_bytes : 0;
-  o.stream_items = r->items;
+  o.stream_items = r->headers ? r->items : 0; /* items shares ok_items' storage */
   int32_t attempt = r->attempt;
   req_free(w, r);
   call_outcome(w, c, attempt, &o);
@@ -391,7 +390,7 @@ static mw_waitq *waitq_of(const mw_channel *ch, bool top, int32_t slot) {
   return ch->waitq != NULL && ti < ch->n_targets && ch->waitq[ti].on ? &ch->waitq[ti] : NULL;
 }
 static mw_waitq *call_waitq(const mw_call *c) {
-  return waitq_of(c->ch, model__call_top(c), c->slot);
+  return waitq_of(model__call_channel(c), model__call_top(c), c->slot);
 }
 
 static void call_done(model_world *w, mw_call *c) {
@@ -567,24 +566,24 @@ static int bare_start(model_world *w, const mw_call_args *a, int64_t now, bool m
   r->method = a->method;
   r->ok_items = a->stream_items;
   r->criticality = (int8_t)a->criticality;
-  r->trace_call = 0;
-  r->trace_depth = 0;
+  r->trace_depth = 0; /* (its trace_call shares the bare fields' storage: never read) */
   req_launch(w, r, edge, 1, a->deadline_ns, a->top, measured, false, sim_rng_gsl(&a->ch->rng_net));
   return 0;
 }
 
 /* Starts call c in the engine (now, or once a blocking limiter let it go) with what its
  * start (or its wait) gave: the policy, its id, deadline and stream kind, and its ext. */
-static void call_engine_start(model_world *w, mw_call *c, retry_target *t, const retry_policy *p,
-                              uint64_t id, int64_t deadline_ns, retry_stream_kind stream,
-                              mw_call_ext *x) {
+static void call_engine_start(model_world *w, mw_call *c, mw_channel *ch, retry_target *t,
+                              const retry_policy *p, const char *method, uint64_t id,
+                              int64_t deadline_ns, retry_stream_kind stream, mw_call_ext *x) {
   retry_call_opts o;
   memset(&o, 0, sizeof o);
   o.call_id = id;
-  o.method = c->method;
+  o.method = method;
   o.stream = stream;
   o.deadline_ns = deadline_ns;
-  o.rng = sim_rng_adapter(sim_rng_gsl(&c->ch->rng_engine));
+  /* the channel's engine stream: model__call_channel finds the channel from it */
+  o.rng = sim_rng_adapter(sim_rng_gsl(&ch->rng_engine));
   o.ext = x != NULL ? &x->rx : NULL;
   o.stream_items = x != NULL; /* the calls whose replies may carry messages have one */
   if (w->trace.record != NULL) {
@@ -618,7 +617,7 @@ static bool limit_has_permit(const retry_target *t, int64_t now) {
 /* Takes c out of its queue (it is there) and starts it in the engine: with a permit, or, at
  * the end of its wait, to be refused (THROTTLED, or DEADLINE once the deadline has come). */
 static void waitq_release(model_world *w, mw_call *c) {
-  mw_waitq *q = call_waitq(c);
+  mw_waitq *q = waitq_of(c->wait.ch, model__call_top(c), c->slot);
   mw_call **p = &q->head, *prev = NULL;
   while (*p != c) {
     prev = *p;
@@ -628,7 +627,8 @@ static void waitq_release(model_world *w, mw_call *c) {
   if (q->tail == c) q->tail = prev;
   sim_event_cancel(w->k, c->wait.ev);
   mw_wait wt = c->wait; /* the engine's start overwrites it */
-  call_engine_start(w, c, q->t, wt.policy, wt.id, wt.deadline_ns, wt.stream, wt.ext);
+  call_engine_start(w, c, wt.ch, q->t, wt.policy, model__call_method(c), wt.id, wt.deadline_ns,
+                    wt.stream, wt.ext);
 }
 
 /* While q's limiter has a permit, its first waiting call takes it. The limit can have grown
@@ -649,9 +649,11 @@ static void ev_wait_over(sim_kernel *k, void *obj, uint64_t arg) {
 
 /* Queues c (the limiter is full, or others wait before it) until a permit comes, its
  * blockingTimeout passes or its deadline does, whichever is first. */
-static void call_wait(model_world *w, mw_call *c, mw_waitq *q, const retry_policy *p, uint64_t id,
-                      int64_t deadline_ns, retry_stream_kind stream, mw_call_ext *x) {
+static void call_wait(model_world *w, mw_call *c, mw_channel *ch, mw_waitq *q,
+                      const retry_policy *p, uint64_t id, int64_t deadline_ns,
+                      retry_stream_kind stream, mw_call_ext *x) {
   c->wait.ext = x;
+  c->wait.ch = ch;
   c->wait.policy = p;
   c->wait.next = NULL;
   c->wait.ev = SIM_EVENT_NONE;
@@ -712,14 +714,15 @@ int model__call_start(model_world *w, const mw_call_args *a) {
     return -1;
   }
   c->edge = edge;
-  c->method = a->method;
   c->done_ctx = a->done_ctx;
   c->slot = a->slot;
   c->op = a->op;
-  c->ch = a->ch;
   c->reqs = NULL;
   c->last_replica = -1;
   c->criticality = (int8_t)a->criticality;
+#if defined(__SANITIZE_ADDRESS__) || defined(MODEL_CALL_CHECK)
+  assert(model__call_method(c) == a->method); /* read back from the edge from now on */
+#endif
   mw_waitq *q = waitq_of(a->ch, a->top, a->slot);
   uint8_t flags = (uint8_t)((a->top ? MW_CALL_TOP : 0) | (measured ? MW_CALL_MEASURED : 0) |
                             (q != NULL ? MW_CALL_LIMITED : 0));
@@ -770,10 +773,10 @@ int model__call_start(model_world *w, const mw_call_args *a) {
   c->wake = SIM_EVENT_NONE;
   if (measured) edge->stats->calls++;
   if (q != NULL && (q->head != NULL || !limit_has_permit(q->t, now))) {
-    call_wait(w, c, q, p, id, a->deadline_ns, a->stream, x);
+    call_wait(w, c, a->ch, q, p, id, a->deadline_ns, a->stream, x);
     return 0;
   }
-  call_engine_start(w, c, a->target, p, id, a->deadline_ns, a->stream, x);
+  call_engine_start(w, c, a->ch, a->target, p, a->method, id, a->deadline_ns, a->stream, x);
   return 0;
 }
 

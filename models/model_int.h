@@ -10,6 +10,7 @@
 
 #include <gsl/gsl_rng.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "models/model_acc.h"
@@ -239,6 +240,7 @@ typedef struct mw_call_ext {
  * engine's storage holds what its start needs instead (model_call.c, call_wait). */
 typedef struct mw_wait {
   mw_call_ext *ext;           /* the call's (a target with a limiter needs one) */
+  mw_channel *ch;             /* the caller's channel */
   const retry_policy *policy; /* what the engine is started with */
   mw_call *next;              /* the next call waiting in the same queue */
   sim_event_handle ev;        /* the timer of its wait */
@@ -260,10 +262,8 @@ struct mw_call {
   };
   /* the rest ordered by size so that nothing pads: a call in flight is held by the thousand */
   mw_edge *edge;
-  const char *method;
   void *done_ctx;        /* the caller's context (mw_end.done_ctx) */
   mw_op *op;             /* ledger operation (one reference held) */
-  mw_channel *ch;        /* the caller's channel: streams (borrowed) */
   mw_req *reqs;          /* attempts in flight (the caller still waits for them) */
   sim_event_handle wake; /* the engine's timer, at rc.next_send_ns (call_set_wake) */
   int32_t slot;          /* the caller's index for it (a method, a downstream call) */
@@ -277,6 +277,13 @@ struct mw_call {
 #define MW_CALL_TRACED 4     /* its decisions go to the trace sink */
 #define MW_CALL_OWN_POLICY 8 /* rc.policy is from the world's policies pool (freed with it) */
 #define MW_CALL_LIMITED 16   /* its target's limiter blocks: call_waitq finds its queue */
+
+/* The caller's channel of a started call: the engine draws from its rng_engine stream
+ * (call_engine_start), so the engine's random stream says which channel it is. */
+static inline mw_channel *model__call_channel(const mw_call *c) {
+  return (mw_channel *)(void *)((char *)c->rc.rng.ctx - offsetof(sim_rng, g) -
+                                offsetof(mw_channel, rng_engine));
+}
 
 /* The call's mw_call_ext once the engine holds it (NULL for a call without one). */
 static inline mw_call_ext *model__call_ext(const mw_call *c) {
@@ -301,18 +308,27 @@ struct mw_req {
   /* An attempt of an engine's call, or a bare call's one attempt, which is the call itself
    * (model_call.c): it then holds the call's few figures in place of the links. */
   union {
-    mw_call *call;  /* engine: the caller's call; NULL once the caller gave up */
-    void *done_ctx; /* bare: the caller's context (mw_end.done_ctx) */
-  };
-  union {
-    mw_req *call_next; /* engine: next attempt in flight of the same call */
-    int64_t start_ns;  /* bare: when the call started */
+    struct {               /* an attempt of an engine's call */
+      mw_call *call;       /* the caller's call; NULL once the caller gave up */
+      mw_req *call_next;   /* next attempt in flight of the same call */
+      uint64_t trace_call; /* tracing: the traced call this is an attempt of (0: not traced;
+                              a bare call is never traced: no call is while a sink is in) */
+    };
+    struct {            /* a bare call's one attempt */
+      void *done_ctx;   /* the caller's context (mw_end.done_ctx) */
+      int64_t start_ns; /* when the call started */
+      int32_t slot;     /* the caller's index for the call (mw_end.slot) */
+    };
   };
   mw_edge *edge; /* its edge (and through it the world: edge->w) */
   mw_op *op;     /* ledger operation (one reference held) */
   const char *method;
-  int64_t deadline_ns;      /* propagated deadline of this attempt, RETRY_NEVER if none */
-  int64_t ok_items;         /* stream messages of a full reply */
+  int64_t deadline_ns; /* propagated deadline of this attempt, RETRY_NEVER if none */
+  union {
+    int64_t ok_items; /* until its handler ends: stream messages of a full reply */
+    int64_t items;    /* from then on, with headers: the reply's stream messages (read as 0
+                         without headers: model_call.c) */
+  };
   gsl_rng *rng_net;         /* hop latencies (the caller's stream, borrowed) */
   sim_event_handle timeout; /* the caller's attempt deadline */
   /* Fields of one phase each share their storage with another phase's. */
@@ -337,15 +353,11 @@ struct mw_req {
   const model_fault_cfg *fail; /* the FAIL fault applied (its status the reply's), or the
                                   delayed REFUSE fault, or NULL */
   int64_t acc_sent_ns;         /* adaptive concurrency: when the filter forwarded it */
-  int64_t items;               /* reply: stream messages sent */
-  /* tracing: the traced call this is an attempt of (0: not traced) and its depth */
-  uint64_t trace_call;
   /* downstream calls of the handler */
   int32_t ds_next;         /* sequential: next call to start */
   int32_t ds_pending;      /* calls started and not finished */
   int32_t ds_status;       /* first failure (mapped into this service's space), or OK */
   int32_t ds_ok, ds_nfail; /* wait_for: calls ended OK, and not */
-  int32_t slot;            /* bare: the caller's index for the call (mw_end.slot) */
   /* narrow: statuses are gRPC codes or HTTP statuses, attempts at most 64 (the engine's
    * bitmasks), replicas at most 64 */
   int16_t status;              /* reply: in the callee's space */
@@ -533,6 +545,15 @@ struct model_world {
   model_results res;      /* what the run measured (owns the edge and service arrays) */
   model_trace_sink trace; /* model_world_set_trace; record NULL: tracing off */
 };
+
+/* The call's method: its population's method `slot`, or the one of its edge's downstream
+ * call (an edge per call of a service's handler). */
+static inline const char *model__call_method(const mw_call *c) {
+  const mw_edge *e = c->edge;
+  const model_config *cfg = e->w->cfg;
+  return e->pop >= 0 ? cfg->clients[e->pop].methods[c->slot].name
+                     : cfg->services[e->svc].calls[e->slot].method;
+}
 
 /* model_world.c */
 /* The world's memory comes from its kernel's allocator (sim_kernel_allocator), so a test can

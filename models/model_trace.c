@@ -27,7 +27,7 @@ static void call_info(const mw_call *c, int64_t start_ns, model_trace_call *info
   info->top = model__call_top(c);
   info->from = c->edge->stats->from;
   info->to = c->edge->stats->to;
-  info->method = c->method;
+  info->method = model__call_method(c);
   info->start_ns = start_ns;
   info->deadline_ns = c->rc.deadline_ns;
   info->policy = c->rc.policy;

@@ -801,6 +801,7 @@ typedef struct retry_call {
   const retry_policy *policy; /* borrowed at the start */
   retry_target *target;       /* borrowed at the start, or NULL */
   retry_call_ext *ext;        /* the options' ext, or NULL */
+  retry_rng rng;              /* the options': jitter and adaptive throttling */
   int64_t start_ns;           /* when retry_call_start ran */
   int64_t end_ns;             /* the final decision's done_ns; RETRY_NEVER until done */
   int64_t deadline_ns;        /* absolute deadline of the call, RETRY_NEVER if none */
@@ -818,7 +819,6 @@ typedef struct retry_call {
   bool idempotent;
   bool committed;
   uint8_t stream; /* retry_stream_kind, from the options */
-  retry_rng rng;  /* from the options: jitter and adaptive throttling */
   retry_backoff_state backoff;
   int64_t next_send_ns; /* pending attempt or hedge time, RETRY_NEVER if none */
 } retry_call;

@@ -259,7 +259,8 @@ static retry_stop try_send(retry_call *c, int64_t now_ns, retry_decision *d) {
   if (rl == RETRY_AWS_SEND_WAIT) {
     int64_t at = retry__add_ns(now_ns, wait_ns);
     c->next_send_ns = at < c->deadline_ns ? at : c->deadline_ns;
-    c->ext->send_delayed = true; /* only a target with the AWS limiter waits: it has an ext */
+    assert(c->ext != NULL); /* only a target with the AWS limiter waits: it has an ext */
+    c->ext->send_delayed = true;
     decide_wait(c, d);
     return RETRY_STOP_NONE;
   }
@@ -311,6 +312,7 @@ static bool acquire_budget(retry_call *c, int64_t now_ns, int32_t status) {
   if (!retry__target_budget_acquire(c->target, now_ns, is_timeout_status(c, status), &cost, &slot))
     return false;
   /* Only the Envoy and AWS budgets grant a slot or a cost, and their calls have an ext. */
+  assert(c->ext != NULL || (cost == 0 && !slot));
   if (c->ext != NULL) {
     c->ext->pending_aws_cost = cost;
     c->ext->pending_slot = slot;
@@ -324,8 +326,7 @@ static bool acquire_budget(retry_call *c, int64_t now_ns, int32_t status) {
  * Start
  * =================================================================== */
 
-static inline bool ext_needed(const retry_policy *p, const retry_target *t,
-                              const retry_call_opts *o) {
+bool retry_call_ext_needed(const retry_policy *p, const retry_target *t, const retry_call_opts *o) {
   if (p->kind == RETRY_POLICY_HEDGE || o->trace != NULL || o->stream != RETRY_STREAM_UNARY ||
       o->stream_items)
     return true;
@@ -334,14 +335,14 @@ static inline bool ext_needed(const retry_policy *p, const retry_target *t,
          t->off_aws_adaptive != 0;
 }
 
-bool retry_call_ext_needed(const retry_policy *p, const retry_target *t, const retry_call_opts *o) {
-  return ext_needed(p, t, o);
-}
-
 void retry_call_start(retry_call *c, const retry_policy *p, retry_target *t,
                       const retry_call_opts *o, int64_t now_ns, retry_decision *d) {
   assert(c != NULL && p != NULL && o != NULL && d != NULL);
-  assert(o->ext != NULL || !ext_needed(p, t, o));
+  /* A call that needs an ext and has none fails an assertion where it first needs it: here
+   * for a trace or hedging, else at its limiter's permit, its budget's grant or the AWS
+   * limiter's wait, or at an outcome with stream messages (cheaper than asking
+   * retry_call_ext_needed at every start). */
+  assert(o->trace == NULL || o->ext != NULL);
   memset(c, 0, sizeof *c);
   c->policy = p;
   c->target = t;
@@ -373,6 +374,7 @@ void retry_call_start(retry_call *c, const retry_policy *p, retry_target *t,
   if (is_hedging(c)) {
     /* Hedges repeat the request, so they need what a retry needs: an idempotent method and
      * a replayable (unary or opted-in server) stream. The original is sent regardless. */
+    assert(x != NULL);
     if (!c->idempotent)
       x->blocked = (uint8_t)RETRY_STOP_METHOD_NOT_IDEMPOTENT;
     else if (stream_rule(c) != RETRY_STOP_NONE)
@@ -386,6 +388,7 @@ void retry_call_start(retry_call *c, const retry_policy *p, retry_target *t,
                 RETRY_STOP_THROTTLED, d);
   } else {
     if (limit_held) { /* only with a limiter, whose calls have an ext */
+      assert(x != NULL);
       x->limit_held = true;
       x->limit_in_flight_at_start = limit_at_start;
     }
