@@ -481,9 +481,9 @@ static void ev_call_wake(sim_kernel *k, void *obj, uint64_t arg) {
 
 /* Each decision's wake time replaces the previous timer; an unchanged time keeps it. The
  * timer armed (c->wake) is always at the engine's next_send_ns as the decision before left
- * it, since every decision's wake_ns is its next_send_ns and nothing else moves it: so
- * armed_ns, read before the engine decided, is the armed timer's time (any value when none
- * is armed), and the call keeps no copy of it. */
+ * it, since every decision of a call not done has its next_send_ns for wake_ns, nothing else
+ * moves it, and a done call has no timer: so armed_ns, read before the engine decided, is the
+ * armed timer's time (any value when none is armed), and the call keeps no copy of it. */
 static void call_set_wake(model_world *w, mw_call *c, int64_t wake_ns, int64_t armed_ns) {
   if (c->wake != SIM_EVENT_NONE && wake_ns == armed_ns) return;
   sim_event_cancel(w->k, c->wake);

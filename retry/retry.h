@@ -803,7 +803,6 @@ typedef struct retry_call {
   retry_call_ext *ext;        /* the options' ext, or NULL */
   retry_rng rng;              /* the options': jitter and adaptive throttling */
   int64_t start_ns;           /* when retry_call_start ran */
-  int64_t end_ns;             /* the final decision's done_ns; RETRY_NEVER until done */
   int64_t deadline_ns;        /* absolute deadline of the call, RETRY_NEVER if none */
   int64_t backoff_total_ns;   /* time spent waiting between attempts */
   int32_t n_attempts;         /* attempts sent, the original included (retry_call_retries and
@@ -820,8 +819,16 @@ typedef struct retry_call {
   bool committed;
   uint8_t stream; /* retry_stream_kind, from the options */
   retry_backoff_state backoff;
-  int64_t next_send_ns; /* pending attempt or hedge time, RETRY_NEVER if none */
+  union {
+    int64_t next_send_ns; /* until done: pending attempt or hedge time, RETRY_NEVER if none */
+    int64_t end_ns;       /* once done: the final decision's done_ns (retry_call_end_ns) */
+  };
 } retry_call;
+
+/* The final decision's done_ns; RETRY_NEVER until the call is done. */
+static inline int64_t retry_call_end_ns(const retry_call *c) {
+  return c->done ? c->end_ns : RETRY_NEVER;
+}
 
 /* Attempts sent after a failure (a retry policy's attempts past the first), and attempts sent
  * as hedges (a hedging policy's past the first). */

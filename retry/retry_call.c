@@ -210,8 +210,7 @@ static void decide_done(retry_call *c, int64_t now_ns, int64_t done_ns, int32_t 
   c->done = true;
   c->status = status;
   c->reason = reason;
-  c->end_ns = done_ns;
-  c->next_send_ns = RETRY_NEVER;
+  c->end_ns = done_ns; /* in next_send_ns' storage: nothing is pending any more */
   memset(d, 0, sizeof *d);
   d->action = RETRY_ACTION_DONE;
   d->wake_ns = RETRY_NEVER;
@@ -349,7 +348,6 @@ void retry_call_start(retry_call *c, const retry_policy *p, retry_target *t,
   c->stream = (uint8_t)o->stream;
   c->rng = o->rng;
   c->start_ns = now_ns;
-  c->end_ns = RETRY_NEVER;
   c->deadline_ns = o->deadline_ns;
   c->status = -1;
   c->reason = RETRY_STOP_NONE;

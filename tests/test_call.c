@@ -794,6 +794,7 @@ static void test_call_stops_once_and_ignores_late_events(void **state) {
   retry_call_start(&c, &p, NULL, &o, 0, &d);
   assert_int_equal(d.action, RETRY_ACTION_SEND);
   assert_int_equal(d.attempt, 1);
+  assert_int_equal(retry_call_end_ns(&c), RETRY_NEVER); /* not done yet */
   retry_outcome out;
   retry_outcome_init(&out, RETRY_GRPC_OK);
   retry_call_on_outcome(&c, 1, &out, 5, &d);
@@ -806,7 +807,7 @@ static void test_call_stops_once_and_ignores_late_events(void **state) {
   retry_call_wake(&c, 7, &d);
   assert_int_equal(d.reason, RETRY_STOP_OK);
   assert_int_equal(c.status, RETRY_GRPC_OK);
-  assert_int_equal(c.end_ns, 5);
+  assert_int_equal(retry_call_end_ns(&c), 5);
 }
 
 static void test_call_deadline_already_passed_sends_nothing(void **state) {
