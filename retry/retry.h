@@ -713,8 +713,9 @@ const char *retry_delay_source_name(retry_delay_source s);
 /* "start", "outcome", "wake" or "headers": the event's name in traces. */
 const char *retry_trace_event_name(retry_trace_event e);
 
-/* A record is filled only when the call has a trace function: a call without one pays one
- * NULL check per event and nothing else. Everything borrowed is valid in the callback only. */
+/* A record is filled only when the call has a trace function: a call without one pays a NULL
+ * test or two per event (its ext, then the function) and nothing else. Everything borrowed is
+ * valid in the callback only. */
 typedef struct retry_trace_rec {
   uint64_t call_id;
   retry_trace_event event;            /* what the engine was told */
