@@ -808,9 +808,9 @@ typedef struct retry_call {
   int64_t backoff_total_ns;   /* time spent waiting between attempts */
   int32_t n_attempts;         /* attempts sent, the original included (retry_call_retries and
                                  retry_call_hedges say how many of them were which) */
-  int32_t n_in_flight;        /* attempts sent and not yet reported */
   int32_t status;             /* final status once done */
-  retry_stop reason;          /* stop reason once done */
+  int16_t n_in_flight;        /* attempts sent and not yet reported (at most 64 hedges) */
+  uint8_t reason;             /* retry_stop: stop reason once done */
   bool done;
   /* private: ordered by size so that nothing pads (a call in flight is held by the
    * thousand; of retry_call_opts only what decisions read is kept, the rest in ext). A retry

@@ -95,7 +95,8 @@ static void trace_emit(const retry_call *c, const event_info *ev, int64_t now_ns
  * Small helpers
  * =================================================================== */
 
-_Static_assert(RETRY_STOP_N <= UINT8_MAX, "retry_call_ext.blocked is a byte");
+_Static_assert(RETRY_STOP_N <= UINT8_MAX, "retry_call.reason and retry_call_ext.blocked are bytes");
+_Static_assert(RETRY_MAX_HEDGED_ATTEMPTS <= INT16_MAX, "retry_call.n_in_flight is 16 bits");
 
 static uint64_t bit(int32_t attempt) { return UINT64_C(1) << (attempt - 1); }
 
@@ -209,7 +210,7 @@ static void decide_done(retry_call *c, int64_t now_ns, int64_t done_ns, int32_t 
   }
   c->done = true;
   c->status = status;
-  c->reason = reason;
+  c->reason = (uint8_t)reason;
   c->end_ns = done_ns; /* in next_send_ns' storage: nothing is pending any more */
   memset(d, 0, sizeof *d);
   d->action = RETRY_ACTION_DONE;
@@ -229,7 +230,7 @@ static void repeat_done(const retry_call *c, retry_decision *d) {
   d->wake_ns = RETRY_NEVER;
   d->attempt_deadline_ns = RETRY_NEVER;
   d->status = c->status;
-  d->reason = c->reason;
+  d->reason = (retry_stop)c->reason;
   d->done_ns = c->end_ns;
 }
 
@@ -350,7 +351,7 @@ void retry_call_start(retry_call *c, const retry_policy *p, retry_target *t,
   c->start_ns = now_ns;
   c->deadline_ns = o->deadline_ns;
   c->status = -1;
-  c->reason = RETRY_STOP_NONE;
+  c->reason = (uint8_t)RETRY_STOP_NONE;
   c->next_send_ns = RETRY_NEVER;
   c->idempotent = retry_policy_is_idempotent(p, o->method);
   retry_backoff_state_reset(&c->backoff);
