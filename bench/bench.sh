@@ -8,7 +8,8 @@
 #   FLEET      the fleet sizes (default "100 10000 100000 1000000"), FLEET_DURATION their time
 #   WINDOWS    the fleet sizes with a Finagle budget and adaptive throttling (default
 #              "100 100000", bench/reference-windows.json, 30 s)
-#   INFLIGHT   the arrival rates of the calls-in-flight runs (default "10000 100000 1000000")
+#   INFLIGHT   the arrival rates of the calls-in-flight runs (default "10000 100000 1000000");
+#              the runs with a retry policy (bench/inflight-retry.json) take the first and last
 #   REPEAT     how many times each timed run is made (default 3), the runs of a comparison
 #              alternated; each side keeps its fastest run, the one least disturbed by
 #              whatever else the machine did (every run of a side simulates the same events)
@@ -169,3 +170,22 @@ for r in $INFLIGHT; do
   printf '%-8s %-15s %-9s %s\n' "$r" "$fl" "$(awk -v k="$rss" 'BEGIN { printf "%.1fM", k / 1024 }')" "$per"
 done
 echo "ratio: bytes per call in flight $per (target <= 256)"
+
+# The same with bench/reference.json's policy (a gRPC retry policy and retryThrottling), so
+# that every call runs the retry engine: the first and the last rate.
+lo=$first
+for r in $INFLIGHT; do hi=$r; done
+echo "== calls in flight with a retry policy: bench/inflight-retry.json, arrival rates: $lo $hi"
+for r in $lo $hi; do
+  run "retry$r" "$B/bench/bench_sim" bench/inflight-retry.json 2s 1 "clients.src.arrival.rate=$r/s"
+done
+fl_lo=$(field "$tmp/retry$lo" peak_in_flight)
+fl_hi=$(field "$tmp/retry$hi" peak_in_flight)
+rss_lo=$(field "$tmp/retry$lo" rss_kib)
+rss_hi=$(field "$tmp/retry$hi" rss_kib)
+per=$(awk -v a="$rss_hi" -v b="$rss_lo" -v f="$fl_hi" -v g="$fl_lo" \
+  'BEGIN { printf "%.0f", (a - b) * 1024 / (f - g) }')
+printf 'rate/s %s: %s in flight, peak RSS %s; rate/s %s: %s in flight, peak RSS %s\n' \
+  "$lo" "$fl_lo" "$(awk -v k="$rss_lo" 'BEGIN { printf "%.1fM", k / 1024 }')" \
+  "$hi" "$fl_hi" "$(awk -v k="$rss_hi" 'BEGIN { printf "%.1fM", k / 1024 }')"
+echo "ratio: bytes per call in flight with a retry policy $per (target <= 256)"

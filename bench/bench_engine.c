@@ -92,7 +92,7 @@ int main(int argc, char **argv) {
       }
       decisions++;
     }
-    retries += c.n_retries;
+    retries += retry_call_retries(&c);
     oks += c.reason == RETRY_STOP_OK;
   }
   double cpu = cpu_seconds() - t0;
@@ -103,9 +103,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_engine: unexpected result: %ld OK, %ld retries\n", oks, retries);
     return 1;
   }
-  printf("engine: %ld calls, %ld decisions in %.3f s CPU: %.1f M decisions/s, %.1f ns each; "
-         "peak RSS %ld KiB\n",
-         n_calls, decisions, cpu, (double)decisions / cpu / 1e6, cpu * 1e9 / (double)decisions,
-         ru.ru_maxrss);
+  printf(
+      "engine: %ld calls, %ld decisions in %.3f s CPU: %.1f M decisions/s, %.1f ns each; "
+      "peak RSS %ld KiB\n",
+      n_calls, decisions, cpu, (double)decisions / cpu / 1e6, cpu * 1e9 / (double)decisions,
+      ru.ru_maxrss);
   return 0;
 }

@@ -15,7 +15,7 @@
 #include "models/model_int.h"
 #include "sim/sim_rng.h"
 
-static void call_apply(model_world *w, mw_call *c, const retry_decision *d);
+static void call_apply(model_world *w, mw_call *c, const retry_decision *d, int64_t armed_ns);
 static void call_outcome(model_world *w, mw_call *c, int32_t attempt, const retry_outcome *o);
 
 /* {==================================================================
@@ -109,7 +109,7 @@ static void ev_req_timeout(sim_kernel *k, void *obj, uint64_t arg) {
   req_unlink(c, r);
   r->call = NULL;
   retry_outcome o;
-  retry_outcome_init(&o, model__status_deadline(c->policy->space));
+  retry_outcome_init(&o, model__status_deadline(c->rc.policy->space));
   call_outcome(w, c, r->attempt, &o);
 }
 
@@ -137,7 +137,6 @@ static void req_launch(model_world *w, mw_req *r, const mw_edge *edge, int32_t a
   r->dropped = false;
   r->status = 0;
   r->headers = false;
-  r->items = 0;
   r->ds_next = 0;
   r->ds_pending = 0;
   r->ds_status = 0;
@@ -186,19 +185,21 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
   r->call = c;
   r->op = c->op;
   model__op_ref(r->op);
-  r->method = c->method;
-  r->ok_items = c->stream_items;
-  r->criticality = (int8_t)c->criticality;
+  r->method = model__call_method(c);
+  const mw_call_ext *x = model__call_ext(c);
+  r->ok_items = x != NULL ? x->stream_items : 0;
+  r->criticality = c->criticality;
   r->trace_call = 0;
   r->trace_depth = 0;
   if (model__call_traced(c)) {
-    r->trace_call = c->eng->rc.id;
-    r->trace_depth = (int16_t)c->eng->trace_depth;
+    r->trace_call = x->rx.id;
+    r->trace_depth = (int16_t)x->trace_depth;
   }
   r->call_next = c->reqs;
   c->reqs = r;
-  req_launch(w, r, c->edge, attempt, attempt_deadline_ns, c->top, c->measured,
-             attempt > 1 && c->policy->kind == RETRY_POLICY_RETRY, sim_rng_gsl(&c->ch->rng_net));
+  req_launch(w, r, c->edge, attempt, attempt_deadline_ns, c->flags & MW_CALL_TOP,
+             c->flags & MW_CALL_MEASURED, attempt > 1 && c->rc.policy->kind == RETRY_POLICY_RETRY,
+             sim_rng_gsl(&model__call_channel(c)->rng_net));
 }
 
 /* The reply is handed to the engine exactly as a transport would: the status in the callee's
@@ -220,7 +221,7 @@ void model__req_reply_arrived(model_world *w, mw_req *r) {
   r->timeout = SIM_EVENT_NONE;
   if (r->bare) {
     r->waiting = false;
-    bare_end(w, r, r->status, r->items);
+    bare_end(w, r, r->status, r->headers ? r->items : 0);
     req_free(w, r);
     return;
   }
@@ -233,8 +234,9 @@ void model__req_reply_arrived(model_world *w, mw_req *r) {
   o.n_pushback = r->pushback != NULL ? 1 : 0;
   o.retry_after = r->retry_after;
   o.headers_received = r->headers;
-  o.request_bytes = c->eng->request_bytes;
-  o.stream_items = r->items;
+  const mw_call_ext *x = model__call_ext(c);
+  o.request_bytes = x != NULL ? x->request_bytes : 0;
+  o.stream_items = r->headers ? r->items : 0; /* items shares ok_items' storage */
   int32_t attempt = r->attempt;
   req_free(w, r);
   call_outcome(w, c, attempt, &o);
@@ -388,33 +390,46 @@ static void call_report(model_world *w, mw_edge *edge, mw_end *e) {
  * valid until the parent returns because it goes back to the pool only afterwards. */
 static void waitq_pump(model_world *w, mw_waitq *q);
 
-/* Gives back what a call holds once its caller heard of its end. */
-static void call_free(model_world *w, mw_call *c) {
+/* The queue of the blocking limiter of a call on channel ch (top-level or the caller's call
+ * slot), or NULL when its target's limiter does not block. */
+static mw_waitq *waitq_of(const mw_channel *ch, bool top, int32_t slot) {
+  size_t ti = top ? 0 : (size_t)slot; /* the target's index in the channel */
+  return ch->waitq != NULL && ti < ch->n_targets && ch->waitq[ti].on ? &ch->waitq[ti] : NULL;
+}
+static mw_waitq *call_waitq(const mw_call *c) {
+  return waitq_of(model__call_channel(c), model__call_top(c), c->slot);
+}
+
+/* Gives back what a call holds once its caller heard of its end: its operation, its own
+ * policy and its ext (p and x: the engine's, or a waiting call's). */
+static void call_free(model_world *w, mw_call *c, const retry_policy *p, mw_call_ext *x) {
   model__op_unref(w, c->op);
-  if (c->eng->own_policy != NULL) model__pool_put(&w->pools.policies, c->eng->own_policy);
+  if (c->flags & MW_CALL_OWN_POLICY) model__pool_put(&w->pools.policies, (void *)(uintptr_t)p);
+  if (x != NULL) model__pool_put(&w->pools.exts, x);
   model__pool_put(&w->pools.calls, c);
 }
 
 static void call_done(model_world *w, mw_call *c) {
-  const retry_call *rc = &c->eng->rc;
+  const retry_call *rc = &c->rc;
+  mw_call_ext *x = model__call_ext(c);
   /* Its permit (if it held one) is free: the first waiting calls take it before anything
    * the caller starts on hearing of this one. */
-  if (c->waitq != NULL) waitq_pump(w, c->waitq);
+  if (c->flags & MW_CALL_LIMITED) waitq_pump(w, call_waitq(c));
   mw_end e = {.done_ctx = c->done_ctx,
               .handle = c,
-              .start_ns = c->begin_ns,
+              .start_ns = x != NULL ? x->begin_ns : rc->start_ns,
               .deadline_ns = rc->deadline_ns,
-              .stream_items = rc->stream_items,
-              .stream_duplicates = rc->stream_duplicates,
+              .stream_items = retry_call_stream_items(rc),
+              .stream_duplicates = retry_call_stream_duplicates(rc),
               .slot = c->slot,
               .status = rc->status,
-              .retries = rc->n_retries,
-              .hedges = rc->n_hedges,
-              .space = c->policy->space,
+              .retries = retry_call_retries(rc),
+              .hedges = retry_call_hedges(rc),
+              .space = rc->policy->space,
               .reason = rc->reason,
-              .measured = c->measured};
+              .measured = (c->flags & MW_CALL_MEASURED) != 0};
   call_report(w, c->edge, &e);
-  call_free(w, c);
+  call_free(w, c, rc->policy, x);
 }
 
 /* A bare call (no policy, no channel state, not traced: model__call_start) is its one
@@ -456,10 +471,11 @@ static void bare_end(model_world *w, mw_req *r, int32_t status, int64_t items) {
 static void call_outcome(model_world *w, mw_call *c, int32_t attempt, const retry_outcome *o) {
   retry_decision d;
   mw_gauge g = {0};
-  gauge_enter(c->edge, c->eng->rc.target, &g);
-  retry_call_on_outcome(&c->eng->rc, attempt, o, sim_now_ns(w->k), &d);
-  gauge_leave(c->edge, c->eng->rc.target, &g);
-  call_apply(w, c, &d);
+  int64_t armed = c->rc.next_send_ns; /* the timer's time, if one is armed */
+  gauge_enter(c->edge, c->rc.target, &g);
+  retry_call_on_outcome(&c->rc, attempt, o, sim_now_ns(w->k), &d);
+  gauge_leave(c->edge, c->rc.target, &g);
+  call_apply(w, c, &d, armed);
 }
 
 /* A call the engine ended at a later time (a client that sleeps until its deadline). */
@@ -467,58 +483,61 @@ static void ev_call_done(sim_kernel *k, void *obj, uint64_t arg) {
   (void)k;
   (void)arg;
   mw_call *c = obj;
-  call_done(c->w, c);
+  c->wake = SIM_EVENT_NONE; /* the pending end's event (call_apply) */
+  call_done(c->edge->w, c);
 }
 
 /* The engine's timer: a backoff ended or a hedge is due. */
 static void ev_call_wake(sim_kernel *k, void *obj, uint64_t arg) {
   (void)arg;
   mw_call *c = obj;
-  mw_engine *e = c->eng;
-  e->wake = SIM_EVENT_NONE;
-  e->wake_ns = RETRY_NEVER;
+  c->wake = SIM_EVENT_NONE;
   retry_decision d;
   mw_gauge g = {0};
-  gauge_enter(c->edge, e->rc.target, &g);
-  retry_call_wake(&e->rc, sim_now_ns(k), &d);
-  gauge_leave(c->edge, e->rc.target, &g);
-  call_apply(c->w, c, &d);
+  gauge_enter(c->edge, c->rc.target, &g);
+  retry_call_wake(&c->rc, sim_now_ns(k), &d);
+  gauge_leave(c->edge, c->rc.target, &g);
+  call_apply(c->edge->w, c, &d, RETRY_NEVER);
 }
 
-/* Each decision's wake time replaces the previous timer; an unchanged time keeps it. */
-static void call_set_wake(model_world *w, mw_call *c, int64_t wake_ns) {
-  mw_engine *e = c->eng;
-  if (wake_ns == e->wake_ns && e->wake != SIM_EVENT_NONE) return;
-  sim_event_cancel(w->k, e->wake);
-  e->wake = SIM_EVENT_NONE;
-  e->wake_ns = wake_ns;
+/* Each decision's wake time replaces the previous timer; an unchanged time keeps it. The
+ * timer armed (c->wake) is always at the engine's next_send_ns as the decision before left
+ * it, since every decision of a call not done has its next_send_ns for wake_ns, nothing else
+ * moves it, and a done call has no timer: so armed_ns, read before the engine decided, is the
+ * armed timer's time (any value when none is armed), and the call keeps no copy of it. */
+static void call_set_wake(model_world *w, mw_call *c, int64_t wake_ns, int64_t armed_ns) {
+  if (c->wake != SIM_EVENT_NONE && wake_ns == armed_ns) return;
+  sim_event_cancel(w->k, c->wake);
+  c->wake = SIM_EVENT_NONE;
   if (wake_ns == RETRY_NEVER) return;
   int64_t now = sim_now_ns(w->k);
-  e->wake = sim_event_schedule(w->k, wake_ns < now ? now : wake_ns, ev_call_wake, c, 0);
-  if (e->wake == SIM_EVENT_NONE) model__fail(w, RETRY_ENOMEM, "out of memory for events");
+  c->wake = sim_event_schedule(w->k, wake_ns < now ? now : wake_ns, ev_call_wake, c, 0);
+  if (c->wake == SIM_EVENT_NONE) model__fail(w, RETRY_ENOMEM, "out of memory for events");
 }
 
 /* Carries out one decision. The engine has already updated its own view (attempts in flight,
  * budgets, throttle); this only mirrors it in virtual time: requests, timers, abandonment. */
-static void call_apply(model_world *w, mw_call *c, const retry_decision *d) {
+static void call_apply(model_world *w, mw_call *c, const retry_decision *d, int64_t armed_ns) {
   switch (d->action) {
     case RETRY_ACTION_SEND:
       /* cancel_others on a SEND (a hedge after commit is impossible) means every attempt
        * in flight is dropped before the new one goes out. */
       if (d->cancel_others) call_abandon_all(w, c, 0);
       req_send(w, c, d->attempt, d->attempt_deadline_ns);
-      call_set_wake(w, c, d->wake_ns);
+      call_set_wake(w, c, d->wake_ns, armed_ns);
       return;
     case RETRY_ACTION_WAIT:
       if (d->cancel_others) call_abandon_all(w, c, d->attempt);
-      call_set_wake(w, c, d->wake_ns);
+      call_set_wake(w, c, d->wake_ns, armed_ns);
       return;
     case RETRY_ACTION_DONE:
-      call_set_wake(w, c, RETRY_NEVER);
+      call_set_wake(w, c, RETRY_NEVER, armed_ns);
       call_abandon_all(w, c, 0);
       if (d->done_ns > sim_now_ns(w->k)) {
-        if (sim_event_schedule(w->k, d->done_ns, ev_call_done, c, 0) == SIM_EVENT_NONE)
-          model__fail(w, RETRY_ENOMEM, "out of memory for events");
+        /* The timer is free once the call is done: it holds the end's event, so that a
+         * cancel before then can take it back (call_cancel). */
+        c->wake = sim_event_schedule(w->k, d->done_ns, ev_call_done, c, 0);
+        if (c->wake == SIM_EVENT_NONE) model__fail(w, RETRY_ENOMEM, "out of memory for events");
         return;
       }
       call_done(w, c);
@@ -574,28 +593,41 @@ static int bare_start(model_world *w, const mw_call_args *a, int64_t now, bool m
   r->method = a->method;
   r->ok_items = a->stream_items;
   r->criticality = (int8_t)a->criticality;
-  r->trace_call = 0;
-  r->trace_depth = 0;
+  r->trace_depth = 0; /* (its trace_call shares the bare fields' storage: never read) */
   req_launch(w, r, edge, 1, a->deadline_ns, a->top, measured, false, sim_rng_gsl(&a->ch->rng_net));
   return 0;
 }
 
-/* Starts call c in the engine (now, or once a blocking limiter let it go). */
-static void call_engine_start(model_world *w, mw_call *c, retry_target *t) {
+/* Starts call c in the engine (now, or once a blocking limiter let it go) with what its
+ * start (or its wait) gave: the policy, its id, deadline and stream kind, and its ext. */
+static void call_engine_start(model_world *w, mw_call *c, mw_channel *ch, retry_target *t,
+                              const retry_policy *p, const char *method, uint64_t id,
+                              int64_t deadline_ns, retry_stream_kind stream, mw_call_ext *x) {
   retry_call_opts o;
   memset(&o, 0, sizeof o);
-  o.call_id = c->id;
-  o.method = c->method;
-  o.stream = c->stream;
-  o.deadline_ns = c->deadline_ns;
-  o.rng = sim_rng_adapter(sim_rng_gsl(&c->ch->rng_engine));
-  if (w->trace.record != NULL) model__trace_call_start(w, c, &o);
+  o.call_id = id;
+  o.method = method;
+  o.stream = stream;
+  o.deadline_ns = deadline_ns;
+  /* the channel's engine stream: model__call_channel finds the channel from it */
+  o.rng = sim_rng_adapter(sim_rng_gsl(&ch->rng_engine));
+  o.ext = x != NULL ? &x->rx : NULL;
+  o.stream_items = x != NULL; /* the calls whose replies may carry messages have one */
+  if (w->trace.record != NULL) {
+    /* The sink sees the call before the engine starts it: what it reads is set early
+     * (retry_call_start sets the same values again). */
+    c->rc.policy = p;
+    c->rc.deadline_ns = deadline_ns;
+    c->rc.ext = o.ext;
+    x->rx.id = id;
+    model__trace_call_start(w, c, &o);
+  }
   retry_decision d;
   mw_gauge g = {0};
   gauge_enter(c->edge, t, &g);
-  retry_call_start(&c->eng->rc, c->policy, t, &o, sim_now_ns(w->k), &d);
+  retry_call_start(&c->rc, p, t, &o, sim_now_ns(w->k), &d);
   gauge_leave(c->edge, t, &g);
-  call_apply(w, c, &d);
+  call_apply(w, c, &d, RETRY_NEVER); /* no timer armed yet */
 }
 
 /* {==================================================================
@@ -611,24 +643,26 @@ static bool limit_has_permit(const retry_target *t, int64_t now) {
 
 /* Takes c out of its queue (it is there) and starts it in the engine: with a permit, or, at
  * the end of its wait, to be refused (THROTTLED, or DEADLINE once the deadline has come). */
-static void waitq_remove(model_world *w, mw_call *c) {
-  mw_waitq *q = c->waitq;
+static mw_waitq *waitq_remove(model_world *w, mw_call *c) {
+  mw_waitq *q = waitq_of(c->wait.ch, model__call_top(c), c->slot);
   mw_call **p = &q->head, *prev = NULL;
   while (*p != c) {
     prev = *p;
-    p = &(*p)->wait_next;
+    p = &(*p)->wait.next;
   }
-  *p = c->wait_next;
+  *p = c->wait.next;
   if (q->tail == c) q->tail = prev;
-  c->wait_next = NULL;
-  c->waiting = false;
-  sim_event_cancel(w->k, c->wait_ev);
-  c->wait_ev = SIM_EVENT_NONE;
+  sim_event_cancel(w->k, c->wait.ev);
+  c->wait.ev = SIM_EVENT_NONE;
+  c->flags &= (uint8_t)~MW_CALL_WAITING;
+  return q;
 }
 
 static void waitq_release(model_world *w, mw_call *c) {
-  waitq_remove(w, c);
-  call_engine_start(w, c, c->waitq->t);
+  mw_waitq *q = waitq_remove(w, c);
+  mw_wait wt = c->wait; /* the engine's start overwrites it */
+  call_engine_start(w, c, wt.ch, q->t, wt.policy, model__call_method(c), wt.id, wt.deadline_ns,
+                    wt.stream, wt.ext);
 }
 
 /* While q's limiter has a permit, its first waiting call takes it. The limit can have grown
@@ -643,30 +677,60 @@ static void ev_wait_over(sim_kernel *k, void *obj, uint64_t arg) {
   (void)k;
   (void)arg;
   mw_call *c = obj;
-  c->wait_ev = SIM_EVENT_NONE;
-  waitq_release(c->w, c);
+  c->wait.ev = SIM_EVENT_NONE;
+  waitq_release(c->edge->w, c);
 }
 
 /* Queues c (the limiter is full, or others wait before it) until a permit comes, its
  * blockingTimeout passes or its deadline does, whichever is first. */
-static void call_wait(model_world *w, mw_call *c) {
-  mw_waitq *q = c->waitq;
-  c->waiting = true;
+static void call_wait(model_world *w, mw_call *c, mw_channel *ch, mw_waitq *q,
+                      const retry_policy *p, uint64_t id, int64_t deadline_ns,
+                      retry_stream_kind stream, mw_call_ext *x) {
+  c->wait.ext = x;
+  c->wait.ch = ch;
+  c->wait.policy = p;
+  c->wait.next = NULL;
+  c->wait.ev = SIM_EVENT_NONE;
+  c->wait.id = id;
+  c->wait.deadline_ns = deadline_ns;
+  c->wait.stream = stream;
+  c->flags |= MW_CALL_WAITING;
   if (q->tail != NULL)
-    q->tail->wait_next = c;
+    q->tail->wait.next = c;
   else
     q->head = c;
   q->tail = c;
   int64_t now = sim_now_ns(w->k);
   int64_t timeout = retry_config_target(c->edge->policy)->limit.block_timeout_ns;
   int64_t until = timeout >= RETRY_NEVER - now ? RETRY_NEVER : now + timeout;
-  if (c->deadline_ns < until) until = c->deadline_ns;
+  if (deadline_ns < until) until = deadline_ns;
   if (until == RETRY_NEVER) return;
-  c->wait_ev = sim_event_schedule(w->k, until < now ? now : until, ev_wait_over, c, 0);
-  if (c->wait_ev == SIM_EVENT_NONE) model__fail(w, RETRY_ENOMEM, "out of memory for events");
+  c->wait.ev = sim_event_schedule(w->k, until < now ? now : until, ev_wait_over, c, 0);
+  if (c->wait.ev == SIM_EVENT_NONE) model__fail(w, RETRY_ENOMEM, "out of memory for events");
 }
 
 /* }================================================================== */
+
+/* Finds out once per edge what every call on it needs an ext for, whatever its method: the
+ * target (its config is the same for every holder of the edge's state) and the callee's
+ * faults that send stream messages before failing (a reply of any method may then carry
+ * some). */
+static void edge_ext_needs(const model_world *w, mw_edge *edge, const retry_target *t) {
+  uint8_t needs = MW_EXT_KNOWN;
+  if (t != NULL) {
+    retry_call_opts probe;
+    memset(&probe, 0, sizeof probe);
+    retry_policy plain;
+    retry_policy_init(&plain, w->cfg->services[edge->callee].space);
+    if (retry_call_ext_needed(&plain, t, &probe)) needs |= MW_EXT_TARGET;
+  }
+  const model_service_cfg *sc = &w->cfg->services[edge->callee];
+  for (size_t i = 0; i < sc->n_faults; i++)
+    if (sc->faults[i].kind == MODEL_FAULT_FAIL && sc->faults[i].after_headers &&
+        sc->faults[i].stream_items > 0)
+      needs |= MW_EXT_FAULT_ITEMS;
+  edge->ext_needs = needs;
+}
 
 /* The engine's randomness comes from the caller's stream (a client's, or the calling
  * replica's), so jitter draws never disturb arrivals or service times. */
@@ -685,71 +749,74 @@ int model__call_start(model_world *w, const mw_call_args *a) {
     model__fail(w, RETRY_ENOMEM, "out of memory for calls in flight");
     return -1;
   }
-  if (a->child != NULL) {
-    a->child->call = c;
-    a->child->bare = false;
-  }
-  mw_engine *e = c->eng;
-  c->w = w;
   c->edge = edge;
-  c->method = a->method;
-  c->stream_items = a->stream_items;
   c->done_ctx = a->done_ctx;
   c->slot = a->slot;
   c->op = a->op;
-  c->ch = a->ch;
   c->reqs = NULL;
   c->last_replica = -1;
-  c->top = a->top;
-  c->criticality = a->criticality;
-  c->measured = measured;
+  c->criticality = (int8_t)a->criticality;
+#if defined(__SANITIZE_ADDRESS__) || defined(MODEL_CALL_CHECK)
+  assert(model__call_method(c) == a->method); /* read back from the edge from now on */
+#endif
+  mw_waitq *q = waitq_of(a->ch, a->top, a->slot);
+  uint8_t flags = (uint8_t)((a->top ? MW_CALL_TOP : 0) | (measured ? MW_CALL_MEASURED : 0) |
+                            (q != NULL ? MW_CALL_LIMITED : 0));
   /* A policy without retries still decides what counts as OK, so it must speak the callee's
    * space; the loader guarantees that for retry and hedging policies. */
-  e->own_policy = NULL;
+  const retry_policy *p;
   if (mc != NULL && (mc->policy.kind != RETRY_POLICY_NONE || mc->policy.space == callee_space)) {
-    c->policy = &mc->policy;
+    p = &mc->policy;
   } else if (mc == NULL) {
-    c->policy = &w->pools.none[callee_space == RETRY_SPACE_HTTP];
+    p = &w->pools.none[callee_space == RETRY_SPACE_HTTP];
   } else {
     /* A policy without retries in the other space: a copy in the callee's space. */
-    e->own_policy = model__pool_get(&w->pools.policies);
-    if (e->own_policy == NULL) {
-      if (a->child != NULL) a->child->call = NULL;
+    retry_policy *own = model__pool_get(&w->pools.policies);
+    if (own == NULL) {
       model__pool_put(&w->pools.calls, c);
       model__fail(w, RETRY_ENOMEM, "out of memory for calls in flight");
       return -1;
     }
-    *e->own_policy = mc->policy;
-    e->own_policy->space = callee_space;
-    c->policy = e->own_policy;
+    *own = mc->policy;
+    own->space = callee_space;
+    p = own;
+    flags |= MW_CALL_OWN_POLICY;
+  }
+  c->flags = flags;
+  /* The ext: what the engine needs for this policy and target (the target's part asked once
+   * per edge: its holders share one config), and what the model keeps of the rarer figures
+   * (a request size, a reply's messages, tracing, a wait). */
+  if (!(edge->ext_needs & MW_EXT_KNOWN)) edge_ext_needs(w, edge, a->target);
+  mw_call_ext *x = NULL;
+  if ((edge->ext_needs & MW_EXT_TARGET) || p->kind == RETRY_POLICY_HEDGE ||
+      w->trace.record != NULL || a->request_bytes != 0 || a->stream_items != 0 ||
+      a->stream != RETRY_STREAM_UNARY || (edge->ext_needs & MW_EXT_FAULT_ITEMS) || q != NULL) {
+    x = model__pool_get(&w->pools.exts);
+    if (x == NULL) {
+      if (flags & MW_CALL_OWN_POLICY) model__pool_put(&w->pools.policies, (void *)(uintptr_t)p);
+      model__pool_put(&w->pools.calls, c);
+      model__fail(w, RETRY_ENOMEM, "out of memory for calls in flight");
+      return -1;
+    }
+    x->request_bytes = a->request_bytes;
+    x->stream_items = a->stream_items;
+    x->begin_ns = now;
+    x->trace_depth = 0;
+    x->trace_parent = 0;
+    x->trace_parent_attempt = 0;
   }
   model__op_ref(a->op);
-  e->request_bytes = a->request_bytes;
-  e->wake = SIM_EVENT_NONE;
-  e->wake_ns = RETRY_NEVER;
-  e->traced = false;
-  e->trace_depth = 0;
-  e->trace_parent = 0;
-  e->trace_parent_attempt = 0;
-  if (measured) edge->stats->calls++;
-  c->id = id;
-  c->begin_ns = now;
-  c->deadline_ns = a->deadline_ns;
-  c->stream = a->stream;
-  c->waiting = false;
-  c->wait_next = NULL;
-  c->wait_ev = SIM_EVENT_NONE;
-  c->waitq = NULL;
-  mw_channel *ch = a->ch;
-  size_t ti = a->top ? 0 : (size_t)a->slot; /* the target's index in the channel */
-  if (ch->waitq != NULL && ti < ch->n_targets && ch->waitq[ti].on) {
-    c->waitq = &ch->waitq[ti];
-    if (c->waitq->head != NULL || !limit_has_permit(c->waitq->t, now)) {
-      call_wait(w, c);
-      return 0;
-    }
+  c->wake = SIM_EVENT_NONE;
+  if (a->child != NULL) { /* the fan-out that may cancel it (model_service.c) */
+    a->child->call = c;
+    a->child->bare = false;
   }
-  call_engine_start(w, c, a->target);
+  if (measured) edge->stats->calls++;
+  if (q != NULL && (q->head != NULL || !limit_has_permit(q->t, now))) {
+    call_wait(w, c, a->ch, q, p, id, a->deadline_ns, a->stream, x);
+    return 0;
+  }
+  call_engine_start(w, c, a->ch, a->target, p, a->method, id, a->deadline_ns, a->stream, x);
   return 0;
 }
 
@@ -798,32 +865,44 @@ static void bare_cancel(model_world *w, mw_req *r) {
  * the queue and ends cancelled, with nothing sent and nothing held. */
 static void call_cancel_waiting(model_world *w, mw_call *c) {
   waitq_remove(w, c);
-  retry_space space = c->policy->space;
+  mw_wait wt = c->wait;
+  retry_space space = wt.policy->space;
   mw_end e = {.done_ctx = c->done_ctx,
               .handle = c,
-              .start_ns = c->begin_ns,
-              .deadline_ns = c->deadline_ns,
+              .start_ns = wt.ext != NULL ? wt.ext->begin_ns : sim_now_ns(w->k),
+              .deadline_ns = wt.deadline_ns,
               .slot = c->slot,
               .status = space == RETRY_SPACE_GRPC ? RETRY_GRPC_CANCELLED : RETRY_HTTP_CANCELLED,
               .space = space,
               .reason = RETRY_STOP_CANCELLED,
-              .measured = c->measured};
+              .measured = (c->flags & MW_CALL_MEASURED) != 0};
   call_report(w, c->edge, &e);
-  call_free(w, c);
+  call_free(w, c, wt.policy, wt.ext);
 }
 
 /* An engine call: the engine ends it and gives back what it holds (retry_call_cancel), the
- * callee hears of each attempt in flight, and the DONE decision is carried out as any other. */
+ * callee hears of each attempt in flight, and the DONE decision is carried out as any other.
+ * A call the engine already ended is either waiting for its end's event (it waits out its
+ * deadline: that event is taken back and the call ends now, cancelled) or in the middle of
+ * its own call_done further up the stack (a permit it gave back let a waiting sibling start
+ * and end at once, which decided the fan-out): that call_done reports and frees it, so
+ * nothing is done here. */
 static void call_cancel(model_world *w, mw_call *c) {
-  if (c->waiting) {
+  if (c->flags & MW_CALL_WAITING) {
     call_cancel_waiting(w, c);
     return;
   }
+  if (c->rc.done && c->wake == SIM_EVENT_NONE) return; /* ending now, further up */
+  if (c->rc.done) {
+    sim_event_cancel(w->k, c->wake); /* its end's event: the cancel ends it instead */
+    c->wake = SIM_EVENT_NONE;
+  }
   retry_decision d;
   mw_gauge g = {0};
-  gauge_enter(c->edge, c->eng->rc.target, &g);
-  retry_call_cancel(&c->eng->rc, sim_now_ns(w->k), &d);
-  gauge_leave(c->edge, c->eng->rc.target, &g);
+  int64_t armed = c->rc.done ? RETRY_NEVER : c->rc.next_send_ns;
+  gauge_enter(c->edge, c->rc.target, &g);
+  retry_call_cancel(&c->rc, sim_now_ns(w->k), &d);
+  gauge_leave(c->edge, c->rc.target, &g);
   int64_t unworked = 0;
   mw_req *r = c->reqs;
   while (r != NULL) {
@@ -833,8 +912,8 @@ static void call_cancel(model_world *w, mw_call *c) {
     if (free_now) req_free(w, r);
     r = next;
   }
-  if (c->measured) c->edge->stats->cancelled_unworked += unworked;
-  call_apply(w, c, &d);
+  if (c->flags & MW_CALL_MEASURED) c->edge->stats->cancelled_unworked += unworked;
+  call_apply(w, c, &d, armed);
 }
 
 void model__call_cancel(model_world *w, const mw_child *ch) {

@@ -10,6 +10,7 @@
 
 #include <gsl/gsl_rng.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "models/model_acc.h"
@@ -156,7 +157,14 @@ typedef struct mw_edge {
   /* Its policy has a concurrency limiter or the AWS adaptive limiter: the gauges also sum
    * their figures (mw_gauge.limit ...), which change only inside engine calls. */
   bool gauge_limits;
+  /* What every call on it needs an mw_call_ext for (MW_EXT_*), found out at its first call
+   * (model_call.c): 0 until then. */
+  uint8_t ext_needs;
 } mw_edge;
+
+#define MW_EXT_KNOWN 1       /* ext_needs is set */
+#define MW_EXT_TARGET 2      /* the holders' targets need one (retry_call_ext_needed) */
+#define MW_EXT_FAULT_ITEMS 4 /* a FAIL fault of the callee sends stream messages first */
 
 /* Reads t's figures (t not NULL) for the sums of its edge e. A policy with neither budget
  * nor adaptive throttling (e->gauge_no_budget) has only a throttle and a breaker to read:
@@ -236,55 +244,80 @@ static inline retry_target *model__channel_target(const mw_channel *ch, size_t j
   return ch->targets != NULL && j < ch->n_targets ? ch->targets[j] : NULL;
 }
 
-/* What a call runs its retry engine with. */
-typedef struct mw_engine {
-  retry_call rc;            /* the engine's state for this call */
-  retry_policy *own_policy; /* from the world's policies pool (freed with the call), or NULL */
-  sim_event_handle wake;    /* the engine's timer */
-  int64_t wake_ns;          /* its time, RETRY_NEVER when none */
-  int64_t request_bytes;    /* for the engine's buffer limit */
+/* What only some calls hold: the engine's optional state (retry_call_ext, which hedging,
+ * the Envoy and AWS budgets, the limiters and traces need) and the model's own figures that
+ * most calls do not have (a request size, a reply's stream messages, tracing, a wait for a
+ * blocking limiter's permit). From the world's pool (w->pools.exts), only for a call that
+ * needs one (model_call.c); the call's rc.ext points to its first member. */
+typedef struct mw_call_ext {
+  retry_call_ext rx;     /* the engine's: first, so that rc.ext is this record */
+  int64_t request_bytes; /* for the engine's buffer limit (0 for a call without one) */
+  int64_t stream_items;  /* messages of a full reply (0 for a call without one) */
+  int64_t begin_ns;      /* when the call was made: its latency counts a wait */
   /* tracing (model_trace.c): written only while a trace sink is installed */
   uint64_t trace_parent;        /* model_trace_call.parent_id */
   int32_t trace_depth;          /* model_trace_call.depth */
   int32_t trace_parent_attempt; /* model_trace_call.parent_attempt */
-  bool traced;                  /* its decisions go to the sink */
-} mw_engine;
+} mw_call_ext;
+
+/* A call waiting for a permit of a blocking limiter has not started in the engine: the
+ * engine's storage holds what its start needs instead (model_call.c, call_wait). */
+typedef struct mw_wait {
+  mw_call_ext *ext;           /* the call's (a target with a limiter needs one) */
+  mw_channel *ch;             /* the caller's channel */
+  const retry_policy *policy; /* what the engine is started with */
+  mw_call *next;              /* the next call waiting in the same queue */
+  sim_event_handle ev;        /* the timer of its wait */
+  uint64_t id;
+  int64_t deadline_ns;
+  retry_stream_kind stream;
+} mw_wait;
 
 /* A logical call run by the retry engine. A call without a policy, without channel state and
  * not traced (a "bare" call, the commonest kind deep in a call graph) has no mw_call: its one
- * request is the call (mw_req.bare, model_call.c), which saves about 380 bytes per call in
- * flight. Every field is set by model__call_start (the pool does not zero it). */
+ * request is the call (mw_req.bare, model_call.c). Every field is set by model__call_start
+ * (the pool does not zero it). What the engine keeps it does not repeat: the policy, the
+ * deadline and the start are rc's; the world is the edge's; the queue of a blocking limiter
+ * is found through the channel. */
 struct mw_call {
-  mw_engine eng[1]; /* the engine's state (an array so that c->eng reads as a pointer) */
+  union {
+    retry_call rc; /* the engine's state, once started */
+    mw_wait wait;  /* while in its blocking limiter's queue (model_call.c, call_wait) */
+  };
   /* the rest ordered by size so that nothing pads: a call in flight is held by the thousand */
-  model_world *w;
-  const retry_policy *policy; /* the method's, the world's "no retries", or own_policy */
   mw_edge *edge;
-  const char *method;
-  int64_t stream_items; /* messages of a full reply */
-  void *done_ctx;       /* the caller's context (mw_end.done_ctx) */
-  mw_op *op;            /* ledger operation (one reference held) */
-  mw_channel *ch;       /* the caller's channel: streams (borrowed) */
-  mw_req *reqs;         /* attempts in flight (the caller still waits for them) */
-  /* a blocking limiter (model_call.c): the call's queue (NULL when its target's limiter does
-   * not block), the next call waiting in it, the timer of its wait, and what the engine is
-   * started with once it gets a permit or gives up */
-  mw_waitq *waitq;
-  mw_call *wait_next;
-  sim_event_handle wait_ev;
-  uint64_t id;
-  int64_t begin_ns;         /* when the call was made: its latency counts the wait */
-  int64_t deadline_ns;      /* the call's absolute deadline */
-  int32_t slot;             /* the caller's index for it (a method, a downstream call) */
-  int32_t criticality;      /* given to each attempt (model_criticality; 0 unset) */
-  int32_t last_replica;     /* replica of the latest attempt, -1 before the first */
-  retry_stream_kind stream; /* the call's stream kind, for the engine's start */
-  bool top;                 /* a top-level call (made by a client population) */
-  bool measured;            /* started at or after the warmup: counted in the results */
-  bool waiting;             /* in waitq, not yet started in the engine */
+  void *done_ctx;        /* the caller's context (mw_end.done_ctx) */
+  mw_op *op;             /* ledger operation (one reference held) */
+  mw_req *reqs;          /* attempts in flight (the caller still waits for them) */
+  sim_event_handle wake; /* the engine's timer, at rc.next_send_ns (call_set_wake) */
+  int32_t slot;          /* the caller's index for it (a method, a downstream call) */
+  int8_t criticality;    /* given to each attempt (model_criticality; 0 unset) */
+  int8_t last_replica;   /* replica of the latest attempt, -1 before the first */
+  uint8_t flags;         /* MW_CALL_*, set in one store at the start */
 };
 
-static inline bool model__call_traced(const mw_call *c) { return c->eng->traced; }
+#define MW_CALL_TOP 1        /* a top-level call (made by a client population) */
+#define MW_CALL_MEASURED 2   /* started at or after the warmup: counted in the results */
+#define MW_CALL_TRACED 4     /* its decisions go to the trace sink */
+#define MW_CALL_OWN_POLICY 8 /* rc.policy is from the world's policies pool (freed with it) */
+#define MW_CALL_LIMITED 16   /* its target's limiter blocks: call_waitq finds its queue */
+#define MW_CALL_WAITING \
+  32 /* in its blocking limiter's queue: c->wait holds its start (call_wait) */
+
+/* The caller's channel of a started call: the engine draws from its rng_engine stream
+ * (call_engine_start), so the engine's random stream says which channel it is. */
+static inline mw_channel *model__call_channel(const mw_call *c) {
+  return (mw_channel *)(void *)((char *)c->rc.rng.ctx - offsetof(sim_rng, g) -
+                                offsetof(mw_channel, rng_engine));
+}
+
+/* The call's mw_call_ext once the engine holds it (NULL for a call without one). */
+static inline mw_call_ext *model__call_ext(const mw_call *c) {
+  return (mw_call_ext *)(void *)c->rc.ext;
+}
+
+static inline bool model__call_traced(const mw_call *c) { return c->flags & MW_CALL_TRACED; }
+static inline bool model__call_top(const mw_call *c) { return c->flags & MW_CALL_TOP; }
 
 /* Where a request is on the server side. */
 typedef enum mw_req_state {
@@ -301,18 +334,27 @@ struct mw_req {
   /* An attempt of an engine's call, or a bare call's one attempt, which is the call itself
    * (model_call.c): it then holds the call's few figures in place of the links. */
   union {
-    mw_call *call;  /* engine: the caller's call; NULL once the caller gave up */
-    void *done_ctx; /* bare: the caller's context (mw_end.done_ctx) */
-  };
-  union {
-    mw_req *call_next; /* engine: next attempt in flight of the same call */
-    int64_t start_ns;  /* bare: when the call started */
+    struct {               /* an attempt of an engine's call */
+      mw_call *call;       /* the caller's call; NULL once the caller gave up */
+      mw_req *call_next;   /* next attempt in flight of the same call */
+      uint64_t trace_call; /* tracing: the traced call this is an attempt of (0: not traced;
+                              a bare call is never traced: no call is while a sink is in) */
+    };
+    struct {            /* a bare call's one attempt */
+      void *done_ctx;   /* the caller's context (mw_end.done_ctx) */
+      int64_t start_ns; /* when the call started */
+      int32_t slot;     /* the caller's index for the call (mw_end.slot) */
+    };
   };
   mw_edge *edge; /* its edge (and through it the world: edge->w) */
   mw_op *op;     /* ledger operation (one reference held) */
   const char *method;
-  int64_t deadline_ns;      /* propagated deadline of this attempt, RETRY_NEVER if none */
-  int64_t ok_items;         /* stream messages of a full reply */
+  int64_t deadline_ns; /* propagated deadline of this attempt, RETRY_NEVER if none */
+  union {
+    int64_t ok_items; /* until its handler ends: stream messages of a full reply */
+    int64_t items;    /* from then on, with headers: the reply's stream messages (read as 0
+                         without headers: model_call.c) */
+  };
   gsl_rng *rng_net;         /* hop latencies (the caller's stream, borrowed) */
   sim_event_handle timeout; /* the caller's attempt deadline */
   /* Fields of one phase each share their storage with another phase's. */
@@ -339,15 +381,11 @@ struct mw_req {
   const model_fault_cfg *fail; /* the FAIL fault applied (its status the reply's), or the
                                   delayed REFUSE fault, or NULL */
   int64_t acc_sent_ns;         /* adaptive concurrency: when the filter forwarded it */
-  int64_t items;               /* reply: stream messages sent */
-  /* tracing: the traced call this is an attempt of (0: not traced) and its depth */
-  uint64_t trace_call;
   /* downstream calls of the handler */
   int32_t ds_next;         /* sequential: next call to start */
   int32_t ds_pending;      /* calls started and not finished */
   int32_t ds_status;       /* first failure (mapped into this service's space), or OK */
   int32_t ds_ok, ds_nfail; /* wait_for: calls ended OK, and not */
-  int32_t slot;            /* bare: the caller's index for the call (mw_end.slot) */
   /* narrow: statuses are gRPC codes or HTTP statuses, attempts at most 64 (the engine's
    * bitmasks), replicas at most 64 */
   int16_t status;              /* reply: in the callee's space */
@@ -510,6 +548,7 @@ struct model_world {
     mw_pool calls, reqs, ops;
     mw_pool fanouts; /* mw_fanout records of the k-of-n fan-outs that cancel (obj_size 0:
                         no service has one) */
+    mw_pool exts;    /* the calls' mw_call_ext, for the calls that need one */
     /* Policies of calls whose method's policy keeps no retries but speaks another space than
      * the callee (a copy with the callee's space, held by the call); rare. */
     mw_pool policies;
@@ -555,6 +594,15 @@ struct model_world {
   model_results res;      /* what the run measured (owns the edge and service arrays) */
   model_trace_sink trace; /* model_world_set_trace; record NULL: tracing off */
 };
+
+/* The call's method: its population's method `slot`, or the one of its edge's downstream
+ * call (an edge per call of a service's handler). */
+static inline const char *model__call_method(const mw_call *c) {
+  const mw_edge *e = c->edge;
+  const model_config *cfg = e->w->cfg;
+  return e->pop >= 0 ? cfg->clients[e->pop].methods[c->slot].name
+                     : cfg->services[e->svc].calls[e->slot].method;
+}
 
 /* model_world.c */
 /* The world's memory comes from its kernel's allocator (sim_kernel_allocator), so a test can

@@ -448,7 +448,7 @@ static void quorum_decide(model_world *w, mw_req *r, int state) {
       for (int32_t i = 0; i < f->n; i++) {
         mw_child ch = f->child[i];
         if (ch.call == NULL) continue;
-        bool waits = !ch.bare && ((mw_call *)ch.call)->waiting;
+        bool waits = !ch.bare && (((mw_call *)ch.call)->flags & MW_CALL_WAITING) != 0;
         if (pass == 0 && !waits) continue;
         f->child[i].call = NULL;
         model__call_cancel(w, &ch);

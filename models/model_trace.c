@@ -19,36 +19,37 @@ void model_world_set_trace(model_world *w, const model_trace_sink *sink) {
 
 /* The call as the sink sees it. start_ns is the engine's once the call has started. */
 static void call_info(const mw_call *c, int64_t start_ns, model_trace_call *info) {
-  info->id = c->eng->rc.id;
-  info->parent_id = c->eng->trace_parent;
-  info->parent_attempt = c->eng->trace_parent_attempt;
-  info->depth = c->eng->trace_depth;
-  info->top = c->top;
+  const mw_call_ext *x = model__call_ext(c); /* a call has one while a sink is installed */
+  info->id = x->rx.id;
+  info->parent_id = x->trace_parent;
+  info->parent_attempt = x->trace_parent_attempt;
+  info->depth = x->trace_depth;
+  info->top = model__call_top(c);
   info->from = c->edge->stats->from;
   info->to = c->edge->stats->to;
-  info->method = c->method;
+  info->method = model__call_method(c);
   info->start_ns = start_ns;
-  info->deadline_ns = c->eng->rc.deadline_ns;
-  info->policy = c->policy;
+  info->deadline_ns = c->rc.deadline_ns;
+  info->policy = c->rc.policy;
 }
 
 /* The engine's trace callback: ctx is the call, alive for as long as the engine runs it. */
 static void call_record(void *ctx, const retry_trace_rec *rec) {
   const mw_call *c = ctx;
   model_trace_call info;
-  call_info(c, c->eng->rc.start_ns, &info);
-  c->w->trace.record(c->w->trace.ctx, &info, rec);
+  call_info(c, c->rc.start_ns, &info);
+  model_world *w = c->edge->w;
+  w->trace.record(w->trace.ctx, &info, rec);
 }
 
 void model__trace_call_start(model_world *w, mw_call *c, retry_call_opts *o) {
   /* A client's call is told to its client; a service's call to the request whose handler
    * made it (model_service.c, downstream_start), which is the attempt it serves. */
-  const mw_req *parent = c->top ? NULL : c->done_ctx;
+  const mw_req *parent = model__call_top(c) ? NULL : c->done_ctx;
   bool inherited = parent != NULL && parent->trace_call != 0;
-  mw_engine *e = c->eng; /* a traced call always has one (call_is_bare, model_call.c) */
-  /* retry_call_start sets these too; the sink sees them before that */
-  e->rc.id = o->call_id;
-  e->rc.deadline_ns = o->deadline_ns;
+  /* A call has an ext while a sink is installed (model__call_start), and its id, deadline
+   * and policy are set before this (call_engine_start). */
+  mw_call_ext *e = model__call_ext(c);
   e->trace_parent = inherited ? parent->trace_call : 0;
   e->trace_parent_attempt = inherited ? parent->attempt : 0;
   /* A depth not known (a call picked below an untraced parent) stays unknown below it. */
@@ -61,7 +62,7 @@ void model__trace_call_start(model_world *w, mw_call *c, retry_call_opts *o) {
     call_info(c, sim_now_ns(w->k), &info);
     if (w->trace.select == NULL || !w->trace.select(w->trace.ctx, &info)) return;
   }
-  e->traced = true;
+  c->flags |= MW_CALL_TRACED;
   o->trace = call_record;
   o->trace_ctx = c;
 }

@@ -937,6 +937,7 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
   }
   model__pool_init(&w->pools.calls, a, sizeof(mw_call), 256);
   model__pool_init(&w->pools.reqs, a, sizeof(mw_req), 256);
+  model__pool_init(&w->pools.exts, a, sizeof(mw_call_ext), 256);
   model__pool_init(&w->pools.policies, a, sizeof(retry_policy), 16);
   retry_policy_init(&w->pools.none[RETRY_SPACE_GRPC], RETRY_SPACE_GRPC);
   retry_policy_init(&w->pools.none[RETRY_SPACE_HTTP], RETRY_SPACE_HTTP);
@@ -1051,7 +1052,7 @@ bool model_world_gauges_check(const model_world *w, int64_t now_ns) {
 }
 
 int64_t model_world_peak_objects(const model_world *w) {
-  return w->pools.calls.peak + w->pools.reqs.peak + w->pools.ops.peak;
+  return w->pools.calls.peak + w->pools.exts.peak + w->pools.reqs.peak + w->pools.ops.peak;
 }
 
 /* Frees everything, in any state: pools release their chunks wholesale, so objects still in
@@ -1062,6 +1063,7 @@ void model_world_destroy(model_world *w) {
   model__services_destroy(w);
   model__pool_free(&w->pools.calls);
   model__pool_free(&w->pools.reqs);
+  model__pool_free(&w->pools.exts);
   model__pool_free(&w->pools.policies);
   model__pool_free(&w->pools.ops);
   model__pool_free(&w->pools.fanouts);

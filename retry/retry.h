@@ -715,8 +715,9 @@ const char *retry_delay_source_name(retry_delay_source s);
 /* "start", "outcome", "wake", "headers" or "cancel": the event's name in traces. */
 const char *retry_trace_event_name(retry_trace_event e);
 
-/* A record is filled only when the call has a trace function: a call without one pays one
- * NULL check per event and nothing else. Everything borrowed is valid in the callback only. */
+/* A record is filled only when the call has a trace function: a call without one pays a NULL
+ * test or two per event (its ext, then the function) and nothing else. Everything borrowed is
+ * valid in the callback only. */
 typedef struct retry_trace_rec {
   uint64_t call_id;
   retry_trace_event event;            /* what the engine was told */
@@ -745,6 +746,34 @@ typedef void (*retry_trace_fn)(void *ctx, const retry_trace_rec *rec);
  * have written. */
 int retry_trace_format(const retry_trace_rec *rec, char *buf, size_t size);
 
+/* The state only some calls use (hedging, the Envoy and AWS retry budgets, a concurrency
+ * limiter, the AWS adaptive limiter, tracing, stream messages), kept apart so that a call
+ * without them holds none of it: caller-owned like the call, handed to retry_call_start
+ * through retry_call_opts.ext when retry_call_ext_needed says so (it may be given to any
+ * call), and borrowed for the life of the call. Every field is private: read the stream
+ * counts with retry_call_stream_items and retry_call_stream_duplicates. */
+typedef struct retry_call_ext {
+  uint64_t id;               /* from the options: for traces */
+  int64_t stream_items;      /* messages delivered, replays included */
+  int64_t stream_duplicates; /* messages delivered again by a replayed stream */
+  int64_t stream_items_prev; /* messages received by earlier attempts */
+  retry_trace_fn trace;      /* from the options, or NULL */
+  void *trace_ctx;
+  uint64_t in_flight;               /* hedging: bit k-1, attempt k in flight */
+  uint64_t budget_held;             /* Envoy: bit k-1 (hedging), bit 0 (the one attempt in
+                                       flight of a retry policy) holds a budget slot */
+  int64_t limit_in_flight_at_start; /* the limiter's in-flight count its acquire left */
+  int32_t aws_paid_attempt;         /* the last attempt sent with an AWS cost taken, 0 if none */
+  int32_t aws_paid_cost;            /* the cost aws_paid_attempt took (refunded if it succeeds) */
+  int32_t pending_aws_cost;         /* AWS cost granted for the retry or hedge not yet sent */
+  int32_t last_status;              /* hedging: the status of the last attempt reported */
+  bool pending_slot;                /* an Envoy slot granted for the retry or hedge not yet sent */
+  bool send_delayed; /* the AWS adaptive limiter held the next attempt back: the wake at
+                        next_send_ns sends it (its budget grant already taken) */
+  bool limit_held;   /* the call holds a permit of the target's concurrency limiter */
+  uint8_t blocked;   /* retry_stop, hedging: why no more hedges may be sent */
+} retry_call_ext;
+
 /* How a call starts. */
 typedef struct retry_call_opts {
   uint64_t call_id;         /* for traces */
@@ -754,59 +783,78 @@ typedef struct retry_call_opts {
   retry_rng rng;            /* randomness for jitter and adaptive throttling */
   retry_trace_fn trace;     /* called on every decision, or NULL */
   void *trace_ctx;
+  bool stream_items;   /* its outcomes may report stream_items > 0 (any stream kind but unary
+                          may, whatever this says): such a call needs an ext to count them */
+  retry_call_ext *ext; /* storage for the optional state: required when retry_call_ext_needed
+                          is true, else may be NULL */
 } retry_call_opts;
 
+/* Whether a call of policy p on target t (NULL: none) started with o needs a retry_call_ext:
+ * true for a hedging policy, a traced call (o->trace set), a stream (o->stream not unary) or
+ * a call whose outcomes may carry stream messages (o->stream_items), and a target with an
+ * Envoy or AWS retry budget, a concurrency limiter or the AWS adaptive limiter; false
+ * otherwise (a unary retry policy with a throttle, a breaker, adaptive throttling, a Finagle
+ * or Brooker budget). An outcome of a call without an ext must report no stream messages. */
+bool retry_call_ext_needed(const retry_policy *p, const retry_target *t, const retry_call_opts *o);
+
 /* One logical call: caller-owned, fixed size, no allocation. Fields are grouped as read-only
- * (valid at any time) and private. */
+ * (valid at any time) and private. The state only some calls use is in its retry_call_ext. */
 typedef struct retry_call {
   /* read-only */
-  uint64_t id;
-  int64_t start_ns;          /* when retry_call_start ran */
-  int64_t end_ns;            /* the final decision's done_ns; RETRY_NEVER until done */
-  int64_t deadline_ns;       /* absolute deadline of the call, RETRY_NEVER if none */
-  int64_t stream_items;      /* server streaming: messages delivered, replays included */
-  int64_t stream_duplicates; /* messages delivered again by a replayed stream */
-  int64_t backoff_total_ns;  /* time spent waiting between attempts */
-  int32_t n_attempts;        /* attempts sent, the original included */
-  int32_t n_retries;         /* attempts sent after a failure (retry policy) */
-  int32_t n_hedges;          /* attempts sent as hedges (hedging policy) */
-  int32_t n_in_flight;       /* attempts sent and not yet reported */
-  int32_t status;            /* final status once done */
-  retry_stop reason;         /* stop reason once done */
+  const retry_policy *policy; /* borrowed at the start */
+  retry_target *target;       /* borrowed at the start, or NULL */
+  retry_call_ext *ext;        /* the options' ext, or NULL */
+  retry_rng rng;              /* the options': jitter and adaptive throttling */
+  int64_t start_ns;           /* when retry_call_start ran */
+  int64_t deadline_ns;        /* absolute deadline of the call, RETRY_NEVER if none */
+  int64_t backoff_total_ns;   /* time spent waiting between attempts */
+  int32_t n_attempts;         /* attempts sent, the original included (retry_call_retries and
+                                 retry_call_hedges say how many of them were which) */
+  int32_t status;             /* final status once done */
+  int16_t n_in_flight;        /* attempts sent and not yet reported (at most 64 hedges) */
+  uint8_t reason;             /* retry_stop: stop reason once done */
   bool done;
   /* private: ordered by size so that nothing pads (a call in flight is held by the
-   * thousand; of retry_call_opts only what decisions read is kept) */
+   * thousand; of retry_call_opts only what decisions read is kept, the rest in ext). A retry
+   * policy has at most one attempt in flight, the last one sent; a hedging policy's are the
+   * bits of ext->in_flight. */
   bool idempotent;
   bool committed;
-  bool pending_slot; /* an Envoy slot granted for the retry or hedge not yet sent */
-  bool send_delayed; /* the AWS adaptive limiter held the next attempt back: the wake at
-                        next_send_ns sends it (its budget grant already taken) */
-  bool limit_held;   /* the call holds a permit of the target's concurrency limiter */
-  uint8_t stream;    /* retry_stream_kind, from the options */
-  uint8_t blocked;   /* retry_stop, hedging: why no more hedges may be sent */
-  const retry_policy *policy;
-  retry_target *target;
-  retry_rng rng;        /* from the options: jitter and adaptive throttling */
-  retry_trace_fn trace; /* from the options, or NULL */
-  void *trace_ctx;
+  uint8_t stream; /* retry_stream_kind, from the options */
   retry_backoff_state backoff;
-  int64_t next_send_ns;             /* pending attempt or hedge time, RETRY_NEVER if none */
-  uint64_t in_flight;               /* bit k-1: attempt k in flight */
-  uint64_t budget_held;             /* bit k-1: attempt k holds an Envoy budget slot */
-  int64_t attempt_started_ns;       /* retry policy: start of the attempt in flight */
-  int64_t stream_items_prev;        /* messages received by earlier attempts */
-  int64_t limit_in_flight_at_start; /* the limiter's in-flight count its acquire left */
-  int32_t committed_attempt;
-  int32_t aws_paid_attempt; /* the last attempt sent with an AWS cost taken, 0 if none */
-  int32_t aws_paid_cost;    /* the cost aws_paid_attempt took (refunded if it succeeds) */
-  int32_t pending_aws_cost; /* AWS cost granted for the retry or hedge not yet sent */
-  int32_t last_status;
+  union {
+    int64_t next_send_ns; /* until done: pending attempt or hedge time, RETRY_NEVER if none */
+    int64_t end_ns;       /* once done: the final decision's done_ns (retry_call_end_ns) */
+  };
 } retry_call;
+
+/* The final decision's done_ns; RETRY_NEVER until the call is done. */
+static inline int64_t retry_call_end_ns(const retry_call *c) {
+  return c->done ? c->end_ns : RETRY_NEVER;
+}
+
+/* Attempts sent after a failure (a retry policy's attempts past the first), and attempts sent
+ * as hedges (a hedging policy's past the first). */
+static inline int32_t retry_call_retries(const retry_call *c) {
+  return c->n_attempts > 1 && c->policy->kind == RETRY_POLICY_RETRY ? c->n_attempts - 1 : 0;
+}
+static inline int32_t retry_call_hedges(const retry_call *c) {
+  return c->n_attempts > 1 && c->policy->kind == RETRY_POLICY_HEDGE ? c->n_attempts - 1 : 0;
+}
+/* Server streaming: messages delivered, replays included, and messages delivered again by a
+ * replayed stream (0 for a call without an ext, whose outcomes carry none). */
+static inline int64_t retry_call_stream_items(const retry_call *c) {
+  return c->ext != NULL ? c->ext->stream_items : 0;
+}
+static inline int64_t retry_call_stream_duplicates(const retry_call *c) {
+  return c->ext != NULL ? c->ext->stream_duplicates : 0;
+}
 
 /* Starts a logical call at now_ns and returns the first decision in d: SEND attempt 1, or
  * DONE when it is refused locally (breaker_open, throttled by adaptive throttling) or the
- * deadline has passed. p and t are borrowed for the life of the call (t may be NULL); they
- * must outlive it. Never allocates. */
+ * deadline has passed. p and t are borrowed for the life of the call (t may be NULL), and so
+ * is o->ext (NULL only when retry_call_ext_needed(p, t, o) is false); they must outlive it.
+ * Never allocates. */
 void retry_call_start(retry_call *c, const retry_policy *p, retry_target *t,
                       const retry_call_opts *o, int64_t now_ns, retry_decision *d);
 
@@ -841,8 +889,12 @@ void retry_call_on_headers(retry_call *c, int32_t attempt, int64_t now_ns, retry
  * failure anywhere: a cancel takes no retry-throttling token (A6 counts only statuses a
  * server returned: grpc-go's clientStream.finish credits only a nil error and shouldRetry,
  * the one place a token is taken, returns at once for a finished stream), refunds no AWS
- * retry cost (only a success does) and feeds no breaker, adaptive throttler or AWS rate.
- * A call already done is unchanged and d repeats its result. Never allocates. */
+ * retry cost (only a success does) and feeds no breaker, adaptive throttler or AWS rate
+ * (aws-sdk-go-v2 does count an attempt its context cancelled as a non-throttling response in
+ * its measured send rate; botocore has no cancel; this engine leaves such an attempt out). A
+ * call whose end was decided for a later time (it waits out its deadline) ends now,
+ * cancelled, having given everything back when that end was decided; a call already ended is
+ * unchanged and d repeats its result. Never allocates. */
 void retry_call_cancel(retry_call *c, int64_t now_ns, retry_decision *d);
 
 /* }================================================================== */

@@ -3,9 +3,11 @@
  *
  * The caller owns the retry_call and drives it with four events (start, outcome, wake,
  * headers) and may cancel it; each answers one retry_decision. Invariants: a call stops exactly
- * once, with exactly one stop reason; an attempt bit is set in `in_flight` from SEND until its
+ * once, with exactly one stop reason; an attempt is in flight (in_flight below) from SEND until its
  * outcome is reported or it is cancelled, and every piece of shared state it holds (in-flight
- * count, Envoy slot) is given back at that moment. Nothing here allocates.
+ * count, Envoy slot) is given back at that moment. What only hedging, the Envoy and AWS
+ * budgets, the limiters and traces use lives in the caller's retry_call_ext (c->ext, NULL for
+ * a call that needs none: retry_call_ext_needed). Nothing here allocates.
  */
 #include "retry_int.h"
 
@@ -27,6 +29,9 @@ typedef struct event_info {
   retry_target_stats before;
 } event_info;
 
+/* Whether the call has a trace function (only a call with an ext can). */
+static inline bool traced(const retry_call *c) { return c->ext != NULL && c->ext->trace != NULL; }
+
 static void event_info_init(event_info *ev, const retry_call *c, retry_trace_event event,
                             int32_t attempt, int64_t now_ns) {
   ev->event = event;
@@ -37,7 +42,7 @@ static void event_info_init(event_info *ev, const retry_call *c, retry_trace_eve
   ev->backoff_ns = -1;
   /* What only a trace reads is filled only for a traced call (the decision code writes
    * outcome and delay_source on its way, and nothing reads them untraced). */
-  if (c->trace != NULL) {
+  if (traced(c)) {
     ev->outcome = NULL;
     ev->backoff_nominal_ns = -1;
     ev->delay_source = RETRY_DELAY_NONE;
@@ -45,12 +50,21 @@ static void event_info_init(event_info *ev, const retry_call *c, retry_trace_eve
   }
 }
 
-static void trace(const retry_call *c, const event_info *ev, int64_t now_ns,
-                  const retry_decision *d) {
-  if (c->trace == NULL) return;
+static void trace_emit(const retry_call *c, const event_info *ev, int64_t now_ns,
+                       const retry_decision *d);
+
+/* Hands the event's record to the call's trace function, if it has one (inline: an untraced
+ * call pays the test alone). */
+static inline void trace(const retry_call *c, const event_info *ev, int64_t now_ns,
+                         const retry_decision *d) {
+  if (traced(c)) trace_emit(c, ev, now_ns, d);
+}
+
+static void trace_emit(const retry_call *c, const event_info *ev, int64_t now_ns,
+                       const retry_decision *d) {
   retry_trace_rec rec;
   memset(&rec, 0, sizeof rec);
-  rec.call_id = c->id;
+  rec.call_id = c->ext->id;
   rec.event = ev->event;
   rec.now_ns = now_ns;
   rec.attempt = ev->attempt;
@@ -74,14 +88,15 @@ static void trace(const retry_call *c, const event_info *ev, int64_t now_ns,
     retry_target_stats_get(c->target, now_ns, &rec.after);
   }
   rec.decision = d;
-  c->trace(c->trace_ctx, &rec);
+  c->ext->trace(c->ext->trace_ctx, &rec);
 }
 
 /* {==================================================================
  * Small helpers
  * =================================================================== */
 
-_Static_assert(RETRY_STOP_N <= UINT8_MAX, "retry_call.blocked is a byte");
+_Static_assert(RETRY_STOP_N <= UINT8_MAX, "retry_call.reason and retry_call_ext.blocked are bytes");
+_Static_assert(RETRY_MAX_HEDGED_ATTEMPTS <= INT16_MAX, "retry_call.n_in_flight is 16 bits");
 
 static uint64_t bit(int32_t attempt) { return UINT64_C(1) << (attempt - 1); }
 
@@ -90,6 +105,28 @@ static int32_t deadline_status(const retry_call *c) {
 }
 
 static bool is_hedging(const retry_call *c) { return c->policy->kind == RETRY_POLICY_HEDGE; }
+
+/* Attempts in flight: a retry policy (or none) sends the next attempt only once the one
+ * before was reported, so its one attempt in flight is the last one sent; a hedging policy
+ * (at most RETRY_MAX_HEDGED_ATTEMPTS) keeps a bit per attempt in its ext. */
+static bool in_flight(const retry_call *c, int32_t attempt) {
+  if (attempt < 1 || attempt > c->n_attempts) return false;
+  if (is_hedging(c)) return (c->ext->in_flight & bit(attempt)) != 0;
+  return attempt == c->n_attempts && c->n_in_flight > 0;
+}
+static void set_in_flight(retry_call *c, int32_t attempt) {
+  if (is_hedging(c)) c->ext->in_flight |= bit(attempt);
+  c->n_in_flight++;
+}
+static void clear_in_flight(retry_call *c, int32_t attempt) {
+  if (is_hedging(c)) c->ext->in_flight &= ~bit(attempt);
+  c->n_in_flight--;
+}
+/* The bit of ext->budget_held for an attempt: its own for a hedge, bit 0 for the one attempt
+ * in flight of a retry policy (whose attempts may number more than 64). */
+static uint64_t held_bit(const retry_call *c, int32_t attempt) {
+  return is_hedging(c) ? bit(attempt) : 1;
+}
 
 /* A server stream may be retried only with the explicit opt-in and the method named in a
  * configured idempotent allowlist; client and bidi streams never (A6; seed 000). */
@@ -122,24 +159,31 @@ static void release_cancelled(retry_call *c, int32_t attempt) {
     /* A cancelled half-open probe must give its permit back, or the breaker would wait for
      * a result that never comes and refuse everything. */
     if (t->breaker != NULL) retry__breaker_release(t->breaker);
-    if (c->budget_held & bit(attempt)) retry__target_budget_release(t);
   }
-  c->budget_held &= ~bit(attempt);
-  c->in_flight &= ~bit(attempt);
-  c->n_in_flight--;
+  if (c->ext != NULL) {
+    if (t != NULL && (c->ext->budget_held & held_bit(c, attempt))) retry__target_budget_release(t);
+    c->ext->budget_held &= ~held_bit(c, attempt);
+  }
+  clear_in_flight(c, attempt);
 }
 
 /* Cancels every attempt in flight except `keep` (0: all of them). */
 static void cancel_in_flight(retry_call *c, int32_t keep) {
-  for (int32_t k = 1; k <= c->n_attempts && c->in_flight != 0; k++)
-    if (k != keep && (c->in_flight & bit(k))) release_cancelled(c, k);
+  if (!is_hedging(c)) {
+    if (c->n_in_flight > 0 && c->n_attempts != keep) release_cancelled(c, c->n_attempts);
+    return;
+  }
+  for (int32_t k = 1; k <= c->n_attempts && c->ext->in_flight != 0; k++)
+    if (k != keep && in_flight(c, k)) release_cancelled(c, k);
 }
 
 /* Drops a budget grant taken for a retry or hedge that will not be sent. */
 static void drop_pending_budget(retry_call *c) {
-  if (c->pending_slot) retry__target_budget_release(c->target);
-  c->pending_slot = false;
-  c->pending_aws_cost = 0;
+  retry_call_ext *x = c->ext;
+  if (x == NULL) return;
+  if (x->pending_slot) retry__target_budget_release(c->target);
+  x->pending_slot = false;
+  x->pending_aws_cost = 0;
 }
 
 /* }================================================================== */
@@ -157,18 +201,17 @@ static void decide_done(retry_call *c, int64_t now_ns, int64_t done_ns, int32_t 
   /* The limiter's permit covers the whole logical call, as the library's client interceptor
    * sits above gRPC's retries: its sample is the call's time and final status. Vegas alone
    * uses the uniform (for its next probe jitter), so only it draws one. */
-  if (c->limit_held) {
-    c->limit_held = false;
+  if (c->ext != NULL && c->ext->limit_held) {
+    c->ext->limit_held = false;
     double u = 0.0;
     if (c->target->cfg->limit.kind == RETRY_LIMIT_VEGAS) u = retry_rng_uniform(&c->rng);
     retry__target_limit_release(c->target, c->policy->space, status, done_ns - c->start_ns,
-                                c->limit_in_flight_at_start, u);
+                                c->ext->limit_in_flight_at_start, u);
   }
   c->done = true;
   c->status = status;
-  c->reason = reason;
-  c->end_ns = done_ns;
-  c->next_send_ns = RETRY_NEVER;
+  c->reason = (uint8_t)reason;
+  c->end_ns = done_ns; /* in next_send_ns' storage: nothing is pending any more */
   memset(d, 0, sizeof *d);
   d->action = RETRY_ACTION_DONE;
   d->wake_ns = RETRY_NEVER;
@@ -187,7 +230,7 @@ static void repeat_done(const retry_call *c, retry_decision *d) {
   d->wake_ns = RETRY_NEVER;
   d->attempt_deadline_ns = RETRY_NEVER;
   d->status = c->status;
-  d->reason = c->reason;
+  d->reason = (retry_stop)c->reason;
   d->done_ns = c->end_ns;
 }
 
@@ -216,7 +259,8 @@ static retry_stop try_send(retry_call *c, int64_t now_ns, retry_decision *d) {
   if (rl == RETRY_AWS_SEND_WAIT) {
     int64_t at = retry__add_ns(now_ns, wait_ns);
     c->next_send_ns = at < c->deadline_ns ? at : c->deadline_ns;
-    c->send_delayed = true;
+    assert(c->ext != NULL); /* only a target with the AWS limiter waits: it has an ext */
+    c->ext->send_delayed = true;
     decide_wait(c, d);
     return RETRY_STOP_NONE;
   }
@@ -225,23 +269,18 @@ static retry_stop try_send(retry_call *c, int64_t now_ns, retry_decision *d) {
     drop_pending_budget(c);
     return why;
   }
-  int32_t k = ++c->n_attempts;
-  if (k > 1) {
-    if (is_hedging(c))
-      c->n_hedges++;
-    else
-      c->n_retries++;
+  int32_t k = ++c->n_attempts; /* past the first, a hedge or a retry (retry_call_retries) */
+  set_in_flight(c, k);
+  retry_call_ext *x = c->ext;
+  if (x != NULL) {
+    if (x->pending_slot) x->budget_held |= held_bit(c, k);
+    if (x->pending_aws_cost > 0) {
+      x->aws_paid_attempt = k;
+      x->aws_paid_cost = x->pending_aws_cost;
+    }
+    x->pending_slot = false;
+    x->pending_aws_cost = 0;
   }
-  c->in_flight |= bit(k);
-  c->n_in_flight++;
-  if (c->pending_slot) c->budget_held |= bit(k);
-  if (c->pending_aws_cost > 0) {
-    c->aws_paid_attempt = k;
-    c->aws_paid_cost = c->pending_aws_cost;
-  }
-  c->pending_slot = false;
-  c->pending_aws_cost = 0;
-  c->attempt_started_ns = now_ns;
   retry__target_attempt_sent(c->target, now_ns);
 
   memset(d, 0, sizeof *d);
@@ -254,7 +293,7 @@ static retry_stop try_send(retry_call *c, int64_t now_ns, retry_decision *d) {
     if (t < d->attempt_deadline_ns) d->attempt_deadline_ns = t;
   }
   c->next_send_ns = RETRY_NEVER;
-  if (is_hedging(c) && c->blocked == RETRY_STOP_NONE && k < c->policy->max_attempts)
+  if (is_hedging(c) && x->blocked == RETRY_STOP_NONE && k < c->policy->max_attempts)
     c->next_send_ns = retry__add_ns(now_ns, c->policy->hedging_delay_ns);
   d->wake_ns = c->next_send_ns;
   return RETRY_STOP_NONE;
@@ -272,8 +311,12 @@ static bool acquire_budget(retry_call *c, int64_t now_ns, int32_t status) {
   bool slot = false;
   if (!retry__target_budget_acquire(c->target, now_ns, is_timeout_status(c, status), &cost, &slot))
     return false;
-  c->pending_aws_cost = cost;
-  c->pending_slot = slot;
+  /* Only the Envoy and AWS budgets grant a slot or a cost, and their calls have an ext. */
+  assert(c->ext != NULL || (cost == 0 && !slot));
+  if (c->ext != NULL) {
+    c->ext->pending_aws_cost = cost;
+    c->ext->pending_slot = slot;
+  }
   return true;
 }
 
@@ -283,45 +326,71 @@ static bool acquire_budget(retry_call *c, int64_t now_ns, int32_t status) {
  * Start
  * =================================================================== */
 
+bool retry_call_ext_needed(const retry_policy *p, const retry_target *t, const retry_call_opts *o) {
+  if (p->kind == RETRY_POLICY_HEDGE || o->trace != NULL || o->stream != RETRY_STREAM_UNARY ||
+      o->stream_items)
+    return true;
+  if (t == NULL) return false;
+  return t->budget == RETRY_BUDGET_ENVOY || t->budget == RETRY_BUDGET_AWS || t->off_limit != 0 ||
+         t->off_aws_adaptive != 0;
+}
+
 void retry_call_start(retry_call *c, const retry_policy *p, retry_target *t,
                       const retry_call_opts *o, int64_t now_ns, retry_decision *d) {
   assert(c != NULL && p != NULL && o != NULL && d != NULL);
+  /* A call that needs an ext and has none fails an assertion where it first needs it: here
+   * for a trace or hedging, else at its limiter's permit, its budget's grant or the AWS
+   * limiter's wait, or at an outcome with stream messages (cheaper than asking
+   * retry_call_ext_needed at every start). */
+  assert(o->trace == NULL || o->ext != NULL);
   memset(c, 0, sizeof *c);
-  c->id = o->call_id;
   c->policy = p;
   c->target = t;
   c->stream = (uint8_t)o->stream;
   c->rng = o->rng;
-  c->trace = o->trace;
-  c->trace_ctx = o->trace_ctx;
   c->start_ns = now_ns;
-  c->end_ns = RETRY_NEVER;
   c->deadline_ns = o->deadline_ns;
   c->status = -1;
-  c->reason = RETRY_STOP_NONE;
-  c->last_status = -1;
+  c->reason = (uint8_t)RETRY_STOP_NONE;
   c->next_send_ns = RETRY_NEVER;
-  c->blocked = (uint8_t)RETRY_STOP_NONE;
   c->idempotent = retry_policy_is_idempotent(p, o->method);
   retry_backoff_state_reset(&c->backoff);
+  retry_call_ext *x = o->ext;
+  c->ext = x;
+  if (x != NULL) {
+    memset(x, 0, sizeof *x);
+    x->id = o->call_id;
+    x->trace = o->trace;
+    x->trace_ctx = o->trace_ctx;
+    x->last_status = -1;
+    x->blocked = (uint8_t)RETRY_STOP_NONE;
+  }
+  bool limit_held = false;
+  int64_t limit_at_start = 0;
 
   event_info ev;
   event_info_init(&ev, c, RETRY_TRACE_START, 0, now_ns);
   if (is_hedging(c)) {
     /* Hedges repeat the request, so they need what a retry needs: an idempotent method and
      * a replayable (unary or opted-in server) stream. The original is sent regardless. */
+    assert(x != NULL);
     if (!c->idempotent)
-      c->blocked = (uint8_t)RETRY_STOP_METHOD_NOT_IDEMPOTENT;
+      x->blocked = (uint8_t)RETRY_STOP_METHOD_NOT_IDEMPOTENT;
     else if (stream_rule(c) != RETRY_STOP_NONE)
-      c->blocked = (uint8_t)RETRY_STOP_STREAMING;
+      x->blocked = (uint8_t)RETRY_STOP_STREAMING;
   }
   if (now_ns >= c->deadline_ns) {
     decide_done(c, now_ns, now_ns, deadline_status(c), RETRY_STOP_DEADLINE, d);
-  } else if (!retry__target_limit_acquire(t, &c->limit_held, &c->limit_in_flight_at_start)) {
+  } else if (!retry__target_limit_acquire(t, &limit_held, &limit_at_start)) {
     /* At the concurrency limit: refused before anything is counted (SimpleLimiter). */
     decide_done(c, now_ns, now_ns, retry__target_limit_reject_status(t, p->space),
                 RETRY_STOP_THROTTLED, d);
   } else {
+    if (limit_held) { /* only with a limiter, whose calls have an ext */
+      assert(x != NULL);
+      x->limit_held = true;
+      x->limit_in_flight_at_start = limit_at_start;
+    }
     retry__target_call_started(t, now_ns);
     retry_stop why = try_send(c, now_ns, d);
     if (why != RETRY_STOP_NONE) decide_done(c, now_ns, now_ns, p->local_reject_status, why, d);
@@ -392,7 +461,7 @@ static void retry_after_failure(retry_call *c, const retry_outcome *o, bool thro
   } else {
     /* The value before jitter only for a trace: an untraced call skips its conversion. */
     delay = retry_backoff_next(&p->backoff, &c->backoff, &c->rng,
-                               c->trace != NULL ? &ev->backoff_nominal_ns : NULL);
+                               traced(c) ? &ev->backoff_nominal_ns : NULL);
     ev->delay_source = RETRY_DELAY_BACKOFF;
   }
   ev->backoff_ns = delay;
@@ -423,22 +492,22 @@ static void retry_after_failure(retry_call *c, const retry_outcome *o, bool thro
 /* Records why no more hedges may be sent (the first reason stays) and drops the hedge timer,
  * so the caller is not woken for a hedge that cannot go. */
 static void block_hedges(retry_call *c, retry_stop why) {
-  if (c->blocked == RETRY_STOP_NONE) c->blocked = (uint8_t)why;
+  if (is_hedging(c) && c->ext->blocked == RETRY_STOP_NONE) c->ext->blocked = (uint8_t)why;
   c->next_send_ns = RETRY_NEVER;
 }
 
 /* Tries to send the next hedge now. Returns true with d = SEND; false when no hedge may be
- * sent (c->blocked then says why). */
+ * sent (c->ext->blocked then says why). */
 static bool send_hedge(retry_call *c, int64_t now_ns, int32_t status, retry_decision *d) {
   const retry_policy *p = c->policy;
   retry_stop why = RETRY_STOP_NONE;
   /* A hedge held back by the AWS limiter goes at its wake, with the grant it holds. */
-  if (c->send_delayed) {
+  if (c->ext->send_delayed) {
     decide_wait(c, d);
     return true;
   }
-  if (c->blocked != RETRY_STOP_NONE)
-    why = (retry_stop)c->blocked;
+  if (c->ext->blocked != RETRY_STOP_NONE)
+    why = (retry_stop)c->ext->blocked;
   else if (c->n_attempts >= p->max_attempts)
     why = RETRY_STOP_MAX_ATTEMPTS;
   else if (now_ns >= c->deadline_ns)
@@ -461,12 +530,13 @@ static bool send_hedge(retry_call *c, int64_t now_ns, int32_t status, retry_deci
 /* After an event that sent no hedge: wait for attempts in flight or a scheduled hedge, or
  * stop with the last status when nothing is left. */
 static void hedge_wait_or_done(retry_call *c, int64_t now_ns, retry_decision *d) {
-  if (c->n_in_flight > 0 || (c->blocked == RETRY_STOP_NONE && c->next_send_ns != RETRY_NEVER)) {
+  const retry_call_ext *x = c->ext;
+  if (c->n_in_flight > 0 || (x->blocked == RETRY_STOP_NONE && c->next_send_ns != RETRY_NEVER)) {
     decide_wait(c, d);
     return;
   }
-  retry_stop why = c->blocked != RETRY_STOP_NONE ? (retry_stop)c->blocked : RETRY_STOP_MAX_ATTEMPTS;
-  int32_t status = c->last_status >= 0 ? c->last_status : c->policy->local_reject_status;
+  retry_stop why = x->blocked != RETRY_STOP_NONE ? (retry_stop)x->blocked : RETRY_STOP_MAX_ATTEMPTS;
+  int32_t status = x->last_status >= 0 ? x->last_status : c->policy->local_reject_status;
   decide_done(c, now_ns, now_ns, status, why, d);
 }
 
@@ -491,7 +561,7 @@ static void hedge_after_failure(retry_call *c, const retry_outcome *o, event_inf
     block_hedges(c, RETRY_STOP_PUSHBACK_STOP); /* those in flight may still answer */
   } else if (ev->pushback == RETRY_PUSHBACK_DELAY) {
     /* The next hedge after the pushback, later ones hedgingDelay apart from it. */
-    if (c->blocked == RETRY_STOP_NONE && c->n_attempts < p->max_attempts) {
+    if (c->ext->blocked == RETRY_STOP_NONE && c->n_attempts < p->max_attempts) {
       c->next_send_ns = retry__add_ns(now_ns, ev->pushback_ns);
       ev->backoff_ns = ev->pushback_ns;
       ev->delay_source = RETRY_DELAY_PUSHBACK;
@@ -516,7 +586,7 @@ void retry_call_on_outcome(retry_call *c, int32_t attempt, const retry_outcome *
   event_info_init(&ev, c, RETRY_TRACE_OUTCOME, attempt, now_ns);
   ev.status = o->status;
   ev.outcome = o;
-  bool known = attempt >= 1 && attempt <= c->n_attempts && (c->in_flight & bit(attempt));
+  bool known = in_flight(c, attempt);
   if (!known) {
     /* An attempt that was cancelled (or reported twice): nothing changes. */
     if (c->done)
@@ -527,23 +597,28 @@ void retry_call_on_outcome(retry_call *c, int32_t attempt, const retry_outcome *
     return;
   }
   const retry_policy *p = c->policy;
-  c->in_flight &= ~bit(attempt);
-  c->n_in_flight--;
-  int32_t cost = c->aws_paid_attempt == attempt ? c->aws_paid_cost : 0;
+  clear_in_flight(c, attempt);
+  retry_call_ext *x = c->ext;
+  int32_t cost = x != NULL && x->aws_paid_attempt == attempt ? x->aws_paid_cost : 0;
   retry__target_attempt_done(c->target, now_ns, p->space, o->status, cost);
-  if (c->budget_held & bit(attempt)) {
-    retry__target_budget_release(c->target);
-    c->budget_held &= ~bit(attempt);
+  if (x != NULL) {
+    if (x->budget_held & held_bit(c, attempt)) {
+      retry__target_budget_release(c->target);
+      x->budget_held &= ~held_bit(c, attempt);
+    }
+    x->last_status = o->status;
   }
-  c->last_status = o->status;
 
   /* A restarted server stream sends from the beginning: whatever this attempt delivered that
    * an earlier attempt had already delivered is a duplicate (seed 000: [1, 2, 1, 2, 3, 4, 5]). */
   if (o->stream_items > 0) {
-    int64_t dup = o->stream_items < c->stream_items_prev ? o->stream_items : c->stream_items_prev;
-    c->stream_duplicates += dup;
-    c->stream_items += o->stream_items;
-    if (o->stream_items > c->stream_items_prev) c->stream_items_prev = o->stream_items;
+    assert(x != NULL); /* a call whose outcomes carry messages has an ext */
+    if (x != NULL) {
+      int64_t dup = o->stream_items < x->stream_items_prev ? o->stream_items : x->stream_items_prev;
+      x->stream_duplicates += dup;
+      x->stream_items += o->stream_items;
+      if (o->stream_items > x->stream_items_prev) x->stream_items_prev = o->stream_items;
+    }
   }
   if (o->headers_received && headers_commit(c)) c->committed = true;
   if (p->retry_buffer_bytes > 0 && o->request_bytes > p->retry_buffer_bytes) c->committed = true;
@@ -580,7 +655,7 @@ void retry_call_on_outcome(retry_call *c, int32_t attempt, const retry_outcome *
  * call has nothing in flight; a hedged one stops hedging and waits for what is); otherwise it
  * asks the limiter again, which may hold it back once more. */
 static void wake_delayed(retry_call *c, int64_t now_ns, retry_decision *d) {
-  c->send_delayed = false;
+  c->ext->send_delayed = false;
   c->next_send_ns = RETRY_NEVER;
   retry_stop why = RETRY_STOP_NONE;
   if (now_ns >= c->deadline_ns) {
@@ -608,11 +683,11 @@ void retry_call_wake(retry_call *c, int64_t now_ns, retry_decision *d) {
     repeat_done(c, d);
   } else if (c->next_send_ns == RETRY_NEVER || now_ns < c->next_send_ns) {
     decide_wait(c, d); /* early or spurious: keep the timer */
-  } else if (c->send_delayed) {
+  } else if (c->ext != NULL && c->ext->send_delayed) {
     wake_delayed(c, now_ns, d);
   } else if (is_hedging(c)) {
     c->next_send_ns = RETRY_NEVER;
-    if (!send_hedge(c, now_ns, c->last_status, d)) hedge_wait_or_done(c, now_ns, d);
+    if (!send_hedge(c, now_ns, c->ext->last_status, d)) hedge_wait_or_done(c, now_ns, d);
   } else {
     c->next_send_ns = RETRY_NEVER;
     if (now_ns >= c->deadline_ns) {
@@ -630,7 +705,7 @@ void retry_call_on_headers(retry_call *c, int32_t attempt, int64_t now_ns, retry
   assert(c != NULL && d != NULL && c->policy != NULL);
   event_info ev;
   event_info_init(&ev, c, RETRY_TRACE_HEADERS, attempt, now_ns);
-  bool known = attempt >= 1 && attempt <= c->n_attempts && (c->in_flight & bit(attempt));
+  bool known = in_flight(c, attempt);
   if (c->done) {
     repeat_done(c, d);
   } else if (!known || !headers_commit(c)) {
@@ -639,7 +714,6 @@ void retry_call_on_headers(retry_call *c, int32_t attempt, int64_t now_ns, retry
     /* A6: once headers arrive the call is committed to this attempt; a hedged call cancels
      * every other attempt and sends no more hedges. */
     c->committed = true;
-    c->committed_attempt = attempt;
     bool others = c->n_in_flight > 1;
     cancel_in_flight(c, attempt);
     block_hedges(c, RETRY_STOP_COMMITTED);
@@ -656,12 +730,20 @@ void retry_call_cancel(retry_call *c, int64_t now_ns, retry_decision *d) {
   assert(c != NULL && d != NULL && c->policy != NULL);
   event_info ev;
   event_info_init(&ev, c, RETRY_TRACE_CANCEL, 0, now_ns);
-  if (c->done) {
+  int32_t status =
+      c->policy->space == RETRY_SPACE_GRPC ? RETRY_GRPC_CANCELLED : RETRY_HTTP_CANCELLED;
+  if (c->done && c->end_ns > now_ns) {
+    /* Decided, but its end is still to come (a client that sleeps until its deadline rather
+     * than fail early): to its caller it is still running, so the cancel ends it now. What
+     * it held was given back when that end was decided. */
+    c->status = status;
+    c->reason = (uint8_t)RETRY_STOP_CANCELLED;
+    c->end_ns = now_ns;
+    repeat_done(c, d);
+  } else if (c->done) {
     repeat_done(c, d);
   } else {
-    int32_t status =
-        c->policy->space == RETRY_SPACE_GRPC ? RETRY_GRPC_CANCELLED : RETRY_HTTP_CANCELLED;
-    c->send_delayed = false;
+    if (c->ext != NULL) c->ext->send_delayed = false;
     decide_done(c, now_ns, now_ns, status, RETRY_STOP_CANCELLED, d);
   }
   trace(c, &ev, now_ns, d);

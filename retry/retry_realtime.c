@@ -30,6 +30,9 @@ int32_t retry_realtime_call(retry_call *c, const retry_policy *p, retry_target *
   retry_call_opts opts = *o;
   int64_t now = retry_realtime_now_ns();
   opts.deadline_ns = timeout_ns == RETRY_NEVER ? RETRY_NEVER : retry__add_ns(now, timeout_ns);
+  /* The call runs inside this function: its optional state can live here. */
+  retry_call_ext ext;
+  if (opts.ext == NULL) opts.ext = &ext;
   retry_decision d;
   retry_call_start(c, p, t, &opts, now, &d);
   while (d.action != RETRY_ACTION_DONE) {
@@ -50,5 +53,6 @@ int32_t retry_realtime_call(retry_call *c, const retry_policy *p, retry_target *
   }
   if (d.action == RETRY_ACTION_DONE && d.done_ns != RETRY_NEVER)
     retry_realtime_sleep_until(d.done_ns);
+  if (c->ext == &ext) c->ext = NULL; /* not valid past the return */
   return c->status;
 }

@@ -33,7 +33,8 @@ typedef void (*retry_attempt_fn)(void *ctx, int32_t attempt, int64_t attempt_dea
  * the decision's done_ns. o->deadline_ns is ignored: the deadline is now + timeout_ns (clamped;
  * RETRY_NEVER: none). c is the caller's storage and receives the call's final state (attempts,
  * stop reason...); p and t are borrowed for the call (t may be NULL), ctx is passed to fn.
- * Returns the final status. */
+ * Without o->ext the call's optional state (retry_call_ext) lives in the driver for the call's
+ * length, and c->ext is NULL on return. Returns the final status. */
 int32_t retry_realtime_call(retry_call *c, const retry_policy *p, retry_target *t,
                             const retry_call_opts *o, int64_t timeout_ns, retry_attempt_fn fn,
                             void *ctx);

@@ -362,10 +362,10 @@ static void test_call_stops_at_success_max_attempts_or_fatal_status(void **state
     script_result r;
     assert_int_equal(script_run(&p, NULL, &o, 0, steps, row->n_statuses, &r), 0);
     if (r.status != row->status || r.reason != row->reason || r.attempts != row->attempts ||
-        r.call.n_retries != row->n_retries)
+        retry_call_retries(&r.call) != row->n_retries)
       fail_msg("%s: got %s %s attempts=%d retries=%d, want %s %s attempts=%d retries=%d",
                row->label, retry_grpc_code_name(r.status), retry_stop_name(r.reason), r.attempts,
-               (int)r.call.n_retries, retry_grpc_code_name(row->status),
+               (int)retry_call_retries(&r.call), retry_grpc_code_name(row->status),
                retry_stop_name(row->reason), row->attempts, row->n_retries);
   }
 }
@@ -794,6 +794,7 @@ static void test_call_stops_once_and_ignores_late_events(void **state) {
   retry_call_start(&c, &p, NULL, &o, 0, &d);
   assert_int_equal(d.action, RETRY_ACTION_SEND);
   assert_int_equal(d.attempt, 1);
+  assert_int_equal(retry_call_end_ns(&c), RETRY_NEVER); /* not done yet */
   retry_outcome out;
   retry_outcome_init(&out, RETRY_GRPC_OK);
   retry_call_on_outcome(&c, 1, &out, 5, &d);
@@ -806,7 +807,7 @@ static void test_call_stops_once_and_ignores_late_events(void **state) {
   retry_call_wake(&c, 7, &d);
   assert_int_equal(d.reason, RETRY_STOP_OK);
   assert_int_equal(c.status, RETRY_GRPC_OK);
-  assert_int_equal(c.end_ns, 5);
+  assert_int_equal(retry_call_end_ns(&c), 5);
 }
 
 static void test_call_deadline_already_passed_sends_nothing(void **state) {
@@ -847,6 +848,7 @@ static void test_call_cancel_in_flight_ends_at_once_and_takes_no_token(void **st
   retry_target *t = retry_target_create(&tc, 0, NULL, NULL);
   assert_non_null(t);
   retry_call_opts o = opts_make("/svc/M", RETRY_NEVER);
+  o.ext = script_ext(); /* budgets, limiters, hedging and traces keep state there */
   retry_call c;
   retry_decision d;
   retry_call_start(&c, &p, t, &o, 0, &d);
@@ -886,6 +888,37 @@ static void test_call_cancel_in_flight_ends_at_once_and_takes_no_token(void **st
 
 /* A cancel during a backoff drops the retry's budget grant (an Envoy slot taken when the retry
  * was decided) and the timer: nothing is in flight, so cancel_others is false. */
+/* A call whose end the engine decided for later (the next backoff would pass the deadline, so
+ * it waits the deadline out) is still running to its caller: a cancel before that end ends it
+ * now, cancelled; once it has ended, a cancel changes nothing. */
+static void test_call_cancel_before_a_decided_later_end_ends_it_now(void **state) {
+  (void)state;
+  retry_policy p;
+  kit_policy(&p); /* 100 ms initial backoff */
+  assert_true(p.wait_for_deadline);
+  retry_call_opts o = opts_make("/svc/M", 50 * MS);
+  retry_call c;
+  retry_decision d;
+  retry_call_start(&c, &p, NULL, &o, 0, &d);
+  retry_outcome out;
+  retry_outcome_init(&out, RETRY_GRPC_UNAVAILABLE);
+  retry_call_on_outcome(&c, 1, &out, 5 * MS, &d);
+  assert_int_equal(d.action, RETRY_ACTION_DONE);
+  assert_int_equal(d.done_ns, 50 * MS);
+  assert_int_equal(d.reason, RETRY_STOP_DEADLINE);
+  retry_call_cancel(&c, 20 * MS, &d);
+  assert_int_equal(d.action, RETRY_ACTION_DONE);
+  assert_int_equal(d.done_ns, 20 * MS);
+  assert_int_equal(d.reason, RETRY_STOP_CANCELLED);
+  assert_int_equal(d.status, RETRY_GRPC_CANCELLED);
+  assert_int_equal(retry_call_end_ns(&c), 20 * MS);
+  assert_int_equal(c.n_attempts, 1);
+  /* ended: a second cancel repeats the result */
+  retry_call_cancel(&c, 30 * MS, &d);
+  assert_int_equal(d.done_ns, 20 * MS);
+  assert_int_equal(d.reason, RETRY_STOP_CANCELLED);
+}
+
 static void test_call_cancel_in_backoff_gives_the_retry_slot_back(void **state) {
   (void)state;
   retry_policy p;
@@ -897,6 +930,7 @@ static void test_call_cancel_in_backoff_gives_the_retry_slot_back(void **state) 
   retry_target *t = retry_target_create(&tc, 0, NULL, NULL);
   assert_non_null(t);
   retry_call_opts o = opts_make("/svc/M", RETRY_NEVER);
+  o.ext = script_ext(); /* budgets, limiters, hedging and traces keep state there */
   retry_call c;
   retry_decision d;
   retry_call_start(&c, &p, t, &o, 0, &d);
@@ -946,6 +980,7 @@ static void test_call_cancel_hedges_give_back_probes_and_http_says_499(void **st
   assert_true(retry_breaker_allow(b, 0));
   retry_breaker_record(b, 0, true);
   retry_call_opts o = opts_make("/svc/M", RETRY_NEVER);
+  o.ext = script_ext(); /* budgets, limiters, hedging and traces keep state there */
   retry_call c;
   retry_decision d;
   retry_call_start(&c, &p, t, &o, 2 * S, &d);
@@ -985,6 +1020,7 @@ static void test_call_cancel_is_traced_as_its_own_event(void **state) {
   retry_policy p;
   kit_policy(&p);
   retry_call_opts o = opts_make("/svc/M", RETRY_NEVER);
+  o.ext = script_ext(); /* budgets, limiters, hedging and traces keep state there */
   o.trace = cancel_trace;
   g_cancel_recs = 0;
   retry_call c;
@@ -1019,11 +1055,178 @@ static void test_call_layers_worst_case_is_the_product_of_attempts(void **state)
   assert_true(retry_policy_layers_worst_case(many, 8) == UINT64_MAX); /* saturates */
 }
 
+/* {==================================================================
+ * The optional state (retry_call_ext)
+ * =================================================================== */
+
+static retry_target *target_with(bool throttle, bool breaker, retry_budget_kind budget,
+                                 bool limit) {
+  retry_target_config tc;
+  retry_target_config_init(&tc);
+  tc.has_throttle = throttle;
+  tc.throttle.max_milli_tokens = 40000;
+  tc.throttle.token_ratio_milli = 1000;
+  if (breaker) {
+    tc.has_breaker = true;
+    retry_breaker_config_init(&tc.breaker, RETRY_BREAKER_CONSECUTIVE);
+    tc.breaker.failure_threshold = 6;
+    tc.breaker.open_duration_ns = 2 * S; /* calls come a second apart: some find it open */
+  }
+  tc.budget = budget;
+  retry_aws_quota_config_init(&tc.aws);
+  retry_finagle_budget_config_init(&tc.finagle);
+  retry_envoy_budget_config_init(&tc.envoy);
+  if (limit) retry_target_config_set_limit(&tc, RETRY_LIMIT_AIMD);
+  retry_target *t = retry_target_create(&tc, 0, NULL, NULL);
+  assert_non_null(t);
+  return t;
+}
+
+static void test_call_ext_needed_only_for_the_features_that_use_it(void **state) {
+  (void)state;
+  retry_policy retry, hedge, none;
+  kit_policy(&retry);
+  retry_policy_init(&hedge, RETRY_SPACE_GRPC);
+  hedge.kind = RETRY_POLICY_HEDGE;
+  retry_policy_set_max_attempts(&hedge, 3, RETRY_GRPC_MAX_ATTEMPTS_LIMIT);
+  retry_policy_init(&none, RETRY_SPACE_GRPC);
+  retry_call_opts o = opts_make("/svc/M", RETRY_NEVER);
+  retry_target *plain = target_with(true, true, RETRY_BUDGET_NONE, false);
+  retry_target *envoy = target_with(false, false, RETRY_BUDGET_ENVOY, false);
+  retry_target *aws = target_with(false, false, RETRY_BUDGET_AWS, false);
+  retry_target *finagle = target_with(false, false, RETRY_BUDGET_FINAGLE, false);
+  retry_target *limit = target_with(false, false, RETRY_BUDGET_NONE, true);
+  assert_false(retry_call_ext_needed(&retry, NULL, &o));
+  assert_false(retry_call_ext_needed(&none, NULL, &o));
+  assert_false(retry_call_ext_needed(&retry, plain, &o));
+  assert_false(retry_call_ext_needed(&retry, finagle, &o));
+  assert_true(retry_call_ext_needed(&hedge, NULL, &o));
+  assert_true(retry_call_ext_needed(&retry, envoy, &o));
+  assert_true(retry_call_ext_needed(&retry, aws, &o));
+  assert_true(retry_call_ext_needed(&retry, limit, &o));
+  o.stream = RETRY_STREAM_SERVER; /* streams count their messages in the ext */
+  assert_true(retry_call_ext_needed(&retry, NULL, &o));
+  o.stream = RETRY_STREAM_UNARY;
+  o.stream_items = true; /* and so does a unary call whose replies may carry some */
+  assert_true(retry_call_ext_needed(&retry, NULL, &o));
+  o.stream_items = false;
+  assert_false(retry_call_ext_needed(&retry, NULL, &o));
+  o.trace = (retry_trace_fn)(uintptr_t)1; /* only compared with NULL here */
+  assert_true(retry_call_ext_needed(&retry, NULL, &o));
+  retry_target_destroy(plain);
+  retry_target_destroy(envoy);
+  retry_target_destroy(aws);
+  retry_target_destroy(finagle);
+  retry_target_destroy(limit);
+}
+
+/* A call that needs no ext decides exactly as the same call given one: every figure of
+ * every call of a run of calls sharing a throttle and a breaker, with headers that commit,
+ * deadlines, and jitter drawn from the same stream. */
+static void test_call_without_ext_decides_as_with_one(void **state) {
+  (void)state;
+  retry_policy p;
+  grpc_policy(&p, 4, 10, 100, 2.0, RETRY_JITTER_FULL);
+  retry_status_set_add(&p.retryable, RETRY_SPACE_GRPC, RETRY_GRPC_RESOURCE_EXHAUSTED);
+  p.idempotent_methods = kit_idempotent;
+  p.n_idempotent_methods = 2;
+  p.has_idempotent_allowlist = true;
+  retry_target *lean = target_with(true, true, RETRY_BUDGET_NONE, false);
+  retry_target *full = target_with(true, true, RETRY_BUDGET_NONE, false);
+  test_rng rl, rf;
+  int retried = 0, refused = 0;
+  for (int i = 0; i < 60; i++) {
+    static const int32_t second[4] = {RETRY_GRPC_RESOURCE_EXHAUSTED, RETRY_GRPC_OK,
+                                      RETRY_GRPC_UNAVAILABLE, RETRY_GRPC_UNAVAILABLE};
+    script_attempt steps[3] = {
+        script_step(5 + i % 7, i % 3 == 0 ? RETRY_GRPC_OK : RETRY_GRPC_UNAVAILABLE),
+        script_step(3, second[i % 4]), script_step(4, i % 2 ? RETRY_GRPC_OK : RETRY_GRPC_INTERNAL)};
+    if (i % 6 == 5) steps[1].headers_at_ns = 1 * MS;
+    retry_call_opts o =
+        opts_make("/lab.Payments/Export", i % 9 == 0 ? (int64_t)i * S + 40 * MS : RETRY_NEVER);
+    o.rng = test_rng_make(&rl, 100 + (uint64_t)i);
+    assert_false(retry_call_ext_needed(&p, lean, &o));
+    script_result a, b;
+    assert_int_equal(script_run(&p, lean, &o, (int64_t)i * S, steps, 3, &a), 0);
+    assert_null(a.call.ext);
+    o.rng = test_rng_make(&rf, 100 + (uint64_t)i);
+    o.ext = script_ext();
+    assert_int_equal(script_run(&p, full, &o, (int64_t)i * S, steps, 3, &b), 0);
+    assert_ptr_equal(b.call.ext, o.ext);
+    assert_int_equal(a.status, b.status);
+    assert_int_equal(a.reason, b.reason);
+    assert_int_equal(a.end_ns, b.end_ns);
+    assert_int_equal(a.attempts, b.attempts);
+    assert_int_equal(a.cancelled, b.cancelled);
+    assert_int_equal(a.stream_items, b.stream_items);
+    assert_int_equal(a.stream_duplicates, b.stream_duplicates);
+    assert_memory_equal(a.send_ns, b.send_ns, sizeof a.send_ns);
+    assert_int_equal(retry_call_retries(&a.call), retry_call_retries(&b.call));
+    assert_int_equal(a.call.backoff_total_ns, b.call.backoff_total_ns);
+    retry_target_stats sa, sb;
+    retry_target_stats_get(lean, a.end_ns, &sa);
+    retry_target_stats_get(full, b.end_ns, &sb);
+    assert_int_equal(sa.throttle_milli_tokens, sb.throttle_milli_tokens);
+    assert_int_equal(sa.breaker, sb.breaker);
+    assert_int_equal(sa.in_flight, sb.in_flight);
+    if (a.attempts > 1) retried++;
+    if (a.reason == RETRY_STOP_THROTTLED || a.reason == RETRY_STOP_BREAKER_OPEN) refused++;
+  }
+  assert_true(retried > 10); /* retries were exercised */
+  assert_true(refused > 0);  /* and so were the throttle or the breaker */
+  retry_target_destroy(lean);
+  retry_target_destroy(full);
+}
+
+/* A retry policy may make more attempts than hedging's 64-bit mask holds (maxAttemptsLimit
+ * lifts the cap to 1000): without an ext the one attempt in flight is the last one sent. */
+static void test_call_without_ext_runs_past_64_attempts(void **state) {
+  (void)state;
+  retry_policy p;
+  grpc_policy(&p, 1000, 1, 1, 1.0, RETRY_JITTER_NONE);
+  retry_policy_set_max_attempts(&p, 200, 1000);
+  retry_call_opts o = opts_make("/svc/M", RETRY_NEVER);
+  retry_call c;
+  retry_decision d;
+  retry_call_start(&c, &p, NULL, &o, 0, &d);
+  int64_t now = 0;
+  int sends = 0;
+  while (d.action != RETRY_ACTION_DONE) {
+    if (d.action == RETRY_ACTION_SEND) {
+      sends++;
+      assert_int_equal(d.attempt, sends);
+      assert_int_equal(c.n_in_flight, 1);
+      /* an attempt not in flight (the one before) changes nothing */
+      if (sends > 1) {
+        retry_outcome stale;
+        retry_outcome_init(&stale, RETRY_GRPC_UNAVAILABLE);
+        retry_call_on_outcome(&c, sends - 1, &stale, now, &d);
+        assert_int_equal(d.action, RETRY_ACTION_WAIT);
+        assert_int_equal(c.n_in_flight, 1);
+      }
+      retry_outcome out;
+      retry_outcome_init(&out, RETRY_GRPC_UNAVAILABLE);
+      now += MS;
+      retry_call_on_outcome(&c, sends, &out, now, &d);
+    } else {
+      now = d.wake_ns;
+      retry_call_wake(&c, now, &d);
+    }
+  }
+  assert_int_equal(sends, 200);
+  assert_int_equal(c.n_attempts, 200);
+  assert_int_equal(c.n_in_flight, 0);
+  assert_int_equal(c.reason, RETRY_STOP_MAX_ATTEMPTS);
+}
+
 /* }================================================================== */
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_call_retries_only_retryable_statuses_of_idempotent_methods),
+      cmocka_unit_test(test_call_ext_needed_only_for_the_features_that_use_it),
+      cmocka_unit_test(test_call_without_ext_decides_as_with_one),
+      cmocka_unit_test(test_call_without_ext_runs_past_64_attempts),
       cmocka_unit_test(test_call_allowlisted_method_keeps_its_retries),
       cmocka_unit_test(test_call_deadline_spans_all_attempts),
       cmocka_unit_test(test_call_breaker_counts_attempts_not_calls),
@@ -1055,6 +1258,7 @@ int main(void) {
       cmocka_unit_test(test_call_deadline_already_passed_sends_nothing),
       cmocka_unit_test(test_call_cancel_in_flight_ends_at_once_and_takes_no_token),
       cmocka_unit_test(test_call_cancel_in_backoff_gives_the_retry_slot_back),
+      cmocka_unit_test(test_call_cancel_before_a_decided_later_end_ends_it_now),
       cmocka_unit_test(test_call_cancel_hedges_give_back_probes_and_http_says_499),
       cmocka_unit_test(test_call_cancel_is_traced_as_its_own_event),
       cmocka_unit_test(test_call_layers_worst_case_is_the_product_of_attempts),

@@ -28,7 +28,16 @@ static retry_call_opts opts_make(int64_t deadline_ns) {
   o.call_id = 1;
   o.deadline_ns = deadline_ns;
   o.rng = test_rng_make(&g_rng, 7);
+  o.ext = script_ext();
   return o;
+}
+
+/* Starts c with o and an ext of its own (calls a test holds at once never share one). */
+static void start_call(retry_call *c, const retry_policy *p, retry_target *t,
+                       const retry_call_opts *o, int64_t now_ns, retry_decision *d) {
+  retry_call_opts own = *o;
+  own.ext = script_ext();
+  retry_call_start(c, p, t, &own, now_ns, d);
 }
 
 /* A retry policy without jitter: max attempts (cap 10), backoff fixed at backoff_ms, retrying
@@ -80,7 +89,7 @@ static void test_aws_adaptive_mode_sends_freely_until_a_throttle(void **state) {
   retry_call_opts o = opts_make(RETRY_NEVER);
   retry_call c;
   retry_decision d;
-  retry_call_start(&c, &p, t, &o, 0, &d);
+  start_call(&c, &p, t, &o, 0, &d);
   assert_int_equal(d.action, RETRY_ACTION_SEND);
   outcome(&c, 1, RETRY_GRPC_UNAVAILABLE, 10 * MS, &d); /* not a throttle by default */
   assert_int_equal(d.action, RETRY_ACTION_WAIT);
@@ -105,7 +114,7 @@ static void test_aws_adaptive_mode_delays_a_retry_until_a_token(void **state) {
   retry_call_opts o = opts_make(RETRY_NEVER);
   retry_call c;
   retry_decision d;
-  retry_call_start(&c, &p, t, &o, 0, &d);
+  start_call(&c, &p, t, &o, 0, &d);
   outcome(&c, 1, RETRY_GRPC_RESOURCE_EXHAUSTED, 10 * MS, &d);
   assert_int_equal(d.action, RETRY_ACTION_WAIT);
   assert_int_equal(d.wake_ns, 60 * MS);
@@ -139,11 +148,11 @@ static void test_aws_adaptive_mode_limits_first_attempts_too(void **state) {
   retry_call_opts o = opts_make(RETRY_NEVER);
   retry_call c;
   retry_decision d;
-  retry_call_start(&c, &p, t, &o, 0, &d);
+  start_call(&c, &p, t, &o, 0, &d);
   outcome(&c, 1, RETRY_GRPC_RESOURCE_EXHAUSTED, 10 * MS, &d); /* its retry is not driven */
   assert_int_equal(d.action, RETRY_ACTION_WAIT);
   retry_call c2;
-  retry_call_start(&c2, &p, t, &o, 20 * MS, &d);
+  start_call(&c2, &p, t, &o, 20 * MS, &d);
   assert_int_equal(d.action, RETRY_ACTION_WAIT);
   assert_int_equal(c2.n_attempts, 0);
   assert_true(d.wake_ns > 20 * MS);
@@ -165,7 +174,7 @@ static void test_aws_adaptive_mode_wait_ends_at_the_deadline(void **state) {
   retry_call_opts o = opts_make(S);
   retry_call c;
   retry_decision d;
-  retry_call_start(&c, &p, t, &o, 0, &d);
+  start_call(&c, &p, t, &o, 0, &d);
   outcome(&c, 1, RETRY_GRPC_RESOURCE_EXHAUSTED, 10 * MS, &d);
   retry_call_wake(&c, 60 * MS, &d);
   assert_int_equal(d.action, RETRY_ACTION_WAIT);
@@ -188,7 +197,7 @@ static void test_aws_adaptive_mode_fail_on_no_attempt_tokens_refuses(void **stat
   retry_call_opts o = opts_make(RETRY_NEVER);
   retry_call c;
   retry_decision d;
-  retry_call_start(&c, &p, t, &o, 0, &d);
+  start_call(&c, &p, t, &o, 0, &d);
   outcome(&c, 1, RETRY_GRPC_RESOURCE_EXHAUSTED, 10 * MS, &d);
   retry_call_wake(&c, 60 * MS, &d);
   assert_int_equal(d.action, RETRY_ACTION_DONE);
@@ -215,7 +224,7 @@ static void test_aws_adaptive_mode_throttle_statuses_are_configurable(void **sta
   retry_call_opts o = opts_make(RETRY_NEVER);
   retry_call c;
   retry_decision d;
-  retry_call_start(&c, &p, t, &o, 0, &d);
+  start_call(&c, &p, t, &o, 0, &d);
   outcome(&c, 1, RETRY_GRPC_UNAVAILABLE, 10 * MS, &d);
   retry_call_wake(&c, 60 * MS, &d);
   assert_int_equal(d.reason, RETRY_STOP_THROTTLED);
@@ -237,7 +246,7 @@ static void test_aws_adaptive_mode_delays_a_hedge(void **state) {
   retry_call_opts o = opts_make(RETRY_NEVER);
   retry_call c;
   retry_decision d;
-  retry_call_start(&c, &p, t, &o, 0, &d);
+  start_call(&c, &p, t, &o, 0, &d);
   assert_int_equal(d.action, RETRY_ACTION_SEND);
   /* Attempt 1 throttled: the next hedge goes at once, but the limiter holds it back. */
   outcome(&c, 1, RETRY_GRPC_RESOURCE_EXHAUSTED, 10 * MS, &d);
@@ -277,11 +286,11 @@ static void test_retry_breaker_stops_retries_above_the_ratio_never_first_attempt
   retry_decision d;
   int64_t now = 0;
   for (int i = 0; i < 9; i++, now += 10 * MS) {
-    retry_call_start(&c, &p, t, &o, now, &d);
+    start_call(&c, &p, t, &o, now, &d);
     outcome(&c, 1, RETRY_GRPC_OK, now + MS, &d);
     assert_int_equal(d.reason, RETRY_STOP_OK);
   }
-  retry_call_start(&c, &p, t, &o, now, &d);
+  start_call(&c, &p, t, &o, now, &d);
   outcome(&c, 1, RETRY_GRPC_UNAVAILABLE, now + MS, &d);
   assert_int_equal(d.action, RETRY_ACTION_WAIT);
   retry_call_wake(&c, d.wake_ns, &d);
@@ -293,7 +302,7 @@ static void test_retry_breaker_stops_retries_above_the_ratio_never_first_attempt
   retry_target_stats s;
   retry_target_stats_get(t, now + 100 * MS, &s);
   assert_true(s.retry_breaker_open);
-  retry_call_start(&c, &p, t, &o, now + 200 * MS, &d);
+  start_call(&c, &p, t, &o, now + 200 * MS, &d);
   assert_int_equal(d.action, RETRY_ACTION_SEND);
   retry_target_destroy(t);
 }
@@ -315,7 +324,7 @@ static void test_retry_token_bucket_starts_full_and_earns_per_call(void **state)
   retry_call c;
   retry_decision d;
   int64_t now = 0;
-  retry_call_start(&c, &p, t, &o, now, &d);
+  start_call(&c, &p, t, &o, now, &d);
   while (d.action != RETRY_ACTION_DONE) {
     if (d.action == RETRY_ACTION_WAIT) {
       now = d.wake_ns;
@@ -330,7 +339,7 @@ static void test_retry_token_bucket_starts_full_and_earns_per_call(void **state)
   retry_target_stats s;
   retry_target_stats_get(t, now, &s);
   assert_int_equal(s.budget_available, 1);
-  retry_call_start(&c, &p, t, &o, now + S, &d);
+  start_call(&c, &p, t, &o, now + S, &d);
   outcome(&c, 1, RETRY_GRPC_UNAVAILABLE, now + S + MS, &d);
   assert_int_equal(d.action, RETRY_ACTION_WAIT);
   now = d.wake_ns;
@@ -364,11 +373,11 @@ static void test_concurrency_limit_refuses_calls_at_the_limit_and_samples_each_e
   retry_call_opts o = opts_make(RETRY_NEVER);
   retry_call a, b, c;
   retry_decision d;
-  retry_call_start(&a, &p, t, &o, 0, &d);
+  start_call(&a, &p, t, &o, 0, &d);
   assert_int_equal(d.action, RETRY_ACTION_SEND);
-  retry_call_start(&b, &p, t, &o, 0, &d);
+  start_call(&b, &p, t, &o, 0, &d);
   assert_int_equal(d.action, RETRY_ACTION_SEND);
-  retry_call_start(&c, &p, t, &o, 0, &d);
+  start_call(&c, &p, t, &o, 0, &d);
   assert_int_equal(d.action, RETRY_ACTION_DONE);
   assert_int_equal(d.reason, RETRY_STOP_THROTTLED);
   assert_int_equal(d.status, RETRY_GRPC_RESOURCE_EXHAUSTED);

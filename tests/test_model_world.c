@@ -1354,6 +1354,72 @@ static void test_model_world_wait_for_counts_a_hedged_call_once(void **state) {
  * counts) and its reply is dropped. c serves and executes 1 request instead of 2. The same
  * holds for a bare call and for one run by the engine (a retry policy on the edge), and an
  * attempt still on its way out (a 50 ms hop to c) is dropped as it lands: c never sees it. */
+/* A call that already decided to end at its deadline (a retry policy waits the deadline out
+ * when the next backoff would pass it) is still running to its caller: a cancel ends it then,
+ * once, cancelled. Ended twice, it was reported and freed twice. */
+static void test_model_world_cancel_ends_a_call_waiting_out_its_deadline_once(void **state) {
+  (void)state;
+  const char *text =
+      "{'duration': '1s', 'services': {"
+      "  'agg': {'service_time': '1ms', 'workers': 10, 'calls_mode': 'fanout', 'wait_for': 2,"
+      "    'calls': [{'service': 'a', 'method': '/a.A/M'}, {'service': 'b', 'method': '/b.B/M'},"
+      "      {'service': 'c', 'method': '/c.C/M', 'deadline': '100ms', 'policy': {'methodConfig':"
+      "        [{'name': [{}], 'retryPolicy': {'maxAttempts': 3, 'initialBackoff': '1s',"
+      "          'maxBackoff': '1s', 'backoffMultiplier': 1,"
+      "          'retryableStatusCodes': ['UNAVAILABLE']}}]}}]},"
+      "  'a': {'service_time': '10ms', 'workers': 10},"
+      "  'b': {'service_time': '20ms', 'workers': 10},"
+      "  'c': {'service_time': '5ms', 'workers': 10, 'faults': [{'kind': 'fail', 'status':"
+      "    'UNAVAILABLE', 'rate': 1, 'start': '0s', 'end': '1s'}]}},"
+      " 'clients': {'c1': {'target': 'agg', 'methods': ['/g.G/M'],"
+      "   'arrival': {'kind': 'script', 'at': ['0s']}}}}";
+  run x;
+  run_text(&x, text, 1);
+  assert_int_equal(x.r->calls_ok, 1);
+  const model_edge_stats *e = edge(x.r, "agg", "c");
+  assert_int_equal(e->calls, 1);
+  assert_int_equal(e->cancelled, 1);
+  assert_int_equal(e->failed, 0);
+  assert_int_equal(e->by_stop[RETRY_STOP_CANCELLED], 1);
+  assert_int_equal(e->by_stop[RETRY_STOP_DEADLINE], 0);
+  /* ended when b answered (about 21 ms in), not at its 100 ms deadline */
+  assert_true(x.r->latency.max < 30000000);
+  run_free(&x);
+}
+
+/* A call that gives its blocking limiter's permit back lets a waiting sibling start; that one
+ * is refused at once (the breaker just opened) and decides the fan-out, which cancels what is
+ * left, the first call among them, though it is in the middle of its own end. It must end
+ * once, failed as it was, not cancelled over it. */
+static void test_model_world_cancel_leaves_a_call_in_its_own_end_to_end(void **state) {
+  (void)state;
+  const char *text =
+      "{'duration': '1s', 'services': {"
+      "  'agg': {'service_time': '1ms', 'workers': 10, 'calls_mode': 'fanout', 'wait_for': 3,"
+      "    'calls': [{'service': 'a', 'method': '/a.A/M'},"
+      "      {'service': 'c', 'method': '/c.C/M', 'fanout': 2, 'policy': {'retrysim': {"
+      "        'concurrencyLimit': {'type': 'aimd', 'initialLimit': 1, 'minLimit': 1,"
+      "          'maxLimit': 1, 'blocking': true},"
+      "        'circuitBreaker': {'type': 'consecutive', 'failureThreshold': 1}}}}]},"
+      "  'a': {'service_time': '100ms', 'workers': 10},"
+      "  'c': {'service_time': '5ms', 'workers': 10, 'faults': [{'kind': 'fail', 'status':"
+      "    'UNAVAILABLE', 'rate': 1, 'start': '0s', 'end': '1s'}]}},"
+      " 'clients': {'c1': {'target': 'agg', 'methods': ['/g.G/M'],"
+      "   'arrival': {'kind': 'script', 'at': ['0s']}}}}";
+  run x;
+  run_text(&x, text, 1);
+  assert_int_equal(x.r->calls_failed, 1);
+  const model_edge_stats *c = edge(x.r, "agg", "c");
+  assert_int_equal(c->calls, 2);
+  assert_int_equal(c->failed, 2);
+  assert_int_equal(c->cancelled, 0);
+  assert_int_equal(c->by_stop[RETRY_STOP_BREAKER_OPEN], 1);
+  const model_edge_stats *a = edge(x.r, "agg", "a");
+  assert_int_equal(a->calls, 1);
+  assert_int_equal(a->cancelled, 1);
+  run_free(&x);
+}
+
 static void test_model_world_wait_for_cancels_the_calls_it_leaves(void **state) {
   (void)state;
   const char *fmt =
@@ -2013,6 +2079,8 @@ int main(void) {
       cmocka_unit_test(test_model_world_wait_for_counts_a_hedged_call_once),
       cmocka_unit_test(test_model_world_wait_for_cancels_the_calls_it_leaves),
       cmocka_unit_test(test_model_world_wait_for_cancels_a_call_waiting_for_a_permit),
+      cmocka_unit_test(test_model_world_cancel_ends_a_call_waiting_out_its_deadline_once),
+      cmocka_unit_test(test_model_world_cancel_leaves_a_call_in_its_own_end_to_end),
       cmocka_unit_test(test_model_world_lb_avoids_previous_replica),
       cmocka_unit_test(test_model_world_user_retries_count_as_one_operation),
       cmocka_unit_test(test_model_world_concurrency_limit_refuses_above_the_limit),

@@ -60,6 +60,7 @@ static retry_call_opts traced_opts(rec_log *log, test_rng *r) {
   o.rng = test_rng_make(r, 5);
   o.trace = keep;
   o.trace_ctx = log;
+  o.ext = script_ext();
   return o;
 }
 

@@ -38,6 +38,12 @@ typedef struct flight {
   const script_attempt *step;
 } flight;
 
+retry_call_ext *script_ext(void) {
+  static retry_call_ext ring[16];
+  static unsigned next;
+  return &ring[next++ % 16];
+}
+
 int script_run(const retry_policy *p, retry_target *t, const retry_call_opts *o, int64_t start_ns,
                const script_attempt *steps, size_t n, script_result *r) {
   memset(r, 0, sizeof *r);
@@ -47,7 +53,11 @@ int script_run(const retry_policy *p, retry_target *t, const retry_call_opts *o,
   retry_decision d;
   int64_t now = start_ns;
   int64_t wake = RETRY_NEVER;
-  retry_call_start(c, p, t, o, now, &d);
+  retry_call_opts opts = *o;
+  for (size_t i = 0; i < n; i++)
+    if (steps[i].stream_items > 0) opts.stream_items = true; /* counted in an ext */
+  if (opts.ext == NULL && retry_call_ext_needed(p, t, &opts)) opts.ext = &r->ext;
+  retry_call_start(c, p, t, &opts, now, &d);
   for (int guard = 0; guard < 10000; guard++) {
     if (d.cancel_others) {
       for (int k = 1; k <= SCRIPT_MAX; k++) {
@@ -61,8 +71,8 @@ int script_run(const retry_policy *p, retry_target *t, const retry_call_opts *o,
       r->status = d.status;
       r->reason = d.reason;
       r->end_ns = d.done_ns;
-      r->stream_items = c->stream_items;
-      r->stream_duplicates = c->stream_duplicates;
+      r->stream_items = retry_call_stream_items(c);
+      r->stream_duplicates = retry_call_stream_duplicates(c);
       /* Side effects of attempts abandoned at the end that had already happened count. */
       return 0;
     }

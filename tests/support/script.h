@@ -37,13 +37,20 @@ typedef struct script_result {
   int cancelled;               /* attempts cancelled by the engine */
   int64_t send_ns[SCRIPT_MAX]; /* when each attempt was sent */
   int64_t stream_items, stream_duplicates;
-  retry_call call; /* the call's final state */
+  retry_call call;    /* the call's final state */
+  retry_call_ext ext; /* its optional state, when the options gave none and the call needs
+                         one (retry_call_ext_needed); call.ext then points here */
 } script_result;
 
-/* Runs a call starting at start_ns. Attempt k follows steps[min(k, n) - 1] (the last step
- * repeats). An attempt still running at its attempt deadline is abandoned then with
- * DEADLINE_EXCEEDED (504 in HTTP space). Returns 0, or -1 if the engine misbehaved (e.g. more
- * than SCRIPT_MAX attempts or a decision in the past). */
+/* A fresh retry_call_ext for a call a test starts by hand: 16 in turn, so that the calls one
+ * test has in flight at once never share one. */
+retry_call_ext *script_ext(void);
+
+/* Runs a call starting at start_ns (with o->ext, or r->ext when o gives none and the call
+ * needs one: a call that needs none runs without, as a lean caller's would). Attempt k follows
+ * steps[min(k, n) - 1] (the last step repeats). An attempt still running at its attempt deadline is
+ * abandoned then with DEADLINE_EXCEEDED (504 in HTTP space). Returns 0, or -1 if the engine
+ * misbehaved (e.g. more than SCRIPT_MAX attempts or a decision in the past). */
 int script_run(const retry_policy *p, retry_target *t, const retry_call_opts *o, int64_t start_ns,
                const script_attempt *steps, size_t n, script_result *r);
 
