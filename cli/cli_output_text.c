@@ -182,11 +182,14 @@ static double edge_attempts_per_call(const json_t *e) {
   return json_is_number(v) ? json_number_value(v) : num(e, "amplification", NULL);
 }
 
-/* Share of the edge's calls that ended OK, in percent; NaN when the document has no "ok" count
- * for the edge or the edge had no call. */
+/* Share of the edge's calls that ended OK, in percent, of those its caller did not cancel (a
+ * cancelled call neither succeeded nor failed); NaN when the document has no "ok" count for
+ * the edge or the edge had no such call. */
 static double edge_ok_pct(const json_t *e) {
   const json_t *ok = dig(e, "ok", NULL);
+  const json_t *cancelled = dig(e, "cancelled", NULL);
   double calls = num(e, "calls", NULL);
+  if (json_is_integer(cancelled)) calls -= (double)json_integer_value(cancelled);
   if (!json_is_integer(ok) || calls <= 0) return NAN;
   return 100.0 * (double)json_integer_value(ok) / calls;
 }

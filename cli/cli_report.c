@@ -82,9 +82,11 @@ static double edge_apc(const json_t *e) {
   return v == v ? v : num(e, "amplification");
 }
 
-/* Percentage of the edge's calls that ended OK; NaN without an "ok" count or without calls. */
+/* Percentage of the edge's calls that ended OK, of those its caller did not cancel; NaN
+ * without an "ok" count or without such calls. */
 static double edge_ok_pct(const json_t *e) {
-  double calls = num(e, "calls"), ok = num(e, "ok");
+  double calls = num(e, "calls"), ok = num(e, "ok"), cancelled = num(e, "cancelled");
+  if (cancelled == cancelled) calls -= cancelled;
   return calls > 0 && ok == ok ? 100 * ok / calls : NAN;
 }
 

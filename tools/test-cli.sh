@@ -403,6 +403,22 @@ run_rc 0 run "$tmp/good.json" --quiet --max-memory=1.5GiB
 run_rc 2 run "$tmp/good.json" --max-memory lots
 has "$tmp/err" "--max-memory needs a size"
 
+# ------------------------------------------------------------------ issue 14: ok % and cancels
+# A 2-of-3 fan-out whose third call is always cancelled: the edge's ok % counts the calls its
+# caller did not cancel (100 %, not 66.67 %), and the cancelled column shows the rest.
+cat >"$tmp/quorum.json" <<'JSON'
+{"duration": "1s", "services": {
+  "agg": {"service_time": "1ms", "workers": 10, "calls_mode": "fanout", "wait_for": 2,
+          "calls": [{"service": "s", "method": "/s.S/M", "fanout": 3}]},
+  "s": {"service_time": {"dist": "uniform", "min": "5ms", "max": "20ms"}, "workers": 100}},
+ "clients": {"c": {"target": "agg", "methods": ["/a.A/M"], "arrival": {"kind": "open", "rate": "50/s"}}}}
+JSON
+run_rc 0 run "$tmp/quorum.json" --edges
+checks=$((checks + 1))
+awk '$1 == "agg->s" { found = 1; if ($7 != "100.00" || $8 + 0 != $2 / 3) bad = 1 }
+     END { exit !(found && !bad) }' "$tmp/out" ||
+  { fail "agg->s: ok % of the calls not cancelled, and a third cancelled"; grep -F 'agg->s' "$tmp/out"; }
+
 if [ "$fails" -ne 0 ]; then
   echo "test-cli: $fails of $checks checks failed"
   exit 1
