@@ -23,17 +23,7 @@
  * time, a backoff) to a time without overflowing. */
 #define SAMPLE_MAX_NS (INT64_MAX / 4)
 
-/* Rounds a draw to whole ns, clamped to [0, SAMPLE_MAX_NS]. NaN (a bad parameter that got
- * past validation) becomes 0 rather than undefined behaviour in the conversion. The
- * bound is compared as a double: 2^61 - 1 converts to 2^61, and the largest double below that
- * is 2^61 - 256, which converts exactly. */
-static int64_t to_ns(double x) {
-  if (!(x > 0)) return 0; /* also NaN */
-  if (x >= (double)SAMPLE_MAX_NS) return SAMPLE_MAX_NS;
-  /* x is positive and below 2^61: adding one half and truncating rounds half away from zero
-   * like llround, without its library call (2 % of a simulation's time). */
-  return (int64_t)(x + 0.5);
-}
+static int64_t to_ns(double x) { return sim__dist_to_ns(x); }
 
 /* Defined with their types below. */
 static int64_t mixture_sample(const sim_mixture *m, gsl_rng *r);
@@ -41,7 +31,7 @@ static double mixture_mean(const sim_mixture *m);
 static double empirical_sample(const sim_empirical *e, gsl_rng *r);
 static double empirical_mean(const sim_empirical *e);
 
-int64_t sim_dist_sample(const sim_dist *d, gsl_rng *r) {
+int64_t sim__dist_sample(const sim_dist *d, gsl_rng *r) {
   assert(d != NULL);
   double x;
   switch (d->kind) {

@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "retry/retry.h"
+#include "sim/sim_rng.h"
 
 /* {==================================================================
  * Distributions and rate profiles
@@ -58,7 +59,23 @@ typedef struct sim_rate_profile {
 /* Draws one duration in ns from d using r (gsl_ran_* functions), rounded, clamped to
  * [0, INT64_MAX / 4]. A constant draws nothing from r; a mixture draws one uniform to pick its
  * part, then what the part draws; an empirical distribution draws one value from r. */
-int64_t sim_dist_sample(const sim_dist *d, gsl_rng *r);
+int64_t sim__dist_sample(const sim_dist *d, gsl_rng *r);
+/* Rounds a draw to whole ns, clamped to [0, INT64_MAX / 4]. NaN (a bad parameter that got
+ * past validation) becomes 0 rather than undefined behaviour in the conversion. The bound is
+ * compared as a double: 2^61 - 1 converts to 2^61, and the largest double below that is
+ * 2^61 - 256, which converts exactly. Positive and below 2^61, adding one half and truncating
+ * rounds half away from zero like llround, without its library call. */
+static inline int64_t sim__dist_to_ns(double x) {
+  if (!(x > 0)) return 0; /* also NaN */
+  if (x >= (double)(INT64_MAX / 4)) return INT64_MAX / 4;
+  return (int64_t)(x + 0.5);
+}
+/* Inline for the commonest kind, the exponential (a service time, a network hop: one or two
+ * draws a request); the others through sim__dist_sample. */
+static inline int64_t sim_dist_sample(const sim_dist *d, gsl_rng *r) {
+  if (d->kind == SIM_DIST_EXPONENTIAL) return sim__dist_to_ns(sim_rng_exponential(r, d->p1));
+  return sim__dist_sample(d, r);
+}
 /* Returns the mean of d in ns (INFINITY for a Pareto with shape <= 1, and for a mixture with
  * such a part). */
 double sim_dist_mean_ns(const sim_dist *d);
