@@ -673,7 +673,8 @@ void model__req_reply_arrived(model_world *w, mw_req *r);
  * those being worked (or on their way back) finish and their replies are dropped, as a
  * hedge's losing attempts' are. */
 void model__call_cancel(model_world *w, const mw_child *ch);
-/* Frees a request nobody will hear of again: one dropped as it arrived (cancelled). */
+/* Frees a request nobody will hear of again: one dropped as it arrived (cancelled), or one
+ * whose handler a cancel ended while it was starting its calls (model_service.c). */
 void model__req_discard(model_world *w, mw_req *r);
 
 /* model_trace.c */

@@ -14,6 +14,7 @@
 #include "sim/sim_rng.h"
 
 static void replica_pump(model_world *w, mw_service *s, int32_t rep);
+static void handler_cut_short(model_world *w, mw_service *s, mw_req *r);
 
 /* {==================================================================
  * Faults
@@ -599,6 +600,13 @@ static void ev_work_done(sim_kernel *k, void *obj, uint64_t arg) {
       downstream_start(w, s, r, j, child++);
   r->ds_next = child;
   r->ds_starting = false;
+  if (r->cancelled) {
+    /* Cancelled while it started its calls (model__service_cancel): its caller has dropped
+     * it, so it is freed here once its calls have reported. */
+    handler_cut_short(w, s, r);
+    model__req_discard(w, r);
+    return;
+  }
   if (cfg->wait_for > 0) {
     int q = quorum_state(s, r);
     if (q >= 0) quorum_decide(w, r, q);
@@ -746,6 +754,19 @@ bool model__service_cancel(model_world *w, mw_req *r) {
   /* Waiting for its calls, and not already going on (a k-of-n fan-out deciding further up
    * the stack: it replies, and the reply is dropped). */
   if (r->state != MW_REQ_DOWNSTREAM || r->ds_decided) return false;
+  /* Still starting them further up the stack (a call's end there set off the cancel): the
+   * fan-out's loop ends the handler once it is out of it (ev_work_done). */
+  if (r->ds_starting) {
+    r->cancelled = true;
+    return false;
+  }
+  handler_cut_short(w, s, r);
+  return true;
+}
+
+/* Ends the handler of r, cancelled while it waits for its calls: they are cancelled, the
+ * worker is freed, no reply goes back (model__service_cancel). */
+static void handler_cut_short(model_world *w, mw_service *s, mw_req *r) {
   s->stats->cancelled++;
   r->ds_decided = true; /* the calls' ends only count them out from now on */
   mw_fanout *f = fanout_of(s, r);
@@ -768,7 +789,6 @@ bool model__service_cancel(model_world *w, mw_req *r) {
   }
   r->state = MW_REQ_HOP_BACK; /* out of the server's hands */
   replica_pump(w, s, r->replica);
-  return true;
 }
 
 /* Which services a k-of-n cancel can reach: the callees of a fan-out with wait_for and
