@@ -671,7 +671,8 @@ void model__req_reply_arrived(model_world *w, mw_req *r);
  * ends now, stop reason cancelled, its caller told as for any end. Its attempts still queued
  * at the callee leave the queue unworked, those on their way out are dropped as they arrive,
  * those being worked (or on their way back) finish and their replies are dropped, as a
- * hedge's losing attempts' are. */
+ * hedge's losing attempts' are; and the cancel travels down (model__service_cancel): a
+ * handler waiting for its calls has them cancelled and ends, one being worked makes none. */
 void model__call_cancel(model_world *w, const mw_child *ch);
 /* Frees a request nobody will hear of again: one dropped as it arrived (cancelled), or one
  * whose handler a cancel ended while it was starting its calls (model_service.c). */
