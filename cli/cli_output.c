@@ -352,6 +352,9 @@ static json_t *service_json(const model_service_stats *s, int64_t calls_started)
     put(o, "retries_rejected", jint(s->retries_rejected), &ok);
     put(o, "dont_retry", jint(s->dont_retry), &ok);
   }
+  /* Only on a service whose handlers make calls and can hear a k-of-n fan-out's cancel: the
+   * requests whose handler the cancel cut short. */
+  if (s->has_cancel) put(o, "cancelled", jint(s->cancelled), &ok);
   return done(o, ok);
 }
 

@@ -358,14 +358,20 @@ static int print_load(const json_t *run, FILE *f) {
 }
 
 /* One line per service: load (arrivals), refusals, work on expired requests, how busy the
- * workers were and the work nobody used, and the longest queue. */
+ * workers were and the work nobody used, and the longest queue; and the handlers a cancel cut
+ * short, in a column of their own only when some service can hear one (its summary has the
+ * key), so that every other table reads as before. */
 static int print_services(const json_t *run, FILE *f) {
-  static const char *const head[] = {"service", "arrivals", "rejected", "expired",
-                                     "util %",  "wasted s", "queue max"};
-  table t;
-  table_init(&t, "lrrrrrr", head);
+  static const char *const head[] = {"service", "arrivals", "rejected",  "expired",
+                                     "util %",  "wasted s", "queue max", "cancelled"};
   const char *key;
   json_t *v;
+  bool cancels = false;
+  json_object_foreach(dig(run, "services", NULL), key, v) {
+    if (dig(v, "cancelled", NULL) != NULL) cancels = true;
+  }
+  table t;
+  table_init(&t, cancels ? "lrrrrrrr" : "lrrrrrr", head);
   json_object_foreach(dig(run, "services", NULL), key, v) {
     size_t r = table_add(&t);
     table_set(&t, r, 0, "%s", key);
@@ -375,6 +381,10 @@ static int print_services(const json_t *run, FILE *f) {
     table_set(&t, r, 4, "%.1f", 100.0 * num(v, "utilization", NULL));
     table_set(&t, r, 5, "%.4g", num(v, "wasted_work_s", NULL));
     table_set(&t, r, 6, "%lld", cnt(v, "queue_max", NULL));
+    if (cancels && json_is_integer(dig(v, "cancelled", NULL)))
+      table_set(&t, r, 7, "%lld", cnt(v, "cancelled", NULL));
+    else if (cancels)
+      table_set(&t, r, 7, "-");
   }
   return table_print(&t, f, "");
 }

@@ -828,11 +828,13 @@ int model__call_start(model_world *w, const mw_call_args *a) {
 
 /* What the callee does with attempt r of a cancelled call. The cancellation reaches it at
  * once (its own hop is not modelled). One still in the queue leaves it unworked, one on its
- * way out is dropped as it lands: neither takes a worker. One a worker holds (or whose
- * handler waits for its own calls, or whose reply is on its way back) is left to finish: the
- * work is not interrupted, its side effect happens, and its reply is dropped as abandoned,
- * exactly as a hedge's losing attempts' are (req_abandon). Returns whether r is free to be
- * freed now (it left the queue). */
+ * way out is dropped as it lands: neither takes a worker. One whose handler waits for its own
+ * calls has them cancelled in turn (the cancel travels down, as a gRPC context's does) and
+ * ends now without a reply; one a worker holds finishes its work (not interrupted: its side
+ * effect "before" happens) but makes no calls (model__service_cancel); that one, and one
+ * whose reply is on its way back, reply, and the reply is dropped as abandoned, exactly as a
+ * hedge's losing attempts' are (req_abandon). Returns whether r is free to be freed now (it
+ * left the queue, or its handler ended without a reply). */
 static bool req_cancel_at_callee(model_world *w, mw_req *r, int64_t *unworked) {
   if (r->state == MW_REQ_HOP_OUT) {
     r->cancelled = true;
@@ -843,7 +845,7 @@ static bool req_cancel_at_callee(model_world *w, mw_req *r, int64_t *unworked) {
     (*unworked)++;
     return true;
   }
-  return false;
+  return model__service_cancel(w, r);
 }
 
 /* A bare call's one attempt: the call ends now, cancelled; the request is freed unless the

@@ -375,8 +375,9 @@ struct mw_req {
   union {
     int64_t codel_until;      /* while queued, codel: it is refused if still queued after this */
     int64_t read_version;     /* while working, contention: the row's version when it started */
-    struct mw_fanout *fanout; /* while its handler waits for a k-of-n fan-out that cancels
-                                 the calls it leaves: those calls (model_service.c) */
+    struct mw_fanout *fanout; /* while its handler waits for its calls, in a service that
+                                 keeps them (mw_service.keeps_calls): those calls, for a k-of-n
+                                 fan-out's cancel or one that reaches r (model_service.c) */
   };
   const model_fault_cfg *fail; /* the FAIL fault applied (its status the reply's), or the
                                   delayed REFUSE fault, or NULL */
@@ -408,8 +409,10 @@ struct mw_req {
   bool ds_decided : 1;  /* wait_for: the handler went on; the calls left still finish */
   bool ds_orphan : 1;   /* its caller is done with it while such calls run: the last of
                            them frees it (model_service.c) */
-  bool cancelled : 1;   /* its call was cancelled while it was on its way out: the callee
-                           drops it as it arrives (model__service_arrive) */
+  bool cancelled : 1;   /* its call was cancelled (a k-of-n fan-out's leftover, or a call of a
+                           request cancelled so) while it was on its way out: the callee drops
+                           it as it arrives (model__service_arrive); or while a worker held it:
+                           its handler makes no calls when the work ends */
 };
 
 /* A call a caller may cancel (model__call_cancel): an engine call's mw_call, or a bare call's
@@ -419,9 +422,11 @@ typedef struct mw_child {
   bool bare;
 } mw_child;
 
-/* The calls a k-of-n fan-out started, while its handler waits (wait_for with cancel_rest):
- * n entries, each cleared as its call ends; the ones left are cancelled when the handler goes
- * on. From the world's fanouts pool, sized for the largest such fan-out. */
+/* The calls a handler started, while it waits for them, in a service that keeps them
+ * (mw_service.keeps_calls): n entries, each cleared as its call ends; the ones left are
+ * cancelled when a k-of-n fan-out (wait_for with cancel_rest) goes on, or when the request's
+ * own call is cancelled so. From the world's fanouts pool, sized for the largest such
+ * handler's calls. */
 typedef struct mw_fanout {
   int32_t n;
   mw_child child[];
@@ -499,6 +504,13 @@ struct mw_service {
   model_bucket bucket;   /* admission: the token bucket in front of the replicas */
   model_row row;         /* contention: the versioned row the replicas share */
   int col_limit;         /* time series: <name>_concurrency_limit, -1 without the filter */
+  /* A request here can be cancelled by its caller while its handler runs: some k-of-n
+   * fan-out that cancels its leftovers (wait_for with cancel_rest) calls this service, or a
+   * service that can itself be cancelled so does (model__services_cancel_reach). */
+  bool hears_cancel;
+  /* Its handlers note the calls they make (mw_req.fanout), to cancel them: it makes calls and
+   * either is such a fan-out or hears a cancel. */
+  bool keeps_calls;
   model_service_stats *stats;
 };
 
@@ -659,9 +671,11 @@ void model__req_reply_arrived(model_world *w, mw_req *r);
  * ends now, stop reason cancelled, its caller told as for any end. Its attempts still queued
  * at the callee leave the queue unworked, those on their way out are dropped as they arrive,
  * those being worked (or on their way back) finish and their replies are dropped, as a
- * hedge's losing attempts' are. */
+ * hedge's losing attempts' are; and the cancel travels down (model__service_cancel): a
+ * handler waiting for its calls has them cancelled and ends, one being worked makes none. */
 void model__call_cancel(model_world *w, const mw_child *ch);
-/* Frees a request nobody will hear of again: one dropped as it arrived (cancelled). */
+/* Frees a request nobody will hear of again: one dropped as it arrived (cancelled), or one
+ * whose handler a cancel ended while it was starting its calls (model_service.c). */
 void model__req_discard(model_world *w, mw_req *r);
 
 /* model_trace.c */
@@ -683,6 +697,15 @@ void model__service_arrive(model_world *w, mw_req *r);
 /* Takes r, cancelled by its caller, out of its replica's queue if it is there (state
  * MW_REQ_QUEUED): it is never worked. Returns whether it was (the caller then frees it). */
 bool model__service_withdraw(model_world *w, mw_req *r);
+/* r's call was cancelled (a k-of-n fan-out's cancel, never a hedge's or a timeout's) while a
+ * worker held r or its handler waited for its own calls. Being worked: the work goes on, but
+ * the handler makes no calls (r->cancelled). Waiting for its calls: they are cancelled in
+ * turn and the handler ends now, without a reply. Returns whether r is out of the server's
+ * hands with no reply to come (the caller then frees it: req_free waits for its calls). */
+bool model__service_cancel(model_world *w, mw_req *r);
+/* Sets every service's hears_cancel and keeps_calls from the config (before the edges are
+ * made: an edge out of a service that keeps its calls can see them cancelled). */
+void model__services_cancel_reach(model_world *w);
 /* Fills the queue length and busy workers of service svc summed over its replicas. */
 void model__service_sample(const model_world *w, size_t svc, double *queued, double *busy);
 /* Returns service svc's adaptive concurrency limits summed over replicas (0 without). */

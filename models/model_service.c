@@ -14,6 +14,7 @@
 #include "sim/sim_rng.h"
 
 static void replica_pump(model_world *w, mw_service *s, int32_t rep);
+static void handler_cut_short(model_world *w, mw_service *s, mw_req *r);
 
 /* {==================================================================
  * Faults
@@ -362,6 +363,11 @@ static void handler_finish(model_world *w, mw_req *r) {
  * failed after doing its work, which is exactly the case that duplicates side effects. */
 static void handler_after_calls(model_world *w, mw_req *r) {
   mw_service *s = &w->topo.services[r->edge->callee];
+  /* The record of its calls (all ended, or left by a k-of-n fan-out, which took it) goes. */
+  if (r->state == MW_REQ_DOWNSTREAM && s->keeps_calls && r->fanout != NULL) {
+    model__pool_put(&w->pools.fanouts, r->fanout);
+    r->fanout = NULL;
+  }
   if (!r->ds_failed && s->cfg->effect == MODEL_EFFECT_AFTER) model__op_execute(w, s, r->op);
   if (r->fail != NULL)
     r->status = (int16_t)r->fail->status;
@@ -380,10 +386,29 @@ static void handler_after_calls(model_world *w, mw_req *r) {
  * deadline r carries when the call propagates deadlines. */
 static void downstream_done(model_world *w, const mw_end *c);
 
-/* The record of the calls r's k-of-n fan-out started, when its service cancels the calls it
- * leaves (wait_for with cancel_rest) and r still waits for them; else NULL. */
+/* The record of the calls r's handler started, when its service keeps them (a k-of-n fan-out
+ * that cancels what it leaves, or a service a cancel can reach) and r still waits for them
+ * (state MW_REQ_DOWNSTREAM: the field is another phase's before); else NULL. */
 static mw_fanout *fanout_of(const mw_service *s, const mw_req *r) {
-  return s->cfg->wait_for > 0 && s->cfg->cancel_rest ? r->fanout : NULL;
+  return s->keeps_calls && r->state == MW_REQ_DOWNSTREAM ? r->fanout : NULL;
+}
+
+/* Cancels every call f notes (f taken from its request first, so that their ends, which
+ * downstream_done hears now, find no record to clear): those still waiting for a blocking
+ * limiter's permit before the others, so that a permit a cancel gives back never starts a
+ * call about to be cancelled. Then frees f. */
+static void fanout_cancel(model_world *w, mw_fanout *f) {
+  for (int pass = 0; pass < 2; pass++) {
+    for (int32_t i = 0; i < f->n; i++) {
+      mw_child ch = f->child[i];
+      if (ch.call == NULL) continue;
+      bool waits = !ch.bare && (((mw_call *)ch.call)->flags & MW_CALL_WAITING) != 0;
+      if (pass == 0 && !waits) continue;
+      f->child[i].call = NULL;
+      model__call_cancel(w, &ch);
+    }
+  }
+  model__pool_put(&w->pools.fanouts, f);
 }
 
 static void downstream_start(model_world *w, mw_service *s, mw_req *r, int32_t j, int32_t child) {
@@ -417,7 +442,7 @@ static void downstream_start(model_world *w, mw_service *s, mw_req *r, int32_t j
                     .done_ctx = r,
                     .slot = j,
                     .child = NULL};
-  /* A fan-out that cancels what it leaves notes each call it makes. */
+  /* A handler whose calls may be cancelled notes each call it makes. */
   mw_fanout *f = fanout_of(s, r);
   if (f != NULL) a.child = &f->child[f->n++];
   if (model__call_start(w, &a) < 0) r->ds_pending--;
@@ -432,11 +457,10 @@ static int quorum_state(const mw_service *s, const mw_req *r) {
 }
 
 /* The fan-out reached its wait_for: the handler goes on with the calls' verdict (a failure's
- * status is the first failure's). The calls left are cancelled first (cancel_rest), those
- * still waiting for a blocking limiter's permit before the others, so that a permit a cancel
- * gives back never starts a call about to be cancelled; or, without cancel_rest, they run to
- * their end unheard. Each cancel ends its call now, which tells downstream_done (r is then
- * decided: it only counts the call out). */
+ * status is the first failure's). The calls left are cancelled first (cancel_rest:
+ * fanout_cancel); or, without cancel_rest, they run to their end unheard (the record, kept
+ * when a cancel can reach r, is dropped). Each cancel ends its call now, which tells
+ * downstream_done (r is then decided: it only counts the call out). */
 static void quorum_decide(model_world *w, mw_req *r, int state) {
   mw_service *s = &w->topo.services[r->edge->callee];
   r->ds_decided = true;
@@ -444,17 +468,10 @@ static void quorum_decide(model_world *w, mw_req *r, int state) {
   mw_fanout *f = fanout_of(s, r);
   if (f != NULL) {
     r->fanout = NULL;
-    for (int pass = 0; pass < 2; pass++) {
-      for (int32_t i = 0; i < f->n; i++) {
-        mw_child ch = f->child[i];
-        if (ch.call == NULL) continue;
-        bool waits = !ch.bare && (((mw_call *)ch.call)->flags & MW_CALL_WAITING) != 0;
-        if (pass == 0 && !waits) continue;
-        f->child[i].call = NULL;
-        model__call_cancel(w, &ch);
-      }
-    }
-    model__pool_put(&w->pools.fanouts, f);
+    if (s->cfg->cancel_rest)
+      fanout_cancel(w, f);
+    else
+      model__pool_put(&w->pools.fanouts, f);
   }
   handler_after_calls(w, r);
 }
@@ -547,7 +564,27 @@ static void ev_work_done(sim_kernel *k, void *obj, uint64_t arg) {
     handler_after_calls(w, r);
     return;
   }
+  if (r->cancelled) {
+    /* Its call was cancelled while it was worked: the request's context is done, so each
+     * call it would make fails at once, cancelled, and is never sent (gRPC fails a call
+     * made with a cancelled context before it leaves). The handler goes on as after any
+     * failed call: no side effect "after", and a reply nobody waits for. */
+    s->stats->cancelled++;
+    r->ds_failed = true;
+    r->ds_status = cfg->space == RETRY_SPACE_GRPC ? RETRY_GRPC_CANCELLED : RETRY_HTTP_CANCELLED;
+    handler_after_calls(w, r);
+    return;
+  }
   r->state = MW_REQ_DOWNSTREAM;
+  /* A service whose calls may be cancelled notes each call it makes (downstream_start). */
+  if (s->keeps_calls) {
+    r->fanout = model__pool_get(&w->pools.fanouts);
+    if (r->fanout == NULL) {
+      model__fail(w, RETRY_ENOMEM, "out of memory for fan-outs");
+      return;
+    }
+    r->fanout->n = 0;
+  }
   if (cfg->calls_mode == MODEL_CALLS_SEQUENTIAL) {
     r->ds_next = 1;
     downstream_start(w, s, r, 0, 0);
@@ -557,20 +594,19 @@ static void ev_work_done(sim_kernel *k, void *obj, uint64_t arg) {
    * wait_for a failure while starting stops the rest (the handler fails anyway); with it the
    * fan-out starts all n, since k may still be reached. ds_next counts what was started. */
   r->ds_starting = true;
-  if (cfg->wait_for > 0 && cfg->cancel_rest) {
-    r->fanout = model__pool_get(&w->pools.fanouts);
-    if (r->fanout == NULL) {
-      model__fail(w, RETRY_ENOMEM, "out of memory for fan-outs");
-      return;
-    }
-    r->fanout->n = 0;
-  }
   int32_t child = 0;
   for (int32_t j = 0; j < (int32_t)cfg->n_calls && (cfg->wait_for > 0 || !r->ds_failed); j++)
     for (int32_t i = 0; i < cfg->calls[j].fanout && (cfg->wait_for > 0 || !r->ds_failed); i++)
       downstream_start(w, s, r, j, child++);
   r->ds_next = child;
   r->ds_starting = false;
+  if (r->cancelled) {
+    /* Cancelled while it started its calls (model__service_cancel): its caller has dropped
+     * it, so it is freed here once its calls have reported. */
+    handler_cut_short(w, s, r);
+    model__req_discard(w, r);
+    return;
+  }
   if (cfg->wait_for > 0) {
     int q = quorum_state(s, r);
     if (q >= 0) quorum_decide(w, r, q);
@@ -703,6 +739,82 @@ bool model__service_withdraw(model_world *w, mw_req *r) {
   }
   r->state = MW_REQ_HOP_BACK; /* out of the server's hands: nothing will touch it there */
   return true;
+}
+
+/* The cancel travels down as a request's context does in gRPC (the calls its handler made
+ * with it are cancelled with it), one hop at a time: each call cancelled here cancels its own
+ * attempts at their callees (model__call_cancel), which come back here. */
+bool model__service_cancel(model_world *w, mw_req *r) {
+  mw_service *s = &w->topo.services[r->edge->callee];
+  if (s->cfg->n_calls == 0) return false; /* a handler without calls just finishes */
+  if (r->state == MW_REQ_WORKING) {
+    r->cancelled = true; /* ev_work_done makes no calls */
+    return false;
+  }
+  /* Waiting for its calls, and not already going on (a k-of-n fan-out deciding further up
+   * the stack: it replies, and the reply is dropped). */
+  if (r->state != MW_REQ_DOWNSTREAM || r->ds_decided) return false;
+  /* Still starting them further up the stack (a call's end there set off the cancel): the
+   * fan-out's loop ends the handler once it is out of it (ev_work_done). */
+  if (r->ds_starting) {
+    r->cancelled = true;
+    return false;
+  }
+  handler_cut_short(w, s, r);
+  return true;
+}
+
+/* Ends the handler of r, cancelled while it waits for its calls: they are cancelled, the
+ * worker is freed, no reply goes back (model__service_cancel). */
+static void handler_cut_short(model_world *w, mw_service *s, mw_req *r) {
+  s->stats->cancelled++;
+  r->ds_decided = true; /* the calls' ends only count them out from now on */
+  mw_fanout *f = fanout_of(s, r);
+  r->fanout = NULL;
+  if (f != NULL) fanout_cancel(w, f);
+  /* The handler ends here: its worker is free, its time counted as busy and wasted (nobody
+   * uses what it did), and no reply goes back. An adaptive concurrency filter forgets it
+   * without a latency sample, as for a request withdrawn from the queue. */
+  mw_replica *rp = &s->replicas[r->replica];
+  int64_t now = sim_now_ns(w->k);
+  rp->busy--;
+  rp->busy_start_sum -= (uint64_t)r->work_start_ns;
+  r->worker_ns = now - r->work_start_ns;
+  double secs = (double)r->worker_ns / 1e9;
+  s->stats->busy_s += secs;
+  s->stats->wasted_work_s += secs;
+  if (r->acc_forwarded) {
+    if (rp->acc->outstanding > 0) rp->acc->outstanding--;
+    r->acc_forwarded = false;
+  }
+  r->state = MW_REQ_HOP_BACK; /* out of the server's hands */
+  replica_pump(w, s, r->replica);
+}
+
+/* Which services a k-of-n cancel can reach: the callees of a fan-out with wait_for and
+ * cancel_rest, then, as long as something changes, the callees of the services reached (the
+ * call graph has no cycle, so this ends within n_services rounds; a cycle would end too). */
+void model__services_cancel_reach(model_world *w) {
+  const model_config *cfg = w->cfg;
+  bool changed = true;
+  for (size_t round = 0; changed && round <= cfg->n_services; round++) {
+    changed = false;
+    for (size_t i = 0; i < cfg->n_services; i++) {
+      const model_service_cfg *sc = &cfg->services[i];
+      bool sends = (sc->wait_for > 0 && sc->cancel_rest) || w->topo.services[i].hears_cancel;
+      for (size_t j = 0; sends && j < sc->n_calls; j++) {
+        mw_service *callee = &w->topo.services[sc->calls[j].service];
+        if (!callee->hears_cancel) changed = callee->hears_cancel = true;
+      }
+    }
+  }
+  for (size_t i = 0; i < cfg->n_services; i++) {
+    const model_service_cfg *sc = &cfg->services[i];
+    mw_service *sv = &w->topo.services[i];
+    sv->keeps_calls =
+        sc->n_calls > 0 && ((sc->wait_for > 0 && sc->cancel_rest) || sv->hears_cancel);
+    sv->stats->has_cancel = sc->n_calls > 0 && sv->hears_cancel;
+  }
 }
 
 /* Queue and busy workers summed over replicas, for the time series. */

@@ -78,6 +78,9 @@ typedef struct model_service_stats {
   int64_t operations;   /* logical operations with at least one execution here */
   int64_t deduplicated; /* repeats refused by idempotency keys */
   bool has_contention, has_admission, has_codel, has_acc, has_shedding, has_retry_budget;
+  bool has_cancel;   /* its handlers make calls and a cancel can reach them: cancelled written */
+  int64_t cancelled; /* requests whose handler a cancel cut short: ended while it waited for
+                        its calls (no reply), or left to make none after its work */
   int64_t conflicts; /* contention: writes refused because the row changed since the read */
   int64_t admission_rejected; /* admission: refused for want of a token */
   int64_t codel_dropped;      /* codel: refused after waiting longer than the bound */

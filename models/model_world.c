@@ -614,7 +614,7 @@ static void ev_warmup_end(sim_kernel *k, void *obj, uint64_t arg) {
     st->wasted_work_s = 0;
     st->queue_max = queue_max;
     st->conflicts = st->admission_rejected = st->codel_dropped = st->acc_rejected = 0;
-    st->shed = st->retries_rejected = st->dont_retry = 0;
+    st->shed = st->retries_rejected = st->dont_retry = st->cancelled = 0;
   }
 }
 
@@ -880,7 +880,7 @@ static int edges_create(model_world *w) {
       edge_init(w, e, sc->name, c->service, sc->space, c->policy, &c->map, &c->network);
       layer[e] = method_layer(c->policy, c->method);
       w->res.edges[e].max_attempts = layer_attempts(layer[e]);
-      w->res.edges[e].can_cancel = sc->wait_for > 0 && sc->cancel_rest;
+      w->res.edges[e].can_cancel = sv->keeps_calls;
       sv->call_edges[j] = &w->topo.edges[e];
       w->topo.edges[e].svc = (int)s;
       w->topo.edges[e].slot = j;
@@ -931,6 +931,7 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
     sv->effect_slot =
         cfg->services[s].effect != MODEL_EFFECT_NONE ? w->topo.n_effect_services++ : -1;
   }
+  model__services_cancel_reach(w);
   for (size_t i = 0; i < cfg->n_clients; i++) {
     w->topo.pops[i].cfg = &cfg->clients[i];
     w->topo.pops[i].index = (int)i;
@@ -952,13 +953,13 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
   w->pools.op_child_off = (exec_end + sizeof(mw_op *) - 1) / sizeof(mw_op *) * sizeof(mw_op *);
   size_t children = w->topo.n_effect_services > 0 ? w->pools.max_calls : 0;
   model__pool_init(&w->pools.ops, a, w->pools.op_child_off + children * sizeof(mw_op *), 256);
-  /* A k-of-n fan-out that cancels its leftovers keeps one entry per call it makes. */
+  /* A service whose calls may be cancelled keeps one entry per call it makes. */
   size_t fan = 1;
   for (size_t s = 0; s < cfg->n_services; s++) {
     const model_service_cfg *sc = &cfg->services[s];
     size_t n = 0;
-    for (size_t j = 0; sc->wait_for > 0 && sc->cancel_rest && j < sc->n_calls; j++)
-      n += (size_t)sc->calls[j].fanout;
+    for (size_t j = 0; w->topo.services[s].keeps_calls && j < sc->n_calls; j++)
+      n += sc->calls[j].fanout > 1 ? (size_t)sc->calls[j].fanout : 1; /* sequential: one each */
     if (n > fan) fan = n;
   }
   model__pool_init(&w->pools.fanouts, a, sizeof(mw_fanout) + fan * sizeof(mw_child), 64);

@@ -1506,6 +1506,162 @@ static void test_model_world_wait_for_cancels_a_call_waiting_for_a_permit(void *
   run_free(&x);
 }
 
+/* The k-of-n cancel travels down the call graph. agg goes on at 1 of 2 (fast answers at
+ * 11 ms); its call to mid is then cancelled while mid's handler waits for its call to db
+ * (50 ms of work, one worker): two requests at once, so one db attempt is worked (2 to 52 ms)
+ * and the other waits in db's queue. The cancel reaches db: the queued attempt leaves the
+ * queue unworked, the worked one finishes (its side effect counts) and its reply is dropped;
+ * mid's handlers end at 11 ms without a reply (10 ms of worker time each, wasted). The
+ * top-level latency is the fast branch's. The same with an engine call (a retry policy) on
+ * mid -> db, and with a tier more (mid -> mid2 -> db). With cancel_rest false nothing is
+ * cancelled: every call runs to its end, unheard, as before the cancel travelled. */
+static void test_model_world_cancel_reaches_the_calls_of_a_handler_waiting_for_them(void **state) {
+  (void)state;
+  const char *fmt =
+      "{'duration': '1s', 'services': {"
+      "  'agg': {'service_time': '1ms', 'workers': 10, 'calls_mode': 'fanout', 'wait_for': 1,"
+      "     'cancel_rest': %s,"
+      "     'calls': [{'service': 'fast', 'method': '/f.F/M'}, {'service': 'mid',"
+      "       'method': '/m.M/M'}]},"
+      "  'fast': {'service_time': '10ms', 'workers': 10},"
+      "  'mid': {'service_time': '1ms', 'workers': 10,"
+      "     'calls': [{'service': '%s', 'method': '/d.D/M'%s}]},"
+      "  'mid2': {'service_time': '0ms', 'workers': 10,"
+      "     'calls': [{'service': 'db', 'method': '/d.D/M'%s}]},"
+      "  'db': {'service_time': '50ms', 'workers': 1, 'side_effect': 'before'}},"
+      " 'clients': {'c1': {'target': 'agg', 'methods': ['/g.G/M'],"
+      "   'arrival': {'kind': 'script', 'at': ['0s', '0s']}}}}";
+  const char *policy =
+      ", 'policy': {'methodConfig': [{'name': [{}], 'retryPolicy': {'maxAttempts': 3,"
+      "   'initialBackoff': '0.01s', 'maxBackoff': '0.01s', 'backoffMultiplier': 1,"
+      "   'retryableStatusCodes': ['UNAVAILABLE']}}]}";
+  char text[2500];
+  run x;
+  for (int k = 0; k < 3; k++) {
+    const char *pol = k == 1 ? policy : "";
+    const char *via = k == 2 ? "mid2" : "db"; /* who calls db */
+    const char *from = k == 2 ? "mid2" : "mid";
+    snprintf(text, sizeof text, fmt, "false", via, pol, pol);
+    run_text(&x, text, 1);
+    assert_int_equal(x.r->calls_ok, 2);
+    assert_int_equal(x.r->latency.max, 11000000);
+    assert_int_equal(svc(x.r, "mid")->served, 2);
+    assert_false(svc(x.r, "mid")->has_cancel);
+    assert_int_equal(svc(x.r, "db")->served, 2);
+    assert_int_equal(svc(x.r, "db")->executions, 2);
+    assert_int_equal(edge(x.r, from, "db")->ok, 2);
+    assert_false(edge(x.r, from, "db")->can_cancel);
+    run_free(&x);
+    snprintf(text, sizeof text, fmt, "true", via, pol, pol);
+    run_text(&x, text, 1);
+    assert_int_equal(x.r->calls_ok, 2);
+    assert_int_equal(x.r->latency.max, 11000000);
+    const model_service_stats *mid = svc(x.r, "mid");
+    assert_true(mid->has_cancel);
+    assert_int_equal(mid->arrivals, 2);
+    assert_int_equal(mid->served, 0);
+    assert_int_equal(mid->cancelled, 2);
+    assert_int_equal(mid->abandoned, 0); /* no reply went back */
+    assert_true(fabs(mid->busy_s - 0.020) < 1e-9);
+    assert_true(fabs(mid->wasted_work_s - 0.020) < 1e-9);
+    if (k == 2) assert_int_equal(svc(x.r, "mid2")->cancelled, 2);
+    assert_int_equal(edge(x.r, "agg", "mid")->cancelled, 2);
+    assert_int_equal(edge(x.r, "agg", "mid")->cancelled_unworked, 0);
+    const model_edge_stats *e = edge(x.r, from, "db");
+    assert_true(e->can_cancel);
+    assert_int_equal(e->calls, 2);
+    assert_int_equal(e->cancelled, 2);
+    assert_int_equal(e->cancelled_unworked, 1); /* the queued one */
+    assert_int_equal(e->attempts, 2);           /* nothing retried after the cancel */
+    assert_int_equal(e->ok + e->failed, 0);
+    const model_service_stats *db = svc(x.r, "db");
+    assert_false(db->has_cancel); /* no calls: no handler to cut short */
+    assert_int_equal(db->arrivals, 2);
+    assert_int_equal(db->served, 1);
+    assert_int_equal(db->executions, 1); /* a side effect already done stays */
+    assert_int_equal(db->abandoned, 1);
+    run_free(&x);
+  }
+}
+
+/* A cancel that reaches a handler still at work does not interrupt it, but the handler makes
+ * no calls when its work ends (its context is done, so they would fail at once) and its
+ * reply is dropped: mid works 20 ms, agg cancels at 11 ms, db never hears of the requests.
+ * A side effect before the calls happens; one after them does not (the calls failed). */
+static void test_model_world_cancel_reaching_a_working_handler_stops_its_calls(void **state) {
+  (void)state;
+  const char *fmt =
+      "{'duration': '1s', 'services': {"
+      "  'agg': {'service_time': '1ms', 'workers': 10, 'calls_mode': 'fanout', 'wait_for': 1,"
+      "     'cancel_rest': %s,"
+      "     'calls': [{'service': 'fast', 'method': '/f.F/M'}, {'service': 'mid',"
+      "       'method': '/m.M/M'}]},"
+      "  'fast': {'service_time': '10ms', 'workers': 10},"
+      "  'mid': {'service_time': '20ms', 'workers': 10, 'side_effect': '%s',"
+      "     'calls': [{'service': 'db', 'method': '/d.D/M'}]},"
+      "  'db': {'service_time': '50ms', 'workers': 10}},"
+      " 'clients': {'c1': {'target': 'agg', 'methods': ['/g.G/M'],"
+      "   'arrival': {'kind': 'script', 'at': ['0s', '0s']}}}}";
+  const char *effect[2] = {"before", "after"};
+  char text[2000];
+  run x;
+  for (int k = 0; k < 2; k++) {
+    snprintf(text, sizeof text, fmt, "false", effect[k]);
+    run_text(&x, text, 1);
+    assert_int_equal(svc(x.r, "db")->arrivals, 2);
+    assert_int_equal(svc(x.r, "mid")->executions, 2);
+    run_free(&x);
+    snprintf(text, sizeof text, fmt, "true", effect[k]);
+    run_text(&x, text, 1);
+    assert_int_equal(x.r->calls_ok, 2);
+    assert_int_equal(x.r->latency.max, 11000000);
+    const model_service_stats *mid = svc(x.r, "mid");
+    assert_int_equal(mid->served, 2); /* the work was not interrupted */
+    assert_int_equal(mid->cancelled, 2);
+    assert_int_equal(mid->abandoned, 2);
+    assert_int_equal(mid->executions, k == 0 ? 2 : 0);
+    assert_int_equal(edge(x.r, "mid", "db")->calls, 0);
+    assert_int_equal(svc(x.r, "db")->arrivals, 0);
+    run_free(&x);
+  }
+}
+
+/* Sequential calls: no call starts after the cancel. mid calls db (50 ms) then db2; the
+ * cancel at 11 ms ends db's call and mid's handler, so db2 is never called. */
+static void test_model_world_cancel_starts_no_further_sequential_call(void **state) {
+  (void)state;
+  const char *fmt =
+      "{'duration': '1s', 'services': {"
+      "  'agg': {'service_time': '1ms', 'workers': 10, 'calls_mode': 'fanout', 'wait_for': 1,"
+      "     'cancel_rest': %s,"
+      "     'calls': [{'service': 'fast', 'method': '/f.F/M'}, {'service': 'mid',"
+      "       'method': '/m.M/M'}]},"
+      "  'fast': {'service_time': '10ms', 'workers': 10},"
+      "  'mid': {'service_time': '1ms', 'workers': 10, 'calls_mode': 'sequential',"
+      "     'calls': [{'service': 'db', 'method': '/d.D/M'}, {'service': 'db2',"
+      "       'method': '/d.D/N'}]},"
+      "  'db': {'service_time': '50ms', 'workers': 10},"
+      "  'db2': {'service_time': '1ms', 'workers': 10}},"
+      " 'clients': {'c1': {'target': 'agg', 'methods': ['/g.G/M'],"
+      "   'arrival': {'kind': 'script', 'at': ['0s']}}}}";
+  char text[2000];
+  run x;
+  snprintf(text, sizeof text, fmt, "false");
+  run_text(&x, text, 1);
+  assert_int_equal(svc(x.r, "db2")->arrivals, 1);
+  assert_int_equal(svc(x.r, "mid")->served, 1);
+  run_free(&x);
+  snprintf(text, sizeof text, fmt, "true");
+  run_text(&x, text, 1);
+  assert_int_equal(x.r->calls_ok, 1);
+  assert_int_equal(svc(x.r, "mid")->cancelled, 1);
+  assert_int_equal(edge(x.r, "mid", "db")->cancelled, 1);
+  assert_int_equal(edge(x.r, "mid", "db2")->calls, 0);
+  assert_int_equal(svc(x.r, "db2")->arrivals, 0);
+  assert_int_equal(svc(x.r, "db")->abandoned, 1);
+  run_free(&x);
+}
+
 /* A retry that avoids the previous replica never meets the broken one twice. */
 static void test_model_world_lb_avoids_previous_replica(void **state) {
   (void)state;
@@ -2079,6 +2235,9 @@ int main(void) {
       cmocka_unit_test(test_model_world_wait_for_counts_a_hedged_call_once),
       cmocka_unit_test(test_model_world_wait_for_cancels_the_calls_it_leaves),
       cmocka_unit_test(test_model_world_wait_for_cancels_a_call_waiting_for_a_permit),
+      cmocka_unit_test(test_model_world_cancel_reaches_the_calls_of_a_handler_waiting_for_them),
+      cmocka_unit_test(test_model_world_cancel_reaching_a_working_handler_stops_its_calls),
+      cmocka_unit_test(test_model_world_cancel_starts_no_further_sequential_call),
       cmocka_unit_test(test_model_world_cancel_ends_a_call_waiting_out_its_deadline_once),
       cmocka_unit_test(test_model_world_cancel_leaves_a_call_in_its_own_end_to_end),
       cmocka_unit_test(test_model_world_lb_avoids_previous_replica),
