@@ -325,15 +325,21 @@ static void replica_pump(model_world *w, mw_service *s, int32_t rep) {
 /* The handler is over (status in r->status): free the worker, reply, serve the queue. Busy
  * time is counted here, when it is known, for utilization and wasted work; an OK reply
  * carries headers and the method's stream messages, a failure after headers the fault's. */
-static void handler_finish(model_world *w, mw_req *r) {
-  mw_service *s = &w->topo.services[r->edge->callee];
+/* r's worker is free at now: its time (returned, in seconds) counts as busy. */
+static double worker_release(mw_service *s, mw_req *r, int64_t now) {
   mw_replica *rp = &s->replicas[r->replica];
-  int64_t now = sim_now_ns(w->k);
   rp->busy--;
   rp->busy_start_sum -= (uint64_t)r->work_start_ns;
   r->worker_ns = now - r->work_start_ns;
   double secs = (double)r->worker_ns / 1e9;
   s->stats->busy_s += secs;
+  return secs;
+}
+
+static void handler_finish(model_world *w, mw_req *r) {
+  mw_service *s = &w->topo.services[r->edge->callee];
+  int64_t now = sim_now_ns(w->k);
+  double secs = worker_release(s, r, now);
   s->stats->served++;
   if (r->expired_waste) s->stats->wasted_work_s += secs;
   if (retry_status_is_ok(s->cfg->space, r->status)) {
@@ -777,12 +783,7 @@ static void handler_cut_short(model_world *w, mw_service *s, mw_req *r) {
    * without a latency sample, as for a request withdrawn from the queue. */
   mw_replica *rp = &s->replicas[r->replica];
   int64_t now = sim_now_ns(w->k);
-  rp->busy--;
-  rp->busy_start_sum -= (uint64_t)r->work_start_ns;
-  r->worker_ns = now - r->work_start_ns;
-  double secs = (double)r->worker_ns / 1e9;
-  s->stats->busy_s += secs;
-  s->stats->wasted_work_s += secs;
+  s->stats->wasted_work_s += worker_release(s, r, now);
   if (r->acc_forwarded) {
     if (rp->acc->outstanding > 0) rp->acc->outstanding--;
     r->acc_forwarded = false;
