@@ -419,6 +419,29 @@ awk '$1 == "agg->s" { found = 1; if ($7 != "100.00" || $8 + 0 != $2 / 3) bad = 1
      END { exit !(found && !bad) }' "$tmp/out" ||
   { fail "agg->s: ok % of the calls not cancelled, and a third cancelled"; grep -F 'agg->s' "$tmp/out"; }
 
+# The cancel travels down: mid, whose handler waits for db when agg's 1-of-2 fan-out goes on
+# with the fast answer, is cancelled every time; only it has a cancelled count, in the text
+# table and in summary.json (services that cannot hear a cancel carry no such key).
+cat >"$tmp/quorum3.json" <<'JSON'
+{"duration": "1s", "services": {
+  "agg": {"service_time": "1ms", "workers": 10, "calls_mode": "fanout", "wait_for": 1,
+          "calls": [{"service": "fast", "method": "/f.F/M"}, {"service": "mid", "method": "/m.M/M"}]},
+  "fast": {"service_time": "2ms", "workers": 100},
+  "mid": {"service_time": "1ms", "workers": 100, "calls": [{"service": "db", "method": "/d.D/M"}]},
+  "db": {"service_time": "20ms", "workers": 100}},
+ "clients": {"c": {"target": "agg", "methods": ["/a.A/M"], "arrival": {"kind": "open", "rate": "50/s"}}}}
+JSON
+run_rc 0 run "$tmp/quorum3.json" --out "$tmp/q3out"
+checks=$((checks + 1))
+awk '$1 == "mid" && $NF == $2 && $2 > 0 { m = 1 } $1 == "db" && $NF == "-" { d = 1 }
+     END { exit !(m && d) }' "$tmp/out" ||
+  { fail "services table: mid cancelled on every arrival, db not"; grep -A5 '^service' "$tmp/out"; }
+checks=$((checks + 1))
+[ "$(grep -c '"cancelled"' "$tmp/q3out/summary.json")" -ge 1 ] &&
+  awk '/"db": *\{/ { db = 1 } db && /"cancelled"/ { bad = 1 } db && /^ *\}/ { db = 0 }
+       END { exit bad }' "$tmp/q3out/summary.json" ||
+  fail "summary.json: a cancelled count where a cancel can arrive (mid), none on db"
+
 if [ "$fails" -ne 0 ]; then
   echo "test-cli: $fails of $checks checks failed"
   exit 1
