@@ -1496,10 +1496,11 @@ static void study_paired(doc *d, const json_t *summary) {
   doc_table_end(d);
 }
 
-static void study_body(doc *d, const json_t *summary, const char *command, bool pictures) {
-  const char *name = json_string_value(json_object_get(summary, "scenario"));
-  const json_t *st = json_object_get(summary, "study");
-  doc_h(d, 1, "%s", name != NULL ? name : "study");
+/* A study's or a search's first lines: the title, the scenario's description, its page when
+ * there is one, and the command that made the files. */
+static void study_intro(doc *d, const json_t *summary, const char *title, const char *name,
+                        const char *command) {
+  doc_h(d, 1, "%s", title);
   const char *desc = json_string_value(at(summary, "document.description"));
   if (desc != NULL) doc_p(d, "%s", desc);
   char page[160];
@@ -1513,6 +1514,12 @@ static void study_body(doc *d, const json_t *summary, const char *command, bool 
         command == NULL || tick ? "" : "`", command != NULL ? command : "retrysim",
         command == NULL || tick ? "" : "`", json_string_value(json_object_get(summary, "version")),
         json_string_value(json_object_get(summary, "scenario_sha256")));
+}
+
+static void study_body(doc *d, const json_t *summary, const char *command, bool pictures) {
+  const char *name = json_string_value(json_object_get(summary, "scenario"));
+  const json_t *st = json_object_get(summary, "study");
+  study_intro(d, summary, name != NULL ? name : "study", name, command);
   doc_h(d, 2, "The study");
   size_t nv = json_array_size(
       json_object_get(json_array_get(json_object_get(summary, "points"), 0), "variants"));
@@ -1635,20 +1642,7 @@ static void search_body(doc *d, const json_t *summary, const char *command, bool
   const char *name = json_string_value(json_object_get(summary, "scenario"));
   const json_t *search = json_object_get(summary, "search");
   const json_t *first = json_array_get(search, 0);
-  doc_h(d, 1, "%s", name != NULL ? name : "search");
-  const char *desc = json_string_value(at(summary, "document.description"));
-  if (desc != NULL) doc_p(d, "%s", desc);
-  char page[160];
-  snprintf(page, sizeof page, "docs/experiments/%s.md", name != NULL ? name : "");
-  if (name != NULL && access(page, R_OK) == 0)
-    doc_p(d, "What happens and why, in words: `%s`.", page);
-  bool tick = command != NULL && strchr(command, '`') != NULL;
-  doc_p(d,
-        "Produced by %s%s%s (retrysim %s, scenario SHA-256 `%.12s`). The same command gives the "
-        "same files, byte for byte, whatever `-j`.",
-        command == NULL || tick ? "" : "`", command != NULL ? command : "retrysim",
-        command == NULL || tick ? "" : "`", json_string_value(json_object_get(summary, "version")),
-        json_string_value(json_object_get(summary, "scenario_sha256")));
+  study_intro(d, summary, name != NULL ? name : "search", name, command);
   doc_h(d, 2, "The search");
   doc_p(d,
         "For each variant, the highest value of `%s` at which P(`%s`) stays at least %g, by "
