@@ -217,8 +217,10 @@ void model__req_reply_arrived(model_world *w, mw_req *r) {
     req_free(w, r);
     return;
   }
-  sim_event_cancel(w->k, r->timeout);
-  r->timeout = SIM_EVENT_NONE;
+  if (r->timeout != SIM_EVENT_NONE) {
+    sim_event_cancel(w->k, r->timeout);
+    r->timeout = SIM_EVENT_NONE;
+  }
   if (r->bare) {
     r->waiting = false;
     bare_end(w, r, r->status, r->headers ? r->items : 0);

@@ -20,7 +20,7 @@
 
 /* Picks a method by weight, with one uniform draw (none for a single method, so adding a
  * method list of one does not shift the stream). */
-static int32_t pick_method(const mw_pop *p, gsl_rng *r) {
+static inline int32_t pick_method(const mw_pop *p, gsl_rng *r) {
   size_t n = p->cfg->n_methods;
   if (n == 1) return 0;
   double u = gsl_rng_uniform(r) * p->cum_weight[n - 1];
@@ -75,8 +75,10 @@ static void client_call(model_world *w, mw_client *cl, int32_t j, mw_op *op) {
                     .ch = &cl->ch,
                     .target = model__channel_target(&cl->ch, 0),
                     .top = true,
+                    .criticality = 0,
                     .done_ctx = cl,
-                    .slot = j};
+                    .slot = j,
+                    .child = NULL};
   model__call_start(w, &a);
   if (!keep) model__op_unref(w, op); /* the call holds its own reference */
 }
@@ -114,13 +116,19 @@ static void prefetch_next_client(const mw_pop *p, int64_t next_ns) {
     __builtin_prefetch(c + off, 1, 3);
 }
 
+/* The rate of p's profile at t: a profile of one point is that point's rate at every time. */
+static inline double pop_rate(const mw_pop *p, int64_t t_ns) {
+  const sim_rate_profile *r = &p->cfg->rate;
+  return r->n_points == 1 ? r->rate[0] : sim_profile_rate(r, t_ns);
+}
+
 static void ev_open(sim_kernel *k, void *obj, uint64_t arg) {
   (void)arg;
   mw_pop *p = obj;
   model_world *w = p->w;
   int64_t now = sim_now_ns(k);
   if (!may_start(w, p->cfg, now)) return;
-  double rate = sim_profile_rate(&p->cfg->rate, now);
+  double rate = pop_rate(p, now);
   if (rate >= p->max_rate || gsl_rng_uniform(p->rng_open) * p->max_rate < rate) {
     int32_t n = p->cfg->count;
     int32_t i = n > 1 ? (int32_t)gsl_rng_uniform_int(p->rng_open, (unsigned long)n) : 0;

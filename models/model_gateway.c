@@ -46,16 +46,6 @@ static int32_t http_to_grpc(int32_t status) {
   }
 }
 
-int32_t model__status_ok(retry_space s) { return s == RETRY_SPACE_HTTP ? 200 : RETRY_GRPC_OK; }
-
-int32_t model__status_deadline(retry_space s) {
-  return s == RETRY_SPACE_HTTP ? 504 : RETRY_GRPC_DEADLINE_EXCEEDED;
-}
-
-int32_t model__status_unavailable(retry_space s) {
-  return s == RETRY_SPACE_HTTP ? 503 : RETRY_GRPC_UNAVAILABLE;
-}
-
 /* The order mirrors a real gateway's error handler: its explicit table, then its catch-all
  * for errors, then the library's default translation. */
 int32_t model__status_map(const model_status_map *m, retry_space from, retry_space to,

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "models/model_acc.h"
 #include "models/model_config.h"
@@ -54,9 +55,31 @@ void model__pool_init(mw_pool *p, const retry_allocator *alloc, size_t obj_size,
  * (zeros the first time), so the caller sets every field it reads, field by field. Built
  * with AddressSanitizer (or -DMODEL_POOL_POISON) every object comes filled with 0xa5 bytes,
  * so that a field left unset shows in the tests. */
-void *model__pool_get(mw_pool *p);
-void model__pool_put(mw_pool *p, void *obj);
+static inline void *model__pool_get(mw_pool *p);
+static inline void model__pool_put(mw_pool *p, void *obj);
 void model__pool_free(mw_pool *p);
+/* Adds a chunk to p's free list: 0, or -1 when out of memory (model__pool_get's slow path). */
+int model__pool_grow(mw_pool *p);
+
+/* Inline: a call takes and gives back a few objects. */
+static inline void *model__pool_get(mw_pool *p) {
+  if (p->free_list == NULL && model__pool_grow(p) < 0) return NULL;
+  void *obj = p->free_list;
+  p->free_list = *(void **)obj;
+#if defined(__SANITIZE_ADDRESS__) || defined(MODEL_POOL_POISON)
+  /* Sanitizer builds hand out garbage, so a field a caller forgets to set (a new one) reads
+   * as 0xa5 bytes there and the tests show it, rather than reading a stale value in silence. */
+  memset(obj, 0xa5, p->obj_size);
+#endif
+  if (++p->in_use > p->peak) p->peak = p->in_use;
+  return obj;
+}
+
+static inline void model__pool_put(mw_pool *p, void *obj) {
+  *(void **)obj = p->free_list;
+  p->free_list = obj;
+  p->in_use--;
+}
 
 /* }================================================================== */
 
@@ -511,6 +534,13 @@ struct mw_service {
   /* Its handlers note the calls they make (mw_req.fanout), to cancel them: it makes calls and
    * either is such a fan-out or hears a cancel. */
   bool keeps_calls;
+  /* None of what a request may meet before the queue is configured (no criticality label,
+   * retry budget, admission, fault, adaptive concurrency or shedding): arrive_screen is
+   * skipped (model_service.c). */
+  bool plain_arrival;
+  /* Work is a draw of the service time and nothing else: no fault, no congestion slowdown,
+   * no deadline check, no contention (work_start). */
+  bool plain_work;
   model_service_stats *stats;
 };
 
@@ -642,22 +672,24 @@ void model__ts_latency(model_world *w, int64_t latency_ns, bool ok);
 
 /* What a logical call is asked to do, by whom, and whom it tells when it ends. */
 typedef struct mw_call_args {
+  /* ordered by size, nothing padding: a start sets every field, so that it is built by plain
+   * stores (a hole would make the compiler clear the whole struct first) */
   mw_edge *edge;                 /* the edge it runs on */
   const retry_method_config *mc; /* the method's policy, NULL: one attempt */
   const char *method;            /* borrowed from the config */
-  retry_stream_kind stream;      /* unary or a server stream */
   int64_t request_bytes;         /* for the engine's buffer limit */
   int64_t stream_items;          /* messages of a full reply */
   int64_t deadline_ns;           /* absolute, RETRY_NEVER: none */
   mw_op *op;                     /* the ledger operation (the call takes a reference) */
   mw_channel *ch;                /* the caller's channel (borrowed, outlives the call) */
   retry_target *target;          /* the caller's target toward edge, or NULL */
-  bool top;                      /* a top-level call (made by a client population) */
-  int32_t criticality;           /* model_criticality of its attempts, 0: unset */
   void *done_ctx;                /* given back in c->done_ctx */
-  int32_t slot;                  /* given back in c->slot */
-  mw_child *child; /* filled with the call made before it can end, for a caller that may
-                      cancel it (model__call_cancel), or NULL */
+  mw_child *child;          /* filled with the call made before it can end, for a caller that may
+                               cancel it (model__call_cancel), or NULL */
+  retry_stream_kind stream; /* unary or a server stream */
+  int32_t criticality;      /* model_criticality of its attempts, 0: unset */
+  int32_t slot;             /* given back in c->slot */
+  bool top;                 /* a top-level call (made by a client population) */
 } mw_call_args;
 
 /* Starts a logical call as a describes. Returns 0, or -1 when out of memory (the world's
@@ -738,8 +770,15 @@ bool model__op_execute(model_world *w, mw_service *s, mw_op *op);
 /* model_gateway.c */
 int32_t model__status_map(const model_status_map *m, retry_space from, retry_space to,
                           int32_t status);
-int32_t model__status_ok(retry_space s);
-int32_t model__status_deadline(retry_space s);
-int32_t model__status_unavailable(retry_space s);
+/* A space's OK, DEADLINE_EXCEEDED and UNAVAILABLE (HTTP 200, 504, 503). Inline: asked per call. */
+static inline int32_t model__status_ok(retry_space s) {
+  return s == RETRY_SPACE_HTTP ? 200 : RETRY_GRPC_OK;
+}
+static inline int32_t model__status_deadline(retry_space s) {
+  return s == RETRY_SPACE_HTTP ? 504 : RETRY_GRPC_DEADLINE_EXCEEDED;
+}
+static inline int32_t model__status_unavailable(retry_space s) {
+  return s == RETRY_SPACE_HTTP ? 503 : RETRY_GRPC_UNAVAILABLE;
+}
 
 #endif /* MODEL_INT_H */

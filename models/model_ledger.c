@@ -27,7 +27,7 @@ void model__pool_init(mw_pool *p, const retry_allocator *alloc, size_t obj_size,
 /* Adds one chunk and threads its objects onto the free list, lowest address first. Chunks are
  * zeroed (calloc) so that ledger entries never handed out read as free (refs 0) when the
  * end of a run walks them. */
-static int pool_grow(mw_pool *p) {
+int model__pool_grow(mw_pool *p) {
   if (p->n_chunks == p->cap_chunks) {
     size_t cap = p->cap_chunks == 0 ? 16 : p->cap_chunks * 2;
     void **c = p->alloc->realloc_fn(p->chunks, cap * sizeof *c, p->alloc->ctx);
@@ -46,25 +46,6 @@ static int pool_grow(mw_pool *p) {
     p->free_list = obj;
   }
   return 0;
-}
-
-void *model__pool_get(mw_pool *p) {
-  if (p->free_list == NULL && pool_grow(p) < 0) return NULL;
-  void *obj = p->free_list;
-  p->free_list = *(void **)obj;
-#if defined(__SANITIZE_ADDRESS__) || defined(MODEL_POOL_POISON)
-  /* Sanitizer builds hand out garbage, so a field a caller forgets to set (a new one) reads
-   * as 0xa5 bytes there and the tests show it, rather than reading a stale value in silence. */
-  memset(obj, 0xa5, p->obj_size);
-#endif
-  if (++p->in_use > p->peak) p->peak = p->in_use;
-  return obj;
-}
-
-void model__pool_put(mw_pool *p, void *obj) {
-  *(void **)obj = p->free_list;
-  p->free_list = obj;
-  p->in_use--;
 }
 
 void model__pool_free(mw_pool *p) {

@@ -58,15 +58,18 @@ static const model_fault_cfg *fault_find(const mw_service *s, model_fault_kind k
 /* Workers of replica rep now: fewer while a CAPACITY fault holds. Requests already on a
  * worker finish; the lower count only stops new ones from starting, as when a node loses
  * cores to a noisy neighbour rather than crashing. */
-static int32_t replica_workers(const mw_service *s, int32_t rep, int64_t now) {
+static int32_t replica_workers_faulted(const mw_service *s, int32_t rep, int64_t now) {
   int32_t n = s->cfg->workers;
-  if (s->cfg->n_faults == 0) return n;
   for (size_t i = 0; i < s->cfg->n_faults; i++) {
     const model_fault_cfg *f = &s->cfg->faults[i];
     if (f->kind == MODEL_FAULT_CAPACITY && fault_applies(s, i, now, rep, 0, NULL) && f->workers < n)
       n = f->workers;
   }
   return n;
+}
+
+static inline int32_t replica_workers(const mw_service *s, int32_t rep, int64_t now) {
+  return s->cfg->n_faults == 0 ? s->cfg->workers : replica_workers_faulted(s, rep, now);
 }
 
 /* A capacity fault is over: its workers are back, and nothing else would start the requests
@@ -228,29 +231,12 @@ static void ev_work_done(sim_kernel *k, void *obj, uint64_t arg);
 
 /* Gives r a worker of its replica (or drops it when it expired and the service drops expired
  * work). Returns whether a worker was taken. */
-static bool work_start(model_world *w, mw_service *s, mw_req *r) {
+/* How long r's worker is busy, and whether that time repeats (a FIFO lane holds its end):
+ * a fault's fixed delay replaces the service time (a handler that hangs then fails),
+ * otherwise one draw from the replica's stream; then the multipliers: active slowdown faults
+ * and congestion with the workers already busy. */
+static int64_t work_time(mw_service *s, mw_replica *rp, mw_req *r, int64_t now, bool *repeats) {
   const model_service_cfg *cfg = s->cfg;
-  mw_replica *rp = &s->replicas[r->replica];
-  int64_t now = sim_now_ns(w->k);
-  /* The deadline a request carries is its attempt's; RETRY_NEVER never expires. */
-  if (cfg->deadline != MODEL_DEADLINE_IGNORE && now >= r->deadline_ns) {
-    s->stats->expired++;
-    if (cfg->deadline == MODEL_DEADLINE_DROP) {
-      r->dropped = true;
-      r->status = (int16_t)model__status_deadline(cfg->space);
-      reply_send(w, r);
-      return false;
-    }
-    r->expired_waste = true;
-  }
-  if (cfg->contention.on) r->read_version = model_row_read(&s->row);
-  rp->busy++;
-  rp->busy_start_sum += (uint64_t)now;
-  r->state = MW_REQ_WORKING;
-  r->work_start_ns = now;
-  /* What the worker is busy for: a fault's fixed delay replaces the service time (a handler
-   * that hangs then fails), otherwise one draw from the replica's stream. Then the
-   * multipliers: active slowdown faults and congestion with the workers already busy. */
   int64_t work;
   if (r->refuse_after_delay)
     work = r->fail != NULL ? r->fail->delay_ns : 0;
@@ -272,11 +258,51 @@ static bool work_start(model_world *w, mw_service *s, mw_req *r) {
     }
   }
   double t = (double)work * factor + (double)stall;
-  work = t >= (double)(INT64_MAX / 4) ? INT64_MAX / 4 : (int64_t)t;
-  /* Constant work (a constant service time, or a fault's fixed delay) repeats: a FIFO lane. */
-  bool repeats = stall == 0 && factor == 1.0 &&
-                 (r->refuse_after_delay || (r->fail != NULL && r->fail->delay_ns > 0) ||
-                  cfg->service_time.kind == SIM_DIST_CONSTANT);
+  /* Constant work (a constant service time, or a fault's fixed delay) repeats. */
+  *repeats = stall == 0 && factor == 1.0 &&
+             (r->refuse_after_delay || (r->fail != NULL && r->fail->delay_ns > 0) ||
+              cfg->service_time.kind == SIM_DIST_CONSTANT);
+  return t >= (double)(INT64_MAX / 4) ? INT64_MAX / 4 : (int64_t)t;
+}
+
+/* Gives r a worker of its replica (or drops it when it expired and the service drops expired
+ * work). Returns whether a worker was taken. */
+static bool work_start(model_world *w, mw_service *s, mw_req *r) {
+  const model_service_cfg *cfg = s->cfg;
+  mw_replica *rp = &s->replicas[r->replica];
+  int64_t now = sim_now_ns(w->k);
+  if (!s->plain_work) {
+    /* The deadline a request carries is its attempt's; RETRY_NEVER never expires. */
+    if (cfg->deadline != MODEL_DEADLINE_IGNORE && now >= r->deadline_ns) {
+      s->stats->expired++;
+      if (cfg->deadline == MODEL_DEADLINE_DROP) {
+        r->dropped = true;
+        r->status = (int16_t)model__status_deadline(cfg->space);
+        reply_send(w, r);
+        return false;
+      }
+      r->expired_waste = true;
+    }
+    if (cfg->contention.on) r->read_version = model_row_read(&s->row);
+  }
+  rp->busy++;
+  rp->busy_start_sum += (uint64_t)now;
+  r->state = MW_REQ_WORKING;
+  r->work_start_ns = now;
+  /* A plain service (no faults, no slowdown) draws its time and uses it as it is: work_time
+   * would multiply it by 1 and add 0, which changes nothing below 2^53 ns. */
+  int64_t work;
+  bool repeats;
+  if (s->plain_work) {
+    work = sim_dist_sample(&cfg->service_time, rp->rng_work);
+    repeats = cfg->service_time.kind == SIM_DIST_CONSTANT;
+    if (work >= (INT64_C(1) << 53)) { /* as work_time rounds and bounds it */
+      double t = (double)work;
+      work = t >= (double)(INT64_MAX / 4) ? INT64_MAX / 4 : (int64_t)t;
+    }
+  } else {
+    work = work_time(s, rp, r, now, &repeats);
+  }
   sim_event_handle h = repeats ? sim_event_schedule_lane(w->k, work, ev_work_done, r, 0)
                                : sim_event_schedule_in(w->k, work, ev_work_done, r, 0);
   if (h == SIM_EVENT_NONE) model__fail(w, RETRY_ENOMEM, "out of memory for events");
@@ -624,6 +650,74 @@ static void ev_work_done(sim_kernel *k, void *obj, uint64_t arg) {
 /* A request arrives: load balancer, then the fault timeline in a fixed order (down, refuse,
  * fail: the first that applies wins), then admission. Faults are judged at arrival, with the
  * attempt number the request carries, which is how "refuse every first attempt" is written. */
+/* What a request meets before the queue, in a fixed order: its criticality label, the
+ * server-side retry budget's count, the admission bucket, the fault timeline (down, refuse,
+ * fail: the first that applies wins), Envoy's adaptive concurrency filter, the retry budget's
+ * refusal and shedding. Returns whether r was answered (refused) here. A service with none of
+ * these (mw_service.plain_arrival) skips the lot. */
+static bool arrive_screen(model_world *w, mw_service *s, mw_req *r, mw_replica *rp, int64_t now) {
+  const model_service_cfg *cfg = s->cfg;
+  /* A request without a criticality gets this service's label (its calls then carry it). */
+  if (r->criticality == MODEL_CRIT_UNSET && cfg->criticality.on)
+    r->criticality =
+        (int8_t)model_criticality_of(&cfg->criticality, r->method, r->edge->stats->from);
+  if (cfg->retry_budget.on)
+    model_retry_share_add(&rp->share, cfg->retry_budget.window_ns, now, r->attempt > 1);
+  /* Admission: the token bucket in front of the replicas refuses before anything else. */
+  if (cfg->admission.on && !model_bucket_admit(&s->bucket, &cfg->admission, now)) {
+    s->stats->admission_rejected++;
+    reply_reject(w, r, cfg->admission.status, NULL, NULL);
+    return true;
+  }
+  size_t fi;
+  const model_fault_cfg *f;
+  if ((f = fault_find(s, MODEL_FAULT_DOWN, now, r->replica, r->attempt, r->method, &fi))) {
+    s->fault_counts[fi]++;
+    reply_reject(w, r, model__status_unavailable(cfg->space), NULL, NULL);
+    return true;
+  }
+  /* Envoy's adaptive concurrency filter in front of the replica (past a replica that is
+   * down): above its limit it answers at once. */
+  if (cfg->acc.on) {
+    if (!model_acc_forward(rp->acc, now, rp->rng_acc)) {
+      s->stats->acc_rejected++;
+      reply_reject(w, r, cfg->acc.status, NULL, NULL);
+      return true;
+    }
+    r->acc_forwarded = true;
+    r->acc_sent_ns = now;
+  }
+  if ((f = fault_find(s, MODEL_FAULT_REFUSE, now, r->replica, r->attempt, r->method, &fi)) &&
+      fault_strikes(f, rp->rng_fault)) {
+    s->fault_counts[fi]++;
+    if (f->delay_ns == 0) {
+      reply_reject(w, r, f->status, f->pushback, f->retry_after);
+      return true;
+    }
+    /* The handler takes its time, then refuses before the side effect. */
+    r->refuse_after_delay = true;
+    r->fail = f;
+    r->status = (int16_t)f->status; /* its pushback is set once it leaves the queue */
+  } else if ((f = fault_find(s, MODEL_FAULT_FAIL, now, r->replica, r->attempt, r->method, &fi)) &&
+             fault_strikes(f, rp->rng_fault)) {
+    s->fault_counts[fi]++;
+    r->fail = f;
+  }
+  /* The server-side retry budget: an overloaded replica refuses retries first. */
+  if (cfg->retry_budget.on && r->attempt > 1 && rp->queued >= cfg->retry_budget.queue) {
+    s->stats->retries_rejected++;
+    reject_overload(w, r, cfg->retry_budget.retry_status, NULL, NULL);
+    return true;
+  }
+  /* Shedding by criticality: the lowest first, as the queue grows. */
+  if (cfg->shedding.on && model_shedding_refuses(&cfg->shedding, r->criticality, rp->queued)) {
+    s->stats->shed++;
+    reject_overload(w, r, cfg->shedding.status, NULL, NULL);
+    return true;
+  }
+  return false;
+}
+
 void model__service_arrive(model_world *w, mw_req *r) {
   /* Its call was cancelled on the way: the server never starts it (model_call.c). */
   if (r->cancelled) {
@@ -639,64 +733,7 @@ void model__service_arrive(model_world *w, mw_req *r) {
   r->replica = (int8_t)lb_pick(s, r);
   if (!r->bare && r->call != NULL) r->call->last_replica = r->replica;
   mw_replica *rp = &s->replicas[r->replica];
-  /* A request without a criticality gets this service's label (its calls then carry it). */
-  if (r->criticality == MODEL_CRIT_UNSET && cfg->criticality.on)
-    r->criticality =
-        (int8_t)model_criticality_of(&cfg->criticality, r->method, r->edge->stats->from);
-  if (cfg->retry_budget.on)
-    model_retry_share_add(&rp->share, cfg->retry_budget.window_ns, now, r->attempt > 1);
-  /* Admission: the token bucket in front of the replicas refuses before anything else. */
-  if (cfg->admission.on && !model_bucket_admit(&s->bucket, &cfg->admission, now)) {
-    s->stats->admission_rejected++;
-    reply_reject(w, r, cfg->admission.status, NULL, NULL);
-    return;
-  }
-  size_t fi;
-  const model_fault_cfg *f;
-  if ((f = fault_find(s, MODEL_FAULT_DOWN, now, r->replica, r->attempt, r->method, &fi))) {
-    s->fault_counts[fi]++;
-    reply_reject(w, r, model__status_unavailable(cfg->space), NULL, NULL);
-    return;
-  }
-  /* Envoy's adaptive concurrency filter in front of the replica (past a replica that is
-   * down): above its limit it answers at once. */
-  if (cfg->acc.on) {
-    if (!model_acc_forward(rp->acc, now, rp->rng_acc)) {
-      s->stats->acc_rejected++;
-      reply_reject(w, r, cfg->acc.status, NULL, NULL);
-      return;
-    }
-    r->acc_forwarded = true;
-    r->acc_sent_ns = now;
-  }
-  if ((f = fault_find(s, MODEL_FAULT_REFUSE, now, r->replica, r->attempt, r->method, &fi)) &&
-      fault_strikes(f, rp->rng_fault)) {
-    s->fault_counts[fi]++;
-    if (f->delay_ns == 0) {
-      reply_reject(w, r, f->status, f->pushback, f->retry_after);
-      return;
-    }
-    /* The handler takes its time, then refuses before the side effect. */
-    r->refuse_after_delay = true;
-    r->fail = f;
-    r->status = (int16_t)f->status; /* its pushback is set once it leaves the queue */
-  } else if ((f = fault_find(s, MODEL_FAULT_FAIL, now, r->replica, r->attempt, r->method, &fi)) &&
-             fault_strikes(f, rp->rng_fault)) {
-    s->fault_counts[fi]++;
-    r->fail = f;
-  }
-  /* The server-side retry budget: an overloaded replica refuses retries first. */
-  if (cfg->retry_budget.on && r->attempt > 1 && rp->queued >= cfg->retry_budget.queue) {
-    s->stats->retries_rejected++;
-    reject_overload(w, r, cfg->retry_budget.retry_status, NULL, NULL);
-    return;
-  }
-  /* Shedding by criticality: the lowest first, as the queue grows. */
-  if (cfg->shedding.on && model_shedding_refuses(&cfg->shedding, r->criticality, rp->queued)) {
-    s->stats->shed++;
-    reject_overload(w, r, cfg->shedding.status, NULL, NULL);
-    return;
-  }
+  if (!s->plain_arrival && arrive_screen(w, s, r, rp, now)) return;
   /* Admission: a free worker (and nobody waiting ahead), else the queue, else a refusal. */
   if (rp->busy < replica_workers(s, r->replica, now) && rp->q_head == NULL) {
     work_start(w, s, r);
@@ -885,6 +922,10 @@ int model__services_create(model_world *w) {
     s->stats->has_acc = cfg->acc.on;
     s->stats->has_shedding = cfg->shedding.on;
     s->stats->has_retry_budget = cfg->retry_budget.on;
+    s->plain_arrival = !cfg->criticality.on && !cfg->retry_budget.on && !cfg->admission.on &&
+                       cfg->n_faults == 0 && !cfg->acc.on && !cfg->shedding.on;
+    s->plain_work = cfg->n_faults == 0 && cfg->slowdown_per_busy == 0.0 &&
+                    cfg->deadline == MODEL_DEADLINE_IGNORE && !cfg->contention.on;
     for (int32_t r = 0; r < cfg->replicas; r++) {
       mw_replica *rp = &s->replicas[r];
       rp->rng_work = sim_rng_stream_create(w->seed, entity, "work", (uint64_t)r);

@@ -63,11 +63,6 @@ bool retry_status_set_is_empty(const retry_status_set *s, retry_space space) {
   return true;
 }
 
-bool retry_status_is_ok(retry_space space, int status) {
-  if (space == RETRY_SPACE_GRPC) return status == RETRY_GRPC_OK;
-  return status >= 200 && status <= 299;
-}
-
 /* Parses a whole decimal number of at most 3 digits; -1 when s is not one. */
 static int parse_small_uint(const char *s) {
   size_t n = strlen(s);
