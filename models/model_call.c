@@ -369,6 +369,8 @@ static void call_report(model_world *w, mw_edge *edge, mw_end *e) {
     int64_t latency = sim_now_ns(w->k) - e->start_ns;
     es->retries += e->retries;
     es->hedges += e->hedges;
+    /* An OK call's latency is recorded once: latency holds the failed calls' during the run
+     * and gets latency_ok's added when it ends (world_finish, model_world.c). */
     if (cancelled) {
       es->cancelled++;
     } else if (ok) {
@@ -376,8 +378,8 @@ static void call_report(model_world *w, mw_edge *edge, mw_end *e) {
       sim_hist_record(&es->latency_ok, latency);
     } else {
       es->failed++;
+      sim_hist_record(&es->latency, latency);
     }
-    if (!cancelled) sim_hist_record(&es->latency, latency);
     if ((int)e->reason >= 0 && e->reason < RETRY_STOP_N) es->by_stop[e->reason]++;
     if (e->space == RETRY_SPACE_GRPC && st >= 0 && st < RETRY_GRPC_N_CODES)
       es->by_status.grpc[st]++;

@@ -183,8 +183,6 @@ static void client_call_done(model_world *w, const mw_end *c) {
   mw_pop *p = cl->pop;
   model_results *res = &w->res;
   int64_t now = sim_now_ns(w->k);
-  int32_t st = c->status;
-  retry_space space = c->space;
   bool ok = c->ok;
   w->run.top_in_flight--;
   int64_t latency = now - c->start_ns;
@@ -193,20 +191,10 @@ static void client_call_done(model_world *w, const mw_end *c) {
   /* A call started before the warmup counts in the time series only. */
   if (c->measured) {
     w->run.top_measured--;
-    if (ok)
-      res->calls_ok++;
-    else
-      res->calls_failed++;
-    if (space == RETRY_SPACE_GRPC && st >= 0 && st < RETRY_GRPC_N_CODES)
-      res->by_status.grpc[st]++;
-    else if (space == RETRY_SPACE_HTTP && st >= 100 && st < 600)
-      res->by_status.http[st]++;
-    res->by_stop[c->reason]++;
-    res->retries += c->retries;
-    res->hedges += c->hedges;
+    /* The calls ok and failed, their statuses, stop reasons, retries, hedges and latencies:
+     * the populations' edges' own (call_report), added up when the run ends (world_finish) */
     res->stream_items += c->stream_items;
     res->stream_duplicates += c->stream_duplicates;
-    /* res->latency and latency_ok: the populations' edges' own, merged at the end */
     if (good) res->calls_ok_in_deadline++;
   }
   if (good) {

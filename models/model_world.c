@@ -999,11 +999,29 @@ static void world_finish(model_world *w) {
   res->events = sim_kernel_n_events(w->k);
   res->sim_time_ns = now;
   res->calls_unfinished = w->run.top_measured;
-  /* A top-level call's latency is its population's edge's (call_report, model_call.c, records
-   * it there): the top-level histograms are the populations' edges' together. */
+  /* An edge's latency of all calls held its failed ones' during the run (call_report records
+   * an OK call's once, in latency_ok): the OK ones join them now. The sums are of whole ns,
+   * exact in a double up to 2^53 ns (104 days of summed latency), so the order of the
+   * additions changes nothing below that. */
+  for (size_t i = 0; i < w->topo.n_edges; i++)
+    sim_hist_merge(&w->topo.edges[i].stats->latency, &w->topo.edges[i].stats->latency_ok);
+  /* A top-level call is counted on its population's edge (call_report, model_call.c): the
+   * top-level figures are the populations' edges' together. A top-level call is never
+   * cancelled, so its edge's failed calls are the calls that did not end OK. */
   for (size_t i = 0; i < w->topo.n_pops; i++) {
-    sim_hist_merge(&res->latency, &w->topo.pops[i].edge->stats->latency);
-    sim_hist_merge(&res->latency_ok, &w->topo.pops[i].edge->stats->latency_ok);
+    const model_edge_stats *es = w->topo.pops[i].edge->stats;
+    sim_hist_merge(&res->latency, &es->latency);
+    sim_hist_merge(&res->latency_ok, &es->latency_ok);
+    res->calls_ok += es->ok;
+    res->calls_failed += es->failed;
+    res->retries += es->retries;
+    res->hedges += es->hedges;
+    for (int r = 0; r < RETRY_STOP_N; r++)
+      res->by_stop[r] += es->by_stop[r];
+    for (int c = 0; c < RETRY_GRPC_N_CODES; c++)
+      res->by_status.grpc[c] += es->by_status.grpc[c];
+    for (int c = 100; c < 600; c++)
+      res->by_status.http[c] += es->by_status.http[c];
   }
   model__ops_settle_all(w);
   /* Utilization counts the work still on a worker when the run ends, up to now: a worker
