@@ -343,20 +343,26 @@ void retry_call_start(retry_call *c, const retry_policy *p, retry_target *t,
    * limiter's wait, or at an outcome with stream messages (cheaper than asking
    * retry_call_ext_needed at every start). */
   assert(o->trace == NULL || o->ext != NULL);
-  memset(c, 0, sizeof *c);
+  /* Every field by name rather than a memset of the whole struct first: gcc clears 112 bytes
+   * with rep stos, which costs more than the rest of a start. */
   c->policy = p;
   c->target = t;
-  c->stream = (uint8_t)o->stream;
+  c->ext = o->ext;
   c->rng = o->rng;
   c->start_ns = now_ns;
   c->deadline_ns = o->deadline_ns;
+  c->backoff_total_ns = 0;
+  c->n_attempts = 0;
   c->status = -1;
+  c->n_in_flight = 0;
   c->reason = (uint8_t)RETRY_STOP_NONE;
-  c->next_send_ns = RETRY_NEVER;
+  c->done = false;
   c->idempotent = retry_policy_is_idempotent(p, o->method);
+  c->committed = false;
+  c->stream = (uint8_t)o->stream;
   retry_backoff_state_reset(&c->backoff);
+  c->next_send_ns = RETRY_NEVER;
   retry_call_ext *x = o->ext;
-  c->ext = x;
   if (x != NULL) {
     memset(x, 0, sizeof *x);
     x->id = o->call_id;
