@@ -610,15 +610,18 @@ struct model_world {
     int col_offered, col_attempts, col_goodput, col_errors, col_in_flight, col_p50, col_p99,
         col_faults, col_svc0; /* column indices: totals, then the first service's */
     int svc_cols;             /* columns per service */
-    /* OK-only and failed-only latency quantiles, kept here (the series has one stream of
-     * recorded values): lat[0] OK calls, lat[1] failed ones, each the histogram of one
-     * bucket (bucket: which, -1 none; written: the last bucket whose columns were set). */
-    struct mw_lat_split {
-      sim_hist hist;
-      int64_t bucket, written;
+    /* The latency quantiles of the bucket in which calls are ending (model__ts_latency):
+     * every call's latency in all, the failed ones' also in failed, so that an OK call is
+     * recorded once and the OK-only quantiles are all's less failed's, with the OK calls'
+     * own least and largest (bucket: which, -1 none; written_*: the last bucket whose
+     * OK-only and failed-only columns were set, which are NaN in the others). */
+    struct mw_lat {
+      sim_hist all, failed;
+      int64_t ok_min, ok_max; /* the OK calls' least and largest latency in the bucket */
+      int64_t bucket, written_ok, written_failed;
       int64_t now_b, now_start, now_end; /* the bucket of the latest record, and its times */
-      int col_p50, col_p99;
-    } lat[2];
+      int col_ok_p50, col_ok_p99, col_failed_p50, col_failed_p99;
+    } lat;
   } ts;
   /* The run: where it stands, how it ends, whom it tells. Owns nothing. */
   struct mw_run {

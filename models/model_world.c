@@ -53,19 +53,40 @@ sim_event_handle model__schedule_sample(model_world *w, const sim_dist *d, gsl_r
   return sim_event_schedule_in(w->k, delay, fn, obj, 0);
 }
 
-/* Writes the OK-only (or failed-only) quantiles of the bucket l holds into that bucket's row,
- * in ms as the series' own quantile columns, and empties l. */
-static void lat_split_write(model_world *w, struct mw_lat_split *l) {
+/* Writes the latency quantiles of the bucket l holds into that bucket's row, in ms: every
+ * call's (the series' quantile columns, NaN in a bucket in which no call ended, as the
+ * series leaves them), the OK calls' and the failed calls' (NaN where there were none: set by
+ * ts_sample), each exactly what a histogram of those calls alone would give; then empties l. */
+static void lat_write(model_world *w, struct mw_lat *l) {
   double *row = sim_series_row(w->ts.series, l->bucket);
   if (row == NULL) {
     model__fail(w, RETRY_ENOMEM, "out of memory for the time series");
     return;
   }
-  row[l->col_p50] = (double)sim_hist_quantile(&l->hist, 0.5) / 1e6;
-  row[l->col_p99] = (double)sim_hist_quantile(&l->hist, 0.99) / 1e6;
-  l->written = l->bucket;
+  static const double q[2] = {0.5, 0.99};
+  int64_t v[2];
+  sim_hist_quantiles_minus(&l->all, NULL, l->all.min, l->all.max, q, 2, v);
+  row[w->ts.col_p50] = (double)v[0] / 1e6;
+  row[w->ts.col_p99] = (double)v[1] / 1e6;
+  if (l->all.count > l->failed.count) {
+    /* With no failure the OK calls are all calls: the same quantiles, without a second pass. */
+    if (l->failed.count > 0)
+      sim_hist_quantiles_minus(&l->all, &l->failed, l->ok_min, l->ok_max, q, 2, v);
+    row[l->col_ok_p50] = (double)v[0] / 1e6;
+    row[l->col_ok_p99] = (double)v[1] / 1e6;
+    l->written_ok = l->bucket;
+  }
+  if (l->failed.count > 0) {
+    sim_hist_quantiles_minus(&l->failed, NULL, l->failed.min, l->failed.max, q, 2, v);
+    row[l->col_failed_p50] = (double)v[0] / 1e6;
+    row[l->col_failed_p99] = (double)v[1] / 1e6;
+    l->written_failed = l->bucket;
+  }
   l->bucket = -1;
-  sim_hist_clear(&l->hist);
+  sim_hist_clear(&l->all);
+  sim_hist_clear(&l->failed);
+  l->ok_min = INT64_MAX;
+  l->ok_max = 0;
 }
 
 /* Latencies go to the bucket of the moment the call ended, now / bucket, as the counters of
@@ -74,17 +95,22 @@ static void lat_split_write(model_world *w, struct mw_lat_split *l) {
  * and its count and its latency must land in the same row either way. */
 void model__ts_latency(model_world *w, int64_t latency_ns, bool ok) {
   int64_t now = sim_now_ns(w->k);
-  if (sim_series_record(w->ts.series, now, latency_ns) != 0)
-    model__fail(w, RETRY_ENOMEM, "out of memory for the time series");
-  struct mw_lat_split *l = &w->ts.lat[ok ? 0 : 1];
+  struct mw_lat *l = &w->ts.lat;
   if (now < l->now_start || now >= l->now_end) { /* a division per bucket, not per call */
     l->now_b = now / w->cfg->bucket_ns;
     l->now_start = l->now_b * w->cfg->bucket_ns;
     l->now_end = l->now_start + w->cfg->bucket_ns;
   }
-  if (l->bucket >= 0 && l->bucket != l->now_b) lat_split_write(w, l);
+  if (l->bucket >= 0 && l->bucket != l->now_b) lat_write(w, l);
   l->bucket = l->now_b;
-  sim_hist_record(&l->hist, latency_ns);
+  sim_hist_record(&l->all, latency_ns);
+  if (ok) {
+    int64_t v = latency_ns < 0 ? 0 : latency_ns; /* as sim_hist_record keeps it */
+    if (v < l->ok_min) l->ok_min = v;
+    if (v > l->ok_max) l->ok_max = v;
+  } else {
+    sim_hist_record(&l->failed, latency_ns);
+  }
 }
 
 /* Adds a column; returns its index, or -1 when out of memory. Names are "<prefix>_<name>"
@@ -99,7 +125,8 @@ static int ts_column(model_world *w, const char *prefix, const char *name, bool 
   return col < 0 ? -1 : col;
 }
 
-/* A per-bucket latency quantile column, in ms; -1 when out of memory. */
+/* A per-bucket latency quantile column, in ms, NaN in a row until written (lat_write writes
+ * it: the series records no values of its own); -1 when out of memory. */
 static int quantile_column(model_world *w, const char *name, double q) {
   int col = sim_series_quantile_add(w->ts.series, name, q, 1e6);
   if (col < 0) w->ts.failed = true;
@@ -501,15 +528,15 @@ static int edge_gauges_init(model_world *w) {
  * latency quantiles are written apart, by model__ts_latency; the OK-only and failed-only ones
  * of bucket b are completed here (NaN when no such call ended in it). */
 static void ts_sample(model_world *w, int64_t b) {
-  for (int k = 0; k < 2; k++)
-    if (w->ts.lat[k].bucket >= 0 && w->ts.lat[k].bucket <= b) lat_split_write(w, &w->ts.lat[k]);
+  struct mw_lat *l = &w->ts.lat;
+  if (l->bucket >= 0 && l->bucket <= b) lat_write(w, l);
   double *row = sim_series_row(w->ts.series, b);
   if (row == NULL) {
     model__fail(w, RETRY_ENOMEM, "out of memory for the time series");
     return;
   }
-  for (int k = 0; k < 2; k++)
-    if (w->ts.lat[k].written != b) row[w->ts.lat[k].col_p50] = row[w->ts.lat[k].col_p99] = NAN;
+  if (l->written_ok != b) row[l->col_ok_p50] = row[l->col_ok_p99] = NAN;
+  if (l->written_failed != b) row[l->col_failed_p50] = row[l->col_failed_p99] = NAN;
   int64_t bucket = w->cfg->bucket_ns;
   row[w->ts.col_in_flight] = (double)w->run.top_in_flight;
   row[w->ts.col_faults] = model__faults_active(w, b * bucket, (b + 1) * bucket);
@@ -686,13 +713,17 @@ static int ts_setup(model_world *w) {
   /* Added after every older column, so that those keep their positions. */
   static const char *const lat_names[2][2] = {{"latency_ok_p50_ms", "latency_ok_p99_ms"},
                                               {"latency_failed_p50_ms", "latency_failed_p99_ms"}};
-  for (int k = 0; k < 2; k++) {
-    w->ts.lat[k].col_p50 = ts_column(w, "", lat_names[k][0], false);
-    w->ts.lat[k].col_p99 = ts_column(w, "", lat_names[k][1], false);
-    w->ts.lat[k].bucket = w->ts.lat[k].written = -1;
-    w->ts.lat[k].now_b = w->ts.lat[k].now_start = w->ts.lat[k].now_end = 0; /* none yet */
-    sim_hist_init(&w->ts.lat[k].hist);
-  }
+  struct mw_lat *l = &w->ts.lat;
+  l->col_ok_p50 = ts_column(w, "", lat_names[0][0], false);
+  l->col_ok_p99 = ts_column(w, "", lat_names[0][1], false);
+  l->col_failed_p50 = ts_column(w, "", lat_names[1][0], false);
+  l->col_failed_p99 = ts_column(w, "", lat_names[1][1], false);
+  l->bucket = l->written_ok = l->written_failed = -1;
+  l->now_b = l->now_start = l->now_end = 0; /* none yet */
+  l->ok_min = INT64_MAX;
+  l->ok_max = 0;
+  sim_hist_init(&l->all);
+  sim_hist_init(&l->failed);
   for (size_t i = 0; i < w->topo.n_edges; i++) {
     mw_edge *e = &w->topo.edges[i];
     char name[SIM_SERIES_NAME_MAX];

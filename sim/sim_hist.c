@@ -62,14 +62,15 @@ int64_t sim_hist_bucket_hi(int b) {
   return (int64_t)(lo + ((uint64_t)1 << shift) - 1);
 }
 
-/* The value reported for bucket b: its midpoint, kept inside what was recorded. */
-static int64_t bucket_value(const sim_hist *h, int b) {
+/* The value reported for bucket b: its midpoint, kept inside [min, max], what was recorded. */
+static int64_t bucket_value_in(int b, int64_t min, int64_t max) {
   int64_t lo = sim_hist_bucket_lo(b);
   int64_t v = lo + (sim_hist_bucket_hi(b) - lo) / 2;
-  if (v < h->min) v = h->min;
-  if (v > h->max) v = h->max;
+  if (v < min) v = min;
+  if (v > max) v = max;
   return v;
 }
+static int64_t bucket_value(const sim_hist *h, int b) { return bucket_value_in(b, h->min, h->max); }
 
 /* }================================================================== */
 
@@ -131,6 +132,35 @@ int64_t sim_hist_quantile(const sim_hist *h, double q) {
     if (seen >= rank) return bucket_value(h, b);
   }
   return h->max; /* unreachable while count matches the buckets */
+}
+
+/* The 1-based rank of quantile q among count values: ceil(q * count), in [1, count]. */
+static uint64_t quantile_rank(double q, uint64_t count) {
+  double r = ceil(q * (double)count);
+  return r < 1 ? 1 : r >= (double)count ? count : (uint64_t)r;
+}
+
+void sim_hist_quantiles_minus(const sim_hist *h, const sim_hist *minus, int64_t min, int64_t max,
+                              const double *q, int n, int64_t *out) {
+  assert(h != NULL && (n == 0 || (q != NULL && out != NULL)));
+  uint64_t count = h->count - (minus != NULL ? minus->count : 0);
+  int i = 0;
+  /* As sim_hist_quantile: nothing reads 0, q <= 0 (or NaN) the least, q >= 1 the largest. */
+  for (; i < n && (count == 0 || !(q[i] > 0)); i++)
+    out[i] = count == 0 ? 0 : min;
+  if (i == n) return;
+  uint64_t seen = 0;
+  int to = sim_hist_bucket_of(max);
+  uint64_t rank = q[i] < 1 ? quantile_rank(q[i], count) : UINT64_MAX; /* the one sought */
+  for (int b = sim_hist_bucket_of(min); b <= to && rank != UINT64_MAX; b++) {
+    seen += h->buckets[b] - (minus != NULL ? minus->buckets[b] : 0);
+    while (seen >= rank) {
+      out[i++] = bucket_value_in(b, min, max);
+      rank = i < n && q[i] < 1 ? quantile_rank(q[i], count) : UINT64_MAX;
+    }
+  }
+  for (; i < n; i++) /* q >= 1 (and, were the counts wrong, what the scan did not reach) */
+    out[i] = max;
 }
 
 double sim_hist_mean(const sim_hist *h) {

@@ -70,6 +70,13 @@ void sim_hist_merge(sim_hist *dst, const sim_hist *src);
  * [min, max]) of the bucket holding the ceil(q * count)-th smallest value (at least the first).
  * q = 1 returns max exactly, q = 0 min. Returns 0 when h is empty. */
 int64_t sim_hist_quantile(const sim_hist *h, double q);
+/* The quantiles q[0] <= q[1] <= ... <= q[n-1] of the values h holds that minus does not, in
+ * one pass: minus (NULL for none) holds a subset of h's values, bucket by bucket (the failed
+ * calls among all calls), and min and max are the least and largest of what remains, which
+ * the two histograms cannot tell. out[i] is exactly what sim_hist_quantile(r, q[i]) returns
+ * for r, the histogram of the remaining values alone (0 for each when none remains). */
+void sim_hist_quantiles_minus(const sim_hist *h, const sim_hist *minus, int64_t min, int64_t max,
+                              const double *q, int n, int64_t *out);
 /* Returns the mean of the recorded values, 0 when empty. */
 double sim_hist_mean(const sim_hist *h);
 

@@ -221,6 +221,50 @@ static void test_sim_hist_merge_equals_recording_into_one(void **state) {
   free(all);
 }
 
+/* The quantiles of what one histogram holds and a subset of it does not are, for every q,
+ * those of a histogram of the rest alone: the time series' OK-only latencies are all calls'
+ * less the failed ones'. Small and large subsets, values on both sides, q = 0 and 1, several
+ * quantiles in one pass, and what is left empty. */
+static void test_sim_hist_quantiles_minus_equal_the_rest_alone(void **state) {
+  (void)state;
+  sim_hist *all = hist_new(), *sub = hist_new(), *rest = hist_new();
+  static const double qs[] = {0, 0.001, 0.1, 0.5, 0.5, 0.9, 0.99, 0.999, 1, 1};
+  const int nq = (int)(sizeof qs / sizeof qs[0]);
+  uint64_t s = 11;
+  for (int round = 0; round < 40; round++) {
+    sim_hist_clear(all);
+    sim_hist_clear(sub);
+    sim_hist_clear(rest);
+    int n = 1 + (int)(splitmix(&s) % 3000);
+    unsigned share = (unsigned)(splitmix(&s) % 101); /* percent in the subset */
+    for (int i = 0; i < n; i++) {
+      int64_t v = round % 4 == 0 ? (int64_t)(splitmix(&s) % 300) : log_uniform(&s, 1, 1e11);
+      sim_hist_record(all, v);
+      if (splitmix(&s) % 100 < share)
+        sim_hist_record(sub, v);
+      else
+        sim_hist_record(rest, v);
+    }
+    int64_t out[10];
+    for (int i = 0; i < nq; i++)
+      out[i] = -1;
+    sim_hist_quantiles_minus(all, sub, rest->min, rest->max, qs, nq, out);
+    for (int i = 0; i < nq; i++)
+      assert_int_equal(out[i], sim_hist_quantile(rest, qs[i]));
+    /* Without a subset: the histogram's own quantiles. */
+    sim_hist_quantiles_minus(all, NULL, all->min, all->max, qs, nq, out);
+    for (int i = 0; i < nq; i++)
+      assert_int_equal(out[i], sim_hist_quantile(all, qs[i]));
+    /* Nothing left: 0, as an empty histogram answers. */
+    sim_hist_quantiles_minus(all, all, INT64_MAX, 0, qs, nq, out);
+    for (int i = 0; i < nq; i++)
+      assert_int_equal(out[i], 0);
+  }
+  free(all);
+  free(sub);
+  free(rest);
+}
+
 /* Returns the whole content of f (rewound), NUL-terminated; free it. */
 static char *slurp(FILE *f) {
   long n = ftell(f);
@@ -286,6 +330,7 @@ int main(void) {
       cmocka_unit_test(test_sim_hist_negative_values_count_as_zero),
       cmocka_unit_test(test_sim_hist_empty_answers_zero_and_merges_as_nothing),
       cmocka_unit_test(test_sim_hist_merge_equals_recording_into_one),
+      cmocka_unit_test(test_sim_hist_quantiles_minus_equal_the_rest_alone),
       cmocka_unit_test(test_sim_hist_clear_equals_init),
       cmocka_unit_test(test_sim_hist_csv_writes_a_row_per_bucket_in_scale),
       cmocka_unit_test(test_sim_hist_csv_reports_write_errors),
