@@ -23,7 +23,7 @@
 static inline int32_t pick_method(const mw_pop *p, gsl_rng *r) {
   size_t n = p->cfg->n_methods;
   if (n == 1) return 0;
-  double u = gsl_rng_uniform(r) * p->cum_weight[n - 1];
+  double u = sim_rng_uniform(r) * p->cum_weight[n - 1];
   for (size_t i = 0; i < n; i++)
     if (u < p->cum_weight[i]) return (int32_t)i;
   return (int32_t)(n - 1);
@@ -129,9 +129,9 @@ static void ev_open(sim_kernel *k, void *obj, uint64_t arg) {
   int64_t now = sim_now_ns(k);
   if (!may_start(w, p->cfg, now)) return;
   double rate = pop_rate(p, now);
-  if (rate >= p->max_rate || gsl_rng_uniform(p->rng_open) * p->max_rate < rate) {
+  if (rate >= p->max_rate || sim_rng_uniform(p->rng_open) * p->max_rate < rate) {
     int32_t n = p->cfg->count;
-    int32_t i = n > 1 ? (int32_t)gsl_rng_uniform_int(p->rng_open, (unsigned long)n) : 0;
+    int32_t i = n > 1 ? (int32_t)sim_rng_uniform_int(p->rng_open, (unsigned long)n) : 0;
     client_call(w, model__pop_client(p, (size_t)i), pick_method(p, p->rng_open), NULL);
   }
   double gap_ns = sim_rng_exponential(p->rng_open, 1e9 / p->max_rate);

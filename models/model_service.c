@@ -38,7 +38,7 @@ static bool fault_applies(const mw_service *s, size_t i, int64_t now, int32_t re
 /* Draws whether a fault with probability rate strikes this request. A certain fault draws
  * nothing, so adding `rate: 1` explicitly does not shift the fault stream. */
 static bool fault_strikes(const model_fault_cfg *f, gsl_rng *r) {
-  return f->rate >= 1.0 || gsl_rng_uniform(r) < f->rate;
+  return f->rate >= 1.0 || sim_rng_uniform(r) < f->rate;
 }
 
 /* Returns the first fault of `kind` that applies now to (rep, attempt, method), or NULL. Does
@@ -203,14 +203,14 @@ static int32_t lb_pick(mw_service *s, const mw_req *r) {
       return i;
     }
     case MODEL_LB_RANDOM: {
-      int32_t i = (int32_t)gsl_rng_uniform_int(s->rng_lb, (unsigned long)m);
+      int32_t i = (int32_t)sim_rng_uniform_int(s->rng_lb, (unsigned long)m);
       return avoid >= 0 && i >= avoid ? i + 1 : i;
     }
     case MODEL_LB_P2C:
     default: {
       /* Two distinct candidates among the m allowed, mapped past the avoided one. */
-      int32_t a = (int32_t)gsl_rng_uniform_int(s->rng_lb, (unsigned long)m);
-      int32_t b = m > 1 ? (int32_t)gsl_rng_uniform_int(s->rng_lb, (unsigned long)(m - 1)) : a;
+      int32_t a = (int32_t)sim_rng_uniform_int(s->rng_lb, (unsigned long)m);
+      int32_t b = m > 1 ? (int32_t)sim_rng_uniform_int(s->rng_lb, (unsigned long)(m - 1)) : a;
       if (m > 1 && b >= a) b++;
       if (avoid >= 0) {
         if (a >= avoid) a++;

@@ -249,7 +249,7 @@ static int64_t mixture_sample(const sim_mixture *m, gsl_rng *r) {
   assert(m != NULL);
   /* One uniform picks the part, always, even with one part: how many numbers a draw takes
    * from r depends only on which part is picked, never on earlier draws. */
-  return sim_dist_sample(&m->parts[pick_part(m, gsl_rng_uniform(r))], r);
+  return sim_dist_sample(&m->parts[pick_part(m, sim_rng_uniform(r))], r);
 }
 
 static double mixture_mean(const sim_mixture *m) {
@@ -415,7 +415,7 @@ static double empirical_sample(const sim_empirical *e, gsl_rng *r) {
   if (!e->histogram) {
     /* gsl_rng_uniform_int needs n <= the generator's range; taus2's is 2^32 - 1, and
      * create caps n at 2^31. One sample still draws (the stream moves the same way). */
-    return e->values[gsl_rng_uniform_int(r, (unsigned long)e->n)];
+    return e->values[sim_rng_uniform_int(r, (unsigned long)e->n)];
   }
   gsl_histogram_pdf pdf = {e->n, e->values, e->cum};
   /* u is in [0, 1) and cum runs from 0 to exactly 1, so GSL always finds the bin and never

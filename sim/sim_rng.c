@@ -96,8 +96,14 @@ void sim_rng_init(sim_rng *r, uint64_t seed, const char *entity, const char *pur
 uint64_t sim_rng_next_u64(void *r) {
   /* taus2 returns 32 uniform bits (gsl_rng_max = 2^32 - 1, min = 0): two draws make 64.
    * The first draw is the high half, so a stream's sequence of u64 is fixed by its seed. */
-  uint64_t hi = (uint64_t)gsl_rng_get(r) & UINT32_MAX;
-  uint64_t lo = (uint64_t)gsl_rng_get(r) & UINT32_MAX;
+  gsl_rng *g = r;
+  if (g->type == gsl_rng_taus2) { /* the same two draws, without two calls through the type */
+    uint64_t hi = (uint64_t)sim_rng_taus2_step(g->state) & UINT32_MAX;
+    uint64_t lo = (uint64_t)sim_rng_taus2_step(g->state) & UINT32_MAX;
+    return (hi << 32) | lo;
+  }
+  uint64_t hi = (uint64_t)gsl_rng_get(g) & UINT32_MAX;
+  uint64_t lo = (uint64_t)gsl_rng_get(g) & UINT32_MAX;
   return (hi << 32) | lo;
 }
 

@@ -69,6 +69,20 @@ static inline double sim_rng_uniform(gsl_rng *r) {
   return gsl_rng_uniform(r);
 }
 
+/* gsl_rng_uniform_int(r, n), draw for draw, inline when r is a taus2 stream: an integer in
+ * [0, n) for 0 < n <= 2^32 - 1 (taus2's range), by GSL's rule of whole buckets of
+ * floor((2^32 - 1) / n) values, drawing again past the last whole bucket. Any other
+ * generator or n goes to GSL (which reports an n out of range). */
+static inline unsigned long sim_rng_uniform_int(gsl_rng *r, unsigned long n) {
+  if (r->type == gsl_rng_taus2 && n > 0 && n <= 0xffffffffUL) {
+    unsigned long width = 0xffffffffUL / n, k;
+    do
+      k = sim_rng_taus2_step(r->state) / width;
+    while (k >= n);
+    return k;
+  }
+  return gsl_rng_uniform_int(r, n);
+}
 /* An exponential draw of the given mean from one uniform u of r: -mean ln(1 - u), the formula
  * of gsl_ran_exponential, which computes it as -mean log1p(-u). Here it is log(1 - u): 1 - u
  * is exact (u has 32 bits), log is about 2.4 times faster than log1p with glibc, and the two

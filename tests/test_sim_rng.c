@@ -146,7 +146,7 @@ static void test_sim_rng_in_place_matches_allocated(void **state) {
   free(fleet);
 }
 
-/* The inline taus2 step and uniform draw are GSL's, bit for bit, so drawing through them
+/* The inline taus2 step, uniform and integer draws are GSL's, bit for bit, so drawing through them
  * changes no seed's output; another generator goes through GSL. */
 static void test_sim_rng_inline_draws_are_gsl_draws(void **state) {
   (void)state;
@@ -159,11 +159,23 @@ static void test_sim_rng_inline_draws_are_gsl_draws(void **state) {
     else
       assert_int_equal(sim_rng_taus2_step(a.s), gsl_rng_get(sim_rng_gsl(&b)));
   }
+  /* Integers below n: small n, n that leave a large last partial bucket (the redraws), and
+   * the largest n taus2 allows, with the streams still in step after each. */
+  static const unsigned long ns[] = {
+      1, 2, 3, 7, 100, 1000, 65537, 2147483649UL, 3000000000UL, 4294967295UL};
+  for (int i = 0; i < 200000; i++) {
+    unsigned long n = ns[i % (int)(sizeof ns / sizeof ns[0])];
+    assert_int_equal(sim_rng_uniform_int(sim_rng_gsl(&a), n),
+                     gsl_rng_uniform_int(sim_rng_gsl(&b), n));
+  }
+  assert_int_equal(sim_rng_taus2_step(a.s), gsl_rng_get(sim_rng_gsl(&b)));
   gsl_rng *mt = gsl_rng_alloc(gsl_rng_mt19937), *mt2 = gsl_rng_alloc(gsl_rng_mt19937);
   assert_non_null(mt);
   assert_non_null(mt2);
   for (int i = 0; i < 1000; i++)
     assert_true(sim_rng_uniform(mt) == gsl_rng_uniform(mt2));
+  for (int i = 0; i < 1000; i++)
+    assert_int_equal(sim_rng_uniform_int(mt, 1000), gsl_rng_uniform_int(mt2, 1000));
   gsl_rng_free(mt);
   gsl_rng_free(mt2);
 }
