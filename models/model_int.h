@@ -541,6 +541,7 @@ struct mw_service {
   /* Work is a draw of the service time and nothing else: no fault, no congestion slowdown,
    * no deadline check, no contention (work_start). */
   bool plain_work;
+  uint32_t fault_kinds; /* bit k set when a fault of kind k (model_fault_kind) is configured */
   model_service_stats *stats;
 };
 

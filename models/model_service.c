@@ -46,6 +46,7 @@ static bool fault_strikes(const model_fault_cfg *f, gsl_rng *r) {
 static const model_fault_cfg *fault_find(const mw_service *s, model_fault_kind kind, int64_t now,
                                          int32_t rep, int32_t attempt, const char *method,
                                          size_t *index) {
+  if (!(s->fault_kinds & (UINT32_C(1) << kind))) return NULL; /* none of that kind at all */
   for (size_t i = 0; i < s->cfg->n_faults; i++) {
     if (s->cfg->faults[i].kind != kind) continue;
     if (!fault_applies(s, i, now, rep, attempt, method)) continue;
@@ -60,6 +61,7 @@ static const model_fault_cfg *fault_find(const mw_service *s, model_fault_kind k
  * cores to a noisy neighbour rather than crashing. */
 static int32_t replica_workers_faulted(const mw_service *s, int32_t rep, int64_t now) {
   int32_t n = s->cfg->workers;
+  if (!(s->fault_kinds & (UINT32_C(1) << MODEL_FAULT_CAPACITY))) return n;
   for (size_t i = 0; i < s->cfg->n_faults; i++) {
     const model_fault_cfg *f = &s->cfg->faults[i];
     if (f->kind == MODEL_FAULT_CAPACITY && fault_applies(s, i, now, rep, 0, NULL) && f->workers < n)
@@ -246,7 +248,9 @@ static int64_t work_time(mw_service *s, mw_replica *rp, mw_req *r, int64_t now, 
     work = sim_dist_sample(&cfg->service_time, rp->rng_work);
   double factor = 1.0 + cfg->slowdown_per_busy * (double)(rp->busy - 1);
   int64_t stall = 0;
-  for (size_t i = 0; i < cfg->n_faults; i++) {
+  bool timed = (s->fault_kinds &
+                ((UINT32_C(1) << MODEL_FAULT_SLOWDOWN) | (UINT32_C(1) << MODEL_FAULT_STALL))) != 0;
+  for (size_t i = 0; timed && i < cfg->n_faults; i++) {
     const model_fault_cfg *f = &cfg->faults[i];
     if (f->kind != MODEL_FAULT_SLOWDOWN && f->kind != MODEL_FAULT_STALL) continue;
     if (!fault_applies(s, i, now, r->replica, r->attempt, r->method)) continue;
@@ -924,6 +928,9 @@ int model__services_create(model_world *w) {
     s->stats->has_retry_budget = cfg->retry_budget.on;
     s->plain_arrival = !cfg->criticality.on && !cfg->retry_budget.on && !cfg->admission.on &&
                        cfg->n_faults == 0 && !cfg->acc.on && !cfg->shedding.on;
+    s->fault_kinds = 0;
+    for (size_t f = 0; f < cfg->n_faults; f++)
+      s->fault_kinds |= UINT32_C(1) << cfg->faults[f].kind;
     s->plain_work = cfg->n_faults == 0 && cfg->slowdown_per_busy == 0.0 &&
                     cfg->deadline == MODEL_DEADLINE_IGNORE && !cfg->contention.on;
     for (int32_t r = 0; r < cfg->replicas; r++) {

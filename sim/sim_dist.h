@@ -70,10 +70,11 @@ static inline int64_t sim__dist_to_ns(double x) {
   if (x >= (double)(INT64_MAX / 4)) return INT64_MAX / 4;
   return (int64_t)(x + 0.5);
 }
-/* Inline for the commonest kind, the exponential (a service time, a network hop: one or two
- * draws a request); the others through sim__dist_sample. */
+/* Inline for the commonest kinds, the exponential and the constant (a service time, a network
+ * hop: one or two draws a request); the others through sim__dist_sample. */
 static inline int64_t sim_dist_sample(const sim_dist *d, gsl_rng *r) {
   if (d->kind == SIM_DIST_EXPONENTIAL) return sim__dist_to_ns(sim_rng_exponential(r, d->p1));
+  if (d->kind == SIM_DIST_CONSTANT) return sim__dist_to_ns(d->p1); /* draws nothing */
   return sim__dist_sample(d, r);
 }
 /* Returns the mean of d in ns (INFINITY for a Pareto with shape <= 1, and for a mixture with
