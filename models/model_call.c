@@ -90,7 +90,7 @@ static inline void gauge_leave(mw_edge *e, const retry_target *t, const mw_gauge
   model__gauge_add(&e->gauge, before, &after);
 }
 
-static void bare_end(model_world *w, mw_req *r, int32_t status, int64_t items);
+static MODEL_HOT void bare_end(model_world *w, mw_req *r, int32_t status, int64_t items);
 
 /* The attempt's deadline passed before its reply: report DEADLINE_EXCEEDED to the engine (or
  * end the bare call); the server keeps the request until its reply comes back. */
@@ -117,9 +117,9 @@ static void ev_req_timeout(sim_kernel *k, void *obj, uint64_t arg) {
  * not zero), the counters of an attempt sent (bumped here, at the moment an attempt leaves
  * the caller, so that amplification counts what was sent whatever happened to it
  * afterwards), its deadline's timer and the outbound hop. */
-static void req_launch(model_world *w, mw_req *r, const mw_edge *edge, int32_t attempt,
-                       int64_t attempt_deadline_ns, bool top, bool measured, bool retry,
-                       gsl_rng *rng_net) {
+static MODEL_HOT void req_launch(model_world *w, mw_req *r, const mw_edge *edge, int32_t attempt,
+                                 int64_t attempt_deadline_ns, bool top, bool measured, bool retry,
+                                 gsl_rng *rng_net) {
   int64_t now = sim_now_ns(w->k);
   r->edge = (mw_edge *)edge;
   r->attempt = (int16_t)attempt;
@@ -355,7 +355,7 @@ void model__channel_close(model_world *w, mw_channel *ch) {
 /* A call ends now: the edge records it (OK or failed, a failure also in the edge's
  * failure_rps column, its stop reason, its status in the callee's space, its latency), unless
  * it started before the warmup (the time series keeps it anyway); then its caller hears. */
-static void call_report(model_world *w, mw_edge *edge, mw_end *e) {
+static MODEL_HOT void call_report(model_world *w, mw_edge *edge, mw_end *e) {
   bool ok = retry_status_is_ok(e->space, e->status);
   /* A cancelled call did not fail: its caller stopped wanting it. It is counted apart, with
    * its stop reason and status, and left out of the failures and the latencies (its end is
@@ -444,8 +444,8 @@ static void call_done(model_world *w, mw_call *c) {
  * now. The request stays with the server when the call ends on its timeout (the reply then
  * counts as abandoned, as an engine call's would). test_model_world checks the bare path
  * against the engine's on the same calls. */
-static void bare_report(model_world *w, mw_req *r, int32_t status, retry_stop reason,
-                        int64_t items) {
+static MODEL_HOT void bare_report(model_world *w, mw_req *r, int32_t status, retry_stop reason,
+                                  int64_t items) {
   retry_space space = w->cfg->services[r->edge->callee].space;
   mw_end e = {.done_ctx = r->done_ctx,
               .handle = r,
@@ -463,7 +463,7 @@ static void bare_report(model_world *w, mw_req *r, int32_t status, retry_stop re
   call_report(w, r->edge, &e);
 }
 
-static void bare_end(model_world *w, mw_req *r, int32_t status, int64_t items) {
+static MODEL_HOT void bare_end(model_world *w, mw_req *r, int32_t status, int64_t items) {
   retry_space space = w->cfg->services[r->edge->callee].space;
   retry_stop reason = RETRY_STOP_OK;
   if (!retry_status_is_ok(space, status))

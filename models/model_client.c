@@ -44,7 +44,7 @@ static int64_t call_timeout(const model_method_cfg *m, const model_client_cfg *c
  * model__call_start, and model__client_call_done must already see the operation then. */
 static void client_call_done(model_world *w, const mw_end *e);
 
-static void client_call(model_world *w, mw_client *cl, int32_t j, mw_op *op) {
+static MODEL_HOT void client_call(model_world *w, mw_client *cl, int32_t j, mw_op *op) {
   mw_pop *p = cl->pop;
   const model_method_cfg *m = &p->cfg->methods[j];
   const retry_method_config *mc = p->mcfg[j];

@@ -13,7 +13,7 @@
 #include "models/model_int.h"
 #include "sim/sim_rng.h"
 
-static void replica_pump(model_world *w, mw_service *s, int32_t rep);
+static MODEL_HOT void replica_pump(model_world *w, mw_service *s, int32_t rep);
 static void handler_cut_short(model_world *w, mw_service *s, mw_req *r);
 
 /* {==================================================================
@@ -114,7 +114,7 @@ static void ev_reply(sim_kernel *k, void *obj, uint64_t arg) {
 
 /* Readies r's reply: a failure reply without pushback of its own gets the pushback of an
  * active PUSHBACK fault. */
-static void reply_prepare(model_world *w, mw_req *r) {
+static MODEL_HOT void reply_prepare(model_world *w, mw_req *r) {
   mw_service *s = &w->topo.services[r->edge->callee];
   int64_t now = sim_now_ns(w->k);
   if (!retry_status_is_ok(s->cfg->space, r->status) && r->pushback == NULL &&
@@ -271,7 +271,7 @@ static int64_t work_time(mw_service *s, mw_replica *rp, mw_req *r, int64_t now, 
 
 /* Gives r a worker of its replica (or drops it when it expired and the service drops expired
  * work). Returns whether a worker was taken. */
-static bool work_start(model_world *w, mw_service *s, mw_req *r) {
+static MODEL_HOT bool work_start(model_world *w, mw_service *s, mw_req *r) {
   const model_service_cfg *cfg = s->cfg;
   mw_replica *rp = &s->replicas[r->replica];
   int64_t now = sim_now_ns(w->k);
@@ -316,7 +316,7 @@ static bool work_start(model_world *w, mw_service *s, mw_req *r) {
 /* Starts queued requests while replica rep has idle workers. FIFO serves the oldest, LIFO
  * the newest (whose callers are most likely still waiting). A request dropped as expired does
  * not take a worker, so the loop goes on to the next one. */
-static void replica_pump(model_world *w, mw_service *s, int32_t rep) {
+static MODEL_HOT void replica_pump(model_world *w, mw_service *s, int32_t rep) {
   mw_replica *rp = &s->replicas[rep];
   int64_t now = sim_now_ns(w->k);
   const model_codel_cfg *codel = &s->cfg->codel;
@@ -366,7 +366,7 @@ static double worker_release(mw_service *s, mw_req *r, int64_t now) {
   return secs;
 }
 
-static void handler_finish(model_world *w, mw_req *r) {
+static MODEL_HOT void handler_finish(model_world *w, mw_req *r) {
   mw_service *s = &w->topo.services[r->edge->callee];
   int64_t now = sim_now_ns(w->k);
   double secs = worker_release(s, r, now);
@@ -397,7 +397,7 @@ static void handler_finish(model_world *w, mw_req *r) {
 /* Downstream calls are over (or there were none): the side effect after them, then the reply.
  * A FAIL fault's status wins over the handler's own result: the fault says the handler
  * failed after doing its work, which is exactly the case that duplicates side effects. */
-static void handler_after_calls(model_world *w, mw_req *r) {
+static MODEL_HOT void handler_after_calls(model_world *w, mw_req *r) {
   mw_service *s = &w->topo.services[r->edge->callee];
   /* The record of its calls (all ended, or left by a k-of-n fan-out, which took it) goes. */
   if (r->state == MW_REQ_DOWNSTREAM && s->keeps_calls && r->fanout != NULL) {

@@ -57,7 +57,7 @@ sim_event_handle model__schedule_sample(model_world *w, const sim_dist *d, gsl_r
  * call's (the series' quantile columns, NaN in a bucket in which no call ended, as the
  * series leaves them), the OK calls' and the failed calls' (NaN where there were none: set by
  * ts_sample), each exactly what a histogram of those calls alone would give; then empties l. */
-static void lat_write(model_world *w, struct mw_lat *l) {
+void model__lat_write(model_world *w, struct mw_lat *l) {
   double *row = sim_series_row(w->ts.series, l->bucket);
   if (row == NULL) {
     model__fail(w, RETRY_ENOMEM, "out of memory for the time series");
@@ -89,30 +89,6 @@ static void lat_write(model_world *w, struct mw_lat *l) {
   l->ok_max = 0;
 }
 
-/* Latencies go to the bucket of the moment the call ended, now / bucket, as the counters of
- * model__ts_add do, and not to the bucket the next sample closes: a call that ends exactly on
- * a bucket's end can run before or after that sample event (both are at the same instant),
- * and its count and its latency must land in the same row either way. */
-void model__ts_latency(model_world *w, int64_t latency_ns, bool ok) {
-  int64_t now = sim_now_ns(w->k);
-  struct mw_lat *l = &w->ts.lat;
-  if (now < l->now_start || now >= l->now_end) { /* a division per bucket, not per call */
-    l->now_b = now / w->cfg->bucket_ns;
-    l->now_start = l->now_b * w->cfg->bucket_ns;
-    l->now_end = l->now_start + w->cfg->bucket_ns;
-  }
-  if (l->bucket >= 0 && l->bucket != l->now_b) lat_write(w, l);
-  l->bucket = l->now_b;
-  sim_hist_record(&l->all, latency_ns);
-  if (ok) {
-    int64_t v = latency_ns < 0 ? 0 : latency_ns; /* as sim_hist_record keeps it */
-    if (v < l->ok_min) l->ok_min = v;
-    if (v > l->ok_max) l->ok_max = v;
-  } else {
-    sim_hist_record(&l->failed, latency_ns);
-  }
-}
-
 /* Adds a column; returns its index, or -1 when out of memory. Names are "<prefix>_<name>"
  * (prefix: a service or a population) so that gnuplot scripts can refer to columns by name.
  * is_rate marks counters the series divides by the bucket length at the end, so the CSV
@@ -125,7 +101,7 @@ static int ts_column(model_world *w, const char *prefix, const char *name, bool 
   return col < 0 ? -1 : col;
 }
 
-/* A per-bucket latency quantile column, in ms, NaN in a row until written (lat_write writes
+/* A per-bucket latency quantile column, in ms, NaN in a row until written (model__lat_write writes
  * it: the series records no values of its own); -1 when out of memory. */
 static int quantile_column(model_world *w, const char *name, double q) {
   int col = sim_series_quantile_add(w->ts.series, name, q, 1e6);
@@ -529,7 +505,7 @@ static int edge_gauges_init(model_world *w) {
  * of bucket b are completed here (NaN when no such call ended in it). */
 static void ts_sample(model_world *w, int64_t b) {
   struct mw_lat *l = &w->ts.lat;
-  if (l->bucket >= 0 && l->bucket <= b) lat_write(w, l);
+  if (l->bucket >= 0 && l->bucket <= b) model__lat_write(w, l);
   double *row = sim_series_row(w->ts.series, b);
   if (row == NULL) {
     model__fail(w, RETRY_ENOMEM, "out of memory for the time series");
