@@ -548,9 +548,11 @@ struct mw_service {
    * retry budget, admission, fault, adaptive concurrency or shedding): arrive_screen is
    * skipped (model_service.c). */
   bool plain_arrival;
-  /* Work is a draw of the service time and nothing else: no fault, no congestion slowdown,
-   * no deadline check, no contention (work_start). */
-  bool plain_work;
+  /* A worker takes a request without a deadline check or a contention read (work_start). */
+  bool plain_start;
+  /* Work is a draw of the service time and nothing else, for a request no fault holds: no
+   * slowdown or stall fault, no congestion slowdown (work_start). */
+  bool plain_time;
   uint32_t fault_kinds; /* bit k set when a fault of kind k (model_fault_kind) is configured */
   model_service_stats *stats;
 };

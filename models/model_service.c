@@ -43,10 +43,9 @@ static bool fault_strikes(const model_fault_cfg *f, gsl_rng *r) {
 
 /* Returns the first fault of `kind` that applies now to (rep, attempt, method), or NULL. Does
  * not count it. */
-static const model_fault_cfg *fault_find(const mw_service *s, model_fault_kind kind, int64_t now,
-                                         int32_t rep, int32_t attempt, const char *method,
-                                         size_t *index) {
-  if (!(s->fault_kinds & (UINT32_C(1) << kind))) return NULL; /* none of that kind at all */
+static const model_fault_cfg *fault_search(const mw_service *s, model_fault_kind kind, int64_t now,
+                                           int32_t rep, int32_t attempt, const char *method,
+                                           size_t *index) {
   for (size_t i = 0; i < s->cfg->n_faults; i++) {
     if (s->cfg->faults[i].kind != kind) continue;
     if (!fault_applies(s, i, now, rep, attempt, method)) continue;
@@ -54,6 +53,14 @@ static const model_fault_cfg *fault_find(const mw_service *s, model_fault_kind k
     return &s->cfg->faults[i];
   }
   return NULL;
+}
+
+/* fault_search, asked only when the service has a fault of that kind at all. */
+static inline const model_fault_cfg *fault_find(const mw_service *s, model_fault_kind kind,
+                                                int64_t now, int32_t rep, int32_t attempt,
+                                                const char *method, size_t *index) {
+  if (!(s->fault_kinds & (UINT32_C(1) << kind))) return NULL;
+  return fault_search(s, kind, now, rep, attempt, method, index);
 }
 
 /* Workers of replica rep now: fewer while a CAPACITY fault holds. Requests already on a
@@ -275,7 +282,7 @@ static MODEL_HOT bool work_start(model_world *w, mw_service *s, mw_req *r) {
   const model_service_cfg *cfg = s->cfg;
   mw_replica *rp = &s->replicas[r->replica];
   int64_t now = sim_now_ns(w->k);
-  if (!s->plain_work) {
+  if (!s->plain_start) {
     /* The deadline a request carries is its attempt's; RETRY_NEVER never expires. */
     if (cfg->deadline != MODEL_DEADLINE_IGNORE && now >= r->deadline_ns) {
       s->stats->expired++;
@@ -293,11 +300,12 @@ static MODEL_HOT bool work_start(model_world *w, mw_service *s, mw_req *r) {
   rp->busy_start_sum += (uint64_t)now;
   r->state = MW_REQ_WORKING;
   r->work_start_ns = now;
-  /* A plain service (no faults, no slowdown) draws its time and uses it as it is: work_time
-   * would multiply it by 1 and add 0, which changes nothing below 2^53 ns. */
+  /* A service without slowdown or stall faults or congestion draws the time of a request no
+   * fault holds and uses it as it is: work_time would multiply it by 1 and add 0, which
+   * changes nothing below 2^53 ns. */
   int64_t work;
   bool repeats;
-  if (s->plain_work) {
+  if (s->plain_time && r->fail == NULL) { /* (a delayed refusal has its fault in fail too) */
     work = sim_dist_sample(&cfg->service_time, rp->rng_work);
     repeats = cfg->service_time.kind == SIM_DIST_CONSTANT;
     if (work >= (INT64_C(1) << 53)) { /* as work_time rounds and bounds it */
@@ -931,8 +939,10 @@ int model__services_create(model_world *w) {
     s->fault_kinds = 0;
     for (size_t f = 0; f < cfg->n_faults; f++)
       s->fault_kinds |= UINT32_C(1) << cfg->faults[f].kind;
-    s->plain_work = cfg->n_faults == 0 && cfg->slowdown_per_busy == 0.0 &&
-                    cfg->deadline == MODEL_DEADLINE_IGNORE && !cfg->contention.on;
+    s->plain_start = cfg->deadline == MODEL_DEADLINE_IGNORE && !cfg->contention.on;
+    s->plain_time = cfg->slowdown_per_busy == 0.0 &&
+                    !(s->fault_kinds &
+                      ((UINT32_C(1) << MODEL_FAULT_SLOWDOWN) | (UINT32_C(1) << MODEL_FAULT_STALL)));
     for (int32_t r = 0; r < cfg->replicas; r++) {
       mw_replica *rp = &s->replicas[r];
       rp->rng_work = sim_rng_stream_create(w->seed, entity, "work", (uint64_t)r);
