@@ -1,10 +1,11 @@
 /*
  * sim_event.c: the event set of sim_event.h: a pool of event slots and a flat 4-ary min-heap.
  *
- * Owns the pool and the heap, both grown by doubling and never shrunk, so memory follows the
- * largest number of pending events, not the number run. Every byte comes from the allocator
- * given to sim_kernel_create (libc's by default). Invariant: heap[i] holds the key of
- * the event in slot hent_slot(&heap[i]), and that slot's pos is i.
+ * Owns the pool and the heap, each grown by doubling on its own and never shrunk, so memory
+ * follows the largest number of pending events (the heap: of those not in a FIFO lane), not the
+ * number run. Every byte comes from the allocator given to sim_kernel_create (libc's by
+ * default). Invariant: heap[i] holds the key of the event in slot hent_slot(&heap[i]), and that
+ * slot's pos is i; except heap[0] while `stale` (the event being dispatched, see the run loop).
  */
 #include "sim/sim_event.h"
 
@@ -64,9 +65,11 @@ struct sim_kernel {
   uint64_t next_seq;       /* seq of the next event scheduled, <= SEQ_LIMIT */
   hent *heap;              /* n_heap entries, then sentinels; starts 3 entries into heap_mem */
   void *heap_mem;          /* the heap's allocation, 64-byte aligned by hand (heap_alloc) */
-  size_t n_heap;           /* pending events */
+  size_t n_heap;           /* entries in the heap: its pending events, and the stale top */
+  size_t heap_cap;         /* entries the heap has room for (<= capacity) */
+  bool stale;              /* heap[0] is the dispatched event's entry, not a pending one */
   slot *slots;             /* capacity slots */
-  size_t capacity;         /* slots allocated; the heap has room for as many entries */
+  size_t capacity;         /* slots allocated */
   uint32_t free_head;      /* first free slot, NO_SLOT when the pool is full */
   uint64_t n_events;       /* actions run since create */
   lane lanes[SIM_N_LANES]; /* FIFO lanes, one per constant delay (sim_event_schedule_lane) */
@@ -76,6 +79,16 @@ struct sim_kernel {
   bool stop;               /* sim_kernel_stop was called during this run */
   retry_allocator alloc;   /* where every allocation comes from (never NULL functions) */
 };
+
+/* GCC and clang: the rare paths stay out of line (so the hot ones save fewer registers) and
+ * the sifts are inlined into their callers. Other compilers decide for themselves. */
+#if defined(__GNUC__)
+#define COLD __attribute__((noinline, cold))
+#define HOT_INLINE inline __attribute__((always_inline))
+#else
+#define COLD
+#define HOT_INLINE inline
+#endif
 
 /* Fills the heap past its last entry; compares greater than every real key (see key_less). */
 static const hent SENTINEL = {-1, 0};
@@ -128,7 +141,7 @@ static inline void heap_put(sim_kernel *k, size_t i, const hent *e) {
 }
 
 /* Moves e up from the hole at i to its place. */
-static void sift_up(sim_kernel *k, size_t i, hent e) {
+static HOT_INLINE void sift_up(sim_kernel *k, size_t i, hent e) {
   hent *h = k->heap;
   while (i > 0) {
     size_t p = (i - 1) >> 2;
@@ -140,7 +153,7 @@ static void sift_up(sim_kernel *k, size_t i, hent e) {
 }
 
 /* Moves e down from the hole at i to its place. */
-static void sift_down(sim_kernel *k, size_t i, hent e) {
+static HOT_INLINE void sift_down(sim_kernel *k, size_t i, hent e) {
   const hent *h = k->heap;
   size_t n = k->n_heap;
   for (;;) {
@@ -154,7 +167,9 @@ static void sift_down(sim_kernel *k, size_t i, hent e) {
   heap_put(k, i, &e);
 }
 
-/* Removes the entry at i, filling the hole with the last entry. */
+/* Removes the entry at i, filling the hole with the last entry. While the top is stale, i > 0
+ * and the work stays below the root: the stale key is smaller than every pending key, so no
+ * entry sifts up past it. */
 static void heap_remove(sim_kernel *k, size_t i) {
   hent last = k->heap[--k->n_heap];
   k->heap[k->n_heap] = SENTINEL;
@@ -166,6 +181,16 @@ static void heap_remove(sim_kernel *k, size_t i) {
     sift_down(k, i, last);
 }
 
+/* Removes the stale top: the dispatched event's action scheduled nothing into the heap. */
+static void heap_drop_top(sim_kernel *k) {
+  assert(k->stale && k->n_heap > 0);
+  k->stale = false;
+  size_t n = --k->n_heap;
+  hent last = k->heap[n];
+  k->heap[n] = SENTINEL;
+  if (n > 0) sift_down(k, 0, last);
+}
+
 static int hent_cmp(const void *a, const void *b) {
   const hent *x = a, *y = b;
   return key_less(x, y) ? -1 : key_less(y, x) ? 1 : 0;
@@ -175,6 +200,7 @@ static int hent_cmp(const void *a, const void *b) {
  * relative order and frees every seq from n up. Runs once per ~2^32 schedules; O(n log n).
  * A sorted array is a valid heap, so nothing needs sifting afterwards. */
 static void renumber(sim_kernel *k) {
+  assert(!k->stale); /* the stale top's slot is free: writing its pos would break the list */
   qsort(k->heap, k->n_heap, sizeof *k->heap, hent_cmp);
   for (size_t i = 0; i < k->n_heap; i++) {
     k->heap[i].tie = ((uint64_t)i << 32) | hent_slot(&k->heap[i]);
@@ -250,9 +276,8 @@ static hent *heap_alloc(sim_kernel *k, size_t cap, void **mem) {
   return h + 3;
 }
 
-/* Doubles the pool and the heap. Returns 0, or -1 when out of memory (nothing changed, except
- * that the slots may already have their new size, which is harmless). The heap cannot use
- * realloc (it would lose the alignment), so it is copied. */
+/* Doubles the pool. Returns 0, or -1 when out of memory (nothing changed). The heap grows on
+ * its own (heap_reserve): an event in a FIFO lane needs a slot but no heap entry. */
 static int pool_grow(sim_kernel *k) {
   size_t cap = k->capacity * 2;
   if (cap > MAX_CAPACITY) cap = MAX_CAPACITY;
@@ -260,6 +285,22 @@ static int pool_grow(sim_kernel *k) {
   slot *s = k->alloc.realloc_fn(k->slots, cap * sizeof *s, k->alloc.ctx);
   if (s == NULL) return -1;
   k->slots = s;
+  size_t old = k->capacity;
+  k->capacity = cap;
+  free_list_add(k, old, cap);
+  return 0;
+}
+
+/* Makes room in the heap for need entries, doubling its capacity as often as that takes.
+ * Returns 0, or -1 when out of memory (nothing changed). need never exceeds the pool's
+ * capacity plus one (each entry has its slot; the stale top's may have been reused), and
+ * MAX_CAPACITY leaves room for that. The heap cannot use realloc (it would lose the
+ * alignment), so it is copied, the stale top included. */
+static int heap_reserve(sim_kernel *k, size_t need) {
+  if (need <= k->heap_cap) return 0;
+  size_t cap = k->heap_cap;
+  while (cap < need)
+    cap *= 2;
   void *mem;
   hent *h = heap_alloc(k, cap, &mem);
   if (h == NULL) return -1;
@@ -267,9 +308,7 @@ static int pool_grow(sim_kernel *k) {
   k_free(k, k->heap_mem);
   k->heap = h;
   k->heap_mem = mem;
-  size_t old = k->capacity;
-  k->capacity = cap;
-  free_list_add(k, old, cap);
+  k->heap_cap = cap;
   return 0;
 }
 
@@ -324,6 +363,7 @@ static void lane_purge(sim_kernel *k, lane *ln) {
 /* Finds the next event: its entry in *e and its source, a lane index or SIM_N_LANES for the
  * heap; -1 when nothing is pending. */
 static int next_source(sim_kernel *k, hent *e) {
+  assert(!k->stale);
   int from = -1;
   if (k->n_heap > 0) {
     *e = k->heap[0];
@@ -386,6 +426,7 @@ sim_kernel *sim_kernel_create(size_t initial_capacity, const retry_allocator *al
     return NULL;
   }
   k->capacity = cap;
+  k->heap_cap = cap;
   k->free_head = NO_SLOT;
   free_list_add(k, 0, cap);
   for (int l = 0; l < SIM_N_LANES; l++)
@@ -408,15 +449,31 @@ const retry_allocator *sim_kernel_allocator(const sim_kernel *k) {
   return &k->alloc;
 }
 
+/* The rare work before a heap schedule, out of its way: a slot when the pool is full, room
+ * in the heap when it is full and has no stale top to replace, and the renumbering of seqs at
+ * SEQ_LIMIT (which first drops a stale top and moves the lanes' events into the heap). Returns
+ * 0, or -1 when out of memory, the pending events as they were. */
+static COLD int schedule_prepare(sim_kernel *k) {
+  if (k->free_head == NO_SLOT && pool_grow(k) != 0) return -1;
+  if (k->next_seq == SEQ_LIMIT) {
+    if (k->stale) heap_drop_top(k);
+    size_t live_lane = k->n_lane - k->n_lane_cancelled;
+    if (heap_reserve(k, k->n_heap + live_lane + 1) != 0) return -1;
+    lanes_to_heap(k);
+    renumber(k);
+  }
+  if (!k->stale && heap_reserve(k, k->n_heap + 1) != 0) return -1;
+  return 0;
+}
+
 sim_event_handle sim_event_schedule(sim_kernel *k, int64_t at_ns, sim_event_fn fn, void *obj,
                                     uint64_t arg) {
   assert(k != NULL && fn != NULL);
   assert(at_ns >= k->head.now_ns); /* scheduling in the past is a bug in the model */
-  if (k->free_head == NO_SLOT && pool_grow(k) != 0) return SIM_EVENT_NONE;
-  if (k->next_seq == SEQ_LIMIT) {
-    lanes_to_heap(k);
-    renumber(k);
-  }
+  if ((k->free_head == NO_SLOT || k->next_seq == SEQ_LIMIT ||
+       (!k->stale && k->n_heap == k->heap_cap)) &&
+      schedule_prepare(k) != 0)
+    return SIM_EVENT_NONE;
   uint32_t idx = k->free_head;
   slot *s = &k->slots[idx];
   k->free_head = s->pos;
@@ -424,7 +481,15 @@ sim_event_handle sim_event_schedule(sim_kernel *k, int64_t at_ns, sim_event_fn f
   s->obj = obj;
   s->arg = arg;
   hent e = {at_ns, (k->next_seq++ << 32) | idx};
-  sift_up(k, k->n_heap++, e);
+  if (k->stale) {
+    /* Replace-top: the new key is larger than the stale one (same time or later, larger seq),
+     * so it may take the root and sift down; this saves the stale top's removal (a sift down
+     * of the last entry) and the new entry's sift up. */
+    k->stale = false;
+    sift_down(k, 0, e);
+  } else {
+    sift_up(k, k->n_heap++, e);
+  }
   return handle_make(idx, s->gen);
 }
 
@@ -483,6 +548,7 @@ bool sim_event_cancel(sim_kernel *k, sim_event_handle h) {
     return true;
   }
   assert(s->pos < k->n_heap && hent_slot(&k->heap[s->pos]) == idx);
+  assert(!k->stale || s->pos > 0); /* the stale top's handle is stale: it never gets here */
   heap_remove(k, s->pos);
   slot_free(k, idx);
   return true;
@@ -495,7 +561,9 @@ bool sim_event_is_pending(const sim_kernel *k, sim_event_handle h) {
 
 int64_t sim_kernel_next_ns(const sim_kernel *k) {
   assert(k != NULL);
-  int64_t t = k->n_heap > 0 ? k->heap[0].time_ns : INT64_MAX;
+  /* Under a stale top the earliest heap event is the smallest of the root's children. */
+  int64_t t = INT64_MAX;
+  if (k->n_heap > (size_t)k->stale) t = k->heap[k->stale ? min4(k->heap, 1) : 0].time_ns;
   for (int l = 0; l < SIM_N_LANES; l++) {
     const lane *ln = &k->lanes[l];
     /* The first live entry of each lane (cancelled heads are dropped lazily). */
@@ -514,12 +582,18 @@ uint64_t sim_kernel_run(sim_kernel *k, int64_t until_ns) {
   k->running = true;
   k->stop = false;
   uint64_t n = 0;
-  while (!k->stop) {
+  for (;;) {
+    /* The dispatched heap event's entry stays at the root, stale, while its action runs: it
+     * is <= every pending key, so the heap is still valid, and the action's first heap
+     * schedule replaces it (sim_event_schedule). Only when the action scheduled nothing into
+     * the heap is it removed, here. Nothing outside sim_kernel_run ever sees a stale top. */
+    if (k->stale) heap_drop_top(k);
+    if (k->stop) break;
     hent top;
     int from = next_source(k, &top);
     if (from < 0 || top.time_ns > until_ns) break;
     if (from == SIM_N_LANES)
-      heap_remove(k, 0);
+      k->stale = true;
     else
       lane_pop(k, &k->lanes[from]);
     /* Copy the action out and free the slot before running it: the action may schedule into
@@ -558,7 +632,7 @@ uint64_t sim_kernel_n_events(const sim_kernel *k) {
 
 size_t sim_kernel_n_pending(const sim_kernel *k) {
   assert(k != NULL);
-  return k->n_heap + k->n_lane - k->n_lane_cancelled;
+  return k->n_heap - (size_t)k->stale + k->n_lane - k->n_lane_cancelled;
 }
 
 size_t sim_kernel_pool_capacity(const sim_kernel *k) {
