@@ -50,15 +50,17 @@ typedef struct hent {
 } hent;
 
 /* A FIFO lane: a ring of entries whose times never decrease, because they were all scheduled
- * with the same delay from a clock that never goes back. Its head is its smallest key. */
+ * with the same delay from a clock that never goes back. Its head is its smallest key, and
+ * never a cancelled event's (lane_purge runs wherever a head could become one). */
 typedef struct lane {
   int64_t delay_ns; /* the delay this lane serves; -1 when the lane is unused */
   hent *buf;        /* cap entries, cap a power of two (indices wrap with a mask) */
   size_t cap, head, n;
 } lane;
 
-/* slot.pos of an event that lives in a lane rather than in the heap. */
-#define IN_LANE (UINT32_MAX - 1)
+/* slot.pos of an event that lives in lane l rather than in the heap: LANE_POS0 + l, above
+ * every heap index (< 2^31) and below NO_SLOT. */
+#define LANE_POS0 (UINT32_MAX - 1 - SIM_N_LANES)
 
 struct sim_kernel {
   sim__kernel_head head;   /* first: the virtual clock, read inline by sim_now_ns */
@@ -73,6 +75,7 @@ struct sim_kernel {
   uint32_t free_head;      /* first free slot, NO_SLOT when the pool is full */
   uint64_t n_events;       /* actions run since create */
   lane lanes[SIM_N_LANES]; /* FIFO lanes, one per constant delay (sim_event_schedule_lane) */
+  int lane_hi;             /* lanes[lane_hi ..] have never served a delay: scans stop there */
   size_t n_lane;           /* entries in all lanes, cancelled ones included */
   size_t n_lane_cancelled; /* lane entries whose event was cancelled, not yet dropped */
   bool running;            /* inside sim_kernel_run */
@@ -84,9 +87,11 @@ struct sim_kernel {
  * the sifts are inlined into their callers. Other compilers decide for themselves. */
 #if defined(__GNUC__)
 #define COLD __attribute__((noinline, cold))
+#define NOINLINE __attribute__((noinline))
 #define HOT_INLINE inline __attribute__((always_inline))
 #else
 #define COLD
+#define NOINLINE
 #define HOT_INLINE inline
 #endif
 
@@ -170,7 +175,7 @@ static HOT_INLINE void sift_down(sim_kernel *k, size_t i, hent e) {
 /* Removes the entry at i, filling the hole with the last entry. While the top is stale, i > 0
  * and the work stays below the root: the stale key is smaller than every pending key, so no
  * entry sifts up past it. */
-static void heap_remove(sim_kernel *k, size_t i) {
+static NOINLINE void heap_remove(sim_kernel *k, size_t i) {
   hent last = k->heap[--k->n_heap];
   k->heap[k->n_heap] = SENTINEL;
   if (i == k->n_heap) return;
@@ -324,19 +329,23 @@ static int heap_reserve(sim_kernel *k, size_t need) {
  * cancelled when the reply comes back. The run loop takes the smallest (time, seq) among the
  * heap's top and the lanes' heads, so the order of events is exactly the heap-only order. */
 
+/* Doubles ln's ring. Returns 0, or -1 when out of memory (nothing changed). */
+static COLD int lane_grow(sim_kernel *k, lane *ln) {
+  size_t cap = ln->cap == 0 ? 64 : ln->cap * 2;
+  hent *b = k_malloc(k, cap * sizeof *b);
+  if (b == NULL) return -1;
+  for (size_t i = 0; i < ln->n; i++)
+    b[i] = ln->buf[(ln->head + i) & (ln->cap - 1)];
+  k_free(k, ln->buf);
+  ln->buf = b;
+  ln->cap = cap;
+  ln->head = 0;
+  return 0;
+}
+
 /* Appends e to ln. Returns 0, or -1 when out of memory. */
 static int lane_push(sim_kernel *k, lane *ln, const hent *e) {
-  if (ln->n == ln->cap) {
-    size_t cap = ln->cap == 0 ? 64 : ln->cap * 2;
-    hent *b = k_malloc(k, cap * sizeof *b);
-    if (b == NULL) return -1;
-    for (size_t i = 0; i < ln->n; i++)
-      b[i] = ln->buf[(ln->head + i) & (ln->cap - 1)];
-    k_free(k, ln->buf);
-    ln->buf = b;
-    ln->cap = cap;
-    ln->head = 0;
-  }
+  if (ln->n == ln->cap && lane_grow(k, ln) != 0) return -1;
   ln->buf[(ln->head + ln->n) & (ln->cap - 1)] = *e;
   ln->n++;
   return 0;
@@ -349,7 +358,8 @@ static void lane_pop(sim_kernel *k, lane *ln) {
   k->n_lane--;
 }
 
-/* Drops the cancelled entries at the head of ln, freeing their slots. */
+/* Drops the cancelled entries at the head of ln, freeing their slots: after a pop, and after a
+ * cancel of the head's event, so that a head is always live. */
 static void lane_purge(sim_kernel *k, lane *ln) {
   while (ln->n > 0) {
     uint32_t idx = hent_slot(&ln->buf[ln->head]);
@@ -370,10 +380,8 @@ static int next_source(sim_kernel *k, hent *e) {
     from = SIM_N_LANES;
   }
   if (k->n_lane == 0) return from;
-  for (int l = 0; l < SIM_N_LANES; l++) {
-    lane *ln = &k->lanes[l];
-    if (ln->n == 0) continue;
-    lane_purge(k, ln);
+  for (int l = 0; l < k->lane_hi; l++) {
+    const lane *ln = &k->lanes[l];
     if (ln->n == 0) continue;
     const hent *h = &ln->buf[ln->head];
     if (from < 0 || key_less(h, e)) {
@@ -401,6 +409,7 @@ static void lanes_to_heap(sim_kernel *k) {
     }
     ln->delay_ns = -1;
   }
+  k->lane_hi = 0;
 }
 
 /* }================================================================== */
@@ -493,32 +502,23 @@ sim_event_handle sim_event_schedule(sim_kernel *k, int64_t at_ns, sim_event_fn f
   return handle_make(idx, s->gen);
 }
 
-sim_event_handle sim_event_schedule_in(sim_kernel *k, int64_t delay_ns, sim_event_fn fn, void *obj,
-                                       uint64_t arg) {
-  assert(k != NULL && delay_ns >= 0);
-  /* Compare before adding so the sum cannot overflow. */
-  int64_t at_ns =
-      delay_ns >= INT64_MAX - 1 - k->head.now_ns ? INT64_MAX - 1 : k->head.now_ns + delay_ns;
-  if (at_ns < k->head.now_ns) at_ns = k->head.now_ns; /* now is already past INT64_MAX - 1 */
-  return sim_event_schedule(k, at_ns, fn, obj, arg);
-}
-
 sim_event_handle sim_event_schedule_lane(sim_kernel *k, int64_t delay_ns, sim_event_fn fn,
                                          void *obj, uint64_t arg) {
   assert(k != NULL && fn != NULL && delay_ns >= 0);
-  /* The lane of this delay, else a free one; when all are taken, the heap. */
-  lane *ln = NULL;
-  for (int l = 0; l < SIM_N_LANES; l++) {
-    lane *c = &k->lanes[l];
-    if (c->delay_ns == delay_ns) {
-      ln = c;
-      break;
-    }
-    if (ln == NULL && (c->delay_ns < 0 || c->n == 0)) ln = c;
+  /* The lane of this delay, else the first free one (lanes from lane_hi on are all free); when
+   * all are taken, the heap. */
+  int l = 0, free_l = -1;
+  for (; l < k->lane_hi; l++) {
+    const lane *c = &k->lanes[l];
+    if (c->delay_ns == delay_ns) break;
+    if (free_l < 0 && (c->delay_ns < 0 || c->n == 0)) free_l = l;
   }
-  if (ln == NULL || delay_ns > INT64_MAX - 1 - k->head.now_ns || k->next_seq == SEQ_LIMIT)
+  if (l == k->lane_hi) l = free_l >= 0 ? free_l : k->lane_hi;
+  if (l == SIM_N_LANES || delay_ns > INT64_MAX - 1 - k->head.now_ns || k->next_seq == SEQ_LIMIT)
     return sim_event_schedule_in(k, delay_ns, fn, obj, arg);
+  lane *ln = &k->lanes[l];
   ln->delay_ns = delay_ns;
+  if (l >= k->lane_hi) k->lane_hi = l + 1;
   if (k->free_head == NO_SLOT && pool_grow(k) != 0) return SIM_EVENT_NONE;
   uint32_t idx = k->free_head;
   slot *s = &k->slots[idx];
@@ -529,7 +529,7 @@ sim_event_handle sim_event_schedule_lane(sim_kernel *k, int64_t delay_ns, sim_ev
   s->fn = fn;
   s->obj = obj;
   s->arg = arg;
-  s->pos = IN_LANE;
+  s->pos = LANE_POS0 + (uint32_t)l;
   k->n_lane++;
   return handle_make(idx, s->gen);
 }
@@ -539,12 +539,14 @@ bool sim_event_cancel(sim_kernel *k, sim_event_handle h) {
   slot *s = handle_slot(k, h);
   if (s == NULL) return false;
   uint32_t idx = (uint32_t)(h & UINT32_MAX);
-  if (s->pos == IN_LANE) {
-    /* A lane entry stays where it is: it is dropped when it reaches the lane's head. */
+  if (s->pos >= LANE_POS0) {
+    /* A lane entry stays where it is (its slot with it) until it reaches the lane's head. */
+    lane *ln = &k->lanes[s->pos - LANE_POS0];
     s->fn = NULL;
     s->obj = NULL;
     s->gen = s->gen == UINT32_MAX ? 1 : s->gen + 1;
     k->n_lane_cancelled++;
+    if (hent_slot(&ln->buf[ln->head]) == idx) lane_purge(k, ln);
     return true;
   }
   assert(s->pos < k->n_heap && hent_slot(&k->heap[s->pos]) == idx);
@@ -564,15 +566,9 @@ int64_t sim_kernel_next_ns(const sim_kernel *k) {
   /* Under a stale top the earliest heap event is the smallest of the root's children. */
   int64_t t = INT64_MAX;
   if (k->n_heap > (size_t)k->stale) t = k->heap[k->stale ? min4(k->heap, 1) : 0].time_ns;
-  for (int l = 0; l < SIM_N_LANES; l++) {
-    const lane *ln = &k->lanes[l];
-    /* The first live entry of each lane (cancelled heads are dropped lazily). */
-    for (size_t i = 0; i < ln->n; i++) {
-      const hent *e = &ln->buf[(ln->head + i) & (ln->cap - 1)];
-      if (k->slots[hent_slot(e)].fn == NULL) continue;
-      if (e->time_ns < t) t = e->time_ns;
-      break;
-    }
+  for (int l = 0; l < k->lane_hi; l++) {
+    const lane *ln = &k->lanes[l]; /* its head, if any, is live */
+    if (ln->n > 0 && ln->buf[ln->head].time_ns < t) t = ln->buf[ln->head].time_ns;
   }
   return t;
 }
@@ -592,10 +588,12 @@ uint64_t sim_kernel_run(sim_kernel *k, int64_t until_ns) {
     hent top;
     int from = next_source(k, &top);
     if (from < 0 || top.time_ns > until_ns) break;
-    if (from == SIM_N_LANES)
+    if (from == SIM_N_LANES) {
       k->stale = true;
-    else
+    } else {
       lane_pop(k, &k->lanes[from]);
+      lane_purge(k, &k->lanes[from]);
+    }
     /* Copy the action out and free the slot before running it: the action may schedule into
      * this very slot, and cancelling the running event's own handle must find it stale. */
     uint32_t idx = hent_slot(&top);

@@ -7,6 +7,7 @@
 #ifndef SIM_EVENT_H
 #define SIM_EVENT_H
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -64,9 +65,16 @@ static inline int64_t sim_now_ns(const sim_kernel *k) {
 sim_event_handle sim_event_schedule(sim_kernel *k, int64_t at_ns, sim_event_fn fn, void *obj,
                                     uint64_t arg);
 
-/* Schedules at sim_now_ns(k) + delay_ns (delay_ns >= 0), clamping at INT64_MAX - 1. */
-sim_event_handle sim_event_schedule_in(sim_kernel *k, int64_t delay_ns, sim_event_fn fn, void *obj,
-                                       uint64_t arg);
+/* Schedules at sim_now_ns(k) + delay_ns (delay_ns >= 0), clamping at INT64_MAX - 1. Inline:
+ * models call it once or twice per event. */
+static inline sim_event_handle sim_event_schedule_in(sim_kernel *k, int64_t delay_ns,
+                                                     sim_event_fn fn, void *obj, uint64_t arg) {
+  assert(k != NULL && delay_ns >= 0);
+  int64_t now_ns = sim_now_ns(k);
+  /* Compare before adding so the sum cannot overflow; now_ns may already be past INT64_MAX - 1. */
+  int64_t at_ns = delay_ns >= INT64_MAX - 1 - now_ns ? INT64_MAX - 1 : now_ns + delay_ns;
+  return sim_event_schedule(k, at_ns < now_ns ? now_ns : at_ns, fn, obj, arg);
+}
 
 /* Number of FIFO lanes a kernel keeps (sim_event_schedule_lane). */
 #define SIM_N_LANES 8
