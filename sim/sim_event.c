@@ -157,19 +157,26 @@ static HOT_INLINE void sift_up(sim_kernel *k, size_t i, hent e) {
   heap_put(k, i, &e);
 }
 
-/* Moves e down from the hole at i to its place. */
+/* Moves e down from the hole at i to its place. The tournament works on pointers into the
+ * group of children, which saves the index arithmetic of min4 on every level. */
 static HOT_INLINE void sift_down(sim_kernel *k, size_t i, hent e) {
-  const hent *h = k->heap;
+  hent *h = k->heap;
+  slot *sl = k->slots;
   size_t n = k->n_heap;
   for (;;) {
     size_t c = 4 * i + 1;
     if (c >= n) break;
-    c = min4(h, c);
-    if (!key_less(&h[c], &e)) break;
-    heap_put(k, i, &h[c]);
-    i = c;
+    const hent *p = &h[c];
+    const hent *a = p + key_less01(&p[1], &p[0]);
+    const hent *b = p + 2 + key_less01(&p[3], &p[2]);
+    const hent *m = key_less(b, a) ? b : a;
+    if (!key_less(m, &e)) break;
+    h[i] = *m;
+    sl[hent_slot(m)].pos = (uint32_t)i;
+    i = (size_t)(m - h);
   }
-  heap_put(k, i, &e);
+  h[i] = e;
+  sl[hent_slot(&e)].pos = (uint32_t)i;
 }
 
 /* Removes the entry at i, filling the hole with the last entry. While the top is stale, i > 0
@@ -534,7 +541,7 @@ sim_event_handle sim_event_schedule_lane(sim_kernel *k, int64_t delay_ns, sim_ev
   return handle_make(idx, s->gen);
 }
 
-bool sim_event_cancel(sim_kernel *k, sim_event_handle h) {
+bool sim__event_cancel(sim_kernel *k, sim_event_handle h) {
   assert(k != NULL);
   slot *s = handle_slot(k, h);
   if (s == NULL) return false;
@@ -577,7 +584,7 @@ uint64_t sim_kernel_run(sim_kernel *k, int64_t until_ns) {
   assert(k != NULL && !k->running); /* run is not reentrant */
   k->running = true;
   k->stop = false;
-  uint64_t n = 0;
+  uint64_t n0 = k->n_events; /* the events this run ran: n_events - n0 */
   for (;;) {
     /* The dispatched heap event's entry stays at the root, stale, while its action runs: it
      * is <= every pending key, so the heap is still valid, and the action's first heap
@@ -604,7 +611,6 @@ uint64_t sim_kernel_run(sim_kernel *k, int64_t until_ns) {
     slot_free(k, idx);
     k->head.now_ns = top.time_ns;
     k->n_events++;
-    n++;
     fn(k, obj, arg);
   }
   /* Advance to until_ns only when every event up to it ran: after a stop the clock stays at
@@ -614,7 +620,7 @@ uint64_t sim_kernel_run(sim_kernel *k, int64_t until_ns) {
     k->head.now_ns = until_ns;
   k->stop = false;
   k->running = false;
-  return n;
+  return k->n_events - n0;
 }
 
 void sim_kernel_stop(sim_kernel *k) {

@@ -87,10 +87,18 @@ static inline sim_event_handle sim_event_schedule_in(sim_kernel *k, int64_t dela
 sim_event_handle sim_event_schedule_lane(sim_kernel *k, int64_t delay_ns, sim_event_fn fn,
                                          void *obj, uint64_t arg);
 
+/* sim_event_cancel's work for a handle other than SIM_EVENT_NONE. Not for models: call
+ * sim_event_cancel. */
+bool sim__event_cancel(sim_kernel *k, sim_event_handle h);
+
 /* Cancels a pending event: its action will not run. Returns true when it was pending, false
  * when h is SIM_EVENT_NONE, already ran or was already cancelled. Safe from inside an action,
- * including on the event that is running (returns false). */
-bool sim_event_cancel(sim_kernel *k, sim_event_handle h);
+ * including on the event that is running (returns false). Inline: models cancel
+ * SIM_EVENT_NONE (a timer never armed) about as often as a real event. */
+static inline bool sim_event_cancel(sim_kernel *k, sim_event_handle h) {
+  assert(k != NULL);
+  return h != SIM_EVENT_NONE && sim__event_cancel(k, h);
+}
 
 /* Returns whether h names an event that is still pending. */
 bool sim_event_is_pending(const sim_kernel *k, sim_event_handle h);
