@@ -72,7 +72,8 @@ struct sim_kernel {
   bool stale;              /* heap[0] is the dispatched event's entry, not a pending one */
   slot *slots;             /* capacity slots */
   size_t capacity;         /* slots allocated */
-  uint32_t free_head;      /* first free slot, NO_SLOT when the pool is full */
+  size_t n_fresh;          /* slots ever used; those from n_fresh on were never written */
+  uint32_t free_head;      /* first free slot among the used ones, NO_SLOT when none */
   uint64_t n_events;       /* actions run since create */
   lane lanes[SIM_N_LANES]; /* FIFO lanes, one per constant delay (sim_event_schedule_lane) */
   int lane_hi;             /* lanes[lane_hi ..] have never served a delay: scans stop there */
@@ -238,19 +239,9 @@ static sim_event_handle handle_make(uint32_t idx, uint32_t gen) {
 static slot *handle_slot(const sim_kernel *k, sim_event_handle h) {
   uint32_t idx = (uint32_t)(h & UINT32_MAX);
   uint32_t gen = (uint32_t)(h >> 32);
-  if (h == SIM_EVENT_NONE || idx >= k->capacity) return NULL;
+  if (h == SIM_EVENT_NONE || idx >= k->n_fresh) return NULL;
   slot *s = &k->slots[idx];
   return s->gen == gen ? s : NULL;
-}
-
-/* Links slots [from, to) into the free list, lowest index first. */
-static void free_list_add(sim_kernel *k, size_t from, size_t to) {
-  for (size_t i = to; i > from; i--) {
-    slot *s = &k->slots[i - 1];
-    s->gen = 1;
-    s->pos = k->free_head;
-    k->free_head = (uint32_t)(i - 1);
-  }
 }
 
 /* Returns a slot to the free list. Bumping the generation here is what makes every handle to
@@ -297,9 +288,21 @@ static int pool_grow(sim_kernel *k) {
   slot *s = k->alloc.realloc_fn(k->slots, cap * sizeof *s, k->alloc.ctx);
   if (s == NULL) return -1;
   k->slots = s;
-  size_t old = k->capacity;
   k->capacity = cap;
-  free_list_add(k, old, cap);
+  return 0;
+}
+
+/* Puts a slot on the empty free list: the first never used, growing the pool when every slot
+ * was. Returns 0, or -1 when out of memory. Slots are written only when first used, so the
+ * pages of a pool's unused half are never touched (they cost no resident memory); the order
+ * slots are handed out in is the same as if the new ones had been linked into the free list,
+ * lowest index first, when the pool grew. */
+static COLD int slot_refill(sim_kernel *k) {
+  if (k->n_fresh == k->capacity && pool_grow(k) != 0) return -1;
+  slot *s = &k->slots[k->n_fresh];
+  s->gen = 1;
+  s->pos = NO_SLOT;
+  k->free_head = (uint32_t)k->n_fresh++;
   return 0;
 }
 
@@ -443,8 +446,7 @@ sim_kernel *sim_kernel_create(size_t initial_capacity, const retry_allocator *al
   }
   k->capacity = cap;
   k->heap_cap = cap;
-  k->free_head = NO_SLOT;
-  free_list_add(k, 0, cap);
+  k->free_head = NO_SLOT; /* slot_refill takes the fresh ones */
   for (int l = 0; l < SIM_N_LANES; l++)
     k->lanes[l].delay_ns = -1;
   return k;
@@ -470,7 +472,7 @@ const retry_allocator *sim_kernel_allocator(const sim_kernel *k) {
  * SEQ_LIMIT (which first drops a stale top and moves the lanes' events into the heap). Returns
  * 0, or -1 when out of memory, the pending events as they were. */
 static COLD int schedule_prepare(sim_kernel *k) {
-  if (k->free_head == NO_SLOT && pool_grow(k) != 0) return -1;
+  if (k->free_head == NO_SLOT && slot_refill(k) != 0) return -1;
   if (k->next_seq == SEQ_LIMIT) {
     if (k->stale) heap_drop_top(k);
     size_t live_lane = k->n_lane - k->n_lane_cancelled;
@@ -526,7 +528,7 @@ sim_event_handle sim_event_schedule_lane(sim_kernel *k, int64_t delay_ns, sim_ev
   lane *ln = &k->lanes[l];
   ln->delay_ns = delay_ns;
   if (l >= k->lane_hi) k->lane_hi = l + 1;
-  if (k->free_head == NO_SLOT && pool_grow(k) != 0) return SIM_EVENT_NONE;
+  if (k->free_head == NO_SLOT && slot_refill(k) != 0) return SIM_EVENT_NONE;
   uint32_t idx = k->free_head;
   slot *s = &k->slots[idx];
   hent e = {k->head.now_ns + delay_ns, (k->next_seq << 32) | idx};
