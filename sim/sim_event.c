@@ -370,7 +370,7 @@ static void lane_pop(sim_kernel *k, lane *ln) {
 
 /* Drops the cancelled entries at the head of ln, freeing their slots: after a pop, and after a
  * cancel of the head's event, so that a head is always live. */
-static void lane_purge(sim_kernel *k, lane *ln) {
+static NOINLINE void lane_purge(sim_kernel *k, lane *ln) {
   while (ln->n > 0) {
     uint32_t idx = hent_slot(&ln->buf[ln->head]);
     if (k->slots[idx].fn != NULL) return;
@@ -378,6 +378,12 @@ static void lane_purge(sim_kernel *k, lane *ln) {
     slot_free(k, idx);
     k->n_lane_cancelled--;
   }
+}
+
+/* Removes the head of ln, about to run, and the cancelled entries behind it. */
+static NOINLINE void lane_take(sim_kernel *k, lane *ln) {
+  lane_pop(k, ln);
+  if (ln->n > 0 && k->slots[hent_slot(&ln->buf[ln->head])].fn == NULL) lane_purge(k, ln);
 }
 
 /* Finds the next event: its entry in *e and its source, a lane index or SIM_N_LANES for the
@@ -600,8 +606,7 @@ uint64_t sim_kernel_run(sim_kernel *k, int64_t until_ns) {
     if (from == SIM_N_LANES) {
       k->stale = true;
     } else {
-      lane_pop(k, &k->lanes[from]);
-      lane_purge(k, &k->lanes[from]);
+      lane_take(k, &k->lanes[from]);
     }
     /* Copy the action out and free the slot before running it: the action may schedule into
      * this very slot, and cancelling the running event's own handle must find it stale. */
