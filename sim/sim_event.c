@@ -353,14 +353,6 @@ static COLD int lane_grow(sim_kernel *k, lane *ln) {
   return 0;
 }
 
-/* Appends e to ln. Returns 0, or -1 when out of memory. */
-static int lane_push(sim_kernel *k, lane *ln, const hent *e) {
-  if (ln->n == ln->cap && lane_grow(k, ln) != 0) return -1;
-  ln->buf[(ln->head + ln->n) & (ln->cap - 1)] = *e;
-  ln->n++;
-  return 0;
-}
-
 /* Removes ln's head. */
 static void lane_pop(sim_kernel *k, lane *ln) {
   ln->head = (ln->head + 1) & (ln->cap - 1);
@@ -517,35 +509,52 @@ sim_event_handle sim_event_schedule(sim_kernel *k, int64_t at_ns, sim_event_fn f
   return handle_make(idx, s->gen);
 }
 
-sim_event_handle sim_event_schedule_lane(sim_kernel *k, int64_t delay_ns, sim_event_fn fn,
-                                         void *obj, uint64_t arg) {
-  assert(k != NULL && fn != NULL && delay_ns >= 0);
-  /* The lane of this delay, else the first free one (lanes from lane_hi on are all free); when
-   * all are taken, the heap. */
+/* Finds the lane for delay_ns: the lane of this delay, else the first free one (lanes from
+ * lane_hi on are all free), which it then gives that delay. Returns its index, or SIM_N_LANES
+ * when every lane serves another delay. */
+static int lane_for(sim_kernel *k, int64_t delay_ns) {
   int l = 0, free_l = -1;
   for (; l < k->lane_hi; l++) {
     const lane *c = &k->lanes[l];
-    if (c->delay_ns == delay_ns) break;
+    if (c->delay_ns == delay_ns) return l;
     if (free_l < 0 && (c->delay_ns < 0 || c->n == 0)) free_l = l;
   }
-  if (l == k->lane_hi) l = free_l >= 0 ? free_l : k->lane_hi;
+  l = free_l >= 0 ? free_l : k->lane_hi;
+  if (l == SIM_N_LANES) return l;
+  k->lanes[l].delay_ns = delay_ns;
+  if (l >= k->lane_hi) k->lane_hi = l + 1;
+  return l;
+}
+
+/* What sim_event_schedule_lane does when the pool has no free slot or the lane's ring is
+ * full: both grown first, then the same schedule. */
+static COLD sim_event_handle schedule_lane_slow(sim_kernel *k, int l, int64_t delay_ns,
+                                                sim_event_fn fn, void *obj, uint64_t arg) {
+  lane *ln = &k->lanes[l];
+  if (k->free_head == NO_SLOT && slot_refill(k) != 0) return SIM_EVENT_NONE;
+  if (ln->n == ln->cap && lane_grow(k, ln) != 0) return SIM_EVENT_NONE;
+  return sim_event_schedule_lane(k, delay_ns, fn, obj, arg);
+}
+
+sim_event_handle sim_event_schedule_lane(sim_kernel *k, int64_t delay_ns, sim_event_fn fn,
+                                         void *obj, uint64_t arg) {
+  assert(k != NULL && fn != NULL && delay_ns >= 0);
+  int l = lane_for(k, delay_ns);
   if (l == SIM_N_LANES || delay_ns > INT64_MAX - 1 - k->head.now_ns || k->next_seq == SEQ_LIMIT)
     return sim_event_schedule_in(k, delay_ns, fn, obj, arg);
   lane *ln = &k->lanes[l];
-  ln->delay_ns = delay_ns;
-  if (l >= k->lane_hi) k->lane_hi = l + 1;
-  if (k->free_head == NO_SLOT && slot_refill(k) != 0) return SIM_EVENT_NONE;
+  if (k->free_head == NO_SLOT || ln->n == ln->cap)
+    return schedule_lane_slow(k, l, delay_ns, fn, obj, arg);
   uint32_t idx = k->free_head;
   slot *s = &k->slots[idx];
-  hent e = {k->head.now_ns + delay_ns, (k->next_seq << 32) | idx};
-  if (lane_push(k, ln, &e) != 0) return SIM_EVENT_NONE;
-  k->next_seq++;
+  ln->buf[(ln->head + ln->n++) & (ln->cap - 1)] =
+      (hent){k->head.now_ns + delay_ns, (k->next_seq++ << 32) | idx};
+  k->n_lane++;
   k->free_head = s->pos;
   s->fn = fn;
   s->obj = obj;
   s->arg = arg;
   s->pos = LANE_POS0 + (uint32_t)l;
-  k->n_lane++;
   return handle_make(idx, s->gen);
 }
 
