@@ -77,6 +77,7 @@ struct sim_kernel {
   uint64_t n_events;       /* actions run since create */
   lane lanes[SIM_N_LANES]; /* FIFO lanes, one per constant delay (sim_event_schedule_lane) */
   int lane_hi;             /* lanes[lane_hi ..] have never served a delay: scans stop there */
+  int lane_best;           /* the lane with the earliest head of all, -1 when all are empty */
   size_t n_lane;           /* entries in all lanes, cancelled ones included */
   size_t n_lane_cancelled; /* lane entries whose event was cancelled, not yet dropped */
   bool running;            /* inside sim_kernel_run */
@@ -372,10 +373,24 @@ static NOINLINE void lane_purge(sim_kernel *k, lane *ln) {
   }
 }
 
-/* Removes the head of ln, about to run, and the cancelled entries behind it. */
+/* Finds lane_best again, after the head of the best lane went. */
+static void lane_best_find(sim_kernel *k) {
+  int best = -1;
+  for (int l = 0; l < k->lane_hi; l++) {
+    const lane *ln = &k->lanes[l];
+    if (ln->n > 0 &&
+        (best < 0 || key_less(&ln->buf[ln->head], &k->lanes[best].buf[k->lanes[best].head])))
+      best = l;
+  }
+  k->lane_best = best;
+}
+
+/* Removes the head of ln (the best lane's), about to run, and the cancelled entries behind
+ * it. */
 static NOINLINE void lane_take(sim_kernel *k, lane *ln) {
   lane_pop(k, ln);
   if (ln->n > 0 && k->slots[hent_slot(&ln->buf[ln->head])].fn == NULL) lane_purge(k, ln);
+  lane_best_find(k);
 }
 
 /* Finds the next event: its entry in *e and its source, a lane index or SIM_N_LANES for the
@@ -387,15 +402,12 @@ static int next_source(sim_kernel *k, hent *e) {
     *e = k->heap[0];
     from = SIM_N_LANES;
   }
-  if (k->n_lane == 0) return from;
-  for (int l = 0; l < k->lane_hi; l++) {
-    const lane *ln = &k->lanes[l];
-    if (ln->n == 0) continue;
-    const hent *h = &ln->buf[ln->head];
-    if (from < 0 || key_less(h, e)) {
-      *e = *h;
-      from = l;
-    }
+  if (k->lane_best < 0) return from;
+  const lane *ln = &k->lanes[k->lane_best];
+  const hent *h = &ln->buf[ln->head];
+  if (from < 0 || key_less(h, e)) {
+    *e = *h;
+    from = k->lane_best;
   }
   return from;
 }
@@ -418,6 +430,7 @@ static void lanes_to_heap(sim_kernel *k) {
     ln->delay_ns = -1;
   }
   k->lane_hi = 0;
+  k->lane_best = -1;
 }
 
 /* }================================================================== */
@@ -447,6 +460,7 @@ sim_kernel *sim_kernel_create(size_t initial_capacity, const retry_allocator *al
   k->free_head = NO_SLOT; /* slot_refill takes the fresh ones */
   for (int l = 0; l < SIM_N_LANES; l++)
     k->lanes[l].delay_ns = -1;
+  k->lane_best = -1;
   return k;
 }
 
@@ -547,8 +561,12 @@ sim_event_handle sim_event_schedule_lane(sim_kernel *k, int64_t delay_ns, sim_ev
     return schedule_lane_slow(k, l, delay_ns, fn, obj, arg);
   uint32_t idx = k->free_head;
   slot *s = &k->slots[idx];
-  ln->buf[(ln->head + ln->n++) & (ln->cap - 1)] =
-      (hent){k->head.now_ns + delay_ns, (k->next_seq++ << 32) | idx};
+  hent *e = &ln->buf[(ln->head + ln->n++) & (ln->cap - 1)];
+  *e = (hent){k->head.now_ns + delay_ns, (k->next_seq++ << 32) | idx};
+  /* Only a lane that was empty gets a new head; it may be the earliest of all. */
+  if (ln->n == 1 &&
+      (k->lane_best < 0 || key_less(e, &k->lanes[k->lane_best].buf[k->lanes[k->lane_best].head])))
+    k->lane_best = l;
   k->n_lane++;
   k->free_head = s->pos;
   s->fn = fn;
@@ -570,7 +588,11 @@ bool sim__event_cancel(sim_kernel *k, sim_event_handle h) {
     s->obj = NULL;
     s->gen = s->gen == UINT32_MAX ? 1 : s->gen + 1;
     k->n_lane_cancelled++;
-    if (hent_slot(&ln->buf[ln->head]) == idx) lane_purge(k, ln);
+    if (hent_slot(&ln->buf[ln->head]) == idx) {
+      lane_purge(k, ln);
+      /* Another lane's head becomes the earliest only if this one was. */
+      if (k->lanes + k->lane_best == ln) lane_best_find(k);
+    }
     return true;
   }
   assert(s->pos < k->n_heap && hent_slot(&k->heap[s->pos]) == idx);
@@ -590,9 +612,9 @@ int64_t sim_kernel_next_ns(const sim_kernel *k) {
   /* Under a stale top the earliest heap event is the smallest of the root's children. */
   int64_t t = INT64_MAX;
   if (k->n_heap > (size_t)k->stale) t = k->heap[k->stale ? min4(k->heap, 1) : 0].time_ns;
-  for (int l = 0; l < k->lane_hi; l++) {
-    const lane *ln = &k->lanes[l]; /* its head, if any, is live */
-    if (ln->n > 0 && ln->buf[ln->head].time_ns < t) t = ln->buf[ln->head].time_ns;
+  if (k->lane_best >= 0) {
+    const lane *ln = &k->lanes[k->lane_best]; /* its head is live */
+    if (ln->buf[ln->head].time_ns < t) t = ln->buf[ln->head].time_ns;
   }
   return t;
 }
