@@ -59,7 +59,8 @@ static inline int64_t sim_now_ns(const sim_kernel *k) {
 
 /* Schedules fn(k, obj, arg) at at_ns, which must be >= sim_now_ns(k) (scheduling in the past is
  * a bug: assert). Returns the event's handle, or SIM_EVENT_NONE when out of memory. Never
- * allocates once the pool has grown to the largest number of pending events seen. at_ns may be
+ * allocates once the pool has grown to the largest number of pending events seen and the heap
+ * to the largest number of them outside FIFO lanes (each grows on its own). at_ns may be
  * INT64_MAX, but sim_kernel_next_ns cannot tell such an event from none: prefer not to
  * schedule what should never run. */
 sim_event_handle sim_event_schedule(sim_kernel *k, int64_t at_ns, sim_event_fn fn, void *obj,
