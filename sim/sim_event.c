@@ -585,7 +585,8 @@ bool sim__event_cancel(sim_kernel *k, sim_event_handle h) {
   uint32_t idx = (uint32_t)(h & UINT32_MAX);
   if (s->pos >= LANE_POS0) {
     /* A lane entry stays where it is (its slot with it) until it reaches the lane's head. */
-    lane *ln = &k->lanes[s->pos - LANE_POS0];
+    int l = (int)(s->pos - LANE_POS0);
+    lane *ln = &k->lanes[l];
     s->fn = NULL;
     s->obj = NULL;
     s->gen = s->gen == UINT32_MAX ? 1 : s->gen + 1;
@@ -593,7 +594,7 @@ bool sim__event_cancel(sim_kernel *k, sim_event_handle h) {
     if (hent_slot(&ln->buf[ln->head]) == idx) {
       lane_purge(k, ln);
       /* Another lane's head becomes the earliest only if this one was. */
-      if (k->lanes + k->lane_best == ln) lane_best_find(k);
+      if (k->lane_best == l) lane_best_find(k);
     }
     return true;
   }
