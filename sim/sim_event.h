@@ -7,6 +7,7 @@
 #ifndef SIM_EVENT_H
 #define SIM_EVENT_H
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -58,15 +59,23 @@ static inline int64_t sim_now_ns(const sim_kernel *k) {
 
 /* Schedules fn(k, obj, arg) at at_ns, which must be >= sim_now_ns(k) (scheduling in the past is
  * a bug: assert). Returns the event's handle, or SIM_EVENT_NONE when out of memory. Never
- * allocates once the pool has grown to the largest number of pending events seen. at_ns may be
+ * allocates once the pool has grown to the largest number of pending events seen and the heap
+ * to the largest number of them outside FIFO lanes (each grows on its own). at_ns may be
  * INT64_MAX, but sim_kernel_next_ns cannot tell such an event from none: prefer not to
  * schedule what should never run. */
 sim_event_handle sim_event_schedule(sim_kernel *k, int64_t at_ns, sim_event_fn fn, void *obj,
                                     uint64_t arg);
 
-/* Schedules at sim_now_ns(k) + delay_ns (delay_ns >= 0), clamping at INT64_MAX - 1. */
-sim_event_handle sim_event_schedule_in(sim_kernel *k, int64_t delay_ns, sim_event_fn fn, void *obj,
-                                       uint64_t arg);
+/* Schedules at sim_now_ns(k) + delay_ns (delay_ns >= 0), clamping at INT64_MAX - 1. Inline:
+ * models call it once or twice per event. */
+static inline sim_event_handle sim_event_schedule_in(sim_kernel *k, int64_t delay_ns,
+                                                     sim_event_fn fn, void *obj, uint64_t arg) {
+  assert(k != NULL && delay_ns >= 0);
+  int64_t now_ns = sim_now_ns(k);
+  /* Compare before adding so the sum cannot overflow; now_ns may already be past INT64_MAX - 1. */
+  int64_t at_ns = delay_ns >= INT64_MAX - 1 - now_ns ? INT64_MAX - 1 : now_ns + delay_ns;
+  return sim_event_schedule(k, at_ns < now_ns ? now_ns : at_ns, fn, obj, arg);
+}
 
 /* Number of FIFO lanes a kernel keeps (sim_event_schedule_lane). */
 #define SIM_N_LANES 8
@@ -79,10 +88,18 @@ sim_event_handle sim_event_schedule_in(sim_kernel *k, int64_t delay_ns, sim_even
 sim_event_handle sim_event_schedule_lane(sim_kernel *k, int64_t delay_ns, sim_event_fn fn,
                                          void *obj, uint64_t arg);
 
+/* sim_event_cancel's work for a handle other than SIM_EVENT_NONE. Not for models: call
+ * sim_event_cancel. */
+bool sim__event_cancel(sim_kernel *k, sim_event_handle h);
+
 /* Cancels a pending event: its action will not run. Returns true when it was pending, false
  * when h is SIM_EVENT_NONE, already ran or was already cancelled. Safe from inside an action,
- * including on the event that is running (returns false). */
-bool sim_event_cancel(sim_kernel *k, sim_event_handle h);
+ * including on the event that is running (returns false). Inline: models cancel
+ * SIM_EVENT_NONE (a timer never armed) about as often as a real event. */
+static inline bool sim_event_cancel(sim_kernel *k, sim_event_handle h) {
+  assert(k != NULL);
+  return h != SIM_EVENT_NONE && sim__event_cancel(k, h);
+}
 
 /* Returns whether h names an event that is still pending. */
 bool sim_event_is_pending(const sim_kernel *k, sim_event_handle h);

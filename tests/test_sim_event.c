@@ -1,8 +1,9 @@
 /*
  * test_sim_event.c: the event kernel. Edge cases first (equal times, zero delay, times near
  * INT64_MAX, cancel from inside an action, stale handles), then run/stop semantics, memory
- * bounds, determinism, a randomized comparison against a sorted-array reference, and
- * out-of-memory at each of the kernel's allocations (a chaos allocator).
+ * bounds, determinism, a randomized comparison against a sorted-array reference, a randomized
+ * model checked after every operation (from outside and inside actions), and out-of-memory at
+ * each of the kernel's allocations (a chaos allocator).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -649,6 +650,273 @@ static void test_sim_event_matches_sorted_reference(void **state) {
 /* }================================================================== */
 
 /* {==================================================================
+ * Randomized: the kernel against a model, step by step
+ * =================================================================== */
+
+/* A reference for every promise of the event set, checked after each operation: a list of
+ * the pending events, each with its time and the order it was scheduled in; the next to run
+ * is the smallest (time, order). The kernel is driven from outside (schedules of the three
+ * kinds, cancels, runs to a random until_ns) and from inside its own actions (several
+ * schedules or none, cancels of pending events, of events that ran, of the running event's
+ * own handle, sim_kernel_stop, and the seq counter moved to its renumbering point). Every
+ * dispatch must be the model's next event, and sim_kernel_n_pending and sim_kernel_next_ns
+ * must agree with the model whenever they are read, also while the running event's heap entry
+ * waits at the root for the action's first schedule (the "stale top" of sim_event.c). */
+
+enum { MODEL_MAX_IDS = 24000 };
+enum { EV_PENDING = 1, EV_RAN, EV_CANCELLED };
+
+typedef struct model {
+  sim_kernel *k;
+  uint64_t s;                    /* splitmix state */
+  size_t n_ids;                  /* events scheduled, ids 0 .. n_ids - 1 */
+  int64_t t_ns[MODEL_MAX_IDS];   /* per id: its time */
+  uint64_t order[MODEL_MAX_IDS]; /* per id: its place in the schedule order */
+  sim_event_handle h[MODEL_MAX_IDS];
+  unsigned char state[MODEL_MAX_IDS];
+  size_t pend[MODEL_MAX_IDS]; /* the ids pending, in no order */
+  size_t n_pend;
+  uint64_t next_order;
+  uint64_t kseq; /* the kernel's next seq: +1 a schedule, n pending once renumbered (sim_event.c) */
+  int64_t until_ns;    /* of the run under way */
+  uint64_t ran_in_run; /* actions run by it */
+  size_t running;      /* id of the action running, MODEL_MAX_IDS outside one */
+  bool stopped;        /* an action of this run called sim_kernel_stop */
+  int64_t last_ns;     /* time of the last action run */
+  /* What the walk did, so the test can insist that it covered each case. */
+  uint64_t n_ran, n_self_cancels, n_ran_cancels, n_pending_cancels, n_inside_cancels, n_lane,
+      n_ties, n_renumbers, n_renumbers_inside, n_stops, n_empty_actions, n_multi_actions;
+} model;
+
+/* Position in pend of the next event to run (smallest time, then order), n_pend if none. */
+static size_t model_next(const model *m) {
+  size_t best = m->n_pend;
+  for (size_t i = 0; i < m->n_pend; i++) {
+    size_t a = m->pend[i], b = best < m->n_pend ? m->pend[best] : 0;
+    if (best == m->n_pend || m->t_ns[a] < m->t_ns[b] ||
+        (m->t_ns[a] == m->t_ns[b] && m->order[a] < m->order[b]))
+      best = i;
+  }
+  return best;
+}
+
+static void model_check(const model *m) {
+  assert_int_equal(sim_kernel_n_pending(m->k), m->n_pend);
+  size_t j = model_next(m);
+  assert_int_equal(sim_kernel_next_ns(m->k), j < m->n_pend ? m->t_ns[m->pend[j]] : INT64_MAX);
+}
+
+static void model_drop(model *m, size_t id, unsigned char why) {
+  for (size_t i = 0; i < m->n_pend; i++)
+    if (m->pend[i] == id) {
+      m->pend[i] = m->pend[--m->n_pend];
+      m->state[id] = why;
+      return;
+    }
+  fail_msg("id %zu is not pending in the model", id);
+}
+
+static void ev_model(sim_kernel *k, void *obj, uint64_t arg);
+
+/* Schedules one event by one of the three calls; delays repeat often (ties, and more kinds
+ * than there are lanes, so some lane schedules fall back to the heap). */
+static void model_schedule(model *m) {
+  if (m->n_ids >= MODEL_MAX_IDS) return;
+  static const int64_t delays[] = {0, 0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89};
+  uint64_t r = splitmix(&m->s);
+  int64_t now = sim_now_ns(m->k), t;
+  size_t id = m->n_ids;
+  sim_event_handle h;
+  switch (r % 3) {
+    case 0:
+      t = now + (int64_t)((r >> 8) % 40);
+      h = sim_event_schedule(m->k, t, ev_model, m, id);
+      break;
+    case 1:
+      t = now + delays[(r >> 8) % 12];
+      h = sim_event_schedule_in(m->k, t - now, ev_model, m, id);
+      break;
+    default:
+      t = now + delays[(r >> 8) % 12];
+      h = sim_event_schedule_lane(m->k, t - now, ev_model, m, id);
+      m->n_lane++;
+      break;
+  }
+  assert_int_not_equal(h, SIM_EVENT_NONE);
+  /* At 2^32 the kernel renumbers the pending events 0 .. n-1 before taking this one. */
+  if (m->kseq == (uint64_t)1 << 32) {
+    m->kseq = m->n_pend;
+    m->n_renumbers++;
+    if (m->running < MODEL_MAX_IDS) m->n_renumbers_inside++;
+  }
+  m->kseq++;
+  for (size_t i = 0; i < m->n_pend; i++)
+    if (m->t_ns[m->pend[i]] == t) {
+      m->n_ties++;
+      break;
+    }
+  m->t_ns[id] = t;
+  m->order[id] = m->next_order++;
+  m->h[id] = h;
+  m->state[id] = EV_PENDING;
+  m->pend[m->n_pend++] = id;
+  m->n_ids++;
+}
+
+/* Cancels an event chosen among all ever scheduled, half the time among the latest ones
+ * (recently run or just scheduled, where slot reuse happens), now and then the running one. */
+static void model_cancel(model *m) {
+  if (m->n_ids == 0) return;
+  uint64_t r = splitmix(&m->s);
+  size_t id;
+  if (m->running < MODEL_MAX_IDS && r % 8 == 0)
+    id = m->running;
+  else if ((r >> 4) % 2 == 0)
+    id = m->n_ids - 1 - (size_t)((r >> 8) % (m->n_ids < 8 ? m->n_ids : 8));
+  else
+    id = (size_t)((r >> 8) % m->n_ids);
+  bool pending = m->state[id] == EV_PENDING;
+  assert_int_equal(sim_event_is_pending(m->k, m->h[id]), pending);
+  assert_int_equal(sim_event_cancel(m->k, m->h[id]), pending);
+  assert_false(sim_event_cancel(m->k, m->h[id]));
+  assert_false(sim_event_is_pending(m->k, m->h[id]));
+  if (pending) {
+    model_drop(m, id, EV_CANCELLED);
+    m->n_pending_cancels++;
+  } else if (id == m->running) {
+    m->n_self_cancels++;
+  } else {
+    m->n_ran_cancels++;
+  }
+  if (m->running < MODEL_MAX_IDS) m->n_inside_cancels++;
+}
+
+/* Moves the kernel's seq counter forward to next_seq, if it is not already past it. */
+static void model_set_seq(model *m, uint64_t next_seq) {
+  if (next_seq <= m->kseq) return;
+  sim__kernel_set_next_seq(m->k, next_seq);
+  m->kseq = next_seq;
+}
+
+static void ev_model(sim_kernel *k, void *obj, uint64_t arg) {
+  model *m = obj;
+  size_t id = (size_t)arg, j = model_next(m);
+  /* The model's next event, at its time, within the run's bound. */
+  assert_true(j < m->n_pend);
+  assert_int_equal(m->pend[j], id);
+  assert_int_equal(sim_now_ns(k), m->t_ns[id]);
+  assert_true(m->t_ns[id] <= m->until_ns);
+  assert_true(m->running == MODEL_MAX_IDS); /* not reentered */
+  model_drop(m, id, EV_RAN);
+  m->running = id;
+  m->ran_in_run++;
+  m->n_ran++;
+  m->last_ns = sim_now_ns(k);
+  assert_false(sim_event_is_pending(k, m->h[id]));
+  model_check(m);
+  uint64_t r = splitmix(&m->s);
+  int n_ops = (int)(r % 6); /* 0 .. 5 operations; 0: the action schedules nothing */
+  int n_sched = 0;
+  if ((r >> 8) % 64 == 0) {
+    /* The next schedule renumbers the seqs, whatever the state of the heap's top. */
+    model_set_seq(m, (uint64_t)1 << 32);
+  }
+  for (int i = 0; i < n_ops; i++) {
+    uint64_t op = splitmix(&m->s) % 10;
+    if (op < 6) {
+      model_schedule(m);
+      n_sched++;
+    } else {
+      model_cancel(m);
+    }
+    model_check(m);
+  }
+  if (n_sched == 0) m->n_empty_actions++;
+  if (n_sched > 1) m->n_multi_actions++;
+  if ((r >> 16) % 40 == 0) {
+    sim_kernel_stop(k);
+    m->stopped = true;
+    m->n_stops++;
+    model_check(m);
+  }
+  m->running = MODEL_MAX_IDS;
+}
+
+/* One walk: start_seq moves the seq counter close to its renumbering point first. */
+static void model_walk(model *m, uint64_t seed, size_t capacity, uint64_t start_seq) {
+  memset(m, 0, sizeof *m);
+  m->s = seed;
+  m->running = MODEL_MAX_IDS;
+  m->k = sim_kernel_create(capacity, NULL);
+  assert_non_null(m->k);
+  model_set_seq(m, start_seq);
+  while (m->n_ids < MODEL_MAX_IDS) {
+    uint64_t r = splitmix(&m->s);
+    int kind = (int)(r % 10);
+    if (kind < 4) {
+      model_schedule(m);
+    } else if (kind < 5) {
+      model_cancel(m);
+    } else if (kind < 6) {
+      model_set_seq(m, ((uint64_t)1 << 32) - (r >> 8) % 4);
+    } else {
+      /* Run to a bound a little ahead (now and then behind the clock, which never moves back). */
+      int64_t now = sim_now_ns(m->k);
+      int64_t until = (r >> 8) % 16 == 0 ? now - 1 : now + (int64_t)((r >> 12) % 60);
+      m->until_ns = until;
+      m->ran_in_run = 0;
+      m->stopped = false;
+      uint64_t ran = sim_kernel_run(m->k, until);
+      assert_int_equal(ran, m->ran_in_run);
+      size_t j = model_next(m);
+      if (m->stopped) {
+        assert_int_equal(sim_now_ns(m->k), m->last_ns);
+      } else {
+        /* Everything due ran; the clock went to until_ns unless that is behind it. */
+        assert_true(j == m->n_pend || m->t_ns[m->pend[j]] > until);
+        int64_t after = ran > 0 ? m->last_ns : now;
+        assert_int_equal(sim_now_ns(m->k), until > after ? until : after);
+      }
+    }
+    model_check(m);
+  }
+  /* Drain: each remaining event runs in the model's order. */
+  m->until_ns = INT64_MAX;
+  while (m->n_pend > 0) {
+    m->ran_in_run = 0;
+    m->stopped = false;
+    uint64_t ran = sim_kernel_run(m->k, INT64_MAX);
+    assert_int_equal(ran, m->ran_in_run);
+    model_check(m);
+  }
+  sim_kernel_destroy(m->k);
+}
+
+static void test_sim_event_matches_a_model_step_by_step(void **state) {
+  (void)state;
+  model *m = malloc(sizeof *m);
+  assert_non_null(m);
+  uint64_t ran = 0, self = 0, gone = 0, pend = 0, inside = 0, lane = 0, ties = 0, ren = 0,
+           ren_in = 0, stops = 0, empty = 0, multi = 0;
+  for (uint64_t seed = 1; seed <= 6; seed++) {
+    model_walk(m, seed, seed % 2 == 0 ? 1 : 0, seed % 3 == 0 ? ((uint64_t)1 << 32) - 100 : 0);
+    ran += m->n_ran, self += m->n_self_cancels, gone += m->n_ran_cancels;
+    pend += m->n_pending_cancels, inside += m->n_inside_cancels, lane += m->n_lane;
+    ties += m->n_ties, ren += m->n_renumbers, ren_in += m->n_renumbers_inside, stops += m->n_stops;
+    empty += m->n_empty_actions, multi += m->n_multi_actions;
+  }
+  /* The walks reached every case the model is there to check. */
+  assert_true(ran > 50000);
+  assert_true(self > 1000 && gone > 1000 && pend > 1000 && inside > 1000);
+  assert_true(lane > 10000 && ties > 10000 && stops > 100);
+  assert_true(ren > 100 && ren_in > 100); /* renumberings, and those inside an action */
+  assert_true(empty > 1000 && multi > 1000);
+  free(m);
+}
+
+/* }================================================================== */
+
+/* {==================================================================
  * Out of memory
  * =================================================================== */
 
@@ -739,6 +1007,7 @@ int main(void) {
       cmocka_unit_test(test_sim_event_seq_renumbering_keeps_order),
       cmocka_unit_test(test_sim_event_same_inputs_same_trace),
       cmocka_unit_test(test_sim_event_matches_sorted_reference),
+      cmocka_unit_test(test_sim_event_matches_a_model_step_by_step),
       cmocka_unit_test(test_sim_event_lanes_keep_the_order),
       cmocka_unit_test(test_sim_event_cancelled_lane_event_never_runs),
       cmocka_unit_test(test_sim_event_create_fails_cleanly_at_each_allocation),
