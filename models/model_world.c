@@ -1044,7 +1044,10 @@ static void world_finish(model_world *w) {
     edge_state_read(w, &w->topo.edges[i], now, &res->edges[i].state);
   /* The last buckets, cut short by the end of the run, are sampled now: up to the one the
    * clock is in, or the last row a counter created (a call that ended exactly at the end
-   * counts in the bucket that starts then). */
+   * counts in the bucket that starts then). The latencies of the bucket calls ended in last
+   * are written first, which makes its row even when no counter did (an OK call that ended
+   * past its deadline as the run stopped counts neither as goodput nor as an error). */
+  if (w->ts.lat.bucket >= 0) model__lat_write(w, &w->ts.lat);
   if (sim_series_flush(w->ts.series) != 0)
     model__fail(w, RETRY_ENOMEM, "out of memory for the time series");
   int64_t bucket = w->cfg->bucket_ns;

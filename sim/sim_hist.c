@@ -143,6 +143,8 @@ static uint64_t quantile_rank(double q, uint64_t count) {
 void sim_hist_quantiles_minus(const sim_hist *h, const sim_hist *minus, int64_t min, int64_t max,
                               const double *q, int n, int64_t *out) {
   assert(h != NULL && (n == 0 || (q != NULL && out != NULL)));
+  for (int j = 1; j < n; j++)
+    assert(q[j] >= q[j - 1]); /* ascending, and no NaN past the first */
   uint64_t count = h->count - (minus != NULL ? minus->count : 0);
   int i = 0;
   /* As sim_hist_quantile: nothing reads 0, q <= 0 (or NaN) the least, q >= 1 the largest. */
