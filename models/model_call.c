@@ -29,11 +29,11 @@ static void req_free(model_world *w, mw_req *r) {
   r->op = NULL;
   /* A handler that went on at k of n (wait_for) may still have calls running, which report
    * to r: the last of them frees it. */
-  if (r->ds_pending > 0) {
-    r->ds_orphan = true;
+  if (model__req_ds_pending(r) > 0) {
+    r->side->ds_orphan = true;
     return;
   }
-  model__pool_put(&w->pools.reqs, r);
+  model__req_put(w, r);
 }
 
 /* Unlinks r from its call's list of attempts in flight. The list is short (one attempt, or a
@@ -131,23 +131,14 @@ static MODEL_HOT void req_launch(model_world *w, mw_req *r, const mw_edge *edge,
   r->timeout = SIM_EVENT_NONE;
   r->q_prev = r->q_next = NULL;
   r->worker_ns = 0;
-  r->fail = NULL;
+  r->fail = 0;
   r->refuse_after_delay = false;
   r->expired_waste = false;
   r->dropped = false;
   r->status = 0;
   r->headers = false;
-  r->ds_next = 0;
-  r->ds_pending = 0;
-  r->ds_status = 0;
-  r->ds_failed = false;
-  r->ds_starting = false;
   r->codel_until = 0;
-  r->acc_sent_ns = 0;
   r->acc_forwarded = false;
-  r->ds_ok = r->ds_nfail = 0;
-  r->ds_decided = false;
-  r->ds_orphan = false;
   r->cancelled = false;
   if (measured) edge->stats->attempts++;
   model__ts_add(w, edge->col_attempt, 1.0);
@@ -182,18 +173,19 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
     return;
   }
   r->bare = false;
+  r->side = NULL;
   r->call = c;
   r->op = c->op;
   model__op_ref(r->op);
-  r->method = model__call_method(c);
+  r->slot = c->slot;
   const mw_call_ext *x = model__call_ext(c);
   r->ok_items = x != NULL ? x->stream_items : 0;
   r->criticality = c->criticality;
-  r->trace_call = 0;
-  r->trace_depth = 0;
   if (model__call_traced(c)) {
-    r->trace_call = x->rx.id;
-    r->trace_depth = (int16_t)x->trace_depth;
+    mw_req_side *d = model__req_side(w, r);
+    if (d == NULL) return; /* the world has failed: its pools go wholesale */
+    d->trace_call = x->rx.id;
+    d->trace_depth = (int16_t)x->trace_depth;
   }
   r->call_next = c->reqs;
   c->reqs = r;
@@ -586,18 +578,18 @@ static int bare_start(model_world *w, const mw_call_args *a, int64_t now, bool m
     a->child->bare = true;
   }
   r->bare = true;
+  r->side = NULL;
   r->waiting = true;
   r->top = a->top;
   r->measured = measured;
   r->done_ctx = a->done_ctx;
   r->start_ns = now;
   r->slot = a->slot;
+  assert(model__edge_method(edge, a->slot) == a->method); /* read back from the edge from now on */
   r->op = a->op;
   model__op_ref(r->op);
-  r->method = a->method;
   r->ok_items = a->stream_items;
   r->criticality = (int8_t)a->criticality;
-  r->trace_depth = 0; /* (its trace_call shares the bare fields' storage: never read) */
   req_launch(w, r, edge, 1, a->deadline_ns, a->top, measured, false, sim_rng_gsl(&a->ch->rng_net));
   return 0;
 }

@@ -361,27 +361,45 @@ typedef enum mw_req_state {
   MW_REQ_HOP_BACK
 } mw_req_state;
 
+/* What only some requests need, kept apart so that the others do not carry it: the state
+ * of a handler's downstream calls, adaptive concurrency's send time, and tracing. From the
+ * world's pool (w->pools.reqx), zeroed, taken by model__req_side the first time one of these
+ * is set, and given back with its request (model__req_put). A request without one reads
+ * every field as 0. */
+typedef struct mw_req_side {
+  uint64_t trace_call; /* tracing: the traced call this is an attempt of (0: not traced; a
+                          bare call is never traced: no call is while a sink is in) */
+  int64_t acc_sent_ns; /* adaptive concurrency: when the filter forwarded it */
+  /* downstream calls of the handler */
+  int32_t ds_next;         /* sequential: next call to start */
+  int32_t ds_pending;      /* calls started and not finished */
+  int32_t ds_status;       /* first failure (mapped into this service's space), or OK */
+  int32_t ds_ok, ds_nfail; /* wait_for: calls ended OK, and not */
+  int16_t trace_depth;     /* tracing: depth of trace_call */
+  bool ds_failed;
+  bool ds_starting; /* fan-out: still starting its calls */
+  bool ds_decided;  /* wait_for: the handler went on; the calls left still finish */
+  bool ds_orphan;   /* its caller is done with it while such calls run: the last of them
+                       frees it (model_service.c) */
+} mw_req_side;
+
 /* Every field is set by req_send (model_call.c): the pool does not zero it. */
 struct mw_req {
   /* ordered by size so that nothing pads: a request in flight is held by the thousand */
   /* An attempt of an engine's call, or a bare call's one attempt, which is the call itself
    * (model_call.c): it then holds the call's few figures in place of the links. */
   union {
-    struct {               /* an attempt of an engine's call */
-      mw_call *call;       /* the caller's call; NULL once the caller gave up */
-      mw_req *call_next;   /* next attempt in flight of the same call */
-      uint64_t trace_call; /* tracing: the traced call this is an attempt of (0: not traced;
-                              a bare call is never traced: no call is while a sink is in) */
+    struct {             /* an attempt of an engine's call */
+      mw_call *call;     /* the caller's call; NULL once the caller gave up */
+      mw_req *call_next; /* next attempt in flight of the same call */
     };
     struct {            /* a bare call's one attempt */
       void *done_ctx;   /* the caller's context (mw_end.done_ctx) */
       int64_t start_ns; /* when the call started */
-      int32_t slot;     /* the caller's index for the call (mw_end.slot) */
     };
   };
-  mw_edge *edge; /* its edge (and through it the world: edge->w) */
-  mw_op *op;     /* ledger operation (one reference held) */
-  const char *method;
+  mw_edge *edge;       /* its edge (and through it the world: edge->w) */
+  mw_op *op;           /* ledger operation (one reference held) */
   int64_t deadline_ns; /* propagated deadline of this attempt, RETRY_NEVER if none */
   union {
     int64_t ok_items; /* until its handler ends: stream messages of a full reply */
@@ -412,22 +430,20 @@ struct mw_req {
                                  keeps them (mw_service.keeps_calls): those calls, for a k-of-n
                                  fan-out's cancel or one that reaches r (model_service.c) */
   };
-  const model_fault_cfg *fail; /* the FAIL fault applied (its status the reply's), or the
-                                  delayed REFUSE fault, or NULL */
-  int64_t acc_sent_ns;         /* adaptive concurrency: when the filter forwarded it */
-  /* downstream calls of the handler */
-  int32_t ds_next;         /* sequential: next call to start */
-  int32_t ds_pending;      /* calls started and not finished */
-  int32_t ds_status;       /* first failure (mapped into this service's space), or OK */
-  int32_t ds_ok, ds_nfail; /* wait_for: calls ended OK, and not */
+  mw_req_side *side; /* what only some requests need, or NULL (model__req_side) */
+  /* The caller's index for the call (mw_end.slot): its population's method, or its service's
+   * downstream call, which with the edge names the method (model__req_method). */
+  int32_t slot;
+  /* The FAIL fault applied (its status the reply's), or the delayed REFUSE fault: its index
+   * in the callee's faults plus 1, 0 if none (model__req_fail). */
+  int32_t fail;
   /* narrow: statuses are gRPC codes or HTTP statuses, attempts at most 64 (the engine's
    * bitmasks), replicas at most 64 */
   int16_t status;              /* reply: in the callee's space */
   int16_t attempt;             /* 1-based, as grpc-previous-rpc-attempts tells the server */
-  int16_t trace_depth;         /* tracing: depth of trace_call */
   int8_t replica;              /* chosen replica, -1 before the load balancer ran */
   int8_t criticality;          /* model_criticality; UNSET until a service labels it */
-  uint8_t state;               /* mw_req_state */
+  uint8_t state : 3;           /* mw_req_state */
   bool bare : 1;               /* a bare call's one attempt, the call itself */
   bool waiting : 1;            /* bare: the caller still waits (else it gave up) */
   bool top : 1;                /* bare: a top-level call */
@@ -437,15 +453,10 @@ struct mw_req {
   bool dropped : 1;            /* deadline mode DROP ended it */
   bool acc_forwarded : 1;      /* adaptive concurrency: ... and is still counted outstanding */
   bool headers : 1;            /* reply: headers were sent */
-  bool ds_failed : 1;
-  bool ds_starting : 1; /* fan-out: still starting its calls */
-  bool ds_decided : 1;  /* wait_for: the handler went on; the calls left still finish */
-  bool ds_orphan : 1;   /* its caller is done with it while such calls run: the last of
-                           them frees it (model_service.c) */
-  bool cancelled : 1;   /* its call was cancelled (a k-of-n fan-out's leftover, or a call of a
-                           request cancelled so) while it was on its way out: the callee drops
-                           it as it arrives (model__service_arrive); or while a worker held it:
-                           its handler makes no calls when the work ends */
+  bool cancelled : 1; /* its call was cancelled (a k-of-n fan-out's leftover, or a call of a
+                         request cancelled so) while it was on its way out: the callee drops
+                         it as it arrives (model__service_arrive); or while a worker held it:
+                         its handler makes no calls when the work ends */
 };
 
 /* A call a caller may cancel (model__call_cancel): an engine call's mw_call, or a bare call's
@@ -601,6 +612,7 @@ struct model_world {
   /* Calls, requests and ledger operations in flight: owns every chunk. */
   struct mw_pools {
     mw_pool calls, reqs, ops;
+    mw_pool reqx;    /* the mw_req_side of the requests that need one */
     mw_pool fanouts; /* mw_fanout records of the k-of-n fan-outs that cancel (obj_size 0:
                         no service has one) */
     mw_pool exts;    /* the calls' mw_call_ext, for the calls that need one */
@@ -653,13 +665,24 @@ struct model_world {
   model_trace_sink trace; /* model_world_set_trace; record NULL: tracing off */
 };
 
-/* The call's method: its population's method `slot`, or the one of its edge's downstream
- * call (an edge per call of a service's handler). */
-static inline const char *model__call_method(const mw_call *c) {
-  const mw_edge *e = c->edge;
+/* The method of a call on edge e with the caller's index slot: its population's method
+ * `slot`, or the one of its edge's downstream call (an edge per call of a service's
+ * handler). */
+static inline const char *model__edge_method(const mw_edge *e, int32_t slot) {
   const model_config *cfg = e->w->cfg;
-  return e->pop >= 0 ? cfg->clients[e->pop].methods[c->slot].name
+  return e->pop >= 0 ? cfg->clients[e->pop].methods[slot].name
                      : cfg->services[e->svc].calls[e->slot].method;
+}
+static inline const char *model__call_method(const mw_call *c) {
+  return model__edge_method(c->edge, c->slot);
+}
+static inline const char *model__req_method(const mw_req *r) {
+  return model__edge_method(r->edge, r->slot);
+}
+
+/* The fault r's reply carries (mw_req.fail), or NULL; s is r's callee. */
+static inline const model_fault_cfg *model__req_fail(const mw_service *s, const mw_req *r) {
+  return r->fail != 0 ? &s->cfg->faults[r->fail - 1] : NULL;
 }
 
 /* model_world.c */
@@ -671,6 +694,38 @@ void *model__calloc(const model_world *w, size_t n, size_t size);
 void model__free(const model_world *w, void *p);
 /* Records a run-time failure (the first one wins) and stops the kernel after this event. */
 void model__fail(model_world *w, int code, const char *msg);
+
+/* r's side record, taken (zeroed) the first time it is needed; NULL when out of memory
+ * (the world has then failed). */
+static inline mw_req_side *model__req_side(model_world *w, mw_req *r) {
+  if (r->side == NULL) {
+    r->side = (mw_req_side *)model__pool_get(&w->pools.reqx);
+    if (r->side == NULL) {
+      model__fail(w, RETRY_ENOMEM, "out of memory for requests in flight");
+      return NULL;
+    }
+    memset(r->side, 0, sizeof *r->side);
+  }
+  return r->side;
+}
+
+/* The side record's fields of a request that may have none (all 0 then). */
+static inline int32_t model__req_ds_pending(const mw_req *r) {
+  return r->side != NULL ? r->side->ds_pending : 0;
+}
+static inline uint64_t model__req_trace_call(const mw_req *r) {
+  return r->side != NULL ? r->side->trace_call : 0;
+}
+static inline int32_t model__req_trace_depth(const mw_req *r) {
+  return r->side != NULL ? r->side->trace_depth : 0;
+}
+
+/* Gives r (and its side record) back to the pool. */
+static inline void model__req_put(model_world *w, mw_req *r) {
+  if (r->side != NULL) model__pool_put(&w->pools.reqx, r->side);
+  model__pool_put(&w->pools.reqs, r);
+}
+
 /* Schedules fn(obj) after a delay drawn from d: constant delays go to a FIFO lane. */
 sim_event_handle model__schedule_sample(model_world *w, const sim_dist *d, gsl_rng *r,
                                         sim_event_fn fn, void *obj);

@@ -126,8 +126,8 @@ static MODEL_HOT void reply_prepare(model_world *w, mw_req *r) {
   int64_t now = sim_now_ns(w->k);
   if (!retry_status_is_ok(s->cfg->space, r->status) && r->pushback == NULL &&
       r->retry_after == NULL) {
-    const model_fault_cfg *f =
-        fault_find(s, MODEL_FAULT_PUSHBACK, now, r->replica, r->attempt, r->method, NULL);
+    const model_fault_cfg *f = fault_find(s, MODEL_FAULT_PUSHBACK, now, r->replica, r->attempt,
+                                          model__req_method(r), NULL);
     if (f != NULL) {
       r->pushback = f->pushback;
       r->retry_after = f->retry_after;
@@ -135,7 +135,7 @@ static MODEL_HOT void reply_prepare(model_world *w, mw_req *r) {
   }
   if (r->acc_forwarded) { /* the filter sees the response go by */
     mw_replica *rp = &s->replicas[r->replica];
-    model_acc_record(rp->acc, r->acc_sent_ns, now, rp->rng_acc);
+    model_acc_record(rp->acc, r->side->acc_sent_ns, now, rp->rng_acc);
     r->acc_forwarded = false;
   }
   r->state = MW_REQ_HOP_BACK;
@@ -248,9 +248,9 @@ static int64_t work_time(mw_service *s, mw_replica *rp, mw_req *r, int64_t now, 
   const model_service_cfg *cfg = s->cfg;
   int64_t work;
   if (r->refuse_after_delay)
-    work = r->fail != NULL ? r->fail->delay_ns : 0;
-  else if (r->fail != NULL && r->fail->delay_ns > 0)
-    work = r->fail->delay_ns;
+    work = r->fail != 0 ? model__req_fail(s, r)->delay_ns : 0;
+  else if (r->fail != 0 && model__req_fail(s, r)->delay_ns > 0)
+    work = model__req_fail(s, r)->delay_ns;
   else
     work = sim_dist_sample(&cfg->service_time, rp->rng_work);
   double factor = 1.0 + cfg->slowdown_per_busy * (double)(rp->busy - 1);
@@ -260,7 +260,7 @@ static int64_t work_time(mw_service *s, mw_replica *rp, mw_req *r, int64_t now, 
   for (size_t i = 0; timed && i < cfg->n_faults; i++) {
     const model_fault_cfg *f = &cfg->faults[i];
     if (f->kind != MODEL_FAULT_SLOWDOWN && f->kind != MODEL_FAULT_STALL) continue;
-    if (!fault_applies(s, i, now, r->replica, r->attempt, r->method)) continue;
+    if (!fault_applies(s, i, now, r->replica, r->attempt, model__req_method(r))) continue;
     if (f->kind == MODEL_FAULT_SLOWDOWN) {
       factor *= f->factor;
     } else if (fault_strikes(f, rp->rng_fault)) {
@@ -271,7 +271,7 @@ static int64_t work_time(mw_service *s, mw_replica *rp, mw_req *r, int64_t now, 
   double t = (double)work * factor + (double)stall;
   /* Constant work (a constant service time, or a fault's fixed delay) repeats. */
   *repeats = stall == 0 && factor == 1.0 &&
-             (r->refuse_after_delay || (r->fail != NULL && r->fail->delay_ns > 0) ||
+             (r->refuse_after_delay || (r->fail != 0 && model__req_fail(s, r)->delay_ns > 0) ||
               cfg->service_time.kind == SIM_DIST_CONSTANT);
   return t >= (double)(INT64_MAX / 4) ? INT64_MAX / 4 : (int64_t)t;
 }
@@ -305,7 +305,7 @@ static MODEL_HOT bool work_start(model_world *w, mw_service *s, mw_req *r) {
    * changes nothing below 2^53 ns. */
   int64_t work;
   bool repeats;
-  if (s->plain_time && r->fail == NULL) { /* (a delayed refusal has its fault in fail too) */
+  if (s->plain_time && r->fail == 0) { /* (a delayed refusal has its fault in fail too) */
     work = sim_dist_sample(&cfg->service_time, rp->rng_work);
     repeats = cfg->service_time.kind == SIM_DIST_CONSTANT;
     if (work >= (INT64_C(1) << 53)) { /* as work_time rounds and bounds it */
@@ -383,9 +383,9 @@ static MODEL_HOT void handler_finish(model_world *w, mw_req *r) {
   if (retry_status_is_ok(s->cfg->space, r->status)) {
     r->headers = true;
     r->items = r->ok_items;
-  } else if (r->fail != NULL && !r->refuse_after_delay) {
-    r->headers = r->fail->after_headers;
-    r->items = r->fail->after_headers ? r->fail->stream_items : 0;
+  } else if (r->fail != 0 && !r->refuse_after_delay) {
+    r->headers = model__req_fail(s, r)->after_headers;
+    r->items = model__req_fail(s, r)->after_headers ? model__req_fail(s, r)->stream_items : 0;
   }
   int32_t rep = r->replica;
   /* A hop back of no time costs no event: the reply reaches the caller now, after the queue
@@ -412,16 +412,17 @@ static MODEL_HOT void handler_after_calls(model_world *w, mw_req *r) {
     model__pool_put(&w->pools.fanouts, r->fanout);
     r->fanout = NULL;
   }
-  if (!r->ds_failed && s->cfg->effect == MODEL_EFFECT_AFTER) model__op_execute(w, s, r->op);
-  if (r->fail != NULL)
-    r->status = (int16_t)r->fail->status;
-  else if (r->ds_failed)
-    r->status = (int16_t)r->ds_status;
+  bool ds_failed = r->side != NULL && r->side->ds_failed;
+  if (!ds_failed && s->cfg->effect == MODEL_EFFECT_AFTER) model__op_execute(w, s, r->op);
+  if (r->fail != 0)
+    r->status = (int16_t)model__req_fail(s, r)->status;
+  else if (ds_failed)
+    r->status = (int16_t)r->side->ds_status;
   else
     r->status = (int16_t)model__status_ok(s->cfg->space);
-  if (r->fail != NULL) {
-    r->pushback = r->fail->pushback;
-    r->retry_after = r->fail->retry_after;
+  if (r->fail != 0) {
+    r->pushback = model__req_fail(s, r)->pushback;
+    r->retry_after = model__req_fail(s, r)->retry_after;
   }
   handler_finish(w, r);
 }
@@ -470,7 +471,7 @@ static void downstream_start(model_world *w, mw_service *s, mw_req *r, int32_t j
    * for each call j (model_int.h, mw_op). */
   mw_op *op = model__op_child(w, r->op, child);
   if (op == NULL && r->op != NULL) return; /* out of memory: the world has failed */
-  r->ds_pending++;
+  r->side->ds_pending++;                   /* (it has one from ev_work_done on) */
   mw_call_args a = {.edge = s->call_edges[j],
                     .mc = mc,
                     .method = cc->method,
@@ -489,15 +490,16 @@ static void downstream_start(model_world *w, mw_service *s, mw_req *r, int32_t j
   /* A handler whose calls may be cancelled notes each call it makes. */
   mw_fanout *f = fanout_of(s, r);
   if (f != NULL) a.child = &f->child[f->n++];
-  if (model__call_start(w, &a) < 0) r->ds_pending--;
+  if (model__call_start(w, &a) < 0) r->side->ds_pending--;
 }
 
 /* wait_for k of n: 1 once k calls succeeded, 0 once n - k + 1 failed (k can no longer be
  * reached), -1 before either. A call counts once however many attempts or hedges it sent. */
 static int quorum_state(const mw_service *s, const mw_req *r) {
-  int32_t k = s->cfg->wait_for, n = r->ds_next;
-  if (r->ds_ok >= k) return 1;
-  return r->ds_nfail >= n - k + 1 ? 0 : -1;
+  const mw_req_side *d = r->side;
+  int32_t k = s->cfg->wait_for, n = d->ds_next;
+  if (d->ds_ok >= k) return 1;
+  return d->ds_nfail >= n - k + 1 ? 0 : -1;
 }
 
 /* The fan-out reached its wait_for: the handler goes on with the calls' verdict (a failure's
@@ -507,8 +509,8 @@ static int quorum_state(const mw_service *s, const mw_req *r) {
  * downstream_done (r is then decided: it only counts the call out). */
 static void quorum_decide(model_world *w, mw_req *r, int state) {
   mw_service *s = &w->topo.services[r->edge->callee];
-  r->ds_decided = true;
-  r->ds_failed = state == 0;
+  r->side->ds_decided = true;
+  r->side->ds_failed = state == 0;
   mw_fanout *f = fanout_of(s, r);
   if (f != NULL) {
     r->fanout = NULL;
@@ -530,7 +532,8 @@ static void downstream_done(model_world *w, const mw_end *c) {
   const model_call_cfg *cc = &s->cfg->calls[c->slot];
   retry_space from = w->cfg->services[cc->service].space;
   int32_t st = model__status_map(&cc->map, from, s->cfg->space, c->status);
-  r->ds_pending--;
+  mw_req_side *d = r->side;
+  d->ds_pending--;
   /* The fan-out's record forgets the call: it will not be cancelled. */
   mw_fanout *f = c->handle != NULL ? fanout_of(s, r) : NULL;
   for (int32_t i = 0; f != NULL && i < f->n; i++) {
@@ -539,34 +542,34 @@ static void downstream_done(model_world *w, const mw_end *c) {
       break;
     }
   }
-  if (r->ds_decided) {
+  if (d->ds_decided) {
     /* Left to finish: its attempts and side effects counted; r waits only to be freed. */
-    if (r->ds_orphan && r->ds_pending == 0) model__pool_put(&w->pools.reqs, r);
+    if (d->ds_orphan && d->ds_pending == 0) model__req_put(w, r);
     return;
   }
   bool ok = retry_status_is_ok(s->cfg->space, st);
   if (ok)
-    r->ds_ok++;
+    d->ds_ok++;
   else
-    r->ds_nfail++;
-  if (!ok && !r->ds_failed) {
-    r->ds_failed = true;
-    r->ds_status = st;
+    d->ds_nfail++;
+  if (!ok && !d->ds_failed) {
+    d->ds_failed = true;
+    d->ds_status = st;
   }
-  if (s->cfg->calls_mode == MODEL_CALLS_SEQUENTIAL && !r->ds_failed &&
-      r->ds_next < (int32_t)s->cfg->n_calls) {
-    int32_t j = r->ds_next++;
+  if (s->cfg->calls_mode == MODEL_CALLS_SEQUENTIAL && !d->ds_failed &&
+      d->ds_next < (int32_t)s->cfg->n_calls) {
+    int32_t j = d->ds_next++;
     downstream_start(w, s, r, j, j);
     return;
   }
   /* A fan-out still starting its calls (one of them ended at once) finishes after the loop. */
-  if (r->ds_starting) return;
+  if (d->ds_starting) return;
   if (s->cfg->wait_for > 0) {
     int q = quorum_state(s, r);
     if (q >= 0) quorum_decide(w, r, q);
     return;
   }
-  if (r->ds_pending == 0) handler_after_calls(w, r);
+  if (d->ds_pending == 0) handler_after_calls(w, r);
 }
 
 /* The service time is over: the handler's own work is done. What follows depends on the
@@ -580,8 +583,8 @@ static void ev_work_done(sim_kernel *k, void *obj, uint64_t arg) {
   const model_service_cfg *cfg = s->cfg;
   int64_t now = sim_now_ns(k);
   if (r->refuse_after_delay) { /* refused after a delay: no handler, no side effect */
-    r->pushback = r->fail->pushback;
-    r->retry_after = r->fail->retry_after;
+    r->pushback = model__req_fail(s, r)->pushback;
+    r->retry_after = model__req_fail(s, r)->retry_after;
     count_rejected(w, s);
     handler_finish(w, r);
     return;
@@ -608,14 +611,17 @@ static void ev_work_done(sim_kernel *k, void *obj, uint64_t arg) {
     handler_after_calls(w, r);
     return;
   }
+  /* The state of its calls is kept on the side (mw_req_side). */
+  mw_req_side *d = model__req_side(w, r);
+  if (d == NULL) return; /* the world has failed */
   if (r->cancelled) {
     /* Its call was cancelled while it was worked: the request's context is done, so each
      * call it would make fails at once, cancelled, and is never sent (gRPC fails a call
      * made with a cancelled context before it leaves). The handler goes on as after any
      * failed call: no side effect "after", and a reply nobody waits for. */
     s->stats->cancelled++;
-    r->ds_failed = true;
-    r->ds_status = cfg->space == RETRY_SPACE_GRPC ? RETRY_GRPC_CANCELLED : RETRY_HTTP_CANCELLED;
+    d->ds_failed = true;
+    d->ds_status = cfg->space == RETRY_SPACE_GRPC ? RETRY_GRPC_CANCELLED : RETRY_HTTP_CANCELLED;
     handler_after_calls(w, r);
     return;
   }
@@ -630,20 +636,20 @@ static void ev_work_done(sim_kernel *k, void *obj, uint64_t arg) {
     r->fanout->n = 0;
   }
   if (cfg->calls_mode == MODEL_CALLS_SEQUENTIAL) {
-    r->ds_next = 1;
+    d->ds_next = 1;
     downstream_start(w, s, r, 0, 0);
     return;
   }
   /* Every copy of every call: copy i of call j is operation (copies before j) + i. Without
    * wait_for a failure while starting stops the rest (the handler fails anyway); with it the
    * fan-out starts all n, since k may still be reached. ds_next counts what was started. */
-  r->ds_starting = true;
+  d->ds_starting = true;
   int32_t child = 0;
-  for (int32_t j = 0; j < (int32_t)cfg->n_calls && (cfg->wait_for > 0 || !r->ds_failed); j++)
-    for (int32_t i = 0; i < cfg->calls[j].fanout && (cfg->wait_for > 0 || !r->ds_failed); i++)
+  for (int32_t j = 0; j < (int32_t)cfg->n_calls && (cfg->wait_for > 0 || !d->ds_failed); j++)
+    for (int32_t i = 0; i < cfg->calls[j].fanout && (cfg->wait_for > 0 || !d->ds_failed); i++)
       downstream_start(w, s, r, j, child++);
-  r->ds_next = child;
-  r->ds_starting = false;
+  d->ds_next = child;
+  d->ds_starting = false;
   if (r->cancelled) {
     /* Cancelled while it started its calls (model__service_cancel): its caller has dropped
      * it, so it is freed here once its calls have reported. */
@@ -656,7 +662,7 @@ static void ev_work_done(sim_kernel *k, void *obj, uint64_t arg) {
     if (q >= 0) quorum_decide(w, r, q);
     return;
   }
-  if (r->ds_pending == 0) handler_after_calls(w, r);
+  if (d->ds_pending == 0) handler_after_calls(w, r);
 }
 
 /* A request arrives: load balancer, then the fault timeline in a fixed order (down, refuse,
@@ -672,7 +678,7 @@ static bool arrive_screen(model_world *w, mw_service *s, mw_req *r, mw_replica *
   /* A request without a criticality gets this service's label (its calls then carry it). */
   if (r->criticality == MODEL_CRIT_UNSET && cfg->criticality.on)
     r->criticality =
-        (int8_t)model_criticality_of(&cfg->criticality, r->method, r->edge->stats->from);
+        (int8_t)model_criticality_of(&cfg->criticality, model__req_method(r), r->edge->stats->from);
   if (cfg->retry_budget.on)
     model_retry_share_add(&rp->share, cfg->retry_budget.window_ns, now, r->attempt > 1);
   /* Admission: the token bucket in front of the replicas refuses before anything else. */
@@ -683,7 +689,8 @@ static bool arrive_screen(model_world *w, mw_service *s, mw_req *r, mw_replica *
   }
   size_t fi;
   const model_fault_cfg *f;
-  if ((f = fault_find(s, MODEL_FAULT_DOWN, now, r->replica, r->attempt, r->method, &fi))) {
+  if ((f = fault_find(s, MODEL_FAULT_DOWN, now, r->replica, r->attempt, model__req_method(r),
+                      &fi))) {
     s->fault_counts[fi]++;
     reply_reject(w, r, model__status_unavailable(cfg->space), NULL, NULL);
     return true;
@@ -696,10 +703,13 @@ static bool arrive_screen(model_world *w, mw_service *s, mw_req *r, mw_replica *
       reply_reject(w, r, cfg->acc.status, NULL, NULL);
       return true;
     }
+    mw_req_side *d = model__req_side(w, r);
+    if (d == NULL) return true; /* the world has failed */
     r->acc_forwarded = true;
-    r->acc_sent_ns = now;
+    d->acc_sent_ns = now;
   }
-  if ((f = fault_find(s, MODEL_FAULT_REFUSE, now, r->replica, r->attempt, r->method, &fi)) &&
+  if ((f = fault_find(s, MODEL_FAULT_REFUSE, now, r->replica, r->attempt, model__req_method(r),
+                      &fi)) &&
       fault_strikes(f, rp->rng_fault)) {
     s->fault_counts[fi]++;
     if (f->delay_ns == 0) {
@@ -708,12 +718,13 @@ static bool arrive_screen(model_world *w, mw_service *s, mw_req *r, mw_replica *
     }
     /* The handler takes its time, then refuses before the side effect. */
     r->refuse_after_delay = true;
-    r->fail = f;
+    r->fail = (int32_t)fi + 1;
     r->status = (int16_t)f->status; /* its pushback is set once it leaves the queue */
-  } else if ((f = fault_find(s, MODEL_FAULT_FAIL, now, r->replica, r->attempt, r->method, &fi)) &&
+  } else if ((f = fault_find(s, MODEL_FAULT_FAIL, now, r->replica, r->attempt, model__req_method(r),
+                             &fi)) &&
              fault_strikes(f, rp->rng_fault)) {
     s->fault_counts[fi]++;
-    r->fail = f;
+    r->fail = (int32_t)fi + 1;
   }
   /* The server-side retry budget: an overloaded replica refuses retries first. */
   if (cfg->retry_budget.on && r->attempt > 1 && rp->queued >= cfg->retry_budget.queue) {
@@ -808,10 +819,10 @@ bool model__service_cancel(model_world *w, mw_req *r) {
   }
   /* Waiting for its calls, and not already going on (a k-of-n fan-out deciding further up
    * the stack: it replies, and the reply is dropped). */
-  if (r->state != MW_REQ_DOWNSTREAM || r->ds_decided) return false;
+  if (r->state != MW_REQ_DOWNSTREAM || r->side->ds_decided) return false;
   /* Still starting them further up the stack (a call's end there set off the cancel): the
    * fan-out's loop ends the handler once it is out of it (ev_work_done). */
-  if (r->ds_starting) {
+  if (r->side->ds_starting) {
     r->cancelled = true;
     return false;
   }
@@ -823,7 +834,7 @@ bool model__service_cancel(model_world *w, mw_req *r) {
  * worker is freed, no reply goes back (model__service_cancel). */
 static void handler_cut_short(model_world *w, mw_service *s, mw_req *r) {
   s->stats->cancelled++;
-  r->ds_decided = true; /* the calls' ends only count them out from now on */
+  r->side->ds_decided = true; /* the calls' ends only count them out from now on */
   mw_fanout *f = fanout_of(s, r);
   r->fanout = NULL;
   if (f != NULL) fanout_cancel(w, f);

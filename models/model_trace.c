@@ -46,15 +46,15 @@ void model__trace_call_start(model_world *w, mw_call *c, retry_call_opts *o) {
   /* A client's call is told to its client; a service's call to the request whose handler
    * made it (model_service.c, downstream_start), which is the attempt it serves. */
   const mw_req *parent = model__call_top(c) ? NULL : c->done_ctx;
-  bool inherited = parent != NULL && parent->trace_call != 0;
+  bool inherited = parent != NULL && model__req_trace_call(parent) != 0;
   /* A call has an ext while a sink is installed (model__call_start), and its id, deadline
    * and policy are set before this (call_engine_start). */
   mw_call_ext *e = model__call_ext(c);
-  e->trace_parent = inherited ? parent->trace_call : 0;
+  e->trace_parent = inherited ? model__req_trace_call(parent) : 0;
   e->trace_parent_attempt = inherited ? parent->attempt : 0;
   /* A depth not known (a call picked below an untraced parent) stays unknown below it. */
   if (inherited)
-    e->trace_depth = parent->trace_depth < 0 ? -1 : parent->trace_depth + 1;
+    e->trace_depth = model__req_trace_depth(parent) < 0 ? -1 : model__req_trace_depth(parent) + 1;
   else
     e->trace_depth = parent == NULL ? 0 : -1;
   if (!inherited) {

@@ -945,6 +945,7 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
   }
   model__pool_init(&w->pools.calls, a, sizeof(mw_call), 256);
   model__pool_init(&w->pools.reqs, a, sizeof(mw_req), 256);
+  model__pool_init(&w->pools.reqx, a, sizeof(mw_req_side), 64);
   model__pool_init(&w->pools.exts, a, sizeof(mw_call_ext), 256);
   model__pool_init(&w->pools.policies, a, sizeof(retry_policy), 16);
   retry_policy_init(&w->pools.none[RETRY_SPACE_GRPC], RETRY_SPACE_GRPC);
@@ -1081,7 +1082,8 @@ bool model_world_gauges_check(const model_world *w, int64_t now_ns) {
 }
 
 int64_t model_world_peak_objects(const model_world *w) {
-  return w->pools.calls.peak + w->pools.exts.peak + w->pools.reqs.peak + w->pools.ops.peak;
+  return w->pools.calls.peak + w->pools.exts.peak + w->pools.reqs.peak + w->pools.reqx.peak +
+         w->pools.ops.peak;
 }
 
 /* Frees everything, in any state: pools release their chunks wholesale, so objects still in
@@ -1092,6 +1094,7 @@ void model_world_destroy(model_world *w) {
   model__services_destroy(w);
   model__pool_free(&w->pools.calls);
   model__pool_free(&w->pools.reqs);
+  model__pool_free(&w->pools.reqx);
   model__pool_free(&w->pools.exts);
   model__pool_free(&w->pools.policies);
   model__pool_free(&w->pools.ops);
