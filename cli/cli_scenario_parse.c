@@ -555,6 +555,11 @@ static bool parse_faults(scn_ctx *c, json_t *list, model_service_cfg *svc) {
   }
   size_t n = json_array_size(list);
   if (n == 0) return true;
+  if (n > MODEL_MAX_FAULTS) {
+    retry_json_fail(&c->j, RETRY_ECONFIG, "a service has at most %d faults, got %zu",
+                    MODEL_MAX_FAULTS, n);
+    return false;
+  }
   svc->faults = cli__scenario_calloc(n, sizeof svc->faults[0]);
   if (svc->faults == NULL) return oom(c);
   for (size_t i = 0; i < n; i++) {

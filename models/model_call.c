@@ -24,7 +24,7 @@ static void call_outcome(model_world *w, mw_call *c, int32_t attempt, const retr
 
 /* A request holds a reference on its operation for as long as the server may still execute
  * its side effect, which can be long after its call ended. */
-static void req_free(model_world *w, mw_req *r) {
+static MODEL_HOT void req_free(model_world *w, mw_req *r) {
   model__op_unref(w, r->op);
   r->op = NULL;
   /* A handler that went on at k of n (wait_for) may still have calls running, which report

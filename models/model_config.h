@@ -153,6 +153,10 @@ typedef struct model_fault_cfg {
   char *retry_after;        /* HTTP Retry-After sent with the failure, or NULL */
 } model_fault_cfg;
 
+/* Faults of one service, at most (a request in flight names the fault it carries in 16
+ * bits; the timeline is searched on every arrival, so real scenarios have a handful). */
+#define MODEL_MAX_FAULTS 10000
+
 /* Optimistic concurrency (the AWS "Exponential Backoff And Jitter" article's contention): the
  * service holds one versioned row. A request reads the version when a worker takes it and
  * writes with that version when its service time ends (the service time is the read-to-write
@@ -280,7 +284,7 @@ typedef struct model_service_cfg {
   model_call_cfg *calls;
   size_t n_calls;
   model_fault_cfg *faults;
-  size_t n_faults;
+  size_t n_faults; /* at most MODEL_MAX_FAULTS (a request names its fault in 16 bits) */
   model_contention_cfg contention;
   model_admission_cfg admission;
   model_codel_cfg codel;

@@ -434,16 +434,16 @@ struct mw_req {
   /* The caller's index for the call (mw_end.slot): its population's method, or its service's
    * downstream call, which with the edge names the method (model__req_method). */
   int32_t slot;
+  /* narrow: statuses are gRPC codes or HTTP statuses, attempts at most 64 (the engine's
+   * bitmasks), replicas at most 64, faults at most MODEL_MAX_FAULTS a service */
+  int16_t status;  /* reply: in the callee's space */
+  int16_t attempt; /* 1-based, as grpc-previous-rpc-attempts tells the server */
   /* The FAIL fault applied (its status the reply's), or the delayed REFUSE fault: its index
    * in the callee's faults plus 1, 0 if none (model__req_fail). */
-  int32_t fail;
-  /* narrow: statuses are gRPC codes or HTTP statuses, attempts at most 64 (the engine's
-   * bitmasks), replicas at most 64 */
-  int16_t status;              /* reply: in the callee's space */
-  int16_t attempt;             /* 1-based, as grpc-previous-rpc-attempts tells the server */
+  uint16_t fail;
   int8_t replica;              /* chosen replica, -1 before the load balancer ran */
   int8_t criticality;          /* model_criticality; UNSET until a service labels it */
-  uint8_t state : 3;           /* mw_req_state */
+  uint8_t state;               /* mw_req_state */
   bool bare : 1;               /* a bare call's one attempt, the call itself */
   bool waiting : 1;            /* bare: the caller still waits (else it gave up) */
   bool top : 1;                /* bare: a top-level call */

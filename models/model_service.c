@@ -5,6 +5,7 @@
  * effect, downstream calls through their own engines) and travels back. Invariant: a replica
  * never has a queued request while one of its workers is idle.
  */
+#include <assert.h>
 #include <gsl/gsl_randist.h>
 #include <stdlib.h>
 #include <string.h>
@@ -718,13 +719,13 @@ static bool arrive_screen(model_world *w, mw_service *s, mw_req *r, mw_replica *
     }
     /* The handler takes its time, then refuses before the side effect. */
     r->refuse_after_delay = true;
-    r->fail = (int32_t)fi + 1;
+    r->fail = (uint16_t)(fi + 1);
     r->status = (int16_t)f->status; /* its pushback is set once it leaves the queue */
   } else if ((f = fault_find(s, MODEL_FAULT_FAIL, now, r->replica, r->attempt, model__req_method(r),
                              &fi)) &&
              fault_strikes(f, rp->rng_fault)) {
     s->fault_counts[fi]++;
-    r->fail = (int32_t)fi + 1;
+    r->fail = (uint16_t)(fi + 1);
   }
   /* The server-side retry budget: an overloaded replica refuses retries first. */
   if (cfg->retry_budget.on && r->attempt > 1 && rp->queued >= cfg->retry_budget.queue) {
@@ -936,6 +937,7 @@ int model__services_create(model_world *w) {
     snprintf(entity, sizeof entity, "service:%s", cfg->name);
     s->rng_lb = sim_rng_stream_create(w->seed, entity, "lb", 0);
     s->replicas = model__calloc(w, (size_t)cfg->replicas, sizeof *s->replicas);
+    assert(cfg->n_faults <= MODEL_MAX_FAULTS); /* the loader refuses more (mw_req.fail) */
     s->fault_counts = model__calloc(w, cfg->n_faults + 1, sizeof *s->fault_counts);
     if (s->rng_lb == NULL || s->replicas == NULL || s->fault_counts == NULL) return -1;
     if (cfg->admission.on) model_bucket_init(&s->bucket, &cfg->admission, 0);

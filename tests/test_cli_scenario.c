@@ -724,6 +724,45 @@ static void test_cli_scenario_variants_apply_their_sets_and_merge_expectations(v
  * Policies
  * =================================================================== */
 
+/* A request names the fault it carries in 16 bits (mw_req.fail), so a service has at most
+ * MODEL_MAX_FAULTS faults: that many load, one more is refused with the limit in the error. */
+static char *faults_scenario(size_t n) {
+  const char head[] =
+      "{\"duration\": \"10s\", \"services\": {\"api\": {\"service_time\": "
+      "\"5ms\", \"faults\": [";
+  const char fault[] =
+      "{\"kind\": \"fail\", \"start\": \"1s\", \"end\": \"2s\", "
+      "\"status\": \"UNAVAILABLE\"}";
+  const char tail[] =
+      "]}}, \"clients\": {\"web\": {\"target\": \"api\", \"arrival\": "
+      "{\"kind\": \"open\", \"rate\": \"100/s\"}, \"methods\": "
+      "[\"/api.Api/Get\"]}}}";
+  size_t len = sizeof head + n * sizeof fault + sizeof tail;
+  char *text = malloc(len);
+  assert_non_null(text);
+  char *p = text;
+  p += sprintf(p, "%s", head);
+  for (size_t i = 0; i < n; i++)
+    p += sprintf(p, "%s%s", i > 0 ? "," : "", fault);
+  sprintf(p, "%s", tail);
+  return text;
+}
+
+static void test_cli_scenario_faults_of_a_service_are_bounded(void **state) {
+  (void)state;
+  char *text = faults_scenario(MODEL_MAX_FAULTS);
+  cli_scenario *s = load_ok(text);
+  assert_int_equal(cli_scenario_config(s, 0)->services[0].n_faults, MODEL_MAX_FAULTS);
+  cli_scenario_destroy(s);
+  free(text);
+  text = faults_scenario(MODEL_MAX_FAULTS + 1);
+  retry_error err;
+  load_bad_sets(text, NULL, 0, &err);
+  assert_string_equal(err.path, "$.services.api.faults");
+  assert_non_null(strstr(err.message, "at most 10000 faults, got 10001"));
+  free(text);
+}
+
 static void test_cli_scenario_inline_policy_errors_keep_the_policy_path(void **state) {
   (void)state;
   const char *pol = RETRY_POLICY("grpc", "\"UNAVAILABLE\"");
@@ -1466,6 +1505,7 @@ int main(void) {
       cmocka_unit_test(test_cli_scenario_rate_profiles_become_points),
       cmocka_unit_test(test_cli_scenario_set_edits_the_document_before_validation),
       cmocka_unit_test(test_cli_scenario_variants_apply_their_sets_and_merge_expectations),
+      cmocka_unit_test(test_cli_scenario_faults_of_a_service_are_bounded),
       cmocka_unit_test(test_cli_scenario_inline_policy_errors_keep_the_policy_path),
       cmocka_unit_test(test_cli_scenario_policy_file_loads_and_missing_one_is_an_io_error),
       cmocka_unit_test(test_cli_scenario_policy_file_is_patched_by_set_and_variants),
