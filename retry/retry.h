@@ -536,7 +536,8 @@ typedef enum retry_stream_kind {
 typedef struct retry_policy {
   retry_policy_kind kind;
   retry_space space;               /* numbering of all statuses below and in outcomes */
-  int32_t max_attempts;            /* effective attempts including the original, >= 1 */
+  int32_t max_attempts;            /* effective attempts including the original, >= 1 (a
+                                      call sends at most RETRY_CALL_MAX_ATTEMPTS) */
   int32_t max_attempts_configured; /* as written, before the clamp */
   retry_backoff backoff;           /* retry policies */
   retry_status_set retryable;      /* retry: retryableStatusCodes; hedge: nonFatalStatusCodes */
@@ -566,7 +567,8 @@ typedef struct retry_policy {
 void retry_policy_init(retry_policy *p, retry_space space);
 
 /* Sets max_attempts from a configured value and a client cap (gRPC: 5). Values above the
- * cap are silently clamped, as gRPC does; limit <= 0 means no cap. */
+ * cap are silently clamped, as gRPC does; limit <= 0 means no cap. Either way the result is at
+ * most RETRY_CALL_MAX_ATTEMPTS (32767), the most attempts the engine sends in one call. */
 void retry_policy_set_max_attempts(retry_policy *p, int32_t configured, int32_t limit);
 
 /* Checks p as gRPC validates a retry or hedging policy plus the engine's own rules. Returns 0
@@ -800,8 +802,13 @@ typedef struct retry_call_opts {
  * or Brooker budget). An outcome of a call without an ext must report no stream messages. */
 bool retry_call_ext_needed(const retry_policy *p, const retry_target *t, const retry_call_opts *o);
 
-/* One logical call: caller-owned, fixed size, no allocation. Fields are grouped as read-only
- * (valid at any time) and private. The state only some calls use is in its retry_call_ext. */
+/* The most attempts one call sends, the original included: a policy allowing more stops
+ * there, with reason max_attempts (retry_policy_set_max_attempts clamps to it). */
+#define RETRY_CALL_MAX_ATTEMPTS INT16_MAX
+
+/* One logical call: caller-owned, fixed size (88 bytes on LP64), no allocation. Fields are
+ * grouped as read-only (valid at any time, but status: once done) and private. The state only
+ * some calls use is in its retry_call_ext. */
 typedef struct retry_call {
   /* read-only */
   const retry_policy *policy; /* borrowed at the start */
@@ -811,25 +818,34 @@ typedef struct retry_call {
   int64_t start_ns;           /* when retry_call_start ran */
   int64_t deadline_ns;        /* absolute deadline of the call, RETRY_NEVER if none */
   int64_t backoff_total_ns;   /* time spent waiting between attempts */
-  int32_t n_attempts;         /* attempts sent, the original included (retry_call_retries and
+  int16_t n_attempts;         /* attempts sent, the original included, at most
+                                 RETRY_CALL_MAX_ATTEMPTS (retry_call_retries and
                                  retry_call_hedges say how many of them were which) */
-  int32_t status;             /* final status once done */
-  int16_t n_in_flight;        /* attempts sent and not yet reported (at most 64 hedges) */
+  uint8_t n_in_flight;        /* attempts sent and not yet reported (at most 64 hedges) */
   uint8_t reason;             /* retry_stop: stop reason once done */
   bool done;
   /* private: ordered by size so that nothing pads (a call in flight is held by the
    * thousand; of retry_call_opts only what decisions read is kept, the rest in ext). A retry
    * policy has at most one attempt in flight, the last one sent; a hedging policy's are the
-   * bits of ext->in_flight. */
-  bool idempotent;
-  bool committed;
-  uint8_t stream; /* retry_stream_kind, from the options */
-  retry_backoff_state backoff;
+   * bits of ext->in_flight. The backoff state is packed (retry_backoff_state's n_since_reset,
+   * and of cur_ns and prev_ns the one the policy's jitter carries) and its storage holds the
+   * final status once the call is done, when no backoff is drawn any more. */
+  bool idempotent : 1;
+  bool committed : 1;
+  unsigned stream : 2; /* retry_stream_kind, from the options */
+  uint16_t backoff_n;  /* backoff draws since the start or the last pushback */
+  union {
+    double backoff_carried; /* until done: cur_ns, or prev_ns (decorrelated, Polly v2) */
+    int32_t status;         /* read-only, once done: the final status (retry_call_status) */
+  };
   union {
     int64_t next_send_ns; /* until done: pending attempt or hedge time, RETRY_NEVER if none */
     int64_t end_ns;       /* once done: the final decision's done_ns (retry_call_end_ns) */
   };
 } retry_call;
+
+/* The final status once the call is done; -1 until then. */
+static inline int32_t retry_call_status(const retry_call *c) { return c->done ? c->status : -1; }
 
 /* The final decision's done_ns; RETRY_NEVER until the call is done. */
 static inline int64_t retry_call_end_ns(const retry_call *c) {

@@ -7,6 +7,7 @@
  */
 #include "retry_int.h"
 
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 
@@ -71,16 +72,20 @@ static double polly_v2(retry_backoff_state *st, int attempt0, double base_ns, do
   return delay;
 }
 
+/* d(1) = min(initial, max); d(n) = min(d(n-1) * multiplier, max): the one place that grows
+ * the nominal delay, so that retry__backoff_nominal repeats retry_backoff_next bit for bit. */
+static double nominal_step(const retry_backoff *b, int n, double prev_nominal) {
+  double initial = (double)b->initial_ns;
+  double max = (double)b->max_ns;
+  return n == 1 ? (initial < max ? initial : max) : fmin(prev_nominal * b->multiplier, max);
+}
+
 int64_t retry_backoff_next(const retry_backoff *b, retry_backoff_state *st, const retry_rng *rng,
                            int64_t *nominal_ns) {
   double initial = (double)b->initial_ns;
   double max = (double)b->max_ns;
   st->n_since_reset++;
-  /* d(1) = min(initial, max); d(n) = min(d(n-1) * multiplier, max). */
-  if (st->n_since_reset == 1)
-    st->cur_ns = initial < max ? initial : max;
-  else
-    st->cur_ns = fmin(st->cur_ns * b->multiplier, max);
+  st->cur_ns = nominal_step(b, st->n_since_reset, st->cur_ns);
   double d = st->cur_ns;
   if (nominal_ns != NULL) *nominal_ns = to_ns(d);
 
@@ -114,3 +119,47 @@ int64_t retry_backoff_next(const retry_backoff *b, retry_backoff_state *st, cons
   if (b->cap_after_jitter) delay = fmin(delay, max);
   return to_ns(delay);
 }
+
+/* {==================================================================
+ * The packed state of a retry_call (retry_int.h)
+ * =================================================================== */
+
+/* Decorrelated jitter and Polly v2 carry their last delay (or formula value) from draw to draw
+ * and read the nominal delay only to report it; the other jitters carry the nominal delay and
+ * never read prev_ns. */
+static bool jitter_carries_prev(retry_jitter j) {
+  return j == RETRY_JITTER_DECORRELATED || j == RETRY_JITTER_POLLY_V2;
+}
+
+double retry__backoff_nominal(const retry_backoff *b, int n) {
+  double cur = 0.0;
+  double max = (double)b->max_ns;
+  for (int k = 1; k <= n; k++) {
+    cur = nominal_step(b, k, cur);
+    /* At max with a multiplier >= 1 it stays there: fmin(max * m, max) is max. */
+    if (cur == max && max >= 0.0 && b->multiplier >= 1.0) break;
+  }
+  return cur;
+}
+
+int64_t retry__backoff_next_packed(const retry_backoff *b, uint16_t *n, double *carried,
+                                   const retry_rng *rng, int64_t *nominal_ns) {
+  retry_backoff_state st;
+  st.n_since_reset = *n;
+  if (jitter_carries_prev(b->jitter)) {
+    st.prev_ns = *carried;
+    /* cur_ns only makes the reported nominal delay here (and d(1), which it does not read):
+     * rebuilt only when it is asked for. */
+    st.cur_ns = nominal_ns != NULL ? retry__backoff_nominal(b, *n) : 0.0;
+  } else {
+    st.cur_ns = *carried;
+    st.prev_ns = 0.0; /* never read by these jitters */
+  }
+  int64_t delay = retry_backoff_next(b, &st, rng, nominal_ns);
+  assert(st.n_since_reset <= UINT16_MAX);
+  *n = (uint16_t)st.n_since_reset;
+  *carried = jitter_carries_prev(b->jitter) ? st.prev_ns : st.cur_ns;
+  return delay;
+}
+
+/* }================================================================== */

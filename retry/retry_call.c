@@ -96,7 +96,19 @@ static void trace_emit(const retry_call *c, const event_info *ev, int64_t now_ns
  * =================================================================== */
 
 _Static_assert(RETRY_STOP_N <= UINT8_MAX, "retry_call.reason and retry_call_ext.blocked are bytes");
-_Static_assert(RETRY_MAX_HEDGED_ATTEMPTS <= INT16_MAX, "retry_call.n_in_flight is 16 bits");
+_Static_assert(RETRY_MAX_HEDGED_ATTEMPTS <= UINT8_MAX, "retry_call.n_in_flight is a byte");
+_Static_assert(RETRY_CALL_MAX_ATTEMPTS <= INT16_MAX && RETRY_CALL_MAX_ATTEMPTS <= UINT16_MAX,
+               "retry_call.n_attempts and backoff_n (< n_attempts) are 16 bits");
+_Static_assert(RETRY_STREAM_BIDI <= 3, "retry_call.stream is 2 bits");
+/* The size issue 12 asks for: a call in flight of the world stays within 256 bytes. */
+_Static_assert(sizeof(void *) != 8 || sizeof(retry_call) <= 88, "retry_call grew past 88 bytes");
+
+/* Restarts the backoff's exponent (at the start and after a pushback): what
+ * retry_backoff_state_reset does to the state the call packs. */
+static void backoff_reset(retry_call *c) {
+  c->backoff_n = 0;
+  c->backoff_carried = 0.0;
+}
 
 static uint64_t bit(int32_t attempt) { return UINT64_C(1) << (attempt - 1); }
 
@@ -269,6 +281,7 @@ static retry_stop try_send(retry_call *c, int64_t now_ns, retry_decision *d) {
     drop_pending_budget(c);
     return why;
   }
+  assert(c->n_attempts < RETRY_CALL_MAX_ATTEMPTS); /* retry_refusal; hedging stops at 64 */
   int32_t k = ++c->n_attempts; /* past the first, a hedge or a retry (retry_call_retries) */
   set_in_flight(c, k);
   retry_call_ext *x = c->ext;
@@ -343,8 +356,9 @@ void retry_call_start(retry_call *c, const retry_policy *p, retry_target *t,
    * limiter's wait, or at an outcome with stream messages (cheaper than asking
    * retry_call_ext_needed at every start). */
   assert(o->trace == NULL || o->ext != NULL);
-  /* Every field by name rather than a memset of the whole struct first: gcc clears 112 bytes
-   * with rep stos, which costs more than the rest of a start. */
+  /* Every field by name rather than a memset of the whole struct first: gcc clears the whole
+   * struct with rep stos, which costs more than the rest of a start. status is not set: it
+   * shares the backoff state's storage until the call is done (retry_call_status). */
   c->policy = p;
   c->target = t;
   c->ext = o->ext;
@@ -353,14 +367,13 @@ void retry_call_start(retry_call *c, const retry_policy *p, retry_target *t,
   c->deadline_ns = o->deadline_ns;
   c->backoff_total_ns = 0;
   c->n_attempts = 0;
-  c->status = -1;
   c->n_in_flight = 0;
   c->reason = (uint8_t)RETRY_STOP_NONE;
   c->done = false;
   c->idempotent = retry_policy_is_idempotent(p, o->method);
   c->committed = false;
-  c->stream = (uint8_t)o->stream;
-  retry_backoff_state_reset(&c->backoff);
+  c->stream = (unsigned)o->stream & 3u; /* at most RETRY_STREAM_BIDI */
+  backoff_reset(c);
   c->next_send_ns = RETRY_NEVER;
   retry_call_ext *x = o->ext;
   if (x != NULL) {
@@ -426,7 +439,9 @@ static retry_stop retry_refusal(const retry_call *c, int32_t status, const event
   retry_stop s = stream_rule(c);
   if (s != RETRY_STOP_NONE) return s;
   if (c->committed) return RETRY_STOP_COMMITTED;
-  if (c->n_attempts >= p->max_attempts) return RETRY_STOP_MAX_ATTEMPTS;
+  /* RETRY_CALL_MAX_ATTEMPTS bounds a policy whose max_attempts was set by hand past it. */
+  if (c->n_attempts >= p->max_attempts || c->n_attempts >= RETRY_CALL_MAX_ATTEMPTS)
+    return RETRY_STOP_MAX_ATTEMPTS;
   if (ev->pushback >= RETRY_PUSHBACK_STOP) return RETRY_STOP_PUSHBACK_STOP;
   if (!throttle_ok) return RETRY_STOP_THROTTLED;
   if (!retry__target_retry_allowed(c->target, now_ns)) return RETRY_STOP_BREAKER_OPEN;
@@ -453,21 +468,21 @@ static void retry_after_failure(retry_call *c, const retry_outcome *o, bool thro
   if (ev->pushback == RETRY_PUSHBACK_DELAY) {
     delay = ev->pushback_ns;
     ev->delay_source = RETRY_DELAY_PUSHBACK;
-    retry_backoff_state_reset(&c->backoff);
+    backoff_reset(c);
   } else if (p->space == RETRY_SPACE_HTTP && p->honor_retry_after && o->retry_after != NULL &&
              retry_pushback_parse_retry_after(o->retry_after, &ra_ns) == RETRY_OK) {
     delay = ra_ns;
     ev->delay_source = RETRY_DELAY_RETRY_AFTER;
-    retry_backoff_state_reset(&c->backoff);
+    backoff_reset(c);
   } else if (p->space == RETRY_SPACE_HTTP && p->honor_retry_after &&
              o->retry_after_at_ns != RETRY_NEVER) {
     delay = o->retry_after_at_ns > now_ns ? o->retry_after_at_ns - now_ns : 0;
     ev->delay_source = RETRY_DELAY_RETRY_AFTER;
-    retry_backoff_state_reset(&c->backoff);
+    backoff_reset(c);
   } else {
     /* The value before jitter only for a trace: an untraced call skips its conversion. */
-    delay = retry_backoff_next(&p->backoff, &c->backoff, &c->rng,
-                               traced(c) ? &ev->backoff_nominal_ns : NULL);
+    delay = retry__backoff_next_packed(&p->backoff, &c->backoff_n, &c->backoff_carried, &c->rng,
+                                       traced(c) ? &ev->backoff_nominal_ns : NULL);
     ev->delay_source = RETRY_DELAY_BACKOFF;
   }
   ev->backoff_ns = delay;

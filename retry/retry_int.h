@@ -156,4 +156,13 @@ double retry__adaptive_probability_at(const retry_adaptive *a, int64_t now_ns);
 int64_t retry__finagle_next_change(const retry_finagle_budget *b, int64_t now_ns);
 int64_t retry__adaptive_next_change(const retry_adaptive *a, int64_t now_ns);
 
+/* The backoff state of a retry_call, packed (retry_backoff.c): the draws since the start or
+ * the last pushback (n), and the one double a jitter carries from draw to draw (carried: the
+ * nominal delay, or for decorrelated jitter and Polly v2 their prev_ns). Draws exactly what
+ * retry_backoff_next draws from the full retry_backoff_state; a reset is n = 0, carried = 0. */
+int64_t retry__backoff_next_packed(const retry_backoff *b, uint16_t *n, double *carried,
+                                   const retry_rng *rng, int64_t *nominal_ns);
+/* The nominal delay d(n) as retry_backoff_next grows it over n draws (0 for n = 0). */
+double retry__backoff_nominal(const retry_backoff *b, int n);
+
 #endif /* RETRY_INT_H */

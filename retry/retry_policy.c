@@ -35,7 +35,9 @@ void retry_policy_set_max_attempts(retry_policy *p, int32_t configured, int32_t 
   p->max_attempts_configured = configured;
   /* gRPC clamps silently (grpc-go convertRetryPolicy, grpc-java maxRetryAttempts, C-core
    * MAX_MAX_RETRY_ATTEMPTS): a config asking for 7 gets 5, with no error. */
-  p->max_attempts = limit > 0 && configured > limit ? limit : configured;
+  int32_t n = limit > 0 && configured > limit ? limit : configured;
+  /* The engine counts a call's attempts in 16 bits (retry_call.n_attempts). */
+  p->max_attempts = n > RETRY_CALL_MAX_ATTEMPTS ? RETRY_CALL_MAX_ATTEMPTS : n;
 }
 
 /* Fails with a message about one field of the policy. */

@@ -54,5 +54,5 @@ int32_t retry_realtime_call(retry_call *c, const retry_policy *p, retry_target *
   if (d.action == RETRY_ACTION_DONE && d.done_ns != RETRY_NEVER)
     retry_realtime_sleep_until(d.done_ns);
   if (c->ext == &ext) c->ext = NULL; /* not valid past the return */
-  return c->status;
+  return retry_call_status(c);
 }

@@ -11,6 +11,7 @@
 
 #include <string.h>
 
+#include "retry/retry_int.h"
 #include "retry/retry_parts.h"
 #include "tests/support/script.h"
 
@@ -1219,6 +1220,148 @@ static void test_call_without_ext_runs_past_64_attempts(void **state) {
   assert_int_equal(c.reason, RETRY_STOP_MAX_ATTEMPTS);
 }
 
+/* {==================================================================
+ * The call's size (issue 12) and what its packing costs nothing of
+ * =================================================================== */
+
+/* A call in flight of the world must stay within 256 bytes; the engine's part is 88. */
+static void test_call_is_at_most_88_bytes_on_lp64(void **state) {
+  (void)state;
+  if (sizeof(void *) != 8) skip();
+  assert_true(sizeof(retry_call) <= 88);
+}
+
+/* Fails every attempt of a started call at 1 ms each, waking at every backoff, until it is
+ * done; returns the attempts sent. */
+static int fail_until_done(retry_call *c, retry_decision *d) {
+  int64_t now = 0;
+  int sends = 0;
+  while (d->action != RETRY_ACTION_DONE) {
+    if (d->action == RETRY_ACTION_SEND) {
+      sends++;
+      assert_int_equal(d->attempt, sends);
+      retry_outcome out;
+      retry_outcome_init(&out, RETRY_GRPC_UNAVAILABLE);
+      now += MS;
+      retry_call_on_outcome(c, sends, &out, now, d);
+    } else {
+      now = d->wake_ns;
+      retry_call_wake(c, now, d);
+    }
+  }
+  return sends;
+}
+
+/* n_attempts is 16 bits: the largest max_attempts the engine allows is counted to its end, a
+ * larger one is clamped to it by retry_policy_set_max_attempts, and one set past it by hand
+ * stops there, with reason max_attempts either way. */
+static void test_call_counts_up_to_the_largest_max_attempts(void **state) {
+  (void)state;
+  retry_policy p;
+  grpc_policy(&p, 3, 1, 1, 1.0, RETRY_JITTER_NONE);
+  retry_policy_set_max_attempts(&p, RETRY_CALL_MAX_ATTEMPTS, 0);
+  assert_int_equal(p.max_attempts, 32767);
+  retry_policy_set_max_attempts(&p, 100000, 0);
+  assert_int_equal(p.max_attempts, RETRY_CALL_MAX_ATTEMPTS);
+  assert_int_equal(p.max_attempts_configured, 100000);
+  retry_policy_set_max_attempts(&p, 100000, 7);
+  assert_int_equal(p.max_attempts, 7);
+
+  int32_t by_hand[] = {RETRY_CALL_MAX_ATTEMPTS, 40000};
+  for (size_t i = 0; i < sizeof by_hand / sizeof by_hand[0]; i++) {
+    p.max_attempts = by_hand[i];
+    retry_call_opts o = opts_make("/svc/M", RETRY_NEVER);
+    retry_call c;
+    retry_decision d;
+    retry_call_start(&c, &p, NULL, &o, 0, &d);
+    assert_int_equal(fail_until_done(&c, &d), RETRY_CALL_MAX_ATTEMPTS);
+    assert_int_equal(c.n_attempts, RETRY_CALL_MAX_ATTEMPTS);
+    assert_int_equal(retry_call_retries(&c), RETRY_CALL_MAX_ATTEMPTS - 1);
+    assert_int_equal(c.n_in_flight, 0);
+    assert_int_equal(c.reason, RETRY_STOP_MAX_ATTEMPTS);
+    assert_int_equal(retry_call_status(&c), RETRY_GRPC_UNAVAILABLE);
+    /* 32766 backoffs of 1 ms */
+    assert_int_equal(c.backoff_total_ns, (int64_t)(RETRY_CALL_MAX_ATTEMPTS - 1) * MS);
+  }
+}
+
+/* The final status shares the backoff state's storage: retry_call_status says -1 until the
+ * call is done, however much backoff state it carries by then. */
+static void test_call_status_is_minus_one_until_done(void **state) {
+  (void)state;
+  retry_policy p;
+  grpc_policy(&p, 3, 100, 1000, 2.0, RETRY_JITTER_DECORRELATED);
+  retry_call_opts o = opts_make("/svc/M", RETRY_NEVER);
+  retry_call c;
+  retry_decision d;
+  retry_call_start(&c, &p, NULL, &o, 0, &d);
+  assert_int_equal(d.action, RETRY_ACTION_SEND);
+  assert_int_equal(retry_call_status(&c), -1);
+  retry_outcome out;
+  retry_outcome_init(&out, RETRY_GRPC_UNAVAILABLE);
+  retry_call_on_outcome(&c, 1, &out, 10 * MS, &d);
+  assert_int_equal(d.action, RETRY_ACTION_WAIT);
+  assert_true(c.backoff_carried > 0.0); /* decorrelated: the delay it drew */
+  assert_int_equal(retry_call_status(&c), -1);
+  retry_call_wake(&c, d.wake_ns, &d);
+  assert_int_equal(d.action, RETRY_ACTION_SEND);
+  retry_outcome ok;
+  retry_outcome_init(&ok, RETRY_GRPC_OK);
+  retry_call_on_outcome(&c, 2, &ok, S, &d);
+  assert_int_equal(d.action, RETRY_ACTION_DONE);
+  assert_int_equal(retry_call_status(&c), RETRY_GRPC_OK);
+  assert_int_equal(c.status, RETRY_GRPC_OK);
+}
+
+/* The call's packed backoff state (a 16-bit count and one carried double) draws what the full
+ * retry_backoff_state draws, delays and nominal delays alike, for every jitter, across a
+ * reset, with the nominal asked for or not (it is rebuilt for decorrelated and Polly v2). */
+static void test_call_packed_backoff_draws_what_the_full_state_draws(void **state) {
+  (void)state;
+  const retry_jitter jitters[] = {RETRY_JITTER_PROPORTIONAL, RETRY_JITTER_FULL,
+                                  RETRY_JITTER_EQUAL,        RETRY_JITTER_DECORRELATED,
+                                  RETRY_JITTER_POLLY_V2,     RETRY_JITTER_NONE};
+  const double mults[] = {2.0, 1.0, 0.5, 1.0001};
+  for (size_t j = 0; j < sizeof jitters / sizeof jitters[0]; j++) {
+    for (size_t m = 0; m < sizeof mults / sizeof mults[0]; m++) {
+      for (int variant = 0; variant < 4; variant++) {
+        retry_backoff b;
+        memset(&b, 0, sizeof b);
+        b.initial_ns = 100 * MS;
+        b.max_ns = 2 * S;
+        b.multiplier = mults[m];
+        b.jitter = jitters[j];
+        b.jitter_fraction = 0.2;
+        b.cap_after_jitter = (variant & 1) != 0;
+        b.first_delay_exact = (variant & 2) != 0;
+        test_rng ra, rb;
+        retry_rng rng_a = test_rng_make(&ra, 7 + j);
+        retry_rng rng_b = test_rng_make(&rb, 7 + j);
+        retry_backoff_state full;
+        retry_backoff_state_reset(&full);
+        uint16_t n = 0;
+        double carried = 0.0;
+        for (int k = 0; k < 1200; k++) {
+          if (k == 40) { /* a pushback restarts the exponent */
+            retry_backoff_state_reset(&full);
+            n = 0;
+            carried = 0.0;
+          }
+          bool want = k % 3 != 0;
+          int64_t nom_a = -1, nom_b = -1;
+          int64_t da = retry_backoff_next(&b, &full, &rng_a, &nom_a);
+          int64_t db = retry__backoff_next_packed(&b, &n, &carried, &rng_b, want ? &nom_b : NULL);
+          assert_int_equal(da, db);
+          if (want) assert_int_equal(nom_a, nom_b);
+          assert_int_equal(n, full.n_since_reset);
+        }
+        /* both streams drew the same number of values */
+        assert_int_equal(test_rng_next(&ra), test_rng_next(&rb));
+      }
+    }
+  }
+}
+
 /* }================================================================== */
 
 int main(void) {
@@ -1262,6 +1405,10 @@ int main(void) {
       cmocka_unit_test(test_call_cancel_hedges_give_back_probes_and_http_says_499),
       cmocka_unit_test(test_call_cancel_is_traced_as_its_own_event),
       cmocka_unit_test(test_call_layers_worst_case_is_the_product_of_attempts),
+      cmocka_unit_test(test_call_is_at_most_88_bytes_on_lp64),
+      cmocka_unit_test(test_call_counts_up_to_the_largest_max_attempts),
+      cmocka_unit_test(test_call_status_is_minus_one_until_done),
+      cmocka_unit_test(test_call_packed_backoff_draws_what_the_full_state_draws),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
