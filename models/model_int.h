@@ -622,8 +622,9 @@ struct model_world {
     /* "No retries" in each space (retry_policy_init), shared by every call without a policy. */
     retry_policy none[2];
     /* Without a side-effecting service the ledger has nothing to tell apart: every call
-     * shares this one operation (never settled: the world holds a reference to it). */
-    mw_op no_effect_op;
+     * shares this one operation (never settled: the world holds a reference to it). Allocated
+     * with the world: an mw_op ends in a flexible array, which C lets no struct hold inline. */
+    mw_op *no_effect_op;
     size_t max_calls;    /* the most downstream calls any handler makes: child slots per op */
     size_t op_child_off; /* byte offset of an op's child pointers */
   } pools;

@@ -63,8 +63,8 @@ void model__pool_free(mw_pool *p) {
 
 mw_op *model__op_new(model_world *w) {
   if (w->topo.n_effect_services == 0) {
-    w->pools.no_effect_op.refs++;
-    return &w->pools.no_effect_op;
+    w->pools.no_effect_op->refs++;
+    return w->pools.no_effect_op;
   }
   mw_op *op = model__pool_get(&w->pools.ops);
   if (op == NULL) {
@@ -109,7 +109,7 @@ mw_op *model__op_child(model_world *w, mw_op *op, int32_t j) {
 /* Settled once no call or request works for it; its children go with the parent's reference
  * (they settle when their own holders are gone too). */
 void model__op_release(model_world *w, mw_op *op) {
-  assert(op != &w->pools.no_effect_op); /* the world's reference keeps it above 0 */
+  assert(op != w->pools.no_effect_op); /* the world's reference keeps it above 0 */
   op_settle(w, op);
   op->refs = 0;
   if (w->topo.n_effect_services > 0) {

@@ -971,8 +971,10 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
     if (n > fan) fan = n;
   }
   model__pool_init(&w->pools.fanouts, a, sizeof(mw_fanout) + fan * sizeof(mw_child), 64);
-  w->pools.no_effect_op.refs = 1; /* the world's own reference */
-  w->pools.no_effect_op.measured = true;
+  w->pools.no_effect_op = model__calloc(w, 1, sizeof(mw_op));
+  if (w->pools.no_effect_op == NULL) goto oom;
+  w->pools.no_effect_op->refs = 1; /* the world's own reference */
+  w->pools.no_effect_op->measured = true;
   sim_hist_init(&w->res.latency);
   sim_hist_init(&w->res.latency_ok);
   w->run.end_ns = cfg->drain_ns > INT64_MAX - cfg->duration_ns ? INT64_MAX - 1
@@ -1099,6 +1101,7 @@ void model_world_destroy(model_world *w) {
   model__pool_free(&w->pools.policies);
   model__pool_free(&w->pools.ops);
   model__pool_free(&w->pools.fanouts);
+  model__free(w, w->pools.no_effect_op);
   model__free(w, w->topo.services);
   model__free(w, w->topo.pops);
   for (size_t i = 0; w->topo.edges != NULL && i < w->topo.n_edges; i++)
