@@ -585,7 +585,9 @@ static int bare_start(model_world *w, const mw_call_args *a, int64_t now, bool m
   r->done_ctx = a->done_ctx;
   r->start_ns = now;
   r->slot = a->slot;
+#if defined(__SANITIZE_ADDRESS__) || defined(MODEL_CALL_CHECK)
   assert(model__edge_method(edge, a->slot) == a->method); /* read back from the edge from now on */
+#endif
   r->op = a->op;
   model__op_ref(r->op);
   r->ok_items = a->stream_items;
