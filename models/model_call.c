@@ -388,13 +388,11 @@ static void waitq_pump(model_world *w, mw_waitq *q);
 
 /* The queue of the blocking limiter of a call on channel ch (top-level or the caller's call
  * slot), or NULL when its target's limiter does not block. */
-static mw_waitq *waitq_of(const mw_channel *ch, bool top, int32_t slot) {
-  size_t ti = top ? 0 : (size_t)slot; /* the target's index in the channel */
+static mw_waitq *waitq_of(const mw_channel *ch, const mw_edge *e) {
+  size_t ti = e->pop >= 0 ? 0 : (size_t)e->slot; /* the target's index in the channel */
   return ch->waitq != NULL && ti < ch->n_targets && ch->waitq[ti].on ? &ch->waitq[ti] : NULL;
 }
-static mw_waitq *call_waitq(const mw_call *c) {
-  return waitq_of(model__call_channel(c), model__call_top(c), c->slot);
-}
+static mw_waitq *call_waitq(const mw_call *c) { return waitq_of(model__call_channel(c), c->edge); }
 
 /* Gives back what a call holds once its caller heard of its end: its operation, its own
  * policy and its ext (p and x: the engine's, or a waiting call's). */
@@ -642,7 +640,7 @@ static bool limit_has_permit(const retry_target *t, int64_t now) {
 /* Takes c out of its queue (it is there) and starts it in the engine: with a permit, or, at
  * the end of its wait, to be refused (THROTTLED, or DEADLINE once the deadline has come). */
 static mw_waitq *waitq_remove(model_world *w, mw_call *c) {
-  mw_waitq *q = waitq_of(c->wait.ch, model__call_top(c), c->slot);
+  mw_waitq *q = waitq_of(c->wait.ch, c->edge);
   mw_call **p = &q->head, *prev = NULL;
   while (*p != c) {
     prev = *p;
@@ -757,7 +755,7 @@ int model__call_start(model_world *w, const mw_call_args *a) {
 #if defined(__SANITIZE_ADDRESS__) || defined(MODEL_CALL_CHECK)
   assert(model__call_method(c) == a->method); /* read back from the edge from now on */
 #endif
-  mw_waitq *q = waitq_of(a->ch, a->top, a->slot);
+  mw_waitq *q = waitq_of(a->ch, a->edge);
   uint8_t flags = (uint8_t)((a->top ? MW_CALL_TOP : 0) | (measured ? MW_CALL_MEASURED : 0) |
                             (q != NULL ? MW_CALL_LIMITED : 0));
   /* A policy without retries still decides what counts as OK, so it must speak the callee's

@@ -135,8 +135,9 @@ typedef struct mw_end {
   int64_t start_ns;    /* when the call started */
   int64_t deadline_ns; /* its absolute deadline, RETRY_NEVER if none */
   int64_t stream_items, stream_duplicates; /* server streams: messages delivered, again */
-  int32_t slot;                            /* the caller's index for it */
-  int32_t status;                          /* final status, in the callee's space */
+  int32_t slot;   /* the caller's index for it: a population's method, or a handler's number
+                     for the call (mw_service.call_of_child) */
+  int32_t status; /* final status, in the callee's space */
   int32_t retries, hedges;
   retry_space space; /* the space of status */
   retry_stop reason;
@@ -323,7 +324,7 @@ struct mw_call {
   mw_op *op;             /* ledger operation (one reference held) */
   mw_req *reqs;          /* attempts in flight (the caller still waits for them) */
   sim_event_handle wake; /* the engine's timer, at rc.next_send_ns (call_set_wake) */
-  int32_t slot;          /* the caller's index for it (a method, a downstream call) */
+  int32_t slot;          /* the caller's index for it (mw_end.slot) */
   int8_t criticality;    /* given to each attempt (model_criticality; 0 unset) */
   int8_t last_replica;   /* replica of the latest attempt, -1 before the first */
   uint8_t flags;         /* MW_CALL_*, set in one store at the start */
@@ -431,8 +432,9 @@ struct mw_req {
                                  fan-out's cancel or one that reaches r (model_service.c) */
   };
   mw_req_side *side; /* what only some requests need, or NULL (model__req_side) */
-  /* The caller's index for the call (mw_end.slot): its population's method, or its service's
-   * downstream call, which with the edge names the method (model__req_method). */
+  /* The caller's index for the call (mw_end.slot): its population's method, which with the
+   * edge names the method (model__req_method), or a handler's number for the call (the
+   * edge alone names a handler's call's method). */
   int32_t slot;
   /* narrow: statuses are gRPC codes or HTTP statuses, attempts at most 64 (the engine's
    * bitmasks), replicas at most 64, faults at most MODEL_MAX_FAULTS a service */
@@ -539,7 +541,12 @@ struct mw_service {
   const model_service_cfg *cfg;
   int index;
   mw_replica *replicas;
-  mw_edge **call_edges;                  /* per downstream call */
+  mw_edge **call_edges; /* per downstream call */
+  /* Per call the handler makes (a call made fanout times is that many, numbered as
+   * ev_work_done starts them): the index of its downstream call. A handler's call carries
+   * its own number as the caller's index (mw_end.slot), so its end finds its fan-out record
+   * at once (model_service.c, downstream_done). */
+  int32_t *call_of_child;
   const retry_method_config **call_mcfg; /* per downstream call: policy lookup */
   int effect_slot;       /* index into an operation's executions, -1 without effect */
   int64_t *fault_counts; /* per fault: times applied (for max_count) */

@@ -486,7 +486,7 @@ static void downstream_start(model_world *w, mw_service *s, mw_req *r, int32_t j
                     .top = false,
                     .criticality = r->criticality,
                     .done_ctx = r,
-                    .slot = j,
+                    .slot = child, /* downstream_done finds call j through it */
                     .child = NULL};
   /* A handler whose calls may be cancelled notes each call it makes. */
   mw_fanout *f = fanout_of(s, r);
@@ -530,18 +530,18 @@ static void quorum_decide(model_world *w, mw_req *r, int state) {
 static void downstream_done(model_world *w, const mw_end *c) {
   mw_req *r = c->done_ctx;
   mw_service *s = &w->topo.services[r->edge->callee];
-  const model_call_cfg *cc = &s->cfg->calls[c->slot];
+  int32_t child = c->slot;
+  const model_call_cfg *cc = &s->cfg->calls[s->call_of_child[child]];
   retry_space from = w->cfg->services[cc->service].space;
   int32_t st = model__status_map(&cc->map, from, s->cfg->space, c->status);
   mw_req_side *d = r->side;
   d->ds_pending--;
-  /* The fan-out's record forgets the call: it will not be cancelled. */
+  /* The fan-out's record forgets the call: it will not be cancelled. Its entry is the
+   * call's own number (ev_work_done numbers the calls as the record's entries). */
   mw_fanout *f = c->handle != NULL ? fanout_of(s, r) : NULL;
-  for (int32_t i = 0; f != NULL && i < f->n; i++) {
-    if (f->child[i].call == c->handle) {
-      f->child[i].call = NULL;
-      break;
-    }
+  if (f != NULL) {
+    assert(child < f->n && f->child[child].call == c->handle);
+    f->child[child].call = NULL;
   }
   if (d->ds_decided) {
     /* Left to finish: its attempts and side effects counted; r waits only to be freed. */
@@ -1002,6 +1002,7 @@ void model__services_destroy(model_world *w) {
     model__free(w, s->fault_counts);
     model__free(w, s->call_edges);
     model__free(w, s->call_mcfg);
+    model__free(w, s->call_of_child);
     if (s->rng_lb) gsl_rng_free(s->rng_lb);
   }
 }

@@ -878,12 +878,18 @@ static int edges_create(model_world *w) {
     mw_service *sv = &w->topo.services[s];
     sv->call_edges = model__calloc(w, sc->n_calls + 1, sizeof *sv->call_edges);
     sv->call_mcfg = model__calloc(w, sc->n_calls + 1, sizeof *sv->call_mcfg);
-    if (sv->call_edges == NULL || sv->call_mcfg == NULL) {
+    size_t children = 0;
+    for (size_t j = 0; j < sc->n_calls; j++)
+      children += (size_t)sc->calls[j].fanout;
+    sv->call_of_child = model__calloc(w, children + 1, sizeof *sv->call_of_child);
+    if (sv->call_edges == NULL || sv->call_mcfg == NULL || sv->call_of_child == NULL) {
       model__free(w, layer);
       return -1;
     }
-    for (size_t j = 0; j < sc->n_calls; j++, e++) {
+    for (size_t j = 0, child = 0; j < sc->n_calls; j++, e++) {
       const model_call_cfg *c = &sc->calls[j];
+      for (int32_t i = 0; i < c->fanout; i++)
+        sv->call_of_child[child++] = (int32_t)j;
       edge_init(w, e, sc->name, c->service, sc->space, c->policy, &c->map, &c->network);
       layer[e] = method_layer(c->policy, c->method);
       w->res.edges[e].max_attempts = layer_attempts(layer[e]);
