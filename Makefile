@@ -36,14 +36,14 @@ endif
 
 # Flags of our dependencies, asked of pkg-config once, when first used (after the deps step
 # of the piece being built ran): the engine needs jansson only, the kernel and above GSL too,
-# and the program (cli/) nettle as well (the SHA-256 of the files it reads).
+# and the program (expt/ and cli/) nettle as well (the SHA-256 of the files it reads).
 JANSSON_CFLAGS = $(eval JANSSON_CFLAGS := $(shell pkg-config --cflags jansson))$(JANSSON_CFLAGS)
 JANSSON_LIBS = $(eval JANSSON_LIBS := $(shell pkg-config --libs jansson))$(JANSSON_LIBS)
 DEPS_CFLAGS = $(eval DEPS_CFLAGS := $(shell pkg-config --cflags gsl jansson))$(DEPS_CFLAGS)
 DEPS_LIBS = $(eval DEPS_LIBS := $(shell pkg-config --libs gsl jansson))$(DEPS_LIBS)
 NETTLE_CFLAGS = $(eval NETTLE_CFLAGS := $(shell pkg-config --cflags nettle))$(NETTLE_CFLAGS)
 NETTLE_LIBS = $(eval NETTLE_LIBS := $(shell pkg-config --libs nettle))$(NETTLE_LIBS)
-# Everything that links the program's library (libcli.a): the program, the tests, the benches.
+# Everything that links the library of experiments (libexpt.a): the program, the tests, the benches.
 PROGRAM_LIBS = $(DEPS_LIBS) $(NETTLE_LIBS) -lpthread
 CMOCKA_CFLAGS = $(eval CMOCKA_CFLAGS := $(shell pkg-config --cflags cmocka))$(CMOCKA_CFLAGS)
 CMOCKA_LIBS = $(eval CMOCKA_LIBS := $(shell pkg-config --libs cmocka))$(CMOCKA_LIBS)
@@ -67,7 +67,8 @@ endif
 #   retry/   the engine             -> libretry.a   (libc; its config loader jansson)
 #   sim/     the simulation kernel  -> libsim.a     (+ GSL)
 #   models/  the simulated world    -> libmodels.a
-#   cli/     the retrysim program   -> libcli.a + retrysim (cli/retrysim.c holds main)
+#   expt/    the library of experiments -> libexpt.a (scenarios, runs, studies, outputs, pages)
+#   cli/     the retrysim command    -> retrysim (cli/retrysim.c holds main)
 RETRY_SRCS := $(sort $(wildcard retry/*.c))
 RETRY_OBJS := $(RETRY_SRCS:%.c=$(BUILD)/%.o)
 LIBRETRY   := $(BUILD)/libretry.a
@@ -80,14 +81,15 @@ WORLD_SRCS := $(sort $(wildcard models/*.c))
 WORLD_OBJS := $(WORLD_SRCS:%.c=$(BUILD)/%.o)
 LIBWORLD   := $(BUILD)/libmodels.a
 
-CLI_MAIN   := cli/retrysim.c
-CLI_SRCS   := $(filter-out $(CLI_MAIN),$(sort $(wildcard cli/*.c)))
+EXPT_SRCS  := $(sort $(wildcard expt/*.c))
+EXPT_OBJS  := $(EXPT_SRCS:%.c=$(BUILD)/%.o)
+LIBEXPT    := $(BUILD)/libexpt.a
+CLI_SRCS   := $(sort $(wildcard cli/*.c))
 CLI_OBJS   := $(CLI_SRCS:%.c=$(BUILD)/%.o)
-LIBCLI     := $(BUILD)/libcli.a
 RETRYSIM   := $(BUILD)/retrysim
 
 # Everything the program links, top floor first.
-SIM_LIBS   := $(LIBCLI) $(LIBWORLD) $(LIBKERNEL) $(LIBRETRY)
+SIM_LIBS   := $(LIBEXPT) $(LIBWORLD) $(LIBKERNEL) $(LIBRETRY)
 
 TEST_SRCS  := $(sort $(wildcard tests/test_*.c))
 TEST_BINS  := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
@@ -99,7 +101,7 @@ EXAMPLE_BINS := $(EXAMPLE_SRCS:examples/%.c=$(BUILD)/examples/%)
 
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
 
-UPPER_OBJS := $(KERNEL_OBJS) $(WORLD_OBJS) $(CLI_OBJS) $(BUILD)/cli/retrysim.o \
+UPPER_OBJS := $(KERNEL_OBJS) $(WORLD_OBJS) $(EXPT_OBJS) $(CLI_OBJS) \
               $(BENCH_SRCS:%.c=$(BUILD)/%.o)
 TESTING_OBJS := $(TEST_SUPPORT_OBJS) $(TEST_SRCS:%.c=$(BUILD)/%.o)
 ALL_OBJS := $(RETRY_OBJS) $(UPPER_OBJS) $(TESTING_OBJS) $(EXAMPLE_SRCS:%.c=$(BUILD)/%.o)
@@ -130,11 +132,11 @@ $(RETRY_OBJS) $(EXAMPLE_SRCS:%.c=$(BUILD)/%.o): | deps-engine
 $(RETRY_OBJS) $(EXAMPLE_SRCS:%.c=$(BUILD)/%.o): PKG_CFLAGS = $(JANSSON_CFLAGS)
 $(UPPER_OBJS): | deps-kernel
 $(TESTING_OBJS): | deps-test
-$(CLI_OBJS) $(BUILD)/cli/retrysim.o: PKG_CFLAGS = $(DEPS_CFLAGS) $(NETTLE_CFLAGS)
+$(EXPT_OBJS) $(CLI_OBJS): PKG_CFLAGS = $(DEPS_CFLAGS) $(NETTLE_CFLAGS)
 
-# retrysim --plot finds the gnuplot scripts of this tree (cli/cli_report.c; RETRYSIM_PLOTS
+# retrysim --plot finds the gnuplot scripts of this tree (expt/expt_report.c; RETRYSIM_PLOTS
 # overrides it at run time).
-$(BUILD)/cli/cli_report.o: ALL_CFLAGS += -DRETRYSIM_PLOTS_DIR='"$(CURDIR)/plots"'
+$(BUILD)/expt/expt_report.o: ALL_CFLAGS += -DRETRYSIM_PLOTS_DIR='"$(CURDIR)/plots"'
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -153,11 +155,11 @@ $(LIBWORLD): $(WORLD_OBJS)
 	@[ "$(V)" = 1 ] || echo "  AR      $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(LIBCLI): $(CLI_OBJS)
+$(LIBEXPT): $(EXPT_OBJS)
 	@[ "$(V)" = 1 ] || echo "  AR      $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(RETRYSIM): $(BUILD)/cli/retrysim.o $(SIM_LIBS)
+$(RETRYSIM): $(CLI_OBJS) $(SIM_LIBS)
 	@[ "$(V)" = 1 ] || echo "  LD      $@"
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(SIM_LIBS) $(PROGRAM_LIBS) -lm
 
@@ -255,7 +257,7 @@ fuzz: | deps-kernel
 	$(Q)build/fuzz/fuzz_config -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
 	    build/fuzz/corpus tests/data/valid tests/data/invalid 2>&1 | tail -n 5
 	$(Q)$(FUZZ_CC) $(shell pkg-config --cflags gsl jansson nettle) tests/fuzz/fuzz_scenario.c \
-	    $(filter cli/cli_scenario%.c,$(CLI_SRCS)) models/model_config.c models/model_estimate.c \
+	    $(filter expt/expt_scenario%.c,$(EXPT_SRCS)) models/model_config.c models/model_estimate.c \
 	    $(RETRY_SRCS) $(shell pkg-config --libs gsl jansson nettle) -lm -o build/fuzz/fuzz_scenario
 	$(Q)build/fuzz/fuzz_scenario -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
 	    build/fuzz/corpus-scenario tests/data/scenarios 2>&1 | tail -n 5
@@ -337,11 +339,11 @@ clean:
 	rm -rf build out
 
 fmt:
-	clang-format -i retry/*.c retry/*.h sim/*.c sim/*.h models/*.c models/*.h cli/*.c cli/*.h tests/*.c tests/support/*.c tests/support/*.h tests/fuzz/*.c examples/*.c
+	clang-format -i retry/*.c retry/*.h sim/*.c sim/*.h models/*.c models/*.h expt/*.c expt/*.h cli/*.c cli/*.h tests/*.c tests/support/*.c tests/support/*.h tests/fuzz/*.c examples/*.c
 
 lint:
 	cppcheck --quiet --enable=warning,portability --error-exitcode=1 --std=c11 \
-	    --suppress=missingIncludeSystem -I. retry/ sim/ models/ cli/ examples/
+	    --suppress=missingIncludeSystem -I. retry/ sim/ models/ expt/ cli/ examples/
 
 echo:
 	@echo "CC          = $(CC)"

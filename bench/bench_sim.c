@@ -15,7 +15,7 @@
 #include "models/model_world.h"
 #include "sim/sim_event.h"
 #include "sim/sim_hist.h"
-#include "cli/cli_scenario.h"
+#include "expt/expt_scenario.h"
 
 static double cpu_s(void) {
   struct timespec ts;
@@ -27,7 +27,7 @@ int main(int argc, char **argv) {
   const char *path = argc > 1 ? argv[1] : "bench/reference.json";
   const char *duration = argc > 2 ? argv[2] : "120s";
   uint64_t seed = argc > 3 ? strtoull(argv[3], NULL, 10) : 1;
-  cli_set sets[16] = {{"duration", duration}};
+  expt_set sets[16] = {{"duration", duration}};
   size_t n_sets = 1;
   char *owned[16] = {NULL};
   for (int i = 4; i < argc; i++) {
@@ -46,7 +46,7 @@ int main(int argc, char **argv) {
   retry_error err;
   retry_error_clear(&err);
   double l0 = cpu_s();
-  cli_scenario *s = cli_scenario_load(path, sets, n_sets, &err);
+  expt_scenario *s = expt_scenario_load(path, sets, n_sets, &err);
   if (s == NULL) {
     char buf[700];
     retry_error_format(&err, buf, sizeof buf);
@@ -54,7 +54,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   sim_kernel *k = sim_kernel_create(0, NULL);
-  model_world *w = model_world_create(cli_scenario_config(s, 0), k, seed, &err);
+  model_world *w = model_world_create(expt_scenario_config(s, 0), k, seed, &err);
   if (k == NULL || w == NULL) {
     fprintf(stderr, "bench_sim: cannot build the world: %s\n", err.message);
     return 3;
@@ -68,7 +68,7 @@ int main(int argc, char **argv) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   double secs = t1 - t0;
-  printf("scenario %s, duration %s, seed %llu\n", cli_scenario_name(s), duration,
+  printf("scenario %s, duration %s, seed %llu\n", expt_scenario_name(s), duration,
          (unsigned long long)seed);
   printf("  events            %llu\n", (unsigned long long)r->events);
   printf("  cpu               %.3f s\n", secs);
@@ -88,7 +88,7 @@ int main(int argc, char **argv) {
       ru0.ru_maxrss, t0 - l0, sim_hist_mean(&r->latency) / 1e6);
   model_world_destroy(w);
   sim_kernel_destroy(k);
-  cli_scenario_destroy(s);
+  expt_scenario_destroy(s);
   for (size_t i = 0; i < n_sets; i++)
     free(owned[i]);
   return rc == 0 ? 0 : 3;

@@ -1,6 +1,6 @@
 /*
  * retrysim.c: main() of the retrysim command: `run`, `validate`, `--help`, `--version`. Parses
- * the command line, loads the scenario and hands it to the run driver (cli/cli_run.c).
+ * the command line, loads the scenario and hands it to the run driver (expt/expt_run.c).
  * Invariant: nothing runs and nothing is written unless the whole command line and scenario
  * are valid; every error ends in exit status 2 (usage, input) or 3 (run time).
  */
@@ -13,13 +13,13 @@
 #include <string.h>
 
 #include "retry/retry.h"
-#include "cli/cli_explain.h"
-#include "cli/cli_output.h"
-#include "cli/cli_run.h"
-#include "cli/cli_scenario.h"
-#include "cli/cli_shard.h"
-#include "cli/cli_study.h"
-#include "cli/cli_sweep.h"
+#include "expt/expt_explain.h"
+#include "expt/expt_output.h"
+#include "expt/expt_run.h"
+#include "expt/expt_scenario.h"
+#include "expt/expt_shard.h"
+#include "expt/expt_study.h"
+#include "expt/expt_sweep.h"
 
 /* A prototype like every other non-static function's; the build uses -Wmissing-prototypes. */
 int main(int argc, char **argv);
@@ -98,7 +98,7 @@ static const char help_text[] =
 typedef struct cli {
   const char *command;   /* "run" or "validate" */
   const char *scenario;  /* the scenario file */
-  cli_set *sets;         /* --set overrides, then --duration; paths owned */
+  expt_set *sets;         /* --set overrides, then --duration; paths owned */
   size_t n_sets;         /* entries used; sets has room for argc + 1 */
   const char *duration;  /* --duration, or NULL */
   const char *warmup;    /* --warmup, or NULL */
@@ -112,16 +112,16 @@ typedef struct cli {
   unsigned shard_k;      /* --shard K/N; shard_n 0 when not given */
   unsigned shard_n;
   unsigned shards;     /* plan --shards N, 0 when not given */
-  cli_sweep sweep;     /* --sweep axes (cli_sweep.h), none when not given */
+  expt_sweep sweep;     /* --sweep axes (expt_sweep.h), none when not given */
   uint64_t max_memory; /* --max-memory in bytes; UINT64_MAX: no limit */
-  cli_run_opts opts;   /* for the run driver; out and err are set in main */
+  expt_run_opts opts;   /* for the run driver; out and err are set in main */
 } cli;
 
 /* {==================================================================
  * Parsing
  * =================================================================== */
 
-/* Reports a usage error; returns CLI_EXIT_USAGE. */
+/* Reports a usage error; returns EXPT_EXIT_USAGE. */
 /* fmt takes exactly one %s; a message without an argument is passed as ("%s", text). Every
  * error is one line (docs/cli.md, "Standard streams"), so the hint to --help that users of
  * other command-line tools expect ends that line instead of making a second one: a script
@@ -130,7 +130,7 @@ static int usage_error(const char *fmt, const char *arg) {
   fputs("retrysim: ", stderr);
   fprintf(stderr, fmt, arg);
   fputs(" (see retrysim --help)\n", stderr);
-  return CLI_EXIT_USAGE;
+  return EXPT_EXIT_USAGE;
 }
 
 /* Whether a value looks like an option: "--out --quiet" would otherwise make a directory
@@ -175,11 +175,11 @@ static int parse_size(const char *s, uint64_t *out) {
   return -1;
 }
 
-/* Reports running out of memory while reading the arguments; returns CLI_EXIT_RUNTIME (3),
+/* Reports running out of memory while reading the arguments; returns EXPT_EXIT_RUNTIME (3),
  * the status docs/cli.md gives for out of memory, not the 2 of a usage mistake. */
 static int out_of_memory(void) {
   fputs("retrysim: out of memory\n", stderr);
-  return CLI_EXIT_RUNTIME;
+  return EXPT_EXIT_RUNTIME;
 }
 
 /* Parses a decimal uint64 with nothing else around it. Returns 0 or -1. Out of range is an
@@ -241,7 +241,7 @@ static int set_option(cli *c, const char *name, const char *arg, const char *val
   if (!run) return usage_error("validate does not take '%s'", arg);
   if (strcmp(name, "reps") == 0) {
     uint64_t n;
-    if (parse_u64(value, &n) != 0 || n < 1 || n > CLI_STUDY_MAX_REPS)
+    if (parse_u64(value, &n) != 0 || n < 1 || n > EXPT_STUDY_MAX_REPS)
       return usage_error("--reps needs an integer 1 .. 100000, got '%s'", value);
     c->reps = (size_t)n;
     return 0;
@@ -250,8 +250,8 @@ static int set_option(cli *c, const char *name, const char *arg, const char *val
     char *end;
     errno = 0;
     double l = strtod(value, &end);
-    if (errno != 0 || end == value || *end != '\0' || !(l >= CLI_STUDY_MIN_CONFIDENCE) ||
-        !(l <= CLI_STUDY_MAX_CONFIDENCE))
+    if (errno != 0 || end == value || *end != '\0' || !(l >= EXPT_STUDY_MIN_CONFIDENCE) ||
+        !(l <= EXPT_STUDY_MAX_CONFIDENCE))
       return usage_error("--confidence needs a level 0.5 .. 0.9999 (0.95 for 95 %%), got '%s'",
                          value);
     c->confidence = l;
@@ -283,7 +283,7 @@ static int set_option(cli *c, const char *name, const char *arg, const char *val
   if (strcmp(name, "sweep") == 0) {
     retry_error e;
     retry_error_clear(&e);
-    if (cli_sweep_add_arg(&c->sweep, value, &e) != 0) {
+    if (expt_sweep_add_arg(&c->sweep, value, &e) != 0) {
       if (e.code == RETRY_ENOMEM) return out_of_memory();
       return usage_error("%s", e.message);
     }
@@ -320,9 +320,9 @@ static int set_option(cli *c, const char *name, const char *arg, const char *val
     c->opts.junit = value;
   } else if (strcmp(name, "format") == 0) {
     if (strcmp(value, "text") == 0)
-      c->opts.format = CLI_FORMAT_TEXT;
+      c->opts.format = EXPT_FORMAT_TEXT;
     else if (strcmp(value, "json") == 0)
-      c->opts.format = CLI_FORMAT_JSON;
+      c->opts.format = EXPT_FORMAT_JSON;
     else
       return usage_error("--format is text or json, got '%s'", value);
   }
@@ -366,7 +366,7 @@ static bool takes_value(const char *name) {
 }
 
 /* Parses one option at argv[*i] ("--name", "--name=value", "-x"), taking its value from the next
- * argument when needed. Returns 0, CLI_EXIT_USAGE or CLI_EXIT_RUNTIME. */
+ * argument when needed. Returns 0, EXPT_EXIT_USAGE or EXPT_EXIT_RUNTIME. */
 static int parse_option(cli *c, int argc, char **argv, int *i) {
   const char *arg = argv[*i];
   char name[32];
@@ -401,7 +401,7 @@ static int parse_option(cli *c, int argc, char **argv, int *i) {
   return set_option(c, name, arg, value);
 }
 
-/* Parses the arguments after the command. Returns 0, CLI_EXIT_USAGE or CLI_EXIT_RUNTIME. Options
+/* Parses the arguments after the command. Returns 0, EXPT_EXIT_USAGE or EXPT_EXIT_RUNTIME. Options
  * and the scenario may come in any order; "--" ends the options, for a scenario file whose name
  * starts with '-'. The first error stops parsing: one clear message beats a cascade. */
 static int parse_args(cli *c, int argc, char **argv) {
@@ -498,18 +498,18 @@ static void print_warning(void *ctx, const char *variant, const retry_error *w) 
 }
 
 /* Loads and validates the scenario; prints the error and sets *status on failure. The loader
- * checks everything it converts; cli_run_validate adds the shape of the expectations, so that
+ * checks everything it converts; expt_run_validate adds the shape of the expectations, so that
  * `validate` refuses exactly what `run` would. */
-static cli_scenario *load(const cli *c, int *status) {
+static expt_scenario *load(const cli *c, int *status) {
   retry_error err;
   retry_error_clear(&err);
   warn_log *log = calloc(1, sizeof *log);
-  cli_scenario_warn sink = {print_warning, log, c->strict};
+  expt_scenario_warn sink = {print_warning, log, c->strict};
   /* Without memory for the log, warnings are dropped, but --strict still holds. */
-  cli_scenario_warn strict_only = {NULL, NULL, c->strict};
-  cli_scenario_set_warn(log != NULL ? &sink : &strict_only);
-  cli_scenario *s = cli_scenario_load(c->scenario, c->sets, c->n_sets, &err);
-  cli_scenario_set_warn(NULL);
+  expt_scenario_warn strict_only = {NULL, NULL, c->strict};
+  expt_scenario_set_warn(log != NULL ? &sink : &strict_only);
+  expt_scenario *s = expt_scenario_load(c->scenario, c->sets, c->n_sets, &err);
+  expt_scenario_set_warn(NULL);
   if (log != NULL) {
     if (log->n_dropped > 0)
       fprintf(stderr, "retrysim: warning: %zu more warnings not shown\n", log->n_dropped);
@@ -520,10 +520,10 @@ static cli_scenario *load(const cli *c, int *status) {
   /* The variants are chosen after the whole file was validated (every variant, chosen or
    * not), so that --variant never hides a broken one; the memory estimate is of the runs
    * that will run. */
-  if (s != NULL && (cli_scenario_select(s, c->variants, c->n_variants, &err) != 0 ||
-                    cli_run_validate(s, c->scenario, &err) != 0 ||
-                    cli_scenario_check_memory(s, c->max_memory, &err) != 0)) {
-    cli_scenario_destroy(s);
+  if (s != NULL && (expt_scenario_select(s, c->variants, c->n_variants, &err) != 0 ||
+                    expt_run_validate(s, c->scenario, &err) != 0 ||
+                    expt_scenario_check_memory(s, c->max_memory, &err) != 0)) {
+    expt_scenario_destroy(s);
     s = NULL;
   }
   if (s == NULL) {
@@ -531,7 +531,7 @@ static cli_scenario *load(const cli *c, int *status) {
     retry_error_format(&err, buf, sizeof buf);
     fprintf(stderr, "retrysim: %s\n", buf);
     /* Out of memory exits with 3; every other loading error is bad input, 2. */
-    *status = cli_run_exit_status(err.code);
+    *status = expt_run_exit_status(err.code);
   }
   return s;
 }
@@ -598,23 +598,23 @@ static int print_plan(const cli *c, int argc, char **argv) {
   if (q == NULL) return out_of_memory();
   printf(" --out %s\n", q);
   free(q);
-  return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_RUNTIME;
+  return fflush(stdout) == 0 ? EXPT_EXIT_OK : EXPT_EXIT_RUNTIME;
 }
 
 /* A study when any of its keys or options asks for more than one plain run. */
-static int run_study_or_plain(cli *c, cli_scenario *s) {
-  size_t reps = c->reps > 0 ? c->reps : cli_scenario_replications(s);
+static int run_study_or_plain(cli *c, expt_scenario *s) {
+  size_t reps = c->reps > 0 ? c->reps : expt_scenario_replications(s);
   if (reps == 0) reps = 1;
-  double level = !isnan(c->confidence) ? c->confidence : cli_scenario_confidence(s);
-  if (isnan(level)) level = CLI_STUDY_DEFAULT_CONFIDENCE;
-  const char *baseline = c->baseline != NULL ? c->baseline : cli_scenario_baseline(s);
-  bool study = reps > 1 || c->shard_n > 0 || cli_sweep_wanted(s, &c->sweep);
+  double level = !isnan(c->confidence) ? c->confidence : expt_scenario_confidence(s);
+  if (isnan(level)) level = EXPT_STUDY_DEFAULT_CONFIDENCE;
+  const char *baseline = c->baseline != NULL ? c->baseline : expt_scenario_baseline(s);
+  bool study = reps > 1 || c->shard_n > 0 || expt_sweep_wanted(s, &c->sweep);
   if (!study) {
     if (c->baseline != NULL || !isnan(c->confidence))
       return usage_error("%s",
                          "--baseline and --confidence apply to a study: add --reps N with "
                          "N >= 2 (or \"replications\" in the scenario)");
-    return cli_run_scenario(s, &c->opts);
+    return expt_run_scenario(s, &c->opts);
   }
   if (c->opts.plot && c->shard_n > 0)
     return usage_error("%s", "--plot draws a whole study: merge the shards first");
@@ -623,12 +623,12 @@ static int run_study_or_plain(cli *c, cli_scenario *s) {
     return usage_error("%s",
                        "--edges adds the edge table of a plain run; a study's edges are in its "
                        "points.csv (amplification.edges[FROM->TO]...)");
-  if (c->shard_n > 0 && c->opts.format == CLI_FORMAT_JSON)
+  if (c->shard_n > 0 && c->opts.format == EXPT_FORMAT_JSON)
     return usage_error("%s",
                        "--format json prints a summary, which a shard does not have: merge the "
                        "shards for it");
-  const cli_scenario *scenarios[1] = {s};
-  cli_study_spec spec = {.source = c->scenario,
+  const expt_scenario *scenarios[1] = {s};
+  expt_study_spec spec = {.source = c->scenario,
                          .base = s,
                          .points = NULL,
                          .n_points = 0,
@@ -636,40 +636,40 @@ static int run_study_or_plain(cli *c, cli_scenario *s) {
                          .reps = reps,
                          .confidence = level,
                          .baseline = baseline,
-                         .warmup_s = (double)cli_scenario_config(s, 0)->warmup_ns / 1e9,
-                         .jobs = c->jobs > 0 ? c->jobs : cli_study_default_jobs(),
+                         .warmup_s = (double)expt_scenario_config(s, 0)->warmup_ns / 1e9,
+                         .jobs = c->jobs > 0 ? c->jobs : expt_study_default_jobs(),
                          .shard_k = c->shard_k,
                          .shard_n = c->shard_n,
                          .search = NULL};
-  if (cli_sweep_wanted(s, &c->sweep))
-    return cli_sweep_run_study(s, &c->sweep, &spec, c->max_memory, &c->opts);
-  return cli_study_run(&spec, &c->opts);
+  if (expt_sweep_wanted(s, &c->sweep))
+    return expt_sweep_run_study(s, &c->sweep, &spec, c->max_memory, &c->opts);
+  return expt_study_run(&spec, &c->opts);
 }
 
 static int run_command(cli *c, int argc, char **argv) {
-  int status = CLI_EXIT_OK;
-  cli_scenario *s = load(c, &status);
+  int status = EXPT_EXIT_OK;
+  expt_scenario *s = load(c, &status);
   if (s == NULL) return status;
   size_t np = 1;
   if (strcmp(c->command, "plan") == 0) {
-    status = cli_sweep_check_study(s, &c->sweep, c->max_memory, true, &np, stderr);
-    if (status == CLI_EXIT_OK) status = print_plan(c, argc, argv);
+    status = expt_sweep_check_study(s, &c->sweep, c->max_memory, true, &np, stderr);
+    if (status == EXPT_EXIT_OK) status = print_plan(c, argc, argv);
   } else if (strcmp(c->command, "validate") == 0) {
     /* Both commands share load(), so validate refuses exactly the files run would; a sweep's
-     * points are checked as run checks them (cli_sweep_check_study). */
+     * points are checked as run checks them (expt_sweep_check_study). */
     /* A run per variant and replication ("replications" in the file), at each point. */
-    size_t reps = cli_scenario_replications(s);
-    size_t n = cli_scenario_n_runs(s) * (reps > 0 ? reps : 1);
-    status = cli_sweep_check_study(s, NULL, c->max_memory, false, &np, stderr);
-    if (status == CLI_EXIT_OK && cli_scenario_sweep_block(s) != NULL)
+    size_t reps = expt_scenario_replications(s);
+    size_t n = expt_scenario_n_runs(s) * (reps > 0 ? reps : 1);
+    status = expt_sweep_check_study(s, NULL, c->max_memory, false, &np, stderr);
+    if (status == EXPT_EXIT_OK && expt_scenario_sweep_block(s) != NULL)
       printf("%s: ok (%zu run%s at each of %zu sweep points)\n", c->scenario, n, n == 1 ? "" : "s",
              np);
-    else if (status == CLI_EXIT_OK)
+    else if (status == EXPT_EXIT_OK)
       printf("%s: ok (%zu run%s)\n", c->scenario, n, n == 1 ? "" : "s");
   } else {
     status = run_study_or_plain(c, s);
   }
-  cli_scenario_destroy(s);
+  expt_scenario_destroy(s);
   return status;
 }
 
@@ -713,9 +713,9 @@ static int merge_main(int argc, char **argv) {
   const char **dirs = calloc((size_t)argc, sizeof *dirs);
   if (dirs == NULL) return out_of_memory();
   size_t n = 0;
-  cli_run_opts o = {.format = CLI_FORMAT_TEXT, .out = stdout, .err = stderr};
-  int status = CLI_EXIT_OK;
-  for (int i = 2; i < argc && status == CLI_EXIT_OK; i++) {
+  expt_run_opts o = {.format = EXPT_FORMAT_TEXT, .out = stdout, .err = stderr};
+  int status = EXPT_EXIT_OK;
+  for (int i = 2; i < argc && status == EXPT_EXIT_OK; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--out") == 0 || strcmp(a, "-o") == 0 || strcmp(a, "--junit") == 0) {
       if (i + 1 >= argc)
@@ -743,22 +743,22 @@ static int merge_main(int argc, char **argv) {
       dirs[n++] = a;
     }
   }
-  if (status == CLI_EXIT_OK &&
+  if (status == EXPT_EXIT_OK &&
       (o.out_dir == NULL || o.out_dir[0] == '\0' || looks_like_option(o.out_dir)))
     status = usage_error("%s", "merge needs --out DIR");
-  if (status == CLI_EXIT_OK && o.junit != NULL &&
+  if (status == EXPT_EXIT_OK && o.junit != NULL &&
       (o.junit[0] == '\0' || looks_like_option(o.junit)))
     status = usage_error("%s", "--junit needs a file name");
-  if (status == CLI_EXIT_OK && o.junit != NULL && !o.check)
+  if (status == EXPT_EXIT_OK && o.junit != NULL && !o.check)
     status = usage_error("%s", "--junit needs --check: it records the checks' results");
-  if (status == CLI_EXIT_OK && n == 0)
+  if (status == EXPT_EXIT_OK && n == 0)
     status = usage_error("%s", "merge needs the shard directories (DIR/shard.json)");
   char *command = NULL;
-  if (status == CLI_EXIT_OK) {
+  if (status == EXPT_EXIT_OK) {
     command = join_args(argc, argv);
     o.command = command;
-    cli_output_signals_install();
-    status = cli_shard_merge(dirs, n, &o);
+    expt_output_signals_install();
+    status = expt_shard_merge(dirs, n, &o);
   }
   free(command);
   free(dirs);
@@ -773,14 +773,14 @@ int main(int argc, char **argv) {
   const char *cmd = argc > 1 ? argv[1] : "";
   if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0 || strcmp(cmd, "version") == 0) {
     printf("retrysim %s\n", RETRY_VERSION);
-    return CLI_EXIT_OK;
+    return EXPT_EXIT_OK;
   }
   if (strcmp(cmd, "help") == 0 || wants_help(argc, argv)) {
     fputs(usage_text, stdout);
     fputs(help_text, stdout);
-    return CLI_EXIT_OK;
+    return EXPT_EXIT_OK;
   }
-  if (strcmp(cmd, "explain") == 0) return cli_explain_main(argc, argv, stdout, stderr);
+  if (strcmp(cmd, "explain") == 0) return expt_explain_main(argc, argv, stdout, stderr);
   if (strcmp(cmd, "merge") == 0) return merge_main(argc, argv);
   if (strcmp(cmd, "run") != 0 && strcmp(cmd, "validate") != 0 && strcmp(cmd, "plan") != 0) {
     /* One line, like every other usage error. */
@@ -792,30 +792,30 @@ int main(int argc, char **argv) {
   }
   /* At most one set per argument, plus --duration and --warmup. */
   /* c.sets == NULL is out of memory before anything ran: exit 3. The loop below frees the
-   * paths that add_set and parse_args allocated; the cast drops the const that cli_set
+   * paths that add_set and parse_args allocated; the cast drops the const that expt_set
    * carries for the loader's sake. */
   cli c = {.command = cmd,
-           .sets = calloc((size_t)argc + 1, sizeof(cli_set)),
+           .sets = calloc((size_t)argc + 1, sizeof(expt_set)),
            .variants = calloc((size_t)argc + 1, sizeof(const char *)),
-           .max_memory = CLI_SCENARIO_MAX_MEMORY_DEFAULT,
+           .max_memory = EXPT_SCENARIO_MAX_MEMORY_DEFAULT,
            .confidence = NAN};
   c.opts.out = stdout;
   c.opts.err = stderr;
   int status = c.sets == NULL || c.variants == NULL ? out_of_memory() : parse_args(&c, argc, argv);
   char *command = NULL;
-  if (status == CLI_EXIT_OK && c.opts.plot) {
+  if (status == EXPT_EXIT_OK && c.opts.plot) {
     command = join_args(argc, argv);
     if (command == NULL) status = out_of_memory();
     c.opts.command = command;
   }
   /* From here on a signal removes the temporary files of --out and --junit. */
-  cli_output_signals_install();
-  if (status == CLI_EXIT_OK) status = run_command(&c, argc, argv);
+  expt_output_signals_install();
+  if (status == EXPT_EXIT_OK) status = run_command(&c, argc, argv);
   for (size_t i = 0; i < c.n_sets; i++)
     free((char *)c.sets[i].path);
   free(c.sets);
   free(c.variants);
-  cli_sweep_free(&c.sweep);
+  expt_sweep_free(&c.sweep);
   free(command);
   return status;
 }

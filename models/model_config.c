@@ -1,6 +1,6 @@
 /*
  * model_config.c: freeing a model_config. The structs are filled by the scenario loader
- * (cli/cli_scenario_parse.c); everything they point to is owned: names, method lists, calls
+ * (expt/expt_scenario_parse.c); everything they point to is owned: names, method lists, calls
  * with their policies, faults with their strings.
  *
  * Destroy must accept a config the loader abandoned half-way (after an error), so it relies

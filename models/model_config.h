@@ -1,10 +1,10 @@
 /*
- * model_config.h: the world a scenario describes, as plain structs. cli_scenario.c fills them
+ * model_config.h: the world a scenario describes, as plain structs. expt_scenario.c fills them
  * from JSON (and checks every rule written next to the fields); model_world.c builds the
  * running world from them. Times are int64 ns, rates per second. Names are owned strings,
  * services are referred to by index once the loader has resolved the names. A sim_dist's
  * table (a mixture, an empirical distribution) is not owned: the loader keeps it for as long
- * as the config (cli/cli_scenario.c).
+ * as the config (expt/expt_scenario.c).
  */
 #ifndef MODEL_CONFIG_H
 #define MODEL_CONFIG_H

@@ -1,6 +1,6 @@
 /*
  * model_stats.h: what a run measured, filled by the world (models/) and read by the output
- * writers (cli/cli_output.c). Everything here is aggregated: its size grows with the number of
+ * writers (expt/expt_output.c). Everything here is aggregated: its size grows with the number of
  * services, edges and time buckets, never with the number of calls.
  */
 #ifndef MODEL_STATS_H

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli_scenario.h"
+#include "expt/expt_scenario.h"
 #include "models/model_acc.h"
 #include "models/model_overload.h"
 #include "models/model_world.h"
@@ -256,7 +256,7 @@ static void test_model_overload_retry_share_decays_with_window(void **state) {
  * =================================================================== */
 
 typedef struct run {
-  cli_scenario *s;
+  expt_scenario *s;
   sim_kernel *k;
   model_world *w;
   const model_results *r;
@@ -271,7 +271,7 @@ static void run_text(run *x, const char *text) {
     if (*p == '\'') *p = '"';
   retry_error err;
   retry_error_clear(&err);
-  x->s = cli_scenario_load_string(json, "<test>", NULL, 0, &err);
+  x->s = expt_scenario_load_string(json, "<test>", NULL, 0, &err);
   free(json);
   if (x->s == NULL) {
     char buf[700];
@@ -280,7 +280,7 @@ static void run_text(run *x, const char *text) {
   }
   x->k = sim_kernel_create(0, NULL);
   assert_non_null(x->k);
-  x->w = model_world_create(cli_scenario_config(x->s, 0), x->k, 1, &err);
+  x->w = model_world_create(expt_scenario_config(x->s, 0), x->k, 1, &err);
   assert_non_null(x->w);
   assert_int_equal(model_world_run(x->w, NULL, NULL, &err), 0);
   x->r = model_world_results(x->w);
@@ -289,7 +289,7 @@ static void run_text(run *x, const char *text) {
 static void run_free(run *x) {
   model_world_destroy(x->w);
   sim_kernel_destroy(x->k);
-  cli_scenario_destroy(x->s);
+  expt_scenario_destroy(x->s);
 }
 
 /* Three clients write at once without retries: the row has no worker queue in the way (10

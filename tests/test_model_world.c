@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli_scenario.h"
+#include "expt/expt_scenario.h"
 #include "models/model_world.h"
 #include "sim/sim_event.h"
 #include "tests/support/oom.h"
@@ -28,21 +28,21 @@
  * =================================================================== */
 
 typedef struct run {
-  cli_scenario *s;
+  expt_scenario *s;
   sim_kernel *k;
   model_world *w;
   const model_results *r;
 } run;
 
 /* Loads a scenario written with single quotes; fails the test on any error. */
-static cli_scenario *load(const char *text) {
+static expt_scenario *load(const char *text) {
   char *json = strdup(text);
   assert_non_null(json);
   for (char *p = json; *p; p++)
     if (*p == '\'') *p = '"';
   retry_error err;
   retry_error_clear(&err);
-  cli_scenario *s = cli_scenario_load_string(json, "<test>", NULL, 0, &err);
+  expt_scenario *s = expt_scenario_load_string(json, "<test>", NULL, 0, &err);
   free(json);
   if (s == NULL) {
     char buf[700];
@@ -58,7 +58,7 @@ static void run_loaded(run *x, size_t i, uint64_t seed) {
   retry_error_clear(&err);
   x->k = sim_kernel_create(0, NULL);
   assert_non_null(x->k);
-  x->w = model_world_create(cli_scenario_config(x->s, i), x->k, seed, &err);
+  x->w = model_world_create(expt_scenario_config(x->s, i), x->k, seed, &err);
   assert_non_null(x->w);
   assert_int_equal(model_world_run(x->w, NULL, NULL, &err), 0);
   x->r = model_world_results(x->w);
@@ -79,7 +79,7 @@ static void run_close(run *x) {
 
 static void run_free(run *x) {
   run_close(x);
-  cli_scenario_destroy(x->s);
+  expt_scenario_destroy(x->s);
 }
 
 static const model_service_stats *svc(const model_results *r, const char *name) {
@@ -119,7 +119,7 @@ static double erlang_c_sojourn(int c, double lambda, double mu) {
  * t-based 99 % confidence interval of the replication means. */
 static void check_queue(const char *text, double expected_ms, int n) {
   double means[32];
-  cli_scenario *s = load(text);
+  expt_scenario *s = load(text);
   for (int i = 0; i < n; i++) {
     run x = {.s = s};
     run_loaded(&x, 0, (uint64_t)(i + 1));
@@ -127,7 +127,7 @@ static void check_queue(const char *text, double expected_ms, int n) {
     means[i] = sim_hist_mean(&x.r->latency) / 1e6;
     run_close(&x);
   }
-  cli_scenario_destroy(s);
+  expt_scenario_destroy(s);
   double m = gsl_stats_mean(means, 1, (size_t)n);
   double sd = gsl_stats_sd_m(means, 1, (size_t)n, m);
   double half = gsl_cdf_tdist_Pinv(0.995, n - 1) * sd / sqrt(n);
@@ -279,7 +279,7 @@ static int run_gauge_probed(run *x, const char *text) {
   retry_error_clear(&err);
   x->k = sim_kernel_create(0, NULL);
   assert_non_null(x->k);
-  x->w = model_world_create(cli_scenario_config(x->s, 0), x->k, 5, &err);
+  x->w = model_world_create(expt_scenario_config(x->s, 0), x->k, 5, &err);
   assert_non_null(x->w);
   gauge_probe g = {x->w, 0, 0};
   assert_int_equal(model_world_run(x->w, gauge_probe_cb, &g, &err), 0);
@@ -384,8 +384,8 @@ static void test_model_world_limiter_gauges_equal_walk(void **state) {
 
 static void test_model_world_variants_see_same_arrivals(void **state) {
   (void)state;
-  cli_scenario *s = load(storm);
-  assert_int_equal(cli_scenario_n_runs(s), 2);
+  expt_scenario *s = load(storm);
+  assert_int_equal(expt_scenario_n_runs(s), 2);
   run a = {.s = s}, b = {.s = s};
   run_loaded(&a, 0, 3);
   run_loaded(&b, 1, 3);
@@ -397,7 +397,7 @@ static void test_model_world_variants_see_same_arrivals(void **state) {
     assert_true(a.r->ts.values[i * a.r->ts.n_columns] == b.r->ts.values[i * b.r->ts.n_columns]);
   run_close(&a);
   run_close(&b);
-  cli_scenario_destroy(s);
+  expt_scenario_destroy(s);
 }
 
 /* }================================================================== */
@@ -480,7 +480,7 @@ static failing_world world_with_failing_alloc(const model_config *cfg, long fail
  * from the kernel's allocator, so its failures are refused the same way, as the world's. */
 static void test_model_world_worst_case_out_of_memory_builds_no_world(void **state) {
   (void)state;
-  cli_scenario *s = load(
+  expt_scenario *s = load(
       "{'duration': '1s',"
       " 'services': {"
       "  'front': {'service_time': '1ms', 'calls': [{'service': 'db',"
@@ -492,7 +492,7 @@ static void test_model_world_worst_case_out_of_memory_builds_no_world(void **sta
   int failures = 0, series_failures = 0;
   for (long fail = 0;; fail++) {
     retry_error err;
-    failing_world f = world_with_failing_alloc(cli_scenario_config(s, 0), fail, false, &err);
+    failing_world f = world_with_failing_alloc(expt_scenario_config(s, 0), fail, false, &err);
     if (f.built) {
       assert_int_equal(f.worst_case_front_db, 9);
       break;
@@ -508,7 +508,7 @@ static void test_model_world_worst_case_out_of_memory_builds_no_world(void **sta
   }
   assert_int_equal(failures, 4);     /* its four scratch arrays */
   assert_true(series_failures >= 2); /* the series and its columns, at least */
-  cli_scenario_destroy(s);
+  expt_scenario_destroy(s);
 }
 
 /* Every allocation of a world, built and run, comes from its kernel's allocator (GSL's
@@ -518,7 +518,7 @@ static void test_model_world_worst_case_out_of_memory_builds_no_world(void **sta
  * pools and the series during the run. */
 static void test_model_world_every_allocation_can_fail_cleanly(void **state) {
   (void)state;
-  cli_scenario *s = load(
+  expt_scenario *s = load(
       "{'duration': '1s', 'bucket': '100ms',"
       " 'services': {"
       "  'front': {'service_time': '2ms', 'workers': 1024, 'side_effect': 'after',"
@@ -535,7 +535,7 @@ static void test_model_world_every_allocation_can_fail_cleanly(void **state) {
   int64_t peak = 0;
   for (long fail = 0;; fail++) {
     retry_error err;
-    failing_world f = world_with_failing_alloc(cli_scenario_config(s, 0), fail, true, &err);
+    failing_world f = world_with_failing_alloc(expt_scenario_config(s, 0), fail, true, &err);
     if (!f.kernel) continue;
     if (f.rc == 0) {
       /* A success must mean fail_at is past every allocation the run made, not a failure
@@ -553,7 +553,7 @@ static void test_model_world_every_allocation_can_fail_cleanly(void **state) {
    * 256 calls in flight among them. */
   assert_true(stopped > 6);
   assert_true(peak > 256);
-  cli_scenario_destroy(s);
+  expt_scenario_destroy(s);
 }
 
 /* Three layers of three attempts over a failing bottom: 27 attempts per call arrive there. */
@@ -630,7 +630,7 @@ static void test_model_world_worst_case_multiplies_by_fanout(void **state) {
   retry_error err;
   retry_error_clear(&err);
   x.k = sim_kernel_create(0, NULL);
-  x.w = model_world_create(cli_scenario_config(x.s, 0), x.k, 1, &err);
+  x.w = model_world_create(expt_scenario_config(x.s, 0), x.k, 1, &err);
   assert_non_null(x.w);
   r = model_world_results(x.w);
   assert_true(edge(r, "s0", "s1")->worst_case == 1000);
@@ -2136,7 +2136,7 @@ static void test_model_world_bare_calls_decide_as_the_engine(void **state) {
     memset(&x[i], 0, sizeof x[i]);
     x[i].s = load(bare);
     x[i].k = sim_kernel_create(0, NULL);
-    x[i].w = model_world_create(cli_scenario_config(x[i].s, 0), x[i].k, 5, &err);
+    x[i].w = model_world_create(expt_scenario_config(x[i].s, 0), x[i].k, 5, &err);
     assert_non_null(x[i].w);
     model_trace_sink sink = {select_none, record_none, NULL};
     if (i == 1) model_world_set_trace(x[i].w, &sink);

@@ -4,12 +4,12 @@
  * 1. Coverage: on an M/M/1 (open Poisson arrivals at 50/s, one worker, exponential service of
  *    mean 10 ms, no network, no retries) the mean time in system is 1 / (mu - lambda) = 20 ms.
  *    400 independent repetitions, each of 10 replications run the way a study runs them
- *    (cli_study_run_jobs on the seeds cli_study_seed(base, r), the metric latency_ms.mean of
+ *    (expt_study_run_jobs on the seeds expt_study_seed(base, r), the metric latency_ms.mean of
  *    each run object): the 95 % Student t interval over the 10 covers 20 ms in 90-99 % of
  *    the repetitions, and a wrong value (20 % off) in fewer than a quarter: the test has power.
  * 2. The tipping point: with no retries, a service recovers after a short trigger while the
  *    offered load is below its capacity, and never above it, so a search over the offered
- *    load (cli_search_run_study, as `retrysim run` with a "search") brackets the capacity,
+ *    load (expt_search_run_study, as `retrysim run` with a "search") brackets the capacity,
  *    for two capacities.
  */
 #include <setjmp.h>
@@ -25,10 +25,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/cli_run.h"
-#include "cli/cli_scenario.h"
-#include "cli/cli_search.h"
-#include "cli/cli_study.h"
+#include "expt/expt_run.h"
+#include "expt/expt_scenario.h"
+#include "expt/expt_search.h"
+#include "expt/expt_study.h"
 #include "sim/sim_stats.h"
 
 /* {==================================================================
@@ -58,7 +58,7 @@ static bool under_valgrind(void) {
 }
 
 static double latency_mean(const json_t *run) {
-  const json_t *v = cli_scenario_path_get(run, "latency_ms.mean", NULL, 0);
+  const json_t *v = expt_scenario_path_get(run, "latency_ms.mean", NULL, 0);
   assert_true(json_is_number(v));
   return json_number_value(v);
 }
@@ -67,20 +67,20 @@ static void test_t_interval_covers_the_mm1_mean(void **state) {
   (void)state;
   retry_error err;
   retry_error_clear(&err);
-  cli_scenario *s = cli_scenario_load_string(mm1, "mm1.json", NULL, 0, &err);
+  expt_scenario *s = expt_scenario_load_string(mm1, "mm1.json", NULL, 0, &err);
   if (s == NULL) fail_msg("%s: %s", err.path, err.message);
   const size_t repetitions = under_valgrind() ? 40 : REPETITIONS;
   const size_t n = repetitions * REPS;
-  cli_study_job *jobs = calloc(n, sizeof *jobs);
+  expt_study_job *jobs = calloc(n, sizeof *jobs);
   json_t **runs = calloc(n, sizeof *runs);
   assert_non_null(jobs);
   assert_non_null(runs);
   /* Repetition j is a study on base seed 1000 + j: its replications are seeds
-   * cli_study_seed(1000 + j, r), all distinct. */
+   * expt_study_seed(1000 + j, r), all distinct. */
   for (size_t j = 0; j < repetitions; j++)
     for (size_t r = 0; r < REPS; r++)
-      jobs[j * REPS + r] = (cli_study_job){s, 0, cli_study_seed(1000 + j, r)};
-  assert_int_equal(cli_study_run_jobs(jobs, n, 2, NULL, runs, &err), 0);
+      jobs[j * REPS + r] = (expt_study_job){s, 0, expt_study_seed(1000 + j, r)};
+  assert_int_equal(expt_study_run_jobs(jobs, n, 2, NULL, runs, &err), 0);
   const double truth = 1000.0 / (100.0 - 50.0); /* ms */
   int covered = 0, covered_wrong = 0;
   double grand = 0;
@@ -108,7 +108,7 @@ static void test_t_interval_covers_the_mm1_mean(void **state) {
     json_decref(runs[i]);
   free(runs);
   free(jobs);
-  cli_scenario_destroy(s);
+  expt_scenario_destroy(s);
 }
 
 /* }================================================================== */
@@ -139,15 +139,15 @@ static void search_capacity(int workers, const char *from, const char *to, doubl
            workers, from, from, to, reps, max_reps, n_probes);
   retry_error err;
   retry_error_clear(&err);
-  cli_scenario *s = cli_scenario_load_string(text, "tip.json", NULL, 0, &err);
+  expt_scenario *s = expt_scenario_load_string(text, "tip.json", NULL, 0, &err);
   if (s == NULL) fail_msg("%s: %s", err.path, err.message);
   char dir[] = "/tmp/test_stats_coverage_XXXXXX";
   assert_non_null(mkdtemp(dir));
   FILE *out = tmpfile();
   assert_non_null(out);
-  cli_run_opts opts = {.out_dir = dir, .quiet = true, .out = out, .err = stderr};
-  cli_study_spec tmpl = {.source = "tip.json", .base = s, .reps = 1, .confidence = 0.95, .jobs = 2};
-  assert_int_equal(cli_search_run_study(s, &tmpl, &opts), CLI_EXIT_OK);
+  expt_run_opts opts = {.out_dir = dir, .quiet = true, .out = out, .err = stderr};
+  expt_study_spec tmpl = {.source = "tip.json", .base = s, .reps = 1, .confidence = 0.95, .jobs = 2};
+  assert_int_equal(expt_search_run_study(s, &tmpl, &opts), EXPT_EXIT_OK);
   fclose(out);
   char path[128];
   snprintf(path, sizeof path, "%s/summary.json", dir);
@@ -181,7 +181,7 @@ static void search_capacity(int workers, const char *from, const char *to, doubl
   snprintf(path, sizeof path, "%s/search.csv", dir);
   unlink(path);
   rmdir(dir);
-  cli_scenario_destroy(s);
+  expt_scenario_destroy(s);
 }
 
 static void test_search_brackets_the_capacity(void **state) {

@@ -3,7 +3,8 @@
 #   retry/  -> retry/                      (libc; <jansson.h> only in the JSON loader's files)
 #   sim/    -> sim/ retry/                 (+ GSL; no jansson, no cmocka)
 #   models/ -> models/ sim/ retry/         (no jansson, no cmocka)
-#   cli/    -> cli/ models/ sim/ retry/    (no cmocka)
+#   expt/   -> expt/ models/ sim/ retry/   (no cmocka)
+#   cli/    -> cli/ expt/ models/ sim/ retry/  (no cmocka)
 #   examples/ -> retry/                    (a real client of the engine)
 #   bench/  -> anything but tests/
 # Usage: tools/check-floors.sh [ROOT]   Prints each bad include as FILE:LINE: #include ...
@@ -63,9 +64,10 @@ out=$(
   check retry "retry" '^(gsl/|cmocka\.h$|jansson\.h$)'
   check sim "sim retry" '^(cmocka\.h$|jansson\.h$)'
   check models "models sim retry" '^(cmocka\.h$|jansson\.h$)'
-  check cli "cli models sim retry" '^cmocka\.h$'
+  check expt "expt models sim retry" '^cmocka\.h$'
+  check cli "cli expt models sim retry" '^cmocka\.h$'
   check examples "retry" '^(gsl/|cmocka\.h$)'
-  check bench "bench cli models sim retry" '^cmocka\.h$'
+  check bench "bench expt models sim retry" '^cmocka\.h$'
 )
 # Simulated time only: the kernel and the world never read a clock, sleep or use libc's rand
 # (the program's progress line is the one wall clock, in cli/; the engine's real-time driver
@@ -80,4 +82,4 @@ if [ -n "$out" ]; then
   printf '%s\n' "$out" | sed '/^$/d'
   exit 1
 fi
-echo "check-floors: every include goes down a floor (retry < sim < models < cli)"
+echo "check-floors: every include goes down a floor (retry < sim < models < expt < cli)"

@@ -14,7 +14,7 @@ fail() { fails=$((fails + 1)); echo "test-check-floors: FAIL: $*"; }
 
 fresh() {
   rm -rf "$tmp/tree"; mkdir -p "$tmp/tree"
-  for d in retry sim models cli examples bench; do cp -R "$here/$d" "$tmp/tree/$d"; done
+  for d in retry sim models expt cli examples bench; do cp -R "$here/$d" "$tmp/tree/$d"; done
 }
 
 fresh
@@ -32,9 +32,9 @@ expect_bad() {
   fi
 }
 expect_bad sim/sim_event.c '#include "models/model_world.h"' "the kernel including the world"
-expect_bad models/model_call.c '#include "cli/cli_scenario.h"' "the world including the program"
+expect_bad models/model_call.c '#include "expt/expt_scenario.h"' "the world including the program"
 expect_bad retry/retry_call.c '#include "sim/sim_rng.h"' "the engine including the kernel"
-expect_bad cli/cli_run.c '#include "tests/support/script.h"' "the program including the tests"
+expect_bad expt/expt_run.c '#include "tests/support/script.h"' "the program including the tests"
 expect_bad examples/realtime_demo.c '#include "models/model_world.h"' "an example including the world"
 expect_bad sim/sim_hist.h '#include <jansson.h>' "jansson in the kernel"
 expect_bad retry/retry_backoff.c '#include <gsl/gsl_rng.h>' "GSL in the engine"

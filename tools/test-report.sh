@@ -232,8 +232,8 @@ test_plots_show_ok_latency() {
 
 # docs/cli.md shows the text summary of tests/data/report/edges.json: its examples are this
 # program's output, byte for byte.
-test_cli_md_examples_are_real_output() {
-  test_name=test_cli_md_examples_are_real_output
+test_expt_md_examples_are_real_output() {
+  test_name=test_expt_md_examples_are_real_output
   run run "$scn" --set variants=null
   awk '/^```$/ { if (on) exit; next } /^scenario      report-edges / { on = 1 } on' docs/cli.md >"$tmp/doc1"
   checks=$((checks + 1))
@@ -329,7 +329,7 @@ JSON
 
 test_table_shows_worst_internal_edge
 test_edges_flag_lists_every_edge
-test_cli_md_examples_are_real_output
+test_expt_md_examples_are_real_output
 test_internal_edge_scenario_shows_the_edge
 test_amplification_has_three_names
 if command -v gnuplot >/dev/null 2>&1; then

@@ -8,27 +8,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli_scenario.h"
+#include "expt/expt_scenario.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Checks one load: a success has at least one run, each with a config and a name. */
-static void load(const char *s, const cli_set *sets, size_t n_sets) {
+static void load(const char *s, const expt_set *sets, size_t n_sets) {
   retry_error err;
   retry_error_clear(&err);
-  cli_scenario *sc = cli_scenario_load_string(s, "<fuzz>", sets, n_sets, &err);
+  expt_scenario *sc = expt_scenario_load_string(s, "<fuzz>", sets, n_sets, &err);
   if (sc == NULL) {
     if (err.code == RETRY_OK || err.message[0] == '\0') abort(); /* a failure must say why */
     return;
   }
-  size_t n = cli_scenario_n_runs(sc);
+  size_t n = expt_scenario_n_runs(sc);
   if (n == 0) abort();
   for (size_t i = 0; i < n; i++) {
-    const model_config *cfg = cli_scenario_config(sc, i);
+    const model_config *cfg = expt_scenario_config(sc, i);
     if (cfg == NULL || cfg->n_clients == 0 || cfg->n_services == 0) abort();
-    if (cli_scenario_run_name(sc, i) == NULL) abort();
+    if (expt_scenario_run_name(sc, i) == NULL) abort();
   }
-  cli_scenario_destroy(sc);
+  expt_scenario_destroy(sc);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -38,12 +38,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   s[size] = '\0';
   load(s, NULL, 0);
   /* The same text as the value of an override, so the --set path is fuzzed too. */
-  cli_set set = {"services.api.service_time", s};
+  expt_set set = {"services.api.service_time", s};
   load(s, &set, 1);
   int64_t ns;
   double rate;
-  cli_duration_parse(s, &ns);
-  cli_rate_parse(s, &rate);
+  expt_duration_parse(s, &ns);
+  expt_rate_parse(s, &rate);
   free(s);
   return 0;
 }

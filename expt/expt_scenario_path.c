@@ -1,0 +1,397 @@
+/*
+ * expt_scenario_path.c: the PATH syntax shared by --set, a variant's "set" and "expect":
+ * "services.api.workers", "clients.web.policy.methodConfig[0].retryPolicy.maxAttempts",
+ * "services[\"db.v2\"].workers", "amplification.edges[to=db].amplification".
+ *
+ * Parsing allocates nothing: a path is walked one segment at a time, each segment decoded
+ * into a fixed buffer. Setting validates the whole path before it changes anything.
+ */
+#include "expt/expt_scenario_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Grammar (no blanks anywhere):
+ *   path    := ["$" ("." | &"[")] first rest*
+ *   first   := key | bracket
+ *   rest    := "." key | bracket
+ *   key     := one or more bytes other than '.', '[', ']'
+ *   bracket := "[" index "]" | "[\"" quoted "\"]" | "[" member "=" value "]"
+ *   index   := "0" | [1-9][0-9]*
+ * The leading "$" lets a path be pasted from an error message ("$.services.api.workers").
+ * The quoted form is needed for names holding a '.', which names may ("db.v2"); inside it, \"
+ * and \\ stand for '"' and '\'. The member=value selector picks the first element of an array
+ * that is an object whose member equals value; only expectations use it, since the summary's
+ * arrays are lists of records, whereas a scenario's arrays are addressed by position. */
+
+/* Longest key or selector text, NUL included. Names stop at 63 bytes, but a path may address
+ * any key of the document, a policy's included; 255 is generous and keeps a segment on the
+ * stack. */
+#define SEG_TEXT_MAX 256
+
+/* A member of an object, an element by position, or the first element whose member matches
+ * (expectations only). */
+typedef enum seg_kind { SEG_KEY, SEG_INDEX, SEG_MATCH } seg_kind;
+
+/* One segment, decoded into fixed buffers so parsing allocates nothing. */
+typedef struct seg {
+  seg_kind kind;            /* which of the fields below is meaningful */
+  char key[SEG_TEXT_MAX];   /* SEG_KEY: the key; SEG_MATCH: the member compared */
+  size_t index;             /* SEG_INDEX */
+  char value[SEG_TEXT_MAX]; /* SEG_MATCH: the value it must equal, as a string */
+} seg;
+
+/* Reasons go to a caller's buffer, which may be absent (NULL, 0) when only the verdict is
+ * wanted. The format takes one string so that every call site is checked by the compiler;
+ * messages without an argument end in "%s" and pass "", which keeps that one signature. */
+static void why_set(char *why, size_t size, const char *fmt, const char *arg) {
+  if (why != NULL && size > 0) snprintf(why, size, fmt, arg);
+}
+
+/* Reads a bracket segment; *pp is just past '['. Returns 1 with *pp past ']', or -1 with a
+ * reason. Indexes refuse leading zeros ("[01]") so that one element has one spelling, and stop at
+ * SIZE_MAX rather than wrap. */
+static int read_bracket(const char **pp, bool allow_match, seg *s, char *why, size_t why_size) {
+  const char *p = *pp;
+  if (*p >= '0' && *p <= '9') {
+    if (*p == '0' && p[1] >= '0' && p[1] <= '9') {
+      why_set(why, why_size, "an index has a leading zero%s", "");
+      return -1;
+    }
+    size_t idx = 0;
+    for (; *p >= '0' && *p <= '9'; p++) {
+      /* Checked before the multiply, so idx * 10 + 9 can never wrap. */
+      if (idx > (SIZE_MAX - 9) / 10) {
+        why_set(why, why_size, "an index is too large%s", "");
+        return -1;
+      }
+      idx = idx * 10 + (size_t)(*p - '0');
+    }
+    if (*p != ']') {
+      why_set(why, why_size, "an index must be digits followed by ']'%s", "");
+      return -1;
+    }
+    s->kind = SEG_INDEX;
+    s->index = idx;
+    *pp = p + 1;
+    return 1;
+  }
+  if (*p == '"') {
+    size_t n = 0;
+    for (p++; *p != '"'; p++) {
+      if (*p == '\0') {
+        why_set(why, why_size, "a quoted key has no closing quote%s", "");
+        return -1;
+      }
+      /* Only \" and \\ are escapes; a backslash before anything else is an ordinary byte. */
+      if (*p == '\\' && (p[1] == '"' || p[1] == '\\')) p++;
+      if (n + 1 >= SEG_TEXT_MAX) {
+        why_set(why, why_size, "a key is longer than 255 bytes%s", "");
+        return -1;
+      }
+      s->key[n++] = *p;
+    }
+    s->key[n] = '\0';
+    if (p[1] != ']') {
+      why_set(why, why_size, "a quoted key must be followed by ']'%s", "");
+      return -1;
+    }
+    s->kind = SEG_KEY;
+    *pp = p + 2;
+    return 1;
+  }
+  if (!allow_match) {
+    why_set(why, why_size, "expected an index [0] or a quoted key [\"name\"] after '['%s", "");
+    return -1;
+  }
+  /* member=value: the member runs to '=', the value to the next ']'. A value may therefore
+   * hold '.', '=' and '[' ("[to=db.v2]"), but never ']'. */
+  const char *eq = p;
+  while (*eq != '\0' && *eq != '=' && *eq != ']' && *eq != '[')
+    eq++;
+  const char *close = eq;
+  while (*close != '\0' && *close != ']')
+    close++;
+  if (*eq != '=' || eq == p || *close != ']') {
+    why_set(why, why_size, "expected [index], [\"key\"] or [member=value] after '['%s", "");
+    return -1;
+  }
+  size_t klen = (size_t)(eq - p), vlen = (size_t)(close - eq - 1);
+  if (klen >= SEG_TEXT_MAX || vlen >= SEG_TEXT_MAX) {
+    why_set(why, why_size, "a selector is longer than 255 bytes%s", "");
+    return -1;
+  }
+  memcpy(s->key, p, klen);
+  s->key[klen] = '\0';
+  memcpy(s->value, eq + 1, vlen);
+  s->value[vlen] = '\0';
+  s->kind = SEG_MATCH;
+  *pp = close + 1;
+  return 1;
+}
+
+/* Reads the next segment at *pp. Returns 1 and advances *pp, 0 at the end of the path, -1
+ * with a reason in why. */
+static int next_seg(const char **pp, bool first, bool allow_match, seg *s, char *why,
+                    size_t why_size) {
+  const char *p = *pp;
+  if (*p == '\0') return 0;
+  if (*p == '[') {
+    *pp = p + 1;
+    return read_bracket(pp, allow_match, s, why, why_size);
+  }
+  /* Only the first segment goes without a separator; after it a key needs its '.'. */
+  if (!first) {
+    if (*p != '.') {
+      why_set(why, why_size, "expected '.' or '[' after a segment%s", "");
+      return -1;
+    }
+    p++;
+  }
+  size_t n = 0;
+  for (; *p != '\0' && *p != '.' && *p != '[' && *p != ']'; p++) {
+    if (n + 1 >= SEG_TEXT_MAX) {
+      why_set(why, why_size, "a key is longer than 255 bytes%s", "");
+      return -1;
+    }
+    s->key[n++] = *p;
+  }
+  if (n == 0) {
+    why_set(why, why_size, *p == ']' ? "unexpected ']'%s" : "a key is empty%s", "");
+    return -1;
+  }
+  /* A ']' outside a bracket is a typo or half of a broken bracket, never part of a key. */
+  if (*p == ']') {
+    why_set(why, why_size, "unexpected ']'%s", "");
+    return -1;
+  }
+  s->key[n] = '\0';
+  s->kind = SEG_KEY;
+  *pp = p;
+  return 1;
+}
+
+/* Skips the optional "$" prefix. Returns the start of the first segment, or NULL (with why)
+ * when the path is empty. */
+static const char *path_start(const char *path, char *why, size_t why_size) {
+  const char *p = path;
+  if (p[0] == '$') {
+    if (p[1] == '.')
+      p += 2;
+    else if (p[1] == '[' || p[1] == '\0')
+      p += 1;
+    else
+      p = path; /* "$x" is a key that starts with '$' */
+  }
+  if (*p == '\0') {
+    why_set(why, why_size, "the path is empty%s", "");
+    return NULL;
+  }
+  return p;
+}
+
+/* The syntax alone: every segment must decode. */
+bool expt__scenario_path_check(const char *path, bool allow_match, char *why, size_t why_size) {
+  const char *p = path_start(path, why, why_size);
+  if (p == NULL) return false;
+  seg s;
+  int rc;
+  /* The loop has no body: next_seg decodes and advances. rc == 0 means the whole path
+   * decoded; -1 left its reason in why. */
+  for (bool first = true; (rc = next_seg(&p, first, allow_match, &s, why, why_size)) == 1;
+       first = false) {
+  }
+  return rc == 0;
+}
+
+/* The first key, for the rule that a variant may not reach "variants" or "expect". */
+bool expt__scenario_path_head(const char *path, char *buf, size_t size) {
+  const char *p = path_start(path, NULL, 0);
+  seg s;
+  /* Selectors are accepted so any checked path has a head; only a key counts as one. */
+  if (p == NULL || next_seg(&p, true, true, &s, NULL, 0) != 1 || s.kind != SEG_KEY) return false;
+  snprintf(buf, size, "%s", s.key);
+  return true;
+}
+
+/* For "... is a string, not an object". */
+static const char *type_name(const json_t *v) {
+  switch (json_typeof(v)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "an array";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER:
+    case JSON_REAL: return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "a boolean";
+    case JSON_NULL: return "null";
+  }
+  return "a value";
+}
+
+/* "\"services.api\" is a string, not an object": prefix is the path up to the container. */
+static void why_type(char *why, size_t size, const char *path, size_t prefix_len, const json_t *v,
+                     const char *want) {
+  char shown[72];
+  /* The path up to the container, cut at 60 bytes so the reason fits its 128-byte buffer. */
+  size_t n = prefix_len < 60 ? prefix_len : 60;
+  memcpy(shown, path, n);
+  snprintf(shown + n, sizeof shown - n, "%s", prefix_len > 60 ? "..." : "");
+  if (prefix_len == 0)
+    snprintf(why, size, "the document is %s, not %s", type_name(v), want);
+  else
+    snprintf(why, size, "\"%s\" is %s, not %s", shown, type_name(v), want);
+}
+
+/* Setting path to null deletes it; deleting what is not there does nothing, so that a variant
+ * can say "no policy" whether or not the base has one. Missing or null intermediate values
+ * become objects (arrays before an index, which must then be [0]). An index may name an
+ * element or the position just past the end (append). */
+int expt__scenario_path_set(json_t *root, const char *path, json_t *value, char *why,
+                           size_t why_size) {
+  if (!expt__scenario_path_check(path, false, why, why_size)) {
+    json_decref(value);
+    return RETRY_EINVAL;
+  }
+  /* The syntax was checked in full above, so a bad path changes nothing. What can still fail
+   * is found as the walk meets it: a value of the wrong type, an index past the end, out of
+   * memory. Objects created before such a failure stay in root; that is harmless, because
+   * every caller discards the whole document on any error. value is consumed on every path:
+   * stolen by a successful (or failed) *_set_new, released by hand otherwise. */
+  bool del = json_is_null(value);
+  const char *p = path_start(path, NULL, 0), *root_start = p, *a_start = p;
+  seg a, b;
+  /* Two segments at a time: a is applied to cur, and b, the one after it, decides what a
+   * missing child becomes (an array before an index, else an object). The return values of
+   * next_seg are not tested for errors: the path was checked, so they are 1 or 0 (the end). */
+  next_seg(&p, true, false, &a, NULL, 0);
+  json_t *cur = root;
+  for (;;) {
+    /* The container of segment a is the path before a's text (none: the document). It is
+     * measured in the path as written, "$." included when given, so the quote matches it. */
+    size_t cont_len = a_start == root_start ? 0 : (size_t)(a_start - path);
+    const char *b_start = p;
+    int more = next_seg(&p, false, false, &b, NULL, 0);
+    if (a.kind == SEG_KEY) {
+      if (!json_is_object(cur)) {
+        why_type(why, why_size, path, cont_len, cur, "an object");
+        json_decref(value);
+        return RETRY_EINVAL;
+      }
+      json_t *child = json_object_get(cur, a.key);
+      /* a is the last segment: set or delete it. json_object_set_new steals value even
+       * when it fails, so the ENOMEM return has nothing left to release. */
+      if (more == 0) {
+        if (del) {
+          json_object_del(cur, a.key);
+          json_decref(value);
+          return RETRY_OK;
+        }
+        return json_object_set_new(cur, a.key, value) == 0 ? RETRY_OK : RETRY_ENOMEM;
+      }
+      /* Deleting under a missing parent: there is nothing to delete, and creating parents
+       * just to remove nothing would change the document. */
+      if (child == NULL || json_is_null(child)) {
+        if (del) {
+          json_decref(value);
+          return RETRY_OK;
+        }
+        child = b.kind == SEG_INDEX ? json_array() : json_object();
+        if (child == NULL || json_object_set_new(cur, a.key, child) != 0) {
+          json_decref(value);
+          return RETRY_ENOMEM;
+        }
+      }
+      cur = child;
+    } else {
+      if (!json_is_array(cur)) {
+        why_type(why, why_size, path, cont_len, cur, "an array");
+        json_decref(value);
+        return RETRY_EINVAL;
+      }
+      size_t size = json_array_size(cur);
+      /* index == size appends; anything past it would leave a hole that JSON cannot hold. */
+      if (a.index > size) {
+        if (why != NULL)
+          snprintf(why, why_size, "index %zu is past the end of an array of %zu element%s", a.index,
+                   size, size == 1 ? "" : "s");
+        json_decref(value);
+        return RETRY_EINVAL;
+      }
+      if (more == 0) {
+        int rc;
+        if (del) {
+          /* Removing shifts later elements down; deleting just past the end is a no-op. */
+          rc = a.index < size ? json_array_remove(cur, a.index) : 0;
+          json_decref(value);
+        } else if (a.index == size) {
+          rc = json_array_append_new(cur, value); /* steals value, even on failure */
+        } else {
+          rc = json_array_set_new(cur, a.index, value);
+        }
+        return rc == 0 ? RETRY_OK : RETRY_ENOMEM;
+      }
+      json_t *child = a.index < size ? json_array_get(cur, a.index) : NULL;
+      if (child == NULL || json_is_null(child)) {
+        if (del) {
+          json_decref(value);
+          return RETRY_OK;
+        }
+        child = b.kind == SEG_INDEX ? json_array() : json_object();
+        /* Both setters steal child even on failure, so only value is left to release. */
+        int rc = child == NULL    ? -1
+                 : a.index < size ? json_array_set_new(cur, a.index, child)
+                                  : json_array_append_new(cur, child);
+        if (rc != 0) {
+          json_decref(value);
+          return RETRY_ENOMEM;
+        }
+      }
+      cur = child;
+    }
+    /* One level down. a_start follows a's text so why_type can quote the path up to the
+     * container of the next segment. */
+    a = b;
+    a_start = b_start;
+  }
+}
+
+/* The walk of expt__scenario_path_set without changing anything: the value, or NULL with the
+ * reason (the first segment that is missing or does not fit). A JSON null at the end counts
+ * as missing. */
+const json_t *expt_scenario_path_get(const json_t *doc, const char *path, char *why,
+                                    size_t why_size) {
+  if (!expt__scenario_path_check(path, false, why, why_size)) return NULL;
+  const char *p = path_start(path, NULL, 0), *root_start = p, *a_start = p;
+  const json_t *cur = doc;
+  seg a;
+  for (bool first = true; next_seg(&p, first, false, &a, NULL, 0) == 1; first = false) {
+    size_t cont_len = a_start == root_start ? 0 : (size_t)(a_start - path);
+    const json_t *child = NULL;
+    if (a.kind == SEG_KEY) {
+      if (!json_is_object(cur)) {
+        why_type(why, why_size, path, cont_len, cur, "an object");
+        return NULL;
+      }
+      child = json_object_get(cur, a.key);
+    } else {
+      if (!json_is_array(cur)) {
+        why_type(why, why_size, path, cont_len, cur, "an array");
+        return NULL;
+      }
+      child = json_array_get(cur, a.index);
+    }
+    if (child == NULL || json_is_null(child)) {
+      size_t n = (size_t)(p - path) < 60 ? (size_t)(p - path) : 60;
+      if (why != NULL) snprintf(why, why_size, "\"%.*s\" is not there", (int)n, path);
+      return NULL;
+    }
+    cur = child;
+    a_start = p;
+  }
+  return cur;
+}
+
+bool expt_scenario_path_check_set(const char *path, char *why, size_t why_size) {
+  return expt__scenario_path_check(path, false, why, why_size);
+}

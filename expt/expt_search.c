@@ -1,0 +1,616 @@
+/*
+ * expt_search.c: the bisection of a tipping-point search, with Wilson decisions (expt_search.h).
+ * Invariant: every probe between the first pass and the first fail lies strictly between the
+ * highest pass and the lowest fail found so far, so the reported interval only shrinks.
+ */
+#include "expt/expt_search.h"
+
+#include <gsl/gsl_cdf.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expt/expt_expect.h"
+#include "expt/expt_output.h"
+#include "expt/expt_report.h"
+#include "expt/expt_study.h"
+#include "retry/retry_json.h"
+#include "sim/sim_stats.h"
+
+static size_t int_or(const json_t *v, size_t dflt) {
+  return json_is_integer(v) ? (size_t)json_integer_value(v) : dflt;
+}
+
+int expt_search_spec_from_json(const json_t *block, expt_search_spec *out, retry_error *err) {
+  memset(out, 0, sizeof *out);
+  const char *metric = json_string_value(json_object_get(block, "metric"));
+  out->path = strdup(json_string_value(json_object_get(block, "path")));
+  out->metric = strdup(metric != NULL ? metric : EXPT_SEARCH_DEFAULT_METRIC);
+  char why[128];
+  expt_sweep_scalar_parse(json_object_get(block, "from"), &out->from, why, sizeof why);
+  expt_sweep_scalar_parse(json_object_get(block, "to"), &out->to, why, sizeof why);
+  json_t *p = json_object_get(block, "p");
+  out->p = json_is_number(p) ? json_number_value(p) : EXPT_SEARCH_DEFAULT_P;
+  out->reps = int_or(json_object_get(block, "reps"), EXPT_SEARCH_DEFAULT_REPS);
+  size_t dflt_max =
+      out->reps > EXPT_SEARCH_DEFAULT_MAX_REPS ? out->reps : EXPT_SEARCH_DEFAULT_MAX_REPS;
+  out->max_reps = int_or(json_object_get(block, "max_reps"), dflt_max);
+  out->probes = int_or(json_object_get(block, "probes"), EXPT_SEARCH_DEFAULT_PROBES);
+  if (out->path == NULL || out->metric == NULL) {
+    expt_search_spec_free(out);
+    retry_error_set(err, RETRY_ENOMEM, "", "", -1, -1, "out of memory");
+    return RETRY_ENOMEM;
+  }
+  return 0;
+}
+
+void expt_search_spec_free(expt_search_spec *spec) {
+  free(spec->path);
+  free(spec->metric);
+  spec->path = spec->metric = NULL;
+}
+
+void expt_search_result_free(expt_search_result *r) {
+  for (size_t i = 0; i < r->n_probes; i++)
+    json_decref(r->probes[i].value);
+  r->n_probes = 0;
+}
+
+/* Runs the probe at x until it is decided (or max_reps), into *pr. */
+static int probe(const expt_search_spec *spec, double confidence, expt_search_probe_fn fn, void *ctx,
+                 double x, bool integer, expt_search_probe *pr, retry_error *err) {
+  memset(pr, 0, sizeof *pr);
+  pr->value = expt_sweep_scalar_json(&spec->from, x, integer);
+  char *text = pr->value != NULL ? json_dumps(pr->value, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+  if (text == NULL) {
+    retry_error_set(err, RETRY_ENOMEM, "", "", -1, -1, "out of memory");
+    return RETRY_ENOMEM;
+  }
+  /* What ran is the value as written: 12 significant digits, or the integer. */
+  pr->x = integer ? x : strtod(text + (spec->from.text ? 1 : 0), NULL);
+  expt_set set = {spec->path, text};
+  for (;;) {
+    size_t add = spec->max_reps - pr->n < spec->reps ? spec->max_reps - pr->n : spec->reps, k = 0;
+    int rc = fn(ctx, pr->x, &set, pr->n, add, &k, err);
+    if (rc != 0) {
+      free(text);
+      return rc;
+    }
+    pr->n += add;
+    pr->k += k > add ? add : k;
+    sim_stats_wilson(pr->k, pr->n, confidence, &pr->lo, &pr->hi);
+    pr->p_hat = (double)pr->k / (double)pr->n;
+    if (pr->lo >= spec->p || pr->hi < spec->p) {
+      pr->pass = pr->lo >= spec->p;
+      break;
+    }
+    if (pr->n >= spec->max_reps) {
+      pr->pass = pr->p_hat >= spec->p;
+      pr->undecided = true;
+      break;
+    }
+  }
+  free(text);
+  return 0;
+}
+
+int expt_search_run(const expt_search_spec *spec, double confidence, expt_search_probe_fn fn,
+                   void *ctx, expt_search_result *out, retry_error *err) {
+  memset(out, 0, sizeof *out);
+  out->pass = out->fail = -1;
+  bool integer = spec->from.integer && spec->to.integer;
+  double lo = spec->from.x, hi = spec->to.x;
+  size_t budget = spec->probes < EXPT_SEARCH_MAX_PROBES ? spec->probes : EXPT_SEARCH_MAX_PROBES;
+  int rc = 0;
+  /* The ends first: a range that does not bracket the boundary is said so, not bisected. */
+  for (int end = 0; end < 2; end++) {
+    expt_search_probe *pr = &out->probes[out->n_probes];
+    rc = probe(spec, confidence, fn, ctx, end == 0 ? lo : hi, integer, pr, err);
+    out->n_probes++;
+    if (rc != 0) goto failed;
+    if (pr->pass)
+      out->pass = (int)out->n_probes - 1;
+    else
+      out->fail = (int)out->n_probes - 1;
+    if (end == 0 && !pr->pass) {
+      out->outcome = EXPT_SEARCH_FROM_FAILS;
+      return 0;
+    }
+    if (end == 1 && pr->pass) {
+      out->outcome = EXPT_SEARCH_TO_PASSES;
+      return 0;
+    }
+  }
+  out->outcome = EXPT_SEARCH_BRACKETED;
+  while (out->n_probes < budget) {
+    double a = out->probes[out->pass].x, b = out->probes[out->fail].x, mid;
+    if (integer) {
+      if (b - a <= 1) break;
+      mid = a + floor((b - a) / 2);
+    } else {
+      mid = a + (b - a) / 2;
+    }
+    expt_search_probe *pr = &out->probes[out->n_probes];
+    rc = probe(spec, confidence, fn, ctx, mid, integer, pr, err);
+    out->n_probes++;
+    if (rc != 0) goto failed;
+    /* Written with 12 digits, a midpoint can land on an end once the interval is that
+     * narrow: nothing more can be learned. */
+    if (!(pr->x > a && pr->x < b)) break;
+    if (pr->pass)
+      out->pass = (int)out->n_probes - 1;
+    else
+      out->fail = (int)out->n_probes - 1;
+  }
+  return 0;
+failed:
+  expt_search_result_free(out);
+  return rc;
+}
+
+bool expt_search_monotone(const expt_search_result *r, size_t *lower, size_t *higher) {
+  for (size_t i = 0; i < r->n_probes; i++)
+    for (size_t j = 0; j < r->n_probes; j++) {
+      const expt_search_probe *a = &r->probes[i], *b = &r->probes[j];
+      if (a->x < b->x && b->lo > a->hi) {
+        if (lower != NULL) *lower = i;
+        if (higher != NULL) *higher = j;
+        return false;
+      }
+    }
+  return true;
+}
+
+size_t expt_search_min_reps_to_pass(double p, double confidence) {
+  double z = gsl_cdf_ugaussian_Pinv(1 - (1 - confidence) / 2);
+  double n = z * z * p / (1 - p);
+  /* A hair below an integer is that integer: n / (n + z^2) >= p holds there up to rounding. */
+  return (size_t)ceil(n - 1e-9);
+}
+
+static json_t *probe_json(const expt_search_probe *pr) {
+  return json_pack("{s:O,s:I,s:I,s:f,s:f,s:f,s:s,s:b}", "value", pr->value, "n", (json_int_t)pr->n,
+                   "k", (json_int_t)pr->k, "p", expt_output_round(pr->p_hat), "lo",
+                   expt_output_round(pr->lo), "hi", expt_output_round(pr->hi), "verdict",
+                   pr->pass ? "pass" : "fail", "undecided", pr->undecided);
+}
+
+json_t *expt_search_result_json(const expt_search_spec *spec, double confidence, const char *variant,
+                               const expt_search_result *r) {
+  static const char *const outcomes[] = {"bracketed", "from_fails", "to_passes"};
+  json_t *probes = json_array();
+  for (size_t i = 0; probes != NULL && i < r->n_probes; i++) {
+    if (json_array_append_new(probes, probe_json(&r->probes[i])) != 0) {
+      json_decref(probes);
+      probes = NULL;
+    }
+  }
+  if (probes == NULL) return NULL;
+  json_t *pass = r->pass >= 0 ? json_incref(r->probes[r->pass].value) : json_null();
+  json_t *fail = r->fail >= 0 ? json_incref(r->probes[r->fail].value) : json_null();
+  return json_pack("{s:s,s:s,s:s,s:f,s:f,s:s,s:{s:o,s:o},s:o}", "variant", variant, "path",
+                   spec->path, "metric", spec->metric, "p", spec->p, "confidence", confidence,
+                   "outcome", outcomes[r->outcome], "boundary", "pass", pass, "fail", fail,
+                   "probes", probes);
+}
+
+/* {==================================================================
+ * Expectations of a search
+ * =================================================================== */
+
+/* "search", "search.x", "search[0]": a path into the search result. */
+static bool is_search_path(const char *key) {
+  return strncmp(key, "search", 6) == 0 && (key[6] == '\0' || key[6] == '.' || key[6] == '[');
+}
+
+json_t *expt_search_expect_part(const json_t *expect, bool search, size_t *other) {
+  if (other != NULL) *other = 0;
+  if (expect == NULL) return NULL;
+  json_t *part = json_object();
+  const char *key;
+  json_t *v;
+  json_object_foreach((json_t *)expect, key, v) {
+    if (part == NULL) break;
+    if (is_search_path(key) != search) {
+      if (other != NULL) (*other)++;
+    } else if (json_object_set(part, key, v) != 0) {
+      json_decref(part);
+      part = NULL;
+    }
+  }
+  return part;
+}
+
+/* The x of the probe whose value is v (a boundary's end), or null. */
+static json_t *boundary_x(const json_t *probes, const json_t *v) {
+  for (size_t i = 0; v != NULL && !json_is_null(v) && i < json_array_size(probes); i++) {
+    const json_t *p = json_array_get(probes, i);
+    if (json_equal(json_object_get(p, "value"), (json_t *)v)) {
+      const json_t *x = json_object_get(p, "x");
+      if (json_is_number(x)) return json_real(json_number_value(x));
+      if (json_is_number(v)) return json_real(json_number_value(v));
+    }
+  }
+  return json_null();
+}
+
+json_t *expt_search_check_doc(const json_t *result) {
+  json_t *r = json_deep_copy(result);
+  json_t *b = json_object_get(r, "boundary");
+  const json_t *probes = json_object_get(r, "probes");
+  if (r == NULL || !json_is_object(b)) {
+    json_decref(r);
+    return NULL;
+  }
+  json_t *pass = boundary_x(probes, json_object_get(b, "pass"));
+  json_t *fail = boundary_x(probes, json_object_get(b, "fail"));
+  if (json_object_set_new(b, "pass", pass) != 0 || json_object_set_new(b, "fail", fail) != 0) {
+    json_decref(r);
+    return NULL;
+  }
+  return json_pack("{s:o}", "search", r);
+}
+
+/* --check of a search study: every variant's search expectations against its result. Returns
+ * the number that failed, -1 when out of memory; *junit_failed is set when the JUnit file
+ * could not be written (the error is printed). */
+static int check_search(const expt_scenario *s, const json_t *search, const struct expt_run_opts *o,
+                        bool *junit_failed) {
+  bool verbose = o->format == EXPT_FORMAT_JSON && !o->quiet;
+  size_t total = 0, others = 0;
+  int failed = 0;
+  expt_junit *junit = o->junit != NULL ? expt_junit_create(expt_scenario_name(s)) : NULL;
+  *junit_failed = false;
+  if (o->junit != NULL && junit == NULL) {
+    fprintf(o->err, "retrysim: %s: out of memory\n", o->junit);
+    *junit_failed = true;
+  }
+  for (size_t v = 0; v < json_array_size(search) && failed >= 0; v++) {
+    size_t other = 0;
+    const json_t *expect = expt_scenario_expect(s, v);
+    json_t *part = expt_search_expect_part(expect, true, &other);
+    json_t *doc = expt_search_check_doc(json_array_get(search, v));
+    others += other;
+    if ((expect != NULL && part == NULL) || doc == NULL) {
+      fprintf(o->err, "retrysim: out of memory checking the search\n");
+      failed = -1;
+    } else {
+      total += json_object_size(part);
+      failed += expt_expect_check_to(part, doc, expt_scenario_run_name(s, v), o->err, verbose,
+                                    junit != NULL ? expt_junit_add : NULL, junit);
+    }
+    json_decref(part);
+    json_decref(doc);
+  }
+  if (expt_junit_finish(junit, o->junit, failed >= 0, o->err) != 0) *junit_failed = true;
+  if (failed < 0) return failed;
+  char note[96] = "";
+  if (others > 0)
+    snprintf(note, sizeof note, "; %zu expectation%s of a run not checked", others,
+             others == 1 ? "" : "s");
+  if (total == 0 && !o->quiet)
+    fprintf(o->err, "retrysim: check: the scenario has no expectations of a search%s\n", note);
+  else if (total > 0 && (!o->quiet || failed > 0))
+    fprintf(o->err, "retrysim: check: %zu passed, %d failed (against each variant's search%s)\n",
+            total - (size_t)failed, failed, note);
+  return failed;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * The study of a search
+ * =================================================================== */
+
+static json_t *ju64(uint64_t v) {
+  if (v <= (uint64_t)INT64_MAX) return json_integer((json_int_t)v);
+  char buf[24];
+  snprintf(buf, sizeof buf, "%" PRIu64, v);
+  return json_string(buf);
+}
+
+/* The probe callback's state: one variant of the base scenario; the scenario of the value
+ * probed last, derived once per probe. */
+typedef struct search_ctx {
+  const expt_scenario *base;
+  const expt_search_spec *spec;
+  size_t variant;
+  uint64_t seed; /* the variant's base seed */
+  unsigned jobs;
+  expt_scenario *at; /* derived at x_at */
+  double x_at;
+  json_t *records; /* every run: {variant, value, replication, seed, result} */
+} search_ctx;
+
+static int study_probe(void *vctx, double x, const expt_set *set, size_t first_rep, size_t n,
+                       size_t *k, retry_error *err) {
+  search_ctx *c = vctx;
+  if (c->at == NULL || c->x_at != x) {
+    expt_scenario_destroy(c->at);
+    c->at = expt_scenario_derive(c->base, set, 1, err);
+    if (c->at == NULL) return err->code != 0 ? err->code : RETRY_ECONFIG;
+    c->x_at = x;
+  }
+  expt_study_job *jobs = calloc(n, sizeof *jobs);
+  json_t **results = calloc(n, sizeof *results);
+  json_t *value = json_loads(set->value, JSON_DECODE_ANY, NULL);
+  if (jobs == NULL || results == NULL || value == NULL) {
+    free(jobs);
+    free(results);
+    json_decref(value);
+    retry_error_set(err, RETRY_ENOMEM, "", "", -1, -1, "out of memory running a probe");
+    return RETRY_ENOMEM;
+  }
+  for (size_t i = 0; i < n; i++)
+    jobs[i] = (expt_study_job){c->at, c->variant, expt_study_seed(c->seed, first_rep + i)};
+  int rc = expt_study_run_jobs(jobs, n, c->jobs, NULL, results, err);
+  size_t kk = 0;
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    const json_t *m = expt_scenario_path_get(results[i], c->spec->metric, NULL, 0);
+    if (!json_is_boolean(m)) {
+      char got[64] = "nothing";
+      if (m != NULL) retry_json_describe(m, got, sizeof got);
+      retry_error_set(err, RETRY_ECONFIG, expt_scenario_source(c->base), "$.search.metric", -1, -1,
+                      "\"%s\" must name a boolean of a run's summary (such as "
+                      "\"recovery.recovered\", which needs a trigger), got %s",
+                      c->spec->metric, got);
+      rc = RETRY_ECONFIG;
+      break;
+    }
+    kk += json_is_true(m);
+    json_t *rec =
+        json_pack("{s:s,s:O,s:I,s:o,s:O}", "variant", expt_scenario_run_name(c->at, c->variant),
+                  "value", value, "replication", (json_int_t)(first_rep + i), "seed",
+                  ju64(jobs[i].seed), "result", results[i]);
+    if (rec == NULL || json_array_append_new(c->records, rec) != 0) {
+      retry_error_set(err, RETRY_ENOMEM, "", "", -1, -1, "out of memory keeping a probe's runs");
+      rc = RETRY_ENOMEM;
+    }
+  }
+  for (size_t i = 0; i < n; i++)
+    json_decref(results[i]);
+  free(results);
+  free(jobs);
+  json_decref(value);
+  *k = kk;
+  return rc;
+}
+
+static int fill_json(void *ctx, FILE *f) {
+  char *s = json_dumps(ctx, EXPT_OUTPUT_JSON_FLAGS);
+  if (s == NULL) return -1;
+  int rc = (fputs(s, f) < 0 || fputc('\n', f) == EOF) ? -1 : 0;
+  free(s);
+  return rc;
+}
+
+/* A value for a CSV field: a string as it is (values have no comma or quote: numbers with a
+ * unit), a number as JSON writes it. */
+static void csv_value(FILE *f, const json_t *v) {
+  if (json_is_string(v)) {
+    fputs(json_string_value(v), f);
+    return;
+  }
+  char *t = json_dumps(v, JSON_ENCODE_ANY | JSON_REAL_PRECISION(10));
+  if (t != NULL) fputs(t, f);
+  free(t);
+}
+
+static int fill_csv(void *ctx, FILE *f) {
+  const json_t *search = ctx;
+  fputs("variant,value,x,n,k,p,lo,hi,verdict,undecided\n", f);
+  for (size_t v = 0; v < json_array_size(search); v++) {
+    const json_t *res = json_array_get(search, v);
+    const json_t *probes = json_object_get(res, "probes");
+    for (size_t i = 0; i < json_array_size(probes); i++) {
+      const json_t *p = json_array_get(probes, i);
+      fprintf(f, "%s,", json_string_value(json_object_get(res, "variant")));
+      csv_value(f, json_object_get(p, "value"));
+      fprintf(
+          f, ",%.10g,%" JSON_INTEGER_FORMAT ",%" JSON_INTEGER_FORMAT ",%.10g,%.10g,%.10g,%s,%d\n",
+          json_number_value(json_object_get(p, "x")), json_integer_value(json_object_get(p, "n")),
+          json_integer_value(json_object_get(p, "k")), json_number_value(json_object_get(p, "p")),
+          json_number_value(json_object_get(p, "lo")), json_number_value(json_object_get(p, "hi")),
+          json_string_value(json_object_get(p, "verdict")),
+          json_is_true(json_object_get(p, "undecided")) ? 1 : 0);
+    }
+  }
+  return ferror(f) ? -1 : 0;
+}
+
+static void join_path(char *buf, size_t size, const char *dir, const char *name) {
+  size_t n = strlen(dir);
+  snprintf(buf, size, "%s%s%s", dir, n > 0 && dir[n - 1] == '/' ? "" : "/", name);
+}
+
+/* A value for the table: the string, or the number. */
+static void show_value(char *buf, size_t size, const json_t *v) {
+  if (v == NULL || json_is_null(v)) {
+    snprintf(buf, size, "-");
+  } else {
+    expt_output_value_text(v, buf, size);
+  }
+}
+
+static void print_table(FILE *f, const expt_scenario *s, const expt_search_spec *spec,
+                        double confidence, const json_t *search) {
+  fprintf(f, "scenario %s (retrysim %s): search of %s for P(%s) >= %g (Wilson, %g %%)\n",
+          expt_scenario_name(s), RETRY_VERSION, spec->path, spec->metric, spec->p, confidence * 100);
+  for (size_t v = 0; v < json_array_size(search); v++) {
+    const json_t *res = json_array_get(search, v);
+    const json_t *b = json_object_get(res, "boundary");
+    const char *outcome = json_string_value(json_object_get(res, "outcome"));
+    char pass[64], fail[64];
+    show_value(pass, sizeof pass, json_object_get(b, "pass"));
+    show_value(fail, sizeof fail, json_object_get(b, "fail"));
+    fprintf(f, "\n%s: ", json_string_value(json_object_get(res, "variant")));
+    if (strcmp(outcome, "bracketed") == 0)
+      fprintf(f, "highest value passing %s, lowest failing %s: the boundary lies in [%s, %s]\n",
+              pass, fail, pass, fail);
+    else if (strcmp(outcome, "from_fails") == 0)
+      fprintf(f, "already \"from\" (%s) fails: the boundary is below the range\n", fail);
+    else
+      fprintf(f, "still \"to\" (%s) passes: the boundary is above the range\n", pass);
+    fprintf(f, "  %-14s %6s %6s %8s  %-19s %s\n", "value", "n", "k", "P", "interval", "verdict");
+    const json_t *probes = json_object_get(res, "probes");
+    for (size_t i = 0; i < json_array_size(probes); i++) {
+      const json_t *p = json_array_get(probes, i);
+      char val[64], iv[48];
+      show_value(val, sizeof val, json_object_get(p, "value"));
+      snprintf(iv, sizeof iv, "[%.3f, %.3f]", json_number_value(json_object_get(p, "lo")),
+               json_number_value(json_object_get(p, "hi")));
+      fprintf(f, "  %-14s %6" JSON_INTEGER_FORMAT " %6" JSON_INTEGER_FORMAT " %8.3f  %-19s %s%s\n",
+              val, json_integer_value(json_object_get(p, "n")),
+              json_integer_value(json_object_get(p, "k")),
+              json_number_value(json_object_get(p, "p")), iv,
+              json_string_value(json_object_get(p, "verdict")),
+              json_is_true(json_object_get(p, "undecided")) ? " (undecided: by k/n)" : "");
+    }
+  }
+}
+
+int expt_search_run_study(const expt_scenario *s, const struct expt_study_spec *tmpl,
+                         const struct expt_run_opts *opts) {
+  const char *src = expt_scenario_source(s);
+  const char *refused = tmpl->shard_n > 0 ? "--shard (a search is adaptive: each probe "
+                                            "depends on the last; run it on one machine, with -j)"
+                        : tmpl->reps > 1  ? "--reps or \"replications\" (the search's \"reps\" "
+                                            "and \"max_reps\" say how many)"
+                        : tmpl->baseline != NULL ? "--baseline or \"baseline\""
+                                                 : NULL;
+  if (refused != NULL) {
+    fprintf(opts->err, "retrysim: %s: a scenario with a \"search\" does not take %s\n", src,
+            refused);
+    return EXPT_EXIT_USAGE;
+  }
+  retry_error err;
+  retry_error_clear(&err);
+  expt_search_spec spec;
+  if (expt_search_spec_from_json(expt_scenario_search_block(s), &spec, &err) != 0) {
+    fprintf(opts->err, "retrysim: out of memory\n");
+    return EXPT_EXIT_RUNTIME;
+  }
+  size_t need = expt_search_min_reps_to_pass(spec.p, tmpl->confidence);
+  if (spec.max_reps < need)
+    fprintf(opts->err,
+            "retrysim: warning: %s: $.search.max_reps: %zu replications cannot show P >= %g at "
+            "%g %% (that takes at least %zu successes of %zu): every passing probe will be "
+            "undecided, decided by k/n\n",
+            src, spec.max_reps, spec.p, tmpl->confidence * 100, need, need);
+  json_t *search = json_array(), *records = json_array();
+  int status = search != NULL && records != NULL ? EXPT_EXIT_OK : EXPT_EXIT_RUNTIME;
+  for (size_t v = 0; status == EXPT_EXIT_OK && v < expt_scenario_n_runs(s); v++) {
+    search_ctx c = {.base = s,
+                    .spec = &spec,
+                    .variant = v,
+                    .seed = opts->has_seed ? opts->seed : expt_scenario_config(s, v)->seed,
+                    .jobs = tmpl->jobs > 0 ? tmpl->jobs : 1,
+                    .records = records};
+    expt_search_result r;
+    int rc = expt_search_run(&spec, tmpl->confidence, study_probe, &c, &r, &err);
+    expt_scenario_destroy(c.at);
+    if (rc != 0) {
+      char buf[1200];
+      retry_error_format(&err, buf, sizeof buf);
+      fprintf(opts->err, "retrysim: %s\n", buf);
+      status = rc == RETRY_ENOMEM || rc == RETRY_EIO ? EXPT_EXIT_RUNTIME : EXPT_EXIT_USAGE;
+      break;
+    }
+    size_t lower = 0, higher = 0;
+    if (!expt_search_monotone(&r, &lower, &higher)) {
+      char a[64], b[64];
+      expt_output_value_text(r.probes[lower].value, a, sizeof a);
+      expt_output_value_text(r.probes[higher].value, b, sizeof b);
+      fprintf(opts->err,
+              "retrysim: warning: %s: variant %s: P(%s) does not fall as %s rises: %.3g at %s "
+              "but %.3g at %s (Wilson intervals apart); the boundary found may not be the only "
+              "one\n",
+              src, expt_scenario_run_name(s, v), spec.metric, spec.path, r.probes[lower].p_hat, a,
+              r.probes[higher].p_hat, b);
+    }
+    json_t *res = expt_search_result_json(&spec, tmpl->confidence, expt_scenario_run_name(s, v), &r);
+    /* The value probed as a number too, for plots. */
+    json_t *probes = json_object_get(res, "probes");
+    for (size_t i = 0; probes != NULL && i < json_array_size(probes); i++)
+      json_object_set_new(json_array_get(probes, i), "x", json_real(r.probes[i].x));
+    expt_search_result_free(&r);
+    if (res == NULL || json_array_append_new(search, res) != 0) status = EXPT_EXIT_RUNTIME;
+  }
+  json_t *doc = NULL;
+  if (status == EXPT_EXIT_OK) {
+    uint64_t seed = opts->has_seed ? opts->seed : expt_scenario_config(s, 0)->seed;
+    json_t *names = json_array();
+    for (size_t v = 0; names != NULL && v < expt_scenario_n_runs(s); v++)
+      json_array_append_new(names, json_string(expt_scenario_run_name(s, v)));
+    doc =
+        json_pack("{s:s,s:s,s:s,s:o,s:O,s:O,s:O,s:{s:s,s:f,s:b,s:o,s:s,s:s},s:O,s:O}", "scenario",
+                  expt_scenario_name(s), "version", RETRY_VERSION, "scenario_sha256",
+                  expt_scenario_sha256(s), "seed", ju64(seed), "inputs", expt_scenario_inputs(s),
+                  "overrides", expt_scenario_overrides(s), "document", expt_scenario_base_document(s),
+                  "study", "kind", "search", "confidence", tmpl->confidence, "has_variants",
+                  expt_scenario_has_variants(s), "variants", names, "path", spec.path, "metric",
+                  spec.metric, "search", search, "runs", records);
+    if (doc == NULL) status = EXPT_EXIT_RUNTIME;
+  }
+  if (status == EXPT_EXIT_OK && opts->out_dir != NULL) {
+    char path[4096];
+    int rc = expt_output_make_dirs(opts->out_dir, &err);
+    if (rc == 0) {
+      join_path(path, sizeof path, opts->out_dir, "search.csv");
+      rc = expt_output_write_atomic(path, fill_csv, search, &err);
+    }
+    if (rc == 0) {
+      join_path(path, sizeof path, opts->out_dir, "summary.json");
+      rc = expt_output_write_atomic(path, fill_json, doc, &err);
+    }
+    /* --plot: search.svg, then report.md and report.html (the page without the picture when
+     * it could not be drawn). */
+    if (rc == 0 && opts->plot) {
+      int prc =
+          expt_report_search_plots(doc, opts->out_dir, expt_report_plots_dir(), opts->err, &err);
+      if (prc != 0) {
+        char buf[1200];
+        retry_error_format(&err, buf, sizeof buf);
+        fprintf(opts->err, "retrysim: %s\n", buf);
+        retry_error_clear(&err);
+      }
+      rc = expt_report_search_write(doc, opts->out_dir, opts->command, prc == 0, &err);
+      if (rc == 0 && prc != 0) status = EXPT_EXIT_RUNTIME;
+    }
+    if (rc != 0) {
+      char buf[1200];
+      retry_error_format(&err, buf, sizeof buf);
+      fprintf(opts->err, "retrysim: %s\n", buf);
+      status = EXPT_EXIT_RUNTIME;
+    }
+  }
+  if (status == EXPT_EXIT_OK) {
+    if (opts->format == EXPT_FORMAT_JSON) {
+      if (fill_json(doc, opts->out) != 0) status = EXPT_EXIT_RUNTIME;
+    } else if (!opts->quiet) {
+      print_table(opts->out, s, &spec, tmpl->confidence, search);
+    }
+  }
+  /* Files and summary first, then the expectations, as for a run: a failed check (1) does
+   * not outrank a write failure (3). */
+  if (opts->check && doc != NULL && status != EXPT_EXIT_USAGE) {
+    bool junit_failed = false;
+    int failed = check_search(s, search, opts, &junit_failed);
+    if (failed < 0 || junit_failed)
+      status = EXPT_EXIT_RUNTIME;
+    else if (failed > 0 && status == EXPT_EXIT_OK)
+      status = EXPT_EXIT_CHECK;
+  }
+  if (status == EXPT_EXIT_RUNTIME && doc == NULL && search == NULL)
+    fprintf(opts->err, "retrysim: out of memory\n");
+  json_decref(doc);
+  json_decref(search);
+  json_decref(records);
+  expt_search_spec_free(&spec);
+  return status;
+}
+
+/* }================================================================== */
