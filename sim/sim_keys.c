@@ -181,6 +181,7 @@ static uint64_t draw_zipf(const sim_keys *k, gsl_rng *r) {
 
 uint64_t sim_keys_draw(const sim_keys *k, gsl_rng *r) {
   assert(k != NULL && r != NULL && k->n >= 1);
+  assert(gsl_rng_min(r) == 0 && gsl_rng_max(r) == 0xffffffffUL);
   if (k->n == 1) return 0;
   if (k->kind == SIM_KEYS_UNIFORM) return draw_uniform(k->n, r);
   return draw_zipf(k, r);

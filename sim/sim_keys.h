@@ -46,7 +46,8 @@ typedef struct sim_keys {
  * pointer is kept. */
 int sim_keys_init(sim_keys *k, sim_keys_kind kind, uint64_t n, double s, retry_error *err);
 
-/* Draws one key in [0, n) from r.
+/* Draws one key in [0, n) from r, which must yield 32 full bits a draw (taus2, every stream
+ * of sim_rng.h, or mt19937; asserted), as sim_rng_next_u64 requires.
  * Uniform: one gsl_rng_uniform_int(r, n) when n <= 2^32 - 1 (the same draw as GSL's), else
  * 64-bit values (sim_rng_next_u64) with rejection of the incomplete last block.
  * Zipf: rejection-inversion (Hormann and Derflinger 1996). Each try draws one 53-bit uniform
