@@ -54,8 +54,7 @@ static int bad(retry_error *err, const char *path, const char *msg) {
 }
 
 int model_eject_cfg_check(const model_eject_cfg *cfg, retry_error *err) {
-  if (cfg->interval_ns <= 0)
-    return bad(err, "outlier_detection.interval", "must be > 0");
+  if (cfg->interval_ns <= 0) return bad(err, "outlier_detection.interval", "must be > 0");
   if (cfg->base_ejection_ns <= 0)
     return bad(err, "outlier_detection.base_ejection_time", "must be > 0");
   /* Envoy refuses a cluster whose max_ejection_time is below base_ejection_time. */
@@ -64,19 +63,18 @@ int model_eject_cfg_check(const model_eject_cfg *cfg, retry_error *err) {
                "max_ejection_time cannot be smaller than base_ejection_time");
   if (cfg->max_jitter_ns < 0 || cfg->max_jitter_ns / MS >= UINT32_MAX)
     return bad(err, "outlier_detection.max_ejection_time_jitter", "must be >= 0 and < 49 days");
-  const uint32_t pcts[] = {cfg->max_ejection_pct, cfg->enforcing_5xx,   cfg->enforcing_gateway,
-                           cfg->enforcing_local,  cfg->enforcing_sr,    cfg->enforcing_sr_local,
+  const uint32_t pcts[] = {cfg->max_ejection_pct, cfg->enforcing_5xx,      cfg->enforcing_gateway,
+                           cfg->enforcing_local,  cfg->enforcing_sr,       cfg->enforcing_sr_local,
                            cfg->enforcing_fp,     cfg->enforcing_fp_local, cfg->fp_threshold};
   for (size_t i = 0; i < sizeof pcts / sizeof pcts[0]; i++)
-    if (pcts[i] > 100)
-      return bad(err, "outlier_detection", "percentages must be 0..100");
+    if (pcts[i] > 100) return bad(err, "outlier_detection", "percentages must be 0..100");
   return RETRY_OK;
 }
 
-int model_eject_init(model_eject *e, const model_eject_cfg *cfg, int32_t n_hosts, retry_error *err) {
+int model_eject_init(model_eject *e, const model_eject_cfg *cfg, int32_t n_hosts,
+                     retry_error *err) {
   int rc = model_eject_cfg_check(cfg, err);
-  if (rc != RETRY_OK)
-    return rc;
+  if (rc != RETRY_OK) return rc;
   if (n_hosts < 0 || n_hosts > MODEL_EJECT_MAX_HOSTS) {
     retry_error_set(err, RETRY_EINVAL, NULL, NULL, -1, -1, "a cluster holds 0..64 hosts, not %d",
                     (int)n_hosts);
@@ -121,14 +119,14 @@ uint64_t model_eject_in_service(const model_eject *e) {
 
 static uint32_t enforcing_pct(const model_eject_cfg *c, model_eject_type t) {
   switch (t) {
-  case MODEL_EJECT_CONSECUTIVE_5XX: return c->enforcing_5xx;
-  case MODEL_EJECT_CONSECUTIVE_GATEWAY: return c->enforcing_gateway;
-  case MODEL_EJECT_SUCCESS_RATE: return c->enforcing_sr;
-  case MODEL_EJECT_CONSECUTIVE_LOCAL: return c->enforcing_local;
-  case MODEL_EJECT_SUCCESS_RATE_LOCAL: return c->enforcing_sr_local;
-  case MODEL_EJECT_FAILURE_PCT: return c->enforcing_fp;
-  case MODEL_EJECT_FAILURE_PCT_LOCAL: return c->enforcing_fp_local;
-  case MODEL_EJECT_N_TYPES: break;
+    case MODEL_EJECT_CONSECUTIVE_5XX: return c->enforcing_5xx;
+    case MODEL_EJECT_CONSECUTIVE_GATEWAY: return c->enforcing_gateway;
+    case MODEL_EJECT_SUCCESS_RATE: return c->enforcing_sr;
+    case MODEL_EJECT_CONSECUTIVE_LOCAL: return c->enforcing_local;
+    case MODEL_EJECT_SUCCESS_RATE_LOCAL: return c->enforcing_sr_local;
+    case MODEL_EJECT_FAILURE_PCT: return c->enforcing_fp;
+    case MODEL_EJECT_FAILURE_PCT_LOCAL: return c->enforcing_fp_local;
+    case MODEL_EJECT_N_TYPES: break;
   }
   assert(0);
   return 0;
@@ -137,10 +135,8 @@ static uint32_t enforcing_pct(const model_eject_cfg *c, model_eject_type t) {
 /* Envoy's runtime featureEnabled: no draw at 0 or 100, so a stream is only consumed where
  * the outcome is random. */
 static bool enforced(uint32_t pct, gsl_rng *r) {
-  if (pct == 0)
-    return false;
-  if (pct >= 100)
-    return true;
+  if (pct == 0) return false;
+  if (pct >= 100) return true;
   assert(r != NULL && "an enforcing percent strictly between 0 and 100 needs a stream");
   return gsl_rng_uniform_int(r, 100) < pct;
 }
@@ -157,8 +153,7 @@ static bool eject(model_eject *e, int32_t host, model_eject_type t, int64_t now_
     e->stats.overflow++;
     return false;
   }
-  if (!enforced(enforcing_pct(&e->cfg, t), r))
-    return false;
+  if (!enforced(enforcing_pct(&e->cfg, t), r)) return false;
   model_eject_host *h = &e->hosts[host];
   e->ejected |= UINT64_C(1) << host;
   e->stats.enforced[t]++;
@@ -168,7 +163,8 @@ static bool eject(model_eject *e, int32_t host, model_eject_type t, int64_t now_
   h->jitter_ns = 0;
   if (e->cfg.max_jitter_ns > 0) { /* Envoy: random % (jitter_ms + 1), whole milliseconds */
     assert(r != NULL && "an ejection jitter needs a stream");
-    h->jitter_ns = (int64_t)gsl_rng_uniform_int(r, (unsigned long)(e->cfg.max_jitter_ns / MS) + 1) * MS;
+    h->jitter_ns =
+        (int64_t)gsl_rng_uniform_int(r, (unsigned long)(e->cfg.max_jitter_ns / MS) + 1) * MS;
   }
   /* The multiplier stops growing once base x backoff reaches max + base. */
   if ((double)h->backoff * (double)e->cfg.base_ejection_ns <
@@ -189,16 +185,14 @@ static void uneject(model_eject *e, int32_t host, int64_t now_ns) {
 
 void model_eject_health_ok(model_eject *e, int32_t host, int64_t now_ns) {
   assert(host >= 0 && host < e->n_hosts);
-  if (model_eject_is_ejected(e, host))
-    uneject(e, host, now_ns);
+  if (model_eject_is_ejected(e, host)) uneject(e, host, now_ns);
 }
 
 /* onConsecutiveErrorWorker: an ejected host ignores it; otherwise detect, try to eject, and
  * reset the counter that fired whatever the outcome. */
 static bool consecutive(model_eject *e, int32_t host, model_eject_type t, int64_t now_ns,
                         gsl_rng *r) {
-  if (model_eject_is_ejected(e, host))
-    return false;
+  if (model_eject_is_ejected(e, host)) return false;
   bool out = eject(e, host, t, now_ns, r);
   model_eject_host *h = &e->hosts[host];
   if (t == MODEL_EJECT_CONSECUTIVE_5XX)
@@ -221,9 +215,13 @@ enum { EXT = 0, LOC = 1 };
 bool model_eject_http(model_eject *e, int32_t host, int32_t code, int64_t now_ns, gsl_rng *r) {
   assert(host >= 0 && host < e->n_hosts);
   model_eject_host *h = &e->hosts[host];
+  /* Every response counts toward the interval's volume, ejected host or not: Envoy's monitor
+   * keeps counting responses still in flight to a host it took out. */
   h->total[EXT][e->cur]++;
   bool out = false;
   if (code >= 500 && code < 600) {
+    /* A gateway error is also a 5xx: both counters move, the gateway one first. Any other 5xx
+     * breaks a run of gateway errors without breaking the run of 5xx. */
     if (code == 502 || code == 503 || code == 504) {
       if (++h->cgateway == e->cfg.consecutive_gateway)
         out |= consecutive(e, host, MODEL_EJECT_CONSECUTIVE_GATEWAY, now_ns, r);
@@ -271,30 +269,27 @@ bool model_eject_result(model_eject *e, int32_t host, model_eject_local res, int
   assert(host >= 0 && host < e->n_hosts);
   if (!e->cfg.split_local) { /* everything becomes an HTTP code */
     switch (res) {
-    case MODEL_EJECT_LOCAL_CONNECT_FAILED: return model_eject_http(e, host, 503, now_ns, r);
-    case MODEL_EJECT_LOCAL_TIMEOUT: return model_eject_http(e, host, 504, now_ns, r);
-    case MODEL_EJECT_LOCAL_CONNECT_SUCCESS: return false;
-    case MODEL_EJECT_LOCAL_CONNECT_SUCCESS_FINAL: return model_eject_http(e, host, 200, now_ns, r);
-    case MODEL_EJECT_EXT_REQUEST_FAILED: return model_eject_http(e, host, 500, now_ns, r);
-    case MODEL_EJECT_EXT_REQUEST_SUCCESS: return model_eject_http(e, host, 200, now_ns, r);
+      case MODEL_EJECT_LOCAL_CONNECT_FAILED: return model_eject_http(e, host, 503, now_ns, r);
+      case MODEL_EJECT_LOCAL_TIMEOUT: return model_eject_http(e, host, 504, now_ns, r);
+      case MODEL_EJECT_LOCAL_CONNECT_SUCCESS: return false;
+      case MODEL_EJECT_LOCAL_CONNECT_SUCCESS_FINAL:
+        return model_eject_http(e, host, 200, now_ns, r);
+      case MODEL_EJECT_EXT_REQUEST_FAILED: return model_eject_http(e, host, 500, now_ns, r);
+      case MODEL_EJECT_EXT_REQUEST_SUCCESS: return model_eject_http(e, host, 200, now_ns, r);
     }
     return false;
   }
   switch (res) {
-  case MODEL_EJECT_LOCAL_CONNECT_SUCCESS:
-  case MODEL_EJECT_LOCAL_CONNECT_SUCCESS_FINAL:
-    local_success(e, host);
-    return false;
-  case MODEL_EJECT_LOCAL_TIMEOUT:
-  case MODEL_EJECT_LOCAL_CONNECT_FAILED:
-    return local_failure(e, host, now_ns, r);
-  case MODEL_EJECT_EXT_REQUEST_FAILED:
-    return model_eject_http(e, host, 503, now_ns, r);
-  case MODEL_EJECT_EXT_REQUEST_SUCCESS: {
-    bool out = model_eject_http(e, host, 200, now_ns, r);
-    local_success(e, host);
-    return out;
-  }
+    case MODEL_EJECT_LOCAL_CONNECT_SUCCESS:
+    case MODEL_EJECT_LOCAL_CONNECT_SUCCESS_FINAL: local_success(e, host); return false;
+    case MODEL_EJECT_LOCAL_TIMEOUT:
+    case MODEL_EJECT_LOCAL_CONNECT_FAILED: return local_failure(e, host, now_ns, r);
+    case MODEL_EJECT_EXT_REQUEST_FAILED: return model_eject_http(e, host, 503, now_ns, r);
+    case MODEL_EJECT_EXT_REQUEST_SUCCESS: {
+      bool out = model_eject_http(e, host, 200, now_ns, r);
+      local_success(e, host);
+      return out;
+    }
   }
   return false;
 }
@@ -308,8 +303,7 @@ bool model_eject_result(model_eject *e, int32_t host, model_eject_local res, int
 double model_eject_host_success_rate(const model_eject *e, int32_t host, bool local) {
   const model_eject_host *h = &e->hosts[host];
   uint32_t last = e->cur ^ 1u, k = local ? LOC : EXT;
-  if (h->total[k][last] == 0)
-    return -1;
+  if (h->total[k][last] == 0) return -1;
   return (double)h->success[k][last] * 100.0 / (double)h->total[k][last];
 }
 
@@ -320,8 +314,7 @@ uint32_t model_eject_host_backoff(const model_eject *e, int32_t host) {
 /* The host's time is over when min(base x backoff, max) + jitter has passed since it left. */
 static bool time_is_over(const model_eject *e, const model_eject_host *h, int64_t now_ns) {
   double t = (double)e->cfg.base_ejection_ns * (double)h->backoff;
-  if (t > (double)e->cfg.max_ejection_ns)
-    t = (double)e->cfg.max_ejection_ns;
+  if (t > (double)e->cfg.max_ejection_ns) t = (double)e->cfg.max_ejection_ns;
   return (int64_t)t + h->jitter_ns <= now_ns - h->ejected_at_ns;
 }
 
@@ -329,8 +322,8 @@ static bool time_is_over(const model_eject *e, const model_eject_host *h, int64_
 static void rate_pass(model_eject *e, int k, int64_t now_ns, gsl_rng *r) {
   const model_eject_cfg *c = &e->cfg;
   e->sr_mean[k] = e->sr_threshold[k] = -1;
-  if ((uint32_t)e->n_hosts < c->sr_min_hosts && (uint32_t)e->n_hosts < c->fp_min_hosts)
-    return;
+  /* Too small a cluster for either statistic: nothing to compare a host against. */
+  if ((uint32_t)e->n_hosts < c->sr_min_hosts && (uint32_t)e->n_hosts < c->fp_min_hosts) return;
   uint32_t last = e->cur ^ 1u;
   double rate[MODEL_EJECT_MAX_HOSTS] = {0};
   uint64_t sr_valid = 0, fp_valid = 0;
@@ -338,8 +331,7 @@ static void rate_pass(model_eject *e, int k, int64_t now_ns, gsl_rng *r) {
   double sum = 0;
   for (int32_t i = 0; i < e->n_hosts; i++) {
     const model_eject_host *h = &e->hosts[i];
-    if (model_eject_is_ejected(e, i) || h->total[k][last] == 0)
-      continue;
+    if (model_eject_is_ejected(e, i) || h->total[k][last] == 0) continue;
     rate[i] = (double)h->success[k][last] * 100.0 / (double)h->total[k][last];
     if (h->total[k][last] >= c->sr_request_volume) {
       sr_valid |= UINT64_C(1) << i;
@@ -357,14 +349,12 @@ static void rate_pass(model_eject *e, int k, int64_t now_ns, gsl_rng *r) {
     /* Mean and population standard deviation of the valid hosts' rates. */
     double mean = sum / (double)n_sr, var = 0;
     for (int32_t i = 0; i < e->n_hosts; i++)
-      if ((sr_valid >> i) & 1u)
-        var += (rate[i] - mean) * (rate[i] - mean);
+      if ((sr_valid >> i) & 1u) var += (rate[i] - mean) * (rate[i] - mean);
     double threshold = mean - ((double)c->sr_stdev_factor / 1000.0) * sqrt(var / (double)n_sr);
     e->sr_mean[k] = mean;
     e->sr_threshold[k] = threshold;
     for (int32_t i = 0; i < e->n_hosts; i++)
-      if (((sr_valid >> i) & 1u) && rate[i] < threshold)
-        eject(e, i, sr_type, now_ns, r);
+      if (((sr_valid >> i) & 1u) && rate[i] < threshold) eject(e, i, sr_type, now_ns, r);
   }
   if (n_fp > 0 && n_fp >= c->fp_min_hosts) {
     for (int32_t i = 0; i < e->n_hosts; i++)
@@ -379,15 +369,18 @@ void model_eject_tick(model_eject *e, int64_t now_ns, gsl_rng *r) {
   uint32_t next = e->cur ^ 1u;
   for (int32_t i = 0; i < e->n_hosts; i++) {
     model_eject_host *h = &e->hosts[i];
-    if (model_eject_is_ejected(e, i) && time_is_over(e, h, now_ns))
-      uneject(e, i, now_ns);
+    if (model_eject_is_ejected(e, i) && time_is_over(e, h, now_ns)) uneject(e, i, now_ns);
     /* The bucket written so far becomes "last interval"; the older one is emptied. */
     for (int k = 0; k < 2; k++)
       h->total[k][next] = h->success[k][next] = 0;
   }
   e->cur = next;
+  /* Hosts that returned just now are in the pass, with the counts of the interval they spent
+   * out (usually none, so they are skipped), as in Envoy. */
   rate_pass(e, EXT, now_ns, r);
   rate_pass(e, LOC, now_ns, r);
+  /* A host that has been back for a whole interval earns one step of its multiplier back;
+   * one that never left (has_returned false) has nothing to earn back. */
   for (int32_t i = 0; i < e->n_hosts; i++) {
     model_eject_host *h = &e->hosts[i];
     if (!model_eject_is_ejected(e, i) && h->has_returned &&

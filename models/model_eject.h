@@ -83,29 +83,29 @@ typedef enum model_eject_local {
 
 /* config.cluster.v3.OutlierDetection; percentages are integers 0..100. */
 typedef struct model_eject_cfg {
-  int64_t interval_ns;           /* interval, 10 s */
-  int64_t base_ejection_ns;      /* base_ejection_time, 30 s */
-  int64_t max_ejection_ns;       /* max_ejection_time, max(300 s, base); must be >= base */
-  int64_t max_jitter_ns;         /* max_ejection_time_jitter, 0 (drawn in whole ms) */
-  uint32_t consecutive_5xx;      /* 5 */
-  uint32_t consecutive_gateway;  /* consecutive_gateway_failure, 5 (502, 503, 504) */
-  uint32_t consecutive_local;    /* consecutive_local_origin_failure, 5 (split only) */
-  uint32_t max_ejection_pct;     /* max_ejection_percent, 10 */
-  bool always_eject_one_host;    /* false */
-  uint32_t enforcing_5xx;        /* enforcing_consecutive_5xx, 100 */
-  uint32_t enforcing_gateway;    /* enforcing_consecutive_gateway_failure, 0 */
-  uint32_t enforcing_local;      /* enforcing_consecutive_local_origin_failure, 100 */
-  uint32_t enforcing_sr;         /* enforcing_success_rate, 100 */
-  uint32_t enforcing_sr_local;   /* enforcing_local_origin_success_rate, 100 */
-  uint32_t enforcing_fp;         /* enforcing_failure_percentage, 0 */
-  uint32_t enforcing_fp_local;   /* enforcing_failure_percentage_local_origin, 0 */
-  uint32_t sr_min_hosts;         /* success_rate_minimum_hosts, 5 */
-  uint32_t sr_request_volume;    /* success_rate_request_volume, 100 per interval */
-  uint32_t sr_stdev_factor;      /* success_rate_stdev_factor, 1900 (x 1/1000: 1.9) */
-  uint32_t fp_threshold;         /* failure_percentage_threshold, 85 */
-  uint32_t fp_min_hosts;         /* failure_percentage_minimum_hosts, 5 */
-  uint32_t fp_request_volume;    /* failure_percentage_request_volume, 50 per interval */
-  bool split_local;              /* split_external_local_origin_errors, false */
+  int64_t interval_ns;          /* interval, 10 s */
+  int64_t base_ejection_ns;     /* base_ejection_time, 30 s */
+  int64_t max_ejection_ns;      /* max_ejection_time, max(300 s, base); must be >= base */
+  int64_t max_jitter_ns;        /* max_ejection_time_jitter, 0 (drawn in whole ms) */
+  uint32_t consecutive_5xx;     /* 5 */
+  uint32_t consecutive_gateway; /* consecutive_gateway_failure, 5 (502, 503, 504) */
+  uint32_t consecutive_local;   /* consecutive_local_origin_failure, 5 (split only) */
+  uint32_t max_ejection_pct;    /* max_ejection_percent, 10 */
+  bool always_eject_one_host;   /* false */
+  uint32_t enforcing_5xx;       /* enforcing_consecutive_5xx, 100 */
+  uint32_t enforcing_gateway;   /* enforcing_consecutive_gateway_failure, 0 */
+  uint32_t enforcing_local;     /* enforcing_consecutive_local_origin_failure, 100 */
+  uint32_t enforcing_sr;        /* enforcing_success_rate, 100 */
+  uint32_t enforcing_sr_local;  /* enforcing_local_origin_success_rate, 100 */
+  uint32_t enforcing_fp;        /* enforcing_failure_percentage, 0 */
+  uint32_t enforcing_fp_local;  /* enforcing_failure_percentage_local_origin, 0 */
+  uint32_t sr_min_hosts;        /* success_rate_minimum_hosts, 5 */
+  uint32_t sr_request_volume;   /* success_rate_request_volume, 100 per interval */
+  uint32_t sr_stdev_factor;     /* success_rate_stdev_factor, 1900 (x 1/1000: 1.9) */
+  uint32_t fp_threshold;        /* failure_percentage_threshold, 85 */
+  uint32_t fp_min_hosts;        /* failure_percentage_minimum_hosts, 5 */
+  uint32_t fp_request_volume;   /* failure_percentage_request_volume, 50 per interval */
+  bool split_local;             /* split_external_local_origin_errors, false */
 } model_eject_cfg;
 
 /* One host's detector state (DetectorHostMonitorImpl). Private to model_eject.c. */
@@ -132,13 +132,13 @@ typedef struct model_eject_stats {
 typedef struct model_eject {
   /* read-only */
   model_eject_cfg cfg;
-  int32_t n_hosts;           /* hosts in the cluster, 0 .. 64 */
-  uint64_t ejected;          /* bit i: host i is ejected */
+  int32_t n_hosts;  /* hosts in the cluster, 0 .. 64 */
+  uint64_t ejected; /* bit i: host i is ejected */
   model_eject_stats stats;
-  double sr_mean[2];         /* [external, local]: last interval's mean success rate, -1 if none */
-  double sr_threshold[2];    /* ... and the ejection threshold, -1 if none */
+  double sr_mean[2];      /* [external, local]: last interval's mean success rate, -1 if none */
+  double sr_threshold[2]; /* ... and the ejection threshold, -1 if none */
   /* private */
-  uint32_t cur;              /* index of the bucket being written, 0 or 1 */
+  uint32_t cur; /* index of the bucket being written, 0 or 1 */
   model_eject_host hosts[MODEL_EJECT_MAX_HOSTS];
 } model_eject;
 
@@ -165,7 +165,8 @@ bool model_eject_http(model_eject *e, int32_t host, int32_t code, int64_t now_ns
 /* A gRPC status (0..16) from host, fed as Envoy's router does: mapped by
  * model_eject_grpc_to_http (UNAVAILABLE 503 and DEADLINE_EXCEEDED 504 are gateway errors;
  * UNKNOWN, INTERNAL, DATA_LOSS 500 and UNIMPLEMENTED 501 are other 5xx; the rest are not). */
-bool model_eject_grpc(model_eject *e, int32_t host, int32_t grpc_status, int64_t now_ns, gsl_rng *r);
+bool model_eject_grpc(model_eject *e, int32_t host, int32_t grpc_status, int64_t now_ns,
+                      gsl_rng *r);
 /* A result without a response code, routed by split_local as Envoy does. */
 bool model_eject_result(model_eject *e, int32_t host, model_eject_local res, int64_t now_ns,
                         gsl_rng *r);

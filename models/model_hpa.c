@@ -24,9 +24,9 @@ typedef struct hpa_rec {
 } hpa_rec;
 
 typedef struct hpa_event {
-  int32_t change;   /* replicas added (up list) or removed (down list), > 0 */
-  int64_t at_ns;    /* when the count was changed */
-  bool outdated;    /* older than the direction's longest policy period at the last store */
+  int32_t change; /* replicas added (up list) or removed (down list), > 0 */
+  int64_t at_ns;  /* when the count was changed */
+  bool outdated;  /* older than the direction's longest policy period at the last store */
 } hpa_event;
 
 /* A bounded list: Kubernetes appends unless a stale slot can be reused, and with syncs at
@@ -40,8 +40,8 @@ typedef struct hpa_list {
 struct model_hpa {
   model_hpa_cfg cfg;
   retry_allocator alloc;
-  int32_t replicas;      /* the target's spec.replicas */
-  bool have_initial;     /* the initial recommendation was recorded */
+  int32_t replicas;  /* the target's spec.replicas */
+  bool have_initial; /* the initial recommendation was recorded */
   hpa_list recs_n, ups_n, downs_n;
   hpa_rec *recs;
   hpa_event *ups, *downs;
@@ -51,8 +51,7 @@ struct model_hpa {
 static int64_t longest_period_ns(const model_hpa_rules *r) {
   int64_t longest = 0;
   for (int32_t i = 0; i < r->n_policies; i++)
-    if (r->policies[i].period_ns > longest)
-      longest = r->policies[i].period_ns;
+    if (r->policies[i].period_ns > longest) longest = r->policies[i].period_ns;
   return longest;
 }
 
@@ -98,13 +97,11 @@ static int bad(retry_error *err, const char *path, const char *msg) {
 }
 
 static int check_rules(const model_hpa_rules *r, const char *path, retry_error *err) {
-  if (r->window_ns < 0)
-    return bad(err, path, "stabilization window must be >= 0");
+  if (r->window_ns < 0) return bad(err, path, "stabilization window must be >= 0");
   if (r->select != MODEL_HPA_SELECT_MAX && r->select != MODEL_HPA_SELECT_MIN &&
       r->select != MODEL_HPA_SELECT_DISABLED)
     return bad(err, path, "select must be Max, Min or Disabled");
-  if (r->select == MODEL_HPA_SELECT_DISABLED)
-    return RETRY_OK;
+  if (r->select == MODEL_HPA_SELECT_DISABLED) return RETRY_OK;
   if (r->n_policies < 1 || r->n_policies > MODEL_HPA_MAX_POLICIES)
     return bad(err, path, "between 1 and 4 policies");
   for (int32_t i = 0; i < r->n_policies; i++) {
@@ -117,20 +114,16 @@ static int check_rules(const model_hpa_rules *r, const char *path, retry_error *
 }
 
 int model_hpa_cfg_check(const model_hpa_cfg *cfg, retry_error *err) {
-  if (cfg->min_replicas < 1)
-    return bad(err, "hpa.min_replicas", "must be >= 1");
+  if (cfg->min_replicas < 1) return bad(err, "hpa.min_replicas", "must be >= 1");
   if (cfg->max_replicas < cfg->min_replicas)
     return bad(err, "hpa.max_replicas", "must be >= min_replicas");
-  if (cfg->target_pct <= 0)
-    return bad(err, "hpa.target_pct", "must be > 0 (percent)");
-  if (cfg->sync_period_ns <= 0)
-    return bad(err, "hpa.sync_period_ns", "must be > 0");
+  if (cfg->target_pct <= 0) return bad(err, "hpa.target_pct", "must be > 0 (percent)");
+  if (cfg->sync_period_ns <= 0) return bad(err, "hpa.sync_period_ns", "must be > 0");
   if (!(cfg->tolerance_up >= 0) || !(cfg->tolerance_down >= 0))
     return bad(err, "hpa.tolerance", "must be >= 0");
   if (cfg->legacy)
-    return cfg->legacy_down_window_ns >= 0
-               ? RETRY_OK
-               : bad(err, "hpa.legacy_down_window_ns", "must be >= 0");
+    return cfg->legacy_down_window_ns >= 0 ? RETRY_OK
+                                           : bad(err, "hpa.legacy_down_window_ns", "must be >= 0");
   int rc = check_rules(&cfg->up, "hpa.behavior.scaleUp", err);
   return rc != RETRY_OK ? rc : check_rules(&cfg->down, "hpa.behavior.scaleDown", err);
 }
@@ -141,15 +134,15 @@ int model_hpa_cfg_check(const model_hpa_cfg *cfg, retry_error *err) {
  * Life cycle
  * =================================================================== */
 
-model_hpa *model_hpa_create(const model_hpa_cfg *cfg, int32_t replicas, const retry_allocator *alloc,
-                            retry_error *err) {
-  if (model_hpa_cfg_check(cfg, err) != RETRY_OK)
-    return NULL;
+model_hpa *model_hpa_create(const model_hpa_cfg *cfg, int32_t replicas,
+                            const retry_allocator *alloc, retry_error *err) {
+  if (model_hpa_cfg_check(cfg, err) != RETRY_OK) return NULL;
   retry_allocator a;
   retry_allocator_resolve(alloc, &a);
-  int64_t rec_window = cfg->legacy ? cfg->legacy_down_window_ns
-                                   : (cfg->up.window_ns > cfg->down.window_ns ? cfg->up.window_ns
-                                                                              : cfg->down.window_ns);
+  int64_t rec_window =
+      cfg->legacy
+          ? cfg->legacy_down_window_ns
+          : (cfg->up.window_ns > cfg->down.window_ns ? cfg->up.window_ns : cfg->down.window_ns);
   int32_t n_recs = list_cap(rec_window, cfg->sync_period_ns);
   int32_t n_ups = cfg->legacy ? 0 : list_cap(longest_period_ns(&cfg->up), cfg->sync_period_ns);
   int32_t n_downs = cfg->legacy ? 0 : list_cap(longest_period_ns(&cfg->down), cfg->sync_period_ns);
@@ -176,8 +169,7 @@ model_hpa *model_hpa_create(const model_hpa_cfg *cfg, int32_t replicas, const re
 }
 
 void model_hpa_destroy(model_hpa *h) {
-  if (h != NULL)
-    h->alloc.free_fn(h, h->alloc.ctx);
+  if (h != NULL) h->alloc.free_fn(h, h->alloc.ctx);
 }
 
 void model_hpa_set_replicas(model_hpa *h, int32_t replicas) {
@@ -208,18 +200,15 @@ static int32_t util_pct_of(double busy_sum, int32_t n) {
 
 int32_t model_hpa_recommend(const model_hpa_cfg *cfg, int32_t current, const model_hpa_sample *s,
                             int32_t *util_pct) {
-  if (util_pct != NULL)
-    *util_pct = -1;
+  if (util_pct != NULL) *util_pct = -1;
   if (s->n_ready <= 0) /* "did not receive metrics for any ready pods": no decision */
     return current;
   int32_t util = util_pct_of(s->busy_sum, s->n_ready);
-  if (util_pct != NULL)
-    *util_pct = util;
+  if (util_pct != NULL) *util_pct = util;
   double ratio = (double)util / (double)cfg->target_pct;
   bool up_with_unready = s->n_unready > 0 && ratio > 1.0;
   if (!up_with_unready && s->n_missing == 0) {
-    if (within(cfg, ratio))
-      return current;
+    if (within(cfg, ratio)) return current;
     return (int32_t)ceil(ratio * (double)s->n_ready);
   }
   /* The conservative re-run: missing replicas at max(100 %, target) when shrinking and 0 %
@@ -233,8 +222,7 @@ int32_t model_hpa_recommend(const model_hpa_cfg *cfg, int32_t current, const mod
     }
     n += s->n_missing;
   }
-  if (up_with_unready)
-    n += s->n_unready;
+  if (up_with_unready) n += s->n_unready;
   double new_ratio = (double)util_pct_of(busy, n) / (double)cfg->target_pct;
   if (within(cfg, new_ratio) || (ratio < 1.0 && new_ratio > 1.0) ||
       (ratio > 1.0 && new_ratio < 1.0))
@@ -255,13 +243,11 @@ int32_t model_hpa_recommend(const model_hpa_cfg *cfg, int32_t current, const mod
  * there is one, else appended, else over the oldest entry. */
 static void rec_store(model_hpa *h, int32_t stale, int32_t r, int64_t now_ns) {
   int32_t slot = stale;
-  if (slot < 0 && h->recs_n.n < h->recs_n.cap)
-    slot = h->recs_n.n++;
+  if (slot < 0 && h->recs_n.n < h->recs_n.cap) slot = h->recs_n.n++;
   if (slot < 0) { /* only when syncs come faster than sync_period_ns */
     slot = 0;
     for (int32_t i = 1; i < h->recs_n.n; i++)
-      if (h->recs[i].at_ns < h->recs[slot].at_ns)
-        slot = i;
+      if (h->recs[i].at_ns < h->recs[slot].at_ns) slot = i;
   }
   h->recs[slot] = (hpa_rec){r, now_ns};
 }
@@ -288,18 +274,13 @@ static int32_t stabilize_behavior(model_hpa *h, int32_t current, int32_t raw, in
   int32_t up = raw, down = raw, stale = -1;
   for (int32_t i = 0; i < h->recs_n.n; i++) {
     const hpa_rec *r = &h->recs[i];
-    if (r->at_ns > up_cut && r->replicas < up)
-      up = r->replicas;
-    if (r->at_ns > down_cut && r->replicas > down)
-      down = r->replicas;
-    if (r->at_ns < up_cut && r->at_ns < down_cut)
-      stale = i;
+    if (r->at_ns > up_cut && r->replicas < up) up = r->replicas;
+    if (r->at_ns > down_cut && r->replicas > down) down = r->replicas;
+    if (r->at_ns < up_cut && r->at_ns < down_cut) stale = i;
   }
   int32_t out = current;
-  if (out < up)
-    out = up;
-  if (out > down)
-    out = down;
+  if (out < up) out = up;
+  if (out > down) out = down;
   rec_store(h, stale, raw, now_ns);
   return out;
 }
@@ -314,8 +295,7 @@ static int32_t stabilize_behavior(model_hpa *h, int32_t current, int32_t raw, in
 static int64_t changed_within(const hpa_event *ev, int32_t n, int64_t period_ns, int64_t now_ns) {
   int64_t sum = 0, cutoff = now_ns - period_ns;
   for (int32_t i = 0; i < n; i++)
-    if (ev[i].at_ns > cutoff)
-      sum += ev[i].change;
+    if (ev[i].at_ns > cutoff) sum += ev[i].change;
   return sum;
 }
 
@@ -328,8 +308,7 @@ static int32_t clamp32(int64_t v) {
  * what was removed within it. Max picks the largest change, Min the smallest. */
 static int32_t rate_limit(const model_hpa *h, bool up, int32_t current, int64_t now_ns) {
   const model_hpa_rules *r = up ? &h->cfg.up : &h->cfg.down;
-  if (r->select == MODEL_HPA_SELECT_DISABLED)
-    return current;
+  if (r->select == MODEL_HPA_SELECT_DISABLED) return current;
   bool want_high = (up == (r->select == MODEL_HPA_SELECT_MAX));
   int64_t result = want_high ? INT64_MIN : INT64_MAX;
   for (int32_t i = 0; i < r->n_policies; i++) {
@@ -343,8 +322,7 @@ static int32_t rate_limit(const model_hpa *h, bool up, int32_t current, int64_t 
       proposed = (int64_t)ceil((double)start * (1.0 + (double)p->value / 100.0));
     else /* truncated toward zero, as Go's int32() */
       proposed = (int64_t)((double)start * (1.0 - (double)p->value / 100.0));
-    if (want_high ? proposed > result : proposed < result)
-      result = proposed;
+    if (want_high ? proposed > result : proposed < result) result = proposed;
   }
   return clamp32(result);
 }
@@ -352,15 +330,13 @@ static int32_t rate_limit(const model_hpa *h, bool up, int32_t current, int64_t 
 static int32_t limit_behavior(const model_hpa *h, int32_t current, int32_t want, int64_t now_ns) {
   if (want > current) {
     int32_t limit = rate_limit(h, true, current, now_ns);
-    if (limit < current)
-      limit = current; /* no growth until old events leave the period */
+    if (limit < current) limit = current; /* no growth until old events leave the period */
     int32_t most = h->cfg.max_replicas < limit ? h->cfg.max_replicas : limit;
     return want > most ? most : want;
   }
   if (want < current) {
     int32_t limit = rate_limit(h, false, current, now_ns);
-    if (limit > current)
-      limit = current;
+    if (limit > current) limit = current;
     int32_t least = h->cfg.min_replicas > limit ? h->cfg.min_replicas : limit;
     return want < least ? least : want;
   }
@@ -372,8 +348,7 @@ static int32_t limit_legacy(const model_hpa *h, int32_t current, int32_t want) {
   double doubled = 2.0 * (double)current;
   int32_t up_limit = clamp32((int64_t)(doubled > 4.0 ? doubled : 4.0));
   int32_t most = h->cfg.max_replicas > up_limit ? up_limit : h->cfg.max_replicas;
-  if (want < h->cfg.min_replicas)
-    return h->cfg.min_replicas;
+  if (want < h->cfg.min_replicas) return h->cfg.min_replicas;
   return want > most ? most : want;
 }
 
@@ -385,21 +360,16 @@ static void event_store(model_hpa *h, bool up, int32_t change, int64_t now_ns) {
   int64_t cutoff = now_ns - longest_period_ns(up ? &h->cfg.up : &h->cfg.down);
   int32_t slot = -1;
   for (int32_t i = 0; i < l->n; i++) {
-    if (ev[i].at_ns < cutoff)
-      ev[i].outdated = true;
-    if (ev[i].outdated)
-      slot = i;
+    if (ev[i].at_ns < cutoff) ev[i].outdated = true;
+    if (ev[i].outdated) slot = i;
   }
-  if (slot < 0 && l->n < l->cap)
-    slot = l->n++;
+  if (slot < 0 && l->n < l->cap) slot = l->n++;
   if (slot < 0) {
     slot = 0;
     for (int32_t i = 1; i < l->n; i++)
-      if (ev[i].at_ns < ev[slot].at_ns)
-        slot = i;
+      if (ev[i].at_ns < ev[slot].at_ns) slot = i;
   }
-  if (l->cap > 0)
-    ev[slot] = (hpa_event){change, now_ns, false};
+  if (l->cap > 0) ev[slot] = (hpa_event){change, now_ns, false};
 }
 
 /* }================================================================== */
@@ -428,8 +398,7 @@ static int32_t desired_from_metrics(model_hpa *h, const model_hpa_sample *s, int
     stabilized = stabilize_behavior(h, current, raw, now_ns);
     out = limit_behavior(h, current, stabilized, now_ns);
   }
-  if (out != stabilized)
-    h->stats.n_limited++;
+  if (out != stabilized) h->stats.n_limited++;
   return out;
 }
 
@@ -441,16 +410,14 @@ int32_t model_hpa_sync(model_hpa *h, const model_hpa_sample *s, int64_t now_ns) 
     rec_store(h, -1, current, now_ns);
     h->have_initial = true;
   }
-  if (current == 0)
-    return 0; /* scaled to zero by hand: autoscaling is off (min >= 1 here) */
+  if (current == 0) return 0; /* scaled to zero by hand: autoscaling is off (min >= 1 here) */
   if (current > h->cfg.max_replicas)
     desired = h->cfg.max_replicas;
   else if (current < h->cfg.min_replicas)
     desired = h->cfg.min_replicas;
   else
     desired = desired_from_metrics(h, s, current, now_ns);
-  if (desired == current)
-    return current;
+  if (desired == current) return current;
   if (!h->cfg.legacy)
     event_store(h, desired > current, desired > current ? desired - current : current - desired,
                 now_ns);

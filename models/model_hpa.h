@@ -9,11 +9,14 @@
  * Semantics taken from (read, not copied):
  *  - https://kubernetes.io/docs/tasks/run-application/horizontal-pod-autoscale/
  *    (algorithm details, tolerance 0.1, sync period 15 s, behavior, default policies)
- *  - https://github.com/kubernetes/kubernetes/blob/master/pkg/controller/podautoscaler/horizontal.go
+ *  -
+ * https://github.com/kubernetes/kubernetes/blob/master/pkg/controller/podautoscaler/horizontal.go
  *    (reconcileAutoscaler, normalizeDesiredReplicas[WithBehaviors], stabilizeRecommendation
- *    [WithBehaviors], convertDesiredReplicasWith{Rules,BehaviorRate}, calculateScale{Up,Down}Limit*,
- *    storeScaleEvent, getReplicasChangePerPeriod, recordInitialRecommendation)
- *  - https://github.com/kubernetes/kubernetes/blob/master/pkg/controller/podautoscaler/replica_calculator.go
+ *    [WithBehaviors], convertDesiredReplicasWith{Rules,BehaviorRate},
+ * calculateScale{Up,Down}Limit*, storeScaleEvent, getReplicasChangePerPeriod,
+ * recordInitialRecommendation)
+ *  -
+ * https://github.com/kubernetes/kubernetes/blob/master/pkg/controller/podautoscaler/replica_calculator.go
  *    (GetResourceReplicas, Tolerances.isWithin, groupPods)
  *  - https://github.com/kubernetes/kubernetes/blob/master/pkg/apis/autoscaling/v2/defaults.go
  *    (behavior defaults filled only when spec.behavior is present)
@@ -54,14 +57,16 @@
 #include "retry/retry.h"
 
 /* Kubernetes' defaults (the docs and horizontal.go). */
-#define MODEL_HPA_DEFAULT_SYNC_NS INT64_C(15000000000)      /* --horizontal-pod-autoscaler-sync-period */
+#define MODEL_HPA_DEFAULT_SYNC_NS INT64_C(15000000000) /* --horizontal-pod-autoscaler-sync-period \
+                                                        */
 #define MODEL_HPA_DEFAULT_DOWN_WINDOW_NS INT64_C(300000000000) /* --...-downscale-stabilization */
-#define MODEL_HPA_DEFAULT_TOLERANCE 0.1                      /* --horizontal-pod-autoscaler-tolerance */
-#define MODEL_HPA_MAX_POLICIES 4 /* policies per direction (Kubernetes allows more; 4 is plenty) */
+#define MODEL_HPA_DEFAULT_TOLERANCE 0.1 /* --horizontal-pod-autoscaler-tolerance */
+#define MODEL_HPA_MAX_POLICIES 4 /* policies per direction (Kubernetes allows more; 4 is plenty) \
+                                  */
 
 typedef enum model_hpa_policy_type {
-  MODEL_HPA_PODS,    /* change by at most value replicas per period */
-  MODEL_HPA_PERCENT  /* change by at most value percent of the count at the period's start */
+  MODEL_HPA_PODS,   /* change by at most value replicas per period */
+  MODEL_HPA_PERCENT /* change by at most value percent of the count at the period's start */
 } model_hpa_policy_type;
 
 typedef enum model_hpa_select {
@@ -72,8 +77,9 @@ typedef enum model_hpa_select {
 
 typedef struct model_hpa_policy {
   model_hpa_policy_type type;
-  int32_t value;     /* replicas (PODS) or percent (PERCENT), > 0 */
-  int64_t period_ns; /* the sliding window the change is counted over, > 0 (at most 30 min in k8s) */
+  int32_t value; /* replicas (PODS) or percent (PERCENT), > 0 */
+  int64_t
+      period_ns; /* the sliding window the change is counted over, > 0 (at most 30 min in k8s) */
 } model_hpa_policy;
 
 /* One direction's behavior (HPAScalingRules). */
@@ -85,16 +91,16 @@ typedef struct model_hpa_rules {
 } model_hpa_rules;
 
 typedef struct model_hpa_cfg {
-  int32_t min_replicas;       /* minReplicas, >= 1 */
-  int32_t max_replicas;       /* maxReplicas, >= min_replicas */
-  int32_t target_pct;         /* target averageUtilization in percent of a replica, > 0 */
-  int64_t sync_period_ns;     /* how often the caller syncs (sizes the histories), > 0 */
-  double tolerance_up;        /* scale up only above 1 + this ratio, >= 0 */
-  double tolerance_down;      /* scale down only below 1 - this ratio, >= 0 */
-  bool legacy;                /* true: spec.behavior absent (fixed limits, see the header) */
+  int32_t min_replicas;          /* minReplicas, >= 1 */
+  int32_t max_replicas;          /* maxReplicas, >= min_replicas */
+  int32_t target_pct;            /* target averageUtilization in percent of a replica, > 0 */
+  int64_t sync_period_ns;        /* how often the caller syncs (sizes the histories), > 0 */
+  double tolerance_up;           /* scale up only above 1 + this ratio, >= 0 */
+  double tolerance_down;         /* scale down only below 1 - this ratio, >= 0 */
+  bool legacy;                   /* true: spec.behavior absent (fixed limits, see the header) */
   int64_t legacy_down_window_ns; /* the legacy path's window (the controller flag), >= 0 */
-  model_hpa_rules up;         /* behavior.scaleUp (legacy = false) */
-  model_hpa_rules down;       /* behavior.scaleDown (legacy = false) */
+  model_hpa_rules up;            /* behavior.scaleUp (legacy = false) */
+  model_hpa_rules down;          /* behavior.scaleDown (legacy = false) */
 } model_hpa_cfg;
 
 /* The measurement of one sync. */
@@ -107,13 +113,13 @@ typedef struct model_hpa_sample {
 
 /* Counters, read-only for the caller. */
 typedef struct model_hpa_stats {
-  int64_t n_syncs;          /* syncs run */
-  int64_t n_scale_ups;      /* syncs that raised the count */
-  int64_t n_scale_downs;    /* syncs that lowered it */
-  int64_t n_no_metrics;     /* syncs with no ready measured replica (no decision, as in k8s) */
-  int64_t n_limited;        /* syncs whose stabilized recommendation a rate or min/max changed */
-  int32_t last_util_pct;    /* utilization of the last sync with metrics, percent */
-  int32_t last_raw;         /* the calculator's recommendation of the last sync */
+  int64_t n_syncs;       /* syncs run */
+  int64_t n_scale_ups;   /* syncs that raised the count */
+  int64_t n_scale_downs; /* syncs that lowered it */
+  int64_t n_no_metrics;  /* syncs with no ready measured replica (no decision, as in k8s) */
+  int64_t n_limited;     /* syncs whose stabilized recommendation a rate or min/max changed */
+  int32_t last_util_pct; /* utilization of the last sync with metrics, percent */
+  int32_t last_raw;      /* the calculator's recommendation of the last sync */
 } model_hpa_stats;
 
 typedef struct model_hpa model_hpa;
@@ -132,8 +138,8 @@ int model_hpa_cfg_check(const model_hpa_cfg *cfg, retry_error *err);
  * records it as the initial recommendation, as the controller does). cfg is copied. alloc may
  * be NULL (libc). NULL on a bad cfg (RETRY_ECONFIG in err) or out of memory (RETRY_ENOMEM).
  * Returns a new object; free with model_hpa_destroy. */
-model_hpa *model_hpa_create(const model_hpa_cfg *cfg, int32_t replicas, const retry_allocator *alloc,
-                            retry_error *err);
+model_hpa *model_hpa_create(const model_hpa_cfg *cfg, int32_t replicas,
+                            const retry_allocator *alloc, retry_error *err);
 /* Frees h; NULL is a no-op. */
 void model_hpa_destroy(model_hpa *h);
 

@@ -60,24 +60,20 @@ static void test_model_eject_never_exceeds_max_percent(void **state) {
         model_eject e;
         assert_int_equal(model_eject_init(&e, &c, n, NULL), RETRY_OK);
         int32_t allowed = (int32_t)((uint64_t)pcts[p] * (uint64_t)n / 100);
-        if (one && allowed < 1)
-          allowed = 1;
+        if (one && allowed < 1) allowed = 1;
         int32_t most = 0;
         for (int64_t t = 0; t < 600 * S; t += 100 * MS) {
           int32_t host = (int32_t)gsl_rng_uniform_int(r, (unsigned long)n);
           model_eject_http(&e, host, gsl_rng_uniform(r) < 0.7 ? 500 : 200, t, r);
-          if (t % c.interval_ns == 0)
-            model_eject_tick(&e, t, r);
+          if (t % c.interval_ns == 0) model_eject_tick(&e, t, r);
           int32_t k = model_eject_n_ejected(&e);
           if (k > allowed)
             fail_msg("%d hosts, %u %%, one=%d: %d ejected > %d", (int)n, (unsigned)pcts[p], one,
                      (int)k, (int)allowed);
           most = k > most ? k : most;
         }
-        if (allowed > 0 && most == allowed)
-          reached++;
-        if (allowed == 0)
-          assert_int_equal(e.stats.enforced_total, 0);
+        if (allowed > 0 && most == allowed) reached++;
+        if (allowed == 0) assert_int_equal(e.stats.enforced_total, 0);
       }
     }
   }
@@ -96,7 +92,7 @@ static void test_model_eject_max_percent_rows(void **state) {
     bool one;
     int32_t n_hosts, want;
   } rows[] = {
-      {50, false, 3, 1}, {90, false, 1, 0}, {10, false, 9, 0}, {10, false, 10, 1},
+      {50, false, 3, 1}, {90, false, 1, 0}, {10, false, 9, 0},  {10, false, 10, 1},
       {67, false, 3, 2}, {10, true, 3, 1},  {100, false, 3, 3}, {0, true, 3, 1},
   };
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
@@ -107,7 +103,8 @@ static void test_model_eject_max_percent_rows(void **state) {
     for (int32_t h = 0; h < rows[i].n_hosts; h++)
       load(&e, h, 5, 500, 0, NULL);
     if (model_eject_n_ejected(&e) != rows[i].want)
-      fail_msg("row %zu: %d ejected, want %d", i, (int)model_eject_n_ejected(&e), (int)rows[i].want);
+      fail_msg("row %zu: %d ejected, want %d", i, (int)model_eject_n_ejected(&e),
+               (int)rows[i].want);
     assert_int_equal(e.stats.overflow, rows[i].n_hosts - rows[i].want);
     assert_int_equal(e.stats.detected[MODEL_EJECT_CONSECUTIVE_5XX], rows[i].n_hosts);
     /* The first hosts go first: the mask is the low bits. */
@@ -251,13 +248,13 @@ static void test_model_eject_backoff_timeline_from_envoy(void **state) {
   model_eject e;
   model_eject_init(&e, &c, 1, NULL);
   struct step {
-    int64_t t;   /* seconds */
-    int action;  /* 0: tick, 1: five 500s */
+    int64_t t;    /* seconds */
+    int action;   /* 0: tick, 1: five 500s */
     bool ejected; /* after it */
   } steps[] = {
-      {0, 1, true},   {10, 0, false}, {10, 1, true},  {20, 0, true},  {30, 0, false},
-      {30, 1, true},  {40, 0, true},  {50, 0, true},  {60, 0, false}, {70, 0, false},
-      {80, 0, false}, {80, 1, true},  {90, 0, true},  {100, 0, false},
+      {0, 1, true},   {10, 0, false}, {10, 1, true}, {20, 0, true},   {30, 0, false},
+      {30, 1, true},  {40, 0, true},  {50, 0, true}, {60, 0, false},  {70, 0, false},
+      {80, 0, false}, {80, 1, true},  {90, 0, true}, {100, 0, false},
   };
   for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
     if (steps[i].action == 1)
@@ -376,7 +373,10 @@ static void test_model_eject_success_rate_factor_and_minimums(void **state) {
     int32_t n_hosts, volume;
     bool want;
   } rows[] = {
-      {1900, 5, 200, true}, {2000, 5, 200, false}, {1900, 4, 200, false}, {1900, 5, 99, false},
+      {1900, 5, 200, true},
+      {2000, 5, 200, false},
+      {1900, 4, 200, false},
+      {1900, 5, 99, false},
   };
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
     model_eject_cfg c = cfg_with_pct(100);
@@ -418,12 +418,11 @@ static void test_model_eject_failure_percentage_row_from_envoy(void **state) {
     int32_t code; /* 0: none, else 100 responses of it before the tick */
     bool ejected;
   } steps[] = {
-      {10, 0, true},     {20, 0, false}, {30, 500, true}, {40, 0, true}, {50, 0, false},
-      {60, 200, false},  {70, 200, false}, {80, 500, true}, {90, 0, false},
+      {10, 0, true},    {20, 0, false},   {30, 500, true}, {40, 0, true},  {50, 0, false},
+      {60, 200, false}, {70, 200, false}, {80, 500, true}, {90, 0, false},
   };
   for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
-    if (steps[i].code != 0)
-      load(&e, 0, 100, steps[i].code, (steps[i].t - 5) * S, NULL);
+    if (steps[i].code != 0) load(&e, 0, 100, steps[i].code, (steps[i].t - 5) * S, NULL);
     model_eject_tick(&e, steps[i].t * S, NULL);
     if (model_eject_is_ejected(&e, 0) != steps[i].ejected)
       fail_msg("t=%llds: ejected=%d", (long long)steps[i].t, model_eject_is_ejected(&e, 0));

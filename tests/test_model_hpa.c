@@ -66,8 +66,8 @@ static void test_model_hpa_calculator_rows_from_kubernetes(void **state) {
   model_hpa_cfg_default(&cfg);
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
     cfg.target_pct = rows[i].target_pct;
-    model_hpa_sample s = {.n_ready = rows[i].n_ready, .n_unready = rows[i].n_unready,
-                          .busy_sum = rows[i].busy};
+    model_hpa_sample s = {
+        .n_ready = rows[i].n_ready, .n_unready = rows[i].n_unready, .busy_sum = rows[i].busy};
     int32_t util;
     int32_t got = model_hpa_recommend(&cfg, rows[i].current, &s, &util);
     if (got != rows[i].want || util != rows[i].want_util)
@@ -170,8 +170,7 @@ static void test_model_hpa_constant_load_settles(void **state) {
       }
       model_hpa_destroy(h);
       int32_t ideal = (int32_t)ceil(loads[i] / 0.5);
-      if (ideal < 1)
-        ideal = 1;
+      if (ideal < 1) ideal = 1;
       double ratio = loads[i] / ((double)n * 0.5);
       if (!(ratio >= 0.9 - 0.01 && ratio <= 1.1 + 0.01) && n != ideal)
         fail_msg("load %.1f from %d: settled at %d (ideal %d, ratio %.3f)", loads[i],
@@ -255,8 +254,8 @@ static void test_model_hpa_scale_up_rate_default_policy(void **state) {
   const int32_t path[] = {5, 10, 20, 40, 80};
   for (int k = 0; k < 5; k++) {
     int32_t n = model_hpa_replicas(h);
-    assert_int_equal(model_hpa_sync(h, &(model_hpa_sample){.n_ready = n, .busy_sum = n}, k * 15 * S),
-                     path[k]);
+    assert_int_equal(
+        model_hpa_sync(h, &(model_hpa_sample){.n_ready = n, .busy_sum = n}, k * 15 * S), path[k]);
   }
   assert_int_equal(model_hpa_get_stats(h)->n_limited, 5);
   model_hpa_destroy(h);
@@ -267,8 +266,7 @@ static void test_model_hpa_scale_up_rate_default_policy(void **state) {
   for (int k = 0; k < 7; k++) {
     int32_t n = model_hpa_replicas(h);
     int32_t got = model_hpa_sync(h, &(model_hpa_sample){.n_ready = n, .busy_sum = n}, k * 5 * S);
-    if (got != fast[k])
-      fail_msg("5 s syncs, t=%ds: %d, want %d", k * 5, (int)got, (int)fast[k]);
+    if (got != fast[k]) fail_msg("5 s syncs, t=%ds: %d, want %d", k * 5, (int)got, (int)fast[k]);
   }
   model_hpa_destroy(h);
 
@@ -292,8 +290,8 @@ static void test_model_hpa_scale_up_rate_default_policy(void **state) {
   const int32_t legacy[] = {4, 8, 16, 32};
   for (int k = 0; k < 4; k++) {
     int32_t n = model_hpa_replicas(h);
-    assert_int_equal(model_hpa_sync(h, &(model_hpa_sample){.n_ready = n, .busy_sum = n}, k * 15 * S),
-                     legacy[k]);
+    assert_int_equal(
+        model_hpa_sync(h, &(model_hpa_sample){.n_ready = n, .busy_sum = n}, k * 15 * S), legacy[k]);
   }
   model_hpa_destroy(h);
 }
@@ -312,13 +310,15 @@ static void test_model_hpa_scale_down_policies_select(void **state) {
   cfg.down.policies[0] = (model_hpa_policy){MODEL_HPA_PODS, 4, 60 * S};
   cfg.down.policies[1] = (model_hpa_policy){MODEL_HPA_PERCENT, 10, 60 * S};
   model_hpa_sample idle = ready(1, 0.01); /* recommends 1 whatever the count */
-  struct { model_hpa_select sel; int32_t from, to; } rows[] = {
-      {MODEL_HPA_SELECT_MAX, 80, 72},  /* 10 % of 80 = 8 > 4 */
-      {MODEL_HPA_SELECT_MAX, 40, 36},  /* both remove 4 */
-      {MODEL_HPA_SELECT_MAX, 30, 26},  /* 4 > 3 */
-      {MODEL_HPA_SELECT_MIN, 80, 76},  /* the smaller change */
-      {MODEL_HPA_SELECT_MIN, 30, 27},
-      {MODEL_HPA_SELECT_DISABLED, 80, 80},
+  struct {
+    model_hpa_select sel;
+    int32_t from, to;
+  } rows[] = {
+      {MODEL_HPA_SELECT_MAX, 80, 72}, /* 10 % of 80 = 8 > 4 */
+      {MODEL_HPA_SELECT_MAX, 40, 36}, /* both remove 4 */
+      {MODEL_HPA_SELECT_MAX, 30, 26}, /* 4 > 3 */
+      {MODEL_HPA_SELECT_MIN, 80, 76}, /* the smaller change */
+      {MODEL_HPA_SELECT_MIN, 30, 27}, {MODEL_HPA_SELECT_DISABLED, 80, 80},
   };
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
     cfg.down.select = rows[i].sel;
@@ -355,7 +355,8 @@ static void test_model_hpa_min_max_and_by_hand(void **state) {
   assert_int_equal(model_hpa_sync(h, &(model_hpa_sample){.n_ready = 4, .busy_sum = 4}, 0), 6);
   model_hpa_set_replicas(h, 20); /* an operator's action */
   assert_int_equal(model_hpa_replicas(h), 20);
-  assert_int_equal(model_hpa_sync(h, &(model_hpa_sample){.n_ready = 20, .busy_sum = 20}, 15 * S), 6);
+  assert_int_equal(model_hpa_sync(h, &(model_hpa_sample){.n_ready = 20, .busy_sum = 20}, 15 * S),
+                   6);
   model_hpa_set_replicas(h, 1);
   assert_int_equal(model_hpa_sync(h, &(model_hpa_sample){.n_ready = 1, .busy_sum = 0}, 30 * S), 3);
   /* Far below the target, after the window: never under min. */
@@ -440,12 +441,10 @@ static void test_model_hpa_history_bounded(void **state) {
   for (int64_t t = 0; t <= 86400 * S; t += 15 * S) {
     double load = 10.0 + 9.0 * sin((double)t / (double)S / 600.0);
     int32_t n = model_hpa_replicas(h);
-    int32_t got = model_hpa_sync(h, &(model_hpa_sample){.n_ready = n,
-                                                        .busy_sum = load < n ? load : n},
-                                 t);
+    int32_t got =
+        model_hpa_sync(h, &(model_hpa_sample){.n_ready = n, .busy_sum = load < n ? load : n}, t);
     assert_true(got >= 1 && got <= 60);
-    if (got > prev_max)
-      prev_max = got;
+    if (got > prev_max) prev_max = got;
   }
   assert_true(prev_max >= 30); /* it did follow the swings up */
   assert_true(model_hpa_get_stats(h)->n_scale_downs > 10);
