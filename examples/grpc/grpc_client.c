@@ -505,6 +505,10 @@ int main(int argc, char **argv) {
       char msg[600];
       retry_error_format(&err, msg, sizeof msg);
       fprintf(stderr, "grpc_client: %s\n", msg);
+      pthread_mutex_destroy(&sh.engine_mu);
+      pthread_mutex_destroy(&sh.out_mu);
+      free(sh.config_json);
+      retry_config_destroy(cfg);
       return 2;
     }
   }
