@@ -590,7 +590,8 @@ uint64_t retry_policy_layers_worst_case(const retry_policy *const *chain, size_t
  *
  * What a given gRPC implementation actually does where implementations differ, so that a
  * policy can name the client it models ("retrysim": {"profile": "grpc-core-1.51"}). A profile
- * sets defaults on a policy; the extension block's explicit keys still win over it.
+ * sets defaults on a policy; the extension block's explicit keys still win over it (a "jitter"
+ * key replaces the profile's whole jitter rule: first_delay_exact is cleared with it).
  * docs/service-config.md lists each rule with the source it was read from.
  * =================================================================== */
 

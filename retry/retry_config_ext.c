@@ -153,7 +153,14 @@ static void merge_opts(method_opts *dst, const method_opts *over) {
  * per-attempt timeout, no retries of streams. */
 void retry__config_ext_apply(const retry_config *cfg, retry_policy *p, const method_opts *mo) {
   if (mo->profile != NULL) retry_profile_apply(mo->profile, p); /* explicit keys win below */
-  if (mo->has_jitter) p->backoff.jitter = mo->jitter;
+  if (mo->has_jitter) {
+    /* A named jitter replaces the profile's whole rule, the first delay included: C-core's
+     * exact first delay belongs to its one backoff (BackOff, a fixed 0.2 proportional jitter
+     * from the second delay on), not to the jitters it lacks, so "full" is U[0, d) from the
+     * first retry on, as docs/service-config.md ("profile") promises. */
+    p->backoff.jitter = mo->jitter;
+    p->backoff.first_delay_exact = false;
+  }
   if (mo->has_jitter_fraction) p->backoff.jitter_fraction = mo->jitter_fraction;
   if (mo->has_cap_after_jitter) p->backoff.cap_after_jitter = mo->cap_after_jitter;
   if (mo->has_per_attempt_timeout) p->per_attempt_timeout_ns = mo->per_attempt_timeout_ns;

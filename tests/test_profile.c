@@ -2,7 +2,8 @@
  * test_profile.c: implementation profiles (retry_profile.c) and the loader's "profile" key:
  * the table, what a profile changes on a policy, that explicit keys still win, that C-core
  * 1.51's first delay (and the first after a pushback) is exactly initialBackoff, that it ends
- * a call at its deadline with DEADLINE_EXCEEDED, and that it ignores a hedgingPolicy.
+ * a call at its deadline with DEADLINE_EXCEEDED, that it ignores a hedgingPolicy, and that a
+ * jitter named over it (full) jitters the first delay too, as the docs say.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -179,8 +180,49 @@ static void test_profile_explicit_keys_win_over_the_profile(void **state) {
   const retry_policy *p = &retry_config_lookup(cfg, "/a.B/C")->policy;
   assert_false(p->wait_for_deadline);
   assert_int_equal(p->backoff.jitter, RETRY_JITTER_FULL);
-  assert_true(p->backoff.first_delay_exact);
+  assert_false(p->backoff.first_delay_exact);
   retry_config_destroy(cfg);
+}
+
+/* docs/service-config.md ("profile"): "profile": "grpc-core-1.51" with "jitter": "full" keeps
+ * full jitter. The first delay (and the first after a pushback, which resets the state) is
+ * drawn from U[0, initialBackoff) like every later one, not left at exactly initialBackoff as
+ * the profile's own jitter leaves it; the same holds for a jitter named in a methodConfig
+ * entry's block under a top-level profile. */
+static void test_profile_grpc_core_with_full_jitter_jitters_the_first_delay(void **state) {
+  (void)state;
+  static const char *const configs[] = {
+      RETRY_POLICY_JSON("\"retrysim\": {\"profile\": \"grpc-core-1.51\", \"jitter\": \"full\"}, "),
+      "{\"retrysim\": {\"profile\": \"grpc-core-1.51\"}, \"methodConfig\": [{\"name\": [{}], "
+      "\"retrysim\": {\"jitter\": \"full\"}, \"retryPolicy\": {\"maxAttempts\": 4, "
+      "\"initialBackoff\": \"0.1s\", \"maxBackoff\": \"1s\", \"backoffMultiplier\": 2, "
+      "\"retryableStatusCodes\": [\"UNAVAILABLE\"]}}]}",
+  };
+  for (size_t k = 0; k < sizeof configs / sizeof configs[0]; k++) {
+    retry_config *cfg = load_ok(configs[k]);
+    const retry_policy *p = &retry_config_lookup(cfg, "/a.B/C")->policy;
+    assert_int_equal(p->backoff.jitter, RETRY_JITTER_FULL);
+    assert_true(p->wait_for_deadline); /* the profile's other rules stay */
+    uint64_t seed = 11;
+    retry_rng rng = {counter_next, &seed};
+    int64_t lo = INT64_MAX, hi = 0;
+    double sum = 0;
+    const int n = 4000;
+    for (int i = 0; i < n; i++) {
+      retry_backoff_state st;
+      retry_backoff_state_reset(&st);
+      int64_t d1 = retry_backoff_next(&p->backoff, &st, &rng, NULL);
+      assert_true(d1 >= 0 && d1 < 100 * RETRY_NS_PER_MS);
+      lo = d1 < lo ? d1 : lo;
+      hi = d1 > hi ? d1 : hi;
+      sum += (double)d1;
+    }
+    /* U[0, 100 ms): both ends reached, the mean 50 ms within 5 standard errors (0.46 ms). */
+    assert_true(lo < 1 * RETRY_NS_PER_MS && hi > 99 * RETRY_NS_PER_MS);
+    double mean_ms = sum / n / 1e6;
+    assert_true(mean_ms > 47.7 && mean_ms < 52.3);
+    retry_config_destroy(cfg);
+  }
 }
 
 /* The throttle's scope reaches the target config, which the simulator reads: per process under
@@ -237,6 +279,7 @@ int main(void) {
       cmocka_unit_test(test_profile_grpc_core_ends_at_the_deadline),
       cmocka_unit_test(test_profile_grpc_core_ignores_hedging),
       cmocka_unit_test(test_profile_explicit_keys_win_over_the_profile),
+      cmocka_unit_test(test_profile_grpc_core_with_full_jitter_jitters_the_first_delay),
       cmocka_unit_test(test_profile_unknown_name_and_entry_level_profile_are_errors),
       cmocka_unit_test(test_profile_throttle_scope_reaches_the_target_config),
   };

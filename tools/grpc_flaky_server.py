@@ -9,7 +9,8 @@ each arrived.
 Per attempt it fails with a chosen status, attaches grpc-retry-pushback-ms, sleeps, or
 succeeds, following the loaded case:
 
-  {"script": [{"status": "UNAVAILABLE", "pushback": "100", "delay_ms": 0}, ..., {"status": "OK"}],
+  {"script": [{"status": "UNAVAILABLE", "pushback": "100", "delay_ms": 0, "headers": true}, ...,
+              {"status": "OK"}],
    "random": {"seed": 7, "rate": 0.3, "status": "UNAVAILABLE"},
    "service_ms": 1, "service_spread_ms": 0, "seed": 1,
    "workers": 4, "overflow": "refuse", "refuse_status": "UNAVAILABLE",
@@ -17,7 +18,10 @@ succeeds, following the loaded case:
 
 - script: attempt k (as this server counts them for the call id) follows entry k, the last
   entry repeating. "pushback" may be a string (sent verbatim) or a list (several values).
-  A failure sleeps delay_ms, then ends the call with trailers only (context.abort); OK sleeps
+  A failure sleeps delay_ms, then ends the call with trailers only (context.abort), or, with
+  "headers": true, sends the response headers first (initial metadata with one entry,
+  retrysim-headers: 1), then sleeps and ends it with trailers: a failure after headers, which
+  commits a gRPC call (A6); "headers": "bare" sends headers with no application metadata. OK sleeps
   delay_ms (a stall, default 0) plus service_ms (+- service_spread_ms, uniform, seeded) and
   returns the payload.
 - random: instead of a script, each attempt fails with `status` with probability `rate`
@@ -146,6 +150,10 @@ class Server:
                     spread = case.service_rng.uniform(-case.spread_s, case.spread_s)
                 time.sleep(float(entry.get("delay_ms", 0)) / 1000.0 + case.service_s + spread)
                 return request
+            hd = entry.get("headers")
+            if hd:
+                # Headers on their own frame, before the failure's trailers.
+                context.send_initial_metadata(() if hd == "bare" else (("retrysim-headers", "1"),))
             time.sleep(float(entry.get("delay_ms", 0)) / 1000.0)
             pb = entry.get("pushback")
             if pb is not None:

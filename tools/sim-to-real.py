@@ -177,7 +177,9 @@ def run_real(case, server, client, mode, work):
 # ---------------------------------------------------------------- retrysim
 
 def faults_from_script(script, upto=None):
-    """The server's script as retrysim faults: entry k for attempt k, the last one repeating."""
+    """The server's script as retrysim faults: entry k for attempt k, the last one repeating. A
+    failure is a refusal (trailers only), or with "headers" a handler's failure after the
+    response headers (fail, after_headers), which commits the call."""
     faults = []
     n = len(script)
     for k, e in enumerate(script, start=1):
@@ -190,6 +192,8 @@ def faults_from_script(script, upto=None):
                 faults.append({"kind": "stall", "delay": "%gms" % e["delay_ms"], "attempts": attempts})
             continue
         f = {"kind": "refuse", "status": status, "attempts": attempts}
+        if e.get("headers"):
+            f = {"kind": "fail", "status": status, "after_headers": True, "attempts": attempts}
         if e.get("delay_ms"):
             f["delay"] = "%gms" % e["delay_ms"]
         if e.get("pushback") is not None:

@@ -16,9 +16,16 @@
  *   grpc_client --target 127.0.0.1:PORT --config SERVICE_CONFIG.json --method /svc/Method
  *               [--mode libretry|grpc] [--calls N] [--threads T] [--duration-ms D]
  *               [--think-ms T] [--deadline-ms D] [--seed S] [--id PREFIX]
+ *               [--throttle-scope process|channel]
  * Each of T threads has its own channel (and its own retry_target: per-channel state, as a
  * gRPC channel holds it) and makes up to N calls one after the other, thinking T ms between
- * them, until D ms have passed (D 0: no time limit; N is always the bound). --deadline-ms sets
+ * them, until D ms have passed (D 0: no time limit; N is always the bound). The retry throttle
+ * is the exception: as C-core keeps one per server name for the whole process
+ * (retry_throttle.cc, ServerRetryThrottleMap), every thread's target draws on one bucket for
+ * the --target server (--throttle-scope process, the default), under a lock, since libretry
+ * has none of its own; --throttle-scope channel keeps one per thread's channel instead, as
+ * grpc-go and grpc-java keep one per channel. A response's initial metadata commits the call
+ * (A6), as it commits C-core's: the attempt reports headers_received. --deadline-ms sets
  * each call's deadline (as an application sets one; the methodConfig timeout, when earlier,
  * still applies). Deadlines go to gRPC on its monotonic clock. One line per call
  * on stdout:
@@ -26,6 +33,7 @@
  * Exit status: 0, 2 for a bad command line or config, 1 when gRPC could not be used.
  */
 #include "retry/retry.h"
+#include "retry/retry_parts.h" /* retry_target_share_throttle: one bucket per server */
 #include "retry/retry_realtime.h"
 
 #include <grpc/byte_buffer.h>
@@ -57,6 +65,7 @@ typedef struct options {
   int64_t deadline_ns; /* --deadline-ms, 0: none */
   uint64_t seed;
   const char *id_prefix;
+  bool throttle_per_channel; /* --throttle-scope channel */
 } options;
 
 typedef struct shared {
@@ -66,6 +75,11 @@ typedef struct shared {
   char *config_json; /* --mode grpc: given to the channel verbatim */
   int64_t start_ns;
   pthread_mutex_t out_mu;
+  /* The process's one retry-throttle bucket for the --target server (NULL: none, or one per
+   * channel), held by a target with nothing else; every engine call of a target drawing on it
+   * runs under engine_mu. */
+  retry_target *bucket;
+  pthread_mutex_t engine_mu;
 } shared;
 
 typedef struct worker {
@@ -101,6 +115,7 @@ static gpr_timespec deadline_from_ns(int64_t at_ns) {
 typedef struct rpc_result {
   grpc_status_code status;
   bool got_message;
+  bool got_headers; /* initial metadata arrived before the status (not trailers-only) */
   int n_pushback;
 } rpc_result;
 
@@ -108,7 +123,7 @@ typedef struct rpc_result {
  * Bounded: the call has a deadline, and the wait for the completion queue is bounded too (a
  * call that never completes is cancelled). */
 static rpc_result one_rpc(worker *w, int32_t attempt, gpr_timespec deadline) {
-  rpc_result r = {GRPC_STATUS_UNKNOWN, false, 0};
+  rpc_result r = {GRPC_STATUS_UNKNOWN, false, false, 0};
   grpc_slice method = grpc_slice_from_static_string(w->sh->opt->method);
   grpc_call *call = grpc_channel_create_call(w->channel, NULL, GRPC_PROPAGATE_DEFAULTS, w->cq,
                                              method, NULL, deadline, NULL);
@@ -157,6 +172,13 @@ static rpc_result one_rpc(worker *w, int32_t attempt, gpr_timespec deadline) {
       ev = grpc_completion_queue_pluck(w->cq, tag, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
     }
     r.got_message = resp != NULL;
+    /* Response headers commit the call (A6), and C-core's retry filter commits on them
+     * (RecvInitialMetadataReady). The surface API does not say whether headers came on their
+     * own or as a trailers-only response, but a trailers-only response publishes no initial
+     * metadata, so any entry here (or a message, which only follows headers) means headers
+     * came first. Headers carrying no application metadata stay invisible to this API: C-core
+     * publishes only application keys (docs/sim-to-real.md, "Failures after headers"). */
+    r.got_headers = r.got_message || initial.count > 0;
     for (size_t i = 0; i < trailing.count && r.n_pushback < MAX_PUSHBACK; i++) {
       if (grpc_slice_str_cmp(trailing.metadata[i].key, "grpc-retry-pushback-ms") != 0) continue;
       grpc_slice v = trailing.metadata[i].value;
@@ -187,12 +209,72 @@ static void attempt_fn(void *ctx, int32_t attempt, int64_t attempt_deadline_ns,
   worker *w = ctx;
   rpc_result r = one_rpc(w, attempt, deadline_from_ns(attempt_deadline_ns));
   out->status = (int32_t)r.status;
-  /* A response message means headers came: the call is committed (only an OK call here). */
-  out->headers_received = r.got_message;
+  out->headers_received = r.got_headers;
   if (r.n_pushback > 0) {
     out->pushback = w->pb_ptr;
     out->n_pushback = (size_t)r.n_pushback;
   }
+}
+
+static void engine_lock(pthread_mutex_t *mu) {
+  if (mu != NULL) pthread_mutex_lock(mu);
+}
+static void engine_unlock(pthread_mutex_t *mu) {
+  if (mu != NULL) pthread_mutex_unlock(mu);
+}
+
+/* Runs one logical call to its end, as retry_realtime_call does (rpc, then the engine's
+ * answer; sleep until the time it names), but with every engine call under mu when mu is not
+ * NULL: the throttle bucket the call's target draws on is shared with the other threads, and
+ * libretry takes no lock of its own (docs/engine.md, "Threads"). No RPC and no sleep happens
+ * under the lock. Returns the final status; c holds the attempts and the stop reason. */
+static int32_t run_call(retry_call *c, const retry_policy *p, retry_target *t,
+                        retry_call_opts *o, int64_t timeout_ns, worker *w, pthread_mutex_t *mu) {
+  retry_call_ext ext; /* the optional state, which any call may be given */
+  o->ext = &ext;
+  int64_t now = retry_realtime_now_ns();
+  o->deadline_ns = timeout_ns >= RETRY_NEVER - now ? RETRY_NEVER : now + timeout_ns;
+  retry_decision d;
+  engine_lock(mu);
+  retry_call_start(c, p, t, o, now, &d);
+  engine_unlock(mu);
+  while (d.action != RETRY_ACTION_DONE) {
+    if (d.action == RETRY_ACTION_SEND) {
+      retry_outcome out;
+      retry_outcome_init(&out, 0);
+      attempt_fn(w, d.attempt, d.attempt_deadline_ns, &out);
+      engine_lock(mu);
+      retry_call_on_outcome(c, d.attempt, &out, retry_realtime_now_ns(), &d);
+      engine_unlock(mu);
+      continue;
+    }
+    /* WAIT: one attempt at a time leaves nothing in flight, so there is a timer; without
+     * one, waking the engine at once lets it decide rather than block for ever. */
+    bool timer = d.wake_ns != RETRY_NEVER;
+    retry_realtime_sleep_until(d.wake_ns);
+    engine_lock(mu);
+    retry_call_wake(c, retry_realtime_now_ns(), &d);
+    engine_unlock(mu);
+    if (!timer && d.action == RETRY_ACTION_WAIT && d.wake_ns == RETRY_NEVER) break;
+  }
+  if (d.action == RETRY_ACTION_DONE && d.done_ns != RETRY_NEVER)
+    retry_realtime_sleep_until(d.done_ns);
+  c->ext = NULL; /* ext is not valid past the return */
+  return retry_call_status(c);
+}
+
+/* The thread's own target (per-channel state), drawing on the process's bucket when there is
+ * one. Returns a new target; free with retry_target_destroy. NULL with err set on failure. */
+static retry_target *worker_target(const shared *sh, retry_error *err) {
+  retry_target *t = retry_target_create(retry_config_target(sh->cfg), retry_realtime_now_ns(),
+                                        NULL, err);
+  if (t != NULL && sh->bucket != NULL &&
+      retry_target_share_throttle(t, retry_target_throttle(sh->bucket)) != 0) {
+    retry_error_set(err, RETRY_EINVAL, NULL, NULL, -1, -1, "cannot share the throttle");
+    retry_target_destroy(t);
+    t = NULL;
+  }
+  return t;
 }
 
 static void *worker_main(void *arg) {
@@ -225,8 +307,8 @@ static void *worker_main(void *arg) {
 
   retry_error err;
   retry_error_clear(&err);
-  retry_target *target =
-      retry_target_create(retry_config_target(sh->cfg), retry_realtime_now_ns(), NULL, &err);
+  retry_target *target = worker_target(sh, &err);
+  pthread_mutex_t *mu = sh->bucket != NULL ? &w->sh->engine_mu : NULL;
   char id[96];
   for (long i = 0; i < opt->calls && target != NULL; i++) {
     int64_t now = retry_realtime_now_ns();
@@ -255,7 +337,7 @@ static void *worker_main(void *arg) {
        * earlier of the two when both are set, and so do we). */
       int64_t timeout = sh->mc->timeout_ns;
       if (opt->deadline_ns > 0 && opt->deadline_ns < timeout) timeout = opt->deadline_ns;
-      status = retry_realtime_call(&c, &sh->mc->policy, target, &o, timeout, attempt_fn, w);
+      status = run_call(&c, &sh->mc->policy, target, &o, timeout, w, mu);
       snprintf(attempts, sizeof attempts, "%d", (int)c.n_attempts);
       reason = retry_stop_name(c.reason);
     }
@@ -282,12 +364,29 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
+/* The process's one bucket for the server: a target holding cfg's retry throttle alone, so
+ * that the threads' targets share it and nothing else (their budgets, breakers and limiters
+ * stay per channel, as the simulator keeps them per edge). Every thread calls one server
+ * (--target), so one bucket is the whole of C-core's map from server names to buckets. Returns
+ * a new target; free with retry_target_destroy. NULL when cfg has no throttle (err untouched)
+ * or on failure (err set). */
+static retry_target *bucket_create(const retry_config *cfg, retry_error *err) {
+  const retry_target_config *src = retry_config_target(cfg);
+  if (!src->has_throttle) return NULL;
+  retry_target_config tc;
+  retry_target_config_init(&tc);
+  tc.has_throttle = true;
+  tc.throttle = src->throttle;
+  return retry_target_create(&tc, retry_realtime_now_ns(), NULL, err);
+}
+
 static int usage(const char *msg) {
   fprintf(stderr, "grpc_client: %s\n", msg);
   fprintf(stderr,
           "usage: grpc_client --target HOST:PORT --config FILE --method /svc/Method "
           "[--mode libretry|grpc] [--calls N] [--threads T] [--duration-ms D] "
-          "[--think-ms T] [--deadline-ms D] [--seed S] [--id PREFIX]\n");
+          "[--think-ms T] [--deadline-ms D] [--seed S] [--id PREFIX] "
+          "[--throttle-scope process|channel]\n");
   return 2;
 }
 
@@ -325,7 +424,7 @@ static char *read_all(const char *path) {
 }
 
 int main(int argc, char **argv) {
-  options opt = {NULL, NULL, NULL, false, 1, 1, 0, 0, 0, 1, "c"};
+  options opt = {NULL, NULL, NULL, false, 1, 1, 0, 0, 0, 1, "c", false};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (i + 1 >= argc) return usage("every option takes a value");
@@ -361,6 +460,10 @@ int main(int argc, char **argv) {
       opt.seed = (uint64_t)n;
     } else if (strcmp(a, "--id") == 0) {
       opt.id_prefix = v;
+    } else if (strcmp(a, "--throttle-scope") == 0) {
+      if (strcmp(v, "process") != 0 && strcmp(v, "channel") != 0)
+        return usage("--throttle-scope is process or channel");
+      opt.throttle_per_channel = strcmp(v, "channel") == 0;
     } else {
       return usage("unknown option");
     }
@@ -395,6 +498,21 @@ int main(int argc, char **argv) {
     return 2;
   }
 
+  pthread_mutex_init(&sh.engine_mu, NULL);
+  if (!opt.grpc_retries && !opt.throttle_per_channel) {
+    sh.bucket = bucket_create(cfg, &err);
+    if (sh.bucket == NULL && err.code != RETRY_OK) {
+      char msg[600];
+      retry_error_format(&err, msg, sizeof msg);
+      fprintf(stderr, "grpc_client: %s\n", msg);
+      pthread_mutex_destroy(&sh.engine_mu);
+      pthread_mutex_destroy(&sh.out_mu);
+      free(sh.config_json);
+      retry_config_destroy(cfg);
+      return 2;
+    }
+  }
+
   grpc_init();
   sh.start_ns = retry_realtime_now_ns();
   worker ws[MAX_THREADS];
@@ -416,6 +534,8 @@ int main(int argc, char **argv) {
   grpc_shutdown();
   fflush(stdout);
   pthread_mutex_destroy(&sh.out_mu);
+  retry_target_destroy(sh.bucket); /* after every thread's target is gone */
+  pthread_mutex_destroy(&sh.engine_mu);
   free(sh.config_json);
   retry_config_destroy(cfg);
   if (started < opt.threads || bad > 0) {
