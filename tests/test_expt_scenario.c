@@ -1014,7 +1014,7 @@ static void test_expt_scenario_memory_estimate_refuses_a_huge_world(void **state
 }
 
 /* Issue 10, defect 7: a long chain of services with a cycle at its end is found and named;
- * the lookups by name are a binary search, so this is quick (tools/test-cli.sh times a chain
+ * the lookups by name are a binary search, so this is quick (tools/test/test-cli.sh times a chain
  * of 100,000). */
 static void test_expt_scenario_cycle_at_the_end_of_a_long_chain_is_named(void **state) {
   (void)state;

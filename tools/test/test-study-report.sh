@@ -5,7 +5,7 @@
 # from points.csv, byte-identical when drawn again; a search's report (each variant's boundary,
 # every probe) and search.svg; and the scripts' messages on bad input.
 # The scenario is experiments/tipping-point.json without its search: five variants, 30 s runs.
-# Usage: BUILD=build sh tools/test-study-report.sh
+# Usage: BUILD=build sh tools/test/test-study-report.sh
 set -u
 bin="${BUILD:-build}/retrysim"
 [ -x "$bin" ] || { echo "test-study-report: $bin not built"; exit 1; }

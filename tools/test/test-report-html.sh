@@ -1,11 +1,11 @@
 #!/bin/sh
 # test_report_html_renders_in_chromium: report.html of `retrysim run --plot`, checked by HTML
 # Tidy as HTML5 (no error, no warning), then opened in headless Chromium (Debian's `chromium`
-# and `tidy`, `tools/deps.sh browser`): the page renders, every picture
+# and `tidy`, `tools/ops/deps.sh browser`): the page renders, every picture
 # loads (naturalWidth > 0), the browser reports nothing on its console (the page's
 # Content-Security-Policy makes any external load a console report), and a screenshot of the
 # whole page is kept as build/artifacts/report.png (ARTIFACTS to change the folder).
-# No network is used. Usage: BUILD=build sh tools/test-report-html.sh [SCENARIO.json]
+# No network is used. Usage: BUILD=build sh tools/test/test-report-html.sh [SCENARIO.json]
 set -u
 bin="${BUILD:-build}/retrysim"
 art="${ARTIFACTS:-${BUILD:-build}/artifacts}"
@@ -15,8 +15,8 @@ browser=""
 for b in chromium chromium-browser; do
   command -v "$b" >/dev/null 2>&1 && { browser=$b; break; }
 done
-[ -n "$browser" ] || { echo "test-report-html: chromium missing: install it with tools/deps.sh browser"; exit 1; }
-command -v tidy >/dev/null 2>&1 || { echo "test-report-html: tidy missing: install it with tools/deps.sh browser"; exit 1; }
+[ -n "$browser" ] || { echo "test-report-html: chromium missing: install it with tools/ops/deps.sh browser"; exit 1; }
+command -v tidy >/dev/null 2>&1 || { echo "test-report-html: tidy missing: install it with tools/ops/deps.sh browser"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0

@@ -3,7 +3,7 @@
 # behind. SIGTERM and SIGINT end retrysim with the signal (a shell shows 143 and 130) after
 # removing its temporary files; SIGXFSZ (a file over `ulimit -f`) makes the write fail with
 # EFBIG, reported like any write error (exit 3), the temporary files removed too.
-# Usage: BUILD=build sh tools/test-signals.sh
+# Usage: BUILD=build sh tools/test/test-signals.sh
 set -u
 bin="${BUILD:-build}/retrysim"
 [ -x "$bin" ] || { echo "test-signals: $bin not built"; exit 1; }

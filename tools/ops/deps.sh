@@ -1,7 +1,7 @@
 #!/bin/sh
 # Checks the Debian packages a build step needs and installs the missing ones.
 # As root it runs apt-get; otherwise it prints the exact command and fails.
-# Usage: tools/deps.sh [GROUP...]   (called by the Makefile; safe to run again)
+# Usage: tools/ops/deps.sh [GROUP...]   (called by the Makefile; safe to run again)
 #   engine  pkg-config, jansson        (libretry.a: libc, its config loader jansson)
 #   kernel  GSL, nettle                (sim/, models/, the retrysim program; nettle's SHA-256
 #                                      is the program's alone)
@@ -17,7 +17,7 @@
 #                                      (make test-ssh: parallel --sshloginfile to an sshd on loopback)
 # Without a group: engine, kernel, test and plot (grpc, browser, peers, slurm and ssh are for
 # make sim-to-real, make test-html, make bench-peers, make test-slurm and make test-ssh only;
-# parallel is asked for by tools/test-parallel.sh, one of make test's scripts).
+# parallel is asked for by tools/test/test-parallel.sh, one of make test's scripts).
 set -eu
 
 # make -j runs several deps steps at once; apt-get allows one at a time, so each step checks and

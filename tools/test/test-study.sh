@@ -7,7 +7,7 @@
 #  - the aggregates are the means of the runs, and the intervals cover the mean;
 #  - bad input (a bad --reps, --shard, --baseline; a merge of a missing, duplicated or foreign
 #    shard, or of a file that is not a shard) exits 2 with one clear line and writes no file.
-# Usage: BUILD=build sh tools/test-study.sh
+# Usage: BUILD=build sh tools/test/test-study.sh
 set -u
 bin="${BUILD:-build}/retrysim"
 [ -x "$bin" ] || { echo "test-study: $bin not built"; exit 1; }

@@ -4,7 +4,7 @@
 # below each attempt layer by layer, shows pushback as received and as parsed, shows the
 # shared state before and after, prints JSON that parses, refuses bad selectors with exit 2
 # and one line, prints the same bytes twice, and leaves the run it explains unchanged.
-# Usage: BUILD=build sh tools/test-explain.sh
+# Usage: BUILD=build sh tools/test/test-explain.sh
 set -u
 bin="${BUILD:-build}/retrysim"
 [ -x "$bin" ] || { echo "test-explain: $bin not built"; exit 1; }

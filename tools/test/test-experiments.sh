@@ -5,7 +5,7 @@
 # A scenario with a "search" is checked twice: its plain run (--set search=null) against the
 # run's expectations, then its search against the "search..." ones (each variant's boundary),
 # the search too run a second time for byte-identical files.
-# Usage: BUILD=build sh tools/test-experiments.sh [experiments/NAME.json ...]
+# Usage: BUILD=build sh tools/test/test-experiments.sh [experiments/NAME.json ...]
 set -u
 bin="${BUILD:-build}/retrysim"
 tmp=$(mktemp -d)

@@ -2,7 +2,7 @@
 # Checks the retrysim command line as docs/cli.md describes it: exit statuses (0 ok, 1 failed
 # expectation, 2 usage or invalid scenario, 3 run-time), --help and --version, validate on good
 # and bad files, the files of --out (names, headers, no temporary files, byte-identical reruns),
-# --format json, --quiet, --check. Usage: BUILD=build sh tools/test-cli.sh
+# --format json, --quiet, --check. Usage: BUILD=build sh tools/test/test-cli.sh
 set -u
 bin="${BUILD:-build}/retrysim"
 [ -x "$bin" ] || { echo "test-cli: $bin not built"; exit 1; }

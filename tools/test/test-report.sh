@@ -5,7 +5,7 @@
 # worst edge's picture, report.html standing alone, the plots drawing an edge by name and OK
 # latency. The scenario is tests/data/report/edges.json: api fans out to cache (answers) and
 # db (fails every request); "retries" retries db 3 times, "no-retries" does not.
-# Usage: BUILD=build sh tools/test-report.sh
+# Usage: BUILD=build sh tools/test/test-report.sh
 set -u
 bin="${BUILD:-build}/retrysim"
 [ -x "$bin" ] || { echo "test-report: $bin not built"; exit 1; }

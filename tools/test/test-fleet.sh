@@ -4,7 +4,7 @@
 # test sets itself (ulimit -v 400 MiB), where it took 2.6 GiB before clients shared their
 # configs and held their random streams in place. Skipped (and says so) for a sanitizer
 # build, whose shadow memory needs terabytes of address space, and under valgrind (RUNNER).
-# Usage: BUILD=build sh tools/test-fleet.sh
+# Usage: BUILD=build sh tools/test/test-fleet.sh
 set -u
 bin="${BUILD:-build}/retrysim"
 [ -x "$bin" ] || { echo "test-fleet: $bin not built"; exit 1; }

@@ -5,7 +5,7 @@
 # points are refused with exit 2 and one line and no output files, -j 1 and -j 2 give the
 # same bytes; a scenario with a "search" writes its bracket, search.csv and summary.json,
 # the same bytes twice, and refuses what does not apply to it.
-# Usage: BUILD=build sh tools/test-sweep.sh
+# Usage: BUILD=build sh tools/test/test-sweep.sh
 set -u
 bin="${BUILD:-build}/retrysim"
 [ -x "$bin" ] || { echo "test-sweep: $bin not built"; exit 1; }

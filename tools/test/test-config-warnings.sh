@@ -4,7 +4,7 @@
 # "retrysim: warning: FILE: PATH: MESSAGE" on stderr, printed once however many variants load
 # the policy; --strict (run and validate) makes the first one an error, exit 2, nothing
 # written. Also the loader's file rules: /dev/zero and a FIFO are refused at once, a long
-# policy path keeps its file name. Usage: BUILD=build sh tools/test-config-warnings.sh
+# policy path keeps its file name. Usage: BUILD=build sh tools/test/test-config-warnings.sh
 set -u
 bin="${BUILD:-build}/retrysim"
 [ -x "$bin" ] || { echo "test-config-warnings: $bin not built"; exit 1; }

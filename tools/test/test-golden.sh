@@ -6,7 +6,7 @@
 # (summary.json, *.csv, *.svg, report.md, report.html); anything else in a case's folder
 # (scenario.json, a policy file it reads) is an input and left alone. GOLDEN_UPDATE=1
 # (make golden-update) rewrites the expected files instead, removing those the run no longer
-# writes. Usage: BUILD=build sh tools/test-golden.sh
+# writes. Usage: BUILD=build sh tools/test/test-golden.sh
 set -u
 bin="${BUILD:-build}/retrysim"
 tmp=$(mktemp -d)
