@@ -3,8 +3,8 @@
 # must ask tools/ops/deps.sh for the "engine" group only, never for GSL, cmocka or gnuplot
 # (checked on make's dry run, so nothing is built or installed here).
 set -eu
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+t_tmp
 make -n -B BUILD="$tmp/b" "$tmp/b/libretry.a" >"$tmp/plan" 2>&1
 calls=$(grep 'tools/ops/deps.sh' "$tmp/plan" || true)
 [ "$calls" = "sh tools/ops/deps.sh engine" ] || {

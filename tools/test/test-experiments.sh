@@ -7,10 +7,8 @@
 # the search too run a second time for byte-identical files.
 # Usage: BUILD=build sh tools/test/test-experiments.sh [experiments/NAME.json ...]
 set -u
-bin="${BUILD:-build}/retrysim"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
+. "$(dirname "$0")/lib.sh"
+t_tmp
 [ $# -gt 0 ] || set -- experiments/*.json
 for file in "$@"; do
   name=$(basename "$file" .json)

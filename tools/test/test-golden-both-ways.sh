@@ -4,11 +4,9 @@
 # file has no golden twin or differs by one byte; leaves a case's inputs (a policy file beside
 # the scenario) alone, also when rewriting; and GOLDEN_UPDATE=1 removes a stale golden file.
 set -eu
+. "$(dirname "$0")/lib.sh"
 here=$(pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { fails=$((fails + 1)); echo "test-golden-both-ways: FAIL: $*"; }
+t_tmp
 golden() { GOLDEN="$tmp/g" BUILD="${BUILD:-build}" sh "$here/tools/test/test-golden.sh" >"$tmp/out" 2>&1; }
 fresh() { rm -rf "$tmp/g"; mkdir -p "$tmp/g"; cp -R "$here/tests/golden/layers" "$tmp/g/layers"; }
 

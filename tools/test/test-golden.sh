@@ -8,10 +8,8 @@
 # (make golden-update) rewrites the expected files instead, removing those the run no longer
 # writes. Usage: BUILD=build sh tools/test/test-golden.sh
 set -u
-bin="${BUILD:-build}/retrysim"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
+. "$(dirname "$0")/lib.sh"
+t_tmp
 cases=0
 golden=${GOLDEN:-tests/golden}
 # Whether a file name is one a run writes (an output), as opposed to an input of the case.

@@ -7,20 +7,17 @@
 # whole page is kept as build/artifacts/report.png (ARTIFACTS to change the folder).
 # No network is used. Usage: BUILD=build sh tools/test/test-report-html.sh [SCENARIO.json]
 set -u
-bin="${BUILD:-build}/retrysim"
+. "$(dirname "$0")/lib.sh"
 art="${ARTIFACTS:-${BUILD:-build}/artifacts}"
 scn="${1:-tests/data/scenarios/valid/internal-edge/scenario.json}"
-[ -x "$bin" ] || { echo "test-report-html: $bin not built"; exit 1; }
+need_bin
 browser=""
 for b in chromium chromium-browser; do
   command -v "$b" >/dev/null 2>&1 && { browser=$b; break; }
 done
 [ -n "$browser" ] || { echo "test-report-html: chromium missing: install it with tools/ops/deps.sh browser"; exit 1; }
-command -v tidy >/dev/null 2>&1 || { echo "test-report-html: tidy missing: install it with tools/ops/deps.sh browser"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { fails=$((fails + 1)); echo "test-report-html: FAIL: $*"; }
+need_cmd tidy "tidy missing: install it with tools/ops/deps.sh browser"
+t_tmp
 
 # chrome ARGS...: headless Chromium, in its own profile under $tmp, logging to $tmp/log.
 # --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.

@@ -11,16 +11,12 @@
 # because slurmd must run as root (CI runs as root: there it runs).
 # Usage: BUILD=build sh tools/test/test-slurm.sh          (make test-slurm)
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-bin="${BUILD:-build}/retrysim"
-[ -x "$bin" ] || { echo "test-slurm: $bin not built"; exit 1; }
-if [ "$(id -u)" != 0 ]; then
-  echo "test-slurm: skipped: not root (slurmd runs as root; CI runs this as root)"
-  exit 77
-fi
-sh "$here/../ops/deps.sh" slurm || { echo "test-slurm: FAIL: could not install Slurm and munge"; exit 1; }
+. "$(dirname "$0")/lib.sh"
+need_bin
+need_root "slurmd runs as root; CI runs this as root"
+sh "$ops/deps.sh" slurm || { echo "test-slurm: FAIL: could not install Slurm and munge"; exit 1; }
 PATH="$PATH:/usr/sbin:/sbin"
-bindir=$(cd "$(dirname "$bin")" && pwd)
+t_bindir
 top=$(pwd)
 
 # A short folder: munged's socket path must fit a Unix socket's 108 bytes.
@@ -28,7 +24,7 @@ tmp=$(mktemp -d /tmp/retrysim-slurm.XXXXXX)
 chmod 0755 "$tmp"
 cluster="$tmp/c"
 cleanup() {
-  sh "$here/../ops/slurm-down.sh" "$cluster"
+  sh "$ops/slurm-down.sh" "$cluster"
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -47,7 +43,7 @@ fail() {
 }
 
 t0=$(now_ms)
-up=$(sh "$here/../ops/slurm-up.sh" "$cluster" 2>"$tmp/up.log") || { cat "$tmp/up.log"; fail "slurm-up failed"; }
+up=$(sh "$ops/slurm-up.sh" "$cluster" 2>"$tmp/up.log") || { cat "$tmp/up.log"; fail "slurm-up failed"; }
 eval "$up"
 [ -n "${SLURM_CONF:-}" ] || fail "slurm-up printed no SLURM_CONF"
 t_up=$(secs "$t0")
@@ -62,9 +58,9 @@ set -- --duration 40s --reps 3 \
 # docs/scaling-out.md's two job scripts, as written there: the fenced block after each line
 # "<!-- tools/test/test-slurm.sh submits this block as it stands -->" (the shards', then the merge's).
 doc_block() {
-  awk -v n="$1" '/^<!-- tools\/test-slurm.sh submits this block/ { c++; want = (c == n); next }
+  awk -v n="$1" '/^<!-- tools\/test\/test-slurm.sh submits this block/ { c++; want = (c == n); next }
     want && /^```/ { if (inside) exit; inside = 1; next }
-    want && inside { print }' "$here/../../docs/scaling-out.md"
+    want && inside { print }' "$top/docs/scaling-out.md"
 }
 doc_block 1 >"$tmp/shards.sbatch"
 doc_block 2 >"$tmp/merge.sbatch"
@@ -117,7 +113,7 @@ done <"$tmp/list-a"
 # slurm-down ends the three daemons (a zombie not yet reaped by its parent counts as ended).
 pids=$(cat "$cluster/run/munged.pid" "$cluster/run/slurmctld.pid" "$cluster/run/slurmd.pid")
 t2=$(now_ms)
-sh "$here/../ops/slurm-down.sh" "$cluster"
+sh "$ops/slurm-down.sh" "$cluster"
 t_down=$(secs "$t2")
 for p in $pids; do
   if kill -0 "$p" 2>/dev/null && ! grep -q '^[0-9]* (.*) Z' "/proc/$p/stat" 2>/dev/null; then
