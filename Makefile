@@ -133,6 +133,8 @@ $(RETRY_OBJS) $(EXAMPLE_SRCS:%.c=$(BUILD)/%.o): PKG_CFLAGS = $(JANSSON_CFLAGS)
 $(UPPER_OBJS): | deps-kernel
 $(TESTING_OBJS): | deps-test
 $(EXPT_OBJS) $(CLI_OBJS): PKG_CFLAGS = $(DEPS_CFLAGS) $(NETTLE_CFLAGS)
+# The tests' support (tests/support/) fails the calling test through cmocka.
+$(TEST_SUPPORT_OBJS): PKG_CFLAGS = $(DEPS_CFLAGS) $(NETTLE_CFLAGS) $(CMOCKA_CFLAGS)
 
 # retrysim --plot finds the gnuplot scripts of this tree (expt/expt_report.c; RETRYSIM_PLOTS
 # overrides it at run time).
