@@ -113,20 +113,29 @@ ALL_OBJS := $(RETRY_OBJS) $(UPPER_OBJS) $(TESTING_OBJS) $(EXAMPLE_SRCS:%.c=$(BUI
 
 all: $(LIBRETRY) $(RETRYSIM) $(TEST_BINS) $(EXAMPLE_BINS)
 
-# Checks the Debian packages; as root installs what is missing (tools/ops/deps.sh). Each piece
-# asks only for what it needs: libretry.a builds with jansson alone.
+# The Debian packages (tools/ops/deps.sh). Each piece asks only for what it needs: libretry.a
+# builds with jansson alone. `make deps` installs (as root; otherwise it prints the command),
+# and so do the goals that promise to set up what they run: make demo, make test and the
+# targets with packages of their own. Every other goal, plain `make` first, only checks: a
+# missing package stops it with the exact apt-get command, and nothing is installed.
+INSTALL_GOALS := deps demo test check test-slurm test-ssh test-html sim-to-real bench-peers
+ifneq ($(filter $(INSTALL_GOALS),$(MAKECMDGOALS)),)
+DEPS := sh tools/ops/deps.sh
+else
+DEPS := sh tools/ops/deps.sh --check
+endif
 deps:
 	$(Q)sh tools/ops/deps.sh
 deps-engine:
-	$(Q)sh tools/ops/deps.sh engine
+	$(Q)$(DEPS) engine
 deps-kernel:
-	$(Q)sh tools/ops/deps.sh engine kernel
+	$(Q)$(DEPS) engine kernel
 deps-test:
-	$(Q)sh tools/ops/deps.sh engine kernel test
+	$(Q)$(DEPS) engine kernel test
 deps-plot:
-	$(Q)sh tools/ops/deps.sh plot
+	$(Q)$(DEPS) plot
 deps-browser:
-	$(Q)sh tools/ops/deps.sh browser
+	$(Q)$(DEPS) browser
 
 $(RETRY_OBJS) $(EXAMPLE_SRCS:%.c=$(BUILD)/%.o): | deps-engine
 $(RETRY_OBJS) $(EXAMPLE_SRCS:%.c=$(BUILD)/%.o): PKG_CFLAGS = $(JANSSON_CFLAGS)
@@ -183,13 +192,14 @@ $(BUILD)/examples/%: $(BUILD)/examples/%.o $(LIBRETRY)
 # Every cmocka suite, then the script checks; tools/test/run-tests.sh prints one count line.
 TEST_SCRIPTS := tools/test/check-floors.sh tools/test/test-check-floors.sh \
                 tools/test/check-deps.sh tools/test/test-engine-alone.sh \
-                tools/test/test-install.sh tools/test/test-realtime-demo.sh \
-                tools/test/test-cli.sh tools/test/test-golden.sh \
-                tools/test/test-golden-both-ways.sh tools/test/test-experiments.sh \
-                tools/test/test-signals.sh tools/test/test-explain.sh \
-                tools/test/test-config-warnings.sh tools/test/test-report.sh \
-                tools/test/test-fleet.sh tools/test/test-study.sh tools/test/test-sweep.sh \
-                tools/test/test-parallel.sh tools/test/test-study-report.sh
+                tools/test/test-deps-goals.sh tools/test/test-install.sh \
+                tools/test/test-realtime-demo.sh tools/test/test-cli.sh \
+                tools/test/test-golden.sh tools/test/test-golden-both-ways.sh \
+                tools/test/test-experiments.sh tools/test/test-signals.sh \
+                tools/test/test-explain.sh tools/test/test-config-warnings.sh \
+                tools/test/test-report.sh tools/test/test-fleet.sh tools/test/test-study.sh \
+                tools/test/test-sweep.sh tools/test/test-parallel.sh \
+                tools/test/test-study-report.sh
 
 test: all | deps-plot
 	$(Q)BUILD=$(BUILD) CC="$(CC)" sh tools/test/run-tests.sh $(TEST_BINS) -- $(TEST_SCRIPTS)
@@ -300,7 +310,7 @@ GRPC_CFLAGS = $(eval GRPC_CFLAGS := $(shell pkg-config --cflags grpc))$(GRPC_CFL
 GRPC_LIBS = $(eval GRPC_LIBS := $(shell pkg-config --libs grpc))$(GRPC_LIBS)
 .PHONY: deps-grpc sim-to-real grpc-client
 deps-grpc:
-	$(Q)sh tools/ops/deps.sh engine grpc
+	$(Q)$(DEPS) engine grpc
 
 $(BUILD)/examples/grpc/grpc_client.o: examples/grpc/grpc_client.c | deps-grpc
 	@mkdir -p $(dir $@)
