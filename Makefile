@@ -113,26 +113,37 @@ ALL_OBJS := $(RETRY_OBJS) $(UPPER_OBJS) $(TESTING_OBJS) $(EXAMPLE_SRCS:%.c=$(BUI
 
 all: $(LIBRETRY) $(RETRYSIM) $(TEST_BINS) $(EXAMPLE_BINS)
 
-# Checks the Debian packages; as root installs what is missing (tools/deps.sh). Each piece
-# asks only for what it needs: libretry.a builds with jansson alone.
+# The Debian packages (tools/ops/deps.sh). Each piece asks only for what it needs: libretry.a
+# builds with jansson alone. `make deps` installs (as root; otherwise it prints the command),
+# and so do the goals that promise to set up what they run: make demo, make test and the
+# targets with packages of their own. Every other goal, plain `make` first, only checks: a
+# missing package stops it with the exact apt-get command, and nothing is installed.
+INSTALL_GOALS := deps demo test check test-slurm test-ssh test-html sim-to-real bench-peers
+ifneq ($(filter $(INSTALL_GOALS),$(MAKECMDGOALS)),)
+DEPS := sh tools/ops/deps.sh
+else
+DEPS := sh tools/ops/deps.sh --check
+endif
 deps:
-	$(Q)sh tools/deps.sh
+	$(Q)sh tools/ops/deps.sh
 deps-engine:
-	$(Q)sh tools/deps.sh engine
+	$(Q)$(DEPS) engine
 deps-kernel:
-	$(Q)sh tools/deps.sh engine kernel
+	$(Q)$(DEPS) engine kernel
 deps-test:
-	$(Q)sh tools/deps.sh engine kernel test
+	$(Q)$(DEPS) engine kernel test
 deps-plot:
-	$(Q)sh tools/deps.sh plot
+	$(Q)$(DEPS) plot
 deps-browser:
-	$(Q)sh tools/deps.sh browser
+	$(Q)$(DEPS) browser
 
 $(RETRY_OBJS) $(EXAMPLE_SRCS:%.c=$(BUILD)/%.o): | deps-engine
 $(RETRY_OBJS) $(EXAMPLE_SRCS:%.c=$(BUILD)/%.o): PKG_CFLAGS = $(JANSSON_CFLAGS)
 $(UPPER_OBJS): | deps-kernel
 $(TESTING_OBJS): | deps-test
 $(EXPT_OBJS) $(CLI_OBJS): PKG_CFLAGS = $(DEPS_CFLAGS) $(NETTLE_CFLAGS)
+# The tests' support (tests/support/) fails the calling test through cmocka.
+$(TEST_SUPPORT_OBJS): PKG_CFLAGS = $(DEPS_CFLAGS) $(NETTLE_CFLAGS) $(CMOCKA_CFLAGS)
 
 # retrysim --plot finds the gnuplot scripts of this tree (expt/expt_report.c; RETRYSIM_PLOTS
 # overrides it at run time).
@@ -178,26 +189,29 @@ $(BUILD)/examples/%: $(BUILD)/examples/%.o $(LIBRETRY)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBRETRY) $(JANSSON_LIBS) -lm -lpthread
 
 # ---------------------------------------------------------------- tests
-# Every cmocka suite, then the script checks; tools/run-tests.sh prints one count line.
-TEST_SCRIPTS := tools/check-floors.sh tools/test-check-floors.sh tools/check-deps.sh \
-                tools/test-engine-alone.sh tools/test-install.sh tools/test-realtime-demo.sh \
-                tools/test-cli.sh tools/test-golden.sh tools/test-golden-both-ways.sh \
-                tools/test-experiments.sh tools/test-signals.sh tools/test-explain.sh \
-                tools/test-config-warnings.sh tools/test-report.sh \
-                tools/test-fleet.sh tools/test-study.sh tools/test-sweep.sh \
-                 tools/test-parallel.sh tools/test-study-report.sh
+# Every cmocka suite, then the script checks; tools/test/run-tests.sh prints one count line.
+TEST_SCRIPTS := tools/test/check-floors.sh tools/test/test-check-floors.sh \
+                tools/test/check-deps.sh tools/test/test-engine-alone.sh \
+                tools/test/test-deps-goals.sh tools/test/test-install.sh \
+                tools/test/test-realtime-demo.sh tools/test/test-cli.sh \
+                tools/test/test-golden.sh tools/test/test-golden-both-ways.sh \
+                tools/test/test-experiments.sh tools/test/test-signals.sh \
+                tools/test/test-explain.sh tools/test/test-config-warnings.sh \
+                tools/test/test-report.sh tools/test/test-fleet.sh tools/test/test-study.sh \
+                tools/test/test-sweep.sh tools/test/test-parallel.sh \
+                tools/test/test-study-report.sh
 
 test: all | deps-plot
-	$(Q)BUILD=$(BUILD) CC="$(CC)" sh tools/run-tests.sh $(TEST_BINS) -- $(TEST_SCRIPTS)
+	$(Q)BUILD=$(BUILD) CC="$(CC)" sh tools/test/run-tests.sh $(TEST_BINS) -- $(TEST_SCRIPTS)
 
-# A study through a one-node Slurm cluster started on this machine (tools/slurm-up.sh), its
+# A study through a one-node Slurm cluster started on this machine (tools/ops/slurm-up.sh), its
 # shards a job array, the merge a dependent job; as root it installs Slurm and munge. Not part
 # of `make test` (it needs root); `.ci/run` runs it. Exit 77 from the test means skipped.
 test-slurm: all
-	$(Q)BUILD=$(BUILD) sh tools/test-slurm.sh; rc=$$?; [ $$rc -eq 77 ] || exit $$rc
+	$(Q)BUILD=$(BUILD) sh tools/test/test-slurm.sh; rc=$$?; [ $$rc -eq 77 ] || exit $$rc
 # docs/scaling-out.md's GNU parallel --sshloginfile recipe against an sshd on loopback (root).
 test-ssh: all
-	$(Q)BUILD=$(BUILD) sh tools/test-ssh.sh; rc=$$?; [ $$rc -eq 77 ] || exit $$rc
+	$(Q)BUILD=$(BUILD) sh tools/test/test-ssh.sh; rc=$$?; [ $$rc -eq 77 ] || exit $$rc
 
 check: test
 
@@ -205,12 +219,12 @@ check: test
 # loads, the console stays silent; the screenshot is kept as $(BUILD)/artifacts/report.png. Not
 # part of `make test`: Chromium is a large package only this needs.
 test-html: all | deps-plot deps-browser
-	$(Q)BUILD=$(BUILD) sh tools/test-report-html.sh
+	$(Q)BUILD=$(BUILD) sh tools/test/test-report-html.sh
 
 VALGRIND := valgrind --quiet --leak-check=full --show-leak-kinds=all --errors-for-leak-kinds=all \
             --error-exitcode=99
 valgrind: all
-	$(Q)BUILD=$(BUILD) RUNNER="$(VALGRIND)" sh tools/run-tests.sh $(TEST_BINS)
+	$(Q)BUILD=$(BUILD) RUNNER="$(VALGRIND)" sh tools/test/run-tests.sh $(TEST_BINS)
 	$(Q)rm -rf $(BUILD)/valgrind-out && $(VALGRIND) $(RETRYSIM) run experiments/quickstart.json \
 	    --duration 3s --quiet --out $(BUILD)/valgrind-out && echo "ok      retrysim run (valgrind)"
 	$(Q)rm -rf $(BUILD)/valgrind-plot && $(VALGRIND) $(RETRYSIM) run experiments/seed000-charges.json \
@@ -221,8 +235,8 @@ valgrind: all
 # Every floor includes only those below it; libretry.a needs libc only, jansson only in its
 # config loader.
 check-deps: $(LIBRETRY)
-	$(Q)sh tools/check-floors.sh
-	$(Q)sh tools/check-deps.sh $(LIBRETRY)
+	$(Q)sh tools/test/check-floors.sh
+	$(Q)sh tools/test/check-deps.sh $(LIBRETRY)
 
 # Benchmarks: CPU cost of the engine's decisions (docs/performance.md records the figures).
 BENCH_CALLS ?= 2000000
@@ -239,7 +253,7 @@ bench: $(BENCH_BINS) $(RETRYSIM)
 	$(Q)BUILD=$(BUILD) sh bench/bench-sweep.sh
 # The same M/M/1 in SimPy beside the bare C loop and retrysim (installs python3-simpy3).
 bench-peers: $(BENCH_BINS)
-	$(Q)sh tools/deps.sh peers
+	$(Q)sh tools/ops/deps.sh peers
 	$(Q)BUILD=$(BUILD) PEERS=1 sh bench/bench.sh
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(SIM_LIBS)
@@ -285,7 +299,7 @@ plots: all | deps-plot
 
 # Golden files: deterministic scenarios whose outputs are compared byte for byte.
 golden-update: all
-	$(Q)BUILD=$(BUILD) GOLDEN_UPDATE=1 sh tools/test-golden.sh
+	$(Q)BUILD=$(BUILD) GOLDEN_UPDATE=1 sh tools/test/test-golden.sh
 
 # ---------------------------------------------------------------- sim-to-real
 # The engine in a real gRPC client (examples/grpc/grpc_client.c, against the gRPC C core of
@@ -296,7 +310,7 @@ GRPC_CFLAGS = $(eval GRPC_CFLAGS := $(shell pkg-config --cflags grpc))$(GRPC_CFL
 GRPC_LIBS = $(eval GRPC_LIBS := $(shell pkg-config --libs grpc))$(GRPC_LIBS)
 .PHONY: deps-grpc sim-to-real grpc-client
 deps-grpc:
-	$(Q)sh tools/deps.sh engine grpc
+	$(Q)$(DEPS) engine grpc
 
 $(BUILD)/examples/grpc/grpc_client.o: examples/grpc/grpc_client.c | deps-grpc
 	@mkdir -p $(dir $@)
@@ -312,7 +326,7 @@ grpc-client: $(GRPC_CLIENT)
 
 # Every case three ways (the libretry client, gRPC's own retries, retrysim), one table.
 sim-to-real: $(GRPC_CLIENT) $(RETRYSIM) | deps-grpc
-	$(Q)/usr/bin/python3 tools/sim-to-real.py --client $(GRPC_CLIENT) --retrysim $(RETRYSIM) \
+	$(Q)/usr/bin/python3 tools/ops/sim-to-real.py --client $(GRPC_CLIENT) --retrysim $(RETRYSIM) \
 	    --work $(BUILD)/sim-to-real
 
 -include $(BUILD)/examples/grpc/grpc_client.d

@@ -3,7 +3,7 @@
  *
  * retry_config.c reads the standard gRPC part and owns the load context and the lifecycle;
  * retry_config_ext.c reads the "retrysim" extension block. Both walk the tree with retry_json.h.
- * Only these two files include this header: tools/check-deps.sh fails on jansson outside them
+ * Only these two files include this header: tools/test/check-deps.sh fails on jansson outside them
  * and retry_json.o.
  */
 #ifndef RETRY_CONFIG_INT_H

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "retry/retry_int.h"
+#include "tests/support/oom.h"
 
 #define MS RETRY_NS_PER_MS
 #define S RETRY_NS_PER_S
@@ -55,31 +56,6 @@ static void call(retry_breaker *b, int64_t now_ns, bool failure) {
 static void calls(retry_breaker *b, int64_t now_ns, const char *outcomes) {
   for (const char *p = outcomes; *p; p++)
     call(b, now_ns, *p == 'F');
-}
-
-/* An allocator that fails the n-th allocation (0-based) and counts what is live. */
-typedef struct chaos {
-  int fail_at; /* index of the allocation to fail, -1: never */
-  int n_alloc; /* allocations attempted */
-  int live;    /* allocated and not freed */
-} chaos;
-
-static void *chaos_malloc(size_t size, void *ctx) {
-  chaos *c = ctx;
-  if (c->n_alloc++ == c->fail_at) return NULL;
-  c->live++;
-  return malloc(size);
-}
-
-static void *chaos_realloc(void *p, size_t size, void *ctx) {
-  (void)ctx;
-  return realloc(p, size);
-}
-
-static void chaos_free(void *p, void *ctx) {
-  chaos *c = ctx;
-  c->live--;
-  free(p);
 }
 
 /* }================================================================== */
@@ -193,9 +169,9 @@ static void test_breaker_create_survives_every_allocation_failure(void **state) 
   for (size_t k = 0; k < 3; k++) {
     retry_breaker_config cfg;
     retry_breaker_config_init(&cfg, kinds[k]);
-    for (int n = 0;; n++) {
-      chaos c = {n, 0, 0};
-      retry_allocator a = {chaos_malloc, chaos_realloc, chaos_free, &c};
+    for (long n = 0;; n++) {
+      test_oom c;
+      retry_allocator a = test_oom_allocator(&c, n);
       retry_error err;
       retry_error_clear(&err);
       retry_breaker *b = retry_breaker_create(&cfg, &a, &err);
@@ -206,11 +182,11 @@ static void test_breaker_create_survives_every_allocation_failure(void **state) 
       }
       assert_int_equal(err.code, RETRY_OK);
       /* The decision path allocates nothing. */
-      int before = c.n_alloc;
+      long before = c.n_calls;
       for (int i = 0; i < 300; i++) {
         if (retry_breaker_allow(b, i * S)) retry_breaker_record(b, i * S, i % 3 == 0);
       }
-      assert_int_equal(c.n_alloc, before);
+      assert_int_equal(c.n_calls, before);
       retry_breaker_destroy(b);
       assert_int_equal(c.live, 0);
       break;

@@ -23,6 +23,7 @@
 #include "retry/retry.h"
 #include "retry/retry_parts.h"
 #include "tests/support/files.h"
+#include "tests/support/oom.h"
 
 /* {==================================================================
  * Helpers
@@ -1458,48 +1459,8 @@ static void test_config_valid_cases_give_only_their_warnings(void **state) {
  * Chaos allocator and robustness
  * =================================================================== */
 
-/* One counter shared by our retry_allocator and jansson's allocator. */
-static struct {
-  long n_calls; /* allocation calls so far */
-  long fail_at; /* the call that fails, -1 for none */
-  long live;    /* blocks allocated and not freed */
-  bool failed;  /* the failure was injected */
-  bool in_json; /* ... into jansson's allocator */
-} chaos;
-
-static bool chaos_should_fail(void) {
-  if (chaos.n_calls++ != chaos.fail_at) return false;
-  chaos.failed = true;
-  return true;
-}
-
-static void *chaos_malloc(size_t size, void *ctx) {
-  if (chaos_should_fail()) {
-    chaos.in_json = ctx == &chaos;
-    return NULL;
-  }
-  void *p = malloc(size);
-  if (p != NULL) chaos.live++;
-  return p;
-}
-
-static void *chaos_realloc(void *ptr, size_t size, void *ctx) {
-  (void)ctx;
-  if (chaos_should_fail()) return NULL;
-  void *p = realloc(ptr, size);
-  if (p != NULL && ptr == NULL) chaos.live++;
-  return p;
-}
-
-static void chaos_free(void *ptr, void *ctx) {
-  (void)ctx;
-  if (ptr == NULL) return;
-  chaos.live--;
-  free(ptr);
-}
-
-static void *chaos_json_malloc(size_t size) { return chaos_malloc(size, &chaos); }
-static void chaos_json_free(void *ptr) { chaos_free(ptr, NULL); }
+/* One count (tests/support/oom.h) for our retry_allocator and jansson's allocator. */
+static test_oom chaos;
 
 /* A config that touches every allocation: names, strings, the allowlist, every block. */
 static const char chaos_json[] =
@@ -1516,25 +1477,21 @@ static const char chaos_json[] =
 /* Fails allocation n = 0, 1, 2, ... until the load succeeds. Jansson's allocators are
  * restored before any assertion can end the test. */
 static void run_chaos(bool from_file, const char *path, const char *method) {
-  json_malloc_t old_malloc;
-  json_free_t old_free;
-  json_get_alloc_funcs(&old_malloc, &old_free);
-  json_set_alloc_funcs(chaos_json_malloc, chaos_json_free);
-  retry_allocator alloc = {chaos_malloc, chaos_realloc, chaos_free, NULL};
+  test_oom_json_begin(&chaos);
+  retry_allocator alloc = test_oom_allocator(&chaos, -1);
   retry_config_opts opts = {.max_attempts_limit = 0, .alloc = &alloc};
   char problem[800] = "";
   long n, n_enomem = 0;
   bool loaded = false;
   for (n = 0; n < 100000 && !loaded && problem[0] == '\0'; n++) {
-    memset(&chaos, 0, sizeof chaos);
-    chaos.fail_at = n;
+    alloc = test_oom_allocator(&chaos, n);
     retry_error err;
     retry_error_clear(&err);
     retry_config *cfg = from_file ? retry_config_load_file(path, &opts, &err)
                                   : retry_config_load_string(chaos_json, NULL, &opts, &err);
     if (cfg != NULL) {
       /* Success must mean that no allocation failed. */
-      if (chaos.failed)
+      if (test_oom_failed(&chaos))
         snprintf(problem, sizeof problem, "allocation %ld failed, load passed", n);
       else if (!retry_config_lookup(cfg, method)->matched)
         snprintf(problem, sizeof problem, "lookup failed after the load");
@@ -1546,10 +1503,10 @@ static void run_chaos(bool from_file, const char *path, const char *method) {
        * of the token (akheron/jansson#362): here that byte is in a key of the strict
        * "retrysim" block, which then fails validation. Clean errors all the same. */
       bool clean = err.code == RETRY_ENOMEM ||
-                   (chaos.in_json && (err.code == RETRY_ESYNTAX || err.code == RETRY_ECONFIG));
+                   (chaos.json_failed && (err.code == RETRY_ESYNTAX || err.code == RETRY_ECONFIG));
       char buf[600];
       retry_error_format(&err, buf, sizeof buf);
-      if (!chaos.failed)
+      if (!test_oom_failed(&chaos))
         snprintf(problem, sizeof problem, "allocation %ld: failed without a failure: %s", n, buf);
       else if (!clean || err.message[0] == '\0')
         snprintf(problem, sizeof problem, "allocation %ld: want RETRY_ENOMEM, got %s (%s)", n,
@@ -1559,7 +1516,7 @@ static void run_chaos(bool from_file, const char *path, const char *method) {
     if (chaos.live != 0 && problem[0] == '\0')
       snprintf(problem, sizeof problem, "allocation %ld: %ld blocks leaked", n, chaos.live);
   }
-  json_set_alloc_funcs(old_malloc, old_free);
+  test_oom_json_end();
   if (problem[0] != '\0') fail_msg("%s", problem);
   assert_true(loaded);
   assert_true(n > 10); /* it did exercise failures */
@@ -1577,10 +1534,8 @@ static void test_config_allocation_failures_fail_cleanly_without_leaks(void **st
 /* Lookups never allocate. */
 static void test_config_lookup_does_not_allocate(void **state) {
   (void)state;
-  retry_allocator alloc = {chaos_malloc, chaos_realloc, chaos_free, NULL};
+  retry_allocator alloc = test_oom_allocator(&chaos, -1);
   retry_config_opts opts = {.alloc = &alloc};
-  memset(&chaos, 0, sizeof chaos);
-  chaos.fail_at = -1;
   retry_config *cfg = load_ok(chaos_json, &opts);
   long calls = chaos.n_calls;
   assert_true(calls > 0);

@@ -22,6 +22,7 @@
 #include "expt/expt_scenario.h"
 #include "models/model_world.h"
 #include "sim/sim_event.h"
+#include "tests/support/oom.h"
 
 /* {==================================================================
  * Fixtures
@@ -671,27 +672,28 @@ static void test_expt_output_json_is_stable_text(void **state) {
   free(b);
 }
 
-/* jansson allocations fail one after another: every failure is clean (ASan, valgrind). */
-static size_t alloc_budget;
-static void *failing_malloc(size_t n) {
-  if (alloc_budget == 0) return NULL;
-  alloc_budget--;
-  return malloc(n);
-}
-
+/* jansson's allocation N fails, for N = 0, 1, 2, ... until none fails: every failure is
+ * clean, RETRY_ENOMEM with no run added and nothing leaked (tests/support/oom.h). */
 static void test_expt_output_survives_jansson_alloc_failures(void **state) {
   (void)state;
   fixture f;
   fixture_init(&f);
-  for (size_t n = 0;; n++) {
-    alloc_budget = n;
-    json_set_alloc_funcs(failing_malloc, free);
+  for (long n = 0;; n++) {
+    test_oom c;
+    (void)test_oom_allocator(&c, n);
+    test_oom_json_begin(&c);
     expt_output *o = expt_output_create("demo", "ab12", 1, true);
     int rc = o == NULL ? RETRY_ENOMEM : expt_output_add_run(o, "v", 2, &f.r, NULL);
-    json_set_alloc_funcs(malloc, free);
-    if (o != NULL) assert_int_equal(expt_output_n_runs(o), rc == 0 ? 1 : 0);
+    bool made = o != NULL;
+    size_t n_runs = made ? expt_output_n_runs(o) : 0;
     expt_output_destroy(o);
-    if (rc == 0) break;
+    test_oom_json_end(); /* before any assertion can end the test */
+    if (made) assert_int_equal(n_runs, rc == 0 ? 1 : 0);
+    assert_int_equal(c.live, 0);
+    if (!test_oom_failed(&c)) {
+      assert_int_equal(rc, 0);
+      break;
+    }
     assert_int_equal(rc, RETRY_ENOMEM);
     assert_true(n < 100000);
   }

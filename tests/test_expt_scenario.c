@@ -27,6 +27,7 @@
 #include "models/model_world.h"
 #include "sim/sim_event.h"
 #include "tests/support/files.h"
+#include "tests/support/oom.h"
 
 /* {==================================================================
  * Helpers
@@ -1014,7 +1015,7 @@ static void test_expt_scenario_memory_estimate_refuses_a_huge_world(void **state
 }
 
 /* Issue 10, defect 7: a long chain of services with a cycle at its end is found and named;
- * the lookups by name are a binary search, so this is quick (tools/test-cli.sh times a chain
+ * the lookups by name are a binary search, so this is quick (tools/test/test-cli.sh times a chain
  * of 100,000). */
 static void test_expt_scenario_cycle_at_the_end_of_a_long_chain_is_named(void **state) {
   (void)state;
@@ -1317,11 +1318,10 @@ static void test_expt_scenario_refuses_each_invalid_case(void **state) {
  * past the saved text), so jansson allocations are failed only after the document was parsed:
  * in json_deep_copy, json_object_set_new, json_dumps and friends, which the loader calls. */
 typedef struct chaos {
-  long n;      /* hook allocations so far */
-  long fail;   /* the one to fail, -1 none */
-  long jn;     /* jansson allocations so far */
-  long jfail;  /* the one to fail, -1 none */
-  bool failed; /* something was failed */
+  long n;        /* hook allocations so far */
+  long fail;     /* the one to fail, -1 none */
+  bool failed;   /* the hook failed one */
+  test_oom json; /* jansson's allocations (tests/support/oom.h) */
 } chaos;
 
 static chaos the_chaos;
@@ -1335,36 +1335,28 @@ static bool chaos_fail(void *ctx) {
   return false;
 }
 
-static void *chaos_json_malloc(size_t size) {
-  if (the_chaos.jn++ == the_chaos.jfail) {
-    the_chaos.failed = true;
-    return NULL;
-  }
-  return malloc(size);
-}
-
-static void chaos_json_free(void *p) { free(p); }
-
 /* One load with allocation `fail` of the hook (or `jfail` of jansson) failing. Returns whether
  * the load ran without any failure injected (the end of the sweep). */
 static bool chaos_load(const char *text, const char *path, const expt_set *sets, size_t n_sets,
                        long fail, long jfail) {
-  the_chaos = (chaos){0, fail, 0, jfail, false};
+  the_chaos = (chaos){0, fail, false, {0}};
+  (void)test_oom_allocator(&the_chaos.json, jfail);
   expt__scenario_set_fail_hook(chaos_fail, &the_chaos);
-  json_set_alloc_funcs(chaos_json_malloc, chaos_json_free);
+  test_oom_json_begin(&the_chaos.json);
   retry_error err;
   retry_error_clear(&err);
   expt_scenario *s = text != NULL ? expt_scenario_load_string(text, "c.json", sets, n_sets, &err)
                                  : expt_scenario_load(path, sets, n_sets, &err);
-  json_set_alloc_funcs(malloc, free);
+  test_oom_json_end();
   expt__scenario_set_fail_hook(NULL, NULL);
+  bool failed = the_chaos.failed || test_oom_failed(&the_chaos.json);
   if (s == NULL) {
-    assert_true(the_chaos.failed);
+    assert_true(failed);
     assert_int_not_equal(err.code, RETRY_OK);
     return false;
   }
   expt_scenario_destroy(s);
-  return !the_chaos.failed;
+  return !failed;
 }
 
 /* Fails allocation N for N = 0, 1, 2, ... until the load succeeds. Every failure must be
@@ -1393,13 +1385,14 @@ static void test_expt_scenario_allocation_failures_fail_cleanly(void **state) {
   }
   /* Jansson's allocations after the parse: count what parsing takes, then fail each later
    * one (with_variants has no policy and no --set, so nothing is parsed afterwards). */
-  the_chaos = (chaos){0, -1, 0, -1, false};
-  json_set_alloc_funcs(chaos_json_malloc, chaos_json_free);
+  test_oom count;
+  (void)test_oom_allocator(&count, -1);
+  test_oom_json_begin(&count);
   json_t *doc = json_loadb(with_variants, strlen(with_variants),
                            JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, NULL);
-  long parse_allocs = the_chaos.jn;
+  long parse_allocs = count.n_calls;
   json_decref(doc);
-  json_set_alloc_funcs(malloc, free);
+  test_oom_json_end();
   assert_non_null(doc);
   bool done = false;
   for (long k = 0; k < 100000 && !done; k++)

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "sim/sim_dist.h"
+#include "tests/support/oom.h"
 
 #define N_SAMPLES 20000
 #define NS_PER_S 1000000000
@@ -161,28 +162,6 @@ static void test_sim_dist_samples_are_rounded_and_clamped(void **state) {
  * =================================================================== */
 
 #define MS 1e6
-
-/* An allocator that fails its n-th allocation (0-based) and counts what is live. */
-typedef struct chaos {
-  int fail_at, calls, live;
-} chaos;
-static void *chaos_malloc(size_t size, void *ctx) {
-  chaos *c = ctx;
-  if (c->calls++ == c->fail_at) return NULL;
-  c->live++;
-  return malloc(size);
-}
-static void *chaos_realloc(void *p, size_t size, void *ctx) {
-  chaos *c = ctx;
-  if (c->calls++ == c->fail_at) return NULL;
-  if (p == NULL) c->live++;
-  return realloc(p, size);
-}
-static void chaos_free(void *p, void *ctx) {
-  chaos *c = ctx;
-  if (p != NULL) c->live--;
-  free(p);
-}
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -659,9 +638,9 @@ static void test_sim_dist_tables_fail_each_allocation_cleanly(void **state) {
   const double edges[] = {0, 1, 2}, counts[] = {1, 1}, samples[] = {1, 2, 3};
   for (int what = 0; what < 4; what++) {
     int fails = 0;
-    for (int n = 0;; n++) {
-      chaos c = {.fail_at = n};
-      retry_allocator a = {chaos_malloc, chaos_realloc, chaos_free, &c};
+    for (long n = 0;; n++) {
+      test_oom c;
+      retry_allocator a = test_oom_allocator(&c, n);
       retry_error err;
       retry_error_clear(&err);
       void *obj = NULL;

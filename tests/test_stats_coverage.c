@@ -48,7 +48,7 @@ static const char mm1[] =
 #define REPETITIONS 400
 #define REPS 10
 
-/* Under valgrind (tools/run-tests.sh passes RUNNER on), which checks memory and not
+/* Under valgrind (tools/test/run-tests.sh passes RUNNER on), which checks memory and not
  * statistics, the same tests run smaller: the first 40 repetitions (their count is as
  * deterministic as the 400's: the seeds are fixed), and one capacity searched with fewer
  * replications a probe and 6 probes (45, 145, 95, 120, 107, 101: a bracket of 6 %). */

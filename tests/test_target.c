@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "retry/retry_int.h"
+#include "tests/support/oom.h"
 
 #define MS RETRY_NS_PER_MS
 #define S RETRY_NS_PER_S
@@ -36,30 +37,6 @@ static uint64_t fixed_next(void *ctx) {
 static retry_rng rng_of(fixed_rng *r) {
   retry_rng g = {fixed_next, r};
   return g;
-}
-
-typedef struct chaos {
-  int fail_at; /* allocation index to fail, -1: never */
-  int n_alloc;
-  int live;
-} chaos;
-
-static void *chaos_malloc(size_t size, void *ctx) {
-  chaos *c = ctx;
-  if (c->n_alloc++ == c->fail_at) return NULL;
-  c->live++;
-  return malloc(size);
-}
-
-static void *chaos_realloc(void *p, size_t size, void *ctx) {
-  (void)ctx;
-  return realloc(p, size);
-}
-
-static void chaos_free(void *p, void *ctx) {
-  chaos *c = ctx;
-  c->live--;
-  free(p);
 }
 
 static retry_target *create_ok(const retry_target_config *cfg) {
@@ -374,9 +351,9 @@ static void test_target_create_survives_every_allocation_failure(void **state) {
   retry_target_config cfg;
   config_all(&cfg, RETRY_BUDGET_ENVOY);
   int failures = 0;
-  for (int n = 0;; n++) {
-    chaos c = {n, 0, 0};
-    retry_allocator a = {chaos_malloc, chaos_realloc, chaos_free, &c};
+  for (long n = 0;; n++) {
+    test_oom c;
+    retry_allocator a = test_oom_allocator(&c, n);
     retry_error err;
     retry_error_clear(&err);
     retry_target *t = retry_target_create(&cfg, 0, &a, &err);
@@ -389,7 +366,7 @@ static void test_target_create_survives_every_allocation_failure(void **state) {
     /* Hooks never allocate. */
     fixed_rng r = {0, 0};
     retry_rng g = rng_of(&r);
-    int before = c.n_alloc;
+    long before = c.n_calls;
     for (int i = 0; i < 200; i++) {
       int32_t cost;
       bool slot;
@@ -399,7 +376,7 @@ static void test_target_create_survives_every_allocation_failure(void **state) {
     }
     retry_target_stats s;
     retry_target_stats_get(t, 3 * S, &s);
-    assert_int_equal(c.n_alloc, before);
+    assert_int_equal(c.n_calls, before);
     retry_target_destroy(t);
     assert_int_equal(c.live, 0);
     break;

@@ -10,7 +10,7 @@
  * go to the engine, which says when the next attempt starts or why the call stops.
  *
  * With --mode grpc the same program hands the same service config to gRPC instead
- * (GRPC_ARG_SERVICE_CONFIG, retries on): the comparison tools/sim-to-real.py makes.
+ * (GRPC_ARG_SERVICE_CONFIG, retries on): the comparison tools/ops/sim-to-real.py makes.
  *
  * Usage:
  *   grpc_client --target 127.0.0.1:PORT --config SERVICE_CONFIG.json --method /svc/Method

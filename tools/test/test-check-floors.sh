@@ -1,5 +1,5 @@
 #!/bin/sh
-# Proves that tools/check-floors.sh catches a bad include: on a copy of the source folders it
+# Proves that tools/test/check-floors.sh catches a bad include: on a copy of the source folders it
 # must pass as they are, then fail, naming the file, the line and the include, for an arrow
 # going up a floor (the kernel including the world, the world including the program, the
 # engine including the kernel), for a quoted include of a folder that is no floor, and for a
@@ -18,14 +18,14 @@ fresh() {
 }
 
 fresh
-sh "$here/tools/check-floors.sh" "$tmp/tree" >"$tmp/out" 2>&1 || fail "the tree as it is was refused: $(cat "$tmp/out")"
+sh "$here/tools/test/check-floors.sh" "$tmp/tree" >"$tmp/out" 2>&1 || fail "the tree as it is was refused: $(cat "$tmp/out")"
 
 # expect_bad FILE 'INCLUDE LINE' WHAT
 expect_bad() {
   fresh
   # The bad include goes after the file's first line, so its line number is 2.
   sed -i "1a $2" "$tmp/tree/$1"
-  if sh "$here/tools/check-floors.sh" "$tmp/tree" >"$tmp/out" 2>&1; then
+  if sh "$here/tools/test/check-floors.sh" "$tmp/tree" >"$tmp/out" 2>&1; then
     fail "$3: accepted"
   elif ! grep -F "$1:2:" "$tmp/out" | grep -qF "$2"; then
     fail "$3: the message does not name $1:2 and the include: $(cat "$tmp/out")"

@@ -6,12 +6,10 @@
 # (summary.json, *.csv, *.svg, report.md, report.html); anything else in a case's folder
 # (scenario.json, a policy file it reads) is an input and left alone. GOLDEN_UPDATE=1
 # (make golden-update) rewrites the expected files instead, removing those the run no longer
-# writes. Usage: BUILD=build sh tools/test-golden.sh
+# writes. Usage: BUILD=build sh tools/test/test-golden.sh
 set -u
-bin="${BUILD:-build}/retrysim"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
+. "$(dirname "$0")/lib.sh"
+t_tmp
 cases=0
 golden=${GOLDEN:-tests/golden}
 # Whether a file name is one a run writes (an output), as opposed to an input of the case.

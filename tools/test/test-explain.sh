@@ -4,53 +4,21 @@
 # below each attempt layer by layer, shows pushback as received and as parsed, shows the
 # shared state before and after, prints JSON that parses, refuses bad selectors with exit 2
 # and one line, prints the same bytes twice, and leaves the run it explains unchanged.
-# Usage: BUILD=build sh tools/test-explain.sh
+# Usage: BUILD=build sh tools/test/test-explain.sh
 set -u
-bin="${BUILD:-build}/retrysim"
-[ -x "$bin" ] || { echo "test-explain: $bin not built"; exit 1; }
-command -v python3 >/dev/null 2>&1 || { echo "test-explain: needs python3 to read the JSON"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+need_bin
+need_cmd python3 "needs python3 to read the JSON"
+t_tmp
 mkdir "$tmp/doc"
-fails=0
-checks=0
 seed003=experiments/seed003-pushback.json
 storm=experiments/metastable-storm.json
 nested=experiments/nested-layers.json
 
-fail() { fails=$((fails + 1)); echo "test-explain: FAIL: $*"; }
-
-# run_rc WANT ARGS...: runs retrysim, keeps stdout and stderr in $tmp/out and $tmp/err.
-run_rc() {
-  want=$1; shift
-  checks=$((checks + 1))
-  "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
-  got=$?
-  if [ "$got" -ne "$want" ]; then
-    fail "retrysim $* -> exit $got, want $want"
-    sed 's/^/    stderr: /' "$tmp/err" | head -n 5
-  fi
-}
-has() {
-  checks=$((checks + 1))
-  grep -qF -- "$2" "$1" || { fail "$3: $1 lacks: $2"; sed 's/^/    /' "$1" | head -n 12; }
-}
-# jget FILE EXPR: prints the Python expression EXPR over the JSON document d of FILE (strings
-# as they are, everything else as JSON: 15, null, true), so that no jq is needed.
-jget() {
-  python3 -c 'import json, sys
-def tree_size(c):
-    return 1 + sum(tree_size(x) for x in c["calls"])
-d = json.load(open(sys.argv[1]))
-v = eval(sys.argv[2], {"d": d, "tree_size": tree_size})
-print(v if isinstance(v, str) else json.dumps(v))' "$1" "$2" 2>&1
-}
-# jv FILE EXPR WANT RULE: EXPR's value on FILE is WANT.
-jv() {
-  checks=$((checks + 1))
-  got=$(jget "$1" "$2")
-  [ "$got" = "$3" ] || fail "$4: $2 gives '$got', want '$3'"
-}
+# jget and jv (lib.sh) may count the calls of a tree: tree_size(d["tree"]).
+JGET_DEFS='def tree_size(c):
+    return 1 + sum(tree_size(x) for x in c["calls"])'
+export JGET_DEFS
 
 explain_picks_a_call_by_id() {
   run_rc 0 explain "$seed003" --call 1
@@ -90,12 +58,12 @@ explain_picks_the_first_call_started_after_a_time() {
   cp "$tmp/out" "$tmp/after.json"
   start=$(jget "$tmp/after.json" 'd["call"]["start_ns"]')
   id=$(jget "$tmp/after.json" 'd["call"]["id"]')
-  checks=$((checks + 1))
+  ok
   [ "$start" -ge 35000000000 ] || fail "by_time: call $id started at $start, before 35 s"
   # The call before it (the storm has one layer: every id is a client's call) started earlier.
   run_rc 0 explain "$storm" --variant retries --call $((id - 1)) --format json
   prev=$(jget "$tmp/out" 'd["call"]["start_ns"]')
-  checks=$((checks + 1))
+  ok
   [ "$prev" -lt 35000000000 ] || fail "by_time: call $((id - 1)) started at $prev, not before 35 s"
   # --after exactly at its start picks it again.
   run_rc 0 explain "$storm" --variant retries --after "${start}ns" --format json
@@ -146,7 +114,7 @@ explain_json_parses() {
   for args in "$seed003 --call 1" "$nested --after 1s" "$storm --variant circuit-breaker --stopped breaker_open"; do
     # shellcheck disable=SC2086
     run_rc 0 explain $args --format json
-    checks=$((checks + 1))
+    ok
     python3 -m json.tool "$tmp/out" >/dev/null 2>&1 || fail "json: explain $args is not JSON"
   done
 }
@@ -161,15 +129,15 @@ explain_refuses_bad_selectors_with_exit_2() {
     "$seed003 --call 1 --edge agent->jobs" "$seed003 $seed003 --call 1"; do
     # shellcheck disable=SC2086
     run_rc 2 explain $args
-    checks=$((checks + 1))
+    ok
     [ "$(wc -l <"$tmp/err")" -eq 1 ] || { fail "bad selector: explain $args: not one line"; cat "$tmp/err"; }
-    checks=$((checks + 1))
+    ok
     [ ! -s "$tmp/out" ] || fail "bad selector: explain $args wrote to stdout"
   done
   # The list of stop reasons comes from the engine: every reason is named, the newest too.
   run_rc 2 explain "$seed003" --stopped bogus
   for r in ok max_attempts deadline throttled no_retry_policy; do
-    checks=$((checks + 1))
+    ok
     grep -q "[(, ]$r[,)]" "$tmp/err" || fail "--stopped bogus does not list $r: $(cat "$tmp/err")"
   done
 }
@@ -178,7 +146,7 @@ explain_output_is_identical_across_runs() {
   for fmt in text json; do
     "$bin" explain "$storm" --variant retries --stopped deadline --format $fmt >"$tmp/a" 2>&1
     "$bin" explain "$storm" --variant retries --stopped deadline --format $fmt >"$tmp/b" 2>&1
-    checks=$((checks + 1))
+    ok
     cmp -s "$tmp/a" "$tmp/b" || fail "deterministic: two runs of explain ($fmt) differ"
   done
 }
@@ -209,12 +177,12 @@ explain_docs_show_the_real_output() {
     # A block that pipes into jq is checked where jq is installed.
     case "$cmd" in *"| jq "*) command -v jq >/dev/null 2>&1 || continue ;; esac
     want=${c%.cmd}.want
-    checks=$((checks + 1))
+    ok
     # shellcheck disable=SC2016
     (PATH="$(dirname "$bin"):$PATH" sh -c "$cmd") >"$tmp/doc/got" 2>&1
     cmp -s "$want" "$tmp/doc/got" || { fail "docs: '$cmd' prints other lines than docs/explain.md shows"; diff "$want" "$tmp/doc/got" | head -n 6; }
   done
-  checks=$((checks + 1))
+  ok
   [ "$n" -ge 6 ] || fail "docs: only $n explain blocks found in docs/explain.md"
 }
 
@@ -246,5 +214,4 @@ explain_output_is_identical_across_runs
 explain_leaves_the_run_unchanged
 explain_docs_show_the_real_output
 
-echo "test-explain: $checks checks, $fails failed"
-[ "$fails" -eq 0 ]
+t_done

@@ -5,24 +5,24 @@
 # prints, and (3) as docs/scaling-out.md's recipe (`parallel ... --shard {}/4 ::: 1 2 3 4`, then
 # `retrysim merge`). Every file of (2) and (3) must equal (cmp) the local run's, and the file
 # lists must be the same. Then merge must refuse a missing shard and a shard given twice.
-# Installs GNU parallel as root (tools/deps.sh parallel); otherwise says which command to run.
-# Usage: BUILD=build sh tools/test-parallel.sh
+# Installs GNU parallel as root (tools/ops/deps.sh parallel); otherwise says which command to run.
+# Usage: BUILD=build sh tools/test/test-parallel.sh
 set -u
-bin="${BUILD:-build}/retrysim"
-[ -x "$bin" ] || { echo "test-parallel: $bin not built"; exit 1; }
-sh "$(dirname "$0")/deps.sh" parallel || { echo "test-parallel: FAIL: GNU parallel missing"; exit 1; }
+. "$(dirname "$0")/lib.sh"
+need_bin
+sh "$ops/deps.sh" parallel || { echo "test-parallel: FAIL: GNU parallel missing"; exit 1; }
 command -v parallel >/dev/null 2>&1 || { echo "test-parallel: FAIL: parallel not on PATH"; exit 1; }
 # Debian's moreutils also has a `parallel`: this must be GNU's.
 parallel --version 2>/dev/null | grep -q 'GNU parallel' ||
   { echo "test-parallel: FAIL: $(command -v parallel) is not GNU parallel (moreutils?)"; exit 1; }
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+t_tmp
 # The commands plan prints name `retrysim`: this build's comes first on PATH.
-bindir=$(cd "$(dirname "$bin")" && pwd)
+t_bindir
 PATH="$bindir:$PATH"
 export PATH
 
+# The first failure ends the script (the later steps use what the earlier ones made).
 fail() {
   echo "test-parallel: FAIL: $*"
   exit 1

@@ -7,7 +7,7 @@
 #   cli/    -> cli/ expt/ models/ sim/ retry/  (no cmocka)
 #   examples/ -> retry/                    (a real client of the engine)
 #   bench/  -> anything but tests/
-# Usage: tools/check-floors.sh [ROOT]   Prints each bad include as FILE:LINE: #include ...
+# Usage: tools/test/check-floors.sh [ROOT]   Prints each bad include as FILE:LINE: #include ...
 # and exits 1 when there is one.
 set -eu
 root=${1:-.}
@@ -71,7 +71,7 @@ out=$(
 )
 # Simulated time only: the kernel and the world never read a clock, sleep or use libc's rand
 # (the program's progress line is the one wall clock, in cli/; the engine's real-time driver
-# is checked on the library's symbols by tools/check-deps.sh).
+# is checked on the library's symbols by tools/test/check-deps.sh).
 clocks=$(grep -nE '\b(clock_gettime|gettimeofday|nanosleep|usleep|clock|time|rand|srand|random)[[:space:]]*\(' \
   sim/*.c sim/*.h models/*.c models/*.h 2>/dev/null | grep -vE ':[0-9]+:[[:space:]]*(/?\*|//)' || true)
 if [ -n "$clocks" ]; then

@@ -1,26 +1,23 @@
 #!/bin/sh
 # test_report_html_renders_in_chromium: report.html of `retrysim run --plot`, checked by HTML
 # Tidy as HTML5 (no error, no warning), then opened in headless Chromium (Debian's `chromium`
-# and `tidy`, `tools/deps.sh browser`): the page renders, every picture
+# and `tidy`, `tools/ops/deps.sh browser`): the page renders, every picture
 # loads (naturalWidth > 0), the browser reports nothing on its console (the page's
 # Content-Security-Policy makes any external load a console report), and a screenshot of the
 # whole page is kept as build/artifacts/report.png (ARTIFACTS to change the folder).
-# No network is used. Usage: BUILD=build sh tools/test-report-html.sh [SCENARIO.json]
+# No network is used. Usage: BUILD=build sh tools/test/test-report-html.sh [SCENARIO.json]
 set -u
-bin="${BUILD:-build}/retrysim"
+. "$(dirname "$0")/lib.sh"
 art="${ARTIFACTS:-${BUILD:-build}/artifacts}"
 scn="${1:-tests/data/scenarios/valid/internal-edge/scenario.json}"
-[ -x "$bin" ] || { echo "test-report-html: $bin not built"; exit 1; }
+need_bin
 browser=""
 for b in chromium chromium-browser; do
   command -v "$b" >/dev/null 2>&1 && { browser=$b; break; }
 done
-[ -n "$browser" ] || { echo "test-report-html: chromium missing: install it with tools/deps.sh browser"; exit 1; }
-command -v tidy >/dev/null 2>&1 || { echo "test-report-html: tidy missing: install it with tools/deps.sh browser"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { fails=$((fails + 1)); echo "test-report-html: FAIL: $*"; }
+[ -n "$browser" ] || { echo "test-report-html: chromium missing: install it with tools/ops/deps.sh browser"; exit 1; }
+need_cmd tidy "tidy missing: install it with tools/ops/deps.sh browser"
+t_tmp
 
 # chrome ARGS...: headless Chromium, in its own profile under $tmp, logging to $tmp/log.
 # --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.

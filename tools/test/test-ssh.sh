@@ -4,19 +4,15 @@
 # this test starts on loopback (a free port, its own host key and authorized key, all in a
 # temporary folder; nothing in ~/.ssh or /etc/ssh is touched), so the program, the scenario and
 # the shards' folders really travel by ssh and rsync to and from another work directory.
-# Stops the sshd it started. As root it installs what it needs (tools/deps.sh ssh parallel);
+# Stops the sshd it started. As root it installs what it needs (tools/ops/deps.sh ssh parallel);
 # not as root it skips (exit 77), saying so: sshd must run as root to log a user in.
-# Usage: BUILD=build sh tools/test-ssh.sh          (make test-ssh)
+# Usage: BUILD=build sh tools/test/test-ssh.sh          (make test-ssh)
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-bin="${BUILD:-build}/retrysim"
-[ -x "$bin" ] || { echo "test-ssh: $bin not built"; exit 1; }
-if [ "$(id -u)" != 0 ]; then
-  echo "test-ssh: skipped: not root (the test's sshd runs as root; CI runs this as root)"
-  exit 77
-fi
-sh "$here/deps.sh" ssh parallel || { echo "test-ssh: FAIL: could not install sshd, rsync, parallel"; exit 1; }
-bindir=$(cd "$(dirname "$bin")" && pwd)
+. "$(dirname "$0")/lib.sh"
+need_bin
+need_root "the test's sshd runs as root; CI runs this as root"
+sh "$ops/deps.sh" ssh parallel || { echo "test-ssh: FAIL: could not install sshd, rsync, parallel"; exit 1; }
+t_bindir
 top=$(pwd)
 
 tmp=$(mktemp -d /tmp/retrysim-ssh.XXXXXX)
@@ -73,7 +69,7 @@ mkdir -p "$tmp/here/experiments"
 cp experiments/quickstart.json "$tmp/here/experiments/"
 echo "2/$login" >"$tmp/here/hosts"
 awk '/^## GNU parallel across machines/ { f = 1 } f && /^```sh/ { g = 1; next }
-  g && /^```/ { exit } g { print }' "$here/../docs/scaling-out.md" >"$tmp/recipe.sh"
+  g && /^```/ { exit } g { print }' "$top/docs/scaling-out.md" >"$tmp/recipe.sh"
 grep -q -- '--sshloginfile hosts' "$tmp/recipe.sh" || fail "no --sshloginfile recipe in docs/scaling-out.md"
 grep -q '/tmp/retrysim-study' "$tmp/recipe.sh" || fail "the recipe's work directory is not /tmp/retrysim-study"
 sed "s|/tmp/retrysim-study|$remote|g" "$tmp/recipe.sh" >"$tmp/recipe-here.sh"

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A scripted flaky gRPC server on loopback, for tools/sim-to-real.py.
+"""A scripted flaky gRPC server on loopback, for tools/ops/sim-to-real.py.
 
 Generic handlers, raw bytes, no generated code: every method except the control ones below is
 served by one handler. The request payload is the logical call's id (the same bytes on every

@@ -5,12 +5,10 @@
 # A scenario with a "search" is checked twice: its plain run (--set search=null) against the
 # run's expectations, then its search against the "search..." ones (each variant's boundary),
 # the search too run a second time for byte-identical files.
-# Usage: BUILD=build sh tools/test-experiments.sh [experiments/NAME.json ...]
+# Usage: BUILD=build sh tools/test/test-experiments.sh [experiments/NAME.json ...]
 set -u
-bin="${BUILD:-build}/retrysim"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
+. "$(dirname "$0")/lib.sh"
+t_tmp
 [ $# -gt 0 ] || set -- experiments/*.json
 for file in "$@"; do
   name=$(basename "$file" .json)

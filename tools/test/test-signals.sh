@@ -3,15 +3,11 @@
 # behind. SIGTERM and SIGINT end retrysim with the signal (a shell shows 143 and 130) after
 # removing its temporary files; SIGXFSZ (a file over `ulimit -f`) makes the write fail with
 # EFBIG, reported like any write error (exit 3), the temporary files removed too.
-# Usage: BUILD=build sh tools/test-signals.sh
+# Usage: BUILD=build sh tools/test/test-signals.sh
 set -u
-bin="${BUILD:-build}/retrysim"
-[ -x "$bin" ] || { echo "test-signals: $bin not built"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-checks=0
-fail() { fails=$((fails + 1)); echo "test-signals: FAIL: $*"; }
+. "$(dirname "$0")/lib.sh"
+need_bin
+t_tmp
 
 # A long time series: 1000 s in buckets of 1 ms is 10^6 rows (the most a scenario may ask),
 # 30 MB of CSV: about 2 s of writing, long enough for a signal to land during it.
@@ -28,7 +24,7 @@ JSON
 signal_during_write() {
   sig=$1; want=$2; shift 2
   out="$tmp/out-$sig"
-  checks=$((checks + 1))
+  ok
   "$@" "$bin" run "$tmp/long.json" --quiet --out "$out" >"$tmp/stdout" 2>"$tmp/stderr" &
   pid=$!
   n=0
@@ -47,9 +43,7 @@ signal_during_write() {
   wait "$pid"
   rc=$?
   [ "$rc" -eq "$want" ] || fail "SIG$sig: exit status $rc, want $want"
-  checks=$((checks + 1))
-  left=$(ls "$out" | grep '\.tmp\.' || true)
-  [ -z "$left" ] || fail "SIG$sig left temporary files: $left"
+  no_temp_files "$out" "SIG$sig"
 }
 
 signal_during_write TERM 143
@@ -64,20 +58,14 @@ fi
 
 # SIGXFSZ: the size limit (in blocks of 512 or 1024 bytes, whichever the shell uses) stops
 # timeseries.csv at its first megabyte or less.
-checks=$((checks + 1))
+ok
 (ulimit -f 1000 && exec "$bin" run "$tmp/long.json" --quiet --out "$tmp/out-xfsz") \
   >"$tmp/stdout" 2>"$tmp/stderr"
 rc=$?
 [ "$rc" -eq 3 ] || { fail "SIGXFSZ: exit status $rc, want 3"; sed 's/^/    /' "$tmp/stderr"; }
-checks=$((checks + 1))
+ok
 grep -q 'File too large' "$tmp/stderr" || { fail "SIGXFSZ: no 'File too large' message";
   sed 's/^/    /' "$tmp/stderr"; }
-checks=$((checks + 1))
-left=$(ls "$tmp/out-xfsz" | grep '\.tmp\.' || true)
-[ -z "$left" ] || fail "SIGXFSZ left temporary files: $left"
+no_temp_files "$tmp/out-xfsz" SIGXFSZ
 
-if [ "$fails" -ne 0 ]; then
-  echo "test-signals: $fails of $checks checks failed"
-  exit 1
-fi
-echo "test-signals: all $checks checks passed"
+t_done

@@ -4,40 +4,13 @@
 # "retrysim: warning: FILE: PATH: MESSAGE" on stderr, printed once however many variants load
 # the policy; --strict (run and validate) makes the first one an error, exit 2, nothing
 # written. Also the loader's file rules: /dev/zero and a FIFO are refused at once, a long
-# policy path keeps its file name. Usage: BUILD=build sh tools/test-config-warnings.sh
+# policy path keeps its file name. Usage: BUILD=build sh tools/test/test-config-warnings.sh
 set -u
-bin="${BUILD:-build}/retrysim"
-[ -x "$bin" ] || { echo "test-config-warnings: $bin not built"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-checks=0
-
-fail() { fails=$((fails + 1)); echo "test-config-warnings: FAIL: $*"; }
-
-# run_rc WANT ARGS...: runs retrysim (at most 20 s), keeps stdout and stderr in $tmp/out and
-# $tmp/err, checks the exit status.
-run_rc() {
-  want=$1; shift
-  checks=$((checks + 1))
-  timeout 20 "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
-  got=$?
-  if [ "$got" -ne "$want" ]; then
-    fail "retrysim $* -> exit $got, want $want"
-    sed 's/^/    stderr: /' "$tmp/err" | head -n 5
-  fi
-}
-# line FILE TEXT: FILE has a line that is exactly TEXT.
-line() {
-  checks=$((checks + 1))
-  grep -qxF -- "$2" "$1" || { fail "$1 lacks the line: $2"; sed 's/^/    /' "$1" | head -n 8; }
-}
-# lines FILE N: FILE has N lines.
-lines() {
-  checks=$((checks + 1))
-  n=$(wc -l <"$1" | tr -d ' ')
-  [ "$n" -eq "$2" ] || { fail "$1 has $n lines, want $2"; sed 's/^/    /' "$1" | head -n 8; }
-}
+. "$(dirname "$0")/lib.sh"
+need_bin
+t_tmp
+# run_rc (lib.sh) gives each run of retrysim at most 20 s.
+T_TIMEOUT=20
 
 # A scenario whose inline policy misspells retryPolicy (so it retries nothing) and whose
 # variant b gives the Finagle budget a percent where a fraction belongs.
@@ -73,7 +46,7 @@ lines "$tmp/err" 1
 lines "$tmp/out" 0
 run_rc 2 run --strict "$tmp/s.json" --out "$tmp/o1"
 line "$tmp/err" "$e1"
-checks=$((checks + 1))
+ok
 [ ! -e "$tmp/o1" ] || fail "run --strict wrote $tmp/o1"
 run_rc 2 run "$tmp/s.json" --strict=yes
 line "$tmp/err" "retrysim: option '--strict=yes' takes no value (see retrysim --help)"
@@ -128,7 +101,7 @@ mkdir -p "$long"
 printf '{"methodConfig": ' >"$long/the-policy.json"
 policy_scenario "$tmp/long.json" "$long/the-policy.json"
 run_rc 2 validate "$tmp/long.json"
-checks=$((checks + 1))
+ok
 grep -q '^retrysim: \.\.\..*/the-policy.json:1:[0-9]*: invalid JSON' "$tmp/err" ||
   { fail "long policy path lost its name"; sed 's/^/    /' "$tmp/err"; }
 
@@ -136,13 +109,13 @@ grep -q '^retrysim: \.\.\..*/the-policy.json:1:[0-9]*: invalid JSON' "$tmp/err" 
 # file whose path is over 255 characters still names the file (the end of its path).
 printf '{"methodConfig": [{"name": [{}], "retryPolicy": {"maxAttempts": "x", "initialBackoff": "1s", "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}}]}' >"$long/the-policy.json"
 run_rc 2 validate "$tmp/long.json"
-checks=$((checks + 1))
+ok
 grep -q '^retrysim: \.\.\..*/the-policy.json: \$\.methodConfig\[0\]\.retryPolicy\.maxAttempts: ' "$tmp/err" ||
   { fail "a value error in a long policy path lost the file's name"; sed 's/^/    /' "$tmp/err"; }
 # ... and a missing file with a long name keeps the end of the name.
 policy_scenario "$tmp/longmiss.json" "$long/not-there.json"
 run_rc 2 validate "$tmp/longmiss.json"
-checks=$((checks + 1))
+ok
 grep -q 'cannot open the policy file "\.\.\..*/not-there.json": No such file' "$tmp/err" ||
   { fail "a missing long policy path lost its name"; sed 's/^/    /' "$tmp/err"; }
 
@@ -172,5 +145,4 @@ printf '{"methodConfig": [{"name": [{}], "hedgingPolicy": {"maxAttempts": 3, "he
 run_rc 0 validate "$tmp/h.json" --strict
 lines "$tmp/err" 0
 
-echo "test-config-warnings: $checks checks, $fails failed"
-[ "$fails" -eq 0 ]
+t_done

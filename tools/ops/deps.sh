@@ -1,7 +1,9 @@
 #!/bin/sh
 # Checks the Debian packages a build step needs and installs the missing ones.
-# As root it runs apt-get; otherwise it prints the exact command and fails.
-# Usage: tools/deps.sh [GROUP...]   (called by the Makefile; safe to run again)
+# As root it runs apt-get; otherwise it prints the exact command and fails. With --check it
+# never installs: it prints the exact command and fails (plain `make` checks this way; `make
+# deps`, `make demo` and `make test` install).
+# Usage: tools/ops/deps.sh [--check] [GROUP...]   (called by the Makefile; safe to run again)
 #   engine  pkg-config, jansson        (libretry.a: libc, its config loader jansson)
 #   kernel  GSL, nettle                (sim/, models/, the retrysim program; nettle's SHA-256
 #                                      is the program's alone)
@@ -17,7 +19,7 @@
 #                                      (make test-ssh: parallel --sshloginfile to an sshd on loopback)
 # Without a group: engine, kernel, test and plot (grpc, browser, peers, slurm and ssh are for
 # make sim-to-real, make test-html, make bench-peers, make test-slurm and make test-ssh only;
-# parallel is asked for by tools/test-parallel.sh, one of make test's scripts).
+# parallel is asked for by tools/test/test-parallel.sh, one of make test's scripts).
 set -eu
 
 # make -j runs several deps steps at once; apt-get allows one at a time, so each step checks and
@@ -26,6 +28,8 @@ if [ -z "${RETRYSIM_DEPS_LOCKED:-}" ] && command -v flock >/dev/null 2>&1; then
   RETRYSIM_DEPS_LOCKED=1 exec flock "${TMPDIR:-/tmp}/retrysim-deps.lock" sh "$0" "$@"
 fi
 
+check_only=0
+if [ "${1:-}" = --check ]; then check_only=1; shift; fi
 [ $# -eq 0 ] && set -- engine kernel test plot
 missing=""
 has_pc=1
@@ -69,6 +73,11 @@ done
 [ -z "$missing" ] && exit 0
 
 cmd="apt-get update && apt-get install -y --no-install-recommends$missing"
+if [ "$check_only" = 1 ]; then
+  echo "deps: missing packages:$missing" >&2
+  echo "deps: this step only checks; as root, install them with:  $cmd" >&2
+  exit 1
+fi
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "deps: installing$missing" >&2
   export DEBIAN_FRONTEND=noninteractive

@@ -1,7 +1,7 @@
 #!/bin/sh
-# Stops the one-node cluster tools/slurm-up.sh DIR started, and only that: cancels its jobs,
+# Stops the one-node cluster tools/ops/slurm-up.sh DIR started, and only that: cancels its jobs,
 # then ends slurmd, slurmctld and munged by the pids in DIR/run/, waiting for each to exit.
-# Usage: tools/slurm-down.sh DIR     (safe to run again; leaves DIR/log/ for reading)
+# Usage: tools/ops/slurm-down.sh DIR     (safe to run again; leaves DIR/log/ for reading)
 set -u
 
 [ $# -eq 1 ] || { echo "usage: $0 DIR" >&2; exit 2; }

@@ -6,7 +6,7 @@ in all three:
   libretry  examples/grpc/grpc_client --mode libretry (gRPC's retries off, libretry's on)
   grpc      the same client with --mode grpc (the service config given to gRPC C-core 1.51)
   retrysim  build/retrysim on a scenario written from the case (the same script as faults)
-against tools/grpc_flaky_server.py, which counts the attempts of each logical call and records
+against tools/ops/grpc_flaky_server.py, which counts the attempts of each logical call and records
 when each arrived. One table, a tolerance per row; exit 1 when a row is outside it.
 
 A row may state a known difference between real gRPC and retrysim ("known"): the real value
@@ -30,7 +30,7 @@ import time
 import grpc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))
 METHOD_DEFAULT = "/flaky.v1.Flaky/Do"
 # The profile of the real stack compared here (retry/retry_profile.c).
 PROFILE = "grpc-core-1.51"
@@ -241,7 +241,7 @@ def scenario_for(case, policy_file):
         client["count"] = max(1, (n + 255) // 256)
         duration = "%gs" % (min(n, 256) * step)
     scen = {"name": "sim-to-real-" + case["name"],
-            "description": "sim-to-real case %s (written by tools/sim-to-real.py)" % case["name"],
+            "description": "sim-to-real case %s (written by tools/ops/sim-to-real.py)" % case["name"],
             "seed": sim.get("seed", 1), "duration": duration, "drain": "5s",
             "services": {"flaky": svc}, "clients": {"real": client}}
     # Gap k needs the calls whose first k attempts fail: one variant per k (see gaps_from_sim).

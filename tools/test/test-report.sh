@@ -5,36 +5,12 @@
 # worst edge's picture, report.html standing alone, the plots drawing an edge by name and OK
 # latency. The scenario is tests/data/report/edges.json: api fans out to cache (answers) and
 # db (fails every request); "retries" retries db 3 times, "no-retries" does not.
-# Usage: BUILD=build sh tools/test-report.sh
+# Usage: BUILD=build sh tools/test/test-report.sh
 set -u
-bin="${BUILD:-build}/retrysim"
-[ -x "$bin" ] || { echo "test-report: $bin not built"; exit 1; }
+. "$(dirname "$0")/lib.sh"
+need_bin
 scn=tests/data/report/edges.json
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-checks=0
-test_name=""
-
-fail() { fails=$((fails + 1)); echo "test-report: FAIL: $test_name: $*"; }
-# has FILE TEXT / lacks FILE TEXT: FILE contains (does not contain) the fixed string TEXT.
-has() {
-  checks=$((checks + 1))
-  grep -qF -- "$2" "$1" || { fail "$(basename "$1") lacks: $2"; sed 's/^/    /' "$1" | head -n 12; }
-}
-lacks() {
-  checks=$((checks + 1))
-  if grep -qF -- "$2" "$1"; then fail "$(basename "$1") should not hold: $2"; fi
-}
-# has_re FILE ERE: a line of FILE matches the extended regular expression.
-has_re() {
-  checks=$((checks + 1))
-  grep -qE -- "$2" "$1" || { fail "$(basename "$1") has no line matching: $2"; sed 's/^/    /' "$1" | head -n 12; }
-}
-run() {
-  checks=$((checks + 1))
-  "$bin" "$@" >"$tmp/out" 2>"$tmp/err" || { fail "retrysim $* failed"; sed 's/^/    /' "$tmp/err" | head -n 5; }
-}
+t_tmp
 
 test_table_shows_worst_internal_edge() {
   test_name=test_table_shows_worst_internal_edge
@@ -81,7 +57,7 @@ test_edges_flag_lists_every_edge() {
   has_re "$tmp/out" '^retries +api->cache +5 +5 +1\.000 +1x +1 +100\.00 +[0-9.]+ +-$'
   has_re "$tmp/out" '^retries +api->db +5 +15 +3\.000 +3x +3 +0\.00 +[0-9.]+ +max_attempts 5$'
   has_re "$tmp/out" '^no-retries +api->db +5 +5 +1\.000 +1x +1 +0\.00 +[0-9.]+ +no_retry_policy 5$'
-  checks=$((checks + 1))
+  ok
   n=$(grep -cE '^(retries|no-retries) +[a-z]+->[a-z]+ ' "$tmp/out")
   [ "$n" -eq 6 ] || fail "--edges lists $n edge rows, want 6 (3 edges x 2 variants)"
   # One run: the block lists every edge without the flag.
@@ -89,9 +65,9 @@ test_edges_flag_lists_every_edge() {
   has_re "$tmp/out" '^  api->db +5 +15 +3\.000 +3x +3 +0\.00 +[0-9.]+ +max_attempts 5$'
   has_re "$tmp/out" '^  api->cache +5 +5 +1\.000 +1x +1 +100\.00 '
   # --edges is a flag of run, refused by validate, and takes no value.
-  checks=$((checks + 1))
+  ok
   "$bin" validate "$scn" --edges >/dev/null 2>&1 && fail "validate accepted --edges"
-  checks=$((checks + 1))
+  ok
   "$bin" run "$scn" --edges=1 >/dev/null 2>&1 && fail "--edges=1 was accepted"
 }
 
@@ -125,7 +101,7 @@ test_report_speaks_of_internal_edge() {
   # The worst edge's picture, drawn by name and linked.
   has "$r" "## The worst internal edge: api->db"
   has "$r" "](edge-api-db.svg)"
-  checks=$((checks + 1))
+  ok
   [ -s "$tmp/plot/edge-api-db.svg" ] || fail "no edge-api-db.svg"
   has "$tmp/plot/edge-api-db.svg" "attempts/s on the edge"
   has "$tmp/plot/edge-api-db.svg" "no-retries"
@@ -138,16 +114,16 @@ test_report_speaks_of_internal_edge() {
   run run "$tmp/flat.json" --quiet --plot --out "$tmp/flat"
   lacks "$tmp/flat/report.md" "worst internal edge"
   has "$tmp/flat/report.md" "| one | web->api | 1 | 1 | 1.000 | 1x | 100.00 |"
-  checks=$((checks + 1))
+  ok
   ls "$tmp/flat" | grep -q '^edge-' && fail "an edge picture without an internal edge"
 }
 
 test_report_html_self_contained() {
   test_name=test_report_html_self_contained
   h="$tmp/plot/report.html"
-  checks=$((checks + 1))
+  ok
   [ -s "$h" ] || { fail "no report.html beside report.md"; return; }
-  checks=$((checks + 1))
+  ok
   [ "$(head -n 1 "$h")" = "<!DOCTYPE html>" ] || fail "report.html does not start with <!DOCTYPE html>"
   has "$h" '<html lang="en">'
   has "$h" '<meta charset="utf-8">'
@@ -157,14 +133,14 @@ test_report_html_self_contained() {
   lacks "$h" "<link"
   lacks "$h" "http://"
   lacks "$h" "https://"
-  checks=$((checks + 1))
+  ok
   imgs=$(grep -o '<img src="[^"]*"' "$h" | wc -l)
   data=$(grep -o '<img src="data:image/svg+xml;base64,[A-Za-z0-9+/=]*"' "$h" | wc -l)
   md=$(grep -c '^!\[' "$tmp/plot/report.md")
   [ "$imgs" -gt 0 ] && [ "$imgs" -eq "$data" ] && [ "$imgs" -eq "$md" ] ||
     fail "report.html has $imgs pictures, $data of them data: URIs; report.md has $md"
   # The inlined picture is the SVG file, byte for byte.
-  checks=$((checks + 1))
+  ok
   grep -o '<img src="data:image/svg+xml;base64,[^"]*" alt="Front-door' "$h" |
     sed -e 's/^<img src="data:image\/svg+xml;base64,//' -e 's/" alt=.*//' | base64 -d >"$tmp/variants.svg"
   cmp -s "$tmp/variants.svg" "$tmp/plot/variants.svg" || fail "the inlined variants picture is not variants.svg"
@@ -176,18 +152,18 @@ test_report_html_self_contained() {
   has "$h" "<li>The api-&gt;db edge made 3.000 attempts per call under retries"
   # Every element opened is closed (a cheap check of the structure).
   for tag in ul li table tr td th p h2 h3 figure code em strong; do
-    checks=$((checks + 1))
+    ok
     o=$(grep -o "<$tag[ >]" "$h" | wc -l)
     c=$(grep -o "</$tag>" "$h" | wc -l)
     [ "$o" -eq "$c" ] || fail "report.html opens <$tag> $o times and closes it $c times"
   done
   # The same run gives the same page (the command line names its own directory).
   run run "$scn" --quiet --plot --out "$tmp/plot2"
-  checks=$((checks + 1))
+  ok
   sed 's/plot2/plot/' "$tmp/plot2/report.html" | cmp -s - "$h" || fail "report.html differs on a rerun"
   # Without pictures (gnuplot missing), report.html is still written, with none.
   PATH=/nonexistent "$bin" run "$scn" --quiet --plot --out "$tmp/nopic" >/dev/null 2>&1
-  checks=$((checks + 1))
+  ok
   [ -s "$tmp/nopic/report.html" ] && ! grep -q "<img" "$tmp/nopic/report.html" ||
     fail "without gnuplot, report.html should be written without pictures"
 }
@@ -206,11 +182,11 @@ test_plots_draw_edge_by_name() {
   # An edge the file does not have is drawn empty and says so; no edge is a usage error.
   gnuplot -e "edge='api->nowhere'" -c plots/edge.gp "$tmp/plot/timeseries-retries.csv" "$tmp/n.svg" >/dev/null 2>&1
   has "$tmp/n.svg" "no values for the edge api->nowhere"
-  checks=$((checks + 1))
+  ok
   gnuplot -c plots/edge.gp "$tmp/plot/timeseries.csv" "$tmp/x.svg" >"$tmp/gp" 2>&1
   [ $? -eq 2 ] || fail "edge.gp without an edge should exit 2"
   has "$tmp/gp" "which edge?"
-  checks=$((checks + 1))
+  ok
   gnuplot -e "edge='api'" -c plots/edge.gp "$tmp/plot/timeseries.csv" "$tmp/x.svg" >/dev/null 2>&1
   [ $? -eq 2 ] || fail "edge.gp with an edge that is not FROM->TO should exit 2"
 }
@@ -236,18 +212,18 @@ test_expt_md_examples_are_real_output() {
   test_name=test_expt_md_examples_are_real_output
   run run "$scn" --set variants=null
   awk '/^```$/ { if (on) exit; next } /^scenario      report-edges / { on = 1 } on' docs/cli.md >"$tmp/doc1"
-  checks=$((checks + 1))
+  ok
   cmp -s "$tmp/doc1" "$tmp/out" || { fail "docs/cli.md's single-run example differs from the output:"; diff "$tmp/doc1" "$tmp/out" | head -n 10; }
   run run "$scn" --edges
   awk '/^```$/ { if (on) exit; next } /^ +front-door +max/ { on = 1 } on' docs/cli.md >"$tmp/doc2"
   sed -n '3,6p' "$tmp/out" >"$tmp/out2"
-  checks=$((checks + 1))
+  ok
   cmp -s "$tmp/doc2" "$tmp/out2" || { fail "docs/cli.md's variants example differs from the output:"; diff "$tmp/doc2" "$tmp/out2" | head -n 10; }
   # (the block that starts with the title, not the single-run one that holds it too)
   awk 'on && /^```$/ { exit } prev == "```" && /^edges \(attempts\/call/ { on = 1 }
        on && !/^\.\.\.$/ { print } { prev = $0 }' docs/cli.md >"$tmp/doc3"
   sed -n '/^edges (attempts/,$p' "$tmp/out" | head -n "$(wc -l <"$tmp/doc3")" >"$tmp/out3"
-  checks=$((checks + 1))
+  ok
   cmp -s "$tmp/doc3" "$tmp/out3" || { fail "docs/cli.md's --edges example differs from the output:"; diff "$tmp/doc3" "$tmp/out3" | head -n 10; }
 }
 
@@ -263,14 +239,14 @@ test_internal_edge_scenario_shows_the_edge() {
   # Every variant's row ends with the edge, its attempts/call, its ok % and the recovery.
   awk '/ checkout->payments / { for (i = 1; i <= NF; i++) if ($i == "checkout->payments") print $1, $(i + 1), $(i + 2) }' \
     "$tmp/out" >"$tmp/ie"
-  checks=$((checks + 1))
+  ok
   [ "$(wc -l <"$tmp/ie")" -eq 4 ] || { fail "want 4 variants with checkout->payments, got:"; cat "$tmp/ie"; }
   # retries makes more attempts per call on the edge than retryThrottling, and more than 1.
-  checks=$((checks + 1))
+  ok
   awk '$1 == "retries" { r = $2 } $1 == "throttled" { t = $2 } END { exit !(r > 1.01 && r > t) }' "$tmp/ie" ||
     { fail "the edge's attempts/call does not tell the policies apart:"; cat "$tmp/ie"; }
   # The front door is 1.000 for all four: the retries are all on the internal edge.
-  checks=$((checks + 1))
+  ok
   [ "$(grep -cE '^(none|retries|throttled|finagle) .* 1\.000 +[0-9.]+ [a-z]+ ' "$tmp/out")" -eq 4 ] ||
     fail "the front-door attempts/call should be 1.000 in every variant"
   if command -v gnuplot >/dev/null 2>&1; then
@@ -307,7 +283,7 @@ JSON
   has "$tmp/lim/report.html" "<h2>Concurrency limits</h2>"
   # The same run draws the same picture.
   run run "$tmp/limits.json" --quiet --plot --out "$tmp/lim2"
-  checks=$((checks + 1))
+  ok
   cmp -s "$tmp/lim/limits.svg" "$tmp/lim2/limits.svg" || fail "limits.svg differs on a rerun"
   # Variants: web's limiter in one variant only: a panel per limit, lines for the variants
   # that have it.
@@ -317,11 +293,11 @@ JSON
   has "$tmp/limv/limits.svg" "limit, calls"
   has "$tmp/limv/report.md" "a panel each, one line per variant that has it"
   # No limit anywhere: no picture, no section (the edges scenario drawn above).
-  checks=$((checks + 1))
+  ok
   [ ! -e "$tmp/plot/limits.svg" ] || fail "a run without a concurrency limit should draw no limits.svg"
   lacks "$tmp/plot/report.md" "Concurrency limits"
   # The script on a file without a limit column says so and fails.
-  checks=$((checks + 1))
+  ok
   gnuplot -c plots/limits.gp "$tmp/plot/timeseries.csv" "$tmp/x.svg" >"$tmp/gp" 2>&1
   [ $? -eq 1 ] || fail "limits.gp without a limit column should exit 1"
   has "$tmp/gp" "no concurrency limit column"
@@ -342,5 +318,5 @@ else
   echo "test-report: gnuplot missing: the report and plot tests need it (make deps-plot)"
   fails=$((fails + 1))
 fi
-[ "$fails" -eq 0 ] || { echo "test-report: $fails of $checks checks failed"; exit 1; }
+t_done
 echo "test-report: all $checks checks passed"

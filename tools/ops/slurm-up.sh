@@ -3,8 +3,8 @@
 # a munge key and munged, slurmctld and slurmd with their sockets, pid files, logs, spool and
 # state. Waits until the node is idle, then prints the line that points Slurm's commands at it:
 #   export SLURM_CONF=DIR/slurm.conf
-# Usage: tools/slurm-up.sh DIR        (as root; tools/slurm-down.sh DIR stops what it started)
-# Needs Debian's slurmctld, slurmd, slurm-client and munge (sh tools/deps.sh slurm).
+# Usage: tools/ops/slurm-up.sh DIR        (as root; tools/ops/slurm-down.sh DIR stops what it started)
+# Needs Debian's slurmctld, slurmd, slurm-client and munge (sh tools/ops/deps.sh slurm).
 #
 # Why this shape (Debian 12, Slurm 22.05): the cgroup plugins fail where there is no freezer
 # cgroup (containers, CI), so processes are tracked by proctrack/linuxproc with task/none;
@@ -17,14 +17,14 @@ set -eu
 [ "$(id -u)" = 0 ] || { echo "slurm-up: must run as root (slurmd runs jobs as their user)" >&2; exit 1; }
 for p in munged mungekey munge slurmctld slurmd sinfo python3; do
   command -v "$p" >/dev/null 2>&1 || [ -x "/usr/sbin/$p" ] || {
-    echo "slurm-up: $p not found; install it: sh tools/deps.sh slurm" >&2; exit 1; }
+    echo "slurm-up: $p not found; install it: sh tools/ops/deps.sh slurm" >&2; exit 1; }
 done
 PATH="$PATH:/usr/sbin:/sbin"
 
 mkdir -p "$1"
 dir=$(cd "$1" && pwd)
 if [ -f "$dir/run/slurmctld.pid" ] && kill -0 "$(cat "$dir/run/slurmctld.pid")" 2>/dev/null; then
-  echo "slurm-up: a cluster already runs in $dir (tools/slurm-down.sh $dir stops it)" >&2; exit 1
+  echo "slurm-up: a cluster already runs in $dir (tools/ops/slurm-down.sh $dir stops it)" >&2; exit 1
 fi
 # munged refuses a socket or key in a folder others may write to (and one others cannot enter).
 rm -rf "$dir/munge" "$dir/state" "$dir/spool" "$dir/run" "$dir/log"
@@ -70,7 +70,7 @@ mem=$(printf '%s\n' "$hw" | sed -n 's/.*RealMemory=\([0-9]*\).*/\1/p')
 hw=$(printf '%s\n' "$hw" | sed 's/ *RealMemory=[0-9]*//')
 mem=$((mem * 95 / 100))
 cat >"$dir/slurm.conf" <<EOF
-# One-node cluster of tools/slurm-up.sh (everything under $dir)
+# One-node cluster of tools/ops/slurm-up.sh (everything under $dir)
 ClusterName=retrysim
 SlurmctldHost=$node(127.0.0.1)
 SlurmUser=root

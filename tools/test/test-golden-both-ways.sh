@@ -1,15 +1,13 @@
 #!/bin/sh
-# Proves that tools/test-golden.sh compares both ways, on a copy of one golden case: it passes
+# Proves that tools/test/test-golden.sh compares both ways, on a copy of one golden case: it passes
 # as the case is; fails, naming the file, when a golden file is no longer written or a written
 # file has no golden twin or differs by one byte; leaves a case's inputs (a policy file beside
 # the scenario) alone, also when rewriting; and GOLDEN_UPDATE=1 removes a stale golden file.
 set -eu
+. "$(dirname "$0")/lib.sh"
 here=$(pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { fails=$((fails + 1)); echo "test-golden-both-ways: FAIL: $*"; }
-golden() { GOLDEN="$tmp/g" BUILD="${BUILD:-build}" sh "$here/tools/test-golden.sh" >"$tmp/out" 2>&1; }
+t_tmp
+golden() { GOLDEN="$tmp/g" BUILD="${BUILD:-build}" sh "$here/tools/test/test-golden.sh" >"$tmp/out" 2>&1; }
 fresh() { rm -rf "$tmp/g"; mkdir -p "$tmp/g"; cp -R "$here/tests/golden/layers" "$tmp/g/layers"; }
 
 fresh

@@ -1,26 +1,22 @@
 #!/bin/sh
 # Issue 11: a study through a real Slurm cluster gives exactly the files of one local run.
-# Starts a one-node cluster on this machine (tools/slurm-up.sh: munged, slurmctld and slurmd on
+# Starts a one-node cluster on this machine (tools/ops/slurm-up.sh: munged, slurmctld and slurmd on
 # localhost, everything under a temporary folder), submits a sweep's shards as a job array
 # (sbatch --array=1-4, task K runs `--shard K/4`) and the merge as a job that depends on it
 # (--dependency=afterok:ARRAY), both job scripts taken from docs/scaling-out.md, waits by
 # polling squeue (sbatch --wait polls at 2, 10, 42 s), checks every task and the merge
 # COMPLETED with exit 0 and in that order (scontrol show job), and compares every merged file
 # with the local run's (cmp). Stops what it started, always.
-# As root it installs what it needs (tools/deps.sh slurm); not as root it skips, saying so,
+# As root it installs what it needs (tools/ops/deps.sh slurm); not as root it skips, saying so,
 # because slurmd must run as root (CI runs as root: there it runs).
-# Usage: BUILD=build sh tools/test-slurm.sh          (make test-slurm)
+# Usage: BUILD=build sh tools/test/test-slurm.sh          (make test-slurm)
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-bin="${BUILD:-build}/retrysim"
-[ -x "$bin" ] || { echo "test-slurm: $bin not built"; exit 1; }
-if [ "$(id -u)" != 0 ]; then
-  echo "test-slurm: skipped: not root (slurmd runs as root; CI runs this as root)"
-  exit 77
-fi
-sh "$here/deps.sh" slurm || { echo "test-slurm: FAIL: could not install Slurm and munge"; exit 1; }
+. "$(dirname "$0")/lib.sh"
+need_bin
+need_root "slurmd runs as root; CI runs this as root"
+sh "$ops/deps.sh" slurm || { echo "test-slurm: FAIL: could not install Slurm and munge"; exit 1; }
 PATH="$PATH:/usr/sbin:/sbin"
-bindir=$(cd "$(dirname "$bin")" && pwd)
+t_bindir
 top=$(pwd)
 
 # A short folder: munged's socket path must fit a Unix socket's 108 bytes.
@@ -28,7 +24,7 @@ tmp=$(mktemp -d /tmp/retrysim-slurm.XXXXXX)
 chmod 0755 "$tmp"
 cluster="$tmp/c"
 cleanup() {
-  sh "$here/slurm-down.sh" "$cluster"
+  sh "$ops/slurm-down.sh" "$cluster"
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -47,12 +43,12 @@ fail() {
 }
 
 t0=$(now_ms)
-up=$(sh "$here/slurm-up.sh" "$cluster" 2>"$tmp/up.log") || { cat "$tmp/up.log"; fail "slurm-up failed"; }
+up=$(sh "$ops/slurm-up.sh" "$cluster" 2>"$tmp/up.log") || { cat "$tmp/up.log"; fail "slurm-up failed"; }
 eval "$up"
 [ -n "${SLURM_CONF:-}" ] || fail "slurm-up printed no SLURM_CONF"
 t_up=$(secs "$t0")
 
-# The sweep of tools/test-parallel.sh: 2 rates x 2 variants x 3 replications = 12 runs.
+# The sweep of tools/test/test-parallel.sh: 2 rates x 2 variants x 3 replications = 12 runs.
 scenario=experiments/quickstart.json
 set -- --duration 40s --reps 3 \
   --variant no-retries --variant throttled --sweep clients.web.arrival.rate=1500/s,2500/s --quiet
@@ -60,11 +56,11 @@ set -- --duration 40s --reps 3 \
   { cat "$tmp/local.log"; fail "the local run failed"; }
 
 # docs/scaling-out.md's two job scripts, as written there: the fenced block after each line
-# "<!-- tools/test-slurm.sh submits this block as it stands -->" (the shards', then the merge's).
+# "<!-- tools/test/test-slurm.sh submits this block as it stands -->" (the shards', then the merge's).
 doc_block() {
-  awk -v n="$1" '/^<!-- tools\/test-slurm.sh submits this block/ { c++; want = (c == n); next }
+  awk -v n="$1" '/^<!-- tools\/test\/test-slurm.sh submits this block/ { c++; want = (c == n); next }
     want && /^```/ { if (inside) exit; inside = 1; next }
-    want && inside { print }' "$here/../docs/scaling-out.md"
+    want && inside { print }' "$top/docs/scaling-out.md"
 }
 doc_block 1 >"$tmp/shards.sbatch"
 doc_block 2 >"$tmp/merge.sbatch"
@@ -117,7 +113,7 @@ done <"$tmp/list-a"
 # slurm-down ends the three daemons (a zombie not yet reaped by its parent counts as ended).
 pids=$(cat "$cluster/run/munged.pid" "$cluster/run/slurmctld.pid" "$cluster/run/slurmd.pid")
 t2=$(now_ms)
-sh "$here/slurm-down.sh" "$cluster"
+sh "$ops/slurm-down.sh" "$cluster"
 t_down=$(secs "$t2")
 for p in $pids; do
   if kill -0 "$p" 2>/dev/null && ! grep -q '^[0-9]* (.*) Z' "/proc/$p/stat" 2>/dev/null; then

@@ -7,16 +7,11 @@
 #  - the aggregates are the means of the runs, and the intervals cover the mean;
 #  - bad input (a bad --reps, --shard, --baseline; a merge of a missing, duplicated or foreign
 #    shard, or of a file that is not a shard) exits 2 with one clear line and writes no file.
-# Usage: BUILD=build sh tools/test-study.sh
+# Usage: BUILD=build sh tools/test/test-study.sh
 set -u
-bin="${BUILD:-build}/retrysim"
-[ -x "$bin" ] || { echo "test-study: $bin not built"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-checks=0
-fail() { echo "test-study: FAIL: $*"; fails=$((fails + 1)); }
-ok() { checks=$((checks + 1)); }
+. "$(dirname "$0")/lib.sh"
+need_bin
+t_tmp
 
 # quickstart shortened to 16 s with its fault moved to 2 s .. 5 s (recovery holds 10 s): about
 # 0.15 s a run.
@@ -175,8 +170,4 @@ printf '{"retrysim_shard": 1, "shard": 1,' >"$tmp/broken.json"
 expect_error "a truncated shard file" "broken.json:1:.*not a shard file" \
   "$bin" merge "$tmp/broken.json" --out "$tmp/bad"
 
-if [ "$fails" -gt 0 ]; then
-  echo "test-study: $fails failed, $checks passed"
-  exit 1
-fi
-echo "test-study: all $checks checks passed"
+t_done

@@ -2,40 +2,11 @@
 # Checks the retrysim command line as docs/cli.md describes it: exit statuses (0 ok, 1 failed
 # expectation, 2 usage or invalid scenario, 3 run-time), --help and --version, validate on good
 # and bad files, the files of --out (names, headers, no temporary files, byte-identical reruns),
-# --format json, --quiet, --check. Usage: BUILD=build sh tools/test-cli.sh
+# --format json, --quiet, --check. Usage: BUILD=build sh tools/test/test-cli.sh
 set -u
-bin="${BUILD:-build}/retrysim"
-[ -x "$bin" ] || { echo "test-cli: $bin not built"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-checks=0
-
-fail() { fails=$((fails + 1)); echo "test-cli: FAIL: $*"; }
-
-# run_rc WANT ARGS...: runs retrysim, keeps stdout/stderr in $tmp/out and $tmp/err, checks the
-# exit status.
-run_rc() {
-  want=$1; shift
-  checks=$((checks + 1))
-  "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
-  got=$?
-  if [ "$got" -ne "$want" ]; then
-    fail "retrysim $* -> exit $got, want $want"
-    sed 's/^/    stderr: /' "$tmp/err" | head -n 5
-  fi
-}
-
-# has FILE TEXT: FILE contains the fixed string TEXT.
-has() {
-  checks=$((checks + 1))
-  grep -qF -- "$2" "$1" || { fail "$1 lacks: $2"; sed 's/^/    /' "$1" | head -n 8; }
-}
-# empty FILE: FILE is empty.
-empty() {
-  checks=$((checks + 1))
-  [ ! -s "$1" ] || { fail "$1 should be empty"; head -n 5 "$1"; }
-}
+. "$(dirname "$0")/lib.sh"
+need_bin
+t_tmp
 
 # ------------------------------------------------------------------ scenarios
 cat >"$tmp/good.json" <<'EOF'
@@ -158,34 +129,33 @@ run_rc 0 run "$tmp/good.json" --quiet --check \
 # ------------------------------------------------------------------ --out files
 run_rc 0 run "$tmp/good.json" --out "$tmp/o1/deeper" -q
 for f in summary.json timeseries.csv latency.csv; do
-  checks=$((checks + 1))
+  ok
   [ -s "$tmp/o1/deeper/$f" ] || fail "--out did not write $f"
 done
-checks=$((checks + 1))
+ok
 [ "$(head -n 1 "$tmp/o1/deeper/latency.csv")" = "variant,lo_ms,hi_ms,count,cumulative_fraction" ] ||
   fail "latency.csv header: $(head -n 1 "$tmp/o1/deeper/latency.csv")"
-checks=$((checks + 1))
+ok
 head -n 1 "$tmp/o1/deeper/timeseries.csv" | grep -q '^t_s,' || fail "timeseries.csv header"
-checks=$((checks + 1))
-[ -z "$(find "$tmp/o1" -name '*.tmp.*')" ] || fail "temporary files left in --out"
+no_temp_files "$tmp/o1" "--out"
 run_rc 0 run "$tmp/good.json" --out "$tmp/o2" -q
 for f in summary.json timeseries.csv latency.csv; do
-  checks=$((checks + 1))
+  ok
   cmp -s "$tmp/o1/deeper/$f" "$tmp/o2/$f" || fail "$f differs between two equal runs"
 done
 run_rc 0 run "$tmp/good.json" --out "$tmp/o3" -q --seed 8
-checks=$((checks + 1))
+ok
 cmp -s "$tmp/o2/summary.json" "$tmp/o3/summary.json" && fail "--seed 8 gave the same summary"
 run_rc 0 run "$tmp/variants.json" --out "$tmp/ov" -q
 for f in timeseries-light.csv timeseries-heavy.csv; do
-  checks=$((checks + 1))
+  ok
   [ -s "$tmp/ov/$f" ] || fail "--out with variants did not write $f"
 done
-checks=$((checks + 1))
+ok
 head -n 1 "$tmp/ov/timeseries.csv" | grep -q '^variant,t_s,' || fail "variants timeseries header"
 # Nothing is written for an invalid scenario; an --out that is a file is a usage error.
 run_rc 2 run "$tmp/bad.json" --out "$tmp/never"
-checks=$((checks + 1))
+ok
 [ ! -e "$tmp/never" ] || fail "an invalid scenario created --out"
 run_rc 2 run "$tmp/good.json" --out "$tmp/good.json"
 
@@ -213,11 +183,11 @@ if command -v gnuplot >/dev/null 2>&1; then
   run_rc 0 run "$tmp/variants.json" --quiet --plot --out "$tmp/plot"
   empty "$tmp/err"
   for f in report.md compare.svg variants.svg latency-cdf.svg; do
-    checks=$((checks + 1)); [ -s "$tmp/plot/$f" ] || fail "--plot did not write $f"
+    ok; [ -s "$tmp/plot/$f" ] || fail "--plot did not write $f"
   done
-  checks=$((checks + 1))
+  ok
   ls "$tmp/plot" | grep -q '^timeseries-.*\.svg$' || fail "--plot wrote no timeseries-VARIANT.svg"
-  checks=$((checks + 1))
+  ok
   ls "$tmp/plot" | grep -q 'tmp' && fail "--plot left temporary files: $(ls "$tmp/plot")"
   has "$tmp/plot/report.md" "# cli-variants"
   has "$tmp/plot/report.md" "](compare.svg)"
@@ -226,7 +196,7 @@ if command -v gnuplot >/dev/null 2>&1; then
   # Same run, same pictures and report, byte for byte.
   run_rc 0 run "$tmp/variants.json" --quiet --plot --out "$tmp/plot2"
   for f in report.md compare.svg variants.svg latency-cdf.svg; do
-    checks=$((checks + 1))
+    ok
     # The report quotes the command line, which names its own directory.
     if [ "$f" = report.md ]; then
       sed 's/plot2/plot/' "$tmp/plot2/$f" | cmp -s - "$tmp/plot/$f" || fail "$f differs on a rerun"
@@ -237,9 +207,9 @@ if command -v gnuplot >/dev/null 2>&1; then
   # Scripts that cannot be found: exit 3, the CSV files are there, no picture half-written.
   RETRYSIM_PLOTS="$tmp/nowhere" run_rc 3 run "$tmp/good.json" --quiet --plot --out "$tmp/noplot"
   has "$tmp/err" "cannot read the plot script"
-  checks=$((checks + 1))
+  ok
   [ -s "$tmp/noplot/summary.json" ] || fail "summary.json missing after a failed --plot"
-  checks=$((checks + 1))
+  ok
   ls "$tmp/noplot" | grep -q 'svg' && fail "a picture was left after a failed --plot"
 else
   echo "test-cli: gnuplot not installed, --plot runs skipped (make deps installs it)"
@@ -248,14 +218,14 @@ fi
 # ------------------------------------------------------------------ issue 10, defect 9: one line
 # A usage error is one line, the hint to --help at its end (docs/cli.md, "Standard streams").
 run_rc 2 run "$tmp/good.json" --bogus
-checks=$((checks + 1))
+ok
 [ "$(wc -l <"$tmp/err")" -eq 1 ] || { fail "a usage error takes more than one line"; cat "$tmp/err"; }
 has "$tmp/err" "retrysim: unknown option '--bogus' (see retrysim --help)"
 
 # ------------------------------------------------------------------ issue 10, defect 1: --out --quiet
 run_rc 2 run "$tmp/good.json" --out --quiet
 has "$tmp/err" "--out needs a directory, got the option '--quiet'"
-checks=$((checks + 1))
+ok
 [ ! -e ./--quiet ] && [ ! -e "$tmp/--quiet" ] || fail "--out --quiet made a directory '--quiet'"
 run_rc 2 run "$tmp/good.json" -o -q
 run_rc 0 run "$tmp/good.json" --quiet --out "$tmp/-dash"   # a name with '-' inside is fine
@@ -277,19 +247,19 @@ has "$s1" "\"sha256\": \"$(sha256sum "$tmp/prov/policy.json" | cut -c1-64)\""
 has "$s1" "\"sha256\": \"$(sha256sum "$tmp/prov/s.json" | cut -c1-64)\""
 has "$s1" '"$.clients.web.policy"'
 # The overrides in order, as given; the document as run (workers 3, the policy inlined).
-checks=$((checks + 1))
+ok
 tr -d ' \n' <"$s1" | grep -q '"overrides":\[{"path":"services.api.workers","value":"3"},{"path":"duration","value":"1s"}\]' ||
   fail "summary.json does not record the overrides in order"
-checks=$((checks + 1))
+ok
 tr -d ' \n' <"$s1" | grep -q '"document":{"name":"cli-smoke".*"workers":3,' ||
   fail "summary.json does not record the document after --set"
-checks=$((checks + 1))
+ok
 tr -d ' \n' <"$s1" | grep -q '"policy":{"methodConfig"' ||
   fail "the recorded document does not hold the policy file's content"
 # Editing the policy file changes what is recorded.
 sed -i 's/"maxTokens": 10/"maxTokens": 20/' "$tmp/prov/policy.json"
 run_rc 0 run "$tmp/prov/s.json" --quiet --out "$tmp/prov/o2" --set services.api.workers=3 --duration 1s
-checks=$((checks + 1))
+ok
 cmp -s "$s1" "$tmp/prov/o2/summary.json" && fail "editing the policy file left summary.json unchanged"
 has "$tmp/prov/o2/summary.json" "\"sha256\": \"$(sha256sum "$tmp/prov/policy.json" | cut -c1-64)\""
 
@@ -337,7 +307,7 @@ has "$tmp/err" "directory-with-a-rather-long-name-8/broken.json:2:0: invalid JSO
 # ------------------------------------------------------------------ issue 10: --variant
 run_rc 0 run "$tmp/variants.json" --format json --variant heavy
 has "$tmp/out" '"variant": "heavy",'
-checks=$((checks + 1))
+ok
 grep -q '"variant": "light"' "$tmp/out" && fail "--variant heavy also ran light"
 run_rc 0 validate "$tmp/variants.json" --variant light --variant=heavy
 has "$tmp/out" "ok (2 runs)"
@@ -354,10 +324,10 @@ has "$tmp/j.xml" '<testsuites name="cli-smoke" tests="2" failures="1" errors="0"
 has "$tmp/j.xml" '<testcase name="calls.by_status.DATA_LOSS" classname="cli-smoke.cli-smoke" time="0"/>'
 has "$tmp/j.xml" '<failure message="expected &lt;= 0, got '
 if command -v xmllint >/dev/null 2>&1; then
-  checks=$((checks + 1))
+  ok
   xmllint --noout "$tmp/j.xml" || fail "--junit wrote XML that xmllint refuses"
 fi
-checks=$((checks + 1))
+ok
 ls "$tmp" | grep -q 'j.xml.tmp' && fail "--junit left a temporary file"
 run_rc 3 run "$tmp/good.json" --check --quiet --junit "$tmp/nowhere/j.xml"
 has "$tmp/err" "retrysim: $tmp/nowhere/j.xml: cannot create (writing $tmp/nowhere/j.xml.tmp."
@@ -373,7 +343,7 @@ start=$(date +%s)
 run_rc 2 validate "$tmp/chain.json"
 took=$(( $(date +%s) - start ))
 has "$tmp/err" "\$.services.s99999.calls[0].service: the calls form a cycle: s99997 -> s99998 -> s99999 -> s99997"
-checks=$((checks + 1))
+ok
 [ "$took" -le 20 ] || fail "a cycle check through 100,000 services took $took s"
 # A chain of 3,000 services without a cycle builds its world in linear time too: the
 # edges' worst cases took cubic time (51 s for these 3,000 services).
@@ -385,7 +355,7 @@ awk 'BEGIN { n = 3000; printf "{\"duration\": \"100ms\", \"services\": {";
 start=$(date +%s)
 run_rc 0 run "$tmp/chain-ok.json" --quiet
 took=$(( $(date +%s) - start ))
-checks=$((checks + 1))
+ok
 [ "$took" -le 20 ] || fail "building a world of 3,000 chained services took $took s"
 
 # ------------------------------------------------------------------ issue 10, defect 8: memory
@@ -414,7 +384,7 @@ cat >"$tmp/quorum.json" <<'JSON'
  "clients": {"c": {"target": "agg", "methods": ["/a.A/M"], "arrival": {"kind": "open", "rate": "50/s"}}}}
 JSON
 run_rc 0 run "$tmp/quorum.json" --edges
-checks=$((checks + 1))
+ok
 awk '$1 == "agg->s" { found = 1; if ($7 != "100.00" || $8 + 0 != $2 / 3) bad = 1 }
      END { exit !(found && !bad) }' "$tmp/out" ||
   { fail "agg->s: ok % of the calls not cancelled, and a third cancelled"; grep -F 'agg->s' "$tmp/out"; }
@@ -432,18 +402,14 @@ cat >"$tmp/quorum3.json" <<'JSON'
  "clients": {"c": {"target": "agg", "methods": ["/a.A/M"], "arrival": {"kind": "open", "rate": "50/s"}}}}
 JSON
 run_rc 0 run "$tmp/quorum3.json" --out "$tmp/q3out"
-checks=$((checks + 1))
+ok
 awk '$1 == "mid" && $NF == $2 && $2 > 0 { m = 1 } $1 == "db" && $NF == "-" { d = 1 }
      END { exit !(m && d) }' "$tmp/out" ||
   { fail "services table: mid cancelled on every arrival, db not"; grep -A5 '^service' "$tmp/out"; }
-checks=$((checks + 1))
+ok
 [ "$(grep -c '"cancelled"' "$tmp/q3out/summary.json")" -ge 1 ] &&
   awk '/"db": *\{/ { db = 1 } db && /"cancelled"/ { bad = 1 } db && /^ *\}/ { db = 0 }
        END { exit bad }' "$tmp/q3out/summary.json" ||
   fail "summary.json: a cancelled count where a cancel can arrive (mid), none on db"
 
-if [ "$fails" -ne 0 ]; then
-  echo "test-cli: $fails of $checks checks failed"
-  exit 1
-fi
-echo "test-cli: all $checks checks passed"
+t_done

@@ -4,17 +4,16 @@
 # test sets itself (ulimit -v 400 MiB), where it took 2.6 GiB before clients shared their
 # configs and held their random streams in place. Skipped (and says so) for a sanitizer
 # build, whose shadow memory needs terabytes of address space, and under valgrind (RUNNER).
-# Usage: BUILD=build sh tools/test-fleet.sh
+# Usage: BUILD=build sh tools/test/test-fleet.sh
 set -u
-bin="${BUILD:-build}/retrysim"
-[ -x "$bin" ] || { echo "test-fleet: $bin not built"; exit 1; }
+. "$(dirname "$0")/lib.sh"
+need_bin
 if grep -q __asan_init "$bin" 2>/dev/null || grep -q __ubsan_handle "$bin" 2>/dev/null; then
   echo "test-fleet: skipped: $bin is built with sanitizers"
   exit 0
 fi
 case "${RUNNER:-}" in *valgrind*) echo "test-fleet: skipped under valgrind"; exit 0 ;; esac
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+t_tmp
 limit_kib=409600
 
 # run_fleet N OUT: runs the reference scenario with N clients for 3 s under the limit.

@@ -5,42 +5,16 @@
 # from points.csv, byte-identical when drawn again; a search's report (each variant's boundary,
 # every probe) and search.svg; and the scripts' messages on bad input.
 # The scenario is experiments/tipping-point.json without its search: five variants, 30 s runs.
-# Usage: BUILD=build sh tools/test-study-report.sh
+# Usage: BUILD=build sh tools/test/test-study-report.sh
 set -u
-bin="${BUILD:-build}/retrysim"
-[ -x "$bin" ] || { echo "test-study-report: $bin not built"; exit 1; }
-command -v gnuplot >/dev/null 2>&1 || { echo "test-study-report: gnuplot not installed"; exit 1; }
+. "$(dirname "$0")/lib.sh"
+need_bin
+need_cmd gnuplot "gnuplot not installed"
 scn=experiments/tipping-point.json
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-checks=0
-test_name=""
-
-fail() { fails=$((fails + 1)); echo "test-study-report: FAIL: $test_name: $*"; }
-has() {
-  checks=$((checks + 1))
-  grep -qF -- "$2" "$1" || { fail "$(basename "$1") lacks: $2"; sed 's/^/    /' "$1" | head -n 12; }
-}
-lacks() {
-  checks=$((checks + 1))
-  if grep -qF -- "$2" "$1"; then fail "$(basename "$1") should not hold: $2"; fi
-}
-has_re() {
-  checks=$((checks + 1))
-  grep -qE -- "$2" "$1" || { fail "$(basename "$1") has no line matching: $2"; sed 's/^/    /' "$1" | head -n 12; }
-}
-exists() {
-  checks=$((checks + 1))
-  [ -s "$1" ] || fail "$1 missing or empty"
-}
-run() {
-  checks=$((checks + 1))
-  "$bin" "$@" >"$tmp/out" 2>"$tmp/err" || { fail "retrysim $* failed"; sed 's/^/    /' "$tmp/err" | head -n 5; }
-}
+t_tmp
 # gp_fails STATUS TEXT SCRIPT ARGS...: gnuplot -c SCRIPT ARGS exits with STATUS and says TEXT.
 gp_fails() {
-  checks=$((checks + 1))
+  ok
   want=$1 text=$2
   shift 2
   gnuplot "$@" >"$tmp/gp.out" 2>"$tmp/gp.err"
@@ -98,7 +72,7 @@ test_sweep_pictures() {
   has "$d/report.html" "<img src=\"data:image/svg+xml;base64,"
   # the pictures depend on points.csv only
   gnuplot -e "metric='recovery.recovered'" -c plots/sweep.gp "$d/points.csv" "$tmp/again.svg" tipping-point 2>"$tmp/gp.err"
-  checks=$((checks + 1))
+  ok
   cmp -s "$tmp/again.svg" "$d/sweep-recovered.svg" || fail "sweep.gp drew a different sweep-recovered.svg"
 }
 
@@ -136,7 +110,7 @@ test_search_report() {
   has "$d/report.html" "<img src=\"data:image/svg+xml;base64,"
   gp_fails 1 "is not a search.csv" -c plots/search.gp "$tmp/sweep/points.csv" "$tmp/x.svg"
   gnuplot -e "p=0.95" -c plots/search.gp "$d/search.csv" "$tmp/again.svg" tipping-point 2>"$tmp/gp.err"
-  checks=$((checks + 1))
+  ok
   cmp -s "$tmp/again.svg" "$d/search.svg" || fail "search.gp drew a different search.svg"
 }
 
@@ -157,8 +131,4 @@ test_plot_scripts_refuse_bad_input
 test_search_report
 test_real_axis_values
 
-if [ "$fails" -ne 0 ]; then
-  echo "test-study-report: $fails of $checks checks failed"
-  exit 1
-fi
-echo "test-study-report: $checks checks passed"
+t_done

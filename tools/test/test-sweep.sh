@@ -5,45 +5,16 @@
 # points are refused with exit 2 and one line and no output files, -j 1 and -j 2 give the
 # same bytes; a scenario with a "search" writes its bracket, search.csv and summary.json,
 # the same bytes twice, and refuses what does not apply to it.
-# Usage: BUILD=build sh tools/test-sweep.sh
+# Usage: BUILD=build sh tools/test/test-sweep.sh
 set -u
-bin="${BUILD:-build}/retrysim"
-[ -x "$bin" ] || { echo "test-sweep: $bin not built"; exit 1; }
-command -v python3 >/dev/null 2>&1 || { echo "test-sweep: needs python3 to read the JSON"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-checks=0
+. "$(dirname "$0")/lib.sh"
+need_bin
+need_cmd python3 "needs python3 to read the JSON"
+t_tmp
 
-fail() { fails=$((fails + 1)); echo "test-sweep: FAIL: $*"; }
-
-# run_rc WANT ARGS...: runs retrysim, keeps stdout and stderr in $tmp/out and $tmp/err.
-run_rc() {
-  want=$1; shift
-  checks=$((checks + 1))
-  "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
-  got=$?
-  if [ "$got" -ne "$want" ]; then
-    fail "retrysim $* -> exit $got, want $want"
-    sed 's/^/    stderr: /' "$tmp/err" | head -n 5
-  fi
-}
-has() {
-  checks=$((checks + 1))
-  grep -qF -- "$2" "$1" || { fail "$3: $1 lacks: $2"; sed 's/^/    /' "$1" | head -n 12; }
-}
 one_line() {
-  checks=$((checks + 1))
+  ok
   [ "$(wc -l <"$1")" -eq 1 ] || { fail "$2: $1 is not one line"; sed 's/^/    /' "$1"; }
-}
-# jv FILE EXPR WANT RULE: the Python expression EXPR over the document d of FILE is WANT.
-jv() {
-  checks=$((checks + 1))
-  got=$(python3 -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-v = eval(sys.argv[2], {"d": d})
-print(v if isinstance(v, str) else json.dumps(v))' "$1" "$2" 2>&1)
-  [ "$got" = "$3" ] || fail "$4: $2 gives '$got', want '$3'"
 }
 
 # A service of 10 workers of 100 ms (100 calls/s) that loses all but one for 1 s.
@@ -119,7 +90,7 @@ sweep_refuses_bad_axes_and_points() {
   one_line "$tmp/err" bad_point
   has "$tmp/err" '$.services.api.workers' bad_point
   has "$tmp/err" "(at the sweep's point 1: services.api.workers=0)" bad_point
-  checks=$((checks + 1))
+  ok
   [ ! -e "$tmp/bad1" ] || fail "a refused sweep wrote $tmp/bad1"
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["sweep"]=[{"path": "services.api.queue.capacity", "values": [5, -1]}]; json.dump(d, open(sys.argv[2], "w"))' \
     "$tmp/tip.json" "$tmp/badblock.json"
@@ -148,7 +119,7 @@ validate_and_plan_check_the_points() {
   done <"$tmp/plan.txt"
   run_rc 0 run "$tmp/block.json" --reps 2 --out "$tmp/local" --quiet
   for f in summary.json runs.csv points.csv; do
-    checks=$((checks + 1))
+    ok
     cmp -s "$tmp/local/$f" "$tmp/pl/$f" || fail "a sweep's merged shards differ from the local run in $f"
   done
 }
@@ -157,7 +128,7 @@ sweep_same_bytes_for_any_j() {
   run_rc 0 run "$tmp/block.json" --reps 3 -j 1 --out "$tmp/j1" --quiet
   run_rc 0 run "$tmp/block.json" --reps 3 -j 2 --out "$tmp/j2" --quiet
   for f in summary.json runs.csv points.csv; do
-    checks=$((checks + 1))
+    ok
     cmp -s "$tmp/j1/$f" "$tmp/j2/$f" || fail "-j 1 and -j 2 differ in $f"
   done
 }
@@ -173,7 +144,7 @@ search_writes_its_bracket() {
   has "$tmp/s1/search.csv" 'tip,45/s,45,10,10,1,' csv
   run_rc 0 run "$tmp/search.json" -j 1 --out "$tmp/s2" --quiet
   for f in summary.json search.csv; do
-    checks=$((checks + 1))
+    ok
     cmp -s "$tmp/s1/$f" "$tmp/s2/$f" || fail "a search's $f differs between -j 2 and -j 1"
   done
   run_rc 0 run "$tmp/search.json" --format json
@@ -189,7 +160,7 @@ search_check_holds_its_expectations() {
   run_rc 1 run "$tmp/search-wrong.json" --check --out "$tmp/sw"
   has "$tmp/err" 'FAIL tip: search.boundary.fail: expected' wrong
   has "$tmp/err" 'retrysim: check: 2 passed, 1 failed' wrong
-  checks=$((checks + 1))
+  ok
   [ -f "$tmp/sw/summary.json" ] || fail "a failed check of a search did not write its files"
   run_rc 0 run "$tmp/search-expect.json" --set search=null --check
   has "$tmp/err" 'retrysim: check: 1 passed, 0 failed (3 expectations of a search not checked)' plain
@@ -203,7 +174,7 @@ sweep_values_print_as_written() {
   run_rc 1 run "$tmp/decimal.json" --sweep 'recovery.threshold=0.3,0.7' --check
   has "$tmp/out" 'recovery.threshold=0.3' table
   has "$tmp/err" 'FAIL tip (recovery.threshold=0.7): goodput_per_s: expected <= 1' fail
-  checks=$((checks + 1))
+  ok
   if grep -q '0000000\|9999999' "$tmp/out" "$tmp/err"; then
     fail "a sweep value printed with 17 digits"; grep '0000000\|9999999' "$tmp/out" "$tmp/err"
   fi
@@ -225,7 +196,7 @@ search_ends_are_checked_first() {
   run_rc 2 run "$tmp/search.json" --set 'search.path=services.api.workers' \
     --set search.from=0 --set search.to=20 --out "$tmp/se"
   has "$tmp/err" 'got 0 (at the search'"'"'s "from": services.api.workers=0)' run
-  checks=$((checks + 1))
+  ok
   [ ! -e "$tmp/se" ] || fail "a search with a bad end wrote $tmp/se"
 }
 
@@ -242,7 +213,7 @@ study_censored_values_are_not_averaged() {
 # A search whose max_reps cannot decide a pass says so before it runs; one that can, nothing.
 search_warns_when_no_pass_can_be_decided() {
   run_rc 0 run "$tmp/search.json" --quiet
-  checks=$((checks + 1))
+  ok
   [ ! -s "$tmp/err" ] || { fail "a search that can decide warned"; cat "$tmp/err"; }
   run_rc 0 run "$tmp/search.json" --set search.p=0.99 --set search.probes=2 --quiet
   has "$tmp/err" '$.search.max_reps: 30 replications cannot show P >= 0.99 at 95 % (that takes at least 381 successes of 381)' warn
@@ -257,7 +228,7 @@ merge_checks_like_a_local_run() {
   has "$tmp/err" 'FAIL tip: recovery.recovery_s: expected <= 100, got null' merge
   has "$tmp/m.xml" '<testcase name="recovery.recovery_s" classname="tip.tip" time="0">' junit
   run_rc 1 run "$tmp/censored.json" --reps 6 --out "$tmp/mlocal" --check --quiet
-  checks=$((checks + 1))
+  ok
   diff -r "$tmp/mlocal" "$tmp/mall" >/dev/null || fail "a checked merge differs from the local run"
   run_rc 2 merge "$tmp/ms1" "$tmp/ms2" --out "$tmp/mall2" --junit "$tmp/m2.xml"
   has "$tmp/err" '--junit needs --check' junit
@@ -277,7 +248,7 @@ sweep_messages_say_what_is_wrong() {
   run_rc 0 run "$tmp/tip.json" --sweep 'services.api.service_time=80ms,90ms' --quiet
   has "$tmp/err" 'warning: '"$tmp"'/tip.json: the sweep'"'"'s "services.api.service_time": variant "b" sets "services.api.service_time", which overrides every point'"'"'s value in its runs' variant_set
   run_rc 0 run "$tmp/tip.json" --sweep 'services.api.faults[0].end=21s,22s' --quiet
-  checks=$((checks + 1))
+  ok
   [ ! -s "$tmp/err" ] || { fail "a sweep no variant sets warned"; cat "$tmp/err"; }
   # Review 11 item 11: what a study would silently not do is refused.
   run_rc 2 run "$tmp/tip.json" --reps 2 --edges
@@ -293,7 +264,7 @@ paired_warns_about_a_variant_seed() {
   run_rc 0 run "$tmp/own-seed.json" --reps 2 --baseline a --quiet
   has "$tmp/err" 'warning: '"$tmp"'/own-seed.json: variant "b" runs on its own seed (7, the baseline'"'"'s is 1)' warn
   run_rc 0 run "$tmp/own-seed.json" --reps 2 --baseline a --seed 3 --quiet
-  checks=$((checks + 1))
+  ok
   [ ! -s "$tmp/err" ] || { fail "--seed still warned"; cat "$tmp/err"; }
 }
 
@@ -312,7 +283,7 @@ search_refuses_what_does_not_apply() {
   run_rc 2 run "$tmp/search.json" --set 'search.path=services.api.queue.capacity' --out "$tmp/s3"
   one_line "$tmp/err" value
   has "$tmp/err" '$.services.api.queue.capacity: "capacity" must be an integer' value
-  checks=$((checks + 1))
+  ok
   [ ! -e "$tmp/s3" ] || fail "a failed search wrote $tmp/s3"
 }
 
@@ -332,8 +303,4 @@ sweep_messages_say_what_is_wrong
 paired_warns_about_a_variant_seed
 search_refuses_what_does_not_apply
 
-if [ "$fails" -gt 0 ]; then
-  echo "test-sweep: $fails of $checks checks failed"
-  exit 1
-fi
-echo "test-sweep: all $checks checks passed"
+t_done

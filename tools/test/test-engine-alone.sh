@@ -1,19 +1,19 @@
 #!/bin/sh
 # Building the engine needs nothing but a C compiler and jansson: `make build/libretry.a`
-# must ask tools/deps.sh for the "engine" group only, never for GSL, cmocka or gnuplot
+# must ask tools/ops/deps.sh to check the "engine" group only, never GSL, cmocka or gnuplot
 # (checked on make's dry run, so nothing is built or installed here).
 set -eu
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+t_tmp
 make -n -B BUILD="$tmp/b" "$tmp/b/libretry.a" >"$tmp/plan" 2>&1
-calls=$(grep 'tools/deps.sh' "$tmp/plan" || true)
-[ "$calls" = "sh tools/deps.sh engine" ] || {
+calls=$(grep 'tools/ops/deps.sh' "$tmp/plan" || true)
+[ "$calls" = "sh tools/ops/deps.sh --check engine" ] || {
   echo "test-engine-alone: building libretry.a runs other deps steps:"; echo "$calls"; exit 1; }
 if grep -E 'gsl|cmocka|nettle' "$tmp/plan" | grep -q .; then
   echo "test-engine-alone: building libretry.a mentions GSL, cmocka or nettle:"; grep -E 'gsl|cmocka|nettle' "$tmp/plan"; exit 1
 fi
 # The program, on the contrary, needs the kernel's packages.
 make -n -B BUILD="$tmp/b" "$tmp/b/retrysim" >"$tmp/plan2" 2>&1
-grep -q 'tools/deps.sh engine kernel' "$tmp/plan2" || {
+grep -q 'tools/ops/deps.sh --check engine kernel' "$tmp/plan2" || {
   echo "test-engine-alone: building retrysim does not check GSL"; exit 1; }
 echo "test-engine-alone: libretry.a asks for jansson only; retrysim for GSL too"

@@ -3,8 +3,8 @@
 # pkg-config, as a user of the library would: the client's face (retry.h) and one part driven
 # by hand (retry_parts.h).
 set -eu
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+t_tmp
 # A plain build of its own: the client is linked without sanitizers.
 make -s install PREFIX="$tmp/prefix" BUILD="$tmp/build" SANITIZE= >/dev/null
 cat > "$tmp/client.c" <<'C'
