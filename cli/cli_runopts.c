@@ -198,8 +198,9 @@ static void mark_plan_skip(cli_runopts *o, const cli_parser *p, int c) {
   for (int i = p->first; i <= p->last; i++)
     o->keep[i] = 0;
   if (c == 'o' && a[1] != '-' && a[1] != 'o') {
-    bool attached = p->value >= a && p->value <= a + strlen(a);
-    o->keep[p->first] = (int)(attached ? p->value - a - 1 : (ptrdiff_t)strlen(a) - 1);
+    /* The value is attached when the option spans one argument ("-qoDIR"). */
+    size_t tail = p->last == p->first ? strlen(p->value) : 0;
+    o->keep[p->first] = (int)(strlen(a) - tail - 1);
   }
 }
 
