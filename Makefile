@@ -172,7 +172,7 @@ $(LIBEXPT): $(EXPT_OBJS)
 
 $(RETRYSIM): $(CLI_OBJS) $(SIM_LIBS)
 	@[ "$(V)" = 1 ] || echo "  LD      $@"
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(SIM_LIBS) $(PROGRAM_LIBS) -lm
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJS) $(SIM_LIBS) $(PROGRAM_LIBS) -lm
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT_OBJS) $(SIM_LIBS)
 	@[ "$(V)" = 1 ] || echo "  LD      $@"

@@ -1,15 +1,15 @@
 /*
- * expt_explain.c: `retrysim explain`. Runs one run of a scenario with a trace sink installed
- * in the world (models/model_trace.c), keeps the engine's records of one logical call and of
- * every call made below its attempts, and prints them as a timeline, one block per call,
- * nested under the attempt that made it. Picking "the first call that stopped for R" needs
- * the run's end, so that selector runs the world twice with the same seed: the first run
- * finds the call's id, the second keeps its records (the world is deterministic).
+ * expt_explain.c: the library part of `retrysim explain` (cli/cmd_explain.c reads its command
+ * line). Runs one run of a scenario with a trace sink installed in the world
+ * (models/model_trace.c), keeps the engine's records of one logical call and of every call made
+ * below its attempts, and prints them as a timeline, one block per call, nested under the
+ * attempt that made it. Picking "the first call that stopped for R" needs the run's end, so that
+ * selector runs the world twice with the same seed: the first run finds the call's id, the
+ * second keeps its records (the world is deterministic).
  * Invariant: tracing only reads; the run explained is the run `retrysim run` makes.
  */
 #include "expt/expt_explain.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdbool.h>
@@ -30,200 +30,22 @@
 #define EX_VALUE_BYTES 40
 
 /* {==================================================================
- * The command line
+ * The selector
  * =================================================================== */
 
 typedef enum ex_by { EX_BY_NONE = 0, EX_BY_ID, EX_BY_STOPPED, EX_BY_AFTER } ex_by;
 
-typedef struct ex_opts {
-  const char *scenario;
-  ex_by by;
-  uint64_t id;       /* --call */
-  retry_stop reason; /* --stopped */
-  bool has_after;    /* --after given (alone, or with --stopped) */
-  int64_t after_ns;  /* --after */
-  const char *after; /* --after as written */
-  const char *edge;  /* --edge as written, or NULL */
-  char *edge_from;   /* its two names (owned), NULL without --edge */
-  char *edge_to;
-  const char *variant; /* --variant, or NULL (the first run) */
-  bool has_seed;
-  uint64_t seed;
-  bool json;     /* --format json */
-  expt_set *sets; /* --set, then --duration; paths owned */
-  size_t n_sets;
-  const char *duration;
-} ex_opts;
-
-static int usage(FILE *err, const char *fmt, const char *arg) {
-  fputs("retrysim: explain: ", err);
-  fprintf(err, fmt, arg);
-  fputs(" (see retrysim --help)\n", err);
-  return EXPT_EXIT_USAGE;
-}
-
-static int parse_u64(const char *s, uint64_t *out) {
-  if (*s < '0' || *s > '9') return -1;
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno != 0 || *end != '\0') return -1;
-  *out = (uint64_t)v;
-  return 0;
-}
-
-static char *dup_n(const char *s, size_t n) {
-  char *d = malloc(n + 1);
-  if (d == NULL) return NULL;
-  memcpy(d, s, n);
-  d[n] = '\0';
-  return d;
-}
-
-/* Trims blanks at both ends of s[0..n) in place of a copy. */
-static char *dup_trimmed(const char *s, size_t n) {
-  while (n > 0 && *s == ' ')
-    s++, n--;
-  while (n > 0 && s[n - 1] == ' ')
-    n--;
-  return dup_n(s, n);
-}
-
-/* --call names one call and takes no other selector; --stopped and --after may go together
- * ("the first call started at or after T that stopped with R"); none may be given twice. */
-static bool set_selector(ex_opts *o, ex_by by) {
-  if (o->by == EX_BY_ID || o->by == by || (by == EX_BY_ID && o->by != EX_BY_NONE)) return false;
-  if (by == EX_BY_AFTER) {
-    if (o->has_after) return false;
-    o->has_after = true;
-    if (o->by == EX_BY_NONE) o->by = EX_BY_AFTER;
-    return true;
-  }
-  o->by = by;
-  return true;
+/* How o picks its call: by id, else by stop reason (with or without a start time), else by
+ * start time alone. */
+static ex_by by_of(const expt_explain_opts *o) {
+  if (o->call_id != 0) return EX_BY_ID;
+  if (o->stopped != RETRY_STOP_NONE) return EX_BY_STOPPED;
+  return o->has_after ? EX_BY_AFTER : EX_BY_NONE;
 }
 
 static int oom(FILE *err) {
   fputs("retrysim: out of memory\n", err);
   return EXPT_EXIT_RUNTIME;
-}
-
-/* Applies one option with its value. */
-static int apply(ex_opts *o, const char *name, const char *arg, const char *v, FILE *err) {
-  static const char one[] =
-      "give --call alone, or --stopped and --after at most once each, not '%s' as well";
-  if (strcmp(name, "call") == 0) {
-    if (!set_selector(o, EX_BY_ID)) return usage(err, one, arg);
-    if (parse_u64(v, &o->id) != 0 || o->id == 0)
-      return usage(err, "--call needs a call id 1 .. 18446744073709551615, got '%s'", v);
-  } else if (strcmp(name, "stopped") == 0) {
-    if (!set_selector(o, EX_BY_STOPPED)) return usage(err, one, arg);
-    o->reason = RETRY_STOP_NONE;
-    for (int r = 1; r < RETRY_STOP_N; r++)
-      if (strcmp(v, retry_stop_name((retry_stop)r)) == 0) o->reason = (retry_stop)r;
-    if (o->reason == RETRY_STOP_NONE) {
-      /* The names come from the engine, so a reason added there is listed here too. */
-      char names[512] = "";
-      size_t used = 0;
-      for (int r = RETRY_STOP_NONE + 1; r < RETRY_STOP_N && used < sizeof names; r++)
-        used +=
-            (size_t)snprintf(names + used, sizeof names - used, "%s%s",
-                             r > RETRY_STOP_NONE + 1 ? ", " : "", retry_stop_name((retry_stop)r));
-      fprintf(
-          err,
-          "retrysim: explain: --stopped needs a stop reason (%s), got '%s' (see retrysim --help)\n",
-          names, v);
-      return EXPT_EXIT_USAGE;
-    }
-  } else if (strcmp(name, "after") == 0) {
-    if (!set_selector(o, EX_BY_AFTER)) return usage(err, one, arg);
-    if (expt_duration_parse(v, &o->after_ns) != 0 || o->after_ns < 0)
-      return usage(err, "--after needs a time with a unit (\"30s\", \"1500ms\"), got '%s'", v);
-    o->after = v;
-  } else if (strcmp(name, "edge") == 0) {
-    const char *arrow = strstr(v, "->");
-    if (arrow == NULL || o->edge != NULL)
-      return usage(err, "--edge needs one FROM->TO (\"web->api\"), got '%s'", v);
-    o->edge = v;
-    o->edge_from = dup_trimmed(v, (size_t)(arrow - v));
-    o->edge_to = dup_trimmed(arrow + 2, strlen(arrow + 2));
-    if (o->edge_from == NULL || o->edge_to == NULL) return oom(err);
-    if (o->edge_from[0] == '\0' || o->edge_to[0] == '\0')
-      return usage(err, "--edge needs one FROM->TO (\"web->api\"), got '%s'", v);
-  } else if (strcmp(name, "variant") == 0) {
-    if (o->variant != NULL) return usage(err, "explain takes one --variant, not '%s' as well", v);
-    o->variant = v;
-  } else if (strcmp(name, "seed") == 0 || strcmp(name, "s") == 0) {
-    o->has_seed = true;
-    if (parse_u64(v, &o->seed) != 0)
-      return usage(err, "--seed needs an integer 0 .. 18446744073709551615, got '%s'", v);
-  } else if (strcmp(name, "format") == 0) {
-    if (strcmp(v, "text") != 0 && strcmp(v, "json") != 0)
-      return usage(err, "--format is text or json, got '%s'", v);
-    o->json = strcmp(v, "json") == 0;
-  } else if (strcmp(name, "duration") == 0) {
-    o->duration = v;
-  } else { /* set */
-    const char *eq = strchr(v, '=');
-    if (eq == NULL || eq == v) return usage(err, "--set needs PATH=VALUE, got '%s'", v);
-    char *path = dup_n(v, (size_t)(eq - v));
-    if (path == NULL) return oom(err);
-    o->sets[o->n_sets].path = path;
-    o->sets[o->n_sets++].value = eq + 1;
-  }
-  return 0;
-}
-
-static bool takes_value(const char *name) {
-  static const char *const names[] = {"call", "stopped", "after",  "edge",     "variant",
-                                      "seed", "s",       "format", "duration", "set"};
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-    if (strcmp(name, names[i]) == 0) return true;
-  return false;
-}
-
-static int parse_args(ex_opts *o, int argc, char **argv, FILE *err) {
-  bool options = true;
-  for (int i = 2; i < argc; i++) {
-    const char *arg = argv[i];
-    if (options && strcmp(arg, "--") == 0) {
-      options = false;
-      continue;
-    }
-    if (!options || arg[0] != '-' || arg[1] == '\0') {
-      if (o->scenario != NULL) return usage(err, "unexpected argument '%s'", arg);
-      o->scenario = arg;
-      continue;
-    }
-    const char *body = arg[1] == '-' ? arg + 2 : arg + 1;
-    size_t n = strcspn(body, "=");
-    char name[16];
-    bool short_form = arg[1] != '-';
-    if (n >= sizeof name || (short_form ? n != 1 : n < 2))
-      return usage(err, "unknown option '%s'", arg);
-    memcpy(name, body, n);
-    name[n] = '\0';
-    if (!takes_value(name)) return usage(err, "unknown option '%s'", arg);
-    const char *value = body[n] == '=' ? body + n + 1 : NULL;
-    if (value == NULL) {
-      if (i + 1 >= argc) return usage(err, "option '%s' needs a value", arg);
-      value = argv[++i];
-    }
-    int rc = apply(o, name, arg, value, err);
-    if (rc != 0) return rc;
-  }
-  if (o->scenario == NULL) return usage(err, "%s", "which scenario file?");
-  if (o->by == EX_BY_NONE)
-    return usage(err, "%s", "which call? give --call ID, --stopped REASON or --after TIME");
-  if (o->by == EX_BY_ID && o->edge != NULL)
-    return usage(err, "%s", "--edge picks among calls by --stopped or --after; --call names one");
-  if (o->duration != NULL) {
-    char *path = dup_n("duration", 8);
-    if (path == NULL) return oom(err);
-    o->sets[o->n_sets].path = path;
-    o->sets[o->n_sets++].value = o->duration;
-  }
-  return 0;
 }
 
 /* }================================================================== */
@@ -270,7 +92,8 @@ typedef struct ex_call {
 } ex_call;
 
 typedef struct ex_state {
-  const ex_opts *o;
+  const expt_explain_opts *o;
+  ex_by by;           /* how o picks its call */
   bool finding;       /* first run of --stopped: look for the id only */
   uint64_t want_id;   /* the call to keep (--call, or found by the first run) */
   uint64_t chosen;    /* the root of the tree kept, 0 until picked */
@@ -303,7 +126,7 @@ static bool sink_select(void *ctx, const model_trace_call *c) {
   if (s->finding) return cand && s->found == 0;
   if (s->chosen != 0) return false;
   bool pick;
-  switch (s->o->by) {
+  switch (s->by) {
     case EX_BY_AFTER: pick = cand; break;
     default: pick = c->id == s->want_id; break;
   }
@@ -349,7 +172,7 @@ static void sink_record(void *ctx, const model_trace_call *c, const retry_trace_
   ex_state *s = ctx;
   if (s->finding) {
     if (s->found == 0 && is_candidate(s, c) && rec->decision != NULL &&
-        rec->decision->action == RETRY_ACTION_DONE && rec->decision->reason == s->o->reason)
+        rec->decision->action == RETRY_ACTION_DONE && rec->decision->reason == s->o->stopped)
       s->found = c->id;
     return;
   }
@@ -813,18 +636,18 @@ static void print_call(FILE *f, const ex_state *s, const ex_call *c, int indent)
   }
 }
 
-static void selector_words(char *buf, size_t size, const ex_opts *o, uint64_t root) {
+static void selector_words(char *buf, size_t size, const expt_explain_opts *o, uint64_t root) {
   const char *where = o->edge != NULL ? o->edge : "a client's edge";
-  switch (o->by) {
-    case EX_BY_ID: snprintf(buf, size, "call %" PRIu64 " (--call)", o->id); break;
+  switch (by_of(o)) {
+    case EX_BY_ID: snprintf(buf, size, "call %" PRIu64 " (--call)", o->call_id); break;
     case EX_BY_STOPPED:
       if (o->has_after)
         snprintf(buf, size,
                  "call %" PRIu64 ", the first call on %s started at or after %s to stop with %s",
-                 root, where, o->after, retry_stop_name(o->reason));
+                 root, where, o->after, retry_stop_name(o->stopped));
       else
         snprintf(buf, size, "call %" PRIu64 ", the first call on %s to stop with %s", root, where,
-                 retry_stop_name(o->reason));
+                 retry_stop_name(o->stopped));
       break;
     case EX_BY_AFTER:
       snprintf(buf, size, "call %" PRIu64 ", the first call on %s started at or after %s", root,
@@ -834,7 +657,7 @@ static void selector_words(char *buf, size_t size, const ex_opts *o, uint64_t ro
   }
 }
 
-static void print_text(FILE *f, const ex_opts *o, const ex_state *s, const ex_run *run) {
+static void print_text(FILE *f, const expt_explain_opts *o, const ex_state *s, const ex_run *run) {
   char sel[200];
   selector_words(sel, sizeof sel, o, s->chosen);
   fprintf(f, "retrysim explain: %s, run %s (%zu of %zu), seed %" PRIu64 "\n", run->scenario_name,
@@ -983,17 +806,17 @@ static json_t *call_json(const ex_state *s, const ex_call *c) {
   return o;
 }
 
-static int print_json(FILE *f, const ex_opts *o, const ex_state *s, const ex_run *run) {
+static int print_json(FILE *f, const expt_explain_opts *o, const ex_state *s, const ex_run *run) {
   json_t *doc = json_object();
   json_object_set_new(doc, "scenario", json_string(run->scenario_name));
   json_object_set_new(doc, "run", json_string(run->run_name));
   json_object_set_new(doc, "seed", json_integer((json_int_t)run->seed));
   json_t *sel = json_object();
   static const char *const by[] = {"none", "call", "stopped", "after"};
-  json_object_set_new(sel, "by", json_string(by[o->by]));
-  if (o->by == EX_BY_ID) json_object_set_new(sel, "call", json_integer((json_int_t)o->id));
-  if (o->by == EX_BY_STOPPED)
-    json_object_set_new(sel, "stop_reason", json_string(retry_stop_name(o->reason)));
+  json_object_set_new(sel, "by", json_string(by[by_of(o)]));
+  if (by_of(o) == EX_BY_ID) json_object_set_new(sel, "call", json_integer((json_int_t)o->call_id));
+  if (by_of(o) == EX_BY_STOPPED)
+    json_object_set_new(sel, "stop_reason", json_string(retry_stop_name(o->stopped)));
   if (o->has_after) json_object_set_new(sel, "after_ns", json_integer(o->after_ns));
   json_object_set_new(sel, "edge", o->edge != NULL ? json_string(o->edge) : json_null());
   json_object_set_new(doc, "selector", sel);
@@ -1021,19 +844,19 @@ static int print_json(FILE *f, const ex_opts *o, const ex_state *s, const ex_run
  * =================================================================== */
 
 /* Says why nothing matched; returns EXPT_EXIT_USAGE. */
-static int no_match(FILE *err, const ex_opts *o, const ex_state *s, const ex_run *run) {
+static int no_match(FILE *err, const expt_explain_opts *o, const ex_state *s, const ex_run *run) {
   const char *where = o->edge != NULL ? o->edge : "a client's edge";
   if (o->edge != NULL && s->candidates == 0) {
     fprintf(err, "retrysim: explain: no call ran on edge '%s' in run %s\n", o->edge, run->run_name);
-  } else if (o->by == EX_BY_ID) {
+  } else if (by_of(o) == EX_BY_ID) {
     fprintf(err,
             "retrysim: explain: no call %" PRIu64 " in run %s: its calls are 1 .. %" PRIu64 "\n",
-            o->id, run->run_name, s->max_id);
-  } else if (o->by == EX_BY_STOPPED) {
+            o->call_id, run->run_name, s->max_id);
+  } else if (by_of(o) == EX_BY_STOPPED) {
     fprintf(err,
             "retrysim: explain: no call on %s%s%s stopped with %s in run %s (seed %" PRIu64 ")\n",
             where, o->has_after ? " started at or after " : "", o->has_after ? o->after : "",
-            retry_stop_name(o->reason), run->run_name, run->seed);
+            retry_stop_name(o->stopped), run->run_name, run->seed);
   } else {
     fprintf(err, "retrysim: explain: no call on %s started at or after %s in run %s\n", where,
             o->after, run->run_name);
@@ -1041,7 +864,7 @@ static int no_match(FILE *err, const ex_opts *o, const ex_state *s, const ex_run
   return EXPT_EXIT_USAGE;
 }
 
-static int explain(const ex_opts *o, FILE *out, FILE *err) {
+static int explain(const expt_explain_opts *o, FILE *out, FILE *err) {
   retry_error e;
   retry_error_clear(&e);
   expt_scenario *sc = expt_scenario_load(o->scenario, o->sets, o->n_sets, &e);
@@ -1070,18 +893,19 @@ static int explain(const ex_opts *o, FILE *out, FILE *err) {
   ex_state st;
   memset(&st, 0, sizeof st);
   st.o = o;
-  st.want_id = o->id;
+  st.by = by_of(o);
+  st.want_id = o->call_id;
   if (status == 0) {
     const model_config *cfg = expt_scenario_config(sc, run.run_index);
     run.run_name = expt_scenario_run_name(sc, run.run_index);
     run.seed = o->has_seed ? o->seed : cfg->seed;
-    if (o->by == EX_BY_STOPPED) {
+    if (by_of(o) == EX_BY_STOPPED) {
       st.finding = true;
       status = run_world(cfg, run.seed, &st, &run, err);
       st.finding = false;
       st.want_id = st.found;
     }
-    if (status == 0 && (o->by != EX_BY_STOPPED || st.found != 0))
+    if (status == 0 && (by_of(o) != EX_BY_STOPPED || st.found != 0))
       status = run_world(cfg, run.seed, &st, &run, err);
     if (status == 0 && st.chosen == 0) status = no_match(err, o, &st, &run);
     if (status == 0) {
@@ -1098,18 +922,13 @@ static int explain(const ex_opts *o, FILE *out, FILE *err) {
   return status;
 }
 
-int expt_explain_main(int argc, char **argv, FILE *out, FILE *err) {
-  ex_opts o;
-  memset(&o, 0, sizeof o);
-  o.sets = calloc((size_t)argc + 1, sizeof *o.sets);
-  int status = o.sets == NULL ? oom(err) : parse_args(&o, argc, argv, err);
-  if (status == 0) status = explain(&o, out, err);
-  for (size_t i = 0; o.sets != NULL && i < o.n_sets; i++)
-    free((char *)o.sets[i].path);
-  free(o.sets);
-  free(o.edge_from);
-  free(o.edge_to);
-  return status;
+int expt_explain_run(const expt_explain_opts *o, FILE *out, FILE *err) {
+  /* The command refuses a line without a selector; a caller of the library may not. */
+  if (by_of(o) == EX_BY_NONE) {
+    fputs("retrysim: explain: which call? give --call ID, --stopped REASON or --after TIME\n", err);
+    return EXPT_EXIT_USAGE;
+  }
+  return explain(o, out, err);
 }
 
 /* }================================================================== */

@@ -412,4 +412,58 @@ ok
        END { exit bad }' "$tmp/q3out/summary.json" ||
   fail "summary.json: a cancelled count where a cancel can arrive (mid), none on db"
 
+# ------------------------------------------------------------------ issue 22: one option parser
+# Every command reads its options with getopt_long (docs/cli.md, "Options"): --opt=value and
+# --opt value read the same, a long option may be cut to any prefix that names one option, an
+# ambiguous prefix is refused naming the options it could be, "--" ends the options.
+run_rc 0 run "$tmp/good.json" --format json --seed 5 --duration 1s
+cp "$tmp/out" "$tmp/spaced.json"
+run_rc 0 run "$tmp/good.json" --format=json --seed=5 --duration=1s
+checks=$((checks + 1))
+cmp -s "$tmp/out" "$tmp/spaced.json" || fail "--opt=value and --opt value ran differently"
+has "$tmp/out" '"seed": 5,'
+run_rc 0 run "$tmp/good.json" --form json --see=5 --dur 1s
+checks=$((checks + 1))
+cmp -s "$tmp/out" "$tmp/spaced.json" || fail "--form json --see=5 --dur 1s ran otherwise than in full"
+run_rc 0 validate "$tmp/variants.json" --var light --varia=heavy
+has "$tmp/out" "ok (2 runs)"
+run_rc 2 run "$tmp/good.json" --sh 2/2 --out "$tmp/never"
+has "$tmp/err" "retrysim: option '--sh' is ambiguous: it could be --shard or --shards (see retrysim --help)"
+checks=$((checks + 1))
+[ "$(wc -l <"$tmp/err")" -eq 1 ] && [ ! -e "$tmp/never" ] || fail "an ambiguous option: not one line, or it ran"
+run_rc 2 run "$tmp/good.json" --s=5
+has "$tmp/err" "option '--s' is ambiguous: it could be --seed, --set, --shard, --shards, --sweep or --strict"
+run_rc 2 run "$tmp/good.json" --out
+has "$tmp/err" "retrysim: option '--out' needs a value (see retrysim --help)"
+run_rc 2 run "$tmp/good.json" --dur
+has "$tmp/err" "retrysim: option '--duration' needs a value (see retrysim --help)"
+run_rc 2 run "$tmp/good.json" -j
+has "$tmp/err" "retrysim: option '-j' needs a value (see retrysim --help)"
+run_rc 2 merge "$tmp/o1" --ou
+has "$tmp/err" "retrysim: option '--out' needs a value (see retrysim --help)"
+run_rc 2 explain "$tmp/good.json" --c
+has "$tmp/err" "retrysim: explain: option '--call' needs a value (see retrysim --help)"
+run_rc 2 explain "$tmp/good.json" --after 0s --bogus
+has "$tmp/err" "retrysim: explain: unknown option '--bogus' (see retrysim --help)"
+run_rc 2 run "$tmp/good.json" -x
+has "$tmp/err" "retrysim: unknown option '-x' (see retrysim --help)"
+# Short flags cluster, and a short option's value may be attached: -qj2 is -q -j 2.
+run_rc 0 run "$tmp/good.json" -qs5 --duration 1s
+empty "$tmp/out"
+# After "--" an argument is the scenario's name even when it starts with '-'.
+run_rc 2 validate -- --strict
+has "$tmp/err" "retrysim: --strict: "
+# A prefix of --help helps, of --version tells the version.
+run_rc 0 run "$tmp/good.json" --he
+has "$tmp/out" "usage: retrysim run SCENARIO.json"
+run_rc 0 --vers
+has "$tmp/out" "retrysim ${version}"
+
+# plan's shard commands leave out its --shards and --out however they were written.
+run_rc 0 plan "$tmp/good.json" --reps 2 --shards=2 -qo "$tmp/pl"
+has "$tmp/out" "retrysim run $tmp/good.json --reps 2 -q --shard 2/2 --out $tmp/pl/shard-2"
+run_rc 0 plan "$tmp/good.json" --reps 2 --shards 2 --ou="$tmp/pl" -o"$tmp/pl2"
+has "$tmp/out" "retrysim run $tmp/good.json --reps 2 --shard 1/2 --out $tmp/pl2/shard-1"
+has "$tmp/out" "retrysim merge $tmp/pl2/shard-1 $tmp/pl2/shard-2 --out $tmp/pl2"
+
 t_done

@@ -1,0 +1,42 @@
+/*
+ * cmd_validate.c: `retrysim validate SCENARIO.json [options]`. Loads and checks the scenario,
+ * every variant and every point of its sweep, as `run` would, and prints "FILE: ok (N runs)".
+ * Invariant: it shares the loading of run (cli_runopts_load), so it refuses exactly the files
+ * run would refuse, and it runs nothing.
+ */
+#include <stdio.h>
+
+#include "cli/cli.h"
+#include "expt/expt_output.h"
+
+/* The ok line: a run per variant and replication ("replications" in the file), at each point
+ * of the sweep. The points are checked as run checks them (expt_sweep_check_study). */
+static int validate(const cli_runopts *o, const expt_scenario *s) {
+  size_t np = 1;
+  size_t reps = expt_scenario_replications(s);
+  size_t n = expt_scenario_n_runs(s) * (reps > 0 ? reps : 1);
+  int status = expt_sweep_check_study(s, NULL, o->max_memory, false, &np, stderr);
+  if (status == EXPT_EXIT_OK && expt_scenario_sweep_block(s) != NULL)
+    printf("%s: ok (%zu run%s at each of %zu sweep points)\n", o->scenario, n, n == 1 ? "" : "s",
+           np);
+  else if (status == EXPT_EXIT_OK)
+    printf("%s: ok (%zu run%s)\n", o->scenario, n, n == 1 ? "" : "s");
+  return status;
+}
+
+int cmd_validate_main(int argc, char **argv) {
+  cli_runopts o;
+  int status = cli_runopts_parse(&o, argc, argv);
+  if (status == CLI_HELP) {
+    cli_runopts_free(&o);
+    return cli_help();
+  }
+  expt_output_signals_install();
+  if (status == EXPT_EXIT_OK) {
+    expt_scenario *s = cli_runopts_load(&o, &status);
+    if (s != NULL) status = validate(&o, s);
+    expt_scenario_destroy(s);
+  }
+  cli_runopts_free(&o);
+  return status;
+}
