@@ -8,6 +8,7 @@
 #ifndef MODEL_INT_H
 #define MODEL_INT_H
 
+#include <assert.h>
 #include <gsl/gsl_rng.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -42,6 +43,18 @@ typedef struct mw_replica mw_replica;
 #define MODEL_HOT inline __attribute__((always_inline))
 #else
 #define MODEL_HOT inline
+#endif
+
+/* Checks of the packed storage that cost too much for a release build: which phase an
+ * overlaid field belongs to, which object a pointer found by arithmetic points into. On in the
+ * sanitizer builds (every test runs there once) or with -DMODEL_CALL_CHECK; a no-op (the
+ * expression is not evaluated) otherwise, so the hot path pays nothing. */
+#if defined(__SANITIZE_ADDRESS__) || defined(MODEL_CALL_CHECK)
+#define MODEL_CHECKS 1
+#define MODEL_CHECK(x) assert(x)
+#else
+#define MODEL_CHECKS 0
+#define MODEL_CHECK(x) ((void)0)
 #endif
 
 /* {==================================================================
@@ -312,21 +325,26 @@ typedef struct mw_wait {
  * request is the call (mw_req.bare, model_call.c). Every field is set by model__call_start
  * (the pool does not zero it). What the engine keeps it does not repeat: the policy, the
  * deadline and the start are rc's; the world is the edge's; the queue of a blocking limiter
- * is found through the channel. */
+ * is found through the channel, and the channel through the engine's random stream
+ * (model__call_channel). 136 bytes on LP64 (asserted below): a call in flight is held by the
+ * thousand. */
 struct mw_call {
+  /* One phase or the other, told apart by MW_CALL_WAITING in flags: read them through
+   * model__call_rc and model__call_wait, which check the phase in the sanitizer builds. */
   union {
-    retry_call rc; /* the engine's state, once started */
-    mw_wait wait;  /* while in its blocking limiter's queue (model_call.c, call_wait) */
+    retry_call rc; /* the engine's state, once started (MW_CALL_WAITING clear) */
+    mw_wait wait;  /* while in its blocking limiter's queue (MW_CALL_WAITING set; call_wait) */
   };
-  /* the rest ordered by size so that nothing pads: a call in flight is held by the thousand */
+  /* the rest ordered by size so that nothing pads */
   mw_edge *edge;
   void *done_ctx;        /* the caller's context (mw_end.done_ctx) */
   mw_op *op;             /* ledger operation (one reference held) */
   mw_req *reqs;          /* attempts in flight (the caller still waits for them) */
   sim_event_handle wake; /* the engine's timer, at rc.next_send_ns (call_set_wake) */
   int32_t slot;          /* the caller's index for it (mw_end.slot) */
-  int8_t criticality;    /* given to each attempt (model_criticality; 0 unset) */
-  int8_t last_replica;   /* replica of the latest attempt, -1 before the first */
+  int8_t criticality;    /* given to each attempt (model_criticality, < MODEL_CRIT_N; 0 unset) */
+  int8_t last_replica;   /* replica of the latest attempt (< MODEL_MAX_REPLICAS), -1 before
+                            the first */
   uint8_t flags;         /* MW_CALL_*, set in one store at the start */
 };
 
@@ -338,16 +356,58 @@ struct mw_call {
 #define MW_CALL_WAITING \
   32 /* in its blocking limiter's queue: c->wait holds its start (call_wait) */
 
-/* The caller's channel of a started call: the engine draws from its rng_engine stream
- * (call_engine_start), so the engine's random stream says which channel it is. */
+/* The packing the hot path relies on, checked by the compiler: the sizes (a call and a
+ * request in flight are held by the thousand; issue 12's budget is 256 bytes a call in
+ * flight), and every narrowed field against the limit that bounds it. */
+_Static_assert(sizeof(void *) != 8 || sizeof(mw_call) == 136, "mw_call is 136 bytes on LP64");
+_Static_assert(offsetof(mw_call, rc) == 0 && offsetof(mw_call, wait) == 0,
+               "the engine's state and the wait share the call's first bytes");
+_Static_assert(sizeof(mw_wait) <= sizeof(retry_call), "the wait fits the engine's storage");
+_Static_assert(MODEL_CRIT_N - 1 <= INT8_MAX, "mw_call.criticality and mw_req.criticality are int8");
+_Static_assert(MW_CALL_WAITING <= UINT8_MAX, "mw_call.flags is a byte");
+
+/* The engine's state of c (started in the engine: not waiting for a limiter's permit). */
+static inline retry_call *model__call_rc(mw_call *c) {
+  MODEL_CHECK(!(c->flags & MW_CALL_WAITING));
+  return &c->rc;
+}
+static inline const retry_call *model__call_rc_const(const mw_call *c) {
+  MODEL_CHECK(!(c->flags & MW_CALL_WAITING));
+  return &c->rc;
+}
+/* The start c waits to make (in its blocking limiter's queue). */
+static inline mw_wait *model__call_wait(mw_call *c) {
+  MODEL_CHECK(c->flags & MW_CALL_WAITING);
+  return &c->wait;
+}
+
+/* Whether ch is the channel of some caller of edge e: a client of its population, or a
+ * replica of its calling service (model_call.c; for the checks of the sanitizer builds). */
+bool model__channel_is_callers(const mw_edge *e, const mw_channel *ch);
+
+/* The caller's channel of a call started in the engine. The engine draws from the channel's
+ * rng_engine stream (call_engine_start passes sim_rng_adapter(&ch->rng_engine.g)), so the
+ * engine's random context, which the call holds anyway, says which channel it is: a call
+ * keeps no pointer of its own (8 bytes a call in flight). The arithmetic below is right only
+ * while call_engine_start gives the engine that stream and nothing else: the sanitizer builds
+ * check that the context is a sim_rng's generator (the adapter's next function, the state
+ * inside the struct) and that the channel found belongs to a caller of the call's edge. */
 static inline mw_channel *model__call_channel(const mw_call *c) {
-  return (mw_channel *)(void *)((char *)c->rc.rng.ctx - offsetof(sim_rng, g) -
-                                offsetof(mw_channel, rng_engine));
+  const retry_call *rc = model__call_rc_const(c);
+  mw_channel *ch = (mw_channel *)(void *)((char *)rc->rng.ctx - offsetof(sim_rng, g) -
+                                          offsetof(mw_channel, rng_engine));
+#if MODEL_CHECKS
+  sim_rng *eng = &ch->rng_engine;
+  assert(rc->rng.next == sim_rng_adapter(&eng->g).next && rc->rng.ctx == (void *)&eng->g);
+  assert(eng->g.state == (void *)eng->s);
+  assert(model__channel_is_callers(c->edge, ch));
+#endif
+  return ch;
 }
 
 /* The call's mw_call_ext once the engine holds it (NULL for a call without one). */
 static inline mw_call_ext *model__call_ext(const mw_call *c) {
-  return (mw_call_ext *)(void *)c->rc.ext;
+  return (mw_call_ext *)(void *)model__call_rc_const(c)->ext;
 }
 
 static inline bool model__call_traced(const mw_call *c) { return c->flags & MW_CALL_TRACED; }
@@ -355,11 +415,13 @@ static inline bool model__call_top(const mw_call *c) { return c->flags & MW_CALL
 
 /* Where a request is on the server side. */
 typedef enum mw_req_state {
-  MW_REQ_HOP_OUT = 0,
-  MW_REQ_QUEUED,
-  MW_REQ_WORKING,
-  MW_REQ_DOWNSTREAM,
-  MW_REQ_HOP_BACK
+  MW_REQ_HOP_OUT = 0, /* on its way out (req_launch) */
+  MW_REQ_QUEUED,      /* in its replica's queue: its queue links are live (model_queue.h) */
+  MW_REQ_WORKING,     /* a worker holds it */
+  MW_REQ_DOWNSTREAM,  /* its handler waits for its own calls */
+  MW_REQ_HOP_BACK,    /* its reply is readied or on its way back, or it left the server */
+  MW_REQ_AT_SERVICE   /* at its replica in no queue: screened on arrival, or just taken out of
+                         the queue (its links cleared), before a worker or a refusal */
 } mw_req_state;
 
 /* What only some requests need, kept apart so that the others do not carry it: the state
@@ -376,13 +438,16 @@ typedef struct mw_req_side {
   int32_t ds_pending;      /* calls started and not finished */
   int32_t ds_status;       /* first failure (mapped into this service's space), or OK */
   int32_t ds_ok, ds_nfail; /* wait_for: calls ended OK, and not */
-  int16_t trace_depth;     /* tracing: depth of trace_call */
+  int32_t trace_depth;     /* tracing: depth of trace_call (as wide as mw_call_ext's: the
+                              struct's size is the same, 48 bytes) */
   bool ds_failed;
   bool ds_starting; /* fan-out: still starting its calls */
   bool ds_decided;  /* wait_for: the handler went on; the calls left still finish */
   bool ds_orphan;   /* its caller is done with it while such calls run: the last of them
                        frees it (model_service.c) */
 } mw_req_side;
+
+_Static_assert(sizeof(void *) != 8 || sizeof(mw_req_side) == 48, "mw_req_side is 48 bytes on LP64");
 
 /* Every field is set by req_send (model_call.c): the pool does not zero it. */
 struct mw_req {
@@ -410,6 +475,13 @@ struct mw_req {
   gsl_rng *rng_net;         /* hop latencies (the caller's stream, borrowed) */
   sim_event_handle timeout; /* the caller's attempt deadline */
   /* Fields of one phase each share their storage with another phase's. */
+  /* The queue links and the reply's pushback share 16 bytes. Invariant: outside the queue
+   * (state other than MW_REQ_QUEUED) both links are NULL until a reply sets the pushback:
+   * req_launch clears them, and every way out of the queue clears them as it unlinks
+   * (model_queue.c: the pop and the removal). So a request that leaves the queue, or never
+   * joined it, reads "no pushback yet" (NULL) there, which reply_prepare relies on (it gives a
+   * failure without pushback of its own a PUSHBACK fault's); it reads it through
+   * model__req_pushback_unset, which checks the state in the sanitizer builds. */
   union {
     struct {
       mw_req *q_prev, *q_next; /* while queued: the replica's queue links */
@@ -436,8 +508,10 @@ struct mw_req {
    * edge names the method (model__req_method), or a handler's number for the call (the
    * edge alone names a handler's call's method). */
   int32_t slot;
-  /* narrow: statuses are gRPC codes or HTTP statuses, attempts at most 64 (the engine's
-   * bitmasks), replicas at most 64, faults at most MODEL_MAX_FAULTS a service */
+  /* Narrow, each bound asserted below: statuses are gRPC codes (< RETRY_GRPC_N_CODES) or
+   * HTTP statuses (< 600); attempts at most RETRY_CALL_MAX_ATTEMPTS (32,767: the engine
+   * refuses to send more), replicas fewer than MODEL_MAX_REPLICAS (64), faults at most
+   * MODEL_MAX_FAULTS a service, criticalities below MODEL_CRIT_N. */
   int16_t status;  /* reply: in the callee's space */
   int16_t attempt; /* 1-based, as grpc-previous-rpc-attempts tells the server */
   /* The FAIL fault applied (its status the reply's), or the delayed REFUSE fault: its index
@@ -460,6 +534,27 @@ struct mw_req {
                          it as it arrives (model__service_arrive); or while a worker held it:
                          its handler makes no calls when the work ends */
 };
+
+_Static_assert(sizeof(void *) != 8 || sizeof(mw_req) == 120, "mw_req is 120 bytes on LP64");
+_Static_assert(RETRY_GRPC_N_CODES <= INT16_MAX && 599 <= INT16_MAX,
+               "mw_req.status holds a gRPC code or an HTTP status");
+_Static_assert(RETRY_CALL_MAX_ATTEMPTS <= INT16_MAX, "mw_req.attempt holds any attempt's number");
+_Static_assert(MODEL_MAX_FAULTS + 1 <= UINT16_MAX, "mw_req.fail holds a fault's index + 1");
+_Static_assert(MODEL_MAX_REPLICAS <= INT8_MAX + 1, "mw_req.replica and mw_call.last_replica "
+                                                   "hold a replica's index");
+_Static_assert(MW_REQ_AT_SERVICE <= UINT8_MAX, "mw_req.state is a byte");
+
+/* The links of the call's attempts in flight (an engine call's attempt, not a bare call). */
+static inline mw_call *model__req_call(const mw_req *r) {
+  MODEL_CHECK(!r->bare);
+  return r->call;
+}
+/* Whether r's reply has no pushback yet (neither header set): read once r is out of the
+ * queue, where the storage is the reply's (the invariant at mw_req's union). */
+static inline bool model__req_pushback_unset(const mw_req *r) {
+  MODEL_CHECK(r->state != MW_REQ_QUEUED);
+  return r->pushback == NULL && r->retry_after == NULL;
+}
 
 /* A call a caller may cancel (model__call_cancel): an engine call's mw_call, or a bare call's
  * one mw_req (bare set). call is NULL once the call ended. */

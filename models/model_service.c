@@ -21,13 +21,16 @@ static void handler_cut_short(model_world *w, mw_service *s, mw_req *r);
  * Faults
  * =================================================================== */
 
+_Static_assert(MODEL_MAX_REPLICAS <= 64, "a fault's replica_mask has a bit a replica");
+
 /* Returns whether fault f applies to a request of `method`, attempt `attempt`, on replica rep
  * at now (time window, replicas, attempts, method and count limit). */
 static bool fault_applies(const mw_service *s, size_t i, int64_t now, int32_t rep, int32_t attempt,
                           const char *method) {
   const model_fault_cfg *f = &s->cfg->faults[i];
   if (now < f->start_ns || now >= f->end_ns) return false;
-  if (rep >= 0 && rep < 64 && !(f->replica_mask & (UINT64_C(1) << rep))) return false;
+  if (rep >= 0 && rep < MODEL_MAX_REPLICAS && !(f->replica_mask & (UINT64_C(1) << rep)))
+    return false;
   if (f->attempt_mask != 0 &&
       (attempt < 1 || attempt > 32 || !(f->attempt_mask & (UINT32_C(1) << (attempt - 1)))))
     return false;
@@ -125,8 +128,8 @@ static void ev_reply(sim_kernel *k, void *obj, uint64_t arg) {
 static MODEL_HOT void reply_prepare(model_world *w, mw_req *r) {
   mw_service *s = &w->topo.services[r->edge->callee];
   int64_t now = sim_now_ns(w->k);
-  if (!retry_status_is_ok(s->cfg->space, r->status) && r->pushback == NULL &&
-      r->retry_after == NULL) {
+  /* Out of the queue the links read NULL: no pushback yet (the invariant at mw_req's union). */
+  if (!retry_status_is_ok(s->cfg->space, r->status) && model__req_pushback_unset(r)) {
     const model_fault_cfg *f = fault_find(s, MODEL_FAULT_PUSHBACK, now, r->replica, r->attempt,
                                           model__req_method(r), NULL);
     if (f != NULL) {
@@ -200,8 +203,8 @@ static int32_t lb_pick(mw_service *s, const mw_req *r) {
   int32_t n = s->cfg->replicas;
   if (n == 1) return 0;
   int32_t avoid = -1;
-  if (s->cfg->lb_avoid_previous && !r->bare && r->attempt > 1 && r->call != NULL)
-    avoid = r->call->last_replica;
+  if (s->cfg->lb_avoid_previous && !r->bare && r->attempt > 1 && model__req_call(r) != NULL)
+    avoid = model__req_call(r)->last_replica;
   int32_t m = avoid >= 0 ? n - 1 : n; /* candidates */
   /* With avoid set, random and p2c draw among m = n - 1 candidates and indexes from `avoid`
    * up shift by one, so the avoided replica is never picked and the others stay equally
@@ -349,6 +352,7 @@ static MODEL_HOT void replica_pump(model_world *w, mw_service *s, int32_t rep) {
         rp->q_tail = NULL;
     }
     r->q_prev = r->q_next = NULL;
+    r->state = MW_REQ_AT_SERVICE;
     rp->queued--;
     if (rp->queued == 0) rp->q_nonempty_since = now;
     /* Controlled delay: waited past the bound set when it was queued, refused unworked. */
@@ -753,9 +757,9 @@ void model__service_arrive(model_world *w, mw_req *r) {
   int64_t now = sim_now_ns(w->k);
   s->stats->arrivals++;
   model__ts_add(w, w->ts.col_svc0 + (int)s->index * w->ts.svc_cols, 1.0);
-  r->state = MW_REQ_QUEUED;
+  r->state = MW_REQ_AT_SERVICE;
   r->replica = (int8_t)lb_pick(s, r);
-  if (!r->bare && r->call != NULL) r->call->last_replica = r->replica;
+  if (!r->bare && model__req_call(r) != NULL) model__req_call(r)->last_replica = r->replica;
   mw_replica *rp = &s->replicas[r->replica];
   if (!s->plain_arrival && arrive_screen(w, s, r, rp, now)) return;
   /* Admission: a free worker (and nobody waiting ahead), else the queue, else a refusal. */
@@ -771,6 +775,7 @@ void model__service_arrive(model_world *w, mw_req *r) {
     if (rp->queued == 0) rp->q_nonempty_since = now;
     r->codel_until = now + model_codel_bound(&cfg->codel, rp->q_nonempty_since, now);
   }
+  r->state = MW_REQ_QUEUED;
   r->q_prev = rp->q_tail;
   r->q_next = NULL;
   if (rp->q_tail != NULL)
@@ -938,6 +943,8 @@ int model__services_create(model_world *w) {
     s->rng_lb = sim_rng_stream_create(w->seed, entity, "lb", 0);
     s->replicas = model__calloc(w, (size_t)cfg->replicas, sizeof *s->replicas);
     assert(cfg->n_faults <= MODEL_MAX_FAULTS); /* the loader refuses more (mw_req.fail) */
+    /* the loader refuses more (mw_req.replica, a fault's replica_mask) */
+    assert(cfg->replicas >= 1 && cfg->replicas <= MODEL_MAX_REPLICAS);
     s->fault_counts = model__calloc(w, cfg->n_faults + 1, sizeof *s->fault_counts);
     if (s->rng_lb == NULL || s->replicas == NULL || s->fault_counts == NULL) return -1;
     if (cfg->admission.on) model_bucket_init(&s->bucket, &cfg->admission, 0);
