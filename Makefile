@@ -185,7 +185,7 @@ TEST_SCRIPTS := tools/check-floors.sh tools/test-check-floors.sh tools/check-dep
                 tools/test-experiments.sh tools/test-signals.sh tools/test-explain.sh \
                 tools/test-config-warnings.sh tools/test-report.sh \
                 tools/test-fleet.sh tools/test-study.sh tools/test-sweep.sh \
-                 tools/test-parallel.sh tools/test-study-report.sh
+                 tools/test-parallel.sh tools/test-study-report.sh tools/test-fastpath.sh
 
 test: all | deps-plot
 	$(Q)BUILD=$(BUILD) CC="$(CC)" sh tools/run-tests.sh $(TEST_BINS) -- $(TEST_SCRIPTS)

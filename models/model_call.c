@@ -557,15 +557,6 @@ static void call_apply(model_world *w, mw_call *c, const retry_decision *d, int6
   }
 }
 
-/* Whether a call can go without the engine: one attempt and nothing the engine would keep
- * (no retry or hedging policy, no per-attempt timeout, no channel state, no trace sink). */
-static bool call_is_bare(const model_world *w, const mw_call_args *a) {
-  if (a->target != NULL || w->trace.record != NULL) return false;
-  const retry_method_config *mc = a->mc;
-  return mc == NULL ||
-         (mc->policy.kind == RETRY_POLICY_NONE && mc->policy.per_attempt_timeout_ns == 0);
-}
-
 /* A bare call's start, as the engine's: refused at once past its deadline, else its one
  * request goes with the call's deadline as its own. */
 static int bare_start(model_world *w, const mw_call_args *a, int64_t now, bool measured) {
@@ -726,27 +717,6 @@ static void call_wait(model_world *w, mw_call *c, mw_channel *ch, mw_waitq *q,
 
 /* }================================================================== */
 
-/* Finds out once per edge what every call on it needs an ext for, whatever its method: the
- * target (its config is the same for every holder of the edge's state) and the callee's
- * faults that send stream messages before failing (a reply of any method may then carry
- * some). */
-static void edge_ext_needs(const model_world *w, mw_edge *edge, const retry_target *t) {
-  uint8_t needs = MW_EXT_KNOWN;
-  if (t != NULL) {
-    retry_call_opts probe;
-    memset(&probe, 0, sizeof probe);
-    retry_policy plain;
-    retry_policy_init(&plain, w->cfg->services[edge->callee].space);
-    if (retry_call_ext_needed(&plain, t, &probe)) needs |= MW_EXT_TARGET;
-  }
-  const model_service_cfg *sc = &w->cfg->services[edge->callee];
-  for (size_t i = 0; i < sc->n_faults; i++)
-    if (sc->faults[i].kind == MODEL_FAULT_FAIL && sc->faults[i].after_headers &&
-        sc->faults[i].stream_items > 0)
-      needs |= MW_EXT_FAULT_ITEMS;
-  edge->ext_needs = needs;
-}
-
 /* The engine's randomness comes from the caller's stream (a client's, or the calling
  * replica's), so jitter draws never disturb arrivals or service times. */
 int model__call_start(model_world *w, const mw_call_args *a) {
@@ -758,7 +728,9 @@ int model__call_start(model_world *w, const mw_call_args *a) {
   bool measured = now >= w->cfg->warmup_ns;
   uint64_t id = ++w->run.next_call_id;
   if (a->child != NULL) a->child->call = NULL;
-  if (call_is_bare(w, a)) return bare_start(w, a, now, measured);
+  /* A call that can go without the engine (one attempt and nothing the engine would keep:
+   * MW_FAST_BARE, model_feature.c) is its one request. */
+  if (a->fast & MW_FAST_BARE) return bare_start(w, a, now, measured);
   mw_call *c = model__pool_get(&w->pools.calls);
   if (c == NULL) {
     model__fail(w, RETRY_ENOMEM, "out of memory for calls in flight");
@@ -796,14 +768,11 @@ int model__call_start(model_world *w, const mw_call_args *a) {
     flags |= MW_CALL_OWN_POLICY;
   }
   c->flags = flags;
-  /* The ext: what the engine needs for this policy and target (the target's part asked once
-   * per edge: its holders share one config), and what the model keeps of the rarer figures
-   * (a request size, a reply's messages, tracing, a wait). */
-  if (!(edge->ext_needs & MW_EXT_KNOWN)) edge_ext_needs(w, edge, a->target);
+  /* The ext: what the engine needs for this policy and target, and what the model keeps of
+   * the rarer figures (a request size, a reply's messages, tracing, a wait), unless none of
+   * its features needs one (MW_FAST_NO_EXT, model_feature.c). */
   mw_call_ext *x = NULL;
-  if ((edge->ext_needs & MW_EXT_TARGET) || p->kind == RETRY_POLICY_HEDGE ||
-      w->trace.record != NULL || a->request_bytes != 0 || a->stream_items != 0 ||
-      a->stream != RETRY_STREAM_UNARY || (edge->ext_needs & MW_EXT_FAULT_ITEMS) || q != NULL) {
+  if (!(a->fast & MW_FAST_NO_EXT)) {
     x = model__pool_get(&w->pools.exts);
     if (x == NULL) {
       if (flags & MW_CALL_OWN_POLICY) model__pool_put(&w->pools.policies, (void *)(uintptr_t)p);

@@ -314,6 +314,10 @@ typedef struct model_config {
   size_t n_clients; /* >= 1 */
   model_service_cfg *services;
   size_t n_services; /* >= 1; the call graph has no cycle */
+  /* Every fast path of the world forced off (models/model_feature.c): the same outputs, more
+   * work. For the differential test; RETRYSIM_NO_FAST_PATHS=1 in the environment does the
+   * same for a program that does not set it. */
+  bool fast_paths_off;
 } model_config;
 
 /* Frees c and everything it owns (names, policies, arrays). NULL is a no-op. */

@@ -198,20 +198,38 @@ typedef struct mw_edge {
    * edges to the same callee (a profile with throttle_per_process; model__channel_open): the
    * edge's gauges then walk its holders, since the other edges' calls move the bucket too. */
   bool throttle_shared;
-  /* Its policy has no retry budget (and no adaptive throttling): model__gauge_read reads the
-   * throttle and the breaker alone. */
+  /* Its live gauges may read the throttle and the breaker alone (model__gauge_read): no part
+   * of its policy's shared state has other figures (MW_FAST_GAUGE_THIN, model_feature.c). */
   bool gauge_no_budget;
   /* Its policy has a concurrency limiter or the AWS adaptive limiter: the gauges also sum
    * their figures (mw_gauge.limit ...), which change only inside engine calls. */
   bool gauge_limits;
-  /* What every call on it needs an mw_call_ext for (MW_EXT_*), found out at its first call
-   * (model_call.c): 0 until then. */
-  uint8_t ext_needs;
 } mw_edge;
 
-#define MW_EXT_KNOWN 1       /* ext_needs is set */
-#define MW_EXT_TARGET 2      /* the holders' targets need one (retry_call_ext_needed) */
-#define MW_EXT_FAULT_ITEMS 4 /* a FAIL fault of the callee sends stream messages first */
+/* The fast paths: each skips the work of features an object does not have. Which object may
+ * take which is derived from one table of features (model_feature.c) when the world is
+ * built, and kept in flags the hot path reads: mw_service.plain_*, mw_edge.gauge_no_budget,
+ * and per method of a caller mw_method.fast (given to each call in mw_call_args.fast). */
+enum {
+  MW_FAST_ARRIVAL = 1,    /* a service skips the arrival screen (mw_service.plain_arrival) */
+  MW_FAST_START = 2,      /* a worker starts without deadline check or contention read */
+  MW_FAST_TIME = 4,       /* work is a draw of the service time and nothing else */
+  MW_FAST_BARE = 8,       /* a call goes without the engine: its one request is the call */
+  MW_FAST_NO_EXT = 16,    /* a call has no mw_call_ext */
+  MW_FAST_GAUGE_THIN = 32, /* live gauges read the throttle and the breaker alone */
+  MW_FAST_ALL = 63
+};
+
+/* Sets every fast-path flag of w from the table of features (model_feature.c): at the
+ * world's creation, once its services, populations and channels exist, and again when a
+ * trace sink comes or goes. Every fast path is off when the world's fast.off is set. Never
+ * allocates, never fails. */
+void model__features_apply(model_world *w);
+/* For the tests: the table's rows, and w's flags again without row `row` (-1: every row), to
+ * show that a row left out changes what the world does. */
+size_t model__features_count(void);
+const char *model__feature_name(size_t i);
+void model__features_skip(model_world *w, int row);
 
 /* Reads t's figures (t not NULL) for the sums of its edge e. A policy with neither budget
  * nor adaptive throttling (e->gauge_no_budget) has only a throttle and a breaker to read:
@@ -579,6 +597,13 @@ typedef struct mw_fanout {
  * Clients and services
  * =================================================================== */
 
+/* A method a caller calls (a population's method, a service's downstream call): its policy
+ * (NULL without) and the fast paths its calls may take (MW_FAST_*: model_feature.c). */
+typedef struct mw_method {
+  const retry_method_config *mc;
+  uint8_t fast;
+} mw_method;
+
 struct mw_client {
   model_world *w;
   mw_pop *pop;
@@ -602,7 +627,7 @@ struct mw_pop {
   int index;
   mw_edge *edge;
   mw_client *clients;
-  const retry_method_config **mcfg; /* per method: policy lookup (NULL without policy) */
+  mw_method *mcfg;                  /* per method: its policy and fast paths */
   double *cum_weight;               /* cumulative method weights, last = total */
   double max_rate;                  /* open loop: thinning bound, the profile's largest rate */
   bool prefetch; /* open loop: fetch the next arrival's client ahead (model_client.c) */
@@ -642,7 +667,7 @@ struct mw_service {
    * its own number as the caller's index (mw_end.slot), so its end finds its fan-out record
    * at once (model_service.c, downstream_done). */
   int32_t *call_of_child;
-  const retry_method_config **call_mcfg; /* per downstream call: policy lookup */
+  mw_method *call_mcfg;                  /* per downstream call: its policy and fast paths */
   int effect_slot;       /* index into an operation's executions, -1 without effect */
   int64_t *fault_counts; /* per fault: times applied (for max_count) */
   gsl_rng *rng_lb;       /* load balancer */
@@ -657,18 +682,24 @@ struct mw_service {
   /* Its handlers note the calls they make (mw_req.fanout), to cancel them: it makes calls and
    * either is such a fan-out or hears a cancel. */
   bool keeps_calls;
-  /* None of what a request may meet before the queue is configured (no criticality label,
-   * retry budget, admission, fault, adaptive concurrency or shedding): arrive_screen is
-   * skipped (model_service.c). */
+  /* Its fast paths (model_feature.c's table). MW_FAST_ARRIVAL: none of what a request may
+   * meet before the queue is configured, arrive_screen is skipped (model_service.c). */
   bool plain_arrival;
-  /* A worker takes a request without a deadline check or a contention read (work_start). */
+  /* MW_FAST_START: a worker takes a request without a deadline check or a contention read
+   * (work_start). */
   bool plain_start;
-  /* Work is a draw of the service time and nothing else, for a request no fault holds: no
-   * slowdown or stall fault, no congestion slowdown (work_start). */
+  /* MW_FAST_TIME: work is a draw of the service time and nothing else, for a request no
+   * fault holds (work_start). */
   bool plain_time;
   uint32_t fault_kinds; /* bit k set when a fault of kind k (model_fault_kind) is configured */
   model_service_stats *stats;
 };
+
+/* Sizes the hot path indexes by (w->topo.services[i], w->topo.pops[i]): a power of two, or
+ * three times one, is a shift (or a shift and a lea); 136 bytes took three more instructions
+ * at every lookup, a percent of an M/M/1's. */
+_Static_assert(sizeof(void *) != 8 || sizeof(mw_service) == 128, "mw_service is 128 bytes on LP64");
+_Static_assert(sizeof(void *) != 8 || sizeof(mw_pop) == 96, "mw_pop is 96 bytes on LP64");
 
 /* }================================================================== */
 
@@ -764,6 +795,13 @@ struct model_world {
     void (*progress)(void *, int64_t, int64_t);
     void *progress_ctx;
   } run;
+  /* The fast paths' switches (model_feature.c): off forces every one off (the config's
+   * fast_paths_off, or RETRYSIM_NO_FAST_PATHS=1 in the environment); skip is the test hook's
+   * row left out of the table, -1 none. */
+  struct mw_fast {
+    bool off;
+    int skip;
+  } fast;
   model_results res;      /* what the run measured (owns the edge and service arrays) */
   model_trace_sink trace; /* model_world_set_trace; record NULL: tracing off */
 };
@@ -889,6 +927,8 @@ typedef struct mw_call_args {
   int32_t criticality;      /* model_criticality of its attempts, 0: unset */
   int32_t slot;             /* given back in c->slot */
   bool top;                 /* a top-level call (made by a client population) */
+  uint8_t fast;             /* MW_FAST_* its call may take: its caller's flags for its method
+                               (mw_method.fast) */
 } mw_call_args;
 
 /* Starts a logical call as a describes. Returns 0, or -1 when out of memory (the world's

@@ -463,7 +463,7 @@ static void fanout_cancel(model_world *w, mw_fanout *f) {
 
 static void downstream_start(model_world *w, mw_service *s, mw_req *r, int32_t j, int32_t child) {
   const model_call_cfg *cc = &s->cfg->calls[j];
-  const retry_method_config *mc = s->call_mcfg[j];
+  const retry_method_config *mc = s->call_mcfg[j].mc;
   mw_replica *rp = &s->replicas[r->replica];
   int64_t now = sim_now_ns(w->k);
   int64_t timeout = cc->deadline_ns != RETRY_NEVER ? cc->deadline_ns
@@ -491,7 +491,8 @@ static void downstream_start(model_world *w, mw_service *s, mw_req *r, int32_t j
                     .criticality = r->criticality,
                     .done_ctx = r,
                     .slot = child, /* downstream_done finds call j through it */
-                    .child = NULL};
+                    .child = NULL,
+                    .fast = s->call_mcfg[j].fast};
   /* A handler whose calls may be cancelled notes each call it makes. */
   mw_fanout *f = fanout_of(s, r);
   if (f != NULL) a.child = &f->child[f->n++];
@@ -954,15 +955,10 @@ int model__services_create(model_world *w) {
     s->stats->has_acc = cfg->acc.on;
     s->stats->has_shedding = cfg->shedding.on;
     s->stats->has_retry_budget = cfg->retry_budget.on;
-    s->plain_arrival = !cfg->criticality.on && !cfg->retry_budget.on && !cfg->admission.on &&
-                       cfg->n_faults == 0 && !cfg->acc.on && !cfg->shedding.on;
     s->fault_kinds = 0;
     for (size_t f = 0; f < cfg->n_faults; f++)
       s->fault_kinds |= UINT32_C(1) << cfg->faults[f].kind;
-    s->plain_start = cfg->deadline == MODEL_DEADLINE_IGNORE && !cfg->contention.on;
-    s->plain_time = cfg->slowdown_per_busy == 0.0 &&
-                    !(s->fault_kinds &
-                      ((UINT32_C(1) << MODEL_FAULT_SLOWDOWN) | (UINT32_C(1) << MODEL_FAULT_STALL)));
+    /* plain_arrival, plain_start, plain_time: model__features_apply, once the world exists */
     for (int32_t r = 0; r < cfg->replicas; r++) {
       mw_replica *rp = &s->replicas[r];
       rp->rng_work = sim_rng_stream_create(w->seed, entity, "work", (uint64_t)r);

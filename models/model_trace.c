@@ -15,6 +15,8 @@ void model_world_set_trace(model_world *w, const model_trace_sink *sink) {
     memset(&w->trace, 0, sizeof w->trace);
   else
     w->trace = *sink;
+  /* A sink is a feature of the whole world: the calls' fast paths follow. */
+  model__features_apply(w);
 }
 
 /* The call as the sink sees it. start_ns is the engine's once the call has started. */

@@ -440,8 +440,7 @@ static int edge_gauges_init(model_world *w) {
   for (size_t i = 0; i < w->topo.n_edges; i++) {
     mw_edge *e = &w->topo.edges[i];
     memset(&e->gauge, 0, sizeof e->gauge);
-    e->gauge_live = false;
-    e->gauge_no_budget = false;
+    e->gauge_live = false; /* gauge_no_budget is the table's (model__features_apply) */
     e->gauge_limits = false;
     e->lazy = NULL;
     if (!e->has_target || e->throttle_shared) continue;
@@ -484,7 +483,6 @@ static int edge_gauges_init(model_world *w) {
     }
     e->gauge_live = true;
     e->gauge_limits = tc->has_limit || tc->has_aws_adaptive;
-    e->gauge_no_budget = tc->budget == RETRY_BUDGET_NONE && !e->gauge_limits;
     for (int64_t h = 0; h < n; h++) {
       mw_gauge g, zero = {0};
       model__gauge_read(e, lazy_target(w, e, h), &g);
@@ -897,7 +895,7 @@ static int edges_create(model_world *w) {
       sv->call_edges[j] = &w->topo.edges[e];
       w->topo.edges[e].svc = (int)s;
       w->topo.edges[e].slot = j;
-      sv->call_mcfg[j] = c->policy != NULL ? retry_config_lookup(c->policy, c->method) : NULL;
+      sv->call_mcfg[j].mc = c->policy != NULL ? retry_config_lookup(c->policy, c->method) : NULL;
     }
   }
   int rc = edges_worst_case(w, layer);
@@ -910,6 +908,14 @@ static int edges_create(model_world *w) {
 /* {==================================================================
  * The world
  * =================================================================== */
+
+/* RETRYSIM_NO_FAST_PATHS set to anything but "" or "0": every fast path off, for the
+ * differential test (tools/test-fastpath.sh) of a program that does not set the config's
+ * fast_paths_off itself. Read once per world, at its creation. */
+static bool fast_paths_off_env(void) {
+  const char *v = getenv("RETRYSIM_NO_FAST_PATHS");
+  return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+}
 
 /* Building order matters: services (with their effect slots) before pools, since an
  * operation's size depends on the number of side-effecting services; edges before services
@@ -992,6 +998,10 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
       sim_event_schedule(k, cfg->warmup_ns, ev_warmup_end, w, 0) == SIM_EVENT_NONE)
     goto oom;
   if (model__services_create(w) < 0 || model__pops_create(w) < 0) goto oom;
+  /* The fast paths, from the table of features, before the gauges read with them. */
+  w->fast.off = cfg->fast_paths_off || fast_paths_off_env();
+  w->fast.skip = -1;
+  model__features_apply(w);
   if (edge_gauges_init(w) < 0) goto oom;
   if (sim_event_schedule(k, cfg->duration_ns, ev_duration_end, w, 0) == SIM_EVENT_NONE ||
       sim_event_schedule(k, cfg->bucket_ns, ev_sample, w, 0) == SIM_EVENT_NONE)
