@@ -496,7 +496,7 @@ struct mw_req {
   /* The queue links and the reply's pushback share 16 bytes. Invariant: outside the queue
    * (state other than MW_REQ_QUEUED) both links are NULL until a reply sets the pushback:
    * req_launch clears them, and every way out of the queue clears them as it unlinks
-   * (model_queue.c: the pop and the removal). So a request that leaves the queue, or never
+   * (model_queue.h: the take and the withdrawal). So a request that leaves the queue, or never
    * joined it, reads "no pushback yet" (NULL) there, which reply_prepare relies on (it gives a
    * failure without pushback of its own a PUSHBACK fault's); it reads it through
    * model__req_pushback_unset, which checks the state in the sanitizer builds. */
@@ -639,6 +639,7 @@ struct mw_replica {
   /* the sum of the busy workers' start times, modulo 2^64: busy x now - busy_start_sum is the
    * work in progress (exact while that fits in 2^64 ns) */
   uint64_t busy_start_sum;
+  /* its queue (model_queue.h: read here, changed only there) */
   int32_t queued; /* requests waiting */
   mw_req *q_head, *q_tail;
   int64_t q_nonempty_since; /* codel: when the queue last went from empty to not empty */

@@ -1,6 +1,6 @@
 /*
- * model_service.c: services. Each has replicas; each replica has workers and a bounded FIFO or
- * LIFO queue. A request picks a replica through the load balancer, meets the fault timeline,
+ * model_service.c: services. Each has replicas; each replica has workers and a bounded queue
+ * (its discipline, FIFO, LIFO or CoDel's, in model_queue.h). A request picks a replica through the load balancer, meets the fault timeline,
  * is admitted, queued or rejected, holds a worker for its service time, runs the handler (side
  * effect, downstream calls through their own engines) and travels back. Invariant: a replica
  * never has a queued request while one of its workers is idle.
@@ -12,6 +12,7 @@
 
 #include "sim/sim_dist.h"
 #include "models/model_int.h"
+#include "models/model_queue.h"
 #include "sim/sim_rng.h"
 
 static MODEL_HOT void replica_pump(model_world *w, mw_service *s, int32_t rep);
@@ -325,40 +326,18 @@ static MODEL_HOT bool work_start(model_world *w, mw_service *s, mw_req *r) {
   return true;
 }
 
-/* Starts queued requests while replica rep has idle workers. FIFO serves the oldest, LIFO
- * the newest (whose callers are most likely still waiting). A request dropped as expired does
- * not take a worker, so the loop goes on to the next one. */
+/* Starts queued requests while replica rep has idle workers, in the order of the queue's
+ * discipline (model_queue.h). A request refused as it leaves the queue (CoDel's bound) or
+ * dropped as expired does not take a worker, so the loop goes on to the next one. */
 static MODEL_HOT void replica_pump(model_world *w, mw_service *s, int32_t rep) {
   mw_replica *rp = &s->replicas[rep];
   int64_t now = sim_now_ns(w->k);
-  const model_codel_cfg *codel = &s->cfg->codel;
-  while (rp->q_head != NULL && rp->busy < replica_workers(s, rep, now)) {
-    mw_req *r;
-    /* Adaptive LIFO: newest first while the queue has not been empty for an interval. */
-    if (s->cfg->queue == MODEL_QUEUE_LIFO ||
-        (codel->on && model_codel_lifo(codel, rp->q_nonempty_since, now))) {
-      r = rp->q_tail;
-      rp->q_tail = r->q_prev;
-      if (rp->q_tail != NULL)
-        rp->q_tail->q_next = NULL;
-      else
-        rp->q_head = NULL;
-    } else {
-      r = rp->q_head;
-      rp->q_head = r->q_next;
-      if (rp->q_head != NULL)
-        rp->q_head->q_prev = NULL;
-      else
-        rp->q_tail = NULL;
-    }
-    r->q_prev = r->q_next = NULL;
-    r->state = MW_REQ_AT_SERVICE;
-    rp->queued--;
-    if (rp->queued == 0) rp->q_nonempty_since = now;
+  while (model__queue_has_waiting(rp) && rp->busy < replica_workers(s, rep, now)) {
+    mw_req *r = model__queue_take(s, rp, now);
     /* Controlled delay: waited past the bound set when it was queued, refused unworked. */
-    if (codel->on && now > r->codel_until) {
+    if (model__queue_expired(s, r, now)) {
       s->stats->codel_dropped++;
-      reply_reject(w, r, codel->status, NULL, NULL);
+      reply_reject(w, r, s->cfg->codel.status, NULL, NULL);
       continue;
     }
     work_start(w, s, r);
@@ -764,7 +743,7 @@ void model__service_arrive(model_world *w, mw_req *r) {
   mw_replica *rp = &s->replicas[r->replica];
   if (!s->plain_arrival && arrive_screen(w, s, r, rp, now)) return;
   /* Admission: a free worker (and nobody waiting ahead), else the queue, else a refusal. */
-  if (rp->busy < replica_workers(s, r->replica, now) && rp->q_head == NULL) {
+  if (rp->busy < replica_workers(s, r->replica, now) && !model__queue_has_waiting(rp)) {
     work_start(w, s, r);
     return;
   }
@@ -772,40 +751,18 @@ void model__service_arrive(model_world *w, mw_req *r) {
     reject_overload(w, r, cfg->reject_status, cfg->reject_pushback, cfg->reject_retry_after);
     return;
   }
-  if (cfg->codel.on) {
-    if (rp->queued == 0) rp->q_nonempty_since = now;
-    r->codel_until = now + model_codel_bound(&cfg->codel, rp->q_nonempty_since, now);
-  }
-  r->state = MW_REQ_QUEUED;
-  r->q_prev = rp->q_tail;
-  r->q_next = NULL;
-  if (rp->q_tail != NULL)
-    rp->q_tail->q_next = r;
-  else
-    rp->q_head = r;
-  rp->q_tail = r;
-  if (++rp->queued > s->stats->queue_max) s->stats->queue_max = rp->queued;
+  model__queue_put(s, rp, r, now);
 }
 
-/* A cancelled request leaves its replica's queue (the links are doubly linked, so this is
- * O(1)) as if it had never joined; its CoDel bound goes with it. An adaptive concurrency
+/* A cancelled request leaves its replica's queue as if it had never joined (model_queue.h).
+ * An adaptive concurrency
  * filter that forwarded it stops counting it outstanding without a latency sample, as Envoy's
  * filter does for a stream reset before its response (cancelLatencySample). */
 bool model__service_withdraw(model_world *w, mw_req *r) {
   if (r->state != MW_REQ_QUEUED || r->replica < 0) return false;
   mw_service *s = &w->topo.services[r->edge->callee];
   mw_replica *rp = &s->replicas[r->replica];
-  if (r->q_prev != NULL)
-    r->q_prev->q_next = r->q_next;
-  else
-    rp->q_head = r->q_next;
-  if (r->q_next != NULL)
-    r->q_next->q_prev = r->q_prev;
-  else
-    rp->q_tail = r->q_prev;
-  r->q_prev = r->q_next = NULL;
-  rp->queued--;
-  if (rp->queued == 0) rp->q_nonempty_since = sim_now_ns(w->k);
+  model__queue_withdraw(rp, r, sim_now_ns(w->k));
   if (r->acc_forwarded) {
     if (rp->acc->outstanding > 0) rp->acc->outstanding--;
     r->acc_forwarded = false;
