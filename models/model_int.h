@@ -664,9 +664,9 @@ struct mw_service {
   mw_replica *replicas;
   mw_edge **call_edges; /* per downstream call */
   /* Per call the handler makes (a call made fanout times is that many, numbered as
-   * ev_work_done starts them): the index of its downstream call. A handler's call carries
+   * model__handler_calls starts them): the index of its downstream call. A handler's call carries
    * its own number as the caller's index (mw_end.slot), so its end finds its fan-out record
-   * at once (model_service.c, downstream_done). */
+   * at once (model_fanout.c, model__downstream_done). */
   int32_t *call_of_child;
   mw_method *call_mcfg;                  /* per downstream call: its policy and fast paths */
   int effect_slot;       /* index into an operation's executions, -1 without effect */
@@ -969,6 +969,27 @@ void model__service_arrive(model_world *w, mw_req *r);
 /* Takes r, cancelled by its caller, out of its replica's queue if it is there (state
  * MW_REQ_QUEUED): it is never worked. Returns whether it was (the caller then frees it). */
 bool model__service_withdraw(model_world *w, mw_req *r);
+/* Fills the queue length and busy workers of service svc summed over its replicas. */
+void model__service_sample(const model_world *w, size_t svc, double *queued, double *busy);
+/* Returns service svc's adaptive concurrency limits summed over replicas (0 without). */
+double model__service_acc_limit(model_world *w, size_t svc);
+/* Returns the worker-seconds of work still in progress on service svc at now. */
+double model__service_busy_in_progress(const model_world *w, size_t svc, int64_t now_ns);
+/* Returns how many fault entries are active at some time in [t0_ns, t1_ns). */
+int model__faults_active(const model_world *w, int64_t t0_ns, int64_t t1_ns);
+
+/* The handler's end and its worker and queue, for model_fanout.c (model_service.c keeps them
+ * inline for its own hot path): the side effect after the calls and the reply; the worker
+ * freed (returns its busy time in seconds); queued requests started while workers are free. */
+void model__handler_after_calls(model_world *w, mw_req *r);
+double model__worker_release(mw_service *s, mw_req *r, int64_t now);
+void model__replica_pump(model_world *w, mw_service *s, int32_t rep);
+
+/* model_fanout.c */
+/* The handler of r at service s, its own work done, makes its calls (s has some). */
+void model__handler_calls(model_world *w, mw_service *s, mw_req *r);
+/* A handler's call ended: every service's downstream edges' on_done. */
+void model__downstream_done(model_world *w, const mw_end *c);
 /* r's call was cancelled (a k-of-n fan-out's cancel, never a hedge's or a timeout's) while a
  * worker held r or its handler waited for its own calls. Being worked: the work goes on, but
  * the handler makes no calls (r->cancelled). Waiting for its calls: they are cancelled in
@@ -978,14 +999,6 @@ bool model__service_cancel(model_world *w, mw_req *r);
 /* Sets every service's hears_cancel and keeps_calls from the config (before the edges are
  * made: an edge out of a service that keeps its calls can see them cancelled). */
 void model__services_cancel_reach(model_world *w);
-/* Fills the queue length and busy workers of service svc summed over its replicas. */
-void model__service_sample(const model_world *w, size_t svc, double *queued, double *busy);
-/* Returns service svc's adaptive concurrency limits summed over replicas (0 without). */
-double model__service_acc_limit(model_world *w, size_t svc);
-/* Returns the worker-seconds of work still in progress on service svc at now. */
-double model__service_busy_in_progress(const model_world *w, size_t svc, int64_t now_ns);
-/* Returns how many fault entries are active at some time in [t0_ns, t1_ns). */
-int model__faults_active(const model_world *w, int64_t t0_ns, int64_t t1_ns);
 
 /* model_ledger.c */
 mw_op *model__op_new(model_world *w);
