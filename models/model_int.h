@@ -259,11 +259,23 @@ static inline void model__gauge_read(const mw_edge *e, const retry_target *t, mw
   g->aws_rate_fix = model__aws_rate_fix(s.aws_fill_rate);
 }
 
+/* model_gauge.c */
 /* Notes that an engine call on e touched holder target t (e->lazy not NULL). */
 void model__gauge_touch(mw_edge *e, const retry_target *t);
 /* Whether every edge's kept sums equal a walk over its holders at now, the time of the last
- * sample (model_world.c; the sanitizer builds check it at every sample, the tests too). */
+ * sample (the sanitizer builds check it at every sample, the tests too). */
 bool model__gauges_check(const model_world *w, int64_t now);
+/* Sums every live edge's holders' figures, or sets up its lazy gauges, once the holders
+ * exist (and the fast paths are set: model__features_apply). Returns 0, or -1 when out of
+ * memory. */
+int model__gauges_init(model_world *w);
+/* Fills the shared-state columns of every edge (and its population's) in row at now. */
+void model__gauges_sample(model_world *w, double *row, int64_t now);
+/* Reads edge e's shared state at now by a walk over its holders (the end-of-run figures). */
+void model__edge_state_read(const model_world *w, const mw_edge *e, int64_t now,
+                            model_edge_state *st);
+/* Frees every edge's lazy gauges (NULL parts allowed). */
+void model__gauges_free(model_world *w);
 
 /* A caller's channel state toward the services it calls: what a client and a replica both
  * hold, and what every call they make borrows. The random streams are the caller's (keyed by
