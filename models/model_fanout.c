@@ -15,7 +15,6 @@ static void handler_cut_short(model_world *w, mw_service *s, mw_req *r);
  * Calls, their ends and the quorum
  * =================================================================== */
 
-
 /* The record of the calls r's handler started, when its service keeps them (a k-of-n fan-out
  * that cancels what it leaves, or a service a cancel can reach) and r still waits for them
  * (state MW_REQ_DOWNSTREAM: the field is another phase's before); else NULL. */

@@ -175,7 +175,8 @@ static uint8_t fast_of(const model_world *w, const mw_subject *x, unsigned of) {
 /* The first holder's target of edge e (every holder's has the same config), or NULL. */
 static const retry_target *edge_first_target(const model_world *w, const mw_edge *e) {
   if (!e->has_target) return NULL;
-  if (e->pop >= 0) return model__channel_target(&model__pop_client(&w->topo.pops[e->pop], 0)->ch, 0);
+  if (e->pop >= 0)
+    return model__channel_target(&model__pop_client(&w->topo.pops[e->pop], 0)->ch, 0);
   return model__channel_target(&w->topo.services[e->svc].replicas[0].ch, e->slot);
 }
 

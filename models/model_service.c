@@ -1,9 +1,10 @@
 /*
  * model_service.c: services. Each has replicas; each replica has workers and a bounded queue
- * (its discipline, FIFO, LIFO or CoDel's, in model_queue.h). A request picks a replica through the load balancer, meets the fault timeline,
- * is admitted, queued or rejected, holds a worker for its service time, runs the handler (side
- * effect, downstream calls through their own engines) and travels back. Invariant: a replica
- * never has a queued request while one of its workers is idle.
+ * (its discipline, FIFO, LIFO or CoDel's, in model_queue.h). A request picks a replica through
+ * the load balancer, meets the fault timeline, is admitted, queued or rejected, holds a worker
+ * for its service time, runs the handler (its side effect; its own calls are model_fanout.c's)
+ * and travels back. Invariant: a replica never has a queued request while one of its workers
+ * is idle.
  */
 #include <assert.h>
 #include <gsl/gsl_randist.h>

@@ -74,9 +74,8 @@ static void world_run_free(world_run *x) {
 
 /* Whether two runs measured the same: the counts, the latencies and the whole time series. */
 static bool same_results(const model_results *a, const model_results *b) {
-  if (a->events != b->events || a->calls_ok != b->calls_ok ||
-      a->calls_failed != b->calls_failed || a->attempts != b->attempts ||
-      a->retries != b->retries)
+  if (a->events != b->events || a->calls_ok != b->calls_ok || a->calls_failed != b->calls_failed ||
+      a->attempts != b->attempts || a->retries != b->retries)
     return false;
   if (memcmp(a->by_stop, b->by_stop, sizeof a->by_stop) != 0 ||
       memcmp(&a->latency, &b->latency, sizeof a->latency) != 0)
@@ -119,36 +118,37 @@ typedef struct row_case {
   const char *scenario;
 } row_case;
 
-#define CLIENT                                                                                 \
-  " 'clients': {'web': {'count': 4, 'target': 'api', 'methods': ['/api.A/Get'],"               \
-  "   'deadline': '60ms', 'network': {'dist': 'exponential', 'mean': '1ms'},"                  \
+#define CLIENT                                                                   \
+  " 'clients': {'web': {'count': 4, 'target': 'api', 'methods': ['/api.A/Get']," \
+  "   'deadline': '60ms', 'network': {'dist': 'exponential', 'mean': '1ms'},"    \
   "   'arrival': {'kind': 'open', 'rate': '300/s'}"
 
 static const row_case cases[] = {
     /* the arrival screen: a fault refuses a fifth of the requests */
-    {"faults", "{'duration': '5s', 'services': {'api': {'workers': 4,"
-               "   'service_time': {'dist': 'exponential', 'mean': '5ms'},"
-               "   'faults': [{'kind': 'refuse', 'status': 'UNAVAILABLE', 'rate': 0.2}]}}," CLIENT
-               "}}}"},
+    {"faults",
+     "{'duration': '5s', 'services': {'api': {'workers': 4,"
+     "   'service_time': {'dist': 'exponential', 'mean': '5ms'},"
+     "   'faults': [{'kind': 'refuse', 'status': 'UNAVAILABLE', 'rate': 0.2}]}}," CLIENT "}}}"},
     /* a worker's start: a deadline-aware server drops what expired in its queue */
-    {"deadline-aware server", "{'duration': '5s', 'services': {'api': {'workers': 1,"
-                              "   'queue': {'capacity': 100}, 'deadline': 'drop',"
-                              "   'service_time': {'dist': 'exponential', 'mean': '3ms'}}}," CLIENT
-                              "}}}"},
+    {"deadline-aware server",
+     "{'duration': '5s', 'services': {'api': {'workers': 1,"
+     "   'queue': {'capacity': 100}, 'deadline': 'drop',"
+     "   'service_time': {'dist': 'exponential', 'mean': '3ms'}}}," CLIENT "}}}"},
     /* the work's time: congestion slows every request down */
-    {"congestion slowdown", "{'duration': '5s', 'services': {'api': {'workers': 4,"
-                            "   'slowdown_per_busy': 0.5,"
-                            "   'service_time': {'dist': 'exponential', 'mean': '5ms'}}}," CLIENT
-                            "}}}"},
+    {"congestion slowdown",
+     "{'duration': '5s', 'services': {'api': {'workers': 4,"
+     "   'slowdown_per_busy': 0.5,"
+     "   'service_time': {'dist': 'exponential', 'mean': '5ms'}}}," CLIENT "}}}"},
     /* a bare call: a breaker without retries still counts the failures, and opens */
-    {"channel state", "{'duration': '5s', 'services': {'api': {'workers': 4,"
-                      "   'service_time': {'dist': 'exponential', 'mean': '5ms'},"
-                      "   'faults': [{'kind': 'fail', 'status': 'UNAVAILABLE', 'rate': 0.3}]}}," CLIENT
-                      ", 'policy': {'retrysim': {'circuitBreaker': {'type': 'consecutive',"
-                      "   'failureThreshold': 3, 'waitDurationInOpenState': '0.1s',"
-                      "   'permittedNumberOfCallsInHalfOpenState': 1,"
-                      "   'failureStatusCodes': ['UNAVAILABLE']}}}"
-                      "}}}"},
+    {"channel state",
+     "{'duration': '5s', 'services': {'api': {'workers': 4,"
+     "   'service_time': {'dist': 'exponential', 'mean': '5ms'},"
+     "   'faults': [{'kind': 'fail', 'status': 'UNAVAILABLE', 'rate': 0.3}]}}," CLIENT
+     ", 'policy': {'retrysim': {'circuitBreaker': {'type': 'consecutive',"
+     "   'failureThreshold': 3, 'waitDurationInOpenState': '0.1s',"
+     "   'permittedNumberOfCallsInHalfOpenState': 1,"
+     "   'failureStatusCodes': ['UNAVAILABLE']}}}"
+     "}}}"},
 };
 
 /* For each case: the fast paths forced off change nothing; the row left out changes what the
@@ -162,8 +162,10 @@ static void test_model_fastpath_a_row_left_out_shows(void **state) {
     world_run_start(&off, s, ALL_OFF, -1);
     world_run_start(&skip, s, SKIP_ROW, row_named(cases[i].row));
     assert_true(as_is.r->calls_ok > 500);
-    if (!same_results(as_is.r, off.r)) fail_msg("%s: the fast paths forced off differ", cases[i].row);
-    if (same_results(skip.r, off.r)) fail_msg("%s: leaving its row out changes nothing", cases[i].row);
+    if (!same_results(as_is.r, off.r))
+      fail_msg("%s: the fast paths forced off differ", cases[i].row);
+    if (same_results(skip.r, off.r))
+      fail_msg("%s: leaving its row out changes nothing", cases[i].row);
     world_run_free(&as_is);
     world_run_free(&off);
     world_run_free(&skip);
