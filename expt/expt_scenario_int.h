@@ -30,7 +30,7 @@
 
 /* Limits of the format, each checked where the value is read. */
 #define SCN_NAME_MAX 63           /* services, clients, variants, the scenario */
-#define SCN_MAX_REPLICAS 64       /* a fault's replica mask is 64 bits */
+#define SCN_MAX_REPLICAS MODEL_MAX_REPLICAS /* the world's limit (models/model_config.h) */
 #define SCN_MAX_WORKERS 1000000   /* per replica */
 #define SCN_MAX_QUEUE 10000000    /* per replica */
 #define SCN_MAX_COUNT 100000000   /* clients in one population (the memory estimate bounds many) */

@@ -54,7 +54,7 @@ static void req_unlink(mw_call *c, mw_req *r) {
 static void req_abandon(model_world *w, mw_req *r) {
   sim_event_cancel(w->k, r->timeout);
   r->timeout = SIM_EVENT_NONE;
-  if (r->call != NULL) req_unlink(r->call, r);
+  if (model__req_call(r) != NULL) req_unlink(model__req_call(r), r);
   r->call = NULL;
 }
 
@@ -105,11 +105,11 @@ static void ev_req_timeout(sim_kernel *k, void *obj, uint64_t arg) {
     bare_end(w, r, model__status_deadline(w->cfg->services[r->edge->callee].space), 0);
     return;
   }
-  mw_call *c = r->call;
+  mw_call *c = model__req_call(r);
   req_unlink(c, r);
   r->call = NULL;
   retry_outcome o;
-  retry_outcome_init(&o, model__status_deadline(c->rc.policy->space));
+  retry_outcome_init(&o, model__status_deadline(model__call_rc(c)->policy->space));
   call_outcome(w, c, r->attempt, &o);
 }
 
@@ -185,13 +185,13 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
     mw_req_side *d = model__req_side(w, r);
     if (d == NULL) return; /* the world has failed: its pools go wholesale */
     d->trace_call = x->rx.id;
-    d->trace_depth = (int16_t)x->trace_depth;
+    d->trace_depth = x->trace_depth;
   }
   r->call_next = c->reqs;
   c->reqs = r;
+  bool retry = attempt > 1 && model__call_rc(c)->policy->kind == RETRY_POLICY_RETRY;
   req_launch(w, r, c->edge, attempt, attempt_deadline_ns, c->flags & MW_CALL_TOP,
-             c->flags & MW_CALL_MEASURED, attempt > 1 && c->rc.policy->kind == RETRY_POLICY_RETRY,
-             sim_rng_gsl(&model__call_channel(c)->rng_net));
+             c->flags & MW_CALL_MEASURED, retry, sim_rng_gsl(&model__call_channel(c)->rng_net));
 }
 
 /* The reply is handed to the engine exactly as a transport would: the status in the callee's
@@ -199,7 +199,7 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
  * in gRPC), whether headers came first, and the stream messages delivered. The request is
  * freed before the engine decides, so that its pool slot can serve the next attempt. */
 void model__req_reply_arrived(model_world *w, mw_req *r) {
-  bool waits = r->bare ? r->waiting : r->call != NULL;
+  bool waits = r->bare ? r->waiting : model__req_call(r) != NULL;
   if (!waits) {
     /* Nobody waits any more: everything the server did for it was wasted (unless the
      * deadline-aware server already counted it as expired work). */
@@ -219,7 +219,7 @@ void model__req_reply_arrived(model_world *w, mw_req *r) {
     req_free(w, r);
     return;
   }
-  mw_call *c = r->call;
+  mw_call *c = model__req_call(r);
   req_unlink(c, r);
   const char *pushback[1] = {r->pushback};
   retry_outcome o;
@@ -330,6 +330,22 @@ int model__channel_open(model_world *w, mw_channel *ch, const char *entity, uint
   return 0;
 }
 
+bool model__channel_is_callers(const mw_edge *e, const mw_channel *ch) {
+  const model_world *w = e->w;
+  if (e->pop >= 0) {
+    const mw_pop *p = &w->topo.pops[e->pop];
+    const char *base = (const char *)(const void *)p->clients;
+    const char *at = (const char *)(const void *)ch - offsetof(mw_client, ch);
+    if (at < base) return false;
+    size_t off = (size_t)(at - base);
+    return off % p->client_stride == 0 && off / p->client_stride < (size_t)p->cfg->count;
+  }
+  const mw_service *s = &w->topo.services[e->svc];
+  for (int32_t r = 0; r < s->cfg->replicas; r++)
+    if (&s->replicas[r].ch == ch) return true;
+  return false;
+}
+
 void model__channel_close(model_world *w, mw_channel *ch) {
   for (size_t j = 0; j < ch->n_targets; j++)
     retry_target_destroy(ch->targets[j]);
@@ -404,7 +420,7 @@ static void call_free(model_world *w, mw_call *c, const retry_policy *p, mw_call
 }
 
 static void call_done(model_world *w, mw_call *c) {
-  const retry_call *rc = &c->rc;
+  const retry_call *rc = model__call_rc(c);
   mw_call_ext *x = model__call_ext(c);
   /* Its permit (if it held one) is free: the first waiting calls take it before anything
    * the caller starts on hearing of this one. */
@@ -465,10 +481,11 @@ static MODEL_HOT void bare_end(model_world *w, mw_req *r, int32_t status, int64_
 static void call_outcome(model_world *w, mw_call *c, int32_t attempt, const retry_outcome *o) {
   retry_decision d;
   mw_gauge g = {0};
-  int64_t armed = c->rc.next_send_ns; /* the timer's time, if one is armed */
-  gauge_enter(c->edge, c->rc.target, &g);
-  retry_call_on_outcome(&c->rc, attempt, o, sim_now_ns(w->k), &d);
-  gauge_leave(c->edge, c->rc.target, &g);
+  retry_call *rc = model__call_rc(c);
+  int64_t armed = rc->next_send_ns; /* the timer's time, if one is armed */
+  gauge_enter(c->edge, rc->target, &g);
+  retry_call_on_outcome(rc, attempt, o, sim_now_ns(w->k), &d);
+  gauge_leave(c->edge, rc->target, &g);
   call_apply(w, c, &d, armed);
 }
 
@@ -488,9 +505,10 @@ static void ev_call_wake(sim_kernel *k, void *obj, uint64_t arg) {
   c->wake = SIM_EVENT_NONE;
   retry_decision d;
   mw_gauge g = {0};
-  gauge_enter(c->edge, c->rc.target, &g);
-  retry_call_wake(&c->rc, sim_now_ns(k), &d);
-  gauge_leave(c->edge, c->rc.target, &g);
+  retry_call *rc = model__call_rc(c);
+  gauge_enter(c->edge, rc->target, &g);
+  retry_call_wake(rc, sim_now_ns(k), &d);
+  gauge_leave(c->edge, rc->target, &g);
   call_apply(c->edge->w, c, &d, RETRY_NEVER);
 }
 
@@ -539,15 +557,6 @@ static void call_apply(model_world *w, mw_call *c, const retry_decision *d, int6
   }
 }
 
-/* Whether a call can go without the engine: one attempt and nothing the engine would keep
- * (no retry or hedging policy, no per-attempt timeout, no channel state, no trace sink). */
-static bool call_is_bare(const model_world *w, const mw_call_args *a) {
-  if (a->target != NULL || w->trace.record != NULL) return false;
-  const retry_method_config *mc = a->mc;
-  return mc == NULL ||
-         (mc->policy.kind == RETRY_POLICY_NONE && mc->policy.per_attempt_timeout_ns == 0);
-}
-
 /* A bare call's start, as the engine's: refused at once past its deadline, else its one
  * request goes with the call's deadline as its own. */
 static int bare_start(model_world *w, const mw_call_args *a, int64_t now, bool measured) {
@@ -583,9 +592,7 @@ static int bare_start(model_world *w, const mw_call_args *a, int64_t now, bool m
   r->done_ctx = a->done_ctx;
   r->start_ns = now;
   r->slot = a->slot;
-#if defined(__SANITIZE_ADDRESS__) || defined(MODEL_CALL_CHECK)
-  assert(model__edge_method(edge, a->slot) == a->method); /* read back from the edge from now on */
-#endif
+  MODEL_CHECK(model__edge_method(edge, a->slot) == a->method); /* read back from the edge */
   r->op = a->op;
   model__op_ref(r->op);
   r->ok_items = a->stream_items;
@@ -612,16 +619,17 @@ static void call_engine_start(model_world *w, mw_call *c, mw_channel *ch, retry_
   if (w->trace.record != NULL) {
     /* The sink sees the call before the engine starts it: what it reads is set early
      * (retry_call_start sets the same values again). */
-    c->rc.policy = p;
-    c->rc.deadline_ns = deadline_ns;
-    c->rc.ext = o.ext;
+    retry_call *rc = model__call_rc(c);
+    rc->policy = p;
+    rc->deadline_ns = deadline_ns;
+    rc->ext = o.ext;
     x->rx.id = id;
     model__trace_call_start(w, c, &o);
   }
   retry_decision d;
   mw_gauge g = {0};
   gauge_enter(c->edge, t, &g);
-  retry_call_start(&c->rc, p, t, &o, sim_now_ns(w->k), &d);
+  retry_call_start(model__call_rc(c), p, t, &o, sim_now_ns(w->k), &d);
   gauge_leave(c->edge, t, &g);
   call_apply(w, c, &d, RETRY_NEVER); /* no timer armed yet */
 }
@@ -640,23 +648,24 @@ static bool limit_has_permit(const retry_target *t, int64_t now) {
 /* Takes c out of its queue (it is there) and starts it in the engine: with a permit, or, at
  * the end of its wait, to be refused (THROTTLED, or DEADLINE once the deadline has come). */
 static mw_waitq *waitq_remove(model_world *w, mw_call *c) {
-  mw_waitq *q = waitq_of(c->wait.ch, c->edge);
+  mw_wait *wt = model__call_wait(c);
+  mw_waitq *q = waitq_of(wt->ch, c->edge);
   mw_call **p = &q->head, *prev = NULL;
   while (*p != c) {
     prev = *p;
-    p = &(*p)->wait.next;
+    p = &model__call_wait(*p)->next;
   }
-  *p = c->wait.next;
+  *p = wt->next;
   if (q->tail == c) q->tail = prev;
-  sim_event_cancel(w->k, c->wait.ev);
-  c->wait.ev = SIM_EVENT_NONE;
-  c->flags &= (uint8_t)~MW_CALL_WAITING;
+  sim_event_cancel(w->k, wt->ev);
+  wt->ev = SIM_EVENT_NONE;
+  c->flags &= (uint8_t)~MW_CALL_WAITING; /* the storage is the engine's from now on */
   return q;
 }
 
 static void waitq_release(model_world *w, mw_call *c) {
+  mw_wait wt = *model__call_wait(c); /* the engine's start overwrites it */
   mw_waitq *q = waitq_remove(w, c);
-  mw_wait wt = c->wait; /* the engine's start overwrites it */
   call_engine_start(w, c, wt.ch, q->t, wt.policy, model__call_method(c), wt.id, wt.deadline_ns,
                     wt.stream, wt.ext);
 }
@@ -673,7 +682,7 @@ static void ev_wait_over(sim_kernel *k, void *obj, uint64_t arg) {
   (void)k;
   (void)arg;
   mw_call *c = obj;
-  c->wait.ev = SIM_EVENT_NONE;
+  model__call_wait(c)->ev = SIM_EVENT_NONE;
   waitq_release(c->edge->w, c);
 }
 
@@ -682,17 +691,18 @@ static void ev_wait_over(sim_kernel *k, void *obj, uint64_t arg) {
 static void call_wait(model_world *w, mw_call *c, mw_channel *ch, mw_waitq *q,
                       const retry_policy *p, uint64_t id, int64_t deadline_ns,
                       retry_stream_kind stream, mw_call_ext *x) {
-  c->wait.ext = x;
-  c->wait.ch = ch;
-  c->wait.policy = p;
-  c->wait.next = NULL;
-  c->wait.ev = SIM_EVENT_NONE;
-  c->wait.id = id;
-  c->wait.deadline_ns = deadline_ns;
-  c->wait.stream = stream;
-  c->flags |= MW_CALL_WAITING;
+  c->flags |= MW_CALL_WAITING; /* the storage is the wait's from now on */
+  mw_wait *wt = model__call_wait(c);
+  wt->ext = x;
+  wt->ch = ch;
+  wt->policy = p;
+  wt->next = NULL;
+  wt->ev = SIM_EVENT_NONE;
+  wt->id = id;
+  wt->deadline_ns = deadline_ns;
+  wt->stream = stream;
   if (q->tail != NULL)
-    q->tail->wait.next = c;
+    model__call_wait(q->tail)->next = c;
   else
     q->head = c;
   q->tail = c;
@@ -701,32 +711,11 @@ static void call_wait(model_world *w, mw_call *c, mw_channel *ch, mw_waitq *q,
   int64_t until = timeout >= RETRY_NEVER - now ? RETRY_NEVER : now + timeout;
   if (deadline_ns < until) until = deadline_ns;
   if (until == RETRY_NEVER) return;
-  c->wait.ev = sim_event_schedule(w->k, until < now ? now : until, ev_wait_over, c, 0);
-  if (c->wait.ev == SIM_EVENT_NONE) model__fail(w, RETRY_ENOMEM, "out of memory for events");
+  wt->ev = sim_event_schedule(w->k, until < now ? now : until, ev_wait_over, c, 0);
+  if (wt->ev == SIM_EVENT_NONE) model__fail(w, RETRY_ENOMEM, "out of memory for events");
 }
 
 /* }================================================================== */
-
-/* Finds out once per edge what every call on it needs an ext for, whatever its method: the
- * target (its config is the same for every holder of the edge's state) and the callee's
- * faults that send stream messages before failing (a reply of any method may then carry
- * some). */
-static void edge_ext_needs(const model_world *w, mw_edge *edge, const retry_target *t) {
-  uint8_t needs = MW_EXT_KNOWN;
-  if (t != NULL) {
-    retry_call_opts probe;
-    memset(&probe, 0, sizeof probe);
-    retry_policy plain;
-    retry_policy_init(&plain, w->cfg->services[edge->callee].space);
-    if (retry_call_ext_needed(&plain, t, &probe)) needs |= MW_EXT_TARGET;
-  }
-  const model_service_cfg *sc = &w->cfg->services[edge->callee];
-  for (size_t i = 0; i < sc->n_faults; i++)
-    if (sc->faults[i].kind == MODEL_FAULT_FAIL && sc->faults[i].after_headers &&
-        sc->faults[i].stream_items > 0)
-      needs |= MW_EXT_FAULT_ITEMS;
-  edge->ext_needs = needs;
-}
 
 /* The engine's randomness comes from the caller's stream (a client's, or the calling
  * replica's), so jitter draws never disturb arrivals or service times. */
@@ -739,7 +728,9 @@ int model__call_start(model_world *w, const mw_call_args *a) {
   bool measured = now >= w->cfg->warmup_ns;
   uint64_t id = ++w->run.next_call_id;
   if (a->child != NULL) a->child->call = NULL;
-  if (call_is_bare(w, a)) return bare_start(w, a, now, measured);
+  /* A call that can go without the engine (one attempt and nothing the engine would keep:
+   * MW_FAST_BARE, model_feature.c) is its one request. */
+  if (a->fast & MW_FAST_BARE) return bare_start(w, a, now, measured);
   mw_call *c = model__pool_get(&w->pools.calls);
   if (c == NULL) {
     model__fail(w, RETRY_ENOMEM, "out of memory for calls in flight");
@@ -752,9 +743,7 @@ int model__call_start(model_world *w, const mw_call_args *a) {
   c->reqs = NULL;
   c->last_replica = -1;
   c->criticality = (int8_t)a->criticality;
-#if defined(__SANITIZE_ADDRESS__) || defined(MODEL_CALL_CHECK)
-  assert(model__call_method(c) == a->method); /* read back from the edge from now on */
-#endif
+  MODEL_CHECK(model__call_method(c) == a->method); /* read back from the edge from now on */
   mw_waitq *q = waitq_of(a->ch, a->edge);
   uint8_t flags = (uint8_t)((a->top ? MW_CALL_TOP : 0) | (measured ? MW_CALL_MEASURED : 0) |
                             (q != NULL ? MW_CALL_LIMITED : 0));
@@ -779,14 +768,11 @@ int model__call_start(model_world *w, const mw_call_args *a) {
     flags |= MW_CALL_OWN_POLICY;
   }
   c->flags = flags;
-  /* The ext: what the engine needs for this policy and target (the target's part asked once
-   * per edge: its holders share one config), and what the model keeps of the rarer figures
-   * (a request size, a reply's messages, tracing, a wait). */
-  if (!(edge->ext_needs & MW_EXT_KNOWN)) edge_ext_needs(w, edge, a->target);
+  /* The ext: what the engine needs for this policy and target, and what the model keeps of
+   * the rarer figures (a request size, a reply's messages, tracing, a wait), unless none of
+   * its features needs one (MW_FAST_NO_EXT, model_feature.c). */
   mw_call_ext *x = NULL;
-  if ((edge->ext_needs & MW_EXT_TARGET) || p->kind == RETRY_POLICY_HEDGE ||
-      w->trace.record != NULL || a->request_bytes != 0 || a->stream_items != 0 ||
-      a->stream != RETRY_STREAM_UNARY || (edge->ext_needs & MW_EXT_FAULT_ITEMS) || q != NULL) {
+  if (!(a->fast & MW_FAST_NO_EXT)) {
     x = model__pool_get(&w->pools.exts);
     if (x == NULL) {
       if (flags & MW_CALL_OWN_POLICY) model__pool_put(&w->pools.policies, (void *)(uintptr_t)p);
@@ -862,8 +848,8 @@ static void bare_cancel(model_world *w, mw_req *r) {
 /* An engine call waiting for a blocking limiter's permit never reached the engine: it leaves
  * the queue and ends cancelled, with nothing sent and nothing held. */
 static void call_cancel_waiting(model_world *w, mw_call *c) {
+  mw_wait wt = *model__call_wait(c);
   waitq_remove(w, c);
-  mw_wait wt = c->wait;
   retry_space space = wt.policy->space;
   mw_end e = {.done_ctx = c->done_ctx,
               .handle = c,
@@ -890,17 +876,18 @@ static void call_cancel(model_world *w, mw_call *c) {
     call_cancel_waiting(w, c);
     return;
   }
-  if (c->rc.done && c->wake == SIM_EVENT_NONE) return; /* ending now, further up */
-  if (c->rc.done) {
+  retry_call *rc = model__call_rc(c);
+  if (rc->done && c->wake == SIM_EVENT_NONE) return; /* ending now, further up */
+  if (rc->done) {
     sim_event_cancel(w->k, c->wake); /* its end's event: the cancel ends it instead */
     c->wake = SIM_EVENT_NONE;
   }
   retry_decision d;
   mw_gauge g = {0};
-  int64_t armed = c->rc.done ? RETRY_NEVER : c->rc.next_send_ns;
-  gauge_enter(c->edge, c->rc.target, &g);
-  retry_call_cancel(&c->rc, sim_now_ns(w->k), &d);
-  gauge_leave(c->edge, c->rc.target, &g);
+  int64_t armed = rc->done ? RETRY_NEVER : rc->next_send_ns;
+  gauge_enter(c->edge, rc->target, &g);
+  retry_call_cancel(rc, sim_now_ns(w->k), &d);
+  gauge_leave(c->edge, rc->target, &g);
   int64_t unworked = 0;
   mw_req *r = c->reqs;
   while (r != NULL) {

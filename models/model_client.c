@@ -47,7 +47,7 @@ static void client_call_done(model_world *w, const mw_end *e);
 static MODEL_HOT void client_call(model_world *w, mw_client *cl, int32_t j, mw_op *op) {
   mw_pop *p = cl->pop;
   const model_method_cfg *m = &p->cfg->methods[j];
-  const retry_method_config *mc = p->mcfg[j];
+  const retry_method_config *mc = p->mcfg[j].mc;
   int64_t now = sim_now_ns(w->k);
   int64_t timeout = call_timeout(m, p->cfg, mc);
   int64_t deadline =
@@ -78,7 +78,8 @@ static MODEL_HOT void client_call(model_world *w, mw_client *cl, int32_t j, mw_o
                     .criticality = 0,
                     .done_ctx = cl,
                     .slot = j,
-                    .child = NULL};
+                    .child = NULL,
+                    .fast = p->mcfg[j].fast};
   model__call_start(w, &a);
   if (!keep) model__op_unref(w, op); /* the call holds its own reference */
 }
@@ -241,7 +242,7 @@ static int pop_create(model_world *w, mw_pop *p) {
   if (p->mcfg == NULL || p->cum_weight == NULL || p->clients == NULL) return -1;
   double total = 0;
   for (size_t j = 0; j < cfg->n_methods; j++) {
-    p->mcfg[j] =
+    p->mcfg[j].mc =
         cfg->policy != NULL ? retry_config_lookup(cfg->policy, cfg->methods[j].name) : NULL;
     total += cfg->methods[j].weight;
     p->cum_weight[j] = total;

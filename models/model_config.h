@@ -137,7 +137,8 @@ typedef enum model_fault_kind {
 typedef struct model_fault_cfg {
   model_fault_kind kind;
   int64_t start_ns, end_ns; /* end RETRY_NEVER = until the end */
-  uint64_t replica_mask;    /* bit r: applies to replica r; all ones = every replica */
+  uint64_t replica_mask;    /* bit r: applies to replica r; all ones = every replica (64
+                               bits: MODEL_MAX_REPLICAS, asserted in model_service.c) */
   uint32_t attempt_mask;    /* bit a-1: applies to attempt a (as the server sees it through
                                grpc-previous-rpc-attempts); 0 = every attempt */
   char *method;             /* NULL = every method */
@@ -156,6 +157,11 @@ typedef struct model_fault_cfg {
 /* Faults of one service, at most (a request in flight names the fault it carries in 16
  * bits; the timeline is searched on every arrival, so real scenarios have a handful). */
 #define MODEL_MAX_FAULTS 10000
+
+/* Replicas of one service, at most: a fault's replica_mask has one bit a replica, and a
+ * request in flight names its replica in a byte (mw_req.replica). The loader refuses more
+ * (expt/expt_scenario_int.h), the world asserts it (model__services_create). */
+#define MODEL_MAX_REPLICAS 64
 
 /* Optimistic concurrency (the AWS "Exponential Backoff And Jitter" article's contention): the
  * service holds one versioned row. A request reads the version when a worker takes it and
@@ -261,7 +267,7 @@ typedef struct model_retry_budget_cfg {
 typedef struct model_service_cfg {
   char *name;
   retry_space space;      /* statuses this service replies with */
-  int32_t replicas;       /* >= 1, <= 64 */
+  int32_t replicas;       /* >= 1, <= MODEL_MAX_REPLICAS */
   int32_t workers;        /* per replica, >= 1 */
   int32_t queue_capacity; /* per replica, >= 0 (0: reject when all workers are busy) */
   model_queue_kind queue;
@@ -308,6 +314,10 @@ typedef struct model_config {
   size_t n_clients; /* >= 1 */
   model_service_cfg *services;
   size_t n_services; /* >= 1; the call graph has no cycle */
+  /* Every fast path of the world forced off (models/model_feature.c): the same outputs, more
+   * work. For the differential test; RETRYSIM_NO_FAST_PATHS=1 in the environment does the
+   * same for a program that does not set it. */
+  bool fast_paths_off;
 } model_config;
 
 /* Frees c and everything it owns (names, policies, arrays). NULL is a no-op. */

@@ -8,6 +8,7 @@
 #ifndef MODEL_INT_H
 #define MODEL_INT_H
 
+#include <assert.h>
 #include <gsl/gsl_rng.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -42,6 +43,18 @@ typedef struct mw_replica mw_replica;
 #define MODEL_HOT inline __attribute__((always_inline))
 #else
 #define MODEL_HOT inline
+#endif
+
+/* Checks of the packed storage that cost too much for a release build: which phase an
+ * overlaid field belongs to, which object a pointer found by arithmetic points into. On in the
+ * sanitizer builds (every test runs there once) or with -DMODEL_CALL_CHECK; a no-op (the
+ * expression is not evaluated) otherwise, so the hot path pays nothing. */
+#if defined(__SANITIZE_ADDRESS__) || defined(MODEL_CALL_CHECK)
+#define MODEL_CHECKS 1
+#define MODEL_CHECK(x) assert(x)
+#else
+#define MODEL_CHECKS 0
+#define MODEL_CHECK(x) ((void)0)
 #endif
 
 /* {==================================================================
@@ -185,20 +198,38 @@ typedef struct mw_edge {
    * edges to the same callee (a profile with throttle_per_process; model__channel_open): the
    * edge's gauges then walk its holders, since the other edges' calls move the bucket too. */
   bool throttle_shared;
-  /* Its policy has no retry budget (and no adaptive throttling): model__gauge_read reads the
-   * throttle and the breaker alone. */
+  /* Its live gauges may read the throttle and the breaker alone (model__gauge_read): no part
+   * of its policy's shared state has other figures (MW_FAST_GAUGE_THIN, model_feature.c). */
   bool gauge_no_budget;
   /* Its policy has a concurrency limiter or the AWS adaptive limiter: the gauges also sum
    * their figures (mw_gauge.limit ...), which change only inside engine calls. */
   bool gauge_limits;
-  /* What every call on it needs an mw_call_ext for (MW_EXT_*), found out at its first call
-   * (model_call.c): 0 until then. */
-  uint8_t ext_needs;
 } mw_edge;
 
-#define MW_EXT_KNOWN 1       /* ext_needs is set */
-#define MW_EXT_TARGET 2      /* the holders' targets need one (retry_call_ext_needed) */
-#define MW_EXT_FAULT_ITEMS 4 /* a FAIL fault of the callee sends stream messages first */
+/* The fast paths: each skips the work of features an object does not have. Which object may
+ * take which is derived from one table of features (model_feature.c) when the world is
+ * built, and kept in flags the hot path reads: mw_service.plain_*, mw_edge.gauge_no_budget,
+ * and per method of a caller mw_method.fast (given to each call in mw_call_args.fast). */
+enum {
+  MW_FAST_ARRIVAL = 1,    /* a service skips the arrival screen (mw_service.plain_arrival) */
+  MW_FAST_START = 2,      /* a worker starts without deadline check or contention read */
+  MW_FAST_TIME = 4,       /* work is a draw of the service time and nothing else */
+  MW_FAST_BARE = 8,       /* a call goes without the engine: its one request is the call */
+  MW_FAST_NO_EXT = 16,    /* a call has no mw_call_ext */
+  MW_FAST_GAUGE_THIN = 32, /* live gauges read the throttle and the breaker alone */
+  MW_FAST_ALL = 63
+};
+
+/* Sets every fast-path flag of w from the table of features (model_feature.c): at the
+ * world's creation, once its services, populations and channels exist, and again when a
+ * trace sink comes or goes. Every fast path is off when the world's fast.off is set. Never
+ * allocates, never fails. */
+void model__features_apply(model_world *w);
+/* For the tests: the table's rows, and w's flags again without row `row` (-1: every row), to
+ * show that a row left out changes what the world does. */
+size_t model__features_count(void);
+const char *model__feature_name(size_t i);
+void model__features_skip(model_world *w, int row);
 
 /* Reads t's figures (t not NULL) for the sums of its edge e. A policy with neither budget
  * nor adaptive throttling (e->gauge_no_budget) has only a throttle and a breaker to read:
@@ -228,11 +259,23 @@ static inline void model__gauge_read(const mw_edge *e, const retry_target *t, mw
   g->aws_rate_fix = model__aws_rate_fix(s.aws_fill_rate);
 }
 
+/* model_gauge.c */
 /* Notes that an engine call on e touched holder target t (e->lazy not NULL). */
 void model__gauge_touch(mw_edge *e, const retry_target *t);
 /* Whether every edge's kept sums equal a walk over its holders at now, the time of the last
- * sample (model_world.c; the sanitizer builds check it at every sample, the tests too). */
+ * sample (the sanitizer builds check it at every sample, the tests too). */
 bool model__gauges_check(const model_world *w, int64_t now);
+/* Sums every live edge's holders' figures, or sets up its lazy gauges, once the holders
+ * exist (and the fast paths are set: model__features_apply). Returns 0, or -1 when out of
+ * memory. */
+int model__gauges_init(model_world *w);
+/* Fills the shared-state columns of every edge (and its population's) in row at now. */
+void model__gauges_sample(model_world *w, double *row, int64_t now);
+/* Reads edge e's shared state at now by a walk over its holders (the end-of-run figures). */
+void model__edge_state_read(const model_world *w, const mw_edge *e, int64_t now,
+                            model_edge_state *st);
+/* Frees every edge's lazy gauges (NULL parts allowed). */
+void model__gauges_free(model_world *w);
 
 /* A caller's channel state toward the services it calls: what a client and a replica both
  * hold, and what every call they make borrows. The random streams are the caller's (keyed by
@@ -312,21 +355,26 @@ typedef struct mw_wait {
  * request is the call (mw_req.bare, model_call.c). Every field is set by model__call_start
  * (the pool does not zero it). What the engine keeps it does not repeat: the policy, the
  * deadline and the start are rc's; the world is the edge's; the queue of a blocking limiter
- * is found through the channel. */
+ * is found through the channel, and the channel through the engine's random stream
+ * (model__call_channel). 136 bytes on LP64 (asserted below): a call in flight is held by the
+ * thousand. */
 struct mw_call {
+  /* One phase or the other, told apart by MW_CALL_WAITING in flags: read them through
+   * model__call_rc and model__call_wait, which check the phase in the sanitizer builds. */
   union {
-    retry_call rc; /* the engine's state, once started */
-    mw_wait wait;  /* while in its blocking limiter's queue (model_call.c, call_wait) */
+    retry_call rc; /* the engine's state, once started (MW_CALL_WAITING clear) */
+    mw_wait wait;  /* while in its blocking limiter's queue (MW_CALL_WAITING set; call_wait) */
   };
-  /* the rest ordered by size so that nothing pads: a call in flight is held by the thousand */
+  /* the rest ordered by size so that nothing pads */
   mw_edge *edge;
   void *done_ctx;        /* the caller's context (mw_end.done_ctx) */
   mw_op *op;             /* ledger operation (one reference held) */
   mw_req *reqs;          /* attempts in flight (the caller still waits for them) */
   sim_event_handle wake; /* the engine's timer, at rc.next_send_ns (call_set_wake) */
   int32_t slot;          /* the caller's index for it (mw_end.slot) */
-  int8_t criticality;    /* given to each attempt (model_criticality; 0 unset) */
-  int8_t last_replica;   /* replica of the latest attempt, -1 before the first */
+  int8_t criticality;    /* given to each attempt (model_criticality, < MODEL_CRIT_N; 0 unset) */
+  int8_t last_replica;   /* replica of the latest attempt (< MODEL_MAX_REPLICAS), -1 before
+                            the first */
   uint8_t flags;         /* MW_CALL_*, set in one store at the start */
 };
 
@@ -338,16 +386,58 @@ struct mw_call {
 #define MW_CALL_WAITING \
   32 /* in its blocking limiter's queue: c->wait holds its start (call_wait) */
 
-/* The caller's channel of a started call: the engine draws from its rng_engine stream
- * (call_engine_start), so the engine's random stream says which channel it is. */
+/* The packing the hot path relies on, checked by the compiler: the sizes (a call and a
+ * request in flight are held by the thousand; issue 12's budget is 256 bytes a call in
+ * flight), and every narrowed field against the limit that bounds it. */
+_Static_assert(sizeof(void *) != 8 || sizeof(mw_call) == 136, "mw_call is 136 bytes on LP64");
+_Static_assert(offsetof(mw_call, rc) == 0 && offsetof(mw_call, wait) == 0,
+               "the engine's state and the wait share the call's first bytes");
+_Static_assert(sizeof(mw_wait) <= sizeof(retry_call), "the wait fits the engine's storage");
+_Static_assert(MODEL_CRIT_N - 1 <= INT8_MAX, "mw_call.criticality and mw_req.criticality are int8");
+_Static_assert(MW_CALL_WAITING <= UINT8_MAX, "mw_call.flags is a byte");
+
+/* The engine's state of c (started in the engine: not waiting for a limiter's permit). */
+static inline retry_call *model__call_rc(mw_call *c) {
+  MODEL_CHECK(!(c->flags & MW_CALL_WAITING));
+  return &c->rc;
+}
+static inline const retry_call *model__call_rc_const(const mw_call *c) {
+  MODEL_CHECK(!(c->flags & MW_CALL_WAITING));
+  return &c->rc;
+}
+/* The start c waits to make (in its blocking limiter's queue). */
+static inline mw_wait *model__call_wait(mw_call *c) {
+  MODEL_CHECK(c->flags & MW_CALL_WAITING);
+  return &c->wait;
+}
+
+/* Whether ch is the channel of some caller of edge e: a client of its population, or a
+ * replica of its calling service (model_call.c; for the checks of the sanitizer builds). */
+bool model__channel_is_callers(const mw_edge *e, const mw_channel *ch);
+
+/* The caller's channel of a call started in the engine. The engine draws from the channel's
+ * rng_engine stream (call_engine_start passes sim_rng_adapter(&ch->rng_engine.g)), so the
+ * engine's random context, which the call holds anyway, says which channel it is: a call
+ * keeps no pointer of its own (8 bytes a call in flight). The arithmetic below is right only
+ * while call_engine_start gives the engine that stream and nothing else: the sanitizer builds
+ * check that the context is a sim_rng's generator (the adapter's next function, the state
+ * inside the struct) and that the channel found belongs to a caller of the call's edge. */
 static inline mw_channel *model__call_channel(const mw_call *c) {
-  return (mw_channel *)(void *)((char *)c->rc.rng.ctx - offsetof(sim_rng, g) -
-                                offsetof(mw_channel, rng_engine));
+  const retry_call *rc = model__call_rc_const(c);
+  mw_channel *ch = (mw_channel *)(void *)((char *)rc->rng.ctx - offsetof(sim_rng, g) -
+                                          offsetof(mw_channel, rng_engine));
+#if MODEL_CHECKS
+  sim_rng *eng = &ch->rng_engine;
+  assert(rc->rng.next == sim_rng_adapter(&eng->g).next && rc->rng.ctx == (void *)&eng->g);
+  assert(eng->g.state == (void *)eng->s);
+  assert(model__channel_is_callers(c->edge, ch));
+#endif
+  return ch;
 }
 
 /* The call's mw_call_ext once the engine holds it (NULL for a call without one). */
 static inline mw_call_ext *model__call_ext(const mw_call *c) {
-  return (mw_call_ext *)(void *)c->rc.ext;
+  return (mw_call_ext *)(void *)model__call_rc_const(c)->ext;
 }
 
 static inline bool model__call_traced(const mw_call *c) { return c->flags & MW_CALL_TRACED; }
@@ -355,11 +445,13 @@ static inline bool model__call_top(const mw_call *c) { return c->flags & MW_CALL
 
 /* Where a request is on the server side. */
 typedef enum mw_req_state {
-  MW_REQ_HOP_OUT = 0,
-  MW_REQ_QUEUED,
-  MW_REQ_WORKING,
-  MW_REQ_DOWNSTREAM,
-  MW_REQ_HOP_BACK
+  MW_REQ_HOP_OUT = 0, /* on its way out (req_launch) */
+  MW_REQ_QUEUED,      /* in its replica's queue: its queue links are live (model_queue.h) */
+  MW_REQ_WORKING,     /* a worker holds it */
+  MW_REQ_DOWNSTREAM,  /* its handler waits for its own calls */
+  MW_REQ_HOP_BACK,    /* its reply is readied or on its way back, or it left the server */
+  MW_REQ_AT_SERVICE   /* at its replica in no queue: screened on arrival, or just taken out of
+                         the queue (its links cleared), before a worker or a refusal */
 } mw_req_state;
 
 /* What only some requests need, kept apart so that the others do not carry it: the state
@@ -376,13 +468,16 @@ typedef struct mw_req_side {
   int32_t ds_pending;      /* calls started and not finished */
   int32_t ds_status;       /* first failure (mapped into this service's space), or OK */
   int32_t ds_ok, ds_nfail; /* wait_for: calls ended OK, and not */
-  int16_t trace_depth;     /* tracing: depth of trace_call */
+  int32_t trace_depth;     /* tracing: depth of trace_call (as wide as mw_call_ext's: the
+                              struct's size is the same, 48 bytes) */
   bool ds_failed;
   bool ds_starting; /* fan-out: still starting its calls */
   bool ds_decided;  /* wait_for: the handler went on; the calls left still finish */
   bool ds_orphan;   /* its caller is done with it while such calls run: the last of them
                        frees it (model_service.c) */
 } mw_req_side;
+
+_Static_assert(sizeof(void *) != 8 || sizeof(mw_req_side) == 48, "mw_req_side is 48 bytes on LP64");
 
 /* Every field is set by req_send (model_call.c): the pool does not zero it. */
 struct mw_req {
@@ -410,6 +505,13 @@ struct mw_req {
   gsl_rng *rng_net;         /* hop latencies (the caller's stream, borrowed) */
   sim_event_handle timeout; /* the caller's attempt deadline */
   /* Fields of one phase each share their storage with another phase's. */
+  /* The queue links and the reply's pushback share 16 bytes. Invariant: outside the queue
+   * (state other than MW_REQ_QUEUED) both links are NULL until a reply sets the pushback:
+   * req_launch clears them, and every way out of the queue clears them as it unlinks
+   * (model_queue.h: the take and the withdrawal). So a request that leaves the queue, or never
+   * joined it, reads "no pushback yet" (NULL) there, which reply_prepare relies on (it gives a
+   * failure without pushback of its own a PUSHBACK fault's); it reads it through
+   * model__req_pushback_unset, which checks the state in the sanitizer builds. */
   union {
     struct {
       mw_req *q_prev, *q_next; /* while queued: the replica's queue links */
@@ -436,8 +538,10 @@ struct mw_req {
    * edge names the method (model__req_method), or a handler's number for the call (the
    * edge alone names a handler's call's method). */
   int32_t slot;
-  /* narrow: statuses are gRPC codes or HTTP statuses, attempts at most 64 (the engine's
-   * bitmasks), replicas at most 64, faults at most MODEL_MAX_FAULTS a service */
+  /* Narrow, each bound asserted below: statuses are gRPC codes (< RETRY_GRPC_N_CODES) or
+   * HTTP statuses (< 600); attempts at most RETRY_CALL_MAX_ATTEMPTS (32,767: the engine
+   * refuses to send more), replicas fewer than MODEL_MAX_REPLICAS (64), faults at most
+   * MODEL_MAX_FAULTS a service, criticalities below MODEL_CRIT_N. */
   int16_t status;  /* reply: in the callee's space */
   int16_t attempt; /* 1-based, as grpc-previous-rpc-attempts tells the server */
   /* The FAIL fault applied (its status the reply's), or the delayed REFUSE fault: its index
@@ -460,6 +564,27 @@ struct mw_req {
                          it as it arrives (model__service_arrive); or while a worker held it:
                          its handler makes no calls when the work ends */
 };
+
+_Static_assert(sizeof(void *) != 8 || sizeof(mw_req) == 120, "mw_req is 120 bytes on LP64");
+_Static_assert(RETRY_GRPC_N_CODES <= INT16_MAX && 599 <= INT16_MAX,
+               "mw_req.status holds a gRPC code or an HTTP status");
+_Static_assert(RETRY_CALL_MAX_ATTEMPTS <= INT16_MAX, "mw_req.attempt holds any attempt's number");
+_Static_assert(MODEL_MAX_FAULTS + 1 <= UINT16_MAX, "mw_req.fail holds a fault's index + 1");
+_Static_assert(MODEL_MAX_REPLICAS <= INT8_MAX + 1, "mw_req.replica and mw_call.last_replica "
+                                                   "hold a replica's index");
+_Static_assert(MW_REQ_AT_SERVICE <= UINT8_MAX, "mw_req.state is a byte");
+
+/* The links of the call's attempts in flight (an engine call's attempt, not a bare call). */
+static inline mw_call *model__req_call(const mw_req *r) {
+  MODEL_CHECK(!r->bare);
+  return r->call;
+}
+/* Whether r's reply has no pushback yet (neither header set): read once r is out of the
+ * queue, where the storage is the reply's (the invariant at mw_req's union). */
+static inline bool model__req_pushback_unset(const mw_req *r) {
+  MODEL_CHECK(r->state != MW_REQ_QUEUED);
+  return r->pushback == NULL && r->retry_after == NULL;
+}
 
 /* A call a caller may cancel (model__call_cancel): an engine call's mw_call, or a bare call's
  * one mw_req (bare set). call is NULL once the call ended. */
@@ -484,6 +609,13 @@ typedef struct mw_fanout {
  * Clients and services
  * =================================================================== */
 
+/* A method a caller calls (a population's method, a service's downstream call): its policy
+ * (NULL without) and the fast paths its calls may take (MW_FAST_*: model_feature.c). */
+typedef struct mw_method {
+  const retry_method_config *mc;
+  uint8_t fast;
+} mw_method;
+
 struct mw_client {
   model_world *w;
   mw_pop *pop;
@@ -507,7 +639,7 @@ struct mw_pop {
   int index;
   mw_edge *edge;
   mw_client *clients;
-  const retry_method_config **mcfg; /* per method: policy lookup (NULL without policy) */
+  mw_method *mcfg;                  /* per method: its policy and fast paths */
   double *cum_weight;               /* cumulative method weights, last = total */
   double max_rate;                  /* open loop: thinning bound, the profile's largest rate */
   bool prefetch; /* open loop: fetch the next arrival's client ahead (model_client.c) */
@@ -519,6 +651,7 @@ struct mw_replica {
   /* the sum of the busy workers' start times, modulo 2^64: busy x now - busy_start_sum is the
    * work in progress (exact while that fits in 2^64 ns) */
   uint64_t busy_start_sum;
+  /* its queue (model_queue.h: read here, changed only there) */
   int32_t queued; /* requests waiting */
   mw_req *q_head, *q_tail;
   int64_t q_nonempty_since; /* codel: when the queue last went from empty to not empty */
@@ -543,11 +676,11 @@ struct mw_service {
   mw_replica *replicas;
   mw_edge **call_edges; /* per downstream call */
   /* Per call the handler makes (a call made fanout times is that many, numbered as
-   * ev_work_done starts them): the index of its downstream call. A handler's call carries
+   * model__handler_calls starts them): the index of its downstream call. A handler's call carries
    * its own number as the caller's index (mw_end.slot), so its end finds its fan-out record
-   * at once (model_service.c, downstream_done). */
+   * at once (model_fanout.c, model__downstream_done). */
   int32_t *call_of_child;
-  const retry_method_config **call_mcfg; /* per downstream call: policy lookup */
+  mw_method *call_mcfg;                  /* per downstream call: its policy and fast paths */
   int effect_slot;       /* index into an operation's executions, -1 without effect */
   int64_t *fault_counts; /* per fault: times applied (for max_count) */
   gsl_rng *rng_lb;       /* load balancer */
@@ -562,18 +695,24 @@ struct mw_service {
   /* Its handlers note the calls they make (mw_req.fanout), to cancel them: it makes calls and
    * either is such a fan-out or hears a cancel. */
   bool keeps_calls;
-  /* None of what a request may meet before the queue is configured (no criticality label,
-   * retry budget, admission, fault, adaptive concurrency or shedding): arrive_screen is
-   * skipped (model_service.c). */
+  /* Its fast paths (model_feature.c's table). MW_FAST_ARRIVAL: none of what a request may
+   * meet before the queue is configured, arrive_screen is skipped (model_service.c). */
   bool plain_arrival;
-  /* A worker takes a request without a deadline check or a contention read (work_start). */
+  /* MW_FAST_START: a worker takes a request without a deadline check or a contention read
+   * (work_start). */
   bool plain_start;
-  /* Work is a draw of the service time and nothing else, for a request no fault holds: no
-   * slowdown or stall fault, no congestion slowdown (work_start). */
+  /* MW_FAST_TIME: work is a draw of the service time and nothing else, for a request no
+   * fault holds (work_start). */
   bool plain_time;
   uint32_t fault_kinds; /* bit k set when a fault of kind k (model_fault_kind) is configured */
   model_service_stats *stats;
 };
+
+/* Sizes the hot path indexes by (w->topo.services[i], w->topo.pops[i]): a power of two, or
+ * three times one, is a shift (or a shift and a lea); 136 bytes took three more instructions
+ * at every lookup, a percent of an M/M/1's. */
+_Static_assert(sizeof(void *) != 8 || sizeof(mw_service) == 128, "mw_service is 128 bytes on LP64");
+_Static_assert(sizeof(void *) != 8 || sizeof(mw_pop) == 96, "mw_pop is 96 bytes on LP64");
 
 /* }================================================================== */
 
@@ -669,6 +808,13 @@ struct model_world {
     void (*progress)(void *, int64_t, int64_t);
     void *progress_ctx;
   } run;
+  /* The fast paths' switches (model_feature.c): off forces every one off (the config's
+   * fast_paths_off, or RETRYSIM_NO_FAST_PATHS=1 in the environment); skip is the test hook's
+   * row left out of the table, -1 none. */
+  struct mw_fast {
+    bool off;
+    int skip;
+  } fast;
   model_results res;      /* what the run measured (owns the edge and service arrays) */
   model_trace_sink trace; /* model_world_set_trace; record NULL: tracing off */
 };
@@ -794,6 +940,8 @@ typedef struct mw_call_args {
   int32_t criticality;      /* model_criticality of its attempts, 0: unset */
   int32_t slot;             /* given back in c->slot */
   bool top;                 /* a top-level call (made by a client population) */
+  uint8_t fast;             /* MW_FAST_* its call may take: its caller's flags for its method
+                               (mw_method.fast) */
 } mw_call_args;
 
 /* Starts a logical call as a describes. Returns 0, or -1 when out of memory (the world's
@@ -833,6 +981,27 @@ void model__service_arrive(model_world *w, mw_req *r);
 /* Takes r, cancelled by its caller, out of its replica's queue if it is there (state
  * MW_REQ_QUEUED): it is never worked. Returns whether it was (the caller then frees it). */
 bool model__service_withdraw(model_world *w, mw_req *r);
+/* Fills the queue length and busy workers of service svc summed over its replicas. */
+void model__service_sample(const model_world *w, size_t svc, double *queued, double *busy);
+/* Returns service svc's adaptive concurrency limits summed over replicas (0 without). */
+double model__service_acc_limit(model_world *w, size_t svc);
+/* Returns the worker-seconds of work still in progress on service svc at now. */
+double model__service_busy_in_progress(const model_world *w, size_t svc, int64_t now_ns);
+/* Returns how many fault entries are active at some time in [t0_ns, t1_ns). */
+int model__faults_active(const model_world *w, int64_t t0_ns, int64_t t1_ns);
+
+/* The handler's end and its worker and queue, for model_fanout.c (model_service.c keeps them
+ * inline for its own hot path): the side effect after the calls and the reply; the worker
+ * freed (returns its busy time in seconds); queued requests started while workers are free. */
+void model__handler_after_calls(model_world *w, mw_req *r);
+double model__worker_release(mw_service *s, mw_req *r, int64_t now);
+void model__replica_pump(model_world *w, mw_service *s, int32_t rep);
+
+/* model_fanout.c */
+/* The handler of r at service s, its own work done, makes its calls (s has some). */
+void model__handler_calls(model_world *w, mw_service *s, mw_req *r);
+/* A handler's call ended: every service's downstream edges' on_done. */
+void model__downstream_done(model_world *w, const mw_end *c);
 /* r's call was cancelled (a k-of-n fan-out's cancel, never a hedge's or a timeout's) while a
  * worker held r or its handler waited for its own calls. Being worked: the work goes on, but
  * the handler makes no calls (r->cancelled). Waiting for its calls: they are cancelled in
@@ -842,14 +1011,6 @@ bool model__service_cancel(model_world *w, mw_req *r);
 /* Sets every service's hears_cancel and keeps_calls from the config (before the edges are
  * made: an edge out of a service that keeps its calls can see them cancelled). */
 void model__services_cancel_reach(model_world *w);
-/* Fills the queue length and busy workers of service svc summed over its replicas. */
-void model__service_sample(const model_world *w, size_t svc, double *queued, double *busy);
-/* Returns service svc's adaptive concurrency limits summed over replicas (0 without). */
-double model__service_acc_limit(model_world *w, size_t svc);
-/* Returns the worker-seconds of work still in progress on service svc at now. */
-double model__service_busy_in_progress(const model_world *w, size_t svc, int64_t now_ns);
-/* Returns how many fault entries are active at some time in [t0_ns, t1_ns). */
-int model__faults_active(const model_world *w, int64_t t0_ns, int64_t t1_ns);
 
 /* model_ledger.c */
 mw_op *model__op_new(model_world *w);

@@ -1,9 +1,10 @@
 /*
- * model_service.c: services. Each has replicas; each replica has workers and a bounded FIFO or
- * LIFO queue. A request picks a replica through the load balancer, meets the fault timeline,
- * is admitted, queued or rejected, holds a worker for its service time, runs the handler (side
- * effect, downstream calls through their own engines) and travels back. Invariant: a replica
- * never has a queued request while one of its workers is idle.
+ * model_service.c: services. Each has replicas; each replica has workers and a bounded queue
+ * (its discipline, FIFO, LIFO or CoDel's, in model_queue.h). A request picks a replica through
+ * the load balancer, meets the fault timeline, is admitted, queued or rejected, holds a worker
+ * for its service time, runs the handler (its side effect; its own calls are model_fanout.c's)
+ * and travels back. Invariant: a replica never has a queued request while one of its workers
+ * is idle.
  */
 #include <assert.h>
 #include <gsl/gsl_randist.h>
@@ -12,14 +13,16 @@
 
 #include "sim/sim_dist.h"
 #include "models/model_int.h"
+#include "models/model_queue.h"
 #include "sim/sim_rng.h"
 
 static MODEL_HOT void replica_pump(model_world *w, mw_service *s, int32_t rep);
-static void handler_cut_short(model_world *w, mw_service *s, mw_req *r);
 
 /* {==================================================================
  * Faults
  * =================================================================== */
+
+_Static_assert(MODEL_MAX_REPLICAS <= 64, "a fault's replica_mask has a bit a replica");
 
 /* Returns whether fault f applies to a request of `method`, attempt `attempt`, on replica rep
  * at now (time window, replicas, attempts, method and count limit). */
@@ -27,7 +30,8 @@ static bool fault_applies(const mw_service *s, size_t i, int64_t now, int32_t re
                           const char *method) {
   const model_fault_cfg *f = &s->cfg->faults[i];
   if (now < f->start_ns || now >= f->end_ns) return false;
-  if (rep >= 0 && rep < 64 && !(f->replica_mask & (UINT64_C(1) << rep))) return false;
+  if (rep >= 0 && rep < MODEL_MAX_REPLICAS && !(f->replica_mask & (UINT64_C(1) << rep)))
+    return false;
   if (f->attempt_mask != 0 &&
       (attempt < 1 || attempt > 32 || !(f->attempt_mask & (UINT32_C(1) << (attempt - 1)))))
     return false;
@@ -125,8 +129,8 @@ static void ev_reply(sim_kernel *k, void *obj, uint64_t arg) {
 static MODEL_HOT void reply_prepare(model_world *w, mw_req *r) {
   mw_service *s = &w->topo.services[r->edge->callee];
   int64_t now = sim_now_ns(w->k);
-  if (!retry_status_is_ok(s->cfg->space, r->status) && r->pushback == NULL &&
-      r->retry_after == NULL) {
+  /* Out of the queue the links read NULL: no pushback yet (the invariant at mw_req's union). */
+  if (!retry_status_is_ok(s->cfg->space, r->status) && model__req_pushback_unset(r)) {
     const model_fault_cfg *f = fault_find(s, MODEL_FAULT_PUSHBACK, now, r->replica, r->attempt,
                                           model__req_method(r), NULL);
     if (f != NULL) {
@@ -200,8 +204,8 @@ static int32_t lb_pick(mw_service *s, const mw_req *r) {
   int32_t n = s->cfg->replicas;
   if (n == 1) return 0;
   int32_t avoid = -1;
-  if (s->cfg->lb_avoid_previous && !r->bare && r->attempt > 1 && r->call != NULL)
-    avoid = r->call->last_replica;
+  if (s->cfg->lb_avoid_previous && !r->bare && r->attempt > 1 && model__req_call(r) != NULL)
+    avoid = model__req_call(r)->last_replica;
   int32_t m = avoid >= 0 ? n - 1 : n; /* candidates */
   /* With avoid set, random and p2c draw among m = n - 1 candidates and indexes from `avoid`
    * up shift by one, so the avoided replica is never picked and the others stay equally
@@ -322,39 +326,18 @@ static MODEL_HOT bool work_start(model_world *w, mw_service *s, mw_req *r) {
   return true;
 }
 
-/* Starts queued requests while replica rep has idle workers. FIFO serves the oldest, LIFO
- * the newest (whose callers are most likely still waiting). A request dropped as expired does
- * not take a worker, so the loop goes on to the next one. */
+/* Starts queued requests while replica rep has idle workers, in the order of the queue's
+ * discipline (model_queue.h). A request refused as it leaves the queue (CoDel's bound) or
+ * dropped as expired does not take a worker, so the loop goes on to the next one. */
 static MODEL_HOT void replica_pump(model_world *w, mw_service *s, int32_t rep) {
   mw_replica *rp = &s->replicas[rep];
   int64_t now = sim_now_ns(w->k);
-  const model_codel_cfg *codel = &s->cfg->codel;
-  while (rp->q_head != NULL && rp->busy < replica_workers(s, rep, now)) {
-    mw_req *r;
-    /* Adaptive LIFO: newest first while the queue has not been empty for an interval. */
-    if (s->cfg->queue == MODEL_QUEUE_LIFO ||
-        (codel->on && model_codel_lifo(codel, rp->q_nonempty_since, now))) {
-      r = rp->q_tail;
-      rp->q_tail = r->q_prev;
-      if (rp->q_tail != NULL)
-        rp->q_tail->q_next = NULL;
-      else
-        rp->q_head = NULL;
-    } else {
-      r = rp->q_head;
-      rp->q_head = r->q_next;
-      if (rp->q_head != NULL)
-        rp->q_head->q_prev = NULL;
-      else
-        rp->q_tail = NULL;
-    }
-    r->q_prev = r->q_next = NULL;
-    rp->queued--;
-    if (rp->queued == 0) rp->q_nonempty_since = now;
+  while (model__queue_has_waiting(rp) && rp->busy < replica_workers(s, rep, now)) {
+    mw_req *r = model__queue_take(s, rp, now);
     /* Controlled delay: waited past the bound set when it was queued, refused unworked. */
-    if (codel->on && now > r->codel_until) {
+    if (model__queue_expired(s, r, now)) {
       s->stats->codel_dropped++;
-      reply_reject(w, r, codel->status, NULL, NULL);
+      reply_reject(w, r, s->cfg->codel.status, NULL, NULL);
       continue;
     }
     work_start(w, s, r);
@@ -428,150 +411,13 @@ static MODEL_HOT void handler_after_calls(model_world *w, mw_req *r) {
   handler_finish(w, r);
 }
 
-/* Starts downstream call j of r's handler. Its deadline is its own timeout, bounded by the
- * deadline r carries when the call propagates deadlines. */
-static void downstream_done(model_world *w, const mw_end *c);
-
-/* The record of the calls r's handler started, when its service keeps them (a k-of-n fan-out
- * that cancels what it leaves, or a service a cancel can reach) and r still waits for them
- * (state MW_REQ_DOWNSTREAM: the field is another phase's before); else NULL. */
-static mw_fanout *fanout_of(const mw_service *s, const mw_req *r) {
-  return s->keeps_calls && r->state == MW_REQ_DOWNSTREAM ? r->fanout : NULL;
+/* The handler's end, its worker and its queue, for the handler's calls (model_fanout.c):
+ * out-of-line doors to what stays inline here. */
+void model__handler_after_calls(model_world *w, mw_req *r) { handler_after_calls(w, r); }
+double model__worker_release(mw_service *s, mw_req *r, int64_t now) {
+  return worker_release(s, r, now);
 }
-
-/* Cancels every call f notes (f taken from its request first, so that their ends, which
- * downstream_done hears now, find no record to clear): those still waiting for a blocking
- * limiter's permit before the others, so that a permit a cancel gives back never starts a
- * call about to be cancelled. Then frees f. */
-static void fanout_cancel(model_world *w, mw_fanout *f) {
-  for (int pass = 0; pass < 2; pass++) {
-    for (int32_t i = 0; i < f->n; i++) {
-      mw_child ch = f->child[i];
-      if (ch.call == NULL) continue;
-      bool waits = !ch.bare && (((mw_call *)ch.call)->flags & MW_CALL_WAITING) != 0;
-      if (pass == 0 && !waits) continue;
-      f->child[i].call = NULL;
-      model__call_cancel(w, &ch);
-    }
-  }
-  model__pool_put(&w->pools.fanouts, f);
-}
-
-static void downstream_start(model_world *w, mw_service *s, mw_req *r, int32_t j, int32_t child) {
-  const model_call_cfg *cc = &s->cfg->calls[j];
-  const retry_method_config *mc = s->call_mcfg[j];
-  mw_replica *rp = &s->replicas[r->replica];
-  int64_t now = sim_now_ns(w->k);
-  int64_t timeout = cc->deadline_ns != RETRY_NEVER ? cc->deadline_ns
-                    : mc != NULL                   ? mc->timeout_ns
-                                                   : RETRY_NEVER;
-  int64_t deadline =
-      timeout == RETRY_NEVER || timeout > INT64_MAX - now ? RETRY_NEVER : now + timeout;
-  if (cc->propagate_deadline && r->deadline_ns < deadline) deadline = r->deadline_ns;
-  /* The downstream operation: the same for every attempt of this handler's operation, its own
-   * for each call j (model_int.h, mw_op). */
-  mw_op *op = model__op_child(w, r->op, child);
-  if (op == NULL && r->op != NULL) return; /* out of memory: the world has failed */
-  r->side->ds_pending++;                   /* (it has one from ev_work_done on) */
-  mw_call_args a = {.edge = s->call_edges[j],
-                    .mc = mc,
-                    .method = cc->method,
-                    .stream = cc->stream,
-                    .request_bytes = cc->request_bytes,
-                    .stream_items = cc->stream_items,
-                    .deadline_ns = deadline,
-                    .op = op,
-                    .ch = &rp->ch,
-                    .target = model__channel_target(&rp->ch, (size_t)j),
-                    .top = false,
-                    .criticality = r->criticality,
-                    .done_ctx = r,
-                    .slot = child, /* downstream_done finds call j through it */
-                    .child = NULL};
-  /* A handler whose calls may be cancelled notes each call it makes. */
-  mw_fanout *f = fanout_of(s, r);
-  if (f != NULL) a.child = &f->child[f->n++];
-  if (model__call_start(w, &a) < 0) r->side->ds_pending--;
-}
-
-/* wait_for k of n: 1 once k calls succeeded, 0 once n - k + 1 failed (k can no longer be
- * reached), -1 before either. A call counts once however many attempts or hedges it sent. */
-static int quorum_state(const mw_service *s, const mw_req *r) {
-  const mw_req_side *d = r->side;
-  int32_t k = s->cfg->wait_for, n = d->ds_next;
-  if (d->ds_ok >= k) return 1;
-  return d->ds_nfail >= n - k + 1 ? 0 : -1;
-}
-
-/* The fan-out reached its wait_for: the handler goes on with the calls' verdict (a failure's
- * status is the first failure's). The calls left are cancelled first (cancel_rest:
- * fanout_cancel); or, without cancel_rest, they run to their end unheard (the record, kept
- * when a cancel can reach r, is dropped). Each cancel ends its call now, which tells
- * downstream_done (r is then decided: it only counts the call out). */
-static void quorum_decide(model_world *w, mw_req *r, int state) {
-  mw_service *s = &w->topo.services[r->edge->callee];
-  r->side->ds_decided = true;
-  r->side->ds_failed = state == 0;
-  mw_fanout *f = fanout_of(s, r);
-  if (f != NULL) {
-    r->fanout = NULL;
-    if (s->cfg->cancel_rest)
-      fanout_cancel(w, f);
-    else
-      model__pool_put(&w->pools.fanouts, f);
-  }
-  handler_after_calls(w, r);
-}
-
-/* A downstream call of request r ended. Its status is mapped into r's service's space (the
- * gateway's job); the first failure is kept as the handler's result. Sequential calls stop
- * at the first failure; a fan-out waits for every call it started, or with wait_for until k
- * succeeded or n - k + 1 failed. */
-static void downstream_done(model_world *w, const mw_end *c) {
-  mw_req *r = c->done_ctx;
-  mw_service *s = &w->topo.services[r->edge->callee];
-  int32_t child = c->slot;
-  const model_call_cfg *cc = &s->cfg->calls[s->call_of_child[child]];
-  retry_space from = w->cfg->services[cc->service].space;
-  int32_t st = model__status_map(&cc->map, from, s->cfg->space, c->status);
-  mw_req_side *d = r->side;
-  d->ds_pending--;
-  /* The fan-out's record forgets the call: it will not be cancelled. Its entry is the
-   * call's own number (ev_work_done numbers the calls as the record's entries). */
-  mw_fanout *f = c->handle != NULL ? fanout_of(s, r) : NULL;
-  if (f != NULL) {
-    assert(child < f->n && f->child[child].call == c->handle);
-    f->child[child].call = NULL;
-  }
-  if (d->ds_decided) {
-    /* Left to finish: its attempts and side effects counted; r waits only to be freed. */
-    if (d->ds_orphan && d->ds_pending == 0) model__req_put(w, r);
-    return;
-  }
-  bool ok = retry_status_is_ok(s->cfg->space, st);
-  if (ok)
-    d->ds_ok++;
-  else
-    d->ds_nfail++;
-  if (!ok && !d->ds_failed) {
-    d->ds_failed = true;
-    d->ds_status = st;
-  }
-  if (s->cfg->calls_mode == MODEL_CALLS_SEQUENTIAL && !d->ds_failed &&
-      d->ds_next < (int32_t)s->cfg->n_calls) {
-    int32_t j = d->ds_next++;
-    downstream_start(w, s, r, j, j);
-    return;
-  }
-  /* A fan-out still starting its calls (one of them ended at once) finishes after the loop. */
-  if (d->ds_starting) return;
-  if (s->cfg->wait_for > 0) {
-    int q = quorum_state(s, r);
-    if (q >= 0) quorum_decide(w, r, q);
-    return;
-  }
-  if (d->ds_pending == 0) handler_after_calls(w, r);
-}
+void model__replica_pump(model_world *w, mw_service *s, int32_t rep) { replica_pump(w, s, rep); }
 
 /* The service time is over: the handler's own work is done. What follows depends on the
  * handler: a delayed refusal replies at once; a deadline-aware handler checks its context
@@ -612,58 +458,7 @@ static void ev_work_done(sim_kernel *k, void *obj, uint64_t arg) {
     handler_after_calls(w, r);
     return;
   }
-  /* The state of its calls is kept on the side (mw_req_side). */
-  mw_req_side *d = model__req_side(w, r);
-  if (d == NULL) return; /* the world has failed */
-  if (r->cancelled) {
-    /* Its call was cancelled while it was worked: the request's context is done, so each
-     * call it would make fails at once, cancelled, and is never sent (gRPC fails a call
-     * made with a cancelled context before it leaves). The handler goes on as after any
-     * failed call: no side effect "after", and a reply nobody waits for. */
-    s->stats->cancelled++;
-    d->ds_failed = true;
-    d->ds_status = cfg->space == RETRY_SPACE_GRPC ? RETRY_GRPC_CANCELLED : RETRY_HTTP_CANCELLED;
-    handler_after_calls(w, r);
-    return;
-  }
-  r->state = MW_REQ_DOWNSTREAM;
-  /* A service whose calls may be cancelled notes each call it makes (downstream_start). */
-  if (s->keeps_calls) {
-    r->fanout = model__pool_get(&w->pools.fanouts);
-    if (r->fanout == NULL) {
-      model__fail(w, RETRY_ENOMEM, "out of memory for fan-outs");
-      return;
-    }
-    r->fanout->n = 0;
-  }
-  if (cfg->calls_mode == MODEL_CALLS_SEQUENTIAL) {
-    d->ds_next = 1;
-    downstream_start(w, s, r, 0, 0);
-    return;
-  }
-  /* Every copy of every call: copy i of call j is operation (copies before j) + i. Without
-   * wait_for a failure while starting stops the rest (the handler fails anyway); with it the
-   * fan-out starts all n, since k may still be reached. ds_next counts what was started. */
-  d->ds_starting = true;
-  int32_t child = 0;
-  for (int32_t j = 0; j < (int32_t)cfg->n_calls && (cfg->wait_for > 0 || !d->ds_failed); j++)
-    for (int32_t i = 0; i < cfg->calls[j].fanout && (cfg->wait_for > 0 || !d->ds_failed); i++)
-      downstream_start(w, s, r, j, child++);
-  d->ds_next = child;
-  d->ds_starting = false;
-  if (r->cancelled) {
-    /* Cancelled while it started its calls (model__service_cancel): its caller has dropped
-     * it, so it is freed here once its calls have reported. */
-    handler_cut_short(w, s, r);
-    model__req_discard(w, r);
-    return;
-  }
-  if (cfg->wait_for > 0) {
-    int q = quorum_state(s, r);
-    if (q >= 0) quorum_decide(w, r, q);
-    return;
-  }
-  if (d->ds_pending == 0) handler_after_calls(w, r);
+  model__handler_calls(w, s, r); /* model_fanout.c */
 }
 
 /* A request arrives: load balancer, then the fault timeline in a fixed order (down, refuse,
@@ -753,13 +548,13 @@ void model__service_arrive(model_world *w, mw_req *r) {
   int64_t now = sim_now_ns(w->k);
   s->stats->arrivals++;
   model__ts_add(w, w->ts.col_svc0 + (int)s->index * w->ts.svc_cols, 1.0);
-  r->state = MW_REQ_QUEUED;
+  r->state = MW_REQ_AT_SERVICE;
   r->replica = (int8_t)lb_pick(s, r);
-  if (!r->bare && r->call != NULL) r->call->last_replica = r->replica;
+  if (!r->bare && model__req_call(r) != NULL) model__req_call(r)->last_replica = r->replica;
   mw_replica *rp = &s->replicas[r->replica];
   if (!s->plain_arrival && arrive_screen(w, s, r, rp, now)) return;
   /* Admission: a free worker (and nobody waiting ahead), else the queue, else a refusal. */
-  if (rp->busy < replica_workers(s, r->replica, now) && rp->q_head == NULL) {
+  if (rp->busy < replica_workers(s, r->replica, now) && !model__queue_has_waiting(rp)) {
     work_start(w, s, r);
     return;
   }
@@ -767,116 +562,24 @@ void model__service_arrive(model_world *w, mw_req *r) {
     reject_overload(w, r, cfg->reject_status, cfg->reject_pushback, cfg->reject_retry_after);
     return;
   }
-  if (cfg->codel.on) {
-    if (rp->queued == 0) rp->q_nonempty_since = now;
-    r->codel_until = now + model_codel_bound(&cfg->codel, rp->q_nonempty_since, now);
-  }
-  r->q_prev = rp->q_tail;
-  r->q_next = NULL;
-  if (rp->q_tail != NULL)
-    rp->q_tail->q_next = r;
-  else
-    rp->q_head = r;
-  rp->q_tail = r;
-  if (++rp->queued > s->stats->queue_max) s->stats->queue_max = rp->queued;
+  model__queue_put(s, rp, r, now);
 }
 
-/* A cancelled request leaves its replica's queue (the links are doubly linked, so this is
- * O(1)) as if it had never joined; its CoDel bound goes with it. An adaptive concurrency
+/* A cancelled request leaves its replica's queue as if it had never joined (model_queue.h).
+ * An adaptive concurrency
  * filter that forwarded it stops counting it outstanding without a latency sample, as Envoy's
  * filter does for a stream reset before its response (cancelLatencySample). */
 bool model__service_withdraw(model_world *w, mw_req *r) {
   if (r->state != MW_REQ_QUEUED || r->replica < 0) return false;
   mw_service *s = &w->topo.services[r->edge->callee];
   mw_replica *rp = &s->replicas[r->replica];
-  if (r->q_prev != NULL)
-    r->q_prev->q_next = r->q_next;
-  else
-    rp->q_head = r->q_next;
-  if (r->q_next != NULL)
-    r->q_next->q_prev = r->q_prev;
-  else
-    rp->q_tail = r->q_prev;
-  r->q_prev = r->q_next = NULL;
-  rp->queued--;
-  if (rp->queued == 0) rp->q_nonempty_since = sim_now_ns(w->k);
+  model__queue_withdraw(rp, r, sim_now_ns(w->k));
   if (r->acc_forwarded) {
     if (rp->acc->outstanding > 0) rp->acc->outstanding--;
     r->acc_forwarded = false;
   }
   r->state = MW_REQ_HOP_BACK; /* out of the server's hands: nothing will touch it there */
   return true;
-}
-
-/* The cancel travels down as a request's context does in gRPC (the calls its handler made
- * with it are cancelled with it), one hop at a time: each call cancelled here cancels its own
- * attempts at their callees (model__call_cancel), which come back here. */
-bool model__service_cancel(model_world *w, mw_req *r) {
-  mw_service *s = &w->topo.services[r->edge->callee];
-  if (s->cfg->n_calls == 0) return false; /* a handler without calls just finishes */
-  if (r->state == MW_REQ_WORKING) {
-    r->cancelled = true; /* ev_work_done makes no calls */
-    return false;
-  }
-  /* Waiting for its calls, and not already going on (a k-of-n fan-out deciding further up
-   * the stack: it replies, and the reply is dropped). */
-  if (r->state != MW_REQ_DOWNSTREAM || r->side->ds_decided) return false;
-  /* Still starting them further up the stack (a call's end there set off the cancel): the
-   * fan-out's loop ends the handler once it is out of it (ev_work_done). */
-  if (r->side->ds_starting) {
-    r->cancelled = true;
-    return false;
-  }
-  handler_cut_short(w, s, r);
-  return true;
-}
-
-/* Ends the handler of r, cancelled while it waits for its calls: they are cancelled, the
- * worker is freed, no reply goes back (model__service_cancel). */
-static void handler_cut_short(model_world *w, mw_service *s, mw_req *r) {
-  s->stats->cancelled++;
-  r->side->ds_decided = true; /* the calls' ends only count them out from now on */
-  mw_fanout *f = fanout_of(s, r);
-  r->fanout = NULL;
-  if (f != NULL) fanout_cancel(w, f);
-  /* The handler ends here: its worker is free, its time counted as busy and wasted (nobody
-   * uses what it did), and no reply goes back. An adaptive concurrency filter forgets it
-   * without a latency sample, as for a request withdrawn from the queue. */
-  mw_replica *rp = &s->replicas[r->replica];
-  int64_t now = sim_now_ns(w->k);
-  s->stats->wasted_work_s += worker_release(s, r, now);
-  if (r->acc_forwarded) {
-    if (rp->acc->outstanding > 0) rp->acc->outstanding--;
-    r->acc_forwarded = false;
-  }
-  r->state = MW_REQ_HOP_BACK; /* out of the server's hands */
-  replica_pump(w, s, r->replica);
-}
-
-/* Which services a k-of-n cancel can reach: the callees of a fan-out with wait_for and
- * cancel_rest, then, as long as something changes, the callees of the services reached (the
- * call graph has no cycle, so this ends within n_services rounds; a cycle would end too). */
-void model__services_cancel_reach(model_world *w) {
-  const model_config *cfg = w->cfg;
-  bool changed = true;
-  for (size_t round = 0; changed && round <= cfg->n_services; round++) {
-    changed = false;
-    for (size_t i = 0; i < cfg->n_services; i++) {
-      const model_service_cfg *sc = &cfg->services[i];
-      bool sends = (sc->wait_for > 0 && sc->cancel_rest) || w->topo.services[i].hears_cancel;
-      for (size_t j = 0; sends && j < sc->n_calls; j++) {
-        mw_service *callee = &w->topo.services[sc->calls[j].service];
-        if (!callee->hears_cancel) changed = callee->hears_cancel = true;
-      }
-    }
-  }
-  for (size_t i = 0; i < cfg->n_services; i++) {
-    const model_service_cfg *sc = &cfg->services[i];
-    mw_service *sv = &w->topo.services[i];
-    sv->keeps_calls =
-        sc->n_calls > 0 && ((sc->wait_for > 0 && sc->cancel_rest) || sv->hears_cancel);
-    sv->stats->has_cancel = sc->n_calls > 0 && sv->hears_cancel;
-  }
 }
 
 /* Queue and busy workers summed over replicas, for the time series. */
@@ -933,11 +636,13 @@ int model__services_create(model_world *w) {
     mw_service *s = &w->topo.services[i];
     const model_service_cfg *cfg = s->cfg;
     for (size_t j = 0; j < cfg->n_calls; j++)
-      s->call_edges[j]->on_done = downstream_done;
+      s->call_edges[j]->on_done = model__downstream_done; /* model_fanout.c */
     snprintf(entity, sizeof entity, "service:%s", cfg->name);
     s->rng_lb = sim_rng_stream_create(w->seed, entity, "lb", 0);
     s->replicas = model__calloc(w, (size_t)cfg->replicas, sizeof *s->replicas);
     assert(cfg->n_faults <= MODEL_MAX_FAULTS); /* the loader refuses more (mw_req.fail) */
+    /* the loader refuses more (mw_req.replica, a fault's replica_mask) */
+    assert(cfg->replicas >= 1 && cfg->replicas <= MODEL_MAX_REPLICAS);
     s->fault_counts = model__calloc(w, cfg->n_faults + 1, sizeof *s->fault_counts);
     if (s->rng_lb == NULL || s->replicas == NULL || s->fault_counts == NULL) return -1;
     if (cfg->admission.on) model_bucket_init(&s->bucket, &cfg->admission, 0);
@@ -947,15 +652,10 @@ int model__services_create(model_world *w) {
     s->stats->has_acc = cfg->acc.on;
     s->stats->has_shedding = cfg->shedding.on;
     s->stats->has_retry_budget = cfg->retry_budget.on;
-    s->plain_arrival = !cfg->criticality.on && !cfg->retry_budget.on && !cfg->admission.on &&
-                       cfg->n_faults == 0 && !cfg->acc.on && !cfg->shedding.on;
     s->fault_kinds = 0;
     for (size_t f = 0; f < cfg->n_faults; f++)
       s->fault_kinds |= UINT32_C(1) << cfg->faults[f].kind;
-    s->plain_start = cfg->deadline == MODEL_DEADLINE_IGNORE && !cfg->contention.on;
-    s->plain_time = cfg->slowdown_per_busy == 0.0 &&
-                    !(s->fault_kinds &
-                      ((UINT32_C(1) << MODEL_FAULT_SLOWDOWN) | (UINT32_C(1) << MODEL_FAULT_STALL)));
+    /* plain_arrival, plain_start, plain_time: model__features_apply, once the world exists */
     for (int32_t r = 0; r < cfg->replicas; r++) {
       mw_replica *rp = &s->replicas[r];
       rp->rng_work = sim_rng_stream_create(w->seed, entity, "work", (uint64_t)r);

@@ -15,6 +15,8 @@ void model_world_set_trace(model_world *w, const model_trace_sink *sink) {
     memset(&w->trace, 0, sizeof w->trace);
   else
     w->trace = *sink;
+  /* A sink is a feature of the whole world: the calls' fast paths follow. */
+  model__features_apply(w);
 }
 
 /* The call as the sink sees it. start_ns is the engine's once the call has started. */
@@ -29,15 +31,15 @@ static void call_info(const mw_call *c, int64_t start_ns, model_trace_call *info
   info->to = c->edge->stats->to;
   info->method = model__call_method(c);
   info->start_ns = start_ns;
-  info->deadline_ns = c->rc.deadline_ns;
-  info->policy = c->rc.policy;
+  info->deadline_ns = model__call_rc_const(c)->deadline_ns;
+  info->policy = model__call_rc_const(c)->policy;
 }
 
 /* The engine's trace callback: ctx is the call, alive for as long as the engine runs it. */
 static void call_record(void *ctx, const retry_trace_rec *rec) {
   const mw_call *c = ctx;
   model_trace_call info;
-  call_info(c, c->rc.start_ns, &info);
+  call_info(c, model__call_rc_const(c)->start_ns, &info);
   model_world *w = c->edge->w;
   w->trace.record(w->trace.ctx, &info, rec);
 }

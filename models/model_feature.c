@@ -1,0 +1,235 @@
+/*
+ * model_feature.c: the one table of the world's features that its fast paths skip. A fast
+ * path leaves out the work of features an object does not have (a service's arrival screen,
+ * a call's engine, a call's ext, ...); each row below names one feature, the object it belongs
+ * to and the fast paths it rules out, and every "needs the slow path" flag of the world is
+ * derived from the rows, once, when the world is built (and again when a trace sink comes or
+ * goes), never per event. A new feature is one row here; a feature left out of the table is
+ * one a fast path silently skips, which tools/test/test-fastpath.sh catches: it runs every
+ * experiment and test scenario with the fast paths on and forced off (RETRYSIM_NO_FAST_PATHS=1,
+ * model_config.fast_paths_off) and compares every output byte for byte.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/model_int.h"
+
+/* {==================================================================
+ * The features
+ * =================================================================== */
+
+/* What a row is asked about: a service (its config), or a call on an edge (the callee's
+ * config, the edge's channel state and the method's policy and figures). */
+typedef struct mw_subject {
+  const model_world *w;
+  const model_service_cfg *svc;  /* the service, or the callee of the edge */
+  const mw_edge *edge;           /* NULL for a service */
+  const retry_target_config *tc; /* the edge's channel state's config, NULL without */
+  const retry_target *target;    /* its first holder's target (all share tc), NULL without */
+  const retry_method_config *mc; /* the method's policy, NULL: one attempt */
+  retry_stream_kind stream;      /* the method's call: its kind, ... */
+  int64_t request_bytes;         /* ... its request's size (0: unset) ... */
+  int64_t stream_items;          /* ... and a full reply's messages */
+} mw_subject;
+
+/* Which object a feature belongs to, so which subjects its row is asked about. */
+typedef enum mw_feature_of {
+  MW_OF_SERVICE = 1, /* a service: its own fast paths, and those of the calls to it */
+  MW_OF_EDGE = 2,    /* an edge's channel state (the policy's shared parts) */
+  MW_OF_METHOD = 4,  /* a method's call on an edge: its policy, size and stream */
+  MW_OF_WORLD = 8    /* the whole world (a trace sink) */
+} mw_feature_of;
+
+typedef struct mw_feature {
+  const char *name;
+  mw_feature_of of;
+  uint8_t disables;                /* MW_FAST_*: the fast paths an object with it cannot take */
+  bool (*on)(const mw_subject *x); /* whether the object has the feature */
+} mw_feature;
+
+static bool has_fault(const model_service_cfg *s, model_fault_kind kind) {
+  for (size_t i = 0; i < s->n_faults; i++)
+    if (s->faults[i].kind == kind) return true;
+  return false;
+}
+
+/* A service's (MW_OF_SERVICE) */
+static bool svc_criticality(const mw_subject *x) { return x->svc->criticality.on; }
+static bool svc_retry_budget(const mw_subject *x) { return x->svc->retry_budget.on; }
+static bool svc_admission(const mw_subject *x) { return x->svc->admission.on; }
+static bool svc_faults(const mw_subject *x) { return x->svc->n_faults > 0; }
+static bool svc_acc(const mw_subject *x) { return x->svc->acc.on; }
+static bool svc_shedding(const mw_subject *x) { return x->svc->shedding.on; }
+static bool svc_deadline(const mw_subject *x) { return x->svc->deadline != MODEL_DEADLINE_IGNORE; }
+static bool svc_contention(const mw_subject *x) { return x->svc->contention.on; }
+static bool svc_congestion(const mw_subject *x) { return x->svc->slowdown_per_busy != 0.0; }
+static bool svc_slowdown(const mw_subject *x) { return has_fault(x->svc, MODEL_FAULT_SLOWDOWN); }
+static bool svc_stall(const mw_subject *x) { return has_fault(x->svc, MODEL_FAULT_STALL); }
+/* A FAIL fault that sends stream messages first: a reply of any method may carry some, which
+ * the engine counts in the call's ext. */
+static bool svc_fail_items(const mw_subject *x) {
+  for (size_t i = 0; i < x->svc->n_faults; i++) {
+    const model_fault_cfg *f = &x->svc->faults[i];
+    if (f->kind == MODEL_FAULT_FAIL && f->after_headers && f->stream_items > 0) return true;
+  }
+  return false;
+}
+
+/* An edge's channel state (MW_OF_EDGE) */
+static bool edge_target(const mw_subject *x) { return x->tc != NULL; }
+/* What the engine itself keeps in a call's ext for this target, whatever the policy: asked of
+ * the engine (retry_call_ext_needed), so that a new part of it needs no row here. */
+static bool edge_target_ext(const mw_subject *x) {
+  if (x->target == NULL) return false;
+  retry_call_opts probe;
+  memset(&probe, 0, sizeof probe);
+  retry_policy plain;
+  retry_policy_init(&plain, x->svc->space);
+  return retry_call_ext_needed(&plain, x->target, &probe);
+}
+static bool edge_blocking_limit(const mw_subject *x) {
+  return x->tc != NULL && x->tc->has_limit && x->tc->limit.blocking;
+}
+static bool edge_budget(const mw_subject *x) {
+  return x->tc != NULL && x->tc->budget != RETRY_BUDGET_NONE;
+}
+static bool edge_adaptive(const mw_subject *x) { return x->tc != NULL && x->tc->has_adaptive; }
+static bool edge_limiters(const mw_subject *x) {
+  return x->tc != NULL && (x->tc->has_limit || x->tc->has_aws_adaptive);
+}
+
+/* A method's call (MW_OF_METHOD) */
+static bool method_retries(const mw_subject *x) {
+  return x->mc != NULL && x->mc->policy.kind != RETRY_POLICY_NONE;
+}
+static bool method_attempt_timeout(const mw_subject *x) {
+  return x->mc != NULL && x->mc->policy.per_attempt_timeout_ns != 0;
+}
+static bool method_hedging(const mw_subject *x) {
+  return x->mc != NULL && x->mc->policy.kind == RETRY_POLICY_HEDGE;
+}
+static bool method_request_bytes(const mw_subject *x) { return x->request_bytes != 0; }
+static bool method_stream_items(const mw_subject *x) { return x->stream_items != 0; }
+static bool method_stream(const mw_subject *x) { return x->stream != RETRY_STREAM_UNARY; }
+
+/* The world's (MW_OF_WORLD) */
+static bool world_trace(const mw_subject *x) { return x->w->trace.record != NULL; }
+
+/* The table. A row's fast paths are those whose work the feature is part of:
+ *   MW_FAST_ARRIVAL    the arrival screen before the queue (model_service.c, arrive_screen)
+ *   MW_FAST_START      a worker's start: the deadline check and the contention read
+ *   MW_FAST_TIME       the work's time: faults' delays and multipliers (work_time)
+ *   MW_FAST_BARE       a call without the engine, its one request (model_call.c, bare_start)
+ *   MW_FAST_NO_EXT     a call without an mw_call_ext (the engine's optional state, the model's
+ *                      rarer figures)
+ *   MW_FAST_GAUGE_THIN a live gauge that reads the throttle and the breaker alone
+ *                      (model__gauge_read) */
+static const mw_feature features[] = {
+    {"criticality labels", MW_OF_SERVICE, MW_FAST_ARRIVAL, svc_criticality},
+    {"server retry budget", MW_OF_SERVICE, MW_FAST_ARRIVAL, svc_retry_budget},
+    {"admission bucket", MW_OF_SERVICE, MW_FAST_ARRIVAL, svc_admission},
+    {"faults", MW_OF_SERVICE, MW_FAST_ARRIVAL, svc_faults},
+    {"adaptive concurrency", MW_OF_SERVICE, MW_FAST_ARRIVAL, svc_acc},
+    {"shedding", MW_OF_SERVICE, MW_FAST_ARRIVAL, svc_shedding},
+    {"deadline-aware server", MW_OF_SERVICE, MW_FAST_START, svc_deadline},
+    {"contention", MW_OF_SERVICE, MW_FAST_START, svc_contention},
+    {"congestion slowdown", MW_OF_SERVICE, MW_FAST_TIME, svc_congestion},
+    {"slowdown fault", MW_OF_SERVICE, MW_FAST_TIME, svc_slowdown},
+    {"stall fault", MW_OF_SERVICE, MW_FAST_TIME, svc_stall},
+    {"fail fault with messages", MW_OF_SERVICE, MW_FAST_NO_EXT, svc_fail_items},
+    {"channel state", MW_OF_EDGE, MW_FAST_BARE, edge_target},
+    {"engine's ext for the target", MW_OF_EDGE, MW_FAST_NO_EXT, edge_target_ext},
+    {"blocking limiter", MW_OF_EDGE, MW_FAST_NO_EXT, edge_blocking_limit},
+    {"client retry budget", MW_OF_EDGE, MW_FAST_GAUGE_THIN, edge_budget},
+    {"adaptive throttling", MW_OF_EDGE, MW_FAST_GAUGE_THIN, edge_adaptive},
+    {"client limiters", MW_OF_EDGE, MW_FAST_GAUGE_THIN, edge_limiters},
+    {"retry or hedging policy", MW_OF_METHOD, MW_FAST_BARE, method_retries},
+    {"per-attempt timeout", MW_OF_METHOD, MW_FAST_BARE, method_attempt_timeout},
+    {"hedging", MW_OF_METHOD, MW_FAST_NO_EXT, method_hedging},
+    {"request size", MW_OF_METHOD, MW_FAST_NO_EXT, method_request_bytes},
+    {"stream messages", MW_OF_METHOD, MW_FAST_NO_EXT, method_stream_items},
+    {"streaming call", MW_OF_METHOD, MW_FAST_NO_EXT, method_stream},
+    {"trace sink", MW_OF_WORLD, MW_FAST_BARE | MW_FAST_NO_EXT, world_trace},
+};
+
+#define N_FEATURES (sizeof features / sizeof features[0])
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Deriving the flags
+ * =================================================================== */
+
+/* The fast paths x's features leave open, from the rows of the kinds in `of` (every one when
+ * the world forces them all off). */
+static uint8_t fast_of(const model_world *w, const mw_subject *x, unsigned of) {
+  if (w->fast.off) return 0;
+  uint8_t slow = 0;
+  for (size_t i = 0; i < N_FEATURES; i++) {
+    if ((int)i == w->fast.skip || !(of & features[i].of)) continue;
+    if (features[i].on(x)) slow |= features[i].disables;
+  }
+  return (uint8_t)(MW_FAST_ALL & ~slow);
+}
+
+/* The first holder's target of edge e (every holder's has the same config), or NULL. */
+static const retry_target *edge_first_target(const model_world *w, const mw_edge *e) {
+  if (!e->has_target) return NULL;
+  if (e->pop >= 0)
+    return model__channel_target(&model__pop_client(&w->topo.pops[e->pop], 0)->ch, 0);
+  return model__channel_target(&w->topo.services[e->svc].replicas[0].ch, e->slot);
+}
+
+/* Every call on edge e: its fast paths per method (a population's methods, or the one call
+ * of a service's handler the edge is). */
+static void edge_apply(model_world *w, mw_edge *e) {
+  const model_service_cfg *callee = &w->cfg->services[e->callee];
+  mw_subject x = {.w = w, .svc = callee, .edge = e};
+  x.target = edge_first_target(w, e);
+  x.tc = e->has_target ? retry_config_target(e->policy) : NULL;
+  uint8_t fe = fast_of(w, &x, MW_OF_SERVICE | MW_OF_EDGE | MW_OF_WORLD);
+  e->gauge_no_budget = (fe & MW_FAST_GAUGE_THIN) != 0;
+  if (e->pop >= 0) {
+    mw_pop *p = &w->topo.pops[e->pop];
+    const model_client_cfg *cc = p->cfg;
+    for (size_t j = 0; j < cc->n_methods; j++) {
+      x.mc = p->mcfg[j].mc;
+      x.stream = cc->methods[j].stream;
+      x.request_bytes = cc->methods[j].request_bytes;
+      x.stream_items = cc->methods[j].stream_items;
+      p->mcfg[j].fast = fe & fast_of(w, &x, MW_OF_METHOD);
+    }
+    return;
+  }
+  mw_service *s = &w->topo.services[e->svc];
+  const model_call_cfg *cc = &s->cfg->calls[e->slot];
+  x.mc = s->call_mcfg[e->slot].mc;
+  x.stream = cc->stream;
+  x.request_bytes = cc->request_bytes;
+  x.stream_items = cc->stream_items;
+  s->call_mcfg[e->slot].fast = fe & fast_of(w, &x, MW_OF_METHOD);
+}
+
+void model__features_apply(model_world *w) {
+  for (size_t i = 0; i < w->topo.n_services; i++) {
+    mw_service *s = &w->topo.services[i];
+    mw_subject x = {.w = w, .svc = s->cfg};
+    uint8_t f = fast_of(w, &x, MW_OF_SERVICE);
+    s->plain_arrival = (f & MW_FAST_ARRIVAL) != 0;
+    s->plain_start = (f & MW_FAST_START) != 0;
+    s->plain_time = (f & MW_FAST_TIME) != 0;
+  }
+  for (size_t i = 0; i < w->topo.n_edges; i++)
+    edge_apply(w, &w->topo.edges[i]);
+}
+
+size_t model__features_count(void) { return N_FEATURES; }
+
+const char *model__feature_name(size_t i) { return i < N_FEATURES ? features[i].name : NULL; }
+
+void model__features_skip(model_world *w, int row) {
+  w->fast.skip = row;
+  model__features_apply(w);
+}
+
+/* }================================================================== */
