@@ -13,7 +13,6 @@
 #include "models/model_world.h"
 #include "sim/sim_event.h"
 #include "expt/expt_expect.h"
-#include "expt/expt_search.h"
 #include "expt/expt_output.h"
 #include "expt/expt_report.h"
 
@@ -159,7 +158,7 @@ static int check_all(const expt_scenario *s, const expt_output *out, const expt_
   size_t skipped = 0; /* expectations of a search ("search..."): no search ran */
   for (size_t i = 0; i < expt_scenario_n_runs(s); i++) {
     size_t other = 0;
-    json_t *expect = expt_search_expect_part(expt_scenario_expect(s, i), false, &other);
+    json_t *expect = expt_expect_part(expt_scenario_expect(s, i), false, &other);
     skipped += other;
     total += json_object_size(expect);
     failed += expt_expect_check_to(expect, expt_output_run(out, i), expt_scenario_run_name(s, i),

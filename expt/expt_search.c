@@ -30,8 +30,8 @@ int expt_search_spec_from_json(const json_t *block, expt_search_spec *out, retry
   out->path = strdup(json_string_value(json_object_get(block, "path")));
   out->metric = strdup(metric != NULL ? metric : EXPT_SEARCH_DEFAULT_METRIC);
   char why[128];
-  expt_sweep_scalar_parse(json_object_get(block, "from"), &out->from, why, sizeof why);
-  expt_sweep_scalar_parse(json_object_get(block, "to"), &out->to, why, sizeof why);
+  expt_axis_scalar_parse(json_object_get(block, "from"), &out->from, why, sizeof why);
+  expt_axis_scalar_parse(json_object_get(block, "to"), &out->to, why, sizeof why);
   json_t *p = json_object_get(block, "p");
   out->p = json_is_number(p) ? json_number_value(p) : EXPT_SEARCH_DEFAULT_P;
   out->reps = int_or(json_object_get(block, "reps"), EXPT_SEARCH_DEFAULT_REPS);
@@ -63,7 +63,7 @@ void expt_search_result_free(expt_search_result *r) {
 static int probe(const expt_search_spec *spec, double confidence, expt_search_probe_fn fn, void *ctx,
                  double x, bool integer, expt_search_probe *pr, retry_error *err) {
   memset(pr, 0, sizeof *pr);
-  pr->value = expt_sweep_scalar_json(&spec->from, x, integer);
+  pr->value = expt_axis_scalar_json(&spec->from, x, integer);
   char *text = pr->value != NULL ? json_dumps(pr->value, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
   if (text == NULL) {
     retry_error_set(err, RETRY_ENOMEM, "", "", -1, -1, "out of memory");
@@ -201,29 +201,6 @@ json_t *expt_search_result_json(const expt_search_spec *spec, double confidence,
  * Expectations of a search
  * =================================================================== */
 
-/* "search", "search.x", "search[0]": a path into the search result. */
-static bool is_search_path(const char *key) {
-  return strncmp(key, "search", 6) == 0 && (key[6] == '\0' || key[6] == '.' || key[6] == '[');
-}
-
-json_t *expt_search_expect_part(const json_t *expect, bool search, size_t *other) {
-  if (other != NULL) *other = 0;
-  if (expect == NULL) return NULL;
-  json_t *part = json_object();
-  const char *key;
-  json_t *v;
-  json_object_foreach((json_t *)expect, key, v) {
-    if (part == NULL) break;
-    if (is_search_path(key) != search) {
-      if (other != NULL) (*other)++;
-    } else if (json_object_set(part, key, v) != 0) {
-      json_decref(part);
-      part = NULL;
-    }
-  }
-  return part;
-}
-
 /* The x of the probe whose value is v (a boundary's end), or null. */
 static json_t *boundary_x(const json_t *probes, const json_t *v) {
   for (size_t i = 0; v != NULL && !json_is_null(v) && i < json_array_size(probes); i++) {
@@ -271,7 +248,7 @@ static int check_search(const expt_scenario *s, const json_t *search, const stru
   for (size_t v = 0; v < json_array_size(search) && failed >= 0; v++) {
     size_t other = 0;
     const json_t *expect = expt_scenario_expect(s, v);
-    json_t *part = expt_search_expect_part(expect, true, &other);
+    json_t *part = expt_expect_part(expect, true, &other);
     json_t *doc = expt_search_check_doc(json_array_get(search, v));
     others += other;
     if ((expect != NULL && part == NULL) || doc == NULL) {

@@ -1,5 +1,5 @@
 /*
- * expt_shard.c: writing a shard file and merging shard files back into a study's outputs.
+ * expt_shard.c: merging shard files (expt_shard_file.h) back into a study's outputs.
  * Invariant: a merge accepts only a complete set of shards of one plan, each run exactly once,
  * and refuses anything else before writing a file.
  */
@@ -10,54 +10,9 @@
 #include <sys/stat.h>
 
 #include "expt/expt_output.h"
+#include "expt/expt_shard_file.h"
 #include "expt/expt_run.h"
 #include "expt/expt_study.h"
-
-static int fill_json(void *ctx, FILE *f) {
-  char *s = json_dumps(ctx, EXPT_OUTPUT_JSON_FLAGS);
-  if (s == NULL) return -1;
-  int rc = (fputs(s, f) < 0 || fputc('\n', f) == EOF) ? -1 : 0;
-  free(s);
-  return rc;
-}
-
-static void shard_path(char *buf, size_t size, const char *dir) {
-  struct stat st;
-  if (stat(dir, &st) == 0 && S_ISREG(st.st_mode)) {
-    snprintf(buf, size, "%s", dir);
-    return;
-  }
-  size_t n = strlen(dir);
-  snprintf(buf, size, "%s%s%s", dir, n > 0 && dir[n - 1] == '/' ? "" : "/", EXPT_SHARD_FILE);
-}
-
-int expt_shard_write(const char *dir, unsigned k, unsigned n, const json_t *plan,
-                    const json_t *records, FILE *errf) {
-  if (dir == NULL) {
-    fprintf(errf, "retrysim: --shard needs --out DIR: the shard's runs go to DIR/%s\n",
-            EXPT_SHARD_FILE);
-    return EXPT_EXIT_USAGE;
-  }
-  json_t *doc = json_pack("{s:i, s:i, s:i, s:O, s:O}", "retrysim_shard", 1, "shard", (int)k, "of",
-                          (int)n, "plan", plan, "runs", records);
-  retry_error e;
-  retry_error_clear(&e);
-  int rc = doc != NULL ? expt_output_make_dirs(dir, &e) : RETRY_ENOMEM;
-  if (rc == 0) {
-    char path[4096];
-    shard_path(path, sizeof path, dir);
-    rc = expt_output_write_atomic(path, fill_json, doc, &e);
-  }
-  json_decref(doc);
-  if (rc != 0) {
-    char buf[800];
-    if (e.code == RETRY_OK) snprintf(e.message, sizeof e.message, "out of memory");
-    retry_error_format(&e, buf, sizeof buf);
-    fprintf(errf, "retrysim: %s\n", buf);
-    return EXPT_EXIT_RUNTIME;
-  }
-  return EXPT_EXIT_OK;
-}
 
 /* The first key (top level or in "study") in which two plans differ, for the message. */
 static void first_difference(const json_t *a, const json_t *b, char *buf, size_t size) {
@@ -115,7 +70,7 @@ int expt_shard_merge(const char *const *dirs, size_t n, const expt_run_opts *opt
   const json_t *plan = NULL;
   long of = 0;
   for (size_t i = 0; i < n && status == EXPT_EXIT_OK; i++) {
-    shard_path(in[i].path, sizeof in[i].path, dirs[i]);
+    expt_shard_file_path(in[i].path, sizeof in[i].path, dirs[i]);
     json_error_t je;
     in[i].doc = json_load_file(in[i].path, 0, &je);
     if (in[i].doc == NULL) {

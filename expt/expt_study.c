@@ -30,10 +30,9 @@
 
 #include "expt/expt_agg.h"
 #include "expt/expt_expect.h"
-#include "expt/expt_search.h"
 #include "expt/expt_output.h"
 #include "expt/expt_recovery.h"
-#include "expt/expt_shard.h"
+#include "expt/expt_shard_file.h"
 #include "models/model_world.h"
 #include "sim/sim_event.h"
 
@@ -812,7 +811,7 @@ static void print_error(FILE *f, const retry_error *e) {
  * out of memory or when expect is NULL. */
 static json_t *expect_for_means(const json_t *expect, size_t *skipped) {
   size_t other = 0;
-  json_t *e = expt_search_expect_part(expect, false, &other);
+  json_t *e = expt_expect_part(expect, false, &other);
   *skipped += other;
   if (e == NULL) return NULL;
   const char *key;
@@ -1118,7 +1117,7 @@ int expt_study_run(const expt_study_spec *spec, const expt_run_opts *o) {
   free(index);
   if (status == EXPT_EXIT_OK) {
     if (spec->shard_n > 0)
-      status = expt_shard_write(o->out_dir, spec->shard_k, spec->shard_n, plan, records, o->err);
+      status = expt_shard_file_write(o->out_dir, spec->shard_k, spec->shard_n, plan, records, o->err);
     else
       status = expt_study_finish(plan, records, spec, o);
   }
