@@ -13,15 +13,16 @@
 #include <stdio.h>
 
 #include "expt/expt_recovery.h"
+#include "expt/expt_json.h"
 #include "models/model_stats.h"
 #include "retry/retry.h"
 
 /* Significant digits kept in every double written (JSON and CSV). */
 #define EXPT_OUTPUT_DIGITS 6
 
-/* Flags of every JSON dump: indent 2, keys in insertion order, reals with enough precision
- * to print the EXPT_OUTPUT_DIGITS kept by expt_output_round exactly. */
-#define EXPT_OUTPUT_JSON_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))
+/* Flags of every JSON dump (EXPT_JSON_FLAGS): indent 2, keys in insertion order, reals with
+ * enough precision to print the EXPT_OUTPUT_DIGITS kept by expt_output_round exactly. */
+#define EXPT_OUTPUT_JSON_FLAGS EXPT_JSON_FLAGS
 
 typedef struct expt_output expt_output;
 

@@ -7,6 +7,7 @@
  * figure in it is the one summary.json holds.
  */
 #include "expt/expt_report.h"
+#include "expt/expt_json.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -41,22 +42,12 @@ static char *str_printf(const char *fmt, ...) {
   return s;
 }
 
-/* A member of the run object by a dotted path of at most three keys ("latency_ms.p99"). */
-static const json_t *at(const json_t *o, const char *path) {
-  char buf[96];
-  snprintf(buf, sizeof buf, "%s", path);
-  for (char *key = buf, *dot; key != NULL && o != NULL; key = dot) {
-    dot = strchr(key, '.');
-    if (dot != NULL) *dot++ = '\0';
-    o = json_object_get(o, key);
-  }
-  return o;
-}
+/* A member of the run object by a dotted path ("latency_ms.p99"). */
+static const json_t *at(const json_t *o, const char *path) { return expt_json_at(o, path); }
 
-/* A number at path, NaN when absent or null. */
-static double num(const json_t *o, const char *path) {
-  const json_t *v = at(o, path);
-  return json_is_number(v) ? json_number_value(v) : NAN;
+/* A number at path, NaN when absent or null: a figure that is not there is not drawn. */
+static double num_or_nan(const json_t *o, const char *path) {
+  return expt_json_number_or(expt_json_at(o, path), NAN);
 }
 
 /* }================================================================== */
@@ -78,14 +69,14 @@ static void edge_name(const json_t *e, char *buf, size_t size) {
 /* Attempts per call made on the edge: attempts_per_call (or "amplification", the same figure,
  * in a document without it). */
 static double edge_apc(const json_t *e) {
-  double v = num(e, "attempts_per_call");
-  return v == v ? v : num(e, "amplification");
+  double v = num_or_nan(e, "attempts_per_call");
+  return v == v ? v : num_or_nan(e, "amplification");
 }
 
 /* Percentage of the edge's calls that ended OK, of those its caller did not cancel; NaN
  * without an "ok" count or without such calls. */
 static double edge_ok_pct(const json_t *e) {
-  double calls = num(e, "calls"), ok = num(e, "ok"), cancelled = num(e, "cancelled");
+  double calls = num_or_nan(e, "calls"), ok = num_or_nan(e, "ok"), cancelled = num_or_nan(e, "cancelled");
   if (cancelled == cancelled) calls -= cancelled;
   return calls > 0 && ok == ok ? 100 * ok / calls : NAN;
 }
@@ -610,7 +601,7 @@ static void recovery_text(const json_t *run, char *buf, size_t size) {
   if (!json_is_object(rc))
     snprintf(buf, size, "-");
   else if (json_is_true(at(rc, "recovered")))
-    snprintf(buf, size, "after %g s%s", num(rc, "recovery_s"), tail);
+    snprintf(buf, size, "after %g s%s", num_or_nan(rc, "recovery_s"), tail);
   else
     snprintf(buf, size, "never%s", tail);
 }
@@ -620,7 +611,7 @@ static double wasted_s(const json_t *run) {
   double w = 0;
   const char *key;
   const json_t *svc;
-  json_object_foreach((json_t *)at(run, "services"), key, svc) { w += num(svc, "wasted_work_s"); }
+  json_object_foreach((json_t *)at(run, "services"), key, svc) { w += num_or_nan(svc, "wasted_work_s"); }
   return w;
 }
 
@@ -662,7 +653,7 @@ static void top_counts(const json_t *counts, const char *skip, char *buf, size_t
 static size_t extreme(const expt_output *o, const char *path, bool most) {
   size_t best = 0;
   for (size_t i = 1; i < expt_output_n_runs(o); i++) {
-    double v = num(expt_output_run(o, i), path), b = num(expt_output_run(o, best), path);
+    double v = num_or_nan(expt_output_run(o, i), path), b = num_or_nan(expt_output_run(o, best), path);
     if (most ? v > b : v < b) best = i;
   }
   return best;
@@ -676,8 +667,8 @@ static double front_door(const json_t *run) {
   const json_t *e;
   json_array_foreach((json_t *)at(run, "amplification.edges"), i, e) {
     if (is_internal(run, e)) continue;
-    calls += num(e, "calls");
-    attempts += num(e, "attempts");
+    calls += num_or_nan(e, "calls");
+    attempts += num_or_nan(e, "attempts");
   }
   return calls > 0 ? attempts / calls : 0.0;
 }
@@ -691,7 +682,7 @@ static void pct_text(char *buf, size_t size, double pct) {
 }
 
 /* Whether the edge made more attempts than calls (retries or hedges: the edge carries them). */
-static bool carries_retries(const json_t *e) { return num(e, "attempts") > num(e, "calls"); }
+static bool carries_retries(const json_t *e) { return num_or_nan(e, "attempts") > num_or_nan(e, "calls"); }
 
 /* "In short" on internal edges: for each internal edge that carried retries in some run, its
  * attempts per call in every run (the most and the fewest when there are more than six runs). */
@@ -771,7 +762,7 @@ static void report_short(doc *d, const expt_output *o, const expt_scenario *s) {
                                expt_scenario_run_name(s, i));
       if (pass == 0 && used < sizeof text)
         used += (size_t)snprintf(text + used, sizeof text - used, " (after %g s)",
-                                 num(rc, "recovery_s"));
+                                 num_or_nan(rc, "recovery_s"));
     }
     if (used > 0)
       doc_li(d, "%s%s.",
@@ -781,8 +772,8 @@ static void report_short(doc *d, const expt_output *o, const expt_scenario *s) {
   }
   size_t hi = extreme(o, "goodput_per_s", true), lo = extreme(o, "goodput_per_s", false);
   doc_li(d, "Most goodput: %s, %.4g calls/s; least: %s, %.4g calls/s.",
-         expt_scenario_run_name(s, hi), num(expt_output_run(o, hi), "goodput_per_s"),
-         expt_scenario_run_name(s, lo), num(expt_output_run(o, lo), "goodput_per_s"));
+         expt_scenario_run_name(s, hi), num_or_nan(expt_output_run(o, hi), "goodput_per_s"),
+         expt_scenario_run_name(s, lo), num_or_nan(expt_output_run(o, lo), "goodput_per_s"));
   size_t amp = 0;
   for (size_t i = 1; i < n; i++)
     if (front_door(expt_output_run(o, i)) > front_door(expt_output_run(o, amp))) amp = i;
@@ -795,12 +786,12 @@ static void report_short(doc *d, const expt_output *o, const expt_scenario *s) {
   short_edges(d, o, s);
   size_t tail = extreme(o, "latency_ms.p99", true), fast = extreme(o, "latency_ms.p99", false);
   doc_li(d, "Slowest p99: %s, %.4g ms; fastest: %s, %.4g ms.", expt_scenario_run_name(s, tail),
-         num(expt_output_run(o, tail), "latency_ms.p99"), expt_scenario_run_name(s, fast),
-         num(expt_output_run(o, fast), "latency_ms.p99"));
+         num_or_nan(expt_output_run(o, tail), "latency_ms.p99"), expt_scenario_run_name(s, fast),
+         num_or_nan(expt_output_run(o, fast), "latency_ms.p99"));
   size_t dup = extreme(o, "side_effects.duplicates", true);
-  if (num(expt_output_run(o, dup), "side_effects.duplicates") > 0)
+  if (num_or_nan(expt_output_run(o, dup), "side_effects.duplicates") > 0)
     doc_li(d, "Most duplicate side effects: %s, %.0f.", expt_scenario_run_name(s, dup),
-           num(expt_output_run(o, dup), "side_effects.duplicates"));
+           num_or_nan(expt_output_run(o, dup), "side_effects.duplicates"));
   doc_end_list(d);
 }
 
@@ -839,17 +830,17 @@ static void report_results(doc *d, const expt_output *o, const expt_scenario *s)
   doc_table(d, h, align);
   for (size_t i = 0; i < expt_output_n_runs(o); i++) {
     const json_t *run = expt_output_run(o, i);
-    double calls = num(run, "calls.started"), ok = num(run, "calls.ok");
+    double calls = num_or_nan(run, "calls.started"), ok = num_or_nan(run, "calls.ok");
     char c[14][128], row[14][128];
     snprintf(c[0], sizeof c[0], "%s", expt_scenario_run_name(s, i));
     snprintf(c[1], sizeof c[1], "%.0f", calls);
     snprintf(c[2], sizeof c[2], "%.2f", calls > 0 ? 100 * ok / calls : 0.0);
-    snprintf(c[3], sizeof c[3], "%.4g", num(run, "goodput_per_s"));
+    snprintf(c[3], sizeof c[3], "%.4g", num_or_nan(run, "goodput_per_s"));
     snprintf(c[4], sizeof c[4], "%.3f", front_door(run));
-    snprintf(c[5], sizeof c[5], "%.4g", num(run, "latency_ms.p50"));
-    snprintf(c[6], sizeof c[6], "%.4g", num(run, "latency_ms.p99"));
-    snprintf(c[7], sizeof c[7], "%.4g", num(run, "latency_ms.p999"));
-    snprintf(c[8], sizeof c[8], "%.0f", num(run, "side_effects.duplicates"));
+    snprintf(c[5], sizeof c[5], "%.4g", num_or_nan(run, "latency_ms.p50"));
+    snprintf(c[6], sizeof c[6], "%.4g", num_or_nan(run, "latency_ms.p99"));
+    snprintf(c[7], sizeof c[7], "%.4g", num_or_nan(run, "latency_ms.p999"));
+    snprintf(c[8], sizeof c[8], "%.0f", num_or_nan(run, "side_effects.duplicates"));
     snprintf(c[9], sizeof c[9], "%.4g", wasted_s(run));
     const json_t *w = expt_output_worst_edge(run);
     if (w != NULL) {
@@ -901,13 +892,13 @@ static void report_edges(doc *d, const expt_output *o, const expt_scenario *s) {
       char c[9][128];
       snprintf(c[0], sizeof c[0], "%s", expt_scenario_run_name(s, i));
       edge_name(e, c[1], sizeof c[1]);
-      snprintf(c[2], sizeof c[2], "%.0f", num(e, "calls"));
-      snprintf(c[3], sizeof c[3], "%.0f", num(e, "attempts"));
+      snprintf(c[2], sizeof c[2], "%.0f", num_or_nan(e, "calls"));
+      snprintf(c[3], sizeof c[3], "%.0f", num_or_nan(e, "attempts"));
       snprintf(c[4], sizeof c[4], "%.3f", edge_apc(e));
       /* An integer, saturated at 2^53 - 1 (exact in a double). */
-      snprintf(c[5], sizeof c[5], "%.0fx", num(e, "worst_case"));
+      snprintf(c[5], sizeof c[5], "%.0fx", num_or_nan(e, "worst_case"));
       pct_text(c[6], sizeof c[6], edge_ok_pct(e));
-      double p99 = num(e, "latency_ms.p99");
+      double p99 = num_or_nan(e, "latency_ms.p99");
       if (p99 == p99)
         snprintf(c[7], sizeof c[7], "%.4g", p99);
       else
@@ -972,7 +963,7 @@ static void report_run_edges(doc *d, const json_t *run) {
     char name[160], more[400] = "", ok[32], stops[200];
     edge_name(e, name, sizeof name);
     size_t used = 0;
-    double retries = num(e, "retries"), hedges = num(e, "hedges"), p99 = num(e, "latency_ms.p99");
+    double retries = num_or_nan(e, "retries"), hedges = num_or_nan(e, "hedges"), p99 = num_or_nan(e, "latency_ms.p99");
     if (retries == retries && hedges == hedges)
       used += (size_t)snprintf(more + used, sizeof more - used, ": %.0f retries, %.0f hedges",
                                retries, hedges);
@@ -989,7 +980,7 @@ static void report_run_edges(doc *d, const json_t *run) {
         snprintf(tail + t, sizeof tail - t, "; the failed ones stopped on: %s", stops);
     }
     doc_li(d, "The %s edge: %.0f calls made %.0f attempts (%.3g per call%s)%s.", name,
-           num(e, "calls"), num(e, "attempts"), edge_apc(e), more, tail);
+           num_or_nan(e, "calls"), num_or_nan(e, "attempts"), edge_apc(e), more, tail);
   }
 }
 
@@ -1004,15 +995,15 @@ static void report_run(doc *d, const expt_output *o, const expt_scenario *s, siz
     doc_h(d, 3, "%s", name);
     if (vdesc != NULL) doc_p(d, "%s", vdesc);
   }
-  double calls = num(run, "calls.started"), attempts = num(run, "calls.attempts");
+  double calls = num_or_nan(run, "calls.started"), attempts = num_or_nan(run, "calls.attempts");
   char stops[200], statuses[200];
   top_counts(at(run, "calls.by_stop_reason"), "ok", stops, sizeof stops);
   top_counts(at(run, "calls.by_status"), "OK", statuses, sizeof statuses);
   doc_li(d,
          "%.0f calls sent %.0f attempts (%.3g per call: %.0f retries, %.0f hedges); "
          "%.0f ended OK, %.0f failed.",
-         calls, attempts, calls > 0 ? attempts / calls : 0.0, num(run, "calls.retries"),
-         num(run, "calls.hedges"), num(run, "calls.ok"), num(run, "calls.failed"));
+         calls, attempts, calls > 0 ? attempts / calls : 0.0, num_or_nan(run, "calls.retries"),
+         num_or_nan(run, "calls.hedges"), num_or_nan(run, "calls.ok"), num_or_nan(run, "calls.failed"));
   doc_li(d, "Why the failed calls stopped: %s; the statuses they ended with: %s.", stops, statuses);
   report_run_edges(d, run);
   const json_t *rc = at(run, "recovery");
@@ -1020,13 +1011,13 @@ static void report_run(doc *d, const expt_output *o, const expt_scenario *s, siz
     /* The recovery rule of docs/cli.md in words: the baseline, then when the run was back in
      * its good state (or that it never was) and the criterion that came back last. */
     char text[900], lat[160] = "", lat_rule[160] = "";
-    double base_lat = num(rc, "baseline_latency_ms");
+    double base_lat = num_or_nan(rc, "baseline_latency_ms");
     const char *col = json_string_value(at(rc, "latency_column"));
     if (base_lat == base_lat && col != NULL) {
       snprintf(lat, sizeof lat, " and the OK calls' %s was %.4g ms",
                strstr(col, "p50") != NULL ? "p50" : "p99", base_lat);
       snprintf(lat_rule, sizeof lat_rule, ", that latency within %g x its level",
-               num(rc, "latency_factor"));
+               num_or_nan(rc, "latency_factor"));
     }
     int n = snprintf(text, sizeof text,
                      "Trigger (%s) from %g s to %g s. Before it %.1f %% of offered calls "
@@ -1034,8 +1025,8 @@ static void report_run(doc *d, const expt_output *o, const expt_scenario *s, siz
                      json_string_value(at(rc, "trigger_source")) != NULL
                          ? json_string_value(at(rc, "trigger_source"))
                          : "faults",
-                     num(rc, "trigger_start_s"), num(rc, "trigger_end_s"),
-                     100 * num(rc, "baseline_ratio"), lat);
+                     num_or_nan(rc, "trigger_start_s"), num_or_nan(rc, "trigger_end_s"),
+                     100 * num_or_nan(rc, "baseline_ratio"), lat);
     size_t used = n > 0 && (size_t)n < sizeof text ? (size_t)n : 0;
     const char *last = json_string_value(at(rc, "last_criterion"));
     if (json_is_true(at(rc, "recovered")))
@@ -1043,21 +1034,21 @@ static void report_run(doc *d, const expt_output *o, const expt_scenario *s, siz
                "; %g s after it ended the run was back in its good state (goodput/offered at "
                "least %g %% of that level%s, every queue near its level) and held it for %g s; "
                "the last to come back: %s.",
-               num(rc, "recovery_s"), 100 * num(rc, "threshold"), lat_rule, num(rc, "hold_s"),
+               num_or_nan(rc, "recovery_s"), 100 * num_or_nan(rc, "threshold"), lat_rule, num_or_nan(rc, "hold_s"),
                last != NULL ? last : "-");
     else
       snprintf(text + used, sizeof text - used,
                "; it never came back within the run: over the last %g s, %.1f %% did; the "
                "criterion that stayed out longest: %s.",
-               num(rc, "hold_s"), 100 * num(rc, "final_ratio"), last != NULL ? last : "-");
+               num_or_nan(rc, "hold_s"), 100 * num_or_nan(rc, "final_ratio"), last != NULL ? last : "-");
     doc_li(d, "%s", text);
   }
-  double wasted = wasted_s(run), dups = num(run, "side_effects.duplicates");
+  double wasted = wasted_s(run), dups = num_or_nan(run, "side_effects.duplicates");
   if (wasted > 0)
     doc_li(d, "Servers spent %.4g worker-seconds on attempts whose caller had given up.", wasted);
   if (dups > 0)
     doc_li(d, "%.0f side effects were executed more than once (of %.0f operations).", dups,
-           num(run, "side_effects.operations"));
+           num_or_nan(run, "side_effects.operations"));
   doc_end_list(d);
   if (pictures) {
     char stem[128], file[140], caption[200];
@@ -1283,9 +1274,9 @@ static void figure_text(const json_t *f, bool prop, char *buf, size_t size) {
   if (f == NULL) {
     snprintf(buf, size, "-");
   } else if (prop) {
-    snprintf(buf, size, "%.2f [%.2f, %.2f]", num(f, "p"), num(f, "lo"), num(f, "hi"));
+    snprintf(buf, size, "%.2f [%.2f, %.2f]", num_or_nan(f, "p"), num_or_nan(f, "lo"), num_or_nan(f, "hi"));
   } else {
-    double m = num(f, "mean"), h = num(f, "half_width");
+    double m = num_or_nan(f, "mean"), h = num_or_nan(f, "half_width");
     /* A half-width that is rounding noise of equal values (2e-14 on 250.1) is none. */
     if (isnan(m))
       snprintf(buf, size, "-");
@@ -1403,26 +1394,26 @@ static void study_table(doc *d, const json_t *summary) {
       axis_cells(summary, p, cells, n_axes);
       size_t k = n_axes;
       snprintf(cells[k++], 128, "%s", json_string_value(json_object_get(a, "variant")));
-      snprintf(cells[k++], 128, "%g", num(a, "n"));
+      snprintf(cells[k++], 128, "%g", num_or_nan(a, "n"));
       for (size_t i = 0; i < ns; i++, k++)
         figure_text(study_figure(a, shown[i]), shown[i]->prop, cells[k], 128);
       if (rec) {
         const json_t *r = json_object_get(a, "recovery_s");
         figure_text(json_object_get(a, "p_storm"), true, cells[k++], 128);
-        double med = num(r, "median");
+        double med = num_or_nan(r, "median");
         if (isnan(med))
-          snprintf(cells[k++], 128, "never (%g of %g did not recover)", num(r, "n_censored"),
-                   num(r, "n"));
+          snprintf(cells[k++], 128, "never (%g of %g did not recover)", num_or_nan(r, "n_censored"),
+                   num_or_nan(r, "n"));
         else
           snprintf(cells[k++], 128, "%g", med);
-        double m = num(r, "mean"), h = num(r, "half_width");
-        if (!(num(r, "n_recovered") > 0) || isnan(m))
+        double m = num_or_nan(r, "mean"), h = num_or_nan(r, "half_width");
+        if (!(num_or_nan(r, "n_recovered") > 0) || isnan(m))
           snprintf(cells[k++], 128, "- (none recovered)");
         else if (isnan(h) || h == 0)
-          snprintf(cells[k++], 128, "%.3g (%g of %g)", m, num(r, "n_recovered"), num(r, "n"));
+          snprintf(cells[k++], 128, "%.3g (%g of %g)", m, num_or_nan(r, "n_recovered"), num_or_nan(r, "n"));
         else
-          snprintf(cells[k++], 128, "%.3g ± %.2g (%g of %g)", m, h, num(r, "n_recovered"),
-                   num(r, "n"));
+          snprintf(cells[k++], 128, "%.3g ± %.2g (%g of %g)", m, h, num_or_nan(r, "n_recovered"),
+                   num_or_nan(r, "n"));
       }
       doc_row(d, cells);
     }
@@ -1483,12 +1474,12 @@ static void study_paired(doc *d, const json_t *summary) {
       snprintf(cells[k++], 128, "%s", json_string_value(json_object_get(a, "variant")));
       for (size_t i = 0; i < ns; i++, k++) {
         const json_t *e = json_object_get(pm, shown[i]->name);
-        if (e == NULL || isnan(num(e, "mean_diff"))) {
+        if (e == NULL || isnan(num_or_nan(e, "mean_diff"))) {
           snprintf(cells[k], 128, "-");
           continue;
         }
-        snprintf(cells[k], 128, "%+.3g [%.3g, %.3g]%s", num(e, "mean_diff"), num(e, "lo"),
-                 num(e, "hi"), json_is_true(json_object_get(e, "distinguishable")) ? " \\*" : "");
+        snprintf(cells[k], 128, "%+.3g [%.3g, %.3g]%s", num_or_nan(e, "mean_diff"), num_or_nan(e, "lo"),
+                 num_or_nan(e, "hi"), json_is_true(json_object_get(e, "distinguishable")) ? " \\*" : "");
       }
       doc_row(d, cells);
     }
@@ -1523,13 +1514,13 @@ static void study_body(doc *d, const json_t *summary, const char *command, bool 
   doc_h(d, 2, "The study");
   size_t nv = json_array_size(
       json_object_get(json_array_get(json_object_get(summary, "points"), 0), "variants"));
-  doc_li(d, "%g runs: %g point%s x %zu variant%s x %g replication%s", num(st, "n_runs"),
-         num(st, "n_points"), num(st, "n_points") == 1 ? "" : "s", nv, nv == 1 ? "" : "s",
-         num(st, "replications"), num(st, "replications") == 1 ? "" : "s");
+  doc_li(d, "%g runs: %g point%s x %zu variant%s x %g replication%s", num_or_nan(st, "n_runs"),
+         num_or_nan(st, "n_points"), num_or_nan(st, "n_points") == 1 ? "" : "s", nv, nv == 1 ? "" : "s",
+         num_or_nan(st, "replications"), num_or_nan(st, "replications") == 1 ? "" : "s");
   doc_li(d,
          "every variant and every point on the same seeds (common random numbers); intervals "
          "at %g %% (Student t for numbers, Wilson for proportions)",
-         num(st, "confidence") * 100);
+         num_or_nan(st, "confidence") * 100);
   size_t n_axes = study_n_axes(summary);
   for (size_t a = 0; a < n_axes; a++) {
     const json_t *vals = json_object_get(json_array_get(json_object_get(st, "axes"), a), "values");
@@ -1624,7 +1615,7 @@ int expt_report_search_plots(const json_t *summary, const char *dir, const char 
   const json_t *first = json_array_get(json_object_get(summary, "search"), 0);
   if (first == NULL) return 0;
   char set[64], title[200];
-  snprintf(set, sizeof set, "p=%.10g", num(first, "p"));
+  snprintf(set, sizeof set, "p=%.10g", num_or_nan(first, "p"));
   const char *name = json_string_value(json_object_get(summary, "scenario"));
   snprintf(title, sizeof title, "%s", name != NULL ? name : "search");
   return render(plots_dir, "search", set, dir, "search.csv", "search", title, log, err);
@@ -1651,8 +1642,8 @@ static void search_body(doc *d, const json_t *summary, const char *command, bool
         "when it has run them all it is decided by the share alone (*undecided*). %zu runs in "
         "all.",
         json_string_value(json_object_get(first, "path")),
-        json_string_value(json_object_get(first, "metric")), num(first, "p"),
-        num(first, "confidence") * 100, num(first, "p"),
+        json_string_value(json_object_get(first, "metric")), num_or_nan(first, "p"),
+        num_or_nan(first, "confidence") * 100, num_or_nan(first, "p"),
         json_array_size(json_object_get(summary, "runs")));
   static const char *const head[] = {"variant", "survives up to", "fails from",
                                      "outcome", "probes",         "replications"};
@@ -1673,7 +1664,7 @@ static void search_body(doc *d, const json_t *summary, const char *command, bool
                                              : oc);
     double reps = 0;
     for (size_t i = 0; i < json_array_size(probes); i++)
-      reps += num(json_array_get(probes, i), "n");
+      reps += num_or_nan(json_array_get(probes, i), "n");
     snprintf(cells[4], 128, "%zu", json_array_size(probes));
     snprintf(cells[5], 128, "%g", reps);
     doc_row(d, cells);
@@ -1695,10 +1686,10 @@ static void search_body(doc *d, const json_t *summary, const char *command, bool
       const json_t *pr = json_array_get(probes, i);
       char cells[16][128];
       probe_value(json_object_get(pr, "value"), cells[0], 128);
-      snprintf(cells[1], 128, "%g", num(pr, "n"));
-      snprintf(cells[2], 128, "%g", num(pr, "k"));
-      snprintf(cells[3], 128, "%.3f", num(pr, "p"));
-      snprintf(cells[4], 128, "[%.3f, %.3f]", num(pr, "lo"), num(pr, "hi"));
+      snprintf(cells[1], 128, "%g", num_or_nan(pr, "n"));
+      snprintf(cells[2], 128, "%g", num_or_nan(pr, "k"));
+      snprintf(cells[3], 128, "%.3f", num_or_nan(pr, "p"));
+      snprintf(cells[4], 128, "[%.3f, %.3f]", num_or_nan(pr, "lo"), num_or_nan(pr, "hi"));
       const char *verdict = json_string_value(json_object_get(pr, "verdict"));
       snprintf(cells[5], 128, "%s%s", verdict != NULL ? verdict : "-",
                json_is_true(json_object_get(pr, "undecided")) ? " (undecided: by k/n)" : "");

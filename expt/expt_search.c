@@ -17,6 +17,7 @@
 #include "expt/expt_output.h"
 #include "expt/expt_report.h"
 #include "expt/expt_study.h"
+#include "expt/expt_json.h"
 #include "retry/retry_json.h"
 #include "sim/sim_stats.h"
 
@@ -282,13 +283,6 @@ static int check_search(const expt_scenario *s, const json_t *search, const stru
  * The study of a search
  * =================================================================== */
 
-static json_t *ju64(uint64_t v) {
-  if (v <= (uint64_t)INT64_MAX) return json_integer((json_int_t)v);
-  char buf[24];
-  snprintf(buf, sizeof buf, "%" PRIu64, v);
-  return json_string(buf);
-}
-
 /* The probe callback's state: one variant of the base scenario; the scenario of the value
  * probed last, derived once per probe. */
 typedef struct search_ctx {
@@ -341,7 +335,7 @@ static int study_probe(void *vctx, double x, const expt_set *set, size_t first_r
     json_t *rec =
         json_pack("{s:s,s:O,s:I,s:o,s:O}", "variant", expt_scenario_run_name(c->at, c->variant),
                   "value", value, "replication", (json_int_t)(first_rep + i), "seed",
-                  ju64(jobs[i].seed), "result", results[i]);
+                  expt_json_u64(jobs[i].seed), "result", results[i]);
     if (rec == NULL || json_array_append_new(c->records, rec) != 0) {
       retry_error_set(err, RETRY_ENOMEM, "", "", -1, -1, "out of memory keeping a probe's runs");
       rc = RETRY_ENOMEM;
@@ -353,14 +347,6 @@ static int study_probe(void *vctx, double x, const expt_set *set, size_t first_r
   free(jobs);
   json_decref(value);
   *k = kk;
-  return rc;
-}
-
-static int fill_json(void *ctx, FILE *f) {
-  char *s = json_dumps(ctx, EXPT_OUTPUT_JSON_FLAGS);
-  if (s == NULL) return -1;
-  int rc = (fputs(s, f) < 0 || fputc('\n', f) == EOF) ? -1 : 0;
-  free(s);
   return rc;
 }
 
@@ -525,7 +511,7 @@ int expt_search_run_study(const expt_scenario *s, const struct expt_study_spec *
     doc =
         json_pack("{s:s,s:s,s:s,s:o,s:O,s:O,s:O,s:{s:s,s:f,s:b,s:o,s:s,s:s},s:O,s:O}", "scenario",
                   expt_scenario_name(s), "version", RETRY_VERSION, "scenario_sha256",
-                  expt_scenario_sha256(s), "seed", ju64(seed), "inputs", expt_scenario_inputs(s),
+                  expt_scenario_sha256(s), "seed", expt_json_u64(seed), "inputs", expt_scenario_inputs(s),
                   "overrides", expt_scenario_overrides(s), "document", expt_scenario_base_document(s),
                   "study", "kind", "search", "confidence", tmpl->confidence, "has_variants",
                   expt_scenario_has_variants(s), "variants", names, "path", spec.path, "metric",
@@ -541,7 +527,7 @@ int expt_search_run_study(const expt_scenario *s, const struct expt_study_spec *
     }
     if (rc == 0) {
       join_path(path, sizeof path, opts->out_dir, "summary.json");
-      rc = expt_output_write_atomic(path, fill_json, doc, &err);
+      rc = expt_output_write_atomic(path, expt_json_fill, doc, &err);
     }
     /* --plot: search.svg, then report.md and report.html (the page without the picture when
      * it could not be drawn). */
@@ -566,7 +552,7 @@ int expt_search_run_study(const expt_scenario *s, const struct expt_study_spec *
   }
   if (status == EXPT_EXIT_OK) {
     if (opts->format == EXPT_FORMAT_JSON) {
-      if (fill_json(doc, opts->out) != 0) status = EXPT_EXIT_RUNTIME;
+      if (expt_json_fill(doc, opts->out) != 0) status = EXPT_EXIT_RUNTIME;
     } else if (!opts->quiet) {
       print_table(opts->out, s, &spec, tmpl->confidence, search);
     }

@@ -11,14 +11,7 @@
 
 #include "expt/expt_output.h"
 #include "expt/expt_run.h"
-
-static int fill_json(void *ctx, FILE *f) {
-  char *s = json_dumps(ctx, EXPT_OUTPUT_JSON_FLAGS);
-  if (s == NULL) return -1;
-  int rc = (fputs(s, f) < 0 || fputc('\n', f) == EOF) ? -1 : 0;
-  free(s);
-  return rc;
-}
+#include "expt/expt_json.h"
 
 void expt_shard_file_path(char *buf, size_t size, const char *dir) {
   struct stat st;
@@ -45,7 +38,7 @@ int expt_shard_file_write(const char *dir, unsigned k, unsigned n, const json_t 
   if (rc == 0) {
     char path[4096];
     expt_shard_file_path(path, sizeof path, dir);
-    rc = expt_output_write_atomic(path, fill_json, doc, &e);
+    rc = expt_output_write_atomic(path, expt_json_fill, doc, &e);
   }
   json_decref(doc);
   if (rc != 0) {

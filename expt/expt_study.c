@@ -33,6 +33,8 @@
 #include "expt/expt_output.h"
 #include "expt/expt_recovery.h"
 #include "expt/expt_shard_file.h"
+#include "expt/expt_json.h"
+#include "expt/expt_csv.h"
 #include "models/model_world.h"
 #include "sim/sim_event.h"
 
@@ -272,17 +274,6 @@ int expt_study_probe(const expt_scenario *s, size_t variant, uint64_t base_seed,
  * The plan
  * =================================================================== */
 
-static void put(json_t *o, const char *key, json_t *v, bool *ok) {
-  if (v == NULL || json_object_set_new(o, key, v) != 0) *ok = false;
-}
-
-static json_t *ju64(uint64_t v) {
-  if (v <= (uint64_t)INT64_MAX) return json_integer((json_int_t)v);
-  char buf[24];
-  snprintf(buf, sizeof buf, "%" PRIu64, v);
-  return json_string(buf);
-}
-
 /* A point's value as the loader reads a --set value: JSON when it parses, else a string. */
 static json_t *set_value(const char *text) {
   if (text == NULL) return json_null();
@@ -307,25 +298,25 @@ static json_t *make_plan(const expt_study_spec *s, const expt_run_opts *o) {
   size_t nv = expt_scenario_n_runs(s->scenarios[0]), np = n_points_of(s);
   uint64_t top = o->has_seed ? o->seed : expt_scenario_config(s->scenarios[0], 0)->seed;
   json_t *plan = json_object();
-  put(plan, "scenario", json_string(expt_scenario_name(b)), &ok);
-  put(plan, "version", json_string(RETRY_VERSION), &ok);
-  put(plan, "scenario_sha256", json_string(expt_scenario_sha256(b)), &ok);
-  put(plan, "seed", ju64(top), &ok);
-  put(plan, "inputs", json_deep_copy(expt_scenario_inputs(b)), &ok);
-  put(plan, "overrides", json_deep_copy(expt_scenario_overrides(b)), &ok);
-  put(plan, "document", json_deep_copy(expt_scenario_base_document(b)), &ok);
+  expt_json_put(plan, "scenario", json_string(expt_scenario_name(b)), &ok);
+  expt_json_put(plan, "version", json_string(RETRY_VERSION), &ok);
+  expt_json_put(plan, "scenario_sha256", json_string(expt_scenario_sha256(b)), &ok);
+  expt_json_put(plan, "seed", expt_json_u64(top), &ok);
+  expt_json_put(plan, "inputs", json_deep_copy(expt_scenario_inputs(b)), &ok);
+  expt_json_put(plan, "overrides", json_deep_copy(expt_scenario_overrides(b)), &ok);
+  expt_json_put(plan, "document", json_deep_copy(expt_scenario_base_document(b)), &ok);
   json_t *st = json_object();
-  put(st, "replications", json_integer((json_int_t)s->reps), &ok);
-  put(st, "confidence", json_real(s->confidence), &ok);
-  put(st, "baseline", s->baseline != NULL ? json_string(s->baseline) : json_null(), &ok);
-  put(st, "warmup_s", s->warmup_s >= 0 ? json_real(expt_output_round(s->warmup_s)) : json_null(),
+  expt_json_put(st, "replications", json_integer((json_int_t)s->reps), &ok);
+  expt_json_put(st, "confidence", json_real(s->confidence), &ok);
+  expt_json_put(st, "baseline", s->baseline != NULL ? json_string(s->baseline) : json_null(), &ok);
+  expt_json_put(st, "warmup_s", s->warmup_s >= 0 ? json_real(expt_output_round(s->warmup_s)) : json_null(),
       &ok);
-  put(st, "has_variants", json_boolean(expt_scenario_has_variants(s->scenarios[0])), &ok);
+  expt_json_put(st, "has_variants", json_boolean(expt_scenario_has_variants(s->scenarios[0])), &ok);
   json_t *names = json_array();
   for (size_t v = 0; v < nv; v++)
     if (json_array_append_new(names, json_string(expt_scenario_run_name(s->scenarios[0], v))))
       ok = false;
-  put(st, "variants", names, &ok);
+  expt_json_put(st, "variants", names, &ok);
   /* The axes: the points' paths (every point has the same), each with its values in the order
    * first met. */
   json_t *axes = json_array();
@@ -343,28 +334,28 @@ static json_t *make_plan(const expt_study_spec *s, const expt_run_opts *o) {
         ok = false;
     }
     json_t *ax = json_object();
-    put(ax, "path", json_string(s->points[0].sets[a].path), &ok);
-    put(ax, "values", vals, &ok);
+    expt_json_put(ax, "path", json_string(s->points[0].sets[a].path), &ok);
+    expt_json_put(ax, "values", vals, &ok);
     if (json_array_append_new(axes, ax) != 0) ok = false;
   }
-  put(st, "axes", axes, &ok);
-  put(st, "n_points", json_integer((json_int_t)np), &ok);
-  put(st, "n_runs", json_integer((json_int_t)(np * nv * s->reps)), &ok);
+  expt_json_put(st, "axes", axes, &ok);
+  expt_json_put(st, "n_points", json_integer((json_int_t)np), &ok);
+  expt_json_put(st, "n_runs", json_integer((json_int_t)(np * nv * s->reps)), &ok);
   json_t *seeds = json_array();
   for (size_t r = 0; r < s->reps && ok; r++)
-    if (json_array_append_new(seeds, ju64(expt_study_seed(top, r))) != 0) ok = false;
-  put(st, "seeds", seeds, &ok);
-  put(plan, "study", st, &ok);
+    if (json_array_append_new(seeds, expt_json_u64(expt_study_seed(top, r))) != 0) ok = false;
+  expt_json_put(st, "seeds", seeds, &ok);
+  expt_json_put(plan, "study", st, &ok);
   json_t *pts = json_array();
   for (size_t p = 0; p < np && ok; p++) {
     json_t *pt = json_object(), *vals = json_object();
-    put(pt, "point", json_integer((json_int_t)p), &ok);
+    expt_json_put(pt, "point", json_integer((json_int_t)p), &ok);
     for (size_t a = 0; a < n_axes; a++)
-      put(vals, s->points[p].sets[a].path, set_value(s->points[p].sets[a].value), &ok);
-    put(pt, "values", vals, &ok);
+      expt_json_put(vals, s->points[p].sets[a].path, set_value(s->points[p].sets[a].value), &ok);
+    expt_json_put(pt, "values", vals, &ok);
     if (json_array_append_new(pts, pt) != 0) ok = false;
   }
-  put(plan, "points", pts, &ok);
+  expt_json_put(plan, "points", pts, &ok);
   if (ok) return plan;
   json_decref(plan);
   return NULL;
@@ -439,19 +430,19 @@ static int make_summary(study *st, const json_t *search) {
   const char *key;
   json_t *v;
   json_object_foreach((json_t *)st->plan, key, v) {
-    if (strcmp(key, "points") != 0) put(doc, key, json_incref(v), &ok);
+    if (strcmp(key, "points") != 0) expt_json_put(doc, key, json_incref(v), &ok);
   }
   json_t *pts = json_array();
   for (size_t p = 0; p < st->np && ok; p++) {
     json_t *pt = json_deep_copy(json_array_get(st->points, p)), *vars = json_array();
     for (size_t k = 0; k < st->nv; k++)
       if (json_array_append(vars, st->aggs[p * st->nv + k]) != 0) ok = false;
-    put(pt, "variants", vars, &ok);
+    expt_json_put(pt, "variants", vars, &ok);
     if (json_array_append_new(pts, pt) != 0) ok = false;
   }
-  put(doc, "points", pts, &ok);
-  if (search != NULL) put(doc, "search", json_deep_copy(search), &ok);
-  put(doc, "runs", json_incref((json_t *)st->records), &ok);
+  expt_json_put(doc, "points", pts, &ok);
+  if (search != NULL) expt_json_put(doc, "search", json_deep_copy(search), &ok);
+  expt_json_put(doc, "runs", json_incref((json_t *)st->records), &ok);
   if (!ok) {
     json_decref(doc);
     return RETRY_ENOMEM;
@@ -470,23 +461,10 @@ static void csv_num(FILE *f, double x) {
     fprintf(f, "%.10g", x);
 }
 
-static void csv_text(FILE *f, const char *s) {
-  if (strpbrk(s, ",\"\r\n") == NULL) {
-    fputs(s, f);
-    return;
-  }
-  fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"') fputc('"', f);
-    fputc(*s, f);
-  }
-  fputc('"', f);
-}
-
 /* A JSON value as one CSV field: a string as it is, anything else as compact JSON. */
 static void csv_json(FILE *f, const json_t *v) {
   if (json_is_string(v)) {
-    csv_text(f, json_string_value(v));
+    expt_csv_text(f, json_string_value(v));
     return;
   }
   if (json_is_integer(v)) { /* seeds: every digit */
@@ -498,7 +476,7 @@ static void csv_json(FILE *f, const json_t *v) {
     return;
   }
   char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-  if (s != NULL) csv_text(f, s);
+  if (s != NULL) expt_csv_text(f, s);
   free(s);
 }
 
@@ -506,7 +484,7 @@ static void csv_json(FILE *f, const json_t *v) {
 static void csv_head(FILE *f, const study *st) {
   fputs("point,", f);
   for (size_t a = 0; a < st->n_axes; a++) {
-    csv_text(f, json_string_value(json_object_get(json_array_get(st->axes, a), "path")));
+    expt_csv_text(f, json_string_value(json_object_get(json_array_get(st->axes, a), "path")));
     fputc(',', f);
   }
 }
@@ -533,11 +511,11 @@ static void csv_run_metric(void *ctx, const char *name, expt_agg_kind kind, doub
   (void)kind;
   csv_run_ctx *c = ctx;
   csv_point(c->f, c->st, c->p);
-  csv_text(c->f, variant_name(c->st, c->v));
+  expt_csv_text(c->f, variant_name(c->st, c->v));
   fprintf(c->f, ",%zu,", c->r);
   csv_json(c->f, c->seed);
   fputc(',', c->f);
-  csv_text(c->f, name);
+  expt_csv_text(c->f, name);
   fputc(',', c->f);
   csv_num(c->f, value);
   fputc('\n', c->f);
@@ -577,9 +555,9 @@ static int fill_points_csv(void *ctx, FILE *f) {
       json_t *e;
       json_object_foreach(json_object_get(a, "intervals"), key, e) {
         csv_point(f, st, p);
-        csv_text(f, variant_name(st, v));
+        expt_csv_text(f, variant_name(st, v));
         fputc(',', f);
-        csv_text(f, key);
+        expt_csv_text(f, key);
         static const char *const cols[] = {"n", "mean", "sd", "lo", "hi", "half_width"};
         for (size_t k = 0; k < 6; k++)
           csv_field_num(f, e, cols[k]);
@@ -587,9 +565,9 @@ static int fill_points_csv(void *ctx, FILE *f) {
       }
       json_object_foreach(json_object_get(a, "proportions"), key, e) {
         csv_point(f, st, p);
-        csv_text(f, variant_name(st, v));
+        expt_csv_text(f, variant_name(st, v));
         fputc(',', f);
-        csv_text(f, key);
+        expt_csv_text(f, key);
         csv_field_num(f, e, "n");
         csv_field_num(f, e, "p");
         fputc(',', f); /* sd: none for a proportion */
@@ -613,11 +591,11 @@ static int fill_paired_csv(void *ctx, FILE *f) {
       json_t *e;
       json_object_foreach(json_object_get(pd, "metrics"), key, e) {
         csv_point(f, st, p);
-        csv_text(f, variant_name(st, v));
+        expt_csv_text(f, variant_name(st, v));
         fputc(',', f);
-        csv_text(f, json_string_value(json_object_get(pd, "baseline")));
+        expt_csv_text(f, json_string_value(json_object_get(pd, "baseline")));
         fputc(',', f);
-        csv_text(f, key);
+        expt_csv_text(f, key);
         static const char *const cols[] = {"n",  "mean_diff",   "lo",
                                            "hi", "unpaired_lo", "unpaired_hi"};
         for (size_t k = 0; k < 6; k++)
@@ -626,14 +604,6 @@ static int fill_paired_csv(void *ctx, FILE *f) {
       }
     }
   return ferror(f) ? -1 : 0;
-}
-
-static int fill_json(void *ctx, FILE *f) {
-  char *s = json_dumps(ctx, EXPT_OUTPUT_JSON_FLAGS);
-  if (s == NULL) return -1;
-  int rc = (fputs(s, f) < 0 || fputc('\n', f) == EOF) ? -1 : 0;
-  free(s);
-  return rc;
 }
 
 /* Joins dir and name into buf. */
@@ -659,7 +629,7 @@ static int write_files(const study *st, const char *dir, retry_error *err) {
   }
   if (rc == 0) {
     join_path(path, sizeof path, dir, "summary.json");
-    rc = expt_output_write_atomic(path, fill_json, st->summary, err);
+    rc = expt_output_write_atomic(path, expt_json_fill, st->summary, err);
   }
   return rc;
 }
@@ -937,7 +907,7 @@ int expt_study_finish(const json_t *plan, const json_t *records, const expt_stud
   if (status == EXPT_EXIT_OK) {
     int rc = 0;
     if (o->format == EXPT_FORMAT_JSON)
-      rc = fill_json(st.summary, o->out);
+      rc = expt_json_fill(st.summary, o->out);
     else if (!o->quiet)
       rc = print_table(&st, o->out);
     if (rc == 0 && fflush(o->out) != 0) rc = -1;
@@ -1098,12 +1068,12 @@ int expt_study_run(const expt_study_spec *spec, const expt_run_opts *o) {
     size_t p = i / (nv * reps), v = (i / reps) % nv, r = i % reps;
     bool ok = true;
     json_t *rec = json_object();
-    put(rec, "run", json_integer((json_int_t)i), &ok);
-    put(rec, "point", json_integer((json_int_t)p), &ok);
-    put(rec, "variant", json_string(expt_scenario_run_name(s0, v)), &ok);
-    put(rec, "replication", json_integer((json_int_t)r), &ok);
-    put(rec, "seed", ju64(jobs[j].seed), &ok);
-    put(rec, "result", results[j], &ok);
+    expt_json_put(rec, "run", json_integer((json_int_t)i), &ok);
+    expt_json_put(rec, "point", json_integer((json_int_t)p), &ok);
+    expt_json_put(rec, "variant", json_string(expt_scenario_run_name(s0, v)), &ok);
+    expt_json_put(rec, "replication", json_integer((json_int_t)r), &ok);
+    expt_json_put(rec, "seed", expt_json_u64(jobs[j].seed), &ok);
+    expt_json_put(rec, "result", results[j], &ok);
     results[j] = NULL;
     if (!ok || json_array_append_new(records, rec) != 0) {
       fprintf(o->err, "retrysim: out of memory keeping the results\n");
