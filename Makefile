@@ -134,9 +134,9 @@ $(UPPER_OBJS): | deps-kernel
 $(TESTING_OBJS): | deps-test
 $(EXPT_OBJS) $(CLI_OBJS): PKG_CFLAGS = $(DEPS_CFLAGS) $(NETTLE_CFLAGS)
 
-# retrysim --plot finds the gnuplot scripts of this tree (expt/expt_report.c; RETRYSIM_PLOTS
+# retrysim --plot finds the gnuplot scripts of this tree (expt/expt_plot.c; RETRYSIM_PLOTS
 # overrides it at run time).
-$(BUILD)/expt/expt_report.o: ALL_CFLAGS += -DRETRYSIM_PLOTS_DIR='"$(CURDIR)/plots"'
+$(BUILD)/expt/expt_plot.o: ALL_CFLAGS += -DRETRYSIM_PLOTS_DIR='"$(CURDIR)/plots"'
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -88,7 +88,7 @@ json_t *expt_axis_scalar_json(const expt_axis_scalar *like, double x, bool integ
 }
 
 json_t *expt_axis_range(const json_t *from, const json_t *to, long steps, bool log, char *why,
-                       size_t why_size) {
+                        size_t why_size) {
   expt_axis_scalar a, b;
   char w[128];
   if (!expt_axis_scalar_parse(from, &a, w, sizeof w)) {

@@ -47,7 +47,7 @@ json_t *expt_axis_scalar_json(const expt_axis_scalar *like, double x, bool integ
  * round to the same integer). Returns a new array, or NULL with a reason in why (out of
  * memory: why says so). */
 json_t *expt_axis_range(const json_t *from, const json_t *to, long steps, bool log, char *why,
-                       size_t why_size);
+                        size_t why_size);
 
 /* The key head (the first key of a path) names when a sweep or a search may not vary it
  * ("variants", "expect", "sweep", "search", "replications", "confidence", "baseline",

@@ -956,6 +956,20 @@ void expt_output_signals_install(void) {
 /* }================================================================== */
 
 /* First error wins, through the one setter every loader uses (retry_json.h). */
+char *expt_output_printf(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0) return NULL;
+  char *s = malloc((size_t)n + 1);
+  if (s == NULL) return NULL;
+  va_start(ap, fmt);
+  vsnprintf(s, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  return s;
+}
+
 void expt_output_error(retry_error *err, int code, const char *source, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

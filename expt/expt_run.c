@@ -14,6 +14,7 @@
 #include "sim/sim_event.h"
 #include "expt/expt_expect.h"
 #include "expt/expt_output.h"
+#include "expt/expt_plot.h"
 #include "expt/expt_report.h"
 
 /* {==================================================================
@@ -195,7 +196,7 @@ static int finish(const expt_scenario *s, const expt_output *out, const expt_run
     /* The pictures read the files just written; the report links them, so it comes last and
      * is written even when a picture failed (it then says nothing of pictures). */
     if (status == EXPT_EXIT_OK && o->plot) {
-      int prc = expt_report_plots(out, s, o->out_dir, expt_report_plots_dir(), o->err, &e);
+      int prc = expt_report_plots(out, s, o->out_dir, expt_plot_dir(), o->err, &e);
       if (prc != 0) print_error(o->err, &e);
       retry_error_clear(&e);
       if (expt_report_write(out, s, o->out_dir, o->command, prc == 0, &e) != 0 || prc != 0) {

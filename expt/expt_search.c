@@ -15,6 +15,7 @@
 
 #include "expt/expt_expect.h"
 #include "expt/expt_output.h"
+#include "expt/expt_plot.h"
 #include "expt/expt_report.h"
 #include "expt/expt_study.h"
 #include "expt/expt_json.h"
@@ -533,7 +534,7 @@ int expt_search_run_study(const expt_scenario *s, const struct expt_study_spec *
      * it could not be drawn). */
     if (rc == 0 && opts->plot) {
       int prc =
-          expt_report_search_plots(doc, opts->out_dir, expt_report_plots_dir(), opts->err, &err);
+          expt_report_search_plots(doc, opts->out_dir, expt_plot_dir(), opts->err, &err);
       if (prc != 0) {
         char buf[1200];
         retry_error_format(&err, buf, sizeof buf);

@@ -50,4 +50,3 @@ int expt_shard_file_write(const char *dir, unsigned k, unsigned n, const json_t 
   }
   return EXPT_EXIT_OK;
 }
-

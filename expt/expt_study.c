@@ -12,6 +12,7 @@
 #endif
 #include "expt/expt_study.h"
 
+#include "expt/expt_plot.h"
 #include "expt/expt_report.h"
 
 #if defined(__linux__)
@@ -892,7 +893,7 @@ int expt_study_finish(const json_t *plan, const json_t *records, const expt_stud
     /* --plot: the study's pictures from points.csv, then report.md and report.html (the page
      * is written even when a picture failed, without pictures, as a plain run does). */
     if (status == EXPT_EXIT_OK && o->plot) {
-      int prc = expt_report_study_plots(st.summary, o->out_dir, expt_report_plots_dir(), o->err, &e);
+      int prc = expt_report_study_plots(st.summary, o->out_dir, expt_plot_dir(), o->err, &e);
       if (prc != 0) print_error(o->err, &e);
       retry_error e2;
       retry_error_clear(&e2);
