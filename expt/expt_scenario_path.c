@@ -248,7 +248,7 @@ static void why_type(char *why, size_t size, const char *path, size_t prefix_len
  * become objects (arrays before an index, which must then be [0]). An index may name an
  * element or the position just past the end (append). */
 int expt__scenario_path_set(json_t *root, const char *path, json_t *value, char *why,
-                           size_t why_size) {
+                            size_t why_size) {
   if (!expt__scenario_path_check(path, false, why, why_size)) {
     json_decref(value);
     return RETRY_EINVAL;
@@ -360,7 +360,7 @@ int expt__scenario_path_set(json_t *root, const char *path, json_t *value, char 
  * reason (the first segment that is missing or does not fit). A JSON null at the end counts
  * as missing. */
 const json_t *expt_scenario_path_get(const json_t *doc, const char *path, char *why,
-                                    size_t why_size) {
+                                     size_t why_size) {
   if (!expt__scenario_path_check(path, false, why, why_size)) return NULL;
   const char *p = path_start(path, NULL, 0), *root_start = p, *a_start = p;
   const json_t *cur = doc;

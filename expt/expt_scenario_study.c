@@ -33,7 +33,7 @@ static bool fail_spaced(scn_ctx *c, const char *const *allowed, size_t n) {
 }
 
 bool expt__scenario_check_keys(scn_ctx *c, json_t *obj, const char *const *allowed, size_t n,
-                              const char *where) {
+                               const char *where) {
   for (void *it = json_object_iter(obj); it != NULL; it = json_object_iter_next(obj, it)) {
     const char *key = json_object_iter_key(it);
     if (retry_json_key_in(key, allowed, n)) continue;
@@ -274,8 +274,8 @@ bool expt_scenario_path_reaches(const expt_scenario *s, const char *path,
                                 expt_scenario_miss *miss) {
   for (size_t r = 0; r < expt_scenario_n_runs(s); r++) {
     miss->why[0] = '\0';
-    if (expt_scenario_path_get(expt_scenario_document(s, r), path, miss->why,
-                               sizeof miss->why) != NULL)
+    if (expt_scenario_path_get(expt_scenario_document(s, r), path, miss->why, sizeof miss->why) !=
+        NULL)
       continue;
     retry_json_printable(miss->shown, sizeof miss->shown, path, 64);
     miss->run[0] = '\0';
