@@ -62,8 +62,8 @@ void expt_search_result_free(expt_search_result *r) {
 }
 
 /* Runs the probe at x until it is decided (or max_reps), into *pr. */
-static int probe(const expt_search_spec *spec, double confidence, expt_search_probe_fn fn, void *ctx,
-                 double x, bool integer, expt_search_probe *pr, retry_error *err) {
+static int probe(const expt_search_spec *spec, double confidence, expt_search_probe_fn fn,
+                 void *ctx, double x, bool integer, expt_search_probe *pr, retry_error *err) {
   memset(pr, 0, sizeof *pr);
   pr->value = expt_axis_scalar_json(&spec->from, x, integer);
   char *text = pr->value != NULL ? json_dumps(pr->value, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
@@ -100,7 +100,7 @@ static int probe(const expt_search_spec *spec, double confidence, expt_search_pr
 }
 
 int expt_search_run(const expt_search_spec *spec, double confidence, expt_search_probe_fn fn,
-                   void *ctx, expt_search_result *out, retry_error *err) {
+                    void *ctx, expt_search_result *out, retry_error *err) {
   memset(out, 0, sizeof *out);
   out->pass = out->fail = -1;
   bool integer = spec->from.integer && spec->to.integer;
@@ -180,8 +180,8 @@ static json_t *probe_json(const expt_search_probe *pr) {
                    pr->pass ? "pass" : "fail", "undecided", pr->undecided);
 }
 
-json_t *expt_search_result_json(const expt_search_spec *spec, double confidence, const char *variant,
-                               const expt_search_result *r) {
+json_t *expt_search_result_json(const expt_search_spec *spec, double confidence,
+                                const char *variant, const expt_search_result *r) {
   static const char *const outcomes[] = {"bracketed", "from_fails", "to_passes"};
   json_t *probes = json_array();
   for (size_t i = 0; probes != NULL && i < r->n_probes; i++) {
@@ -259,7 +259,7 @@ static int check_search(const expt_scenario *s, const json_t *search, const stru
     } else {
       total += json_object_size(part);
       failed += expt_expect_check_to(part, doc, expt_scenario_run_name(s, v), o->err, verbose,
-                                    junit != NULL ? expt_junit_add : NULL, junit);
+                                     junit != NULL ? expt_junit_add : NULL, junit);
     }
     json_decref(part);
     json_decref(doc);
@@ -402,7 +402,8 @@ static void show_value(char *buf, size_t size, const json_t *v) {
 static void print_table(FILE *f, const expt_scenario *s, const expt_search_spec *spec,
                         double confidence, const json_t *search) {
   fprintf(f, "scenario %s (retrysim %s): search of %s for P(%s) >= %g (Wilson, %g %%)\n",
-          expt_scenario_name(s), RETRY_VERSION, spec->path, spec->metric, spec->p, confidence * 100);
+          expt_scenario_name(s), RETRY_VERSION, spec->path, spec->metric, spec->p,
+          confidence * 100);
   for (size_t v = 0; v < json_array_size(search); v++) {
     const json_t *res = json_array_get(search, v);
     const json_t *b = json_object_get(res, "boundary");
@@ -436,8 +437,112 @@ static void print_table(FILE *f, const expt_scenario *s, const expt_search_spec 
   }
 }
 
+/* Runs the search of every variant of s, appending each result (expt_search_result_json, with
+ * each probe's x) to search and every replication run to records; warns on opts->err when a
+ * variant's probes are not monotone. Returns the exit status, the error printed. */
+static int search_variants(const expt_scenario *s, const struct expt_study_spec *tmpl,
+                           const struct expt_run_opts *opts, const expt_search_spec *spec,
+                           json_t *search, json_t *records, retry_error *err) {
+  const char *src = expt_scenario_source(s);
+  int status = EXPT_EXIT_OK;
+  for (size_t v = 0; status == EXPT_EXIT_OK && v < expt_scenario_n_runs(s); v++) {
+    search_ctx c = {.base = s,
+                    .spec = spec,
+                    .variant = v,
+                    .seed = opts->has_seed ? opts->seed : expt_scenario_config(s, v)->seed,
+                    .jobs = tmpl->jobs > 0 ? tmpl->jobs : 1,
+                    .records = records};
+    expt_search_result r;
+    int rc = expt_search_run(spec, tmpl->confidence, study_probe, &c, &r, err);
+    expt_scenario_destroy(c.at);
+    if (rc != 0) {
+      char buf[1200];
+      retry_error_format(err, buf, sizeof buf);
+      fprintf(opts->err, "retrysim: %s\n", buf);
+      return rc == RETRY_ENOMEM || rc == RETRY_EIO ? EXPT_EXIT_RUNTIME : EXPT_EXIT_USAGE;
+    }
+    size_t lower = 0, higher = 0;
+    if (!expt_search_monotone(&r, &lower, &higher)) {
+      char a[64], b[64];
+      expt_output_value_text(r.probes[lower].value, a, sizeof a);
+      expt_output_value_text(r.probes[higher].value, b, sizeof b);
+      fprintf(opts->err,
+              "retrysim: warning: %s: variant %s: P(%s) does not fall as %s rises: %.3g at %s "
+              "but %.3g at %s (Wilson intervals apart); the boundary found may not be the only "
+              "one\n",
+              src, expt_scenario_run_name(s, v), spec->metric, spec->path, r.probes[lower].p_hat, a,
+              r.probes[higher].p_hat, b);
+    }
+    json_t *res = expt_search_result_json(spec, tmpl->confidence, expt_scenario_run_name(s, v), &r);
+    /* The value probed as a number too, for plots. */
+    json_t *probes = json_object_get(res, "probes");
+    for (size_t i = 0; probes != NULL && i < json_array_size(probes); i++)
+      json_object_set_new(json_array_get(probes, i), "x", json_real(r.probes[i].x));
+    expt_search_result_free(&r);
+    if (res == NULL || json_array_append_new(search, res) != 0) status = EXPT_EXIT_RUNTIME;
+  }
+  return status;
+}
+
+/* summary.json of a search: provenance, "study", "search" (one result per variant) and "runs".
+ * New reference, NULL when out of memory. */
+static json_t *search_summary(const expt_scenario *s, const struct expt_study_spec *tmpl,
+                              const struct expt_run_opts *opts, const expt_search_spec *spec,
+                              json_t *search, json_t *records) {
+  uint64_t seed = opts->has_seed ? opts->seed : expt_scenario_config(s, 0)->seed;
+  json_t *names = json_array();
+  for (size_t v = 0; names != NULL && v < expt_scenario_n_runs(s); v++)
+    json_array_append_new(names, json_string(expt_scenario_run_name(s, v)));
+  return json_pack("{s:s,s:s,s:s,s:o,s:O,s:O,s:O,s:{s:s,s:f,s:b,s:o,s:s,s:s},s:O,s:O}", "scenario",
+                   expt_scenario_name(s), "version", RETRY_VERSION, "scenario_sha256",
+                   expt_scenario_sha256(s), "seed", expt_json_u64(seed), "inputs",
+                   expt_scenario_inputs(s), "overrides", expt_scenario_overrides(s), "document",
+                   expt_scenario_base_document(s), "study", "kind", "search", "confidence",
+                   tmpl->confidence, "has_variants", expt_scenario_has_variants(s), "variants",
+                   names, "path", spec->path, "metric", spec->metric, "search", search, "runs",
+                   records);
+}
+
+/* Writes search.csv and summary.json into opts->out_dir and, with --plot, search.svg and the
+ * report (the page without the picture when it could not be drawn). Returns EXPT_EXIT_OK or
+ * EXPT_EXIT_RUNTIME, every error printed. */
+static int write_search_files(json_t *doc, json_t *search, const struct expt_run_opts *opts,
+                              retry_error *err) {
+  int status = EXPT_EXIT_OK;
+  char path[4096];
+  int rc = expt_output_make_dirs(opts->out_dir, err);
+  if (rc == 0) {
+    join_path(path, sizeof path, opts->out_dir, "search.csv");
+    rc = expt_output_write_atomic(path, fill_csv, search, err);
+  }
+  if (rc == 0) {
+    join_path(path, sizeof path, opts->out_dir, "summary.json");
+    rc = expt_output_write_atomic(path, expt_json_fill, doc, err);
+  }
+  /* --plot: search.svg, then report.md and report.html (the page without the picture when
+   * it could not be drawn). */
+  if (rc == 0 && opts->plot) {
+    int prc = expt_report_search_plots(doc, opts->out_dir, expt_plot_dir(), opts->err, err);
+    if (prc != 0) {
+      char buf[1200];
+      retry_error_format(err, buf, sizeof buf);
+      fprintf(opts->err, "retrysim: %s\n", buf);
+      retry_error_clear(err);
+    }
+    rc = expt_report_search_write(doc, opts->out_dir, opts->command, prc == 0, err);
+    if (rc == 0 && prc != 0) status = EXPT_EXIT_RUNTIME;
+  }
+  if (rc != 0) {
+    char buf[1200];
+    retry_error_format(err, buf, sizeof buf);
+    fprintf(opts->err, "retrysim: %s\n", buf);
+    status = EXPT_EXIT_RUNTIME;
+  }
+  return status;
+}
+
 int expt_search_run_study(const expt_scenario *s, const struct expt_study_spec *tmpl,
-                         const struct expt_run_opts *opts) {
+                          const struct expt_run_opts *opts) {
   const char *src = expt_scenario_source(s);
   const char *refused = tmpl->shard_n > 0 ? "--shard (a search is adaptive: each probe "
                                             "depends on the last; run it on one machine, with -j)"
@@ -466,91 +571,14 @@ int expt_search_run_study(const expt_scenario *s, const struct expt_study_spec *
             src, spec.max_reps, spec.p, tmpl->confidence * 100, need, need);
   json_t *search = json_array(), *records = json_array();
   int status = search != NULL && records != NULL ? EXPT_EXIT_OK : EXPT_EXIT_RUNTIME;
-  for (size_t v = 0; status == EXPT_EXIT_OK && v < expt_scenario_n_runs(s); v++) {
-    search_ctx c = {.base = s,
-                    .spec = &spec,
-                    .variant = v,
-                    .seed = opts->has_seed ? opts->seed : expt_scenario_config(s, v)->seed,
-                    .jobs = tmpl->jobs > 0 ? tmpl->jobs : 1,
-                    .records = records};
-    expt_search_result r;
-    int rc = expt_search_run(&spec, tmpl->confidence, study_probe, &c, &r, &err);
-    expt_scenario_destroy(c.at);
-    if (rc != 0) {
-      char buf[1200];
-      retry_error_format(&err, buf, sizeof buf);
-      fprintf(opts->err, "retrysim: %s\n", buf);
-      status = rc == RETRY_ENOMEM || rc == RETRY_EIO ? EXPT_EXIT_RUNTIME : EXPT_EXIT_USAGE;
-      break;
-    }
-    size_t lower = 0, higher = 0;
-    if (!expt_search_monotone(&r, &lower, &higher)) {
-      char a[64], b[64];
-      expt_output_value_text(r.probes[lower].value, a, sizeof a);
-      expt_output_value_text(r.probes[higher].value, b, sizeof b);
-      fprintf(opts->err,
-              "retrysim: warning: %s: variant %s: P(%s) does not fall as %s rises: %.3g at %s "
-              "but %.3g at %s (Wilson intervals apart); the boundary found may not be the only "
-              "one\n",
-              src, expt_scenario_run_name(s, v), spec.metric, spec.path, r.probes[lower].p_hat, a,
-              r.probes[higher].p_hat, b);
-    }
-    json_t *res = expt_search_result_json(&spec, tmpl->confidence, expt_scenario_run_name(s, v), &r);
-    /* The value probed as a number too, for plots. */
-    json_t *probes = json_object_get(res, "probes");
-    for (size_t i = 0; probes != NULL && i < json_array_size(probes); i++)
-      json_object_set_new(json_array_get(probes, i), "x", json_real(r.probes[i].x));
-    expt_search_result_free(&r);
-    if (res == NULL || json_array_append_new(search, res) != 0) status = EXPT_EXIT_RUNTIME;
-  }
+  if (status == EXPT_EXIT_OK) status = search_variants(s, tmpl, opts, &spec, search, records, &err);
   json_t *doc = NULL;
   if (status == EXPT_EXIT_OK) {
-    uint64_t seed = opts->has_seed ? opts->seed : expt_scenario_config(s, 0)->seed;
-    json_t *names = json_array();
-    for (size_t v = 0; names != NULL && v < expt_scenario_n_runs(s); v++)
-      json_array_append_new(names, json_string(expt_scenario_run_name(s, v)));
-    doc =
-        json_pack("{s:s,s:s,s:s,s:o,s:O,s:O,s:O,s:{s:s,s:f,s:b,s:o,s:s,s:s},s:O,s:O}", "scenario",
-                  expt_scenario_name(s), "version", RETRY_VERSION, "scenario_sha256",
-                  expt_scenario_sha256(s), "seed", expt_json_u64(seed), "inputs", expt_scenario_inputs(s),
-                  "overrides", expt_scenario_overrides(s), "document", expt_scenario_base_document(s),
-                  "study", "kind", "search", "confidence", tmpl->confidence, "has_variants",
-                  expt_scenario_has_variants(s), "variants", names, "path", spec.path, "metric",
-                  spec.metric, "search", search, "runs", records);
+    doc = search_summary(s, tmpl, opts, &spec, search, records);
     if (doc == NULL) status = EXPT_EXIT_RUNTIME;
   }
-  if (status == EXPT_EXIT_OK && opts->out_dir != NULL) {
-    char path[4096];
-    int rc = expt_output_make_dirs(opts->out_dir, &err);
-    if (rc == 0) {
-      join_path(path, sizeof path, opts->out_dir, "search.csv");
-      rc = expt_output_write_atomic(path, fill_csv, search, &err);
-    }
-    if (rc == 0) {
-      join_path(path, sizeof path, opts->out_dir, "summary.json");
-      rc = expt_output_write_atomic(path, expt_json_fill, doc, &err);
-    }
-    /* --plot: search.svg, then report.md and report.html (the page without the picture when
-     * it could not be drawn). */
-    if (rc == 0 && opts->plot) {
-      int prc =
-          expt_report_search_plots(doc, opts->out_dir, expt_plot_dir(), opts->err, &err);
-      if (prc != 0) {
-        char buf[1200];
-        retry_error_format(&err, buf, sizeof buf);
-        fprintf(opts->err, "retrysim: %s\n", buf);
-        retry_error_clear(&err);
-      }
-      rc = expt_report_search_write(doc, opts->out_dir, opts->command, prc == 0, &err);
-      if (rc == 0 && prc != 0) status = EXPT_EXIT_RUNTIME;
-    }
-    if (rc != 0) {
-      char buf[1200];
-      retry_error_format(&err, buf, sizeof buf);
-      fprintf(opts->err, "retrysim: %s\n", buf);
-      status = EXPT_EXIT_RUNTIME;
-    }
-  }
+  if (status == EXPT_EXIT_OK && opts->out_dir != NULL)
+    status = write_search_files(doc, search, opts, &err);
   if (status == EXPT_EXIT_OK) {
     if (opts->format == EXPT_FORMAT_JSON) {
       if (expt_json_fill(doc, opts->out) != 0) status = EXPT_EXIT_RUNTIME;

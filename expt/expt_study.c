@@ -194,36 +194,46 @@ int expt_study_load_points(const char *path, const expt_set *sets, size_t n_sets
  * A local study
  * =================================================================== */
 
+/* Checks that the baseline (when there is one) is a variant being run, and warns on o->err
+ * for each variant whose own seed differs from the baseline's (no --seed): its differences
+ * are not paired by seed. Returns the exit status. */
+static int check_baseline(const expt_study_spec *spec, const expt_run_opts *o) {
+  if (spec->baseline == NULL) return EXPT_EXIT_OK;
+  const expt_scenario *s0 = spec->scenarios[0];
+  size_t nv = expt_scenario_n_runs(s0);
+  bool found = false;
+  for (size_t v = 0; v < nv && !found; v++)
+    found = strcmp(expt_scenario_run_name(s0, v), spec->baseline) == 0;
+  if (!found) {
+    fprintf(o->err,
+            "retrysim: %s: baseline: \"%s\" is not a variant being run (--variant chooses "
+            "which run)\n",
+            spec->source, spec->baseline);
+    return EXPT_EXIT_USAGE;
+  }
+  /* A variant with its own seed runs other seeds than the baseline: its differences are
+   * not paired by seed (common random numbers), whatever the table says. --seed evens
+   * them out. */
+  size_t b = 0;
+  while (strcmp(expt_scenario_run_name(s0, b), spec->baseline) != 0)
+    b++;
+  for (size_t v = 0; v < nv && !o->has_seed; v++) {
+    uint64_t sv = expt_scenario_config(s0, v)->seed, sb = expt_scenario_config(s0, b)->seed;
+    if (sv != sb)
+      fprintf(o->err,
+              "retrysim: warning: %s: variant \"%s\" runs on its own seed (%" PRIu64
+              ", the baseline's is %" PRIu64
+              "): its paired differences are not on the same seeds (give --seed N)\n",
+              spec->source, expt_scenario_run_name(s0, v), sv, sb);
+  }
+  return EXPT_EXIT_OK;
+}
+
 int expt_study_run(const expt_study_spec *spec, const expt_run_opts *o) {
   const expt_scenario *s0 = spec->scenarios[0];
   size_t nv = expt_scenario_n_runs(s0), np = n_points_of(spec), reps = spec->reps;
-  if (spec->baseline != NULL) {
-    bool found = false;
-    for (size_t v = 0; v < nv && !found; v++)
-      found = strcmp(expt_scenario_run_name(s0, v), spec->baseline) == 0;
-    if (!found) {
-      fprintf(o->err,
-              "retrysim: %s: baseline: \"%s\" is not a variant being run (--variant chooses "
-              "which run)\n",
-              spec->source, spec->baseline);
-      return EXPT_EXIT_USAGE;
-    }
-    /* A variant with its own seed runs other seeds than the baseline: its differences are
-     * not paired by seed (common random numbers), whatever the table says. --seed evens
-     * them out. */
-    size_t b = 0;
-    while (strcmp(expt_scenario_run_name(s0, b), spec->baseline) != 0)
-      b++;
-    for (size_t v = 0; v < nv && !o->has_seed; v++) {
-      uint64_t sv = expt_scenario_config(s0, v)->seed, sb = expt_scenario_config(s0, b)->seed;
-      if (sv != sb)
-        fprintf(o->err,
-                "retrysim: warning: %s: variant \"%s\" runs on its own seed (%" PRIu64
-                ", the baseline's is %" PRIu64
-                "): its paired differences are not on the same seeds (give --seed N)\n",
-                spec->source, expt_scenario_run_name(s0, v), sv, sb);
-    }
-  }
+  int status = check_baseline(spec, o);
+  if (status != EXPT_EXIT_OK) return status;
   struct stat sb;
   if (o->out_dir != NULL && stat(o->out_dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
     fprintf(o->err, "retrysim: %s: --out must name a directory, this is a file\n", o->out_dir);
@@ -254,7 +264,6 @@ int expt_study_run(const expt_study_spec *spec, const expt_run_opts *o) {
   bool tty = !o->quiet && isatty(fileno(o->err));
   retry_error err;
   retry_error_clear(&err);
-  int status = EXPT_EXIT_OK;
   int rc = expt_study_run_jobs(jobs, n_jobs, spec->jobs, tty ? o->err : NULL, results, &err);
   if (rc != 0) {
     expt__study_print_error(o->err, &err);
