@@ -6,7 +6,6 @@
 #include "expt/expt_report_int.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 

@@ -13,17 +13,11 @@
 #include "expt/expt_scenario_int.h"
 
 #include <assert.h>
-#include <errno.h>
-#include <math.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <nettle/sha2.h>
-
-#include "models/model_estimate.h"
 
 /* {==================================================================
  * SHA-256, by nettle

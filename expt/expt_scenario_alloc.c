@@ -5,14 +5,8 @@
  */
 #include "expt/expt_scenario_int.h"
 
-#include <assert.h>
-#include <errno.h>
-#include <math.h>
-#include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 /* {==================================================================
  * Allocation, with a hook for the tests' failure injection

@@ -7,7 +7,6 @@
 
 #include <assert.h>
 #include <errno.h>
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

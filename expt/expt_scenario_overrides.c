@@ -6,13 +6,6 @@
 #include "expt/expt_scenario_int.h"
 
 #include <assert.h>
-#include <errno.h>
-#include <math.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
 
 /* {==================================================================
  * Overrides: --set and a variant's "set"

@@ -6,7 +6,6 @@
 #include "expt/expt_search.h"
 
 #include <gsl/gsl_cdf.h>
-#include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>

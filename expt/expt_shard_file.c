@@ -5,7 +5,6 @@
  */
 #include "expt/expt_shard_file.h"
 
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 

@@ -9,32 +9,15 @@
  */
 #include "expt/expt_study_int.h"
 
-#include "expt/expt_plot.h"
-#include "expt/expt_report.h"
-
-#if defined(__linux__)
-#include <sched.h>
-#endif
-
-#include <errno.h>
 #include <inttypes.h>
-#include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "expt/expt_agg.h"
-#include "expt/expt_expect.h"
 #include "expt/expt_output.h"
-#include "expt/expt_recovery.h"
 #include "expt/expt_shard_file.h"
 #include "expt/expt_json.h"
-#include "expt/expt_csv.h"
-#include "models/model_world.h"
-#include "sim/sim_event.h"
 
 /* {==================================================================
  * The plan
