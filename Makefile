@@ -145,9 +145,9 @@ $(EXPT_OBJS) $(CLI_OBJS): PKG_CFLAGS = $(DEPS_CFLAGS) $(NETTLE_CFLAGS)
 # The tests' support (tests/support/) fails the calling test through cmocka.
 $(TEST_SUPPORT_OBJS): PKG_CFLAGS = $(DEPS_CFLAGS) $(NETTLE_CFLAGS) $(CMOCKA_CFLAGS)
 
-# retrysim --plot finds the gnuplot scripts of this tree (expt/expt_report.c; RETRYSIM_PLOTS
+# retrysim --plot finds the gnuplot scripts of this tree (expt/expt_plot.c; RETRYSIM_PLOTS
 # overrides it at run time).
-$(BUILD)/expt/expt_report.o: ALL_CFLAGS += -DRETRYSIM_PLOTS_DIR='"$(CURDIR)/plots"'
+$(BUILD)/expt/expt_plot.o: ALL_CFLAGS += -DRETRYSIM_PLOTS_DIR='"$(CURDIR)/plots"'
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)

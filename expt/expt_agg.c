@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "expt/expt_output.h"
+#include "expt/expt_json.h"
 
 /* {==================================================================
  * Flattening
@@ -289,10 +290,6 @@ void expt_agg_welch(const double *a, size_t na, const double *b, size_t nb, doub
  * The aggregate object
  * =================================================================== */
 
-static void put(json_t *o, const char *key, json_t *v, bool *ok) {
-  if (v == NULL || json_object_set_new(o, key, v) != 0) *ok = false;
-}
-
 static json_t *jreal(double v) {
   if (!isfinite(v)) return json_null();
   return json_real(expt_output_round(v));
@@ -403,12 +400,12 @@ static void replace(replacer *p, json_t *v, size_t len) {
 static json_t *interval_json(const sim_stats_interval *iv) {
   bool ok = true;
   json_t *o = json_object();
-  put(o, "n", jsize(iv->n), &ok);
-  put(o, "mean", jreal(iv->mean), &ok);
-  put(o, "sd", jreal(iv->sd), &ok);
-  put(o, "lo", jreal(iv->lo), &ok);
-  put(o, "hi", jreal(iv->hi), &ok);
-  put(o, "half_width", jreal(iv->half_width), &ok);
+  expt_json_put(o, "n", jsize(iv->n), &ok);
+  expt_json_put(o, "mean", jreal(iv->mean), &ok);
+  expt_json_put(o, "sd", jreal(iv->sd), &ok);
+  expt_json_put(o, "lo", jreal(iv->lo), &ok);
+  expt_json_put(o, "hi", jreal(iv->hi), &ok);
+  expt_json_put(o, "half_width", jreal(iv->half_width), &ok);
   if (ok) return o;
   json_decref(o);
   return NULL;
@@ -419,11 +416,11 @@ static json_t *proportion_json(size_t k, size_t n, double level) {
   sim_stats_wilson(k, n, level, &lo, &hi);
   bool ok = true;
   json_t *o = json_object();
-  put(o, "n", jsize(n), &ok);
-  put(o, "k", jsize(k), &ok);
-  put(o, "p", jreal(n > 0 ? (double)k / (double)n : NAN), &ok);
-  put(o, "lo", jreal(lo), &ok);
-  put(o, "hi", jreal(hi), &ok);
+  expt_json_put(o, "n", jsize(n), &ok);
+  expt_json_put(o, "k", jsize(k), &ok);
+  expt_json_put(o, "p", jreal(n > 0 ? (double)k / (double)n : NAN), &ok);
+  expt_json_put(o, "lo", jreal(lo), &ok);
+  expt_json_put(o, "hi", jreal(hi), &ok);
   if (ok) return o;
   json_decref(o);
   return NULL;
@@ -442,18 +439,18 @@ static void count_true(const metric *m, size_t n_reps, size_t *k, size_t *n) {
 static json_t *recovery_json(const expt_agg_recovery *r) {
   bool ok = true;
   json_t *o = json_object();
-  put(o, "n", jsize(r->n), &ok);
-  put(o, "n_recovered", jsize(r->n_recovered), &ok);
-  put(o, "n_censored", jsize(r->n_censored), &ok);
-  put(o, "over", json_string("recovered replications only"), &ok);
-  put(o, "mean", jreal(r->recovered.mean), &ok);
-  put(o, "sd", jreal(r->recovered.sd), &ok);
-  put(o, "lo", jreal(r->recovered.lo), &ok);
-  put(o, "hi", jreal(r->recovered.hi), &ok);
-  put(o, "half_width", jreal(r->recovered.half_width), &ok);
-  put(o, "median", jreal(r->median), &ok);
+  expt_json_put(o, "n", jsize(r->n), &ok);
+  expt_json_put(o, "n_recovered", jsize(r->n_recovered), &ok);
+  expt_json_put(o, "n_censored", jsize(r->n_censored), &ok);
+  expt_json_put(o, "over", json_string("recovered replications only"), &ok);
+  expt_json_put(o, "mean", jreal(r->recovered.mean), &ok);
+  expt_json_put(o, "sd", jreal(r->recovered.sd), &ok);
+  expt_json_put(o, "lo", jreal(r->recovered.lo), &ok);
+  expt_json_put(o, "hi", jreal(r->recovered.hi), &ok);
+  expt_json_put(o, "half_width", jreal(r->recovered.half_width), &ok);
+  expt_json_put(o, "median", jreal(r->median), &ok);
   if (isnan(r->median))
-    put(o, "median_note",
+    expt_json_put(o, "median_note",
         json_string(r->n == 0 ? "no replication" : "more than half never recovered"), &ok);
   if (ok) return o;
   json_decref(o);
@@ -475,31 +472,31 @@ static json_t *paired_json(const expt_agg_table *t, const expt_agg_table *base, 
     double ulo, uhi;
     expt_agg_welch(m->values, t->n_reps, b, base->n_reps, level, &ulo, &uhi);
     json_t *e = json_object();
-    put(e, "n", jsize(iv.n), &ok);
-    put(e, "mean_diff", jreal(iv.mean), &ok);
-    put(e, "sd", jreal(iv.sd), &ok);
-    put(e, "lo", jreal(iv.lo), &ok);
-    put(e, "hi", jreal(iv.hi), &ok);
-    put(e, "half_width", jreal(iv.half_width), &ok);
-    put(e, "unpaired_lo", jreal(ulo), &ok);
-    put(e, "unpaired_hi", jreal(uhi), &ok);
+    expt_json_put(e, "n", jsize(iv.n), &ok);
+    expt_json_put(e, "mean_diff", jreal(iv.mean), &ok);
+    expt_json_put(e, "sd", jreal(iv.sd), &ok);
+    expt_json_put(e, "lo", jreal(iv.lo), &ok);
+    expt_json_put(e, "hi", jreal(iv.hi), &ok);
+    expt_json_put(e, "half_width", jreal(iv.half_width), &ok);
+    expt_json_put(e, "unpaired_lo", jreal(ulo), &ok);
+    expt_json_put(e, "unpaired_hi", jreal(uhi), &ok);
     /* Pairs where either side is null (censored) are left out: say how many. */
     size_t cens = 0;
     for (size_t r = 0; r < n; r++)
       cens += (isnan(m->values[r]) || isnan(b[r])) && (m->n_null > 0 || base->m[j].n_null > 0);
-    if (cens > 0) put(e, "n_censored", jsize(cens), &ok);
+    if (cens > 0) expt_json_put(e, "n_censored", jsize(cens), &ok);
     /* Decided on the rounded bounds, as written, so a reader of the file agrees. Differences
      * that are all the same (sd 0: a quantized figure such as a p99 on a histogram bucket,
      * equal in every pair) give an interval of no width, which says nothing about noise: not
      * marked, and said so. */
     double lo = expt_output_round(iv.lo), hi = expt_output_round(iv.hi);
     bool constant = iv.n >= 2 && iv.sd == 0;
-    put(e, "distinguishable",
+    expt_json_put(e, "distinguishable",
         json_boolean(!constant && isfinite(lo) && isfinite(hi) && (lo > 0 || hi < 0)), &ok);
     if (constant && iv.mean != 0)
-      put(e, "note", json_string("every pair differs by the same amount: no spread to judge by"),
+      expt_json_put(e, "note", json_string("every pair differs by the same amount: no spread to judge by"),
           &ok);
-    put(o, m->name, e, &ok);
+    expt_json_put(o, m->name, e, &ok);
   }
   if (ok) return o;
   json_decref(o);
@@ -519,12 +516,12 @@ json_t *expt_agg_object(const char *name, const expt_agg_table *t, const json_t 
   if (ok) replace(&p, shape, 0);
   ok = ok && p.ok;
   json_t *o = json_object();
-  if (name != NULL) put(o, "variant", json_string(name), &ok);
-  put(o, "n", jsize(t->n_reps), &ok);
+  if (name != NULL) expt_json_put(o, "variant", json_string(name), &ok);
+  expt_json_put(o, "n", jsize(t->n_reps), &ok);
   const char *key;
   json_t *v;
   json_object_foreach(shape, key, v) {
-    if (strcmp(key, "variant") != 0) put(o, key, json_incref(v), &ok);
+    if (strcmp(key, "variant") != 0) expt_json_put(o, key, json_incref(v), &ok);
   }
   json_decref(shape);
   json_t *iv = json_object(), *pr = json_object();
@@ -536,28 +533,28 @@ json_t *expt_agg_object(const char *name, const expt_agg_table *t, const json_t 
       json_t *e = interval_json(&s);
       /* Over the replications with a value only: say so, and how many had none. */
       if (e != NULL && m->n_null > 0) {
-        put(e, "n_censored", jsize(m->n_null), &ok);
-        put(e, "over", json_string("replications with a value only"), &ok);
+        expt_json_put(e, "n_censored", jsize(m->n_null), &ok);
+        expt_json_put(e, "over", json_string("replications with a value only"), &ok);
       }
-      put(iv, m->name, e, &ok);
+      expt_json_put(iv, m->name, e, &ok);
     } else if (m->kind == EXPT_AGG_BOOL) {
       size_t k, n;
       count_true(m, t->n_reps, &k, &n);
-      put(pr, m->name, proportion_json(k, n, level), &ok);
+      expt_json_put(pr, m->name, proportion_json(k, n, level), &ok);
     }
   }
-  put(o, "intervals", iv, &ok);
-  put(o, "proportions", pr, &ok);
+  expt_json_put(o, "intervals", iv, &ok);
+  expt_json_put(o, "proportions", pr, &ok);
   expt_agg_recovery rec;
   if (expt_agg_recovery_of(t, level, &rec)) {
-    put(o, "recovery_s", recovery_json(&rec), &ok);
-    put(o, "p_storm", proportion_json(rec.n_censored, rec.n, level), &ok);
+    expt_json_put(o, "recovery_s", recovery_json(&rec), &ok);
+    expt_json_put(o, "p_storm", proportion_json(rec.n_censored, rec.n, level), &ok);
   }
   if (base != NULL) {
     json_t *pd = json_object();
-    put(pd, "baseline", json_string(base_name != NULL ? base_name : ""), &ok);
-    put(pd, "metrics", paired_json(t, base, level), &ok);
-    put(o, "paired", pd, &ok);
+    expt_json_put(pd, "baseline", json_string(base_name != NULL ? base_name : ""), &ok);
+    expt_json_put(pd, "metrics", paired_json(t, base, level), &ok);
+    expt_json_put(o, "paired", pd, &ok);
   }
   if (ok) return o;
   json_decref(o);

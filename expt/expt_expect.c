@@ -660,3 +660,32 @@ int expt_junit_finish(expt_junit *j, const char *path, bool write, FILE *report)
   expt_junit_destroy(j);
   return rc;
 }
+
+/* {==================================================================
+ * The two kinds of expectations: a run's and a search's
+ * =================================================================== */
+
+/* "search", "search.x", "search[0]": a path into the search result. */
+static bool is_search_path(const char *key) {
+  return strncmp(key, "search", 6) == 0 && (key[6] == '\0' || key[6] == '.' || key[6] == '[');
+}
+
+json_t *expt_expect_part(const json_t *expect, bool search, size_t *other) {
+  if (other != NULL) *other = 0;
+  if (expect == NULL) return NULL;
+  json_t *part = json_object();
+  const char *key;
+  json_t *v;
+  json_object_foreach((json_t *)expect, key, v) {
+    if (part == NULL) break;
+    if (is_search_path(key) != search) {
+      if (other != NULL) (*other)++;
+    } else if (json_object_set(part, key, v) != 0) {
+      json_decref(part);
+      part = NULL;
+    }
+  }
+  return part;
+}
+
+/* }================================================================== */

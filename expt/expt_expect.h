@@ -57,6 +57,14 @@ int expt_expect_check_to(const json_t *expect, const json_t *run, const char *ru
  * bad expectation is refused before anything runs. */
 int expt_expect_validate(const json_t *expect, char *msg, size_t size);
 
+/* The two kinds of expectations. A variant's "expect" may hold paths that start with "search"
+ * ("search.outcome", "search.boundary.pass"): they are checked by `--check` against that
+ * variant's search result only (a plain run or another study skips them, and a search skips
+ * the others, which are a run's). Returns a new object with the keys of expect of one kind:
+ * those of a search (search = true) or the others; *other (may be NULL) gets the number of
+ * keys of the other kind. NULL when expect is NULL (*other = 0) or out of memory. */
+json_t *expt_expect_part(const json_t *expect, bool search, size_t *other);
+
 /* The results of --check as JUnit XML (`--junit FILE`): one <testsuite> per run, one
  * <testcase> per expectation (named by its path), a <failure> with "expected X, got Y" for
  * each that failed. */

@@ -7,6 +7,8 @@
  * significant digits, so equal results give byte-identical output on every platform we build on.
  */
 #include "expt/expt_output.h"
+#include "expt/expt_json.h"
+#include "expt/expt_csv.h"
 #include "retry/retry_json.h"
 
 #include <assert.h>
@@ -91,12 +93,6 @@ void expt_output_value_text(const json_t *v, char *buf, size_t size) {
   }
 }
 
-/* Sets key to v in o, which steals v. Clears *ok when v is NULL (out of memory) or the set
- * fails; o may be NULL (then v is released). */
-static void put(json_t *o, const char *key, json_t *v, bool *ok) {
-  if (v == NULL || json_object_set_new(o, key, v) != 0) *ok = false;
-}
-
 /* Counters are int64 and json_int_t is long long: the cast loses nothing. */
 static json_t *jint(int64_t v) { return json_integer((json_int_t)v); }
 
@@ -106,22 +102,11 @@ static json_t *jreal(double v) {
   return json_real(expt_output_round(v));
 }
 
-/* A uint64 as an integer when JSON integers (int64) can hold it, else as a decimal string.
- * Seeds (any uint64 from the command line) can pass INT64_MAX; a string keeps every digit,
- * where a real would round it. Readers must accept both forms. (Worst-case products saturate
- * instead: jworst.) */
-static json_t *ju64(uint64_t v) {
-  if (v <= (uint64_t)INT64_MAX) return json_integer((json_int_t)v);
-  char buf[24];
-  snprintf(buf, sizeof buf, "%" PRIu64, v);
-  return json_string(buf);
-}
-
 /* 0 rather than a division by zero (or NaN, which jreal would write as null): see the note on
  * ratios below. */
 static double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
 
-/* Returns o when *ok, else releases it and returns NULL. With put() this makes every builder
+/* Returns o when *ok, else releases it and returns NULL. With expt_json_put() this makes every builder
  * below one straight list of keys: an allocation failure anywhere only clears the flag, and the
  * partly built object is released once at the end. */
 static json_t *done(json_t *o, bool ok) {
@@ -146,14 +131,14 @@ static json_t *status_json(const model_status_counts *s) {
   bool ok = true;
   json_t *o = json_object();
   for (int c = 0; c < RETRY_GRPC_N_CODES; c++)
-    if (s->grpc[c] != 0) put(o, retry_grpc_code_name(c), jint(s->grpc[c]), &ok);
+    if (s->grpc[c] != 0) expt_json_put(o, retry_grpc_code_name(c), jint(s->grpc[c]), &ok);
   /* 600: model_status_counts.http is indexed by status. Walking the array gives numeric order
    * without a sort, the same on every run. */
   for (int h = 0; h < 600; h++) {
     if (s->http[h] == 0) continue;
     char key[8];
     snprintf(key, sizeof key, "%d", h);
-    put(o, key, jint(s->http[h]), &ok);
+    expt_json_put(o, key, jint(s->http[h]), &ok);
   }
   return done(o, ok);
 }
@@ -166,7 +151,7 @@ static json_t *stop_json(const int64_t *by_stop, bool can_cancel) {
   json_t *o = json_object();
   for (int s = RETRY_STOP_NONE + 1; s < RETRY_STOP_N; s++)
     if (s != RETRY_STOP_CANCELLED || can_cancel)
-      put(o, retry_stop_name((retry_stop)s), jint(by_stop[s]), &ok);
+      expt_json_put(o, retry_stop_name((retry_stop)s), jint(by_stop[s]), &ok);
   return done(o, ok);
 }
 
@@ -175,19 +160,19 @@ static json_t *stop_json(const int64_t *by_stop, bool can_cancel) {
 static json_t *calls_json(const model_results *r) {
   bool ok = true;
   json_t *o = json_object();
-  put(o, "started", jint(r->calls_started), &ok);
-  put(o, "ok", jint(r->calls_ok), &ok);
-  put(o, "failed", jint(r->calls_failed), &ok);
-  put(o, "unfinished", jint(r->calls_unfinished), &ok);
-  put(o, "by_status", status_json(&r->by_status), &ok);
-  put(o, "by_stop_reason", stop_json(r->by_stop, false), &ok);
-  put(o, "attempts", jint(r->attempts), &ok);
+  expt_json_put(o, "started", jint(r->calls_started), &ok);
+  expt_json_put(o, "ok", jint(r->calls_ok), &ok);
+  expt_json_put(o, "failed", jint(r->calls_failed), &ok);
+  expt_json_put(o, "unfinished", jint(r->calls_unfinished), &ok);
+  expt_json_put(o, "by_status", status_json(&r->by_status), &ok);
+  expt_json_put(o, "by_stop_reason", stop_json(r->by_stop, false), &ok);
+  expt_json_put(o, "attempts", jint(r->attempts), &ok);
   /* The front door's amplification: top-level attempts per top-level call. */
-  put(o, "attempts_per_call", jreal(ratio((double)r->attempts, (double)r->calls_started)), &ok);
-  put(o, "retries", jint(r->retries), &ok);
-  put(o, "hedges", jint(r->hedges), &ok);
-  put(o, "stream_items", jint(r->stream_items), &ok);
-  put(o, "stream_duplicates", jint(r->stream_duplicates), &ok);
+  expt_json_put(o, "attempts_per_call", jreal(ratio((double)r->attempts, (double)r->calls_started)), &ok);
+  expt_json_put(o, "retries", jint(r->retries), &ok);
+  expt_json_put(o, "hedges", jint(r->hedges), &ok);
+  expt_json_put(o, "stream_items", jint(r->stream_items), &ok);
+  expt_json_put(o, "stream_duplicates", jint(r->stream_duplicates), &ok);
   return done(o, ok);
 }
 
@@ -207,9 +192,9 @@ static json_t *latency_json(const sim_hist *h);
 static json_t *spread_json(double mean, double min, double max) {
   bool ok = true;
   json_t *o = json_object();
-  put(o, "mean", jreal(mean), &ok);
-  put(o, "min", jreal(min), &ok);
-  put(o, "max", jreal(max), &ok);
+  expt_json_put(o, "mean", jreal(mean), &ok);
+  expt_json_put(o, "min", jreal(min), &ok);
+  expt_json_put(o, "max", jreal(max), &ok);
   return done(o, ok);
 }
 
@@ -220,23 +205,23 @@ static json_t *edge_state_json(const model_edge_state *st) {
   if (st->holders <= 0) return json_null();
   bool ok = true;
   json_t *o = json_object();
-  put(o, "holders", jint(st->holders), &ok);
+  expt_json_put(o, "holders", jint(st->holders), &ok);
   if (st->has_throttle)
-    put(o, "throttle_tokens", spread_json(st->tokens_mean, st->tokens_min, st->tokens_max), &ok);
+    expt_json_put(o, "throttle_tokens", spread_json(st->tokens_mean, st->tokens_min, st->tokens_max), &ok);
   if (st->has_budget)
-    put(o, "budget_balance", spread_json(st->budget_mean, st->budget_min, st->budget_max), &ok);
+    expt_json_put(o, "budget_balance", spread_json(st->budget_mean, st->budget_min, st->budget_max), &ok);
   if (st->has_adaptive)
-    put(o, "adaptive_reject_p", spread_json(st->reject_p_mean, st->reject_p_min, st->reject_p_max),
+    expt_json_put(o, "adaptive_reject_p", spread_json(st->reject_p_mean, st->reject_p_min, st->reject_p_max),
         &ok);
   if (st->has_breaker) {
     json_t *b = json_object();
-    put(b, "closed", jint(st->breaker_closed), &ok);
-    put(b, "open", jint(st->breaker_open), &ok);
-    put(b, "half_open", jint(st->breaker_half_open), &ok);
-    put(b, "open_fraction",
+    expt_json_put(b, "closed", jint(st->breaker_closed), &ok);
+    expt_json_put(b, "open", jint(st->breaker_open), &ok);
+    expt_json_put(b, "half_open", jint(st->breaker_half_open), &ok);
+    expt_json_put(b, "open_fraction",
         jreal(ratio((double)(st->breaker_open + st->breaker_half_open), (double)st->holders)), &ok);
-    put(b, "times_opened", jint(st->breaker_opened), &ok);
-    put(o, "breaker", b, &ok);
+    expt_json_put(b, "times_opened", jint(st->breaker_opened), &ok);
+    expt_json_put(o, "breaker", b, &ok);
   }
   return done(o, ok);
 }
@@ -249,30 +234,30 @@ static json_t *edge_json(const model_edge_stats *e) {
   bool ok = true;
   json_t *o = json_object();
   double per_call = ratio((double)e->attempts, (double)e->calls);
-  put(o, "from", json_string(e->from ? e->from : ""), &ok);
-  put(o, "to", json_string(e->to ? e->to : ""), &ok);
-  put(o, "calls", jint(e->calls), &ok);
-  put(o, "attempts", jint(e->attempts), &ok);
-  put(o, "amplification", jreal(per_call), &ok);
-  put(o, "attempts_per_call", jreal(per_call), &ok);
-  put(o, "worst_case", jworst(e->worst_case), &ok);
-  put(o, "max_attempts", jint(e->max_attempts), &ok);
-  put(o, "ok", jint(e->ok), &ok);
-  put(o, "failed", jint(e->failed), &ok);
+  expt_json_put(o, "from", json_string(e->from ? e->from : ""), &ok);
+  expt_json_put(o, "to", json_string(e->to ? e->to : ""), &ok);
+  expt_json_put(o, "calls", jint(e->calls), &ok);
+  expt_json_put(o, "attempts", jint(e->attempts), &ok);
+  expt_json_put(o, "amplification", jreal(per_call), &ok);
+  expt_json_put(o, "attempts_per_call", jreal(per_call), &ok);
+  expt_json_put(o, "worst_case", jworst(e->worst_case), &ok);
+  expt_json_put(o, "max_attempts", jint(e->max_attempts), &ok);
+  expt_json_put(o, "ok", jint(e->ok), &ok);
+  expt_json_put(o, "failed", jint(e->failed), &ok);
   /* Only on an edge whose calls can be cancelled: the calls its caller cancelled (neither OK
    * nor failed), and their attempts the callee withdrew from its queue before any worker
    * took them (or dropped on arrival). */
   if (e->can_cancel) {
-    put(o, "cancelled", jint(e->cancelled), &ok);
-    put(o, "cancelled_unworked", jint(e->cancelled_unworked), &ok);
+    expt_json_put(o, "cancelled", jint(e->cancelled), &ok);
+    expt_json_put(o, "cancelled_unworked", jint(e->cancelled_unworked), &ok);
   }
-  put(o, "retries", jint(e->retries), &ok);
-  put(o, "hedges", jint(e->hedges), &ok);
-  put(o, "by_stop_reason", stop_json(e->by_stop, e->can_cancel), &ok);
-  put(o, "by_status", status_json(&e->by_status), &ok);
-  put(o, "latency_ms", latency_json(&e->latency), &ok);
-  put(o, "latency_ok_ms", latency_json(&e->latency_ok), &ok);
-  put(o, "shared_state", edge_state_json(&e->state), &ok);
+  expt_json_put(o, "retries", jint(e->retries), &ok);
+  expt_json_put(o, "hedges", jint(e->hedges), &ok);
+  expt_json_put(o, "by_stop_reason", stop_json(e->by_stop, e->can_cancel), &ok);
+  expt_json_put(o, "by_status", status_json(&e->by_status), &ok);
+  expt_json_put(o, "latency_ms", latency_json(&e->latency), &ok);
+  expt_json_put(o, "latency_ok_ms", latency_json(&e->latency_ok), &ok);
+  expt_json_put(o, "shared_state", edge_state_json(&e->state), &ok);
   return done(o, ok);
 }
 
@@ -285,17 +270,17 @@ static json_t *amplification_json(const model_results *r) {
   json_t *o = json_object();
   for (size_t i = 0; i < r->n_services; i++) {
     const model_service_stats *s = &r->services[i];
-    put(o, s->name, jreal(ratio((double)s->arrivals, (double)r->calls_started)), &ok);
+    expt_json_put(o, s->name, jreal(ratio((double)s->arrivals, (double)r->calls_started)), &ok);
   }
   /* The edges follow the services, so "edges" is always the last key. The append loop stops
-   * at the first failure; put() then releases the partial array along with o. */
+   * at the first failure; expt_json_put() then releases the partial array along with o. */
   json_t *edges = json_array();
   if (edges == NULL) ok = false;
   for (size_t i = 0; i < r->n_edges && ok; i++) {
     json_t *e = edge_json(&r->edges[i]);
     if (e == NULL || json_array_append_new(edges, e) != 0) ok = false;
   }
-  put(o, "edges", edges, &ok);
+  expt_json_put(o, "edges", edges, &ok);
   return done(o, ok);
 }
 
@@ -310,11 +295,11 @@ static json_t *latency_json(const sim_hist *h) {
   bool ok = true;
   json_t *o = json_object();
   for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++)
-    put(o, qs[i].key, jreal((double)sim_hist_quantile(h, qs[i].q) / 1e6), &ok);
-  put(o, "max", jreal(h->count ? (double)h->max / 1e6 : 0.0), &ok);
-  put(o, "mean", jreal(sim_hist_mean(h) / 1e6), &ok);
+    expt_json_put(o, qs[i].key, jreal((double)sim_hist_quantile(h, qs[i].q) / 1e6), &ok);
+  expt_json_put(o, "max", jreal(h->count ? (double)h->max / 1e6 : 0.0), &ok);
+  expt_json_put(o, "mean", jreal(sim_hist_mean(h) / 1e6), &ok);
   /* sim_hist counts in uint64, hence ju64 here too. */
-  put(o, "count", ju64(h->count), &ok);
+  expt_json_put(o, "count", expt_json_u64(h->count), &ok);
   return done(o, ok);
 }
 
@@ -326,35 +311,35 @@ static json_t *latency_json(const sim_hist *h) {
 static json_t *service_json(const model_service_stats *s, int64_t calls_started) {
   bool ok = true;
   json_t *o = json_object();
-  put(o, "arrivals", jint(s->arrivals), &ok);
-  put(o, "arrivals_per_call", jreal(ratio((double)s->arrivals, (double)calls_started)), &ok);
-  put(o, "served", jint(s->served), &ok);
-  put(o, "rejected", jint(s->rejected), &ok);
-  put(o, "expired", jint(s->expired), &ok);
-  put(o, "abandoned", jint(s->abandoned), &ok);
-  put(o, "wasted_work_s", jreal(s->wasted_work_s), &ok);
-  put(o, "utilization", jreal(ratio(s->busy_s, s->capacity_s)), &ok);
-  put(o, "queue_max", jint(s->queue_max), &ok);
-  put(o, "executions", jint(s->executions), &ok);
-  put(o, "operations", jint(s->operations), &ok);
-  put(o, "deduplicated", jint(s->deduplicated), &ok);
+  expt_json_put(o, "arrivals", jint(s->arrivals), &ok);
+  expt_json_put(o, "arrivals_per_call", jreal(ratio((double)s->arrivals, (double)calls_started)), &ok);
+  expt_json_put(o, "served", jint(s->served), &ok);
+  expt_json_put(o, "rejected", jint(s->rejected), &ok);
+  expt_json_put(o, "expired", jint(s->expired), &ok);
+  expt_json_put(o, "abandoned", jint(s->abandoned), &ok);
+  expt_json_put(o, "wasted_work_s", jreal(s->wasted_work_s), &ok);
+  expt_json_put(o, "utilization", jreal(ratio(s->busy_s, s->capacity_s)), &ok);
+  expt_json_put(o, "queue_max", jint(s->queue_max), &ok);
+  expt_json_put(o, "executions", jint(s->executions), &ok);
+  expt_json_put(o, "operations", jint(s->operations), &ok);
+  expt_json_put(o, "deduplicated", jint(s->deduplicated), &ok);
   /* The counters of a service's own overload rules, present only when the rule is set (so
    * that a service without them keeps its keys). */
-  if (s->has_contention) put(o, "conflicts", jint(s->conflicts), &ok);
-  if (s->has_admission) put(o, "admission_rejected", jint(s->admission_rejected), &ok);
-  if (s->has_codel) put(o, "codel_dropped", jint(s->codel_dropped), &ok);
+  if (s->has_contention) expt_json_put(o, "conflicts", jint(s->conflicts), &ok);
+  if (s->has_admission) expt_json_put(o, "admission_rejected", jint(s->admission_rejected), &ok);
+  if (s->has_codel) expt_json_put(o, "codel_dropped", jint(s->codel_dropped), &ok);
   if (s->has_acc) {
-    put(o, "concurrency_rejected", jint(s->acc_rejected), &ok);
-    put(o, "concurrency_limit", jreal(s->acc_limit), &ok);
+    expt_json_put(o, "concurrency_rejected", jint(s->acc_rejected), &ok);
+    expt_json_put(o, "concurrency_limit", jreal(s->acc_limit), &ok);
   }
-  if (s->has_shedding) put(o, "shed", jint(s->shed), &ok);
+  if (s->has_shedding) expt_json_put(o, "shed", jint(s->shed), &ok);
   if (s->has_retry_budget) {
-    put(o, "retries_rejected", jint(s->retries_rejected), &ok);
-    put(o, "dont_retry", jint(s->dont_retry), &ok);
+    expt_json_put(o, "retries_rejected", jint(s->retries_rejected), &ok);
+    expt_json_put(o, "dont_retry", jint(s->dont_retry), &ok);
   }
   /* Only on a service whose handlers make calls and can hear a k-of-n fan-out's cancel: the
    * requests whose handler the cancel cut short. */
-  if (s->has_cancel) put(o, "cancelled", jint(s->cancelled), &ok);
+  if (s->has_cancel) expt_json_put(o, "cancelled", jint(s->cancelled), &ok);
   return done(o, ok);
 }
 
@@ -365,29 +350,29 @@ static json_t *recovery_json(const expt_recovery *rc) {
   if (rc == NULL || !rc->has_trigger) return json_null();
   bool ok = true;
   json_t *o = json_object();
-  put(o, "trigger_start_s", jreal(rc->trigger_start_s), &ok);
-  put(o, "trigger_end_s", jreal(rc->trigger_end_s), &ok);
-  put(o, "baseline_ratio", jreal(rc->baseline_ratio), &ok);
-  put(o, "threshold", jreal(rc->threshold), &ok);
-  put(o, "hold_s", jreal(rc->hold_s), &ok);
-  put(o, "recovered", json_boolean(rc->recovered), &ok);
-  put(o, "recovery_s", jreal(rc->recovery_s), &ok);
-  put(o, "final_ratio", jreal(rc->final_ratio), &ok);
-  put(o, "trigger_source", json_string(rc->explicit_trigger ? "explicit" : "faults"), &ok);
-  put(o, "latency_column", json_string(rc->latency_column ? rc->latency_column : ""), &ok);
-  put(o, "baseline_latency_ms", jreal(rc->baseline_latency_ms), &ok);
-  put(o, "latency_factor", jreal(rc->latency_factor), &ok);
-  put(o, "queue_factor", jreal(rc->queue_factor), &ok);
-  put(o, "queue_slack", jreal(rc->queue_slack), &ok);
+  expt_json_put(o, "trigger_start_s", jreal(rc->trigger_start_s), &ok);
+  expt_json_put(o, "trigger_end_s", jreal(rc->trigger_end_s), &ok);
+  expt_json_put(o, "baseline_ratio", jreal(rc->baseline_ratio), &ok);
+  expt_json_put(o, "threshold", jreal(rc->threshold), &ok);
+  expt_json_put(o, "hold_s", jreal(rc->hold_s), &ok);
+  expt_json_put(o, "recovered", json_boolean(rc->recovered), &ok);
+  expt_json_put(o, "recovery_s", jreal(rc->recovery_s), &ok);
+  expt_json_put(o, "final_ratio", jreal(rc->final_ratio), &ok);
+  expt_json_put(o, "trigger_source", json_string(rc->explicit_trigger ? "explicit" : "faults"), &ok);
+  expt_json_put(o, "latency_column", json_string(rc->latency_column ? rc->latency_column : ""), &ok);
+  expt_json_put(o, "baseline_latency_ms", jreal(rc->baseline_latency_ms), &ok);
+  expt_json_put(o, "latency_factor", jreal(rc->latency_factor), &ok);
+  expt_json_put(o, "queue_factor", jreal(rc->queue_factor), &ok);
+  expt_json_put(o, "queue_slack", jreal(rc->queue_slack), &ok);
   json_t *crit = json_object();
   for (int c = 0; c < EXPT_RECOVERY_N; c++) {
     char key[32];
     snprintf(key, sizeof key, "%s_s", expt_recovery_criterion_name((expt_recovery_criterion)c));
-    put(crit, key, jreal(rc->criterion_s[c]), &ok);
+    expt_json_put(crit, key, jreal(rc->criterion_s[c]), &ok);
   }
-  put(o, "criteria", crit, &ok);
-  put(o, "last_criterion", json_string(expt_recovery_criterion_name(rc->last_criterion)), &ok);
-  put(o, "queue_service", rc->queue_service ? json_string(rc->queue_service) : json_null(), &ok);
+  expt_json_put(o, "criteria", crit, &ok);
+  expt_json_put(o, "last_criterion", json_string(expt_recovery_criterion_name(rc->last_criterion)), &ok);
+  expt_json_put(o, "queue_service", rc->queue_service ? json_string(rc->queue_service) : json_null(), &ok);
   return done(o, ok);
 }
 
@@ -398,28 +383,28 @@ json_t *expt_output_run_json(const model_results *r, const expt_recovery *rec) {
   assert(r != NULL);
   bool ok = true;
   json_t *o = json_object();
-  put(o, "sim_time_s", jreal((double)r->sim_time_ns / 1e9), &ok);
-  put(o, "events", ju64(r->events), &ok);
-  put(o, "calls", calls_json(r), &ok);
-  put(o, "amplification", amplification_json(r), &ok);
+  expt_json_put(o, "sim_time_s", jreal((double)r->sim_time_ns / 1e9), &ok);
+  expt_json_put(o, "events", expt_json_u64(r->events), &ok);
+  expt_json_put(o, "calls", calls_json(r), &ok);
+  expt_json_put(o, "amplification", amplification_json(r), &ok);
   double duration_s = (double)r->duration_ns / 1e9;
-  put(o, "goodput_per_s", jreal(ratio((double)r->calls_ok_in_deadline, duration_s)), &ok);
-  put(o, "latency_ms", latency_json(&r->latency), &ok);
-  put(o, "latency_ok_ms", latency_json(&r->latency_ok), &ok);
+  expt_json_put(o, "goodput_per_s", jreal(ratio((double)r->calls_ok_in_deadline, duration_s)), &ok);
+  expt_json_put(o, "latency_ms", latency_json(&r->latency), &ok);
+  expt_json_put(o, "latency_ok_ms", latency_json(&r->latency_ok), &ok);
   /* Side effects over all services: duplicates are the executions beyond the first of an
    * operation, the figure idempotency keys are meant to bring to 0. A NULL fx (out of memory)
-   * makes put() clear ok; its own puts then fail harmlessly on a NULL object. */
+   * makes expt_json_put() clear ok; its own puts then fail harmlessly on a NULL object. */
   json_t *fx = json_object();
-  put(fx, "executions", jint(r->executions), &ok);
-  put(fx, "operations", jint(r->operations), &ok);
-  put(fx, "duplicates", jint(r->duplicates), &ok);
-  put(o, "side_effects", fx, &ok);
+  expt_json_put(fx, "executions", jint(r->executions), &ok);
+  expt_json_put(fx, "operations", jint(r->operations), &ok);
+  expt_json_put(fx, "duplicates", jint(r->duplicates), &ok);
+  expt_json_put(o, "side_effects", fx, &ok);
   json_t *svc = json_object();
   for (size_t i = 0; i < r->n_services; i++)
-    put(svc, r->services[i].name, service_json(&r->services[i], r->calls_started), &ok);
+    expt_json_put(svc, r->services[i].name, service_json(&r->services[i], r->calls_started), &ok);
   /* Services keep the config's order (that of the scenario file), not an alphabetical one. */
-  put(o, "services", svc, &ok);
-  put(o, "recovery", recovery_json(rec), &ok);
+  expt_json_put(o, "services", svc, &ok);
+  expt_json_put(o, "recovery", recovery_json(rec), &ok);
   return done(o, ok);
 }
 
@@ -451,19 +436,19 @@ expt_output *expt_output_create(const char *scenario, const char *sha256, uint64
   bool ok = o->scenario != NULL && o->sha256 != NULL;
   /* The provenance keys come first; the run keys (or "variants") follow as runs are added. */
   o->doc = json_object();
-  put(o->doc, "scenario", json_string(o->scenario ? o->scenario : ""), &ok);
-  put(o->doc, "version", json_string(RETRY_VERSION), &ok);
-  put(o->doc, "scenario_sha256", json_string(o->sha256 ? o->sha256 : ""), &ok);
-  put(o->doc, "seed", ju64(seed), &ok);
+  expt_json_put(o->doc, "scenario", json_string(o->scenario ? o->scenario : ""), &ok);
+  expt_json_put(o->doc, "version", json_string(RETRY_VERSION), &ok);
+  expt_json_put(o->doc, "scenario_sha256", json_string(o->sha256 ? o->sha256 : ""), &ok);
+  expt_json_put(o->doc, "seed", expt_json_u64(seed), &ok);
   if (has_variants) {
     o->variants = json_array();
     /* o->variants holds its own reference (released in destroy), so the pointer stays valid
      * even if the set below fails and the document never takes the array. */
     json_incref(o->variants);
-    put(o->doc, "variants", o->variants, &ok);
+    expt_json_put(o->doc, "variants", o->variants, &ok);
   } else {
     /* "variant": null keeps the key set of a run object the same with and without variants. */
-    put(o->doc, "variant", json_null(), &ok);
+    expt_json_put(o->doc, "variant", json_null(), &ok);
   }
   if (!ok) {
     expt_output_destroy(o);
@@ -485,9 +470,9 @@ int expt_output_set_provenance(expt_output *o, const json_t *inputs, const json_
     const char *key = json_object_iter_key(it);
     ok = json_object_set(doc, key, json_object_iter_value(it)) == 0;
     if (ok && strcmp(key, "seed") == 0) {
-      put(doc, "inputs", inputs != NULL ? json_deep_copy(inputs) : json_array(), &ok);
-      put(doc, "overrides", overrides != NULL ? json_deep_copy(overrides) : json_array(), &ok);
-      put(doc, "document", document != NULL ? json_deep_copy(document) : json_null(), &ok);
+      expt_json_put(doc, "inputs", inputs != NULL ? json_deep_copy(inputs) : json_array(), &ok);
+      expt_json_put(doc, "overrides", overrides != NULL ? json_deep_copy(overrides) : json_array(), &ok);
+      expt_json_put(doc, "document", document != NULL ? json_deep_copy(document) : json_null(), &ok);
     }
   }
   if (!ok) {
@@ -559,8 +544,8 @@ static json_t *stored_object(const expt_output *o, const char *name, uint64_t se
   if (!o->has_variants || body == NULL) return body;
   bool ok = true;
   json_t *obj = json_object();
-  put(obj, "variant", json_string(name ? name : ""), &ok);
-  if (seed != o->seed) put(obj, "seed", ju64(seed), &ok);
+  expt_json_put(obj, "variant", json_string(name ? name : ""), &ok);
+  if (seed != o->seed) expt_json_put(obj, "seed", expt_json_u64(seed), &ok);
   if (ok && json_object_update(obj, body) != 0) ok = false;
   json_decref(body);
   return done(obj, ok);
@@ -659,21 +644,6 @@ static void fmt_seconds(char *buf, size_t size, int64_t ns) {
     buf[--n] = '\0';
 }
 
-/* Writes s as one CSV field, quoted (RFC 4180) only when it holds a comma, quote or newline. */
-/* Names the loader accepts never need quotes; this guards column names and any later rule. */
-static void csv_string(FILE *f, const char *s) {
-  if (strpbrk(s, ",\"\r\n") == NULL) {
-    fputs(s, f);
-    return;
-  }
-  fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"') fputc('"', f);
-    fputc(*s, f);
-  }
-  fputc('"', f);
-}
-
 /* Writes the rows of one run. With a name, each row starts with it (the variant column). map[j]
  * is the run's column printed as output column j, or -1 when the run has no such column. */
 static void ts_rows(FILE *f, const out_run *run, const char *name, const long *map, size_t n_map) {
@@ -683,7 +653,7 @@ static void ts_rows(FILE *f, const out_run *run, const char *name, const long *m
    * (map[j] < 0) gets an empty field, which gnuplot reads as missing data. */
   for (size_t b = 0; b < ts->n_buckets; b++) {
     if (name != NULL) {
-      csv_string(f, name);
+      expt_csv_text(f, name);
       fputc(',', f);
     }
     fmt_seconds(buf, sizeof buf, (int64_t)b * ts->bucket_ns);
@@ -710,7 +680,7 @@ static int write_ts_one(const expt_output *o, size_t i, FILE *f) {
   fputs("t_s", f);
   for (size_t c = 0; c < nc; c++) {
     fputc(',', f);
-    csv_string(f, run->ts.names[c]);
+    expt_csv_text(f, run->ts.names[c]);
     map[c] = (long)c;
   }
   fputc('\n', f);
@@ -749,7 +719,7 @@ static int write_ts_all(const expt_output *o, size_t unused, FILE *f) {
   fputs("variant,t_s", f);
   for (size_t j = 0; j < n; j++) {
     fputc(',', f);
-    csv_string(f, cols[j]);
+    expt_csv_text(f, cols[j]);
   }
   fputc('\n', f);
   for (size_t i = 0; i < o->n_runs; i++) {
@@ -837,7 +807,7 @@ static int write_variants(const expt_output *o, size_t unused, FILE *f) {
                        wasted,
                        recovered,
                        json_is_object(rec) ? run_num(rec, "recovery_s", NULL) : NAN};
-    csv_string(f, o->runs[i].name);
+    expt_csv_text(f, o->runs[i].name);
     char buf[48];
     for (size_t j = 0; j < sizeof values / sizeof values[0]; j++) {
       fmt_num(buf, sizeof buf, values[j]);
@@ -986,6 +956,20 @@ void expt_output_signals_install(void) {
 /* }================================================================== */
 
 /* First error wins, through the one setter every loader uses (retry_json.h). */
+char *expt_output_printf(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0) return NULL;
+  char *s = malloc((size_t)n + 1);
+  if (s == NULL) return NULL;
+  va_start(ap, fmt);
+  vsnprintf(s, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  return s;
+}
+
 void expt_output_error(retry_error *err, int code, const char *source, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

@@ -13,15 +13,16 @@
 #include <stdio.h>
 
 #include "expt/expt_recovery.h"
+#include "expt/expt_json.h"
 #include "models/model_stats.h"
 #include "retry/retry.h"
 
 /* Significant digits kept in every double written (JSON and CSV). */
 #define EXPT_OUTPUT_DIGITS 6
 
-/* Flags of every JSON dump: indent 2, keys in insertion order, reals with enough precision
- * to print the EXPT_OUTPUT_DIGITS kept by expt_output_round exactly. */
-#define EXPT_OUTPUT_JSON_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))
+/* Flags of every JSON dump (EXPT_JSON_FLAGS): indent 2, keys in insertion order, reals with
+ * enough precision to print the EXPT_OUTPUT_DIGITS kept by expt_output_round exactly. */
+#define EXPT_OUTPUT_JSON_FLAGS EXPT_JSON_FLAGS
 
 typedef struct expt_output expt_output;
 
@@ -110,9 +111,13 @@ int expt_output_write_dir(const expt_output *o, const char *dir, retry_error *er
 int expt_output_make_dirs(const char *dir, retry_error *err);
 
 /* Fills err (when not NULL and still empty) with an error of the output files: code, the file
- * (source) and a printf message. Shared by the writers of expt_output.c and expt_report.c. */
+ * (source) and a printf message. Shared by the writers of expt_output.c, the pages and the plotter. */
 void expt_output_error(retry_error *err, int code, const char *source, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* A printf into new memory (a path the writers build: "DIR/NAME"). Returns a new string, NULL
+ * when out of memory; free with free. */
+char *expt_output_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Temporary files removed when SIGINT or SIGTERM arrives (expt_output_signals_install):
  * register publishes path (borrowed: it must stay valid until forgotten) and returns its

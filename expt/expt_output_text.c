@@ -5,6 +5,7 @@
  * written there, after rounding.
  */
 #include "expt/expt_output.h"
+#include "expt/expt_json.h"
 
 #include <assert.h>
 #include <math.h>
@@ -26,8 +27,8 @@ static json_t *dig(const json_t *o, const char *k1, const char *k2) {
 
 /* A number at o[k1][k2], 0 when missing: a missing figure prints as 0 rather than failing the
  * whole summary (the document always has every key; this only guards the printer). */
-static double num(const json_t *o, const char *k1, const char *k2) {
-  return json_number_value(dig(o, k1, k2));
+static double num_or_zero(const json_t *o, const char *k1, const char *k2) {
+  return expt_json_number_or(dig(o, k1, k2), 0);
 }
 
 /* An integer at o[k1][k2], 0 when missing or not an integer (a seed or count past INT64_MAX is
@@ -179,7 +180,7 @@ static void edge_name(const json_t *e, char *buf, size_t size) {
  * without calls. */
 static double edge_attempts_per_call(const json_t *e) {
   const json_t *v = dig(e, "attempts_per_call", NULL);
-  return json_is_number(v) ? json_number_value(v) : num(e, "amplification", NULL);
+  return json_is_number(v) ? json_number_value(v) : num_or_zero(e, "amplification", NULL);
 }
 
 /* Share of the edge's calls that ended OK, in percent, of those its caller did not cancel (a
@@ -188,7 +189,7 @@ static double edge_attempts_per_call(const json_t *e) {
 static double edge_ok_pct(const json_t *e) {
   const json_t *ok = dig(e, "ok", NULL);
   const json_t *cancelled = dig(e, "cancelled", NULL);
-  double calls = num(e, "calls", NULL);
+  double calls = num_or_zero(e, "calls", NULL);
   if (json_is_integer(cancelled)) calls -= (double)json_integer_value(cancelled);
   if (!json_is_integer(ok) || calls <= 0) return NAN;
   return 100.0 * (double)json_integer_value(ok) / calls;
@@ -378,8 +379,8 @@ static int print_services(const json_t *run, FILE *f) {
     table_set(&t, r, 1, "%lld", cnt(v, "arrivals", NULL));
     table_set(&t, r, 2, "%lld", cnt(v, "rejected", NULL));
     table_set(&t, r, 3, "%lld", cnt(v, "expired", NULL));
-    table_set(&t, r, 4, "%.1f", 100.0 * num(v, "utilization", NULL));
-    table_set(&t, r, 5, "%.4g", num(v, "wasted_work_s", NULL));
+    table_set(&t, r, 4, "%.1f", 100.0 * num_or_zero(v, "utilization", NULL));
+    table_set(&t, r, 5, "%.4g", num_or_zero(v, "wasted_work_s", NULL));
     table_set(&t, r, 6, "%lld", cnt(v, "queue_max", NULL));
     if (cancels && json_is_integer(dig(v, "cancelled", NULL)))
       table_set(&t, r, 7, "%lld", cnt(v, "cancelled", NULL));
@@ -400,7 +401,7 @@ static void recovery_cell(const json_t *run, char *buf, size_t size) {
   if (!json_is_object(rc))
     snprintf(buf, size, "-");
   else if (json_is_true(dig(rc, "recovered", NULL)))
-    snprintf(buf, size, "after %g s%s", num(rc, "recovery_s", NULL), tail);
+    snprintf(buf, size, "after %g s%s", num_or_zero(rc, "recovery_s", NULL), tail);
   else
     snprintf(buf, size, "never%s", tail);
 }
@@ -414,18 +415,18 @@ static int print_single(const expt_output *o, FILE *f) {
   long long started = cnt(r, "calls", "started"), ok = cnt(r, "calls", "ok");
   print_provenance(o, f, "scenario      ");
   fputc('\n', f);
-  fprintf(f, "sim time      %g s, %lld events\n", num(r, "sim_time_s", NULL),
+  fprintf(f, "sim time      %g s, %lld events\n", num_or_zero(r, "sim_time_s", NULL),
           cnt(r, "events", NULL));
   fprintf(f, "calls         started %lld, ok %lld (%.2f %%), failed %lld, unfinished %lld\n",
           started, ok, started ? 100.0 * (double)ok / (double)started : 0.0,
           cnt(r, "calls", "failed"), cnt(r, "calls", "unfinished"));
   fprintf(f, "attempts      %lld (retries %lld, hedges %lld)\n", cnt(r, "calls", "attempts"),
           cnt(r, "calls", "retries"), cnt(r, "calls", "hedges"));
-  fprintf(f, "goodput       %g calls/s ok within their deadline\n", num(r, "goodput_per_s", NULL));
+  fprintf(f, "goodput       %g calls/s ok within their deadline\n", num_or_zero(r, "goodput_per_s", NULL));
   const json_t *l = dig(r, "latency_ms", NULL);
   fprintf(f, "latency ms    p50 %.4g  p90 %.4g  p99 %.4g  p99.9 %.4g  max %.4g  (%lld calls)\n",
-          num(l, "p50", NULL), num(l, "p90", NULL), num(l, "p99", NULL), num(l, "p999", NULL),
-          num(l, "max", NULL), cnt(l, "count", NULL));
+          num_or_zero(l, "p50", NULL), num_or_zero(l, "p90", NULL), num_or_zero(l, "p99", NULL), num_or_zero(l, "p999", NULL),
+          num_or_zero(l, "max", NULL), cnt(l, "count", NULL));
   fprintf(f, "duplicates    %lld (executions %lld, operations %lld)\n",
           cnt(r, "side_effects", "duplicates"), cnt(r, "side_effects", "executions"),
           cnt(r, "side_effects", "operations"));
@@ -441,15 +442,15 @@ static int print_single(const expt_output *o, FILE *f) {
     if (json_is_number(dig(rec, "baseline_latency_ms", NULL)))
       snprintf(lat, sizeof lat, ", %s <= %g x %.4g ms",
                json_string_value(dig(rec, "latency_column", NULL)),
-               num(rec, "latency_factor", NULL), num(rec, "baseline_latency_ms", NULL));
+               num_or_zero(rec, "latency_factor", NULL), num_or_zero(rec, "baseline_latency_ms", NULL));
     fprintf(f,
             "recovery      trigger %g-%g s, recovered: %s\n"
             "              (healthy: goodput/offered >= %g x %g%s, queues <= %g x baseline + %g "
             "per worker, for %g s)\n",
-            num(rec, "trigger_start_s", NULL), num(rec, "trigger_end_s", NULL), cell,
-            num(rec, "threshold", NULL), num(rec, "baseline_ratio", NULL), lat,
-            num(rec, "queue_factor", NULL), num(rec, "queue_slack", NULL),
-            num(rec, "hold_s", NULL));
+            num_or_zero(rec, "trigger_start_s", NULL), num_or_zero(rec, "trigger_end_s", NULL), cell,
+            num_or_zero(rec, "threshold", NULL), num_or_zero(rec, "baseline_ratio", NULL), lat,
+            num_or_zero(rec, "queue_factor", NULL), num_or_zero(rec, "queue_slack", NULL),
+            num_or_zero(rec, "hold_s", NULL));
   }
   int rc = print_load(r, f);
   fputs("edges (attempts/call: attempts made on the edge per call made on it)\n", f);
@@ -475,8 +476,8 @@ static double front_door(const json_t *run, const char **max_name, double *max_l
   json_t *v;
   json_array_foreach(edges_of(run), i, v) {
     if (is_service(run, json_string_value(dig(v, "from", NULL)))) continue;
-    calls += num(v, "calls", NULL);
-    attempts += num(v, "attempts", NULL);
+    calls += num_or_zero(v, "calls", NULL);
+    attempts += num_or_zero(v, "attempts", NULL);
   }
   const char *key;
   *max_name = "-";
@@ -537,12 +538,12 @@ static int print_variants(const expt_output *o, FILE *f) {
     snprintf(cell[1], TABLE_CELL, "%lld", started);
     /* A variant that started no call shows 0.00 rather than NaN. */
     snprintf(cell[2], TABLE_CELL, "%.2f", started ? 100.0 * (double)ok / (double)started : 0.0);
-    snprintf(cell[3], TABLE_CELL, "%.4g", num(run, "goodput_per_s", NULL));
+    snprintf(cell[3], TABLE_CELL, "%.4g", num_or_zero(run, "goodput_per_s", NULL));
     snprintf(cell[4], TABLE_CELL, "%.3f", front);
     snprintf(cell[5], TABLE_CELL, "%.3f %s", max_load, max_name);
-    snprintf(cell[6], TABLE_CELL, "%.4g", num(run, "latency_ms", "p50"));
-    snprintf(cell[7], TABLE_CELL, "%.4g", num(run, "latency_ms", "p99"));
-    snprintf(cell[8], TABLE_CELL, "%.4g", num(run, "latency_ms", "p999"));
+    snprintf(cell[6], TABLE_CELL, "%.4g", num_or_zero(run, "latency_ms", "p50"));
+    snprintf(cell[7], TABLE_CELL, "%.4g", num_or_zero(run, "latency_ms", "p99"));
+    snprintf(cell[8], TABLE_CELL, "%.4g", num_or_zero(run, "latency_ms", "p999"));
     snprintf(cell[9], TABLE_CELL, "%lld", cnt(run, "side_effects", "duplicates"));
     top_stop(dig(run, "calls", "by_stop_reason"), cell[10], TABLE_CELL);
     const json_t *w = expt_output_worst_edge(run);

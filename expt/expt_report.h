@@ -1,9 +1,11 @@
 /*
- * expt_report.h: what `retrysim run --plot` adds to the files of --out DIR: the gnuplot pictures
- * of plots/ rendered from the run's CSV files, and report.md with report.html, the same page a
- * person can read to understand the run (the comparison table, every edge, a few sentences per
- * variant, the pictures): Markdown that links the pictures, and one self-contained HTML5 file
- * with the pictures inlined.
+ * expt_report.h: what --plot adds to the files of --out DIR, for a run, a study and a search:
+ * the gnuplot pictures of plots/ rendered from the CSV files (expt_plot.h), and report.md with
+ * report.html, the same page a person can read to understand the results (for a run: the
+ * comparison table, every edge, a few sentences per variant, the pictures; expt_page.h writes
+ * both formats): Markdown that links the pictures, and one self-contained HTML5 file with the
+ * pictures inlined. expt_report_run.c, expt_report_study.c and expt_report_search.c hold the
+ * three kinds of pages.
  * Invariant: like the other output files, every picture and the report are written under a
  * temporary name and renamed into place whole; equal runs give byte-identical files.
  */
@@ -19,11 +21,6 @@
 #include "expt/expt_output.h"
 #include "expt/expt_scenario.h"
 
-/* Where the gnuplot scripts are: $RETRYSIM_PLOTS when set and not empty, else the plots/
- * directory of the source tree the binary was built from (RETRYSIM_PLOTS_DIR, set by the
- * Makefile), else "plots" in the current directory. Borrowed. */
-const char *expt_report_plots_dir(void);
-
 /* Renders the pictures of the run whose files expt_output_write_dir already wrote into dir:
  * timeseries.svg (one run) or timeseries-VARIANT.svg per variant, compare.svg and variants.svg
  * (with variants), edge-FROM-TO.svg for the worst internal edge (the worst edge of
@@ -33,7 +30,7 @@ const char *expt_report_plots_dir(void);
  * stays clean). Returns 0, or RETRY_EIO with err naming the script and why (gnuplot missing,
  * a script that failed), RETRY_ENOMEM. Pictures already rendered are kept on a failure. */
 int expt_report_plots(const expt_output *o, const expt_scenario *s, const char *dir,
-                     const char *plots_dir, FILE *log, retry_error *err);
+                      const char *plots_dir, FILE *log, retry_error *err);
 
 /* Writes dir/report.md, then dir/report.html, for the run: title, description, the command that
  * produced it (command, may be NULL), "In short" (with variants), the comparison table, every
@@ -42,7 +39,7 @@ int expt_report_plots(const expt_output *o, const expt_scenario *s, const char *
  * report.html, which then needs no other file). Returns 0, RETRY_EIO (a file that cannot be
  * written, a picture that cannot be read) or RETRY_ENOMEM with err filled. */
 int expt_report_write(const expt_output *o, const expt_scenario *s, const char *dir,
-                     const char *command, bool pictures, retry_error *err);
+                      const char *command, bool pictures, retry_error *err);
 
 /* The pictures of a study (`retrysim run` with replications, a sweep or a search, --plot)
  * whose points.csv is already in dir; summary is its summary.json. With a sweep: sweep-goodput,
@@ -50,8 +47,8 @@ int expt_report_write(const expt_output *o, const expt_scenario *s, const char *
  * first axis, one line per variant with interval bars), those of the metrics the aggregates
  * have; with exactly two axes also heatmap-recovered.svg (plots/heatmap.gp; heatmap-goodput.svg
  * without a trigger). No sweep: no picture. Returns as expt_report_plots. */
-int expt_report_study_plots(const json_t *summary, const char *dir, const char *plots_dir, FILE *log,
-                           retry_error *err);
+int expt_report_study_plots(const json_t *summary, const char *dir, const char *plots_dir,
+                            FILE *log, retry_error *err);
 
 /* Writes dir/report.md and dir/report.html for a study from its summary.json: title,
  * description, the command, the study (runs, seeds, level, axes), the table of every (point,
@@ -60,12 +57,12 @@ int expt_report_study_plots(const json_t *summary, const char *dir, const char *
  * distinguishable), and with pictures those of expt_report_study_plots. Returns as
  * expt_report_write. */
 int expt_report_study_write(const json_t *summary, const char *dir, const char *command,
-                           bool pictures, retry_error *err);
+                            bool pictures, retry_error *err);
 
 /* The picture of a search whose search.csv is in dir: search.svg (plots/search.gp: every probe's
  * share with its Wilson interval, per variant, and the level p). Returns as expt_report_plots. */
 int expt_report_search_plots(const json_t *summary, const char *dir, const char *plots_dir,
-                            FILE *log, retry_error *err);
+                             FILE *log, retry_error *err);
 
 /* Writes dir/report.md and dir/report.html for a search from its summary.json: the command,
  * the rule of the search, a table of each variant's boundary (the highest passing and the
@@ -73,6 +70,6 @@ int expt_report_search_plots(const json_t *summary, const char *dir, const char 
  * pictures is true, and every probe (value, n, k, P, Wilson interval, verdict). Returns as
  * expt_report_write. */
 int expt_report_search_write(const json_t *summary, const char *dir, const char *command,
-                            bool pictures, retry_error *err);
+                             bool pictures, retry_error *err);
 
 #endif /* EXPT_REPORT_H */

@@ -13,8 +13,8 @@
 #include "models/model_world.h"
 #include "sim/sim_event.h"
 #include "expt/expt_expect.h"
-#include "expt/expt_search.h"
 #include "expt/expt_output.h"
+#include "expt/expt_plot.h"
 #include "expt/expt_report.h"
 
 /* {==================================================================
@@ -159,7 +159,7 @@ static int check_all(const expt_scenario *s, const expt_output *out, const expt_
   size_t skipped = 0; /* expectations of a search ("search..."): no search ran */
   for (size_t i = 0; i < expt_scenario_n_runs(s); i++) {
     size_t other = 0;
-    json_t *expect = expt_search_expect_part(expt_scenario_expect(s, i), false, &other);
+    json_t *expect = expt_expect_part(expt_scenario_expect(s, i), false, &other);
     skipped += other;
     total += json_object_size(expect);
     failed += expt_expect_check_to(expect, expt_output_run(out, i), expt_scenario_run_name(s, i),
@@ -196,7 +196,7 @@ static int finish(const expt_scenario *s, const expt_output *out, const expt_run
     /* The pictures read the files just written; the report links them, so it comes last and
      * is written even when a picture failed (it then says nothing of pictures). */
     if (status == EXPT_EXIT_OK && o->plot) {
-      int prc = expt_report_plots(out, s, o->out_dir, expt_report_plots_dir(), o->err, &e);
+      int prc = expt_report_plots(out, s, o->out_dir, expt_plot_dir(), o->err, &e);
       if (prc != 0) print_error(o->err, &e);
       retry_error_clear(&e);
       if (expt_report_write(out, s, o->out_dir, o->command, prc == 0, &e) != 0 || prc != 0) {

@@ -130,6 +130,21 @@ const json_t *expt_scenario_path_get(const json_t *doc, const char *path, char *
 /* Whether path is a valid --set path; false with the reason in why. */
 bool expt_scenario_path_check_set(const char *path, char *why, size_t why_size);
 
+/* Why a path reaches no value in one of a scenario's runs, for the message of a sweep's or a
+ * search's check: the path as shown, " in variant \"NAME\"" (empty without variants) and where
+ * the walk stopped (expt_scenario_path_get's why). */
+typedef struct expt_scenario_miss {
+  char shown[72];
+  char run[80];
+  char why[160];
+} expt_scenario_miss;
+
+/* Whether path reaches a value (not null) in every run's document of s: a sweep or a search
+ * changes values, it does not add them. False with *miss filled for the first run it does not
+ * reach. */
+bool expt_scenario_path_reaches(const expt_scenario *s, const char *path,
+                                expt_scenario_miss *miss);
+
 /* The scenario file as named (for messages). Borrowed. */
 const char *expt_scenario_source(const expt_scenario *s);
 /* The document's "sweep" block (the shape validated at load, every axis checked to reach a

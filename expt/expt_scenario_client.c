@@ -157,7 +157,7 @@ bool expt__scenario_policy_value(scn_ctx *c, json_t *v, retry_config **out) {
  * would never match a retryable status (or, worse, match the wrong one by number), so the
  * spaces must agree wherever the policy retries or hedges. */
 bool expt__scenario_policy_check_space(scn_ctx *c, const retry_config *policy,
-                                      const char *const *methods, size_t n, int target) {
+                                       const char *const *methods, size_t n, int target) {
   /* retry_config_lookup never returns NULL: a method no methodConfig names gets an empty
    * config whose policy kind is RETRY_POLICY_NONE, which has no statuses to disagree on. */
   if (policy == NULL) return true;

@@ -102,14 +102,14 @@ typedef struct scn_ctx {
   const char *variant;            /* the variant whose document is converted, NULL for the base */
   char prefix[SCN_NAME_MAX + 32]; /* `in variant "name": `, every message's start in a variant */
   model_config *cfg;              /* being filled (owned by the caller of expt__scenario_build) */
-  expt_recovery_cfg recovery;      /* the document's "recovery", with its defaults */
+  expt_recovery_cfg recovery;     /* the document's "recovery", with its defaults */
   scn_files *files;               /* the policy files read so far; NULL: none known */
   scn_name_index *by_name;        /* cfg's services sorted by name, NULL until they are read */
 } scn_ctx;
 
 /* Starts a context at path "$" with no error; in a variant, messages get its prefix. */
 void expt__scenario_ctx_init(scn_ctx *c, const char *source, const char *base_dir,
-                            const char *variant);
+                             const char *variant);
 
 /* }================================================================== */
 
@@ -126,20 +126,20 @@ void expt__scenario_ctx_init(scn_ctx *c, const char *source, const char *base_di
 /* A duration string (expt_duration_parse) of at least lo (or more than lo when lo_open). A
  * JSON number is refused with a message asking for a unit. */
 bool expt__scenario_duration_value(scn_ctx *c, json_t *v, const char *label, int64_t lo,
-                                  bool lo_open, const char *what, int64_t *out);
+                                   bool lo_open, const char *what, int64_t *out);
 /* obj[key] as a rate > 0 ("100/s"); 1, 0 when absent, -1 on error. */
 int expt__scenario_get_rate(scn_ctx *c, json_t *obj, const char *key, double *out);
 int expt__scenario_get_duration(scn_ctx *c, json_t *obj, const char *key, int64_t lo, bool lo_open,
-                               const char *what, int64_t *out);
+                                const char *what, int64_t *out);
 int expt__scenario_get_dist(scn_ctx *c, json_t *obj, const char *key, sim_dist *out);
 /* A rate profile: "800/s" or {"kind": constant|step|ramp|spike|points, ...}. */
 bool expt__scenario_profile_value(scn_ctx *c, json_t *v, const char *label, sim_rate_profile *out);
 /* A status of a space: a gRPC code name or 0..16, or an HTTP integer 100..599. allow_ok:
  * whether success (OK, 2xx) is acceptable. */
 bool expt__scenario_status_value(scn_ctx *c, json_t *v, const char *label, retry_space space,
-                                bool allow_ok, int32_t *out);
+                                 bool allow_ok, int32_t *out);
 int expt__scenario_get_status(scn_ctx *c, json_t *obj, const char *key, retry_space space,
-                             bool allow_ok, int32_t *out);
+                              bool allow_ok, int32_t *out);
 /* A full method name "/pkg.Service/Method": '/', two non-empty parts without '/'. */
 int expt__scenario_get_method(scn_ctx *c, json_t *obj, const char *key, const char **out);
 bool expt__scenario_method_is_valid(const char *s);
@@ -185,7 +185,7 @@ bool expt__scenario_policy_value(scn_ctx *c, json_t *v, retry_config **out);
 /* Checks that each of methods[0..n) whose policy retries or hedges uses the status space of
  * service target. policy may be NULL (nothing to check). */
 bool expt__scenario_policy_check_space(scn_ctx *c, const retry_config *policy,
-                                      const char *const *methods, size_t n, int target);
+                                       const char *const *methods, size_t n, int target);
 
 /* Replaces every POLICY value of doc that names a file (clients.NAME.policy,
  * services.NAME.calls[i].policy) by a copy of the file's document, reading each file once into
@@ -218,7 +218,7 @@ bool expt__scenario_check_expect(scn_ctx *c, json_t *expect);
  * whenever they fit in a message (space-separated when the comma-separated list does not fit).
  * where as retry_json_check_keys's. Returns true when every key is allowed. */
 bool expt__scenario_check_keys(scn_ctx *c, json_t *obj, const char *const *allowed, size_t n,
-                              const char *where);
+                               const char *where);
 bool expt__scenario_check_sweep(scn_ctx *c, json_t *sweep);
 bool expt__scenario_check_search(scn_ctx *c, json_t *search);
 bool expt__scenario_check_study_pair(scn_ctx *c, json_t *doc);
@@ -240,7 +240,7 @@ bool expt__scenario_path_head(const char *path, char *buf, size_t size);
 /* Sets path in root to value (taken: always released), creating missing objects; a null
  * value deletes. Returns RETRY_OK, RETRY_EINVAL with a reason in why, or RETRY_ENOMEM. */
 int expt__scenario_path_set(json_t *root, const char *path, json_t *value, char *why,
-                           size_t why_size);
+                            size_t why_size);
 
 /* }================================================================== */
 
@@ -263,5 +263,41 @@ void expt__scenario_set_fail_hook(bool (*fail)(void *ctx), void *ctx);
 void expt__scenario_sha256(const void *data, size_t len, char hex[65]);
 
 /* }================================================================== */
+
+/* The --set overrides sets[0..n_sets) as provenance: [{"path", "value"}] (the value as
+ * given, a string or null). New reference, NULL when out of memory. */
+json_t *expt__scenario_overrides_json(const expt_set *sets, size_t n_sets);
+
+/* Applies sets[0..n_sets) to doc in order (label, "--set" or the variant's, names them in a
+ * message). Returns true, or false with err filled (source "<command line>"). */
+bool expt__scenario_apply_sets(json_t *doc, const expt_set *sets, size_t n_sets, const char *label,
+                               retry_error *err);
+
+/* The scenario itself: every expt_scenario_*.c file of the loader shares it. */
+/* One run: the base document, or one variant of it. In a scenario abandoned half-way any
+ * member may still be NULL; expt_scenario_destroy relies on every release call accepting that. */
+typedef struct scn_run {
+  char *name;                 /* the variant's name, or the scenario's */
+  model_config *cfg;          /* converted from doc */
+  expt_recovery_cfg recovery; /* how its recovery is judged */
+  json_t *doc;                /* the resolved document */
+  json_t *expect;             /* merged expectations, NULL when none */
+  size_t variant;             /* its index in "variants" (0 without variants) */
+} scn_run;
+
+struct expt_scenario {
+  char *name;         /* the base document's name */
+  char sha256[65];    /* of the bytes as read */
+  json_t *doc;        /* the document after --set */
+  scn_files files;    /* the policy files read into it */
+  json_t *inputs;     /* provenance: the files read (expt_scenario_inputs) */
+  json_t *overrides;  /* provenance: the --set overrides as given */
+  char *source;       /* the scenario file as named, for messages */
+  char *base_dir;     /* the directory of relative policy and data files, kept for derive */
+  char *default_name; /* the name used when the document has none, kept for derive */
+  bool has_variants;  /* "variants" was present: the runs are the variants */
+  scn_run *runs;      /* n_runs entries, zeroed until each is built */
+  size_t n_runs;      /* 1 without variants; set only once runs exists */
+};
 
 #endif /* EXPT_SCENARIO_INT_H */

@@ -721,11 +721,11 @@ static bool parse_acc(scn_ctx *c, json_t *v, model_service_cfg *svc) {
   if (!retry_json_check_keys(&c->j, v, acc_keys, SCN_N_OF(acc_keys), NULL) ||
       retry_json_require(&c->j,
                          expt__scenario_get_duration(c, v, "update_interval", 0, true, SCN_DUR_POS,
-                                                    &a->update_interval_ns),
+                                                     &a->update_interval_ns),
                          "update_interval", SCN_DUR_POS) != 1 ||
       retry_json_require(&c->j,
                          expt__scenario_get_duration(c, v, "min_rtt_interval", 1000000, false,
-                                                    "a duration >= 1ms", &a->min_rtt_interval_ns),
+                                                     "a duration >= 1ms", &a->min_rtt_interval_ns),
                          "min_rtt_interval", "a duration >= 1ms") != 1 ||
       retry_json_get_number(&c->j, v, "jitter", 0, false, 1, false, "a number in [0, 1]",
                             &a->jitter) < 0 ||
@@ -1323,10 +1323,10 @@ static bool parse_recovery_trigger(scn_ctx *c, json_t *v) {
   }
   if (!retry_json_check_keys(&c->j, v, recovery_trigger_keys, SCN_N_OF(recovery_trigger_keys),
                              NULL) ||
-      retry_json_require(
-          &c->j,
-          expt__scenario_get_duration(c, v, "start", 0, false, SCN_DUR_NONNEG, &r->trigger_start_ns),
-          "start", "the trigger's start, a duration") != 1 ||
+      retry_json_require(&c->j,
+                         expt__scenario_get_duration(c, v, "start", 0, false, SCN_DUR_NONNEG,
+                                                     &r->trigger_start_ns),
+                         "start", "the trigger's start, a duration") != 1 ||
       retry_json_require(
           &c->j,
           expt__scenario_get_duration(c, v, "end", 0, false, SCN_DUR_NONNEG, &r->trigger_end_ns),

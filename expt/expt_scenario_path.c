@@ -247,8 +247,102 @@ static void why_type(char *why, size_t size, const char *path, size_t prefix_len
  * can say "no policy" whether or not the base has one. Missing or null intermediate values
  * become objects (arrays before an index, which must then be [0]). An index may name an
  * element or the position just past the end (append). */
+/* A step of expt__scenario_path_set that goes one level down rather than ending the walk. */
+#define STEP_DOWN 1
+
+/* Applies key segment a to cur (b, the segment after it, decides what a missing child becomes;
+ * more is 0 when a is the last): sets or deletes the key, or finds or creates the child to walk
+ * into (*next). Returns STEP_DOWN, or the walk's result (RETRY_OK or an error, why filled for
+ * RETRY_EINVAL) with value consumed. */
+static int step_key(json_t *cur, const seg *a, const seg *b, int more, bool del, json_t *value,
+                    json_t **next, const char *path, size_t cont_len, char *why, size_t why_size) {
+  if (!json_is_object(cur)) {
+    why_type(why, why_size, path, cont_len, cur, "an object");
+    json_decref(value);
+    return RETRY_EINVAL;
+  }
+  json_t *child = json_object_get(cur, a->key);
+  /* a is the last segment: set or delete it. json_object_set_new steals value even
+   * when it fails, so the ENOMEM return has nothing left to release. */
+  if (more == 0) {
+    if (del) {
+      json_object_del(cur, a->key);
+      json_decref(value);
+      return RETRY_OK;
+    }
+    return json_object_set_new(cur, a->key, value) == 0 ? RETRY_OK : RETRY_ENOMEM;
+  }
+  /* Deleting under a missing parent: there is nothing to delete, and creating parents
+   * just to remove nothing would change the document. */
+  if (child == NULL || json_is_null(child)) {
+    if (del) {
+      json_decref(value);
+      return RETRY_OK;
+    }
+    child = b->kind == SEG_INDEX ? json_array() : json_object();
+    if (child == NULL || json_object_set_new(cur, a->key, child) != 0) {
+      json_decref(value);
+      return RETRY_ENOMEM;
+    }
+  }
+  *next = child;
+  return STEP_DOWN;
+}
+
+/* As step_key, for index segment a: index == size appends, and anything past it would leave a
+ * hole that JSON cannot hold. */
+static int step_index(json_t *cur, const seg *a, const seg *b, int more, bool del, json_t *value,
+                      json_t **next, const char *path, size_t cont_len, char *why,
+                      size_t why_size) {
+  if (!json_is_array(cur)) {
+    why_type(why, why_size, path, cont_len, cur, "an array");
+    json_decref(value);
+    return RETRY_EINVAL;
+  }
+  size_t size = json_array_size(cur);
+  /* index == size appends; anything past it would leave a hole that JSON cannot hold. */
+  if (a->index > size) {
+    if (why != NULL)
+      snprintf(why, why_size, "index %zu is past the end of an array of %zu element%s", a->index,
+               size, size == 1 ? "" : "s");
+    json_decref(value);
+    return RETRY_EINVAL;
+  }
+  if (more == 0) {
+    int rc;
+    if (del) {
+      /* Removing shifts later elements down; deleting just past the end is a no-op. */
+      rc = a->index < size ? json_array_remove(cur, a->index) : 0;
+      json_decref(value);
+    } else if (a->index == size) {
+      rc = json_array_append_new(cur, value); /* steals value, even on failure */
+    } else {
+      rc = json_array_set_new(cur, a->index, value);
+    }
+    return rc == 0 ? RETRY_OK : RETRY_ENOMEM;
+  }
+  json_t *child = a->index < size ? json_array_get(cur, a->index) : NULL;
+  if (child == NULL || json_is_null(child)) {
+    if (del) {
+      json_decref(value);
+      return RETRY_OK;
+    }
+    child = b->kind == SEG_INDEX ? json_array() : json_object();
+    /* Both setters steal child even on failure, so only value is left to release. */
+    int rc = child == NULL     ? -1
+             : a->index < size ? json_array_set_new(cur, a->index, child)
+                               : json_array_append_new(cur, child);
+    if (rc != 0) {
+      json_decref(value);
+      return RETRY_ENOMEM;
+    }
+  }
+  *next = child;
+  return STEP_DOWN;
+}
+
 int expt__scenario_path_set(json_t *root, const char *path, json_t *value, char *why,
-                           size_t why_size) {
+                            size_t why_size) {
   if (!expt__scenario_path_check(path, false, why, why_size)) {
     json_decref(value);
     return RETRY_EINVAL;
@@ -272,83 +366,10 @@ int expt__scenario_path_set(json_t *root, const char *path, json_t *value, char 
     size_t cont_len = a_start == root_start ? 0 : (size_t)(a_start - path);
     const char *b_start = p;
     int more = next_seg(&p, false, false, &b, NULL, 0);
-    if (a.kind == SEG_KEY) {
-      if (!json_is_object(cur)) {
-        why_type(why, why_size, path, cont_len, cur, "an object");
-        json_decref(value);
-        return RETRY_EINVAL;
-      }
-      json_t *child = json_object_get(cur, a.key);
-      /* a is the last segment: set or delete it. json_object_set_new steals value even
-       * when it fails, so the ENOMEM return has nothing left to release. */
-      if (more == 0) {
-        if (del) {
-          json_object_del(cur, a.key);
-          json_decref(value);
-          return RETRY_OK;
-        }
-        return json_object_set_new(cur, a.key, value) == 0 ? RETRY_OK : RETRY_ENOMEM;
-      }
-      /* Deleting under a missing parent: there is nothing to delete, and creating parents
-       * just to remove nothing would change the document. */
-      if (child == NULL || json_is_null(child)) {
-        if (del) {
-          json_decref(value);
-          return RETRY_OK;
-        }
-        child = b.kind == SEG_INDEX ? json_array() : json_object();
-        if (child == NULL || json_object_set_new(cur, a.key, child) != 0) {
-          json_decref(value);
-          return RETRY_ENOMEM;
-        }
-      }
-      cur = child;
-    } else {
-      if (!json_is_array(cur)) {
-        why_type(why, why_size, path, cont_len, cur, "an array");
-        json_decref(value);
-        return RETRY_EINVAL;
-      }
-      size_t size = json_array_size(cur);
-      /* index == size appends; anything past it would leave a hole that JSON cannot hold. */
-      if (a.index > size) {
-        if (why != NULL)
-          snprintf(why, why_size, "index %zu is past the end of an array of %zu element%s", a.index,
-                   size, size == 1 ? "" : "s");
-        json_decref(value);
-        return RETRY_EINVAL;
-      }
-      if (more == 0) {
-        int rc;
-        if (del) {
-          /* Removing shifts later elements down; deleting just past the end is a no-op. */
-          rc = a.index < size ? json_array_remove(cur, a.index) : 0;
-          json_decref(value);
-        } else if (a.index == size) {
-          rc = json_array_append_new(cur, value); /* steals value, even on failure */
-        } else {
-          rc = json_array_set_new(cur, a.index, value);
-        }
-        return rc == 0 ? RETRY_OK : RETRY_ENOMEM;
-      }
-      json_t *child = a.index < size ? json_array_get(cur, a.index) : NULL;
-      if (child == NULL || json_is_null(child)) {
-        if (del) {
-          json_decref(value);
-          return RETRY_OK;
-        }
-        child = b.kind == SEG_INDEX ? json_array() : json_object();
-        /* Both setters steal child even on failure, so only value is left to release. */
-        int rc = child == NULL    ? -1
-                 : a.index < size ? json_array_set_new(cur, a.index, child)
-                                  : json_array_append_new(cur, child);
-        if (rc != 0) {
-          json_decref(value);
-          return RETRY_ENOMEM;
-        }
-      }
-      cur = child;
-    }
+    int rc = a.kind == SEG_KEY
+                 ? step_key(cur, &a, &b, more, del, value, &cur, path, cont_len, why, why_size)
+                 : step_index(cur, &a, &b, more, del, value, &cur, path, cont_len, why, why_size);
+    if (rc != STEP_DOWN) return rc;
     /* One level down. a_start follows a's text so why_type can quote the path up to the
      * container of the next segment. */
     a = b;
@@ -360,7 +381,7 @@ int expt__scenario_path_set(json_t *root, const char *path, json_t *value, char 
  * reason (the first segment that is missing or does not fit). A JSON null at the end counts
  * as missing. */
 const json_t *expt_scenario_path_get(const json_t *doc, const char *path, char *why,
-                                    size_t why_size) {
+                                     size_t why_size) {
   if (!expt__scenario_path_check(path, false, why, why_size)) return NULL;
   const char *p = path_start(path, NULL, 0), *root_start = p, *a_start = p;
   const json_t *cur = doc;

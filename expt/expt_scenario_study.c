@@ -3,7 +3,8 @@
  * sweeps and searches: "sweep" and "search", their shapes checked with every document (as
  * "variants" and "expect" are), and once every run was built, that their paths reach a value
  * in every run's document (expt__scenario_check_axes). What they mean is expt_sweep.h's and
- * expt_search.h's.
+ * expt_search.h's; the values and limits both share are expt_axis.h's, so that the loader
+ * includes neither.
  */
 #include "expt/expt_scenario_int.h"
 
@@ -11,8 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "expt/expt_search.h"
-#include "expt/expt_sweep.h"
+#include "expt/expt_axis.h"
 
 /* {==================================================================
  * Unknown keys (used for the top level, variants and the study blocks)
@@ -33,7 +33,7 @@ static bool fail_spaced(scn_ctx *c, const char *const *allowed, size_t n) {
 }
 
 bool expt__scenario_check_keys(scn_ctx *c, json_t *obj, const char *const *allowed, size_t n,
-                              const char *where) {
+                               const char *where) {
   for (void *it = json_object_iter(obj); it != NULL; it = json_object_iter_next(obj, it)) {
     const char *key = json_object_iter_key(it);
     if (retry_json_key_in(key, allowed, n)) continue;
@@ -88,7 +88,7 @@ static bool check_axis_path(scn_ctx *c, json_t *obj) {
     return false;
   }
   expt__scenario_path_head(path, head, sizeof head);
-  if (expt_sweep_reserved(head) != NULL) {
+  if (expt_axis_reserved(head) != NULL) {
     retry_json_fail(&c->j, RETRY_ECONFIG, "bad path \"%s\": \"%s\" cannot be varied", shown, head);
     return false;
   }
@@ -122,7 +122,7 @@ static bool check_axis(scn_ctx *c, json_t *ax) {
   if (values != NULL) {
     size_t mark = retry_json_path_push_key(&c->j, "values");
     if (!json_is_array(values) || json_array_size(values) == 0 ||
-        json_array_size(values) > EXPT_SWEEP_MAX_STEPS) {
+        json_array_size(values) > EXPT_AXIS_MAX_STEPS) {
       retry_json_fail_value(&c->j, "\"values\"", "a non-empty array of values (at most 10000)",
                             values);
       return false;
@@ -143,13 +143,13 @@ static bool check_axis(scn_ctx *c, json_t *ax) {
       retry_json_require(&c->j, retry_json_field(ax, "to") != NULL, "to",
                          "the last value, like \"from\"") != 1 ||
       retry_json_require(&c->j,
-                         retry_json_get_int(&c->j, ax, "steps", 1, EXPT_SWEEP_MAX_STEPS,
+                         retry_json_get_int(&c->j, ax, "steps", 1, EXPT_AXIS_MAX_STEPS,
                                             "an integer from 1 to 10000", &steps),
                          "steps", "the number of values, >= 2") != 1 ||
       retry_json_get_enum(&c->j, ax, "scale", scale_names, SCN_N_OF(scale_names), &scale) < 0)
     return false;
   char why[160] = "";
-  json_t *v = expt_sweep_range(retry_json_field(ax, "from"), retry_json_field(ax, "to"), (long)steps,
+  json_t *v = expt_axis_range(retry_json_field(ax, "from"), retry_json_field(ax, "to"), (long)steps,
                               scale == 1, why, sizeof why);
   if (v == NULL) {
     retry_json_fail(&c->j, strcmp(why, "out of memory") == 0 ? RETRY_ENOMEM : RETRY_ECONFIG, "%s",
@@ -162,7 +162,7 @@ static bool check_axis(scn_ctx *c, json_t *ax) {
 
 bool expt__scenario_check_sweep(scn_ctx *c, json_t *sweep) {
   if (!json_is_array(sweep) || json_array_size(sweep) == 0 ||
-      json_array_size(sweep) > EXPT_SWEEP_MAX_AXES) {
+      json_array_size(sweep) > EXPT_AXIS_MAX_AXES) {
     retry_json_fail_value(&c->j, "\"sweep\"", "a non-empty array of at most 8 axes", sweep);
     return false;
   }
@@ -182,9 +182,9 @@ bool expt__scenario_check_sweep(scn_ctx *c, json_t *sweep) {
     json_t *values = json_object_get(ax, "values");
     points *= values != NULL ? (double)json_array_size(values)
                              : (double)json_integer_value(json_object_get(ax, "steps"));
-    if (points > EXPT_SWEEP_MAX_POINTS) {
+    if (points > EXPT_AXIS_MAX_POINTS) {
       retry_json_fail(&c->j, RETRY_ECONFIG, "the grid would have more than %d points",
-                      EXPT_SWEEP_MAX_POINTS);
+                      EXPT_AXIS_MAX_POINTS);
       return false;
     }
     retry_json_path_pop(&c->j, mark);
@@ -204,7 +204,7 @@ bool expt__scenario_check_search(scn_ctx *c, json_t *search) {
   }
   const char *metric = NULL;
   double p = 0;
-  int64_t reps = EXPT_SEARCH_DEFAULT_REPS, max_reps = 0, probes = 0;
+  int64_t reps = EXPT_AXIS_SEARCH_DEFAULT_REPS, max_reps = 0, probes = 0;
   if (!expt__scenario_check_keys(c, search, search_keys, SCN_N_OF(search_keys), "\"search\"") ||
       !check_axis_path(c, search) ||
       retry_json_require(&c->j, retry_json_field(search, "from") != NULL, "from",
@@ -215,11 +215,11 @@ bool expt__scenario_check_search(scn_ctx *c, json_t *search) {
       retry_json_get_string(&c->j, search, "metric", &metric) < 0 ||
       retry_json_get_number(&c->j, search, "p", 0, true, 1, true, "a probability in (0, 1)", &p) <
           0 ||
-      retry_json_get_int(&c->j, search, "reps", 1, EXPT_SEARCH_MAX_REPS,
+      retry_json_get_int(&c->j, search, "reps", 1, EXPT_AXIS_SEARCH_MAX_REPS,
                          "an integer from 1 to 100000", &reps) < 0 ||
-      retry_json_get_int(&c->j, search, "max_reps", 1, EXPT_SEARCH_MAX_REPS,
+      retry_json_get_int(&c->j, search, "max_reps", 1, EXPT_AXIS_SEARCH_MAX_REPS,
                          "an integer from 1 to 100000", &max_reps) < 0 ||
-      retry_json_get_int(&c->j, search, "probes", 2, EXPT_SEARCH_MAX_PROBES,
+      retry_json_get_int(&c->j, search, "probes", 2, EXPT_AXIS_SEARCH_MAX_PROBES,
                          "an integer from 2 to 64", &probes) < 0)
     return false;
   if (max_reps != 0 && max_reps < reps) {
@@ -235,12 +235,12 @@ bool expt__scenario_check_search(scn_ctx *c, json_t *search) {
     retry_json_path_pop(&c->j, mark);
     return false;
   }
-  expt_sweep_scalar lo, hi;
+  expt_axis_scalar lo, hi;
   char why[128];
   const char *bad = NULL;
-  if (!expt_sweep_scalar_parse(json_object_get(search, "from"), &lo, why, sizeof why))
+  if (!expt_axis_scalar_parse(json_object_get(search, "from"), &lo, why, sizeof why))
     bad = "from";
-  else if (!expt_sweep_scalar_parse(json_object_get(search, "to"), &hi, why, sizeof why))
+  else if (!expt_axis_scalar_parse(json_object_get(search, "to"), &hi, why, sizeof why))
     bad = "to";
   if (bad != NULL) {
     size_t mark = retry_json_path_push_key(&c->j, bad);
@@ -270,34 +270,48 @@ bool expt__scenario_check_study_pair(scn_ctx *c, json_t *doc) {
   return false;
 }
 
+bool expt_scenario_path_reaches(const expt_scenario *s, const char *path,
+                                expt_scenario_miss *miss) {
+  for (size_t r = 0; r < expt_scenario_n_runs(s); r++) {
+    miss->why[0] = '\0';
+    if (expt_scenario_path_get(expt_scenario_document(s, r), path, miss->why, sizeof miss->why) !=
+        NULL)
+      continue;
+    retry_json_printable(miss->shown, sizeof miss->shown, path, 64);
+    miss->run[0] = '\0';
+    if (expt_scenario_has_variants(s)) {
+      char name[48];
+      retry_json_printable(name, sizeof name, expt_scenario_run_name(s, r), 40);
+      snprintf(miss->run, sizeof miss->run, " in variant \"%s\"", name);
+    }
+    return false;
+  }
+  return true;
+}
+
 int expt__scenario_check_axes(const expt_scenario *s, retry_error *err) {
+  /* The loader checked the block's shape: every axis has a string "path". */
   const json_t *block = expt_scenario_sweep_block(s);
-  if (block != NULL) {
-    expt_sweep sw;
-    expt_sweep_init(&sw);
-    int rc = expt_sweep_add_json(&sw, block, err);
-    if (rc == 0) rc = expt_sweep_check(&sw, s, true, expt_scenario_source(s), err);
-    expt_sweep_free(&sw);
-    if (rc != 0) return rc;
+  expt_scenario_miss miss;
+  for (size_t a = 0; a < json_array_size(block); a++) {
+    const char *path = json_string_value(json_object_get(json_array_get(block, a), "path"));
+    if (expt_scenario_path_reaches(s, path, &miss)) continue;
+    char at[48];
+    snprintf(at, sizeof at, "$.sweep[%zu].path", a);
+    retry_error_set(err, RETRY_ECONFIG, expt_scenario_source(s), at, -1, -1,
+                    "\"%s\" reaches no value%s (%s): a sweep changes values, it does not add "
+                    "them",
+                    miss.shown, miss.run, miss.why);
+    return RETRY_ECONFIG;
   }
   block = expt_scenario_search_block(s);
   if (block != NULL) {
     const char *path = json_string_value(json_object_get(block, "path"));
-    for (size_t r = 0; r < expt_scenario_n_runs(s); r++) {
-      char why[160] = "";
-      if (expt_scenario_path_get(expt_scenario_document(s, r), path, why, sizeof why) != NULL)
-        continue;
-      char shown[72], run[80] = "";
-      retry_json_printable(shown, sizeof shown, path, 64);
-      if (expt_scenario_has_variants(s)) {
-        char name[48];
-        retry_json_printable(name, sizeof name, expt_scenario_run_name(s, r), 40);
-        snprintf(run, sizeof run, " in variant \"%s\"", name);
-      }
+    if (!expt_scenario_path_reaches(s, path, &miss)) {
       retry_error_set(err, RETRY_ECONFIG, expt_scenario_source(s), "$.search.path", -1, -1,
                       "\"%s\" reaches no value%s (%s): a search changes a value, it does not "
                       "add one",
-                      shown, run, why);
+                      miss.shown, miss.run, miss.why);
       return RETRY_ECONFIG;
     }
   }

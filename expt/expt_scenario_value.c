@@ -23,7 +23,7 @@
  * one is wrong, and the path alone cannot say it (every variant's document has the same paths).
  * The prefix lives in the context itself, which must therefore not be copied. */
 void expt__scenario_ctx_init(scn_ctx *c, const char *source, const char *base_dir,
-                            const char *variant) {
+                             const char *variant) {
   memset(c, 0, sizeof *c);
   retry_json_ctx_init(&c->j, source);
   c->base_dir = base_dir;
@@ -105,7 +105,7 @@ const char *expt__scenario_space_name(retry_space sp) {
  * unit is how an outage scenario ends up a thousand times too fast; the message offers both
  * readings instead. */
 bool expt__scenario_duration_value(scn_ctx *c, json_t *v, const char *label, int64_t lo,
-                                  bool lo_open, const char *what, int64_t *out) {
+                                   bool lo_open, const char *what, int64_t *out) {
   /* Described once, first: the same "got" text serves every message below. */
   char got[64];
   retry_json_describe(v, got, sizeof got);
@@ -134,7 +134,7 @@ bool expt__scenario_duration_value(scn_ctx *c, json_t *v, const char *label, int
 
 /* obj[key] as a duration, with the path at the key while it is read. */
 int expt__scenario_get_duration(scn_ctx *c, json_t *obj, const char *key, int64_t lo, bool lo_open,
-                               const char *what, int64_t *out) {
+                                const char *what, int64_t *out) {
   json_t *v = retry_json_field(obj, key);
   if (v == NULL) return 0;
   char label[64];
@@ -539,7 +539,7 @@ static bool parse_points(scn_ctx *c, json_t *obj, sim_rate_profile *p) {
     double r = 0;
     size_t m0 = retry_json_path_push_index(&c->j, 0);
     if (!expt__scenario_duration_value(c, json_array_get(pair, 0), "a point's time", 0, false,
-                                      SCN_DUR_NONNEG, &t))
+                                       SCN_DUR_NONNEG, &t))
       return false;
     /* The time is judged against the previous point before the rate is read, so errors come
      * in the order of the pair. Paths: [i][0] for the time, [i][1] for the rate; the pop to
@@ -659,7 +659,7 @@ bool expt__scenario_profile_value(scn_ctx *c, json_t *v, const char *label, sim_
  * the service config uses (retry_grpc_code_parse) or the numbers; HTTP takes numbers only, as
  * a status line has them. */
 bool expt__scenario_status_value(scn_ctx *c, json_t *v, const char *label, retry_space space,
-                                bool allow_ok, int32_t *out) {
+                                 bool allow_ok, int32_t *out) {
   /* code stays -1 when nothing matched; each space then gets one message listing what it
    * accepts, so a gRPC name given to an HTTP service reads "an HTTP status, ...". */
   int code = -1;
@@ -702,7 +702,7 @@ bool expt__scenario_status_value(scn_ctx *c, json_t *v, const char *label, retry
 
 /* obj[key] as a status of the given space. */
 int expt__scenario_get_status(scn_ctx *c, json_t *obj, const char *key, retry_space space,
-                             bool allow_ok, int32_t *out) {
+                              bool allow_ok, int32_t *out) {
   json_t *v = retry_json_field(obj, key);
   if (v == NULL) return 0;
   char label[64];

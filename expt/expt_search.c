@@ -6,7 +6,6 @@
 #include "expt/expt_search.h"
 
 #include <gsl/gsl_cdf.h>
-#include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,8 +14,10 @@
 
 #include "expt/expt_expect.h"
 #include "expt/expt_output.h"
+#include "expt/expt_plot.h"
 #include "expt/expt_report.h"
 #include "expt/expt_study.h"
+#include "expt/expt_json.h"
 #include "retry/retry_json.h"
 #include "sim/sim_stats.h"
 
@@ -30,8 +31,8 @@ int expt_search_spec_from_json(const json_t *block, expt_search_spec *out, retry
   out->path = strdup(json_string_value(json_object_get(block, "path")));
   out->metric = strdup(metric != NULL ? metric : EXPT_SEARCH_DEFAULT_METRIC);
   char why[128];
-  expt_sweep_scalar_parse(json_object_get(block, "from"), &out->from, why, sizeof why);
-  expt_sweep_scalar_parse(json_object_get(block, "to"), &out->to, why, sizeof why);
+  expt_axis_scalar_parse(json_object_get(block, "from"), &out->from, why, sizeof why);
+  expt_axis_scalar_parse(json_object_get(block, "to"), &out->to, why, sizeof why);
   json_t *p = json_object_get(block, "p");
   out->p = json_is_number(p) ? json_number_value(p) : EXPT_SEARCH_DEFAULT_P;
   out->reps = int_or(json_object_get(block, "reps"), EXPT_SEARCH_DEFAULT_REPS);
@@ -60,10 +61,10 @@ void expt_search_result_free(expt_search_result *r) {
 }
 
 /* Runs the probe at x until it is decided (or max_reps), into *pr. */
-static int probe(const expt_search_spec *spec, double confidence, expt_search_probe_fn fn, void *ctx,
-                 double x, bool integer, expt_search_probe *pr, retry_error *err) {
+static int probe(const expt_search_spec *spec, double confidence, expt_search_probe_fn fn,
+                 void *ctx, double x, bool integer, expt_search_probe *pr, retry_error *err) {
   memset(pr, 0, sizeof *pr);
-  pr->value = expt_sweep_scalar_json(&spec->from, x, integer);
+  pr->value = expt_axis_scalar_json(&spec->from, x, integer);
   char *text = pr->value != NULL ? json_dumps(pr->value, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
   if (text == NULL) {
     retry_error_set(err, RETRY_ENOMEM, "", "", -1, -1, "out of memory");
@@ -98,7 +99,7 @@ static int probe(const expt_search_spec *spec, double confidence, expt_search_pr
 }
 
 int expt_search_run(const expt_search_spec *spec, double confidence, expt_search_probe_fn fn,
-                   void *ctx, expt_search_result *out, retry_error *err) {
+                    void *ctx, expt_search_result *out, retry_error *err) {
   memset(out, 0, sizeof *out);
   out->pass = out->fail = -1;
   bool integer = spec->from.integer && spec->to.integer;
@@ -178,8 +179,8 @@ static json_t *probe_json(const expt_search_probe *pr) {
                    pr->pass ? "pass" : "fail", "undecided", pr->undecided);
 }
 
-json_t *expt_search_result_json(const expt_search_spec *spec, double confidence, const char *variant,
-                               const expt_search_result *r) {
+json_t *expt_search_result_json(const expt_search_spec *spec, double confidence,
+                                const char *variant, const expt_search_result *r) {
   static const char *const outcomes[] = {"bracketed", "from_fails", "to_passes"};
   json_t *probes = json_array();
   for (size_t i = 0; probes != NULL && i < r->n_probes; i++) {
@@ -200,29 +201,6 @@ json_t *expt_search_result_json(const expt_search_spec *spec, double confidence,
 /* {==================================================================
  * Expectations of a search
  * =================================================================== */
-
-/* "search", "search.x", "search[0]": a path into the search result. */
-static bool is_search_path(const char *key) {
-  return strncmp(key, "search", 6) == 0 && (key[6] == '\0' || key[6] == '.' || key[6] == '[');
-}
-
-json_t *expt_search_expect_part(const json_t *expect, bool search, size_t *other) {
-  if (other != NULL) *other = 0;
-  if (expect == NULL) return NULL;
-  json_t *part = json_object();
-  const char *key;
-  json_t *v;
-  json_object_foreach((json_t *)expect, key, v) {
-    if (part == NULL) break;
-    if (is_search_path(key) != search) {
-      if (other != NULL) (*other)++;
-    } else if (json_object_set(part, key, v) != 0) {
-      json_decref(part);
-      part = NULL;
-    }
-  }
-  return part;
-}
 
 /* The x of the probe whose value is v (a boundary's end), or null. */
 static json_t *boundary_x(const json_t *probes, const json_t *v) {
@@ -271,7 +249,7 @@ static int check_search(const expt_scenario *s, const json_t *search, const stru
   for (size_t v = 0; v < json_array_size(search) && failed >= 0; v++) {
     size_t other = 0;
     const json_t *expect = expt_scenario_expect(s, v);
-    json_t *part = expt_search_expect_part(expect, true, &other);
+    json_t *part = expt_expect_part(expect, true, &other);
     json_t *doc = expt_search_check_doc(json_array_get(search, v));
     others += other;
     if ((expect != NULL && part == NULL) || doc == NULL) {
@@ -280,7 +258,7 @@ static int check_search(const expt_scenario *s, const json_t *search, const stru
     } else {
       total += json_object_size(part);
       failed += expt_expect_check_to(part, doc, expt_scenario_run_name(s, v), o->err, verbose,
-                                    junit != NULL ? expt_junit_add : NULL, junit);
+                                     junit != NULL ? expt_junit_add : NULL, junit);
     }
     json_decref(part);
     json_decref(doc);
@@ -304,13 +282,6 @@ static int check_search(const expt_scenario *s, const json_t *search, const stru
 /* {==================================================================
  * The study of a search
  * =================================================================== */
-
-static json_t *ju64(uint64_t v) {
-  if (v <= (uint64_t)INT64_MAX) return json_integer((json_int_t)v);
-  char buf[24];
-  snprintf(buf, sizeof buf, "%" PRIu64, v);
-  return json_string(buf);
-}
 
 /* The probe callback's state: one variant of the base scenario; the scenario of the value
  * probed last, derived once per probe. */
@@ -364,7 +335,7 @@ static int study_probe(void *vctx, double x, const expt_set *set, size_t first_r
     json_t *rec =
         json_pack("{s:s,s:O,s:I,s:o,s:O}", "variant", expt_scenario_run_name(c->at, c->variant),
                   "value", value, "replication", (json_int_t)(first_rep + i), "seed",
-                  ju64(jobs[i].seed), "result", results[i]);
+                  expt_json_u64(jobs[i].seed), "result", results[i]);
     if (rec == NULL || json_array_append_new(c->records, rec) != 0) {
       retry_error_set(err, RETRY_ENOMEM, "", "", -1, -1, "out of memory keeping a probe's runs");
       rc = RETRY_ENOMEM;
@@ -376,14 +347,6 @@ static int study_probe(void *vctx, double x, const expt_set *set, size_t first_r
   free(jobs);
   json_decref(value);
   *k = kk;
-  return rc;
-}
-
-static int fill_json(void *ctx, FILE *f) {
-  char *s = json_dumps(ctx, EXPT_OUTPUT_JSON_FLAGS);
-  if (s == NULL) return -1;
-  int rc = (fputs(s, f) < 0 || fputc('\n', f) == EOF) ? -1 : 0;
-  free(s);
   return rc;
 }
 
@@ -438,7 +401,8 @@ static void show_value(char *buf, size_t size, const json_t *v) {
 static void print_table(FILE *f, const expt_scenario *s, const expt_search_spec *spec,
                         double confidence, const json_t *search) {
   fprintf(f, "scenario %s (retrysim %s): search of %s for P(%s) >= %g (Wilson, %g %%)\n",
-          expt_scenario_name(s), RETRY_VERSION, spec->path, spec->metric, spec->p, confidence * 100);
+          expt_scenario_name(s), RETRY_VERSION, spec->path, spec->metric, spec->p,
+          confidence * 100);
   for (size_t v = 0; v < json_array_size(search); v++) {
     const json_t *res = json_array_get(search, v);
     const json_t *b = json_object_get(res, "boundary");
@@ -472,8 +436,112 @@ static void print_table(FILE *f, const expt_scenario *s, const expt_search_spec 
   }
 }
 
+/* Runs the search of every variant of s, appending each result (expt_search_result_json, with
+ * each probe's x) to search and every replication run to records; warns on opts->err when a
+ * variant's probes are not monotone. Returns the exit status, the error printed. */
+static int search_variants(const expt_scenario *s, const struct expt_study_spec *tmpl,
+                           const struct expt_run_opts *opts, const expt_search_spec *spec,
+                           json_t *search, json_t *records, retry_error *err) {
+  const char *src = expt_scenario_source(s);
+  int status = EXPT_EXIT_OK;
+  for (size_t v = 0; status == EXPT_EXIT_OK && v < expt_scenario_n_runs(s); v++) {
+    search_ctx c = {.base = s,
+                    .spec = spec,
+                    .variant = v,
+                    .seed = opts->has_seed ? opts->seed : expt_scenario_config(s, v)->seed,
+                    .jobs = tmpl->jobs > 0 ? tmpl->jobs : 1,
+                    .records = records};
+    expt_search_result r;
+    int rc = expt_search_run(spec, tmpl->confidence, study_probe, &c, &r, err);
+    expt_scenario_destroy(c.at);
+    if (rc != 0) {
+      char buf[1200];
+      retry_error_format(err, buf, sizeof buf);
+      fprintf(opts->err, "retrysim: %s\n", buf);
+      return rc == RETRY_ENOMEM || rc == RETRY_EIO ? EXPT_EXIT_RUNTIME : EXPT_EXIT_USAGE;
+    }
+    size_t lower = 0, higher = 0;
+    if (!expt_search_monotone(&r, &lower, &higher)) {
+      char a[64], b[64];
+      expt_output_value_text(r.probes[lower].value, a, sizeof a);
+      expt_output_value_text(r.probes[higher].value, b, sizeof b);
+      fprintf(opts->err,
+              "retrysim: warning: %s: variant %s: P(%s) does not fall as %s rises: %.3g at %s "
+              "but %.3g at %s (Wilson intervals apart); the boundary found may not be the only "
+              "one\n",
+              src, expt_scenario_run_name(s, v), spec->metric, spec->path, r.probes[lower].p_hat, a,
+              r.probes[higher].p_hat, b);
+    }
+    json_t *res = expt_search_result_json(spec, tmpl->confidence, expt_scenario_run_name(s, v), &r);
+    /* The value probed as a number too, for plots. */
+    json_t *probes = json_object_get(res, "probes");
+    for (size_t i = 0; probes != NULL && i < json_array_size(probes); i++)
+      json_object_set_new(json_array_get(probes, i), "x", json_real(r.probes[i].x));
+    expt_search_result_free(&r);
+    if (res == NULL || json_array_append_new(search, res) != 0) status = EXPT_EXIT_RUNTIME;
+  }
+  return status;
+}
+
+/* summary.json of a search: provenance, "study", "search" (one result per variant) and "runs".
+ * New reference, NULL when out of memory. */
+static json_t *search_summary(const expt_scenario *s, const struct expt_study_spec *tmpl,
+                              const struct expt_run_opts *opts, const expt_search_spec *spec,
+                              json_t *search, json_t *records) {
+  uint64_t seed = opts->has_seed ? opts->seed : expt_scenario_config(s, 0)->seed;
+  json_t *names = json_array();
+  for (size_t v = 0; names != NULL && v < expt_scenario_n_runs(s); v++)
+    json_array_append_new(names, json_string(expt_scenario_run_name(s, v)));
+  return json_pack("{s:s,s:s,s:s,s:o,s:O,s:O,s:O,s:{s:s,s:f,s:b,s:o,s:s,s:s},s:O,s:O}", "scenario",
+                   expt_scenario_name(s), "version", RETRY_VERSION, "scenario_sha256",
+                   expt_scenario_sha256(s), "seed", expt_json_u64(seed), "inputs",
+                   expt_scenario_inputs(s), "overrides", expt_scenario_overrides(s), "document",
+                   expt_scenario_base_document(s), "study", "kind", "search", "confidence",
+                   tmpl->confidence, "has_variants", expt_scenario_has_variants(s), "variants",
+                   names, "path", spec->path, "metric", spec->metric, "search", search, "runs",
+                   records);
+}
+
+/* Writes search.csv and summary.json into opts->out_dir and, with --plot, search.svg and the
+ * report (the page without the picture when it could not be drawn). Returns EXPT_EXIT_OK or
+ * EXPT_EXIT_RUNTIME, every error printed. */
+static int write_search_files(json_t *doc, json_t *search, const struct expt_run_opts *opts,
+                              retry_error *err) {
+  int status = EXPT_EXIT_OK;
+  char path[4096];
+  int rc = expt_output_make_dirs(opts->out_dir, err);
+  if (rc == 0) {
+    join_path(path, sizeof path, opts->out_dir, "search.csv");
+    rc = expt_output_write_atomic(path, fill_csv, search, err);
+  }
+  if (rc == 0) {
+    join_path(path, sizeof path, opts->out_dir, "summary.json");
+    rc = expt_output_write_atomic(path, expt_json_fill, doc, err);
+  }
+  /* --plot: search.svg, then report.md and report.html (the page without the picture when
+   * it could not be drawn). */
+  if (rc == 0 && opts->plot) {
+    int prc = expt_report_search_plots(doc, opts->out_dir, expt_plot_dir(), opts->err, err);
+    if (prc != 0) {
+      char buf[1200];
+      retry_error_format(err, buf, sizeof buf);
+      fprintf(opts->err, "retrysim: %s\n", buf);
+      retry_error_clear(err);
+    }
+    rc = expt_report_search_write(doc, opts->out_dir, opts->command, prc == 0, err);
+    if (rc == 0 && prc != 0) status = EXPT_EXIT_RUNTIME;
+  }
+  if (rc != 0) {
+    char buf[1200];
+    retry_error_format(err, buf, sizeof buf);
+    fprintf(opts->err, "retrysim: %s\n", buf);
+    status = EXPT_EXIT_RUNTIME;
+  }
+  return status;
+}
+
 int expt_search_run_study(const expt_scenario *s, const struct expt_study_spec *tmpl,
-                         const struct expt_run_opts *opts) {
+                          const struct expt_run_opts *opts) {
   const char *src = expt_scenario_source(s);
   const char *refused = tmpl->shard_n > 0 ? "--shard (a search is adaptive: each probe "
                                             "depends on the last; run it on one machine, with -j)"
@@ -502,94 +570,17 @@ int expt_search_run_study(const expt_scenario *s, const struct expt_study_spec *
             src, spec.max_reps, spec.p, tmpl->confidence * 100, need, need);
   json_t *search = json_array(), *records = json_array();
   int status = search != NULL && records != NULL ? EXPT_EXIT_OK : EXPT_EXIT_RUNTIME;
-  for (size_t v = 0; status == EXPT_EXIT_OK && v < expt_scenario_n_runs(s); v++) {
-    search_ctx c = {.base = s,
-                    .spec = &spec,
-                    .variant = v,
-                    .seed = opts->has_seed ? opts->seed : expt_scenario_config(s, v)->seed,
-                    .jobs = tmpl->jobs > 0 ? tmpl->jobs : 1,
-                    .records = records};
-    expt_search_result r;
-    int rc = expt_search_run(&spec, tmpl->confidence, study_probe, &c, &r, &err);
-    expt_scenario_destroy(c.at);
-    if (rc != 0) {
-      char buf[1200];
-      retry_error_format(&err, buf, sizeof buf);
-      fprintf(opts->err, "retrysim: %s\n", buf);
-      status = rc == RETRY_ENOMEM || rc == RETRY_EIO ? EXPT_EXIT_RUNTIME : EXPT_EXIT_USAGE;
-      break;
-    }
-    size_t lower = 0, higher = 0;
-    if (!expt_search_monotone(&r, &lower, &higher)) {
-      char a[64], b[64];
-      expt_output_value_text(r.probes[lower].value, a, sizeof a);
-      expt_output_value_text(r.probes[higher].value, b, sizeof b);
-      fprintf(opts->err,
-              "retrysim: warning: %s: variant %s: P(%s) does not fall as %s rises: %.3g at %s "
-              "but %.3g at %s (Wilson intervals apart); the boundary found may not be the only "
-              "one\n",
-              src, expt_scenario_run_name(s, v), spec.metric, spec.path, r.probes[lower].p_hat, a,
-              r.probes[higher].p_hat, b);
-    }
-    json_t *res = expt_search_result_json(&spec, tmpl->confidence, expt_scenario_run_name(s, v), &r);
-    /* The value probed as a number too, for plots. */
-    json_t *probes = json_object_get(res, "probes");
-    for (size_t i = 0; probes != NULL && i < json_array_size(probes); i++)
-      json_object_set_new(json_array_get(probes, i), "x", json_real(r.probes[i].x));
-    expt_search_result_free(&r);
-    if (res == NULL || json_array_append_new(search, res) != 0) status = EXPT_EXIT_RUNTIME;
-  }
+  if (status == EXPT_EXIT_OK) status = search_variants(s, tmpl, opts, &spec, search, records, &err);
   json_t *doc = NULL;
   if (status == EXPT_EXIT_OK) {
-    uint64_t seed = opts->has_seed ? opts->seed : expt_scenario_config(s, 0)->seed;
-    json_t *names = json_array();
-    for (size_t v = 0; names != NULL && v < expt_scenario_n_runs(s); v++)
-      json_array_append_new(names, json_string(expt_scenario_run_name(s, v)));
-    doc =
-        json_pack("{s:s,s:s,s:s,s:o,s:O,s:O,s:O,s:{s:s,s:f,s:b,s:o,s:s,s:s},s:O,s:O}", "scenario",
-                  expt_scenario_name(s), "version", RETRY_VERSION, "scenario_sha256",
-                  expt_scenario_sha256(s), "seed", ju64(seed), "inputs", expt_scenario_inputs(s),
-                  "overrides", expt_scenario_overrides(s), "document", expt_scenario_base_document(s),
-                  "study", "kind", "search", "confidence", tmpl->confidence, "has_variants",
-                  expt_scenario_has_variants(s), "variants", names, "path", spec.path, "metric",
-                  spec.metric, "search", search, "runs", records);
+    doc = search_summary(s, tmpl, opts, &spec, search, records);
     if (doc == NULL) status = EXPT_EXIT_RUNTIME;
   }
-  if (status == EXPT_EXIT_OK && opts->out_dir != NULL) {
-    char path[4096];
-    int rc = expt_output_make_dirs(opts->out_dir, &err);
-    if (rc == 0) {
-      join_path(path, sizeof path, opts->out_dir, "search.csv");
-      rc = expt_output_write_atomic(path, fill_csv, search, &err);
-    }
-    if (rc == 0) {
-      join_path(path, sizeof path, opts->out_dir, "summary.json");
-      rc = expt_output_write_atomic(path, fill_json, doc, &err);
-    }
-    /* --plot: search.svg, then report.md and report.html (the page without the picture when
-     * it could not be drawn). */
-    if (rc == 0 && opts->plot) {
-      int prc =
-          expt_report_search_plots(doc, opts->out_dir, expt_report_plots_dir(), opts->err, &err);
-      if (prc != 0) {
-        char buf[1200];
-        retry_error_format(&err, buf, sizeof buf);
-        fprintf(opts->err, "retrysim: %s\n", buf);
-        retry_error_clear(&err);
-      }
-      rc = expt_report_search_write(doc, opts->out_dir, opts->command, prc == 0, &err);
-      if (rc == 0 && prc != 0) status = EXPT_EXIT_RUNTIME;
-    }
-    if (rc != 0) {
-      char buf[1200];
-      retry_error_format(&err, buf, sizeof buf);
-      fprintf(opts->err, "retrysim: %s\n", buf);
-      status = EXPT_EXIT_RUNTIME;
-    }
-  }
+  if (status == EXPT_EXIT_OK && opts->out_dir != NULL)
+    status = write_search_files(doc, search, opts, &err);
   if (status == EXPT_EXIT_OK) {
     if (opts->format == EXPT_FORMAT_JSON) {
-      if (fill_json(doc, opts->out) != 0) status = EXPT_EXIT_RUNTIME;
+      if (expt_json_fill(doc, opts->out) != 0) status = EXPT_EXIT_RUNTIME;
     } else if (!opts->quiet) {
       print_table(opts->out, s, &spec, tmpl->confidence, search);
     }

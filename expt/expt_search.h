@@ -19,24 +19,24 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "expt/expt_axis.h"
 #include "expt/expt_scenario.h"
-#include "expt/expt_sweep.h"
 #include "retry/retry.h"
 
 #define EXPT_SEARCH_DEFAULT_METRIC "recovery.recovered"
 #define EXPT_SEARCH_DEFAULT_P 0.95
-#define EXPT_SEARCH_DEFAULT_REPS 20
+#define EXPT_SEARCH_DEFAULT_REPS EXPT_AXIS_SEARCH_DEFAULT_REPS
 #define EXPT_SEARCH_DEFAULT_MAX_REPS 100 /* or reps, when larger */
 #define EXPT_SEARCH_DEFAULT_PROBES 8
-#define EXPT_SEARCH_MAX_REPS 100000
-#define EXPT_SEARCH_MAX_PROBES 64
+#define EXPT_SEARCH_MAX_REPS EXPT_AXIS_SEARCH_MAX_REPS
+#define EXPT_SEARCH_MAX_PROBES EXPT_AXIS_SEARCH_MAX_PROBES
 
 /* A scenario's "search" block, read. */
 typedef struct expt_search_spec {
   char *path;            /* the --set path searched */
   char *metric;          /* a boolean of the run object, true = success */
-  expt_sweep_scalar from; /* the range's ends (from < to); the values probed are written */
-  expt_sweep_scalar to;   /* like from: a number, or a string with from's unit */
+  expt_axis_scalar from;  /* the range's ends (from < to); the values probed are written */
+  expt_axis_scalar to;    /* like from: a number, or a string with from's unit */
   double p;              /* the probability to keep, in (0, 1) */
   size_t reps, max_reps; /* replications per batch, and at most at one probe */
   size_t probes;         /* probes in all, both ends included, >= 2 */
@@ -103,14 +103,6 @@ size_t expt_search_min_reps_to_pass(double p, double confidence);
 json_t *expt_search_result_json(const expt_search_spec *spec, double confidence, const char *variant,
                                const expt_search_result *r);
 
-/* Expectations of a search. A variant's "expect" may hold paths that start with "search"
- * ("search.outcome", "search.boundary.pass"): they are checked by `--check` against that
- * variant's search result only (a plain run or another study skips them, and a search skips
- * the others, which are a run's). Returns a new object with the keys of expect of one kind:
- * those of a search (search = true) or the others; *other (may be NULL) gets the number of
- * keys of the other kind. NULL when expect is NULL (*other = 0) or out of memory. */
-json_t *expt_search_expect_part(const json_t *expect, bool search, size_t *other);
-
 /* The object a variant's search expectations are checked against: {"search": result} with
  * result as expt_search_result_json gives it, except that the boundary's ends are numbers, the
  * values' x ("340/s" reads 340), so that a range [lo, hi] applies to them. New reference, NULL
@@ -126,7 +118,7 @@ struct expt_run_opts;
  * is adaptive), --reps / "replications" > 1 (the search's "reps" and "max_reps" say how many),
  * --baseline. Warns on stderr when max_reps < expt_search_min_reps_to_pass (every pass would be
  * undecided) and when a variant's probes are not monotone (expt_search_monotone). With --check, each
- * variant's search expectations (expt_search_expect_part) are checked against expt_search_check_doc
+ * variant's search expectations (expt_expect_part) are checked against expt_search_check_doc
  * of its result (exit 1 when one fails). Writes to opts->out_dir summary.json (provenance, "study",
  * "search": one result per variant (expt_search_result_json), "runs": every replication run, with
  * its value, seed and run object) and search.csv (one row per probe); prints a table per variant

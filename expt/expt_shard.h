@@ -13,14 +13,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* The file a shard writes into its directory. */
-#define EXPT_SHARD_FILE "shard.json"
-
-/* Writes dir/shard.json (atomically; dir created when missing): {"retrysim_shard": 1, "shard":
- * k, "of": n, "plan": plan, "runs": records}. Returns the exit status (EXPT_EXIT_OK, or
- * EXPT_EXIT_USAGE without dir, EXPT_EXIT_RUNTIME on a write error, printed on errf). */
-int expt_shard_write(const char *dir, unsigned k, unsigned n, const json_t *plan,
-                    const json_t *records, FILE *errf);
+#include "expt/expt_shard_file.h"
 
 /* `retrysim merge DIR... --out DIR`: reads dirs[i]/shard.json (or dirs[i] itself when it
  * names a file), checks that they are the shards 1..N of one plan, each once, and writes the

@@ -58,7 +58,7 @@ unsigned expt_study_default_jobs(void);
  * failed job of the lowest index, and results[] are all NULL. Thread-safe for scenarios that
  * are not modified meanwhile: this is the entry point for a search's probes (expt_search). */
 int expt_study_run_jobs(const expt_study_job *jobs, size_t n, unsigned n_threads, FILE *progress,
-                       json_t **results, retry_error *err);
+                        json_t **results, retry_error *err);
 
 /* Loads the scenario of each point: the file at path with sets[0..n_sets) (the command line's
  * --set, --duration last) and then the point's own sets, keeps the variants named in
@@ -68,9 +68,9 @@ int expt_study_run_jobs(const expt_study_job *jobs, size_t n, unsigned n_threads
  * it re-reads the file per point (not per run). Returns 0, or a RETRY code with err filled
  * (naming the point's sets in the message) and every out[i] NULL. */
 int expt_study_load_points(const char *path, const expt_set *sets, size_t n_sets,
-                          const expt_study_point *points, size_t n_points,
-                          const char *const *variants, size_t n_variants, uint64_t max_bytes,
-                          expt_scenario **out, retry_error *err);
+                           const expt_study_point *points, size_t n_points,
+                           const char *const *variants, size_t n_variants, uint64_t max_bytes,
+                           expt_scenario **out, retry_error *err);
 
 /* A search's probe (expt_search): runs replications first_rep .. first_rep + reps - 1 of
  * variant of s (seeds expt_study_seed(base_seed, r), base_seed being --seed or the variant's
@@ -79,23 +79,23 @@ int expt_study_load_points(const char *path, const expt_set *sets, size_t n_sets
  * trigger has no recovery: it counts in neither). Returns 0, or a negative RETRY code with err
  * filled (*k and *n then 0). */
 int expt_study_probe(const expt_scenario *s, size_t variant, uint64_t base_seed, size_t first_rep,
-                    size_t reps, unsigned n_threads, const char *metric, size_t *k, size_t *n,
-                    retry_error *err);
+                     size_t reps, unsigned n_threads, const char *metric, size_t *k, size_t *n,
+                     retry_error *err);
 
 /* What a study is asked to do. */
 typedef struct expt_study_spec {
-  const char *source;            /* the scenario file, for messages */
+  const char *source;             /* the scenario file, for messages */
   const expt_scenario *base;      /* the scenario without any point's sets: provenance */
   const expt_study_point *points; /* n_points points; NULL with n_points 0: one, empty */
   size_t n_points;
   const expt_scenario *const *scenarios; /* the scenario of each point (base for no sweep) */
-  size_t reps;                          /* replications, >= 1 */
-  double confidence;                    /* level of every interval, in [0.5, 0.9999] */
-  const char *baseline;                 /* variant compared against, or NULL */
-  double warmup_s;                      /* provenance only (the config applies it); < 0: none */
-  unsigned jobs;                        /* threads (-j), >= 1 */
-  unsigned shard_k, shard_n;            /* --shard K/N; shard_n 0: the whole run list */
-  const json_t *search;                 /* a search's result block for summary.json, or NULL */
+  size_t reps;                           /* replications, >= 1 */
+  double confidence;                     /* level of every interval, in [0.5, 0.9999] */
+  const char *baseline;                  /* variant compared against, or NULL */
+  double warmup_s;                       /* provenance only (the config applies it); < 0: none */
+  unsigned jobs;                         /* threads (-j), >= 1 */
+  unsigned shard_k, shard_n;             /* --shard K/N; shard_n 0: the whole run list */
+  const json_t *search;                  /* a search's result block for summary.json, or NULL */
 } expt_study_spec;
 
 /* Runs the study and writes its outputs as opts says (out_dir, format, check, quiet); with a
@@ -109,6 +109,6 @@ int expt_study_run(const expt_study_spec *spec, const expt_run_opts *opts);
  * scenario and checks nothing). The plan is what a shard file carries (expt_shard.h). Returns
  * the exit status. Used by expt_study_run and by the merge of shards. */
 int expt_study_finish(const json_t *plan, const json_t *records, const expt_study_spec *spec,
-                     const expt_run_opts *opts);
+                      const expt_run_opts *opts);
 
 #endif /* EXPT_STUDY_H */

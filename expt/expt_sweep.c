@@ -17,151 +17,6 @@
 #include "expt/expt_study.h"
 
 /* {==================================================================
- * Numbers with units
- * =================================================================== */
-
-/* A number as strtod reads it, but only the decimal forms: no hex, inf or nan, which a unit
- * string never means. */
-static bool decimal_prefix(const char *s, double *x, const char **end) {
-  const char *p = s;
-  if (*p == '+' || *p == '-') p++;
-  if (!((*p >= '0' && *p <= '9') || (*p == '.' && p[1] >= '0' && p[1] <= '9'))) return false;
-  if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) return false;
-  char *e = NULL;
-  *x = strtod(s, &e);
-  if (e == s || !isfinite(*x)) return false;
-  *end = e;
-  return true;
-}
-
-bool expt_sweep_scalar_parse(const json_t *v, expt_sweep_scalar *out, char *why, size_t why_size) {
-  memset(out, 0, sizeof *out);
-  if (json_is_integer(v)) {
-    out->x = (double)json_integer_value(v);
-    out->integer = true;
-    return true;
-  }
-  if (json_is_real(v)) {
-    out->x = json_real_value(v);
-    out->integer = false;
-    return true;
-  }
-  char shown[48];
-  if (json_is_string(v)) {
-    const char *s = json_string_value(v), *end = NULL;
-    retry_json_printable(shown, sizeof shown, s, 40);
-    if (!decimal_prefix(s, &out->x, &end)) {
-      snprintf(why, why_size, "\"%s\" is not a number with a unit such as \"400/s\" or \"2s\"",
-               shown);
-      return false;
-    }
-    size_t n = strlen(end);
-    if (n >= sizeof out->unit || strchr(end, ' ') != NULL) {
-      snprintf(why, why_size, "\"%s\" has a unit that is not one", shown);
-      return false;
-    }
-    memcpy(out->unit, end, n + 1);
-    out->text = true;
-    /* "2.0s" is integral as a number, and 2 steps of it stay "2s", "3s". */
-    out->integer = out->x == floor(out->x) && fabs(out->x) < 9e15;
-    return true;
-  }
-  char got[48];
-  retry_json_describe(v, got, sizeof got);
-  snprintf(why, why_size,
-           "an end of a range must be a number or a string such as \"400/s\", got %s", got);
-  return false;
-}
-
-json_t *expt_sweep_scalar_json(const expt_sweep_scalar *like, double x, bool integer) {
-  char num[40];
-  if (integer)
-    snprintf(num, sizeof num, "%.0f", x);
-  else
-    snprintf(num, sizeof num, "%.12g", x);
-  if (strcmp(num, "-0") == 0) snprintf(num, sizeof num, "0");
-  if (like->text) {
-    char buf[64];
-    snprintf(buf, sizeof buf, "%s%s", num, like->unit);
-    return json_string(buf);
-  }
-  if (integer) return json_integer((json_int_t)llround(x));
-  /* The number the text means, so that what the document gets is what the point shows. */
-  return json_real(strtod(num, NULL));
-}
-
-json_t *expt_sweep_range(const json_t *from, const json_t *to, long steps, bool log, char *why,
-                        size_t why_size) {
-  expt_sweep_scalar a, b;
-  char w[128];
-  if (!expt_sweep_scalar_parse(from, &a, w, sizeof w)) {
-    snprintf(why, why_size, "\"from\": %s", w);
-    return NULL;
-  }
-  if (!expt_sweep_scalar_parse(to, &b, w, sizeof w)) {
-    snprintf(why, why_size, "\"to\": %s", w);
-    return NULL;
-  }
-  if (a.text != b.text || strcmp(a.unit, b.unit) != 0) {
-    char sa[48], sb[48];
-    retry_json_describe(from, sa, sizeof sa);
-    retry_json_describe(to, sb, sizeof sb);
-    snprintf(why, why_size,
-             "\"from\" and \"to\" must be both numbers or both have the same unit, got %s and %s",
-             sa, sb);
-    return NULL;
-  }
-  if (steps < 1 || steps > EXPT_SWEEP_MAX_STEPS || (steps == 1 && a.x != b.x)) {
-    snprintf(why, why_size, "the steps must be 2 to %d (or 1 when from == to), got %ld",
-             EXPT_SWEEP_MAX_STEPS, steps);
-    return NULL;
-  }
-  if (log && (a.x <= 0 || b.x <= 0)) {
-    snprintf(why, why_size, "a log scale needs both ends > 0");
-    return NULL;
-  }
-  bool integer = a.integer && b.integer;
-  double step = steps > 1 ? (b.x - a.x) / (double)(steps - 1) : 0;
-  if (!log && integer && step != floor(step)) integer = false;
-  json_t *values = json_array();
-  if (values == NULL) {
-    snprintf(why, why_size, "out of memory");
-    return NULL;
-  }
-  double prev = 0;
-  for (long i = 0; i < steps; i++) {
-    double t = steps > 1 ? (double)i / (double)(steps - 1) : 0, x;
-    /* The ends are exactly the ends written, whatever the rounding in between. */
-    if (i == 0)
-      x = a.x;
-    else if (i == steps - 1)
-      x = b.x;
-    else if (log)
-      x = a.x * pow(b.x / a.x, t);
-    else
-      x = a.x + step * (double)i;
-    if (integer) x = (double)llround(x);
-    if (integer && log && i > 0 && x == prev) {
-      json_decref(values);
-      snprintf(why, why_size,
-               "a log scale of %ld integers from %.0f to %.0f repeats %.0f: use fewer steps, or "
-               "give the values",
-               steps, a.x, b.x, x);
-      return NULL;
-    }
-    prev = x;
-    if (json_array_append_new(values, expt_sweep_scalar_json(&a, x, integer)) != 0) {
-      json_decref(values);
-      snprintf(why, why_size, "out of memory");
-      return NULL;
-    }
-  }
-  return values;
-}
-
-/* }================================================================== */
-
-/* {==================================================================
  * Axes
  * =================================================================== */
 
@@ -280,7 +135,7 @@ static int arg_range(const char *spec, json_t **out, char *why, size_t why_size)
   json_t *from = arg_value(spec, (size_t)(c1 - spec));
   json_t *to = arg_value(c1 + 1, (size_t)(c2 - c1 - 1));
   json_t *values =
-      from != NULL && to != NULL ? expt_sweep_range(from, to, steps, log, why, why_size) : NULL;
+      from != NULL && to != NULL ? expt_axis_range(from, to, steps, log, why, why_size) : NULL;
   if (from == NULL || to == NULL) snprintf(why, why_size, "out of memory");
   json_decref(from);
   json_decref(to);
@@ -311,14 +166,6 @@ static json_t *arg_list(const char *spec, char *why, size_t why_size) {
   return NULL;
 }
 
-const char *expt_sweep_reserved(const char *head) {
-  static const char *const reserved[] = {"variants",     "expect",     "sweep",    "search",
-                                         "replications", "confidence", "baseline", "warmup"};
-  for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
-    if (strcmp(head, reserved[i]) == 0) return reserved[i];
-  return NULL;
-}
-
 int expt_sweep_add_arg(expt_sweep *sw, const char *arg, retry_error *err) {
   char shown[72], why[160] = "";
   retry_json_printable(shown, sizeof shown, arg, 64);
@@ -339,9 +186,9 @@ int expt_sweep_add_arg(expt_sweep *sw, const char *arg, retry_error *err) {
   snprintf(head, sizeof head, "%.*s", (int)strcspn(path, ".["), path);
   if (!expt_scenario_path_check_set(path, why, sizeof why)) {
     /* why says what is wrong with the path */
-  } else if (expt_sweep_reserved(head) != NULL) {
+  } else if (expt_axis_reserved(head) != NULL) {
     snprintf(why, sizeof why, "\"%s\" cannot be varied (it defines the runs and the study)",
-             expt_sweep_reserved(head));
+             expt_axis_reserved(head));
   } else if (eq[1] == '\0') {
     snprintf(why, sizeof why, "no values after '='");
   } else {
@@ -368,7 +215,7 @@ int expt_sweep_add_json(expt_sweep *sw, const json_t *block, retry_error *err) {
     } else {
       json_t *steps = json_object_get(ax, "steps");
       const char *scale = json_string_value(json_object_get(ax, "scale"));
-      values = expt_sweep_range(json_object_get(ax, "from"), json_object_get(ax, "to"),
+      values = expt_axis_range(json_object_get(ax, "from"), json_object_get(ax, "to"),
                                steps != NULL ? (long)json_integer_value(steps) : 2,
                                scale != NULL && strcmp(scale, "log") == 0, why, sizeof why);
     }
@@ -429,34 +276,23 @@ static void warn_variant_sets(const expt_scenario *s, const expt_sweep *sw, FILE
 
 int expt_sweep_check(const expt_sweep *sw, const expt_scenario *s, bool from_scenario,
                     const char *source, retry_error *err) {
+  expt_scenario_miss miss;
   for (size_t a = 0; a < sw->n_axes; a++) {
-    for (size_t r = 0; r < expt_scenario_n_runs(s); r++) {
-      char why[160] = "";
-      if (expt_scenario_path_get(expt_scenario_document(s, r), sw->axes[a].path, why, sizeof why) !=
-          NULL)
-        continue;
-      char shown[72], run[80] = "";
-      retry_json_printable(shown, sizeof shown, sw->axes[a].path, 64);
-      if (expt_scenario_has_variants(s)) {
-        char name[48];
-        retry_json_printable(name, sizeof name, expt_scenario_run_name(s, r), 40);
-        snprintf(run, sizeof run, " in variant \"%s\"", name);
-      }
-      if (from_scenario) {
-        char at[48];
-        snprintf(at, sizeof at, "$.sweep[%zu].path", a);
-        retry_error_set(err, RETRY_ECONFIG, source, at, -1, -1,
-                        "\"%s\" reaches no value%s (%s): a sweep changes values, it does not add "
-                        "them",
-                        shown, run, why);
-      } else {
-        retry_error_set(err, RETRY_ECONFIG, "<command line>", "", -1, -1,
-                        "--sweep \"%s\": reaches no value%s (%s): a sweep changes values, it "
-                        "does not add them",
-                        shown, run, why);
-      }
-      return RETRY_ECONFIG;
+    if (expt_scenario_path_reaches(s, sw->axes[a].path, &miss)) continue;
+    if (from_scenario) {
+      char at[48];
+      snprintf(at, sizeof at, "$.sweep[%zu].path", a);
+      retry_error_set(err, RETRY_ECONFIG, source, at, -1, -1,
+                      "\"%s\" reaches no value%s (%s): a sweep changes values, it does not add "
+                      "them",
+                      miss.shown, miss.run, miss.why);
+    } else {
+      retry_error_set(err, RETRY_ECONFIG, "<command line>", "", -1, -1,
+                      "--sweep \"%s\": reaches no value%s (%s): a sweep changes values, it "
+                      "does not add them",
+                      miss.shown, miss.run, miss.why);
     }
+    return RETRY_ECONFIG;
   }
   return 0;
 }
@@ -606,7 +442,7 @@ static int check_search_ends(const expt_scenario *s, uint64_t max_bytes, FILE *f
   int status = EXPT_EXIT_OK;
   for (int end = 0; end < 2 && status == EXPT_EXIT_OK; end++) {
     /* The value as a probe writes it (expt_search.c). */
-    json_t *v = expt_sweep_scalar_json(&spec.from, end == 0 ? spec.from.x : spec.to.x, integer);
+    json_t *v = expt_axis_scalar_json(&spec.from, end == 0 ? spec.from.x : spec.to.x, integer);
     char *text = v != NULL ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
     expt_scenario *d = NULL;
     if (text == NULL) {

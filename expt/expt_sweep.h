@@ -15,40 +15,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "expt/expt_axis.h"
 #include "expt/expt_scenario.h"
 #include "retry/retry.h"
 
-/* Limits: axes of one sweep, values of one axis, points of the grid. */
-#define EXPT_SWEEP_MAX_AXES 8
-#define EXPT_SWEEP_MAX_STEPS 10000
-#define EXPT_SWEEP_MAX_POINTS 100000
-
-/* A number as a sweep's ends are written: a JSON number (text false), or a string of a
- * number and a unit suffix ("400/s", "2s", "50%"; text true, unit the suffix, maybe "").
- * integer: the number is integral (and, for a JSON number, was written as an integer). */
-typedef struct expt_sweep_scalar {
-  double x;
-  char unit[16];
-  bool text;
-  bool integer;
-} expt_sweep_scalar;
-
-/* Reads v as a sweep's end. Returns true, or false with a reason in why ("\"fast\" is not a
- * number with a unit such as \"400/s\""). */
-bool expt_sweep_scalar_parse(const json_t *v, expt_sweep_scalar *out, char *why, size_t why_size);
-/* The value x written like `like`: a JSON number, or a string with like's unit; an integer
- * (no decimals) when integer is true, else the shortest of 12 significant digits. New
- * reference, NULL when out of memory. */
-json_t *expt_sweep_scalar_json(const expt_sweep_scalar *like, double x, bool integer);
-
-/* The values of a range from `from` to `to` in steps values (steps >= 2, or 1 when from ==
- * to), linear or logarithmic (both ends > 0). Both ends numbers, or both strings with the
- * same unit. Integers stay integers when both ends are integral and so is every step
- * (linear), or when both ends are integral (log: values rounded, and refused when two
- * round to the same integer). Returns a new array, or NULL with a reason in why (out of
- * memory: why says so). */
-json_t *expt_sweep_range(const json_t *from, const json_t *to, long steps, bool log, char *why,
-                        size_t why_size);
+/* Limits of a sweep (expt_axis.h says why they live there). */
+#define EXPT_SWEEP_MAX_AXES EXPT_AXIS_MAX_AXES
+#define EXPT_SWEEP_MAX_STEPS EXPT_AXIS_MAX_STEPS
+#define EXPT_SWEEP_MAX_POINTS EXPT_AXIS_MAX_POINTS
 
 typedef struct expt_sweep_axis {
   char *path;     /* a --set path */
@@ -65,11 +39,6 @@ typedef struct expt_sweep {
 void expt_sweep_init(expt_sweep *sw);
 /* Frees what sw owns; sw is empty afterwards. */
 void expt_sweep_free(expt_sweep *sw);
-
-/* The key head (the first key of a path) names when a sweep or a search may not vary it
- * ("variants", "expect", "sweep", "search", "replications", "confidence", "baseline",
- * "warmup": they define the runs and the study), else NULL. */
-const char *expt_sweep_reserved(const char *head);
 
 /* Adds the axis of one --sweep argument "PATH=SPEC", SPEC being v1,v2,... (each value JSON
  * when it parses as JSON, else a string, as --set's), FROM:TO:N, or FROM:TO:N:log (or

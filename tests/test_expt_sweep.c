@@ -230,7 +230,7 @@ static void range_text(const char *from, const char *to, long steps, bool log, c
   assert_non_null(a);
   assert_non_null(b);
   char why[160] = "";
-  json_t *v = expt_sweep_range(a, b, steps, log, why, sizeof why);
+  json_t *v = expt_axis_range(a, b, steps, log, why, sizeof why);
   if (v == NULL) {
     snprintf(buf, size, "error: %s", why);
   } else {

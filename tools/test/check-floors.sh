@@ -78,6 +78,30 @@ if [ -n "$clocks" ]; then
   out="$out
 $(printf '%s\n' "$clocks" | sed 's/^/check-floors: a clock or libc randomness in the kernel or the world: /')"
 fi
+# No include circle inside the library of experiments: a module (a file's name without its
+# extension or a trailing _int, so a module's private header and the files sharing it count as
+# one) includes another only one way round; studies know nothing of searches or shards. tsort
+# names the modules of a circle.
+if [ -d expt ]; then
+  edges=$(for f in expt/*.c expt/*.h; do
+    [ -f "$f" ] || continue
+    from=$(basename "$f"); from=${from%.*}; from=${from%_int}
+    grep -o '^[[:space:]]*#[[:space:]]*include[[:space:]]*"expt/[a-z0-9_]*\.h"' "$f" |
+      sed 's/.*"expt\/\([a-z0-9_]*\)\.h"/\1/; s/_int$//' | while read -r to; do
+        [ "$to" = "$from" ] || echo "$from $to"
+      done
+  done)
+  # tsort prints each circle as a line "tsort: -: input contains a loop:" and then one line
+  # "tsort: MODULE" per module of it.
+  loops=$(printf '%s\n' "$edges" | sed '/^$/d' | tsort 2>&1 >/dev/null | awk '
+    /input contains a loop/ { if (c != "") print c; c = ""; next }
+    /^tsort: / { sub(/^tsort: /, ""); c = (c == "" ? $0 : c ", " $0) }
+    END { if (c != "") print c }' || true)
+  if [ -n "$loops" ]; then
+    out="$out
+$(printf '%s\n' "$loops" | sed 's/^/check-floors: expt\/ modules that include each other in a circle: /')"
+  fi
+fi
 if [ -n "$out" ]; then
   printf '%s\n' "$out" | sed '/^$/d'
   exit 1

@@ -3,8 +3,9 @@
 # must pass as they are, then fail, naming the file, the line and the include, for an arrow
 # going up a floor (the kernel including the world, the world including the program, the
 # engine including the kernel), for a quoted include of a folder that is no floor, and for a
-# system header a floor may not use (jansson in the kernel, GSL in the engine), and for a wall
-# clock in the world.
+# system header a floor may not use (jansson in the kernel, GSL in the engine), for the library
+# of experiments including the command, for a wall clock in the world, and for two modules of
+# the library that include each other (a circle, named by both modules).
 set -eu
 here=$(pwd)
 tmp=$(mktemp -d)
@@ -35,6 +36,8 @@ expect_bad sim/sim_event.c '#include "models/model_world.h"' "the kernel includi
 expect_bad models/model_call.c '#include "expt/expt_scenario.h"' "the world including the program"
 expect_bad retry/retry_call.c '#include "sim/sim_rng.h"' "the engine including the kernel"
 expect_bad expt/expt_run.c '#include "tests/support/script.h"' "the program including the tests"
+expect_bad expt/expt_study.c '#include "cli/retrysim.h"' "the library including the command"
+expect_bad expt/expt_scenario.h '#include "cli/cli_run.h"' "a library header including the command"
 expect_bad examples/realtime_demo.c '#include "models/model_world.h"' "an example including the world"
 expect_bad sim/sim_hist.h '#include <jansson.h>' "jansson in the kernel"
 expect_bad retry/retry_backoff.c '#include <gsl/gsl_rng.h>' "GSL in the engine"
@@ -45,5 +48,24 @@ expect_bad sim/sim_hist.c '#include "sim/../models/model_world.h"' "a path climb
 expect_bad models/model_ledger.c 'static double wall(void) { return (double)time(NULL); }' \
   "a wall clock in the world"
 
+# expect_circle FILE 'INCLUDE LINE' MODULE_A MODULE_B WHAT: a circle has no bad line of its own;
+# the message must name both modules of it.
+expect_circle() {
+  fresh
+  sed -i "1a $2" "$tmp/tree/$1"
+  if sh "$here/tools/check-floors.sh" "$tmp/tree" >"$tmp/out" 2>&1; then
+    fail "$5: accepted"
+  elif ! grep -F "modules that include each other in a circle" "$tmp/out" | grep -F "$3" |
+    grep -qF "$4"; then
+    fail "$5: the message does not name $3 and $4: $(cat "$tmp/out")"
+  fi
+}
+expect_circle expt/expt_study.h '#include "expt/expt_search.h"' expt_study expt_search \
+  "a study including the search that uses studies"
+expect_circle expt/expt_study.c '#include "expt/expt_shard.h"' expt_study expt_shard \
+  "a study including the merge of shards"
+expect_circle expt/expt_scenario_int.h '#include "expt/expt_scenario_path.h"' expt_scenario \
+  expt_scenario_path "a module's private header closing a circle"
+
 [ "$fails" -eq 0 ] || { echo "test-check-floors: $fails failed"; exit 1; }
-echo "test-check-floors: the floors check catches each of 10 bad includes and a wall clock in the world"
+echo "test-check-floors: the floors check catches each of 12 bad includes, a wall clock in the world and 3 include circles in the library"

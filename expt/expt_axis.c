@@ -1,0 +1,167 @@
+/*
+ * expt_axis.c: the values a study varies: numbers with units ("400/s"), the ranges of a sweep's
+ * axes, the keys no axis may vary. Shared by the scenario loader (which checks a "sweep" or
+ * "search" block), the sweep and the search, so that none of them includes another for these.
+ * Invariant: a range's ends are exactly the ends written.
+ */
+#include "expt/expt_axis.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "retry/retry_json.h"
+
+/* {==================================================================
+ * Numbers with units
+ * =================================================================== */
+
+/* A number as strtod reads it, but only the decimal forms: no hex, inf or nan, which a unit
+ * string never means. */
+static bool decimal_prefix(const char *s, double *x, const char **end) {
+  const char *p = s;
+  if (*p == '+' || *p == '-') p++;
+  if (!((*p >= '0' && *p <= '9') || (*p == '.' && p[1] >= '0' && p[1] <= '9'))) return false;
+  if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) return false;
+  char *e = NULL;
+  *x = strtod(s, &e);
+  if (e == s || !isfinite(*x)) return false;
+  *end = e;
+  return true;
+}
+
+bool expt_axis_scalar_parse(const json_t *v, expt_axis_scalar *out, char *why, size_t why_size) {
+  memset(out, 0, sizeof *out);
+  if (json_is_integer(v)) {
+    out->x = (double)json_integer_value(v);
+    out->integer = true;
+    return true;
+  }
+  if (json_is_real(v)) {
+    out->x = json_real_value(v);
+    out->integer = false;
+    return true;
+  }
+  char shown[48];
+  if (json_is_string(v)) {
+    const char *s = json_string_value(v), *end = NULL;
+    retry_json_printable(shown, sizeof shown, s, 40);
+    if (!decimal_prefix(s, &out->x, &end)) {
+      snprintf(why, why_size, "\"%s\" is not a number with a unit such as \"400/s\" or \"2s\"",
+               shown);
+      return false;
+    }
+    size_t n = strlen(end);
+    if (n >= sizeof out->unit || strchr(end, ' ') != NULL) {
+      snprintf(why, why_size, "\"%s\" has a unit that is not one", shown);
+      return false;
+    }
+    memcpy(out->unit, end, n + 1);
+    out->text = true;
+    /* "2.0s" is integral as a number, and 2 steps of it stay "2s", "3s". */
+    out->integer = out->x == floor(out->x) && fabs(out->x) < 9e15;
+    return true;
+  }
+  char got[48];
+  retry_json_describe(v, got, sizeof got);
+  snprintf(why, why_size,
+           "an end of a range must be a number or a string such as \"400/s\", got %s", got);
+  return false;
+}
+
+json_t *expt_axis_scalar_json(const expt_axis_scalar *like, double x, bool integer) {
+  char num[40];
+  if (integer)
+    snprintf(num, sizeof num, "%.0f", x);
+  else
+    snprintf(num, sizeof num, "%.12g", x);
+  if (strcmp(num, "-0") == 0) snprintf(num, sizeof num, "0");
+  if (like->text) {
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s%s", num, like->unit);
+    return json_string(buf);
+  }
+  if (integer) return json_integer((json_int_t)llround(x));
+  /* The number the text means, so that what the document gets is what the point shows. */
+  return json_real(strtod(num, NULL));
+}
+
+json_t *expt_axis_range(const json_t *from, const json_t *to, long steps, bool log, char *why,
+                        size_t why_size) {
+  expt_axis_scalar a, b;
+  char w[128];
+  if (!expt_axis_scalar_parse(from, &a, w, sizeof w)) {
+    snprintf(why, why_size, "\"from\": %s", w);
+    return NULL;
+  }
+  if (!expt_axis_scalar_parse(to, &b, w, sizeof w)) {
+    snprintf(why, why_size, "\"to\": %s", w);
+    return NULL;
+  }
+  if (a.text != b.text || strcmp(a.unit, b.unit) != 0) {
+    char sa[48], sb[48];
+    retry_json_describe(from, sa, sizeof sa);
+    retry_json_describe(to, sb, sizeof sb);
+    snprintf(why, why_size,
+             "\"from\" and \"to\" must be both numbers or both have the same unit, got %s and %s",
+             sa, sb);
+    return NULL;
+  }
+  if (steps < 1 || steps > EXPT_AXIS_MAX_STEPS || (steps == 1 && a.x != b.x)) {
+    snprintf(why, why_size, "the steps must be 2 to %d (or 1 when from == to), got %ld",
+             EXPT_AXIS_MAX_STEPS, steps);
+    return NULL;
+  }
+  if (log && (a.x <= 0 || b.x <= 0)) {
+    snprintf(why, why_size, "a log scale needs both ends > 0");
+    return NULL;
+  }
+  bool integer = a.integer && b.integer;
+  double step = steps > 1 ? (b.x - a.x) / (double)(steps - 1) : 0;
+  if (!log && integer && step != floor(step)) integer = false;
+  json_t *values = json_array();
+  if (values == NULL) {
+    snprintf(why, why_size, "out of memory");
+    return NULL;
+  }
+  double prev = 0;
+  for (long i = 0; i < steps; i++) {
+    double t = steps > 1 ? (double)i / (double)(steps - 1) : 0, x;
+    /* The ends are exactly the ends written, whatever the rounding in between. */
+    if (i == 0)
+      x = a.x;
+    else if (i == steps - 1)
+      x = b.x;
+    else if (log)
+      x = a.x * pow(b.x / a.x, t);
+    else
+      x = a.x + step * (double)i;
+    if (integer) x = (double)llround(x);
+    if (integer && log && i > 0 && x == prev) {
+      json_decref(values);
+      snprintf(why, why_size,
+               "a log scale of %ld integers from %.0f to %.0f repeats %.0f: use fewer steps, or "
+               "give the values",
+               steps, a.x, b.x, x);
+      return NULL;
+    }
+    prev = x;
+    if (json_array_append_new(values, expt_axis_scalar_json(&a, x, integer)) != 0) {
+      json_decref(values);
+      snprintf(why, why_size, "out of memory");
+      return NULL;
+    }
+  }
+  return values;
+}
+
+/* }================================================================== */
+
+const char *expt_axis_reserved(const char *head) {
+  static const char *const reserved[] = {"variants",     "expect",     "sweep",    "search",
+                                         "replications", "confidence", "baseline", "warmup"};
+  for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+    if (strcmp(head, reserved[i]) == 0) return reserved[i];
+  return NULL;
+}

@@ -1,0 +1,51 @@
+/*
+ * expt_shard_file.c: the file of one shard of a study (DIR/shard.json), written by the study
+ * that runs the slice and read back by the merge (expt_shard.c). Invariant: the file is written
+ * atomically, so a merge never reads half of one.
+ */
+#include "expt/expt_shard_file.h"
+
+#include <string.h>
+#include <sys/stat.h>
+
+#include "expt/expt_output.h"
+#include "expt/expt_run.h"
+#include "expt/expt_json.h"
+
+void expt_shard_file_path(char *buf, size_t size, const char *dir) {
+  struct stat st;
+  if (stat(dir, &st) == 0 && S_ISREG(st.st_mode)) {
+    snprintf(buf, size, "%s", dir);
+    return;
+  }
+  size_t n = strlen(dir);
+  snprintf(buf, size, "%s%s%s", dir, n > 0 && dir[n - 1] == '/' ? "" : "/", EXPT_SHARD_FILE);
+}
+
+int expt_shard_file_write(const char *dir, unsigned k, unsigned n, const json_t *plan,
+                          const json_t *records, FILE *errf) {
+  if (dir == NULL) {
+    fprintf(errf, "retrysim: --shard needs --out DIR: the shard's runs go to DIR/%s\n",
+            EXPT_SHARD_FILE);
+    return EXPT_EXIT_USAGE;
+  }
+  json_t *doc = json_pack("{s:i, s:i, s:i, s:O, s:O}", "retrysim_shard", 1, "shard", (int)k, "of",
+                          (int)n, "plan", plan, "runs", records);
+  retry_error e;
+  retry_error_clear(&e);
+  int rc = doc != NULL ? expt_output_make_dirs(dir, &e) : RETRY_ENOMEM;
+  if (rc == 0) {
+    char path[4096];
+    expt_shard_file_path(path, sizeof path, dir);
+    rc = expt_output_write_atomic(path, expt_json_fill, doc, &e);
+  }
+  json_decref(doc);
+  if (rc != 0) {
+    char buf[800];
+    if (e.code == RETRY_OK) snprintf(e.message, sizeof e.message, "out of memory");
+    retry_error_format(&e, buf, sizeof buf);
+    fprintf(errf, "retrysim: %s\n", buf);
+    return EXPT_EXIT_RUNTIME;
+  }
+  return EXPT_EXIT_OK;
+}

@@ -1,0 +1,28 @@
+/*
+ * expt_shard_file.h: the file of one shard of a study (`run --shard K/N`): DIR/shard.json holds
+ * the plan (everything the outputs need but the runs) and the raw run records of the runs whose
+ * index % N == K - 1; no aggregates. Below both the study, which writes its slice of the run
+ * list here, and the merge (expt_shard.h), which reads the slices back: the study knows the
+ * file, not the merge.
+ */
+#ifndef EXPT_SHARD_FILE_H
+#define EXPT_SHARD_FILE_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* The file a shard writes into its directory. */
+#define EXPT_SHARD_FILE "shard.json"
+
+/* The shard file that dir names into buf (size bytes): dir itself when it is a regular file,
+ * else dir/shard.json. */
+void expt_shard_file_path(char *buf, size_t size, const char *dir);
+
+/* Writes dir/shard.json (atomically; dir created when missing): {"retrysim_shard": 1, "shard":
+ * k, "of": n, "plan": plan, "runs": records}. Returns the exit status (EXPT_EXIT_OK, or
+ * EXPT_EXIT_USAGE without dir, EXPT_EXIT_RUNTIME on a write error, printed on errf). */
+int expt_shard_file_write(const char *dir, unsigned k, unsigned n, const json_t *plan,
+                          const json_t *records, FILE *errf);
+
+#endif /* EXPT_SHARD_FILE_H */
