@@ -16,48 +16,45 @@ bad=0
 report() { echo "check-floors: $1:$2: $3 ($4)"; bad=1; }
 
 # check FOLDER "ALLOWED FLOORS" "FORBIDDEN SYSTEM HEADERS (regex)"
+# One awk pass over the folder's files (a process per include line made the whole check take a
+# minute on a busy machine, and its test runs it a score of times).
 check() {
   dir=$1 allowed=$2 forbid=$3
   [ -d "$dir" ] || return 0
-  for f in "$dir"/*.c "$dir"/*.h; do
-    [ -f "$f" ] || continue
-    # Lines of the form: #include "x/y.h" or #include <x/y.h>, with their numbers.
-    grep -n '^[[:space:]]*#[[:space:]]*include' "$f" | while IFS= read -r line; do
-      n=${line%%:*}
-      inc=${line#*:}
-      case "$inc" in
-        *'"'*)
-          target=$(printf '%s' "$inc" | sed 's/^[^"]*"\([^"]*\)".*/\1/')
-          floor=${target%%/*}
-          # A bare name is a header of the same folder (retry/ includes its own that way, since
-          # retry.h and retry_realtime.h are installed without a folder).
-          [ "$floor" = "$target" ] && floor=$dir
-          ok=0
-          for a in $allowed; do [ "$floor" = "$a" ] && ok=1; done
-          case "$target" in *..*) ok=0 ;; esac # "sim/../models/x.h" is not in sim/
-          if [ "$ok" = 0 ]; then
-            echo "check-floors: $f:$n: $inc ($dir/ may include only: $allowed)"
-          fi
-          # Inside the engine, jansson comes with the JSON loader's headers: only its files
-          # may include them, or jansson would reach the engine through a quoted include.
-          case "$f:${target##*/}" in
-            retry/retry_config.c:* | retry/retry_config_ext.c:* | retry/retry_config_int.h:* | \
-              retry/retry_json.c:* | retry/retry_json.h:*) ;;
-            retry/*:retry_json.h | retry/*:retry_config_int.h)
-              echo "check-floors: $f:$n: $inc (only the engine's JSON loader includes jansson's headers)" ;;
-          esac ;;
-        *'<'*)
-          target=$(printf '%s' "$inc" | sed 's/^[^<]*<\([^>]*\)>.*/\1/')
-          if [ -n "$forbid" ] && printf '%s\n' "$target" | grep -Eq "$forbid"; then
-            case "$f" in
-              retry/retry_config.c|retry/retry_config_ext.c|retry/retry_config_int.h|retry/retry_json.c|retry/retry_json.h)
-                [ "$target" = jansson.h ] && continue ;;
-            esac
-            echo "check-floors: $f:$n: $inc ($dir/ may not use <$target>)"
-          fi ;;
-      esac
-    done
-  done
+  set -- "$dir"/*.c "$dir"/*.h
+  files=""
+  for f in "$@"; do [ -f "$f" ] && files="$files $f"; done
+  [ -n "$files" ] || return 0
+  # shellcheck disable=SC2086
+  awk -v dir="$dir" -v allowed="$allowed" -v forbid="$forbid" '
+    BEGIN { n = split(allowed, a, " "); for (i = 1; i <= n; i++) ok_floor[a[i]] = 1 }
+    # The engine JSON loader files: the only ones that may include jansson or its headers.
+    function loader(f) {
+      return f == "retry/retry_config.c" || f == "retry/retry_config_ext.c" ||
+             f == "retry/retry_config_int.h" || f == "retry/retry_json.c" || f == "retry/retry_json.h"
+    }
+    /^[[:space:]]*#[[:space:]]*include/ {
+      f = FILENAME; inc = $0
+      if (index(inc, "\"") > 0) {
+        target = inc; sub(/^[^"]*"/, "", target); sub(/".*/, "", target)
+        floor = target; sub(/\/.*/, "", floor)
+        # A bare name is a header of the same folder (retry/ includes its own that way, since
+        # retry.h and retry_realtime.h are installed without a folder).
+        if (floor == target) floor = dir
+        ok = (floor in ok_floor)
+        if (index(target, "..") > 0) ok = 0 # "sim/../models/x.h" is not in sim/
+        if (!ok) printf "check-floors: %s:%d: %s (%s/ may include only: %s)\n", f, FNR, inc, dir, allowed
+        # Inside the engine, jansson comes with the JSON loader headers: only its files may
+        # include them, or jansson would reach the engine through a quoted include.
+        base = target; sub(/.*\//, "", base)
+        if (f ~ /^retry\// && !loader(f) && (base == "retry_json.h" || base == "retry_config_int.h"))
+          printf "check-floors: %s:%d: %s (only the engine\047s JSON loader includes jansson\047s headers)\n", f, FNR, inc
+      } else if (index(inc, "<") > 0) {
+        target = inc; sub(/^[^<]*</, "", target); sub(/>.*/, "", target)
+        if (forbid != "" && target ~ forbid && !(loader(f) && target == "jansson.h"))
+          printf "check-floors: %s:%d: %s (%s/ may not use <%s>)\n", f, FNR, inc, dir, target
+      }
+    }' $files
 }
 
 out=$(
@@ -83,14 +80,12 @@ fi
 # one) includes another only one way round; studies know nothing of searches or shards. tsort
 # names the modules of a circle.
 if [ -d expt ]; then
-  edges=$(for f in expt/*.c expt/*.h; do
-    [ -f "$f" ] || continue
-    from=$(basename "$f"); from=${from%.*}; from=${from%_int}
-    grep -o '^[[:space:]]*#[[:space:]]*include[[:space:]]*"expt/[a-z0-9_]*\.h"' "$f" |
-      sed 's/.*"expt\/\([a-z0-9_]*\)\.h"/\1/; s/_int$//' | while read -r to; do
-        [ "$to" = "$from" ] || echo "$from $to"
-      done
-  done)
+  edges=$(awk '
+    FNR == 1 { from = FILENAME; sub(/.*\//, "", from); sub(/\.[ch]$/, "", from); sub(/_int$/, "", from) }
+    /^[[:space:]]*#[[:space:]]*include[[:space:]]*"expt\/[a-z0-9_]*\.h"/ {
+      to = $0; sub(/^[^"]*"expt\//, "", to); sub(/\.h".*/, "", to); sub(/_int$/, "", to)
+      if (to != from) print from, to
+    }' expt/*.c expt/*.h)
   # tsort prints each circle as a line "tsort: -: input contains a loop:" and then one line
   # "tsort: MODULE" per module of it.
   loops=$(printf '%s\n' "$edges" | sed '/^$/d' | tsort 2>&1 >/dev/null | awk '

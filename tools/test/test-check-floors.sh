@@ -53,7 +53,7 @@ expect_bad models/model_ledger.c 'static double wall(void) { return (double)time
 expect_circle() {
   fresh
   sed -i "1a $2" "$tmp/tree/$1"
-  if sh "$here/tools/check-floors.sh" "$tmp/tree" >"$tmp/out" 2>&1; then
+  if sh "$here/tools/test/check-floors.sh" "$tmp/tree" >"$tmp/out" 2>&1; then
     fail "$5: accepted"
   elif ! grep -F "modules that include each other in a circle" "$tmp/out" | grep -F "$3" |
     grep -qF "$4"; then
