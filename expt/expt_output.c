@@ -252,6 +252,7 @@ static json_t *edge_json(const model_edge_stats *e) {
   put(o, "from", json_string(e->from ? e->from : ""), &ok);
   put(o, "to", json_string(e->to ? e->to : ""), &ok);
   put(o, "calls", jint(e->calls), &ok);
+  if (e->has_branch) put(o, "skipped", jint(e->skipped), &ok); /* only where a call branches */
   put(o, "attempts", jint(e->attempts), &ok);
   put(o, "amplification", jreal(per_call), &ok);
   put(o, "attempts_per_call", jreal(per_call), &ok);
