@@ -237,6 +237,7 @@ static json_t *edge_json(const model_edge_stats *e) {
   expt_json_put(o, "from", json_string(e->from ? e->from : ""), &ok);
   expt_json_put(o, "to", json_string(e->to ? e->to : ""), &ok);
   expt_json_put(o, "calls", jint(e->calls), &ok);
+  if (e->has_branch) expt_json_put(o, "skipped", jint(e->skipped), &ok); /* only where a call branches */
   expt_json_put(o, "attempts", jint(e->attempts), &ok);
   expt_json_put(o, "amplification", jreal(per_call), &ok);
   expt_json_put(o, "attempts_per_call", jreal(per_call), &ok);

@@ -187,7 +187,8 @@ static bool parse_map(scn_ctx *c, json_t *m, model_status_map *out, const model_
  * message, so a typo such as "deadlline" cannot silently leave a default in force. */
 static const char *const call_keys[] = {"service",      "method", "stream",   "request_bytes",
                                         "stream_items", "policy", "deadline", "propagate_deadline",
-                                        "network",      "map",    "fanout"};
+                                        "network",      "map",    "fanout",   "probability",
+                                        "when_method"};
 static const char *const stream_names[] = {"unary", "client", "server", "bidi"};
 
 /* The names are in the order of retry_stream_kind, so the index is the value. */
@@ -196,6 +197,47 @@ int expt__scenario_get_stream(scn_ctx *c, json_t *obj, retry_stream_kind *out) {
   int rc = retry_json_get_enum(&c->j, obj, "stream", stream_names, SCN_N_OF(stream_names), &k);
   if (rc == 1) *out = (retry_stream_kind)k;
   return rc;
+}
+
+/* One name of "when_method", at the path's current position: a full method name, copied. */
+static bool parse_when_name(scn_ctx *c, json_t *v, char **out) {
+  const char *s = json_string_value(v);
+  if (s == NULL || !expt__scenario_method_is_valid(s)) {
+    retry_json_fail_value(&c->j, "\"when_method\"", "a full method name \"/package.Service/Method\"",
+                          v);
+    return false;
+  }
+  return dup_to(c, out, s);
+}
+
+/* Branching: "probability" in (0, 1] (absent: 0 stored, read as 1, always) and "when_method",
+ * a method name or a non-empty array of them (the route table: the call is made only for
+ * requests of those methods). The names array is allocated at its final size and
+ * n_when_method grows with each name copied, so destroy frees exactly what exists. */
+static bool parse_branch(scn_ctx *c, json_t *v, model_call_cfg *call) {
+  if (retry_json_get_number(&c->j, v, "probability", 0, true, 1, false, "a number in (0, 1]",
+                            &call->probability) < 0)
+    return false;
+  json_t *wm = retry_json_field(v, "when_method");
+  if (wm == NULL) return true;
+  size_t mark = retry_json_path_push_key(&c->j, "when_method");
+  bool one = json_is_string(wm);
+  size_t n = one ? 1 : json_array_size(wm);
+  if (!one && n == 0) {
+    retry_json_fail_value(&c->j, "\"when_method\"",
+                          "a method name or a non-empty array of method names", wm);
+    return false;
+  }
+  call->when_method = expt__scenario_calloc(n, sizeof *call->when_method);
+  if (call->when_method == NULL) return oom(c);
+  for (size_t i = 0; i < n; i++) {
+    size_t m = one ? mark : retry_json_path_push_index(&c->j, i);
+    if (!parse_when_name(c, one ? wm : json_array_get(wm, i), &call->when_method[i])) return false;
+    call->n_when_method = i + 1;
+    if (!one) retry_json_path_pop(&c->j, m);
+  }
+  retry_json_path_pop(&c->j, mark);
+  return true;
 }
 
 /* One downstream call. Defaults are set before anything is read so that a call abandoned
@@ -253,7 +295,7 @@ static bool parse_call(scn_ctx *c, json_t *v, model_call_cfg *call,
    * was sent. Absent, RETRY_NEVER (preset above) leaves the policy's timeout in charge. */
   if (expt__scenario_get_duration(c, v, "deadline", 0, true, SCN_DUR_POS, &call->deadline_ns) < 0 ||
       retry_json_get_bool(&c->j, v, "propagate_deadline", &call->propagate_deadline) < 0 ||
-      expt__scenario_get_dist(c, v, "network", &call->network) < 0)
+      expt__scenario_get_dist(c, v, "network", &call->network) < 0 || !parse_branch(c, v, call))
     return false;
   json_t *m = retry_json_field(v, "map");
   if (m != NULL) {

@@ -30,6 +30,9 @@ static void destroy_service(model_service_cfg *svc) {
   free(svc->retry_budget.pushback);
   for (size_t i = 0; i < svc->n_calls; i++) {
     free(svc->calls[i].method);
+    for (size_t m = 0; m < svc->calls[i].n_when_method; m++)
+      free(svc->calls[i].when_method[m]);
+    free(svc->calls[i].when_method);
     retry_config_destroy(svc->calls[i].policy);
   }
   free(svc->calls);

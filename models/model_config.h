@@ -121,7 +121,19 @@ typedef struct model_call_cfg {
   model_status_map map;    /* callee's final status into the caller's space */
   int32_t fanout;          /* copies made at once, each its own logical call and operation,
                               1..1000 (> 1 only in a fan-out handler) */
+  /* Branching: the call is made only for requests whose method is one of when_method (none:
+   * every request) and, among those, with probability `probability` (1: always, no draw).
+   * The choice belongs to the logical request being served: every attempt of it goes the same
+   * way (model_fanout.c, branch_taken). */
+  double probability;  /* (0, 1]; 0 (a zeroed config, the key absent) means 1 */
+  char **when_method;  /* full method names (owned), NULL: every method */
+  size_t n_when_method;
 } model_call_cfg;
+
+/* Whether call c branches: made with a probability below 1 or for some methods only. */
+static inline bool model_call_branches(const model_call_cfg *c) {
+  return (c->probability > 0.0 && c->probability < 1.0) || c->n_when_method > 0;
+}
 
 typedef enum model_fault_kind {
   MODEL_FAULT_REFUSE = 0, /* reply status before the handler: no work, no side effect */

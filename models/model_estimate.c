@@ -62,6 +62,10 @@ static bool has_shared_state(const retry_config *policy) {
   return tc != NULL && retry_target_config_has_parts(tc);
 }
 
+/* Branching calls (model_call_cfg.probability, when_method) add nothing to the world's
+ * structure: their routes stay in the config, and the 8-byte branch word they give each ledger
+ * operation lives in the operations' pool, which follows the work in flight like the calls' and
+ * requests' pools, none of which this estimate counts. */
 uint64_t model_world_estimate_bytes(const model_config *cfg) {
   uint64_t total = sizeof(model_world) + MALLOC_OVERHEAD;
   uint64_t n_edges = cfg->n_clients, cols = TS_TOTAL_COLS;

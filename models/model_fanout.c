@@ -6,6 +6,7 @@
  * only once every call it started has reported (mw_req_side.ds_pending, ds_orphan).
  */
 #include <assert.h>
+#include <string.h>
 
 #include "models/model_int.h"
 
@@ -80,11 +81,73 @@ static void downstream_start(model_world *w, mw_service *s, mw_req *r, int32_t j
   if (model__call_start(w, &a) < 0) r->side->ds_pending--;
 }
 
+/* }================================================================== */
+
+/* {==================================================================
+ * Branches
+ * =================================================================== */
+
+/* The splitmix64 finalizer: unrelated values for a word and the call's neighbouring numbers. */
+static uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+  z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+  return z ^ (z >> 31);
+}
+
+/* Whether r's handler makes its call j (a world that branches). The route first: r's method
+ * must be one of the call's when_method. Then the probability, drawn from the branch word of
+ * r's operation, which every attempt of r's logical call shares (a retry, a hedge, and a
+ * retried upstream request that serves it again): each attempt goes the same way, so a retry
+ * repeats its request's choice instead of rolling again. u = mix(word ^ (j + 1) * golden)
+ * / 2^64, made iff u < p: no random stream is drawn from. */
+static bool branch_taken(model_world *w, const mw_service *s, const mw_req *r, int32_t j) {
+  const model_call_cfg *cc = &s->cfg->calls[j];
+  if (cc->n_when_method > 0) {
+    const char *m = model__req_method(r);
+    size_t i = 0;
+    while (i < cc->n_when_method && strcmp(cc->when_method[i], m) != 0)
+      i++;
+    if (i == cc->n_when_method) return false;
+  }
+  if (!(cc->probability > 0.0 && cc->probability < 1.0)) return true;
+  uint64_t word = r->op != NULL ? model__op_branch_word(w, r->op) : 0;
+  uint64_t u = mix64(word ^ ((uint64_t)j + 1) * UINT64_C(0x9E3779B97F4A7C15));
+  return (double)(u >> 11) * 0x1p-53 < cc->probability;
+}
+
+/* Call j of r's handler is not made (its branch said no): each of its copies counted skipped
+ * on its edge, and their places in the record of r's calls (numbered as the calls would be)
+ * left empty. */
+static void downstream_skip(model_world *w, mw_service *s, mw_req *r, int32_t j) {
+  int32_t copies = s->cfg->calls[j].fanout;
+  if (sim_now_ns(w->k) >= w->cfg->warmup_ns) s->call_edges[j]->stats->skipped += copies;
+  mw_fanout *f = fanout_of(s, r);
+  for (int32_t i = 0; f != NULL && i < copies; i++)
+    f->child[f->n++].call = NULL;
+}
+
+/* A sequential handler's first call from j on that its branch makes (the ones before it
+ * skipped), or n_calls if none. */
+static int32_t sequential_next(model_world *w, mw_service *s, mw_req *r, int32_t j) {
+  int32_t n = (int32_t)s->cfg->n_calls;
+  if (!w->pools.branches) return j;
+  while (j < n && !branch_taken(w, s, r, j))
+    downstream_skip(w, s, r, j++);
+  return j;
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Quorum and ends
+ * =================================================================== */
+
 /* wait_for k of n: 1 once k calls succeeded, 0 once n - k + 1 failed (k can no longer be
  * reached), -1 before either. A call counts once however many attempts or hedges it sent. */
 static int quorum_state(const mw_service *s, const mw_req *r) {
   const mw_req_side *d = r->side;
   int32_t k = s->cfg->wait_for, n = d->ds_next;
+  if (k > n) k = n; /* calls skipped by their branch: k of the n made (none: it goes on) */
   if (d->ds_ok >= k) return 1;
   return d->ds_nfail >= n - k + 1 ? 0 : -1;
 }
@@ -145,9 +208,12 @@ void model__downstream_done(model_world *w, const mw_end *c) {
   }
   if (s->cfg->calls_mode == MODEL_CALLS_SEQUENTIAL && !d->ds_failed &&
       d->ds_next < (int32_t)s->cfg->n_calls) {
-    int32_t j = d->ds_next++;
-    downstream_start(w, s, r, j, j);
-    return;
+    int32_t j = sequential_next(w, s, r, d->ds_next);
+    d->ds_next = j + 1;
+    if (j < (int32_t)s->cfg->n_calls) {
+      downstream_start(w, s, r, j, j);
+      return;
+    }
   }
   /* A fan-out still starting its calls (one of them ended at once) finishes after the loop. */
   if (d->ds_starting) return;
@@ -188,19 +254,34 @@ void model__handler_calls(model_world *w, mw_service *s, mw_req *r) {
     r->fanout->n = 0;
   }
   if (cfg->calls_mode == MODEL_CALLS_SEQUENTIAL) {
-    d->ds_next = 1;
-    downstream_start(w, s, r, 0, 0);
+    /* A call its branch skips counts as not made: the next one starts (none: the handler
+     * goes on as one without calls). */
+    int32_t j = sequential_next(w, s, r, 0);
+    d->ds_next = j + 1;
+    if (j < (int32_t)cfg->n_calls)
+      downstream_start(w, s, r, j, j);
+    else
+      model__handler_after_calls(w, r);
     return;
   }
-  /* Every copy of every call: copy i of call j is operation (copies before j) + i. Without
-   * wait_for a failure while starting stops the rest (the handler fails anyway); with it the
-   * fan-out starts all n, since k may still be reached. ds_next counts what was started. */
+  /* Every copy of every call: copy i of call j is operation (copies before j) + i, whether
+   * made or skipped by its branch (so an operation keeps its number). Without wait_for a
+   * failure while starting stops the rest (the handler fails anyway); with it the fan-out
+   * starts all n, since k may still be reached. ds_next counts what was started. */
   d->ds_starting = true;
-  int32_t child = 0;
-  for (int32_t j = 0; j < (int32_t)cfg->n_calls && (cfg->wait_for > 0 || !d->ds_failed); j++)
-    for (int32_t i = 0; i < cfg->calls[j].fanout && (cfg->wait_for > 0 || !d->ds_failed); i++)
+  int32_t child = 0, made = 0;
+  for (int32_t j = 0; j < (int32_t)cfg->n_calls && (cfg->wait_for > 0 || !d->ds_failed); j++) {
+    if (w->pools.branches && !branch_taken(w, s, r, j)) {
+      downstream_skip(w, s, r, j);
+      child += cfg->calls[j].fanout;
+      continue;
+    }
+    for (int32_t i = 0; i < cfg->calls[j].fanout && (cfg->wait_for > 0 || !d->ds_failed); i++) {
       downstream_start(w, s, r, j, child++);
-  d->ds_next = child;
+      made++;
+    }
+  }
+  d->ds_next = made;
   d->ds_starting = false;
   if (r->cancelled) {
     /* Cancelled while it started its calls (model__service_cancel): its caller has dropped

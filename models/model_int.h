@@ -773,6 +773,16 @@ struct model_world {
     mw_op *no_effect_op;
     size_t max_calls;    /* the most downstream calls any handler makes: child slots per op */
     size_t op_child_off; /* byte offset of an op's child pointers */
+    /* Operations are objects of their own (with children) when some service has a side
+     * effect or some handler's call branches (model_call_branches): a branch is drawn from the
+     * operation of the logical request being served, so that every attempt of it goes the same
+     * way. A world that branches also keeps a branch word per op, at op_branch_off, derived
+     * from the seed and a serial number given to each op when it is made (no random stream is
+     * drawn from, so no other figure of the run moves); other worlds' ops do not grow. */
+    bool ops_real;
+    bool branches;
+    size_t op_branch_off; /* byte offset of an op's branch word (a world that branches) */
+    uint64_t op_serial;   /* ops made so far (a world that branches) */
   } pools;
   /* The time series: owns the kernel's table; the rest says which column is which. */
   struct mw_series {
@@ -1024,9 +1034,14 @@ static inline void model__op_unref(model_world *w, mw_op *op) {
   if (op != NULL && --op->refs <= 0) model__op_release(w, op);
 }
 /* Returns child j of op (made on first use, owned by op), or op itself when no service has a
- * side effect (the ledger then has nothing to tell apart). NULL when out of memory (the world
+ * side effect and no call branches (the ledger then has nothing to tell apart). NULL when out of memory (the world
  * has failed) or op is NULL. */
 mw_op *model__op_child(model_world *w, mw_op *op, int32_t j);
+/* The branch word of op (a world that branches: w->pools.branches). */
+static inline uint64_t model__op_branch_word(const model_world *w, const mw_op *op) {
+  assert(w->pools.branches && op != w->pools.no_effect_op);
+  return *(const uint64_t *)(const void *)((const char *)op + w->pools.op_branch_off);
+}
 /* Settles every operation still referenced (at the end of a run). */
 void model__ops_settle_all(model_world *w);
 /* Records the side effect of service s for op; returns false when deduplicated. */

@@ -42,6 +42,9 @@ typedef struct model_edge_stats {
   const char *from; /* caller's name (borrowed from the config) */
   const char *to;   /* callee's name */
   int64_t calls;    /* logical calls started on the edge */
+  bool has_branch;  /* a handler's call with a probability or when_method: skipped is written */
+  int64_t skipped;  /* times its handler reached the call and did not make it (its branch: the
+                       request's method or the draw), each copy of a fan-out counted */
   int64_t attempts; /* attempts sent (originals, retries and hedges) */
   int64_t retries;
   int64_t hedges;

@@ -469,6 +469,7 @@ static int edges_create(model_world *w) {
       layer[e] = method_layer(c->policy, c->method);
       w->res.edges[e].max_attempts = layer_attempts(layer[e]);
       w->res.edges[e].can_cancel = sv->keeps_calls;
+      w->res.edges[e].has_branch = model_call_branches(c);
       sv->call_edges[j] = &w->topo.edges[e];
       w->topo.edges[e].svc = (int)s;
       w->topo.edges[e].slot = j;
@@ -546,10 +547,18 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
       n += (size_t)cfg->services[s].calls[j].fanout;
     if (n > w->pools.max_calls) w->pools.max_calls = n;
   }
+  for (size_t s = 0; s < cfg->n_services; s++)
+    for (size_t j = 0; j < cfg->services[s].n_calls; j++)
+      if (model_call_branches(&cfg->services[s].calls[j])) w->pools.branches = true;
+  w->pools.ops_real = w->topo.n_effect_services > 0 || w->pools.branches;
   size_t exec_end = sizeof(mw_op) + (size_t)w->topo.n_effect_services * sizeof(int32_t);
   w->pools.op_child_off = (exec_end + sizeof(mw_op *) - 1) / sizeof(mw_op *) * sizeof(mw_op *);
-  size_t children = w->topo.n_effect_services > 0 ? w->pools.max_calls : 0;
-  model__pool_init(&w->pools.ops, a, w->pools.op_child_off + children * sizeof(mw_op *), 256);
+  size_t children = w->pools.ops_real ? w->pools.max_calls : 0;
+  size_t op_end = w->pools.op_child_off + children * sizeof(mw_op *);
+  /* A world that branches: the branch word after the children, aligned for a uint64_t. */
+  w->pools.op_branch_off = (op_end + sizeof(uint64_t) - 1) / sizeof(uint64_t) * sizeof(uint64_t);
+  if (w->pools.branches) op_end = w->pools.op_branch_off + sizeof(uint64_t);
+  model__pool_init(&w->pools.ops, a, op_end, 256);
   /* A service whose calls may be cancelled keeps one entry per call it makes. */
   size_t fan = 1;
   for (size_t s = 0; s < cfg->n_services; s++) {

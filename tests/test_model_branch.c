@@ -1,0 +1,259 @@
+/*
+ * test_model_branch.c: a handler's calls that branch (model_fanout.c, branch_taken): a call
+ * made with a probability sends that share of the requests, every attempt of one request goes
+ * the way of its request, a call chosen by method (when_method) routes exactly, a skipped call
+ * lets the next one start (sequential) or is left out of a fan-out's wait_for, and a
+ * probability of 1 is the world without the key.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tests/support/world.h"
+
+/* Two-sided 99.99 % normal quantile: a correct world fails a binomial check below once in
+ * ten thousand seeds (the seeds are fixed, so the suite is deterministic). */
+#define Z_9999 3.891
+
+/* Whether k successes of n trials agree with probability p at the level of Z_9999. */
+static bool binomial_agrees(int64_t k, int64_t n, double p) {
+  double sd = sqrt((double)n * p * (1 - p));
+  return fabs((double)k - (double)n * p) <= Z_9999 * sd;
+}
+
+/* {==================================================================
+ * Probability
+ * =================================================================== */
+
+/* A call with probability p is made for p of the requests its handler serves, within the
+ * binomial interval, over several seeds; calls + skipped is every request served. */
+static void test_model_branch_probability_sends_its_share(void **state) {
+  (void)state;
+  const char *text =
+      "{'duration': '20s', 'services': {"
+      "  'orders': {'service_time': '1ms', 'workers': 50, 'calls': ["
+      "     {'service': 'fraud', 'method': '/f.F/Score', 'probability': 0.3}]},"
+      "  'fraud': {'service_time': '1ms', 'workers': 50}},"
+      " 'clients': {'shop': {'target': 'orders', 'methods': ['/o.O/Place'],"
+      "   'arrival': {'kind': 'open', 'rate': '500/s'}}}}";
+  for (uint64_t seed = 1; seed <= 5; seed++) {
+    test_run x;
+    test_run_text(&x, text, seed);
+    const model_edge_stats *e = test_edge(x.r, "orders", "fraud");
+    int64_t served = test_svc(x.r, "orders")->arrivals;
+    assert_true(e->has_branch);
+    assert_int_equal(e->calls + e->skipped, served);
+    assert_true(served > 9000);
+    assert_true(binomial_agrees(e->calls, served, 0.3));
+    assert_int_equal(test_svc(x.r, "fraud")->arrivals, e->calls);
+    test_run_free(&x);
+  }
+}
+
+/* Every attempt of one request goes its request's way. The service fails the first attempt
+ * of every request after its handler ran (its calls made), and its caller retries once: one
+ * request per world makes the downstream call on both attempts or on neither, never on one
+ * (a branch drawn per attempt would give one call half the time). Both ways are seen. */
+static void test_model_branch_retries_follow_their_request(void **state) {
+  (void)state;
+  const char *text =
+      "{'duration': '1s', 'services': {"
+      "  'orders': {'service_time': '1ms', 'calls': ["
+      "     {'service': 'fraud', 'method': '/f.F/Score', 'probability': 0.5}],"
+      "     'faults': [{'kind': 'fail', 'status': 'UNAVAILABLE', 'attempts': [1]}]},"
+      "  'fraud': {'service_time': '1ms'}},"
+      " 'clients': {'shop': {'target': 'orders', 'methods': ['/o.O/Place'], 'policy': " TEST_P3
+      ",   'arrival': {'kind': 'script', 'at': ['0s']}}}}";
+  int seen[3] = {0, 0, 0};
+  for (uint64_t seed = 1; seed <= 40; seed++) {
+    test_run x;
+    test_run_text(&x, text, seed);
+    assert_int_equal(test_svc(x.r, "orders")->arrivals, 2);
+    const model_edge_stats *e = test_edge(x.r, "orders", "fraud");
+    assert_true(e->calls == 0 || e->calls == 2);
+    assert_int_equal(e->calls + e->skipped, 2);
+    seen[e->calls]++;
+    test_run_free(&x);
+  }
+  assert_true(seen[0] > 0 && seen[2] > 0);
+}
+
+/* Many requests at once, each retried once: the downstream calls are twice the requests that
+ * took the branch, which is within the binomial interval of the requests (not of the
+ * attempts), and the calls and skips are both even. */
+static void test_model_branch_many_requests_keep_their_branch(void **state) {
+  (void)state;
+  const char *text =
+      "{'duration': '10s', 'services': {"
+      "  'orders': {'service_time': '1ms', 'workers': 50, 'calls': ["
+      "     {'service': 'fraud', 'method': '/f.F/Score', 'probability': 0.3}],"
+      "     'faults': [{'kind': 'fail', 'status': 'UNAVAILABLE', 'attempts': [1]}]},"
+      "  'fraud': {'service_time': '1ms', 'workers': 50}},"
+      " 'clients': {'shop': {'target': 'orders', 'methods': ['/o.O/Place'], 'policy': " TEST_P3
+      ",   'arrival': {'kind': 'open', 'rate': '300/s'}}}}";
+  test_run x;
+  test_run_text(&x, text, 3);
+  const model_edge_stats *top = test_edge(x.r, "shop", "orders");
+  const model_edge_stats *e = test_edge(x.r, "orders", "fraud");
+  assert_int_equal(top->attempts, 2 * top->calls);
+  assert_int_equal(e->calls + e->skipped, top->attempts);
+  assert_int_equal(e->calls % 2, 0);
+  assert_true(binomial_agrees(e->calls / 2, top->calls, 0.3));
+  test_run_free(&x);
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Routes
+ * =================================================================== */
+
+/* when_method: inventory is called for every Place and for nothing else; with a probability
+ * too, fraud is called for p of the Place requests only. */
+static void test_model_branch_when_method_routes_exactly(void **state) {
+  (void)state;
+  const char *text =
+      "{'duration': '10s', 'services': {"
+      "  'orders': {'service_time': '1ms', 'workers': 50, 'calls': ["
+      "     {'service': 'inventory', 'method': '/i.I/Reserve', 'when_method': '/o.O/Place'},"
+      "     {'service': 'fraud', 'method': '/f.F/Score', 'probability': 0.5,"
+      "      'when_method': ['/o.O/Place', '/o.O/Refund']}]},"
+      "  'inventory': {'service_time': '1ms', 'workers': 50},"
+      "  'fraud': {'service_time': '1ms', 'workers': 50}},"
+      " 'clients': {"
+      "  'buyers': {'target': 'orders', 'methods': ['/o.O/Place'],"
+      "    'arrival': {'kind': 'open', 'rate': '200/s'}},"
+      "  'browsers': {'target': 'orders', 'methods': ['/o.O/Get'],"
+      "    'arrival': {'kind': 'open', 'rate': '300/s'}}}}";
+  test_run x;
+  test_run_text(&x, text, 5);
+  int64_t place = test_edge(x.r, "buyers", "orders")->calls;
+  int64_t get = test_edge(x.r, "browsers", "orders")->calls;
+  assert_true(place > 1000 && get > 1000);
+  const model_edge_stats *inv = test_edge(x.r, "orders", "inventory");
+  assert_int_equal(inv->calls, place);
+  assert_int_equal(inv->skipped, get);
+  const model_edge_stats *fr = test_edge(x.r, "orders", "fraud");
+  assert_int_equal(fr->calls + fr->skipped, place + get);
+  assert_true(binomial_agrees(fr->calls, place, 0.5));
+  test_run_free(&x);
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Sequential and fan-out handlers
+ * =================================================================== */
+
+/* Sequential: a skipped call counts as not made and the next one starts; a handler whose
+ * every call is skipped replies at once after its own work. */
+static void test_model_branch_sequential_skips_to_the_next_call(void **state) {
+  (void)state;
+  const char *text =
+      "{'duration': '1s', 'services': {"
+      "  'api': {'service_time': '1ms', 'calls': ["
+      "     {'service': 'a', 'method': '/a.A/M', 'when_method': '/x.X/Never'},"
+      "     {'service': 'b', 'method': '/b.B/M'},"
+      "     {'service': 'a', 'method': '/a.A/N', 'when_method': '/x.X/Never'}]},"
+      "  'a': {'service_time': '10ms'}, 'b': {'service_time': '20ms'}},"
+      " 'clients': {'c': {'target': 'api', 'methods': ['/g.G/M'],"
+      "   'arrival': {'kind': 'script', 'at': ['0s']}}}}";
+  test_run x;
+  test_run_text(&x, text, 1);
+  assert_int_equal(x.r->calls_ok, 1);
+  assert_int_equal(test_svc(x.r, "a")->arrivals, 0);
+  assert_int_equal(test_svc(x.r, "b")->arrivals, 1);
+  assert_int_equal(x.r->latency.max, 21000000); /* 1 ms, then b's 20 ms */
+  test_run_free(&x);
+}
+
+/* Fan-out: skipped calls are not started and wait_for counts only the calls made (k of them,
+ * or all when fewer were made): with both branches skipped the handler goes on at once; with
+ * one made it waits for that one. Every copy of a skipped call counts as skipped. */
+static void test_model_branch_fanout_wait_for_counts_calls_made(void **state) {
+  (void)state;
+  const char *fmt =
+      "{'duration': '1s', 'services': {"
+      "  'agg': {'service_time': '1ms', 'workers': 10, 'calls_mode': 'fanout', 'wait_for': 3,"
+      "    'calls': ["
+      "     {'service': 'a', 'method': '/a.A/M', 'fanout': 2, 'when_method': '%s'},"
+      "     {'service': 'b', 'method': '/b.B/M', 'when_method': '/x.X/Never'},"
+      "     {'service': 'b', 'method': '/b.B/N', 'when_method': '/x.X/Never'}]},"
+      "  'a': {'service_time': '10ms', 'workers': 10}, 'b': {'service_time': '20ms'}},"
+      " 'clients': {'c': {'target': 'agg', 'methods': ['/g.G/M'],"
+      "   'arrival': {'kind': 'script', 'at': ['0s']}}}}";
+  char text[1500];
+  test_run x;
+  snprintf(text, sizeof text, fmt, "/x.X/Never");
+  test_run_text(&x, text, 1);
+  assert_int_equal(x.r->calls_ok, 1);
+  assert_int_equal(x.r->latency.max, 1000000);
+  assert_int_equal(test_edge(x.r, "agg", "a")->skipped, 2);
+  test_run_free(&x);
+  snprintf(text, sizeof text, fmt, "/g.G/M");
+  test_run_text(&x, text, 1);
+  assert_int_equal(x.r->calls_ok, 1);
+  assert_int_equal(test_svc(x.r, "a")->arrivals, 2);
+  assert_int_equal(test_svc(x.r, "b")->arrivals, 0);
+  assert_int_equal(x.r->latency.max, 11000000);
+  test_run_free(&x);
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * No branch
+ * =================================================================== */
+
+/* "probability": 1 is the world without the key, figure for figure, and writes no skipped. */
+static void test_model_branch_probability_one_is_no_branch(void **state) {
+  (void)state;
+  const char *fmt =
+      "{'duration': '5s', 'services': {"
+      "  'orders': {'service_time': '1ms', 'workers': 20, 'calls': ["
+      "     {'service': 'fraud', 'method': '/f.F/Score'%s, 'policy': " TEST_P3 "}]},"
+      "  'fraud': {'service_time': '2ms', 'workers': 4,"
+      "    'faults': [{'kind': 'fail', 'status': 'UNAVAILABLE', 'rate': 0.2}]}},"
+      " 'clients': {'shop': {'target': 'orders', 'methods': ['/o.O/Place'], 'policy': " TEST_P3
+      ",   'arrival': {'kind': 'open', 'rate': '400/s'}}}}";
+  char a[2000], b[2000];
+  snprintf(a, sizeof a, fmt, "");
+  snprintf(b, sizeof b, fmt, ", 'probability': 1");
+  test_run x, y;
+  test_run_text(&x, a, 9);
+  test_run_text(&y, b, 9);
+  for (size_t i = 0; i < x.r->n_edges; i++) {
+    const model_edge_stats *e = &x.r->edges[i], *f = &y.r->edges[i];
+    assert_false(e->has_branch || f->has_branch);
+    assert_int_equal(e->calls, f->calls);
+    assert_int_equal(e->attempts, f->attempts);
+    assert_int_equal(e->ok, f->ok);
+    assert_int_equal(e->skipped, 0);
+    assert_int_equal(f->skipped, 0);
+    assert_memory_equal(&e->latency, &f->latency, sizeof e->latency);
+  }
+  assert_memory_equal(&x.r->latency, &y.r->latency, sizeof x.r->latency);
+  test_run_free(&x);
+  test_run_free(&y);
+}
+
+/* }================================================================== */
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_model_branch_probability_sends_its_share),
+      cmocka_unit_test(test_model_branch_retries_follow_their_request),
+      cmocka_unit_test(test_model_branch_many_requests_keep_their_branch),
+      cmocka_unit_test(test_model_branch_when_method_routes_exactly),
+      cmocka_unit_test(test_model_branch_sequential_skips_to_the_next_call),
+      cmocka_unit_test(test_model_branch_fanout_wait_for_counts_calls_made),
+      cmocka_unit_test(test_model_branch_probability_one_is_no_branch),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
