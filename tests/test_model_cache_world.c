@@ -78,6 +78,30 @@ static void test_cache_world_flush_drops_the_hit_ratio(void **state) {
   test_run_free(&x);
 }
 
+/* A capacity cut from 1,000 entries (all the keys) to 100 in [5 s, 8 s): the hit ratio falls
+ * to 100 / 1000 while it holds (about 1,000 lookups a bucket: sd 0.01), and once it ends the
+ * capacity is back but not the entries, so the next bucket is between the two (refilled by
+ * its misses alone). */
+static void test_cache_world_capacity_cut_and_refill(void **state) {
+  (void)state;
+  test_run x;
+  test_run_text(&x,
+                "{'duration': '10s', 'services': {'db': {'service_time': '1ms', 'workers': 8,"
+                "   'cache': {'keys': {'dist': 'uniform', 'n': 1000}, 'capacity': 1000},"
+                "   'faults': [{'kind': 'cache_capacity', 'capacity': 100, 'start': '5s',"
+                "               'end': '8s'}]}},"
+                " 'clients': {'c': {'target': 'db', 'methods': ['/d.D/Get'],"
+                "   'arrival': {'kind': 'open', 'rate': '1000/s'}}}}",
+                11);
+  const model_timeseries *ts = &x.r->ts;
+  assert_true(ts_at(ts, "db_cache_hit_ratio", 4) > 0.95);
+  assert_true(fabs(ts_at(ts, "db_cache_hit_ratio", 6) - 0.1) < 0.05);
+  double after = ts_at(ts, "db_cache_hit_ratio", 8);
+  assert_true(after > 0.2 && after < 0.9);
+  assert_true(test_svc(x.r, "db")->cache_evictions >= 900);
+  test_run_free(&x);
+}
+
 /* Ten calls at once on one key (n = 1) in front of a backend that takes 1 s: with
  * coalescing, one miss goes to the backend and nine wait for it, then are answered from the
  * cache; without, all ten go. */
@@ -159,6 +183,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cache_world_uniform_hit_ratio_is_capacity_over_n),
       cmocka_unit_test(test_cache_world_flush_drops_the_hit_ratio),
+      cmocka_unit_test(test_cache_world_capacity_cut_and_refill),
       cmocka_unit_test(test_cache_world_coalescing_sends_one_miss),
       cmocka_unit_test(test_cache_world_attempts_share_their_key),
       cmocka_unit_test(test_cache_world_estimate_counts_the_cache),
