@@ -341,6 +341,19 @@ static json_t *service_json(const model_service_stats *s, int64_t calls_started)
   /* Only on a service whose handlers make calls and can hear a k-of-n fan-out's cancel: the
    * requests whose handler the cancel cut short. */
   if (s->has_cancel) expt_json_put(o, "cancelled", jint(s->cancelled), &ok);
+  if (s->has_cache) {
+    json_t *c = json_object();
+    expt_json_put(c, "hits", jint(s->cache_hits), &ok);
+    expt_json_put(c, "misses", jint(s->cache_misses), &ok);
+    expt_json_put(c, "hit_ratio", jreal(ratio((double)s->cache_hits,
+                                    (double)(s->cache_hits + s->cache_misses))), &ok);
+    expt_json_put(c, "coalesced", jint(s->cache_coalesced), &ok);
+    expt_json_put(c, "fills", jint(s->cache_fills), &ok);
+    expt_json_put(c, "evictions", jint(s->cache_evictions), &ok);
+    expt_json_put(c, "expirations", jint(s->cache_expirations), &ok);
+    expt_json_put(c, "flushed", jint(s->cache_flushed), &ok);
+    expt_json_put(o, "cache", done(c, ok), &ok);
+  }
   return done(o, ok);
 }
 

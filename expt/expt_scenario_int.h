@@ -33,6 +33,7 @@
 #define SCN_MAX_REPLICAS MODEL_MAX_REPLICAS /* the world's limit (models/model_config.h) */
 #define SCN_MAX_WORKERS 1000000   /* per replica */
 #define SCN_MAX_QUEUE 10000000    /* per replica */
+#define SCN_MAX_CACHE 100000000   /* a cache's entries (about 3.6 GB) */
 #define SCN_MAX_COUNT 100000000   /* clients in one population (the memory estimate bounds many) */
 #define SCN_MAX_RATE 1e9          /* calls per second, any profile point */
 #define SCN_MAX_BUCKETS 1000000   /* duration / bucket */

@@ -368,7 +368,8 @@ static bool parse_calls(scn_ctx *c, json_t *list, model_service_cfg *svc) {
 /* Indexed like model_fault_kind, so the enum index read from "kind" is the value; fault_allowed
  * below follows the same order. Adding a kind means extending all three together. */
 static const char *const fault_kinds[] = {"refuse", "fail",     "slowdown", "stall",
-                                          "down",   "pushback", "capacity"};
+                                          "down",   "pushback", "capacity", "cache_flush",
+                                          "cache_capacity"};
 
 /* The keys of each kind: the common ones, then the kind's own. */
 #define FAULT_COMMON "kind", "start", "end", "replicas", "attempts", "method", "count"
@@ -381,6 +382,10 @@ static const char *const fk_stall[] = {FAULT_COMMON, "rate", "delay"};
 static const char *const fk_down[] = {FAULT_COMMON};
 static const char *const fk_pushback[] = {FAULT_COMMON, "pushback", "retry_after"};
 static const char *const fk_capacity[] = {FAULT_COMMON, "workers"};
+/* A cache's faults hit the one cache in front of every replica, for every request: no
+ * selectors. A flush is an instant (no "end"). */
+static const char *const fk_cache_flush[] = {"kind", "start", "fraction"};
+static const char *const fk_cache_capacity[] = {"kind", "start", "end", "capacity"};
 
 /* One entry of fault_allowed: the keys a kind allows. */
 typedef struct key_list {
@@ -392,7 +397,8 @@ static const key_list fault_allowed[] = {
     {fk_refuse, SCN_N_OF(fk_refuse)},     {fk_fail, SCN_N_OF(fk_fail)},
     {fk_slowdown, SCN_N_OF(fk_slowdown)}, {fk_stall, SCN_N_OF(fk_stall)},
     {fk_down, SCN_N_OF(fk_down)},         {fk_pushback, SCN_N_OF(fk_pushback)},
-    {fk_capacity, SCN_N_OF(fk_capacity)},
+    {fk_capacity, SCN_N_OF(fk_capacity)}, {fk_cache_flush, SCN_N_OF(fk_cache_flush)},
+    {fk_cache_capacity, SCN_N_OF(fk_cache_capacity)},
 };
 
 /* "replicas" (indexes < the service's replicas) or "attempts" (1..32) into a bit mask: bit r
@@ -493,6 +499,34 @@ static bool parse_fault_common(scn_ctx *c, json_t *v, model_fault_cfg *f,
   return retry_json_get_int(&c->j, v, "count", 1, INT64_MAX, "an integer >= 1", &f->max_count) >= 0;
 }
 
+/* A cache's fault needs the service's cache (read before the faults). A flush happens at its
+ * start: its window is that instant ([start, start + 1 ns), so the faults_active column marks
+ * its bucket). A capacity cut holds entries in [0, the cache's capacity]. */
+static bool parse_fault_cache(scn_ctx *c, json_t *v, model_fault_cfg *f,
+                              const model_service_cfg *svc) {
+  if (!svc->cache.on) {
+    size_t mark = retry_json_path_push_key(&c->j, "kind");
+    retry_json_fail(&c->j, RETRY_ECONFIG, "a \"%s\" fault needs a \"cache\" on service \"%s\"",
+                    f->kind == MODEL_FAULT_CACHE_FLUSH ? "cache_flush" : "cache_capacity",
+                    svc->name);
+    retry_json_path_pop(&c->j, mark);
+    return false;
+  }
+  if (f->kind == MODEL_FAULT_CACHE_FLUSH) {
+    f->end_ns = f->start_ns + 1;
+    f->fraction = 1;
+    return retry_json_get_number(&c->j, v, "fraction", 0, true, 1, false,
+                                 "a share of the entries in (0, 1]", &f->fraction) >= 0;
+  }
+  char what[64];
+  snprintf(what, sizeof what, "an integer in [0, %lld] (the cache's capacity)",
+           (long long)svc->cache.capacity);
+  return retry_json_require(&c->j,
+                            retry_json_get_int(&c->j, v, "capacity", 0, svc->cache.capacity, what,
+                                               &f->cache_capacity),
+                            "capacity", "the cache's entries while the fault lasts") == 1;
+}
+
 /* The kind's own fields; which ones exist was checked against fault_allowed already. */
 static bool parse_fault_kind(scn_ctx *c, json_t *v, model_fault_cfg *f,
                              const model_service_cfg *svc) {
@@ -555,6 +589,8 @@ static bool parse_fault_kind(scn_ctx *c, json_t *v, model_fault_cfg *f,
                                 retry_json_get_int32(&c->j, v, "workers", 0, SCN_MAX_WORKERS,
                                                      "an integer in [0, 1000000]", &f->workers),
                                 "workers", "the workers per replica while the fault lasts") == 1;
+    case MODEL_FAULT_CACHE_FLUSH:
+    case MODEL_FAULT_CACHE_CAPACITY: return parse_fault_cache(c, v, f, svc);
   }
   return true;
 }
@@ -576,7 +612,7 @@ static bool parse_fault(scn_ctx *c, json_t *v, model_fault_cfg *f, const model_s
   int rc = retry_json_get_enum(&c->j, v, "kind", fault_kinds, SCN_N_OF(fault_kinds), &kind);
   if (retry_json_require(&c->j, rc, "kind",
                          "\"refuse\", \"fail\", \"slowdown\", \"stall\", \"down\", "
-                         "\"pushback\" or \"capacity\"") != 1)
+                         "\"pushback\", \"capacity\", \"cache_flush\" or \"cache_capacity\"") != 1)
     return false;
   /* The kind is stored before its keys are checked: the struct stays well formed for
    * model_config_destroy whatever fails next. */
@@ -626,7 +662,7 @@ static bool parse_faults(scn_ctx *c, json_t *list, model_service_cfg *svc) {
 static const char *const service_keys[] = {
     "space", "replicas", "workers", "queue", "reject", "service_time", "slowdown_per_busy",
     "deadline", "lb", "side_effect", "dedup", "calls_mode", "wait_for", "cancel_rest", "calls", "faults", "contention",
-    "admission", "codel", "adaptive_concurrency", "criticality", "shedding", "retry_budget"};
+    "admission", "codel", "adaptive_concurrency", "criticality", "shedding", "retry_budget", "cache"};
 /* clang-format on */
 static const char *const space_names[] = {"grpc", "http"};
 static const char *const queue_keys[] = {"capacity", "discipline"};
@@ -986,6 +1022,74 @@ static bool sub(scn_ctx *c, json_t *obj, const char *key, model_service_cfg *svc
   return true;
 }
 
+static const char *const cache_keys[] = {"keys", "capacity", "ttl", "hit_time", "coalesce"};
+static const char *const cache_key_keys[] = {"dist", "n", "s"};
+static const char *const cache_dist_names[] = {"uniform", "zipf"}; /* sim_keys_kind's order */
+
+/* "keys": {"dist": "zipf", "s": 1.1, "n": 1000000} or {"dist": "uniform", "n": N}. "s" only
+ * with Zipf, where it is required; the exponent's bounds are sim_keys'. */
+static bool parse_cache_keys(scn_ctx *c, json_t *v, model_cache_cfg *k) {
+  if (!json_is_object(v)) {
+    retry_json_fail_value(&c->j, "\"keys\"",
+                          "an object {\"dist\": \"zipf\", \"s\": 1.1, \"n\": 1000000}", v);
+    return false;
+  }
+  int d = 0;
+  int64_t n = 0;
+  if (!retry_json_check_keys(&c->j, v, cache_key_keys, SCN_N_OF(cache_key_keys), NULL) ||
+      retry_json_require(&c->j,
+                         retry_json_get_enum(&c->j, v, "dist", cache_dist_names, 2, &d), "dist",
+                         "\"uniform\" or \"zipf\"") != 1 ||
+      retry_json_require(&c->j,
+                         retry_json_get_int(&c->j, v, "n", 1, (int64_t)SIM_KEYS_MAX_N,
+                                            "an integer in [1, 2^53]", &n),
+                         "n", "the number of keys, an integer >= 1") != 1)
+    return false;
+  k->keys = (sim_keys_kind)d;
+  k->n_keys = (uint64_t)n;
+  if (k->keys == SIM_KEYS_UNIFORM) {
+    if (retry_json_field(v, "s") == NULL) return true;
+    size_t mark = retry_json_path_push_key(&c->j, "s");
+    retry_json_fail(&c->j, RETRY_ECONFIG, "\"s\" is the Zipf exponent: uniform keys have none");
+    retry_json_path_pop(&c->j, mark);
+    return false;
+  }
+  return retry_json_require(&c->j,
+                            retry_json_get_number(&c->j, v, "s", 0, true, SIM_KEYS_MAX_S, false,
+                                                  "a number in (0, 1000]", &k->s),
+                            "s", "the Zipf exponent, a number > 0 such as 1.1") == 1;
+}
+
+/* "cache": {"keys": {...}, "capacity": entries, "ttl": "60s", "hit_time": "0.5ms",
+ * "coalesce": bool}: a look-aside cache in front of the service (model_config.h). keys and
+ * capacity are required; no TTL, a hit time of 0 and no coalescing by default. */
+static bool parse_cache(scn_ctx *c, json_t *v, model_service_cfg *svc) {
+  if (!json_is_object(v)) {
+    retry_json_fail_value(&c->j, "\"cache\"",
+                          "an object {\"keys\": {...}, \"capacity\": 100000, ...}", v);
+    return false;
+  }
+  model_cache_cfg *k = &svc->cache;
+  memset(k, 0, sizeof *k); /* hit_time: constant 0 */
+  k->on = true;
+  if (!retry_json_check_keys(&c->j, v, cache_keys, SCN_N_OF(cache_keys), NULL)) return false;
+  json_t *keys = retry_json_field(v, "keys");
+  if (keys == NULL)
+    return retry_json_require(&c->j, 0, "keys",
+                              "{\"dist\": \"zipf\", \"s\": 1.1, \"n\": 1000000} or "
+                              "{\"dist\": \"uniform\", \"n\": N}") == 1;
+  size_t mark = retry_json_path_push_key(&c->j, "keys");
+  if (!parse_cache_keys(c, keys, k)) return false;
+  retry_json_path_pop(&c->j, mark);
+  return retry_json_require(&c->j,
+                            retry_json_get_int(&c->j, v, "capacity", 1, SCN_MAX_CACHE,
+                                               "an integer in [1, 100000000]", &k->capacity),
+                            "capacity", "the entries the cache holds, an integer >= 1") == 1 &&
+         expt__scenario_get_duration(c, v, "ttl", 0, true, SCN_DUR_POS, &k->ttl_ns) >= 0 &&
+         expt__scenario_get_dist(c, v, "hit_time", &k->hit_time) >= 0 &&
+         retry_json_get_bool(&c->j, v, "coalesce", &k->coalesce) >= 0;
+}
+
 /* One service, its name and space already read by the first pass. The defaults come first
  * (they are model_config.h's), then the keys in the order of the documentation, which is
  * the order the first error is looked for. */
@@ -1018,7 +1122,7 @@ static bool parse_service(scn_ctx *c, json_t *v, model_service_cfg *svc) {
       !sub(c, v, "adaptive_concurrency", svc, parse_acc) ||
       !sub(c, v, "criticality", svc, parse_criticality) ||
       !sub(c, v, "shedding", svc, parse_shedding) ||
-      !sub(c, v, "retry_budget", svc, parse_retry_budget))
+      !sub(c, v, "retry_budget", svc, parse_retry_budget) || !sub(c, v, "cache", svc, parse_cache))
     return false;
   /* The enum indexes are stored only once every getter succeeded; absent keys leave 0, which
    * is each enum's default (ignore, none, sequential). */

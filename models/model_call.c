@@ -25,6 +25,7 @@ static void call_outcome(model_world *w, mw_call *c, int32_t attempt, const retr
 /* A request holds a reference on its operation for as long as the server may still execute
  * its side effect, which can be long after its call ended. */
 static MODEL_HOT void req_free(model_world *w, mw_req *r) {
+  if (r->cache_lead) model__cache_lead_drop(w, r); /* before the op, which holds its key */
   model__op_unref(w, r->op);
   r->op = NULL;
   /* A handler that went on at k of n (wait_for) may still have calls running, which report
@@ -140,6 +141,8 @@ static MODEL_HOT void req_launch(model_world *w, mw_req *r, const mw_edge *edge,
   r->codel_until = 0;
   r->acc_forwarded = false;
   r->cancelled = false;
+  r->cache_miss = false;
+  r->cache_lead = false;
   if (measured) edge->stats->attempts++;
   model__ts_add(w, edge->col_attempt, 1.0);
   if (retry) model__ts_add(w, edge->col_retry, 1.0);
@@ -200,6 +203,7 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
  * freed before the engine decides, so that its pool slot can serve the next attempt. */
 void model__req_reply_arrived(model_world *w, mw_req *r) {
   bool waits = r->bare ? r->waiting : model__req_call(r) != NULL;
+  if (r->cache_miss) model__cache_reply(w, r, waits); /* a look-aside fill, or none */
   if (!waits) {
     /* Nobody waits any more: everything the server did for it was wasted (unless the
      * deadline-aware server already counted it as expired work). */

@@ -15,6 +15,7 @@
 
 #include "retry/retry.h"
 #include "sim/sim_dist.h"
+#include "sim/sim_keys.h"
 
 /* {==================================================================
  * Status mapping (gateways)
@@ -142,7 +143,9 @@ typedef enum model_fault_kind {
   MODEL_FAULT_STALL,      /* hold the reply for delay (the worker stays busy) */
   MODEL_FAULT_DOWN,       /* the replicas refuse connections: UNAVAILABLE at the caller */
   MODEL_FAULT_PUSHBACK,   /* attach pushback to every failure reply */
-  MODEL_FAULT_CAPACITY    /* only `workers` workers per replica */
+  MODEL_FAULT_CAPACITY,   /* only `workers` workers per replica */
+  MODEL_FAULT_CACHE_FLUSH,   /* at start_ns, drop `fraction` of the cache's entries */
+  MODEL_FAULT_CACHE_CAPACITY /* the cache holds at most `cache_capacity` entries in the window */
 } model_fault_kind;
 
 /* One entry of a target's fault timeline, active in [start_ns, end_ns). */
@@ -164,6 +167,8 @@ typedef struct model_fault_cfg {
   int64_t stream_items;     /* FAIL with after_headers: messages sent before the failure */
   char *pushback;           /* grpc-retry-pushback-ms value sent with the failure, or NULL */
   char *retry_after;        /* HTTP Retry-After sent with the failure, or NULL */
+  double fraction;          /* CACHE_FLUSH: the share of entries dropped, (0, 1] */
+  int64_t cache_capacity;   /* CACHE_CAPACITY: entries while it lasts, 0 .. the cache's */
 } model_fault_cfg;
 
 /* Faults of one service, at most (a request in flight names the fault it carries in 16
@@ -276,6 +281,21 @@ typedef struct model_retry_budget_cfg {
   char *pushback;       /* ... grpc-retry-pushback-ms "-1" by default (A6: do not retry) */
 } model_retry_budget_cfg;
 
+/* A look-aside cache in front of the service, shared by all its callers (model_cache.h holds
+ * it; model_cache_world.c wires it in). Each logical request carries one key, drawn from `keys`
+ * at its first attempt; a hit is answered OK after hit_time without reaching a replica, a miss
+ * goes to the service and its OK reply, heard by a caller that still waits, fills the key. */
+typedef struct model_cache_cfg {
+  bool on;
+  sim_keys_kind keys;  /* uniform or Zipf */
+  uint64_t n_keys;     /* keys, 1 .. SIM_KEYS_MAX_N */
+  double s;            /* Zipf: the exponent, (0, SIM_KEYS_MAX_S] */
+  int64_t capacity;    /* entries, 1 .. MODEL_CACHE_CONFIG_MAX (the loader's bound) */
+  int64_t ttl_ns;      /* an entry's time to live; 0: entries never expire */
+  sim_dist hit_time;   /* the cache's latency for a hit (constant 0 by default) */
+  bool coalesce;       /* one miss in flight per key; the others wait for its reply */
+} model_cache_cfg;
+
 typedef struct model_service_cfg {
   char *name;
   retry_space space;      /* statuses this service replies with */
@@ -310,6 +330,7 @@ typedef struct model_service_cfg {
   model_criticality_cfg criticality;
   model_shedding_cfg shedding;
   model_retry_budget_cfg retry_budget;
+  model_cache_cfg cache;
 } model_service_cfg;
 
 /* }================================================================== */

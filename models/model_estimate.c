@@ -9,6 +9,7 @@
 
 #include <gsl/gsl_rng.h>
 
+#include "models/model_cache.h"
 #include "models/model_int.h"
 
 /* glibc's malloc rounds a request up to 16 bytes and keeps 8 of its own: 16 per block is
@@ -89,6 +90,11 @@ uint64_t model_world_estimate_bytes(const model_config *cfg) {
                            4 * MALLOC_OVERHEAD + (sv->n_calls + 1) * 2 * sizeof(void *) +
                            (sv->n_faults + 1) * sizeof(int64_t));
     total = add(total, mul((uint64_t)sv->replicas, per_replica));
+    /* A look-aside cache: its table, allocated whole at creation, its three streams and the
+     * key every operation then carries (operations follow the work in flight: not here). */
+    if (sv->cache.on)
+      total = add(total, model_cache_bytes_for((size_t)sv->cache.capacity) + 3 * rng_bytes() +
+                             128 + 2 * MALLOC_OVERHEAD);
     n_edges += sv->n_calls;
     cols += TS_SERVICE_COLS;
   }

@@ -62,6 +62,7 @@ static bool svc_acc(const mw_subject *x) { return x->svc->acc.on; }
 static bool svc_shedding(const mw_subject *x) { return x->svc->shedding.on; }
 static bool svc_deadline(const mw_subject *x) { return x->svc->deadline != MODEL_DEADLINE_IGNORE; }
 static bool svc_contention(const mw_subject *x) { return x->svc->contention.on; }
+static bool svc_cache(const mw_subject *x) { return x->svc->cache.on; }
 static bool svc_congestion(const mw_subject *x) { return x->svc->slowdown_per_busy != 0.0; }
 static bool svc_slowdown(const mw_subject *x) { return has_fault(x->svc, MODEL_FAULT_SLOWDOWN); }
 static bool svc_stall(const mw_subject *x) { return has_fault(x->svc, MODEL_FAULT_STALL); }
@@ -131,6 +132,7 @@ static const mw_feature features[] = {
     {"faults", MW_OF_SERVICE, MW_FAST_ARRIVAL, svc_faults},
     {"adaptive concurrency", MW_OF_SERVICE, MW_FAST_ARRIVAL, svc_acc},
     {"shedding", MW_OF_SERVICE, MW_FAST_ARRIVAL, svc_shedding},
+    {"look-aside cache", MW_OF_SERVICE, MW_FAST_ARRIVAL, svc_cache},
     {"deadline-aware server", MW_OF_SERVICE, MW_FAST_START, svc_deadline},
     {"contention", MW_OF_SERVICE, MW_FAST_START, svc_contention},
     {"congestion slowdown", MW_OF_SERVICE, MW_FAST_TIME, svc_congestion},

@@ -559,6 +559,10 @@ struct mw_req {
   bool dropped : 1;            /* deadline mode DROP ended it */
   bool acc_forwarded : 1;      /* adaptive concurrency: ... and is still counted outstanding */
   bool headers : 1;            /* reply: headers were sent */
+  bool cache_miss : 1; /* a miss of its callee's cache: an OK reply its caller hears fills
+                          the key (model_cache_world.c) */
+  bool cache_lead : 1; /* ... and the one miss of its key in flight (coalescing): its end
+                          (fill or not) releases the key's waiters */
   bool cancelled : 1; /* its call was cancelled (a k-of-n fan-out's leftover, or a call of a
                          request cancelled so) while it was on its way out: the callee drops
                          it as it arrives (model__service_arrive); or while a worker held it:
@@ -673,6 +677,7 @@ static inline mw_client *model__pop_client(const mw_pop *p, size_t i) {
 struct mw_service {
   const model_service_cfg *cfg;
   int index;
+  int effect_slot; /* index into an operation's executions, -1 without effect */
   mw_replica *replicas;
   mw_edge **call_edges; /* per downstream call */
   /* Per call the handler makes (a call made fanout times is that many, numbered as
@@ -681,13 +686,13 @@ struct mw_service {
    * at once (model_fanout.c, model__downstream_done). */
   int32_t *call_of_child;
   mw_method *call_mcfg;                  /* per downstream call: its policy and fast paths */
-  int effect_slot;       /* index into an operation's executions, -1 without effect */
   int64_t *fault_counts; /* per fault: times applied (for max_count) */
   gsl_rng *rng_lb;       /* load balancer */
   uint32_t rr_next;      /* round robin position */
+  int col_limit;         /* time series: <name>_concurrency_limit, -1 without the filter */
   model_bucket bucket;   /* admission: the token bucket in front of the replicas */
   model_row row;         /* contention: the versioned row the replicas share */
-  int col_limit;         /* time series: <name>_concurrency_limit, -1 without the filter */
+  struct mw_cache *cache; /* its look-aside cache (model_cache_world.c), NULL without */
   /* A request here can be cancelled by its caller while its handler runs: some k-of-n
    * fan-out that cancels its leftovers (wait_for with cancel_rest) calls this service, or a
    * service that can itself be cancelled so does (model__services_cancel_reach). */
@@ -754,6 +759,7 @@ struct model_world {
     mw_service *services;
     size_t n_services;
     int n_effect_services; /* services with a side effect: executions per op */
+    int n_cache_services;  /* services with a look-aside cache: each op then ends in a key */
   } topo;
   /* Calls, requests and ledger operations in flight: owns every chunk. */
   struct mw_pools {
@@ -774,7 +780,7 @@ struct model_world {
     size_t max_calls;    /* the most downstream calls any handler makes: child slots per op */
     size_t op_child_off; /* byte offset of an op's child pointers */
     /* Operations are objects of their own (with children) when some service has a side
-     * effect or some handler's call branches (model_call_branches): a branch is drawn from the
+     * effect or a cache, or some handler's call branches (model_call_branches): a branch is drawn from the
      * operation of the logical request being served, so that every attempt of it goes the same
      * way. A world that branches also keeps a branch word per op, at op_branch_off, derived
      * from the seed and a serial number given to each op when it is made (no random stream is
@@ -1000,6 +1006,12 @@ double model__service_busy_in_progress(const model_world *w, size_t svc, int64_t
 /* Returns how many fault entries are active at some time in [t0_ns, t1_ns). */
 int model__faults_active(const model_world *w, int64_t t0_ns, int64_t t1_ns);
 
+/* r, at s, goes past its cache to the service: the load balancer, the screen, the queue
+ * (model__service_arrive without its counts and its cache). */
+void model__service_enter(model_world *w, mw_service *s, mw_req *r, int64_t now);
+/* Sends r's reply back over its hop (always an event). */
+void model__service_reply(model_world *w, mw_req *r);
+
 /* The handler's end and its worker and queue, for model_fanout.c (model_service.c keeps them
  * inline for its own hot path): the side effect after the calls and the reply; the worker
  * freed (returns its busy time in seconds); queued requests started while workers are free. */
@@ -1021,6 +1033,35 @@ bool model__service_cancel(model_world *w, mw_req *r);
 /* Sets every service's hears_cancel and keeps_calls from the config (before the edges are
  * made: an edge out of a service that keeps its calls can see them cancelled). */
 void model__services_cancel_reach(model_world *w);
+
+/* model_cache_world.c: look-aside caches in front of services (model_config.h's
+ * model_cache_cfg). The key of a logical request lives in its ledger operation, which every
+ * attempt of its call shares (the last 8 bytes of an op in a world with caches). */
+/* Makes the cache of every service that has one and schedules its faults' events (before the
+ * time series is set up, which gives each its column). Returns 0, or -1 when out of memory. */
+int model__caches_create(model_world *w);
+void model__caches_destroy(model_world *w);
+/* Adds each cache's <service>_cache_hit_ratio column; returns -1 when one could not be added. */
+int model__caches_columns(model_world *w, int (*column)(model_world *, const char *, const char *,
+                                                        bool));
+/* Fills each cache's column in row: hits over lookups since the last sample, NaN for none. */
+void model__caches_sample(model_world *w, double *row);
+/* The counters at the warmup's end, and the results (the counters since) at the run's end. */
+void model__caches_warmup(model_world *w);
+void model__caches_report(model_world *w);
+/* r arrived at s, which has a cache (before the load balancer): a hit is answered after the
+ * hit time, a coalesced miss waits for its lead; both return true (r is in the cache's hands).
+ * A miss returns false, r marked (cache_miss, cache_lead), and goes on to the service. */
+bool model__cache_arrive(model_world *w, mw_service *s, mw_req *r, int64_t now);
+/* The reply of r, a miss, reached its caller (waits: the caller still wanted it): an OK one
+ * heard fills the key; a lead's other ends abandon it. Clears r's marks. */
+void model__cache_reply(model_world *w, mw_req *r, bool waits);
+/* r, a lead, is freed without its reply heard: its key's waiters go to the service. */
+void model__cache_lead_drop(model_world *w, mw_req *r);
+/* Whether a world's ledger makes an operation per logical request: some service has a side
+ * effect or a cache (whose key the operation holds), or some call branches (drawn from the
+ * operation's branch word): pools.ops_real, set when the world is built. */
+static inline bool model__ledger_on(const model_world *w) { return w->pools.ops_real; }
 
 /* model_ledger.c */
 mw_op *model__op_new(model_world *w);

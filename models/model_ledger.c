@@ -62,7 +62,7 @@ void model__pool_free(mw_pool *p) {
  * =================================================================== */
 
 mw_op *model__op_new(model_world *w) {
-  if (!w->pools.ops_real) {
+  if (!model__ledger_on(w)) {
     w->pools.no_effect_op->refs++;
     return w->pools.no_effect_op;
   }
@@ -100,13 +100,13 @@ static void op_settle(model_world *w, const mw_op *op) {
 }
 
 /* The child pointers of op: after its executions, at w->pools.op_child_off (max_calls of them, only
- * when ops are real: some service has a side effect or some call branches). */
+ * when some service has a side effect or a cache, or some call branches: model__ledger_on). */
 static mw_op **op_children(const model_world *w, mw_op *op) {
   return (mw_op **)(void *)((char *)op + w->pools.op_child_off);
 }
 
 mw_op *model__op_child(model_world *w, mw_op *op, int32_t j) {
-  if (op == NULL || !w->pools.ops_real) return op;
+  if (op == NULL || !model__ledger_on(w)) return op;
   mw_op **slot = &op_children(w, op)[j];
   if (*slot == NULL) *slot = model__op_new(w); /* refs 1: the parent's */
   return *slot;
@@ -118,7 +118,7 @@ void model__op_release(model_world *w, mw_op *op) {
   assert(op != w->pools.no_effect_op); /* the world's reference keeps it above 0 */
   op_settle(w, op);
   op->refs = 0;
-  if (w->pools.ops_real) {
+  if (model__ledger_on(w)) {
     mw_op **ch = op_children(w, op);
     for (size_t j = 0; j < w->pools.max_calls; j++)
       if (ch[j] != NULL) model__op_unref(w, ch[j]);

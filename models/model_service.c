@@ -537,6 +537,8 @@ static bool arrive_screen(model_world *w, mw_service *s, mw_req *r, mw_replica *
   return false;
 }
 
+static MODEL_HOT void service_enter(model_world *w, mw_service *s, mw_req *r, int64_t now);
+
 void model__service_arrive(model_world *w, mw_req *r) {
   /* Its call was cancelled on the way: the server never starts it (model_call.c). */
   if (r->cancelled) {
@@ -544,11 +546,24 @@ void model__service_arrive(model_world *w, mw_req *r) {
     return;
   }
   mw_service *s = &w->topo.services[r->edge->callee];
-  const model_service_cfg *cfg = s->cfg;
   int64_t now = sim_now_ns(w->k);
   s->stats->arrivals++;
   model__ts_add(w, w->ts.col_svc0 + (int)s->index * w->ts.svc_cols, 1.0);
   r->state = MW_REQ_AT_SERVICE;
+  /* A look-aside cache answers before any replica is chosen (model_cache_world.c). */
+  if (!s->plain_arrival && s->cache != NULL && model__cache_arrive(w, s, r, now)) return;
+  service_enter(w, s, r, now);
+}
+
+void model__service_enter(model_world *w, mw_service *s, mw_req *r, int64_t now) {
+  service_enter(w, s, r, now);
+}
+
+void model__service_reply(model_world *w, mw_req *r) { reply_send(w, r); }
+
+/* Past the cache: the load balancer, the screen, then a worker, the queue or a refusal. */
+static MODEL_HOT void service_enter(model_world *w, mw_service *s, mw_req *r, int64_t now) {
+  const model_service_cfg *cfg = s->cfg;
   r->replica = (int8_t)lb_pick(s, r);
   if (!r->bare && model__req_call(r) != NULL) model__req_call(r)->last_replica = r->replica;
   mw_replica *rp = &s->replicas[r->replica];

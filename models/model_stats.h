@@ -93,6 +93,11 @@ typedef struct model_service_stats {
   int64_t dont_retry;         /* retry budget: refusals sent as "overloaded; don't retry" */
   double acc_limit;           /* adaptive concurrency: the limits summed over replicas, at
                                  the end of the run */
+  /* A look-aside cache (has_cache): its counters after the warmup (model_cache.h's). Hits are
+   * answered by the cache and count in arrivals, never in served. */
+  bool has_cache;
+  int64_t cache_hits, cache_misses, cache_coalesced, cache_fills, cache_evictions,
+      cache_expirations, cache_flushed;
 } model_service_stats;
 
 /* Time series: one row per bucket, one column per named metric. The world fills it from its

@@ -150,6 +150,7 @@ static void ts_sample(model_world *w, int64_t b) {
     if (w->topo.services[s].col_limit >= 0)
       row[w->topo.services[s].col_limit] = model__service_acc_limit(w, s);
   }
+  if (w->topo.n_cache_services > 0) model__caches_sample(w, row);
   model__gauges_sample(w, row, sim_now_ns(w->k)); /* model_gauge.c */
   w->ts.sampled = b + 1;
 }
@@ -194,6 +195,7 @@ static void ev_warmup_end(sim_kernel *k, void *obj, uint64_t arg) {
     st->conflicts = st->admission_rejected = st->codel_dropped = st->acc_rejected = 0;
     st->shed = st->retries_rejected = st->dont_retry = st->cancelled = 0;
   }
+  if (w->topo.n_cache_services > 0) model__caches_warmup(w);
 }
 
 /* Arrivals end at the duration: stop now when nothing is left in flight. */
@@ -251,6 +253,7 @@ static int ts_setup(model_world *w) {
         w->cfg->services[s].acc.on
             ? ts_column(w, w->cfg->services[s].name, "concurrency_limit", false)
             : -1;
+  if (model__caches_columns(w, ts_column) < 0) return -1;
   for (size_t i = 0; i < w->topo.n_pops; i++) {
     mw_pop *p = &w->topo.pops[i];
     const retry_target_config *tc =
@@ -527,6 +530,7 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
     sv->stats->name = cfg->services[s].name;
     sv->effect_slot =
         cfg->services[s].effect != MODEL_EFFECT_NONE ? w->topo.n_effect_services++ : -1;
+    if (cfg->services[s].cache.on) w->topo.n_cache_services++;
   }
   model__services_cancel_reach(w);
   for (size_t i = 0; i < cfg->n_clients; i++) {
@@ -550,7 +554,8 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
   for (size_t s = 0; s < cfg->n_services; s++)
     for (size_t j = 0; j < cfg->services[s].n_calls; j++)
       if (model_call_branches(&cfg->services[s].calls[j])) w->pools.branches = true;
-  w->pools.ops_real = w->topo.n_effect_services > 0 || w->pools.branches;
+  w->pools.ops_real =
+      w->topo.n_effect_services > 0 || w->pools.branches || w->topo.n_cache_services > 0;
   size_t exec_end = sizeof(mw_op) + (size_t)w->topo.n_effect_services * sizeof(int32_t);
   w->pools.op_child_off = (exec_end + sizeof(mw_op *) - 1) / sizeof(mw_op *) * sizeof(mw_op *);
   size_t children = w->pools.ops_real ? w->pools.max_calls : 0;
@@ -558,6 +563,9 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
   /* A world that branches: the branch word after the children, aligned for a uint64_t. */
   w->pools.op_branch_off = (op_end + sizeof(uint64_t) - 1) / sizeof(uint64_t) * sizeof(uint64_t);
   if (w->pools.branches) op_end = w->pools.op_branch_off + sizeof(uint64_t);
+  /* With a cache, the op's last 8 bytes hold its request's key (model_cache_world.c). */
+  if (w->topo.n_cache_services > 0)
+    op_end = (op_end + sizeof(uint64_t) - 1) / sizeof(uint64_t) * sizeof(uint64_t) + sizeof(uint64_t);
   model__pool_init(&w->pools.ops, a, op_end, 256);
   /* A service whose calls may be cancelled keeps one entry per call it makes. */
   size_t fan = 1;
@@ -577,7 +585,7 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
   sim_hist_init(&w->res.latency_ok);
   w->run.end_ns = cfg->drain_ns > INT64_MAX - cfg->duration_ns ? INT64_MAX - 1
                                                                : cfg->duration_ns + cfg->drain_ns;
-  if (edges_create(w) < 0 || ts_setup(w) < 0) goto oom;
+  if (edges_create(w) < 0 || model__caches_create(w) < 0 || ts_setup(w) < 0) goto oom;
   /* First of all events at its instant (its sequence number is the lowest); one more event
    * shifts every later one's number alike, which leaves their order as it was. */
   if (cfg->warmup_ns > 0 &&
@@ -645,6 +653,7 @@ static void world_finish(model_world *w) {
     res->services[s].busy_s += model__service_busy_in_progress(w, s, now);
     res->services[s].acc_limit = model__service_acc_limit(w, s);
   }
+  if (w->topo.n_cache_services > 0) model__caches_report(w);
   for (size_t i = 0; i < w->topo.n_edges; i++)
     model__edge_state_read(w, &w->topo.edges[i], now, &res->edges[i].state);
   /* The last buckets, cut short by the end of the run, are sampled now: up to the one the
@@ -695,6 +704,7 @@ int64_t model_world_peak_objects(const model_world *w) {
 void model_world_destroy(model_world *w) {
   if (w == NULL) return;
   model__pops_destroy(w);
+  model__caches_destroy(w);
   model__services_destroy(w);
   model__pool_free(&w->pools.calls);
   model__pool_free(&w->pools.reqs);

@@ -149,6 +149,12 @@ static const row_case cases[] = {
      "   'permittedNumberOfCallsInHalfOpenState': 1,"
      "   'failureStatusCodes': ['UNAVAILABLE']}}}"
      "}}}"},
+    /* the arrival screen: a look-aside cache answers its hits before any replica */
+    {"look-aside cache",
+     "{'duration': '5s', 'services': {'api': {'workers': 4,"
+     "   'service_time': {'dist': 'exponential', 'mean': '5ms'},"
+     "   'cache': {'keys': {'dist': 'zipf', 's': 1.1, 'n': 1000}, 'capacity': 100}}}," CLIENT
+     "}}}"},
 };
 
 /* For each case: the fast paths forced off change nothing; the row left out changes what the
