@@ -376,9 +376,7 @@ expt_scenario *cli_runopts_load(const cli_runopts *o, int *status) {
     s = NULL;
   }
   if (s == NULL) {
-    char buf[800];
-    retry_error_format(&err, buf, sizeof buf);
-    fprintf(stderr, "retrysim: %s\n", buf);
+    expt_error_print(stderr, &err);
     /* Out of memory exits with 3; every other loading error is bad input, 2. */
     *status = expt_run_exit_status(err.code);
   }

@@ -7,6 +7,7 @@
 #include "expt/expt_axis.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,43 +32,44 @@ static bool decimal_prefix(const char *s, double *x, const char **end) {
   return true;
 }
 
-bool expt_axis_scalar_parse(const json_t *v, expt_axis_scalar *out, char *why, size_t why_size) {
+int expt_axis_scalar_parse(const json_t *v, expt_axis_scalar *out, retry_error *err) {
   memset(out, 0, sizeof *out);
   if (json_is_integer(v)) {
     out->x = (double)json_integer_value(v);
     out->integer = true;
-    return true;
+    return 0;
   }
   if (json_is_real(v)) {
     out->x = json_real_value(v);
     out->integer = false;
-    return true;
+    return 0;
   }
   char shown[48];
   if (json_is_string(v)) {
     const char *s = json_string_value(v), *end = NULL;
     retry_json_printable(shown, sizeof shown, s, 40);
     if (!decimal_prefix(s, &out->x, &end)) {
-      snprintf(why, why_size, "\"%s\" is not a number with a unit such as \"400/s\" or \"2s\"",
-               shown);
-      return false;
+      retry_error_set(err, RETRY_EINVAL, NULL, NULL, -1, -1,
+                      "\"%s\" is not a number with a unit such as \"400/s\" or \"2s\"", shown);
+      return RETRY_EINVAL;
     }
     size_t n = strlen(end);
     if (n >= sizeof out->unit || strchr(end, ' ') != NULL) {
-      snprintf(why, why_size, "\"%s\" has a unit that is not one", shown);
-      return false;
+      retry_error_set(err, RETRY_EINVAL, NULL, NULL, -1, -1, "\"%s\" has a unit that is not one",
+                      shown);
+      return RETRY_EINVAL;
     }
     memcpy(out->unit, end, n + 1);
     out->text = true;
     /* "2.0s" is integral as a number, and 2 steps of it stay "2s", "3s". */
     out->integer = out->x == floor(out->x) && fabs(out->x) < 9e15;
-    return true;
+    return 0;
   }
   char got[48];
   retry_json_describe(v, got, sizeof got);
-  snprintf(why, why_size,
-           "an end of a range must be a number or a string such as \"400/s\", got %s", got);
-  return false;
+  retry_error_set(err, RETRY_EINVAL, NULL, NULL, -1, -1,
+                  "an end of a range must be a number or a string such as \"400/s\", got %s", got);
+  return RETRY_EINVAL;
 }
 
 json_t *expt_axis_scalar_json(const expt_axis_scalar *like, double x, bool integer) {
@@ -87,42 +89,45 @@ json_t *expt_axis_scalar_json(const expt_axis_scalar *like, double x, bool integ
   return json_real(strtod(num, NULL));
 }
 
-json_t *expt_axis_range(const json_t *from, const json_t *to, long steps, bool log, char *why,
-                        size_t why_size) {
+/* Every refusal is RETRY_EINVAL with the reason alone; only a failed allocation is
+ * RETRY_ENOMEM, so callers tell the two apart by the code, not the text. */
+static json_t *range_fail(retry_error *err, const char *fmt, ...) RETRY_PRINTF(2, 3);
+static json_t *range_fail(retry_error *err, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  retry_error_vset(err, RETRY_EINVAL, NULL, NULL, -1, -1, fmt, ap);
+  va_end(ap);
+  return NULL;
+}
+
+json_t *expt_axis_range(const json_t *from, const json_t *to, long steps, bool log,
+                        retry_error *err) {
   expt_axis_scalar a, b;
-  char w[128];
-  if (!expt_axis_scalar_parse(from, &a, w, sizeof w)) {
-    snprintf(why, why_size, "\"from\": %s", w);
-    return NULL;
-  }
-  if (!expt_axis_scalar_parse(to, &b, w, sizeof w)) {
-    snprintf(why, why_size, "\"to\": %s", w);
-    return NULL;
-  }
+  retry_error e;
+  retry_error_clear(&e);
+  if (expt_axis_scalar_parse(from, &a, &e) != 0) return range_fail(err, "\"from\": %s", e.message);
+  if (expt_axis_scalar_parse(to, &b, &e) != 0) return range_fail(err, "\"to\": %s", e.message);
   if (a.text != b.text || strcmp(a.unit, b.unit) != 0) {
     char sa[48], sb[48];
     retry_json_describe(from, sa, sizeof sa);
     retry_json_describe(to, sb, sizeof sb);
-    snprintf(why, why_size,
-             "\"from\" and \"to\" must be both numbers or both have the same unit, got %s and %s",
-             sa, sb);
-    return NULL;
+    return range_fail(
+        err, "\"from\" and \"to\" must be both numbers or both have the same unit, got %s and %s",
+        sa, sb);
   }
   if (steps < 1 || steps > EXPT_AXIS_MAX_STEPS || (steps == 1 && a.x != b.x)) {
-    snprintf(why, why_size, "the steps must be 2 to %d (or 1 when from == to), got %ld",
-             EXPT_AXIS_MAX_STEPS, steps);
-    return NULL;
+    return range_fail(err, "the steps must be 2 to %d (or 1 when from == to), got %ld",
+                      EXPT_AXIS_MAX_STEPS, steps);
   }
   if (log && (a.x <= 0 || b.x <= 0)) {
-    snprintf(why, why_size, "a log scale needs both ends > 0");
-    return NULL;
+    return range_fail(err, "a log scale needs both ends > 0");
   }
   bool integer = a.integer && b.integer;
   double step = steps > 1 ? (b.x - a.x) / (double)(steps - 1) : 0;
   if (!log && integer && step != floor(step)) integer = false;
   json_t *values = json_array();
   if (values == NULL) {
-    snprintf(why, why_size, "out of memory");
+    retry_error_set(err, RETRY_ENOMEM, NULL, NULL, -1, -1, "out of memory");
     return NULL;
   }
   double prev = 0;
@@ -140,16 +145,15 @@ json_t *expt_axis_range(const json_t *from, const json_t *to, long steps, bool l
     if (integer) x = (double)llround(x);
     if (integer && log && i > 0 && x == prev) {
       json_decref(values);
-      snprintf(why, why_size,
-               "a log scale of %ld integers from %.0f to %.0f repeats %.0f: use fewer steps, or "
-               "give the values",
-               steps, a.x, b.x, x);
-      return NULL;
+      return range_fail(err,
+                        "a log scale of %ld integers from %.0f to %.0f repeats %.0f: use fewer "
+                        "steps, or give the values",
+                        steps, a.x, b.x, x);
     }
     prev = x;
     if (json_array_append_new(values, expt_axis_scalar_json(&a, x, integer)) != 0) {
       json_decref(values);
-      snprintf(why, why_size, "out of memory");
+      retry_error_set(err, RETRY_ENOMEM, NULL, NULL, -1, -1, "out of memory");
       return NULL;
     }
   }

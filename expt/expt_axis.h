@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "retry/retry.h"
+
 /* Limits of a sweep: axes of one sweep, values of one axis, points of the grid. */
 #define EXPT_AXIS_MAX_AXES 8
 #define EXPT_AXIS_MAX_STEPS 10000
@@ -32,9 +34,10 @@ typedef struct expt_axis_scalar {
   bool integer;
 } expt_axis_scalar;
 
-/* Reads v as a sweep's end. Returns true, or false with a reason in why ("\"fast\" is not a
- * number with a unit such as \"400/s\""). */
-bool expt_axis_scalar_parse(const json_t *v, expt_axis_scalar *out, char *why, size_t why_size);
+/* Reads v as a sweep's end. Returns 0, or RETRY_EINVAL with the reason alone in err's message
+ * ("\"fast\" is not a number with a unit such as \"400/s\""; no source, no path: the caller
+ * says where). err may be NULL. */
+int expt_axis_scalar_parse(const json_t *v, expt_axis_scalar *out, retry_error *err);
 /* The value x written like `like`: a JSON number, or a string with like's unit; an integer
  * (no decimals) when integer is true, else the shortest of 12 significant digits. New
  * reference, NULL when out of memory. */
@@ -44,10 +47,10 @@ json_t *expt_axis_scalar_json(const expt_axis_scalar *like, double x, bool integ
  * to), linear or logarithmic (both ends > 0). Both ends numbers, or both strings with the
  * same unit. Integers stay integers when both ends are integral and so is every step
  * (linear), or when both ends are integral (log: values rounded, and refused when two
- * round to the same integer). Returns a new array, or NULL with a reason in why (out of
- * memory: why says so). */
-json_t *expt_axis_range(const json_t *from, const json_t *to, long steps, bool log, char *why,
-                        size_t why_size);
+ * round to the same integer). Returns a new array, or NULL with err filled: RETRY_EINVAL and
+ * the reason alone in its message, or RETRY_ENOMEM ("out of memory"). err may be NULL. */
+json_t *expt_axis_range(const json_t *from, const json_t *to, long steps, bool log,
+                        retry_error *err);
 
 /* The key head (the first key of a path) names when a sweep or a search may not vary it
  * ("variants", "expect", "sweep", "search", "replications", "confidence", "baseline",

@@ -4,6 +4,7 @@
  * a malformed expectation both count as failures, never as passes.
  */
 #include "expt/expt_expect.h"
+#include "expt/expt_error.h"
 #include "expt/expt_output.h"
 
 #include <errno.h>
@@ -460,29 +461,25 @@ int expt_expect_check_to(const json_t *expect, const json_t *run, const char *ru
 }
 
 /* Unlike check, validate stops at the first bad key: it guards loading, where the first error
- * wins. With size 0 the messages go to a one-byte dummy, so msg may be NULL. */
-int expt_expect_validate(const json_t *expect, char *msg, size_t size) {
-  char dummy[1];
-  if (size == 0) {
-    msg = dummy;
-    size = sizeof dummy;
-  }
+ * wins. */
+int expt_expect_validate(const json_t *expect, retry_error *err) {
   if (!json_is_object(expect)) {
-    snprintf(msg, size, "expect must be an object of path: value");
-    return -1;
+    retry_error_set(err, RETRY_ECONFIG, NULL, NULL, -1, -1,
+                    "expect must be an object of path: value");
+    return RETRY_ECONFIG;
   }
   const char *path;
   const json_t *want;
   json_object_foreach((json_t *)expect, path, want) {
     if (!path_is_valid(path)) {
-      snprintf(msg, size, "\"%s\": malformed path (keys joined by '.', then [n] or [key=value])",
-               path);
-      return -1;
+      retry_error_set(err, RETRY_ECONFIG, NULL, NULL, -1, -1,
+                      "\"%s\": malformed path (keys joined by '.', then [n] or [key=value])", path);
+      return RETRY_ECONFIG;
     }
     shape s = shape_of(want);
     if (s.kind == SHAPE_BAD) {
-      snprintf(msg, size, "\"%s\": %s", path, s.why);
-      return -1;
+      retry_error_set(err, RETRY_ECONFIG, NULL, NULL, -1, -1, "\"%s\": %s", path, s.why);
+      return RETRY_ECONFIG;
     }
   }
   return 0;
@@ -652,9 +649,7 @@ int expt_junit_finish(expt_junit *j, const char *path, bool write, FILE *report)
   retry_error e;
   retry_error_clear(&e);
   if (write && expt_junit_write(j, path, &e) != 0) {
-    char buf[800];
-    retry_error_format(&e, buf, sizeof buf);
-    fprintf(report, "retrysim: %s\n", buf);
+    expt_error_print(report, &e);
     rc = -1;
   }
   expt_junit_destroy(j);

@@ -52,10 +52,11 @@ int expt_expect_check_to(const json_t *expect, const json_t *run, const char *ru
                         bool verbose, expt_expect_sink sink, void *sink_ctx);
 
 /* Checks the shape of an expect object without a run: an object whose keys are well-formed
- * paths and whose values have one of the shapes above. Returns 0, or -1 with a message naming
- * the bad key written to msg (size bytes, may be 0). Meant for the scenario loader, so that a
- * bad expectation is refused before anything runs. */
-int expt_expect_validate(const json_t *expect, char *msg, size_t size);
+ * paths and whose values have one of the shapes above. Returns 0, or RETRY_ECONFIG with a
+ * message naming the bad key in err (no source, no path: the caller says where; err may be
+ * NULL). Meant for the scenario loader, so that a bad expectation is refused before anything
+ * runs. */
+int expt_expect_validate(const json_t *expect, retry_error *err);
 
 /* The two kinds of expectations. A variant's "expect" may hold paths that start with "search"
  * ("search.outcome", "search.boundary.pass"): they are checked by `--check` against that

@@ -265,12 +265,6 @@ typedef struct ex_run {
   const char *scenario_name;
 } ex_run;
 
-static void print_run_error(FILE *err, const retry_error *e) {
-  char buf[800];
-  retry_error_format(e, buf, sizeof buf);
-  fprintf(err, "retrysim: %s\n", buf);
-}
-
 /* One run of cfg with the sink; fills the run's totals. Returns 0 or an exit status. */
 static int run_world(const model_config *cfg, uint64_t seed, ex_state *st, ex_run *info,
                      FILE *err) {
@@ -294,7 +288,7 @@ static int run_world(const model_config *cfg, uint64_t seed, ex_state *st, ex_ru
   sim_kernel_destroy(k);
   if (rc != 0) {
     if (e.code == RETRY_OK) e.code = rc;
-    print_run_error(err, &e);
+    expt_error_print(err, &e);
     return rc == RETRY_ENOMEM ? EXPT_EXIT_RUNTIME : EXPT_EXIT_USAGE;
   }
   if (st->oom) return oom(err);
@@ -873,7 +867,7 @@ static int explain(const expt_explain_opts *o, FILE *out, FILE *err) {
     sc = NULL;
   }
   if (sc == NULL) {
-    print_run_error(err, &e);
+    expt_error_print(err, &e);
     return expt_run_exit_status(e.code);
   }
   ex_run run = {.n_runs = expt_scenario_n_runs(sc), .scenario_name = expt_scenario_name(sc)};

@@ -73,14 +73,6 @@ static void progress_clear(progress *p) {
  * Runs
  * =================================================================== */
 
-/* Prints "retrysim: <formatted error>" on f. */
-static void print_error(FILE *f, const retry_error *e) {
-  /* Room for source (256), path (160) and message (160) with their separators. */
-  char buf[800];
-  retry_error_format(e, buf, sizeof buf);
-  fprintf(f, "retrysim: %s\n", buf);
-}
-
 /* Only out of memory is a run-time failure; a missing or unreadable file (RETRY_EIO) is bad
  * input like a wrong value. */
 int expt_run_exit_status(int code) {
@@ -190,17 +182,17 @@ static int finish(const expt_scenario *s, const expt_output *out, const expt_run
     retry_error e;
     retry_error_clear(&e);
     if (expt_output_write_dir(out, o->out_dir, &e) != 0) {
-      print_error(o->err, &e);
+      expt_error_print(o->err, &e);
       status = EXPT_EXIT_RUNTIME;
     }
     /* The pictures read the files just written; the report links them, so it comes last and
      * is written even when a picture failed (it then says nothing of pictures). */
     if (status == EXPT_EXIT_OK && o->plot) {
       int prc = expt_report_plots(out, s, o->out_dir, expt_plot_dir(), o->err, &e);
-      if (prc != 0) print_error(o->err, &e);
+      if (prc != 0) expt_error_print(o->err, &e);
       retry_error_clear(&e);
       if (expt_report_write(out, s, o->out_dir, o->command, prc == 0, &e) != 0 || prc != 0) {
-        if (e.code != RETRY_OK) print_error(o->err, &e);
+        if (e.code != RETRY_OK) expt_error_print(o->err, &e);
         status = EXPT_EXIT_RUNTIME;
       }
     }
@@ -234,8 +226,10 @@ static int finish(const expt_scenario *s, const expt_output *out, const expt_run
 int expt_run_validate(const expt_scenario *s, const char *source, retry_error *err) {
   for (size_t i = 0; i < expt_scenario_n_runs(s); i++) {
     const json_t *expect = expt_scenario_expect(s, i);
-    char msg[160];
-    if (expect == NULL || expt_expect_validate(expect, msg, sizeof msg) == 0) continue;
+    retry_error e;
+    retry_error_clear(&e);
+    if (expect == NULL || expt_expect_validate(expect, &e) == 0) continue;
+    const char *msg = e.message;
     if (err != NULL && err->code == RETRY_OK) {
       retry_error_clear(err);
       err->code = RETRY_ECONFIG;
@@ -281,7 +275,7 @@ int expt_run_scenario(const expt_scenario *s, const expt_run_opts *o) {
   if (expt_run_validate(s, NULL, &err) != 0) {
     /* The file name is not known here; the scenario's name stands in for it. */
     snprintf(err.source, sizeof err.source, "%s", expt_scenario_name(s));
-    print_error(o->err, &err);
+    expt_error_print(o->err, &err);
     return EXPT_EXIT_USAGE;
   }
   /* An --out naming an existing file would only fail after every run: refuse it now. */
@@ -308,7 +302,7 @@ int expt_run_scenario(const expt_scenario *s, const expt_run_opts *o) {
   for (size_t i = 0; i < n && status == EXPT_EXIT_OK; i++) {
     int rc = run_one(s, i, o, out, &prog, &err);
     if (rc != 0) {
-      print_error(o->err, &err);
+      expt_error_print(o->err, &err);
       status = run_status(rc);
     }
   }

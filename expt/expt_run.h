@@ -10,14 +10,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "retry/retry.h"
+#include "expt/expt_error.h"
 #include "expt/expt_scenario.h"
+#include "retry/retry.h"
 
-/* Exit statuses of the retrysim command. */
-#define EXPT_EXIT_OK 0      /* success (and every expectation held, with --check) */
-#define EXPT_EXIT_CHECK 1   /* --check found a failed expectation */
-#define EXPT_EXIT_USAGE 2   /* bad command line, unreadable or invalid scenario */
-#define EXPT_EXIT_RUNTIME 3 /* failure while running or writing: out of memory, I/O */
+/* The exit statuses (EXPT_EXIT_*) and the one way an error is printed are expt_error.h's. */
 
 typedef enum expt_format {
   EXPT_FORMAT_TEXT = 0, /* the text summary on stdout */

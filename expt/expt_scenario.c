@@ -140,14 +140,16 @@ static json_t *variant_doc(scn_ctx *c, json_t *base, json_t *variant) {
      * with the base document, so RETRY_EINVAL here means a path does not fit this document
      * (an index past the end, a key under a string). */
     json_t *v = json_deep_copy(json_object_iter_value(it));
-    char why[128] = "", shown[72];
-    int rc = v == NULL ? RETRY_ENOMEM : expt__scenario_path_set(doc, path, v, why, sizeof why);
+    char shown[72];
+    retry_error why;
+    retry_error_clear(&why);
+    int rc = v == NULL ? RETRY_ENOMEM : expt__scenario_path_set(doc, path, v, &why);
     if (rc != RETRY_OK) {
       retry_json_printable(shown, sizeof shown, path, 64);
       if (rc == RETRY_ENOMEM)
         retry_json_fail(&c->j, RETRY_ENOMEM, "out of memory applying a variant");
       else
-        retry_json_fail(&c->j, RETRY_ECONFIG, "cannot set \"%s\": %s", shown, why);
+        retry_json_fail(&c->j, RETRY_ECONFIG, "cannot set \"%s\": %s", shown, why.message);
       json_decref(doc);
       return NULL;
     }

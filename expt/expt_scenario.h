@@ -123,16 +123,17 @@ const json_t *expt_scenario_expect(const expt_scenario *s, size_t i);
 const json_t *expt_scenario_document(const expt_scenario *s, size_t i);
 
 /* The value at path (the --set syntax, no selectors) in doc, or NULL when the path is bad,
- * does not fit the document, or reaches nothing or a null; why (may be NULL) then says which
- * ("\"services.apx\" is not there"). Borrowed from doc. */
-const json_t *expt_scenario_path_get(const json_t *doc, const char *path, char *why,
-                                    size_t why_size);
-/* Whether path is a valid --set path; false with the reason in why. */
-bool expt_scenario_path_check_set(const char *path, char *why, size_t why_size);
+ * does not fit the document, or reaches nothing or a null; err (may be NULL) then says which
+ * (RETRY_EINVAL, the reason alone in its message: "\"services.apx\" is not there"). Borrowed
+ * from doc. */
+const json_t *expt_scenario_path_get(const json_t *doc, const char *path, retry_error *err);
+/* Checks that path is a valid --set path. Returns 0, or RETRY_EINVAL with the reason alone in
+ * err's message (err may be NULL). */
+int expt_scenario_path_check_set(const char *path, retry_error *err);
 
 /* Why a path reaches no value in one of a scenario's runs, for the message of a sweep's or a
  * search's check: the path as shown, " in variant \"NAME\"" (empty without variants) and where
- * the walk stopped (expt_scenario_path_get's why). */
+ * the walk stopped (the message of expt_scenario_path_get's err). */
 typedef struct expt_scenario_miss {
   char shown[72];
   char run[80];

@@ -10,6 +10,11 @@
  *   expt_scenario_path.c    the PATH syntax of --set, variants and expectations
  *   expt_scenario_units.c   expt_duration_parse, expt_rate_parse
  *   expt_scenario_study.c   the study keys "sweep" and "search"
+ *
+ * Errors follow expt_error.h: the checks and getters here (expt__scenario_*) return a bool (or
+ * 1/0/-1 like retry_json.h's getters) because their scn_ctx already carries the retry_error,
+ * c->j.e (first error wins, with the JSON path being read); the loader copies it out to its
+ * caller's err. The functions without a context take a retry_error *err themselves.
  */
 #ifndef EXPT_SCENARIO_INT_H
 #define EXPT_SCENARIO_INT_H
@@ -232,16 +237,16 @@ int expt__scenario_check_axes(const expt_scenario *s, retry_error *err);
  * =================================================================== */
 
 /* Checks the syntax of path. allow_match: whether [key=value] selectors are allowed (expect
- * paths). Returns true, or false with a reason in why ("an index has a leading zero"); why
- * may be NULL. */
-bool expt__scenario_path_check(const char *path, bool allow_match, char *why, size_t why_size);
+ * paths). Returns 0, or RETRY_EINVAL with the reason alone in err's message ("an index has a
+ * leading zero"; no source, no path: callers quote the path); err may be NULL. */
+int expt__scenario_path_check(const char *path, bool allow_match, retry_error *err);
 /* The first key of path ("services" for "services.api.workers"), into buf. False when path
  * does not start with a key. */
 bool expt__scenario_path_head(const char *path, char *buf, size_t size);
 /* Sets path in root to value (taken: always released), creating missing objects; a null
- * value deletes. Returns RETRY_OK, RETRY_EINVAL with a reason in why, or RETRY_ENOMEM. */
-int expt__scenario_path_set(json_t *root, const char *path, json_t *value, char *why,
-                            size_t why_size);
+ * value deletes. Returns RETRY_OK, RETRY_EINVAL with the reason in err (as
+ * expt__scenario_path_check's), or RETRY_ENOMEM (err left alone). err may be NULL. */
+int expt__scenario_path_set(json_t *root, const char *path, json_t *value, retry_error *err);
 
 /* }================================================================== */
 

@@ -52,7 +52,9 @@ bool expt__scenario_apply_sets(json_t *doc, const expt_set *sets, size_t n_sets,
                                retry_error *err) {
   for (size_t i = 0; i < n_sets; i++) {
     assert(sets[i].path != NULL);
-    char shown[72], why[128] = "";
+    char shown[72];
+    retry_error why;
+    retry_error_clear(&why);
     /* The path is cut for display: the message has 160 bytes and needs room for the reason. */
     retry_json_printable(shown, sizeof shown, sets[i].path, 64);
     json_t *v = set_value(sets[i].value);
@@ -64,7 +66,7 @@ bool expt__scenario_apply_sets(json_t *doc, const expt_set *sets, size_t n_sets,
     /* path_set consumes v whatever it returns, so no error path below releases it. On an error
      * the document may already hold intermediate objects that path_set created; that is
      * harmless because the caller destroys the whole scenario. */
-    int rc = expt__scenario_path_set(doc, sets[i].path, v, why, sizeof why);
+    int rc = expt__scenario_path_set(doc, sets[i].path, v, &why);
     if (rc == RETRY_ENOMEM) {
       retry_error_set(err, RETRY_ENOMEM, "<command line>", "", -1, -1, "out of memory applying %s",
                       label);
@@ -72,7 +74,7 @@ bool expt__scenario_apply_sets(json_t *doc, const expt_set *sets, size_t n_sets,
     }
     if (rc != RETRY_OK) {
       retry_error_set(err, RETRY_ECONFIG, "<command line>", "", -1, -1, "%s \"%s\": %s", label,
-                      shown, why);
+                      shown, why.message);
       return false;
     }
   }

@@ -41,34 +41,34 @@ typedef struct seg {
   char value[SEG_TEXT_MAX]; /* SEG_MATCH: the value it must equal, as a string */
 } seg;
 
-/* Reasons go to a caller's buffer, which may be absent (NULL, 0) when only the verdict is
- * wanted. The format takes one string so that every call site is checked by the compiler;
- * messages without an argument end in "%s" and pass "", which keeps that one signature. */
-static void why_set(char *why, size_t size, const char *fmt, const char *arg) {
-  if (why != NULL && size > 0) snprintf(why, size, fmt, arg);
+/* Reasons go to the caller's retry_error (RETRY_EINVAL, the reason alone: no source, no path),
+ * which may be NULL when only the verdict is wanted; the first reason wins. Callers quote the
+ * path themselves, so the message is only what is wrong with it. */
+static void path_fail(retry_error *err, const char *reason) {
+  retry_error_set(err, RETRY_EINVAL, NULL, NULL, -1, -1, "%s", reason);
 }
 
 /* Reads a bracket segment; *pp is just past '['. Returns 1 with *pp past ']', or -1 with a
  * reason. Indexes refuse leading zeros ("[01]") so that one element has one spelling, and stop at
  * SIZE_MAX rather than wrap. */
-static int read_bracket(const char **pp, bool allow_match, seg *s, char *why, size_t why_size) {
+static int read_bracket(const char **pp, bool allow_match, seg *s, retry_error *err) {
   const char *p = *pp;
   if (*p >= '0' && *p <= '9') {
     if (*p == '0' && p[1] >= '0' && p[1] <= '9') {
-      why_set(why, why_size, "an index has a leading zero%s", "");
+      path_fail(err, "an index has a leading zero");
       return -1;
     }
     size_t idx = 0;
     for (; *p >= '0' && *p <= '9'; p++) {
       /* Checked before the multiply, so idx * 10 + 9 can never wrap. */
       if (idx > (SIZE_MAX - 9) / 10) {
-        why_set(why, why_size, "an index is too large%s", "");
+        path_fail(err, "an index is too large");
         return -1;
       }
       idx = idx * 10 + (size_t)(*p - '0');
     }
     if (*p != ']') {
-      why_set(why, why_size, "an index must be digits followed by ']'%s", "");
+      path_fail(err, "an index must be digits followed by ']'");
       return -1;
     }
     s->kind = SEG_INDEX;
@@ -80,20 +80,20 @@ static int read_bracket(const char **pp, bool allow_match, seg *s, char *why, si
     size_t n = 0;
     for (p++; *p != '"'; p++) {
       if (*p == '\0') {
-        why_set(why, why_size, "a quoted key has no closing quote%s", "");
+        path_fail(err, "a quoted key has no closing quote");
         return -1;
       }
       /* Only \" and \\ are escapes; a backslash before anything else is an ordinary byte. */
       if (*p == '\\' && (p[1] == '"' || p[1] == '\\')) p++;
       if (n + 1 >= SEG_TEXT_MAX) {
-        why_set(why, why_size, "a key is longer than 255 bytes%s", "");
+        path_fail(err, "a key is longer than 255 bytes");
         return -1;
       }
       s->key[n++] = *p;
     }
     s->key[n] = '\0';
     if (p[1] != ']') {
-      why_set(why, why_size, "a quoted key must be followed by ']'%s", "");
+      path_fail(err, "a quoted key must be followed by ']'");
       return -1;
     }
     s->kind = SEG_KEY;
@@ -101,7 +101,7 @@ static int read_bracket(const char **pp, bool allow_match, seg *s, char *why, si
     return 1;
   }
   if (!allow_match) {
-    why_set(why, why_size, "expected an index [0] or a quoted key [\"name\"] after '['%s", "");
+    path_fail(err, "expected an index [0] or a quoted key [\"name\"] after '['");
     return -1;
   }
   /* member=value: the member runs to '=', the value to the next ']'. A value may therefore
@@ -113,12 +113,12 @@ static int read_bracket(const char **pp, bool allow_match, seg *s, char *why, si
   while (*close != '\0' && *close != ']')
     close++;
   if (*eq != '=' || eq == p || *close != ']') {
-    why_set(why, why_size, "expected [index], [\"key\"] or [member=value] after '['%s", "");
+    path_fail(err, "expected [index], [\"key\"] or [member=value] after '['");
     return -1;
   }
   size_t klen = (size_t)(eq - p), vlen = (size_t)(close - eq - 1);
   if (klen >= SEG_TEXT_MAX || vlen >= SEG_TEXT_MAX) {
-    why_set(why, why_size, "a selector is longer than 255 bytes%s", "");
+    path_fail(err, "a selector is longer than 255 bytes");
     return -1;
   }
   memcpy(s->key, p, klen);
@@ -131,19 +131,18 @@ static int read_bracket(const char **pp, bool allow_match, seg *s, char *why, si
 }
 
 /* Reads the next segment at *pp. Returns 1 and advances *pp, 0 at the end of the path, -1
- * with a reason in why. */
-static int next_seg(const char **pp, bool first, bool allow_match, seg *s, char *why,
-                    size_t why_size) {
+ * with a reason in err. */
+static int next_seg(const char **pp, bool first, bool allow_match, seg *s, retry_error *err) {
   const char *p = *pp;
   if (*p == '\0') return 0;
   if (*p == '[') {
     *pp = p + 1;
-    return read_bracket(pp, allow_match, s, why, why_size);
+    return read_bracket(pp, allow_match, s, err);
   }
   /* Only the first segment goes without a separator; after it a key needs its '.'. */
   if (!first) {
     if (*p != '.') {
-      why_set(why, why_size, "expected '.' or '[' after a segment%s", "");
+      path_fail(err, "expected '.' or '[' after a segment");
       return -1;
     }
     p++;
@@ -151,18 +150,18 @@ static int next_seg(const char **pp, bool first, bool allow_match, seg *s, char 
   size_t n = 0;
   for (; *p != '\0' && *p != '.' && *p != '[' && *p != ']'; p++) {
     if (n + 1 >= SEG_TEXT_MAX) {
-      why_set(why, why_size, "a key is longer than 255 bytes%s", "");
+      path_fail(err, "a key is longer than 255 bytes");
       return -1;
     }
     s->key[n++] = *p;
   }
   if (n == 0) {
-    why_set(why, why_size, *p == ']' ? "unexpected ']'%s" : "a key is empty%s", "");
+    path_fail(err, *p == ']' ? "unexpected ']'" : "a key is empty");
     return -1;
   }
   /* A ']' outside a bracket is a typo or half of a broken bracket, never part of a key. */
   if (*p == ']') {
-    why_set(why, why_size, "unexpected ']'%s", "");
+    path_fail(err, "unexpected ']'");
     return -1;
   }
   s->key[n] = '\0';
@@ -171,9 +170,9 @@ static int next_seg(const char **pp, bool first, bool allow_match, seg *s, char 
   return 1;
 }
 
-/* Skips the optional "$" prefix. Returns the start of the first segment, or NULL (with why)
+/* Skips the optional "$" prefix. Returns the start of the first segment, or NULL (with err)
  * when the path is empty. */
-static const char *path_start(const char *path, char *why, size_t why_size) {
+static const char *path_start(const char *path, retry_error *err) {
   const char *p = path;
   if (p[0] == '$') {
     if (p[1] == '.')
@@ -184,32 +183,32 @@ static const char *path_start(const char *path, char *why, size_t why_size) {
       p = path; /* "$x" is a key that starts with '$' */
   }
   if (*p == '\0') {
-    why_set(why, why_size, "the path is empty%s", "");
+    path_fail(err, "the path is empty");
     return NULL;
   }
   return p;
 }
 
 /* The syntax alone: every segment must decode. */
-bool expt__scenario_path_check(const char *path, bool allow_match, char *why, size_t why_size) {
-  const char *p = path_start(path, why, why_size);
-  if (p == NULL) return false;
+int expt__scenario_path_check(const char *path, bool allow_match, retry_error *err) {
+  const char *p = path_start(path, err);
+  if (p == NULL) return RETRY_EINVAL;
   seg s;
   int rc;
   /* The loop has no body: next_seg decodes and advances. rc == 0 means the whole path
-   * decoded; -1 left its reason in why. */
-  for (bool first = true; (rc = next_seg(&p, first, allow_match, &s, why, why_size)) == 1;
+   * decoded; -1 left its reason in err. */
+  for (bool first = true; (rc = next_seg(&p, first, allow_match, &s, err)) == 1;
        first = false) {
   }
-  return rc == 0;
+  return rc == 0 ? RETRY_OK : RETRY_EINVAL;
 }
 
 /* The first key, for the rule that a variant may not reach "variants" or "expect". */
 bool expt__scenario_path_head(const char *path, char *buf, size_t size) {
-  const char *p = path_start(path, NULL, 0);
+  const char *p = path_start(path, NULL);
   seg s;
   /* Selectors are accepted so any checked path has a head; only a key counts as one. */
-  if (p == NULL || next_seg(&p, true, true, &s, NULL, 0) != 1 || s.kind != SEG_KEY) return false;
+  if (p == NULL || next_seg(&p, true, true, &s, NULL) != 1 || s.kind != SEG_KEY) return false;
   snprintf(buf, size, "%s", s.key);
   return true;
 }
@@ -230,17 +229,20 @@ static const char *type_name(const json_t *v) {
 }
 
 /* "\"services.api\" is a string, not an object": prefix is the path up to the container. */
-static void why_type(char *why, size_t size, const char *path, size_t prefix_len, const json_t *v,
+static void why_type(retry_error *err, const char *path, size_t prefix_len, const json_t *v,
                      const char *want) {
   char shown[72];
-  /* The path up to the container, cut at 60 bytes so the reason fits its 128-byte buffer. */
+  /* The path up to the container, cut at 60 bytes so a caller's message quoting the reason
+   * still fits its 160 bytes. */
   size_t n = prefix_len < 60 ? prefix_len : 60;
   memcpy(shown, path, n);
   snprintf(shown + n, sizeof shown - n, "%s", prefix_len > 60 ? "..." : "");
   if (prefix_len == 0)
-    snprintf(why, size, "the document is %s, not %s", type_name(v), want);
+    retry_error_set(err, RETRY_EINVAL, NULL, NULL, -1, -1, "the document is %s, not %s",
+                    type_name(v), want);
   else
-    snprintf(why, size, "\"%s\" is %s, not %s", shown, type_name(v), want);
+    retry_error_set(err, RETRY_EINVAL, NULL, NULL, -1, -1, "\"%s\" is %s, not %s", shown,
+                    type_name(v), want);
 }
 
 /* Setting path to null deletes it; deleting what is not there does nothing, so that a variant
@@ -252,12 +254,12 @@ static void why_type(char *why, size_t size, const char *path, size_t prefix_len
 
 /* Applies key segment a to cur (b, the segment after it, decides what a missing child becomes;
  * more is 0 when a is the last): sets or deletes the key, or finds or creates the child to walk
- * into (*next). Returns STEP_DOWN, or the walk's result (RETRY_OK or an error, why filled for
+ * into (*next). Returns STEP_DOWN, or the walk's result (RETRY_OK or an error, err filled for
  * RETRY_EINVAL) with value consumed. */
 static int step_key(json_t *cur, const seg *a, const seg *b, int more, bool del, json_t *value,
-                    json_t **next, const char *path, size_t cont_len, char *why, size_t why_size) {
+                    json_t **next, const char *path, size_t cont_len, retry_error *err) {
   if (!json_is_object(cur)) {
-    why_type(why, why_size, path, cont_len, cur, "an object");
+    why_type(err, path, cont_len, cur, "an object");
     json_decref(value);
     return RETRY_EINVAL;
   }
@@ -292,19 +294,18 @@ static int step_key(json_t *cur, const seg *a, const seg *b, int more, bool del,
 /* As step_key, for index segment a: index == size appends, and anything past it would leave a
  * hole that JSON cannot hold. */
 static int step_index(json_t *cur, const seg *a, const seg *b, int more, bool del, json_t *value,
-                      json_t **next, const char *path, size_t cont_len, char *why,
-                      size_t why_size) {
+                      json_t **next, const char *path, size_t cont_len, retry_error *err) {
   if (!json_is_array(cur)) {
-    why_type(why, why_size, path, cont_len, cur, "an array");
+    why_type(err, path, cont_len, cur, "an array");
     json_decref(value);
     return RETRY_EINVAL;
   }
   size_t size = json_array_size(cur);
   /* index == size appends; anything past it would leave a hole that JSON cannot hold. */
   if (a->index > size) {
-    if (why != NULL)
-      snprintf(why, why_size, "index %zu is past the end of an array of %zu element%s", a->index,
-               size, size == 1 ? "" : "s");
+    retry_error_set(err, RETRY_EINVAL, NULL, NULL, -1, -1,
+                    "index %zu is past the end of an array of %zu element%s", a->index, size,
+                    size == 1 ? "" : "s");
     json_decref(value);
     return RETRY_EINVAL;
   }
@@ -341,9 +342,8 @@ static int step_index(json_t *cur, const seg *a, const seg *b, int more, bool de
   return STEP_DOWN;
 }
 
-int expt__scenario_path_set(json_t *root, const char *path, json_t *value, char *why,
-                            size_t why_size) {
-  if (!expt__scenario_path_check(path, false, why, why_size)) {
+int expt__scenario_path_set(json_t *root, const char *path, json_t *value, retry_error *err) {
+  if (expt__scenario_path_check(path, false, err) != 0) {
     json_decref(value);
     return RETRY_EINVAL;
   }
@@ -353,22 +353,22 @@ int expt__scenario_path_set(json_t *root, const char *path, json_t *value, char 
    * every caller discards the whole document on any error. value is consumed on every path:
    * stolen by a successful (or failed) *_set_new, released by hand otherwise. */
   bool del = json_is_null(value);
-  const char *p = path_start(path, NULL, 0), *root_start = p, *a_start = p;
+  const char *p = path_start(path, NULL), *root_start = p, *a_start = p;
   seg a, b;
   /* Two segments at a time: a is applied to cur, and b, the one after it, decides what a
    * missing child becomes (an array before an index, else an object). The return values of
    * next_seg are not tested for errors: the path was checked, so they are 1 or 0 (the end). */
-  next_seg(&p, true, false, &a, NULL, 0);
+  next_seg(&p, true, false, &a, NULL);
   json_t *cur = root;
   for (;;) {
     /* The container of segment a is the path before a's text (none: the document). It is
      * measured in the path as written, "$." included when given, so the quote matches it. */
     size_t cont_len = a_start == root_start ? 0 : (size_t)(a_start - path);
     const char *b_start = p;
-    int more = next_seg(&p, false, false, &b, NULL, 0);
+    int more = next_seg(&p, false, false, &b, NULL);
     int rc = a.kind == SEG_KEY
-                 ? step_key(cur, &a, &b, more, del, value, &cur, path, cont_len, why, why_size)
-                 : step_index(cur, &a, &b, more, del, value, &cur, path, cont_len, why, why_size);
+                 ? step_key(cur, &a, &b, more, del, value, &cur, path, cont_len, err)
+                 : step_index(cur, &a, &b, more, del, value, &cur, path, cont_len, err);
     if (rc != STEP_DOWN) return rc;
     /* One level down. a_start follows a's text so why_type can quote the path up to the
      * container of the next segment. */
@@ -380,31 +380,31 @@ int expt__scenario_path_set(json_t *root, const char *path, json_t *value, char 
 /* The walk of expt__scenario_path_set without changing anything: the value, or NULL with the
  * reason (the first segment that is missing or does not fit). A JSON null at the end counts
  * as missing. */
-const json_t *expt_scenario_path_get(const json_t *doc, const char *path, char *why,
-                                     size_t why_size) {
-  if (!expt__scenario_path_check(path, false, why, why_size)) return NULL;
-  const char *p = path_start(path, NULL, 0), *root_start = p, *a_start = p;
+const json_t *expt_scenario_path_get(const json_t *doc, const char *path, retry_error *err) {
+  if (expt__scenario_path_check(path, false, err) != 0) return NULL;
+  const char *p = path_start(path, NULL), *root_start = p, *a_start = p;
   const json_t *cur = doc;
   seg a;
-  for (bool first = true; next_seg(&p, first, false, &a, NULL, 0) == 1; first = false) {
+  for (bool first = true; next_seg(&p, first, false, &a, NULL) == 1; first = false) {
     size_t cont_len = a_start == root_start ? 0 : (size_t)(a_start - path);
     const json_t *child = NULL;
     if (a.kind == SEG_KEY) {
       if (!json_is_object(cur)) {
-        why_type(why, why_size, path, cont_len, cur, "an object");
+        why_type(err, path, cont_len, cur, "an object");
         return NULL;
       }
       child = json_object_get(cur, a.key);
     } else {
       if (!json_is_array(cur)) {
-        why_type(why, why_size, path, cont_len, cur, "an array");
+        why_type(err, path, cont_len, cur, "an array");
         return NULL;
       }
       child = json_array_get(cur, a.index);
     }
     if (child == NULL || json_is_null(child)) {
       size_t n = (size_t)(p - path) < 60 ? (size_t)(p - path) : 60;
-      if (why != NULL) snprintf(why, why_size, "\"%.*s\" is not there", (int)n, path);
+      retry_error_set(err, RETRY_EINVAL, NULL, NULL, -1, -1, "\"%.*s\" is not there", (int)n,
+                      path);
       return NULL;
     }
     cur = child;
@@ -413,6 +413,6 @@ const json_t *expt_scenario_path_get(const json_t *doc, const char *path, char *
   return cur;
 }
 
-bool expt_scenario_path_check_set(const char *path, char *why, size_t why_size) {
-  return expt__scenario_path_check(path, false, why, why_size);
+int expt_scenario_path_check_set(const char *path, retry_error *err) {
+  return expt__scenario_path_check(path, false, err);
 }

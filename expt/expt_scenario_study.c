@@ -80,11 +80,13 @@ static bool check_axis_path(scn_ctx *c, json_t *obj) {
                          "the --set path of the value to vary, such as "
                          "\"clients.web.arrival.rate\"") != 1)
     return false;
-  char why[128], shown[72], head[64] = "";
+  char shown[72], head[64] = "";
+  retry_error why;
+  retry_error_clear(&why);
   retry_json_printable(shown, sizeof shown, path, 64);
   size_t mark = retry_json_path_push_key(&c->j, "path");
-  if (!expt__scenario_path_check(path, false, why, sizeof why)) {
-    retry_json_fail(&c->j, RETRY_ECONFIG, "bad path \"%s\": %s", shown, why);
+  if (expt__scenario_path_check(path, false, &why) != 0) {
+    retry_json_fail(&c->j, RETRY_ECONFIG, "bad path \"%s\": %s", shown, why.message);
     return false;
   }
   expt__scenario_path_head(path, head, sizeof head);
@@ -148,12 +150,13 @@ static bool check_axis(scn_ctx *c, json_t *ax) {
                          "steps", "the number of values, >= 2") != 1 ||
       retry_json_get_enum(&c->j, ax, "scale", scale_names, SCN_N_OF(scale_names), &scale) < 0)
     return false;
-  char why[160] = "";
+  retry_error why;
+  retry_error_clear(&why);
   json_t *v = expt_axis_range(retry_json_field(ax, "from"), retry_json_field(ax, "to"), (long)steps,
-                              scale == 1, why, sizeof why);
+                              scale == 1, &why);
   if (v == NULL) {
-    retry_json_fail(&c->j, strcmp(why, "out of memory") == 0 ? RETRY_ENOMEM : RETRY_ECONFIG, "%s",
-                    why);
+    retry_json_fail(&c->j, why.code == RETRY_ENOMEM ? RETRY_ENOMEM : RETRY_ECONFIG, "%s",
+                    why.message);
     return false;
   }
   json_decref(v);
@@ -226,7 +229,7 @@ bool expt__scenario_check_search(scn_ctx *c, json_t *search) {
     retry_json_fail_field(&c->j, search, "max_reps", "at least \"reps\"");
     return false;
   }
-  if (metric != NULL && !expt__scenario_path_check(metric, false, NULL, 0)) {
+  if (metric != NULL && expt__scenario_path_check(metric, false, NULL) != 0) {
     size_t mark = retry_json_path_push_key(&c->j, "metric");
     retry_json_fail_value(&c->j, "\"metric\"",
                           "the path of a boolean in a run's summary, such as "
@@ -236,15 +239,16 @@ bool expt__scenario_check_search(scn_ctx *c, json_t *search) {
     return false;
   }
   expt_axis_scalar lo, hi;
-  char why[128];
+  retry_error why;
+  retry_error_clear(&why);
   const char *bad = NULL;
-  if (!expt_axis_scalar_parse(json_object_get(search, "from"), &lo, why, sizeof why))
+  if (expt_axis_scalar_parse(json_object_get(search, "from"), &lo, &why) != 0)
     bad = "from";
-  else if (!expt_axis_scalar_parse(json_object_get(search, "to"), &hi, why, sizeof why))
+  else if (expt_axis_scalar_parse(json_object_get(search, "to"), &hi, &why) != 0)
     bad = "to";
   if (bad != NULL) {
     size_t mark = retry_json_path_push_key(&c->j, bad);
-    retry_json_fail(&c->j, RETRY_ECONFIG, "%s", why);
+    retry_json_fail(&c->j, RETRY_ECONFIG, "%s", why.message);
     retry_json_path_pop(&c->j, mark);
     return false;
   }
@@ -273,10 +277,10 @@ bool expt__scenario_check_study_pair(scn_ctx *c, json_t *doc) {
 bool expt_scenario_path_reaches(const expt_scenario *s, const char *path,
                                 expt_scenario_miss *miss) {
   for (size_t r = 0; r < expt_scenario_n_runs(s); r++) {
-    miss->why[0] = '\0';
-    if (expt_scenario_path_get(expt_scenario_document(s, r), path, miss->why, sizeof miss->why) !=
-        NULL)
-      continue;
+    retry_error why;
+    retry_error_clear(&why);
+    if (expt_scenario_path_get(expt_scenario_document(s, r), path, &why) != NULL) continue;
+    snprintf(miss->why, sizeof miss->why, "%s", why.message);
     retry_json_printable(miss->shown, sizeof miss->shown, path, 64);
     miss->run[0] = '\0';
     if (expt_scenario_has_variants(s)) {

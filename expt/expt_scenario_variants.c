@@ -23,12 +23,14 @@ static bool check_set(scn_ctx *c, json_t *set) {
   }
   for (void *it = json_object_iter(set); it != NULL; it = json_object_iter_next(set, it)) {
     const char *path = json_object_iter_key(it);
-    char shown[72], why[128], head[64] = "";
+    char shown[72], head[64] = "";
+    retry_error why;
+    retry_error_clear(&why);
     retry_json_printable(shown, sizeof shown, path, 64);
     /* No [key=value] selectors here (allow_match false): a scenario's arrays are addressed by
      * position, and a selector could not say what to create when nothing matched. */
-    if (!expt__scenario_path_check(path, false, why, sizeof why)) {
-      retry_json_fail(&c->j, RETRY_ECONFIG, "bad path \"%s\": %s", shown, why);
+    if (expt__scenario_path_check(path, false, &why) != 0) {
+      retry_json_fail(&c->j, RETRY_ECONFIG, "bad path \"%s\": %s", shown, why.message);
       return false;
     }
     expt__scenario_path_head(path, head, sizeof head);
@@ -200,10 +202,12 @@ bool expt__scenario_check_expect(scn_ctx *c, json_t *expect) {
   for (void *it = json_object_iter(expect); it != NULL; it = json_object_iter_next(expect, it)) {
     const char *path = json_object_iter_key(it);
     size_t mark = retry_json_path_push_key(&c->j, path);
-    char shown[72], why[128];
-    if (!expt__scenario_path_check(path, true, why, sizeof why)) {
+    char shown[72];
+    retry_error why;
+    retry_error_clear(&why);
+    if (expt__scenario_path_check(path, true, &why) != 0) {
       retry_json_printable(shown, sizeof shown, path, 64);
-      retry_json_fail(&c->j, RETRY_ECONFIG, "bad path \"%s\": %s", shown, why);
+      retry_json_fail(&c->j, RETRY_ECONFIG, "bad path \"%s\": %s", shown, why.message);
       return false;
     }
     if (!check_expect_value(c, json_object_iter_value(it))) return false;

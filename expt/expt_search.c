@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "expt/expt_error.h"
 #include "expt/expt_expect.h"
 #include "expt/expt_output.h"
 #include "expt/expt_plot.h"
@@ -30,9 +31,9 @@ int expt_search_spec_from_json(const json_t *block, expt_search_spec *out, retry
   const char *metric = json_string_value(json_object_get(block, "metric"));
   out->path = strdup(json_string_value(json_object_get(block, "path")));
   out->metric = strdup(metric != NULL ? metric : EXPT_SEARCH_DEFAULT_METRIC);
-  char why[128];
-  expt_axis_scalar_parse(json_object_get(block, "from"), &out->from, why, sizeof why);
-  expt_axis_scalar_parse(json_object_get(block, "to"), &out->to, why, sizeof why);
+  /* The loader checked both ends, so no reason is wanted here. */
+  expt_axis_scalar_parse(json_object_get(block, "from"), &out->from, NULL);
+  expt_axis_scalar_parse(json_object_get(block, "to"), &out->to, NULL);
   json_t *p = json_object_get(block, "p");
   out->p = json_is_number(p) ? json_number_value(p) : EXPT_SEARCH_DEFAULT_P;
   out->reps = int_or(json_object_get(block, "reps"), EXPT_SEARCH_DEFAULT_REPS);
@@ -320,7 +321,7 @@ static int study_probe(void *vctx, double x, const expt_set *set, size_t first_r
   int rc = expt_study_run_jobs(jobs, n, c->jobs, NULL, results, err);
   size_t kk = 0;
   for (size_t i = 0; rc == 0 && i < n; i++) {
-    const json_t *m = expt_scenario_path_get(results[i], c->spec->metric, NULL, 0);
+    const json_t *m = expt_scenario_path_get(results[i], c->spec->metric, NULL);
     if (!json_is_boolean(m)) {
       char got[64] = "nothing";
       if (m != NULL) retry_json_describe(m, got, sizeof got);
@@ -455,9 +456,7 @@ static int search_variants(const expt_scenario *s, const struct expt_study_spec 
     int rc = expt_search_run(spec, tmpl->confidence, study_probe, &c, &r, err);
     expt_scenario_destroy(c.at);
     if (rc != 0) {
-      char buf[1200];
-      retry_error_format(err, buf, sizeof buf);
-      fprintf(opts->err, "retrysim: %s\n", buf);
+      expt_error_print(opts->err, err);
       return rc == RETRY_ENOMEM || rc == RETRY_EIO ? EXPT_EXIT_RUNTIME : EXPT_EXIT_USAGE;
     }
     size_t lower = 0, higher = 0;
@@ -523,18 +522,14 @@ static int write_search_files(json_t *doc, json_t *search, const struct expt_run
   if (rc == 0 && opts->plot) {
     int prc = expt_report_search_plots(doc, opts->out_dir, expt_plot_dir(), opts->err, err);
     if (prc != 0) {
-      char buf[1200];
-      retry_error_format(err, buf, sizeof buf);
-      fprintf(opts->err, "retrysim: %s\n", buf);
+      expt_error_print(opts->err, err);
       retry_error_clear(err);
     }
     rc = expt_report_search_write(doc, opts->out_dir, opts->command, prc == 0, err);
     if (rc == 0 && prc != 0) status = EXPT_EXIT_RUNTIME;
   }
   if (rc != 0) {
-    char buf[1200];
-    retry_error_format(err, buf, sizeof buf);
-    fprintf(opts->err, "retrysim: %s\n", buf);
+    expt_error_print(opts->err, err);
     status = EXPT_EXIT_RUNTIME;
   }
   return status;

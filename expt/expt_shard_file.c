@@ -5,11 +5,11 @@
  */
 #include "expt/expt_shard_file.h"
 
+#include <assert.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "expt/expt_output.h"
-#include "expt/expt_run.h"
 #include "expt/expt_json.h"
 
 void expt_shard_file_path(char *buf, size_t size, const char *dir) {
@@ -23,29 +23,23 @@ void expt_shard_file_path(char *buf, size_t size, const char *dir) {
 }
 
 int expt_shard_file_write(const char *dir, unsigned k, unsigned n, const json_t *plan,
-                          const json_t *records, FILE *errf) {
-  if (dir == NULL) {
-    fprintf(errf, "retrysim: --shard needs --out DIR: the shard's runs go to DIR/%s\n",
-            EXPT_SHARD_FILE);
-    return EXPT_EXIT_USAGE;
-  }
+                          const json_t *records, retry_error *err) {
+  assert(dir != NULL);
   json_t *doc = json_pack("{s:i, s:i, s:i, s:O, s:O}", "retrysim_shard", 1, "shard", (int)k, "of",
                           (int)n, "plan", plan, "runs", records);
-  retry_error e;
-  retry_error_clear(&e);
-  int rc = doc != NULL ? expt_output_make_dirs(dir, &e) : RETRY_ENOMEM;
+  if (doc == NULL) {
+    retry_error_set(err, RETRY_ENOMEM, NULL, NULL, -1, -1, "out of memory");
+    return RETRY_ENOMEM;
+  }
+  int rc = expt_output_make_dirs(dir, err);
   if (rc == 0) {
     char path[4096];
     expt_shard_file_path(path, sizeof path, dir);
-    rc = expt_output_write_atomic(path, expt_json_fill, doc, &e);
+    rc = expt_output_write_atomic(path, expt_json_fill, doc, err);
   }
   json_decref(doc);
-  if (rc != 0) {
-    char buf[800];
-    if (e.code == RETRY_OK) snprintf(e.message, sizeof e.message, "out of memory");
-    retry_error_format(&e, buf, sizeof buf);
-    fprintf(errf, "retrysim: %s\n", buf);
-    return EXPT_EXIT_RUNTIME;
-  }
-  return EXPT_EXIT_OK;
+  /* A failure that left no message (the first error wins, so this fills only an empty err)
+   * can only have been an allocation. */
+  if (rc != 0) retry_error_set(err, rc, NULL, NULL, -1, -1, "out of memory");
+  return rc;
 }

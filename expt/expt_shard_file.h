@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "retry/retry.h"
+
 /* The file a shard writes into its directory. */
 #define EXPT_SHARD_FILE "shard.json"
 
@@ -20,9 +22,9 @@
 void expt_shard_file_path(char *buf, size_t size, const char *dir);
 
 /* Writes dir/shard.json (atomically; dir created when missing): {"retrysim_shard": 1, "shard":
- * k, "of": n, "plan": plan, "runs": records}. Returns the exit status (EXPT_EXIT_OK, or
- * EXPT_EXIT_USAGE without dir, EXPT_EXIT_RUNTIME on a write error, printed on errf). */
+ * k, "of": n, "plan": plan, "runs": records}. dir must not be NULL (the study refuses --shard
+ * without --out). Returns 0, or RETRY_ENOMEM or RETRY_EIO with err filled; the study prints it. */
 int expt_shard_file_write(const char *dir, unsigned k, unsigned n, const json_t *plan,
-                          const json_t *records, FILE *errf);
+                          const json_t *records, retry_error *err);
 
 #endif /* EXPT_SHARD_FILE_H */

@@ -212,6 +212,24 @@ static int check_baseline(const expt_study_spec *spec, const expt_run_opts *o) {
   return EXPT_EXIT_OK;
 }
 
+/* Writes this shard's slice of the runs (`run --shard K/N`) into o->out_dir. Returns the exit
+ * status, the error printed on o->err. */
+static int write_shard(const json_t *plan, const json_t *records, const expt_study_spec *spec,
+                       const expt_run_opts *o) {
+  /* The command refuses --shard without --out; this keeps the library's own callers honest. */
+  if (o->out_dir == NULL) {
+    fprintf(o->err, "retrysim: --shard needs --out DIR: the shard's runs go to DIR/%s\n",
+            EXPT_SHARD_FILE);
+    return EXPT_EXIT_USAGE;
+  }
+  retry_error e;
+  retry_error_clear(&e);
+  if (expt_shard_file_write(o->out_dir, spec->shard_k, spec->shard_n, plan, records, &e) == 0)
+    return EXPT_EXIT_OK;
+  expt_error_print(o->err, &e);
+  return EXPT_EXIT_RUNTIME;
+}
+
 int expt_study_run(const expt_study_spec *spec, const expt_run_opts *o) {
   const expt_scenario *s0 = spec->scenarios[0];
   size_t nv = expt_scenario_n_runs(s0), np = n_points_of(spec), reps = spec->reps;
@@ -249,7 +267,7 @@ int expt_study_run(const expt_study_spec *spec, const expt_run_opts *o) {
   retry_error_clear(&err);
   int rc = expt_study_run_jobs(jobs, n_jobs, spec->jobs, tty ? o->err : NULL, results, &err);
   if (rc != 0) {
-    expt__study_print_error(o->err, &err);
+    expt_error_print(o->err, &err);
     status = rc == RETRY_ECONFIG || rc == RETRY_EINVAL || rc == RETRY_ERANGE ? EXPT_EXIT_USAGE
                                                                              : EXPT_EXIT_RUNTIME;
   }
@@ -279,8 +297,7 @@ int expt_study_run(const expt_study_spec *spec, const expt_run_opts *o) {
   free(index);
   if (status == EXPT_EXIT_OK) {
     if (spec->shard_n > 0)
-      status =
-          expt_shard_file_write(o->out_dir, spec->shard_k, spec->shard_n, plan, records, o->err);
+      status = write_shard(plan, records, spec, o);
     else
       status = expt_study_finish(plan, records, spec, o);
   }

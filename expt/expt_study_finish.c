@@ -20,12 +20,6 @@
  * Finishing: the same for a local run and a merge
  * =================================================================== */
 
-void expt__study_print_error(FILE *f, const retry_error *e) {
-  char buf[800];
-  retry_error_format(e, buf, sizeof buf);
-  fprintf(f, "retrysim: %s\n", buf);
-}
-
 /* The expectations as they apply to an aggregate, where a boolean became its share of true:
  * `true` means every replication (share >= 1), `false` none (share <= 0). Those of a search
  * ("search...") are left out and counted into *skipped. Returns a new reference, NULL when
@@ -138,18 +132,18 @@ int expt_study_finish(const json_t *plan, const json_t *records, const expt_stud
     retry_error e;
     retry_error_clear(&e);
     if (expt__study_write_files(&st, o->out_dir, &e) != 0) {
-      expt__study_print_error(o->err, &e);
+      expt_error_print(o->err, &e);
       status = EXPT_EXIT_RUNTIME;
     }
     /* --plot: the study's pictures from points.csv, then report.md and report.html (the page
      * is written even when a picture failed, without pictures, as a plain run does). */
     if (status == EXPT_EXIT_OK && o->plot) {
       int prc = expt_report_study_plots(st.summary, o->out_dir, expt_plot_dir(), o->err, &e);
-      if (prc != 0) expt__study_print_error(o->err, &e);
+      if (prc != 0) expt_error_print(o->err, &e);
       retry_error e2;
       retry_error_clear(&e2);
       if (expt_report_study_write(st.summary, o->out_dir, o->command, prc == 0, &e2) != 0) {
-        expt__study_print_error(o->err, &e2);
+        expt_error_print(o->err, &e2);
         status = EXPT_EXIT_RUNTIME;
       } else if (prc != 0) {
         status = EXPT_EXIT_RUNTIME;

@@ -12,6 +12,7 @@
 
 #include "retry/retry.h"
 
+#include "expt/expt_error.h"
 #include "expt/expt_study.h"
 
 /* What the outputs are made of, read back from a plan and its records. */
@@ -43,7 +44,5 @@ int expt__study_write_files(const expt__study *st, const char *dir, retry_error 
 void expt__study_point_label(const expt__study *st, size_t p, char *buf, size_t size);
 /* Prints the text table on f. Returns 0, or -1 on a write error. */
 int expt__study_print_table(const expt__study *st, FILE *f);
-/* Prints e as one "retrysim: " line on f. */
-void expt__study_print_error(FILE *f, const retry_error *e);
 
 #endif /* EXPT_STUDY_INT_H */

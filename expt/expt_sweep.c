@@ -134,9 +134,14 @@ static int arg_range(const char *spec, json_t **out, char *why, size_t why_size)
   }
   json_t *from = arg_value(spec, (size_t)(c1 - spec));
   json_t *to = arg_value(c1 + 1, (size_t)(c2 - c1 - 1));
+  retry_error bad;
+  retry_error_clear(&bad);
   json_t *values =
-      from != NULL && to != NULL ? expt_axis_range(from, to, steps, log, why, why_size) : NULL;
-  if (from == NULL || to == NULL) snprintf(why, why_size, "out of memory");
+      from != NULL && to != NULL ? expt_axis_range(from, to, steps, log, &bad) : NULL;
+  if (from == NULL || to == NULL)
+    snprintf(why, why_size, "out of memory");
+  else if (values == NULL)
+    snprintf(why, why_size, "%s", bad.message);
   json_decref(from);
   json_decref(to);
   if (values == NULL) return -1;
@@ -184,8 +189,10 @@ int expt_sweep_add_arg(expt_sweep *sw, const char *arg, retry_error *err) {
   json_t *values = NULL;
   char head[64];
   snprintf(head, sizeof head, "%.*s", (int)strcspn(path, ".["), path);
-  if (!expt_scenario_path_check_set(path, why, sizeof why)) {
-    /* why says what is wrong with the path */
+  retry_error e;
+  retry_error_clear(&e);
+  if (expt_scenario_path_check_set(path, &e) != 0) {
+    snprintf(why, sizeof why, "%s", e.message); /* what is wrong with the path */
   } else if (expt_axis_reserved(head) != NULL) {
     snprintf(why, sizeof why, "\"%s\" cannot be varied (it defines the runs and the study)",
              expt_axis_reserved(head));
@@ -215,9 +222,12 @@ int expt_sweep_add_json(expt_sweep *sw, const json_t *block, retry_error *err) {
     } else {
       json_t *steps = json_object_get(ax, "steps");
       const char *scale = json_string_value(json_object_get(ax, "scale"));
+      retry_error e;
+      retry_error_clear(&e);
       values = expt_axis_range(json_object_get(ax, "from"), json_object_get(ax, "to"),
                                steps != NULL ? (long)json_integer_value(steps) : 2,
-                               scale != NULL && strcmp(scale, "log") == 0, why, sizeof why);
+                               scale != NULL && strcmp(scale, "log") == 0, &e);
+      if (values == NULL) snprintf(why, sizeof why, "%s", e.message);
     }
     int rc = values != NULL ? add_axis(sw, path, values, why, sizeof why) : RETRY_ECONFIG;
     if (rc != 0) {

@@ -254,19 +254,24 @@ static void test_expt_expect_counts_every_failure(void **state) {
 
 static void test_expt_expect_validate_refuses_bad_paths_and_values(void **state) {
   (void)state;
-  char msg[200];
+  retry_error e;
+  retry_error_clear(&e);
   json_t *good = load(
       "{\"calls.ok\": 1, \"a.b[0][k=v].c\": [1, 2], \"x\": {\"min\": 0},"
       " \"y\": {\"approx\": 1, \"tol\": 0.5}, \"z\": \"s\", \"w\": false}");
-  assert_int_equal(expt_expect_validate(good, msg, sizeof msg), 0);
+  assert_int_equal(expt_expect_validate(good, &e), 0);
+  assert_int_equal(e.code, RETRY_OK);
   json_t *bad_path = load("{\"calls.ok\": 1, \"calls..ok\": 1}");
-  assert_int_equal(expt_expect_validate(bad_path, msg, sizeof msg), -1);
-  assert_non_null(strstr(msg, "\"calls..ok\": malformed path"));
+  assert_int_equal(expt_expect_validate(bad_path, &e), RETRY_ECONFIG);
+  assert_int_equal(e.code, RETRY_ECONFIG);
+  assert_non_null(strstr(e.message, "\"calls..ok\": malformed path"));
+  /* The first error wins, so each refusal is read from a cleared error. */
+  retry_error_clear(&e);
   json_t *bad_value = load("{\"calls.ok\": [3, 1]}");
-  assert_int_equal(expt_expect_validate(bad_value, msg, sizeof msg), -1);
-  assert_non_null(strstr(msg, "\"calls.ok\": a range must be [lo, hi]"));
+  assert_int_equal(expt_expect_validate(bad_value, &e), RETRY_ECONFIG);
+  assert_non_null(strstr(e.message, "\"calls.ok\": a range must be [lo, hi]"));
   json_t *not_object = load("[1]");
-  assert_int_equal(expt_expect_validate(not_object, NULL, 0), -1);
+  assert_int_equal(expt_expect_validate(not_object, NULL), RETRY_ECONFIG);
   json_decref(good);
   json_decref(bad_path);
   json_decref(bad_value);

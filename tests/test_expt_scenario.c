@@ -1486,6 +1486,33 @@ static void test_expt_scenario_mutations_never_crash(void **state) {
 
 /* }================================================================== */
 
+/* The path functions report through a retry_error: RETRY_EINVAL with the reason alone (the
+ * caller quotes the path), and the first reason is kept when a second call fails. */
+static void test_expt_scenario_path_errors_fill_a_retry_error_first_wins(void **state) {
+  (void)state;
+  json_t *doc = json_loads("{\"services\": {\"api\": {\"workers\": 4}}}", 0, NULL);
+  assert_non_null(doc);
+  retry_error e;
+  retry_error_clear(&e);
+  assert_non_null(expt_scenario_path_get(doc, "services.api.workers", &e));
+  assert_int_equal(e.code, RETRY_OK);
+  assert_null(expt_scenario_path_get(doc, "services.apx.workers", &e));
+  assert_int_equal(e.code, RETRY_EINVAL);
+  assert_string_equal(e.message, "\"services.apx\" is not there");
+  assert_string_equal(e.path, "");
+  assert_int_equal(expt_scenario_path_check_set("a[01]", &e), RETRY_EINVAL);
+  assert_string_equal(e.message, "\"services.apx\" is not there");
+  retry_error_clear(&e);
+  assert_int_equal(expt_scenario_path_check_set("a[01]", &e), RETRY_EINVAL);
+  assert_string_equal(e.message, "an index has a leading zero");
+  assert_int_equal(expt_scenario_path_check_set("a[1]", NULL), 0);
+  retry_error_clear(&e);
+  assert_int_equal(expt__scenario_path_set(doc, "services.api.workers[0]", json_integer(1), &e),
+                   RETRY_EINVAL);
+  assert_string_equal(e.message, "\"services.api.workers\" is a number, not an array");
+  json_decref(doc);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_expt_scenario_durations_take_units_and_round_to_the_ns),
@@ -1514,6 +1541,7 @@ int main(void) {
       cmocka_unit_test(test_expt_scenario_refuses_each_invalid_case),
       cmocka_unit_test(test_expt_scenario_allocation_failures_fail_cleanly),
       cmocka_unit_test(test_expt_scenario_mutations_never_crash),
+      cmocka_unit_test(test_expt_scenario_path_errors_fill_a_retry_error_first_wins),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -229,10 +229,12 @@ static void range_text(const char *from, const char *to, long steps, bool log, c
   json_t *a = json_loads(from, JSON_DECODE_ANY, NULL), *b = json_loads(to, JSON_DECODE_ANY, NULL);
   assert_non_null(a);
   assert_non_null(b);
-  char why[160] = "";
-  json_t *v = expt_axis_range(a, b, steps, log, why, sizeof why);
+  retry_error why;
+  retry_error_clear(&why);
+  json_t *v = expt_axis_range(a, b, steps, log, &why);
   if (v == NULL) {
-    snprintf(buf, size, "error: %s", why);
+    assert_int_equal(why.code, RETRY_EINVAL);
+    snprintf(buf, size, "error: %s", why.message);
   } else {
     char *t = json_dumps(v, JSON_COMPACT);
     snprintf(buf, size, "%s", t);

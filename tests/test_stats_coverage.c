@@ -58,7 +58,7 @@ static bool under_valgrind(void) {
 }
 
 static double latency_mean(const json_t *run) {
-  const json_t *v = expt_scenario_path_get(run, "latency_ms.mean", NULL, 0);
+  const json_t *v = expt_scenario_path_get(run, "latency_ms.mean", NULL);
   assert_true(json_is_number(v));
   return json_number_value(v);
 }
