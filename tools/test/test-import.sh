@@ -1,0 +1,57 @@
+#!/bin/sh
+# Checks `retrysim import` (docs/policy-formats.md, docs/cli.md "import"): a foreign policy file
+# is printed as the service config retrysim runs, each field with its file:line, the
+# unmodelled fields as warnings; --strict refuses a file with warnings; bad input is exit 2
+# with file:line:column; and a scenario whose client policy is such a file runs.
+# Usage: BUILD=build sh tools/test/test-import.sh
+set -u
+. "$(dirname "$0")/lib.sh"
+need_bin
+t_tmp
+T_TIMEOUT=20
+d=tests/data/import
+
+# Envoy: a route with a budget; every mapped field and its source line.
+run_rc 0 import "$d/envoy/orders-route.yaml"
+has "$tmp/out" '"maxAttempts": 4,'
+line "$tmp/out" '  $.methodConfig[0].retryPolicy.maxAttempts = 4'
+line "$tmp/out" "      from $d/envoy/orders-route.yaml:16:24 \$.route_config.virtual_hosts[0].routes[0].route.retry_policy.num_retries"
+has "$tmp/out" "warning: $d/envoy/orders-route.yaml:38:5: \$.clusters[0].outlier_detection: not modelled in a policy"
+run_rc 0 import --format json "$d/envoy/orders-route.yaml"
+is_json "$tmp/out"
+has "$tmp/out" '"budget":{"type":"envoy","budgetPercent":25.0,"minRetryConcurrency":5}'
+# --strict: the same file has warnings, so it is refused.
+run_rc 2 import --strict "$d/envoy/orders-route.yaml"
+has "$tmp/err" 'refused with --strict'
+
+# Bad input: a YAML syntax error names file:line:column; an unknown field warns with a
+# did-you-mean.
+run_rc 2 import "$d/invalid/envoy-syntax.yaml"
+has "$tmp/err" "$d/invalid/envoy-syntax.yaml:5:14: \$: YAML syntax error: did not find expected ',' or '}'"
+run_rc 0 import "$d/invalid/envoy-typo.yaml"
+has "$tmp/out" 'unknown field "num_retry" ignored; did you mean "num_retries"?'
+run_rc 2 import "$tmp/missing.yaml"
+run_rc 2 import
+# A service config is read as it is.
+printf '{"methodConfig": [{"name": [{}], "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.1s", "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}}]}' >"$tmp/sc.json"
+run_rc 0 import "$tmp/sc.json"
+has "$tmp/out" "grpc-service-config"
+
+# A scenario whose client policy is an Envoy file runs, with the file's warnings once.
+cp "$d/envoy/grpc-retry-policy.yaml" "$tmp/envoy.yaml"
+cat >"$tmp/s.json" <<'JSON'
+{"duration": "2s", "seed": 1,
+ "services": {"api": {"replicas": 2, "workers": 4, "service_time": "5ms",
+   "faults": [{"kind": "down", "replicas": [1], "start": "0s", "end": "1s"}]}},
+ "clients": {"web": {"target": "api", "arrival": {"kind": "open", "rate": "50/s"},
+   "methods": ["/pkg.Api/Get"], "policy": "envoy.yaml"}}}
+JSON
+run_rc 0 run "$tmp/s.json" --format json --quiet
+is_json "$tmp/out"
+w='"retry_host_predicate" is not modelled'
+has "$tmp/err" "retrysim: warning: $tmp/envoy.yaml: \$.retry_policy.retry_host_predicate: $w"
+lines "$tmp/err" 1
+run_rc 2 validate "$tmp/s.json" --strict
+has "$tmp/err" "$w"
+
+t_done
