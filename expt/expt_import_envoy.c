@@ -119,8 +119,11 @@ static json_t *status_list(imp_ctx *c, const imp_route *r, bool *http, const cha
     if ((on & IMP_ON_GATEWAY) && !(on & IMP_ON_5XX)) json_array_append_new(l, json_string("gateway-error"));
     if (on & IMP_ON_4XX) json_array_append_new(l, json_string("retriable-4xx"));
     for (size_t i = 0; i < r->n_codes; i++) json_array_append_new(l, json_integer(r->codes[i]));
-    if ((on & transport) && !(on & (IMP_ON_5XX | IMP_ON_GATEWAY))) {
+    bool has503 = false;
+    for (size_t i = 0; i < r->n_codes; i++) has503 = has503 || r->codes[i] == 503;
+    if ((on & transport) && !(on & (IMP_ON_5XX | IMP_ON_GATEWAY)) && !has503)
       json_array_append_new(l, json_integer(503));
+    if ((on & transport) && !(on & (IMP_ON_5XX | IMP_ON_GATEWAY))) {
       imp_warn(c, src, "connection failures and resets are retried as 503, what a replica that "
                        "is down answers here; a 503 the service itself returns is retried too");
     }

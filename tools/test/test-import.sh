@@ -24,6 +24,15 @@ has "$tmp/out" '"budget":{"type":"envoy","budgetPercent":25.0,"minRetryConcurren
 run_rc 2 import --strict "$d/envoy/orders-route.yaml"
 has "$tmp/err" 'refused with --strict'
 
+# Istio: two documents; the route without retries gets Istio's default, said so.
+run_rc 0 import "$d/istio/ratings.yaml"
+line "$tmp/out" "      from $d/istio/ratings.yaml:16:17 \$.spec.http[0].retries.attempts"
+has "$tmp/out" "default: Istio's default, since the route has no retries"
+has "$tmp/out" "$d/istio/ratings.yaml:37:7: \$.spec.trafficPolicy.outlierDetection"
+run_rc 0 import --format json "$d/istio/default-grpc.yaml"
+has "$tmp/out" '"retryableStatusCodes":["CANCELLED","UNAVAILABLE"]'
+lacks "$tmp/out" '"warnings":[{'
+
 # Bad input: a YAML syntax error names file:line:column; an unknown field warns with a
 # did-you-mean.
 run_rc 2 import "$d/invalid/envoy-syntax.yaml"
@@ -53,5 +62,11 @@ has "$tmp/err" "retrysim: warning: $tmp/envoy.yaml: \$.retry_policy.retry_host_p
 lines "$tmp/err" 1
 run_rc 2 validate "$tmp/s.json" --strict
 has "$tmp/err" "$w"
+
+# The same scenario under Istio's default policy: no warning, and the retries show.
+cp "$d/istio/default-grpc.yaml" "$tmp/envoy.yaml"
+run_rc 0 run "$tmp/s.json" --format json --quiet --strict
+is_json "$tmp/out"
+lines "$tmp/err" 0
 
 t_done
