@@ -389,6 +389,7 @@ const char *expt_import_format_name(expt_import_format f) {
   switch (f) {
     case EXPT_IMPORT_ENVOY: return "envoy";
     case EXPT_IMPORT_ISTIO: return "istio";
+    case EXPT_IMPORT_AWS: return "aws-config";
     default: return "grpc-service-config";
   }
 }
@@ -429,6 +430,12 @@ static bool mentions_foreign(const char *text, size_t len) {
 static int parse_source(imp_ctx *c, const char *text, size_t len, json_t **docs, json_t *pos,
                         expt_import_format *f) {
   *docs = NULL;
+  if (expt__import_is_aws(text, len)) {
+    json_t *d = json_object();
+    *f = EXPT_IMPORT_AWS;
+    if (d == NULL || (*docs = json_pack("[o]", d)) == NULL) return imp_oom(c);
+    return expt__import_aws_parse(c, text, len, d, pos) == 0 ? 1 : -1;
+  }
   if (looks_json(text, len)) {
     json_t *d = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
     if (d == NULL) return 0; /* the service config loader reports the syntax error */
@@ -482,8 +489,10 @@ int expt_import_text(const char *text, size_t len, const char *source, expt_impo
   } else {
     rc = parse_source(&c, text, len, &docs, pos, &r.format);
     if (rc == 1) {
+      json_t *first = json_array_get(docs, 0);
       int t = r.format == EXPT_IMPORT_ISTIO ? expt__import_istio(&c, docs, r.config)
-                                            : expt__import_envoy(&c, json_array_get(docs, 0), r.config);
+              : r.format == EXPT_IMPORT_AWS ? expt__import_aws(&c, first, r.config)
+                                            : expt__import_envoy(&c, first, r.config);
       if (t != 0 || err->code != RETRY_OK) rc = -1;
     }
   }

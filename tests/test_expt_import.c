@@ -237,6 +237,55 @@ static void test_import_istio_rows(void **state) {
 /* }================================================================== */
 
 /* {==================================================================
+ * AWS shared config (botocore configprovider.py, standard.py, retryhandler.py)
+ * =================================================================== */
+
+static const row aws_rows[] = {
+    /* No retry_mode: standard (botocore's default since its 2026 change), 3 attempts, the
+     * quota of 500. */
+    {"DefaultMode", "[default]\nregion = eu-west-1\n", 3, "[500,502,503,504,429]", "http", "1s",
+     "20s", "{\"type\":\"aws\"}", NULL},
+    /* max_attempts counts attempts (1 = no retries). */
+    {"StandardMaxAttempts", "[default]\nretry_mode = standard\nmax_attempts = 5\n", 5,
+     "[500,502,503,504,429]", "http", "1s", "20s", "{\"type\":\"aws\"}", NULL},
+    {"NoRetries", "[default]\nmax_attempts = 1\n", 0, NULL, NULL, NULL, NULL,
+     "{\"type\":\"aws\"}", NULL},
+    /* legacy: 5 attempts, U[0,1) x 2^(n-1) s uncapped (the cap is the largest delay 5 attempts
+     * reach, 8 s), no quota, 509 retried too. */
+    {"Legacy", "[default]\nretry_mode = legacy\n", 5, "[500,502,503,504,509,429]", "http", "1s",
+     "8s", NULL, NULL},
+    /* The first profile when there is no [default]; a misspelt key warns. */
+    {"FirstProfile", "[profile a]\nretry_mod = legacy\nmax_attempts = 2\n", 2,
+     "[500,502,503,504,429]", "http", NULL, NULL, "{\"type\":\"aws\"}",
+     "did you mean \"retry_mode\"?"},
+};
+
+static void test_import_aws_rows(void **state) {
+  (void)state;
+  for (size_t i = 0; i < sizeof aws_rows / sizeof aws_rows[0]; i++) check_row(&aws_rows[i]);
+}
+
+/* adaptive adds the client rate limiter to the quota; a bad mode is an error at its line. */
+static void test_import_aws_adaptive_and_bad_mode(void **state) {
+  (void)state;
+  const char *in = "[default]\nretry_mode = adaptive\n";
+  expt_import_result r;
+  retry_error err;
+  assert_int_equal(expt_import_text(in, strlen(in), "config", &r, &err), 1);
+  assert_string_equal(json_string_value(json_object_get(json_object_get(r.config, "retrysim"),
+                                                        "retryMode")), "adaptive");
+  loads(&r, "adaptive");
+  expt_import_result_close(&r);
+  const char *bad = "# c\n[default]\nretry_mode = fast\n";
+  assert_int_equal(expt_import_text(bad, strlen(bad), "config", &r, &err), -1);
+  assert_string_equal(err.path, "$.default.retry_mode");
+  assert_int_equal(err.line, 3);
+  assert_int_equal(err.column, 14);
+}
+
+/* }================================================================== */
+
+/* {==================================================================
  * Errors, warnings, detection, the example files
  * =================================================================== */
 
@@ -342,6 +391,7 @@ static void test_import_example_files(void **state) {
       {"envoy/grpc-retry-policy.yaml", EXPT_IMPORT_ENVOY, "$.methodConfig[0].retrysim.perAttemptTimeout", 6, 1},
       {"istio/ratings.yaml", EXPT_IMPORT_ISTIO, "$.retrysim.budget.budgetPercent", 35, 5},
       {"istio/default-grpc.yaml", EXPT_IMPORT_ISTIO, "$.methodConfig[0].retryPolicy.maxAttempts", -1, 0},
+      {"aws/config", EXPT_IMPORT_AWS, "$.methodConfig[0].retryPolicy.maxAttempts", 6, 0},
   };
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
     size_t len;
@@ -369,6 +419,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_import_envoy_rows),
       cmocka_unit_test(test_import_istio_rows),
+      cmocka_unit_test(test_import_aws_rows),
+      cmocka_unit_test(test_import_aws_adaptive_and_bad_mode),
       cmocka_unit_test(test_import_istio_zero_attempts_with_fields),
       cmocka_unit_test(test_import_yaml_syntax_error),
       cmocka_unit_test(test_import_unknown_field_did_you_mean),

@@ -33,6 +33,15 @@ run_rc 0 import --format json "$d/istio/default-grpc.yaml"
 has "$tmp/out" '"retryableStatusCodes":["CANCELLED","UNAVAILABLE"]'
 lacks "$tmp/out" '"warnings":[{'
 
+# AWS: the [default] profile of a shared config file.
+run_rc 0 import --format json "$d/aws/config"
+has "$tmp/out" '"format":"aws-config"'
+has "$tmp/out" '"maxAttempts":4'
+has "$tmp/out" '"budget":{"type":"aws"}'
+printf '[default]\nretry_mode = quick\n' >"$tmp/aws-config"
+run_rc 2 import "$tmp/aws-config"
+line "$tmp/err" "retrysim: $tmp/aws-config:2:14: \$.default.retry_mode: retry_mode is standard, adaptive or legacy, not \"quick\""
+
 # Bad input: a YAML syntax error names file:line:column; an unknown field warns with a
 # did-you-mean.
 run_rc 2 import "$d/invalid/envoy-syntax.yaml"
