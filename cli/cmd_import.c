@@ -61,7 +61,7 @@ static json_t *at_path(json_t *doc, const char *path) {
 static void print_text(const char *file, const expt_import_result *r) {
   printf("%s: %s, translated into this service config (docs/policy-formats.md):\n", file,
          expt_import_format_name(r->format));
-  char *doc = json_dumps(r->config, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+  char *doc = json_dumps(r->config, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
   if (doc != NULL) printf("%s\n", doc);
   free(doc);
   printf("where each field comes from:\n");
@@ -69,7 +69,7 @@ static void print_text(const char *file, const expt_import_result *r) {
   json_t *o;
   json_object_foreach(r->origins, out, o) {
     json_t *v = at_path(r->config, out);
-    char *value = v != NULL ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    char *value = v != NULL ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15)) : NULL;
     const char *from = json_string_value(json_object_get(o, "from"));
     const char *note = json_string_value(json_object_get(o, "note"));
     int line = (int)json_integer_value(json_object_get(o, "line"));
@@ -101,7 +101,7 @@ static void print_json(const char *file, const expt_import_result *r) {
   json_t *o = json_pack("{s:s, s:s, s:O, s:O, s:O}", "file", file, "format",
                         expt_import_format_name(r->format), "config", r->config, "origins",
                         r->origins, "warnings", r->warnings);
-  char *s = o != NULL ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+  char *s = o != NULL ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15)) : NULL;
   if (s != NULL) printf("%s\n", s);
   free(s);
   json_decref(o);

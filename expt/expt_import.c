@@ -390,6 +390,7 @@ const char *expt_import_format_name(expt_import_format f) {
     case EXPT_IMPORT_ENVOY: return "envoy";
     case EXPT_IMPORT_ISTIO: return "istio";
     case EXPT_IMPORT_AWS: return "aws-config";
+    case EXPT_IMPORT_LINKERD: return "linkerd";
     default: return "grpc-service-config";
   }
 }
@@ -401,6 +402,8 @@ static expt_import_format doc_format(json_t *d) {
   if (api != NULL && json_object_get(d, "kind") != NULL &&
       strncmp(api, "networking.istio.io/", 20) == 0)
     return EXPT_IMPORT_ISTIO;
+  if (api != NULL && json_object_get(d, "kind") != NULL && strncmp(api, "linkerd.io/", 11) == 0)
+    return EXPT_IMPORT_LINKERD;
   if (expt__import_is_envoy(d)) return EXPT_IMPORT_ENVOY;
   return EXPT_IMPORT_NATIVE;
 }
@@ -492,6 +495,7 @@ int expt_import_text(const char *text, size_t len, const char *source, expt_impo
       json_t *first = json_array_get(docs, 0);
       int t = r.format == EXPT_IMPORT_ISTIO ? expt__import_istio(&c, docs, r.config)
               : r.format == EXPT_IMPORT_AWS ? expt__import_aws(&c, first, r.config)
+              : r.format == EXPT_IMPORT_LINKERD ? expt__import_linkerd(&c, docs, r.config)
                                             : expt__import_envoy(&c, first, r.config);
       if (t != 0 || err->code != RETRY_OK) rc = -1;
     }

@@ -5,7 +5,8 @@
  *                        the scenario loader's hook
  *   expt_import_envoy.c  Envoy (route, retry_policy, cluster) and the emitter of one route's
  *                        policy, which Istio's translation reuses (Istio emits Envoy config)
- *   expt_import_k8s.c    Kubernetes resources: Istio VirtualService and DestinationRule
+ *   expt_import_k8s.c    Kubernetes resources: Istio VirtualService and DestinationRule,
+ *                        Linkerd ServiceProfile
  *   expt_import_aws.c    the AWS shared config file's retry_mode and max_attempts
  */
 #ifndef EXPT_IMPORT_INT_H
@@ -131,6 +132,7 @@ int imp_budget_emit(imp_ctx *c, json_t *top, double percent, const char *percent
 /* The translators: doc is the parsed source (for YAML, an array of its documents). */
 int expt__import_envoy(imp_ctx *c, json_t *doc, json_t *config);
 int expt__import_istio(imp_ctx *c, json_t *docs, json_t *config);
+int expt__import_linkerd(imp_ctx *c, json_t *docs, json_t *config);
 /* The AWS shared config file: whether text is one (its first section is [default] or
  * [profile NAME]); its sections parsed into doc with positions; one profile translated. */
 bool expt__import_is_aws(const char *text, size_t len);

@@ -261,3 +261,236 @@ int expt__import_istio(imp_ctx *c, json_t *docs, json_t *config) {
   json_decref(seen);
   return c->err->code == RETRY_OK ? rc : -1;
 }
+
+/* {==================================================================
+ * Linkerd ServiceProfile (linkerd.io/v1alpha2)
+ * =================================================================== */
+
+/* gRPC's failure codes by default in Linkerd's gRPC classifier (client-policy grpc.rs). */
+static const char *const linkerd_grpc_failures[] = {"DATA_LOSS", "DEADLINE_EXCEEDED", "INTERNAL",
+                                                    "PERMISSION_DENIED", "UNAVAILABLE", "UNKNOWN"};
+
+/* A route's gRPC name from its condition's pathRegex when that is a literal "/pkg.Svc/Method"
+ * (or "/pkg.Svc/.*"); "" otherwise. Returns whether it named gRPC methods. */
+static bool profile_route_name(json_t *cond, char *service, char *method, size_t size) {
+  const char *re = json_string_value(json_object_get(cond, "pathRegex"));
+  service[0] = method[0] = '\0';
+  if (re == NULL || re[0] != '/') return false;
+  const char *slash = strchr(re + 1, '/');
+  if (slash == NULL || memchr(re + 1, '.', (size_t)(slash - re - 1)) == NULL) return false;
+  size_t svc = (size_t)(slash - re - 1);
+  if (svc >= size || strpbrk(slash + 1, "/[(|+?^$\\") != NULL) return false;
+  for (size_t i = 0; i < svc; i++)
+    if (strchr("[(|*+?^$\\", re[1 + i]) != NULL) return false;
+  snprintf(service, size, "%.*s", (int)svc, re + 1);
+  /* Regex dots in the service name are literal enough: Linkerd matches the whole path. */
+  if (strcmp(slash + 1, ".*") != 0) {
+    if (strchr(slash + 1, '*') != NULL || strchr(slash + 1, '.') != NULL) return service[0] = '\0', false;
+    snprintf(method, size, "%s", slash + 1);
+  }
+  return true;
+}
+
+/* The HTTP statuses a route's responseClasses call failures, into codes (a "5xx" class when a
+ * range is 500..599). Returns the array, or NULL after a warning when none can be read. */
+static json_t *profile_failure_classes(imp_ctx *c, json_t *classes, const char *src) {
+  json_t *codes = json_array();
+  size_t i;
+  json_t *rc;
+  char p[IMP_PATH];
+  json_array_foreach(classes, i, rc) {
+    imp_path_index(p, src, i);
+    if (!json_is_true(json_object_get(rc, "isFailure"))) continue;
+    json_t *st = json_object_get(json_object_get(rc, "condition"), "status");
+    json_t *mn = json_object_get(st, "min"), *mx = json_object_get(st, "max");
+    if (!json_is_integer(mn) && !json_is_integer(mx)) {
+      imp_warn(c, p, "a response class that is not one status range (all, any, not) is not "
+                     "modelled");
+      continue;
+    }
+    long long lo = json_is_integer(mn) ? json_integer_value(mn) : 100;
+    long long hi = json_is_integer(mx) ? json_integer_value(mx) : 599;
+    if (lo == 500 && hi == 599) {
+      json_array_append_new(codes, json_string("5xx"));
+      continue;
+    }
+    for (long long s = lo < 100 ? 100 : lo; s <= hi && s <= 599; s++)
+      if (s < 200 || s >= 300) json_array_append_new(codes, json_integer(s));
+  }
+  return codes;
+}
+
+/* One profile route as a methodConfig entry: retried immediately, without a count limit (the
+ * budget is the only bound), when isRetryable. */
+static int profile_route(imp_ctx *c, json_t *route, const char *src, json_t *entries,
+                         json_t *top, json_t *seen) {
+  char out[IMP_PATH], p[IMP_PATH], q[IMP_PATH], d[40];
+  char service[128], method[128];
+  bool grpc = profile_route_name(json_object_get(route, "condition"), service, method, sizeof service);
+  char key[300];
+  snprintf(key, sizeof key, "%s/%s", service, method);
+  if (json_object_get(seen, key) != NULL) {
+    imp_warn(c, src, "an earlier route matches the same methods first: this one is never used");
+    return 0;
+  }
+  if (!grpc)
+    imp_warn(c, imp_path_key(p, src, "condition"), "the condition is not a gRPC method path "
+             "(\"/pkg.Svc/Method\"): the route's policy applies to every method");
+  json_object_set_new(seen, key, json_true());
+  imp_path_index(out, "$.methodConfig", json_array_size(entries));
+  json_t *entry = json_object(), *name = json_object();
+  if (entry == NULL || name == NULL || json_array_append_new(entries, entry) != 0)
+    return json_decref(name), imp_oom(c);
+  if (service[0]) json_object_set_new(name, "service", json_string(service));
+  if (method[0]) json_object_set_new(name, "method", json_string(method));
+  json_object_set_new(entry, "name", json_pack("[o]", name));
+  imp_origin(c, imp_path_key(p, out, "name"), grpc ? imp_path_key(q, src, "condition.pathRegex") : NULL,
+             grpc ? NULL : "every method");
+  int64_t t;
+  if (duration(c, route, "timeout", src, &t, q) < 0) return -1;
+  if (json_object_get(route, "timeout") != NULL && t > 0) {
+    imp_duration_format(t, d, sizeof d);
+    json_object_set_new(entry, "timeout", json_string(d));
+    imp_origin(c, imp_path_key(p, out, "timeout"), q, "covers every retry");
+  }
+  if (!json_is_true(json_object_get(route, "isRetryable"))) {
+    imp_origin(c, imp_path_key(p, out, "retryPolicy"), NULL, "isRetryable is not true: not retried");
+    return 0;
+  }
+  json_t *classes = json_object_get(route, "responseClasses");
+  json_t *codes;
+  bool http = !grpc || classes != NULL;
+  const char *codes_note;
+  if (classes != NULL) {
+    codes = profile_failure_classes(c, classes, imp_path_key(q, src, "responseClasses"));
+    codes_note = NULL;
+  } else if (grpc) {
+    codes = json_array();
+    for (size_t i = 0; i < 6; i++) json_array_append_new(codes, json_string(linkerd_grpc_failures[i]));
+    codes_note = "Linkerd's gRPC failures by default (UNVERIFIED which classifier a profile route "
+                 "without response classes uses)";
+  } else {
+    codes = json_pack("[s]", "5xx");
+    codes_note = "Linkerd's default failure class: HTTP 5xx";
+  }
+  if (codes == NULL) return imp_oom(c);
+  if (json_array_size(codes) == 0) {
+    json_decref(codes);
+    imp_warn(c, src, "isRetryable, but no response class is a failure retrysim can read: not retried");
+    return 0;
+  }
+  char rp[IMP_PATH], ext[IMP_PATH];
+  imp_path_key(rp, out, "retryPolicy");
+  imp_path_key(ext, out, "retrysim");
+  json_t *pol = json_pack("{s:i, s:s, s:s, s:i, s:o}", "maxAttempts", 1000, "initialBackoff",
+                          "0.000000001s", "maxBackoff", "0.000000001s", "backoffMultiplier", 1,
+                          "retryableStatusCodes", codes);
+  json_t *x = json_pack("{s:s, s:s}", "statusSpace", http ? "http" : "grpc", "jitter", "none");
+  if (pol == NULL || x == NULL) return json_decref(pol), json_decref(x), imp_oom(c);
+  json_object_set_new(entry, "retryPolicy", pol);
+  json_object_set_new(entry, "retrysim", x);
+  if (http) json_object_set_new(x, "honorRetryAfter", json_false());
+  char isr[IMP_PATH];
+  imp_path_key(isr, src, "isRetryable");
+  imp_origin(c, imp_path_key(p, rp, "maxAttempts"), isr,
+             "Linkerd retries a retryable route without a count limit while the budget allows: "
+             "1000, the most retrysim allows");
+  imp_origin(c, imp_path_key(p, rp, "initialBackoff"), isr, "retried at once: no back-off on this path");
+  imp_origin(c, imp_path_key(p, rp, "maxBackoff"), isr, "retried at once");
+  imp_origin(c, imp_path_key(p, rp, "backoffMultiplier"), isr, "retried at once");
+  imp_origin(c, imp_path_key(p, rp, "retryableStatusCodes"),
+             classes != NULL ? imp_path_key(q, src, "responseClasses") : NULL, codes_note);
+  imp_origin(c, imp_path_key(p, ext, "statusSpace"), NULL, "the space of the route's failures");
+  imp_origin(c, imp_path_key(p, ext, "jitter"), NULL, "no back-off, so no jitter");
+  json_object_set_new(top, "maxAttemptsLimit", json_integer(1000));
+  imp_origin(c, "$.retrysim.maxAttemptsLimit", isr, "lifted so that the budget is the only bound");
+  return 0;
+}
+
+/* retryBudget: Linkerd's names as the "linkerd" budget. With the block present, each omitted
+ * field is zero (Go's zero value), and an omitted ttl fails the controller's translation. */
+static int profile_budget(imp_ctx *c, json_t *rb, const char *src, json_t *top) {
+  static const char *const known[] = {"retryRatio", "minRetriesPerSecond", "ttl"};
+  char p[IMP_PATH];
+  json_t *b;
+  if (rb == NULL) {
+    b = json_pack("{s:s, s:f, s:i, s:s}", "type", "linkerd", "retryRatio", 0.2,
+                  "minRetriesPerSecond", 10, "ttl", "10s");
+    if (b == NULL || json_object_set_new(top, "budget", b) != 0) return imp_oom(c);
+    imp_origin(c, "$.retrysim.budget", NULL, "Linkerd's default budget (no retryBudget): 20 %, "
+                                             "10 retries per second, ttl 10 s");
+    return 0;
+  }
+  imp_check_keys(c, rb, src, known, 3, NULL, 0);
+  double ratio = 0;
+  long long min = 0;
+  if (imp_number(c, rb, "retryRatio", src, &ratio) < 0) return -1;
+  if (ratio < 0) return imp_fail(c, imp_path_key(p, src, "retryRatio"), "retryRatio must be >= 0");
+  if (imp_int(c, rb, "minRetriesPerSecond", src, 0, 4294967295LL, &min) < 0) return -1;
+  json_t *ttl = json_object_get(rb, "ttl");
+  if (!json_is_string(ttl))
+    return imp_fail(c, src, "\"ttl\" is required in a retryBudget (Linkerd's controller fails "
+                            "to translate the profile without it)");
+  b = json_pack("{s:s, s:f, s:I, s:O}", "type", "linkerd", "retryRatio", ratio,
+                "minRetriesPerSecond", (json_int_t)min, "ttl", ttl);
+  if (b == NULL || json_object_set_new(top, "budget", b) != 0) return imp_oom(c);
+  imp_origin(c, "$.retrysim.budget.type", src,
+             "Linkerd's budget, as tower rounds it; retrysim deposits when a call starts, "
+             "Linkerd's proxy at the request's final response: the same count, earlier");
+  static const char *const keys[] = {"retryRatio", "minRetriesPerSecond", "ttl"};
+  for (size_t i = 0; i < 3; i++) {
+    char out[IMP_PATH];
+    bool given = json_object_get(rb, keys[i]) != NULL;
+    imp_origin(c, imp_path_key(out, "$.retrysim.budget", keys[i]),
+               given ? imp_path_key(p, src, keys[i]) : NULL,
+               given ? NULL : "omitted in a retryBudget block: zero, as Linkerd's controller reads it");
+  }
+  return 0;
+}
+
+int expt__import_linkerd(imp_ctx *c, json_t *docs, json_t *config) {
+  json_t *entries = json_array(), *top = json_object(), *seen = json_object();
+  int rc = entries && top && seen ? 0 : imp_oom(c);
+  size_t i;
+  json_t *d;
+  bool any = false;
+  json_array_foreach(docs, i, d) {
+    if (rc != 0) break;
+    c->doc = (int)i;
+    const char *kind = json_string_value(json_object_get(d, "kind"));
+    json_t *spec = json_object_get(d, "spec");
+    if (kind == NULL || strcmp(kind, "ServiceProfile") != 0 || !json_is_object(spec)) {
+      imp_warn(c, "$.kind", "a %s is not read: retrysim reads Linkerd's ServiceProfile (the "
+                            "retry.linkerd.io annotations are not read yet)",
+               kind != NULL ? kind : "resource without a kind");
+      continue;
+    }
+    if (any) {
+      imp_warn(c, "$", "a second ServiceProfile: a policy is one service's, this one is not read");
+      continue;
+    }
+    any = true;
+    json_t *routes = json_object_get(spec, "routes");
+    size_t j;
+    json_t *r;
+    char p[IMP_PATH];
+    json_array_foreach(routes, j, r) {
+      if (rc != 0) break;
+      rc = profile_route(c, r, imp_path_index(p, "$.spec.routes", j), entries, top, seen);
+    }
+    if (rc == 0) rc = profile_budget(c, json_object_get(spec, "retryBudget"), "$.spec.retryBudget", top);
+    if (json_object_get(spec, "dstOverrides") != NULL)
+      imp_warn(c, "$.spec.dstOverrides", "traffic splitting is not modelled");
+  }
+  c->doc = 0;
+  if (rc == 0 && c->err->code == RETRY_OK) {
+    if (json_array_size(entries) > 0) json_object_set(config, "methodConfig", entries);
+    if (json_object_size(top) > 0) json_object_set(config, "retrysim", top);
+  }
+  json_decref(entries);
+  json_decref(top);
+  json_decref(seen);
+  return c->err->code == RETRY_OK ? rc : -1;
+}
+
+/* }================================================================== */

@@ -36,7 +36,9 @@ typedef struct row {
 
 /* The compact JSON of v ("" when v is NULL), into buf. */
 static const char *dump(json_t *v, char *buf, size_t size) {
-  char *s = v != NULL ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER) : NULL;
+  char *s = v != NULL ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER |
+                                          JSON_REAL_PRECISION(15))
+                      : NULL;
   snprintf(buf, size, "%s", s != NULL ? s : "");
   free(s);
   return buf;
@@ -237,6 +239,45 @@ static void test_import_istio_rows(void **state) {
 /* }================================================================== */
 
 /* {==================================================================
+ * Linkerd ServiceProfile (profile_translator.go, linkerd2-proxy http/retry.rs)
+ * =================================================================== */
+
+#define SP(route, budget) "apiVersion: linkerd.io/v1alpha2\nkind: ServiceProfile\n" \
+                          "metadata: {name: a.ns.svc.cluster.local}\nspec:\n  routes:\n" route budget
+#define LINKERD_GRPC "[\"DATA_LOSS\",\"DEADLINE_EXCEEDED\",\"INTERNAL\",\"PERMISSION_DENIED\",\"UNAVAILABLE\",\"UNKNOWN\"]"
+#define LINKERD_DEFAULT_BUDGET "{\"type\":\"linkerd\",\"retryRatio\":0.2,\"minRetriesPerSecond\":10,\"ttl\":\"10s\"}"
+
+static const row linkerd_rows[] = {
+    /* Not isRetryable: no retries; the budget is still the default one. */
+    {"NotRetryable", SP("  - {name: a, condition: {pathRegex: /p.S/M}}\n", ""), 0, NULL, NULL,
+     NULL, NULL, LINKERD_DEFAULT_BUDGET, NULL},
+    /* isRetryable: at once, no count limit (1000, the engine's most), gRPC failures. */
+    {"RetryableGrpc", SP("  - {name: a, condition: {pathRegex: /p.S/M}, isRetryable: true}\n", ""),
+     1000, LINKERD_GRPC, "grpc", "0.000000001s", "0.000000001s", LINKERD_DEFAULT_BUDGET, NULL},
+    /* responseClasses: a 500..599 failure range is HTTP 5xx. */
+    {"ResponseClasses",
+     SP("  - {name: a, condition: {pathRegex: /p.S/M}, isRetryable: true, responseClasses: "
+        "[{condition: {status: {min: 500, max: 599}}, isFailure: true}]}\n", ""),
+     1000, "[\"5xx\"]", "http", NULL, NULL, LINKERD_DEFAULT_BUDGET, NULL},
+    /* A retryBudget block: omitted fields are zero (Go's zero values). */
+    {"BudgetBlockZeroes",
+     SP("  - {name: a, condition: {pathRegex: /p.S/M}, isRetryable: true}\n",
+        "  retryBudget: {retryRatio: 0.3, ttl: 5s}\n"),
+     1000, LINKERD_GRPC, "grpc", NULL, NULL,
+     "{\"type\":\"linkerd\",\"retryRatio\":0.3,\"minRetriesPerSecond\":0,\"ttl\":\"5s\"}", NULL},
+    /* A path that is not a gRPC method: every method, with a warning. */
+    {"HttpPath", SP("  - {name: a, condition: {pathRegex: '/books/[^/]*'}, isRetryable: true}\n", ""),
+     1000, "[\"5xx\"]", "http", NULL, NULL, LINKERD_DEFAULT_BUDGET, "not a gRPC method path"},
+};
+
+static void test_import_linkerd_rows(void **state) {
+  (void)state;
+  for (size_t i = 0; i < sizeof linkerd_rows / sizeof linkerd_rows[0]; i++) check_row(&linkerd_rows[i]);
+}
+
+/* }================================================================== */
+
+/* {==================================================================
  * AWS shared config (botocore configprovider.py, standard.py, retryhandler.py)
  * =================================================================== */
 
@@ -391,6 +432,7 @@ static void test_import_example_files(void **state) {
       {"envoy/grpc-retry-policy.yaml", EXPT_IMPORT_ENVOY, "$.methodConfig[0].retrysim.perAttemptTimeout", 6, 1},
       {"istio/ratings.yaml", EXPT_IMPORT_ISTIO, "$.retrysim.budget.budgetPercent", 35, 5},
       {"istio/default-grpc.yaml", EXPT_IMPORT_ISTIO, "$.methodConfig[0].retryPolicy.maxAttempts", -1, 0},
+      {"linkerd/books-profile.yaml", EXPT_IMPORT_LINKERD, "$.retrysim.budget.ttl", 24, 0},
       {"aws/config", EXPT_IMPORT_AWS, "$.methodConfig[0].retryPolicy.maxAttempts", 6, 0},
   };
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
@@ -419,6 +461,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_import_envoy_rows),
       cmocka_unit_test(test_import_istio_rows),
+      cmocka_unit_test(test_import_linkerd_rows),
       cmocka_unit_test(test_import_aws_rows),
       cmocka_unit_test(test_import_aws_adaptive_and_bad_mode),
       cmocka_unit_test(test_import_istio_zero_attempts_with_fields),

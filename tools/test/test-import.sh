@@ -33,6 +33,11 @@ run_rc 0 import --format json "$d/istio/default-grpc.yaml"
 has "$tmp/out" '"retryableStatusCodes":["CANCELLED","UNAVAILABLE"]'
 lacks "$tmp/out" '"warnings":[{'
 
+# Linkerd: a ServiceProfile's retryable route and its budget.
+run_rc 0 import --format json "$d/linkerd/books-profile.yaml"
+has "$tmp/out" '"format":"linkerd"'
+has "$tmp/out" '"budget":{"type":"linkerd","retryRatio":0.2,"minRetriesPerSecond":10,"ttl":"10s"}'
+
 # AWS: the [default] profile of a shared config file.
 run_rc 0 import --format json "$d/aws/config"
 has "$tmp/out" '"format":"aws-config"'
