@@ -391,6 +391,7 @@ const char *expt_import_format_name(expt_import_format f) {
     case EXPT_IMPORT_ISTIO: return "istio";
     case EXPT_IMPORT_AWS: return "aws-config";
     case EXPT_IMPORT_LINKERD: return "linkerd";
+    case EXPT_IMPORT_GATEWAY: return "gateway-api";
     default: return "grpc-service-config";
   }
 }
@@ -404,6 +405,10 @@ static expt_import_format doc_format(json_t *d) {
     return EXPT_IMPORT_ISTIO;
   if (api != NULL && json_object_get(d, "kind") != NULL && strncmp(api, "linkerd.io/", 11) == 0)
     return EXPT_IMPORT_LINKERD;
+  if (api != NULL && json_object_get(d, "kind") != NULL &&
+      (strncmp(api, "gateway.networking.k8s.io/", 26) == 0 ||
+       strncmp(api, "gateway.networking.x-k8s.io/", 28) == 0))
+    return EXPT_IMPORT_GATEWAY;
   if (expt__import_is_envoy(d)) return EXPT_IMPORT_ENVOY;
   return EXPT_IMPORT_NATIVE;
 }
@@ -496,6 +501,7 @@ int expt_import_text(const char *text, size_t len, const char *source, expt_impo
       int t = r.format == EXPT_IMPORT_ISTIO ? expt__import_istio(&c, docs, r.config)
               : r.format == EXPT_IMPORT_AWS ? expt__import_aws(&c, first, r.config)
               : r.format == EXPT_IMPORT_LINKERD ? expt__import_linkerd(&c, docs, r.config)
+              : r.format == EXPT_IMPORT_GATEWAY ? expt__import_gateway(&c, docs, r.config)
                                             : expt__import_envoy(&c, first, r.config);
       if (t != 0 || err->code != RETRY_OK) rc = -1;
     }

@@ -23,7 +23,8 @@ typedef enum expt_import_format {
   EXPT_IMPORT_ENVOY,      /* Envoy route / retry_policy / cluster, YAML or JSON */
   EXPT_IMPORT_ISTIO,      /* Istio VirtualService and DestinationRule resources */
   EXPT_IMPORT_AWS,        /* the AWS shared config file (~/.aws/config), INI */
-  EXPT_IMPORT_LINKERD     /* Linkerd's ServiceProfile */
+  EXPT_IMPORT_LINKERD,    /* Linkerd's ServiceProfile */
+  EXPT_IMPORT_GATEWAY     /* Gateway API HTTPRoute and XBackendTrafficPolicy */
 } expt_import_format;
 
 /* A translation. Every json_t is owned by the result; free with expt_import_result_close. */

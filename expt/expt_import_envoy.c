@@ -121,9 +121,8 @@ static json_t *status_list(imp_ctx *c, const imp_route *r, bool *http, const cha
     for (size_t i = 0; i < r->n_codes; i++) json_array_append_new(l, json_integer(r->codes[i]));
     bool has503 = false;
     for (size_t i = 0; i < r->n_codes; i++) has503 = has503 || r->codes[i] == 503;
-    if ((on & transport) && !(on & (IMP_ON_5XX | IMP_ON_GATEWAY)) && !has503)
+    if ((on & transport) && !(on & (IMP_ON_5XX | IMP_ON_GATEWAY)) && !has503) {
       json_array_append_new(l, json_integer(503));
-    if ((on & transport) && !(on & (IMP_ON_5XX | IMP_ON_GATEWAY))) {
       imp_warn(c, src, "connection failures and resets are retried as 503, what a replica that "
                        "is down answers here; a 503 the service itself returns is retried too");
     }
@@ -354,27 +353,31 @@ static int read_retry_policy(imp_ctx *c, imp_route *r, json_t *rp, const char *s
   return 0;
 }
 
-/* The gRPC name a route's match selects: "/pkg.Svc/" a service, "/pkg.Svc/M" a method. */
+/* The gRPC name a path selects: "/pkg.Svc/" a service, "/pkg.Svc/M" a method; anything else
+ * but "/" warns (at src) that the policy applies to every method. */
+void imp_grpc_name(imp_ctx *c, imp_route *r, const char *s, const char *src) {
+  if (strcmp(s, "/") == 0) return;
+  const char *slash = s[0] == '/' ? strchr(s + 1, '/') : NULL;
+  size_t svc = slash != NULL ? (size_t)(slash - s - 1) : 0;
+  if (slash == NULL || memchr(s + 1, '.', svc) == NULL || svc >= sizeof r->service ||
+      strchr(slash + 1, '/') != NULL) {
+    imp_warn(c, src, "the match \"%s\" is not a gRPC service or method name: the policy is "
+                     "applied to every method", s);
+    return;
+  }
+  snprintf(r->service, sizeof r->service, "%.*s", (int)svc, s + 1);
+  snprintf(r->method, sizeof r->method, "%s", slash + 1);
+  snprintf(r->name_from, sizeof r->name_from, "%s", src);
+}
+
+/* The gRPC name a route's match selects (its prefix or path). */
 static void route_name(imp_ctx *c, imp_route *r, json_t *match, const char *src) {
   const char *key = "prefix";
   json_t *v = json_object_get(match, key);
   if (v == NULL) v = json_object_get(match, key = "path");
   if (!json_is_string(v)) return;
   char p[IMP_PATH];
-  imp_path_key(p, src, key);
-  const char *s = json_string_value(v);
-  if (strcmp(s, "/") == 0) return;
-  const char *slash = s[0] == '/' ? strchr(s + 1, '/') : NULL;
-  size_t svc = slash != NULL ? (size_t)(slash - s - 1) : 0;
-  if (slash == NULL || memchr(s + 1, '.', svc) == NULL || svc >= sizeof r->service ||
-      strchr(slash + 1, '/') != NULL) {
-    imp_warn(c, p, "the match \"%s\" is not a gRPC service or method name: the policy is "
-                   "applied to every method", s);
-    return;
-  }
-  snprintf(r->service, sizeof r->service, "%.*s", (int)svc, s + 1);
-  snprintf(r->method, sizeof r->method, "%s", slash + 1);
-  snprintf(r->name_from, sizeof r->name_from, "%s", p);
+  imp_grpc_name(c, r, json_string_value(v), imp_path_key(p, src, key));
 }
 
 /* A Route (match + route action) at src, with the virtual host's policy vh_rp (may be NULL). */

@@ -6,7 +6,7 @@
  *   expt_import_envoy.c  Envoy (route, retry_policy, cluster) and the emitter of one route's
  *                        policy, which Istio's translation reuses (Istio emits Envoy config)
  *   expt_import_k8s.c    Kubernetes resources: Istio VirtualService and DestinationRule,
- *                        Linkerd ServiceProfile
+ *                        Linkerd ServiceProfile, Gateway API HTTPRoute and XBackendTrafficPolicy
  *   expt_import_aws.c    the AWS shared config file's retry_mode and max_attempts
  */
 #ifndef EXPT_IMPORT_INT_H
@@ -122,6 +122,9 @@ void imp_route_init(imp_route *r);
  * and, with allow_codes, integers that are HTTP statuses go to r->codes (Istio's rule). */
 int imp_retry_on_parse(imp_ctx *c, imp_route *r, const char *list, const char *src,
                        bool allow_codes);
+/* Sets r's service and method from a request path ("/pkg.Svc/" or "/pkg.Svc/Method", read at
+ * src); any other path but "/" warns that the policy applies to every method. */
+void imp_grpc_name(imp_ctx *c, imp_route *r, const char *path, const char *src);
 /* Appends r as methodConfig entry index idx of entries (and a maximum attempts limit to top's
  * "retrysim" block when needed). Returns 0 or -1. */
 int imp_route_emit(imp_ctx *c, const imp_route *r, json_t *entries, json_t *top);
@@ -133,6 +136,7 @@ int imp_budget_emit(imp_ctx *c, json_t *top, double percent, const char *percent
 int expt__import_envoy(imp_ctx *c, json_t *doc, json_t *config);
 int expt__import_istio(imp_ctx *c, json_t *docs, json_t *config);
 int expt__import_linkerd(imp_ctx *c, json_t *docs, json_t *config);
+int expt__import_gateway(imp_ctx *c, json_t *docs, json_t *config);
 /* The AWS shared config file: whether text is one (its first section is [default] or
  * [profile NAME]); its sections parsed into doc with positions; one profile translated. */
 bool expt__import_is_aws(const char *text, size_t len);

@@ -494,3 +494,160 @@ int expt__import_linkerd(imp_ctx *c, json_t *docs, json_t *config) {
 }
 
 /* }================================================================== */
+
+/* {==================================================================
+ * Gateway API: HTTPRoute retry (GEP-1731), XBackendTrafficPolicy budget (GEP-3388)
+ * =================================================================== */
+
+/* One HTTPRoute rule, as Istio implements GEP-1731 (the GEP leaves attempts, back-off shape
+ * and jitter to implementations): attempts default 2, Envoy's full jitter from backoff with a
+ * cap of 10 x, connection errors always retried. */
+static int gateway_rule(imp_ctx *c, json_t *rule, const char *src, json_t *entries, json_t *top,
+                        json_t *seen) {
+  static const char *const known[] = {"codes", "attempts", "backoff"};
+  imp_route r;
+  imp_route_init(&r);
+  char p[IMP_PATH], rs[IMP_PATH];
+  json_t *m = json_object_get(json_array_get(json_object_get(rule, "matches"), 0), "path");
+  const char *pv = json_string_value(json_object_get(m, "value"));
+  if (pv != NULL) {
+    snprintf(p, sizeof p, "%s.matches[0].path.value", src);
+    imp_grpc_name(c, &r, pv, p);
+  }
+  json_t *to = json_object_get(rule, "timeouts");
+  if (json_is_object(to)) {
+    imp_path_key(p, src, "timeouts");
+    if (duration(c, to, "request", p, &r.timeout_ns, r.timeout_from) < 0 ||
+        duration(c, to, "backendRequest", p, &r.per_try_ns, r.per_try_from) < 0)
+      return -1;
+  }
+  json_t *rt = json_object_get(rule, "retry");
+  imp_path_key(rs, src, "retry");
+  if (rt == NULL) {
+    r.retries_note = "no retry stanza: not retried";
+  } else {
+    imp_check_keys(c, rt, rs, known, 3, NULL, 0);
+    long long n = 2;
+    int rc = imp_int(c, rt, "attempts", rs, 1, 2147483647LL, &n);
+    if (rc < 0) return -1;
+    r.retries = n;
+    if (rc == 1) imp_path_key(r.retries_from, rs, "attempts");
+    else r.retries_note = "implementation-specific; Istio's 2 retries";
+    if (duration(c, rt, "backoff", rs, &r.base_ns, r.base_from) < 0) return -1;
+    json_t *codes = json_object_get(rt, "codes");
+    size_t i;
+    json_t *v;
+    r.on = IMP_ON_CONNECT;
+    r.on_note = "connection errors (SHOULD in GEP-1731) and the codes";
+    json_array_foreach(codes, i, v) {
+      if (!json_is_integer(v) || json_integer_value(v) < 400 || json_integer_value(v) > 599)
+        return imp_fail(c, imp_path_index(p, imp_path_key(p, rs, "codes"), i), "a code is an HTTP status in 400..599");
+      if (r.n_codes < IMP_MAX_CODES) r.codes[r.n_codes++] = (int)json_integer_value(v);
+      imp_path_key(r.on_from, rs, "codes");
+    }
+    if (r.n_codes == 0) {
+      /* Connection errors only: in the world, what a down replica answers over HTTP. */
+      r.codes[r.n_codes++] = 503;
+      imp_warn(c, rs, "no codes: only connection errors are retried, which here are a down "
+                      "replica's 503; a 503 the service itself returns is retried too");
+    }
+  }
+  char key[300];
+  snprintf(key, sizeof key, "%s/%s", r.service, r.method);
+  if (json_object_get(seen, key) != NULL) {
+    imp_warn(c, src, "an earlier rule matches the same methods first: this one is never used");
+    return 0;
+  }
+  json_object_set_new(seen, key, json_true());
+  return imp_route_emit(c, &r, entries, top);
+}
+
+/* XBackendTrafficPolicy's retryConstraint as the Finagle budget: a share of the requests in a
+ * window plus a minimum rate. The GEP leaves open whether retries count in the denominator;
+ * Finagle counts original requests. */
+static int gateway_budget(imp_ctx *c, json_t *rc, const char *src, json_t *top) {
+  char p[IMP_PATH], d[40];
+  json_t *b = json_object_get(rc, "budget"), *mr = json_object_get(rc, "minRetryRate");
+  double percent = 20;
+  int64_t interval = 10000000000LL, mr_int = 1000000000LL;
+  long long count = 10;
+  char bp[IMP_PATH], ip[IMP_PATH] = "", cp[IMP_PATH] = "", mp[IMP_PATH] = "";
+  imp_path_key(bp, src, "budget");
+  if (json_is_object(b) && imp_number(c, b, "percent", bp, &percent) < 0) return -1;
+  if (json_is_object(b) && duration(c, b, "interval", bp, &interval, ip) < 0) return -1;
+  imp_path_key(p, src, "minRetryRate");
+  if (json_is_object(mr) && imp_int(c, mr, "count", p, 1, 1000000, &count) < 0) return -1;
+  if (json_is_object(mr) && duration(c, mr, "interval", p, &mr_int, mp) < 0) return -1;
+  if (json_is_object(mr) && json_object_get(mr, "count") != NULL) imp_path_key(cp, p, "count");
+  if (percent < 0 || percent > 100) return imp_fail(c, bp, "\"percent\" must be in 0..100");
+  if (interval < 1000000000LL || interval > 60000000000LL) {
+    imp_warn(c, ip[0] ? ip : bp, "the window is kept in [1s, 60s], the Finagle budget's range");
+    interval = interval < 1000000000LL ? 1000000000LL : 60000000000LL;
+  }
+  long long per_s = mr_int > 0 ? (long long)((double)count * 1e9 / (double)mr_int + 0.5) : count;
+  imp_duration_format(interval, d, sizeof d);
+  json_t *o = json_pack("{s:s, s:s, s:I, s:f}", "type", "finagle", "ttl", d, "minRetriesPerSec",
+                        (json_int_t)per_s, "percentCanRetry", percent / 100);
+  if (o == NULL || json_object_set_new(top, "budget", o) != 0) return imp_oom(c);
+  imp_warn(c, src, "GEP-3388 leaves open whether retries count among the requests of the "
+                   "window: retrysim's finagle budget counts original requests (Envoy counts every "
+                   "upstream request; Istio runs this as an Envoy budget of concurrent retries)");
+  imp_origin(c, "$.retrysim.budget.type", src, "a share of the requests in a window: Finagle's budget");
+  imp_origin(c, "$.retrysim.budget.ttl", ip[0] ? ip : NULL, ip[0] ? NULL : "GEP-3388's default interval, 10 s");
+  imp_origin(c, "$.retrysim.budget.minRetriesPerSec", cp[0] ? cp : NULL,
+             "minRetryRate count per interval, as retries per second (default 10 per 1 s)");
+  imp_origin(c, "$.retrysim.budget.percentCanRetry", json_object_get(b, "percent") ? imp_path_key(p, bp, "percent") : NULL,
+             "percent / 100 (default 20 %)");
+  return 0;
+}
+
+int expt__import_gateway(imp_ctx *c, json_t *docs, json_t *config) {
+  json_t *entries = json_array(), *top = json_object(), *seen = json_object();
+  int rc = entries && top && seen ? 0 : imp_oom(c);
+  size_t i;
+  json_t *d;
+  json_array_foreach(docs, i, d) {
+    if (rc != 0) break;
+    c->doc = (int)i;
+    const char *kind = json_string_value(json_object_get(d, "kind"));
+    json_t *spec = json_object_get(d, "spec");
+    if (kind != NULL && strcmp(kind, "HTTPRoute") == 0 && json_is_object(spec)) {
+      json_t *rules = json_object_get(spec, "rules");
+      size_t j;
+      json_t *rule;
+      char p[IMP_PATH];
+      json_array_foreach(rules, j, rule) {
+        if (rc != 0) break;
+        rc = gateway_rule(c, rule, imp_path_index(p, "$.spec.rules", j), entries, top, seen);
+      }
+      json_t *ann = json_object_get(json_object_get(d, "metadata"), "annotations");
+      const char *k;
+      json_t *v;
+      json_object_foreach(ann, k, v) if (strncmp(k, "retry.linkerd.io/", 17) == 0 ||
+                                         strncmp(k, "timeout.linkerd.io/", 19) == 0) {
+        imp_warn(c, "$.metadata.annotations", "Linkerd's retry and timeout annotations are not read yet");
+        break;
+      }
+    } else if (kind != NULL && strcmp(kind, "XBackendTrafficPolicy") == 0 && json_is_object(spec)) {
+      json_t *rcn = json_object_get(spec, "retryConstraint");
+      if (json_object_get(top, "budget") != NULL)
+        imp_warn(c, "$.spec", "a second backend traffic policy: a policy has one channel, not read");
+      else if (json_is_object(rcn))
+        rc = gateway_budget(c, rcn, "$.spec.retryConstraint", top);
+    } else {
+      imp_warn(c, "$.kind", "a %s is not read: retrysim reads the Gateway API's HTTPRoute and "
+                            "XBackendTrafficPolicy", kind != NULL ? kind : "resource without a kind");
+    }
+  }
+  c->doc = 0;
+  if (rc == 0 && c->err->code == RETRY_OK) {
+    if (json_array_size(entries) > 0) json_object_set(config, "methodConfig", entries);
+    if (json_object_size(top) > 0) json_object_set(config, "retrysim", top);
+  }
+  json_decref(entries);
+  json_decref(top);
+  json_decref(seen);
+  return c->err->code == RETRY_OK ? rc : -1;
+}
+
+/* }================================================================== */

@@ -278,6 +278,38 @@ static void test_import_linkerd_rows(void **state) {
 /* }================================================================== */
 
 /* {==================================================================
+ * Gateway API (conformance/tests/httproute-retry*.go), as Istio implements the GEP
+ * =================================================================== */
+
+#define HR(rule) "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r}\n" \
+                 "spec:\n  rules:\n  - " rule "\n"
+
+static const row gateway_rows[] = {
+    /* codes [500], attempts 3: 500 x2 then OK is 200, 500 x4 is 500 (4 retries > 3), 503 is
+     * not retried. */
+    {"Codes500Attempts3", HR("retry: {codes: [500], attempts: 3}"), 4, "[500,503]", "http",
+     "0.025s", "0.25s", NULL, "connection failures and resets are retried as 503"},
+    /* codes 500, 502, 503, 504, attempts 2: each retried twice. */
+    {"Codes5xxAttempts2", HR("retry: {codes: [500, 502, 503, 504], attempts: 2}"), 3,
+     "[500,502,503,504]", "http", NULL, NULL, NULL, NULL},
+    /* No codes (HTTPRouteRetryConnectionError): connection errors only. */
+    {"NoCodesConnectionErrors", HR("retry: {attempts: 3}"), 4, "[503]", "http", NULL, NULL, NULL,
+     "only connection errors are retried"},
+    /* attempts is implementation-specific: Istio's 2; backoff is the base. */
+    {"DefaultAttempts", HR("retry: {codes: [503], backoff: 1s500ms}"), 3, "[503]", "http", "1.5s",
+     "15s", NULL, NULL},
+    /* No retry stanza: not retried. */
+    {"NoRetry", HR("timeouts: {request: 4s}"), 0, NULL, NULL, NULL, NULL, NULL, NULL},
+};
+
+static void test_import_gateway_rows(void **state) {
+  (void)state;
+  for (size_t i = 0; i < sizeof gateway_rows / sizeof gateway_rows[0]; i++) check_row(&gateway_rows[i]);
+}
+
+/* }================================================================== */
+
+/* {==================================================================
  * AWS shared config (botocore configprovider.py, standard.py, retryhandler.py)
  * =================================================================== */
 
@@ -430,7 +462,8 @@ static void test_import_example_files(void **state) {
   } files[] = {
       {"envoy/orders-route.yaml", EXPT_IMPORT_ENVOY, "$.methodConfig[0].retryPolicy.maxAttempts", 16, 5},
       {"envoy/grpc-retry-policy.yaml", EXPT_IMPORT_ENVOY, "$.methodConfig[0].retrysim.perAttemptTimeout", 6, 1},
-      {"istio/ratings.yaml", EXPT_IMPORT_ISTIO, "$.retrysim.budget.budgetPercent", 35, 5},
+      {"istio/ratings.yaml", EXPT_IMPORT_ISTIO, "$.retrysim.budget.budgetPercent", 35, 4},
+      {"gateway/checkout.yaml", EXPT_IMPORT_GATEWAY, "$.methodConfig[0].retrysim.perAttemptTimeout", 11, 1},
       {"istio/default-grpc.yaml", EXPT_IMPORT_ISTIO, "$.methodConfig[0].retryPolicy.maxAttempts", -1, 0},
       {"linkerd/books-profile.yaml", EXPT_IMPORT_LINKERD, "$.retrysim.budget.ttl", 24, 0},
       {"aws/config", EXPT_IMPORT_AWS, "$.methodConfig[0].retryPolicy.maxAttempts", 6, 0},
@@ -462,6 +495,7 @@ int main(void) {
       cmocka_unit_test(test_import_envoy_rows),
       cmocka_unit_test(test_import_istio_rows),
       cmocka_unit_test(test_import_linkerd_rows),
+      cmocka_unit_test(test_import_gateway_rows),
       cmocka_unit_test(test_import_aws_rows),
       cmocka_unit_test(test_import_aws_adaptive_and_bad_mode),
       cmocka_unit_test(test_import_istio_zero_attempts_with_fields),

@@ -38,6 +38,11 @@ run_rc 0 import --format json "$d/linkerd/books-profile.yaml"
 has "$tmp/out" '"format":"linkerd"'
 has "$tmp/out" '"budget":{"type":"linkerd","retryRatio":0.2,"minRetriesPerSecond":10,"ttl":"10s"}'
 
+# Gateway API: an HTTPRoute's retry and a backend traffic policy's budget.
+run_rc 0 import "$d/gateway/checkout.yaml"
+line "$tmp/out" "      from $d/gateway/checkout.yaml:14:17 \$.spec.rules[0].retry.attempts"
+has "$tmp/out" "warning: $d/gateway/checkout.yaml:24:5: \$.spec.retryConstraint: GEP-3388 leaves open"
+
 # AWS: the [default] profile of a shared config file.
 run_rc 0 import --format json "$d/aws/config"
 has "$tmp/out" '"format":"aws-config"'
