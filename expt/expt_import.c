@@ -392,6 +392,7 @@ const char *expt_import_format_name(expt_import_format f) {
     case EXPT_IMPORT_AWS: return "aws-config";
     case EXPT_IMPORT_LINKERD: return "linkerd";
     case EXPT_IMPORT_GATEWAY: return "gateway-api";
+    case EXPT_IMPORT_R4J: return "resilience4j";
     default: return "grpc-service-config";
   }
 }
@@ -410,6 +411,7 @@ static expt_import_format doc_format(json_t *d) {
        strncmp(api, "gateway.networking.x-k8s.io/", 28) == 0))
     return EXPT_IMPORT_GATEWAY;
   if (expt__import_is_envoy(d)) return EXPT_IMPORT_ENVOY;
+  if (expt__import_is_r4j(d)) return EXPT_IMPORT_R4J;
   return EXPT_IMPORT_NATIVE;
 }
 
@@ -425,7 +427,7 @@ static bool looks_json(const char *text, size_t len) {
  * its own. */
 static bool mentions_foreign(const char *text, size_t len) {
   static const char *const marks[] = {"apiVersion:", "retry_policy:", "route_config:",
-                                      "virtual_hosts:", "clusters:"};
+                                      "virtual_hosts:", "clusters:", "resilience4j:"};
   for (size_t m = 0; m < sizeof marks / sizeof marks[0]; m++) {
     size_t l = strlen(marks[m]);
     for (size_t i = 0; i + l <= len; i++)
@@ -502,6 +504,7 @@ int expt_import_text(const char *text, size_t len, const char *source, expt_impo
               : r.format == EXPT_IMPORT_AWS ? expt__import_aws(&c, first, r.config)
               : r.format == EXPT_IMPORT_LINKERD ? expt__import_linkerd(&c, docs, r.config)
               : r.format == EXPT_IMPORT_GATEWAY ? expt__import_gateway(&c, docs, r.config)
+              : r.format == EXPT_IMPORT_R4J ? expt__import_r4j(&c, first, r.config)
                                             : expt__import_envoy(&c, first, r.config);
       if (t != 0 || err->code != RETRY_OK) rc = -1;
     }

@@ -8,6 +8,7 @@
  *   expt_import_k8s.c    Kubernetes resources: Istio VirtualService and DestinationRule,
  *                        Linkerd ServiceProfile, Gateway API HTTPRoute and XBackendTrafficPolicy
  *   expt_import_aws.c    the AWS shared config file's retry_mode and max_attempts
+ *   expt_import_r4j.c    resilience4j's retry and circuitbreaker (Spring Boot YAML)
  */
 #ifndef EXPT_IMPORT_INT_H
 #define EXPT_IMPORT_INT_H
@@ -137,6 +138,9 @@ int expt__import_envoy(imp_ctx *c, json_t *doc, json_t *config);
 int expt__import_istio(imp_ctx *c, json_t *docs, json_t *config);
 int expt__import_linkerd(imp_ctx *c, json_t *docs, json_t *config);
 int expt__import_gateway(imp_ctx *c, json_t *docs, json_t *config);
+int expt__import_r4j(imp_ctx *c, json_t *doc, json_t *config);
+/* Whether a document has resilience4j.retry or resilience4j.circuitbreaker. */
+bool expt__import_is_r4j(json_t *doc);
 /* The AWS shared config file: whether text is one (its first section is [default] or
  * [profile NAME]); its sections parsed into doc with positions; one profile translated. */
 bool expt__import_is_aws(const char *text, size_t len);

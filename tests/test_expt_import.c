@@ -310,6 +310,50 @@ static void test_import_gateway_rows(void **state) {
 /* }================================================================== */
 
 /* {==================================================================
+ * resilience4j (SupplierRetryTest, IntervalFunctionTest, CommonRetryConfigurationProperties)
+ * =================================================================== */
+
+#define R4J(inst) "resilience4j:\n  retry:\n    instances:\n      a: " inst "\n"
+#define R4J_ALL "[\"CANCELLED\",\"UNKNOWN\",\"INVALID_ARGUMENT\",\"DEADLINE_EXCEEDED\",\"NOT_FOUND\"," \
+                "\"ALREADY_EXISTS\",\"PERMISSION_DENIED\",\"RESOURCE_EXHAUSTED\",\"FAILED_PRECONDITION\"," \
+                "\"ABORTED\",\"OUT_OF_RANGE\",\"UNIMPLEMENTED\",\"INTERNAL\",\"UNAVAILABLE\",\"DATA_LOSS\"," \
+                "\"UNAUTHENTICATED\"]"
+
+static const row r4j_rows[] = {
+    /* shouldReturnAfterThreeAttempts: the defaults, 3 calls with 2 x 500 ms between. */
+    {"shouldReturnAfterThreeAttempts", R4J("{}"), 3, R4J_ALL, "grpc", "0.5s", "0.5s", NULL, NULL},
+    /* shouldReturnAfterOneAttempt: maxAttempts 1 retries nothing. */
+    {"shouldReturnAfterOneAttempt", R4J("{maxAttempts: 1}"), 0, NULL, NULL, NULL, NULL, NULL, NULL},
+    /* maxAttempts 0 in the properties is ignored (the default 3 holds). */
+    {"MaxAttemptsZeroIgnored", R4J("{maxAttempts: 0}"), 3, R4J_ALL, "grpc", NULL, NULL, NULL, NULL},
+    /* shouldTakeIntoAccountBackoffFunction: ofExponentialBackoff(500, 2.0), 3 calls: 500 then
+     * 1000 ms. */
+    {"shouldTakeIntoAccountBackoffFunction",
+     R4J("{waitDuration: 500ms, enableExponentialBackoff: true, exponentialBackoffMultiplier: 2}"),
+     3, R4J_ALL, "grpc", "0.5s", "1s", NULL, NULL},
+    /* Without waitDuration the back-off keys are not applied: fixed 500 ms. */
+    {"BackoffNeedsWaitDuration", R4J("{enableExponentialBackoff: true}"), 3, R4J_ALL, "grpc", "0.5s",
+     "0.5s", NULL, "without waitDuration"},
+    /* The cap needs an explicit multiplier. */
+    {"CapNeedsMultiplier",
+     R4J("{waitDuration: 100, enableExponentialBackoff: true, exponentialMaxWaitDuration: 1s}"), 3,
+     R4J_ALL, "grpc", "0.1s", NULL, NULL, "ignored, as resilience4j ignores it"},
+    /* Exception classes cannot be evaluated: warned by name. */
+    {"RetryExceptions", R4J("{retryExceptions: [java.io.IOException]}"), 3, R4J_ALL, "grpc", NULL,
+     NULL, NULL, "\"retryExceptions\" is not modelled"},
+    /* A misspelt key warns with a did-you-mean. */
+    {"Misspelt", R4J("{maxAttempt: 4}"), 3, R4J_ALL, "grpc", NULL, NULL, NULL,
+     "did you mean \"maxAttempts\"?"},
+};
+
+static void test_import_r4j_rows(void **state) {
+  (void)state;
+  for (size_t i = 0; i < sizeof r4j_rows / sizeof r4j_rows[0]; i++) check_row(&r4j_rows[i]);
+}
+
+/* }================================================================== */
+
+/* {==================================================================
  * AWS shared config (botocore configprovider.py, standard.py, retryhandler.py)
  * =================================================================== */
 
@@ -466,6 +510,7 @@ static void test_import_example_files(void **state) {
       {"gateway/checkout.yaml", EXPT_IMPORT_GATEWAY, "$.methodConfig[0].retrysim.perAttemptTimeout", 11, 1},
       {"istio/default-grpc.yaml", EXPT_IMPORT_ISTIO, "$.methodConfig[0].retryPolicy.maxAttempts", -1, 0},
       {"linkerd/books-profile.yaml", EXPT_IMPORT_LINKERD, "$.retrysim.budget.ttl", 24, 0},
+      {"resilience4j/application.yml", EXPT_IMPORT_R4J, "$.retrysim.circuitBreaker.slidingWindowSize", 22, 0},
       {"aws/config", EXPT_IMPORT_AWS, "$.methodConfig[0].retryPolicy.maxAttempts", 6, 0},
   };
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
@@ -496,6 +541,7 @@ int main(void) {
       cmocka_unit_test(test_import_istio_rows),
       cmocka_unit_test(test_import_linkerd_rows),
       cmocka_unit_test(test_import_gateway_rows),
+      cmocka_unit_test(test_import_r4j_rows),
       cmocka_unit_test(test_import_aws_rows),
       cmocka_unit_test(test_import_aws_adaptive_and_bad_mode),
       cmocka_unit_test(test_import_istio_zero_attempts_with_fields),

@@ -43,6 +43,11 @@ run_rc 0 import "$d/gateway/checkout.yaml"
 line "$tmp/out" "      from $d/gateway/checkout.yaml:14:17 \$.spec.rules[0].retry.attempts"
 has "$tmp/out" "warning: $d/gateway/checkout.yaml:24:5: \$.spec.retryConstraint: GEP-3388 leaves open"
 
+# resilience4j: an instance over the default config, and its circuit breaker.
+run_rc 0 import "$d/resilience4j/application.yml"
+line "$tmp/out" "      from $d/resilience4j/application.yml:8:23 \$.resilience4j.retry.configs.default.waitDuration"
+has "$tmp/out" '"type": "count",'
+
 # AWS: the [default] profile of a shared config file.
 run_rc 0 import --format json "$d/aws/config"
 has "$tmp/out" '"format":"aws-config"'
