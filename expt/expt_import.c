@@ -393,6 +393,7 @@ const char *expt_import_format_name(expt_import_format f) {
     case EXPT_IMPORT_LINKERD: return "linkerd";
     case EXPT_IMPORT_GATEWAY: return "gateway-api";
     case EXPT_IMPORT_R4J: return "resilience4j";
+    case EXPT_IMPORT_POLLY: return "polly";
     default: return "grpc-service-config";
   }
 }
@@ -412,6 +413,7 @@ static expt_import_format doc_format(json_t *d) {
     return EXPT_IMPORT_GATEWAY;
   if (expt__import_is_envoy(d)) return EXPT_IMPORT_ENVOY;
   if (expt__import_is_r4j(d)) return EXPT_IMPORT_R4J;
+  if (expt__import_is_polly(d)) return EXPT_IMPORT_POLLY;
   return EXPT_IMPORT_NATIVE;
 }
 
@@ -505,6 +507,7 @@ int expt_import_text(const char *text, size_t len, const char *source, expt_impo
               : r.format == EXPT_IMPORT_LINKERD ? expt__import_linkerd(&c, docs, r.config)
               : r.format == EXPT_IMPORT_GATEWAY ? expt__import_gateway(&c, docs, r.config)
               : r.format == EXPT_IMPORT_R4J ? expt__import_r4j(&c, first, r.config)
+              : r.format == EXPT_IMPORT_POLLY ? expt__import_polly(&c, first, r.config)
                                             : expt__import_envoy(&c, first, r.config);
       if (t != 0 || err->code != RETRY_OK) rc = -1;
     }

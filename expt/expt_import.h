@@ -25,7 +25,8 @@ typedef enum expt_import_format {
   EXPT_IMPORT_AWS,        /* the AWS shared config file (~/.aws/config), INI */
   EXPT_IMPORT_LINKERD,    /* Linkerd's ServiceProfile */
   EXPT_IMPORT_GATEWAY,    /* Gateway API HTTPRoute and XBackendTrafficPolicy */
-  EXPT_IMPORT_R4J         /* a Spring application's resilience4j retry and circuitbreaker */
+  EXPT_IMPORT_R4J,        /* a Spring application's resilience4j retry and circuitbreaker */
+  EXPT_IMPORT_POLLY       /* a .NET application's Polly v8 / standard resilience handler */
 } expt_import_format;
 
 /* A translation. Every json_t is owned by the result; free with expt_import_result_close. */

@@ -9,6 +9,7 @@
  *                        Linkerd ServiceProfile, Gateway API HTTPRoute and XBackendTrafficPolicy
  *   expt_import_aws.c    the AWS shared config file's retry_mode and max_attempts
  *   expt_import_r4j.c    resilience4j's retry and circuitbreaker (Spring Boot YAML)
+ *   expt_import_polly.c  Polly v8 and the standard HTTP resilience handler (appsettings JSON)
  */
 #ifndef EXPT_IMPORT_INT_H
 #define EXPT_IMPORT_INT_H
@@ -141,6 +142,9 @@ int expt__import_gateway(imp_ctx *c, json_t *docs, json_t *config);
 int expt__import_r4j(imp_ctx *c, json_t *doc, json_t *config);
 /* Whether a document has resilience4j.retry or resilience4j.circuitbreaker. */
 bool expt__import_is_r4j(json_t *doc);
+int expt__import_polly(imp_ctx *c, json_t *doc, json_t *config);
+/* Whether a document holds Polly settings: the standard handler's sections, or MaxRetryAttempts. */
+bool expt__import_is_polly(json_t *doc);
 /* The AWS shared config file: whether text is one (its first section is [default] or
  * [profile NAME]); its sections parsed into doc with positions; one profile translated. */
 bool expt__import_is_aws(const char *text, size_t len);

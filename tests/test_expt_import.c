@@ -354,6 +354,54 @@ static void test_import_r4j_rows(void **state) {
 /* }================================================================== */
 
 /* {==================================================================
+ * Polly v8 (RetryHelperTests, RetryConstants; HttpStandardResilienceOptions)
+ * =================================================================== */
+
+static const row polly_rows[] = {
+    /* new RetryStrategyOptions(): 3 retries, constant 2 s, no jitter, any exception. */
+    {"DefaultRetryStrategyOptions", "{\"MaxRetryAttempts\": 3}", 4, R4J_ALL, "grpc", "2s", "2s",
+     NULL, NULL},
+    /* Exponential: 2^a x Delay, the largest of 3 retries 4 x Delay. */
+    {"Exponential", "{\"MaxRetryAttempts\": 3, \"Delay\": \"00:00:01\", \"BackoffType\": \"Exponential\"}",
+     4, R4J_ALL, "grpc", "1s", "4s", NULL, NULL},
+    /* MaxDelay caps. */
+    {"MaxDelay", "{\"MaxRetryAttempts\": 5, \"Delay\": \"00:00:00.2\", \"BackoffType\": \"Exponential\","
+                 " \"MaxDelay\": \"00:00:01\"}",
+     6, R4J_ALL, "grpc", "0.2s", "1s", NULL, NULL},
+    /* Linear is not a multiplier: warned. */
+    {"Linear", "{\"MaxRetryAttempts\": 2, \"BackoffType\": \"Linear\"}", 3, R4J_ALL, "grpc", "2s",
+     "2s", NULL, "Linear growth"},
+    /* AddStandardResilienceHandler's defaults: 3 retries, exponential 2 s with jitter, >= 500,
+     * 408, 429; the limiter is warned. */
+    {"StandardHandler", "{\"Resilience\": {\"Retry\": {}}}", 4, "[\"5xx\",408,429]", "http", "2s",
+     "8s", NULL, "concurrency limiter"},
+};
+
+static void test_import_polly_rows(void **state) {
+  (void)state;
+  for (size_t i = 0; i < sizeof polly_rows / sizeof polly_rows[0]; i++) check_row(&polly_rows[i]);
+}
+
+/* The standard handler's breaker: Polly's ratio over its sampling window, one half-open trial. */
+static void test_import_polly_breaker(void **state) {
+  (void)state;
+  const char *in = "{\"R\": {\"CircuitBreaker\": {\"FailureRatio\": 0.5}}}";
+  expt_import_result r;
+  retry_error err;
+  char got[300];
+  assert_int_equal(expt_import_text(in, strlen(in), "a.json", &r, &err), 1);
+  assert_string_equal(dump(json_object_get(json_object_get(r.config, "retrysim"), "circuitBreaker"),
+                           got, sizeof got),
+                      "{\"type\":\"time\",\"failureRateThreshold\":50.0,\"slidingWindowSize\":30,"
+                      "\"minimumNumberOfCalls\":100,\"waitDurationInOpenState\":\"5s\","
+                      "\"permittedNumberOfCallsInHalfOpenState\":1}");
+  loads(&r, "breaker");
+  expt_import_result_close(&r);
+}
+
+/* }================================================================== */
+
+/* {==================================================================
  * AWS shared config (botocore configprovider.py, standard.py, retryhandler.py)
  * =================================================================== */
 
@@ -511,6 +559,7 @@ static void test_import_example_files(void **state) {
       {"istio/default-grpc.yaml", EXPT_IMPORT_ISTIO, "$.methodConfig[0].retryPolicy.maxAttempts", -1, 0},
       {"linkerd/books-profile.yaml", EXPT_IMPORT_LINKERD, "$.retrysim.budget.ttl", 24, 0},
       {"resilience4j/application.yml", EXPT_IMPORT_R4J, "$.retrysim.circuitBreaker.slidingWindowSize", 22, 0},
+      {"polly/appsettings.json", EXPT_IMPORT_POLLY, "$.methodConfig[0].retryPolicy.maxAttempts", -1, 1},
       {"aws/config", EXPT_IMPORT_AWS, "$.methodConfig[0].retryPolicy.maxAttempts", 6, 0},
   };
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
@@ -542,6 +591,8 @@ int main(void) {
       cmocka_unit_test(test_import_linkerd_rows),
       cmocka_unit_test(test_import_gateway_rows),
       cmocka_unit_test(test_import_r4j_rows),
+      cmocka_unit_test(test_import_polly_rows),
+      cmocka_unit_test(test_import_polly_breaker),
       cmocka_unit_test(test_import_aws_rows),
       cmocka_unit_test(test_import_aws_adaptive_and_bad_mode),
       cmocka_unit_test(test_import_istio_zero_attempts_with_fields),

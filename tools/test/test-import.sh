@@ -48,6 +48,12 @@ run_rc 0 import "$d/resilience4j/application.yml"
 line "$tmp/out" "      from $d/resilience4j/application.yml:8:23 \$.resilience4j.retry.configs.default.waitDuration"
 has "$tmp/out" '"type": "count",'
 
+# Polly: the standard resilience handler's sections in an appsettings.json.
+run_rc 0 import --format json "$d/polly/appsettings.json"
+has "$tmp/out" '"format":"polly"'
+has "$tmp/out" '"jitter":"polly-v2"'
+run_rc 2 import --strict "$d/polly/appsettings.json"
+
 # AWS: the [default] profile of a shared config file.
 run_rc 0 import --format json "$d/aws/config"
 has "$tmp/out" '"format":"aws-config"'
