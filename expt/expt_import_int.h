@@ -66,7 +66,7 @@ typedef struct imp_unmodelled {
 void imp_check_keys(imp_ctx *c, json_t *obj, const char *src, const char *const *known,
                     size_t n_known, const imp_unmodelled *skip, size_t n_skip);
 
-/* src joined with ".key" or "[i]" into buf. */
+/* src joined with ".key" or "[i]" into buf, which holds IMP_PATH bytes (and may be src). */
 const char *imp_path_key(char *buf, const char *src, const char *key);
 const char *imp_path_index(char *buf, const char *src, size_t i);
 

@@ -80,7 +80,7 @@ static int polly_retry(imp_ctx *c, json_t *r, const char *src, bool standard, js
       {"ShouldHandle", "a delegate cannot come from configuration"},
       {"DelayGenerator", "a delegate cannot come from configuration"},
       {"OnRetry", "not a retry decision"}, {"Randomizer", "not a retry decision"}};
-  char p[IMP_PATH], d[40], fa[IMP_PATH] = "", fd[IMP_PATH] = "", fm[IMP_PATH] = "";
+  char p[IMP_PATH], q[IMP_PATH], fa[IMP_PATH] = "", fd[IMP_PATH] = "", fm[IMP_PATH] = "";
   if (r != NULL) imp_check_keys(c, r, src, known, 7, skip, 4);
   long long n = 3;
   int rc = r != NULL ? imp_int(c, r, "MaxRetryAttempts", src, 1, 2147483647LL, &n) : 0;
@@ -135,14 +135,14 @@ static int polly_retry(imp_ctx *c, json_t *r, const char *src, bool standard, js
   imp_origin(c, imp_path_key(p, mp, "initialBackoff"), or_null(fd), "Delay (default 2 s)");
   imp_origin(c, imp_path_key(p, mp, "maxBackoff"), or_null(fm),
              maxd > 0 ? "MaxDelay caps the jittered delay" : "no MaxDelay: the largest delay these attempts reach");
-  imp_origin(c, imp_path_key(p, mp, "backoffMultiplier"), bt ? imp_path_key(d, src, "BackoffType") : NULL,
+  imp_origin(c, imp_path_key(p, mp, "backoffMultiplier"), bt ? imp_path_key(q, src, "BackoffType") : NULL,
              standard ? "BackoffType (the standard handler's default: Exponential)"
                       : "BackoffType (Polly's default: Constant)");
   imp_origin(c, imp_path_key(p, mp, "retryableStatusCodes"), NULL,
              standard ? "the standard handler's transient failures: >= 500, 408, 429 (and "
                         "connection errors: a down replica's 503)"
                       : "Polly retries any exception by default: every gRPC failure");
-  imp_origin(c, "$.methodConfig[0].retrysim.jitter", json_is_boolean(j) ? imp_path_key(d, src, "UseJitter") : NULL,
+  imp_origin(c, "$.methodConfig[0].retrysim.jitter", json_is_boolean(j) ? imp_path_key(q, src, "UseJitter") : NULL,
              "UseJitter: Exponential uses DecorrelatedJitterBackoffV2 (polly-v2), Constant and "
              "Linear d x U[0.75, 1.25)");
   return 0;
