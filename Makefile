@@ -36,15 +36,18 @@ endif
 
 # Flags of our dependencies, asked of pkg-config once, when first used (after the deps step
 # of the piece being built ran): the engine needs jansson only, the kernel and above GSL too,
-# and the program (expt/ and cli/) nettle as well (the SHA-256 of the files it reads).
+# and the program (expt/ and cli/) nettle as well (the SHA-256 of the files it reads) and
+# libyaml (the foreign policy formats that expt/expt_import*.c read: Envoy, Istio, ...).
 JANSSON_CFLAGS = $(eval JANSSON_CFLAGS := $(shell pkg-config --cflags jansson))$(JANSSON_CFLAGS)
 JANSSON_LIBS = $(eval JANSSON_LIBS := $(shell pkg-config --libs jansson))$(JANSSON_LIBS)
 DEPS_CFLAGS = $(eval DEPS_CFLAGS := $(shell pkg-config --cflags gsl jansson))$(DEPS_CFLAGS)
 DEPS_LIBS = $(eval DEPS_LIBS := $(shell pkg-config --libs gsl jansson))$(DEPS_LIBS)
 NETTLE_CFLAGS = $(eval NETTLE_CFLAGS := $(shell pkg-config --cflags nettle))$(NETTLE_CFLAGS)
 NETTLE_LIBS = $(eval NETTLE_LIBS := $(shell pkg-config --libs nettle))$(NETTLE_LIBS)
+YAML_CFLAGS = $(eval YAML_CFLAGS := $(shell pkg-config --cflags yaml-0.1))$(YAML_CFLAGS)
+YAML_LIBS = $(eval YAML_LIBS := $(shell pkg-config --libs yaml-0.1))$(YAML_LIBS)
 # Everything that links the library of experiments (libexpt.a): the program, the tests, the benches.
-PROGRAM_LIBS = $(DEPS_LIBS) $(NETTLE_LIBS) -lpthread
+PROGRAM_LIBS = $(DEPS_LIBS) $(NETTLE_LIBS) $(YAML_LIBS) -lpthread
 CMOCKA_CFLAGS = $(eval CMOCKA_CFLAGS := $(shell pkg-config --cflags cmocka))$(CMOCKA_CFLAGS)
 CMOCKA_LIBS = $(eval CMOCKA_LIBS := $(shell pkg-config --libs cmocka))$(CMOCKA_LIBS)
 
@@ -141,9 +144,9 @@ $(RETRY_OBJS) $(EXAMPLE_SRCS:%.c=$(BUILD)/%.o): | deps-engine
 $(RETRY_OBJS) $(EXAMPLE_SRCS:%.c=$(BUILD)/%.o): PKG_CFLAGS = $(JANSSON_CFLAGS)
 $(UPPER_OBJS): | deps-kernel
 $(TESTING_OBJS): | deps-test
-$(EXPT_OBJS) $(CLI_OBJS): PKG_CFLAGS = $(DEPS_CFLAGS) $(NETTLE_CFLAGS)
+$(EXPT_OBJS) $(CLI_OBJS): PKG_CFLAGS = $(DEPS_CFLAGS) $(NETTLE_CFLAGS) $(YAML_CFLAGS)
 # The tests' support (tests/support/) fails the calling test through cmocka.
-$(TEST_SUPPORT_OBJS): PKG_CFLAGS = $(DEPS_CFLAGS) $(NETTLE_CFLAGS) $(CMOCKA_CFLAGS)
+$(TEST_SUPPORT_OBJS): PKG_CFLAGS = $(DEPS_CFLAGS) $(NETTLE_CFLAGS) $(YAML_CFLAGS) $(CMOCKA_CFLAGS)
 
 # retrysim --plot finds the gnuplot scripts of this tree (expt/expt_plot.c; RETRYSIM_PLOTS
 # overrides it at run time).
@@ -196,7 +199,7 @@ TEST_SCRIPTS := tools/test/check-floors.sh tools/test/test-check-floors.sh \
                 tools/test/test-realtime-demo.sh tools/test/test-cli.sh \
                 tools/test/test-golden.sh tools/test/test-golden-both-ways.sh \
                 tools/test/test-experiments.sh tools/test/test-signals.sh \
-                tools/test/test-explain.sh tools/test/test-config-warnings.sh \
+                tools/test/test-explain.sh tools/test/test-config-warnings.sh tools/test/test-import.sh \
                 tools/test/test-report.sh tools/test/test-fleet.sh tools/test/test-study.sh \
                 tools/test/test-sweep.sh tools/test/test-parallel.sh \
                 tools/test/test-study-report.sh tools/test/test-fastpath.sh
@@ -270,9 +273,10 @@ fuzz: | deps-kernel
 	    $(shell pkg-config --libs jansson) -lm -o build/fuzz/fuzz_config
 	$(Q)build/fuzz/fuzz_config -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
 	    build/fuzz/corpus tests/data/valid tests/data/invalid 2>&1 | tail -n 5
-	$(Q)$(FUZZ_CC) $(shell pkg-config --cflags gsl jansson nettle) tests/fuzz/fuzz_scenario.c \
-	    $(filter expt/expt_scenario%.c,$(EXPT_SRCS)) models/model_config.c models/model_estimate.c \
-	    $(RETRY_SRCS) $(shell pkg-config --libs gsl jansson nettle) -lm -o build/fuzz/fuzz_scenario
+	$(Q)$(FUZZ_CC) $(shell pkg-config --cflags gsl jansson nettle yaml-0.1) tests/fuzz/fuzz_scenario.c \
+	    $(filter expt/expt_scenario%.c expt/expt_import%.c,$(EXPT_SRCS)) models/model_config.c \
+	    models/model_estimate.c $(RETRY_SRCS) $(shell pkg-config --libs gsl jansson nettle yaml-0.1) \
+	    -lm -o build/fuzz/fuzz_scenario
 	$(Q)build/fuzz/fuzz_scenario -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
 	    build/fuzz/corpus-scenario tests/data/scenarios 2>&1 | tail -n 5
 

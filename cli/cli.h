@@ -30,6 +30,7 @@ int cmd_validate_main(int argc, char **argv);
 int cmd_explain_main(int argc, char **argv);
 int cmd_plan_main(int argc, char **argv);
 int cmd_merge_main(int argc, char **argv);
+int cmd_import_main(int argc, char **argv);
 
 /* Prints the usage and the help on stdout; returns EXPT_EXIT_OK. For a command that meets an
  * abbreviated --help ("--he"); the exact forms are answered by main before any parsing. */

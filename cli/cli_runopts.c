@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "expt/expt_import.h"
 #include "expt/expt_study.h"
 #include "retry/retry.h"
 
@@ -357,8 +358,10 @@ expt_scenario *cli_runopts_load(const cli_runopts *o, int *status) {
   /* Without memory for the log, warnings are dropped, but --strict still holds. */
   expt_scenario_warn strict_only = {NULL, NULL, o->strict};
   expt_scenario_set_warn(log != NULL ? &sink : &strict_only);
+  expt_import_set_warn(log != NULL ? &sink : &strict_only); /* foreign policy files' warnings */
   expt_scenario *s = expt_scenario_load(o->scenario, o->sets, o->n_sets, &err);
   expt_scenario_set_warn(NULL);
+  expt_import_set_warn(NULL);
   if (log != NULL) {
     if (log->n_dropped > 0)
       fprintf(stderr, "retrysim: warning: %zu more warnings not shown\n", log->n_dropped);

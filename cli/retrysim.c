@@ -34,6 +34,8 @@ static const cli_command commands[] = {
      cmd_plan_main},
     {"merge", "aggregate the shards' DIR/shard.json files into the files of one local run",
      cmd_merge_main},
+    {"import", "print the service config retrysim runs for Envoy/Istio/... policy files, and "
+               "where each field came from", cmd_import_main},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -56,6 +58,7 @@ static const char usage_text[] =
     "       retrysim explain SCENARIO.json (--call ID | --stopped REASON | --after T)\n"
     "                    [--edge FROM->TO] [--variant NAME] [--seed N] [--set PATH=VALUE]...\n"
     "                    [--format text|json]\n"
+    "       retrysim import FILE... [--format text|json] [--strict]\n"
     "       retrysim --help | --version\n";
 
 static const char help_intro[] =

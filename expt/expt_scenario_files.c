@@ -3,6 +3,7 @@
  * distribution (data) files and mixtures built once and borrowed by the configs. Invariant: a
  * file is read once per load, however many runs name it.
  */
+#include "expt/expt_import.h"
 #include "expt/expt_scenario_int.h"
 
 #include <assert.h>
@@ -120,10 +121,22 @@ static long read_policy_file(scn_ctx *c, const char *full, const char *name, boo
   size_t skip = len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
   json_error_t je;
   memset(&je, 0, sizeof je);
-  json_t *doc = json_loadb(buf + skip, len - skip, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+  /* A foreign format (Envoy, Istio, ...: expt_import.h) is translated into the service config
+   * it means; anything else is read as a service config, as before. */
+  json_t *doc = NULL;
+  retry_error ie;
+  retry_error_clear(&ie);
+  int imported = expt_import_policy_text(buf + skip, len - skip, full, &doc, &ie);
+  if (imported == 0)
+    doc = json_loadb(buf + skip, len - skip, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
   char sha[65];
   expt__scenario_sha256(buf, len, sha);
   free(buf);
+  if (imported < 0) {
+    if (ie.code == RETRY_ENOMEM) return files_oom(c), -1;
+    if (!quiet) fail_in_file(c, full, ie.code, ie.path, ie.line, ie.column, ie.message);
+    return -1;
+  }
   if (doc == NULL) {
     if (!quiet) {
       retry_error e;

@@ -5,8 +5,8 @@
 # deps`, `make demo` and `make test` install).
 # Usage: tools/ops/deps.sh [--check] [GROUP...]   (called by the Makefile; safe to run again)
 #   engine  pkg-config, jansson        (libretry.a: libc, its config loader jansson)
-#   kernel  GSL, nettle                (sim/, models/, the retrysim program; nettle's SHA-256
-#                                      is the program's alone)
+#   kernel  GSL, nettle, libyaml       (sim/, models/, the retrysim program; nettle's SHA-256
+#                                      and libyaml's parser (policy-formats.md) are the program's alone)
 #   test    cmocka, python3            (the test suites; python3 reads JSON in the shell tests)
 #   plot    gnuplot                    (retrysim --plot, make demo, make test's plot checks)
 #   grpc    libgrpc-dev, python3-grpcio (make sim-to-real only; nothing else needs gRPC)
@@ -42,7 +42,8 @@ need_pc() {
 for g in "$@"; do
   case "$g" in
     engine) need_pc jansson libjansson-dev ;;
-    kernel) need_pc gsl libgsl-dev; need_pc jansson libjansson-dev; need_pc nettle nettle-dev ;;
+    kernel) need_pc gsl libgsl-dev; need_pc jansson libjansson-dev; need_pc nettle nettle-dev
+            need_pc yaml-0.1 libyaml-dev ;;
     test)   need_pc cmocka libcmocka-dev
             command -v python3 >/dev/null 2>&1 || missing="$missing python3" ;;
     plot)   command -v gnuplot >/dev/null 2>&1 || missing="$missing gnuplot-nox" ;;

@@ -9,8 +9,8 @@ make -n -B BUILD="$tmp/b" "$tmp/b/libretry.a" >"$tmp/plan" 2>&1
 calls=$(grep 'tools/ops/deps.sh' "$tmp/plan" || true)
 [ "$calls" = "sh tools/ops/deps.sh --check engine" ] || {
   echo "test-engine-alone: building libretry.a runs other deps steps:"; echo "$calls"; exit 1; }
-if grep -E 'gsl|cmocka|nettle' "$tmp/plan" | grep -q .; then
-  echo "test-engine-alone: building libretry.a mentions GSL, cmocka or nettle:"; grep -E 'gsl|cmocka|nettle' "$tmp/plan"; exit 1
+if grep -E 'gsl|cmocka|nettle|yaml' "$tmp/plan" | grep -q .; then
+  echo "test-engine-alone: building libretry.a mentions GSL, cmocka, nettle or libyaml:"; grep -E 'gsl|cmocka|nettle|yaml' "$tmp/plan"; exit 1
 fi
 # The program, on the contrary, needs the kernel's packages.
 make -n -B BUILD="$tmp/b" "$tmp/b/retrysim" >"$tmp/plan2" 2>&1

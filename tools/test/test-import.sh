@@ -1,0 +1,102 @@
+#!/bin/sh
+# Checks `retrysim import` (docs/policy-formats.md, docs/cli.md "import"): a foreign policy file
+# is printed as the service config retrysim runs, each field with its file:line, the
+# unmodelled fields as warnings; --strict refuses a file with warnings; bad input is exit 2
+# with file:line:column; and a scenario whose client policy is such a file runs.
+# Usage: BUILD=build sh tools/test/test-import.sh
+set -u
+. "$(dirname "$0")/lib.sh"
+need_bin
+t_tmp
+T_TIMEOUT=20
+d=tests/data/import
+
+# Envoy: a route with a budget; every mapped field and its source line.
+run_rc 0 import "$d/envoy/orders-route.yaml"
+has "$tmp/out" '"maxAttempts": 4,'
+line "$tmp/out" '  $.methodConfig[0].retryPolicy.maxAttempts = 4'
+line "$tmp/out" "      from $d/envoy/orders-route.yaml:16:24 \$.route_config.virtual_hosts[0].routes[0].route.retry_policy.num_retries"
+has "$tmp/out" "warning: $d/envoy/orders-route.yaml:38:5: \$.clusters[0].outlier_detection: not modelled in a policy"
+run_rc 0 import --format json "$d/envoy/orders-route.yaml"
+is_json "$tmp/out"
+has "$tmp/out" '"budget":{"type":"envoy","budgetPercent":25.0,"minRetryConcurrency":5}'
+# --strict: the same file has warnings, so it is refused.
+run_rc 2 import --strict "$d/envoy/orders-route.yaml"
+has "$tmp/err" 'refused with --strict'
+
+# Istio: two documents; the route without retries gets Istio's default, said so.
+run_rc 0 import "$d/istio/ratings.yaml"
+line "$tmp/out" "      from $d/istio/ratings.yaml:16:17 \$.spec.http[0].retries.attempts"
+has "$tmp/out" "default: Istio's default, since the route has no retries"
+has "$tmp/out" "$d/istio/ratings.yaml:37:7: \$.spec.trafficPolicy.outlierDetection"
+run_rc 0 import --format json "$d/istio/default-grpc.yaml"
+has "$tmp/out" '"retryableStatusCodes":["CANCELLED","UNAVAILABLE"]'
+lacks "$tmp/out" '"warnings":[{'
+
+# Linkerd: a ServiceProfile's retryable route and its budget.
+run_rc 0 import --format json "$d/linkerd/books-profile.yaml"
+has "$tmp/out" '"format":"linkerd"'
+has "$tmp/out" '"budget":{"type":"linkerd","retryRatio":0.2,"minRetriesPerSecond":10,"ttl":"10s"}'
+
+# Gateway API: an HTTPRoute's retry and a backend traffic policy's budget.
+run_rc 0 import "$d/gateway/checkout.yaml"
+line "$tmp/out" "      from $d/gateway/checkout.yaml:14:17 \$.spec.rules[0].retry.attempts"
+has "$tmp/out" "warning: $d/gateway/checkout.yaml:24:5: \$.spec.retryConstraint: GEP-3388 leaves open"
+
+# resilience4j: an instance over the default config, and its circuit breaker.
+run_rc 0 import "$d/resilience4j/application.yml"
+line "$tmp/out" "      from $d/resilience4j/application.yml:8:23 \$.resilience4j.retry.configs.default.waitDuration"
+has "$tmp/out" '"type": "count",'
+
+# Polly: the standard resilience handler's sections in an appsettings.json.
+run_rc 0 import --format json "$d/polly/appsettings.json"
+has "$tmp/out" '"format":"polly"'
+has "$tmp/out" '"jitter":"polly-v2"'
+run_rc 2 import --strict "$d/polly/appsettings.json"
+
+# AWS: the [default] profile of a shared config file.
+run_rc 0 import --format json "$d/aws/config"
+has "$tmp/out" '"format":"aws-config"'
+has "$tmp/out" '"maxAttempts":4'
+has "$tmp/out" '"budget":{"type":"aws"}'
+printf '[default]\nretry_mode = quick\n' >"$tmp/aws-config"
+run_rc 2 import "$tmp/aws-config"
+line "$tmp/err" "retrysim: $tmp/aws-config:2:14: \$.default.retry_mode: retry_mode is standard, adaptive or legacy, not \"quick\""
+
+# Bad input: a YAML syntax error names file:line:column; an unknown field warns with a
+# did-you-mean.
+run_rc 2 import "$d/invalid/envoy-syntax.yaml"
+has "$tmp/err" "$d/invalid/envoy-syntax.yaml:5:14: \$: YAML syntax error: did not find expected ',' or '}'"
+run_rc 0 import "$d/invalid/envoy-typo.yaml"
+has "$tmp/out" 'unknown field "num_retry" ignored; did you mean "num_retries"?'
+run_rc 2 import "$tmp/missing.yaml"
+run_rc 2 import
+# A service config is read as it is.
+printf '{"methodConfig": [{"name": [{}], "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.1s", "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}}]}' >"$tmp/sc.json"
+run_rc 0 import "$tmp/sc.json"
+has "$tmp/out" "grpc-service-config"
+
+# A scenario whose client policy is an Envoy file runs, with the file's warnings once.
+cp "$d/envoy/grpc-retry-policy.yaml" "$tmp/envoy.yaml"
+cat >"$tmp/s.json" <<'JSON'
+{"duration": "2s", "seed": 1,
+ "services": {"api": {"replicas": 2, "workers": 4, "service_time": "5ms",
+   "faults": [{"kind": "down", "replicas": [1], "start": "0s", "end": "1s"}]}},
+ "clients": {"web": {"target": "api", "arrival": {"kind": "open", "rate": "50/s"},
+   "methods": ["/pkg.Api/Get"], "policy": "envoy.yaml"}}}
+JSON
+run_rc 0 run "$tmp/s.json" --format json --quiet
+is_json "$tmp/out"
+w='"retry_host_predicate" is not modelled'
+has "$tmp/err" "retrysim: warning: $tmp/envoy.yaml: \$.retry_policy.retry_host_predicate: $w"
+lines "$tmp/err" 1
+run_rc 2 validate "$tmp/s.json" --strict
+has "$tmp/err" "$w"
+
+# The same scenario under Istio's default policy: no warning, and the retries show.
+cp "$d/istio/default-grpc.yaml" "$tmp/envoy.yaml"
+run_rc 0 run "$tmp/s.json" --format json --quiet --strict
+is_json "$tmp/out"
+lines "$tmp/err" 0
+
+t_done
