@@ -178,6 +178,15 @@ void cli_runopts_free(cli_runopts *o);
  * memory) and returns NULL. Returns a new scenario; free with expt_scenario_destroy. */
 expt_scenario *cli_runopts_load(const cli_runopts *o, int *status);
 
+/* What run, validate and plan do with a loaded scenario: returns the exit status. argc and
+ * argv are the command's own (plan repeats them). */
+typedef int (*cli_runopts_action)(cli_runopts *o, expt_scenario *s, int argc, char **argv);
+
+/* The body the three commands share: reads the options (--help prints the help), installs the
+ * signal handlers that remove --out's and --junit's temporary files, loads the scenario and
+ * hands it to act. Returns the exit status. */
+int cli_runopts_command(int argc, char **argv, cli_runopts_action act);
+
 /* }================================================================== */
 
 #endif /* CLI_H */

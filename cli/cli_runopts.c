@@ -14,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "expt/expt_import.h"
+#include "expt/expt_output.h"
 #include "expt/expt_study.h"
 #include "retry/retry.h"
 
@@ -387,3 +388,21 @@ expt_scenario *cli_runopts_load(const cli_runopts *o, int *status) {
 }
 
 /* }================================================================== */
+
+int cli_runopts_command(int argc, char **argv, cli_runopts_action act) {
+  cli_runopts o;
+  int status = cli_runopts_parse(&o, argc, argv);
+  if (status == CLI_HELP) {
+    cli_runopts_free(&o);
+    return cli_help();
+  }
+  /* From here on a signal removes the temporary files of --out and --junit. */
+  expt_output_signals_install();
+  if (status == EXPT_EXIT_OK) {
+    expt_scenario *s = cli_runopts_load(&o, &status);
+    if (s != NULL) status = act(&o, s, argc, argv);
+    expt_scenario_destroy(s);
+  }
+  cli_runopts_free(&o);
+  return status;
+}

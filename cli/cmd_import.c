@@ -69,14 +69,17 @@ static void print_text(const char *file, const expt_import_result *r) {
   json_t *o;
   json_object_foreach(r->origins, out, o) {
     json_t *v = at_path(r->config, out);
-    char *value = v != NULL ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15)) : NULL;
+    char *value =
+        v != NULL ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15)) : NULL;
     const char *from = json_string_value(json_object_get(o, "from"));
     const char *note = json_string_value(json_object_get(o, "note"));
     int line = (int)json_integer_value(json_object_get(o, "line"));
     int col = (int)json_integer_value(json_object_get(o, "column"));
     printf("  %s = %s\n", out, value != NULL ? value : "(absent)");
-    if (from != NULL && line > 0) printf("      from %s:%d:%d %s\n", file, line, col, from);
-    else if (from != NULL) printf("      from %s %s\n", file, from);
+    if (from != NULL && line > 0)
+      printf("      from %s:%d:%d %s\n", file, line, col, from);
+    else if (from != NULL)
+      printf("      from %s %s\n", file, from);
     if (note != NULL) printf("      %s%s\n", from != NULL ? "" : "default: ", note);
     free(value);
   }
@@ -101,7 +104,8 @@ static void print_json(const char *file, const expt_import_result *r) {
   json_t *o = json_pack("{s:s, s:s, s:O, s:O, s:O}", "file", file, "format",
                         expt_import_format_name(r->format), "config", r->config, "origins",
                         r->origins, "warnings", r->warnings);
-  char *s = o != NULL ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15)) : NULL;
+  char *s = o != NULL ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
+                      : NULL;
   if (s != NULL) printf("%s\n", s);
   free(s);
   json_decref(o);
@@ -151,8 +155,10 @@ static int import_one(const char *file, const import_opts *o) {
       fprintf(stderr, "retrysim: %s\n", msg);
       status = EXPT_EXIT_USAGE;
     } else {
-      if (o->json) print_json(file, &r);
-      else print_text(file, &r);
+      if (o->json)
+        print_json(file, &r);
+      else
+        print_text(file, &r);
       if (o->strict && json_array_size(r.warnings) > 0) {
         fprintf(stderr, "retrysim: %s: %zu warning%s, refused with --strict\n", file,
                 json_array_size(r.warnings), json_array_size(r.warnings) == 1 ? "" : "s");
@@ -181,7 +187,8 @@ int cmd_import_main(int argc, char **argv) {
       case CLI_ARG: files[n++] = p.value; break;
       case O_STRICT: o.strict = true; break;
       case O_FORMAT:
-        if (strcmp(p.value, "json") == 0) o.json = true;
+        if (strcmp(p.value, "json") == 0)
+          o.json = true;
         else if (strcmp(p.value, "text") != 0)
           status = cli_usage("--format is text or json, not \"%s\"", p.value);
         break;

@@ -63,21 +63,10 @@ static int print_plan(const cli_runopts *o, int argc, char **argv) {
   return fflush(stdout) == 0 ? EXPT_EXIT_OK : EXPT_EXIT_RUNTIME;
 }
 
-int cmd_plan_main(int argc, char **argv) {
-  cli_runopts o;
-  int status = cli_runopts_parse(&o, argc, argv);
-  if (status == CLI_HELP) {
-    cli_runopts_free(&o);
-    return cli_help();
-  }
-  expt_output_signals_install();
-  if (status == EXPT_EXIT_OK) {
-    expt_scenario *s = cli_runopts_load(&o, &status);
-    size_t np = 1;
-    if (s != NULL) status = expt_sweep_check_study(s, &o.sweep, o.max_memory, true, &np, stderr);
-    if (s != NULL && status == EXPT_EXIT_OK) status = print_plan(&o, argc, argv);
-    expt_scenario_destroy(s);
-  }
-  cli_runopts_free(&o);
-  return status;
+static int plan_action(cli_runopts *o, expt_scenario *s, int argc, char **argv) {
+  size_t np = 1;
+  int status = expt_sweep_check_study(s, &o->sweep, o->max_memory, true, &np, stderr);
+  return status == EXPT_EXIT_OK ? print_plan(o, argc, argv) : status;
 }
+
+int cmd_plan_main(int argc, char **argv) { return cli_runopts_command(argc, argv, plan_action); }

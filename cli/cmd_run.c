@@ -63,20 +63,10 @@ static int run_study_or_plain(cli_runopts *o, expt_scenario *s) {
   return expt_study_run(&spec, &o->opts);
 }
 
-int cmd_run_main(int argc, char **argv) {
-  cli_runopts o;
-  int status = cli_runopts_parse(&o, argc, argv);
-  if (status == CLI_HELP) {
-    cli_runopts_free(&o);
-    return cli_help();
-  }
-  /* From here on a signal removes the temporary files of --out and --junit. */
-  expt_output_signals_install();
-  if (status == EXPT_EXIT_OK) {
-    expt_scenario *s = cli_runopts_load(&o, &status);
-    if (s != NULL) status = run_study_or_plain(&o, s);
-    expt_scenario_destroy(s);
-  }
-  cli_runopts_free(&o);
-  return status;
+static int run_action(cli_runopts *o, expt_scenario *s, int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  return run_study_or_plain(o, s);
 }
+
+int cmd_run_main(int argc, char **argv) { return cli_runopts_command(argc, argv, run_action); }

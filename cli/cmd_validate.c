@@ -24,19 +24,12 @@ static int validate(const cli_runopts *o, const expt_scenario *s) {
   return status;
 }
 
+static int validate_action(cli_runopts *o, expt_scenario *s, int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  return validate(o, s);
+}
+
 int cmd_validate_main(int argc, char **argv) {
-  cli_runopts o;
-  int status = cli_runopts_parse(&o, argc, argv);
-  if (status == CLI_HELP) {
-    cli_runopts_free(&o);
-    return cli_help();
-  }
-  expt_output_signals_install();
-  if (status == EXPT_EXIT_OK) {
-    expt_scenario *s = cli_runopts_load(&o, &status);
-    if (s != NULL) status = validate(&o, s);
-    expt_scenario_destroy(s);
-  }
-  cli_runopts_free(&o);
-  return status;
+  return cli_runopts_command(argc, argv, validate_action);
 }

@@ -34,8 +34,10 @@ static const cli_command commands[] = {
      cmd_plan_main},
     {"merge", "aggregate the shards' DIR/shard.json files into the files of one local run",
      cmd_merge_main},
-    {"import", "print the service config retrysim runs for Envoy/Istio/... policy files, and "
-               "where each field came from", cmd_import_main},
+    {"import",
+     "print the service config retrysim runs for Envoy/Istio/... policy files, and "
+     "where each field came from",
+     cmd_import_main},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
