@@ -19,28 +19,11 @@
 #include "models/model_int.h"
 #include "models/model_world.h"
 #include "sim/sim_event.h"
+#include "tests/support/world.h"
 
 /* {==================================================================
  * Helpers
  * =================================================================== */
-
-/* Loads a scenario written with single quotes; fails the test on any error. */
-static expt_scenario *load(const char *text) {
-  char *json = strdup(text);
-  assert_non_null(json);
-  for (char *p = json; *p; p++)
-    if (*p == '\'') *p = '"';
-  retry_error err;
-  retry_error_clear(&err);
-  expt_scenario *s = expt_scenario_load_string(json, "<test>", NULL, 0, &err);
-  free(json);
-  if (s == NULL) {
-    char buf[700];
-    retry_error_format(&err, buf, sizeof buf);
-    fail_msg("scenario failed to load: %s", buf);
-  }
-  return s;
-}
 
 /* How a world is run: as configured, with every fast path forced off, or without one row. */
 typedef enum { AS_IS, ALL_OFF, SKIP_ROW } how;
@@ -162,7 +145,7 @@ static const row_case cases[] = {
 static void test_model_fastpath_a_row_left_out_shows(void **state) {
   (void)state;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    expt_scenario *s = load(cases[i].scenario);
+    expt_scenario *s = test_load(cases[i].scenario);
     world_run as_is, off, skip;
     world_run_start(&as_is, s, AS_IS, -1);
     world_run_start(&off, s, ALL_OFF, -1);
@@ -213,7 +196,7 @@ static const char many[] =
 
 static void test_model_fastpath_forced_off_changes_nothing(void **state) {
   (void)state;
-  expt_scenario *s = load(many);
+  expt_scenario *s = test_load(many);
   world_run as_is, off, kept;
   world_run_start(&as_is, s, AS_IS, -1);
   world_run_start(&off, s, ALL_OFF, -1);
