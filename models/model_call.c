@@ -203,8 +203,10 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
  * freed before the engine decides, so that its pool slot can serve the next attempt. */
 void model__req_reply_arrived(model_world *w, mw_req *r) {
   bool waits = r->bare ? r->waiting : model__req_call(r) != NULL;
-  if (r->cache_miss) model__cache_reply(w, r, waits); /* a look-aside fill, or none */
+  /* A look-aside fill, or none (model_cache_world.c), first in each branch below: tested there
+   * rather than here, where a call before the branches cost every reply of every world. */
   if (!waits) {
+    if (r->cache_miss) model__cache_reply(w, r, false);
     /* Nobody waits any more: everything the server did for it was wasted (unless the
      * deadline-aware server already counted it as expired work). */
     model_service_stats *ss = w->topo.services[r->edge->callee].stats;
@@ -213,6 +215,7 @@ void model__req_reply_arrived(model_world *w, mw_req *r) {
     req_free(w, r);
     return;
   }
+  if (r->cache_miss) model__cache_reply(w, r, true);
   if (r->timeout != SIM_EVENT_NONE) {
     sim_event_cancel(w->k, r->timeout);
     r->timeout = SIM_EVENT_NONE;

@@ -45,6 +45,15 @@ typedef struct mw_replica mw_replica;
 #define MODEL_HOT inline
 #endif
 
+/* A function of a mechanism most worlds do not use, called from the hot path behind a test of
+ * its flag: marked cold, so that the compiler keeps the call out of the hot path's line (no
+ * extra saves and restores in its caller for worlds that never make it). */
+#if defined(__GNUC__) || defined(__clang__)
+#define MODEL_COLD __attribute__((cold))
+#else
+#define MODEL_COLD
+#endif
+
 /* Checks of the packed storage that cost too much for a release build: which phase an
  * overlaid field belongs to, which object a pointer found by arithmetic points into. On in the
  * sanitizer builds (every test runs there once) or with -DMODEL_CALL_CHECK; a no-op (the
@@ -1052,12 +1061,12 @@ void model__caches_report(model_world *w);
 /* r arrived at s, which has a cache (before the load balancer): a hit is answered after the
  * hit time, a coalesced miss waits for its lead; both return true (r is in the cache's hands).
  * A miss returns false, r marked (cache_miss, cache_lead), and goes on to the service. */
-bool model__cache_arrive(model_world *w, mw_service *s, mw_req *r, int64_t now);
+MODEL_COLD bool model__cache_arrive(model_world *w, mw_service *s, mw_req *r, int64_t now);
 /* The reply of r, a miss, reached its caller (waits: the caller still wanted it): an OK one
  * heard fills the key; a lead's other ends abandon it. Clears r's marks. */
-void model__cache_reply(model_world *w, mw_req *r, bool waits);
+MODEL_COLD void model__cache_reply(model_world *w, mw_req *r, bool waits);
 /* r, a lead, is freed without its reply heard: its key's waiters go to the service. */
-void model__cache_lead_drop(model_world *w, mw_req *r);
+MODEL_COLD void model__cache_lead_drop(model_world *w, mw_req *r);
 /* Whether a world's ledger makes an operation per logical request: some service has a side
  * effect or a cache (whose key the operation holds), or some call branches (drawn from the
  * operation's branch word): pools.ops_real, set when the world is built. */

@@ -200,7 +200,7 @@ static int32_t replica_load(const mw_service *s, int32_t i) {
 }
 
 /* Picks a replica for r. A retry may avoid the replica its call's previous attempt used. */
-static int32_t lb_pick(mw_service *s, const mw_req *r) {
+static MODEL_HOT int32_t lb_pick(mw_service *s, const mw_req *r) {
   int32_t n = s->cfg->replicas;
   if (n == 1) return 0;
   int32_t avoid = -1;
@@ -469,7 +469,7 @@ static void ev_work_done(sim_kernel *k, void *obj, uint64_t arg) {
  * fail: the first that applies wins), Envoy's adaptive concurrency filter, the retry budget's
  * refusal and shedding. Returns whether r was answered (refused) here. A service with none of
  * these (mw_service.plain_arrival) skips the lot. */
-static bool arrive_screen(model_world *w, mw_service *s, mw_req *r, mw_replica *rp, int64_t now) {
+static MODEL_HOT bool arrive_screen(model_world *w, mw_service *s, mw_req *r, mw_replica *rp, int64_t now) {
   const model_service_cfg *cfg = s->cfg;
   /* A request without a criticality gets this service's label (its calls then carry it). */
   if (r->criticality == MODEL_CRIT_UNSET && cfg->criticality.on)
@@ -555,7 +555,7 @@ void model__service_arrive(model_world *w, mw_req *r) {
   service_enter(w, s, r, now);
 }
 
-void model__service_enter(model_world *w, mw_service *s, mw_req *r, int64_t now) {
+MODEL_COLD void model__service_enter(model_world *w, mw_service *s, mw_req *r, int64_t now) {
   service_enter(w, s, r, now);
 }
 
