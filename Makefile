@@ -110,7 +110,7 @@ TESTING_OBJS := $(TEST_SUPPORT_OBJS) $(TEST_SRCS:%.c=$(BUILD)/%.o)
 ALL_OBJS := $(RETRY_OBJS) $(UPPER_OBJS) $(TESTING_OBJS) $(EXAMPLE_SRCS:%.c=$(BUILD)/%.o)
 
 .PHONY: all deps deps-engine deps-kernel deps-test deps-plot deps-browser test test-html check test-slurm test-ssh \
-        demo experiments plots golden-update clean install uninstall valgrind check-deps echo help fmt lint fuzz bench \
+        demo gallery experiments plots golden-update clean install uninstall valgrind check-deps echo help fmt lint fuzz bench \
         bench-peers
 .DEFAULT_GOAL := all
 
@@ -286,6 +286,16 @@ fuzz: | deps-kernel
 demo: all | deps-plot
 	$(Q)$(RETRYSIM) run experiments/metastable-storm.json --check --plot --out out/demo
 	@echo "report: out/demo/report.md, out/demo/report.html (pictures: out/demo/*.svg)"
+	@echo "next: the gallery of real outages (DynamoDB 2015, Facebook 2010, Slack 2022, GCP and AWS 2025,"
+	@echo "      duplicate payouts, the OSDI'22 reproduction): docs/experiments/README.md; make gallery draws them"
+
+# The gallery of real outages (docs/experiments/README.md): each incident's experiment as one
+# plain run (replication 1 of its study) with pictures, in out/gallery/NAME/.
+GALLERY := $(sort $(wildcard experiments/incident-*.json) experiments/osdi22-retry-repro.json)
+gallery: all | deps-plot
+	$(Q)for f in $(filter-out %-tipping.json,$(GALLERY)); do n=$$(basename $$f .json); \
+	  $(RETRYSIM) run $$f --set replications=1 --quiet --plot --out out/gallery/$$n || exit 1; \
+	  echo "ok      $$n -> out/gallery/$$n/compare.svg"; done
 
 # ---------------------------------------------------------------- experiments and plots
 # Every experiment with its expectations checked (make test does the same, without files kept);
@@ -372,7 +382,7 @@ echo:
 	@echo "NETTLE_LIBS = $(NETTLE_LIBS)"
 
 help:
-	@echo "targets: all test test-slurm test-ssh check demo experiments plots deps install uninstall valgrind check-deps"
+	@echo "targets: all test test-slurm test-ssh check demo gallery experiments plots deps install uninstall valgrind check-deps"
 	@echo "         bench bench-peers fuzz golden-update clean fmt lint echo"
 	@echo "settings: PREFIX=$(PREFIX) OPT='$(OPT)' SANITIZE=$(SANITIZE) WERROR=$(WERROR) V=$(V)"
 
