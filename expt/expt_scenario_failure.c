@@ -60,11 +60,8 @@ static bool parse_reasons(scn_ctx *c, json_t *v, model_on_failure_cfg *of) {
     if (r == RETRY_STOP_N) {
       size_t mark = retry_json_path_push_index(&c->j, i);
       retry_json_fail_value(&c->j, "each reason",
-                            "a stop reason of a failed call: \"non_retryable_status\", "
-                            "\"method_not_idempotent\", \"max_attempts\", \"deadline\", "
-                            "\"pushback_stop\", \"throttled\", \"budget_exhausted\", "
-                            "\"breaker_open\", \"committed\", \"streaming\" or "
-                            "\"no_retry_policy\"",
+                            "a stop reason of a failed call, such as \"deadline\" (not \"ok\" "
+                            "or \"cancelled\")",
                             json_array_get(v, i));
       retry_json_path_pop(&c->j, mark);
       return false;
