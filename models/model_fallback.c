@@ -136,9 +136,8 @@ bool model__fallback_fire(model_world *w, mw_req *r, const mw_end *e, int32_t st
   mw_edge *edge = s->call_edges[s->call_of_child[e->slot]];
   if (e->measured) edge->stats->on_failure++;
   model__ts_add(w, edge->col_on_failure, 1.0);
-  if (of->invalidate &&
-      model__cache_invalidate(w, &w->topo.services[cc->service], model__op_child(w, r->op, e->slot)))
-    w->topo.services[cc->service].stats->cache_deleted++;
+  if (of->invalidate) /* counted by the cache (model__caches_report) */
+    model__cache_invalidate(w, &w->topo.services[cc->service], model__op_child(w, r->op, e->slot));
   r->side->ds_pending++; /* the error path is one call pending until it ends (path_end) */
   int32_t word = fb_pack(e->slot, st);
   if (of->extra_ns > 0) {
@@ -168,9 +167,8 @@ void model__fallback_done(model_world *w, const mw_end *e) {
   int32_t st = model__status_map(&fb->map, w->cfg->services[fb->service].space, s->cfg->space,
                                  e->status);
   bool ok = retry_status_is_ok(s->cfg->space, st);
-  if (!ok && of->invalidate &&
-      model__cache_invalidate(w, &w->topo.services[fb->service], model__op_child(w, r->op, child)))
-    w->topo.services[fb->service].stats->cache_deleted++;
+  if (!ok && of->invalidate)
+    model__cache_invalidate(w, &w->topo.services[fb->service], model__op_child(w, r->op, child));
   int32_t keep = of->result == MODEL_FALLBACK_USE_FALLBACK ? st
                  : of->result == MODEL_FALLBACK_ANSWER_OK  ? model__status_ok(s->cfg->space)
                                                            : st0;
