@@ -9,8 +9,8 @@
 
 #include "expt/expt_scenario_int.h"
 
-static const char *const on_failure_keys[] = {"statuses", "reasons",  "extra_time",
-                                              "fallback", "result",   "invalidate"};
+static const char *const on_failure_keys[] = {"statuses", "reasons", "extra_time",
+                                              "fallback", "result",  "invalidate"};
 /* In the order of model_fallback_result. */
 static const char *const result_names[] = {"failure", "fallback", "ok"};
 
@@ -29,8 +29,7 @@ static bool parse_statuses(scn_ctx *c, json_t *v, model_on_failure_cfg *of, retr
   size_t n = json_is_array(v) ? json_array_size(v) : 0;
   if (n == 0 || n > MODEL_ON_FAILURE_STATUSES_MAX) {
     retry_json_fail_value(&c->j, "\"statuses\"",
-                          "an array of 1 to 16 failure statuses of the calling service's space",
-                          v);
+                          "an array of 1 to 16 failure statuses of the calling service's space", v);
     return false;
   }
   for (size_t i = 0; i < n; i++) {

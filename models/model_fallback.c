@@ -164,8 +164,8 @@ void model__fallback_done(model_world *w, const mw_end *e) {
   int32_t child = fb_child(e->slot), st0 = fb_status(e->slot);
   const model_on_failure_cfg *of = &failed_call(s, child)->on_failure;
   const model_call_cfg *fb = &s->cfg->calls[of->fallback];
-  int32_t st = model__status_map(&fb->map, w->cfg->services[fb->service].space, s->cfg->space,
-                                 e->status);
+  int32_t st =
+      model__status_map(&fb->map, w->cfg->services[fb->service].space, s->cfg->space, e->status);
   bool ok = retry_status_is_ok(s->cfg->space, st);
   if (!ok && of->invalidate)
     model__cache_invalidate(w, &w->topo.services[fb->service], model__op_child(w, r->op, child));
@@ -193,7 +193,8 @@ int model__fallbacks_setup(model_world *w,
       s->call_edges[j]->stats->has_on_failure = true;
       if (of->invalidate) {
         w->res.services[cfg->calls[j].service].has_invalidate = true;
-        if (of->fallback >= 0) w->res.services[cfg->calls[of->fallback].service].has_invalidate = true;
+        if (of->fallback >= 0)
+          w->res.services[cfg->calls[of->fallback].service].has_invalidate = true;
       }
       if (col < 0) col = column(w, cfg->name, "on_failure_rps", true);
       if (col < 0) return -1;

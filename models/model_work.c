@@ -49,8 +49,8 @@ void model__work_sample(model_world *w, double *row) {
     if (!s->cfg->work.on) continue;
     double sum = 0;
     for (int32_t r = 0; r < s->cfg->replicas; r++)
-      sum += model__work_factor(s->cfg, (double)s->replicas[r].busy,
-                                (double)s->replicas[r].queued, now);
+      sum += model__work_factor(s->cfg, (double)s->replicas[r].busy, (double)s->replicas[r].queued,
+                                now);
     row[col++] = sum / (double)s->cfg->replicas;
   }
 }

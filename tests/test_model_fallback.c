@@ -33,14 +33,16 @@ static const model_edge_stats *edge_nth(const model_results *r, const char *from
 /* A front end `web` whose handler calls `a`, which fails half of its requests (UNAVAILABLE
  * after its work), with on_failure ON (text pasted in the call); `b` is the fallback's callee
  * and fails with INTERNAL when B_FAILS is its fault list. */
-#define WORLD(ON, B_FAULTS)                                                                   \
-  "{'duration': '10s', 'services': {"                                                         \
-  "  'web': {'service_time': '1ms', 'workers': 50, 'calls': ["                                \
-  "     {'service': 'a', 'method': '/a.A/Get', 'on_failure': " ON "}]},"                      \
-  "  'a': {'service_time': '1ms', 'workers': 50,"                                             \
-  "        'faults': [{'kind': 'fail', 'status': 'UNAVAILABLE', 'rate': 0.5}]},"              \
-  "  'b': {'service_time': '1ms', 'workers': 50, 'faults': " B_FAULTS "}},"                   \
-  " 'clients': {'shop': {'target': 'web', 'methods': ['/w.W/Page'],"                          \
+#define WORLD(ON, B_FAULTS)                                                      \
+  "{'duration': '10s', 'services': {"                                            \
+  "  'web': {'service_time': '1ms', 'workers': 50, 'calls': ["                   \
+  "     {'service': 'a', 'method': '/a.A/Get', 'on_failure': " ON                \
+  "}]},"                                                                         \
+  "  'a': {'service_time': '1ms', 'workers': 50,"                                \
+  "        'faults': [{'kind': 'fail', 'status': 'UNAVAILABLE', 'rate': 0.5}]}," \
+  "  'b': {'service_time': '1ms', 'workers': 50, 'faults': " B_FAULTS            \
+  "}},"                                                                          \
+  " 'clients': {'shop': {'target': 'web', 'methods': ['/w.W/Page'],"             \
   "   'arrival': {'kind': 'open', 'rate': '200/s'}}}}"
 #define FB "'fallback': {'service': 'b', 'method': '/b.B/Get'}"
 #define B_OK "[]"
@@ -166,7 +168,8 @@ static void test_model_fallback_invalidate_deletes_the_key(void **state) {
       "      'on_failure': {'statuses': ['DATA_LOSS'], 'result': 'ok', %s}}]},"
       "  'config': {'service_time': '2ms', 'workers': 50,"
       "    'cache': {'keys': {'dist': 'uniform', 'n': 1}, 'capacity': 1},"
-      "    'faults': [{'kind': 'cache_invalid', 'status': 'DATA_LOSS', 'start': '2s', 'end': '4s'}]}},"
+      "    'faults': [{'kind': 'cache_invalid', 'status': 'DATA_LOSS', 'start': '2s', 'end': "
+      "'4s'}]}},"
       " 'clients': {'shop': {'target': 'web', 'methods': ['/w.W/Page'],"
       "   'arrival': {'kind': 'open', 'rate': '500/s'}}}}";
   test_run x;
@@ -194,6 +197,37 @@ static void test_model_fallback_invalidate_deletes_the_key(void **state) {
   test_run_free(&x);
 }
 
+/* A handler cut short while it is in its error path (a k-of-n fan-out above cancels it): the
+ * path's end only counts itself out, and the request is freed once (the sanitizer builds
+ * check it). `front` asks two `mid`s and goes on with the first answer; each `mid`'s call to
+ * `a` is refused at once and its error path takes 50 ms, with a fallback to `b` after it. */
+static void test_model_fallback_cut_short_in_the_error_path(void **state) {
+  (void)state;
+  const char *text =
+      "{'duration': '5s', 'services': {"
+      "  'front': {'service_time': '1ms', 'workers': 100, 'calls_mode': 'fanout', 'wait_for': 1,"
+      "     'calls': [{'service': 'mid', 'method': '/m.M/Get', 'fanout': 2}]},"
+      "  'mid': {'service_time': {'dist': 'exponential', 'mean': '5ms'}, 'workers': 200,"
+      "     'calls': [{'service': 'a', 'method': '/a.A/Get', 'on_failure': {'extra_time': '50ms',"
+      "       'fallback': {'service': 'b', 'method': '/b.B/Get'}}}]},"
+      "  'a': {'service_time': '1ms', 'faults': [{'kind': 'refuse', 'status': 'UNAVAILABLE'}]},"
+      "  'b': {'service_time': '1ms', 'workers': 100}},"
+      " 'clients': {'shop': {'target': 'front', 'methods': ['/f.F/Page'],"
+      "   'arrival': {'kind': 'open', 'rate': '200/s'}}}}";
+  test_run x;
+  test_run_text(&x, text, 2);
+  const model_edge_stats *call = edge_nth(x.r, "mid", "a", 1);
+  assert_true(x.r->calls_ok > 900);
+  assert_int_equal(x.r->calls_failed, 0);
+  assert_true(test_svc(x.r, "mid")->cancelled > 100); /* cut short: the slower mid */
+  /* Every failure went down the error path; the fallback is made only by the handlers that
+   * were still waiting when their 50 ms were over. */
+  assert_int_equal(call->on_failure, call->failed);
+  assert_true(call->fallbacks < call->on_failure);
+  assert_int_equal(edge_nth(x.r, "mid", "b", 1)->calls, call->fallbacks);
+  test_run_free(&x);
+}
+
 /* }================================================================== */
 
 int main(void) {
@@ -203,6 +237,7 @@ int main(void) {
       cmocka_unit_test(test_model_fallback_result_rules),
       cmocka_unit_test(test_model_fallback_extra_time_holds_the_worker),
       cmocka_unit_test(test_model_fallback_invalidate_deletes_the_key),
+      cmocka_unit_test(test_model_fallback_cut_short_in_the_error_path),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,7 +18,7 @@
 /* One replica with one worker and a constant 10 ms service time, its work given by WORK, and
  * three requests that arrive together at 0 (and, with AT, at the times given). No hop takes
  * time, so the worker's busy time is the sum of the three service times. */
-#define ONE_WORKER(WORK, AT)                                                         \
+#define ONE_WORKER(WORK, AT)                                                       \
   "{'duration': '30s', 'services': {'api': {'service_time': '10ms', 'work': " WORK \
   "}}, 'clients': {'c': {'count': " AT ", 'target': 'api', 'methods': ['/a.A/Get']}}}"
 
@@ -36,7 +36,8 @@ static double busy_of(const char *text) {
  * behind it (x 1.5, 15 ms); the third none (10 ms): 35 ms in all. */
 static void test_model_work_per_queued(void **state) {
   (void)state;
-  double b = busy_of(ONE_WORKER("{'per_queued': 0.5}", "3, 'arrival': {'kind': 'script', 'at': ['0s']}"));
+  double b =
+      busy_of(ONE_WORKER("{'per_queued': 0.5}", "3, 'arrival': {'kind': 'script', 'at': ['0s']}"));
   assert_true(fabs(b - 0.035) < 1e-9);
 }
 
@@ -53,7 +54,8 @@ static void test_model_work_size_profile_multiplies(void **state) {
  * third behind it: x 2), then 1 (x 4/3): 13.33 + 20 + 13.33 ms. */
 static void test_model_work_held_limit(void **state) {
   (void)state;
-  double b = busy_of(ONE_WORKER("{'held_limit': 4}", "3, 'arrival': {'kind': 'script', 'at': ['0s']}"));
+  double b =
+      busy_of(ONE_WORKER("{'held_limit': 4}", "3, 'arrival': {'kind': 'script', 'at': ['0s']}"));
   assert_true(fabs(b - (0.010 * 4 / 3 * 2 + 0.020)) < 1e-8);
 }
 
