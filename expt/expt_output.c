@@ -238,6 +238,10 @@ static json_t *edge_json(const model_edge_stats *e) {
   expt_json_put(o, "to", json_string(e->to ? e->to : ""), &ok);
   expt_json_put(o, "calls", jint(e->calls), &ok);
   if (e->has_branch) expt_json_put(o, "skipped", jint(e->skipped), &ok); /* only where a call branches */
+  if (e->has_on_failure) { /* only where a call has an on_failure */
+    expt_json_put(o, "on_failure", jint(e->on_failure), &ok);
+    expt_json_put(o, "fallbacks", jint(e->fallbacks), &ok);
+  }
   expt_json_put(o, "attempts", jint(e->attempts), &ok);
   expt_json_put(o, "amplification", jreal(per_call), &ok);
   expt_json_put(o, "attempts_per_call", jreal(per_call), &ok);
@@ -352,6 +356,7 @@ static json_t *service_json(const model_service_stats *s, int64_t calls_started)
     expt_json_put(c, "evictions", jint(s->cache_evictions), &ok);
     expt_json_put(c, "expirations", jint(s->cache_expirations), &ok);
     expt_json_put(c, "flushed", jint(s->cache_flushed), &ok);
+    if (s->has_invalidate) expt_json_put(c, "deleted", jint(s->cache_deleted), &ok);
     expt_json_put(o, "cache", done(c, ok), &ok);
   }
   return done(o, ok);

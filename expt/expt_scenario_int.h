@@ -146,6 +146,20 @@ bool expt__scenario_status_value(scn_ctx *c, json_t *v, const char *label, retry
                                  bool allow_ok, int32_t *out);
 int expt__scenario_get_status(scn_ctx *c, json_t *obj, const char *key, retry_space space,
                               bool allow_ok, int32_t *out);
+/* One downstream call object of caller's handler into call (expt_scenario_parse.c). */
+bool expt__scenario_call(scn_ctx *c, json_t *v, model_call_cfg *call,
+                         const model_service_cfg *caller);
+/* expt_scenario_failure.c: the calls' "on_failure". The fallbacks among calls (an array):
+ * each takes a place after the listed calls. */
+size_t expt__scenario_count_fallbacks(json_t *calls);
+/* The on_failure v of call j of svc; its fallback, if any, goes into svc->calls[*next_slot],
+ * which then moves on. */
+bool expt__scenario_parse_on_failure(scn_ctx *c, json_t *v, model_service_cfg *svc, size_t j,
+                                     size_t *next_slot);
+/* Once every service is read: each "invalidate" calls a service with a cache. */
+bool expt__scenario_check_on_failure(scn_ctx *c);
+/* expt_scenario_work.c: a service's "work" (its path pushed). */
+bool expt__scenario_parse_work(scn_ctx *c, json_t *v, model_service_cfg *svc);
 /* A full method name "/pkg.Service/Method": '/', two non-empty parts without '/'. */
 int expt__scenario_get_method(scn_ctx *c, json_t *obj, const char *key, const char **out);
 bool expt__scenario_method_is_valid(const char *s);

@@ -188,7 +188,7 @@ static bool parse_map(scn_ctx *c, json_t *m, model_status_map *out, const model_
 static const char *const call_keys[] = {"service",      "method", "stream",   "request_bytes",
                                         "stream_items", "policy", "deadline", "propagate_deadline",
                                         "network",      "map",    "fanout",   "probability",
-                                        "when_method"};
+                                        "when_method",  "on_failure"};
 static const char *const stream_names[] = {"unary", "client", "server", "bidi"};
 
 /* The names are in the order of retry_stream_kind, so the index is the value. */
@@ -306,6 +306,11 @@ static bool parse_call(scn_ctx *c, json_t *v, model_call_cfg *call,
   return true;
 }
 
+bool expt__scenario_call(scn_ctx *c, json_t *v, model_call_cfg *call,
+                         const model_service_cfg *caller) {
+  return parse_call(c, v, call, caller);
+}
+
 /* "wait_for": k of the fan-out's n calls (each entry counted "fanout" times). Absent: 0, the
  * handler waits for every call (the rule before the key existed). "cancel_rest" (with
  * wait_for only; default true) cancels the calls left once the handler goes on. */
@@ -324,7 +329,7 @@ static bool parse_wait_for(scn_ctx *c, json_t *v, model_service_cfg *svc) {
   if (retry_json_get_bool(&c->j, v, "cancel_rest", &svc->cancel_rest) < 0) return false;
   int64_t n = 0;
   for (size_t i = 0; i < svc->n_calls; i++)
-    n += svc->calls[i].fanout;
+    n += svc->calls[i].fallback_only ? 0 : svc->calls[i].fanout;
   if (svc->calls_mode != MODEL_CALLS_FANOUT || n == 0) {
     size_t mark = retry_json_path_push_key(&c->j, "wait_for");
     retry_json_fail(&c->j, RETRY_ECONFIG,
@@ -348,12 +353,21 @@ static bool parse_calls(scn_ctx *c, json_t *list, model_service_cfg *svc) {
   /* An empty array means no calls: calls stays NULL, and nothing is allocated for it. */
   size_t n = json_array_size(list);
   if (n == 0) return true;
-  svc->calls = expt__scenario_calloc(n, sizeof svc->calls[0]);
+  /* Each fallback of an on_failure takes a place after the listed calls (fallback_only). */
+  svc->calls = expt__scenario_calloc(n + expt__scenario_count_fallbacks(list), sizeof svc->calls[0]);
   if (svc->calls == NULL) return oom(c);
   for (size_t i = 0; i < n; i++) {
     size_t mark = retry_json_path_push_index(&c->j, i);
     svc->n_calls = i + 1; /* owned from here: destroy frees what parse_call stored */
     if (!parse_call(c, json_array_get(list, i), &svc->calls[i], svc)) return false;
+    retry_json_path_pop(&c->j, mark);
+  }
+  for (size_t i = 0, slot = n; i < n; i++) {
+    json_t *of = retry_json_field(json_array_get(list, i), "on_failure");
+    if (of == NULL) continue;
+    size_t mark = retry_json_path_push_index(&c->j, i);
+    retry_json_path_push_key(&c->j, "on_failure");
+    if (!expt__scenario_parse_on_failure(c, of, svc, i, &slot)) return false;
     retry_json_path_pop(&c->j, mark);
   }
   return true;
@@ -369,7 +383,7 @@ static bool parse_calls(scn_ctx *c, json_t *list, model_service_cfg *svc) {
  * below follows the same order. Adding a kind means extending all three together. */
 static const char *const fault_kinds[] = {"refuse", "fail",     "slowdown", "stall",
                                           "down",   "pushback", "capacity", "cache_flush",
-                                          "cache_capacity"};
+                                          "cache_capacity", "cache_invalid"};
 
 /* The keys of each kind: the common ones, then the kind's own. */
 #define FAULT_COMMON "kind", "start", "end", "replicas", "attempts", "method", "count"
@@ -386,6 +400,8 @@ static const char *const fk_capacity[] = {FAULT_COMMON, "workers"};
  * selectors. A flush is an instant (no "end"). */
 static const char *const fk_cache_flush[] = {"kind", "start", "fraction"};
 static const char *const fk_cache_capacity[] = {"kind", "start", "end", "capacity"};
+/* The value cached reads as invalid while it lasts: every hit answers with "status". */
+static const char *const fk_cache_invalid[] = {"kind", "start", "end", "status"};
 
 /* One entry of fault_allowed: the keys a kind allows. */
 typedef struct key_list {
@@ -398,7 +414,7 @@ static const key_list fault_allowed[] = {
     {fk_slowdown, SCN_N_OF(fk_slowdown)}, {fk_stall, SCN_N_OF(fk_stall)},
     {fk_down, SCN_N_OF(fk_down)},         {fk_pushback, SCN_N_OF(fk_pushback)},
     {fk_capacity, SCN_N_OF(fk_capacity)}, {fk_cache_flush, SCN_N_OF(fk_cache_flush)},
-    {fk_cache_capacity, SCN_N_OF(fk_cache_capacity)},
+    {fk_cache_capacity, SCN_N_OF(fk_cache_capacity)}, {fk_cache_invalid, SCN_N_OF(fk_cache_invalid)},
 };
 
 /* "replicas" (indexes < the service's replicas) or "attempts" (1..32) into a bit mask: bit r
@@ -507,8 +523,7 @@ static bool parse_fault_cache(scn_ctx *c, json_t *v, model_fault_cfg *f,
   if (!svc->cache.on) {
     size_t mark = retry_json_path_push_key(&c->j, "kind");
     retry_json_fail(&c->j, RETRY_ECONFIG, "a \"%s\" fault needs a \"cache\" on service \"%s\"",
-                    f->kind == MODEL_FAULT_CACHE_FLUSH ? "cache_flush" : "cache_capacity",
-                    svc->name);
+                    fault_kinds[f->kind], svc->name);
     retry_json_path_pop(&c->j, mark);
     return false;
   }
@@ -517,6 +532,13 @@ static bool parse_fault_cache(scn_ctx *c, json_t *v, model_fault_cfg *f,
     f->fraction = 1;
     return retry_json_get_number(&c->j, v, "fraction", 0, true, 1, false,
                                  "a share of the entries in (0, 1]", &f->fraction) >= 0;
+  }
+  if (f->kind == MODEL_FAULT_CACHE_INVALID) {
+    const char *what = svc->space == RETRY_SPACE_GRPC ? "a gRPC status such as \"DATA_LOSS\""
+                                                      : "an HTTP status such as 500";
+    return retry_json_require(
+               &c->j, expt__scenario_get_status(c, v, "status", svc->space, false, &f->status),
+               "status", what) == 1;
   }
   char what[64];
   snprintf(what, sizeof what, "an integer in [0, %lld] (the cache's capacity)",
@@ -590,7 +612,8 @@ static bool parse_fault_kind(scn_ctx *c, json_t *v, model_fault_cfg *f,
                                                      "an integer in [0, 1000000]", &f->workers),
                                 "workers", "the workers per replica while the fault lasts") == 1;
     case MODEL_FAULT_CACHE_FLUSH:
-    case MODEL_FAULT_CACHE_CAPACITY: return parse_fault_cache(c, v, f, svc);
+    case MODEL_FAULT_CACHE_CAPACITY:
+    case MODEL_FAULT_CACHE_INVALID: return parse_fault_cache(c, v, f, svc);
   }
   return true;
 }
@@ -612,7 +635,8 @@ static bool parse_fault(scn_ctx *c, json_t *v, model_fault_cfg *f, const model_s
   int rc = retry_json_get_enum(&c->j, v, "kind", fault_kinds, SCN_N_OF(fault_kinds), &kind);
   if (retry_json_require(&c->j, rc, "kind",
                          "\"refuse\", \"fail\", \"slowdown\", \"stall\", \"down\", "
-                         "\"pushback\", \"capacity\", \"cache_flush\" or \"cache_capacity\"") != 1)
+                         "\"pushback\", \"capacity\", \"cache_flush\", \"cache_capacity\" or "
+                         "\"cache_invalid\"") != 1)
     return false;
   /* The kind is stored before its keys are checked: the struct stays well formed for
    * model_config_destroy whatever fails next. */
@@ -662,7 +686,8 @@ static bool parse_faults(scn_ctx *c, json_t *list, model_service_cfg *svc) {
 static const char *const service_keys[] = {
     "space", "replicas", "workers", "queue", "reject", "service_time", "slowdown_per_busy",
     "deadline", "lb", "side_effect", "dedup", "calls_mode", "wait_for", "cancel_rest", "calls", "faults", "contention",
-    "admission", "codel", "adaptive_concurrency", "criticality", "shedding", "retry_budget", "cache"};
+    "admission", "codel", "adaptive_concurrency", "criticality", "shedding", "retry_budget", "cache",
+    "work"};
 /* clang-format on */
 static const char *const space_names[] = {"grpc", "http"};
 static const char *const queue_keys[] = {"capacity", "discipline"};
@@ -1112,6 +1137,7 @@ static bool parse_service(scn_ctx *c, json_t *v, model_service_cfg *svc) {
                          "service_time", "a duration such as \"10ms\" or a distribution") != 1 ||
       retry_json_get_number(&c->j, v, "slowdown_per_busy", 0, false, 1e9, false,
                             "a number in [0, 1e9]", &svc->slowdown_per_busy) < 0 ||
+      !sub(c, v, "work", svc, expt__scenario_parse_work) ||
       retry_json_get_enum(&c->j, v, "deadline", deadline_names, 3, &d) < 0 ||
       !parse_lb(c, v, svc) ||
       retry_json_get_enum(&c->j, v, "side_effect", effect_names, 3, &e) < 0 ||
@@ -1559,7 +1585,7 @@ model_config *expt__scenario_build(scn_ctx *c, json_t *doc, const char *default_
       retry_json_get_string(&c->j, doc, "description", &desc) >= 0 && parse_times(c, doc) &&
       parse_study_keys(c, doc) && top_sub(c, doc, "recovery", NULL, parse_recovery) &&
       top_sub(c, doc, "services", "an object of services {\"name\": {...}}", parse_services) &&
-      check_cycles(c) &&
+      check_cycles(c) && expt__scenario_check_on_failure(c) &&
       top_sub(c, doc, "clients", "an object of clients {\"name\": {...}}",
               expt__scenario_parse_clients) &&
       check_criticality_callers(c) &&

@@ -416,6 +416,15 @@ void model_cache_abandon(model_cache *c, uint64_t key) {
   if (c->n_fl < before) c->ctr.abandoned++;
 }
 
+bool model_cache_delete(model_cache *c, uint64_t key) {
+  assert(c != NULL);
+  uint32_t i = entry_find(c, key);
+  if (i == NIL) return false;
+  entry_drop(c, i);
+  c->ctr.deleted++;
+  return true;
+}
+
 bool model_cache_has(const model_cache *c, uint64_t key, int64_t now_ns) {
   assert(c != NULL);
   uint32_t i = entry_find(c, key);

@@ -65,6 +65,7 @@ typedef struct model_cache_counters {
   uint64_t expirations; /* entries found past their TTL by a lookup, and dropped */
   uint64_t flushed;     /* entries dropped by model_cache_flush and model_cache_flush_fraction */
   uint64_t abandoned;   /* leads ended by model_cache_abandon */
+  uint64_t deleted;     /* entries dropped by model_cache_delete */
 } model_cache_counters;
 
 /* {==================================================================
@@ -128,6 +129,11 @@ void model_cache_fill(model_cache *c, uint64_t key, int64_t now_ns);
  * waiters are released with filled = false, in order. A key not in flight is a no-op (a
  * lead's second end). Never allocates. O(1) plus the waiters released. */
 void model_cache_abandon(model_cache *c, uint64_t key);
+
+/* Deletes key's entry, fresh or not, as a look-aside client deletes a value it read as
+ * invalid (counted in deleted); a miss in flight for it stays in flight. Returns whether an
+ * entry was there. Never allocates. O(1). */
+bool model_cache_delete(model_cache *c, uint64_t key);
 
 /* Returns whether key is cached and fresh at now_ns, without changing anything (no order, no
  * counter, no expiry): for tests and traces. */

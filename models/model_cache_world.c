@@ -60,9 +60,23 @@ static uint64_t req_key(model_world *w, mw_cache *m, const mw_req *r) {
 /* A hit's time is over: r is answered OK, with headers and a full reply's messages, by the
  * cache (no worker: its worker time stays 0). */
 static void hit_reply(model_world *w, mw_req *r) {
-  r->status = (int16_t)model__status_ok(w->cfg->services[r->edge->callee].space);
+  const model_service_cfg *cfg = &w->cfg->services[r->edge->callee];
+  r->status = (int16_t)model__status_ok(cfg->space);
   r->headers = true;
   r->items = r->ok_items;
+  /* A cache_invalid fault: the value is there but reads as invalid, a failure without a
+   * reply's body (the caller decides what to make of it: on_failure, model_fallback.c). */
+  if (w->topo.services[r->edge->callee].fault_kinds & (UINT32_C(1) << MODEL_FAULT_CACHE_INVALID)) {
+    int64_t now = sim_now_ns(w->k);
+    for (size_t i = 0; i < cfg->n_faults; i++) {
+      const model_fault_cfg *f = &cfg->faults[i];
+      if (f->kind != MODEL_FAULT_CACHE_INVALID || now < f->start_ns || now >= f->end_ns) continue;
+      r->status = (int16_t)f->status;
+      r->headers = false;
+      r->items = 0;
+      break;
+    }
+  }
   model__service_reply(w, r);
 }
 
@@ -133,6 +147,12 @@ void model__cache_reply(model_world *w, mw_req *r, bool waits) {
   else if (r->cache_lead)
     model_cache_abandon(m->c, key);
   r->cache_miss = r->cache_lead = false;
+}
+
+bool model__cache_invalidate(model_world *w, mw_service *s, mw_op *op) {
+  if (s->cache == NULL || op == NULL || op == w->pools.no_effect_op) return false;
+  uint64_t slot = *op_key(w, op);
+  return slot != 0 && model_cache_delete(s->cache->c, slot - 1);
 }
 
 void model__cache_lead_drop(model_world *w, mw_req *r) {
@@ -294,6 +314,7 @@ void model__caches_report(model_world *w) {
     st->cache_evictions = (int64_t)(c->evictions - m->base.evictions);
     st->cache_expirations = (int64_t)(c->expirations - m->base.expirations);
     st->cache_flushed = (int64_t)(c->flushed - m->base.flushed);
+    st->cache_deleted = (int64_t)(c->deleted - m->base.deleted);
   }
 }
 

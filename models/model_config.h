@@ -107,6 +107,30 @@ typedef enum model_fanout_kind {
   MODEL_CALLS_FANOUT          /* all at once, wait for all; first failure is the result */
 } model_fanout_kind;
 
+/* What a handler does when one of its calls ends failed, throttled or refused (any stop
+ * reason but ok), optionally only for some statuses or stop reasons: the slow error path
+ * (extra_ns of the worker's time), the key the call looked up deleted from its callee's cache
+ * (invalidate), and one fallback call, whose result replaces the failure, or an OK
+ * (a degraded answer), or the failure kept (model_fallback.c). */
+typedef enum model_fallback_result {
+  MODEL_FALLBACK_KEEP_FAILURE = 0, /* "failure": the call's failure stands */
+  MODEL_FALLBACK_USE_FALLBACK,     /* "fallback": the fallback's status replaces it */
+  MODEL_FALLBACK_ANSWER_OK         /* "ok": the handler goes on as if the call had succeeded */
+} model_fallback_result;
+
+#define MODEL_ON_FAILURE_STATUSES_MAX 16
+typedef struct model_on_failure_cfg {
+  bool on;
+  int32_t statuses[MODEL_ON_FAILURE_STATUSES_MAX]; /* in the caller's space; none: any */
+  int n_statuses;
+  uint32_t reasons;  /* bit s: stop reason s (retry_stop); 0: any reason but ok */
+  int64_t extra_ns;  /* the slow error path: the worker stays busy this long, >= 0 */
+  int32_t fallback;  /* index in the service's calls of the fallback call, -1: none */
+  model_fallback_result result;
+  bool invalidate; /* delete the failed call's key from its callee's cache (and the
+                      fallback's, when it fails too) */
+} model_on_failure_cfg;
+
 /* A downstream call made by a service's handler: one caller-to-callee edge. Each replica of
  * the caller keeps its own channel state for it. */
 typedef struct model_call_cfg {
@@ -129,11 +153,17 @@ typedef struct model_call_cfg {
   double probability;  /* (0, 1]; 0 (a zeroed config, the key absent) means 1 */
   char **when_method;  /* full method names (owned), NULL: every method */
   size_t n_when_method;
+  model_on_failure_cfg on_failure;
+  /* A fallback call (some call's on_failure.fallback): kept after the calls of the list in
+   * calls[], made only by on_failure, never by the handler's own loop. */
+  bool fallback_only;
 } model_call_cfg;
 
-/* Whether call c branches: made with a probability below 1 or for some methods only. */
+/* Whether call c branches: made with a probability below 1 or for some methods only, or a
+ * fallback call, which the handler's own loop never makes (its branch always says no). */
 static inline bool model_call_branches(const model_call_cfg *c) {
-  return (c->probability > 0.0 && c->probability < 1.0) || c->n_when_method > 0;
+  return (c->probability > 0.0 && c->probability < 1.0) || c->n_when_method > 0 ||
+         c->fallback_only;
 }
 
 typedef enum model_fault_kind {
@@ -145,7 +175,8 @@ typedef enum model_fault_kind {
   MODEL_FAULT_PUSHBACK,   /* attach pushback to every failure reply */
   MODEL_FAULT_CAPACITY,   /* only `workers` workers per replica */
   MODEL_FAULT_CACHE_FLUSH,   /* at start_ns, drop `fraction` of the cache's entries */
-  MODEL_FAULT_CACHE_CAPACITY /* the cache holds at most `cache_capacity` entries in the window */
+  MODEL_FAULT_CACHE_CAPACITY, /* the cache holds at most `cache_capacity` entries in the window */
+  MODEL_FAULT_CACHE_INVALID   /* a hit in the window reads as invalid: answered with `status` */
 } model_fault_kind;
 
 /* One entry of a target's fault timeline, active in [start_ns, end_ns). */
@@ -296,6 +327,21 @@ typedef struct model_cache_cfg {
   bool coalesce;       /* one miss in flight per key; the others wait for its reply */
 } model_cache_cfg;
 
+/* Work that grows with the state (model_work.c): the service time is multiplied by
+ * (1 + slowdown_per_busy x (busy - 1) + per_queued x queued) x size(t) x gc(held), busy and
+ * queued counted on the replica when a worker takes the request (queued: those still waiting
+ * behind it), size(t) a piecewise-linear profile of the request size over time (1 without),
+ * gc(held) = 1 / (1 - min(held / held_limit, 0.99)) with held the requests the replica holds
+ * (queued and worked). on: some term beyond slowdown_per_busy is set (a world with only that
+ * term keeps its own, older arithmetic, bit for bit). */
+typedef struct model_work_cfg {
+  bool on;
+  double per_queued;        /* >= 0 */
+  bool has_size;            /* size is given */
+  sim_rate_profile size;    /* multiplier per point, > 0 (the rate field holds it) */
+  int64_t held_limit;       /* 0: no collector term */
+} model_work_cfg;
+
 typedef struct model_service_cfg {
   char *name;
   retry_space space;      /* statuses this service replies with */
@@ -331,6 +377,7 @@ typedef struct model_service_cfg {
   model_shedding_cfg shedding;
   model_retry_budget_cfg retry_budget;
   model_cache_cfg cache;
+  model_work_cfg work;
 } model_service_cfg;
 
 /* }================================================================== */

@@ -95,8 +95,15 @@ uint64_t model_world_estimate_bytes(const model_config *cfg) {
     if (sv->cache.on)
       total = add(total, model_cache_bytes_for((size_t)sv->cache.capacity) + 3 * rng_bytes() +
                              128 + 2 * MALLOC_OVERHEAD);
-    n_edges += sv->n_calls;
+    n_edges += sv->n_calls; /* fallback calls included: each is an edge of its own */
     cols += TS_SERVICE_COLS;
+    /* <service>_work_factor, and <service>_on_failure_rps once for its calls' on_failure. */
+    if (sv->work.on) cols++;
+    for (size_t j = 0; j < sv->n_calls; j++)
+      if (sv->calls[j].on_failure.on) {
+        cols++;
+        break;
+      }
   }
   total = add(total, mul(n_edges, sizeof(mw_edge) + sizeof(model_edge_stats) + sizeof(void *)));
   cols = add(cols, mul(n_edges, TS_EDGE_COLS));

@@ -11,6 +11,8 @@
 #include "models/model_int.h"
 
 static void handler_cut_short(model_world *w, mw_service *s, mw_req *r);
+static MODEL_HOT void downstream_settle(model_world *w, mw_service *s, mw_req *r, int32_t st,
+                                        bool ok);
 
 /* {==================================================================
  * Calls, their ends and the quorum
@@ -102,6 +104,7 @@ static uint64_t mix64(uint64_t z) {
  * / 2^64, made iff u < p: no random stream is drawn from. */
 static bool branch_taken(model_world *w, const mw_service *s, const mw_req *r, int32_t j) {
   const model_call_cfg *cc = &s->cfg->calls[j];
+  if (cc->fallback_only) return false; /* made by on_failure alone (model_fallback.c) */
   if (cc->n_when_method > 0) {
     const char *m = model__req_method(r);
     size_t i = 0;
@@ -120,7 +123,8 @@ static bool branch_taken(model_world *w, const mw_service *s, const mw_req *r, i
  * left empty. */
 static void downstream_skip(model_world *w, mw_service *s, mw_req *r, int32_t j) {
   int32_t copies = s->cfg->calls[j].fanout;
-  if (sim_now_ns(w->k) >= w->cfg->warmup_ns) s->call_edges[j]->stats->skipped += copies;
+  if (sim_now_ns(w->k) >= w->cfg->warmup_ns && !s->cfg->calls[j].fallback_only)
+    s->call_edges[j]->stats->skipped += copies;
   mw_fanout *f = fanout_of(s, r);
   for (int32_t i = 0; f != NULL && i < copies; i++)
     f->child[f->n++].call = NULL;
@@ -198,6 +202,22 @@ void model__downstream_done(model_world *w, const mw_end *c) {
     return;
   }
   bool ok = retry_status_is_ok(s->cfg->space, st);
+  /* A failure its on_failure takes goes down the error path first (model_fallback.c), which
+   * settles it when it ends. */
+  if (!ok && cc->on_failure.on && model__fallback_fire(w, r, c, st)) return;
+  downstream_settle(w, s, r, st, ok);
+}
+
+void model__downstream_settle(model_world *w, mw_req *r, int32_t st) {
+  mw_service *s = &w->topo.services[r->edge->callee];
+  downstream_settle(w, s, r, st, retry_status_is_ok(s->cfg->space, st));
+}
+
+/* The second half of a call's end: counted as a success or a failure (the first failure is
+ * the handler's), then the next sequential call, the quorum, or the handler's end. */
+static MODEL_HOT void downstream_settle(model_world *w, mw_service *s, mw_req *r, int32_t st,
+                                        bool ok) {
+  mw_req_side *d = r->side;
   if (ok)
     d->ds_ok++;
   else

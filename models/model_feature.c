@@ -64,6 +64,7 @@ static bool svc_deadline(const mw_subject *x) { return x->svc->deadline != MODEL
 static bool svc_contention(const mw_subject *x) { return x->svc->contention.on; }
 static bool svc_cache(const mw_subject *x) { return x->svc->cache.on; }
 static bool svc_congestion(const mw_subject *x) { return x->svc->slowdown_per_busy != 0.0; }
+static bool svc_work(const mw_subject *x) { return x->svc->work.on; }
 static bool svc_slowdown(const mw_subject *x) { return has_fault(x->svc, MODEL_FAULT_SLOWDOWN); }
 static bool svc_stall(const mw_subject *x) { return has_fault(x->svc, MODEL_FAULT_STALL); }
 /* A FAIL fault that sends stream messages first: a reply of any method may carry some, which
@@ -136,6 +137,7 @@ static const mw_feature features[] = {
     {"deadline-aware server", MW_OF_SERVICE, MW_FAST_START, svc_deadline},
     {"contention", MW_OF_SERVICE, MW_FAST_START, svc_contention},
     {"congestion slowdown", MW_OF_SERVICE, MW_FAST_TIME, svc_congestion},
+    {"work that grows", MW_OF_SERVICE, MW_FAST_TIME, svc_work},
     {"slowdown fault", MW_OF_SERVICE, MW_FAST_TIME, svc_slowdown},
     {"stall fault", MW_OF_SERVICE, MW_FAST_TIME, svc_stall},
     {"fail fault with messages", MW_OF_SERVICE, MW_FAST_NO_EXT, svc_fail_items},

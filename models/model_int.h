@@ -213,6 +213,7 @@ typedef struct mw_edge {
   /* Its policy has a concurrency limiter or the AWS adaptive limiter: the gauges also sum
    * their figures (mw_gauge.limit ...), which change only inside engine calls. */
   bool gauge_limits;
+  int col_on_failure; /* <caller>_on_failure_rps, for an edge whose call has an on_failure */
 } mw_edge;
 
 /* The fast paths: each skips the work of features an object does not have. Which object may
@@ -806,6 +807,7 @@ struct model_world {
     bool failed;        /* a column could not be added */
     int col_offered, col_attempts, col_goodput, col_errors, col_in_flight, col_p50, col_p99,
         col_faults, col_svc0; /* column indices: totals, then the first service's */
+    int col_work0; /* the first <service>_work_factor (model_work.c), -1 none */
     int svc_cols;             /* columns per service */
     /* The latency quantiles of the bucket in which calls are ending (model__ts_latency):
      * every call's latency in all, the failed ones' also in failed, so that an OK call is
@@ -1029,6 +1031,10 @@ double model__worker_release(mw_service *s, mw_req *r, int64_t now);
 void model__replica_pump(model_world *w, mw_service *s, int32_t rep);
 
 /* model_fanout.c */
+/* The end of r's handler's call (status st in its service's space, any on_failure done):
+ * counted, then the next call, the quorum or the handler's end (model__downstream_done's
+ * second half, for model_fallback.c). */
+void model__downstream_settle(model_world *w, mw_req *r, int32_t st);
 /* The handler of r at service s, its own work done, makes its calls (s has some). */
 void model__handler_calls(model_world *w, mw_service *s, mw_req *r);
 /* A handler's call ended: every service's downstream edges' on_done. */
@@ -1042,6 +1048,30 @@ bool model__service_cancel(model_world *w, mw_req *r);
 /* Sets every service's hears_cancel and keeps_calls from the config (before the edges are
  * made: an edge out of a service that keeps its calls can see them cancelled). */
 void model__services_cancel_reach(model_world *w);
+
+/* model_work.c: work that grows (model_work_cfg, a service with work.on). */
+/* The service time's multiplier for a request a worker takes at now, with busy_others other
+ * workers of its replica busy and queued requests waiting behind it. */
+double model__work_factor(const model_service_cfg *cfg, double busy_others, double queued,
+                          int64_t now);
+/* Adds a <service>_work_factor column per service with work.on (col_work0 the first, in
+ * service order); returns -1 when one could not be added. Fills them in row (each bucket). */
+int model__work_columns(model_world *w,
+                        int (*column)(model_world *, const char *, const char *, bool));
+void model__work_sample(model_world *w, double *row);
+
+/* model_fallback.c: a handler's on_failure (model_on_failure_cfg). */
+/* The call e of r's handler ended failed with st (in r's service's space) and has an
+ * on_failure: returns false when its filter does not take this failure (the handler goes on as
+ * usual), true when the error path took it over (the handler goes on when it ends). */
+MODEL_COLD bool model__fallback_fire(model_world *w, mw_req *r, const mw_end *e, int32_t st);
+/* The on_done of every fallback call's edge. */
+void model__fallback_done(model_world *w, const mw_end *e);
+/* Marks the results of the edges with an on_failure and of the caches they delete from, and
+ * adds each such service's <service>_on_failure_rps column. Returns -1 when one could not be
+ * added. */
+int model__fallbacks_setup(model_world *w,
+                           int (*column)(model_world *, const char *, const char *, bool));
 
 /* model_cache_world.c: look-aside caches in front of services (model_config.h's
  * model_cache_cfg). The key of a logical request lives in its ledger operation, which every
@@ -1065,6 +1095,10 @@ MODEL_COLD bool model__cache_arrive(model_world *w, mw_service *s, mw_req *r, in
 /* The reply of r, a miss, reached its caller (waits: the caller still wanted it): an OK one
  * heard fills the key; a lead's other ends abandon it. Clears r's marks. */
 MODEL_COLD void model__cache_reply(model_world *w, mw_req *r, bool waits);
+/* Deletes the key op's logical request looked up from s's cache (a caller that read its
+ * value as invalid: on_failure's invalidate). Returns whether an entry went; false when s has
+ * no cache or op no key yet (its request never reached the cache). */
+MODEL_COLD bool model__cache_invalidate(model_world *w, mw_service *s, mw_op *op);
 /* r, a lead, is freed without its reply heard: its key's waiters go to the service. */
 MODEL_COLD void model__cache_lead_drop(model_world *w, mw_req *r);
 /* Whether a world's ledger makes an operation per logical request: some service has a side

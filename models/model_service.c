@@ -259,6 +259,8 @@ static int64_t work_time(mw_service *s, mw_replica *rp, mw_req *r, int64_t now, 
   else
     work = sim_dist_sample(&cfg->service_time, rp->rng_work);
   double factor = 1.0 + cfg->slowdown_per_busy * (double)(rp->busy - 1);
+  if (cfg->work.on) /* work that grows beyond the per-busy term (model_work.c) */
+    factor = model__work_factor(cfg, (double)(rp->busy - 1), (double)rp->queued, now);
   int64_t stall = 0;
   bool timed = (s->fault_kinds &
                 ((UINT32_C(1) << MODEL_FAULT_SLOWDOWN) | (UINT32_C(1) << MODEL_FAULT_STALL))) != 0;
@@ -651,7 +653,9 @@ int model__services_create(model_world *w) {
     mw_service *s = &w->topo.services[i];
     const model_service_cfg *cfg = s->cfg;
     for (size_t j = 0; j < cfg->n_calls; j++)
-      s->call_edges[j]->on_done = model__downstream_done; /* model_fanout.c */
+      s->call_edges[j]->on_done = cfg->calls[j].fallback_only
+                                      ? model__fallback_done     /* model_fallback.c */
+                                      : model__downstream_done; /* model_fanout.c */
     snprintf(entity, sizeof entity, "service:%s", cfg->name);
     s->rng_lb = sim_rng_stream_create(w->seed, entity, "lb", 0);
     s->replicas = model__calloc(w, (size_t)cfg->replicas, sizeof *s->replicas);

@@ -45,6 +45,10 @@ typedef struct model_edge_stats {
   bool has_branch;  /* a handler's call with a probability or when_method: skipped is written */
   int64_t skipped;  /* times its handler reached the call and did not make it (its branch: the
                        request's method or the draw), each copy of a fan-out counted */
+  bool has_on_failure; /* its call has an on_failure: the two counters below are written */
+  int64_t on_failure;  /* calls whose failure set off the on_failure (its filter matched) */
+  int64_t fallbacks;   /* fallback calls those made (counted again as calls on the fallback's
+                          own edge) */
   int64_t attempts; /* attempts sent (originals, retries and hedges) */
   int64_t retries;
   int64_t hedges;
@@ -98,6 +102,8 @@ typedef struct model_service_stats {
   bool has_cache;
   int64_t cache_hits, cache_misses, cache_coalesced, cache_fills, cache_evictions,
       cache_expirations, cache_flushed;
+  bool has_invalidate;  /* some caller's on_failure deletes keys here: cache_deleted is written */
+  int64_t cache_deleted; /* entries deleted by those callers (model_cache_delete) */
 } model_service_stats;
 
 /* Time series: one row per bucket, one column per named metric. The world fills it from its

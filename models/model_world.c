@@ -151,6 +151,7 @@ static void ts_sample(model_world *w, int64_t b) {
       row[w->topo.services[s].col_limit] = model__service_acc_limit(w, s);
   }
   if (w->topo.n_cache_services > 0) model__caches_sample(w, row);
+  if (w->ts.col_work0 >= 0) model__work_sample(w, row);
   model__gauges_sample(w, row, sim_now_ns(w->k)); /* model_gauge.c */
   w->ts.sampled = b + 1;
 }
@@ -253,7 +254,9 @@ static int ts_setup(model_world *w) {
         w->cfg->services[s].acc.on
             ? ts_column(w, w->cfg->services[s].name, "concurrency_limit", false)
             : -1;
-  if (model__caches_columns(w, ts_column) < 0) return -1;
+  if (model__caches_columns(w, ts_column) < 0 || model__fallbacks_setup(w, ts_column) < 0 ||
+      model__work_columns(w, ts_column) < 0)
+    return -1;
   for (size_t i = 0; i < w->topo.n_pops; i++) {
     mw_pop *p = &w->topo.pops[i];
     const retry_target_config *tc =
@@ -472,7 +475,7 @@ static int edges_create(model_world *w) {
       layer[e] = method_layer(c->policy, c->method);
       w->res.edges[e].max_attempts = layer_attempts(layer[e]);
       w->res.edges[e].can_cancel = sv->keeps_calls;
-      w->res.edges[e].has_branch = model_call_branches(c);
+      w->res.edges[e].has_branch = model_call_branches(c) && !c->fallback_only;
       sv->call_edges[j] = &w->topo.edges[e];
       w->topo.edges[e].svc = (int)s;
       w->topo.edges[e].slot = j;

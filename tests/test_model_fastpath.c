@@ -122,6 +122,11 @@ static const row_case cases[] = {
      "{'duration': '5s', 'services': {'api': {'workers': 4,"
      "   'slowdown_per_busy': 0.5,"
      "   'service_time': {'dist': 'exponential', 'mean': '5ms'}}}," CLIENT "}}}"},
+    /* the work's time: work that grows with the queue */
+    {"work that grows",
+     "{'duration': '5s', 'services': {'api': {'workers': 4,"
+     "   'work': {'per_queued': 0.1},"
+     "   'service_time': {'dist': 'exponential', 'mean': '5ms'}}}," CLIENT "}}}"},
     /* a bare call: a breaker without retries still counts the failures, and opens */
     {"channel state",
      "{'duration': '5s', 'services': {'api': {'workers': 4,"
