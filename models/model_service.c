@@ -72,7 +72,8 @@ static inline const model_fault_cfg *fault_find(const mw_service *s, model_fault
  * worker finish; the lower count only stops new ones from starting, as when a node loses
  * cores to a noisy neighbour rather than crashing. */
 static int32_t replica_workers_faulted(const mw_service *s, int32_t rep, int64_t now) {
-  int32_t n = s->cfg->workers;
+  /* an operator's capacity action (model__service_set_workers) replaces the config's count */
+  int32_t n = s->replicas[rep].ops_workers > 0 ? s->replicas[rep].ops_workers : s->cfg->workers;
   if (!(s->fault_kinds & (UINT32_C(1) << MODEL_FAULT_CAPACITY))) return n;
   for (size_t i = 0; i < s->cfg->n_faults; i++) {
     const model_fault_cfg *f = &s->cfg->faults[i];
@@ -82,8 +83,26 @@ static int32_t replica_workers_faulted(const mw_service *s, int32_t rep, int64_t
   return n;
 }
 
+/* fault_kinds is 0 exactly when the service has no fault and no capacity action
+ * (MW_OPS_CAPACITY_KIND): the count is then the config's. */
 static inline int32_t replica_workers(const mw_service *s, int32_t rep, int64_t now) {
-  return s->cfg->n_faults == 0 ? s->cfg->workers : replica_workers_faulted(s, rep, now);
+  return s->fault_kinds == 0 ? s->cfg->workers : replica_workers_faulted(s, rep, now);
+}
+
+void model__service_mark_capacity(model_world *w, int svc) {
+  w->topo.services[svc].fault_kinds |= MW_OPS_CAPACITY_KIND;
+}
+
+/* An operator's capacity action: every replica has `workers` workers from now on. Fewer: the
+ * requests on a worker finish, no new one starts beyond the count; more: queued requests
+ * start now. */
+void model__service_set_workers(model_world *w, int svc, int32_t workers) {
+  mw_service *s = &w->topo.services[svc];
+  assert(s->fault_kinds & MW_OPS_CAPACITY_KIND);
+  for (int32_t rep = 0; rep < s->cfg->replicas; rep++) {
+    s->replicas[rep].ops_workers = workers;
+    replica_pump(w, s, rep);
+  }
 }
 
 /* A capacity fault is over: its workers are back, and nothing else would start the requests
