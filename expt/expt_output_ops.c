@@ -88,3 +88,22 @@ void expt_output_ops_text(const json_t *run, FILE *f) {
             (long long)json_integer_value(json_object_get(v, "clients_up")));
   }
 }
+
+bool expt_output_ops_marks(const json_t *run, char *buf, size_t size) {
+  size_t i, j, n = 0, len = 0;
+  const json_t *v, *t;
+  buf[0] = '\0';
+  json_array_foreach(json_object_get(run, "operators"), i, v) {
+    json_array_foreach(json_object_get(v, "fired_at_s"), j, t) {
+      if (n == 64 || len + 32 >= size) break;
+      int w = snprintf(buf + len, size - len, "%s%.12g", n == 0 ? "marks='" : " ",
+                       json_number_value(t));
+      if (w < 0) return false;
+      len += (size_t)w;
+      n++;
+    }
+  }
+  if (n == 0) return false;
+  snprintf(buf + len, size - len, "'");
+  return true;
+}

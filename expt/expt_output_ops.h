@@ -21,4 +21,9 @@ void expt_output_ops_put(json_t *o, const model_results *r, bool *ok);
  * them (one line each); nothing otherwise. */
 void expt_output_ops_text(const json_t *run, FILE *f);
 
+/* Writes into buf the gnuplot assignment plots/timeseries.gp reads for its marks,
+ * "marks='T1 T2 ...'" (the times, in s, every operator and event of run object run fired, at
+ * most 64, in the order listed); returns false (buf "") when none fired. */
+bool expt_output_ops_marks(const json_t *run, char *buf, size_t size);
+
 #endif /* EXPT_OUTPUT_OPS_H */

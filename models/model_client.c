@@ -243,7 +243,7 @@ static void ev_script_gated(sim_kernel *k, void *obj, uint64_t arg) {
  * Goodput counts only OK calls that ended at or before their deadline (a call that waits
  * past it for a reply is not good). When the scenario's duration has passed and nothing is
  * left in flight, the run ends. */
-static MODEL_HOT void call_done_step(model_world *w, const mw_end *c, bool gated) {
+static void client_call_done(model_world *w, const mw_end *c) {
   mw_client *cl = c->done_ctx;
   mw_pop *p = cl->pop;
   model_results *res = &w->res;
@@ -276,18 +276,14 @@ static MODEL_HOT void call_done_step(model_world *w, const mw_end *c, bool gated
     }
     int64_t pause = sim_dist_sample(retry ? &cfg->user_retry_delay : &cfg->think,
                                     sim_rng_gsl(&cl->rng_arrival));
-    if (sim_event_schedule_in(w->k, pause, gated ? ev_closed_gated : ev_closed, cl, 0) ==
+    /* a gated population's clients keep to its gated events (p->gated: closed loop only) */
+    if (sim_event_schedule_in(w->k, pause, p->gated ? ev_closed_gated : ev_closed, cl, 0) ==
         SIM_EVENT_NONE)
       model__fail(w, RETRY_ENOMEM, "out of memory for events");
   }
   if (w->run.top_in_flight == 0 && now >= w->cfg->duration_ns) sim_kernel_stop(w->k);
 }
 
-static void client_call_done(model_world *w, const mw_end *c) { call_done_step(w, c, false); }
-
-static void client_call_done_gated(model_world *w, const mw_end *c) {
-  call_done_step(w, c, true);
-}
 
 /* }================================================================== */
 
@@ -364,7 +360,7 @@ int model__pops_create(model_world *w) {
   for (size_t i = 0; i < w->topo.n_pops; i++) {
     mw_pop *p = &w->topo.pops[i];
     p->gated = model__pop_is_gated(w, p); /* model_feature.c */
-    p->edge->on_done = p->gated ? client_call_done_gated : client_call_done;
+    p->edge->on_done = client_call_done;
     if (pop_create(w, &w->topo.pops[i]) < 0) return -1;
   }
   return 0;

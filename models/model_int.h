@@ -1120,11 +1120,12 @@ void model__herd_pause(model_world *w, int pop, bool paused);
 /* Bytes the runtime of cfg->ops (not NULL) holds: operators' state, herds' per-client state
  * (model_world_estimate_bytes; the firings' record grows with the run and is not counted). */
 uint64_t model__ops_estimate_bytes(const model_config *cfg);
-/* A capacity action on service svc (model_service.c): marks it, at the world's creation, so
- * that its workers are counted on the slow path (MW_OPS_CAPACITY_KIND in fault_kinds, the
- * bit no fault kind uses); then sets every replica's workers, starting what the queue holds. */
-#define MW_OPS_CAPACITY_KIND (UINT32_C(1) << 31)
-void model__service_mark_capacity(model_world *w, int svc);
+/* A capacity action on service svc (model_service.c): every replica's workers from now on,
+ * starting what the queue holds. The service counts its workers on the slow path of a
+ * capacity fault (replica_workers_faulted), which a service with a capacity action always
+ * takes: model__ops_columns gives it a config of its own with one more, inert, capacity fault
+ * (never active), so that worlds without the action keep their fast test of n_faults. The
+ * hook for replicas in place of workers is here too. */
 void model__service_set_workers(model_world *w, int svc, int32_t workers);
 /* A look-aside cache flush by an action (model_cache_world.c). */
 void model__cache_flush_now(model_world *w, int svc, double fraction);

@@ -123,6 +123,41 @@ void model__ops_sample(model_world *w, int64_t b, double *row) {
  * Building
  * =================================================================== */
 
+/* A service some capacity action sets counts its workers on the capacity fault's slow path
+ * (model__service_set_workers): it runs on a copy of its config with one more fault, a
+ * capacity fault that is never active (it starts at the end of time), so that every other
+ * service keeps its fast test. Before the services are built (they size their fault counters
+ * and fault kinds from the config they run on). */
+static int capacity_configs(model_world *w) {
+  struct mw_ops *o = w->ops;
+  o->svc_cfgs = model__calloc(w, w->topo.n_services, sizeof *o->svc_cfgs);
+  if (o->svc_cfgs == NULL) return -1;
+  for (size_t i = 0; i < o->cfg->n_ops; i++) {
+    const model_action_cfg *a = &o->cfg->ops[i].action;
+    if (a->kind != MODEL_ACTION_CAPACITY || o->svc_cfgs[a->service] != NULL) continue;
+    const model_service_cfg *sc = &w->cfg->services[a->service];
+    model_service_cfg *copy = model__calloc(w, 1, sizeof *copy);
+    model_fault_cfg *f = model__calloc(w, sc->n_faults + 1, sizeof *f);
+    if (copy == NULL || f == NULL) {
+      model__free(w, copy);
+      model__free(w, f);
+      return -1;
+    }
+    *copy = *sc;
+    if (sc->n_faults > 0) memcpy(f, sc->faults, sc->n_faults * sizeof *f);
+    f[sc->n_faults] = (model_fault_cfg){.kind = MODEL_FAULT_CAPACITY,
+                                        .start_ns = RETRY_NEVER,
+                                        .end_ns = RETRY_NEVER,
+                                        .replica_mask = UINT64_MAX,
+                                        .workers = INT32_MAX};
+    copy->faults = f;
+    copy->n_faults = sc->n_faults + 1;
+    o->svc_cfgs[a->service] = copy;
+    w->topo.services[a->service].cfg = copy;
+  }
+  return 0;
+}
+
 int model__ops_columns(model_world *w, int (*column)(model_world *, const char *, const char *,
                                                      bool)) {
   const model_ops_cfg *oc = w->cfg->ops;
@@ -132,7 +167,8 @@ int model__ops_columns(model_world *w, int (*column)(model_world *, const char *
   o->cfg = oc;
   o->st = model__calloc(w, oc->n_ops, sizeof *o->st);
   o->stats = model__calloc(w, oc->n_ops, sizeof *o->stats);
-  if (o->st == NULL || o->stats == NULL || model__herds_create(w) < 0) return -1;
+  if (o->st == NULL || o->stats == NULL || capacity_configs(w) < 0 || model__herds_create(w) < 0)
+    return -1;
   for (size_t i = 0; i < oc->n_ops; i++) {
     o->stats[i].name = oc->ops[i].name;
     o->stats[i].action = model_action_name(oc->ops[i].action.kind);
@@ -158,7 +194,6 @@ int model__ops_create(model_world *w) {
   model__herds_wire(w);
   for (size_t i = 0; i < o->cfg->n_ops; i++) {
     const model_operator_cfg *r = &o->cfg->ops[i];
-    if (r->action.kind == MODEL_ACTION_CAPACITY) model__service_mark_capacity(w, r->action.service);
     if (r->has_when) {
       o->st[i].col = column_find(w, r->when.column);
       if (o->st[i].col < 0) {
@@ -184,6 +219,13 @@ void model__ops_destroy(model_world *w) {
     model__free(w, o->stats[i].fired_at_ns);
   model__free(w, o->stats);
   model__free(w, o->st);
+  for (size_t i = 0; o->svc_cfgs != NULL && i < w->topo.n_services; i++) {
+    if (o->svc_cfgs[i] == NULL) continue;
+    if (w->topo.services != NULL) w->topo.services[i].cfg = &w->cfg->services[i];
+    model__free(w, o->svc_cfgs[i]->faults);
+    model__free(w, o->svc_cfgs[i]);
+  }
+  model__free(w, o->svc_cfgs);
   model__free(w, o);
   w->ops = NULL;
 }

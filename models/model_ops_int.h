@@ -51,6 +51,8 @@ struct mw_ops {
   model_operator_stats *stats; /* per operator (the results point here) */
   model_herd_stats *herd_stats; /* per herded population, in population order */
   size_t n_herds;
+  model_service_cfg **svc_cfgs; /* per service: its own config with an inert capacity fault,
+                                   for a capacity action (model_operator.c), else NULL */
 };
 
 /* model_herd.c */

@@ -83,14 +83,8 @@ static int32_t replica_workers_faulted(const mw_service *s, int32_t rep, int64_t
   return n;
 }
 
-/* fault_kinds is 0 exactly when the service has no fault and no capacity action
- * (MW_OPS_CAPACITY_KIND): the count is then the config's. */
 static inline int32_t replica_workers(const mw_service *s, int32_t rep, int64_t now) {
-  return s->fault_kinds == 0 ? s->cfg->workers : replica_workers_faulted(s, rep, now);
-}
-
-void model__service_mark_capacity(model_world *w, int svc) {
-  w->topo.services[svc].fault_kinds |= MW_OPS_CAPACITY_KIND;
+  return s->cfg->n_faults == 0 ? s->cfg->workers : replica_workers_faulted(s, rep, now);
 }
 
 /* An operator's capacity action: every replica has `workers` workers from now on. Fewer: the
@@ -98,7 +92,7 @@ void model__service_mark_capacity(model_world *w, int svc) {
  * start now. */
 void model__service_set_workers(model_world *w, int svc, int32_t workers) {
   mw_service *s = &w->topo.services[svc];
-  assert(s->fault_kinds & MW_OPS_CAPACITY_KIND);
+  assert(s->fault_kinds & (UINT32_C(1) << MODEL_FAULT_CAPACITY)); /* model__ops_columns */
   for (int32_t rep = 0; rep < s->cfg->replicas; rep++) {
     s->replicas[rep].ops_workers = workers;
     replica_pump(w, s, rep);
