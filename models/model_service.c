@@ -72,9 +72,11 @@ static inline const model_fault_cfg *fault_find(const mw_service *s, model_fault
  * worker finish; the lower count only stops new ones from starting, as when a node loses
  * cores to a noisy neighbour rather than crashing. */
 static int32_t replica_workers_faulted(const mw_service *s, int32_t rep, int64_t now) {
-  /* an operator's capacity action (model__service_set_workers) replaces the config's count */
-  int32_t n = s->replicas[rep].ops_workers > 0 ? s->replicas[rep].ops_workers : s->cfg->workers;
+  int32_t n = s->cfg->workers;
   if (!(s->fault_kinds & (UINT32_C(1) << MODEL_FAULT_CAPACITY))) return n;
+  /* an operator's capacity action (model__service_set_workers) replaces the config's count;
+   * its service always has a capacity fault (an inert one: model_operator.c) */
+  if (s->replicas[rep].ops_workers > 0) n = s->replicas[rep].ops_workers;
   for (size_t i = 0; i < s->cfg->n_faults; i++) {
     const model_fault_cfg *f = &s->cfg->faults[i];
     if (f->kind == MODEL_FAULT_CAPACITY && fault_applies(s, i, now, rep, 0, NULL) && f->workers < n)
