@@ -9,7 +9,6 @@
 #include "expt/expt_output.h"
 #include "expt/expt_json.h"
 #include "expt/expt_csv.h"
-#include "expt/expt_output_ops.h"
 #include "retry/retry_json.h"
 
 #include <assert.h>

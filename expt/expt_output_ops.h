@@ -1,7 +1,7 @@
 /*
- * expt_output_ops.h: the operators' and herds' part of a run's summary (summary.json's
- * "operators" and "herds", present only when the scenario has operators or events) and its
- * lines in the text summary.
+ * expt_output_ops.h: the operators' and herds' lines in the text summary and the marks of the
+ * run pictures. Their part of summary.json (expt_output_ops_put) is declared in expt_output.h,
+ * whose run object calls it, so that the two modules do not include each other.
  */
 #ifndef EXPT_OUTPUT_OPS_H
 #define EXPT_OUTPUT_OPS_H
@@ -12,10 +12,6 @@
 #include <jansson.h>
 
 #include "models/model_stats.h"
-
-/* Puts "operators" (and "herds", when some population restarts or pauses) into the run
- * object o, when r has operators; nothing otherwise. Clears *ok when out of memory. */
-void expt_output_ops_put(json_t *o, const model_results *r, bool *ok);
 
 /* Prints the operators' firings and the herds' counters of run object run to f, when it has
  * them (one line each); nothing otherwise. */
