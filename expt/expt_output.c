@@ -424,6 +424,7 @@ json_t *expt_output_run_json(const model_results *r, const expt_recovery *rec) {
   /* Services keep the config's order (that of the scenario file), not an alphabetical one. */
   expt_json_put(o, "services", svc, &ok);
   expt_json_put(o, "recovery", recovery_json(rec), &ok);
+  expt_output_ops_put(o, r, &ok); /* only with operators (expt_output_ops.c) */
   return done(o, ok);
 }
 

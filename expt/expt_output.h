@@ -43,6 +43,10 @@ void expt_output_value_text(const json_t *v, char *buf, size_t size);
  * expt_recovery.h (NULL: recovery is null). NULL when out of memory. Returns a new reference;
  * release with json_decref. */
 json_t *expt_output_run_json(const model_results *r, const expt_recovery *rec);
+/* Puts "operators" (and "herds", when some population restarts or pauses) into the run
+ * object o, when r has operators; nothing otherwise. Clears *ok when out of memory. Defined in
+ * expt_output_ops.c (summary.json's "operators" and "herds"). */
+void expt_output_ops_put(json_t *o, const model_results *r, bool *ok);
 
 /* Returns a new collector for the runs of one scenario.
  *   scenario      the scenario's name (copied)

@@ -4,6 +4,7 @@
  * public accessors), so the text and summary.json cannot disagree: every number shown is one
  * written there, after rounding.
  */
+#include "expt/expt_output_ops.h"
 #include "expt/expt_output.h"
 #include "expt/expt_json.h"
 
@@ -452,6 +453,7 @@ static int print_single(const expt_output *o, FILE *f) {
             num_or_zero(rec, "queue_factor", NULL), num_or_zero(rec, "queue_slack", NULL),
             num_or_zero(rec, "hold_s", NULL));
   }
+  expt_output_ops_text(r, f); /* only with operators (expt_output_ops.c) */
   int rc = print_load(r, f);
   fputs("edges (attempts/call: attempts made on the edge per call made on it)\n", f);
   if (print_edge_table(o, f, "  ") != 0) rc = -1;

@@ -3,6 +3,7 @@
  * report.html built from the run objects of the summary, so that every figure in them is the
  * one summary.json holds, and the gnuplot pictures of the run's CSV files.
  */
+#include "expt/expt_output_ops.h"
 #include "expt/expt_report_int.h"
 
 #include <stdio.h>
@@ -123,8 +124,10 @@ int expt_report_plots(const expt_output *o, const expt_scenario *s, const char *
   int rc = 0;
   if (!expt_scenario_has_variants(s)) {
     snprintf(title, sizeof title, "%s", name);
-    rc = expt_plot_render(plots_dir, "timeseries", NULL, dir, "timeseries.csv", "timeseries", title,
-                          log, err);
+    char marks[64 * 16 + 16]; /* the operators' firings (expt_output_ops.c), if any */
+    bool m = expt_output_n_runs(o) > 0 && expt_output_ops_marks(expt_output_run(o, 0), marks, sizeof marks);
+    rc = expt_plot_render(plots_dir, "timeseries", m ? marks : NULL, dir, "timeseries.csv",
+                          "timeseries", title, log, err);
   } else {
     /* One picture per variant, from the variant's own wide file, then the comparisons. */
     for (size_t i = 0; i < expt_output_n_runs(o) && rc == 0; i++) {
@@ -134,7 +137,10 @@ int expt_report_plots(const expt_output *o, const expt_scenario *s, const char *
       char data[140];
       snprintf(data, sizeof data, "%s.csv", stem);
       snprintf(title, sizeof title, "%s: %s", name, expt_scenario_run_name(s, i));
-      rc = expt_plot_render(plots_dir, "timeseries", NULL, dir, data, stem, title, log, err);
+      char marks[64 * 16 + 16];
+      bool m = expt_output_ops_marks(expt_output_run(o, i), marks, sizeof marks);
+      rc = expt_plot_render(plots_dir, "timeseries", m ? marks : NULL, dir, data, stem, title, log,
+                            err);
     }
     snprintf(title, sizeof title, "%s: goodput and attempts per variant", name);
     if (rc == 0)

@@ -195,6 +195,9 @@ bool expt__scenario_check_name(scn_ctx *c, const char *kind, const char *name);
 
 /* The "clients" object into c->cfg->clients (services already converted). */
 bool expt__scenario_parse_clients(scn_ctx *c, json_t *clients);
+/* The top-level "operators" and "events" (expt_scenario_ops.c), after the clients: fills
+ * c->cfg->ops (left NULL without either key). */
+bool expt__scenario_parse_ops(scn_ctx *c, json_t *doc);
 
 /* A POLICY value (the path is at it, v is not null): a service config object, loaded with
  * retry_config_load_string. A file's name was replaced by the file's document when the

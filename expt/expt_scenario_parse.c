@@ -1377,7 +1377,7 @@ static bool check_cycles(scn_ctx *c) {
 static const char *const top_keys[] = {
     "name",         "description", "seed",     "duration", "drain",  "bucket",
     "recovery",     "services",    "clients",  "variants", "expect", "warmup",
-    "replications", "confidence",  "baseline", "sweep",    "search"};
+    "replications", "confidence",  "baseline", "sweep",    "search", "operators", "events"};
 
 /* "name": given, it follows the rule of every other name; absent, the file's base name is
  * used as it is (a file name may hold characters a name may not, and that is not the
@@ -1588,7 +1588,7 @@ model_config *expt__scenario_build(scn_ctx *c, json_t *doc, const char *default_
       check_cycles(c) && expt__scenario_check_on_failure(c) &&
       top_sub(c, doc, "clients", "an object of clients {\"name\": {...}}",
               expt__scenario_parse_clients) &&
-      check_criticality_callers(c) &&
+      check_criticality_callers(c) && expt__scenario_parse_ops(c, doc) &&
       top_sub(c, doc, "variants", NULL, expt__scenario_check_variants) &&
       top_sub(c, doc, "expect", NULL, expt__scenario_check_expect) &&
       top_sub(c, doc, "sweep", NULL, expt__scenario_check_sweep) &&

@@ -179,6 +179,15 @@ static void ev_flush(sim_kernel *k, void *obj, uint64_t arg) {
     model_cache_flush_fraction(s->cache->c, f->fraction, s->cache->rng_flush);
 }
 
+/* An operator's flush (model_operator.c): the same as a flush fault's, now. */
+void model__cache_flush_now(model_world *w, int svc, double fraction) {
+  mw_service *s = &w->topo.services[svc];
+  if (fraction >= 1)
+    model_cache_flush(s->cache->c);
+  else
+    model_cache_flush_fraction(s->cache->c, fraction, s->cache->rng_flush);
+}
+
 /* A capacity fault starts or ends: the capacity in force is the least of the cuts active
  * now, or the cache's own. A restored capacity refills only by traffic. */
 static void ev_capacity(sim_kernel *k, void *obj, uint64_t arg) {

@@ -123,9 +123,26 @@ static inline double pop_rate(const mw_pop *p, int64_t t_ns) {
   return r->n_points == 1 ? r->rate[0] : sim_profile_rate(r, t_ns);
 }
 
-static void ev_open(sim_kernel *k, void *obj, uint64_t arg) {
-  (void)arg;
-  mw_pop *p = obj;
+/* A gated population's client may be paused or down (model_herd.c): asked before every
+ * call it would make. Paused, it makes none (the call is not offered); down (restarting), its
+ * call fails at once without being sent: counted as offered and as an error in the time
+ * series, since the users behind a restarting process see their requests fail. Returns
+ * whether the call goes ahead. Only the gated event functions below call it, so a population
+ * without herds or pauses runs exactly the code it ran before they existed. */
+static MODEL_COLD bool gate_pass(model_world *w, mw_client *cl) {
+  int g = model__herd_gate(w, cl->pop, cl);
+  if (g > 0) return true;
+  if (g < 0) {
+    model__ts_add(w, w->ts.col_offered, 1.0);
+    model__ts_add(w, w->ts.col_errors, 1.0);
+  }
+  return false;
+}
+
+/* One step of a population's open-loop process; self is the event function it reschedules
+ * (ev_open, or ev_open_gated for a gated population: gated is a constant in each, so the
+ * ungated one has no test of it). */
+static MODEL_HOT void open_step(sim_kernel *k, mw_pop *p, sim_event_fn self, bool gated) {
   model_world *w = p->w;
   int64_t now = sim_now_ns(k);
   if (!may_start(w, p->cfg, now)) return;
@@ -133,23 +150,43 @@ static void ev_open(sim_kernel *k, void *obj, uint64_t arg) {
   if (rate >= p->max_rate || sim_rng_uniform(p->rng_open) * p->max_rate < rate) {
     int32_t n = p->cfg->count;
     int32_t i = n > 1 ? (int32_t)sim_rng_uniform_int(p->rng_open, (unsigned long)n) : 0;
-    client_call(w, model__pop_client(p, (size_t)i), pick_method(p, p->rng_open), NULL);
+    mw_client *cl = model__pop_client(p, (size_t)i);
+    int32_t j = pick_method(p, p->rng_open);
+    if (!gated || gate_pass(w, cl)) client_call(w, cl, j, NULL);
   }
   double gap_ns = sim_rng_exponential(p->rng_open, 1e9 / p->max_rate);
   if (gap_ns >= (double)(INT64_MAX / 4)) return;
-  if (sim_event_schedule_in(k, (int64_t)(gap_ns + 0.5), ev_open, p, 0) == SIM_EVENT_NONE)
+  if (sim_event_schedule_in(k, (int64_t)(gap_ns + 0.5), self, p, 0) == SIM_EVENT_NONE)
     model__fail(w, RETRY_ENOMEM, "out of memory for events");
   if (p->prefetch) prefetch_next_client(p, now + (int64_t)(gap_ns + 0.5));
 }
 
-/* Closed loop: the client's next call, or the user's retry of the operation that failed. */
-static void ev_closed(sim_kernel *k, void *obj, uint64_t arg) {
+static void ev_open(sim_kernel *k, void *obj, uint64_t arg) {
   (void)arg;
-  mw_client *cl = obj;
+  open_step(k, obj, ev_open, false);
+}
+
+static void ev_open_gated(sim_kernel *k, void *obj, uint64_t arg) {
+  (void)arg;
+  open_step(k, obj, ev_open_gated, true);
+}
+
+/* Closed loop: the client's next call, or the user's retry of the operation that failed. A
+ * gated client that may not call thinks again (a paused client polls its population's state
+ * once a think time; a down one's call failed at once) and drops its user's retry. */
+static void closed_think(model_world *w, mw_client *cl, bool gated);
+
+static MODEL_HOT void closed_step(sim_kernel *k, mw_client *cl, bool gated) {
   model_world *w = cl->w;
   if (!may_start(w, cl->pop->cfg, sim_now_ns(k))) {
     model__op_unref(w, cl->user_op);
     cl->user_op = NULL;
+    return;
+  }
+  if (gated && !gate_pass(w, cl)) {
+    model__op_unref(w, cl->user_op);
+    cl->user_op = NULL;
+    closed_think(w, cl, true);
     return;
   }
   if (cl->user_op != NULL) { /* a user-level retry of the same operation */
@@ -161,18 +198,45 @@ static void ev_closed(sim_kernel *k, void *obj, uint64_t arg) {
   client_call(w, cl, pick_method(cl->pop, sim_rng_gsl(&cl->rng_arrival)), NULL);
 }
 
+static void ev_closed(sim_kernel *k, void *obj, uint64_t arg) {
+  (void)arg;
+  closed_step(k, obj, false);
+}
+
+static void ev_closed_gated(sim_kernel *k, void *obj, uint64_t arg) {
+  (void)arg;
+  closed_step(k, obj, true);
+}
+
+static void closed_think(model_world *w, mw_client *cl, bool gated) {
+  int64_t pause = sim_dist_sample(&cl->pop->cfg->think, sim_rng_gsl(&cl->rng_arrival));
+  if (sim_event_schedule_in(w->k, pause, gated ? ev_closed_gated : ev_closed, cl, 0) ==
+      SIM_EVENT_NONE)
+    model__fail(w, RETRY_ENOMEM, "out of memory for events");
+}
+
 /* Scripted calls: at each listed time every client of the population makes one call; this
  * is how the deterministic tables of the source articles are written. */
-static void ev_script(sim_kernel *k, void *obj, uint64_t arg) {
-  mw_client *cl = obj;
+static MODEL_HOT void script_step(sim_kernel *k, mw_client *cl, sim_event_fn self, bool gated) {
   model_world *w = cl->w;
   const model_client_cfg *cfg = cl->pop->cfg;
-  (void)arg;
-  if (may_start(w, cfg, sim_now_ns(k)))
-    client_call(w, cl, pick_method(cl->pop, sim_rng_gsl(&cl->rng_arrival)), NULL);
+  if (may_start(w, cfg, sim_now_ns(k))) {
+    int32_t j = pick_method(cl->pop, sim_rng_gsl(&cl->rng_arrival));
+    if (!gated || gate_pass(w, cl)) client_call(w, cl, j, NULL);
+  }
   if (++cl->script_next < cfg->n_script &&
-      sim_event_schedule(k, cfg->script_ns[cl->script_next], ev_script, cl, 0) == SIM_EVENT_NONE)
+      sim_event_schedule(k, cfg->script_ns[cl->script_next], self, cl, 0) == SIM_EVENT_NONE)
     model__fail(w, RETRY_ENOMEM, "out of memory for events");
+}
+
+static void ev_script(sim_kernel *k, void *obj, uint64_t arg) {
+  (void)arg;
+  script_step(k, obj, ev_script, false);
+}
+
+static void ev_script_gated(sim_kernel *k, void *obj, uint64_t arg) {
+  (void)arg;
+  script_step(k, obj, ev_script_gated, true);
 }
 
 /* A top-level call ended: everything the summary reports per call is recorded here, once.
@@ -212,11 +276,14 @@ static void client_call_done(model_world *w, const mw_end *c) {
     }
     int64_t pause = sim_dist_sample(retry ? &cfg->user_retry_delay : &cfg->think,
                                     sim_rng_gsl(&cl->rng_arrival));
-    if (sim_event_schedule_in(w->k, pause, ev_closed, cl, 0) == SIM_EVENT_NONE)
+    /* a gated population's clients keep to its gated events (p->gated: closed loop only) */
+    if (sim_event_schedule_in(w->k, pause, p->gated ? ev_closed_gated : ev_closed, cl, 0) ==
+        SIM_EVENT_NONE)
       model__fail(w, RETRY_ENOMEM, "out of memory for events");
   }
   if (w->run.top_in_flight == 0 && now >= w->cfg->duration_ns) sim_kernel_stop(w->k);
 }
+
 
 /* }================================================================== */
 
@@ -263,11 +330,12 @@ static int pop_create(model_world *w, mw_pop *p) {
       case MODEL_LOOP_CLOSED:
         h = sim_event_schedule(
             w->k, cfg->start_ns + sim_dist_sample(&cfg->think, sim_rng_gsl(&cl->rng_arrival)),
-            ev_closed, cl, 0);
+            p->gated ? ev_closed_gated : ev_closed, cl, 0);
         break;
       case MODEL_LOOP_SCRIPT:
         if (cfg->n_script == 0) continue;
-        h = sim_event_schedule(w->k, cfg->script_ns[0], ev_script, cl, 0);
+        h = sim_event_schedule(w->k, cfg->script_ns[0], p->gated ? ev_script_gated : ev_script,
+                               cl, 0);
         break;
     }
     if (h == SIM_EVENT_NONE) return -1;
@@ -279,7 +347,8 @@ static int pop_create(model_world *w, mw_pop *p) {
     if (p->max_rate > 0) {
       double gap_ns = sim_rng_exponential(p->rng_open, 1e9 / p->max_rate);
       if (gap_ns < (double)(INT64_MAX / 4) &&
-          sim_event_schedule(w->k, cfg->start_ns + (int64_t)(gap_ns + 0.5), ev_open, p, 0) ==
+          sim_event_schedule(w->k, cfg->start_ns + (int64_t)(gap_ns + 0.5),
+                             p->gated ? ev_open_gated : ev_open, p, 0) ==
               SIM_EVENT_NONE)
         return -1;
     }
@@ -289,7 +358,9 @@ static int pop_create(model_world *w, mw_pop *p) {
 
 int model__pops_create(model_world *w) {
   for (size_t i = 0; i < w->topo.n_pops; i++) {
-    w->topo.pops[i].edge->on_done = client_call_done;
+    mw_pop *p = &w->topo.pops[i];
+    p->gated = model__pop_is_gated(w, p); /* model_feature.c */
+    p->edge->on_done = client_call_done;
     if (pop_create(w, &w->topo.pops[i]) < 0) return -1;
   }
   return 0;

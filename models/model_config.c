@@ -8,6 +8,7 @@
  * count covers exactly the elements whose pointers may be set.
  */
 #include "models/model_config.h"
+#include "models/model_ops.h"
 
 #include <stdlib.h>
 
@@ -52,6 +53,7 @@ void model_config_destroy(model_config *c) {
   for (size_t i = 0; i < c->n_services; i++)
     destroy_service(&c->services[i]);
   free(c->services);
+  model_ops_cfg_destroy(c->ops);
   free(c->name);
   free(c);
 }

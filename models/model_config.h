@@ -398,6 +398,8 @@ typedef struct model_config {
    * work. For the differential test; RETRYSIM_NO_FAST_PATHS=1 in the environment does the
    * same for a program that does not set it. */
   bool fast_paths_off;
+  /* Operators, scheduled actions and herds (models/model_ops.h), owned; NULL: none. */
+  struct model_ops_cfg *ops;
 } model_config;
 
 /* Frees c and everything it owns (names, policies, arrays). NULL is a no-op. */

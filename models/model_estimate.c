@@ -105,6 +105,12 @@ uint64_t model_world_estimate_bytes(const model_config *cfg) {
         break;
       }
   }
+  /* Operators and herds (model_ops.h): an edge per init call, a herd's state per client. */
+  if (cfg->ops != NULL) {
+    n_edges += cfg->ops->n_inits;
+    total = add(total, model__ops_estimate_bytes(cfg));
+    cols += cfg->n_clients; /* at most one <pop>_clients_up each */
+  }
   total = add(total, mul(n_edges, sizeof(mw_edge) + sizeof(model_edge_stats) + sizeof(void *)));
   cols = add(cols, mul(n_edges, TS_EDGE_COLS));
   /* Buckets: (duration + drain) / bucket, rounded up, plus one. */

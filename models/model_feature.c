@@ -30,6 +30,7 @@ typedef struct mw_subject {
   retry_stream_kind stream;      /* the method's call: its kind, ... */
   int64_t request_bytes;         /* ... its request's size (0: unset) ... */
   int64_t stream_items;          /* ... and a full reply's messages */
+  const mw_pop *pop;             /* a population (MW_OF_POP), else NULL */
 } mw_subject;
 
 /* Which object a feature belongs to, so which subjects its row is asked about. */
@@ -37,7 +38,8 @@ typedef enum mw_feature_of {
   MW_OF_SERVICE = 1, /* a service: its own fast paths, and those of the calls to it */
   MW_OF_EDGE = 2,    /* an edge's channel state (the policy's shared parts) */
   MW_OF_METHOD = 4,  /* a method's call on an edge: its policy, size and stream */
-  MW_OF_WORLD = 8    /* the whole world (a trace sink) */
+  MW_OF_WORLD = 8,   /* the whole world (a trace sink) */
+  MW_OF_POP = 16     /* a client population: its arrival events */
 } mw_feature_of;
 
 typedef struct mw_feature {
@@ -116,6 +118,20 @@ static bool method_stream(const mw_subject *x) { return x->stream != RETRY_STREA
 
 /* The world's (MW_OF_WORLD) */
 static bool world_trace(const mw_subject *x) { return x->w->trace.record != NULL; }
+static bool world_operators(const mw_subject *x) { return x->w->cfg->ops != NULL; }
+
+/* A population's (MW_OF_POP): some action restarts, pauses or resumes it (model_herd.c). */
+static bool pop_herd(const mw_subject *x) {
+  const model_ops_cfg *o = x->w->cfg->ops;
+  for (size_t i = 0; o != NULL && i < o->n_ops; i++) {
+    const model_action_cfg *a = &o->ops[i].action;
+    if (a->pop == x->pop->index &&
+        (a->kind == MODEL_ACTION_PAUSE || a->kind == MODEL_ACTION_RESUME ||
+         a->kind == MODEL_ACTION_RESTART))
+      return true;
+  }
+  return false;
+}
 
 /* The table. A row's fast paths are those whose work the feature is part of:
  *   MW_FAST_ARRIVAL    the arrival screen before the queue (model_service.c, arrive_screen)
@@ -125,7 +141,10 @@ static bool world_trace(const mw_subject *x) { return x->w->trace.record != NULL
  *   MW_FAST_NO_EXT     a call without an mw_call_ext (the engine's optional state, the model's
  *                      rarer figures)
  *   MW_FAST_GAUGE_THIN a live gauge that reads the throttle and the breaker alone
- *                      (model__gauge_read) */
+ *                      (model__gauge_read)
+ *   MW_FAST_UNGATED    a population's arrivals without asking whether the client is down or
+ *                      paused (model_client.c's ungated event functions)
+ *   MW_FAST_NO_OPS     a bucket's end without operators' rules or herds' columns */
 static const mw_feature features[] = {
     {"criticality labels", MW_OF_SERVICE, MW_FAST_ARRIVAL, svc_criticality},
     {"server retry budget", MW_OF_SERVICE, MW_FAST_ARRIVAL, svc_retry_budget},
@@ -154,6 +173,8 @@ static const mw_feature features[] = {
     {"stream messages", MW_OF_METHOD, MW_FAST_NO_EXT, method_stream_items},
     {"streaming call", MW_OF_METHOD, MW_FAST_NO_EXT, method_stream},
     {"trace sink", MW_OF_WORLD, MW_FAST_BARE | MW_FAST_NO_EXT, world_trace},
+    {"operators and scheduled actions", MW_OF_WORLD, MW_FAST_NO_OPS, world_operators},
+    {"herds and pauses", MW_OF_POP, MW_FAST_UNGATED, pop_herd},
 };
 
 #define N_FEATURES (sizeof features / sizeof features[0])
@@ -193,7 +214,7 @@ static void edge_apply(model_world *w, mw_edge *e) {
   x.tc = e->has_target ? retry_config_target(e->policy) : NULL;
   uint8_t fe = fast_of(w, &x, MW_OF_SERVICE | MW_OF_EDGE | MW_OF_WORLD);
   e->gauge_no_budget = (fe & MW_FAST_GAUGE_THIN) != 0;
-  if (e->pop >= 0) {
+  if (e->pop >= 0 && e->init < 0) {
     mw_pop *p = &w->topo.pops[e->pop];
     const model_client_cfg *cc = p->cfg;
     for (size_t j = 0; j < cc->n_methods; j++) {
@@ -203,6 +224,15 @@ static void edge_apply(model_world *w, mw_edge *e) {
       x.stream_items = cc->methods[j].stream_items;
       p->mcfg[j].fast = fe & fast_of(w, &x, MW_OF_METHOD);
     }
+    return;
+  }
+  if (e->init >= 0) { /* a herd's init call: its one method (model_herd.c) */
+    if (w->ops == NULL) return; /* set again once the herds exist (model__ops_create) */
+    mw_method *m = model__herd_init_method(w, e);
+    x.mc = m->mc;
+    x.stream = RETRY_STREAM_UNARY;
+    x.request_bytes = x.stream_items = 0;
+    m->fast = fe & fast_of(w, &x, MW_OF_METHOD);
     return;
   }
   mw_service *s = &w->topo.services[e->svc];
@@ -225,6 +255,16 @@ void model__features_apply(model_world *w) {
   }
   for (size_t i = 0; i < w->topo.n_edges; i++)
     edge_apply(w, &w->topo.edges[i]);
+  mw_subject x = {.w = w};
+  w->fast.ops_sample = !(fast_of(w, &x, MW_OF_WORLD) & MW_FAST_NO_OPS);
+}
+
+/* Read once, when the population's first events are scheduled (model_client.c): its event
+ * functions cannot change afterwards, so a row left out (model__features_skip) does not move
+ * it. Every population is gated when the fast paths are forced off. */
+bool model__pop_is_gated(const model_world *w, const mw_pop *p) {
+  mw_subject x = {.w = w, .pop = p};
+  return !(fast_of(w, &x, MW_OF_POP) & MW_FAST_UNGATED);
 }
 
 size_t model__features_count(void) { return N_FEATURES; }

@@ -17,6 +17,7 @@
 
 #include "models/model_acc.h"
 #include "models/model_config.h"
+#include "models/model_ops.h"
 #include "models/model_overload.h"
 #include "models/model_stats.h"
 #include "models/model_world.h"
@@ -214,6 +215,9 @@ typedef struct mw_edge {
    * their figures (mw_gauge.limit ...), which change only inside engine calls. */
   bool gauge_limits;
   int col_on_failure; /* <caller>_on_failure_rps, for an edge whose call has an on_failure */
+  /* A herd's initialisation call (model_herd.c): its index in the config's inits, the
+   * population's in pop; -1 for every other edge. */
+  int32_t init;
 } mw_edge;
 
 /* The fast paths: each skips the work of features an object does not have. Which object may
@@ -227,7 +231,10 @@ enum {
   MW_FAST_BARE = 8,       /* a call goes without the engine: its one request is the call */
   MW_FAST_NO_EXT = 16,    /* a call has no mw_call_ext */
   MW_FAST_GAUGE_THIN = 32, /* live gauges read the throttle and the breaker alone */
-  MW_FAST_ALL = 63
+  MW_FAST_UNGATED = 64,    /* a population's arrivals never ask for its clients' state
+                              (mw_pop.gated clear) */
+  MW_FAST_NO_OPS = 128,    /* a bucket's end runs no operator (mw_world.fast.ops_sample clear) */
+  MW_FAST_ALL = 255
 };
 
 /* Sets every fast-path flag of w from the table of features (model_feature.c): at the
@@ -240,6 +247,9 @@ void model__features_apply(model_world *w);
 size_t model__features_count(void);
 const char *model__feature_name(size_t i);
 void model__features_skip(model_world *w, int row);
+/* Whether population p runs the gated event functions (model_client.c): from the table's
+ * population rows, at the world's creation. */
+bool model__pop_is_gated(const model_world *w, const mw_pop *p);
 
 /* Reads t's figures (t not NULL) for the sums of its edge e. A policy with neither budget
  * nor adaptive throttling (e->gauge_no_budget) has only a throttle and a breaker to read:
@@ -651,6 +661,10 @@ struct mw_pop {
   const model_client_cfg *cfg;
   gsl_rng *rng_open; /* open loop: the population's arrivals and method mix */
   int index;
+  /* Its clients can be down (restarting) or paused (model_herd.c): its arrivals run the
+   * gated event functions, which ask first (model_client.c). Set from the table of features
+   * (model_feature.c) before its first arrival; in the struct's padding. */
+  bool gated;
   mw_edge *edge;
   mw_client *clients;
   mw_method *mcfg;                  /* per method: its policy and fast paths */
@@ -675,6 +689,7 @@ struct mw_replica {
   gsl_rng *rng_work;        /* service times */
   gsl_rng *rng_fault;       /* fault probabilities */
   mw_channel ch;            /* downstream calls made here: streams, a target per call */
+  int32_t ops_workers;      /* an operator's capacity action: workers from then on, 0: none */
 };
 
 /* Client i of p: clients are laid out every p->client_stride bytes, each followed by the block
@@ -770,6 +785,7 @@ struct model_world {
     size_t n_services;
     int n_effect_services; /* services with a side effect: executions per op */
     int n_cache_services;  /* services with a look-aside cache: each op then ends in a key */
+    size_t n_init_edges;   /* herds' init calls: the last edges (model_herd.c) */
   } topo;
   /* Calls, requests and ledger operations in flight: owns every chunk. */
   struct mw_pools {
@@ -841,9 +857,11 @@ struct model_world {
   struct mw_fast {
     bool off;
     int skip;
+    bool ops_sample; /* a bucket's end runs model__ops_sample (MW_FAST_NO_OPS clear) */
   } fast;
   model_results res;      /* what the run measured (owns the edge and service arrays) */
   model_trace_sink trace; /* model_world_set_trace; record NULL: tracing off */
+  struct mw_ops *ops;     /* operators and herds (model_operator.c, model_herd.c), NULL: none */
 };
 
 /* The method of a call on edge e with the caller's index slot: its population's method
@@ -1105,6 +1123,46 @@ MODEL_COLD void model__cache_lead_drop(model_world *w, mw_req *r);
  * effect or a cache (whose key the operation holds), or some call branches (drawn from the
  * operation's branch word): pools.ops_real, set when the world is built. */
 static inline bool model__ledger_on(const model_world *w) { return w->pools.ops_real; }
+
+/* model_herd.c and model_operator.c: operators, scheduled actions and herds (model_ops.h).
+ * Every function is called only for a world whose config has ops (w->ops not NULL), except
+ * model__ops_create, which does nothing without. */
+/* Wires the runtime of cfg->ops that model__ops_columns built (after the populations and the
+ * fast paths): resolves each rule's column, schedules the events. Returns 0, or -1 (the
+ * world's error set: out of memory, or a rule's column that does not exist). */
+int model__ops_create(model_world *w);
+void model__ops_destroy(model_world *w);
+/* Builds the runtime of cfg->ops (w->ops, the herds) and adds the herds' <pop>_clients_up
+ * columns (in ts_setup, before any row exists). */
+int model__ops_columns(model_world *w, int (*column)(model_world *, const char *, const char *,
+                                                     bool));
+/* At the end of bucket b (row filled): the herds' columns, then every rule. */
+void model__ops_sample(model_world *w, int64_t b, double *row);
+/* The results (fired times, herd counters) at the run's end. */
+void model__ops_report(model_world *w);
+/* Fires operator op now: records the time and runs its action (model_operator.c's rules and
+ * events; tests). */
+void model__ops_fire(model_world *w, size_t op);
+/* Whether client cl of gated population p may call now: 1 yes, 0 paused (no call, not
+ * offered), -1 down (the call fails at once: counted offered and as an error). */
+int model__herd_gate(model_world *w, const mw_pop *p, const mw_client *cl);
+/* The edge's fast paths of init edge e, given the edge's own (model_feature.c). */
+struct mw_method *model__herd_init_method(model_world *w, const mw_edge *e);
+/* The herds' actions (model_herd.c). */
+void model__herd_restart(model_world *w, size_t op);
+void model__herd_pause(model_world *w, int pop, bool paused);
+/* Bytes the runtime of cfg->ops (not NULL) holds: operators' state, herds' per-client state
+ * (model_world_estimate_bytes; the firings' record grows with the run and is not counted). */
+uint64_t model__ops_estimate_bytes(const model_config *cfg);
+/* A capacity action on service svc (model_service.c): every replica's workers from now on,
+ * starting what the queue holds. The service counts its workers on the slow path of a
+ * capacity fault (replica_workers_faulted), which a service with a capacity action always
+ * takes: model__ops_columns gives it a config of its own with one more, inert, capacity fault
+ * (never active), so that worlds without the action keep their fast test of n_faults. The
+ * hook for replicas in place of workers is here too. */
+void model__service_set_workers(model_world *w, int svc, int32_t workers);
+/* A look-aside cache flush by an action (model_cache_world.c). */
+void model__cache_flush_now(model_world *w, int svc, double fraction);
 
 /* model_ledger.c */
 mw_op *model__op_new(model_world *w);

@@ -74,6 +74,9 @@ static inline const model_fault_cfg *fault_find(const mw_service *s, model_fault
 static int32_t replica_workers_faulted(const mw_service *s, int32_t rep, int64_t now) {
   int32_t n = s->cfg->workers;
   if (!(s->fault_kinds & (UINT32_C(1) << MODEL_FAULT_CAPACITY))) return n;
+  /* an operator's capacity action (model__service_set_workers) replaces the config's count;
+   * its service always has a capacity fault (an inert one: model_operator.c) */
+  if (s->replicas[rep].ops_workers > 0) n = s->replicas[rep].ops_workers;
   for (size_t i = 0; i < s->cfg->n_faults; i++) {
     const model_fault_cfg *f = &s->cfg->faults[i];
     if (f->kind == MODEL_FAULT_CAPACITY && fault_applies(s, i, now, rep, 0, NULL) && f->workers < n)
@@ -84,6 +87,18 @@ static int32_t replica_workers_faulted(const mw_service *s, int32_t rep, int64_t
 
 static inline int32_t replica_workers(const mw_service *s, int32_t rep, int64_t now) {
   return s->cfg->n_faults == 0 ? s->cfg->workers : replica_workers_faulted(s, rep, now);
+}
+
+/* An operator's capacity action: every replica has `workers` workers from now on. Fewer: the
+ * requests on a worker finish, no new one starts beyond the count; more: queued requests
+ * start now. */
+void model__service_set_workers(model_world *w, int svc, int32_t workers) {
+  mw_service *s = &w->topo.services[svc];
+  assert(s->fault_kinds & (UINT32_C(1) << MODEL_FAULT_CAPACITY)); /* model__ops_columns */
+  for (int32_t rep = 0; rep < s->cfg->replicas; rep++) {
+    s->replicas[rep].ops_workers = workers;
+    replica_pump(w, s, rep);
+  }
 }
 
 /* A capacity fault is over: its workers are back, and nothing else would start the requests

@@ -117,6 +117,24 @@ typedef struct model_timeseries {
   double *values;                   /* n_buckets x n_columns, row-major */
 } model_timeseries;
 
+/* An operator (a rule or a scheduled action, model_ops.h): the times it fired. */
+typedef struct model_operator_stats {
+  const char *name;   /* borrowed from the config */
+  const char *action; /* model_action_name */
+  bool rule;          /* a rule ("operators"), else a scheduled action ("events") */
+  int64_t n_fired;
+  int64_t *fired_at_ns; /* n_fired times, in order (owned by the world) */
+} model_operator_stats;
+
+/* A population some action restarts or pauses (model_herd.c). */
+typedef struct model_herd_stats {
+  const char *population; /* borrowed from the config */
+  int64_t restarts;       /* clients taken down by a restart action */
+  int64_t inits, inits_ok, inits_failed; /* initialisation calls made, and how they ended */
+  int64_t calls_down; /* calls that found their client down: failed at once, never sent */
+  int64_t clients_up; /* at the end of the run */
+} model_herd_stats;
+
 typedef struct model_results {
   uint64_t events;     /* kernel events run */
   int64_t sim_time_ns; /* the clock when the run ended */
@@ -149,6 +167,11 @@ typedef struct model_results {
   model_service_stats *services;
   size_t n_services;
   model_timeseries ts;
+  /* operators and herds (model_ops.h): none (0, NULL) without */
+  model_operator_stats *operators;
+  size_t n_operators;
+  model_herd_stats *herds;
+  size_t n_herds;
 } model_results;
 
 #endif /* MODEL_STATS_H */

@@ -47,7 +47,7 @@ static void call_record(void *ctx, const retry_trace_rec *rec) {
 void model__trace_call_start(model_world *w, mw_call *c, retry_call_opts *o) {
   /* A client's call is told to its client; a service's call to the request whose handler
    * made it (model_service.c, downstream_start), which is the attempt it serves. */
-  const mw_req *parent = model__call_top(c) ? NULL : c->done_ctx;
+  const mw_req *parent = model__call_top(c) || c->edge->init >= 0 ? NULL : c->done_ctx;
   bool inherited = parent != NULL && model__req_trace_call(parent) != 0;
   /* A call has an ext while a sink is installed (model__call_start), and its id, deadline
    * and policy are set before this (call_engine_start). */

@@ -153,6 +153,7 @@ static void ts_sample(model_world *w, int64_t b) {
   if (w->topo.n_cache_services > 0) model__caches_sample(w, row);
   if (w->ts.col_work0 >= 0) model__work_sample(w, row);
   model__gauges_sample(w, row, sim_now_ns(w->k)); /* model_gauge.c */
+  if (w->fast.ops_sample) model__ops_sample(w, b, row); /* model_operator.c */
   w->ts.sampled = b + 1;
 }
 
@@ -257,6 +258,7 @@ static int ts_setup(model_world *w) {
   if (model__caches_columns(w, ts_column) < 0 || model__fallbacks_setup(w, ts_column) < 0 ||
       model__work_columns(w, ts_column) < 0)
     return -1;
+  if (w->cfg->ops != NULL && model__ops_columns(w, ts_column) < 0) return -1;
   for (size_t i = 0; i < w->topo.n_pops; i++) {
     mw_pop *p = &w->topo.pops[i];
     const retry_target_config *tc =
@@ -348,6 +350,7 @@ static void edge_init(model_world *w, size_t i, const char *from, int callee,
   e->stats->from = from;
   e->stats->to = w->cfg->services[callee].name;
   e->pop = e->svc = -1;
+  e->init = -1;
   sim_hist_init(&e->stats->latency);
   sim_hist_init(&e->stats->latency_ok);
 }
@@ -383,6 +386,13 @@ static int edges_worst_case(model_world *w, const retry_policy *const *layer) {
   for (size_t s = 0; s < ns; s++)
     in_worst[s] = 0, indeg[s] = 0;
   for (size_t i = 0; i < np && i < ne; i++) {
+    uint64_t wc = retry_policy_layers_worst_case(&layer[i], 1);
+    w->res.edges[i].worst_case = wc;
+    size_t callee = (size_t)w->topo.edges[i].callee;
+    if (wc > in_worst[callee]) in_worst[callee] = wc;
+  }
+  /* A herd's init call is its population's layer too (the last edges). */
+  for (size_t i = ne - w->topo.n_init_edges; i < ne; i++) {
     uint64_t wc = retry_policy_layers_worst_case(&layer[i], 1);
     w->res.edges[i].worst_case = wc;
     size_t callee = (size_t)w->topo.edges[i].callee;
@@ -427,6 +437,8 @@ static int edges_create(model_world *w) {
   w->topo.n_edges = cfg->n_clients;
   for (size_t s = 0; s < cfg->n_services; s++)
     w->topo.n_edges += cfg->services[s].n_calls;
+  w->topo.n_init_edges = cfg->ops != NULL ? cfg->ops->n_inits : 0;
+  w->topo.n_edges += w->topo.n_init_edges;
   w->topo.edges = model__calloc(w, w->topo.n_edges, sizeof *w->topo.edges);
   w->res.edges = model__calloc(w, w->topo.n_edges, sizeof *w->res.edges);
   /* Each edge's layer: the policy of its method with the most attempts (scratch). */
@@ -481,6 +493,17 @@ static int edges_create(model_world *w) {
       w->topo.edges[e].slot = j;
       sv->call_mcfg[j].mc = c->policy != NULL ? retry_config_lookup(c->policy, c->method) : NULL;
     }
+  }
+  /* Herds' init calls (model_herd.c), after every service's: made by a population's clients
+   * on their own channels, named by a method slot past the population's methods. */
+  for (size_t h = 0; h < w->topo.n_init_edges; h++, e++) {
+    const model_init_cfg *in = &cfg->ops->inits[h];
+    edge_init(w, e, cfg->clients[in->pop].name, in->service, cfg->services[in->service].space,
+              in->policy, NULL, &in->network);
+    layer[e] = method_layer(in->policy, in->method);
+    w->res.edges[e].max_attempts = layer_attempts(layer[e]);
+    w->topo.edges[e].pop = in->pop;
+    w->topo.edges[e].init = (int32_t)h;
   }
   int rc = edges_worst_case(w, layer);
   model__free(w, layer);
@@ -594,12 +617,15 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
   if (cfg->warmup_ns > 0 &&
       sim_event_schedule(k, cfg->warmup_ns, ev_warmup_end, w, 0) == SIM_EVENT_NONE)
     goto oom;
-  if (model__services_create(w) < 0 || model__pops_create(w) < 0) goto oom;
-  /* The fast paths, from the table of features, before the gauges read with them. */
+  /* The fast paths' switches before the populations, which choose their event functions from
+   * the table (model__pop_is_gated); the flags themselves once every object exists. */
   w->fast.off = cfg->fast_paths_off || fast_paths_off_env();
   w->fast.skip = -1;
+  if (model__services_create(w) < 0 || model__pops_create(w) < 0) goto oom;
+  /* The fast paths, from the table of features, before the gauges read with them. */
   model__features_apply(w);
   if (model__gauges_init(w) < 0) goto oom;
+  if (cfg->ops != NULL && model__ops_create(w) < 0) goto oom;
   if (sim_event_schedule(k, cfg->duration_ns, ev_duration_end, w, 0) == SIM_EVENT_NONE ||
       sim_event_schedule(k, cfg->bucket_ns, ev_sample, w, 0) == SIM_EVENT_NONE)
     goto oom;
@@ -657,6 +683,7 @@ static void world_finish(model_world *w) {
     res->services[s].acc_limit = model__service_acc_limit(w, s);
   }
   if (w->topo.n_cache_services > 0) model__caches_report(w);
+  if (w->ops != NULL) model__ops_report(w);
   for (size_t i = 0; i < w->topo.n_edges; i++)
     model__edge_state_read(w, &w->topo.edges[i], now, &res->edges[i].state);
   /* The last buckets, cut short by the end of the run, are sampled now: up to the one the
@@ -706,6 +733,7 @@ int64_t model_world_peak_objects(const model_world *w) {
  * flight (calls, requests, operations) need no walk. */
 void model_world_destroy(model_world *w) {
   if (w == NULL) return;
+  model__ops_destroy(w);
   model__pops_destroy(w);
   model__caches_destroy(w);
   model__services_destroy(w);

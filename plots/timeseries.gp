@@ -11,9 +11,12 @@
 # adaptive reject probability (of client populations and of edges, FROM->TO_tokens...).
 # Every value is drawn over its whole bucket [t_s, t_s + bucket). The fault window (buckets
 # with faults_active > 0) is shaded in every panel. Columns are found by name in the header;
-# missing optional columns are skipped.
+# missing optional columns are skipped. Panel 2 also draws each herded population's clients up
+# (<pop>_clients_up). With -e "marks='T1 T2 ...'" (retrysim passes the times its operators and
+# scheduled actions fired, from summary.json), each time gets a dashed vertical line.
 
 me = "timeseries.gp"
+if (!exists("marks")) { marks = "" }
 usage = "usage: gnuplot -c plots/timeseries.gp DATA.csv OUT.svg|OUT.png [TITLE]"
 
 # ---------------------------------------------------------------- arguments and checks
@@ -104,11 +107,11 @@ do for [c in "offered_rps attempt_rps goodput_rps error_rps in_flight " . lat] {
     }
 }
 do for [c in header] {
-    if (ends(c, "_queue") || ends(c, "_tokens") || ends(c, "_budget") || ends(c, "_breaker_open") || ends(c, "_reject_p")) {
+    if (ends(c, "_queue") || ends(c, "_clients_up") || ends(c, "_tokens") || ends(c, "_budget") || ends(c, "_breaker_open") || ends(c, "_reject_p")) {
         nvalid = 0; vmin = NaN; vmax = NaN
         stats datafile using (countv(column(c), NaN)) nooutput
         if (nvalid > 0) {
-            if (ends(c, "_queue")) { p2 = p2 . " " . c; hi2 = mx(hi2, vmax) }
+            if (ends(c, "_queue") || ends(c, "_clients_up")) { p2 = p2 . " " . c; hi2 = mx(hi2, vmax) }
             if (ends(c, "_tokens")) { tok = tok . " " . c; hitok = mx(hitok, vmax) }
             if (ends(c, "_budget")) { bud = bud . " " . c; bmin = mn(bmin, vmin); bmax = mx(bmax, vmax) }
             if (ends(c, "_breaker_open") || ends(c, "_reject_p")) { brk = brk . " " . c }
@@ -124,6 +127,7 @@ label(c) = c eq "offered_rps" ? "offered" : c eq "attempt_rps" ? "attempts" : \
            c eq "latency_failed_p50_ms" ? "p50 failed (dashed)" : \
            c eq "latency_failed_p99_ms" ? "p99 failed (dashed)" : \
            ends(c, "_queue") ? stem(c, "_queue") . " queue" : \
+           ends(c, "_clients_up") ? stem(c, "_clients_up") . " clients up" : \
            ends(c, "_tokens") ? stem(c, "_tokens") . " tokens" : \
            ends(c, "_budget") ? stem(c, "_budget") . " budget" : \
            ends(c, "_breaker_open") ? stem(c, "_breaker_open") . " breaker" : \
@@ -183,6 +187,12 @@ do for [k = 1:nw] {
         to first real(word(wins, 2 * k)), graph 1 behind fc rgb "#ffd6d6" fs solid 1.0 noborder
 }
 faultkey = nw > 0 ? "keyentry with boxes fc rgb '#ffd6d6' fs solid 1.0 noborder title 'fault active'" : "NaN notitle"
+# the operators' firings: a dashed vertical line each, in every panel
+do for [k = 1:words(marks)] {
+    set arrow 100 + k from first real(word(marks, k)), graph 0 to first real(word(marks, k)), graph 1 \
+        nohead dt 2 lw 1.5 lc rgb "#6a3d9a" front
+}
+if (words(marks) > 0) { faultkey = faultkey . ", keyentry with lines dt 2 lw 1.5 lc rgb '#6a3d9a' title 'operator fired'" }
 
 # room on the right for the legends: as wide as the longest entry needs
 maxlen = 15

@@ -218,6 +218,9 @@ int sim_series_finish(sim_series *s) {
 int64_t sim_series_bucket_ns(const sim_series *s) { return s->bucket_ns; }
 size_t sim_series_n_columns(const sim_series *s) { return s->n_cols; }
 size_t sim_series_n_buckets(const sim_series *s) { return s->n_rows; }
+bool sim_series_column_is_rate(const sim_series *s, size_t col) {
+  return col < s->n_cols && s->cols[col].kind == COL_RATE;
+}
 char (*sim_series_names(const sim_series *s))[SIM_SERIES_NAME_MAX] { return s->names; }
 double *sim_series_values(const sim_series *s) { return s->values; }
 

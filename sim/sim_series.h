@@ -94,6 +94,10 @@ int sim_series_finish(sim_series *s);
  * destroyed). values is n_buckets x n_columns, row-major, NULL while no row exists. */
 int64_t sim_series_bucket_ns(const sim_series *s);
 size_t sim_series_n_columns(const sim_series *s);
+/* Whether column col (< n_columns) was added with is_rate: its values are counts until
+ * sim_series_finish divides them by the bucket's length (a reader at a bucket's end, such as
+ * an operator rule, divides them itself). */
+bool sim_series_column_is_rate(const sim_series *s, size_t col);
 size_t sim_series_n_buckets(const sim_series *s);
 char (*sim_series_names(const sim_series *s))[SIM_SERIES_NAME_MAX];
 double *sim_series_values(const sim_series *s);
