@@ -262,10 +262,11 @@ int expt_study_run(const expt_study_spec *spec, const expt_run_opts *o) {
         (expt_study_job){spec->scenarios[spec->n_points > 0 ? p : 0], v, run_seed(spec, o, v, r)};
     index[n_jobs++] = i;
   }
-  bool tty = !o->quiet && isatty(fileno(o->err));
+  expt_progress prog;
+  expt_progress_init(&prog, o->err, o->quiet, n_jobs, false);
   retry_error err;
   retry_error_clear(&err);
-  int rc = expt_study_run_jobs(jobs, n_jobs, spec->jobs, tty ? o->err : NULL, results, &err);
+  int rc = expt_study_run_jobs(jobs, n_jobs, spec->jobs, &prog, results, &err);
   if (rc != 0) {
     expt_error_print(o->err, &err);
     status = rc == RETRY_ECONFIG || rc == RETRY_EINVAL || rc == RETRY_ERANGE ? EXPT_EXIT_USAGE
