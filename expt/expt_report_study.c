@@ -75,25 +75,69 @@ static void figure_text(const json_t *f, bool prop, char *buf, size_t size) {
   }
 }
 
-/* The pictures of a study: script, gnuplot -e setting, file stem, caption. */
+/* The pictures of a study: script, its data file, gnuplot -e setting, file stem, caption. */
 typedef struct study_picture {
-  const char *script;
+  const char *script, *data;
   char set[160], stem[64], caption[200];
 } study_picture;
+
+/* Whether the study has a baseline: paired.csv was written. */
+static bool study_paired_any(const json_t *summary) {
+  const json_t *vars =
+      json_object_get(json_array_get(json_object_get(summary, "points"), 0), "variants");
+  for (size_t v = 0; v < json_array_size(vars); v++)
+    if (json_object_get(json_array_get(vars, v), "paired") != NULL) return true;
+  return false;
+}
+
+/* The pictures of a study without a sweep (plots/study.gp): each main metric's value in every
+ * replication per variant (runs.csv); P(recovered) with its Wilson interval per variant
+ * (points.csv), with a trigger; the paired differences from the baseline with their intervals
+ * (paired.csv), with one. Returns how many were added to pics. */
+static size_t study_point_pictures(const json_t *summary, study_picture *pics) {
+  size_t n = 0;
+  study_picture *p = &pics[n++];
+  *p = (study_picture){.script = "study", .data = "runs.csv"};
+  snprintf(p->set, sizeof p->set, "kind='spread'");
+  snprintf(p->stem, sizeof p->stem, "study-spread");
+  snprintf(p->caption, sizeof p->caption,
+           "Goodput, front-door attempts/call and p99 latency in every replication, per variant; "
+           "the bar is the mean");
+  if (study_has(summary, &study_metrics[3])) {
+    p = &pics[n++];
+    *p = (study_picture){.script = "study", .data = "points.csv"};
+    snprintf(p->set, sizeof p->set, "kind='share'");
+    snprintf(p->stem, sizeof p->stem, "study-recovered");
+    snprintf(p->caption, sizeof p->caption,
+             "P(recovered) per variant with its Wilson interval (P(storm) is the rest of the "
+             "replications that had a trigger)");
+  }
+  if (study_paired_any(summary)) {
+    p = &pics[n++];
+    *p = (study_picture){.script = "study", .data = "paired.csv"};
+    snprintf(p->set, sizeof p->set, "kind='paired'");
+    snprintf(p->stem, sizeof p->stem, "study-paired");
+    snprintf(p->caption, sizeof p->caption,
+             "Each variant minus the baseline over the same seeds, with its interval; a bar "
+             "that misses the dashed zero line is a difference");
+  }
+  return n;
+}
 
 /* Fills pics (room for 2 * N_STUDY_METRICS) with the study's pictures; returns how many. A
  * sweep draws each metric of study_metrics it has against the first axis (one panel per value
  * of the others); a two-axis sweep adds the map of P(recovered) (or goodput without a trigger).
- * A study without a sweep has one point: no picture. */
+ * A study without a sweep has one point: study_point_pictures. */
 static size_t study_pictures(const json_t *summary, study_picture *pics) {
   size_t n_axes = study_n_axes(summary), n = 0;
-  if (n_axes == 0) return 0;
+  if (n_axes == 0) return study_point_pictures(summary, pics);
   const char *x = study_axis(summary, 0);
   for (size_t i = 0; i < N_STUDY_METRICS; i++) {
     const study_metric *m = &study_metrics[i];
     if (!study_has(summary, m)) continue;
     study_picture *p = &pics[n++];
     p->script = "sweep";
+    p->data = "points.csv";
     snprintf(p->set, sizeof p->set, "metric='%s'", m->name);
     snprintf(p->stem, sizeof p->stem, "sweep-%s", m->stem);
     snprintf(p->caption, sizeof p->caption, "%s against `%s`: the mean of each variant with its %s",
@@ -105,6 +149,7 @@ static size_t study_pictures(const json_t *summary, study_picture *pics) {
     if (study_has(summary, m)) {
       study_picture *p = &pics[n++];
       p->script = "heatmap";
+      p->data = "points.csv";
       snprintf(p->set, sizeof p->set, "metric='%s'", m->name);
       snprintf(p->stem, sizeof p->stem, "heatmap-%s", m->stem);
       snprintf(p->caption, sizeof p->caption, "%s over `%s` and `%s`, one map per variant",
@@ -123,7 +168,7 @@ int expt_report_study_plots(const json_t *summary, const char *dir, const char *
   for (size_t i = 0; i < n && rc == 0; i++) {
     char title[200];
     snprintf(title, sizeof title, "%s", name != NULL ? name : "study");
-    rc = expt_plot_render(plots_dir, pics[i].script, pics[i].set, dir, "points.csv", pics[i].stem,
+    rc = expt_plot_render(plots_dir, pics[i].script, pics[i].set, dir, pics[i].data, pics[i].stem,
                           title, log, err);
   }
   return rc;

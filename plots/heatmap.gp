@@ -35,8 +35,8 @@ if (system("test -f " . q(datafile) . " && test -r " . q(datafile) . " && echo o
     print me . ": cannot read data file '" . datafile . "'"
     exit status 1
 }
-awkf = system("dirname -- " . q(ARG0)) . "/points.awk"
-pa(args) = "awk " . args . " -f " . q(awkf) . " " . q(datafile)
+pdir = system("dirname -- " . q(ARG0))
+pa(args) = "awk " . args . " -f " . q(pdir . "/csv.awk") . " -f " . q(pdir . "/points.awk") . " " . q(datafile)
 lines(args) = system(pa(args) . " | tr '\\n' ' '")
 check = system(pa("-v mode=check"))
 if (check ne "ok") {

@@ -1,6 +1,7 @@
 # points.awk: reads a study's points.csv for plots/sweep.gp and plots/heatmap.gp.
 #
-#   awk -v mode=MODE [-v m=METRIC -v v=VARIANT -v ax=PATH -v ay=PATH -v fk=FACET] -f points.awk FILE
+#   awk -v mode=MODE [-v m=METRIC -v v=VARIANT -v ax=PATH -v ay=PATH -v fk=FACET] \
+#       -f csv.awk -f points.awk FILE
 #
 # points.csv has the columns point,<one column per axis, named by its path>,variant,metric,n,
 # mean,sd,lo,hi,half_width (docs/cli.md); they are found by name in the header, and fields in
@@ -23,22 +24,6 @@
 #   cells     rows "ix iy mean" of metric m and variant v: the indices of the values of ax and ay
 #             among the rows of m
 
-function split_csv(line, out,    n, i, c, f, inq) {
-    if (index(line, "\"") == 0) return split(line, out, ",")
-    n = 0; f = ""; inq = 0
-    for (i = 1; i <= length(line); i++) {
-        c = substr(line, i, 1)
-        if (inq) {
-            if (c == "\"") {
-                if (substr(line, i + 1, 1) == "\"") { f = f "\""; i++ } else inq = 0
-            } else f = f c
-        } else if (c == "\"") inq = 1
-        else if (c == ",") { out[++n] = f; f = "" }
-        else f = f c
-    }
-    out[++n] = f
-    return n
-}
 function num(s) { return s + 0 }
 function isnum(s) { return s ~ /^[ ]*[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?/ }
 function unitof(s) {

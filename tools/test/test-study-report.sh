@@ -26,6 +26,13 @@ gp_fails() {
   fi
 }
 
+# valid_svg FILE: FILE parses as XML and its root is an <svg> element.
+valid_svg() {
+  ok
+  python3 -c 'import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); sys.exit(0 if r.tag.endswith("svg") else 1)' "$1" 2>"$tmp/xml.err" ||
+    fail "$1 is not a valid SVG: $(head -c 300 "$tmp/xml.err")"
+}
+
 test_replications_report() {
   test_name=test_replications_report
   run run "$scn" --set search=null --reps 3 -j 2 --plot --quiet --out "$tmp/reps"
@@ -38,10 +45,22 @@ test_replications_report() {
   has_re "$md" '^\| no-retries \| 3 \| [0-9.]+ ± [0-9.e-]+ \|'
   has_re "$md" '^\| retries \| 3 \|.*\| 0\.00 \[0\.00, 0\.56\] \| 1\.00 \[0\.44, 1\.00\] \| never \(3 of 3 did not recover\) \| - \(none recovered\) \|$'
   has_re "$md" '^\| grpc-throttling \| 3 \|.*\| 1\.00 \[0\.44, 1\.00\] \| 0\.00 \[0\.00, 0\.56\] \| [0-9.]+ \| [0-9.]+.*\(3 of 3\) \|$'
-  # no sweep: no picture
-  lacks "$md" "## Pictures"
   has "$tmp/reps/report.html" "<td>retries</td>"
-  lacks "$tmp/reps/report.html" "<img"
+  # no sweep: each replication's values per variant and P(recovered) with its interval, drawn
+  # by plots/study.gp from runs.csv and points.csv; no baseline, no paired picture
+  has "$md" "## Pictures"
+  has "$md" "(study-spread.svg)"
+  has "$md" "(study-recovered.svg)"
+  lacks "$md" "study-paired"
+  valid_svg "$tmp/reps/study-spread.svg"
+  valid_svg "$tmp/reps/study-recovered.svg"
+  has "$tmp/reps/study-spread.svg" "front-door attempts/call"
+  has "$tmp/reps/study-spread.svg" "circuit-breaker"
+  has "$tmp/reps/study-recovered.svg" "P(recovered)"
+  has "$tmp/reps/report.html" "<img src=\"data:image/svg+xml;base64,"
+  gnuplot -e "kind='spread'" -c plots/study.gp "$tmp/reps/runs.csv" "$tmp/again.svg" tipping-point 2>"$tmp/gp.err"
+  ok
+  cmp -s "$tmp/again.svg" "$tmp/reps/study-spread.svg" || fail "study.gp drew a different study-spread.svg"
 }
 
 test_baseline_marks_differences() {
@@ -52,6 +71,12 @@ test_baseline_marks_differences() {
   # retries - no-retries: far fewer recover, far more attempts: both distinguishable
   has_re "$md" '^\| retries \| -[0-9.e+]+ \[-[0-9.e+]+, -[0-9.e+]+\] \\\* \| \+[0-9.]+ \[[0-9.]+, [0-9.]+\] \\\* \|'
   lacks "$md" "| no-retries | +0"
+  # the paired differences drawn as intervals, one panel per metric, the baseline not a row
+  has "$md" "(study-paired.svg)"
+  valid_svg "$tmp/paired/study-paired.svg"
+  has "$tmp/paired/study-paired.svg" "each variant minus no-retries over the same seeds"
+  has "$tmp/paired/study-paired.svg" "P(recovered)"
+  has "$tmp/paired/study-paired.svg" "retry-budget"
 }
 
 test_sweep_pictures() {
@@ -90,6 +115,10 @@ test_plot_scripts_refuse_bad_input() {
   # a study without a sweep has no axis column
   gp_fails 1 "has no axis column" -c plots/sweep.gp "$tmp/reps/points.csv" "$tmp/x.svg"
   gp_fails 1 "has 0 axes" -c plots/heatmap.gp "$tmp/reps/points.csv" "$tmp/x.svg"
+  gp_fails 1 "it has no column replication: not a runs.csv" -e "kind='spread'" -c plots/study.gp "$d/points.csv" "$tmp/x.svg"
+  gp_fails 1 "it has no column baseline: not a paired.csv" -e "kind='paired'" -c plots/study.gp "$d/points.csv" "$tmp/x.svg"
+  gp_fails 2 "kind must be spread, share or paired" -e "kind='pie'" -c plots/study.gp "$d/points.csv" "$tmp/x.svg"
+  gp_fails 1 "has none of the metrics 'nope'" -e "kind='share'; metrics='nope'" -c plots/study.gp "$tmp/reps/points.csv" "$tmp/x.svg"
   head -n 1 "$d/points.csv" >"$tmp/empty.csv"
   gp_fails 1 "it has no data rows" -c plots/sweep.gp "$tmp/empty.csv" "$tmp/x.svg"
 }
