@@ -13,6 +13,7 @@
 #   values    the distinct values of axis ax, in order of first appearance (in the rows of
 #             metric m when m is given, as sweep and cells count them)
 #   numeric   1 when every value of ax starts with a number (400/s, 0.25, 12s, 50%), else 0
+#   integer   1 when every value of ax is a whole number (with or without a unit), else 0
 #   unit      what follows the number in the first value of ax (/s, s, ms, %), or nothing
 #   facets    the distinct combinations of the other axes, as path=value|path=value ("-" with none)
 #   xrange    the smallest and the largest number of axis ax
@@ -70,6 +71,7 @@ NF == 0 { next }
     else if (mode == "variants" && !(vr in seen)) { seen[vr] = 1; print vr }
     else if (mode == "values" && (m == "" || me == m) && !(f[col[ax]] in seen)) { seen[f[col[ax]]] = 1; print f[col[ax]] }
     else if (mode == "numeric" && !isnum(f[col[ax]])) allnum = 0
+    else if (mode == "integer" && (!isnum(f[col[ax]]) || num(f[col[ax]]) != int(num(f[col[ax]])))) allnum = 0
     else if (mode == "unit" && nrows == 1) print unitof(f[col[ax]])
     else if (mode == "xrange") {
         x = num(f[col[ax]])
@@ -100,7 +102,7 @@ NF == 0 { next }
 }
 END {
     if (mode == "check" && NR >= 1 && bad == "") print (nrows == 0 ? "it has no data rows" : "ok")
-    if (mode == "numeric") print (allnum && nrows > 0) ? 1 : 0
+    if (mode == "numeric" || mode == "integer") print (allnum && nrows > 0) ? 1 : 0
     if ((mode == "range" || mode == "xrange") && lo_m != "") print lo_m, hi_m
     if (mode == "isprop") print (prop && lo_m != "") ? 1 : 0
 }

@@ -90,13 +90,15 @@ test_sweep_pictures() {
     has "$d/report.md" "($f.svg)"
   done
   has "$d/sweep-recovered.svg" "P(recovered)"
-  has "$d/sweep-recovered.svg" "clients.web.arrival.rate (per s)"
-  has "$d/heatmap-recovered.svg" "services.api.faults[0].end (s)"
+  # axes named by their paths made readable, not the raw paths
+  has "$d/sweep-recovered.svg" "web: arrival rate (per s)"
+  lacks "$d/sweep-recovered.svg" "clients.web.arrival.rate (per s)"
+  has "$d/heatmap-recovered.svg" "api: faults[0] end (s)"
   has "$d/report.md" "| clients.web.arrival.rate | services.api.faults[0].end | variant | n |"
   has_re "$d/report.md" '^\| 380/s \| 15s \| retries \| 2 \|'
   has "$d/report.html" "<img src=\"data:image/svg+xml;base64,"
   # the pictures depend on points.csv only
-  gnuplot -e "metric='recovery.recovered'" -c plots/sweep.gp "$d/points.csv" "$tmp/again.svg" tipping-point 2>"$tmp/gp.err"
+  gnuplot -e "metric='recovery.recovered'; axislabel='web: arrival rate'" -c plots/sweep.gp "$d/points.csv" "$tmp/again.svg" tipping-point 2>"$tmp/gp.err"
   ok
   cmp -s "$tmp/again.svg" "$d/sweep-recovered.svg" || fail "sweep.gp drew a different sweep-recovered.svg"
 }
@@ -143,8 +145,38 @@ test_search_report() {
   cmp -s "$tmp/again.svg" "$d/search.svg" || fail "search.gp drew a different search.svg"
 }
 
+test_plot_metric() {
+  test_name=test_plot_metric
+  # --plot-metric: any metric of points.csv against the first axis (implies --plot); an axis
+  # of integers gets integer ticks (no 1.5 or 2.5), named by its readable path
+  run run "$scn" --set search=null --reps 2 -j 2 --sweep 'services.api.workers=1,2,3,4' \
+    --variant no-retries --variant retries --plot-metric amplification.api \
+    --plot-metric 'services.api.utilization' --quiet --out "$tmp/pm"
+  d="$tmp/pm"
+  for f in sweep-metric-amplification.api sweep-metric-services.api.utilization sweep-goodput; do
+    exists "$d/$f.svg"
+    valid_svg "$d/$f.svg"
+    has "$d/report.md" "($f.svg)"
+  done
+  has "$d/sweep-metric-amplification.api.svg" "amplification.api against api: workers"
+  has "$d/sweep-metric-amplification.api.svg" ">api: workers</text>"
+  for tick in 1 2 3 4; do has "$d/sweep-metric-amplification.api.svg" ">$tick</text>"; done
+  lacks "$d/sweep-metric-amplification.api.svg" ">1.5</text>"
+  lacks "$d/sweep-metric-amplification.api.svg" ">2.5</text>"
+  # a metric that points.csv lacks, or a study without a sweep: bad input, named
+  run_rc 2 run "$scn" --set search=null --reps 2 --sweep 'services.api.workers=1,2' \
+    --variant no-retries --plot-metric amplification.nope --quiet --out "$tmp/pm2"
+  has "$tmp/err" "--plot-metric amplification.nope: points.csv has no such metric"
+  run_rc 2 run "$scn" --set search=null --reps 2 --variant no-retries \
+    --plot-metric amplification.api --quiet --out "$tmp/pm3"
+  has "$tmp/err" "this study has no sweep"
+  run_rc 2 run "$scn" --set search=null --reps 2 --plot-metric amplification.api
+  has "$tmp/err" "--plot-metric needs --out DIR"
+}
+
 test_real_axis_values() {
   test_name=test_real_axis_values
+test_plot_metric
   # a number on an axis is written as given (0.8), not as the 17 digits of its double
   run run "$scn" --set search=null --reps 2 --sweep 'recovery.threshold=0.8,0.9' \
     --variant no-retries --plot --quiet --out "$tmp/real"
