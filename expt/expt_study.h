@@ -33,6 +33,7 @@
 typedef struct expt_study_point {
   const expt_set *sets;
   size_t n_sets;
+  const json_t *values; /* {axis: value} for the plan, or NULL: the sets' paths and values */
 } expt_study_point;
 
 /* One run to run: variant `variant` (index into the scenario's runs) of scenario, on seed.
@@ -97,6 +98,8 @@ typedef struct expt_study_spec {
   unsigned jobs;                         /* threads (-j), >= 1 */
   unsigned shard_k, shard_n;             /* --shard K/N; shard_n 0: the whole run list */
   const json_t *search;                  /* a search's result block for summary.json, or NULL */
+  const json_t *axes; /* the plan's axes (a sweep with linked or labelled axes), with each
+                         point's values; NULL: one axis per set of the points */
 } expt_study_spec;
 
 /* Runs the study and writes its outputs as opts says (out_dir, format, check, quiet); with a
