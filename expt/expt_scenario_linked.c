@@ -74,11 +74,11 @@ bool expt__scenario_check_swept_twice(scn_ctx *c, json_t *sweep, size_t i) {
     for (size_t a = 0; a < n; a++)
       for (size_t b = 0; b < m; b++) {
         if (strcmp(mine[a], theirs[b]) != 0) continue;
-        size_t mark = retry_json_path_push_key(&c->j, n > 1 || m > 1 ? "paths" : "path");
+        /* The error stays at the path pushed here: the first error wins, nothing pops it. */
+        retry_json_path_push_key(&c->j, n > 1 ? "paths" : "path");
         if (n > 1) retry_json_path_push_index(&c->j, a);
         retry_json_fail(&c->j, RETRY_ECONFIG, "the path \"%s\" is swept twice (first at [%zu])",
                         mine[a], j);
-        (void)mark;
         return false;
       }
   }
