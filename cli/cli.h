@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "expt/expt_report.h"
 #include "expt/expt_run.h"
 #include "expt/expt_scenario.h"
 #include "expt/expt_sweep.h"
@@ -137,6 +138,9 @@ char *cli_join_args(int argc, char **argv);
  * The options of run, validate and plan (cli_runopts.c)
  * =================================================================== */
 
+/* At most this many --plot-metric: each is one more picture on the page. */
+#define CLI_MAX_PLOT_METRICS EXPT_REPORT_MAX_PLOT_METRICS
+
 /* The parsed command line of run, validate or plan. The --set paths are copied out of argv
  * (the loader wants them NUL-terminated); every other string points into argv. */
 typedef struct cli_runopts {
@@ -148,6 +152,8 @@ typedef struct cli_runopts {
   const char *warmup;    /* --warmup, or NULL */
   const char **variants; /* --variant names, borrowed from argv; room for argc */
   size_t n_variants;     /* entries used */
+  const char *plot_metrics[CLI_MAX_PLOT_METRICS]; /* --plot-metric names, borrowed from argv */
+  size_t n_plot_metrics;                          /* entries used */
   bool strict;           /* --strict: policy warnings are errors */
   size_t reps;           /* --reps, 0 when not given */
   double confidence;     /* --confidence, NaN when not given */

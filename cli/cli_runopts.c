@@ -41,6 +41,7 @@ enum {
   O_SHARDS,
   O_SWEEP,
   O_STRICT,
+  O_PLOT_METRIC,
 };
 
 /* In the order of the help, which is the order an ambiguous abbreviation lists them in. Keep
@@ -51,6 +52,7 @@ static const struct option options[] = {
     {"warmup", required_argument, NULL, O_WARMUP},
     {"out", required_argument, NULL, 'o'},
     {"plot", no_argument, NULL, O_PLOT},
+    {"plot-metric", required_argument, NULL, O_PLOT_METRIC},
     {"edges", no_argument, NULL, O_EDGES},
     {"format", required_argument, NULL, O_FORMAT},
     {"check", no_argument, NULL, O_CHECK},
@@ -186,6 +188,19 @@ static int apply_run(cli_runopts *o, int c, const char *v) {
       return 0;
     case O_CHECK: o->opts.check = true; return 0;
     case O_PLOT: o->opts.plot = true; return 0;
+    case O_PLOT_METRIC:
+      /* A picture of a metric is a picture: --plot-metric implies --plot. */
+      if (v[0] == '\0' || cli_looks_like_option(v))
+        return cli_usage("--plot-metric needs a metric of points.csv, such as "
+                         "amplification.api, got '%s'",
+                         v);
+      if (o->n_plot_metrics >= CLI_MAX_PLOT_METRICS)
+        return cli_usage("--plot-metric: at most %d metrics", CLI_MAX_PLOT_METRICS);
+      o->plot_metrics[o->n_plot_metrics++] = v;
+      o->opts.plot_metrics = o->plot_metrics;
+      o->opts.n_plot_metrics = o->n_plot_metrics;
+      o->opts.plot = true;
+      return 0;
     case O_EDGES: o->opts.edges = true; return 0;
     case 'q': o->opts.quiet = true; return 0;
     default: return 0; /* every val of the table is handled above or by the callers */
@@ -217,7 +232,10 @@ static int check_together(const cli_runopts *o) {
   bool plan = strcmp(o->command, "plan") == 0;
   if (o->scenario == NULL) return cli_usage("%s: which scenario file?", o->command);
   if (o->opts.plot && o->opts.out_dir == NULL)
-    return cli_usage("%s", "--plot needs --out DIR: the pictures are drawn from its files");
+    return cli_usage("%s", o->n_plot_metrics > 0
+                               ? "--plot-metric needs --out DIR: the pictures are drawn from "
+                                 "its points.csv"
+                               : "--plot needs --out DIR: the pictures are drawn from its files");
   if (o->opts.junit != NULL && !o->opts.check)
     return cli_usage("%s", "--junit needs --check: it records the checks' results");
   if (o->shard_n > 0 && o->opts.out_dir == NULL)

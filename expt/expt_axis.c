@@ -169,3 +169,18 @@ const char *expt_axis_reserved(const char *head) {
     if (strcmp(head, reserved[i]) == 0) return reserved[i];
   return NULL;
 }
+
+size_t expt_axis_paths(const json_t *ax, const char **out, size_t max) {
+  const char *one = json_string_value(json_object_get(ax, "path"));
+  if (one != NULL) {
+    if (max > 0) out[0] = one;
+    return max > 0 ? 1 : 0;
+  }
+  const json_t *paths = json_object_get(ax, "paths");
+  size_t n = 0;
+  for (size_t i = 0; i < json_array_size(paths) && n < max; i++) {
+    const char *p = json_string_value(json_array_get(paths, i));
+    if (p != NULL) out[n++] = p;
+  }
+  return n;
+}

@@ -18,6 +18,14 @@
 #define EXPT_AXIS_MAX_STEPS 10000
 #define EXPT_AXIS_MAX_POINTS 100000
 
+/* A linked axis moves at most this many paths; a label has at most this many characters. */
+#define EXPT_AXIS_MAX_LINKED 8
+#define EXPT_AXIS_MAX_LABEL 48
+
+/* The paths a sweep's axis object moves: its "path", or each string of its "paths" (a linked
+ * axis), into out[0..max). Returns how many (0 for an axis with neither). Borrowed from ax. */
+size_t expt_axis_paths(const json_t *ax, const char **out, size_t max);
+
 /* Limits and default of a search's batches: replications per batch and at one probe, probes in
  * all (the loader checks a "search" block against them; expt_search.h uses them). */
 #define EXPT_AXIS_SEARCH_DEFAULT_REPS 20

@@ -41,14 +41,23 @@ int expt_report_plots(const expt_output *o, const expt_scenario *s, const char *
 int expt_report_write(const expt_output *o, const expt_scenario *s, const char *dir,
                       const char *command, bool pictures, retry_error *err);
 
+/* The most --plot-metric pictures of a study. */
+#define EXPT_REPORT_MAX_PLOT_METRICS 16
+
 /* The pictures of a study (`retrysim run` with replications, a sweep or a search, --plot)
  * whose points.csv is already in dir; summary is its summary.json. With a sweep: sweep-goodput,
  * sweep-attempts, sweep-p99 and sweep-recovered.svg (plots/sweep.gp: the metric against the
  * first axis, one line per variant with interval bars), those of the metrics the aggregates
  * have; with exactly two axes also heatmap-recovered.svg (plots/heatmap.gp; heatmap-goodput.svg
- * without a trigger). No sweep: no picture. Returns as expt_report_plots. */
+ * without a trigger); then each of metrics[0..n_metrics) (--plot-metric, at most
+ * EXPT_REPORT_MAX_PLOT_METRICS) against the first axis, as sweep-metric-NAME.svg. The axes are
+ * named by their "label", else by their path made readable ("web: arrival rate"). No sweep:
+ * study-spread.svg, study-recovered.svg and study-paired.svg (plots/study.gp), those the files
+ * allow. Returns as expt_report_plots, or RETRY_EINVAL when a metric is not in points.csv or
+ * there is no sweep to draw it against. */
 int expt_report_study_plots(const json_t *summary, const char *dir, const char *plots_dir,
-                            FILE *log, retry_error *err);
+                            const char *const *metrics, size_t n_metrics, FILE *log,
+                            retry_error *err);
 
 /* Writes dir/report.md and dir/report.html for a study from its summary.json: title,
  * description, the command, the study (runs, seeds, level, axes), the table of every (point,
@@ -57,7 +66,8 @@ int expt_report_study_plots(const json_t *summary, const char *dir, const char *
  * distinguishable), and with pictures those of expt_report_study_plots. Returns as
  * expt_report_write. */
 int expt_report_study_write(const json_t *summary, const char *dir, const char *command,
-                            bool pictures, retry_error *err);
+                            bool pictures, const char *const *metrics, size_t n_metrics,
+                            retry_error *err);
 
 /* The picture of a search whose search.csv is in dir: search.svg (plots/search.gp: every probe's
  * share with its Wilson interval, per variant, and the level p). Returns as expt_report_plots. */

@@ -5,6 +5,7 @@
  */
 #include "expt/expt_report_int.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -75,55 +76,205 @@ static void figure_text(const json_t *f, bool prop, char *buf, size_t size) {
   }
 }
 
-/* The pictures of a study: script, gnuplot -e setting, file stem, caption. */
+/* The pictures of a study: script, its data file, gnuplot -e setting, file stem, caption. */
 typedef struct study_picture {
-  const char *script;
-  char set[160], stem[64], caption[200];
+  const char *script, *data;
+  char set[1024], stem[96], caption[512];
 } study_picture;
+
+/* The extra metrics the user asked to draw (--plot-metric). */
+typedef struct study_extra {
+  const char *const *metrics;
+  size_t n_metrics;
+} study_extra;
+
+/* s as a gnuplot string in single quotes, where a quote is written twice. */
+static void gp_quote(const char *s, char *buf, size_t size) {
+  size_t n = 0;
+  if (size < 3) return;
+  buf[n++] = '\'';
+  for (; *s != '\0' && n + 3 < size; s++) {
+    if (*s == '\'') buf[n++] = '\'';
+    buf[n++] = *s;
+  }
+  buf[n++] = '\'';
+  buf[n] = '\0';
+}
+
+/* A path as a reader says it: "clients.web.arrival.rate" as "web: arrival rate",
+ * "services.api.faults[0].end" as "api: faults[0] end"; the service's or client's name first,
+ * then the keys with spaces for the dots. */
+static void readable_path(const char *path, char *buf, size_t size) {
+  const char *rest = path;
+  size_t n = 0;
+  buf[0] = '\0';
+  if (strncmp(path, "services.", 9) == 0 || strncmp(path, "clients.", 8) == 0) {
+    const char *name = strchr(path, '.') + 1, *dot = strchr(name, '.');
+    if (dot != NULL) {
+      n = (size_t)snprintf(buf, size, "%.*s: ", (int)(dot - name), name);
+      rest = dot + 1;
+    }
+  }
+  for (; *rest != '\0' && n + 1 < size; rest++)
+    buf[n++] = *rest == '.' ? ' ' : *rest;
+  buf[n < size ? n : size - 1] = '\0';
+}
+
+/* The name of axis a in pictures: the "label" the sweep gave it, else its path made readable. */
+static void axis_label(const json_t *summary, size_t a, char *buf, size_t size) {
+  const json_t *ax = json_array_get(json_object_get(json_object_get(summary, "study"), "axes"), a);
+  const char *label = json_string_value(json_object_get(ax, "label"));
+  if (label != NULL)
+    snprintf(buf, size, "%s", label);
+  else
+    readable_path(json_string_value(json_object_get(ax, "path")), buf, size);
+}
+
+/* A file stem from a metric's name: what is not a letter, a digit, '.', '-' or '_' as '_'. */
+static void metric_stem(const char *metric, char *buf, size_t size) {
+  int n = snprintf(buf, size, "sweep-metric-");
+  for (const char *c = metric; *c != '\0' && n > 0 && (size_t)n + 1 < size; c++)
+    buf[n++] = (isalnum((unsigned char)*c) || strchr(".-_", *c) != NULL) ? *c : '_';
+  if (n > 0 && (size_t)n < size) buf[n] = '\0';
+}
+
+/* Whether the study has a baseline: paired.csv was written. */
+static bool study_paired_any(const json_t *summary) {
+  const json_t *vars =
+      json_object_get(json_array_get(json_object_get(summary, "points"), 0), "variants");
+  for (size_t v = 0; v < json_array_size(vars); v++)
+    if (json_object_get(json_array_get(vars, v), "paired") != NULL) return true;
+  return false;
+}
+
+/* The pictures of a study without a sweep (plots/study.gp): each main metric's value in every
+ * replication per variant (runs.csv); P(recovered) with its Wilson interval per variant
+ * (points.csv), with a trigger; the paired differences from the baseline with their intervals
+ * (paired.csv), with one. Returns how many were added to pics. */
+static size_t study_point_pictures(const json_t *summary, study_picture *pics) {
+  size_t n = 0;
+  study_picture *p = &pics[n++];
+  *p = (study_picture){.script = "study", .data = "runs.csv"};
+  snprintf(p->set, sizeof p->set, "kind='spread'");
+  snprintf(p->stem, sizeof p->stem, "study-spread");
+  snprintf(p->caption, sizeof p->caption,
+           "Goodput, front-door attempts/call and p99 latency in every replication, per variant; "
+           "the bar is the mean");
+  if (study_has(summary, &study_metrics[3])) {
+    p = &pics[n++];
+    *p = (study_picture){.script = "study", .data = "points.csv"};
+    snprintf(p->set, sizeof p->set, "kind='share'");
+    snprintf(p->stem, sizeof p->stem, "study-recovered");
+    snprintf(p->caption, sizeof p->caption,
+             "P(recovered) per variant with its Wilson interval (P(storm) is the rest of the "
+             "replications that had a trigger)");
+  }
+  if (study_paired_any(summary)) {
+    p = &pics[n++];
+    *p = (study_picture){.script = "study", .data = "paired.csv"};
+    snprintf(p->set, sizeof p->set, "kind='paired'");
+    snprintf(p->stem, sizeof p->stem, "study-paired");
+    snprintf(p->caption, sizeof p->caption,
+             "Each variant minus the baseline over the same seeds, with its interval; a bar "
+             "that misses the dashed zero line is a difference");
+  }
+  return n;
+}
 
 /* Fills pics (room for 2 * N_STUDY_METRICS) with the study's pictures; returns how many. A
  * sweep draws each metric of study_metrics it has against the first axis (one panel per value
  * of the others); a two-axis sweep adds the map of P(recovered) (or goodput without a trigger).
- * A study without a sweep has one point: no picture. */
-static size_t study_pictures(const json_t *summary, study_picture *pics) {
+ * A study without a sweep has one point: study_point_pictures. */
+static size_t study_pictures(const json_t *summary, const study_extra *extra,
+                             study_picture *pics) {
   size_t n_axes = study_n_axes(summary), n = 0;
-  if (n_axes == 0) return 0;
-  const char *x = study_axis(summary, 0);
+  if (n_axes == 0) return study_point_pictures(summary, pics);
+  char xl[128], yl[128], xq[264], yq[264];
+  axis_label(summary, 0, xl, sizeof xl);
+  gp_quote(xl, xq, sizeof xq);
   for (size_t i = 0; i < N_STUDY_METRICS; i++) {
     const study_metric *m = &study_metrics[i];
     if (!study_has(summary, m)) continue;
     study_picture *p = &pics[n++];
     p->script = "sweep";
-    snprintf(p->set, sizeof p->set, "metric='%s'", m->name);
+    p->data = "points.csv";
+    snprintf(p->set, sizeof p->set, "metric='%.100s'; axislabel=%s", m->name, xq);
     snprintf(p->stem, sizeof p->stem, "sweep-%s", m->stem);
-    snprintf(p->caption, sizeof p->caption, "%s against `%s`: the mean of each variant with its %s",
-             m->label, x, m->prop ? "Wilson interval" : "confidence interval");
+    snprintf(p->caption, sizeof p->caption, "%s against %s: the mean of each variant with its %s",
+             m->label, xl, m->prop ? "Wilson interval" : "confidence interval");
   }
   if (n_axes == 2) {
     const study_metric *m = &study_metrics[3];
     if (!study_has(summary, m)) m = &study_metrics[0];
     if (study_has(summary, m)) {
+      axis_label(summary, 1, yl, sizeof yl);
+      gp_quote(yl, yq, sizeof yq);
       study_picture *p = &pics[n++];
       p->script = "heatmap";
-      snprintf(p->set, sizeof p->set, "metric='%s'", m->name);
+      p->data = "points.csv";
+      snprintf(p->set, sizeof p->set, "metric='%.100s'; xname=%s; yname=%s", m->name, xq, yq);
       snprintf(p->stem, sizeof p->stem, "heatmap-%s", m->stem);
-      snprintf(p->caption, sizeof p->caption, "%s over `%s` and `%s`, one map per variant",
-               m->label, study_axis(summary, 0), study_axis(summary, 1));
+      snprintf(p->caption, sizeof p->caption, "%s over %s and %s, one map per variant", m->label,
+               xl, yl);
     }
+  }
+  for (size_t i = 0; extra != NULL && i < extra->n_metrics && i < EXPT_REPORT_MAX_PLOT_METRICS;
+       i++) {
+    char mq[264];
+    gp_quote(extra->metrics[i], mq, sizeof mq);
+    study_picture *p = &pics[n++];
+    p->script = "sweep";
+    p->data = "points.csv";
+    snprintf(p->set, sizeof p->set, "metric=%s; axislabel=%s", mq, xq);
+    metric_stem(extra->metrics[i], p->stem, sizeof p->stem);
+    snprintf(p->caption, sizeof p->caption, "%.200s against %s (--plot-metric)", extra->metrics[i], xl);
   }
   return n;
 }
 
+/* Whether points.csv has metric name: the first aggregate has it as a number or a boolean. */
+static bool study_has_name(const json_t *summary, const char *name) {
+  const json_t *a = study_agg(summary, 0, 0);
+  return json_object_get(json_object_get(a, "intervals"), name) != NULL ||
+         json_object_get(json_object_get(a, "proportions"), name) != NULL;
+}
+
+/* --plot-metric's names: a sweep to draw them against, and metrics points.csv has. Returns 0
+ * or RETRY_EINVAL with err filled. */
+static int check_extra(const json_t *summary, const study_extra *extra, retry_error *err) {
+  if (extra == NULL || extra->n_metrics == 0) return 0;
+  if (study_n_axes(summary) == 0) {
+    retry_error_set(err, RETRY_EINVAL, "<command line>", "", -1, -1,
+                    "--plot-metric draws a metric against a sweep's axis, and this study has "
+                    "no sweep (give --sweep PATH=VALUES)");
+    return RETRY_EINVAL;
+  }
+  for (size_t i = 0; i < extra->n_metrics; i++) {
+    if (study_has_name(summary, extra->metrics[i])) continue;
+    retry_error_set(err, RETRY_EINVAL, "<command line>", "", -1, -1,
+                    "--plot-metric %s: points.csv has no such metric (the third column of "
+                    "points.csv lists them: goodput_per_s, amplification.SERVICE, "
+                    "services.SERVICE.utilization, ...)",
+                    extra->metrics[i]);
+    return RETRY_EINVAL;
+  }
+  return 0;
+}
+
 int expt_report_study_plots(const json_t *summary, const char *dir, const char *plots_dir,
-                            FILE *log, retry_error *err) {
-  study_picture pics[2 * N_STUDY_METRICS];
-  size_t n = study_pictures(summary, pics);
+                            const char *const *metrics, size_t n_metrics, FILE *log,
+                            retry_error *err) {
+  study_extra extra = {metrics, n_metrics};
+  int bad = check_extra(summary, &extra, err);
+  if (bad != 0) return bad;
+  study_picture pics[2 * N_STUDY_METRICS + EXPT_REPORT_MAX_PLOT_METRICS];
+  size_t n = study_pictures(summary, &extra, pics);
   const char *name = json_string_value(json_object_get(summary, "scenario"));
   int rc = 0;
   for (size_t i = 0; i < n && rc == 0; i++) {
     char title[200];
     snprintf(title, sizeof title, "%s", name != NULL ? name : "study");
-    rc = expt_plot_render(plots_dir, pics[i].script, pics[i].set, dir, "points.csv", pics[i].stem,
+    rc = expt_plot_render(plots_dir, pics[i].script, pics[i].set, dir, pics[i].data, pics[i].stem,
                           title, log, err);
   }
   return rc;
@@ -297,7 +448,8 @@ void expt__report_summary_intro(expt_page *d, const json_t *summary, const char 
       json_string_value(json_object_get(summary, "scenario_sha256")));
 }
 
-static void study_body(expt_page *d, const json_t *summary, const char *command, bool pictures) {
+static void study_body(expt_page *d, const json_t *summary, const char *command, bool pictures,
+                       const study_extra *extra) {
   const char *name = json_string_value(json_object_get(summary, "scenario"));
   const json_t *st = json_object_get(summary, "study");
   expt__report_summary_intro(d, summary, name != NULL ? name : "study", name, command);
@@ -337,8 +489,8 @@ static void study_body(expt_page *d, const json_t *summary, const char *command,
   study_table(d, summary);
   study_paired(d, summary);
   if (pictures) {
-    study_picture pics[2 * N_STUDY_METRICS];
-    size_t n = study_pictures(summary, pics);
+    study_picture pics[2 * N_STUDY_METRICS + EXPT_REPORT_MAX_PLOT_METRICS];
+    size_t n = study_pictures(summary, extra, pics);
     if (n > 0) expt_page_h(d, 2, "Pictures");
     for (size_t i = 0; i < n; i++) {
       char file[80];
@@ -372,7 +524,24 @@ int expt__report_summary_pages(const json_t *summary, const char *dir, const cha
                               err);
 }
 
+/* A study's page: what a search's has, and the metrics of --plot-metric. */
+typedef struct study_page {
+  const json_t *summary;
+  const char *command;
+  bool pictures;
+  study_extra extra;
+} study_page;
+
+static void study_page_body(expt_page *d, void *ctx) {
+  const study_page *p = ctx;
+  study_body(d, p->summary, p->command, p->pictures, &p->extra);
+}
+
 int expt_report_study_write(const json_t *summary, const char *dir, const char *command,
-                            bool pictures, retry_error *err) {
-  return expt__report_summary_pages(summary, dir, command, pictures, "study", study_body, err);
+                            bool pictures, const char *const *metrics, size_t n_metrics,
+                            retry_error *err) {
+  const char *name = json_string_value(json_object_get(summary, "scenario"));
+  study_page p = {summary, command, pictures, {metrics, n_metrics}};
+  return expt_page_write_pair(dir, name != NULL ? name : "study", "study report", study_page_body,
+                              &p, err);
 }

@@ -30,6 +30,8 @@ typedef struct expt_run_opts {
   bool edges;          /* text summary: add the table of every edge (expt_output_print_edges) */
   bool plot;           /* with out_dir: render the pictures and write report.md (expt_report.h) */
   const char *command; /* the command line, quoted in report.md; NULL: none */
+  const char *const *plot_metrics; /* --plot-metric: a sweep's extra pictures, by metric name */
+  size_t n_plot_metrics;           /* entries of plot_metrics */
   bool has_seed;       /* seed replaces every run's scenario seed */
   uint64_t seed;
   FILE *out; /* the summary (stdout) */

@@ -247,6 +247,16 @@ bool expt__scenario_check_search(scn_ctx *c, json_t *search);
 bool expt__scenario_check_study_pair(scn_ctx *c, json_t *doc);
 int expt__scenario_check_axes(const expt_scenario *s, retry_error *err);
 
+/* A sweep axis's "label" and linked "paths" (expt_scenario_linked.c). check_axis_label: the
+ * label, when there is one, is 1 to EXPT_AXIS_MAX_LABEL plain characters. check_linked_paths:
+ * "paths" (without "path") is 2 to EXPT_AXIS_MAX_LINKED distinct strings, each passing
+ * check_one. check_swept_twice: no path of axis i is a path of an earlier axis. Each returns
+ * true, or false with the error in c at the axis's JSON path. */
+bool expt__scenario_check_axis_label(scn_ctx *c, json_t *ax);
+bool expt__scenario_check_linked_paths(scn_ctx *c, json_t *ax,
+                                       bool (*check_one)(scn_ctx *c, const char *path));
+bool expt__scenario_check_swept_twice(scn_ctx *c, json_t *sweep, size_t i);
+
 /* }================================================================== */
 
 /* {==================================================================

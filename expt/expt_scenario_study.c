@@ -72,19 +72,13 @@ bool expt__scenario_check_keys(scn_ctx *c, json_t *obj, const char *const *allow
 
 /* }================================================================== */
 
-/* A path a sweep or a search may change: the --set syntax, and not inside the keys that
- * define runs and studies. */
-static bool check_axis_path(scn_ctx *c, json_t *obj) {
-  const char *path = NULL;
-  if (retry_json_require(&c->j, retry_json_get_string(&c->j, obj, "path", &path), "path",
-                         "the --set path of the value to vary, such as "
-                         "\"clients.web.arrival.rate\"") != 1)
-    return false;
+/* One path a sweep or a search may change (at the JSON path the caller pushed): the --set
+ * syntax, and not inside the keys that define runs and studies. */
+static bool check_one_path(scn_ctx *c, const char *path) {
   char shown[72], head[64] = "";
   retry_error why;
   retry_error_clear(&why);
   retry_json_printable(shown, sizeof shown, path, 64);
-  size_t mark = retry_json_path_push_key(&c->j, "path");
   if (expt__scenario_path_check(path, false, &why) != 0) {
     retry_json_fail(&c->j, RETRY_ECONFIG, "bad path \"%s\": %s", shown, why.message);
     return false;
@@ -94,11 +88,23 @@ static bool check_axis_path(scn_ctx *c, json_t *obj) {
     retry_json_fail(&c->j, RETRY_ECONFIG, "bad path \"%s\": \"%s\" cannot be varied", shown, head);
     return false;
   }
+  return true;
+}
+
+static bool check_axis_path(scn_ctx *c, json_t *obj) {
+  const char *path = NULL;
+  if (retry_json_require(&c->j, retry_json_get_string(&c->j, obj, "path", &path), "path",
+                         "the --set path of the value to vary, such as "
+                         "\"clients.web.arrival.rate\"") != 1)
+    return false;
+  size_t mark = retry_json_path_push_key(&c->j, "path");
+  if (!check_one_path(c, path)) return false;
   retry_json_path_pop(&c->j, mark);
   return true;
 }
 
-static const char *const axis_keys[] = {"path", "values", "from", "to", "steps", "scale"};
+static const char *const axis_keys[] = {"path",  "paths", "label", "values",
+                                        "from",  "to",    "steps", "scale"};
 static const char *const scale_names[] = {"linear", "log"};
 
 /* One axis: {"path", "values": [...]} or {"path", "from", "to", "steps", "scale"}. */
@@ -111,8 +117,13 @@ static bool check_axis(scn_ctx *c, json_t *ax) {
     return false;
   }
   if (!expt__scenario_check_keys(c, ax, axis_keys, SCN_N_OF(axis_keys), "a sweep's axis") ||
-      !check_axis_path(c, ax))
+      !expt__scenario_check_axis_label(c, ax))
     return false;
+  if (retry_json_field(ax, "paths") != NULL) {
+    if (!expt__scenario_check_linked_paths(c, ax, check_one_path)) return false;
+  } else if (!check_axis_path(c, ax)) {
+    return false;
+  }
   json_t *values = retry_json_field(ax, "values");
   bool range = retry_json_field(ax, "from") != NULL || retry_json_field(ax, "to") != NULL ||
                retry_json_field(ax, "steps") != NULL || retry_json_field(ax, "scale") != NULL;
@@ -174,14 +185,7 @@ bool expt__scenario_check_sweep(scn_ctx *c, json_t *sweep) {
     json_t *ax = json_array_get(sweep, i);
     size_t mark = retry_json_path_push_index(&c->j, i);
     if (!check_axis(c, ax)) return false;
-    const char *path = json_string_value(json_object_get(ax, "path"));
-    for (size_t j = 0; j < i; j++) {
-      if (strcmp(json_string_value(json_object_get(json_array_get(sweep, j), "path")), path) != 0)
-        continue;
-      retry_json_path_push_key(&c->j, "path");
-      retry_json_fail(&c->j, RETRY_ECONFIG, "the path is swept twice (first at [%zu])", j);
-      return false;
-    }
+    if (!expt__scenario_check_swept_twice(c, sweep, i)) return false;
     json_t *values = json_object_get(ax, "values");
     points *= values != NULL ? (double)json_array_size(values)
                              : (double)json_integer_value(json_object_get(ax, "steps"));
@@ -294,19 +298,26 @@ bool expt_scenario_path_reaches(const expt_scenario *s, const char *path,
 }
 
 int expt__scenario_check_axes(const expt_scenario *s, retry_error *err) {
-  /* The loader checked the block's shape: every axis has a string "path". */
+  /* The loader checked the block's shape: every axis has a string "path" or "paths". */
   const json_t *block = expt_scenario_sweep_block(s);
   expt_scenario_miss miss;
   for (size_t a = 0; a < json_array_size(block); a++) {
-    const char *path = json_string_value(json_object_get(json_array_get(block, a), "path"));
-    if (expt_scenario_path_reaches(s, path, &miss)) continue;
-    char at[48];
-    snprintf(at, sizeof at, "$.sweep[%zu].path", a);
-    retry_error_set(err, RETRY_ECONFIG, expt_scenario_source(s), at, -1, -1,
-                    "\"%s\" reaches no value%s (%s): a sweep changes values, it does not add "
-                    "them",
-                    miss.shown, miss.run, miss.why);
-    return RETRY_ECONFIG;
+    const char *paths[EXPT_AXIS_MAX_LINKED];
+    const json_t *ax = json_array_get(block, a);
+    size_t n = expt_axis_paths(ax, paths, EXPT_AXIS_MAX_LINKED);
+    for (size_t k = 0; k < n; k++) {
+      if (expt_scenario_path_reaches(s, paths[k], &miss)) continue;
+      char at[48];
+      if (json_object_get(ax, "paths") != NULL)
+        snprintf(at, sizeof at, "$.sweep[%zu].paths[%zu]", a, k);
+      else
+        snprintf(at, sizeof at, "$.sweep[%zu].path", a);
+      retry_error_set(err, RETRY_ECONFIG, expt_scenario_source(s), at, -1, -1,
+                      "\"%s\" reaches no value%s (%s): a sweep changes values, it does not add "
+                      "them",
+                      miss.shown, miss.run, miss.why);
+      return RETRY_ECONFIG;
+    }
   }
   block = expt_scenario_search_block(s);
   if (block != NULL) {

@@ -295,6 +295,7 @@ typedef struct search_ctx {
   expt_scenario *at; /* derived at x_at */
   double x_at;
   json_t *records; /* every run: {variant, value, replication, seed, result} */
+  expt_progress *prog; /* the line on stderr, over every variant's probes */
 } search_ctx;
 
 static int study_probe(void *vctx, double x, const expt_set *set, size_t first_rep, size_t n,
@@ -318,7 +319,7 @@ static int study_probe(void *vctx, double x, const expt_set *set, size_t first_r
   }
   for (size_t i = 0; i < n; i++)
     jobs[i] = (expt_study_job){c->at, c->variant, expt_study_seed(c->seed, first_rep + i)};
-  int rc = expt_study_run_jobs(jobs, n, c->jobs, NULL, results, err);
+  int rc = expt_study_run_jobs(jobs, n, c->jobs, c->prog, results, err);
   size_t kk = 0;
   for (size_t i = 0; rc == 0 && i < n; i++) {
     const json_t *m = expt_scenario_path_get(results[i], c->spec->metric, NULL);
@@ -445,13 +446,18 @@ static int search_variants(const expt_scenario *s, const struct expt_study_spec 
                            json_t *search, json_t *records, retry_error *err) {
   const char *src = expt_scenario_source(s);
   int status = EXPT_EXIT_OK;
+  /* The runs a search may make: its budget, which it rarely uses up. */
+  expt_progress prog;
+  expt_progress_init(&prog, opts->err, opts->quiet,
+                     expt_scenario_n_runs(s) * spec->probes * spec->max_reps, true);
   for (size_t v = 0; status == EXPT_EXIT_OK && v < expt_scenario_n_runs(s); v++) {
     search_ctx c = {.base = s,
                     .spec = spec,
                     .variant = v,
                     .seed = opts->has_seed ? opts->seed : expt_scenario_config(s, v)->seed,
                     .jobs = tmpl->jobs > 0 ? tmpl->jobs : 1,
-                    .records = records};
+                    .records = records,
+                    .prog = &prog};
     expt_search_result r;
     int rc = expt_search_run(spec, tmpl->confidence, study_probe, &c, &r, err);
     expt_scenario_destroy(c.at);

@@ -68,8 +68,8 @@ static json_t *make_plan(const expt_study_spec *s, const expt_run_opts *o) {
   expt_json_put(st, "variants", names, &ok);
   /* The axes: the points' paths (every point has the same), each with its values in the order
    * first met. */
-  json_t *axes = json_array();
-  size_t n_axes = s->n_points > 0 ? s->points[0].n_sets : 0;
+  json_t *axes = s->axes != NULL ? json_deep_copy(s->axes) : json_array();
+  size_t n_axes = s->n_points > 0 && s->axes == NULL ? s->points[0].n_sets : 0;
   for (size_t a = 0; a < n_axes && ok; a++) {
     json_t *vals = json_array();
     for (size_t p = 0; p < s->n_points; p++) {
@@ -101,6 +101,10 @@ static json_t *make_plan(const expt_study_spec *s, const expt_run_opts *o) {
     expt_json_put(pt, "point", json_integer((json_int_t)p), &ok);
     for (size_t a = 0; a < n_axes; a++)
       expt_json_put(vals, s->points[p].sets[a].path, set_value(s->points[p].sets[a].value), &ok);
+    if (s->axes != NULL && s->n_points > 0 && s->points[p].values != NULL) {
+      json_decref(vals);
+      vals = json_deep_copy(s->points[p].values);
+    }
     expt_json_put(pt, "values", vals, &ok);
     if (json_array_append_new(pts, pt) != 0) ok = false;
   }
@@ -262,10 +266,11 @@ int expt_study_run(const expt_study_spec *spec, const expt_run_opts *o) {
         (expt_study_job){spec->scenarios[spec->n_points > 0 ? p : 0], v, run_seed(spec, o, v, r)};
     index[n_jobs++] = i;
   }
-  bool tty = !o->quiet && isatty(fileno(o->err));
+  expt_progress prog;
+  expt_progress_init(&prog, o->err, o->quiet, n_jobs, false);
   retry_error err;
   retry_error_clear(&err);
-  int rc = expt_study_run_jobs(jobs, n_jobs, spec->jobs, tty ? o->err : NULL, results, &err);
+  int rc = expt_study_run_jobs(jobs, n_jobs, spec->jobs, &prog, results, &err);
   if (rc != 0) {
     expt_error_print(o->err, &err);
     status = rc == RETRY_ECONFIG || rc == RETRY_EINVAL || rc == RETRY_ERANGE ? EXPT_EXIT_USAGE

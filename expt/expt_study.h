@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "expt/expt_progress.h"
 #include "expt/expt_run.h"
 #include "expt/expt_scenario.h"
 #include "retry/retry.h"
@@ -32,6 +33,7 @@
 typedef struct expt_study_point {
   const expt_set *sets;
   size_t n_sets;
+  const json_t *values; /* {axis: value} for the plan, or NULL: the sets' paths and values */
 } expt_study_point;
 
 /* One run to run: variant `variant` (index into the scenario's runs) of scenario, on seed.
@@ -51,14 +53,14 @@ uint64_t expt_study_seed(uint64_t base, uint64_t r);
 unsigned expt_study_default_jobs(void);
 
 /* Runs jobs[0..n) on up to n_threads POSIX threads (0: 1) and stores each run's run object
- * (expt_output_run_json, with its recovery judgement) in results[i]. progress (may be NULL): a
- * terminal to draw "runs done of total, elapsed, remaining" on (the caller decides whether it is
- * one). On success returns 0 and every results[i] is a new reference (release each with
+ * (expt_output_run_json, with its recovery judgement) in results[i]. progress (may be NULL): the
+ * line of "runs done of total, elapsed, remaining" (expt_progress.h), whose count of runs done
+ * grows by n. On success returns 0 and every results[i] is a new reference (release each with
  * json_decref). On failure returns a negative RETRY code with err (may be NULL) filled for the
  * failed job of the lowest index, and results[] are all NULL. Thread-safe for scenarios that
  * are not modified meanwhile: this is the entry point for a search's probes (expt_search). */
-int expt_study_run_jobs(const expt_study_job *jobs, size_t n, unsigned n_threads, FILE *progress,
-                        json_t **results, retry_error *err);
+int expt_study_run_jobs(const expt_study_job *jobs, size_t n, unsigned n_threads,
+                        expt_progress *progress, json_t **results, retry_error *err);
 
 /* Loads the scenario of each point: the file at path with sets[0..n_sets) (the command line's
  * --set, --duration last) and then the point's own sets, keeps the variants named in
@@ -96,6 +98,8 @@ typedef struct expt_study_spec {
   unsigned jobs;                         /* threads (-j), >= 1 */
   unsigned shard_k, shard_n;             /* --shard K/N; shard_n 0: the whole run list */
   const json_t *search;                  /* a search's result block for summary.json, or NULL */
+  const json_t *axes; /* the plan's axes (a sweep with linked or labelled axes), with each
+                         point's values; NULL: one axis per set of the points */
 } expt_study_spec;
 
 /* Runs the study and writes its outputs as opts says (out_dir, format, check, quiet); with a

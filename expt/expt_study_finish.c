@@ -138,15 +138,18 @@ int expt_study_finish(const json_t *plan, const json_t *records, const expt_stud
     /* --plot: the study's pictures from points.csv, then report.md and report.html (the page
      * is written even when a picture failed, without pictures, as a plain run does). */
     if (status == EXPT_EXIT_OK && o->plot) {
-      int prc = expt_report_study_plots(st.summary, o->out_dir, expt_plot_dir(), o->err, &e);
+      int prc = expt_report_study_plots(st.summary, o->out_dir, expt_plot_dir(), o->plot_metrics,
+                                        o->n_plot_metrics, o->err, &e);
       if (prc != 0) expt_error_print(o->err, &e);
       retry_error e2;
       retry_error_clear(&e2);
-      if (expt_report_study_write(st.summary, o->out_dir, o->command, prc == 0, &e2) != 0) {
+      if (expt_report_study_write(st.summary, o->out_dir, o->command, prc == 0, o->plot_metrics,
+                                  o->n_plot_metrics, &e2) != 0) {
         expt_error_print(o->err, &e2);
         status = EXPT_EXIT_RUNTIME;
       } else if (prc != 0) {
-        status = EXPT_EXIT_RUNTIME;
+        /* A --plot-metric that names no metric is bad input; a picture that failed is not. */
+        status = prc == RETRY_EINVAL ? EXPT_EXIT_USAGE : EXPT_EXIT_RUNTIME;
       }
     }
   }

@@ -1,7 +1,7 @@
 /*
  * expt_study_pool.c: the runs of a study on N threads: the seeds of the replications, the
- * default of -j, the pool that runs jobs and keeps each result by its index, the progress
- * line, and a search's probe. Invariant: results are stored by run index, so nothing depends
+ * default of -j, the pool that runs jobs and keeps each result by its index (counting them for
+ * the progress line, expt_progress.h), and a search's probe. Invariant: results are stored by run index, so nothing depends
  * on which thread ran what; the wall clock feeds the progress line only.
  */
 /* sched_getaffinity (the processors this process may use: a Slurm step or a container's
@@ -51,12 +51,6 @@ unsigned expt_study_default_jobs(void) {
 #endif
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n >= 1 ? (unsigned)(n > 4096 ? 4096 : n) : 1;
-}
-
-static double wall_s(void) {
-  struct timespec ts;
-  if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) return 0.0;
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* }================================================================== */
@@ -141,18 +135,8 @@ static void *worker(void *arg) {
   }
 }
 
-/* "retrysim: 12 of 48 runs, 3.1 s elapsed, about 9.3 s left", redrawn in place. */
-static int progress_draw(FILE *f, size_t done, size_t n, double elapsed, int width) {
-  double left = done > 0 ? elapsed * (double)(n - done) / (double)done : 0;
-  int w = fprintf(f, "\rretrysim: %zu of %zu runs, %.1f s elapsed, about %.1f s left", done, n,
-                  elapsed, left);
-  if (w > 0 && w < width) fprintf(f, "%*s", width - w, "");
-  fflush(f);
-  return w > width ? w : width;
-}
-
-int expt_study_run_jobs(const expt_study_job *jobs, size_t n, unsigned n_threads, FILE *progress,
-                        json_t **results, retry_error *err) {
+int expt_study_run_jobs(const expt_study_job *jobs, size_t n, unsigned n_threads,
+                        expt_progress *progress, json_t **results, retry_error *err) {
   for (size_t i = 0; i < n; i++)
     results[i] = NULL;
   if (n == 0) return 0;
@@ -169,6 +153,8 @@ int expt_study_run_jobs(const expt_study_job *jobs, size_t n, unsigned n_threads
     retry_error_set(err, RETRY_ENOMEM, "", "", -1, -1, "out of memory starting the runs");
     return RETRY_ENOMEM;
   }
+  /* The runs done before this batch (a search's earlier probes) count in the line too. */
+  size_t before = progress != NULL ? progress->done : 0;
   unsigned started = 0;
   for (; started < n_threads; started++)
     if (pthread_create(&th[started], NULL, worker, &p) != 0) break;
@@ -180,9 +166,6 @@ int expt_study_run_jobs(const expt_study_job *jobs, size_t n, unsigned n_threads
   } else {
     pthread_mutex_lock(&p.mu);
     p.running -= n_threads - started;
-    double start = wall_s();
-    int width = 0;
-    double last = 0;
     while (p.running > 0) {
       struct timespec ts;
       clock_gettime(CLOCK_REALTIME, &ts);
@@ -192,21 +175,14 @@ int expt_study_run_jobs(const expt_study_job *jobs, size_t n, unsigned n_threads
         ts.tv_nsec -= 1000000000L;
       }
       pthread_cond_timedwait(&p.cv, &p.mu, &ts);
-      double el = wall_s() - start;
-      /* The first second stays silent (short studies draw nothing); then 4 lines a second. */
-      if (progress != NULL && el > 1.0 && el - last >= 0.25) {
-        width = progress_draw(progress, p.done, n, el, width);
-        last = el;
-      }
+      expt_progress_show(progress, before + p.done);
     }
     pthread_mutex_unlock(&p.mu);
     for (unsigned t = 0; t < started; t++)
       pthread_join(th[t], NULL);
-    if (progress != NULL && width > 0) {
-      fprintf(progress, "\r%*s\r", width, "");
-      fflush(progress);
-    }
+    expt_progress_clear(progress);
   }
+  if (progress != NULL) progress->done = before + p.done;
   free(th);
   if (p.failed) {
     rc = p.failed_rc;

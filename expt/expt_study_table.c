@@ -44,10 +44,21 @@ static void cell(const json_t *a, const char *metric, char *buf, size_t size) {
     snprintf(buf, size, "%s%s", m, mark);
 }
 
-#define N_COLS 8
+/* "0.3 [0.2, 0.4]" for the proportion pr ({p, lo, hi}), "-" without one. */
+static void prop_cell(const json_t *pr, char *buf, size_t size) {
+  if (pr == NULL)
+    snprintf(buf, size, "-");
+  else
+    snprintf(buf, size, "%.3g [%.3g, %.3g]", json_number_value(json_object_get(pr, "p")),
+             json_number_value(json_object_get(pr, "lo")),
+             json_number_value(json_object_get(pr, "hi")));
+}
+
+#define N_COLS 9
 int expt__study_print_table(const expt__study *st, FILE *f) {
-  static const char *const head[N_COLS] = {"variant", "n",    "goodput/s",    "attempts/call",
-                                           "p99 ms",  "dups", "P(recovered)", "median recovery s"};
+  static const char *const head[N_COLS] = {
+      "variant", "n", "goodput/s", "attempts/call", "p99 ms", "dups", "P(recovered)", "P(storm)",
+      "median recovery s"};
   static const char *const metrics[] = {"goodput_per_s", "calls.attempts_per_call",
                                         "latency_ms.p99", "side_effects.duplicates"};
   size_t rows = st->nv + 1;
@@ -78,19 +89,17 @@ int expt__study_print_table(const expt__study *st, FILE *f) {
       snprintf(row[1], 96, "%lld", (long long)json_integer_value(json_object_get(a, "n")));
       for (size_t m = 0; m < 4; m++)
         cell(a, metrics[m], row[2 + m], 96);
-      const json_t *pr = json_object_get(json_object_get(a, "proportions"), "recovery.recovered");
-      if (pr != NULL)
-        snprintf(row[6], 96, "%.3g [%.3g, %.3g]", json_number_value(json_object_get(pr, "p")),
-                 json_number_value(json_object_get(pr, "lo")),
-                 json_number_value(json_object_get(pr, "hi")));
-      else
-        snprintf(row[6], 96, "-");
+      prop_cell(json_object_get(json_object_get(a, "proportions"), "recovery.recovered"), row[6],
+                96);
+      /* P(storm): the share that never recovered after the trigger, beside P(recovered) whose
+       * complement it is not when some runs had no trigger to recover from. */
+      prop_cell(json_object_get(a, "p_storm"), row[7], 96);
       const json_t *rs = json_object_get(a, "recovery_s");
       const json_t *med = json_object_get(rs, "median");
       if (json_is_number(med))
-        snprintf(row[7], 96, "%.3g", json_number_value(med));
+        snprintf(row[8], 96, "%.3g", json_number_value(med));
       else
-        snprintf(row[7], 96, "%s", rs != NULL ? "never (most)" : "-");
+        snprintf(row[8], 96, "%s", rs != NULL ? "never (most)" : "-");
     }
     int width[N_COLS] = {0};
     for (size_t r = 0; r < rows; r++)

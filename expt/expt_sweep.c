@@ -28,7 +28,40 @@ static void axis_free(expt_sweep_axis *ax) {
   free(ax->texts);
   json_decref(ax->values);
   free(ax->path);
+  for (size_t k = 0; k < ax->n_paths; k++)
+    free(ax->paths[k]);
+  free(ax->label);
   memset(ax, 0, sizeof *ax);
+}
+
+size_t expt_sweep_n_sets(const expt_sweep *sw) {
+  size_t n = 0;
+  for (size_t a = 0; a < sw->n_axes; a++)
+    n += sw->axes[a].n_paths;
+  return n;
+}
+
+bool expt_sweep_has_named_axes(const expt_sweep *sw) {
+  for (size_t a = 0; a < sw->n_axes; a++)
+    if (sw->axes[a].n_paths > 1 || sw->axes[a].label != NULL) return true;
+  return false;
+}
+
+/* The name of an axis of paths[0..n) in tables: the label of a linked axis, else its paths
+ * joined by "+" (a plain axis: its path). New string, NULL when out of memory. */
+static char *axis_name(const char *const *paths, size_t n, const char *label) {
+  if (n > 1 && label != NULL) return strdup(label);
+  size_t len = 1;
+  for (size_t k = 0; k < n; k++)
+    len += strlen(paths[k]) + 1;
+  char *s = malloc(len);
+  if (s == NULL) return NULL;
+  s[0] = '\0';
+  for (size_t k = 0; k < n; k++) {
+    if (k > 0) strcat(s, "+");
+    strcat(s, paths[k]);
+  }
+  return s;
 }
 
 void expt_sweep_free(expt_sweep *sw) {
@@ -44,11 +77,21 @@ size_t expt_sweep_n_points(const expt_sweep *sw) {
   return n;
 }
 
-/* Adds path with values (taken). On error (a path twice, too many axes or points, out of
- * memory) returns the code with a message in why, values released. */
-static int add_axis(expt_sweep *sw, const char *path, json_t *values, char *why, size_t why_size) {
-  for (size_t a = 0; a < sw->n_axes; a++) {
-    if (strcmp(sw->axes[a].path, path) == 0) {
+/* Adds the axis that moves paths[0..n_paths) together (one: a plain axis) with values (taken)
+ * and label (may be NULL). On error (a path twice, too many axes or points, out of memory)
+ * returns the code with a message in why, values released. */
+static int add_axis(expt_sweep *sw, const char *const *paths, size_t n_paths, const char *label,
+                    json_t *values, char *why, size_t why_size) {
+  for (size_t k = 0; k < n_paths; k++) {
+    for (size_t a = 0; a < sw->n_axes; a++)
+      for (size_t j = 0; j < sw->axes[a].n_paths; j++) {
+        if (strcmp(sw->axes[a].paths[j], paths[k]) != 0) continue;
+        json_decref(values);
+        snprintf(why, why_size, "the path is swept twice");
+        return RETRY_EINVAL;
+      }
+    for (size_t j = 0; j < k; j++) {
+      if (strcmp(paths[j], paths[k]) != 0) continue;
       json_decref(values);
       snprintf(why, why_size, "the path is swept twice");
       return RETRY_EINVAL;
@@ -70,9 +113,14 @@ static int add_axis(expt_sweep *sw, const char *path, json_t *values, char *why,
   }
   expt_sweep_axis *ax = &sw->axes[sw->n_axes];
   ax->values = values;
-  ax->path = strdup(path);
+  ax->path = axis_name(paths, n_paths, label);
   ax->texts = calloc(n, sizeof *ax->texts);
   bool ok = ax->path != NULL && ax->texts != NULL;
+  for (size_t k = 0; ok && k < n_paths && k < EXPT_AXIS_MAX_LINKED; k++) {
+    ax->paths[ax->n_paths] = strdup(paths[k]);
+    ok = ax->paths[ax->n_paths++] != NULL;
+  }
+  if (ok && label != NULL) ok = (ax->label = strdup(label)) != NULL;
   for (size_t i = 0; ok && i < n; i++) {
     ax->texts[i] = json_dumps(json_array_get(values, i), JSON_ENCODE_ANY | JSON_COMPACT);
     ok = ax->texts[i] != NULL;
@@ -171,6 +219,36 @@ static json_t *arg_list(const char *spec, char *why, size_t why_size) {
   return NULL;
 }
 
+/* Splits s at each '+' outside brackets, in place, into out[0..max). Returns how many paths, 0
+ * when there are more than max. */
+static size_t split_linked(char *s, const char **out, size_t max) {
+  size_t n = 0;
+  int depth = 0;
+  out[n++] = s;
+  for (char *p = s; *p != '\0'; p++) {
+    if (*p == '[') depth++;
+    if (*p == ']' && depth > 0) depth--;
+    if (*p != '+' || depth > 0) continue;
+    if (n == max) return 0;
+    *p = '\0';
+    out[n++] = p + 1;
+  }
+  return n;
+}
+
+/* Why path cannot be swept, into why (left empty when it can). */
+static void check_arg_path(const char *path, char *why, size_t why_size) {
+  char head[64];
+  snprintf(head, sizeof head, "%.*s", (int)strcspn(path, ".["), path);
+  retry_error e;
+  retry_error_clear(&e);
+  if (expt_scenario_path_check_set(path, &e) != 0)
+    snprintf(why, why_size, "%s", e.message); /* what is wrong with the path */
+  else if (expt_axis_reserved(head) != NULL)
+    snprintf(why, why_size, "\"%s\" cannot be varied (it defines the runs and the study)",
+             expt_axis_reserved(head));
+}
+
 int expt_sweep_add_arg(expt_sweep *sw, const char *arg, retry_error *err) {
   char shown[72], why[160] = "";
   retry_json_printable(shown, sizeof shown, arg, 64);
@@ -187,21 +265,22 @@ int expt_sweep_add_arg(expt_sweep *sw, const char *arg, retry_error *err) {
   }
   int rc = RETRY_EINVAL;
   json_t *values = NULL;
-  char head[64];
-  snprintf(head, sizeof head, "%.*s", (int)strcspn(path, ".["), path);
-  retry_error e;
-  retry_error_clear(&e);
-  if (expt_scenario_path_check_set(path, &e) != 0) {
-    snprintf(why, sizeof why, "%s", e.message); /* what is wrong with the path */
-  } else if (expt_axis_reserved(head) != NULL) {
-    snprintf(why, sizeof why, "\"%s\" cannot be varied (it defines the runs and the study)",
-             expt_axis_reserved(head));
+  /* PATH1+PATH2+...: a linked axis, split at each '+' outside brackets (in place). */
+  const char *paths[EXPT_AXIS_MAX_LINKED];
+  size_t n_paths = split_linked(path, paths, EXPT_AXIS_MAX_LINKED);
+  for (size_t k = 0; k < n_paths && why[0] == '\0'; k++)
+    check_arg_path(paths[k], why, sizeof why);
+  if (n_paths == 0) {
+    snprintf(why, sizeof why, "a linked axis moves at most %d paths (PATH1+PATH2+...)",
+             EXPT_AXIS_MAX_LINKED);
+  } else if (why[0] != '\0') {
+    /* what is wrong with a path, said above */
   } else if (eq[1] == '\0') {
     snprintf(why, sizeof why, "no values after '='");
   } else {
     int r = arg_range(eq + 1, &values, why, sizeof why);
     if (r == 0) values = arg_list(eq + 1, why, sizeof why);
-    if (values != NULL) rc = add_axis(sw, path, values, why, sizeof why);
+    if (values != NULL) rc = add_axis(sw, paths, n_paths, NULL, values, why, sizeof why);
   }
   free(path);
   if (rc != 0) {
@@ -214,7 +293,9 @@ int expt_sweep_add_arg(expt_sweep *sw, const char *arg, retry_error *err) {
 int expt_sweep_add_json(expt_sweep *sw, const json_t *block, retry_error *err) {
   for (size_t i = 0; i < json_array_size(block); i++) {
     const json_t *ax = json_array_get(block, i);
-    const char *path = json_string_value(json_object_get(ax, "path"));
+    const char *paths[EXPT_AXIS_MAX_LINKED];
+    size_t n_paths = expt_axis_paths(ax, paths, EXPT_AXIS_MAX_LINKED);
+    const char *label = json_string_value(json_object_get(ax, "label"));
     json_t *values = json_object_get(ax, "values");
     char why[160] = "";
     if (values != NULL) {
@@ -229,7 +310,8 @@ int expt_sweep_add_json(expt_sweep *sw, const json_t *block, retry_error *err) {
                                scale != NULL && strcmp(scale, "log") == 0, &e);
       if (values == NULL) snprintf(why, sizeof why, "%s", e.message);
     }
-    int rc = values != NULL ? add_axis(sw, path, values, why, sizeof why) : RETRY_ECONFIG;
+    int rc = values != NULL ? add_axis(sw, paths, n_paths, label, values, why, sizeof why)
+                            : RETRY_ECONFIG;
     if (rc != 0) {
       /* The loader checked the block: only out of memory (or a misuse) gets here. */
       retry_error_set(err, strcmp(why, "out of memory") == 0 ? RETRY_ENOMEM : RETRY_ECONFIG, "",
@@ -267,10 +349,13 @@ static void warn_variant_sets(const expt_scenario *s, const expt_sweep *sw, FILE
       const char *key;
       json_t *v;
       json_object_foreach(json_object_get(var, "set"), key, v) {
-        if (!paths_overlap(key, sw->axes[a].path)) continue;
+        size_t hit = 0;
+        while (hit < sw->axes[a].n_paths && !paths_overlap(key, sw->axes[a].paths[hit]))
+          hit++;
+        if (hit == sw->axes[a].n_paths) continue;
         char shown[72], name[48], k[72];
         const char *vn = json_string_value(json_object_get(var, "name"));
-        retry_json_printable(shown, sizeof shown, sw->axes[a].path, 64);
+        retry_json_printable(shown, sizeof shown, sw->axes[a].paths[hit], 64);
         retry_json_printable(name, sizeof name, vn != NULL ? vn : "?", 40);
         retry_json_printable(k, sizeof k, key, 64);
         fprintf(f,
@@ -284,26 +369,35 @@ static void warn_variant_sets(const expt_scenario *s, const expt_sweep *sw, FILE
   }
 }
 
+/* The error of path k of axis a reaching no value (miss). */
+static int reach_error(const expt_sweep *sw, size_t a, size_t k, bool from_scenario,
+                       const char *source, const expt_scenario_miss *miss, retry_error *err) {
+  if (from_scenario) {
+    char at[48];
+    if (sw->axes[a].n_paths > 1)
+      snprintf(at, sizeof at, "$.sweep[%zu].paths[%zu]", a, k);
+    else
+      snprintf(at, sizeof at, "$.sweep[%zu].path", a);
+    retry_error_set(err, RETRY_ECONFIG, source, at, -1, -1,
+                    "\"%s\" reaches no value%s (%s): a sweep changes values, it does not add "
+                    "them",
+                    miss->shown, miss->run, miss->why);
+  } else {
+    retry_error_set(err, RETRY_ECONFIG, "<command line>", "", -1, -1,
+                    "--sweep \"%s\": reaches no value%s (%s): a sweep changes values, it "
+                    "does not add them",
+                    miss->shown, miss->run, miss->why);
+  }
+  return RETRY_ECONFIG;
+}
+
 int expt_sweep_check(const expt_sweep *sw, const expt_scenario *s, bool from_scenario,
                     const char *source, retry_error *err) {
   expt_scenario_miss miss;
-  for (size_t a = 0; a < sw->n_axes; a++) {
-    if (expt_scenario_path_reaches(s, sw->axes[a].path, &miss)) continue;
-    if (from_scenario) {
-      char at[48];
-      snprintf(at, sizeof at, "$.sweep[%zu].path", a);
-      retry_error_set(err, RETRY_ECONFIG, source, at, -1, -1,
-                      "\"%s\" reaches no value%s (%s): a sweep changes values, it does not add "
-                      "them",
-                      miss.shown, miss.run, miss.why);
-    } else {
-      retry_error_set(err, RETRY_ECONFIG, "<command line>", "", -1, -1,
-                      "--sweep \"%s\": reaches no value%s (%s): a sweep changes values, it "
-                      "does not add them",
-                      miss.shown, miss.run, miss.why);
-    }
-    return RETRY_ECONFIG;
-  }
+  for (size_t a = 0; a < sw->n_axes; a++)
+    for (size_t k = 0; k < sw->axes[a].n_paths; k++)
+      if (!expt_scenario_path_reaches(s, sw->axes[a].paths[k], &miss))
+        return reach_error(sw, a, k, from_scenario, source, &miss, err);
   return 0;
 }
 
@@ -316,7 +410,10 @@ int expt_sweep_for_scenario(const expt_scenario *s, const expt_sweep *cmd, expt_
     for (size_t a = 0; rc == 0 && a < cmd->n_axes; a++) {
       char why[64] = "";
       json_t *v = json_deep_copy(cmd->axes[a].values);
-      rc = v != NULL ? add_axis(out, cmd->axes[a].path, v, why, sizeof why) : RETRY_ENOMEM;
+      const expt_sweep_axis *ca = &cmd->axes[a];
+      rc = v != NULL ? add_axis(out, (const char *const *)ca->paths, ca->n_paths, ca->label, v, why,
+                                sizeof why)
+                     : RETRY_ENOMEM;
       if (rc != 0)
         retry_error_set(err, RETRY_ENOMEM, "<command line>", "", -1, -1, "out of memory");
     }
@@ -337,10 +434,12 @@ static size_t axis_index(const expt_sweep *sw, size_t i, size_t a) {
 
 void expt_sweep_point(const expt_sweep *sw, size_t i, expt_set *sets) {
   assert(i < expt_sweep_n_points(sw));
-  for (size_t a = 0; a < sw->n_axes; a++) {
-    sets[a].path = sw->axes[a].path;
-    sets[a].value = sw->axes[a].texts[axis_index(sw, i, a)];
-  }
+  size_t n = 0;
+  for (size_t a = 0; a < sw->n_axes; a++)
+    for (size_t k = 0; k < sw->axes[a].n_paths; k++) {
+      sets[n].path = sw->axes[a].paths[k];
+      sets[n++].value = sw->axes[a].texts[axis_index(sw, i, a)];
+    }
 }
 
 const json_t *expt_sweep_point_value(const expt_sweep *sw, size_t i, size_t a) {
@@ -363,8 +462,19 @@ json_t *expt_sweep_point_json(const expt_sweep *sw, size_t i) {
 json_t *expt_sweep_axes_json(const expt_sweep *sw) {
   json_t *a = json_array();
   for (size_t k = 0; a != NULL && k < sw->n_axes; k++) {
-    json_t *o = json_pack("{s:s,s:O}", "path", sw->axes[k].path, "values", sw->axes[k].values);
-    if (o == NULL || json_array_append_new(a, o) != 0) {
+    const expt_sweep_axis *ax = &sw->axes[k];
+    json_t *o = json_pack("{s:s,s:O}", "path", ax->path, "values", ax->values);
+    bool ok = o != NULL;
+    /* A linked axis's name is its label, always written, with the paths it moves. */
+    if (ax->label != NULL || ax->n_paths > 1)
+      expt_json_put(o, "label", json_string(ax->label != NULL ? ax->label : ax->path), &ok);
+    if (ax->n_paths > 1) {
+      json_t *ps = json_array();
+      for (size_t j = 0; ps != NULL && j < ax->n_paths; j++)
+        if (json_array_append_new(ps, json_string(ax->paths[j])) != 0) ok = false;
+      expt_json_put(o, "paths", ps, &ok);
+    }
+    if (!ok || json_array_append_new(a, o) != 0) {
       json_decref(a);
       return NULL;
     }
@@ -392,15 +502,15 @@ static void print_error(FILE *f, const retry_error *e, const char *tail) {
 /* " (at the sweep's point 3: a=1, b=\"x\")" into buf. */
 static void point_tail(const expt_sweep *sw, const expt_set *sets, size_t p, char *buf, size_t size) {
   size_t n = (size_t)snprintf(buf, size, " (at the sweep's point %zu:", p);
-  for (size_t a = 0; a < sw->n_axes && n < size; a++) {
+  for (size_t a = 0, first = 0; a < sw->n_axes && n < size; first += sw->axes[a++].n_paths) {
     /* A number as written (0.3, not the 17 digits that set it exactly), a string quoted. */
     const json_t *v = json_array_get(sw->axes[a].values, axis_index(sw, p, a));
     char text[256];
     if (json_is_string(v))
-      snprintf(text, sizeof text, "%s", sets[a].value);
+      snprintf(text, sizeof text, "%s", sets[first].value);
     else
       expt_output_value_text(v, text, sizeof text);
-    n += (size_t)snprintf(buf + n, size - n, "%s %s=%s", a ? "," : "", sets[a].path, text);
+    n += (size_t)snprintf(buf + n, size - n, "%s %s=%s", a ? "," : "", sw->axes[a].path, text);
     /* A range whose step is not integral gives reals, also at its integral ends (2.0 of
      * 2:5:3, whose step is 1.5): say why a value that looks whole is not an integer. */
     const json_t *ax = sw->axes[a].values;
@@ -423,7 +533,7 @@ static int derive_point(const expt_scenario *s, const expt_sweep *sw, size_t p, 
                         uint64_t max_bytes, FILE *f, expt_scenario **out) {
   retry_error err;
   retry_error_clear(&err);
-  expt_scenario *d = expt_scenario_derive(s, sets, sw->n_axes, &err);
+  expt_scenario *d = expt_scenario_derive(s, sets, expt_sweep_n_sets(sw), &err);
   if (d != NULL && (expt_run_validate(d, expt_scenario_source(s), &err) != 0 ||
                     expt_scenario_check_memory(d, max_bytes, &err) != 0)) {
     expt_scenario_destroy(d);
@@ -504,7 +614,7 @@ int expt_sweep_check_study(const expt_scenario *s, const expt_sweep *cmd, uint64
   }
   warn_variant_sets(s, &sw, f);
   *n_points = expt_sweep_n_points(&sw);
-  expt_set sets[EXPT_SWEEP_MAX_AXES];
+  expt_set sets[EXPT_SWEEP_MAX_SETS];
   int status = EXPT_EXIT_OK;
   for (size_t p = 0; status == EXPT_EXIT_OK && p < *n_points; p++) {
     expt_scenario *d = NULL;
@@ -538,7 +648,8 @@ int expt_sweep_run_study(const expt_scenario *s, const expt_sweep *cmd,
     return expt_run_exit_status(err.code);
   }
   warn_variant_sets(s, &sw, opts->err);
-  size_t np = expt_sweep_n_points(&sw), na = sw.n_axes;
+  size_t np = expt_sweep_n_points(&sw), na = expt_sweep_n_sets(&sw);
+  json_t *axes_vals = json_array(); /* holds each point's values for the plan */
   expt_set *sets = calloc(np * na + 1, sizeof *sets);
   expt_study_point *points = calloc(np, sizeof *points);
   expt_scenario **scenarios = calloc(np, sizeof *scenarios);
@@ -549,9 +660,18 @@ int expt_sweep_run_study(const expt_scenario *s, const expt_sweep *cmd,
   }
   /* Each point's scenario is derived once, before anything runs: a point whose values do not
    * validate stops the study before its first run. */
+  /* Linked or labelled axes: the plan names the axes, not each path the points set. */
+  json_t *axes = expt_sweep_has_named_axes(&sw) ? expt_sweep_axes_json(&sw) : NULL;
+  if (expt_sweep_has_named_axes(&sw) && axes == NULL) status = EXPT_EXIT_RUNTIME;
   for (size_t p = 0; status == EXPT_EXIT_OK && p < np; p++) {
     expt_sweep_point(&sw, p, sets + p * na);
-    points[p] = (expt_study_point){sets + p * na, na};
+    json_t *vals = axes != NULL ? expt_sweep_point_json(&sw, p) : NULL;
+    if (axes != NULL && (vals == NULL || json_array_append_new(axes_vals, vals) != 0)) {
+      fprintf(opts->err, "retrysim: out of memory planning a sweep of %zu points\n", np);
+      status = EXPT_EXIT_RUNTIME;
+      break;
+    }
+    points[p] = (expt_study_point){sets + p * na, na, vals};
     status = derive_point(s, &sw, p, sets + p * na, max_bytes, opts->err, &scenarios[p]);
   }
   if (status == EXPT_EXIT_OK) {
@@ -560,8 +680,11 @@ int expt_sweep_run_study(const expt_scenario *s, const expt_sweep *cmd,
     spec.points = points;
     spec.n_points = np;
     spec.scenarios = (const expt_scenario *const *)scenarios;
+    spec.axes = axes;
     status = expt_study_run(&spec, opts);
   }
+  json_decref(axes);
+  json_decref(axes_vals);
   for (size_t p = 0; scenarios != NULL && p < np; p++)
     expt_scenario_destroy(scenarios[p]);
   free(scenarios);

@@ -24,8 +24,15 @@
 #define EXPT_SWEEP_MAX_STEPS EXPT_AXIS_MAX_STEPS
 #define EXPT_SWEEP_MAX_POINTS EXPT_AXIS_MAX_POINTS
 
+/* The most --set overrides of one point: every path of every axis. */
+#define EXPT_SWEEP_MAX_SETS (EXPT_AXIS_MAX_AXES * EXPT_AXIS_MAX_LINKED)
+
 typedef struct expt_sweep_axis {
-  char *path;     /* a --set path */
+  char *path;     /* its name in tables (points.csv's column): the --set path of a plain axis;
+                     a linked axis's label, else its paths joined by "+" */
+  char *paths[EXPT_AXIS_MAX_LINKED]; /* the --set paths it moves together (one: a plain axis) */
+  size_t n_paths;
+  char *label;    /* the "label" the sweep gave it, or NULL */
   json_t *values; /* array of its values, none null */
   char **texts;   /* each value as the JSON text a expt_set carries */
 } expt_sweep_axis;
@@ -42,7 +49,7 @@ void expt_sweep_free(expt_sweep *sw);
 
 /* Adds the axis of one --sweep argument "PATH=SPEC", SPEC being v1,v2,... (each value JSON
  * when it parses as JSON, else a string, as --set's), FROM:TO:N, or FROM:TO:N:log (or
- * :linear). Errors (RETRY_EINVAL, source "<command line>", message starting with
+ * :linear). "PATH1+PATH2+...=SPEC" is a linked axis: every path takes each value together. Errors (RETRY_EINVAL, source "<command line>", message starting with
  * `--sweep "ARG"`): no '=', a bad path, an empty value, a bad range, a path given twice, too
  * many axes or points. Returns 0 or the error's code. For retrysim.c's option parsing. */
 int expt_sweep_add_arg(expt_sweep *sw, const char *arg, retry_error *err);
@@ -67,14 +74,21 @@ int expt_sweep_check(const expt_sweep *sw, const expt_scenario *s, bool from_sce
 
 /* The number of points: the product of the axes' sizes, 1 without axes. */
 size_t expt_sweep_n_points(const expt_sweep *sw);
-/* Point i's overrides into sets[0..n_axes) (the first axis slowest); the strings are sw's,
- * valid until expt_sweep_free. */
+/* The overrides of one point: every path of every axis (n_axes without linked axes). */
+size_t expt_sweep_n_sets(const expt_sweep *sw);
+/* Whether an axis is linked or labelled: the study then takes its axes from
+ * expt_sweep_axes_json, not from the points' overrides. */
+bool expt_sweep_has_named_axes(const expt_sweep *sw);
+/* Point i's overrides into sets[0..expt_sweep_n_sets) (the first axis slowest, each axis's
+ * paths in order); the strings are sw's, valid until expt_sweep_free. */
 void expt_sweep_point(const expt_sweep *sw, size_t i, expt_set *sets);
 /* The value of axis a at point i. Borrowed. */
 const json_t *expt_sweep_point_value(const expt_sweep *sw, size_t i, size_t a);
-/* {"path": value, ...} of point i, in axis order. New reference, NULL when out of memory. */
+/* {"name": value, ...} of point i (each axis's path field), in axis order. New reference, NULL
+ * when out of memory. */
 json_t *expt_sweep_point_json(const expt_sweep *sw, size_t i);
-/* [{"path": ..., "values": [...]}, ...]. New reference, NULL when out of memory. */
+/* [{"path": ..., "values": [...]}, ...], with "label" when the axis has one and "paths" when it
+ * is linked. New reference, NULL when out of memory. */
 json_t *expt_sweep_axes_json(const expt_sweep *sw);
 
 /* {==================================================================

@@ -6,7 +6,9 @@
 # (first column `variant`, the runs' rows one after another). Top panel: goodput_rps, one
 # line per variant; bottom panel: attempt_rps, one line per variant. Variants are taken from
 # the data in their order; each value is drawn over its bucket [t_s, t_s + bucket). Buckets
-# with faults_active > 0 (in any variant) are shaded in both panels.
+# where every variant has faults_active > 0 (the faults they share: the trigger) are shaded in
+# both panels. A variant whose rows are identical to an earlier one's (drawn exactly under it)
+# is named "B (= A)" in the legend.
 
 me = "compare.gp"
 usage = "usage: gnuplot -c plots/compare.gp DIR/timeseries.csv OUT.svg|OUT.png [TITLE]"
@@ -68,6 +70,10 @@ scan(v, t, f) = (t == t) ? (restart(v), step(t), win(t, f), \
 stats datafile using (scan(strcol("variant"), column("t_s"), fa(0))) nooutput
 if (bucket <= 0) { bucket = 1 }
 if (inw) { wins = wins . sprintf(" %.12g %.12g", ws, tprev + bucket) }
+# Shaded: the buckets where every variant has a fault active, the faults they share (the
+# trigger), not the union of each variant's own faults (plots/faults.awk).
+pdir = system("dirname -- " . q(ARG0))
+if (hasfa) { wins = system("awk -v mode=shared -f " . q(pdir . "/faults.awk") . " " . q(datafile)) }
 
 # does the column have any value? (a panel is drawn empty otherwise)
 # and its largest value
@@ -115,10 +121,10 @@ do for [k = 1:nw] {
     set object k rect from first real(word(wins, 2 * k - 1)), graph 0 \
         to first real(word(wins, 2 * k)), graph 1 behind fc rgb "#ffd6d6" fs solid 1.0 noborder
 }
-faultkey = nw > 0 ? "keyentry with boxes fc rgb '#ffd6d6' fs solid 1.0 noborder title 'fault active'" : "NaN notitle"
+faultkey = nw > 0 ? "keyentry with boxes fc rgb '#ffd6d6' fs solid 1.0 noborder title 'fault in every variant'" : "NaN notitle"
 
 # room on the right for the legend: as wide as the longest variant name needs
-maxlen = 12
+maxlen = 18
 do for [i = 1:nv] { maxlen = strlen(word(variants, i)) > maxlen ? strlen(word(variants, i)) : maxlen }
 R = 1 - 0.03 - (maxlen * 6.6 + 50) / 1200.0
 R = R < 0.55 ? 0.55 : R > 0.85 ? 0.85 : R
@@ -136,7 +142,10 @@ set tmargin at screen TOP; set bmargin at screen TOP - H
 set format x ""; unset xlabel
 set ylabel "goodput (calls/s)"
 # (a macro is expanded when its whole if-block is read: define it before)
-C = "goodput_rps"; STEPS = steps("title word(variants, i)")
+# a variant whose rows equal an earlier one's is drawn exactly under it: its legend says so
+same = system("awk -v mode=same -f " . q(pdir . "/faults.awk") . " " . q(datafile) . " | tr '\\n' ' '")
+vtitle(i) = word(same, i) eq "-" || word(same, i) eq "" ? word(variants, i) : word(variants, i) . " (= " . word(same, i) . ")"
+C = "goodput_rps"; STEPS = steps("title vtitle(i)")
 if (okg) {
     if (gmax > 0) { set yrange [0:*] } else { set yrange [0:1] }
     plot @STEPS, @faultkey

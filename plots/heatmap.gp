@@ -13,6 +13,7 @@
 #           same in every panel.
 #   x, y    the axes across and up (default: the first and the second axis column). A file with
 #           more than two axes is refused: draw a two-axis sweep.
+#   xname, yname  the names of the axes across and up (default: their paths); units are added
 # The cells are the grid's values in the file's order (equal steps on the page whatever the
 # values' spacing); the tic labels are the values as written (400/s, 12s).
 
@@ -35,8 +36,8 @@ if (system("test -f " . q(datafile) . " && test -r " . q(datafile) . " && echo o
     print me . ": cannot read data file '" . datafile . "'"
     exit status 1
 }
-awkf = system("dirname -- " . q(ARG0)) . "/points.awk"
-pa(args) = "awk " . args . " -f " . q(awkf) . " " . q(datafile)
+pdir = system("dirname -- " . q(ARG0))
+pa(args) = "awk " . args . " -f " . q(pdir . "/csv.awk") . " -f " . q(pdir . "/points.awk") . " " . q(datafile)
 lines(args) = system(pa(args) . " | tr '\\n' ' '")
 check = system(pa("-v mode=check"))
 if (check ne "ok") {
@@ -147,8 +148,8 @@ do for [p = 1:nv] {
     set tmargin at screen TOP - r * PH - 0.035
     set bmargin at screen TOP - (r + 1) * PH + 0.085
     set title vn font ",11"
-    xl = (r == rows - 1 || p + cols > nv) ? label_of(x, xunit) : ""
-    yl = c == 0 ? label_of(y, yunit) : ""
+    xl = (r == rows - 1 || p + cols > nv) ? label_of(exists("xname") ? xname : x, xunit) : ""
+    yl = c == 0 ? label_of(exists("yname") ? yname : y, yunit) : ""
     set xlabel xl
     set ylabel yl
     if (p == nv) {

@@ -86,6 +86,10 @@ scan(v, t, f) = (t == t) ? (restart(v), step(t), win(t, f), \
 stats datafile using (scan(vname(0), column("t_s"), fa(0))) nooutput
 if (bucket <= 0) { bucket = 1 }
 if (inw) { wins = wins . sprintf(" %.12g %.12g", ws, tprev + bucket) }
+# Shaded: the buckets where every variant has a fault active, the faults they share (the
+# trigger), not the union of each variant's own faults (plots/faults.awk).
+pdir = system("dirname -- " . q(ARG0))
+if (hasfa) { wins = system("awk -v mode=shared -f " . q(pdir . "/faults.awk") . " " . q(datafile)) }
 
 # which limit columns hold a value (and, with variants, for which variants)
 nvalid = 0

@@ -1,6 +1,7 @@
 # points.awk: reads a study's points.csv for plots/sweep.gp and plots/heatmap.gp.
 #
-#   awk -v mode=MODE [-v m=METRIC -v v=VARIANT -v ax=PATH -v ay=PATH -v fk=FACET] -f points.awk FILE
+#   awk -v mode=MODE [-v m=METRIC -v v=VARIANT -v ax=PATH -v ay=PATH -v fk=FACET] \
+#       -f csv.awk -f points.awk FILE
 #
 # points.csv has the columns point,<one column per axis, named by its path>,variant,metric,n,
 # mean,sd,lo,hi,half_width (docs/cli.md); they are found by name in the header, and fields in
@@ -12,6 +13,7 @@
 #   values    the distinct values of axis ax, in order of first appearance (in the rows of
 #             metric m when m is given, as sweep and cells count them)
 #   numeric   1 when every value of ax starts with a number (400/s, 0.25, 12s, 50%), else 0
+#   integer   1 when every value of ax is a whole number (with or without a unit), else 0
 #   unit      what follows the number in the first value of ax (/s, s, ms, %), or nothing
 #   facets    the distinct combinations of the other axes, as path=value|path=value ("-" with none)
 #   xrange    the smallest and the largest number of axis ax
@@ -23,22 +25,6 @@
 #   cells     rows "ix iy mean" of metric m and variant v: the indices of the values of ax and ay
 #             among the rows of m
 
-function split_csv(line, out,    n, i, c, f, inq) {
-    if (index(line, "\"") == 0) return split(line, out, ",")
-    n = 0; f = ""; inq = 0
-    for (i = 1; i <= length(line); i++) {
-        c = substr(line, i, 1)
-        if (inq) {
-            if (c == "\"") {
-                if (substr(line, i + 1, 1) == "\"") { f = f "\""; i++ } else inq = 0
-            } else f = f c
-        } else if (c == "\"") inq = 1
-        else if (c == ",") { out[++n] = f; f = "" }
-        else f = f c
-    }
-    out[++n] = f
-    return n
-}
 function num(s) { return s + 0 }
 function isnum(s) { return s ~ /^[ ]*[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?/ }
 function unitof(s) {
@@ -85,6 +71,7 @@ NF == 0 { next }
     else if (mode == "variants" && !(vr in seen)) { seen[vr] = 1; print vr }
     else if (mode == "values" && (m == "" || me == m) && !(f[col[ax]] in seen)) { seen[f[col[ax]]] = 1; print f[col[ax]] }
     else if (mode == "numeric" && !isnum(f[col[ax]])) allnum = 0
+    else if (mode == "integer" && (!isnum(f[col[ax]]) || num(f[col[ax]]) != int(num(f[col[ax]])))) allnum = 0
     else if (mode == "unit" && nrows == 1) print unitof(f[col[ax]])
     else if (mode == "xrange") {
         x = num(f[col[ax]])
@@ -115,7 +102,7 @@ NF == 0 { next }
 }
 END {
     if (mode == "check" && NR >= 1 && bad == "") print (nrows == 0 ? "it has no data rows" : "ok")
-    if (mode == "numeric") print (allnum && nrows > 0) ? 1 : 0
+    if (mode == "numeric" || mode == "integer") print (allnum && nrows > 0) ? 1 : 0
     if ((mode == "range" || mode == "xrange") && lo_m != "") print lo_m, hi_m
     if (mode == "isprop") print (prop && lo_m != "") ? 1 : 0
 }

@@ -14,6 +14,7 @@
 #   hline   draws a dashed horizontal line at this value (the p of a search, say 0.95)
 #   only    the variants drawn, separated by spaces (default: every variant); each keeps the
 #           colour of its place in the file, so pictures of subsets of one file agree
+#   axislabel  the name of the x axis (default: the axis's column, its path); its unit is added
 # Values such as 400/s or 250ms are drawn as their number, the unit in the axis label; an axis
 # whose values are not numbers (fifo, lifo) is drawn as categories in the file's order.
 
@@ -36,8 +37,8 @@ if (system("test -f " . q(datafile) . " && test -r " . q(datafile) . " && echo o
     print me . ": cannot read data file '" . datafile . "'"
     exit status 1
 }
-awkf = system("dirname -- " . q(ARG0)) . "/points.awk"
-pa(args) = "awk " . args . " -f " . q(awkf) . " " . q(datafile)
+pdir = system("dirname -- " . q(ARG0))
+pa(args) = "awk " . args . " -f " . q(pdir . "/csv.awk") . " -f " . q(pdir . "/points.awk") . " " . q(datafile)
 lines(args) = system(pa(args) . " | tr '\\n' ' '")
 check = system(pa("-v mode=check"))
 if (check ne "ok") {
@@ -77,6 +78,7 @@ if (ndrawn == 0) {
 facets = lines("-v mode=facets" . A)
 nf = words(facets)
 numx = system(pa("-v mode=numeric" . A)) eq "1"
+intx = numx && system(pa("-v mode=integer" . A)) eq "1"
 unit = system(pa("-v mode=unit" . A))
 xvals = lines("-v mode=values" . A . M)
 nxv = words(xvals)
@@ -105,7 +107,7 @@ if (ARGC >= 3 && strlen(ARG3) > 0) {
 
 # ---------------------------------------------------------------- labels
 unitname(u) = u eq "/s" ? "per s" : u eq "%" ? "%" : u
-xlabel = axis . (strlen(unit) > 0 ? " (" . unitname(unit) . ")" : "")
+xlabel = (exists("axislabel") ? axislabel : axis) . (strlen(unit) > 0 ? " (" . unitname(unit) . ")" : "")
 endswith(s, t) = strlen(s) >= strlen(t) && s[strlen(s) - strlen(t) + 1:] eq t
 ylabel_of(m) = m eq "recovery.recovered" ? "P(recovered)" : \
     m eq "p_storm" ? "P(storm)" : \
@@ -157,6 +159,10 @@ if (!numx) {
     do for [i = 1:nxv] { set xtics add (word(xvals, i) i - 1) }
 } else {
     set xtics autofreq
+    # an axis of integers (workers, maxAttempts) gets integer ticks: step 1 over a short range,
+    # where gnuplot's own choice would put ticks at 2.5; a longer one gets integral steps anyway
+    if (intx && !logx && xmax - xmin <= 12) { set xtics 1 format "%.0f" }
+    if (intx && logx) { set xtics format "%.0f" }
 }
 if (isprop) {
     set yrange [-0.02 : 1.02]; set ytics 0, 0.1, 1
@@ -171,7 +177,7 @@ KEYW = 0.2
 TOP = 0.92; BOT = 0.02
 PW = (1.0 - KEYW - 0.02) / cols
 PH = (TOP - BOT) / rows
-set multiplot title title . "\n" . metric . " against " . axis . (nf > 1 ? ", one panel per value of the other axes" : "") font "Sans,12"
+set multiplot title title . "\n" . metric . " against " . (exists("axislabel") ? axislabel : axis) . (nf > 1 ? ", one panel per value of the other axes" : "") font "Sans,12"
 do for [p = 1:nf] {
     fk = word(facets, p)
     r = (p - 1) / cols; c = (p - 1) % cols

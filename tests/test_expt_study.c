@@ -140,7 +140,7 @@ static void test_study_over_points(void **state) {
   assert_non_null(base);
   expt_set p0[] = {{"clients.web.arrival.rate", "100/s"}},
           p1[] = {{"clients.web.arrival.rate", "300/s"}};
-  expt_study_point points[] = {{p0, 1}, {p1, 1}};
+  expt_study_point points[] = {{p0, 1, NULL}, {p1, 1, NULL}};
   expt_scenario *scn[2];
   assert_int_equal(expt_study_load_points(path, NULL, 0, points, 2, NULL, 0, UINT64_MAX, scn, &err),
                    0);
@@ -227,7 +227,7 @@ static void test_study_over_points(void **state) {
   expt_scenario_destroy(base);
   /* A point whose value the loader refuses: the error names the point. */
   expt_set bad[] = {{"clients.web.arrival.rate", "fast"}};
-  expt_study_point badp[] = {{p0, 1}, {bad, 1}};
+  expt_study_point badp[] = {{p0, 1, NULL}, {bad, 1, NULL}};
   retry_error_clear(&err);
   assert_int_not_equal(
       expt_study_load_points(path, NULL, 0, badp, 2, NULL, 0, UINT64_MAX, scn, &err), 0);

@@ -466,4 +466,17 @@ run_rc 0 plan "$tmp/good.json" --reps 2 --shards 2 --ou="$tmp/pl" -o"$tmp/pl2"
 has "$tmp/out" "retrysim run $tmp/good.json --reps 2 --shard 1/2 --out $tmp/pl2/shard-1"
 has "$tmp/out" "retrysim merge $tmp/pl2/shard-1 $tmp/pl2/shard-2 --out $tmp/pl2"
 
+# The progress line: with stderr not a terminal (a file here), a whole line every
+# $RETRYSIM_PROGRESS_S seconds (runs done of the total, elapsed, what is left); none with
+# --quiet; and the files are the same either way.
+export RETRYSIM_PROGRESS_S=0.05
+run_rc 0 run "$tmp/good.json" --reps 100 --duration 30s -j 2 -o "$tmp/prog1"
+has_re "$tmp/err" '^retrysim: [0-9]+ of 100 runs, [0-9.]+ s elapsed, about [0-9.]+ s left$'
+lacks "$tmp/err" "$(printf '\r')"
+run_rc 0 run "$tmp/good.json" --reps 100 --duration 30s -j 2 -q -o "$tmp/prog2"
+lacks "$tmp/err" "runs, "
+unset RETRYSIM_PROGRESS_S
+ok
+cmp -s "$tmp/prog1/summary.json" "$tmp/prog2/summary.json" || fail "the progress line changed summary.json"
+
 t_done

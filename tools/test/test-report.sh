@@ -303,6 +303,40 @@ JSON
   has "$tmp/gp" "no concurrency limit column"
 }
 
+# The fault band of the variants' pictures shades the faults every variant shares (the trigger),
+# not a fault one variant adds; a variant identical to an earlier one says so in the legend.
+test_fault_band_is_the_shared_trigger() {
+  test_name=test_fault_band_is_the_shared_trigger
+  cat >"$tmp/band.json" <<'EOF'
+{
+  "name": "band", "seed": 3, "duration": "20s",
+  "services": {
+    "api": {"replicas": 1, "workers": 4, "service_time": {"dist": "exponential", "mean": "20ms"},
+            "faults": [{"kind": "down", "start": "5s", "end": "8s"}]}
+  },
+  "clients": {
+    "web": {"target": "api", "arrival": {"kind": "open", "rate": "100/s"}, "methods": [{"name": "/p.A/G"}]}
+  },
+  "variants": [
+    {"name": "plain"},
+    {"name": "twin"},
+    {"name": "extra", "set": {"services.api.faults[1]": {"kind": "down", "start": "12s", "end": "14s"}}}
+  ]
+}
+EOF
+  run run "$tmp/band.json" --plot -q --out "$tmp/band"
+  ok
+  got=$(awk -v mode=shared -f plots/faults.awk "$tmp/band/timeseries.csv")
+  [ "$got" = " 5 8" ] || fail "the shared fault windows are '$got', want ' 5 8' (not extra's 12-14)"
+  ok
+  got=$(awk -v mode=same -f plots/faults.awk "$tmp/band/timeseries.csv" | tr '\n' ' ')
+  [ "$got" = "- plain - " ] || fail "identical variants: '$got', want '- plain - '"
+  has "$tmp/band/compare.svg" "twin (= plain)"
+  has "$tmp/band/compare.svg" "fault in every variant"
+  lacks "$tmp/band/compare.svg" "extra (="
+  test_name=""
+}
+
 test_table_shows_worst_internal_edge
 test_edges_flag_lists_every_edge
 test_expt_md_examples_are_real_output
@@ -314,6 +348,7 @@ if command -v gnuplot >/dev/null 2>&1; then
   test_plots_draw_edge_by_name
   test_plots_show_ok_latency
   test_report_draws_every_limit
+  test_fault_band_is_the_shared_trigger
 else
   echo "test-report: gnuplot missing: the report and plot tests need it (make deps-plot)"
   fails=$((fails + 1))

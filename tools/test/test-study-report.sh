@@ -26,6 +26,13 @@ gp_fails() {
   fi
 }
 
+# valid_svg FILE: FILE parses as XML and its root is an <svg> element.
+valid_svg() {
+  ok
+  python3 -c 'import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); sys.exit(0 if r.tag.endswith("svg") else 1)' "$1" 2>"$tmp/xml.err" ||
+    fail "$1 is not a valid SVG: $(head -c 300 "$tmp/xml.err")"
+}
+
 test_replications_report() {
   test_name=test_replications_report
   run run "$scn" --set search=null --reps 3 -j 2 --plot --quiet --out "$tmp/reps"
@@ -38,10 +45,22 @@ test_replications_report() {
   has_re "$md" '^\| no-retries \| 3 \| [0-9.]+ ± [0-9.e-]+ \|'
   has_re "$md" '^\| retries \| 3 \|.*\| 0\.00 \[0\.00, 0\.56\] \| 1\.00 \[0\.44, 1\.00\] \| never \(3 of 3 did not recover\) \| - \(none recovered\) \|$'
   has_re "$md" '^\| grpc-throttling \| 3 \|.*\| 1\.00 \[0\.44, 1\.00\] \| 0\.00 \[0\.00, 0\.56\] \| [0-9.]+ \| [0-9.]+.*\(3 of 3\) \|$'
-  # no sweep: no picture
-  lacks "$md" "## Pictures"
   has "$tmp/reps/report.html" "<td>retries</td>"
-  lacks "$tmp/reps/report.html" "<img"
+  # no sweep: each replication's values per variant and P(recovered) with its interval, drawn
+  # by plots/study.gp from runs.csv and points.csv; no baseline, no paired picture
+  has "$md" "## Pictures"
+  has "$md" "(study-spread.svg)"
+  has "$md" "(study-recovered.svg)"
+  lacks "$md" "study-paired"
+  valid_svg "$tmp/reps/study-spread.svg"
+  valid_svg "$tmp/reps/study-recovered.svg"
+  has "$tmp/reps/study-spread.svg" "front-door attempts/call"
+  has "$tmp/reps/study-spread.svg" "circuit-breaker"
+  has "$tmp/reps/study-recovered.svg" "P(recovered)"
+  has "$tmp/reps/report.html" "<img src=\"data:image/svg+xml;base64,"
+  gnuplot -e "kind='spread'" -c plots/study.gp "$tmp/reps/runs.csv" "$tmp/again.svg" tipping-point 2>"$tmp/gp.err"
+  ok
+  cmp -s "$tmp/again.svg" "$tmp/reps/study-spread.svg" || fail "study.gp drew a different study-spread.svg"
 }
 
 test_baseline_marks_differences() {
@@ -52,6 +71,12 @@ test_baseline_marks_differences() {
   # retries - no-retries: far fewer recover, far more attempts: both distinguishable
   has_re "$md" '^\| retries \| -[0-9.e+]+ \[-[0-9.e+]+, -[0-9.e+]+\] \\\* \| \+[0-9.]+ \[[0-9.]+, [0-9.]+\] \\\* \|'
   lacks "$md" "| no-retries | +0"
+  # the paired differences drawn as intervals, one panel per metric, the baseline not a row
+  has "$md" "(study-paired.svg)"
+  valid_svg "$tmp/paired/study-paired.svg"
+  has "$tmp/paired/study-paired.svg" "each variant minus no-retries over the same seeds"
+  has "$tmp/paired/study-paired.svg" "P(recovered)"
+  has "$tmp/paired/study-paired.svg" "retry-budget"
 }
 
 test_sweep_pictures() {
@@ -65,13 +90,15 @@ test_sweep_pictures() {
     has "$d/report.md" "($f.svg)"
   done
   has "$d/sweep-recovered.svg" "P(recovered)"
-  has "$d/sweep-recovered.svg" "clients.web.arrival.rate (per s)"
-  has "$d/heatmap-recovered.svg" "services.api.faults[0].end (s)"
+  # axes named by their paths made readable, not the raw paths
+  has "$d/sweep-recovered.svg" "web: arrival rate (per s)"
+  lacks "$d/sweep-recovered.svg" "clients.web.arrival.rate (per s)"
+  has "$d/heatmap-recovered.svg" "api: faults[0] end (s)"
   has "$d/report.md" "| clients.web.arrival.rate | services.api.faults[0].end | variant | n |"
   has_re "$d/report.md" '^\| 380/s \| 15s \| retries \| 2 \|'
   has "$d/report.html" "<img src=\"data:image/svg+xml;base64,"
   # the pictures depend on points.csv only
-  gnuplot -e "metric='recovery.recovered'" -c plots/sweep.gp "$d/points.csv" "$tmp/again.svg" tipping-point 2>"$tmp/gp.err"
+  gnuplot -e "metric='recovery.recovered'; axislabel='web: arrival rate'" -c plots/sweep.gp "$d/points.csv" "$tmp/again.svg" tipping-point 2>"$tmp/gp.err"
   ok
   cmp -s "$tmp/again.svg" "$d/sweep-recovered.svg" || fail "sweep.gp drew a different sweep-recovered.svg"
 }
@@ -90,6 +117,10 @@ test_plot_scripts_refuse_bad_input() {
   # a study without a sweep has no axis column
   gp_fails 1 "has no axis column" -c plots/sweep.gp "$tmp/reps/points.csv" "$tmp/x.svg"
   gp_fails 1 "has 0 axes" -c plots/heatmap.gp "$tmp/reps/points.csv" "$tmp/x.svg"
+  gp_fails 1 "it has no column replication: not a runs.csv" -e "kind='spread'" -c plots/study.gp "$d/points.csv" "$tmp/x.svg"
+  gp_fails 1 "it has no column baseline: not a paired.csv" -e "kind='paired'" -c plots/study.gp "$d/points.csv" "$tmp/x.svg"
+  gp_fails 2 "kind must be spread, share or paired" -e "kind='pie'" -c plots/study.gp "$d/points.csv" "$tmp/x.svg"
+  gp_fails 1 "has none of the metrics 'nope'" -e "kind='share'; metrics='nope'" -c plots/study.gp "$tmp/reps/points.csv" "$tmp/x.svg"
   head -n 1 "$d/points.csv" >"$tmp/empty.csv"
   gp_fails 1 "it has no data rows" -c plots/sweep.gp "$tmp/empty.csv" "$tmp/x.svg"
 }
@@ -114,8 +145,38 @@ test_search_report() {
   cmp -s "$tmp/again.svg" "$d/search.svg" || fail "search.gp drew a different search.svg"
 }
 
+test_plot_metric() {
+  test_name=test_plot_metric
+  # --plot-metric: any metric of points.csv against the first axis (implies --plot); an axis
+  # of integers gets integer ticks (no 1.5 or 2.5), named by its readable path
+  run run "$scn" --set search=null --reps 2 -j 2 --sweep 'services.api.workers=1,2,3,4' \
+    --variant no-retries --variant retries --plot-metric amplification.api \
+    --plot-metric 'services.api.utilization' --quiet --out "$tmp/pm"
+  d="$tmp/pm"
+  for f in sweep-metric-amplification.api sweep-metric-services.api.utilization sweep-goodput; do
+    exists "$d/$f.svg"
+    valid_svg "$d/$f.svg"
+    has "$d/report.md" "($f.svg)"
+  done
+  has "$d/sweep-metric-amplification.api.svg" "amplification.api against api: workers"
+  has "$d/sweep-metric-amplification.api.svg" ">api: workers</text>"
+  for tick in 1 2 3 4; do has "$d/sweep-metric-amplification.api.svg" ">$tick</text>"; done
+  lacks "$d/sweep-metric-amplification.api.svg" ">1.5</text>"
+  lacks "$d/sweep-metric-amplification.api.svg" ">2.5</text>"
+  # a metric that points.csv lacks, or a study without a sweep: bad input, named
+  run_rc 2 run "$scn" --set search=null --reps 2 --sweep 'services.api.workers=1,2' \
+    --variant no-retries --plot-metric amplification.nope --quiet --out "$tmp/pm2"
+  has "$tmp/err" "--plot-metric amplification.nope: points.csv has no such metric"
+  run_rc 2 run "$scn" --set search=null --reps 2 --variant no-retries \
+    --plot-metric amplification.api --quiet --out "$tmp/pm3"
+  has "$tmp/err" "this study has no sweep"
+  run_rc 2 run "$scn" --set search=null --reps 2 --plot-metric amplification.api
+  has "$tmp/err" "--plot-metric needs --out DIR"
+}
+
 test_real_axis_values() {
   test_name=test_real_axis_values
+test_plot_metric
   # a number on an axis is written as given (0.8), not as the 17 digits of its double
   run run "$scn" --set search=null --reps 2 --sweep 'recovery.threshold=0.8,0.9' \
     --variant no-retries --plot --quiet --out "$tmp/real"

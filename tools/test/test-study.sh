@@ -111,6 +111,10 @@ head -n 1 "$tmp/j1/runs.csv" | grep -qx "point,variant,replication,seed,metric,v
 grep -q "±" "$tmp/table.txt" && grep -q "P(recovered)" "$tmp/table.txt" &&
   grep -q "\* = differs from no-retries" "$tmp/table.txt" && ok ||
   fail "the table lacks half-widths, P(recovered) or the marks: $(cat "$tmp/table.txt")"
+# P(storm) beside P(recovered), each with its Wilson interval (3 replications: [0, 0.561]).
+grep -q "  P(recovered)      P(storm)  median recovery s" "$tmp/table.txt" &&
+  grep -qE "^no-retries .* 1 \[0\.439, 1\]  0 \[0, 0\.561\] " "$tmp/table.txt" && ok ||
+  fail "the table lacks P(storm) with its interval: $(cat "$tmp/table.txt")"
 
 # --check against the means: quickstart's expectations hold over 2 replications (recovered:
 # true means every replication recovered); a broken one fails, naming the variant.

@@ -287,6 +287,68 @@ search_refuses_what_does_not_apply() {
   [ ! -e "$tmp/s3" ] || fail "a failed search wrote $tmp/s3"
 }
 
+linked_axis_moves_every_path() {
+  test_name=linked_axis_moves_every_path
+  # One axis, two services: {"paths": [...], "label": ...} sets both at each point (their
+  # utilization falls with the workers both had), and points.csv names the axis by its label.
+  cat >"$tmp/linked.json" <<'EOF'
+{
+  "name": "linked", "seed": 3, "duration": "5s",
+  "services": {
+    "a": {"replicas": 1, "workers": 2, "service_time": {"dist": "exponential", "mean": "5ms"}},
+    "b": {"replicas": 1, "workers": 2, "service_time": {"dist": "exponential", "mean": "5ms"}}
+  },
+  "clients": {
+    "web": {"target": "a", "arrival": {"kind": "open", "rate": "100/s"}, "methods": [{"name": "/p.A/G"}]},
+    "app": {"target": "b", "arrival": {"kind": "open", "rate": "100/s"}, "methods": [{"name": "/p.A/G"}]}
+  },
+  "sweep": [{"paths": ["services.a.workers", "services.b.workers"], "label": "workers_each",
+             "values": [1, 4]}]
+}
+EOF
+  run run "$tmp/linked.json" --reps 2 -q --out "$tmp/lk"
+  ok
+  head -n 1 "$tmp/lk/points.csv" | grep -qx 'point,workers_each,variant,metric,n,mean,sd,lo,hi,half_width' ||
+    fail "points.csv does not name the linked axis by its label: $(head -n 1 "$tmp/lk/points.csv")"
+  ok
+  python3 - "$tmp/lk/summary.json" >"$tmp/py.log" 2>&1 <<'PY' || fail "the linked axis: $(cat "$tmp/py.log")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+ax = d["study"]["axes"]
+assert ax == [{"path": "workers_each", "label": "workers_each", "values": [1, 4],
+               "paths": ["services.a.workers", "services.b.workers"]}], ax
+assert [p["values"] for p in d["points"]] == [{"workers_each": 1}, {"workers_each": 4}]
+# each run's services report their utilization over their workers: both fall about 4x
+def util(point, svc):
+    rs = [r["result"]["services"][svc]["utilization"] for r in d["runs"] if r["point"] == point]
+    return sum(rs) / len(rs)
+for svc in ("a", "b"):
+    ratio = util(0, svc) / util(1, svc)
+    assert 3.0 < ratio < 5.0, (svc, ratio)
+PY
+  # on the command line: PATH1+PATH2=VALUES, the axis named by its paths
+  run run "$tmp/linked.json" --reps 1 -q --sweep 'services.a.workers+services.b.workers=1,4' --out "$tmp/lk2"
+  ok
+  head -n 1 "$tmp/lk2/points.csv" | grep -q '^point,services.a.workers+services.b.workers,variant,' ||
+    fail "--sweep A+B: $(head -n 1 "$tmp/lk2/points.csv")"
+  # validated: each path reaches a value, no path twice, paths or path, a plain label
+  sed 's/"services.b.workers"\]/"services.c.workers"]/' "$tmp/linked.json" >"$tmp/lk-bad.json"
+  run_rc 2 validate "$tmp/lk-bad.json"
+  has "$tmp/err" '$.sweep[0].paths[1]: "services.c.workers" reaches no value'
+  sed 's/"services.b.workers"\]/"services.a.workers"]/' "$tmp/linked.json" >"$tmp/lk-bad.json"
+  run_rc 2 validate "$tmp/lk-bad.json"
+  has "$tmp/err" '$.sweep[0].paths[1]: the path is listed twice'
+  sed 's/"label": "workers_each"/"label": "a b"/' "$tmp/linked.json" >"$tmp/lk-bad.json"
+  run_rc 2 validate "$tmp/lk-bad.json"
+  has "$tmp/err" '$.sweep[0].label: "label" must be'
+  sed 's/"label": "workers_each",/"label": "w", "path": "services.a.workers",/' "$tmp/linked.json" >"$tmp/lk-bad.json"
+  run_rc 2 validate "$tmp/lk-bad.json"
+  has "$tmp/err" 'an axis has "path" (one value) or "paths"'
+  run_rc 2 run "$tmp/linked.json" --sweep 'services.a.workers+services.a.workers=1,2' -q
+  has "$tmp/err" 'the path is swept twice'
+  test_name=""
+}
+
 sweep_option_runs_the_grid_first_axis_slowest
 sweep_block_and_its_replacement
 sweep_refuses_bad_axes_and_points
@@ -302,5 +364,6 @@ merge_checks_like_a_local_run
 sweep_messages_say_what_is_wrong
 paired_warns_about_a_variant_seed
 search_refuses_what_does_not_apply
+linked_axis_moves_every_path
 
 t_done
