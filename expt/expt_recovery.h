@@ -23,6 +23,8 @@ typedef struct expt_recovery_cfg {
   double latency_q;      /* the OK latency percentile judged: 0.5 or 0.99 (default) */
   double queue_factor;   /* >= 1: queue <= factor x baseline + slack; default 2 */
   double queue_slack;    /* >= 0: requests per worker allowed above that; default 1 */
+  double goodput_alpha;  /* (0, 1): a span's goodput short of the threshold is unhealthy only
+                            when a binomial test puts it below at this level; default 0.01 */
   bool explicit_trigger; /* the trigger window below was given ("trigger"), not the faults' */
   int64_t trigger_start_ns, trigger_end_ns;
 } expt_recovery_cfg;
@@ -41,14 +43,16 @@ typedef enum expt_recovery_criterion {
 /* Returns "goodput", "latency" or "queue". */
 const char *expt_recovery_criterion_name(expt_recovery_criterion c);
 
-/* Did the run recover after its trigger? A whole bucket inside the duration is healthy when
- * all three hold: goodput/offered (capped at 1) is at least threshold x baseline; the OK
- * latency percentile is at most latency_factor x its baseline; and every service's queue is at
- * most queue_factor x its baseline + queue_slack x its workers (replicas x workers: one waiting
- * request per worker drains within about one service time). Baselines are the buckets
+/* Did the run recover after its trigger? A span of hold_s (whole buckets inside the duration)
+ * is healthy when all three hold over the span as a whole: its good calls k of n offered are
+ * at least threshold x baseline x n, or short of it by no more than chance (a binomial test at
+ * goodput_alpha); the mean over its buckets of the OK latency percentile is at most
+ * latency_factor x its baseline; and the mean over its buckets of every service's queue is at
+ * most queue_factor x its baseline + queue_slack x its workers (replicas x workers: one
+ * waiting request per worker drains within about one service time). Baselines are the buckets
  * between the warm-up and the trigger. The run has recovered at the first bucket at or after
- * the trigger's end from which hold_s of healthy buckets follow; each criterion alone gets its
- * own such time, and last_criterion names the criterion whose time is the latest. */
+ * the trigger's end that starts a healthy span; each criterion alone gets its own such time,
+ * and last_criterion names the criterion whose time is the latest. */
 typedef struct expt_recovery {
   bool has_trigger;       /* a trigger starts and ends before the end of the duration */
   bool explicit_trigger;  /* it came from the recovery block, not from the faults */
