@@ -7,8 +7,10 @@
  * significant digits, so equal results give byte-identical output on every platform we build on.
  */
 #include "expt/expt_output.h"
+
 #include "expt/expt_json.h"
 #include "expt/expt_csv.h"
+#include "expt/expt_window.h"
 #include "retry/retry_json.h"
 
 #include <assert.h>
@@ -419,6 +421,11 @@ json_t *expt_output_run_json(const model_results *r, const expt_recovery *rec) {
   /* Services keep the config's order (that of the scenario file), not an alphabetical one. */
   expt_json_put(o, "services", svc, &ok);
   expt_json_put(o, "recovery", recovery_json(rec), &ok);
+  /* Only with a "windows" block, so that runs without one are written as before. */
+  bool oom = false;
+  json_t *win = expt_window_json(rec, r, &oom);
+  if (win != NULL) expt_json_put(o, "windows", win, &ok);
+  ok = ok && !oom;
   return done(o, ok);
 }
 

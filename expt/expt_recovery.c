@@ -316,6 +316,12 @@ int expt_recovery_of_run(const expt_recovery_cfg *rcfg, const model_config *cfg,
                            .queue_allow = allow,
                            .queue_names = names};
   if (rc == 0) rc = expt_recovery_judge_series(rcfg, cfg->duration_ns, t0, t1, &s, out);
+  if (rc == 0 && rcfg->n_windows > 0) {
+    out->windows_cfg = rcfg;
+    out->window_trigger_start_ns = t0;
+    out->window_trigger_end_ns = t1;
+    out->window_duration_ns = cfg->duration_ns;
+  }
   free(queues);
   free(allow);
   free(names);

@@ -13,6 +13,20 @@
 #include "models/model_config.h"
 #include "models/model_stats.h"
 
+/* A window of the time series whose figures a run also reports (the scenario's "windows"). */
+#define EXPT_WINDOW_MAX 16
+#define EXPT_WINDOW_NAME_MAX 32
+typedef enum expt_window_kind {
+  EXPT_WINDOW_TRIGGER, /* the recovery rule's trigger window */
+  EXPT_WINDOW_AFTER,   /* from the trigger's end to the end of the duration */
+  EXPT_WINDOW_SPAN     /* [from_ns, to_ns) as given */
+} expt_window_kind;
+typedef struct expt_window {
+  char name[EXPT_WINDOW_NAME_MAX];
+  expt_window_kind kind;
+  int64_t from_ns, to_ns; /* EXPT_WINDOW_SPAN only */
+} expt_window;
+
 /* How recovery after the trigger is judged (the scenario's "recovery"). */
 typedef struct expt_recovery_cfg {
   double threshold;      /* (0, 1]: goodput/offered (capped at 1) >= threshold x baseline; 0.9 */
@@ -27,6 +41,8 @@ typedef struct expt_recovery_cfg {
                             when a binomial test puts it below at this level; default 0.01 */
   bool explicit_trigger; /* the trigger window below was given ("trigger"), not the faults' */
   int64_t trigger_start_ns, trigger_end_ns;
+  size_t n_windows;      /* the scenario's "windows", reported with each run */
+  expt_window windows[EXPT_WINDOW_MAX];
 } expt_recovery_cfg;
 
 /* Sets the defaults above (no explicit trigger). */
@@ -80,6 +96,11 @@ typedef struct expt_recovery {
    * to the first in enum order); meaningful when has_trigger */
   expt_recovery_criterion last_criterion;
   const char *queue_service; /* the service whose queue came back last (borrowed), or NULL */
+  /* Set by expt_recovery_of_run for the run's "windows" (expt_window.h): the configuration
+   * (borrowed; NULL when it has no window) and the trigger it resolved, even when it lasts
+   * past the duration (then has_trigger is false): INT64_MAX without a fault. */
+  const expt_recovery_cfg *windows_cfg;
+  int64_t window_trigger_start_ns, window_trigger_end_ns, window_duration_ns;
 } expt_recovery;
 
 /* The columns judged, for n_buckets buckets of bucket_ns; column c of bucket b is

@@ -1351,7 +1351,7 @@ static bool check_cycles(scn_ctx *c) {
 static const char *const top_keys[] = {
     "name",         "description", "seed",     "duration", "drain",  "bucket",
     "recovery",     "services",    "clients",  "variants", "expect", "warmup",
-    "replications", "confidence",  "baseline", "sweep",    "search"};
+    "replications", "confidence",  "baseline", "sweep",    "search", "windows"};
 
 /* "name": given, it follows the rule of every other name; absent, the file's base name is
  * used as it is (a file name may hold characters a name may not, and that is not the
@@ -1558,6 +1558,7 @@ model_config *expt__scenario_build(scn_ctx *c, json_t *doc, const char *default_
       parse_name(c, doc, default_name) &&
       retry_json_get_string(&c->j, doc, "description", &desc) >= 0 && parse_times(c, doc) &&
       parse_study_keys(c, doc) && top_sub(c, doc, "recovery", NULL, parse_recovery) &&
+      top_sub(c, doc, "windows", NULL, expt__scenario_parse_windows) &&
       top_sub(c, doc, "services", "an object of services {\"name\": {...}}", parse_services) &&
       check_cycles(c) &&
       top_sub(c, doc, "clients", "an object of clients {\"name\": {...}}",
