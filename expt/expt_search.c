@@ -41,6 +41,9 @@ int expt_search_spec_from_json(const json_t *block, expt_search_spec *out, retry
       out->reps > EXPT_SEARCH_DEFAULT_MAX_REPS ? out->reps : EXPT_SEARCH_DEFAULT_MAX_REPS;
   out->max_reps = int_or(json_object_get(block, "max_reps"), dflt_max);
   out->probes = int_or(json_object_get(block, "probes"), EXPT_SEARCH_DEFAULT_PROBES);
+  const json_t *al = json_object_get(block, "at_least"), *am = json_object_get(block, "at_most");
+  out->bound_kind = json_is_number(al) ? 1 : json_is_number(am) ? -1 : 0;
+  out->bound = json_is_number(al) ? json_number_value(al) : json_number_value(am);
   if (out->path == NULL || out->metric == NULL) {
     expt_search_spec_free(out);
     retry_error_set(err, RETRY_ENOMEM, "", "", -1, -1, "out of memory");
@@ -133,7 +136,9 @@ static int probe(const expt_search_spec *spec, const expt_search_levels *lv,
     pr->n += add;
     pr->k += k > add ? add : k;
     pr->looks++;
-    exact_bounds(pr->k, pr->n, lv->pass_alpha, lv->fail_alpha, &pr->lo, &pr->hi);
+    /* When no look can pass, the lower bound is shown at the fail side's level. */
+    exact_bounds(pr->k, pr->n, isnan(lv->pass_alpha) ? lv->fail_alpha : lv->pass_alpha,
+                 lv->fail_alpha, &pr->lo, &pr->hi);
     pr->p_hat = (double)pr->k / (double)pr->n;
     bool can_pass = !isnan(lv->pass_alpha) && pr->n >= lv->pass_from_n;
     if ((can_pass && pr->lo >= spec->p) || pr->hi < spec->p) {
@@ -264,7 +269,7 @@ json_t *expt_search_result_json(const expt_search_spec *spec, double confidence,
   size_t undecided = 0;
   for (size_t i = 0; i < r->n_probes; i++)
     undecided += r->probes[i].undecided ? 1u : 0u;
-  return json_pack("{s:s,s:s,s:s,s:f,s:f,s:s,s:{s:o,s:o,s:s},s:o,s:I,s:o}", "variant", variant,
+  json_t *o = json_pack("{s:s,s:s,s:s,s:f,s:f,s:s,s:{s:o,s:o,s:s},s:o,s:I,s:o}", "variant", variant,
                    "path", spec->path, "metric", spec->metric, "p", spec->p, "confidence",
                    confidence, "outcome", outcomes[r->outcome], "boundary", "pass", pass, "fail",
                    fail, "is",
@@ -272,6 +277,14 @@ json_t *expt_search_result_json(const expt_search_spec *spec, double confidence,
                    "failed (or leaned so, when undecided); not an interval with a confidence",
                    "test", test_json(&r->levels), "n_undecided", (json_int_t)undecided, "probes",
                    probes);
+  /* A number judged against a bound: say which, so "P" reads as P(metric >= bound). */
+  if (o != NULL && spec->bound_kind != 0 &&
+      json_object_set_new(o, spec->bound_kind > 0 ? "at_least" : "at_most",
+                          json_real(spec->bound)) != 0) {
+    json_decref(o);
+    o = NULL;
+  }
+  return o;
 }
 
 /* {==================================================================
@@ -397,17 +410,24 @@ static int study_probe(void *vctx, double x, const expt_set *set, size_t first_r
   size_t kk = 0;
   for (size_t i = 0; rc == 0 && i < n; i++) {
     const json_t *m = expt_scenario_path_get(results[i], c->spec->metric, NULL);
-    if (!json_is_boolean(m)) {
+    if (c->spec->bound_kind != 0 && (json_is_number(m) || json_is_null(m))) {
+      /* A number against the search's bound; null (no value: a window without a bucket) is
+       * no success. */
+      double val = json_is_number(m) ? json_number_value(m) : NAN;
+      kk += c->spec->bound_kind > 0 ? val >= c->spec->bound : val <= c->spec->bound;
+    } else if (!json_is_boolean(m)) {
       char got[64] = "nothing";
       if (m != NULL) retry_json_describe(m, got, sizeof got);
       retry_error_set(err, RETRY_ECONFIG, expt_scenario_source(c->base), "$.search.metric", -1, -1,
                       "\"%s\" must name a boolean of a run's summary (such as "
-                      "\"recovery.recovered\", which needs a trigger), got %s",
+                      "\"recovery.recovered\", which needs a trigger), or a number with "
+                      "\"at_least\" or \"at_most\", got %s",
                       c->spec->metric, got);
       rc = RETRY_ECONFIG;
       break;
+    } else {
+      kk += json_is_true(m);
     }
-    kk += json_is_true(m);
     json_t *rec =
         json_pack("{s:s,s:O,s:I,s:o,s:O}", "variant", expt_scenario_run_name(c->at, c->variant),
                   "value", value, "replication", (json_int_t)(first_rep + i), "seed",
@@ -476,10 +496,13 @@ static void show_value(char *buf, size_t size, const json_t *v) {
 
 static void print_table(FILE *f, const expt_scenario *s, const expt_search_spec *spec,
                         double confidence, const json_t *search) {
+  char bound[64] = "";
+  if (spec->bound_kind != 0)
+    snprintf(bound, sizeof bound, " %s %g", spec->bound_kind > 0 ? ">=" : "<=", spec->bound);
   fprintf(f,
-          "scenario %s (retrysim %s): search of %s for P(%s) >= %g (exact bounds after each "
+          "scenario %s (retrysim %s): search of %s for P(%s%s) >= %g (exact bounds after each "
           "batch; each probe wrong with probability at most %g either way)\n",
-          expt_scenario_name(s), RETRY_VERSION, spec->path, spec->metric, spec->p,
+          expt_scenario_name(s), RETRY_VERSION, spec->path, spec->metric, bound, spec->p,
           (1 - confidence) / 2);
   for (size_t v = 0; v < json_array_size(search); v++) {
     const json_t *res = json_array_get(search, v);

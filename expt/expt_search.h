@@ -43,6 +43,8 @@ typedef struct expt_search_spec {
   double p;              /* the probability to keep, in (0, 1) */
   size_t reps, max_reps; /* replications per batch, and at most at one probe */
   size_t probes;         /* probes in all, both ends included, >= 2 */
+  int bound_kind;        /* 0: metric is a boolean; 1: a number >= bound; -1: <= bound */
+  double bound;          /* "at_least" or "at_most" */
 } expt_search_spec;
 
 /* Reads a search block that the loader validated, defaults filled. Returns 0, or RETRY_ENOMEM

@@ -15,6 +15,7 @@
 
 #include "expt/expt_recovery.h"
 #include "expt/expt_scenario.h"
+#include "expt/expt_search.h"
 #include "expt/expt_window.h"
 #include "support/world.h"
 
@@ -83,10 +84,38 @@ static void test_window_bad_blocks(void **state) {
   }
 }
 
+/* A search's criterion can be a window's figure against a bound ("at_least" or "at_most", one
+ * of them), read into the spec; both at once are refused. */
+static void test_window_as_a_search_criterion(void **state) {
+  (void)state;
+  expt_scenario *s = test_load(WORLD(
+      "'windows': {'after': true}, 'search': {'path': 'clients.c.arrival.rate', 'from': '10/s',"
+      " 'to': '200/s', 'metric': 'windows.after.goodput_ratio', 'at_least': 0.9},"));
+  expt_search_spec spec;
+  retry_error err;
+  retry_error_clear(&err);
+  assert_int_equal(expt_search_spec_from_json(expt_scenario_search_block(s), &spec, &err), 0);
+  assert_int_equal(spec.bound_kind, 1);
+  assert_true(spec.bound == 0.9);
+  assert_string_equal(spec.metric, "windows.after.goodput_ratio");
+  expt_search_spec_free(&spec);
+  expt_scenario_destroy(s);
+  char *json = strdup(WORLD(
+      "'search': {'path': 'clients.c.arrival.rate', 'from': '10/s', 'to': '200/s',"
+      " 'metric': 'windows.after.goodput_ratio', 'at_least': 0.9, 'at_most': 1},"));
+  for (char *p = json; *p; p++)
+    if (*p == '\'') *p = '"';
+  retry_error_clear(&err);
+  assert_null(expt_scenario_load_string(json, "<test>", NULL, 0, &err));
+  free(json);
+  assert_non_null(strstr(err.path, "at_most"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_window_trigger_after_and_named),
       cmocka_unit_test(test_window_bad_blocks),
+      cmocka_unit_test(test_window_as_a_search_criterion),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
