@@ -423,7 +423,7 @@ json_t *expt_output_run_json(const model_results *r, const expt_recovery *rec) {
   expt_json_put(o, "recovery", recovery_json(rec), &ok);
   /* Only with a "windows" block, so that runs without one are written as before. */
   bool oom = false;
-  json_t *win = expt_window_json(rec, r, &oom);
+  json_t *win = expt_window_json(rec, r, expt_output_round, &oom);
   if (win != NULL) expt_json_put(o, "windows", win, &ok);
   ok = ok && !oom;
   return done(o, ok);

@@ -13,7 +13,7 @@
 #include "models/model_config.h"
 #include "models/model_stats.h"
 
-/* A window of the time series whose figures a run also reports (the scenario's "windows"). */
+/* A window of the time series whose figures a run also reports ("recovery.windows"). */
 #define EXPT_WINDOW_MAX 16
 #define EXPT_WINDOW_NAME_MAX 32
 typedef enum expt_window_kind {
@@ -41,7 +41,7 @@ typedef struct expt_recovery_cfg {
                             when a binomial test puts it below at this level; default 0.01 */
   bool explicit_trigger; /* the trigger window below was given ("trigger"), not the faults' */
   int64_t trigger_start_ns, trigger_end_ns;
-  size_t n_windows;      /* the scenario's "windows", reported with each run */
+  size_t n_windows;      /* "windows", reported with each run (expt_window.h) */
   expt_window windows[EXPT_WINDOW_MAX];
 } expt_recovery_cfg;
 

@@ -1351,7 +1351,7 @@ static bool check_cycles(scn_ctx *c) {
 static const char *const top_keys[] = {
     "name",         "description", "seed",     "duration", "drain",  "bucket",
     "recovery",     "services",    "clients",  "variants", "expect", "warmup",
-    "replications", "confidence",  "baseline", "sweep",    "search", "windows"};
+    "replications", "confidence",  "baseline", "sweep",    "search"};
 
 /* "name": given, it follows the rule of every other name; absent, the file's base name is
  * used as it is (a file name may hold characters a name may not, and that is not the
@@ -1455,7 +1455,7 @@ static bool parse_study_keys(scn_ctx *c, json_t *doc) {
 
 static const char *const recovery_keys[] = {"threshold",   "hold",           "warmup",
                                             "latency",     "latency_factor", "queue_factor",
-                                            "queue_slack", "trigger"};
+                                            "queue_slack", "trigger",        "windows"};
 static const char *const recovery_trigger_keys[] = {"start", "end"};
 static const char *const recovery_latency_names[] = {"p50", "p99"};
 
@@ -1514,9 +1514,16 @@ static bool parse_recovery(scn_ctx *c, json_t *v) {
   if (!ok) return false;
   r->latency_q = latency == 0 ? 0.5 : 0.99;
   json_t *t = retry_json_field(v, "trigger");
-  if (t == NULL) return true;
-  size_t mark = retry_json_path_push_key(&c->j, "trigger");
-  if (!parse_recovery_trigger(c, t)) return false;
+  if (t != NULL) {
+    size_t mark = retry_json_path_push_key(&c->j, "trigger");
+    if (!parse_recovery_trigger(c, t)) return false;
+    retry_json_path_pop(&c->j, mark);
+  }
+  /* The windows whose figures each run reports (expt_scenario_windows.c). */
+  json_t *w = retry_json_field(v, "windows");
+  if (w == NULL) return true;
+  size_t mark = retry_json_path_push_key(&c->j, "windows");
+  if (!expt__scenario_parse_windows(c, w)) return false;
   retry_json_path_pop(&c->j, mark);
   return true;
 }
@@ -1558,7 +1565,6 @@ model_config *expt__scenario_build(scn_ctx *c, json_t *doc, const char *default_
       parse_name(c, doc, default_name) &&
       retry_json_get_string(&c->j, doc, "description", &desc) >= 0 && parse_times(c, doc) &&
       parse_study_keys(c, doc) && top_sub(c, doc, "recovery", NULL, parse_recovery) &&
-      top_sub(c, doc, "windows", NULL, expt__scenario_parse_windows) &&
       top_sub(c, doc, "services", "an object of services {\"name\": {...}}", parse_services) &&
       check_cycles(c) &&
       top_sub(c, doc, "clients", "an object of clients {\"name\": {...}}",

@@ -1,5 +1,5 @@
 /*
- * expt_scenario_windows.c: the loader's part of the top-level "windows": the named windows of
+ * expt_scenario_windows.c: the loader's part of "recovery.windows": the named windows of
  * the time series whose figures each run also reports (expt_window.h). {"trigger": true,
  * "after": true, "NAME": ["10s", "40s"]}: the two built-in names take true, any other name a
  * [from, to) pair of durations. Stored with the recovery rule, which resolves the trigger.

@@ -16,6 +16,7 @@
 #include "expt/expt_recovery.h"
 #include "expt/expt_scenario.h"
 #include "expt/expt_search.h"
+#include "expt/expt_output.h"
 #include "expt/expt_window.h"
 #include "support/world.h"
 
@@ -36,12 +37,12 @@ static double num(const json_t *o, const char *w, const char *k) {
 static void test_window_trigger_after_and_named(void **state) {
   (void)state;
   test_run x;
-  test_run_text(&x, WORLD("'windows': {'trigger': true, 'after': true, 'early': ['2s', '8s']},"), 1);
+  test_run_text(&x, WORLD("'recovery': {'windows': {'trigger': true, 'after': true, 'early': ['2s', '8s']}},"), 1);
   expt_recovery rec;
   const model_config *cfg = expt_scenario_config(x.s, 0);
   assert_int_equal(expt_recovery_of_run(expt_scenario_recovery(x.s, 0), cfg, x.r, &rec), 0);
   bool oom = false;
-  json_t *w = expt_window_json(&rec, x.r, &oom);
+  json_t *w = expt_window_json(&rec, x.r, expt_output_round, &oom);
   assert_non_null(w);
   assert_false(oom);
   assert_true(num(w, "trigger", "from_s") == 10 && num(w, "trigger", "to_s") == 15);
@@ -59,7 +60,7 @@ static void test_window_trigger_after_and_named(void **state) {
   assert_int_equal(expt_recovery_of_run(expt_scenario_recovery(x.s, 0), expt_scenario_config(x.s, 0),
                                         x.r, &rec),
                    0);
-  assert_null(expt_window_json(&rec, x.r, &oom));
+  assert_null(expt_window_json(&rec, x.r, expt_output_round, &oom));
   test_run_close(&x);
   expt_scenario_destroy(x.s);
 }
@@ -68,8 +69,8 @@ static void test_window_trigger_after_and_named(void **state) {
 static void test_window_bad_blocks(void **state) {
   (void)state;
   static const char *const bad[] = {
-      WORLD("'windows': {'trigger': false},"), WORLD("'windows': {'w': ['8s', '2s']},"),
-      WORLD("'windows': {'w': '2s'},"), WORLD("'windows': {},"), WORLD("'windows': {'a.b': ['1s', '2s']},")};
+      WORLD("'recovery': {'windows': {'trigger': false}},"), WORLD("'recovery': {'windows': {'w': ['8s', '2s']}},"),
+      WORLD("'recovery': {'windows': {'w': '2s'}},"), WORLD("'recovery': {'windows': {}},"), WORLD("'recovery': {'windows': {'a.b': ['1s', '2s']}},")};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     char *json = strdup(bad[i]);
     for (char *p = json; *p; p++)
@@ -89,7 +90,7 @@ static void test_window_bad_blocks(void **state) {
 static void test_window_as_a_search_criterion(void **state) {
   (void)state;
   expt_scenario *s = test_load(WORLD(
-      "'windows': {'after': true}, 'search': {'path': 'clients.c.arrival.rate', 'from': '10/s',"
+      "'recovery': {'windows': {'after': true}}, 'search': {'path': 'clients.c.arrival.rate', 'from': '10/s',"
       " 'to': '200/s', 'metric': 'windows.after.goodput_ratio', 'at_least': 0.9},"));
   expt_search_spec spec;
   retry_error err;
