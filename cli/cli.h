@@ -158,6 +158,8 @@ typedef struct cli_runopts {
   size_t reps;           /* --reps, 0 when not given */
   double confidence;     /* --confidence, NaN when not given */
   const char *baseline;  /* --baseline, or NULL */
+  bool holm;             /* --adjust holm */
+  bool adjust_given;     /* --adjust was given */
   unsigned jobs;         /* -j, 0 when not given (the processors online) */
   unsigned shard_k;      /* --shard K/N; shard_n 0 when not given */
   unsigned shard_n;

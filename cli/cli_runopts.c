@@ -37,6 +37,7 @@ enum {
   O_REPS,
   O_CONFIDENCE,
   O_BASELINE,
+  O_ADJUST,
   O_SHARD,
   O_SHARDS,
   O_SWEEP,
@@ -64,6 +65,7 @@ static const struct option options[] = {
     {"reps", required_argument, NULL, O_REPS},
     {"confidence", required_argument, NULL, O_CONFIDENCE},
     {"baseline", required_argument, NULL, O_BASELINE},
+    {"adjust", required_argument, NULL, O_ADJUST},
     {"jobs", required_argument, NULL, 'j'},
     {"shard", required_argument, NULL, O_SHARD},
     {"shards", required_argument, NULL, O_SHARDS},
@@ -135,6 +137,15 @@ static int apply_study(cli_runopts *o, int c, const char *v, const char *name) {
       if (v[0] == '\0' || cli_looks_like_option(v))
         return cli_usage("--baseline needs a variant's name, got '%s'", v);
       o->baseline = v;
+      return 0;
+    case O_ADJUST:
+      /* Holm is the one adjustment offered: it holds for any dependence between the metrics,
+       * which in one run are far from independent. "none" is the default, named so a script
+       * can say it. */
+      if (strcmp(v, "holm") != 0 && strcmp(v, "none") != 0)
+        return cli_usage("--adjust needs holm or none, got '%s'", v);
+      o->holm = strcmp(v, "holm") == 0;
+      o->adjust_given = true;
       return 0;
     case 'j':
       if (cli_parse_u64(v, &n) != 0 || n < 1 || n > 4096)

@@ -36,14 +36,17 @@ static int run_study_or_plain(cli_runopts *o, expt_scenario *s) {
   const char *baseline = o->baseline != NULL ? o->baseline : expt_scenario_baseline(s);
   bool study = reps > 1 || o->shard_n > 0 || expt_sweep_wanted(s, &o->sweep);
   if (!study) {
-    if (o->baseline != NULL || !isnan(o->confidence))
+    if (o->baseline != NULL || !isnan(o->confidence) || o->adjust_given)
       return cli_usage("%s",
-                       "--baseline and --confidence apply to a study: add --reps N with "
+                       "--baseline, --confidence and --adjust apply to a study: add --reps N with "
                        "N >= 2 (or \"replications\" in the scenario)");
     return expt_run_scenario(s, &o->opts);
   }
   int rc = check_study(o);
   if (rc != 0) return rc;
+  /* An adjustment of paired flags without a baseline would change nothing. */
+  if (o->adjust_given && baseline == NULL)
+    return cli_usage("%s", "--adjust applies to the paired differences: give --baseline V");
   const expt_scenario *scenarios[1] = {s};
   expt_study_spec spec = {.source = o->scenario,
                           .base = s,
@@ -53,6 +56,7 @@ static int run_study_or_plain(cli_runopts *o, expt_scenario *s) {
                           .reps = reps,
                           .confidence = level,
                           .baseline = baseline,
+                          .holm = o->holm,
                           .warmup_s = (double)expt_scenario_config(s, 0)->warmup_ns / 1e9,
                           .jobs = o->jobs > 0 ? o->jobs : expt_study_default_jobs(),
                           .shard_k = o->shard_k,

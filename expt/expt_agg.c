@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "expt/expt_output.h"
+#include "expt/expt_paired.h"
 #include "expt/expt_json.h"
 
 /* {==================================================================
@@ -457,47 +458,127 @@ static json_t *recovery_json(const expt_agg_recovery *r) {
   return NULL;
 }
 
-static json_t *paired_json(const expt_agg_table *t, const expt_agg_table *base, double level) {
+/* Whether metric name is a time that a replication can lack because it never came (a
+ * recovery time: null = never recovered, censored at the end of the run), so that a pair with
+ * one side null is ordered rather than dropped. */
+static bool is_censored_time(const char *name) {
+  size_t n = strlen(name);
+  return strncmp(name, "recovery.", 9) == 0 && n > 2 && strcmp(name + n - 2, "_s") == 0;
+}
+
+/* The exact test of metric m against the baseline's bm over n pairs (expt_paired.h). */
+static void paired_test(const metric *m, const metric *bm, size_t n, expt_paired_test *pt) {
+  if (m->kind == EXPT_AGG_BOOL)
+    expt_paired_mcnemar(m->values, bm->values, n, pt);
+  else if (is_censored_time(m->name) && (m->n_null > 0 || bm->n_null > 0))
+    expt_paired_censored(m->values, bm->values, n, pt);
+  else
+    expt_paired_numbers(m->values, bm->values, n, pt);
+}
+
+/* The Welch interval on the same pairs as the paired one (both sides with a value), so that
+ * the two compare the same runs: 9 values against 30 would not. */
+static void welch_same_pairs(const double *a, const double *b, size_t n, double level, double *lo,
+                             double *hi) {
+  double *x = malloc((2 * n + 2) * sizeof *x);
+  if (x == NULL) {
+    *lo = *hi = NAN;
+    return;
+  }
+  size_t k = 0;
+  for (size_t r = 0; r < n; r++)
+    if (isfinite(a[r]) && isfinite(b[r])) {
+      x[k] = a[r];
+      x[n + 1 + k] = b[r];
+      k++;
+    }
+  expt_agg_welch(x, k, x + n + 1, k, level, lo, hi);
+  free(x);
+}
+
+/* One metric's paired entry (without its flag), its test's p-value in *p. */
+static json_t *paired_entry(const metric *m, const metric *bm, size_t n, double level, double *p) {
+  bool ok = true;
+  const double *b = bm->values;
+  sim_stats_interval iv;
+  sim_stats_paired_interval(m->values, b, n, level, &iv);
+  double ulo, uhi;
+  welch_same_pairs(m->values, b, n, level, &ulo, &uhi);
+  expt_paired_test pt;
+  paired_test(m, bm, n, &pt);
+  *p = pt.p_value;
+  json_t *e = json_object();
+  expt_json_put(e, "n", jsize(iv.n), &ok);
+  expt_json_put(e, "mean_diff", jreal(iv.mean), &ok);
+  expt_json_put(e, "sd", jreal(iv.sd), &ok);
+  expt_json_put(e, "lo", jreal(iv.lo), &ok);
+  expt_json_put(e, "hi", jreal(iv.hi), &ok);
+  expt_json_put(e, "half_width", jreal(iv.half_width), &ok);
+  expt_json_put(e, "unpaired_lo", jreal(ulo), &ok);
+  expt_json_put(e, "unpaired_hi", jreal(uhi), &ok);
+  /* Pairs where either side is null (censored) are left out of the intervals: say how many. */
+  size_t cens = 0;
+  for (size_t r = 0; r < n; r++)
+    cens += (isnan(m->values[r]) || isnan(b[r])) && (m->n_null > 0 || bm->n_null > 0);
+  if (cens > 0) expt_json_put(e, "n_censored", jsize(cens), &ok);
+  expt_json_put(e, "test", json_string(expt_paired_method_name(pt.method)), &ok);
+  expt_json_put(e, "p_value", jreal(pt.p_value), &ok);
+  if (pt.method != EXPT_PAIRED_T) {
+    expt_json_put(e, "n_ordered", jsize(pt.n_pairs), &ok);
+    expt_json_put(e, "n_up", jsize(pt.up), &ok);
+    expt_json_put(e, "n_down", jsize(pt.down), &ok);
+    expt_json_put(e, "n_ties", jsize(pt.ties), &ok);
+  }
+  if (pt.method == EXPT_PAIRED_CENSORED) {
+    expt_json_put(e, "n_one_censored", jsize(pt.one_censored), &ok);
+    expt_json_put(e, "n_both_censored", jsize(pt.both_censored), &ok);
+  }
+  if (ok) return e;
+  json_decref(e);
+  return NULL;
+}
+
+/* Whether entry e (its p-value p) is distinguishable without an adjustment. The t test is
+ * decided on the interval's rounded bounds, as written, so a reader of the file agrees; the
+ * exact tests by p < 1 - level. */
+static bool flagged_alone(const json_t *e, double p, double level) {
+  if (strcmp(json_string_value(json_object_get(e, "test")), "t") != 0) return p < 1 - level;
+  double lo = json_number_value(json_object_get(e, "lo"));
+  double hi = json_number_value(json_object_get(e, "hi"));
+  return json_is_number(json_object_get(e, "lo")) && json_is_number(json_object_get(e, "hi")) &&
+         (lo > 0 || hi < 0);
+}
+
+static json_t *paired_json(const expt_agg_table *t, const expt_agg_table *base, double level,
+                           bool holm, size_t *n_tested, size_t *n_flagged) {
   bool ok = true;
   json_t *o = json_object();
-  size_t n = t->n_reps < base->n_reps ? t->n_reps : base->n_reps;
+  size_t n = t->n_reps < base->n_reps ? t->n_reps : base->n_reps, k = 0;
+  json_t **es = malloc((t->n + 1) * sizeof *es);
+  double *ps = malloc((t->n + 1) * sizeof *ps);
+  bool *rej = malloc((t->n + 1) * sizeof *rej);
+  ok = o != NULL && es != NULL && ps != NULL && rej != NULL;
   for (size_t i = 0; i < t->n && ok; i++) {
     const metric *m = &t->m[i];
     if (m->kind == EXPT_AGG_NULL) continue;
     long j = find(base, m->name);
     if (j < 0 || base->m[j].kind != m->kind) continue;
-    const double *b = base->m[j].values;
-    sim_stats_interval iv;
-    sim_stats_paired_interval(m->values, b, n, level, &iv);
-    double ulo, uhi;
-    expt_agg_welch(m->values, t->n_reps, b, base->n_reps, level, &ulo, &uhi);
-    json_t *e = json_object();
-    expt_json_put(e, "n", jsize(iv.n), &ok);
-    expt_json_put(e, "mean_diff", jreal(iv.mean), &ok);
-    expt_json_put(e, "sd", jreal(iv.sd), &ok);
-    expt_json_put(e, "lo", jreal(iv.lo), &ok);
-    expt_json_put(e, "hi", jreal(iv.hi), &ok);
-    expt_json_put(e, "half_width", jreal(iv.half_width), &ok);
-    expt_json_put(e, "unpaired_lo", jreal(ulo), &ok);
-    expt_json_put(e, "unpaired_hi", jreal(uhi), &ok);
-    /* Pairs where either side is null (censored) are left out: say how many. */
-    size_t cens = 0;
-    for (size_t r = 0; r < n; r++)
-      cens += (isnan(m->values[r]) || isnan(b[r])) && (m->n_null > 0 || base->m[j].n_null > 0);
-    if (cens > 0) expt_json_put(e, "n_censored", jsize(cens), &ok);
-    /* Decided on the rounded bounds, as written, so a reader of the file agrees. Differences
-     * that are all the same (sd 0: a quantized figure such as a p99 on a histogram bucket,
-     * equal in every pair) give an interval of no width, which says nothing about noise: not
-     * marked, and said so. */
-    double lo = expt_output_round(iv.lo), hi = expt_output_round(iv.hi);
-    bool constant = iv.n >= 2 && iv.sd == 0;
-    expt_json_put(e, "distinguishable",
-        json_boolean(!constant && isfinite(lo) && isfinite(hi) && (lo > 0 || hi < 0)), &ok);
-    if (constant && iv.mean != 0)
-      expt_json_put(e, "note", json_string("every pair differs by the same amount: no spread to judge by"),
-          &ok);
-    expt_json_put(o, m->name, e, &ok);
+    es[k] = paired_entry(m, &base->m[j], n, level, &ps[k]);
+    expt_json_put(o, m->name, es[k], &ok);
+    k++;
   }
+  /* Holm's step-down over this variant's metrics, at 1 - level for the family. */
+  if (ok && holm) ok = expt_paired_holm(ps, k, 1 - level, rej) == 0;
+  *n_tested = *n_flagged = 0;
+  for (size_t i = 0; i < k && ok; i++) {
+    bool f = holm ? rej[i] : flagged_alone(es[i], ps[i], level);
+    *n_tested += isnan(ps[i]) ? 0u : 1u;
+    *n_flagged += f ? 1u : 0u;
+    expt_json_put(es[i], "distinguishable", json_boolean(f), &ok);
+  }
+  free(es);
+  free(ps);
+  free(rej);
   if (ok) return o;
   json_decref(o);
   return NULL;
@@ -505,6 +586,12 @@ static json_t *paired_json(const expt_agg_table *t, const expt_agg_table *base, 
 
 json_t *expt_agg_object(const char *name, const expt_agg_table *t, const json_t *const *runs,
                        const expt_agg_table *base, const char *base_name, double level) {
+  return expt_agg_object_adjusted(name, t, runs, base, base_name, level, false);
+}
+
+json_t *expt_agg_object_adjusted(const char *name, const expt_agg_table *t,
+                                 const json_t *const *runs, const expt_agg_table *base,
+                                 const char *base_name, double level, bool holm) {
   assert(level > 0 && level < 1);
   bool ok = true;
   json_t *shape = json_deep_copy(runs[0]);
@@ -553,7 +640,12 @@ json_t *expt_agg_object(const char *name, const expt_agg_table *t, const json_t 
   if (base != NULL) {
     json_t *pd = json_object();
     expt_json_put(pd, "baseline", json_string(base_name != NULL ? base_name : ""), &ok);
-    expt_json_put(pd, "metrics", paired_json(t, base, level), &ok);
+    size_t tested = 0, flagged = 0;
+    expt_json_put(pd, "metrics", paired_json(t, base, level, holm, &tested, &flagged), &ok);
+    expt_json_put(pd, "level", jreal(level), &ok);
+    expt_json_put(pd, "adjust", json_string(holm ? "holm" : "none"), &ok);
+    expt_json_put(pd, "n_tested", jsize(tested), &ok);
+    expt_json_put(pd, "n_flagged", jsize(flagged), &ok);
     expt_json_put(o, "paired", pd, &ok);
   }
   if (ok) return o;

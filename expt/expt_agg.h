@@ -79,12 +79,25 @@ void expt_agg_welch(const double *a, size_t na, const double *b, size_t nb, doub
  *   "p_storm":     {n, k, p, lo, hi}: the share that never recovered (Wilson), likewise
  *   "paired":      with base (the baseline's table on the same seeds, not this variant's own):
  *                  {"baseline": base_name, "metrics": {metric: {n, mean_diff, sd, lo, hi,
- *                  half_width, unpaired_lo, unpaired_hi, distinguishable}}} for every number
- *                  and boolean both have (booleans as 1/0), over the pairs where both have a
- *                  value; with "n_censored" (the pairs left out) when a side had nulls
+ *                  half_width, unpaired_lo, unpaired_hi, test, p_value, distinguishable}},
+ *                  "level", "adjust": "none" | "holm", "n_tested", "n_flagged"} for every
+ *                  number and boolean both have (booleans as 1/0): the intervals over the
+ *                  pairs where both have a value (the unpaired Welch one too), with
+ *                  "n_censored" (the pairs left out) when a side had nulls; "test" the exact
+ *                  test that sets the flag (expt_paired.h: "t", "sign" for a difference of
+ *                  zero spread, "mcnemar" for booleans, "censored_sign" for a recovery time
+ *                  with nulls, with n_ordered, n_up, n_down, n_ties and for the last
+ *                  n_one_censored, n_both_censored); distinguishable: the t interval excludes
+ *                  0, or the exact test's p < 1 - level, or with Holm the step-down rejects
  * NaN figures are written as null. level in (0, 1). NULL when out of memory. Returns a new
  * reference; release with json_decref. */
 json_t *expt_agg_object(const char *name, const expt_agg_table *t, const json_t *const *runs,
                        const expt_agg_table *base, const char *base_name, double level);
+
+/* expt_agg_object, with holm: the paired flags by Holm's step-down over the variant's tested
+ * metrics at family error 1 - level (on every test's p-value, the t test's too). */
+json_t *expt_agg_object_adjusted(const char *name, const expt_agg_table *t,
+                                 const json_t *const *runs, const expt_agg_table *base,
+                                 const char *base_name, double level, bool holm);
 
 #endif /* EXPT_AGG_H */

@@ -4,13 +4,27 @@
  * set off keep the service saturated.
  *
  * A metastable system has recovered when it is back in its good state, not merely when it
- * answers again: the judgement reads, bucket by bucket, three things of the finished time
- * series. Goodput per offered call (offered_rps, goodput_rps), capped at 1 so that a queue
- * draining its backlog (goodput above offered) does not pass for health; the OK calls'
+ * answers again: the judgement reads three things of the finished time series over a span of
+ * `hold` seconds. Goodput per offered call (offered_rps, goodput_rps), capped at 1 so that a
+ * queue draining its backlog (goodput above offered) does not pass for health; the OK calls'
  * latency (latency_ok_p99_ms by default), so that answers ten times slower than before do
  * not either; and every service's queue (<service>_queue), so that a backlog still waiting
- * does not. A bucket with no offered call has no ratio and is never healthy: for a
- * closed-loop population, nothing offered means every user is stuck waiting.
+ * does not. A span with no offered call is never healthy: for a closed-loop population,
+ * nothing offered means every user is stuck waiting.
+ *
+ * Each criterion is judged over the whole span, not bucket by bucket (issue 23): at a few
+ * calls a second, one second's ratio of calls ended OK (counted at their end) to calls offered
+ * (counted at their start) is mostly Poisson noise, and a rule that needed every bucket of the
+ * hold to pass called a world with no trigger at all "never recovered" in most runs. Over the
+ * span, goodput is a count of k good calls of n offered, judged against need = threshold x
+ * baseline by a one-sided binomial test: unhealthy only when k is below need x n and
+ * P(X <= k) < goodput_alpha for X ~ Binomial(n, need). The latency and queue criteria compare
+ * the span's mean of the bucket values with the same bounds as before. A span that holds is
+ * found from the trigger's end on; a world with no storm has its first span healthy but for
+ * these tests' errors, so its false "never recovered" rate is at most about goodput_alpha plus
+ * the chance that a span's mean latency or queue exceeds its bound (tested at 2 to 1000 calls
+ * a second in tests/test_expt_recovery_noise.c). A storm (goodput a fraction of offered) fails
+ * the binomial test by far at any rate of at least a call a second over a 10 s hold.
  *
  * The baselines are a good state only if the time before the trigger was steady. A service
  * overloaded from the start has a backlog that grows throughout: judged against itself, its
@@ -24,6 +38,7 @@
  */
 #include "expt/expt_recovery.h"
 
+#include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +53,8 @@ void expt_recovery_cfg_init(expt_recovery_cfg *cfg) {
                             .latency_factor = 3.0,
                             .latency_q = 0.99,
                             .queue_factor = 2.0,
-                            .queue_slack = 1.0};
+                            .queue_slack = 1.0,
+                            .goodput_alpha = 0.01};
 }
 
 const char *expt_recovery_criterion_name(expt_recovery_criterion c) {
@@ -78,6 +94,24 @@ static double span_mean(const double *col, size_t stride, size_t b0, size_t b1) 
   return n > 0 ? sum / (double)n : NAN;
 }
 
+/* Whether the calls of buckets [b0, b1) reached need: goodput / offered (capped at 1) is at
+ * least need, or falls short of it by no more than chance would: the count of good calls k of n
+ * offered is not in the lower alpha tail of a binomial of n draws with success need. Counts
+ * are the columns' rates times the bucket's seconds. No offered call is never healthy (a
+ * closed-loop population that offers nothing is stuck). */
+static bool goodput_holds(const expt_recovery_series *s, size_t b0, size_t b1, double need,
+                          double alpha) {
+  double sec = (double)s->bucket_ns / 1e9, o = 0, g = 0;
+  for (size_t b = b0; b < b1; b++) {
+    o += s->offered[b * s->stride] * sec;
+    g += s->goodput[b * s->stride] * sec;
+  }
+  if (!(o >= 0.5) || !(o < 4e9)) return o >= 4e9 && g >= need * o;
+  unsigned n = (unsigned)llround(o), k = g < o ? (unsigned)llround(g) : n;
+  if ((double)k >= need * (double)n) return true;
+  return gsl_cdf_binomial_P(k, need, n) >= alpha;
+}
+
 /* Whether buckets [b0, b1) are a steady state: the calls in flight (snapshots at bucket
  * ends; 0 at time 0) grew by at most a tenth of the calls offered over them. Without the
  * in-flight column there is nothing to tell, and the span counts as steady. */
@@ -92,13 +126,22 @@ static bool steady(const expt_recovery_series *s, size_t b0, size_t b1) {
   return !(grew > 0.1 * offered);
 }
 
-/* A held span: run counts healthy buckets ending at b; the first time it reaches hold, the
- * span's start (in s from the trigger's end) is kept in *at. */
-static void span_step(bool healthy, size_t b, size_t hold, int64_t bucket_ns, int64_t end_ns,
-                      size_t *run, double *at) {
-  *run = healthy ? *run + 1 : 0;
-  if (*run == hold && isnan(*at))
-    *at = (double)((int64_t)(b + 1 - hold) * bucket_ns - end_ns) / 1e9;
+/* Each criterion over the span [b, b + hold), into ok[]; the queue criterion per service into
+ * qok[] as well. */
+static void span_health(const expt_recovery_cfg *cfg, const expt_recovery_series *s,
+                        const expt_recovery *out, const double *qbase, size_t b, size_t hold,
+                        double need, bool *ok, bool *qok) {
+  size_t e = b + hold;
+  ok[EXPT_RECOVERY_GOODPUT] = goodput_holds(s, b, e, need, cfg->goodput_alpha);
+  double lat = s->latency != NULL ? span_mean(s->latency, s->stride, b, e) : NAN;
+  ok[EXPT_RECOVERY_LATENCY] = isnan(out->baseline_latency_ms) ||
+                              (isfinite(lat) && lat <= cfg->latency_factor * out->baseline_latency_ms);
+  ok[EXPT_RECOVERY_QUEUE] = true;
+  for (size_t k = 0; k < s->n_queues; k++) {
+    double q = span_mean(s->queues[k], s->stride, b, e);
+    qok[k] = !(q > qbase[k]);
+    ok[EXPT_RECOVERY_QUEUE] = ok[EXPT_RECOVERY_QUEUE] && qok[k];
+  }
 }
 
 /* The index of the latest time among n (NaN, never, is the latest; ties: the first). */
@@ -120,13 +163,13 @@ int expt_recovery_judge_series(const expt_recovery_cfg *cfg, int64_t duration_ns
   if (trigger_start_ns >= duration_ns || trigger_end_ns >= duration_ns || bucket_ns <= 0 ||
       trigger_end_ns < trigger_start_ns)
     return 0;
-  /* Per service: its baseline queue, the length of its healthy run, its own time. */
+  /* Per service: its baseline queue, whether its span holds, its own time. */
   size_t nq = s->n_queues;
   double *qbase = malloc((2 * nq + 1) * sizeof *qbase);
-  size_t *qrun = malloc((nq + 1) * sizeof *qrun);
-  if (qbase == NULL || qrun == NULL) {
+  bool *qok = malloc((nq + 1) * sizeof *qok);
+  if (qbase == NULL || qok == NULL) {
     free(qbase);
-    free(qrun);
+    free(qok);
     return RETRY_ENOMEM;
   }
   double *qat = qbase + nq;
@@ -158,10 +201,11 @@ int expt_recovery_judge_series(const expt_recovery_cfg *cfg, int64_t duration_ns
   out->baseline_steady = b0 >= b1 || steady(s, b0, b1);
   if (!out->baseline_steady) b0 = b1; /* judged as with no history: the ideal baselines */
   double base = b0 < b1 ? span_ratio(s, b0, b1) : NAN;
-  /* A fleet already failing before the trigger (goodput / offered under the threshold: an
-   * overload that sheds or times out calls instead of queueing them) has no good state to
-   * return to either; judged against its own collapse it would "recover" at once. */
-  if (!isnan(base) && base < cfg->threshold) {
+  /* A fleet already failing before the trigger (goodput / offered under the threshold by more
+   * than chance: an overload that sheds or times out calls instead of queueing them) has no
+   * good state to return to either; judged against its own collapse it would "recover" at
+   * once. A few calls a second short of the threshold by chance are no collapse. */
+  if (!isnan(base) && !goodput_holds(s, b0, b1, cfg->threshold, cfg->goodput_alpha)) {
     out->baseline_steady = false;
     b0 = b1;
     base = NAN;
@@ -173,11 +217,9 @@ int expt_recovery_judge_series(const expt_recovery_cfg *cfg, int64_t duration_ns
    * criterion then always holds (baseline_latency_ms is NaN, written null). */
   out->baseline_latency_ms =
       s->latency != NULL && b0 < b1 ? span_mean(s->latency, s->stride, b0, b1) : NAN;
-  double lat_max = cfg->latency_factor * out->baseline_latency_ms;
   for (size_t k = 0; k < nq; k++) {
     double m = b0 < b1 ? span_mean(s->queues[k], s->stride, b0, b1) : NAN;
     qbase[k] = cfg->queue_factor * (isnan(m) ? 0.0 : m) + s->queue_allow[k];
-    qrun[k] = 0;
     qat[k] = NAN;
   }
   size_t hold = (size_t)((cfg->hold_ns + bucket_ns - 1) / bucket_ns);
@@ -185,32 +227,25 @@ int expt_recovery_judge_series(const expt_recovery_cfg *cfg, int64_t duration_ns
   /* The final ratio: the last hold buckets of the duration (all of them if fewer). */
   size_t f0 = full > hold ? full - hold : 0;
   out->final_ratio = f0 < full ? span_ratio(s, f0, full) : NAN;
-  /* From the first bucket that starts at or after the trigger's end: each criterion's own
-   * held span, every queue's, and the span where all hold at once. */
+  /* From the first bucket that starts at or after the trigger's end: the first span of hold
+   * buckets where each criterion holds (judged over the whole span, not bucket by bucket:
+   * see the file's header), every queue's, and the first where all hold at once. */
   size_t first = (size_t)((trigger_end_ns + bucket_ns - 1) / bucket_ns);
-  size_t run_all = 0, run[EXPT_RECOVERY_N] = {0};
-  for (size_t b = first; b < full; b++) {
-    double r = span_ratio(s, b, b + 1);
+  for (size_t b = first; b + hold <= full; b++) {
     bool ok[EXPT_RECOVERY_N];
-    ok[EXPT_RECOVERY_GOODPUT] = !isnan(r) && r >= need;
-    double lat = s->latency != NULL ? s->latency[b * s->stride] : NAN;
-    ok[EXPT_RECOVERY_LATENCY] = isnan(out->baseline_latency_ms) || (isfinite(lat) && lat <= lat_max);
-    ok[EXPT_RECOVERY_QUEUE] = true;
-    for (size_t k = 0; k < nq; k++) {
-      bool qok = s->queues[k][b * s->stride] <= qbase[k];
-      ok[EXPT_RECOVERY_QUEUE] = ok[EXPT_RECOVERY_QUEUE] && qok;
-      span_step(qok, b, hold, bucket_ns, trigger_end_ns, &qrun[k], &qat[k]);
-    }
+    span_health(cfg, s, out, qbase, b, hold, need, ok, qok);
+    double at = (double)((int64_t)b * bucket_ns - trigger_end_ns) / 1e9;
+    for (size_t k = 0; k < nq; k++)
+      if (qok[k] && isnan(qat[k])) qat[k] = at;
     for (int c = 0; c < EXPT_RECOVERY_N; c++)
-      span_step(ok[c], b, hold, bucket_ns, trigger_end_ns, &run[c], &out->criterion_s[c]);
-    span_step(ok[0] && ok[1] && ok[2], b, hold, bucket_ns, trigger_end_ns, &run_all,
-              &out->recovery_s);
+      if (ok[c] && isnan(out->criterion_s[c])) out->criterion_s[c] = at;
+    if (ok[0] && ok[1] && ok[2] && isnan(out->recovery_s)) out->recovery_s = at;
   }
   out->recovered = !isnan(out->recovery_s);
   out->last_criterion = (expt_recovery_criterion)latest(out->criterion_s, EXPT_RECOVERY_N);
   out->queue_service = nq > 0 ? s->queue_names[latest(qat, nq)] : NULL;
   free(qbase);
-  free(qrun);
+  free(qok);
   return 0;
 }
 
@@ -281,6 +316,12 @@ int expt_recovery_of_run(const expt_recovery_cfg *rcfg, const model_config *cfg,
                            .queue_allow = allow,
                            .queue_names = names};
   if (rc == 0) rc = expt_recovery_judge_series(rcfg, cfg->duration_ns, t0, t1, &s, out);
+  if (rc == 0 && rcfg->n_windows > 0) {
+    out->windows_cfg = rcfg;
+    out->window_trigger_start_ns = t0;
+    out->window_trigger_end_ns = t1;
+    out->window_duration_ns = cfg->duration_ns;
+  }
   free(queues);
   free(allow);
   free(names);

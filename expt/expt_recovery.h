@@ -13,6 +13,20 @@
 #include "models/model_config.h"
 #include "models/model_stats.h"
 
+/* A window of the time series whose figures a run also reports ("recovery.windows"). */
+#define EXPT_WINDOW_MAX 16
+#define EXPT_WINDOW_NAME_MAX 32
+typedef enum expt_window_kind {
+  EXPT_WINDOW_TRIGGER, /* the recovery rule's trigger window */
+  EXPT_WINDOW_AFTER,   /* from the trigger's end to the end of the duration */
+  EXPT_WINDOW_SPAN     /* [from_ns, to_ns) as given */
+} expt_window_kind;
+typedef struct expt_window {
+  char name[EXPT_WINDOW_NAME_MAX];
+  expt_window_kind kind;
+  int64_t from_ns, to_ns; /* EXPT_WINDOW_SPAN only */
+} expt_window;
+
 /* How recovery after the trigger is judged (the scenario's "recovery"). */
 typedef struct expt_recovery_cfg {
   double threshold;      /* (0, 1]: goodput/offered (capped at 1) >= threshold x baseline; 0.9 */
@@ -23,8 +37,12 @@ typedef struct expt_recovery_cfg {
   double latency_q;      /* the OK latency percentile judged: 0.5 or 0.99 (default) */
   double queue_factor;   /* >= 1: queue <= factor x baseline + slack; default 2 */
   double queue_slack;    /* >= 0: requests per worker allowed above that; default 1 */
+  double goodput_alpha;  /* (0, 1): a span's goodput short of the threshold is unhealthy only
+                            when a binomial test puts it below at this level; default 0.01 */
   bool explicit_trigger; /* the trigger window below was given ("trigger"), not the faults' */
   int64_t trigger_start_ns, trigger_end_ns;
+  size_t n_windows;      /* "windows", reported with each run (expt_window.h) */
+  expt_window windows[EXPT_WINDOW_MAX];
 } expt_recovery_cfg;
 
 /* Sets the defaults above (no explicit trigger). */
@@ -41,14 +59,16 @@ typedef enum expt_recovery_criterion {
 /* Returns "goodput", "latency" or "queue". */
 const char *expt_recovery_criterion_name(expt_recovery_criterion c);
 
-/* Did the run recover after its trigger? A whole bucket inside the duration is healthy when
- * all three hold: goodput/offered (capped at 1) is at least threshold x baseline; the OK
- * latency percentile is at most latency_factor x its baseline; and every service's queue is at
- * most queue_factor x its baseline + queue_slack x its workers (replicas x workers: one waiting
- * request per worker drains within about one service time). Baselines are the buckets
+/* Did the run recover after its trigger? A span of hold_s (whole buckets inside the duration)
+ * is healthy when all three hold over the span as a whole: its good calls k of n offered are
+ * at least threshold x baseline x n, or short of it by no more than chance (a binomial test at
+ * goodput_alpha); the mean over its buckets of the OK latency percentile is at most
+ * latency_factor x its baseline; and the mean over its buckets of every service's queue is at
+ * most queue_factor x its baseline + queue_slack x its workers (replicas x workers: one
+ * waiting request per worker drains within about one service time). Baselines are the buckets
  * between the warm-up and the trigger. The run has recovered at the first bucket at or after
- * the trigger's end from which hold_s of healthy buckets follow; each criterion alone gets its
- * own such time, and last_criterion names the criterion whose time is the latest. */
+ * the trigger's end that starts a healthy span; each criterion alone gets its own such time,
+ * and last_criterion names the criterion whose time is the latest. */
 typedef struct expt_recovery {
   bool has_trigger;       /* a trigger starts and ends before the end of the duration */
   bool explicit_trigger;  /* it came from the recovery block, not from the faults */
@@ -76,6 +96,11 @@ typedef struct expt_recovery {
    * to the first in enum order); meaningful when has_trigger */
   expt_recovery_criterion last_criterion;
   const char *queue_service; /* the service whose queue came back last (borrowed), or NULL */
+  /* Set by expt_recovery_of_run for the run's "windows" (expt_window.h): the configuration
+   * (borrowed; NULL when it has no window) and the trigger it resolved, even when it lasts
+   * past the duration (then has_trigger is false): INT64_MAX without a fault. */
+  const expt_recovery_cfg *windows_cfg;
+  int64_t window_trigger_start_ns, window_trigger_end_ns, window_duration_ns;
 } expt_recovery;
 
 /* The columns judged, for n_buckets buckets of bucket_ns; column c of bucket b is

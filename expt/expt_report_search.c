@@ -34,16 +34,19 @@ static void search_body(expt_page *d, const json_t *summary, const char *command
   expt_page_h(d, 2, "The search");
   expt_page_p(
       d,
-      "For each variant, the highest value of `%s` at which P(`%s`) stays at least %g, by "
-      "bisection. A probe passes when the lower end of its Wilson interval (%g %%) is at least "
-      "%g, fails when the upper end is below it; otherwise it runs more replications, and "
-      "when it has run them all it is decided by the share alone (*undecided*). %zu runs in "
-      "all.",
+      "For each variant, the bisection's bracket for the highest value of `%s` at which "
+      "P(`%s`) stays at least %g: the highest probe that passed and the lowest that failed, "
+      "each with its own interval below; the bracket is not an interval with a confidence. "
+      "Each probe is a sequential test: after every batch it passes when the exact lower bound "
+      "of its share is at least %g and fails when the exact upper bound is below it, the error "
+      "split over its looks so that it is wrong with probability at most %g either way. A probe "
+      "that has run all its replications undecided says so (*undecided*), and only its share "
+      "k/n sides it. %zu runs in all.",
       json_string_value(json_object_get(first, "path")),
       json_string_value(json_object_get(first, "metric")), num_or_nan(first, "p"),
-      num_or_nan(first, "confidence") * 100, num_or_nan(first, "p"),
+      num_or_nan(first, "p"), (1 - num_or_nan(first, "confidence")) / 2,
       json_array_size(json_object_get(summary, "runs")));
-  static const char *const head[] = {"variant", "survives up to", "fails from",
+  static const char *const head[] = {"variant", "highest pass", "lowest fail",
                                      "outcome", "probes",         "replications"};
   expt_page_table(d, head, "lrrlrr");
   for (size_t v = 0; v < json_array_size(search); v++) {
@@ -54,12 +57,17 @@ static void search_body(expt_page *d, const json_t *summary, const char *command
     probe_value(at(s, "boundary.pass"), cells[1], 128);
     probe_value(at(s, "boundary.fail"), cells[2], 128);
     const char *oc = json_string_value(json_object_get(s, "outcome"));
-    snprintf(cells[3], 128, "%s",
+    /* An undecided probe is said in the headline, not only in the probe's row. */
+    double undecided = num_or_nan(s, "n_undecided");
+    char und[64] = "";
+    if (undecided > 0) snprintf(und, sizeof und, "; %g probe(s) undecided", undecided);
+    snprintf(cells[3], 128, "%s%s",
              oc == NULL                      ? "-"
              : strcmp(oc, "bracketed") == 0  ? "bracketed"
              : strcmp(oc, "from_fails") == 0 ? "below the range: `from` fails"
              : strcmp(oc, "to_passes") == 0  ? "above the range: `to` passes"
-                                             : oc);
+                                             : oc,
+             und);
     double reps = 0;
     for (size_t i = 0; i < json_array_size(probes); i++)
       reps += num_or_nan(json_array_get(probes, i), "n");
@@ -77,7 +85,7 @@ static void search_body(expt_page *d, const json_t *summary, const char *command
   for (size_t v = 0; v < json_array_size(search); v++) {
     const json_t *s = json_array_get(search, v);
     expt_page_h(d, 3, "%s", json_string_value(json_object_get(s, "variant")));
-    static const char *const ph[] = {"value", "n", "k", "P", "Wilson interval", "verdict"};
+    static const char *const ph[] = {"value", "n", "k", "P", "exact bounds", "decision"};
     expt_page_table(d, ph, "rrrrrl");
     const json_t *probes = json_object_get(s, "probes");
     for (size_t i = 0; i < json_array_size(probes); i++) {
@@ -89,8 +97,9 @@ static void search_body(expt_page *d, const json_t *summary, const char *command
       snprintf(cells[3], 128, "%.3f", num_or_nan(pr, "p"));
       snprintf(cells[4], 128, "[%.3f, %.3f]", num_or_nan(pr, "lo"), num_or_nan(pr, "hi"));
       const char *verdict = json_string_value(json_object_get(pr, "verdict"));
-      snprintf(cells[5], 128, "%s%s", verdict != NULL ? verdict : "-",
-               json_is_true(json_object_get(pr, "undecided")) ? " (undecided: by k/n)" : "");
+      bool und_p = json_is_true(json_object_get(pr, "undecided"));
+      snprintf(cells[5], 128, "%s%s%s", und_p ? "*undecided*" : verdict != NULL ? verdict : "-",
+               und_p ? ": k/n leans " : "", und_p && verdict != NULL ? verdict : "");
       expt_page_row(d, cells);
     }
     expt_page_table_end(d);

@@ -377,9 +377,23 @@ static void study_paired(expt_page *d, const json_t *summary) {
   expt_page_p(
       d,
       "Each variant minus `%s` over the same seeds (paired), with its interval; **\\*** marks "
-      "a difference whose interval excludes zero. The unpaired (Welch) interval of the same "
-      "runs is in summary.json and paired.csv.",
+      "a difference its test finds distinguishable (the interval excludes zero; yes/no outcomes "
+      "by McNemar's exact test, recovery times with never-recovered runs by a sign test on the "
+      "ordered pairs). The unpaired (Welch) interval of the same pairs, each test and its "
+      "p-value are in summary.json and paired.csv.",
       base != NULL ? base : "");
+  /* Every metric is tested, not only those shown: say how many were flagged, and at what
+   * level, so that a handful of marks among hundreds of tests is read as it should be. */
+  const json_t *pf = json_object_get(first, "paired");
+  const char *vname = json_string_value(json_object_get(first, "variant"));
+  const char *adjust = json_string_value(json_object_get(pf, "adjust"));
+  expt_page_p(d, "`%s`: %lld of %lld metrics flagged at %g %% (%s).", vname != NULL ? vname : "",
+              (long long)json_integer_value(json_object_get(pf, "n_flagged")),
+              (long long)json_integer_value(json_object_get(pf, "n_tested")),
+              100 * json_number_value(json_object_get(pf, "level")),
+              adjust != NULL && strcmp(adjust, "holm") == 0
+                  ? "Holm's step-down over the variant's metrics"
+                  : "each alone, no adjustment for multiplicity: --adjust holm");
   size_t n_axes = study_n_axes(summary);
   if (n_axes > 8) n_axes = 8;
   const char *head[16];

@@ -244,6 +244,8 @@ bool expt__scenario_check_keys(scn_ctx *c, json_t *obj, const char *const *allow
                                const char *where);
 bool expt__scenario_check_sweep(scn_ctx *c, json_t *sweep);
 bool expt__scenario_check_search(scn_ctx *c, json_t *search);
+/* "recovery.windows" (expt_scenario_windows.c), the path at it: into c->recovery's windows. */
+bool expt__scenario_parse_windows(scn_ctx *c, json_t *v);
 bool expt__scenario_check_study_pair(scn_ctx *c, json_t *doc);
 int expt__scenario_check_axes(const expt_scenario *s, retry_error *err);
 

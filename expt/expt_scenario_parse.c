@@ -1481,7 +1481,7 @@ static bool parse_study_keys(scn_ctx *c, json_t *doc) {
 
 static const char *const recovery_keys[] = {"threshold",   "hold",           "warmup",
                                             "latency",     "latency_factor", "queue_factor",
-                                            "queue_slack", "trigger"};
+                                            "queue_slack", "trigger",        "windows"};
 static const char *const recovery_trigger_keys[] = {"start", "end"};
 static const char *const recovery_latency_names[] = {"p50", "p99"};
 
@@ -1540,9 +1540,16 @@ static bool parse_recovery(scn_ctx *c, json_t *v) {
   if (!ok) return false;
   r->latency_q = latency == 0 ? 0.5 : 0.99;
   json_t *t = retry_json_field(v, "trigger");
-  if (t == NULL) return true;
-  size_t mark = retry_json_path_push_key(&c->j, "trigger");
-  if (!parse_recovery_trigger(c, t)) return false;
+  if (t != NULL) {
+    size_t mark = retry_json_path_push_key(&c->j, "trigger");
+    if (!parse_recovery_trigger(c, t)) return false;
+    retry_json_path_pop(&c->j, mark);
+  }
+  /* The windows whose figures each run reports (expt_scenario_windows.c). */
+  json_t *w = retry_json_field(v, "windows");
+  if (w == NULL) return true;
+  size_t mark = retry_json_path_push_key(&c->j, "windows");
+  if (!expt__scenario_parse_windows(c, w)) return false;
   retry_json_path_pop(&c->j, mark);
   return true;
 }

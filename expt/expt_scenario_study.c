@@ -199,8 +199,8 @@ bool expt__scenario_check_sweep(scn_ctx *c, json_t *sweep) {
   return true;
 }
 
-static const char *const search_keys[] = {"path", "from", "to",       "metric",
-                                          "p",    "reps", "max_reps", "probes"};
+static const char *const search_keys[] = {"path", "from",     "to",     "metric",  "p",
+                                          "reps", "max_reps", "probes", "at_least", "at_most"};
 
 bool expt__scenario_check_search(scn_ctx *c, json_t *search) {
   if (!json_is_object(search)) {
@@ -231,6 +231,17 @@ bool expt__scenario_check_search(scn_ctx *c, json_t *search) {
     return false;
   if (max_reps != 0 && max_reps < reps) {
     retry_json_fail_field(&c->j, search, "max_reps", "at least \"reps\"");
+    return false;
+  }
+  /* A threshold makes a number (a window's goodput, say) a success or not; one only. */
+  double bound = 0;
+  if (retry_json_get_number(&c->j, search, "at_least", -1e300, false, 1e300, false, "a number",
+                            &bound) < 0 ||
+      retry_json_get_number(&c->j, search, "at_most", -1e300, false, 1e300, false, "a number",
+                            &bound) < 0)
+    return false;
+  if (retry_json_field(search, "at_least") != NULL && retry_json_field(search, "at_most") != NULL) {
+    retry_json_fail_field(&c->j, search, "at_most", "absent when \"at_least\" is given (one bound)");
     return false;
   }
   if (metric != NULL && expt__scenario_path_check(metric, false, NULL) != 0) {

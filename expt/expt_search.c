@@ -41,6 +41,9 @@ int expt_search_spec_from_json(const json_t *block, expt_search_spec *out, retry
       out->reps > EXPT_SEARCH_DEFAULT_MAX_REPS ? out->reps : EXPT_SEARCH_DEFAULT_MAX_REPS;
   out->max_reps = int_or(json_object_get(block, "max_reps"), dflt_max);
   out->probes = int_or(json_object_get(block, "probes"), EXPT_SEARCH_DEFAULT_PROBES);
+  const json_t *al = json_object_get(block, "at_least"), *am = json_object_get(block, "at_most");
+  out->bound_kind = json_is_number(al) ? 1 : json_is_number(am) ? -1 : 0;
+  out->bound = json_is_number(al) ? json_number_value(al) : json_number_value(am);
   if (out->path == NULL || out->metric == NULL) {
     expt_search_spec_free(out);
     retry_error_set(err, RETRY_ENOMEM, "", "", -1, -1, "out of memory");
@@ -61,9 +64,58 @@ void expt_search_result_free(expt_search_result *r) {
   r->n_probes = 0;
 }
 
-/* Runs the probe at x until it is decided (or max_reps), into *pr. */
-static int probe(const expt_search_spec *spec, double confidence, expt_search_probe_fn fn,
-                 void *ctx, double x, bool integer, expt_search_probe *pr, retry_error *err) {
+/* {==================================================================
+ * The sequential test of one probe
+ * =================================================================== */
+
+/* The replications run after look j (from 1) of a probe: reps per batch, max_reps at most. */
+static size_t look_n(const expt_search_spec *spec, size_t j) {
+  size_t n = j * spec->reps;
+  return n < spec->max_reps ? n : spec->max_reps;
+}
+
+static size_t n_looks(const expt_search_spec *spec) {
+  return (spec->max_reps + spec->reps - 1) / spec->reps;
+}
+
+void expt_search_plan(const expt_search_spec *spec, double confidence, expt_search_levels *lv) {
+  size_t looks = n_looks(spec);
+  lv->error = (1 - confidence) / 2;
+  lv->looks = looks;
+  lv->fail_alpha = lv->error / (double)looks;
+  /* A pass needs the exact lower bound at or above p, which n successes of n reach only from
+   * n >= ln(alpha) / ln(p) on: a look before that cannot pass whatever it sees, and spending
+   * error there would be waste. So the pass error is split among the last m looks, m as
+   * large as keeps the first of them able to pass at error / m. */
+  lv->pass_alpha = NAN;
+  lv->pass_from_n = 0;
+  for (size_t m = looks; m >= 1; m--) {
+    double a = lv->error / (double)m;
+    size_t n = look_n(spec, looks - m + 1);
+    if ((double)n >= log(a) / log(spec->p) - 1e-9) {
+      lv->pass_alpha = a;
+      lv->pass_from_n = n;
+      break;
+    }
+  }
+}
+
+/* The exact (Clopper-Pearson) one-sided bounds of k of n: lo at error alpha_lo (P < lo with
+ * probability at most alpha_lo), hi at alpha_hi. */
+static void exact_bounds(size_t k, size_t n, double alpha_lo, double alpha_hi, double *lo,
+                         double *hi) {
+  double dk = (double)k, dn = (double)n;
+  *lo = k == 0 || isnan(alpha_lo) ? 0.0 : gsl_cdf_beta_Pinv(alpha_lo, dk, dn - dk + 1);
+  *hi = k == n ? 1.0 : gsl_cdf_beta_Qinv(alpha_hi, dk + 1, dn - dk);
+}
+
+/* Runs the probe at x until it is decided (or max_reps), into *pr. The test is repeated after
+ * every batch, each look at its share of the error (expt_search_plan), so that the chance of
+ * a wrong decision over all the looks is at most lv->error each way (Bonferroni over the
+ * looks: a crude but exact alpha spending). */
+static int probe(const expt_search_spec *spec, const expt_search_levels *lv,
+                 expt_search_probe_fn fn, void *ctx, double x, bool integer, expt_search_probe *pr,
+                 retry_error *err) {
   memset(pr, 0, sizeof *pr);
   pr->value = expt_axis_scalar_json(&spec->from, x, integer);
   char *text = pr->value != NULL ? json_dumps(pr->value, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
@@ -83,13 +135,19 @@ static int probe(const expt_search_spec *spec, double confidence, expt_search_pr
     }
     pr->n += add;
     pr->k += k > add ? add : k;
-    sim_stats_wilson(pr->k, pr->n, confidence, &pr->lo, &pr->hi);
+    pr->looks++;
+    /* When no look can pass, the lower bound is shown at the fail side's level. */
+    exact_bounds(pr->k, pr->n, isnan(lv->pass_alpha) ? lv->fail_alpha : lv->pass_alpha,
+                 lv->fail_alpha, &pr->lo, &pr->hi);
     pr->p_hat = (double)pr->k / (double)pr->n;
-    if (pr->lo >= spec->p || pr->hi < spec->p) {
-      pr->pass = pr->lo >= spec->p;
+    bool can_pass = !isnan(lv->pass_alpha) && pr->n >= lv->pass_from_n;
+    if ((can_pass && pr->lo >= spec->p) || pr->hi < spec->p) {
+      pr->pass = can_pass && pr->lo >= spec->p;
       break;
     }
     if (pr->n >= spec->max_reps) {
+      /* Not decided: the bisection still needs a side, which the share gives, and the
+       * probe says it is only that. */
       pr->pass = pr->p_hat >= spec->p;
       pr->undecided = true;
       break;
@@ -99,9 +157,12 @@ static int probe(const expt_search_spec *spec, double confidence, expt_search_pr
   return 0;
 }
 
+/* }================================================================== */
+
 int expt_search_run(const expt_search_spec *spec, double confidence, expt_search_probe_fn fn,
                     void *ctx, expt_search_result *out, retry_error *err) {
   memset(out, 0, sizeof *out);
+  expt_search_plan(spec, confidence, &out->levels);
   out->pass = out->fail = -1;
   bool integer = spec->from.integer && spec->to.integer;
   double lo = spec->from.x, hi = spec->to.x;
@@ -110,7 +171,7 @@ int expt_search_run(const expt_search_spec *spec, double confidence, expt_search
   /* The ends first: a range that does not bracket the boundary is said so, not bisected. */
   for (int end = 0; end < 2; end++) {
     expt_search_probe *pr = &out->probes[out->n_probes];
-    rc = probe(spec, confidence, fn, ctx, end == 0 ? lo : hi, integer, pr, err);
+    rc = probe(spec, &out->levels, fn, ctx, end == 0 ? lo : hi, integer, pr, err);
     out->n_probes++;
     if (rc != 0) goto failed;
     if (pr->pass)
@@ -136,7 +197,7 @@ int expt_search_run(const expt_search_spec *spec, double confidence, expt_search
       mid = a + (b - a) / 2;
     }
     expt_search_probe *pr = &out->probes[out->n_probes];
-    rc = probe(spec, confidence, fn, ctx, mid, integer, pr, err);
+    rc = probe(spec, &out->levels, fn, ctx, mid, integer, pr, err);
     out->n_probes++;
     if (rc != 0) goto failed;
     /* Written with 12 digits, a midpoint can land on an end once the interval is that
@@ -166,18 +227,30 @@ bool expt_search_monotone(const expt_search_result *r, size_t *lower, size_t *hi
   return true;
 }
 
-size_t expt_search_min_reps_to_pass(double p, double confidence) {
-  double z = gsl_cdf_ugaussian_Pinv(1 - (1 - confidence) / 2);
-  double n = z * z * p / (1 - p);
-  /* A hair below an integer is that integer: n / (n + z^2) >= p holds there up to rounding. */
-  return (size_t)ceil(n - 1e-9);
+size_t expt_search_min_reps_to_pass(const expt_search_spec *spec, double confidence) {
+  expt_search_levels lv;
+  expt_search_plan(spec, confidence, &lv);
+  return isnan(lv.pass_alpha) ? 0 : lv.pass_from_n;
 }
 
 static json_t *probe_json(const expt_search_probe *pr) {
-  return json_pack("{s:O,s:I,s:I,s:f,s:f,s:f,s:s,s:b}", "value", pr->value, "n", (json_int_t)pr->n,
-                   "k", (json_int_t)pr->k, "p", expt_output_round(pr->p_hat), "lo",
-                   expt_output_round(pr->lo), "hi", expt_output_round(pr->hi), "verdict",
-                   pr->pass ? "pass" : "fail", "undecided", pr->undecided);
+  const char *decision = pr->undecided ? "undecided" : pr->pass ? "pass" : "fail";
+  return json_pack("{s:O,s:I,s:I,s:f,s:f,s:f,s:s,s:b,s:s,s:I}", "value", pr->value, "n",
+                   (json_int_t)pr->n, "k", (json_int_t)pr->k, "p", expt_output_round(pr->p_hat),
+                   "lo", expt_output_round(pr->lo), "hi", expt_output_round(pr->hi), "verdict",
+                   pr->pass ? "pass" : "fail", "undecided", pr->undecided, "decision", decision,
+                   "looks", (json_int_t)pr->looks);
+}
+
+/* How the probes were tested, for the reader of summary.json. */
+static json_t *test_json(const expt_search_levels *lv) {
+  return json_pack("{s:s,s:f,s:I,s:f,s:o,s:I}", "method",
+                   "exact binomial bounds after each batch, the error split over the looks "
+                   "(Bonferroni)",
+                   "error", expt_output_round(lv->error), "looks", (json_int_t)lv->looks, "fail_alpha",
+                   expt_output_round(lv->fail_alpha), "pass_alpha",
+                   isnan(lv->pass_alpha) ? json_null() : json_real(expt_output_round(lv->pass_alpha)),
+                   "pass_from_n", (json_int_t)lv->pass_from_n);
 }
 
 json_t *expt_search_result_json(const expt_search_spec *spec, double confidence,
@@ -193,10 +266,25 @@ json_t *expt_search_result_json(const expt_search_spec *spec, double confidence,
   if (probes == NULL) return NULL;
   json_t *pass = r->pass >= 0 ? json_incref(r->probes[r->pass].value) : json_null();
   json_t *fail = r->fail >= 0 ? json_incref(r->probes[r->fail].value) : json_null();
-  return json_pack("{s:s,s:s,s:s,s:f,s:f,s:s,s:{s:o,s:o},s:o}", "variant", variant, "path",
-                   spec->path, "metric", spec->metric, "p", spec->p, "confidence", confidence,
-                   "outcome", outcomes[r->outcome], "boundary", "pass", pass, "fail", fail,
-                   "probes", probes);
+  size_t undecided = 0;
+  for (size_t i = 0; i < r->n_probes; i++)
+    undecided += r->probes[i].undecided ? 1u : 0u;
+  json_t *o = json_pack("{s:s,s:s,s:s,s:f,s:f,s:s,s:{s:o,s:o,s:s},s:o,s:I,s:o}", "variant", variant,
+                   "path", spec->path, "metric", spec->metric, "p", spec->p, "confidence",
+                   confidence, "outcome", outcomes[r->outcome], "boundary", "pass", pass, "fail",
+                   fail, "is",
+                   "the bisection's bracket: the highest value that passed and the lowest that "
+                   "failed (or leaned so, when undecided); not an interval with a confidence",
+                   "test", test_json(&r->levels), "n_undecided", (json_int_t)undecided, "probes",
+                   probes);
+  /* A number judged against a bound: say which, so "P" reads as P(metric >= bound). */
+  if (o != NULL && spec->bound_kind != 0 &&
+      json_object_set_new(o, spec->bound_kind > 0 ? "at_least" : "at_most",
+                          json_real(spec->bound)) != 0) {
+    json_decref(o);
+    o = NULL;
+  }
+  return o;
 }
 
 /* {==================================================================
@@ -323,17 +411,24 @@ static int study_probe(void *vctx, double x, const expt_set *set, size_t first_r
   size_t kk = 0;
   for (size_t i = 0; rc == 0 && i < n; i++) {
     const json_t *m = expt_scenario_path_get(results[i], c->spec->metric, NULL);
-    if (!json_is_boolean(m)) {
+    if (c->spec->bound_kind != 0 && (json_is_number(m) || json_is_null(m))) {
+      /* A number against the search's bound; null (no value: a window without a bucket) is
+       * no success. */
+      double val = json_is_number(m) ? json_number_value(m) : NAN;
+      kk += c->spec->bound_kind > 0 ? val >= c->spec->bound : val <= c->spec->bound;
+    } else if (!json_is_boolean(m)) {
       char got[64] = "nothing";
       if (m != NULL) retry_json_describe(m, got, sizeof got);
       retry_error_set(err, RETRY_ECONFIG, expt_scenario_source(c->base), "$.search.metric", -1, -1,
                       "\"%s\" must name a boolean of a run's summary (such as "
-                      "\"recovery.recovered\", which needs a trigger), got %s",
+                      "\"recovery.recovered\", which needs a trigger), or a number with "
+                      "\"at_least\" or \"at_most\", got %s",
                       c->spec->metric, got);
       rc = RETRY_ECONFIG;
       break;
+    } else {
+      kk += json_is_true(m);
     }
-    kk += json_is_true(m);
     json_t *rec =
         json_pack("{s:s,s:O,s:I,s:o,s:O}", "variant", expt_scenario_run_name(c->at, c->variant),
                   "value", value, "replication", (json_int_t)(first_rep + i), "seed",
@@ -402,9 +497,14 @@ static void show_value(char *buf, size_t size, const json_t *v) {
 
 static void print_table(FILE *f, const expt_scenario *s, const expt_search_spec *spec,
                         double confidence, const json_t *search) {
-  fprintf(f, "scenario %s (retrysim %s): search of %s for P(%s) >= %g (Wilson, %g %%)\n",
-          expt_scenario_name(s), RETRY_VERSION, spec->path, spec->metric, spec->p,
-          confidence * 100);
+  char bound[64] = "";
+  if (spec->bound_kind != 0)
+    snprintf(bound, sizeof bound, " %s %g", spec->bound_kind > 0 ? ">=" : "<=", spec->bound);
+  fprintf(f,
+          "scenario %s (retrysim %s): search of %s for P(%s%s) >= %g (exact bounds after each "
+          "batch; each probe wrong with probability at most %g either way)\n",
+          expt_scenario_name(s), RETRY_VERSION, spec->path, spec->metric, bound, spec->p,
+          (1 - confidence) / 2);
   for (size_t v = 0; v < json_array_size(search); v++) {
     const json_t *res = json_array_get(search, v);
     const json_t *b = json_object_get(res, "boundary");
@@ -413,14 +513,22 @@ static void print_table(FILE *f, const expt_scenario *s, const expt_search_spec 
     show_value(pass, sizeof pass, json_object_get(b, "pass"));
     show_value(fail, sizeof fail, json_object_get(b, "fail"));
     fprintf(f, "\n%s: ", json_string_value(json_object_get(res, "variant")));
+    json_int_t undecided = json_integer_value(json_object_get(res, "n_undecided"));
     if (strcmp(outcome, "bracketed") == 0)
-      fprintf(f, "highest value passing %s, lowest failing %s: the boundary lies in [%s, %s]\n",
-              pass, fail, pass, fail);
+      fprintf(f,
+              "the bisection's bracket: highest value passing %s, lowest failing %s (each "
+              "probe's own interval below; the bracket is not a confidence interval)\n",
+              pass, fail);
     else if (strcmp(outcome, "from_fails") == 0)
       fprintf(f, "already \"from\" (%s) fails: the boundary is below the range\n", fail);
     else
       fprintf(f, "still \"to\" (%s) passes: the boundary is above the range\n", pass);
-    fprintf(f, "  %-14s %6s %6s %8s  %-19s %s\n", "value", "n", "k", "P", "interval", "verdict");
+    if (undecided > 0)
+      fprintf(f,
+              "  %" JSON_INTEGER_FORMAT " probe(s) undecided within max_reps: their side is "
+              "only the share k/n, and the bracket rests on it\n",
+              undecided);
+    fprintf(f, "  %-14s %6s %6s %8s  %-19s %s\n", "value", "n", "k", "P", "exact bounds", "decision");
     const json_t *probes = json_object_get(res, "probes");
     for (size_t i = 0; i < json_array_size(probes); i++) {
       const json_t *p = json_array_get(probes, i);
@@ -432,8 +540,12 @@ static void print_table(FILE *f, const expt_scenario *s, const expt_search_spec 
               val, json_integer_value(json_object_get(p, "n")),
               json_integer_value(json_object_get(p, "k")),
               json_number_value(json_object_get(p, "p")), iv,
-              json_string_value(json_object_get(p, "verdict")),
-              json_is_true(json_object_get(p, "undecided")) ? " (undecided: by k/n)" : "");
+              json_string_value(json_object_get(p, "decision")),
+              json_is_true(json_object_get(p, "undecided"))
+                  ? strcmp(json_string_value(json_object_get(p, "verdict")), "pass") == 0
+                        ? " (k/n leans pass)"
+                        : " (k/n leans fail)"
+                  : "");
     }
   }
 }
@@ -562,13 +674,17 @@ int expt_search_run_study(const expt_scenario *s, const struct expt_study_spec *
     fprintf(opts->err, "retrysim: out of memory\n");
     return EXPT_EXIT_RUNTIME;
   }
-  size_t need = expt_search_min_reps_to_pass(spec.p, tmpl->confidence);
-  if (spec.max_reps < need)
+  if (expt_search_min_reps_to_pass(&spec, tmpl->confidence) == 0) {
+    /* n of n successes give the exact lower bound alpha^(1/n): at one look with the whole
+     * error, that reaches p from ln(error) / ln(p) on. */
+    double need = ceil(log((1 - tmpl->confidence) / 2) / log(spec.p) - 1e-9);
     fprintf(opts->err,
-            "retrysim: warning: %s: $.search.max_reps: %zu replications cannot show P >= %g at "
-            "%g %% (that takes at least %zu successes of %zu): every passing probe will be "
-            "undecided, decided by k/n\n",
-            src, spec.max_reps, spec.p, tmpl->confidence * 100, need, need);
+            "retrysim: warning: %s: $.search.max_reps: %zu replications in batches of %zu "
+            "cannot show P >= %g with error %g (one look would need %.0f successes of %.0f, "
+            "more when the error is split over looks): every passing probe will be undecided, "
+            "decided by k/n\n",
+            src, spec.max_reps, spec.reps, spec.p, (1 - tmpl->confidence) / 2, need, need);
+  }
   json_t *search = json_array(), *records = json_array();
   int status = search != NULL && records != NULL ? EXPT_EXIT_OK : EXPT_EXIT_RUNTIME;
   if (status == EXPT_EXIT_OK) status = search_variants(s, tmpl, opts, &spec, search, records, &err);

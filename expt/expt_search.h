@@ -5,10 +5,13 @@
  * assumes the probability falls as the value rises, and says so when `from` already fails or
  * `to` already passes.
  *
- * Each probe runs `reps` replications; it passes when the Wilson lower bound (at the study's
- * confidence) is >= p, fails when the Wilson upper bound is < p, and is otherwise undecided:
- * `reps` more, up to `max_reps`, then it is decided by the point estimate k/n >= p and
- * marked undecided. The driver is a pure function of its probe callback, which runs the
+ * Each probe is a sequential test with a stated error: after every batch of `reps`
+ * replications (a look, up to `max_reps`), it passes when the exact (Clopper-Pearson) lower
+ * bound of k/n is >= p and fails when the exact upper bound is < p, each look at its share of
+ * the error (expt_search_plan), so that over all its looks a probe whose true probability is
+ * at least p fails with probability at most (1 - confidence) / 2, and one whose probability
+ * is below p passes with at most as much. A probe still undecided at max_reps says so; the
+ * bisection then goes by the share k/n >= p. The driver is a pure function of its probe callback, which runs the
  * replications (expt_study_run_jobs in the program, a fake with a known boundary in the
  * tests). Owns the probes' values.
  */
@@ -40,6 +43,8 @@ typedef struct expt_search_spec {
   double p;              /* the probability to keep, in (0, 1) */
   size_t reps, max_reps; /* replications per batch, and at most at one probe */
   size_t probes;         /* probes in all, both ends included, >= 2 */
+  int bound_kind;        /* 0: metric is a boolean; 1: a number >= bound; -1: <= bound */
+  double bound;          /* "at_least" or "at_most" */
 } expt_search_spec;
 
 /* Reads a search block that the loader validated, defaults filled. Returns 0, or RETRY_ENOMEM
@@ -54,24 +59,41 @@ typedef int (*expt_search_probe_fn)(void *ctx, double x, const expt_set *set, si
                                    size_t n, size_t *k, retry_error *err);
 
 /* One probe as run. */
+/* How a probe's error is spent over its looks. */
+typedef struct expt_search_levels {
+  double error;      /* each way, over all looks: (1 - confidence) / 2 */
+  size_t looks;      /* ceil(max_reps / reps) */
+  double fail_alpha; /* the upper bound's error at each look: error / looks */
+  double pass_alpha; /* the lower bound's error at each look that can pass; NaN: none can */
+  size_t pass_from_n; /* the first look (in replications) that can pass */
+} expt_search_levels;
+
+/* Fills lv for spec at confidence: the fail side spends error / looks at every look; the pass
+ * side spends error / m at each of the last m looks, m the most looks whose first can still
+ * pass (n of n successes give the exact lower bound alpha^(1/n), which must reach p). */
+void expt_search_plan(const expt_search_spec *spec, double confidence, expt_search_levels *lv);
+
 typedef struct expt_search_probe {
   double x;       /* the value (as written: what ran) */
   json_t *value;  /* the value as the document got it ("800/s"), owned */
   size_t n, k;    /* replications run, with the metric true */
   double p_hat;   /* k / n */
-  double lo, hi;  /* the Wilson interval */
-  bool pass;      /* the verdict */
-  bool undecided; /* max_reps reached with the interval still containing p: by p_hat */
+  double lo, hi;  /* the exact one-sided bounds at the last look's spent errors */
+  size_t looks;   /* batches run */
+  bool pass;      /* the verdict (when undecided, the side k/n leans to) */
+  bool undecided; /* max_reps reached with neither bound past p: by p_hat */
 } expt_search_probe;
 
 typedef enum expt_search_outcome {
-  EXPT_SEARCH_BRACKETED,  /* the boundary lies in [pass, fail] */
+  EXPT_SEARCH_BRACKETED,  /* the bisection's bracket [pass, fail]: a passing probe below a
+                             failing one (not an interval with a confidence) */
   EXPT_SEARCH_FROM_FAILS, /* already "from" fails: the boundary is below the range */
   EXPT_SEARCH_TO_PASSES   /* still "to" passes: the boundary is above the range */
 } expt_search_outcome;
 
 typedef struct expt_search_result {
   expt_search_outcome outcome;
+  expt_search_levels levels; /* how each probe spent its error */
   expt_search_probe probes[EXPT_SEARCH_MAX_PROBES]; /* in the order run */
   size_t n_probes;
   int pass; /* index of the highest passing probe, -1 when none */
@@ -92,9 +114,10 @@ void expt_search_result_free(expt_search_result *r);
  * one of several crossings, or an artefact. */
 bool expt_search_monotone(const expt_search_result *r, size_t *lower, size_t *higher);
 
-/* The fewest replications that can pass a probe: n successes of n have the Wilson lower
- * bound n / (n + z^2), which reaches p from n = z^2 p / (1 - p) on (73 for p = 0.95 at 95 %). */
-size_t expt_search_min_reps_to_pass(double p, double confidence);
+/* The fewest replications that can pass a probe of spec at confidence (expt_search_plan's
+ * pass_from_n), or 0 when no look within max_reps can pass (n of n successes never bring the
+ * exact lower bound to p). */
+size_t expt_search_min_reps_to_pass(const expt_search_spec *spec, double confidence);
 
 /* {"variant": variant, "path", "metric", "p", "confidence", "outcome": "bracketed" |
  * "from_fails" | "to_passes", "boundary": {"pass": value or null, "fail": value or null},

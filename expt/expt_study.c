@@ -58,6 +58,8 @@ static json_t *make_plan(const expt_study_spec *s, const expt_run_opts *o) {
   expt_json_put(st, "replications", json_integer((json_int_t)s->reps), &ok);
   expt_json_put(st, "confidence", json_real(s->confidence), &ok);
   expt_json_put(st, "baseline", s->baseline != NULL ? json_string(s->baseline) : json_null(), &ok);
+  /* Only when asked, so that the plans (and shard files) of studies without it are unchanged. */
+  if (s->holm) expt_json_put(st, "adjust", json_string("holm"), &ok);
   expt_json_put(st, "warmup_s",
                 s->warmup_s >= 0 ? json_real(expt_output_round(s->warmup_s)) : json_null(), &ok);
   expt_json_put(st, "has_variants", json_boolean(expt_scenario_has_variants(s->scenarios[0])), &ok);

@@ -94,6 +94,7 @@ typedef struct expt_study_spec {
   size_t reps;                           /* replications, >= 1 */
   double confidence;                     /* level of every interval, in [0.5, 0.9999] */
   const char *baseline;                  /* variant compared against, or NULL */
+  bool holm;                             /* --adjust holm: paired flags by Holm's step-down */
   double warmup_s;                       /* provenance only (the config applies it); < 0: none */
   unsigned jobs;                         /* threads (-j), >= 1 */
   unsigned shard_k, shard_n;             /* --shard K/N; shard_n 0: the whole run list */

@@ -43,9 +43,9 @@ int expt__study_aggregate(expt__study *st) {
       for (size_t r = 0; r < st->reps; r++)
         runs[r] = result_of(st, p, v, r);
       bool paired = st->baseline >= 0 && (size_t)st->baseline != v;
-      json_t *a = expt_agg_object(
+      json_t *a = expt_agg_object_adjusted(
           expt__study_variant_name(st, v), tables[v], runs, paired ? tables[st->baseline] : NULL,
-          paired ? expt__study_variant_name(st, (size_t)st->baseline) : NULL, st->level);
+          paired ? expt__study_variant_name(st, (size_t)st->baseline) : NULL, st->level, st->holm);
       if (a == NULL) rc = RETRY_ENOMEM;
       st->aggs[p * st->nv + v] = a;
     }
@@ -219,7 +219,9 @@ static int fill_points_csv(void *ctx, FILE *f) {
 static int fill_paired_csv(void *ctx, FILE *f) {
   const expt__study *st = ctx;
   csv_head(f, st);
-  fputs("variant,baseline,metric,n,mean_diff,lo,hi,unpaired_lo,unpaired_hi,distinguishable\n", f);
+  fputs("variant,baseline,metric,n,mean_diff,lo,hi,unpaired_lo,unpaired_hi,distinguishable,test,"
+        "p_value,n_one_censored,n_both_censored\n",
+        f);
   for (size_t p = 0; p < st->np; p++)
     for (size_t v = 0; v < st->nv; v++) {
       const json_t *pd = json_object_get(st->aggs[p * st->nv + v], "paired");
@@ -237,7 +239,13 @@ static int fill_paired_csv(void *ctx, FILE *f) {
                                            "hi", "unpaired_lo", "unpaired_hi"};
         for (size_t k = 0; k < 6; k++)
           csv_field_num(f, e, cols[k]);
-        fprintf(f, ",%d\n", json_is_true(json_object_get(e, "distinguishable")) ? 1 : 0);
+        fprintf(f, ",%d,", json_is_true(json_object_get(e, "distinguishable")) ? 1 : 0);
+        /* Which test set the flag, and for a censored time the pairs it ordered or left. */
+        expt_csv_text(f, json_string_value(json_object_get(e, "test")));
+        static const char *const tail[] = {"p_value", "n_one_censored", "n_both_censored"};
+        for (size_t k = 0; k < 3; k++)
+          csv_field_num(f, e, tail[k]);
+        fputc('\n', f);
       }
     }
   return ferror(f) ? -1 : 0;

@@ -112,6 +112,8 @@ int expt_study_finish(const json_t *plan, const json_t *records, const expt_stud
   expt__study st = {.plan = plan, .records = records};
   st.reps = (size_t)json_integer_value(json_object_get(sb, "replications"));
   st.level = json_number_value(json_object_get(sb, "confidence"));
+  const char *adjust = json_string_value(json_object_get(sb, "adjust"));
+  st.holm = adjust != NULL && strcmp(adjust, "holm") == 0;
   st.names = json_object_get(sb, "variants");
   st.nv = json_array_size(st.names);
   st.axes = json_object_get(sb, "axes");

@@ -20,6 +20,7 @@ typedef struct expt__study {
   const json_t *plan;
   size_t reps, nv, np, n_axes;
   double level;
+  bool holm; /* the plan's study.adjust is "holm" */
   long baseline;         /* index of the baseline variant, -1 for none */
   const json_t *names;   /* the variants' names */
   const json_t *axes;    /* [{path, values}] */

@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* {==================================================================
  * The text table
@@ -17,6 +18,22 @@ static void fmt_sig(char *buf, size_t size, double x, int sig) {
     snprintf(buf, size, "%.0f", x);
   else
     snprintf(buf, size, "%.*g", sig, x);
+}
+
+/* With a baseline: per variant, how many of its metrics the paired tests flagged, at what
+ * level and with what adjustment (issue 23: a "*" among hundreds of tests is read with this). */
+static void paired_counts(FILE *f, const expt__study *st, size_t p) {
+  for (size_t v = 0; st->baseline >= 0 && v < st->nv; v++) {
+    const json_t *pd = json_object_get(st->aggs[p * st->nv + v], "paired");
+    if (pd == NULL) continue;
+    const char *adjust = json_string_value(json_object_get(pd, "adjust"));
+    fprintf(f, "  %s - %s: %lld of %lld metrics differ at %.4g %% (%s)\n",
+            expt__study_variant_name(st, v), expt__study_variant_name(st, (size_t)st->baseline),
+            (long long)json_integer_value(json_object_get(pd, "n_flagged")),
+            (long long)json_integer_value(json_object_get(pd, "n_tested")), st->level * 100,
+            adjust != NULL && strcmp(adjust, "holm") == 0 ? "Holm's step-down"
+                                                          : "each alone, no adjustment");
+  }
 }
 
 /* A cell "mean ±half_width" of metric in aggregate a, with '*' when its paired difference from
@@ -122,6 +139,7 @@ int expt__study_print_table(const expt__study *st, FILE *f) {
       }
       fputc('\n', f);
     }
+    paired_counts(f, st, p);
   }
   free(cells);
   return ferror(f) ? -1 : 0;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "expt/expt_agg.h"
+#include "expt/expt_paired.h"
 
 #define near(a, b, tol) assert_true(fabs((a) - (b)) < (tol))
 
@@ -264,10 +265,11 @@ static void test_paired_narrower_on_correlated_runs(void **state) {
   g = json_object_get(json_object_get(json_object_get(o, "paired"), "metrics"), "goodput_per_s");
   assert_true(json_is_false(json_object_get(g, "distinguishable")));
   json_decref(o);
-  /* A difference that is the same in every pair (sd 0, an interval of no width) is not
-   * marked: it says nothing about noise, and the entry says why. */
-  json_t *qa[4], *qb[4];
-  for (size_t i = 0; i < 4; i++) {
+  /* A difference that is the same in every pair (sd 0, an interval of no width) has no spread
+   * for a t test; the exact sign test weighs it: 4 pairs of 4 on one side is p = 2 / 16, not
+   * enough at 95 %, and 8 of 8 (p = 2 / 256) is (issue 23). */
+  json_t *qa[8], *qb[8];
+  for (size_t i = 0; i < 8; i++) {
     qa[i] = json_pack("{s:f}", "p99", 250.0 + (double)i);
     qb[i] = json_pack("{s:f}", "p99", 200.0 + (double)i);
   }
@@ -276,17 +278,108 @@ static void test_paired_narrower_on_correlated_runs(void **state) {
   o = expt_agg_object("a", tqa, (const json_t *const *)qa, tqb, "b", 0.95);
   g = json_object_get(json_object_get(json_object_get(o, "paired"), "metrics"), "p99");
   near(json_number_value(json_object_get(g, "mean_diff")), 50.0, 1e-12);
+  assert_string_equal(json_string_value(json_object_get(g, "test")), "sign");
+  near(json_number_value(json_object_get(g, "p_value")), 0.125, 1e-12);
   assert_true(json_is_false(json_object_get(g, "distinguishable")));
-  assert_non_null(json_object_get(g, "note"));
   json_decref(o);
   expt_agg_table_destroy(tqa);
   expt_agg_table_destroy(tqb);
-  free_reps(qa, 4);
-  free_reps(qb, 4);
+  tqa = expt_agg_table_create((const json_t *const *)qa, 8);
+  tqb = expt_agg_table_create((const json_t *const *)qb, 8);
+  o = expt_agg_object("a", tqa, (const json_t *const *)qa, tqb, "b", 0.95);
+  g = json_object_get(json_object_get(json_object_get(o, "paired"), "metrics"), "p99");
+  assert_true(json_is_true(json_object_get(g, "distinguishable")));
+  json_decref(o);
+  expt_agg_table_destroy(tqa);
+  expt_agg_table_destroy(tqb);
+  free_reps(qa, 8);
+  free_reps(qb, 8);
   expt_agg_table_destroy(ta);
   expt_agg_table_destroy(tb);
   free_reps(va, 10);
   free_reps(vb, 10);
+}
+
+/* n runs of {"recovery": {"recovered": b, "recovery_s": t}}: recovered when ok(i), with time
+ * t(i) (null when not recovered). */
+static void recovery_runs(json_t **v, size_t n, bool all, double t0) {
+  for (size_t i = 0; i < n; i++) {
+    bool ok = all || i % 3 == 0;
+    v[i] = json_pack("{s:{s:b,s:o}}", "recovery", "recovered", ok, "recovery_s",
+                     ok ? json_real(t0 + (double)i) : json_null());
+  }
+}
+
+/* Issue 23: 0 of 30 recovered against 30 of 30, every pair differing by exactly -1 (zero
+ * spread), was "not distinguishable". McNemar's exact test on the 30 discordant pairs says
+ * p = 2 / 2^30. The recovery times, censored in 20 pairs of one side, are ordered (a time that
+ * never came is the longer), not dropped; and the unpaired interval is over the same pairs. */
+static void test_paired_mcnemar_and_censored_times(void **state) {
+  (void)state;
+  json_t *va[30], *vb[30];
+  recovery_runs(va, 30, false, 1.0); /* recovered in 10 of 30 */
+  recovery_runs(vb, 30, true, 0.0);  /* in all, 1 s faster in each shared pair */
+  expt_agg_table *ta = expt_agg_table_create((const json_t *const *)va, 30);
+  expt_agg_table *tb = expt_agg_table_create((const json_t *const *)vb, 30);
+  json_t *o = expt_agg_object("a", ta, (const json_t *const *)va, tb, "b", 0.95);
+  json_t *pm = json_object_get(json_object_get(o, "paired"), "metrics");
+  json_t *r = json_object_get(pm, "recovery.recovered");
+  assert_string_equal(json_string_value(json_object_get(r, "test")), "mcnemar");
+  assert_int_equal(json_integer_value(json_object_get(r, "n_down")), 20);
+  assert_int_equal(json_integer_value(json_object_get(r, "n_up")), 0);
+  assert_true(json_is_true(json_object_get(r, "distinguishable")));
+  json_t *t = json_object_get(pm, "recovery.recovery_s");
+  assert_string_equal(json_string_value(json_object_get(t, "test")), "censored_sign");
+  assert_int_equal(json_integer_value(json_object_get(t, "n_one_censored")), 20);
+  assert_int_equal(json_integer_value(json_object_get(t, "n_both_censored")), 0);
+  assert_int_equal(json_integer_value(json_object_get(t, "n_up")), 30);
+  assert_true(json_is_true(json_object_get(t, "distinguishable")));
+  /* The intervals: the 10 pairs with both times, +1 s each; unpaired on those same 10. */
+  near(json_number_value(json_object_get(t, "mean_diff")), 1.0, 1e-12);
+  double ulo = json_number_value(json_object_get(t, "unpaired_lo"));
+  double uhi = json_number_value(json_object_get(t, "unpaired_hi"));
+  assert_true(ulo < 1.0 && uhi > 1.0 && uhi - ulo < 40);
+  json_t *pd = json_object_get(o, "paired");
+  assert_int_equal(json_integer_value(json_object_get(pd, "n_flagged")), 2);
+  assert_string_equal(json_string_value(json_object_get(pd, "adjust")), "none");
+  json_decref(o);
+  free_reps(va, 30);
+  free_reps(vb, 30);
+  expt_agg_table_destroy(ta);
+  expt_agg_table_destroy(tb);
+  /* 0 of 30 against 30 of 30, exactly the issue's case. */
+  json_t *za[30], *zb[30];
+  for (size_t i = 0; i < 30; i++) {
+    za[i] = json_pack("{s:b}", "ok", false);
+    zb[i] = json_pack("{s:b}", "ok", true);
+  }
+  ta = expt_agg_table_create((const json_t *const *)za, 30);
+  tb = expt_agg_table_create((const json_t *const *)zb, 30);
+  o = expt_agg_object("a", ta, (const json_t *const *)za, tb, "b", 0.95);
+  r = json_object_get(json_object_get(json_object_get(o, "paired"), "metrics"), "ok");
+  near(json_number_value(json_object_get(r, "p_value")), 2.0 / 1073741824.0, 1e-13);
+  assert_true(json_is_true(json_object_get(r, "distinguishable")));
+  json_decref(o);
+  free_reps(za, 30);
+  free_reps(zb, 30);
+  expt_agg_table_destroy(ta);
+  expt_agg_table_destroy(tb);
+}
+
+/* Holm's step-down: p-values 0.01, 0.015, 0.024, 0.5 at 0.05 reject the first three (0.01 <=
+ * 0.05 / 4, 0.015 <= 0.05 / 3, 0.024 <= 0.05 / 2); 0.0126, 0.02 stop at the first (over
+ * 0.0125). Unadjusted, each of these but 0.5 and 0.9 would be flagged alone. */
+static void test_paired_holm(void **state) {
+  (void)state;
+  const double p[] = {0.024, 0.5, 0.01, NAN, 0.015};
+  bool rej[5];
+  assert_int_equal(expt_paired_holm(p, 5, 0.05, rej), 0);
+  assert_true(rej[0] && !rej[1] && rej[2] && !rej[3] && rej[4]);
+  const double q[] = {0.0126, 0.02, 0.5, 0.9};
+  assert_int_equal(expt_paired_holm(q, 4, 0.05, rej), 0);
+  assert_true(!rej[0] && !rej[1] && !rej[2] && !rej[3]);
+  near(expt_paired_sign_p(0, 30), 2.0 / 1073741824.0, 1e-13);
+  near(expt_paired_sign_p(3, 3), 1.0, 1e-12);
 }
 
 /* Replications whose shapes differ (a null in one, an object in another) merge into one shape. */
@@ -313,6 +406,8 @@ int main(void) {
       cmocka_unit_test(test_recovery_censored),
       cmocka_unit_test(test_welch_known_values),
       cmocka_unit_test(test_paired_narrower_on_correlated_runs),
+      cmocka_unit_test(test_paired_mcnemar_and_censored_times),
+      cmocka_unit_test(test_paired_holm),
       cmocka_unit_test(test_shape_union),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -38,7 +38,8 @@ static const expt_recovery_cfg rcfg = {.threshold = 0.9,
                                       .latency_factor = 3,
                                       .latency_q = 0.99,
                                       .queue_factor = 2,
-                                      .queue_slack = 1};
+                                      .queue_slack = 1,
+                                      .goodput_alpha = 0.01};
 #define S 1000000000LL
 
 static void test_expt_recovery_counts_from_the_trigger_end_to_a_held_healthy_span(void **state) {
@@ -163,11 +164,12 @@ static void test_recovery_waits_for_queue(void **state) {
   expt_recovery old;
   expt_recovery_judge(&rcfg, 20 * S, S, 6 * S, 9 * S, t.v, t.v + 1, 4, 20, &old);
   assert_true(old.recovered && old.recovery_s == 0.0);
-  /* A queue just at the limit is healthy; one above it is not. */
-  t.v[4 * 12 + 3] = 12;
+  /* A span whose mean queue is just at the limit is healthy; one above it is not: the span
+   * [12 s, 15 s) holds 30, 2 and 2 (mean 11.33), then 32.5, 2 and 2 (mean 12.17). */
+  t.v[4 * 12 + 3] = 30;
   judge3(&t, &r);
   assert_true(r.recovery_s == 3.0);
-  t.v[4 * 12 + 3] = 12.5;
+  t.v[4 * 12 + 3] = 32.5;
   judge3(&t, &r);
   assert_true(r.recovery_s == 4.0);
 }
@@ -188,10 +190,14 @@ static void test_recovery_waits_for_latency(void **state) {
   assert_true(r.criterion_s[EXPT_RECOVERY_GOODPUT] == 0.0);
   assert_int_equal(r.last_criterion, EXPT_RECOVERY_LATENCY);
   assert_string_equal(r.latency_column, "latency_ok_p99_ms");
-  /* A bucket without any OK call (no latency: NaN) is not healthy either. */
+  /* The latency is judged by the span's mean over its buckets with an OK call: one bucket
+   * without any (NaN) leaves the span healthy, a span without any OK call is not. */
   t.v[4 * 15 + 2] = NAN;
   judge3(&t, &r);
-  assert_true(r.recovery_s == 7.0);
+  assert_true(r.recovery_s == 5.0);
+  t.v[4 * 14 + 2] = t.v[4 * 16 + 2] = NAN;
+  judge3(&t, &r);
+  assert_true(r.recovery_s == 6.0);
   /* Without an OK latency before the trigger the criterion cannot be judged and holds. */
   for (int b = 0; b < 6; b++)
     t.v[4 * b + 2] = NAN;

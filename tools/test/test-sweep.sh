@@ -136,7 +136,7 @@ sweep_same_bytes_for_any_j() {
 search_writes_its_bracket() {
   run_rc 0 run "$tmp/search.json" -j 2 --out "$tmp/s1"
   has "$tmp/out" 'search of clients.web.arrival.rate for P(recovery.recovered) >= 0.5' table
-  has "$tmp/out" 'the boundary lies in [' table
+  has "$tmp/out" "the bisection's bracket: highest value passing" table
   jv "$tmp/s1/summary.json" 'd["search"][0]["outcome"]' bracketed search
   jv "$tmp/s1/summary.json" 'd["study"]["kind"]' search search
   jv "$tmp/s1/summary.json" 'len(d["runs"]) == sum(p["n"] for p in d["search"][0]["probes"])' true search
@@ -216,7 +216,7 @@ search_warns_when_no_pass_can_be_decided() {
   ok
   [ ! -s "$tmp/err" ] || { fail "a search that can decide warned"; cat "$tmp/err"; }
   run_rc 0 run "$tmp/search.json" --set search.p=0.99 --set search.probes=2 --quiet
-  has "$tmp/err" '$.search.max_reps: 30 replications cannot show P >= 0.99 at 95 % (that takes at least 381 successes of 381)' warn
+  has "$tmp/err" '$.search.max_reps: 30 replications in batches of 10 cannot show P >= 0.99 with error 0.025 (one look would need 368 successes of 368' warn
 }
 
 # A sharded study is checked by its merge, from the plan's document, as a local run checks it.

@@ -1,0 +1,71 @@
+/*
+ * expt_scenario_windows.c: the loader's part of "recovery.windows": the named windows of
+ * the time series whose figures each run also reports (expt_window.h). {"trigger": true,
+ * "after": true, "NAME": ["10s", "40s"]}: the two built-in names take true, any other name a
+ * [from, to) pair of durations. Stored with the recovery rule, which resolves the trigger.
+ */
+#include "expt/expt_scenario_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* One window, name: v, into *w. */
+static bool one_window(scn_ctx *c, const char *name, json_t *v, expt_window *w) {
+  memset(w, 0, sizeof *w);
+  snprintf(w->name, sizeof w->name, "%s", name);
+  bool builtin = strcmp(name, "trigger") == 0 || strcmp(name, "after") == 0;
+  if (builtin) {
+    /* false would change nothing: refused, as any value that cannot. */
+    if (!json_is_true(v)) {
+      retry_json_fail_value(&c->j, name, "true (the recovery rule's window)", v);
+      return false;
+    }
+    w->kind = strcmp(name, "trigger") == 0 ? EXPT_WINDOW_TRIGGER : EXPT_WINDOW_AFTER;
+    return true;
+  }
+  w->kind = EXPT_WINDOW_SPAN;
+  if (!json_is_array(v) || json_array_size(v) != 2) {
+    retry_json_fail_value(&c->j, name, "a pair of durations [\"10s\", \"40s\"]", v);
+    return false;
+  }
+  if (!expt__scenario_duration_value(c, json_array_get(v, 0), "[0]", 0, false, SCN_DUR_NONNEG,
+                                     &w->from_ns) ||
+      !expt__scenario_duration_value(c, json_array_get(v, 1), "[1]", 0, false, SCN_DUR_NONNEG,
+                                     &w->to_ns))
+    return false;
+  if (w->to_ns <= w->from_ns) {
+    retry_json_fail_value(&c->j, name, "an end after the start", v);
+    return false;
+  }
+  return true;
+}
+
+bool expt__scenario_parse_windows(scn_ctx *c, json_t *v) {
+  expt_recovery_cfg *r = &c->recovery;
+  if (!json_is_object(v) || json_object_size(v) == 0) {
+    retry_json_fail_value(&c->j, "\"windows\"",
+                          "an object {\"trigger\": true, \"after\": true, \"NAME\": [\"10s\", "
+                          "\"40s\"]}",
+                          v);
+    return false;
+  }
+  if (json_object_size(v) > EXPT_WINDOW_MAX) {
+    retry_json_fail_value(&c->j, "\"windows\"", "at most 16 windows", v);
+    return false;
+  }
+  r->n_windows = 0;
+  const char *key;
+  json_t *w;
+  json_object_foreach(v, key, w) {
+    if (strlen(key) == 0 || strlen(key) >= EXPT_WINDOW_NAME_MAX || strchr(key, '.') != NULL) {
+      retry_json_fail_value(&c->j, "\"windows\"",
+                            "names of 1 to 31 characters without '.' (a path separator)", v);
+      return false;
+    }
+    size_t mark = retry_json_path_push_key(&c->j, key);
+    if (!one_window(c, key, w, &r->windows[r->n_windows])) return false;
+    retry_json_path_pop(&c->j, mark);
+    r->n_windows++;
+  }
+  return true;
+}
