@@ -181,6 +181,9 @@ bool expt__scenario_check_name(scn_ctx *c, const char *kind, const char *name);
 
 /* The "clients" object into c->cfg->clients (services already converted). */
 bool expt__scenario_parse_clients(scn_ctx *c, json_t *clients);
+/* expt_scenario_ctl.c: a service's "outlier_detection", "health_check", "self_eject",
+ * "autoscaler" and "scale" (after its calls and faults: svc->ctl, NULL when none). */
+bool expt__scenario_parse_ctl(scn_ctx *c, json_t *v, model_service_cfg *svc);
 
 /* A POLICY value (the path is at it, v is not null): a service config object, loaded with
  * retry_config_load_string. A file's name was replaced by the file's document when the
