@@ -33,7 +33,7 @@ static const char *const rules_keys[] = {"stabilization_window", "select_policy"
 static const char *const select_names[] = {"Max", "Min", "Disabled"}; /* model_hpa_select */
 static const char *const policy_keys[] = {"type", "value", "period"};
 static const char *const policy_names[] = {"Pods", "Percent"}; /* model_hpa_policy_type */
-static const char *const scale_keys[] = {"at", "replicas"};
+static const char *const scale_keys[] = {"at", "replicas", "startup_delay"};
 
 #define PCT "an integer in [0, 100]"
 #define COUNT "an integer in [1, 1000000]"
@@ -295,6 +295,10 @@ static bool parse_scale(scn_ctx *c, json_t *list, model_ctl_cfg *k) {
                            retry_json_get_int32(&c->j, v, "replicas", 1, MODEL_MAX_REPLICAS,
                                                 "an integer in [1, 64]", &e->replicas),
                            "replicas", "the count from then on, an integer in [1, 64]") != 1)
+      return false;
+    e->startup_delay_ns = -1;
+    if (expt__scenario_get_duration(c, v, "startup_delay", 0, false, SCN_DUR_NONNEG,
+                                    &e->startup_delay_ns) < 0)
       return false;
     if ((i > 0 && e->at_ns < k->scale[i - 1].at_ns) || e->at_ns >= c->cfg->duration_ns) {
       size_t mk = retry_json_path_push_key(&c->j, "at");

@@ -155,7 +155,7 @@ static void ev_ready(sim_kernel *k, void *obj, uint64_t arg) {
   c->ready |= UINT64_C(1) << i;
 }
 
-static int32_t set_replicas(model_world *w, int svc, int32_t n, int64_t now) {
+static int32_t set_replicas(model_world *w, int svc, int32_t n, int64_t delay, int64_t now) {
   mw_ctl_svc *c = ctl_of(w, svc);
   if (n < 1) n = 1;
   if (n > c->cfg.replicas) n = c->cfg.replicas;
@@ -172,13 +172,13 @@ static int32_t set_replicas(model_world *w, int svc, int32_t n, int64_t now) {
     c->hc_fail[i] = c->hc_ok[i] = c->se_fail[i] = c->se_ok[i] = 0;
     c->util[i] = 0;
     c->util_n[i] = 0;
-    if (c->cfg.ctl->startup_delay_ns == 0) {
+    if (delay == 0) {
       c->ready |= bit;
       continue;
     }
     c->ready &= ~bit;
     uint64_t arg = ((uint64_t)svc << 40) | ((uint64_t)i << 32) | c->gen[i];
-    if (sim_event_schedule_in(w->k, c->cfg.ctl->startup_delay_ns, ev_ready, w, arg) ==
+    if (sim_event_schedule_in(w->k, delay, ev_ready, w, arg) ==
         SIM_EVENT_NONE)
       model__fail(w, RETRY_ENOMEM, "out of memory for events");
   }
@@ -188,21 +188,29 @@ static int32_t set_replicas(model_world *w, int svc, int32_t n, int64_t now) {
   return n;
 }
 
+/* A count set by hand: the autoscaler hears of it. */
+static int32_t set_by_hand(model_world *w, int svc, int32_t n, int64_t delay, int64_t now) {
+  mw_ctl_svc *c = ctl_of(w, svc);
+  int32_t set = set_replicas(w, svc, n, delay, now);
+  if (c->hpa != NULL) model_hpa_set_replicas(c->hpa, set);
+  return set;
+}
+
 int32_t model_world_set_replicas(model_world *w, int svc, int32_t n, int64_t now_ns) {
   if (svc < 0 || (size_t)svc >= w->topo.n_services) return -1;
   mw_ctl_svc *c = ctl_of(w, svc);
   if (c == NULL || c->cfg.ctl->replicas_max == 0) return -1;
-  int32_t set = set_replicas(w, svc, n, now_ns);
-  if (c->hpa != NULL) model_hpa_set_replicas(c->hpa, set);
-  return set;
+  return set_by_hand(w, svc, n, c->cfg.ctl->startup_delay_ns, now_ns);
 }
 
 /* arg: the service in the high 32 bits, the event's index in the low. */
 static void ev_scale(sim_kernel *k, void *obj, uint64_t arg) {
   model_world *w = obj;
-  mw_ctl_svc *c = ctl_of(w, (int)(arg >> 32));
-  model_world_set_replicas(w, (int)(arg >> 32), c->cfg.ctl->scale[arg & UINT32_MAX].replicas,
-                           sim_now_ns(k));
+  int svc = (int)(arg >> 32);
+  const model_scale_event *e = &ctl_of(w, svc)->cfg.ctl->scale[arg & UINT32_MAX];
+  int64_t delay = e->startup_delay_ns >= 0 ? e->startup_delay_ns
+                                           : ctl_of(w, svc)->cfg.ctl->startup_delay_ns;
+  set_by_hand(w, svc, e->replicas, delay, sim_now_ns(k));
 }
 
 /* }================================================================== */
@@ -310,8 +318,15 @@ static void self_eject_done(model_world *w, const mw_end *end) {
 }
 
 /* The autoscaler's metric: each started replica's busy workers over its workers, sampled
- * every second (or every sync period if shorter), averaged over the period as metrics-server
- * averages CPU over its window. */
+ * 1,000 times per sync period and averaged over it, as metrics-server averages CPU over its
+ * window. Sampled rather than integrated, so that the hot path keeps no per-replica busy
+ * time; once a second was too coarse (a replica's mean over 15 binary samples wanders by
+ * 10 %, more than the tolerance), a thousand times puts the noise near 1 %. */
+static int64_t sample_every(const mw_ctl_svc *c) {
+  int64_t every = c->cfg.ctl->hpa.sync_period_ns / 1000;
+  return every > 0 ? every : 1;
+}
+
 static void ev_hpa_sample(sim_kernel *k, void *obj, uint64_t svc) {
   model_world *w = obj;
   mw_ctl_svc *c = ctl_of(w, (int)svc);
@@ -323,10 +338,7 @@ static void ev_hpa_sample(sim_kernel *k, void *obj, uint64_t svc) {
     c->util[i] += workers > 0 ? (double)s->replicas[i].busy / workers : 1.0;
     c->util_n[i]++;
   }
-  int64_t every = c->cfg.ctl->hpa.sync_period_ns < INT64_C(1000000000)
-                      ? c->cfg.ctl->hpa.sync_period_ns
-                      : INT64_C(1000000000);
-  again(w, every, ev_hpa_sample, svc);
+  again(w, sample_every(c), ev_hpa_sample, svc);
 }
 
 static void ev_hpa_sync(sim_kernel *k, void *obj, uint64_t svc) {
@@ -346,7 +358,8 @@ static void ev_hpa_sync(sim_kernel *k, void *obj, uint64_t svc) {
     c->util_n[i] = 0;
   }
   int32_t want = model_hpa_sync(c->hpa, &smp, sim_now_ns(k));
-  if (want != c->n_cur) set_replicas(w, (int)svc, want, sim_now_ns(k));
+  if (want != c->n_cur)
+    set_replicas(w, (int)svc, want, c->cfg.ctl->startup_delay_ns, sim_now_ns(k));
   again(w, c->cfg.ctl->hpa.sync_period_ns, ev_hpa_sync, svc);
 }
 
@@ -424,9 +437,7 @@ static int svc_start(model_world *w, size_t i, mw_ctl_svc *c) {
   }
   if (cc->autoscaler_on) {
     c->hpa = model_hpa_create(&cc->hpa, c->n_cur, sim_kernel_allocator(w->k), w->run.err);
-    int64_t every = cc->hpa.sync_period_ns < INT64_C(1000000000) ? cc->hpa.sync_period_ns
-                                                                  : INT64_C(1000000000);
-    if (c->hpa == NULL || schedule_first(w, every, ev_hpa_sample, i) < 0 ||
+    if (c->hpa == NULL || schedule_first(w, sample_every(c), ev_hpa_sample, i) < 0 ||
         schedule_first(w, cc->hpa.sync_period_ns, ev_hpa_sync, i) < 0)
       return -1;
   }

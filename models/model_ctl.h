@@ -45,7 +45,8 @@ typedef struct model_self_eject_cfg {
 /* A scale event by hand: the service runs `replicas` replicas from at_ns on. */
 typedef struct model_scale_event {
   int64_t at_ns;
-  int32_t replicas; /* 1 .. MODEL_MAX_REPLICAS */
+  int64_t startup_delay_ns; /* of the replicas it adds, -1: the service's (startup_delay_ns) */
+  int32_t replicas;         /* 1 .. MODEL_MAX_REPLICAS */
 } model_scale_event;
 
 typedef struct model_ctl_cfg {
