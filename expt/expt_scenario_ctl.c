@@ -262,6 +262,13 @@ static bool parse_autoscaler(scn_ctx *c, json_t *v, model_ctl_cfg *k, const mode
       expt__scenario_get_duration(c, v, "startup_delay", 0, false, SCN_DUR_NONNEG,
                                   &k->startup_delay_ns) < 0)
     return false;
+  if (h->min_replicas > h->max_replicas) {
+    size_t mark = retry_json_path_push_key(&c->j, "min");
+    retry_json_fail(&c->j, RETRY_ECONFIG, "\"min\" (%d) is above \"max\" (%d)",
+                    (int)h->min_replicas, (int)h->max_replicas);
+    retry_json_path_pop(&c->j, mark);
+    return false;
+  }
   h->target_pct = (int32_t)lround(target * 100);
   if (h->target_pct < 1) h->target_pct = 1;
   h->tolerance_up = h->tolerance_down = tol;
