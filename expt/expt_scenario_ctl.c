@@ -27,8 +27,9 @@ static const char *const hc_keys[] = {"interval", "timeout", "unhealthy_threshol
                                       "healthy_threshold"};
 static const char *const se_keys[] = {"dependency", "after_failures", "return_after_successes",
                                       "probe_interval"};
-static const char *const as_keys[] = {"target_utilization", "min", "max", "sync_period",
-                                      "tolerance", "scale_up", "scale_down", "startup_delay"};
+static const char *const as_keys[] = {"target_utilization", "min",          "max",
+                                      "sync_period",        "tolerance",    "scale_up",
+                                      "scale_down",         "startup_delay"};
 static const char *const rules_keys[] = {"stabilization_window", "select_policy", "policies"};
 static const char *const select_names[] = {"Max", "Min", "Disabled"}; /* model_hpa_select */
 static const char *const policy_keys[] = {"type", "value", "period"};
@@ -68,7 +69,8 @@ static bool parse_outlier_ints(scn_ctx *c, json_t *v, model_eject_cfg *e) {
          get_u32(c, v, "enforcing_consecutive_local_origin_failure", 0, 100, PCT,
                  &e->enforcing_local) &&
          get_u32(c, v, "enforcing_success_rate", 0, 100, PCT, &e->enforcing_sr) &&
-         get_u32(c, v, "enforcing_local_origin_success_rate", 0, 100, PCT, &e->enforcing_sr_local) &&
+         get_u32(c, v, "enforcing_local_origin_success_rate", 0, 100, PCT,
+                 &e->enforcing_sr_local) &&
          get_u32(c, v, "enforcing_failure_percentage", 0, 100, PCT, &e->enforcing_fp) &&
          get_u32(c, v, "enforcing_failure_percentage_local_origin", 0, 100, PCT,
                  &e->enforcing_fp_local) &&
@@ -111,7 +113,8 @@ static bool parse_outlier(scn_ctx *c, json_t *v, model_ctl_cfg *k, int32_t max_h
       retry_json_get_bool(&c->j, v, "split_external_local_origin_errors", &e->split_local) < 0)
     return false;
   /* Envoy: max_ejection_time defaults to max(300 s, base_ejection_time). */
-  if (!max_given && e->max_ejection_ns < e->base_ejection_ns) e->max_ejection_ns = e->base_ejection_ns;
+  if (!max_given && e->max_ejection_ns < e->base_ejection_ns)
+    e->max_ejection_ns = e->base_ejection_ns;
   retry_error err;
   memset(&err, 0, sizeof err);
   if (model_eject_cfg_check(e, &err) != RETRY_OK) return check_failed(c, &err);
@@ -141,7 +144,8 @@ static bool parse_health(scn_ctx *c, json_t *v, model_ctl_cfg *k) {
   model_health_cfg *h = &k->health;
   h->on = true;
   return retry_json_check_keys(&c->j, v, hc_keys, SCN_N_OF(hc_keys), NULL) &&
-         expt__scenario_get_duration(c, v, "interval", 0, true, SCN_DUR_POS, &h->interval_ns) >= 0 &&
+         expt__scenario_get_duration(c, v, "interval", 0, true, SCN_DUR_POS, &h->interval_ns) >=
+             0 &&
          expt__scenario_get_duration(c, v, "timeout", 0, true, SCN_DUR_POS, &h->timeout_ns) >= 0 &&
          retry_json_get_int32(&c->j, v, "unhealthy_threshold", 1, 1000000, COUNT, &h->unhealthy) >=
              0 &&
@@ -149,7 +153,8 @@ static bool parse_health(scn_ctx *c, json_t *v, model_ctl_cfg *k) {
 }
 
 /* The dependency must be a service this one calls: its calls' failures are what it counts. */
-static bool parse_self_eject(scn_ctx *c, json_t *v, model_ctl_cfg *k, const model_service_cfg *svc) {
+static bool parse_self_eject(scn_ctx *c, json_t *v, model_ctl_cfg *k,
+                             const model_service_cfg *svc) {
   if (!is_object(c, v, "\"self_eject\"", "an object {\"dependency\": \"SERVICE\", ...}"))
     return false;
   model_self_eject_cfg *se = &k->self_eject;
@@ -171,8 +176,8 @@ static bool parse_self_eject(scn_ctx *c, json_t *v, model_ctl_cfg *k, const mode
   }
   se->dependency = dep;
   se->on = true;
-  return retry_json_get_int32(&c->j, v, "after_failures", 1, 1000000, COUNT,
-                              &se->after_failures) >= 0 &&
+  return retry_json_get_int32(&c->j, v, "after_failures", 1, 1000000, COUNT, &se->after_failures) >=
+             0 &&
          retry_json_get_int32(&c->j, v, "return_after_successes", 1, 1000000, COUNT,
                               &se->return_after_successes) >= 0 &&
          expt__scenario_get_duration(c, v, "probe_interval", 0, true, SCN_DUR_POS,
@@ -186,7 +191,8 @@ static bool parse_self_eject(scn_ctx *c, json_t *v, model_ctl_cfg *k, const mode
  * =================================================================== */
 
 static bool parse_policy(scn_ctx *c, json_t *v, model_hpa_policy *p) {
-  if (!is_object(c, v, "each policy", "an object {\"type\": \"Pods\", \"value\": 4, \"period\": \"15s\"}"))
+  if (!is_object(c, v, "each policy",
+                 "an object {\"type\": \"Pods\", \"value\": 4, \"period\": \"15s\"}"))
     return false;
   int t = 0;
   if (!retry_json_check_keys(&c->j, v, policy_keys, SCN_N_OF(policy_keys), NULL) ||
@@ -195,10 +201,9 @@ static bool parse_policy(scn_ctx *c, json_t *v, model_hpa_policy *p) {
       retry_json_require(&c->j,
                          retry_json_get_int32(&c->j, v, "value", 1, 1000000, COUNT, &p->value),
                          "value", "replicas or percent per period, an integer >= 1") != 1 ||
-      retry_json_require(&c->j,
-                         expt__scenario_get_duration(c, v, "period", 0, true, SCN_DUR_POS,
-                                                     &p->period_ns),
-                         "period", "a duration such as \"15s\"") != 1)
+      retry_json_require(
+          &c->j, expt__scenario_get_duration(c, v, "period", 0, true, SCN_DUR_POS, &p->period_ns),
+          "period", "a duration such as \"15s\"") != 1)
     return false;
   p->type = (model_hpa_policy_type)t;
   return true;
@@ -206,7 +211,8 @@ static bool parse_policy(scn_ctx *c, json_t *v, model_hpa_policy *p) {
 
 /* behavior.scaleUp / scaleDown: what is absent keeps Kubernetes' default. */
 static bool parse_rules(scn_ctx *c, json_t *v, model_hpa_rules *r) {
-  if (!is_object(c, v, "\"scale_up\" or \"scale_down\"", "an object {\"stabilization_window\": ...}"))
+  if (!is_object(c, v, "\"scale_up\" or \"scale_down\"",
+                 "an object {\"stabilization_window\": ...}"))
     return false;
   int sel = (int)r->select;
   if (!retry_json_check_keys(&c->j, v, rules_keys, SCN_N_OF(rules_keys), NULL) ||
@@ -242,11 +248,13 @@ static bool sub_rules(scn_ctx *c, json_t *v, const char *key, model_hpa_rules *r
   return true;
 }
 
-static bool parse_autoscaler(scn_ctx *c, json_t *v, model_ctl_cfg *k, const model_service_cfg *svc) {
-  if (!is_object(c, v, "\"autoscaler\"", "an object {\"target_utilization\": 0.6, ...}")) return false;
+static bool parse_autoscaler(scn_ctx *c, json_t *v, model_ctl_cfg *k,
+                             const model_service_cfg *svc) {
+  (void)svc;
+  if (!is_object(c, v, "\"autoscaler\"", "an object {\"target_utilization\": 0.6, ...}"))
+    return false;
   model_hpa_cfg *h = &k->hpa;
   double target = 0.8, tol = h->tolerance_up;
-  h->min_replicas = svc->replicas < h->min_replicas ? svc->replicas : h->min_replicas;
   if (!retry_json_check_keys(&c->j, v, as_keys, SCN_N_OF(as_keys), NULL) ||
       retry_json_get_number(&c->j, v, "target_utilization", 0, true, 1, false,
                             "a number in (0, 1] (busy workers over workers)", &target) < 0 ||
@@ -256,8 +264,10 @@ static bool parse_autoscaler(scn_ctx *c, json_t *v, model_ctl_cfg *k, const mode
                          retry_json_get_int32(&c->j, v, "max", 1, MODEL_MAX_REPLICAS,
                                               "an integer in [1, 64]", &h->max_replicas),
                          "max", "the most replicas, an integer in [1, 64]") != 1 ||
-      expt__scenario_get_duration(c, v, "sync_period", 0, true, SCN_DUR_POS, &h->sync_period_ns) < 0 ||
-      retry_json_get_number(&c->j, v, "tolerance", 0, false, 1, true, "a number in [0, 1)", &tol) < 0 ||
+      expt__scenario_get_duration(c, v, "sync_period", 0, true, SCN_DUR_POS, &h->sync_period_ns) <
+          0 ||
+      retry_json_get_number(&c->j, v, "tolerance", 0, false, 1, true, "a number in [0, 1)", &tol) <
+          0 ||
       !sub_rules(c, v, "scale_up", &h->up) || !sub_rules(c, v, "scale_down", &h->down) ||
       expt__scenario_get_duration(c, v, "startup_delay", 0, false, SCN_DUR_NONNEG,
                                   &k->startup_delay_ns) < 0)
@@ -294,10 +304,9 @@ static bool parse_scale(scn_ctx *c, json_t *list, model_ctl_cfg *k) {
     model_scale_event *e = &k->scale[i];
     if (!is_object(c, v, "each scale event", "an object {\"at\": \"60s\", \"replicas\": 8}") ||
         !retry_json_check_keys(&c->j, v, scale_keys, SCN_N_OF(scale_keys), NULL) ||
-        retry_json_require(&c->j,
-                           expt__scenario_get_duration(c, v, "at", 0, false, SCN_DUR_NONNEG,
-                                                       &e->at_ns),
-                           "at", "when, a duration from the start such as \"60s\"") != 1 ||
+        retry_json_require(
+            &c->j, expt__scenario_get_duration(c, v, "at", 0, false, SCN_DUR_NONNEG, &e->at_ns),
+            "at", "when, a duration from the start such as \"60s\"") != 1 ||
         retry_json_require(&c->j,
                            retry_json_get_int32(&c->j, v, "replicas", 1, MODEL_MAX_REPLICAS,
                                                 "an integer in [1, 64]", &e->replicas),
@@ -345,8 +354,7 @@ static bool p_scale(scn_ctx *c, json_t *v, model_ctl_cfg *k, const model_service
 bool expt__scenario_parse_ctl(scn_ctx *c, json_t *v, model_service_cfg *svc) {
   static const char *const keys[] = {"autoscaler", "scale", "outlier_detection", "health_check",
                                      "self_eject"};
-  static const part_fn parts[] = {parse_autoscaler, p_scale, p_outlier, p_health,
-                                  parse_self_eject};
+  static const part_fn parts[] = {parse_autoscaler, p_scale, p_outlier, p_health, parse_self_eject};
   bool any = false;
   for (size_t i = 0; i < SCN_N_OF(keys); i++)
     any = any || retry_json_field(v, keys[i]) != NULL;

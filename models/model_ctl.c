@@ -33,7 +33,7 @@ typedef struct mw_ctl_svc {
   size_t n_ej;
   gsl_rng *rng_ej; /* the detectors' enforcement and jitter draws */
   model_hpa *hpa;
-  double util[MODEL_MAX_REPLICAS]; /* autoscaler: busy fraction summed over samples ... */
+  double util[MODEL_MAX_REPLICAS];    /* autoscaler: busy fraction summed over samples ... */
   int32_t util_n[MODEL_MAX_REPLICAS]; /* ... and the samples of each replica */
   double replica_s;                   /* replicas in force x seconds since the warmup */
   int64_t counted_to_ns;              /* ... counted up to here */
@@ -41,7 +41,7 @@ typedef struct mw_ctl_svc {
 } mw_ctl_svc;
 
 struct mw_ctl {
-  mw_ctl_svc **svc;  /* per service, NULL for one without control */
+  mw_ctl_svc **svc;   /* per service, NULL for one without control */
   model_eject **edge; /* per edge: the detector of its callee's replicas, or NULL */
 };
 
@@ -97,7 +97,8 @@ int32_t model__ctl_pick(mw_service *s, mw_req *r) {
         int32_t i = (int32_t)(s->rr_next++ % (uint32_t)c->cfg.replicas);
         if (m & (UINT64_C(1) << i)) return i;
       }
-    case MODEL_LB_RANDOM: return nth_bit(m, (int32_t)sim_rng_uniform_int(s->rng_lb, (unsigned long)n));
+    case MODEL_LB_RANDOM:
+      return nth_bit(m, (int32_t)sim_rng_uniform_int(s->rng_lb, (unsigned long)n));
     default: {
       int32_t a = (int32_t)sim_rng_uniform_int(s->rng_lb, (unsigned long)n);
       int32_t b = n > 1 ? (int32_t)sim_rng_uniform_int(s->rng_lb, (unsigned long)(n - 1)) : a;
@@ -178,8 +179,7 @@ static int32_t set_replicas(model_world *w, int svc, int32_t n, int64_t delay, i
     }
     c->ready &= ~bit;
     uint64_t arg = ((uint64_t)svc << 40) | ((uint64_t)i << 32) | c->gen[i];
-    if (sim_event_schedule_in(w->k, delay, ev_ready, w, arg) ==
-        SIM_EVENT_NONE)
+    if (sim_event_schedule_in(w->k, delay, ev_ready, w, arg) == SIM_EVENT_NONE)
       model__fail(w, RETRY_ENOMEM, "out of memory for events");
   }
   c->n_cur = n;
@@ -208,8 +208,8 @@ static void ev_scale(sim_kernel *k, void *obj, uint64_t arg) {
   model_world *w = obj;
   int svc = (int)(arg >> 32);
   const model_scale_event *e = &ctl_of(w, svc)->cfg.ctl->scale[arg & UINT32_MAX];
-  int64_t delay = e->startup_delay_ns >= 0 ? e->startup_delay_ns
-                                           : ctl_of(w, svc)->cfg.ctl->startup_delay_ns;
+  int64_t delay =
+      e->startup_delay_ns >= 0 ? e->startup_delay_ns : ctl_of(w, svc)->cfg.ctl->startup_delay_ns;
   set_by_hand(w, svc, e->replicas, delay, sim_now_ns(k));
 }
 

@@ -55,9 +55,9 @@ typedef struct model_ctl_cfg {
   model_health_cfg health;
   model_self_eject_cfg self_eject;
   bool autoscaler_on;
-  model_hpa_cfg hpa;         /* autoscaler */
-  int64_t startup_delay_ns;  /* a new replica serves this long after it is added, >= 0 */
-  int32_t n_scale;           /* scale events, in time order */
+  model_hpa_cfg hpa;        /* autoscaler */
+  int64_t startup_delay_ns; /* a new replica serves this long after it is added, >= 0 */
+  int32_t n_scale;          /* scale events, in time order */
   model_scale_event scale[MODEL_MAX_SCALE_EVENTS];
   /* Replicas allocated for the run: the most the service may ever run (the autoscaler's max,
    * the largest scale event), >= the configured count; 0 when nothing changes the count. A
@@ -67,7 +67,8 @@ typedef struct model_ctl_cfg {
 
 /* Whether a service's ctl config (NULL: none) asks for anything. */
 static inline bool model_ctl_cfg_on(const model_ctl_cfg *c) {
-  return c != NULL && (c->outlier_on || c->health.on || c->self_eject.on || c->autoscaler_on || c->n_scale > 0);
+  return c != NULL &&
+         (c->outlier_on || c->health.on || c->self_eject.on || c->autoscaler_on || c->n_scale > 0);
 }
 
 /* Fills c with every part off and each part's defaults (the values in the comments above;

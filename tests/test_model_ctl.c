@@ -45,9 +45,9 @@ static void test_ctl_outlier_never_ejects_more_than_max_percent(void **state) {
     double v = ts_at(ts, "api_replicas_in_service", b);
     if (v < least) least = v;
   }
-  assert_true(least == 8); /* ejected, but at most 2 of 10 */
+  assert_true(least == 8);                                     /* ejected, but at most 2 of 10 */
   assert_true(ts_at(ts, "api_replicas_in_service", 10) == 10); /* at 2.75 s: before the fault */
-  assert_true(ts_at(ts, "api_replicas_in_service", 80) == 8);   /* at 20.25 s */
+  assert_true(ts_at(ts, "api_replicas_in_service", 80) == 8);  /* at 20.25 s */
   test_run_free(&x);
 }
 
@@ -120,14 +120,15 @@ static void test_ctl_self_eject_cascade_in_the_column(void **state) {
 static void test_ctl_hpa_settles_at_ceil_load_over_target(void **state) {
   (void)state;
   test_run x;
-  test_run_text(&x,
-                "{'duration': '240s', 'services': {'db': {"
-                "   'replicas': 1, 'workers': 1, 'service_time': '10ms', 'queue': {'capacity': 100},"
-                "   'autoscaler': {'target_utilization': 0.65, 'min': 1, 'max': 20,"
-                "     'scale_down': {'stabilization_window': '30s'}}}},"
-                " 'clients': {'c': {'target': 'db', 'methods': ['/d.D/Get'],"
-                "   'arrival': {'kind': 'open', 'rate': '300/s'}}}}",
-                9);
+  test_run_text(
+      &x,
+      "{'duration': '240s', 'services': {'db': {"
+      "   'replicas': 1, 'workers': 1, 'service_time': '10ms', 'queue': {'capacity': 100},"
+      "   'autoscaler': {'target_utilization': 0.65, 'min': 1, 'max': 20,"
+      "     'scale_down': {'stabilization_window': '30s'}}}},"
+      " 'clients': {'c': {'target': 'db', 'methods': ['/d.D/Get'],"
+      "   'arrival': {'kind': 'open', 'rate': '300/s'}}}}",
+      9);
   const model_timeseries *ts = &x.r->ts;
   assert_true(ts_at(ts, "db_replicas", 0) == 1);
   for (size_t b = 150; b < 240; b++)
@@ -194,27 +195,30 @@ static void expect_refused(const char *text, const char *path, const char *words
 
 static void test_ctl_loader_refusals(void **state) {
   (void)state;
-  expect_refused("{'duration': '10s', 'services': {'api': {'replicas': 4, 'service_time': '1ms',"
-                 " 'outlier_detection': {}}},"
-                 " 'clients': {'c': {'target': 'api', 'methods': ['/a.A/Get'],"
-                 " 'arrival': {'kind': 'open', 'rate': '1/s'}}}}",
-                 "$.services.api.outlier_detection.max_ejection_percent",
-                 "nothing would ever be ejected");
-  expect_refused("{'duration': '10s', 'services': {'api': {'service_time': '1ms',"
-                 " 'self_eject': {'dependency': 'db'}}, 'db': {'service_time': '1ms'}},"
-                 " 'clients': {'c': {'target': 'api', 'methods': ['/a.A/Get'],"
-                 " 'arrival': {'kind': 'open', 'rate': '1/s'}}}}",
-                 "$.services.api.self_eject.dependency", "does not call");
-  expect_refused("{'duration': '10s', 'services': {'api': {'service_time': '1ms',"
-                 " 'scale': [{'at': '20s', 'replicas': 2}]}},"
-                 " 'clients': {'c': {'target': 'api', 'methods': ['/a.A/Get'],"
-                 " 'arrival': {'kind': 'open', 'rate': '1/s'}}}}",
-                 "$.services.api.scale[0].at", "could change nothing");
-  expect_refused("{'duration': '10s', 'services': {'api': {'service_time': '1ms',"
-                 " 'autoscaler': {'max': 65}}},"
-                 " 'clients': {'c': {'target': 'api', 'methods': ['/a.A/Get'],"
-                 " 'arrival': {'kind': 'open', 'rate': '1/s'}}}}",
-                 "$.services.api.autoscaler.max", "[1, 64]");
+  expect_refused(
+      "{'duration': '10s', 'services': {'api': {'replicas': 4, 'service_time': '1ms',"
+      " 'outlier_detection': {}}},"
+      " 'clients': {'c': {'target': 'api', 'methods': ['/a.A/Get'],"
+      " 'arrival': {'kind': 'open', 'rate': '1/s'}}}}",
+      "$.services.api.outlier_detection.max_ejection_percent", "nothing would ever be ejected");
+  expect_refused(
+      "{'duration': '10s', 'services': {'api': {'service_time': '1ms',"
+      " 'self_eject': {'dependency': 'db'}}, 'db': {'service_time': '1ms'}},"
+      " 'clients': {'c': {'target': 'api', 'methods': ['/a.A/Get'],"
+      " 'arrival': {'kind': 'open', 'rate': '1/s'}}}}",
+      "$.services.api.self_eject.dependency", "does not call");
+  expect_refused(
+      "{'duration': '10s', 'services': {'api': {'service_time': '1ms',"
+      " 'scale': [{'at': '20s', 'replicas': 2}]}},"
+      " 'clients': {'c': {'target': 'api', 'methods': ['/a.A/Get'],"
+      " 'arrival': {'kind': 'open', 'rate': '1/s'}}}}",
+      "$.services.api.scale[0].at", "could change nothing");
+  expect_refused(
+      "{'duration': '10s', 'services': {'api': {'service_time': '1ms',"
+      " 'autoscaler': {'max': 65}}},"
+      " 'clients': {'c': {'target': 'api', 'methods': ['/a.A/Get'],"
+      " 'arrival': {'kind': 'open', 'rate': '1/s'}}}}",
+      "$.services.api.autoscaler.max", "[1, 64]");
 }
 
 int main(void) {
