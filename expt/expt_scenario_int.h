@@ -198,6 +198,9 @@ bool expt__scenario_parse_clients(scn_ctx *c, json_t *clients);
 /* The top-level "operators" and "events" (expt_scenario_ops.c), after the clients: fills
  * c->cfg->ops (left NULL without either key). */
 bool expt__scenario_parse_ops(scn_ctx *c, json_t *doc);
+/* expt_scenario_ctl.c: a service's "outlier_detection", "health_check", "self_eject",
+ * "autoscaler" and "scale" (after its calls and faults: svc->ctl, NULL when none). */
+bool expt__scenario_parse_ctl(scn_ctx *c, json_t *v, model_service_cfg *svc);
 
 /* A POLICY value (the path is at it, v is not null): a service config object, loaded with
  * retry_config_load_string. A file's name was replaced by the file's document when the

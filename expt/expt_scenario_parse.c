@@ -687,7 +687,7 @@ static const char *const service_keys[] = {
     "space", "replicas", "workers", "queue", "reject", "service_time", "slowdown_per_busy",
     "deadline", "lb", "side_effect", "dedup", "calls_mode", "wait_for", "cancel_rest", "calls", "faults", "contention",
     "admission", "codel", "adaptive_concurrency", "criticality", "shedding", "retry_budget", "cache",
-    "work"};
+    "work", "outlier_detection", "health_check", "self_eject", "autoscaler", "scale"};
 /* clang-format on */
 static const char *const space_names[] = {"grpc", "http"};
 static const char *const queue_keys[] = {"capacity", "discipline"};
@@ -1170,7 +1170,7 @@ static bool parse_service(scn_ctx *c, json_t *v, model_service_cfg *svc) {
     if (!parse_faults(c, faults, svc)) return false;
     retry_json_path_pop(&c->j, mark);
   }
-  return true;
+  return expt__scenario_parse_ctl(c, v, svc); /* expt_scenario_ctl.c */
 }
 
 /* Every caller a service's "criticality" names must be a client or a service (checked once

@@ -143,6 +143,7 @@ static MODEL_HOT void req_launch(model_world *w, mw_req *r, const mw_edge *edge,
   r->cancelled = false;
   r->cache_miss = false;
   r->cache_lead = false;
+  /* ctl_watch is not cleared here: see its comment (mw_req). */
   if (measured) edge->stats->attempts++;
   model__ts_add(w, edge->col_attempt, 1.0);
   if (retry) model__ts_add(w, edge->col_retry, 1.0);
@@ -197,6 +198,14 @@ static void req_send(model_world *w, mw_call *c, int32_t attempt, int64_t attemp
              c->flags & MW_CALL_MEASURED, retry, sim_rng_gsl(&model__call_channel(c)->rng_net));
 }
 
+/* A reply someone beside its caller watches: a look-aside cache's miss (model_cache_world.c),
+ * a caller's outlier detector (model_ctl.c). One test of two bits of one byte in the hot
+ * path, one call out of it. */
+static MODEL_COLD void reply_watched(model_world *w, mw_req *r, bool waits) {
+  if (r->cache_miss) model__cache_reply(w, r, waits);
+  if (r->ctl_watch) model__ctl_reply(w, r, waits);
+}
+
 /* The reply is handed to the engine exactly as a transport would: the status in the callee's
  * space, the pushback values as received (the engine parses them, so invalid values behave as
  * in gRPC), whether headers came first, and the stream messages delivered. The request is
@@ -206,7 +215,7 @@ void model__req_reply_arrived(model_world *w, mw_req *r) {
   /* A look-aside fill, or none (model_cache_world.c), first in each branch below: tested there
    * rather than here, where a call before the branches cost every reply of every world. */
   if (!waits) {
-    if (r->cache_miss) model__cache_reply(w, r, false);
+    if (r->cache_miss || r->ctl_watch) reply_watched(w, r, false);
     /* Nobody waits any more: everything the server did for it was wasted (unless the
      * deadline-aware server already counted it as expired work). */
     model_service_stats *ss = w->topo.services[r->edge->callee].stats;
@@ -215,7 +224,7 @@ void model__req_reply_arrived(model_world *w, mw_req *r) {
     req_free(w, r);
     return;
   }
-  if (r->cache_miss) model__cache_reply(w, r, true);
+  if (r->cache_miss || r->ctl_watch) reply_watched(w, r, true);
   if (r->timeout != SIM_EVENT_NONE) {
     sim_event_cancel(w->k, r->timeout);
     r->timeout = SIM_EVENT_NONE;

@@ -43,6 +43,7 @@ static void destroy_service(model_service_cfg *svc) {
     free(svc->faults[i].retry_after);
   }
   free(svc->faults);
+  free(svc->ctl);
 }
 
 void model_config_destroy(model_config *c) {

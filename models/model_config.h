@@ -16,6 +16,7 @@
 #include "retry/retry.h"
 #include "sim/sim_dist.h"
 #include "sim/sim_keys.h"
+#include "models/model_ctl.h"
 
 /* {==================================================================
  * Status mapping (gateways)
@@ -89,7 +90,10 @@ typedef enum model_queue_kind { MODEL_QUEUE_FIFO = 0, MODEL_QUEUE_LIFO } model_q
 typedef enum model_lb_kind {
   MODEL_LB_ROUND_ROBIN = 0,
   MODEL_LB_RANDOM,
-  MODEL_LB_P2C /* power of two choices: the less loaded of two random replicas */
+  MODEL_LB_P2C, /* power of two choices: the less loaded of two random replicas */
+  /* The world's own, never the loader's: a service whose replicas come and go or leave
+   * service (model_ctl.c) picks among those in service, with the configured kind. */
+  MODEL_LB_CTL
 } model_lb_kind;
 typedef enum model_deadline_mode {
   MODEL_DEADLINE_IGNORE = 0, /* work on expired requests as if they were live */
@@ -378,6 +382,7 @@ typedef struct model_service_cfg {
   model_retry_budget_cfg retry_budget;
   model_cache_cfg cache;
   model_work_cfg work;
+  model_ctl_cfg *ctl; /* replicas' health and count (model_ctl.h), NULL: none (owned) */
 } model_service_cfg;
 
 /* }================================================================== */

@@ -89,7 +89,16 @@ uint64_t model_world_estimate_bytes(const model_config *cfg) {
     total = add(total, sizeof(mw_service) + sizeof(model_service_stats) + rng_bytes() +
                            4 * MALLOC_OVERHEAD + (sv->n_calls + 1) * 2 * sizeof(void *) +
                            (sv->n_faults + 1) * sizeof(int64_t));
-    total = add(total, mul((uint64_t)sv->replicas, per_replica));
+    /* Replica control (model_ctl.c): the replicas allocated for the run (the most it may
+     * have), the world's copy of the config, and a detector per edge into the service. */
+    int32_t allocated = sv->replicas;
+    if (sv->ctl != NULL) {
+      if (sv->ctl->replicas_max > allocated) allocated = sv->ctl->replicas_max;
+      total = add(total, 2048 + sizeof(model_service_cfg) + rng_bytes() + 4 * MALLOC_OVERHEAD);
+      if (sv->ctl->autoscaler_on) total = add(total, 4096); /* the HPA's histories */
+      cols += 2;
+    }
+    total = add(total, mul((uint64_t)allocated, per_replica));
     /* A look-aside cache: its table, allocated whole at creation, its three streams and the
      * key every operation then carries (operations follow the work in flight: not here). */
     if (sv->cache.on)
@@ -112,6 +121,18 @@ uint64_t model_world_estimate_bytes(const model_config *cfg) {
     cols += cfg->n_clients; /* at most one <pop>_clients_up each */
   }
   total = add(total, mul(n_edges, sizeof(mw_edge) + sizeof(model_edge_stats) + sizeof(void *)));
+  /* An outlier detector per edge into a service that has one. */
+  for (size_t s = 0; s < cfg->n_services; s++) {
+    const model_service_cfg *sv = &cfg->services[s];
+    for (size_t j = 0; j < sv->n_calls; j++) {
+      const model_ctl_cfg *k = cfg->services[sv->calls[j].service].ctl;
+      if (k != NULL && k->outlier_on) total = add(total, sizeof(model_eject) + MALLOC_OVERHEAD);
+    }
+  }
+  for (size_t i = 0; i < cfg->n_clients; i++) {
+    const model_ctl_cfg *k = cfg->services[cfg->clients[i].target].ctl;
+    if (k != NULL && k->outlier_on) total = add(total, sizeof(model_eject) + MALLOC_OVERHEAD);
+  }
   cols = add(cols, mul(n_edges, TS_EDGE_COLS));
   /* Buckets: (duration + drain) / bucket, rounded up, plus one. */
   uint64_t span = (uint64_t)cfg->duration_ns + (uint64_t)cfg->drain_ns;

@@ -69,6 +69,19 @@ static bool svc_congestion(const mw_subject *x) { return x->svc->slowdown_per_bu
 static bool svc_work(const mw_subject *x) { return x->svc->work.on; }
 static bool svc_slowdown(const mw_subject *x) { return has_fault(x->svc, MODEL_FAULT_SLOWDOWN); }
 static bool svc_stall(const mw_subject *x) { return has_fault(x->svc, MODEL_FAULT_STALL); }
+/* Replica control (model_ctl.c): none needs a fast path left, because the world gives such a
+ * service its own config whose balancer (MODEL_LB_CTL) makes every pick there, and the
+ * replies its callers' detectors hear are marked per request (mw_req.ctl_watch); the rows say
+ * so, and keep the table the one list of what a world may have. */
+static bool svc_outlier(const mw_subject *x) { return x->svc->ctl != NULL && x->svc->ctl->outlier_on; }
+static bool svc_health(const mw_subject *x) { return x->svc->ctl != NULL && x->svc->ctl->health.on; }
+static bool svc_self_eject(const mw_subject *x) {
+  return x->svc->ctl != NULL && x->svc->ctl->self_eject.on;
+}
+static bool svc_autoscaler(const mw_subject *x) {
+  return x->svc->ctl != NULL && x->svc->ctl->autoscaler_on;
+}
+static bool svc_scale(const mw_subject *x) { return x->svc->ctl != NULL && x->svc->ctl->n_scale > 0; }
 /* A FAIL fault that sends stream messages first: a reply of any method may carry some, which
  * the engine counts in the call's ext. */
 static bool svc_fail_items(const mw_subject *x) {
@@ -160,6 +173,11 @@ static const mw_feature features[] = {
     {"slowdown fault", MW_OF_SERVICE, MW_FAST_TIME, svc_slowdown},
     {"stall fault", MW_OF_SERVICE, MW_FAST_TIME, svc_stall},
     {"fail fault with messages", MW_OF_SERVICE, MW_FAST_NO_EXT, svc_fail_items},
+    {"outlier detection", MW_OF_SERVICE, 0, svc_outlier},
+    {"health checks", MW_OF_SERVICE, 0, svc_health},
+    {"self-eject", MW_OF_SERVICE, 0, svc_self_eject},
+    {"autoscaler", MW_OF_SERVICE, 0, svc_autoscaler},
+    {"scale events", MW_OF_SERVICE, 0, svc_scale},
     {"channel state", MW_OF_EDGE, MW_FAST_BARE, edge_target},
     {"engine's ext for the target", MW_OF_EDGE, MW_FAST_NO_EXT, edge_target_ext},
     {"blocking limiter", MW_OF_EDGE, MW_FAST_NO_EXT, edge_blocking_limit},

@@ -587,6 +587,12 @@ struct mw_req {
                          request cancelled so) while it was on its way out: the callee drops
                          it as it arrives (model__service_arrive); or while a worker held it:
                          its handler makes no calls when the work ends */
+  /* Its caller's balancer has an outlier detector for its replica: the reply is fed to it
+   * (model_ctl.c). Set, true or false, by the pick of every request at a service with
+   * control, and by nothing else; not cleared per request (req_launch), which would cost every
+   * call of every world an instruction: a stale value elsewhere only sends the reply to
+   * model__ctl_reply, which finds no detector and clears it. */
+  bool ctl_watch : 1;
 };
 
 _Static_assert(sizeof(void *) != 8 || sizeof(mw_req) == 120, "mw_req is 120 bytes on LP64");
@@ -859,6 +865,7 @@ struct model_world {
     int skip;
     bool ops_sample; /* a bucket's end runs model__ops_sample (MW_FAST_NO_OPS clear) */
   } fast;
+  struct mw_ctl *ctl; /* replicas' health and count (model_ctl.c), NULL when no service has any */
   model_results res;      /* what the run measured (owns the edge and service arrays) */
   model_trace_sink trace; /* model_world_set_trace; record NULL: tracing off */
   struct mw_ops *ops;     /* operators and herds (model_operator.c, model_herd.c), NULL: none */
@@ -1119,6 +1126,29 @@ MODEL_COLD void model__cache_reply(model_world *w, mw_req *r, bool waits);
 MODEL_COLD bool model__cache_invalidate(model_world *w, mw_service *s, mw_op *op);
 /* r, a lead, is freed without its reply heard: its key's waiters go to the service. */
 MODEL_COLD void model__cache_lead_drop(model_world *w, mw_req *r);
+/* model_ctl.c: replicas that leave service and replicas that come and go (model_ctl.h). */
+/* Gives each service with control the world's copy of its config (replicas allocated,
+ * balancer MODEL_LB_CTL), before anything reads its replicas. 0, or -1 when out of memory. */
+int model__ctl_prepare(model_world *w);
+/* Detectors, autoscalers and first events, once edges, services and populations exist. */
+int model__ctl_create(model_world *w);
+void model__ctl_destroy(model_world *w);
+/* <service>_replicas_in_service (and <service>_replicas where the count changes). */
+int model__ctl_columns(model_world *w, int (*column)(model_world *, const char *, const char *,
+                                                     bool));
+void model__ctl_sample(model_world *w, double *row);
+/* The capacity of services whose count changed (replicas in force over time). */
+void model__ctl_report(model_world *w);
+/* The balancer of a service with control (lb MODEL_LB_CTL): a replica in service for r's
+ * caller, with the configured kind; marks r ctl_watch when its caller has a detector. */
+MODEL_COLD int32_t model__ctl_pick(mw_service *s, mw_req *r);
+/* r's reply (waits: its caller still wanted it) reached its caller's detector. */
+MODEL_COLD void model__ctl_reply(model_world *w, mw_req *r, bool waits);
+/* model_service.c, for the probes: whether a `down` fault holds replica rep now, and its
+ * workers now (capacity faults applied). */
+bool model__replica_down(const mw_service *s, int32_t rep, int64_t now);
+int32_t model__replica_workers(const mw_service *s, int32_t rep, int64_t now);
+
 /* Whether a world's ledger makes an operation per logical request: some service has a side
  * effect or a cache (whose key the operation holds), or some call branches (drawn from the
  * operation's branch word): pools.ops_real, set when the world is built. */

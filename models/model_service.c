@@ -68,21 +68,26 @@ static inline const model_fault_cfg *fault_find(const mw_service *s, model_fault
   return fault_search(s, kind, now, rep, attempt, method, index);
 }
 
-/* Workers of replica rep now: fewer while a CAPACITY fault holds. Requests already on a
- * worker finish; the lower count only stops new ones from starting, as when a node loses
- * cores to a noisy neighbour rather than crashing. */
+/* Workers of replica rep now: fewer while a CAPACITY fault below the configured count holds
+ * (the least of those active wins). Requests already on a worker finish; the lower count only
+ * stops new ones from starting, as when a node loses cores to a noisy neighbour rather than
+ * crashing. A CAPACITY fault above the configured count adds workers for its window (the
+ * most of those active, when no cut holds): capacity added by hand, as operators add hosts;
+ * workers busy when it ends finish their requests. */
 static int32_t replica_workers_faulted(const mw_service *s, int32_t rep, int64_t now) {
-  int32_t n = s->cfg->workers;
-  if (!(s->fault_kinds & (UINT32_C(1) << MODEL_FAULT_CAPACITY))) return n;
+  int32_t base = s->cfg->workers;
+  if (!(s->fault_kinds & (UINT32_C(1) << MODEL_FAULT_CAPACITY))) return base;
   /* an operator's capacity action (model__service_set_workers) replaces the config's count;
    * its service always has a capacity fault (an inert one: model_operator.c) */
-  if (s->replicas[rep].ops_workers > 0) n = s->replicas[rep].ops_workers;
+  if (s->replicas[rep].ops_workers > 0) base = s->replicas[rep].ops_workers;
+  int32_t n = base, added = base;
   for (size_t i = 0; i < s->cfg->n_faults; i++) {
     const model_fault_cfg *f = &s->cfg->faults[i];
-    if (f->kind == MODEL_FAULT_CAPACITY && fault_applies(s, i, now, rep, 0, NULL) && f->workers < n)
-      n = f->workers;
+    if (f->kind != MODEL_FAULT_CAPACITY || !fault_applies(s, i, now, rep, 0, NULL)) continue;
+    if (f->workers < n) n = f->workers;
+    if (f->workers > added) added = f->workers;
   }
-  return n;
+  return n < base ? n : added;
 }
 
 static inline int32_t replica_workers(const mw_service *s, int32_t rep, int64_t now) {
@@ -99,10 +104,23 @@ void model__service_set_workers(model_world *w, int svc, int32_t workers) {
     s->replicas[rep].ops_workers = workers;
     replica_pump(w, s, rep);
   }
+int32_t model__replica_workers(const mw_service *s, int32_t rep, int64_t now) {
+  return replica_workers(s, rep, now);
+}
+
+bool model__replica_down(const mw_service *s, int32_t rep, int64_t now) {
+  if (!(s->fault_kinds & (UINT32_C(1) << MODEL_FAULT_DOWN))) return false;
+  for (size_t i = 0; i < s->cfg->n_faults; i++)
+    if (s->cfg->faults[i].kind == MODEL_FAULT_DOWN && s->cfg->faults[i].rate >= 1.0 &&
+        s->cfg->faults[i].attempt_mask == 0 && s->cfg->faults[i].method == NULL &&
+        fault_applies(s, i, now, rep, 0, NULL))
+      return true;
+  return false;
 }
 
 /* A capacity fault is over: its workers are back, and nothing else would start the requests
- * queued meanwhile (with `workers: 0` no request finishes to pump the queue). obj is the
+ * queued meanwhile (with `workers: 0` no request finishes to pump the queue); or a fault that
+ * adds workers starts, whose new workers take the queue at once. obj is the
  * world, arg the service's index. Every replica is pumped; replica_pump stops at each
  * replica's current count, so an overlapping fault still holding keeps its limit. */
 static void ev_capacity_back(sim_kernel *k, void *obj, uint64_t arg) {
@@ -215,7 +233,7 @@ static int32_t replica_load(const mw_service *s, int32_t i) {
 }
 
 /* Picks a replica for r. A retry may avoid the replica its call's previous attempt used. */
-static MODEL_HOT int32_t lb_pick(mw_service *s, const mw_req *r) {
+static MODEL_HOT int32_t lb_pick(mw_service *s, mw_req *r) {
   int32_t n = s->cfg->replicas;
   if (n == 1) return 0;
   int32_t avoid = -1;
@@ -235,6 +253,7 @@ static MODEL_HOT int32_t lb_pick(mw_service *s, const mw_req *r) {
       int32_t i = (int32_t)sim_rng_uniform_int(s->rng_lb, (unsigned long)m);
       return avoid >= 0 && i >= avoid ? i + 1 : i;
     }
+    case MODEL_LB_CTL: return model__ctl_pick(s, r); /* model_ctl.c */
     case MODEL_LB_P2C:
     default: {
       /* Two distinct candidates among the m allowed, mapped past the avoided one. */
@@ -711,6 +730,16 @@ int model__services_create(model_world *w) {
       if (fc->kind != MODEL_FAULT_CAPACITY || fc->end_ns <= 0 || fc->end_ns > w->run.end_ns)
         continue;
       if (sim_event_schedule(w->k, fc->end_ns, ev_capacity_back, w, (uint64_t)i) == SIM_EVENT_NONE)
+        return -1;
+    }
+    /* The start of each capacity fault that adds workers starts the queue too. */
+    for (size_t f = 0; f < cfg->n_faults; f++) {
+      const model_fault_cfg *fc = &cfg->faults[f];
+      if (fc->kind != MODEL_FAULT_CAPACITY || fc->workers <= cfg->workers ||
+          fc->start_ns > w->run.end_ns)
+        continue;
+      if (sim_event_schedule(w->k, fc->start_ns, ev_capacity_back, w, (uint64_t)i) ==
+          SIM_EVENT_NONE)
         return -1;
     }
   }

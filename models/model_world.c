@@ -152,6 +152,7 @@ static void ts_sample(model_world *w, int64_t b) {
   }
   if (w->topo.n_cache_services > 0) model__caches_sample(w, row);
   if (w->ts.col_work0 >= 0) model__work_sample(w, row);
+  if (w->ctl != NULL) model__ctl_sample(w, row);
   model__gauges_sample(w, row, sim_now_ns(w->k)); /* model_gauge.c */
   if (w->fast.ops_sample) model__ops_sample(w, b, row); /* model_operator.c */
   w->ts.sampled = b + 1;
@@ -258,6 +259,7 @@ static int ts_setup(model_world *w) {
   if (model__caches_columns(w, ts_column) < 0 || model__fallbacks_setup(w, ts_column) < 0 ||
       model__work_columns(w, ts_column) < 0)
     return -1;
+  if (model__ctl_columns(w, ts_column) < 0) return -1;
   if (w->cfg->ops != NULL && model__ops_columns(w, ts_column) < 0) return -1;
   for (size_t i = 0; i < w->topo.n_pops; i++) {
     mw_pop *p = &w->topo.pops[i];
@@ -558,6 +560,7 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
         cfg->services[s].effect != MODEL_EFFECT_NONE ? w->topo.n_effect_services++ : -1;
     if (cfg->services[s].cache.on) w->topo.n_cache_services++;
   }
+  if (model__ctl_prepare(w) < 0) goto oom;
   model__services_cancel_reach(w);
   for (size_t i = 0; i < cfg->n_clients; i++) {
     w->topo.pops[i].cfg = &cfg->clients[i];
@@ -621,7 +624,8 @@ model_world *model_world_create(const model_config *cfg, sim_kernel *k, uint64_t
    * the table (model__pop_is_gated); the flags themselves once every object exists. */
   w->fast.off = cfg->fast_paths_off || fast_paths_off_env();
   w->fast.skip = -1;
-  if (model__services_create(w) < 0 || model__pops_create(w) < 0) goto oom;
+  if (model__services_create(w) < 0 || model__pops_create(w) < 0 || model__ctl_create(w) < 0)
+    goto oom;
   /* The fast paths, from the table of features, before the gauges read with them. */
   model__features_apply(w);
   if (model__gauges_init(w) < 0) goto oom;
@@ -684,6 +688,7 @@ static void world_finish(model_world *w) {
   }
   if (w->topo.n_cache_services > 0) model__caches_report(w);
   if (w->ops != NULL) model__ops_report(w);
+  if (w->ctl != NULL) model__ctl_report(w);
   for (size_t i = 0; i < w->topo.n_edges; i++)
     model__edge_state_read(w, &w->topo.edges[i], now, &res->edges[i].state);
   /* The last buckets, cut short by the end of the run, are sampled now: up to the one the
@@ -737,6 +742,7 @@ void model_world_destroy(model_world *w) {
   model__pops_destroy(w);
   model__caches_destroy(w);
   model__services_destroy(w);
+  model__ctl_destroy(w);
   model__pool_free(&w->pools.calls);
   model__pool_free(&w->pools.reqs);
   model__pool_free(&w->pools.reqx);

@@ -8,7 +8,9 @@
 # the calls that ended OK (latency_ok_*), with the failed calls' (latency_failed_*) dashed; a
 # file without those columns shows latency_p50_ms/latency_p99_ms, every finished call;
 # (4) only if the columns exist: retry-throttle tokens, retry budget, breaker open share and
-# adaptive reject probability (of client populations and of edges, FROM->TO_tokens...).
+# adaptive reject probability (of client populations and of edges, FROM->TO_tokens...);
+# (5) only if the columns exist: replicas in force and in service (SERVICE_replicas,
+# SERVICE_replicas_in_service).
 # Every value is drawn over its whole bucket [t_s, t_s + bucket). The fault window (buckets
 # with faults_active > 0) is shaded in every panel. Columns are found by name in the header;
 # missing optional columns are skipped. Panel 2 also draws each herded population's clients up
@@ -89,7 +91,7 @@ countv(v, lo) = okv(v, lo) ? (nvalid = nvalid + 1, \
 # the columns of each panel, and the range of their values (lo*, hi*)
 mn(a, b) = (a == a && a < b) ? a : b
 mx(a, b) = (a == a && a > b) ? a : b
-p1 = ""; p2 = ""; p3 = ""; tok = ""; bud = ""; brk = ""
+p1 = ""; p2 = ""; p3 = ""; tok = ""; bud = ""; brk = ""; rep = ""
 hi1 = NaN; hi2 = NaN; lo3 = NaN; hi3 = NaN; hitok = NaN; bmin = NaN; bmax = NaN
 # OK latency when the file has it (the default); all finished calls otherwise
 okl = has("latency_ok_p50_ms") || has("latency_ok_p99_ms")
@@ -107,7 +109,7 @@ do for [c in "offered_rps attempt_rps goodput_rps error_rps in_flight " . lat] {
     }
 }
 do for [c in header] {
-    if (ends(c, "_queue") || ends(c, "_clients_up") || ends(c, "_tokens") || ends(c, "_budget") || ends(c, "_breaker_open") || ends(c, "_reject_p")) {
+    if (ends(c, "_queue") || ends(c, "_clients_up") || ends(c, "_tokens") || ends(c, "_budget") || ends(c, "_breaker_open") || ends(c, "_reject_p") || ends(c, "_replicas") || ends(c, "_replicas_in_service")) {
         nvalid = 0; vmin = NaN; vmax = NaN
         stats datafile using (countv(column(c), NaN)) nooutput
         if (nvalid > 0) {
@@ -115,6 +117,7 @@ do for [c in header] {
             if (ends(c, "_tokens")) { tok = tok . " " . c; hitok = mx(hitok, vmax) }
             if (ends(c, "_budget")) { bud = bud . " " . c; bmin = mn(bmin, vmin); bmax = mx(bmax, vmax) }
             if (ends(c, "_breaker_open") || ends(c, "_reject_p")) { brk = brk . " " . c }
+            if (ends(c, "_replicas") || ends(c, "_replicas_in_service")) { rep = rep . " " . c }
         }
     }
 }
@@ -131,7 +134,9 @@ label(c) = c eq "offered_rps" ? "offered" : c eq "attempt_rps" ? "attempts" : \
            ends(c, "_tokens") ? stem(c, "_tokens") . " tokens" : \
            ends(c, "_budget") ? stem(c, "_budget") . " budget" : \
            ends(c, "_breaker_open") ? stem(c, "_breaker_open") . " breaker" : \
-           ends(c, "_reject_p") ? stem(c, "_reject_p") . " reject p" : c
+           ends(c, "_reject_p") ? stem(c, "_reject_p") . " reject p" : \
+           ends(c, "_replicas_in_service") ? stem(c, "_replicas_in_service") . " in service" : \
+           ends(c, "_replicas") ? stem(c, "_replicas") . " replicas" : c
 fixed(c) = c eq "offered_rps" ? "#7f7f7f" : c eq "attempt_rps" ? "#ff7f0e" : \
            c eq "goodput_rps" ? "#2ca02c" : c eq "error_rps" ? "#d62728" : \
            c eq "in_flight" ? "#404040" : c eq "latency_p50_ms" ? "#1f77b4" : \
@@ -148,6 +153,9 @@ groups = ""
 if (strlen(tok) > 0) { groups = groups . " tok" }
 if (strlen(bud) > 0) { groups = groups . " bud" }
 if (strlen(groups) == 0 && strlen(brk) > 0) { groups = " brk" }
+# replicas (in force, in service) of services whose replicas leave or change: a panel of
+# their own after the shared state
+if (strlen(rep) > 0) { groups = groups . " rep" }
 np = 3 + words(groups)
 
 # ---------------------------------------------------------------- output
@@ -196,7 +204,7 @@ if (words(marks) > 0) { faultkey = faultkey . ", keyentry with lines dt 2 lw 1.5
 
 # room on the right for the legends: as wide as the longest entry needs
 maxlen = 15
-do for [c in p1 . p2 . p3 . tok . bud . brk] { maxlen = strlen(label(c)) > maxlen ? strlen(label(c)) : maxlen }
+do for [c in p1 . p2 . p3 . tok . bud . brk . rep] { maxlen = strlen(label(c)) > maxlen ? strlen(label(c)) : maxlen }
 R = 1 - 0.03 - (maxlen * 6.6 + 50) / 1200.0 - 0.06
 R = R < 0.55 ? 0.55 : R > 0.8 ? 0.8 : R
 L = 0.075; TOP = 0.935; BOT = 0.075; GAP = 0.025
@@ -269,7 +277,12 @@ do for [g = 1:words(groups)] {
     set tmargin at screen ptop(p); set bmargin at screen pbot(p)
     set key at screen KX, screen ptop(p)
     if (p == np) { set format x "%g"; set xlabel "time (s)" }
-    if (grp eq "brk") {
+    if (grp eq "rep") {
+        set ylabel "replicas"
+        set yrange [0:*]
+        set ytics autofreq
+        S = rep; OFF = 6; plot @STEPS
+    } else { if (grp eq "brk") {
         set ylabel "breaker open, reject p (share)"
         set yrange [-0.05:1.05]
         set ytics 0, 0.25, 1
@@ -300,7 +313,7 @@ do for [g = 1:words(groups)] {
         } else {
             plot @STEPS
         }
-    }
+    } }
 }
 unset multiplot
 set output
