@@ -104,6 +104,8 @@ void model__service_set_workers(model_world *w, int svc, int32_t workers) {
     s->replicas[rep].ops_workers = workers;
     replica_pump(w, s, rep);
   }
+}
+
 int32_t model__replica_workers(const mw_service *s, int32_t rep, int64_t now) {
   return replica_workers(s, rep, now);
 }
