@@ -468,12 +468,13 @@ has "$tmp/out" "retrysim merge $tmp/pl2/shard-1 $tmp/pl2/shard-2 --out $tmp/pl2"
 
 # The progress line: with stderr not a terminal (a file here), a whole line every
 # $RETRYSIM_PROGRESS_S seconds (runs done of the total, elapsed, what is left); none with
-# --quiet; and the files are the same either way.
+# --quiet; and the files are the same either way. The runs take over a second in all, far
+# longer than the interval, so that lines come however fast or loaded the machine is.
 export RETRYSIM_PROGRESS_S=0.05
-run_rc 0 run "$tmp/good.json" --reps 100 --duration 30s -j 2 -o "$tmp/prog1"
+run_rc 0 run "$tmp/good.json" --reps 100 --duration 600s -j 2 -o "$tmp/prog1"
 has_re "$tmp/err" '^retrysim: [0-9]+ of 100 runs, [0-9.]+ s elapsed, about [0-9.]+ s left$'
 lacks "$tmp/err" "$(printf '\r')"
-run_rc 0 run "$tmp/good.json" --reps 100 --duration 30s -j 2 -q -o "$tmp/prog2"
+run_rc 0 run "$tmp/good.json" --reps 100 --duration 600s -j 2 -q -o "$tmp/prog2"
 lacks "$tmp/err" "runs, "
 unset RETRYSIM_PROGRESS_S
 ok
