@@ -525,7 +525,7 @@ static const expt_scenario_warn *warn_sink;
 void expt_import_set_warn(const expt_scenario_warn *w) { warn_sink = w; }
 
 int expt_import_policy_text(const char *text, size_t len, const char *source, json_t **doc,
-                            retry_error *err) {
+                            json_t **origins, expt_import_format *format, retry_error *err) {
   expt_import_result r;
   int rc = expt_import_text(text, len, source, &r, err);
   if (rc != 1) return rc;
@@ -546,6 +546,8 @@ int expt_import_policy_text(const char *text, size_t len, const char *source, js
     if (warn_sink != NULL && warn_sink->fn != NULL) warn_sink->fn(warn_sink->ctx, NULL, &e);
   }
   *doc = json_incref(r.config);
+  if (origins != NULL) *origins = json_incref(r.origins);
+  if (format != NULL) *format = r.format;
   expt_import_result_close(&r);
   return 1;
 }

@@ -82,6 +82,7 @@ void expt_scenario_destroy(expt_scenario *s) {
     free(s->files.files[i].name);
     json_decref(s->files.files[i].content);
     json_decref(s->files.files[i].named_at);
+    json_decref(s->files.files[i].origins);
   }
   free(s->files.files);
   for (size_t i = 0; i < s->files.n_data; i++) {
@@ -502,7 +503,10 @@ static bool copy_files(scn_files *to, const scn_files *from) {
     memcpy(t->sha256, f->sha256, sizeof t->sha256);
     t->content = json_deep_copy(f->content);
     t->named_at = json_deep_copy(f->named_at);
-    if (t->path == NULL || t->name == NULL || t->content == NULL || t->named_at == NULL)
+    t->format = f->format;
+    t->origins = f->origins != NULL ? json_deep_copy(f->origins) : NULL;
+    if (t->path == NULL || t->name == NULL || t->content == NULL || t->named_at == NULL ||
+        (f->origins != NULL && t->origins == NULL))
       return false;
   }
   if (from->n_data > 0) {

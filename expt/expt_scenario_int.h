@@ -72,6 +72,8 @@ typedef struct scn_policy_file {
   char sha256[65];  /* of the file's bytes as read */
   json_t *content;  /* the file's document as read, never patched */
   json_t *named_at; /* array of the JSON paths that named the file ("$.clients.web.policy") */
+  json_t *origins;  /* a foreign format's provenance (expt_import.h), NULL for a service config */
+  const char *format; /* that format's name ("envoy"), NULL for a service config */
 } scn_policy_file;
 
 /* A distribution file ({"dist": "empirical", "file": NAME}) read while loading: its samples

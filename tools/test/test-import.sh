@@ -99,4 +99,31 @@ run_rc 0 run "$tmp/s.json" --format json --quiet --strict
 is_json "$tmp/out"
 lines "$tmp/err" 0
 
+# explain names the line each rule of an imported policy was read from (docs/explain.md).
+cp "$d/envoy/orders-route.yaml" "$tmp/orders.yaml"
+cat >"$tmp/x.json" <<'JSON'
+{"duration": "2s", "seed": 1,
+ "services": {"api": {"replicas": 2, "workers": 4, "service_time": "5ms", "space": "http",
+   "faults": [{"kind": "down", "replicas": [1], "start": "0s", "end": "1s"}]}},
+ "clients": {"web": {"target": "api", "arrival": {"kind": "open", "rate": "50/s"},
+   "methods": ["/orders.v1.Orders/Get"], "policy": "orders.yaml"}}}
+JSON
+run_rc 0 explain "$tmp/x.json" --stopped max_attempts
+p='$.route_config.virtual_hosts[0].routes[0].route'
+has "$tmp/out" "=> done: HTTP 503, stop reason max_attempts: all 4 attempts are used"
+line "$tmp/out" "                   rule \$.methodConfig[0].retryPolicy.maxAttempts: orders.yaml:16:24, envoy $p.retry_policy.num_retries"
+line "$tmp/out" "                   rule \$.methodConfig[0].retryPolicy.retryableStatusCodes: orders.yaml:15:21, envoy $p.retry_policy.retry_on"
+line "$tmp/out" "                   rule \$.methodConfig[0].retryPolicy.backoffMultiplier: orders.yaml, envoy default: Envoy doubles the interval"
+has "$tmp/out" "rule \$.retrysim.budget.budgetPercent: orders.yaml:35:33, envoy"
+# A rule an override changed is said to be, with the file's line it replaced.
+run_rc 0 explain "$tmp/x.json" --stopped max_attempts --set 'clients.web.policy.methodConfig[0].retryPolicy.maxAttempts=3'
+has "$tmp/out" "rule \$.methodConfig[0].retryPolicy.maxAttempts: overridden (--set or a variant's set); the file's value: orders.yaml:16:24"
+run_rc 0 explain "$tmp/x.json" --stopped max_attempts --format json
+has "$tmp/out" '"field": "$.methodConfig[0].retryPolicy.maxAttempts",'
+has "$tmp/out" '"line": 16,'
+# A policy written in the scenario has no rule lines.
+run_rc 0 explain experiments/seed003-pushback.json --variant timeline-900ms --call 1
+has "$tmp/out" "stop reason deadline"
+lacks "$tmp/out" "rule "
+
 t_done
