@@ -126,4 +126,40 @@ run_rc 0 explain experiments/seed003-pushback.json --variant timeline-900ms --ca
 has "$tmp/out" "stop reason deadline"
 lacks "$tmp/out" "rule "
 
+# An override may name a policy file and a later one patch inside it (docs/scenario-format.md,
+# "--set"): the file is read in turn, on the command line and in a variant's "set", in a
+# service config as in a foreign format.
+printf '{"methodConfig": [{"name": [{}], "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.1s", "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}}]}' >"$tmp/sc.json"
+cat >"$tmp/o.json" <<'JSON'
+{"duration": "1s", "seed": 1,
+ "services": {"api": {"replicas": 1, "workers": 4, "service_time": "5ms"}},
+ "clients": {"web": {"target": "api", "arrival": {"kind": "open", "rate": "50/s"}, "methods": ["/a.A/B"]}}}
+JSON
+run_rc 0 explain "$tmp/o.json" --call 1 --set clients.web.policy=sc.json \
+  --set 'clients.web.policy.methodConfig[0].retryPolicy.maxAttempts=2'
+has "$tmp/out" "policy retry, up to 2 attempts"
+cp "$d/envoy/grpc-retry-policy.yaml" "$tmp/bare.yaml"
+run_rc 0 explain "$tmp/o.json" --call 1 --set clients.web.policy=bare.yaml \
+  --set 'clients.web.policy.methodConfig[0].retryPolicy.maxAttempts=5'
+has "$tmp/out" "policy retry, up to 5 attempts"
+# A file that cannot be read is reported as such, not as a string in the way.
+run_rc 2 validate "$tmp/o.json" --set clients.web.policy=missing.json \
+  --set 'clients.web.policy.methodConfig[0].retryPolicy.maxAttempts=2'
+has "$tmp/err" 'cannot open the policy file "missing.json"'
+cat >"$tmp/ov.json" <<'JSON'
+{"duration": "1s", "seed": 1,
+ "services": {"api": {"replicas": 1, "workers": 4, "service_time": "5ms"}},
+ "clients": {"web": {"target": "api", "arrival": {"kind": "open", "rate": "50/s"}, "methods": ["/a.A/B"]}},
+ "variants": [{"name": "two", "set": {"clients.web.policy": "sc.json",
+                                      "clients.web.policy.methodConfig[0].retryPolicy.maxAttempts": 2}},
+              {"name": "plain"}]}
+JSON
+run_rc 0 explain "$tmp/ov.json" --variant two --call 1
+has "$tmp/out" "policy retry, up to 2 attempts"
+run_rc 0 explain "$tmp/ov.json" --variant plain --call 1
+has "$tmp/out" "policy none"
+sed 's/"sc.json"/"gone.json"/' "$tmp/ov.json" >"$tmp/ovm.json"
+run_rc 2 validate "$tmp/ovm.json"
+has "$tmp/err" '$.clients.web.policy: cannot open the policy file "gone.json"'
+
 t_done
