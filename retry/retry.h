@@ -216,13 +216,15 @@ typedef enum retry_jitter {
   RETRY_JITTER_EQUAL,            /* d/2 + U[0, d/2) (AWS blog 2015) */
   RETRY_JITTER_DECORRELATED,     /* s = min(max, U[initial, 3*s_prev)), s_0 = initial (AWS blog) */
   RETRY_JITTER_POLLY_V2,         /* Polly v8 DecorrelatedJitterBackoffV2, median delay ~ d */
-  RETRY_JITTER_NONE              /* exactly d */
+  RETRY_JITTER_NONE,             /* exactly d */
+  RETRY_JITTER_LINKERD           /* min(d + U[0, d), max): Linkerd's proxy (exp-backoff, jitter
+                                    ratio 1), whose jitter is added above d */
 } retry_jitter;
 
 /* Returns the jitter's configuration name ("grpc", "full", ...); a static string. */
 const char *retry_jitter_name(retry_jitter j);
 /* Parses a jitter name: "grpc" or "proportional", "full", "equal", "decorrelated",
- * "polly-v2", "none". Returns 0, or RETRY_EINVAL. */
+ * "polly-v2", "none", "linkerd". Returns 0, or RETRY_EINVAL. */
 int retry_jitter_parse(const char *name, retry_jitter *out);
 
 typedef struct retry_backoff {

@@ -27,6 +27,7 @@ static const struct {
     {"decorrelated", RETRY_JITTER_DECORRELATED},
     {"polly-v2", RETRY_JITTER_POLLY_V2},
     {"none", RETRY_JITTER_NONE},
+    {"linkerd", RETRY_JITTER_LINKERD},
 };
 
 const char *retry_jitter_name(retry_jitter j) {
@@ -37,6 +38,7 @@ const char *retry_jitter_name(retry_jitter j) {
     case RETRY_JITTER_DECORRELATED: return "decorrelated";
     case RETRY_JITTER_POLLY_V2: return "polly-v2";
     case RETRY_JITTER_NONE: return "none";
+    case RETRY_JITTER_LINKERD: return "linkerd";
   }
   return "unknown";
 }
@@ -112,6 +114,10 @@ int64_t retry_backoff_next(const retry_backoff *b, retry_backoff_state *st, cons
     case RETRY_JITTER_POLLY_V2:
       if (st->n_since_reset == 1) st->prev_ns = 0;
       delay = fmin(max, polly_v2(st, st->n_since_reset - 1, initial, retry_rng_uniform(rng)));
+      break;
+    case RETRY_JITTER_LINKERD:
+      /* exp-backoff's base + min(U * base, max - base): at the cap there is no room left. */
+      delay = d + fmin(d * retry_rng_uniform(rng), fmax(max - d, 0.0));
       break;
     case RETRY_JITTER_NONE:
     default: delay = d; break;

@@ -82,8 +82,8 @@ static bool parse_method_opts(load_ctx *c, json_t *ext, method_opts *mo) {
     mo->space = space == 1 ? RETRY_SPACE_HTTP : RETRY_SPACE_GRPC;
   }
   /* The names retry_jitter_parse takes, each of which it maps to its retry_jitter. */
-  static const char *const jitters[] = {"grpc",         "proportional", "full", "equal",
-                                        "decorrelated", "polly-v2",     "none"};
+  static const char *const jitters[] = {"grpc",     "proportional", "full", "equal", "decorrelated",
+                                        "polly-v2", "none",         "linkerd"};
   int jitter = 0;
   if ((rc = retry_json_get_enum(&c->j, ext, "jitter", jitters, N_OF(jitters), &jitter)) < 0)
     return false;

@@ -38,6 +38,16 @@ run_rc 0 import --format json "$d/linkerd/books-profile.yaml"
 has "$tmp/out" '"format":"linkerd"'
 has "$tmp/out" '"budget":{"type":"linkerd","retryRatio":0.2,"minRetriesPerSecond":10,"ttl":"10s"}'
 
+# Linkerd's annotations: the Service's for every method, a GRPCRoute's own retries, an
+# HTTPRoute's own retry group with the Service's limit not inherited.
+run_rc 0 import "$d/linkerd/authors-annotations.yaml"
+line "$tmp/out" "      from $d/linkerd/authors-annotations.yaml:23:29 \$.metadata.annotations.retry.linkerd.io/limit"
+has "$tmp/out" '"jitter": "linkerd",'
+has "$tmp/out" "warning: $d/linkerd/authors-annotations.yaml:38:34: \$.metadata.annotations.timeout.linkerd.io/response: timeout.linkerd.io/response is not modelled"
+run_rc 0 import --format json "$d/linkerd/authors-annotations.yaml"
+has "$tmp/out" '"retryableStatusCodes":["UNAVAILABLE","RESOURCE_EXHAUSTED","DEADLINE_EXCEEDED"]'
+run_rc 2 import --strict "$d/linkerd/authors-annotations.yaml"
+
 # Gateway API: an HTTPRoute's retry and a backend traffic policy's budget.
 run_rc 0 import "$d/gateway/checkout.yaml"
 line "$tmp/out" "      from $d/gateway/checkout.yaml:14:17 \$.spec.rules[0].retry.attempts"
