@@ -168,4 +168,17 @@ int64_t retry__backoff_next_packed(const retry_backoff *b, uint16_t *n, double *
   return delay;
 }
 
+int64_t retry__backoff_next_throttled(const retry_backoff *b, uint16_t *n, double *carried,
+                                      const retry_rng *rng, int64_t *nominal_ns) {
+  /* The config refuses a second base with a jitter that carries its last delay, so carried is
+   * the nominal delay and can be rebuilt for either base from n alone. */
+  assert(!jitter_carries_prev(b->jitter));
+  retry_backoff t = *b;
+  t.initial_ns = b->throttle_initial_ns;
+  double cur = retry__backoff_nominal(&t, *n);
+  int64_t delay = retry__backoff_next_packed(&t, n, &cur, rng, nominal_ns);
+  *carried = retry__backoff_nominal(b, *n);
+  return delay;
+}
+
 /* }================================================================== */

@@ -467,24 +467,28 @@ static void test_import_polly_breaker(void **state) {
  * AWS shared config (botocore configprovider.py, standard.py, retryhandler.py)
  * =================================================================== */
 
+#define AWS_2026 "{\"type\":\"aws\",\"retryCost\":14,\"timeoutCost\":14,\"throttleCost\":5}"
+#define BEFORE "retrysim_retry_behavior = before-2026\n"
+
 static const row aws_rows[] = {
-    /* No retry_mode: standard (botocore's default since its 2026 change), 3 attempts, the
-     * quota of 500. */
-    {"DefaultMode", "[default]\nregion = eu-west-1\n", 3, "[500,502,503,504,429]", "http", "1s",
-     "20s", "{\"type\":\"aws\"}", NULL},
+    /* No retry_mode: standard, 3 attempts, and the 2026 behaviour (the SDKs' default since
+     * 2026-11-10): 50 ms base, quota costs 14 and 5. */
+    {"DefaultMode", "[default]\nregion = eu-west-1\n", 3, "[500,502,503,504,429]", "http", "0.05s",
+     "20s", AWS_2026, NULL},
     /* max_attempts counts attempts (1 = no retries). */
     {"StandardMaxAttempts", "[default]\nretry_mode = standard\nmax_attempts = 5\n", 5,
+     "[500,502,503,504,429]", "http", "0.05s", "20s", AWS_2026, NULL},
+    {"NoRetries", "[default]\nmax_attempts = 1\n", 0, NULL, NULL, NULL, NULL, AWS_2026, NULL},
+    /* Before 2026 (botocore standard with NEW_RETRIES_ENABLED false): 1 s base, costs 5 and 10. */
+    {"StandardBefore2026", "[default]\nretry_mode = standard\n" BEFORE, 3,
      "[500,502,503,504,429]", "http", "1s", "20s", "{\"type\":\"aws\"}", NULL},
-    {"NoRetries", "[default]\nmax_attempts = 1\n", 0, NULL, NULL, NULL, NULL,
-     "{\"type\":\"aws\"}", NULL},
     /* legacy: 5 attempts, U[0,1) x 2^(n-1) s uncapped (the cap is the largest delay 5 attempts
-     * reach, 8 s), no quota, 509 retried too. */
+     * reach, 8 s), no quota, 509 retried too; the 2026 change leaves it as it was. */
     {"Legacy", "[default]\nretry_mode = legacy\n", 5, "[500,502,503,504,509,429]", "http", "1s",
      "8s", NULL, NULL},
     /* The first profile when there is no [default]; a misspelt key warns. */
     {"FirstProfile", "[profile a]\nretry_mod = legacy\nmax_attempts = 2\n", 2,
-     "[500,502,503,504,429]", "http", NULL, NULL, "{\"type\":\"aws\"}",
-     "did you mean \"retry_mode\"?"},
+     "[500,502,503,504,429]", "http", NULL, NULL, AWS_2026, "did you mean \"retry_mode\"?"},
 };
 
 static void test_import_aws_rows(void **state) {

@@ -68,7 +68,18 @@ run_rc 2 import --strict "$d/polly/appsettings.json"
 run_rc 0 import --format json "$d/aws/config"
 has "$tmp/out" '"format":"aws-config"'
 has "$tmp/out" '"maxAttempts":4'
+has "$tmp/out" '"budget":{"type":"aws","retryCost":14,"timeoutCost":14,"throttleCost":5}'
+has "$tmp/out" '"throttleInitialBackoff":"1s"'
+has "$tmp/out" '"initialBackoff":"0.05s"'
+# The behaviour before 2026, by retrysim's own key, so before and after can be compared.
+printf '[default]\nretry_mode = standard\nretrysim_retry_behavior = before-2026\n' >"$tmp/aws-before"
+run_rc 0 import --format json "$tmp/aws-before"
 has "$tmp/out" '"budget":{"type":"aws"}'
+has "$tmp/out" '"initialBackoff":"1s"'
+lacks "$tmp/out" 'throttleInitialBackoff'
+printf '[default]\nretrysim_retry_behavior = 2025\n' >"$tmp/aws-bad"
+run_rc 2 import "$tmp/aws-bad"
+has "$tmp/err" 'retrysim_retry_behavior is 2026 or before-2026, not "2025"'
 printf '[default]\nretry_mode = quick\n' >"$tmp/aws-config"
 run_rc 2 import "$tmp/aws-config"
 line "$tmp/err" "retrysim: $tmp/aws-config:2:14: \$.default.retry_mode: retry_mode is standard, adaptive or legacy, not \"quick\""
