@@ -117,6 +117,8 @@ typedef struct imp_route {
   char per_try_from[IMP_PATH];
   bool rate_limited; /* rate_limited_retry_back_off present: honour Retry-After */
   char rate_limited_from[IMP_PATH];
+  bool hedge; /* hedge_policy.hedge_on_per_try_timeout: hedge at each per-try timeout */
+  char hedge_from[IMP_PATH];
 } imp_route;
 
 /* A route with nothing set (no policy, no timeout). */

@@ -24,6 +24,17 @@ has "$tmp/out" '"budget":{"type":"envoy","budgetPercent":25.0,"minRetryConcurren
 run_rc 2 import --strict "$d/envoy/orders-route.yaml"
 has "$tmp/err" 'refused with --strict'
 
+# Envoy hedging: hedge_on_per_try_timeout is A6 hedging at each per-try timeout; what has no
+# counterpart warns by name, and --strict refuses it.
+run_rc 0 import --format json "$d/envoy/hedge-route.yaml"
+has "$tmp/out" '"hedgingPolicy":{"maxAttempts":3,"hedgingDelay":"0.05s","nonFatalStatusCodes":["RESOURCE_EXHAUSTED","UNAVAILABLE"]}'
+lacks "$tmp/out" '"retryPolicy"'
+run_rc 0 import "$d/envoy/hedge-route.yaml"
+has "$tmp/out" "hedge-route.yaml:18:29: \$.route_config.virtual_hosts[0].routes[0].route.hedge_policy.initial_requests: initial_requests 2 is not modelled"
+has "$tmp/out" 'hedging is approximated: Envoy sends the hedge after the retry back-off'
+has "$tmp/out" '"budget_interval" is not modelled: Envoy then counts the upstream requests started in the last interval'
+run_rc 2 import --strict "$d/envoy/hedge-route.yaml"
+
 # Istio: two documents; the route without retries gets Istio's default, said so.
 run_rc 0 import "$d/istio/ratings.yaml"
 line "$tmp/out" "      from $d/istio/ratings.yaml:16:17 \$.spec.http[0].retries.attempts"
