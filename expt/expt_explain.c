@@ -18,6 +18,7 @@
 
 #include "expt/expt_run.h"
 #include "expt/expt_scenario.h"
+#include "expt/expt_scenario_origin.h"
 #include "models/model_world.h"
 #include "retry/retry.h"
 #include "sim/sim_event.h"
@@ -93,6 +94,8 @@ typedef struct ex_call {
 
 typedef struct ex_state {
   const expt_explain_opts *o;
+  const expt_scenario *sc; /* where the rules' sources are looked up */
+  size_t run;              /* the run explained, by its index */
   ex_by by;           /* how o picks its call */
   bool finding;       /* first run of --stopped: look for the id only */
   uint64_t want_id;   /* the call to keep (--call, or found by the first run) */
@@ -350,6 +353,7 @@ typedef struct ex_walk {
   int32_t sends;                                           /* attempts sent so far */
   retry_delay_source last_delay;                           /* where the last delay came from */
   int64_t attempt_deadline[RETRY_MAX_HEDGED_ATTEMPTS + 1]; /* per attempt, as sent */
+  unsigned cited;                                          /* rules named so far (EX_RULE_*) */
 } ex_walk;
 
 /* Whether an outcome is the caller's own attempt timeout (no reply, the deadline passed). */
@@ -448,6 +452,139 @@ static void fmt_reason(char *buf, size_t size, const ex_call *c, const ex_rec *r
     case RETRY_STOP_N: break;
   }
   snprintf(buf, size, "%s", retry_stop_name(d->reason));
+}
+
+/* }================================================================== */
+
+/* {==================================================================
+ * Where each rule was written (a policy read from Envoy, Istio, ... : expt_scenario_origin.h)
+ * =================================================================== */
+
+/* The fields of the service config a decision can apply, as paths in one method's config or,
+ * from "$.", in the whole document. */
+static const char *const ex_rule_field[] = {
+    "timeout",
+    "retrysim.perAttemptTimeout",
+    "retryPolicy.retryableStatusCodes",
+    "retryPolicy.maxAttempts",
+    "retryPolicy.initialBackoff",
+    "retryPolicy.maxBackoff",
+    "retryPolicy.backoffMultiplier",
+    "retrysim.jitter",
+    "retrysim.honorRetryAfter",
+    "hedgingPolicy.maxAttempts",
+    "hedgingPolicy.hedgingDelay",
+    "hedgingPolicy.nonFatalStatusCodes",
+    "$.retrysim.budget",
+    "$.retryThrottling",
+    "$.retrysim.retryMode",
+    "$.retrysim.circuitBreaker",
+};
+enum {
+  EX_RULE_TIMEOUT = 1u << 0,
+  EX_RULE_PER_TRY = 1u << 1,
+  EX_RULE_CODES = 1u << 2,
+  EX_RULE_ATTEMPTS = 1u << 3,
+  EX_RULE_BACKOFF = (1u << 4) | (1u << 5) | (1u << 6) | (1u << 7),
+  EX_RULE_RETRY_AFTER = 1u << 8,
+  EX_RULE_HEDGE_ATTEMPTS = 1u << 9,
+  EX_RULE_HEDGE_DELAY = 1u << 10,
+  EX_RULE_NON_FATAL = 1u << 11,
+  EX_RULE_BUDGET = 1u << 12,
+  EX_RULE_THROTTLING = 1u << 13,
+  EX_RULE_MODE = 1u << 14,
+  EX_RULE_BREAKER = 1u << 15,
+};
+
+/* The rules record r applied: what made it send, wait or stop. */
+static unsigned rules_of(const ex_call *c, const ex_rec *r, const ex_walk *wk) {
+  const retry_decision *d = &r->d;
+  bool hedge = c->kind == RETRY_POLICY_HEDGE;
+  unsigned m = 0;
+  if (is_timeout(wk, c, r)) m |= EX_RULE_PER_TRY;
+  /* A budget or a token bucket is a rule of the decisions that spend from it: a retry. */
+  unsigned spent = 0;
+  if (r->has_target && r->before.budget_available >= 0) spent |= EX_RULE_BUDGET;
+  if (r->has_target && r->before.throttle_milli_tokens >= 0) spent |= EX_RULE_THROTTLING;
+  switch (d->action) {
+    case RETRY_ACTION_SEND:
+      if (r->event == RETRY_TRACE_START && c->deadline_ns != RETRY_NEVER) m |= EX_RULE_TIMEOUT;
+      if (d->attempt_deadline_ns != RETRY_NEVER && d->attempt_deadline_ns != c->deadline_ns)
+        m |= EX_RULE_PER_TRY;
+      if (hedge && r->event != RETRY_TRACE_START) m |= EX_RULE_HEDGE_ATTEMPTS;
+      if (hedge && d->wake_ns != RETRY_NEVER) m |= EX_RULE_HEDGE_DELAY;
+      return m;
+    case RETRY_ACTION_WAIT:
+      if (r->event == RETRY_TRACE_OUTCOME && r->backoff_ns >= 0 && !hedge) {
+        m |= EX_RULE_CODES | EX_RULE_ATTEMPTS | spent;
+        if (r->source == RETRY_DELAY_BACKOFF) m |= EX_RULE_BACKOFF;
+        if (r->source == RETRY_DELAY_RETRY_AFTER) m |= EX_RULE_RETRY_AFTER;
+      }
+      return m;
+    case RETRY_ACTION_DONE: break;
+  }
+  switch (d->reason) {
+    case RETRY_STOP_NON_RETRYABLE_STATUS: return m | (hedge ? EX_RULE_NON_FATAL : EX_RULE_CODES);
+    case RETRY_STOP_MAX_ATTEMPTS: return m | (hedge ? EX_RULE_HEDGE_ATTEMPTS : EX_RULE_ATTEMPTS);
+    case RETRY_STOP_DEADLINE: return m | EX_RULE_TIMEOUT;
+    case RETRY_STOP_THROTTLED: return m | EX_RULE_THROTTLING | EX_RULE_BUDGET | EX_RULE_MODE;
+    case RETRY_STOP_BUDGET_EXHAUSTED: return m | EX_RULE_BUDGET;
+    case RETRY_STOP_BREAKER_OPEN: return m | EX_RULE_BREAKER;
+    default: return m;
+  }
+}
+
+/* Where rule i of call c was written, false when its policy is not a foreign file's. */
+static bool rule_source(const ex_state *s, const ex_call *c, size_t i, expt_rule_source *src) {
+  return expt_scenario_rule_source(s->sc, s->run, c->top, c->from, c->to, c->method,
+                                   ex_rule_field[i], src);
+}
+
+/* "orders.yaml:16:24, envoy $.route...num_retries", or the default's words, into buf. */
+static void fmt_source(char *buf, size_t size, const expt_rule_source *src) {
+  char at[300];
+  if (src->line > 0)
+    snprintf(at, sizeof at, "%s:%d:%d", src->file, src->line, src->column);
+  else
+    snprintf(at, sizeof at, "%s", src->file);
+  if (src->from != NULL)
+    snprintf(buf, size, "%s, %s %s", at, src->format, src->from);
+  else
+    snprintf(buf, size, "%s, %s default%s%s", at, src->format, src->note ? ": " : "",
+             src->note ? src->note : "");
+}
+
+/* One line per rule of mask under its decision: each rule once per call, except that the
+ * decision that ends the call names every rule it applied. */
+static void print_rules(FILE *f, const ex_state *s, const ex_call *c, const ex_rec *r,
+                        unsigned mask, ex_walk *wk, int indent) {
+  if (r->d.action != RETRY_ACTION_DONE) mask &= ~wk->cited;
+  for (size_t i = 0; i < sizeof ex_rule_field / sizeof ex_rule_field[0]; i++) {
+    expt_rule_source src;
+    if (!(mask & (1u << i)) || !rule_source(s, c, i, &src)) continue;
+    wk->cited |= 1u << i;
+    char from[600];
+    fmt_source(from, sizeof from, &src);
+    fprintf(f, "%*s  %12s     rule %s: %s%s\n", indent, "", "", src.field,
+            src.overridden ? "overridden (--set or a variant's set); the file's value: " : "",
+            from);
+  }
+}
+
+/* The rules of mask as JSON objects, NULL when none has a source. */
+static json_t *rules_json(const ex_state *s, const ex_call *c, unsigned mask) {
+  json_t *a = NULL;
+  for (size_t i = 0; i < sizeof ex_rule_field / sizeof ex_rule_field[0]; i++) {
+    expt_rule_source src;
+    if (!(mask & (1u << i)) || !rule_source(s, c, i, &src)) continue;
+    if (a == NULL) a = json_array();
+    json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:i, s:s?, s:s?, s:b}", "field", src.field, "file",
+                          src.file, "format", src.format, "line", src.line, "column",
+                          src.column, "from", src.from, "note", src.note, "overridden",
+                          src.overridden);
+    json_array_append_new(a, o);
+  }
+  return a;
 }
 
 /* }================================================================== */
@@ -611,11 +748,13 @@ static void print_call(FILE *f, const ex_state *s, const ex_call *c, int indent)
         wk.attempt_deadline[r->d.attempt] = r->d.attempt_deadline_ns;
     }
     fmt_reason(why, sizeof why, c, r, &wk);
+    unsigned rules = rules_of(c, r, &wk);
     if (r->backoff_ns >= 0) wk.last_delay = r->source;
     fputs("\n", f);
     fprintf(f, "%*s  %12s  => ", indent, "", "");
     print_decision(f, c, r);
     fprintf(f, ": %s\n", why);
+    print_rules(f, s, c, r, rules, &wk, indent);
     if (r->d.action == RETRY_ACTION_DONE && done == NULL) done = r;
     if (r->d.action == RETRY_ACTION_SEND) print_children(f, s, c, r->d.attempt, indent + 4);
   }
@@ -698,7 +837,7 @@ static json_t *status_json(const ex_call *c, int32_t status) {
   return o;
 }
 
-static json_t *rec_json(const ex_call *c, const ex_rec *r, ex_walk *wk) {
+static json_t *rec_json(const ex_state *s, const ex_call *c, const ex_rec *r, ex_walk *wk) {
   char why[200];
   json_t *e = json_object();
   json_object_set_new(e, "t_ns", json_integer(r->now_ns));
@@ -754,8 +893,10 @@ static json_t *rec_json(const ex_call *c, const ex_rec *r, ex_walk *wk) {
   json_object_set_new(d, "cancel_others", json_boolean(r->d.cancel_others));
   json_object_set_new(e, "decision", d);
   fmt_reason(why, sizeof why, c, r, wk);
+  json_t *rules = rules_json(s, c, rules_of(c, r, wk));
   if (r->backoff_ns >= 0) wk->last_delay = r->source;
   json_object_set_new(e, "reason", json_string(why));
+  if (rules != NULL) json_object_set_new(e, "rules", rules);
   return e;
 }
 
@@ -782,7 +923,7 @@ static json_t *call_json(const ex_state *s, const ex_call *c) {
   memset(&wk, 0, sizeof wk);
   for (size_t i = c->first_rec; i != EX_NONE; i = s->recs[i].next) {
     const ex_rec *r = &s->recs[i];
-    json_array_append_new(events, rec_json(c, r, &wk));
+    json_array_append_new(events, rec_json(s, c, r, &wk));
     if (r->d.action == RETRY_ACTION_DONE && json_is_null(end)) {
       end = json_object();
       json_object_set_new(end, "done_ns", json_integer(r->d.done_ns));
@@ -887,11 +1028,13 @@ static int explain(const expt_explain_opts *o, FILE *out, FILE *err) {
   ex_state st;
   memset(&st, 0, sizeof st);
   st.o = o;
+  st.sc = sc;
   st.by = by_of(o);
   st.want_id = o->call_id;
   if (status == 0) {
     const model_config *cfg = expt_scenario_config(sc, run.run_index);
     run.run_name = expt_scenario_run_name(sc, run.run_index);
+    st.run = run.run_index;
     run.seed = o->has_seed ? o->seed : cfg->seed;
     if (by_of(o) == EX_BY_STOPPED) {
       st.finding = true;

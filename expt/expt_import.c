@@ -405,7 +405,9 @@ static expt_import_format doc_format(json_t *d) {
   if (api != NULL && json_object_get(d, "kind") != NULL &&
       strncmp(api, "networking.istio.io/", 20) == 0)
     return EXPT_IMPORT_ISTIO;
-  if (api != NULL && json_object_get(d, "kind") != NULL && strncmp(api, "linkerd.io/", 11) == 0)
+  if (api != NULL && json_object_get(d, "kind") != NULL &&
+      (strncmp(api, "linkerd.io/", 11) == 0 || strncmp(api, "policy.linkerd.io/", 18) == 0 ||
+       expt__import_is_linkerd_annotated(d)))
     return EXPT_IMPORT_LINKERD;
   if (api != NULL && json_object_get(d, "kind") != NULL &&
       (strncmp(api, "gateway.networking.k8s.io/", 26) == 0 ||
@@ -466,6 +468,9 @@ static int parse_source(imp_ctx *c, const char *text, size_t len, json_t **docs,
   c->err = keep;
   if (*docs == NULL) return foreign || quiet.code == RETRY_ENOMEM ? -1 : 0;
   *f = json_array_size(*docs) > 0 ? doc_format(json_array_get(*docs, 0)) : EXPT_IMPORT_NATIVE;
+  /* Routes or a Service with Linkerd's annotations anywhere in the stream are Linkerd's. */
+  for (size_t i = 0; *f == EXPT_IMPORT_GATEWAY && i < json_array_size(*docs); i++)
+    if (expt__import_is_linkerd_annotated(json_array_get(*docs, i))) *f = EXPT_IMPORT_LINKERD;
   if (*f == EXPT_IMPORT_NATIVE) {
     json_decref(*docs);
     *docs = NULL;
@@ -525,7 +530,7 @@ static const expt_scenario_warn *warn_sink;
 void expt_import_set_warn(const expt_scenario_warn *w) { warn_sink = w; }
 
 int expt_import_policy_text(const char *text, size_t len, const char *source, json_t **doc,
-                            retry_error *err) {
+                            json_t **origins, expt_import_format *format, retry_error *err) {
   expt_import_result r;
   int rc = expt_import_text(text, len, source, &r, err);
   if (rc != 1) return rc;
@@ -546,6 +551,8 @@ int expt_import_policy_text(const char *text, size_t len, const char *source, js
     if (warn_sink != NULL && warn_sink->fn != NULL) warn_sink->fn(warn_sink->ctx, NULL, &e);
   }
   *doc = json_incref(r.config);
+  if (origins != NULL) *origins = json_incref(r.origins);
+  if (format != NULL) *format = r.format;
   expt_import_result_close(&r);
   return 1;
 }

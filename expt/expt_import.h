@@ -54,9 +54,11 @@ void expt_import_result_close(expt_import_result *r);
 /* The hook of the scenario loader's policy files: 0 when text is not a foreign format, 1 with
  * *doc the translated document (a new reference) after relaying each warning to the sink set
  * by expt_import_set_warn, or -1 with err set (bad input, out of memory, or the first warning
- * when the sink is strict). */
+ * when the sink is strict). With 1, *origins (when origins is not NULL) is the translation's
+ * table of where each field came from (a new reference, expt_import_result.origins) and
+ * *format its format, so that explain can name the line each rule was read from. */
 int expt_import_policy_text(const char *text, size_t len, const char *source, json_t **doc,
-                            retry_error *err);
+                            json_t **origins, expt_import_format *format, retry_error *err);
 
 /* Sets where expt_import_policy_text relays its warnings (the sink of expt_scenario_set_warn:
  * the same callback, context and strictness). NULL drops them. w is borrowed until replaced.

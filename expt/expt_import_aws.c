@@ -94,6 +94,11 @@ static const char *pick_profile(json_t *doc, json_t **prof) {
   return NULL;
 }
 
+/* retrysim's own key in a profile: which SDK behaviour to run, "2026" (the default) or
+ * "before-2026" (what an SDK released before the change, or AWS_NEW_RETRIES_2026=false during
+ * the opt-in, does), so that before and after can be compared. */
+#define BEHAVIOR_KEY "retrysim_retry_behavior"
+
 static void put(imp_ctx *c, json_t *obj, const char *out, const char *key, json_t *v,
                 const char *src, const char *note) {
   char p[IMP_PATH];
@@ -110,11 +115,11 @@ int expt__import_aws(imp_ctx *c, json_t *doc, json_t *config) {
   if (name == NULL) return imp_fail(c, "$", "no [default] or [profile NAME] section");
   char src[IMP_PATH], mp[IMP_PATH] = "", ap[IMP_PATH] = "";
   snprintf(src, sizeof src, "$.%s", name);
-  static const char *const retry_keys[] = {"retry_mode", "max_attempts"};
+  static const char *const retry_keys[] = {"retry_mode", "max_attempts", BEHAVIOR_KEY};
   const char *k;
   json_t *v;
   json_object_foreach(prof, k, v) {
-    const char *near = retry_json_suggest(k, retry_keys, 2, NULL);
+    const char *near = retry_json_suggest(k, retry_keys, 3, NULL);
     if (near != NULL && strcmp(near, k) != 0)
       imp_warn(c, imp_path_key(mp, src, k), "unknown field \"%s\" ignored; did you mean \"%s\"?", k, near);
   }
@@ -125,6 +130,14 @@ int expt__import_aws(imp_ctx *c, json_t *doc, json_t *config) {
   bool legacy = strcmp(mode, "legacy") == 0, adaptive = strcmp(mode, "adaptive") == 0;
   if (!legacy && !adaptive && strcmp(mode, "standard") != 0)
     return imp_fail(c, mp, "retry_mode is standard, adaptive or legacy, not \"%s\"", mode);
+  /* Which SDK behaviour: the 2026 one, the SDKs' default since 2026-11-10, unless the profile
+   * asks for the one before (retrysim's own key; SDKs ignore keys they do not know). */
+  char bp[IMP_PATH] = "";
+  const char *behavior = json_string_value(json_object_get(prof, BEHAVIOR_KEY));
+  if (behavior != NULL) imp_path_key(bp, src, BEHAVIOR_KEY);
+  if (behavior != NULL && strcmp(behavior, "2026") != 0 && strcmp(behavior, "before-2026") != 0)
+    return imp_fail(c, bp, BEHAVIOR_KEY " is 2026 or before-2026, not \"%s\"", behavior);
+  bool v2026 = !legacy && (behavior == NULL || strcmp(behavior, "2026") == 0);
   long long attempts = legacy ? 5 : 3;
   const char *ma = json_string_value(json_object_get(prof, "max_attempts"));
   if (ma != NULL) {
@@ -149,12 +162,19 @@ int expt__import_aws(imp_ctx *c, json_t *doc, json_t *config) {
     const char *p = "$.methodConfig[0].retryPolicy", *q = "$.methodConfig[0].retrysim";
     put(c, rp, p, "maxAttempts", json_integer(attempts), ap[0] ? ap : NULL,
         ap[0] ? NULL : legacy ? "botocore legacy's default, 5 attempts" : "the standard default, 3 attempts");
-    put(c, rp, p, "initialBackoff", json_string("1s"), NULL,
-        legacy ? "botocore legacy: U[0,1) x 2^(n-1) s"
-               : "botocore standard before its 2026 change: U[0,1) x min(2^(n-1), 20) s; the "
-                 "2026 behaviour (50 ms base for transient errors and 1 s for throttles, quota "
-                 "costs 14 and 5) needs a base delay and a cost per kind of failure, which the "
-                 "engine does not have");
+    const char *why = bp[0] ? bp : NULL;
+    if (v2026) {
+      put(c, rp, p, "initialBackoff", json_string("0.05s"), why,
+          "the 2026 behaviour: U[0,1) x min(50 ms x 2^(n-1), 20 s) after a transient error "
+          "(DynamoDB's 25 ms is not modelled)");
+      put(c, ext, q, "throttleInitialBackoff", json_string("1s"), why,
+          "the 2026 behaviour: 1 s base after a throttle (429 here)");
+    } else {
+      put(c, rp, p, "initialBackoff", json_string("1s"), why,
+          legacy ? "botocore legacy: U[0,1) x 2^(n-1) s"
+                 : "botocore standard before its 2026 change: U[0,1) x min(2^(n-1), 20) s, one "
+                   "base for every failure");
+    }
     /* Legacy has no cap: the largest delay the attempts reach leaves it unused. */
     char d[40];
     imp_duration_format(legacy ? (1LL << (attempts - 2 < 30 ? attempts - 2 : 30)) * 1000000000LL
@@ -173,10 +193,18 @@ int expt__import_aws(imp_ctx *c, json_t *doc, json_t *config) {
   } else {
     imp_origin(c, "$.methodConfig[0].retryPolicy", ap, "max_attempts 1: no retries");
   }
-  if (!legacy) {
+  if (!legacy && v2026) {
+    json_t *b = json_pack("{s:s, s:i, s:i, s:i}", "type", "aws", "retryCost", 14, "timeoutCost",
+                          14, "throttleCost", 5);
+    put(c, top, "$.retrysim", "budget", b, mp[0] ? mp : NULL,
+        "the retry quota of the 2026 behaviour: 500, a transient failure or a timeout costs 14, "
+        "a throttle 5 (x-amz-retry-after and the long-polling operations' sleep are not "
+        "modelled)");
+  } else if (!legacy) {
     json_t *b = json_pack("{s:s}", "type", "aws");
     put(c, top, "$.retrysim", "budget", b, mp[0] ? mp : NULL,
-        mp[0] ? "the retry quota of standard and adaptive: 500, a retry costs 5, a timeout 10"
+        mp[0] ? "the retry quota of standard and adaptive before 2026: 500, a retry costs 5, a "
+                "timeout 10"
               : mode_note);
   }
   if (adaptive) put(c, top, "$.retrysim", "retryMode", json_string("adaptive"), mp, NULL);

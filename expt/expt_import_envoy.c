@@ -157,6 +157,46 @@ static void put(imp_ctx *c, json_t *obj, const char *out, const char *key, json_
 
 static const char *or_null(const char *s) { return s != NULL && s[0] ? s : NULL; }
 
+/* The maximum attempts limit of the top block raised to attempts when above gRPC's 5. */
+static void lift_limit(imp_ctx *c, const imp_route *r, json_t *top, long long attempts) {
+  if (attempts <= 5) return;
+  /* Envoy has no cap like gRPC's 5: lift the client's cap to what the route asks. */
+  json_t *t = json_object_get(top, "maxAttemptsLimit");
+  if (t == NULL || json_integer_value(t) < attempts)
+    put(c, top, "$.retrysim", "maxAttemptsLimit", json_integer(attempts > 1000 ? 1000 : attempts),
+        or_null(r->retries_from), "Envoy has no cap on retries; gRPC's cap of 5 is lifted");
+}
+
+/* hedge_on_per_try_timeout as A6 hedging: at each per-try timeout Envoy sends another request
+ * without cancelling the one in flight (route_components.proto HedgePolicy; router_filter
+ * "hedging"), up to num_retries more; the first good response wins. Here a hedge is sent every
+ * per_try_timeout, and a retryable status sends the next at once (nonFatalStatusCodes). */
+static bool emit_hedging(imp_ctx *c, const imp_route *r, json_t *entry, const char *out,
+                         json_t *top, json_t *codes, bool http) {
+  char p[IMP_PATH], q[IMP_PATH], d[40];
+  json_t *hp = json_object(), *ext = json_object();
+  if (hp == NULL || ext == NULL || json_object_set_new(entry, "hedgingPolicy", hp) != 0 ||
+      json_object_set_new(entry, "retrysim", ext) != 0)
+    return json_decref(codes), imp_oom(c), false;
+  imp_path_key(p, out, "hedgingPolicy");
+  imp_path_key(q, out, "retrysim");
+  long long attempts = r->retries + 1;
+  put(c, hp, p, "maxAttempts", json_integer(attempts), or_null(r->retries_from),
+      "num_retries + 1: each hedge counts as a retry");
+  imp_duration_format(r->per_try_ns, d, sizeof d);
+  put(c, hp, p, "hedgingDelay", json_string(d), r->per_try_from,
+      "a hedge at each per-try timeout (hedge_on_per_try_timeout)");
+  put(c, hp, p, "nonFatalStatusCodes", codes, or_null(r->on_from), r->on_note);
+  put(c, ext, q, "statusSpace", json_string(http ? "http" : "grpc"), or_null(r->on_from),
+      "the space the retry conditions name");
+  imp_warn(c, r->hedge_from,
+           "hedging is approximated: Envoy sends the hedge after the retry back-off, retrysim at "
+           "the per-try timeout exactly; and a retryable response here sends the next hedge at "
+           "once where Envoy waits the back-off");
+  lift_limit(c, r, top, attempts);
+  return true;
+}
+
 /* The retryPolicy of an entry and its retrysim block; false when the route does not retry. */
 static bool emit_retries(imp_ctx *c, const imp_route *r, json_t *entry, const char *out,
                          json_t *top) {
@@ -171,6 +211,10 @@ static bool emit_retries(imp_ctx *c, const imp_route *r, json_t *entry, const ch
     json_decref(codes);
     return false;
   }
+  if (r->hedge && r->per_try_ns <= 0)
+    imp_warn(c, r->hedge_from, "hedge_on_per_try_timeout without a per_try_timeout has no "
+                               "effect: the route is imported as retries");
+  if (r->hedge && r->per_try_ns > 0) return emit_hedging(c, r, entry, out, top, codes, http);
   json_t *rp = json_object(), *ext = json_object();
   if (rp == NULL || ext == NULL || json_object_set_new(entry, "retryPolicy", rp) != 0 ||
       json_object_set_new(entry, "retrysim", ext) != 0)
@@ -199,13 +243,7 @@ static bool emit_retries(imp_ctx *c, const imp_route *r, json_t *entry, const ch
   if (http)
     put(c, ext, q, "honorRetryAfter", json_boolean(r->rate_limited), or_null(r->rate_limited_from),
         r->rate_limited ? NULL : "Envoy ignores Retry-After without rate_limited_retry_back_off");
-  if (attempts > 5) {
-    /* Envoy has no cap like gRPC's 5: lift the client's cap to what the route asks. */
-    json_t *t = json_object_get(top, "maxAttemptsLimit");
-    if (t == NULL || json_integer_value(t) < attempts)
-      put(c, top, "$.retrysim", "maxAttemptsLimit", json_integer(attempts > 1000 ? 1000 : attempts),
-          or_null(r->retries_from), "Envoy has no cap on retries; gRPC's cap of 5 is lifted");
-  }
+  lift_limit(c, r, top, attempts);
   return true;
 }
 
@@ -380,6 +418,37 @@ static void route_name(imp_ctx *c, imp_route *r, json_t *match, const char *src)
   imp_grpc_name(c, r, json_string_value(v), imp_path_key(p, src, key));
 }
 
+/* A route's hedge_policy at src (route_components.proto HedgePolicy). hedge_on_per_try_timeout
+ * becomes A6 hedging, a hedge at each per-try timeout (emit_retries); initial_requests above 1
+ * and additional_request_chance above 0 have no counterpart and are warned, by name and why. */
+static int read_hedge(imp_ctx *c, imp_route *r, json_t *hp, const char *src) {
+  static const char *const known[] = {"initial_requests", "additional_request_chance",
+                                      "hedge_on_per_try_timeout"};
+  char p[IMP_PATH];
+  imp_check_keys(c, hp, src, known, 3, NULL, 0);
+  long long initial = 1;
+  if (imp_int(c, hp, "initial_requests", src, 1, 1000000, &initial) < 0) return -1;
+  if (initial > 1)
+    imp_warn(c, imp_path_key(p, src, "initial_requests"),
+             "initial_requests %lld is not modelled: retrysim's hedging sends one first attempt "
+             "and its hedges one hedgingDelay apart, never several requests at once", initial);
+  json_t *chance = json_object_get(hp, "additional_request_chance");
+  double pct = 0;
+  if (json_is_object(chance) && imp_number(c, chance, "numerator", src, &pct) < 0) return -1;
+  if (chance != NULL && (!json_is_object(chance) || pct > 0))
+    imp_warn(c, imp_path_key(p, src, "additional_request_chance"),
+             "additional_request_chance is not modelled: a request sent with a probability at "
+             "the start has no counterpart in retrysim's hedging");
+  json_t *on = json_object_get(hp, "hedge_on_per_try_timeout");
+  if (on != NULL && !json_is_boolean(on))
+    return imp_fail(c, imp_path_key(p, src, "hedge_on_per_try_timeout"), "must be true or false");
+  if (json_is_true(on)) {
+    r->hedge = true;
+    imp_path_key(r->hedge_from, src, "hedge_on_per_try_timeout");
+  }
+  return 0;
+}
+
 /* A Route (match + route action) at src, with the virtual host's policy vh_rp (may be NULL). */
 static int read_route(imp_ctx *c, json_t *route, const char *src, json_t *vh_rp,
                       const char *vh_src, json_t *entries, json_t *top, json_t *seen) {
@@ -396,10 +465,8 @@ static int read_route(imp_ctx *c, json_t *route, const char *src, json_t *vh_rp,
     r.timeout_note = "Envoy's default route timeout, 15 s (it covers every retry)";
     if (get_duration(c, action, "timeout", a, &r.timeout_ns, r.timeout_from) < 0) return -1;
     if (r.timeout_from[0]) r.timeout_note = NULL;
-    if (json_object_get(action, "hedge_policy") != NULL)
-      imp_warn(c, imp_path_key(p, a, "hedge_policy"),
-               "hedging on per-try timeout is not modelled: Envoy sends the hedge after the "
-               "back-off and counts it as a retry; the route is imported as retries only");
+    json_t *hp = json_object_get(action, "hedge_policy");
+    if (hp != NULL && read_hedge(c, &r, hp, imp_path_key(p, a, "hedge_policy")) < 0) return -1;
     if (json_object_get(action, "retry_policy_typed_config") != NULL)
       imp_warn(c, imp_path_key(p, a, "retry_policy_typed_config"),
                "an extension retry policy is not modelled");
@@ -451,7 +518,8 @@ static int read_virtual_hosts(imp_ctx *c, json_t *vhs, const char *src, json_t *
         read_routes(c, routes, imp_path_key(q, p, "routes"), rp, r, entries, top, seen) < 0)
       return -1;
     if (json_object_get(vh, "hedge_policy") != NULL)
-      imp_warn(c, imp_path_key(q, p, "hedge_policy"), "hedging on per-try timeout is not modelled");
+      imp_warn(c, imp_path_key(q, p, "hedge_policy"), "a virtual host's hedge_policy is not read: "
+               "write it on each route (a route's hedge_policy is read)");
   }
   return 0;
 }
@@ -466,8 +534,10 @@ static int read_breakers(imp_ctx *c, json_t *cb, const char *src, json_t *top) {
                                          "max_connection_pools"};
   static const char *const rb_known[] = {"budget_percent", "min_retry_concurrency"};
   static const imp_unmodelled rb_skip[] = {
-      {"budget_interval", "retrysim's envoy budget counts requests in flight only (the default, "
-                          "0); a sliding interval is not modelled"}};
+      {"budget_interval", "Envoy then counts the upstream requests started in the last "
+                          "interval (ten sliding slots) as the budget's base, where retrysim's "
+                          "envoy budget counts the requests in flight (Envoy's default, 0s), so "
+                          "the budget here follows concurrency, not the rate over the interval"}};
   char p[IMP_PATH], q[IMP_PATH], b[IMP_PATH], pf[IMP_PATH] = "", mf[IMP_PATH] = "";
   imp_check_keys(c, cb, src, known, 2, NULL, 0);
   if (json_object_get(cb, "per_host_thresholds") != NULL)

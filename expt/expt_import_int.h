@@ -7,6 +7,7 @@
  *                        policy, which Istio's translation reuses (Istio emits Envoy config)
  *   expt_import_k8s.c    Kubernetes resources: Istio VirtualService and DestinationRule,
  *                        Linkerd ServiceProfile, Gateway API HTTPRoute and XBackendTrafficPolicy
+ *   expt_import_linkerd_ann.c  Linkerd's retry and timeout annotations on routes and Services
  *   expt_import_aws.c    the AWS shared config file's retry_mode and max_attempts
  *   expt_import_r4j.c    resilience4j's retry and circuitbreaker (Spring Boot YAML)
  *   expt_import_polly.c  Polly v8 and the standard HTTP resilience handler (appsettings JSON)
@@ -116,6 +117,8 @@ typedef struct imp_route {
   char per_try_from[IMP_PATH];
   bool rate_limited; /* rate_limited_retry_back_off present: honour Retry-After */
   char rate_limited_from[IMP_PATH];
+  bool hedge; /* hedge_policy.hedge_on_per_try_timeout: hedge at each per-try timeout */
+  char hedge_from[IMP_PATH];
 } imp_route;
 
 /* A route with nothing set (no policy, no timeout). */
@@ -139,6 +142,12 @@ int expt__import_envoy(imp_ctx *c, json_t *doc, json_t *config);
 int expt__import_istio(imp_ctx *c, json_t *docs, json_t *config);
 int expt__import_linkerd(imp_ctx *c, json_t *docs, json_t *config);
 int expt__import_gateway(imp_ctx *c, json_t *docs, json_t *config);
+/* Whether a document is a Service, HTTPRoute or GRPCRoute with Linkerd's retry.linkerd.io or
+ * timeout.linkerd.io annotations (expt_import_linkerd_ann.c). */
+bool expt__import_is_linkerd_annotated(json_t *d);
+/* Those annotations of docs, as methodConfig entries (the routes', then the Service's for
+ * every other method) and top-level keys of the retrysim block. */
+int expt__import_linkerd_annotated(imp_ctx *c, json_t *docs, json_t *entries, json_t *top);
 int expt__import_r4j(imp_ctx *c, json_t *doc, json_t *config);
 /* Whether a document has resilience4j.retry or resilience4j.circuitbreaker. */
 bool expt__import_is_r4j(json_t *doc);

@@ -448,20 +448,38 @@ static int profile_budget(imp_ctx *c, json_t *rb, const char *src, json_t *top) 
   return 0;
 }
 
+/* Whether docs hold a ServiceProfile. */
+static bool has_profile(json_t *docs) {
+  size_t i;
+  json_t *d;
+  json_array_foreach(docs, i, d) {
+    const char *kind = json_string_value(json_object_get(d, "kind"));
+    if (kind != NULL && strcmp(kind, "ServiceProfile") == 0) return true;
+  }
+  return false;
+}
+
 int expt__import_linkerd(imp_ctx *c, json_t *docs, json_t *config) {
   json_t *entries = json_array(), *top = json_object(), *seen = json_object();
   int rc = entries && top && seen ? 0 : imp_oom(c);
   size_t i;
   json_t *d;
   bool any = false;
+  /* Without a ServiceProfile, the annotations of Linkerd >= 2.16 are the policy. */
+  if (rc == 0 && !has_profile(docs)) rc = expt__import_linkerd_annotated(c, docs, entries, top);
   json_array_foreach(docs, i, d) {
-    if (rc != 0) break;
+    if (rc != 0 || !has_profile(docs)) break;
     c->doc = (int)i;
     const char *kind = json_string_value(json_object_get(d, "kind"));
     json_t *spec = json_object_get(d, "spec");
+    if (expt__import_is_linkerd_annotated(d)) {
+      imp_warn(c, "$.metadata.annotations", "Linkerd ignores the retry and timeout annotations "
+               "of a service that has a ServiceProfile: not read");
+      continue;
+    }
     if (kind == NULL || strcmp(kind, "ServiceProfile") != 0 || !json_is_object(spec)) {
-      imp_warn(c, "$.kind", "a %s is not read: retrysim reads Linkerd's ServiceProfile (the "
-                            "retry.linkerd.io annotations are not read yet)",
+      imp_warn(c, "$.kind", "a %s is not read: retrysim reads Linkerd's ServiceProfile, or the "
+                            "retry.linkerd.io annotations of routes and Services without one",
                kind != NULL ? kind : "resource without a kind");
       continue;
     }

@@ -82,6 +82,7 @@ void expt_scenario_destroy(expt_scenario *s) {
     free(s->files.files[i].name);
     json_decref(s->files.files[i].content);
     json_decref(s->files.files[i].named_at);
+    json_decref(s->files.files[i].origins);
   }
   free(s->files.files);
   for (size_t i = 0; i < s->files.n_data; i++) {
@@ -144,12 +145,26 @@ static json_t *variant_doc(scn_ctx *c, json_t *base, json_t *variant) {
     retry_error why;
     retry_error_clear(&why);
     int rc = v == NULL ? RETRY_ENOMEM : expt__scenario_path_set(doc, path, v, &why);
+    /* A name still in the way is a policy file that could not be read: its reason says more. */
+    if (rc == RETRY_EINVAL && c->files != NULL &&
+        !expt__scenario_read_named(doc, c->j.source, c->base_dir, c->files, false, &why)) {
+      retry_json_fail_error(&c->j, &why);
+      json_decref(doc);
+      return NULL;
+    }
     if (rc != RETRY_OK) {
       retry_json_printable(shown, sizeof shown, path, 64);
       if (rc == RETRY_ENOMEM)
         retry_json_fail(&c->j, RETRY_ENOMEM, "out of memory applying a variant");
       else
         retry_json_fail(&c->j, RETRY_ECONFIG, "cannot set \"%s\": %s", shown, why.message);
+      json_decref(doc);
+      return NULL;
+    }
+    /* A path that named a policy file has it read now, so that the next may patch inside it. */
+    if (c->files != NULL && json_object_iter_next(set, it) != NULL &&
+        !expt__scenario_read_named(doc, c->j.source, c->base_dir, c->files, true, &why)) {
+      retry_json_fail(&c->j, RETRY_ENOMEM, "out of memory applying a variant");
       json_decref(doc);
       return NULL;
     }
@@ -172,6 +187,7 @@ static bool build_variant(expt_scenario *s, size_t slot, size_t i, const char *s
   retry_json_path_push_key(&c.j, "variants");
   retry_json_path_push_index(&c.j, i);
   retry_json_path_push_key(&c.j, "set");
+  c.files = &s->files;
   run->doc = variant_doc(&c, s->doc, variant);
   run->variant = i;
   if (run->doc == NULL) {
@@ -379,7 +395,7 @@ static expt_scenario *load_buffer(const char *buf, size_t len, const char *sourc
   }
   /* --set goes before any validation, so an override can repair a file (add a required key)
    * as well as break it, and what is validated is exactly what runs. */
-  if (!expt__scenario_apply_sets(s->doc, sets, n_sets, "--set", err)) {
+  if (!expt__scenario_apply_sets(s->doc, sets, n_sets, "--set", base_dir, &s->files, err)) {
     expt_scenario_destroy(s);
     return NULL;
   }
@@ -502,7 +518,10 @@ static bool copy_files(scn_files *to, const scn_files *from) {
     memcpy(t->sha256, f->sha256, sizeof t->sha256);
     t->content = json_deep_copy(f->content);
     t->named_at = json_deep_copy(f->named_at);
-    if (t->path == NULL || t->name == NULL || t->content == NULL || t->named_at == NULL)
+    t->format = f->format;
+    t->origins = f->origins != NULL ? json_deep_copy(f->origins) : NULL;
+    if (t->path == NULL || t->name == NULL || t->content == NULL || t->named_at == NULL ||
+        (f->origins != NULL && t->origins == NULL))
       return false;
   }
   if (from->n_data > 0) {
@@ -573,7 +592,7 @@ expt_scenario *expt_scenario_derive(const expt_scenario *base, const expt_set *s
   scn_ctx c;
   expt__scenario_ctx_init(&c, source, s->base_dir, NULL);
   c.files = &s->files;
-  if (!expt__scenario_apply_sets(s->doc, sets, n_sets, "override", err) ||
+  if (!expt__scenario_apply_sets(s->doc, sets, n_sets, "override", s->base_dir, &s->files, err) ||
       !expt__scenario_expand_policies(&c, s->doc, false)) {
     if (retry_json_failed(&c.j)) copy_error(err, &c.j.e);
     free(only);

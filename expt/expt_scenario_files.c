@@ -123,10 +123,12 @@ static long read_policy_file(scn_ctx *c, const char *full, const char *name, boo
   memset(&je, 0, sizeof je);
   /* A foreign format (Envoy, Istio, ...: expt_import.h) is translated into the service config
    * it means; anything else is read as a service config, as before. */
-  json_t *doc = NULL;
+  json_t *doc = NULL, *origins = NULL;
+  expt_import_format format = EXPT_IMPORT_NATIVE;
   retry_error ie;
   retry_error_clear(&ie);
-  int imported = expt_import_policy_text(buf + skip, len - skip, full, &doc, &ie);
+  int imported =
+      expt_import_policy_text(buf + skip, len - skip, full, &doc, &origins, &format, &ie);
   if (imported == 0)
     doc = json_loadb(buf + skip, len - skip, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
   char sha[65];
@@ -154,6 +156,7 @@ static long read_policy_file(scn_ctx *c, const char *full, const char *name, boo
       fail_in_file(c, full, RETRY_ECONFIG, "$", -1, -1, msg);
     }
     json_decref(doc);
+    json_decref(origins);
     return -1;
   }
   if (fs->n == fs->cap) {
@@ -161,6 +164,7 @@ static long read_policy_file(scn_ctx *c, const char *full, const char *name, boo
     scn_policy_file *nf = expt__scenario_malloc(ncap * sizeof *nf);
     if (nf == NULL) {
       json_decref(doc);
+      json_decref(origins);
       return files_oom(c), -1;
     }
     if (fs->n > 0) memcpy(nf, fs->files, fs->n * sizeof *nf);
@@ -174,6 +178,8 @@ static long read_policy_file(scn_ctx *c, const char *full, const char *name, boo
   pf->path = expt__scenario_strdup(full);
   pf->name = expt__scenario_strdup(name);
   pf->named_at = json_array();
+  pf->origins = origins;
+  pf->format = imported == 1 ? expt_import_format_name(format) : NULL;
   memcpy(pf->sha256, sha, sizeof sha);
   fs->n++; /* counted now: destroy frees whatever of it exists */
   if (pf->path == NULL || pf->name == NULL || pf->named_at == NULL) return files_oom(c), -1;

@@ -72,6 +72,8 @@ typedef struct scn_policy_file {
   char sha256[65];  /* of the file's bytes as read */
   json_t *content;  /* the file's document as read, never patched */
   json_t *named_at; /* array of the JSON paths that named the file ("$.clients.web.policy") */
+  json_t *origins;  /* a foreign format's provenance (expt_import.h), NULL for a service config */
+  const char *format; /* that format's name ("envoy"), NULL for a service config */
 } scn_policy_file;
 
 /* A distribution file ({"dist": "empirical", "file": NAME}) read while loading: its samples
@@ -307,9 +309,19 @@ void expt__scenario_sha256(const void *data, size_t len, char hex[65]);
 json_t *expt__scenario_overrides_json(const expt_set *sets, size_t n_sets);
 
 /* Applies sets[0..n_sets) to doc in order (label, "--set" or the variant's, names them in a
- * message). Returns true, or false with err filled (source "<command line>"). */
+ * message). With files not NULL, a policy file that an override names is read into doc before
+ * the next override, so that a later path can patch inside it (expt__scenario_read_named).
+ * Returns true, or false with err filled (source "<command line>"). */
 bool expt__scenario_apply_sets(json_t *doc, const expt_set *sets, size_t n_sets, const char *label,
-                               retry_error *err);
+                               const char *base_dir, scn_files *files, retry_error *err);
+
+/* Reads into doc the policy files its policies name (expt__scenario_expand_policies), with a
+ * context of its own at "$" so that the paths noted are the document's: what an override or a
+ * variant's "set" does after each path that may name a file (quiet), and, when a later path
+ * finds a name in its way, to report why that file could not be read (not quiet). Returns
+ * false with err filled (when quiet, only out of memory). */
+bool expt__scenario_read_named(json_t *doc, const char *source, const char *base_dir,
+                               scn_files *files, bool quiet, retry_error *err);
 
 /* The scenario itself: every expt_scenario_*.c file of the loader shares it. */
 /* One run: the base document, or one variant of it. In a scenario abandoned half-way any

@@ -46,10 +46,23 @@ json_t *expt__scenario_overrides_json(const expt_set *sets, size_t n_sets) {
   return a;
 }
 
+bool expt__scenario_read_named(json_t *doc, const char *source, const char *base_dir,
+                               scn_files *files, bool quiet, retry_error *err) {
+  scn_ctx c;
+  expt__scenario_ctx_init(&c, source, base_dir, NULL);
+  c.files = files;
+  if (expt__scenario_expand_policies(&c, doc, quiet)) return true;
+  *err = c.j.e;
+  return false;
+}
+
 /* label is how messages name an override: "--set" for the command line's, "override" for a
- * derived scenario's (expt_scenario_derive). */
+ * derived scenario's (expt_scenario_derive). An override may name a policy file and the next
+ * one patch inside it ("clients.c.policy=other.json", then
+ * "clients.c.policy.retryThrottling.maxTokens=5"), so with files each name is read in turn,
+ * quietly: a file that cannot be read stays a name for the caller's last pass to report. */
 bool expt__scenario_apply_sets(json_t *doc, const expt_set *sets, size_t n_sets, const char *label,
-                               retry_error *err) {
+                               const char *base_dir, scn_files *files, retry_error *err) {
   for (size_t i = 0; i < n_sets; i++) {
     assert(sets[i].path != NULL);
     char shown[72];
@@ -73,10 +86,17 @@ bool expt__scenario_apply_sets(json_t *doc, const expt_set *sets, size_t n_sets,
       return false;
     }
     if (rc != RETRY_OK) {
+      /* A name still in the way is a file that could not be read: its reason says more. */
+      if (files != NULL &&
+          !expt__scenario_read_named(doc, "<command line>", base_dir, files, false, err))
+        return false;
       retry_error_set(err, RETRY_ECONFIG, "<command line>", "", -1, -1, "%s \"%s\": %s", label,
                       shown, why.message);
       return false;
     }
+    if (files != NULL && i + 1 < n_sets &&
+        !expt__scenario_read_named(doc, "<command line>", base_dir, files, true, err))
+      return false;
   }
   return true;
 }

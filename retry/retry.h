@@ -216,13 +216,15 @@ typedef enum retry_jitter {
   RETRY_JITTER_EQUAL,            /* d/2 + U[0, d/2) (AWS blog 2015) */
   RETRY_JITTER_DECORRELATED,     /* s = min(max, U[initial, 3*s_prev)), s_0 = initial (AWS blog) */
   RETRY_JITTER_POLLY_V2,         /* Polly v8 DecorrelatedJitterBackoffV2, median delay ~ d */
-  RETRY_JITTER_NONE              /* exactly d */
+  RETRY_JITTER_NONE,             /* exactly d */
+  RETRY_JITTER_LINKERD           /* min(d + U[0, d), max): Linkerd's proxy (exp-backoff, jitter
+                                    ratio 1), whose jitter is added above d */
 } retry_jitter;
 
 /* Returns the jitter's configuration name ("grpc", "full", ...); a static string. */
 const char *retry_jitter_name(retry_jitter j);
 /* Parses a jitter name: "grpc" or "proportional", "full", "equal", "decorrelated",
- * "polly-v2", "none". Returns 0, or RETRY_EINVAL. */
+ * "polly-v2", "none", "linkerd". Returns 0, or RETRY_EINVAL. */
 int retry_jitter_parse(const char *name, retry_jitter *out);
 
 typedef struct retry_backoff {
@@ -235,6 +237,10 @@ typedef struct retry_backoff {
                              true: also clamp the jittered delay to max (resilience4j, Polly) */
   bool first_delay_exact; /* true: the first delay after the start or a pushback is exactly
                              d(1), unjittered (C-core 1.51's BackOff); later ones are jittered */
+  int64_t throttle_initial_ns; /* 0: one initial_ns for every failure; > 0: d(1) after a
+                                  throttling status instead (AWS SDKs' 2026 behaviour: 1 s for
+                                  throttling, 50 ms else); never with a jitter that carries its
+                                  last delay (decorrelated, polly-v2) */
 } retry_backoff;
 
 /* Per-call backoff state. Zero it with retry_backoff_state_reset. */
@@ -315,6 +321,8 @@ typedef struct retry_aws_quota_config {
   int32_t retry_cost;         /* taken for a retry, >= 1; default 5 */
   int32_t timeout_cost;       /* taken for a retry after a timeout, >= 1; default 10 */
   int32_t no_retry_increment; /* added when a first attempt succeeds, >= 0; default 1 */
+  int32_t throttle_cost;      /* taken for a retry after a throttling status, >= 1; 0: none,
+                                 retry_cost applies (before 2026; 5 in the 2026 behaviour) */
   retry_status_set
       timeout_statuses; /* which statuses are timeouts (default DEADLINE_EXCEEDED, 504) */
 } retry_aws_quota_config;

@@ -27,6 +27,7 @@ static const struct {
     {"decorrelated", RETRY_JITTER_DECORRELATED},
     {"polly-v2", RETRY_JITTER_POLLY_V2},
     {"none", RETRY_JITTER_NONE},
+    {"linkerd", RETRY_JITTER_LINKERD},
 };
 
 const char *retry_jitter_name(retry_jitter j) {
@@ -37,6 +38,7 @@ const char *retry_jitter_name(retry_jitter j) {
     case RETRY_JITTER_DECORRELATED: return "decorrelated";
     case RETRY_JITTER_POLLY_V2: return "polly-v2";
     case RETRY_JITTER_NONE: return "none";
+    case RETRY_JITTER_LINKERD: return "linkerd";
   }
   return "unknown";
 }
@@ -113,6 +115,10 @@ int64_t retry_backoff_next(const retry_backoff *b, retry_backoff_state *st, cons
       if (st->n_since_reset == 1) st->prev_ns = 0;
       delay = fmin(max, polly_v2(st, st->n_since_reset - 1, initial, retry_rng_uniform(rng)));
       break;
+    case RETRY_JITTER_LINKERD:
+      /* exp-backoff's base + min(U * base, max - base): at the cap there is no room left. */
+      delay = d + fmin(d * retry_rng_uniform(rng), fmax(max - d, 0.0));
+      break;
     case RETRY_JITTER_NONE:
     default: delay = d; break;
   }
@@ -159,6 +165,19 @@ int64_t retry__backoff_next_packed(const retry_backoff *b, uint16_t *n, double *
   assert(st.n_since_reset <= UINT16_MAX);
   *n = (uint16_t)st.n_since_reset;
   *carried = jitter_carries_prev(b->jitter) ? st.prev_ns : st.cur_ns;
+  return delay;
+}
+
+int64_t retry__backoff_next_throttled(const retry_backoff *b, uint16_t *n, double *carried,
+                                      const retry_rng *rng, int64_t *nominal_ns) {
+  /* The config refuses a second base with a jitter that carries its last delay, so carried is
+   * the nominal delay and can be rebuilt for either base from n alone. */
+  assert(!jitter_carries_prev(b->jitter));
+  retry_backoff t = *b;
+  t.initial_ns = b->throttle_initial_ns;
+  double cur = retry__backoff_nominal(&t, *n);
+  int64_t delay = retry__backoff_next_packed(&t, n, &cur, rng, nominal_ns);
+  *carried = retry__backoff_nominal(b, *n);
   return delay;
 }
 

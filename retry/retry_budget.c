@@ -49,6 +49,14 @@ int32_t retry_aws_quota_acquire(retry_aws_quota *q, bool is_timeout) {
   return cost;
 }
 
+int32_t retry_aws_quota_acquire_throttled(retry_aws_quota *q) {
+  assert(q != NULL);
+  int32_t cost = q->cfg.throttle_cost > 0 ? q->cfg.throttle_cost : q->cfg.retry_cost;
+  if (cost < 1 || q->available < cost) return 0;
+  q->available -= cost;
+  return cost;
+}
+
 void retry_aws_quota_release(retry_aws_quota *q, int32_t retry_cost_taken) {
   assert(q != NULL);
   /* A retried attempt gives back exactly what it took (rateToken.release -> Refund(cost)); a

@@ -312,17 +312,30 @@ static retry_stop try_send(retry_call *c, int64_t now_ns, retry_decision *d) {
   return RETRY_STOP_NONE;
 }
 
-/* The AWS quota charges more for a retry after a timeout. */
-static bool is_timeout_status(const retry_call *c, int32_t status) {
-  if (c->target == NULL || c->target->budget != RETRY_BUDGET_AWS) return false;
-  return retry_status_set_has(&c->target->cfg->aws.timeout_statuses, c->policy->space, status);
+/* Whether status is a throttle as the AWS SDKs classify failures: the target's throttle
+ * statuses (adaptiveMode's throttleStatusCodes), else RESOURCE_EXHAUSTED and 429. */
+static bool is_throttle_status(const retry_call *c, int32_t status) {
+  if (c->target != NULL && c->target->cfg->has_aws_adaptive)
+    return retry_status_set_has(&c->target->cfg->aws_throttle_statuses, c->policy->space, status);
+  return c->policy->space == RETRY_SPACE_HTTP ? status == 429
+                                              : status == RETRY_GRPC_RESOURCE_EXHAUSTED;
+}
+
+/* The AWS quota charges more for a retry after a timeout, and in the 2026 behaviour less
+ * after a throttle (throttle_cost). */
+static int aws_kind(const retry_call *c, int32_t status) {
+  if (c->target == NULL || c->target->budget != RETRY_BUDGET_AWS) return RETRY__AWS_PLAIN;
+  const retry_aws_quota_config *q = &c->target->cfg->aws;
+  if (q->throttle_cost > 0 && is_throttle_status(c, status)) return RETRY__AWS_THROTTLE;
+  return retry_status_set_has(&q->timeout_statuses, c->policy->space, status) ? RETRY__AWS_TIMEOUT
+                                                                              : RETRY__AWS_PLAIN;
 }
 
 /* Asks the budget for one more attempt; keeps the grant pending until it is sent. */
 static bool acquire_budget(retry_call *c, int64_t now_ns, int32_t status) {
   int32_t cost = 0;
   bool slot = false;
-  if (!retry__target_budget_acquire(c->target, now_ns, is_timeout_status(c, status), &cost, &slot))
+  if (!retry__target_budget_acquire(c->target, now_ns, aws_kind(c, status), &cost, &slot))
     return false;
   /* Only the Envoy and AWS budgets grant a slot or a cost, and their calls have an ext. */
   assert(c->ext != NULL || (cost == 0 && !slot));
@@ -481,8 +494,13 @@ static void retry_after_failure(retry_call *c, const retry_outcome *o, bool thro
     backoff_reset(c);
   } else {
     /* The value before jitter only for a trace: an untraced call skips its conversion. */
-    delay = retry__backoff_next_packed(&p->backoff, &c->backoff_n, &c->backoff_carried, &c->rng,
-                                       traced(c) ? &ev->backoff_nominal_ns : NULL);
+    int64_t *nominal = traced(c) ? &ev->backoff_nominal_ns : NULL;
+    if (p->backoff.throttle_initial_ns > 0 && is_throttle_status(c, status))
+      delay = retry__backoff_next_throttled(&p->backoff, &c->backoff_n, &c->backoff_carried,
+                                            &c->rng, nominal);
+    else
+      delay = retry__backoff_next_packed(&p->backoff, &c->backoff_n, &c->backoff_carried, &c->rng,
+                                         nominal);
     ev->delay_source = RETRY_DELAY_BACKOFF;
   }
   ev->backoff_ns = delay;

@@ -20,7 +20,8 @@
 
 static const char *const method_keys[] = {
     "statusSpace",      "jitter",         "jitterFraction",  "capAfterJitter", "perAttemptTimeout",
-    "retryBufferBytes", "retryStreaming", "honorRetryAfter", "waitForDeadline"};
+    "retryBufferBytes", "retryStreaming", "honorRetryAfter", "waitForDeadline",
+    "throttleInitialBackoff"};
 static const char *const channel_keys[] = {
     "maxAttemptsLimit", "idempotentMethods", "budget",       "adaptiveThrottling", "circuitBreaker",
     "profile",          "retryMode",         "adaptiveMode", "retryBreaker"};
@@ -31,7 +32,7 @@ static const char *const top_keys[] = {
     "circuitBreaker",   "statusSpace",       "jitter",           "jitterFraction",
     "capAfterJitter",   "perAttemptTimeout", "retryBufferBytes", "retryStreaming",
     "honorRetryAfter",  "waitForDeadline",   "profile",          "retryMode",
-    "adaptiveMode",     "retryBreaker",      "concurrencyLimit"};
+    "adaptiveMode",     "retryBreaker",      "concurrencyLimit", "throttleInitialBackoff"};
 
 /* An unknown key of the block, at the current path (the caller pushed it): with a
  * did-you-mean when one of allowed is close (retry_json_suggest), which also says when only
@@ -82,8 +83,8 @@ static bool parse_method_opts(load_ctx *c, json_t *ext, method_opts *mo) {
     mo->space = space == 1 ? RETRY_SPACE_HTTP : RETRY_SPACE_GRPC;
   }
   /* The names retry_jitter_parse takes, each of which it maps to its retry_jitter. */
-  static const char *const jitters[] = {"grpc",         "proportional", "full", "equal",
-                                        "decorrelated", "polly-v2",     "none"};
+  static const char *const jitters[] = {"grpc",     "proportional", "full", "equal", "decorrelated",
+                                        "polly-v2", "none",         "linkerd"};
   int jitter = 0;
   if ((rc = retry_json_get_enum(&c->j, ext, "jitter", jitters, N_OF(jitters), &jitter)) < 0)
     return false;
@@ -105,6 +106,10 @@ static bool parse_method_opts(load_ctx *c, json_t *ext, method_opts *mo) {
                                     &mo->per_attempt_timeout_ns)) < 0)
     return false;
   mo->has_per_attempt_timeout |= rc == 1;
+  if ((rc = retry_json_get_duration(&c->j, ext, "throttleInitialBackoff", 0, true, INT64_MAX,
+                                    DUR_POS, &mo->throttle_initial_ns)) < 0)
+    return false;
+  mo->has_throttle_initial |= rc == 1;
   int64_t bytes = 0;
   if ((rc = retry_json_get_int(&c->j, ext, "retryBufferBytes", 0, INT64_MAX,
                                "an integer >= 0 (0: unlimited)", &bytes)) < 0)
@@ -141,6 +146,7 @@ static void merge_opts(method_opts *dst, const method_opts *over) {
   TAKE(has_retry_streaming, dst->retry_streaming = over->retry_streaming)
   TAKE(has_honor_retry_after, dst->honor_retry_after = over->honor_retry_after)
   TAKE(has_wait_for_deadline, dst->wait_for_deadline = over->wait_for_deadline)
+  TAKE(has_throttle_initial, dst->throttle_initial_ns = over->throttle_initial_ns)
 #undef TAKE
 }
 
@@ -168,6 +174,7 @@ void retry__config_ext_apply(const retry_config *cfg, retry_policy *p, const met
   if (mo->has_retry_streaming) p->retry_streaming = mo->retry_streaming;
   if (mo->has_honor_retry_after) p->honor_retry_after = mo->honor_retry_after;
   if (mo->has_wait_for_deadline) p->wait_for_deadline = mo->wait_for_deadline;
+  if (mo->has_throttle_initial) p->backoff.throttle_initial_ns = mo->throttle_initial_ns;
   p->local_reject_status = p->space == RETRY_SPACE_HTTP ? 503 : RETRY_GRPC_UNAVAILABLE;
   if (cfg->idempotent != NULL) {
     p->has_idempotent_allowlist = true;
@@ -453,7 +460,7 @@ static bool check_budget_keys(load_ctx *c, json_t *b, const char *type, const ch
  * (percentCanRetry 20, budgetPercent 0.2) are loaded as written, with a warning. */
 static bool parse_budget(load_ctx *c, json_t *b) {
   static const char *const aws_keys[] = {"type", "capacity", "retryCost", "timeoutCost",
-                                         "noRetryIncrement"};
+                                         "noRetryIncrement", "throttleCost"};
   static const char *const finagle_keys[] = {"type", "ttl", "minRetriesPerSec", "percentCanRetry"};
   static const char *const linkerd_keys[] = {"type", "retryRatio", "minRetriesPerSecond", "ttl"};
   static const char *const envoy_keys[] = {"type", "budgetPercent", "minRetryConcurrency"};
@@ -479,7 +486,9 @@ static bool parse_budget(load_ctx *c, json_t *b) {
            retry_json_get_int32(&c->j, b, "timeoutCost", 1, INT32_MAX, "an integer > 0",
                                 &t->aws.timeout_cost) >= 0 &&
            retry_json_get_int32(&c->j, b, "noRetryIncrement", 0, INT32_MAX, "an integer >= 0",
-                                &t->aws.no_retry_increment) >= 0;
+                                &t->aws.no_retry_increment) >= 0 &&
+           retry_json_get_int32(&c->j, b, "throttleCost", 1, INT32_MAX, "an integer > 0",
+                                &t->aws.throttle_cost) >= 0;
   }
   if (strcmp(s, "finagle") == 0) {
     t->budget = RETRY_BUDGET_FINAGLE;

@@ -60,12 +60,13 @@ struct retry_config {
 typedef struct method_opts {
   bool has_space, has_jitter, has_jitter_fraction, has_cap_after_jitter;
   bool has_per_attempt_timeout, has_retry_buffer, has_retry_streaming;
-  bool has_honor_retry_after, has_wait_for_deadline;
+  bool has_honor_retry_after, has_wait_for_deadline, has_throttle_initial;
   retry_space space;              /* statusSpace */
   retry_jitter jitter;            /* jitter */
   double jitter_fraction;         /* jitterFraction, in [0, 1] */
   bool cap_after_jitter;          /* capAfterJitter */
   int64_t per_attempt_timeout_ns; /* perAttemptTimeout, > 0 */
+  int64_t throttle_initial_ns;    /* throttleInitialBackoff, > 0 */
   int64_t retry_buffer_bytes;     /* retryBufferBytes, >= 0 (0: unlimited) */
   bool retry_streaming, honor_retry_after, wait_for_deadline;
   const retry_profile

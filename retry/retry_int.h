@@ -125,11 +125,14 @@ void retry__target_attempt_sent(retry_target *t, int64_t now_ns);
 void retry__target_attempt_done(retry_target *t, int64_t now_ns, retry_space space, int32_t status,
                                 int32_t aws_cost);
 
+/* What kind of failure an AWS quota charges for (aws_kind below). */
+enum { RETRY__AWS_PLAIN = 0, RETRY__AWS_TIMEOUT = 1, RETRY__AWS_THROTTLE = 2 };
+
 /* Asks the budget for one retry or hedge. Returns true when granted (or there is no budget).
  * *aws_cost receives the AWS cost taken (0 otherwise); *holds_slot whether an Envoy slot is
  * now held (give it back with retry__target_budget_release when that attempt ends or is not
- * sent). is_timeout selects the AWS timeout cost. */
-bool retry__target_budget_acquire(retry_target *t, int64_t now_ns, bool is_timeout,
+ * sent). aws_kind (RETRY__AWS_*) selects the AWS cost: the timeout or the throttle one. */
+bool retry__target_budget_acquire(retry_target *t, int64_t now_ns, int aws_kind,
                                   int32_t *aws_cost, bool *holds_slot);
 void retry__target_budget_release(retry_target *t);
 
@@ -164,5 +167,10 @@ int64_t retry__backoff_next_packed(const retry_backoff *b, uint16_t *n, double *
                                    const retry_rng *rng, int64_t *nominal_ns);
 /* The nominal delay d(n) as retry_backoff_next grows it over n draws (0 for n = 0). */
 double retry__backoff_nominal(const retry_backoff *b, int n);
+/* retry__backoff_next_packed after a throttling status, for a backoff with a
+ * throttle_initial_ns: the same draw from d(n) grown from throttle_initial_ns; carried is left
+ * as the plain backoff's, so the next failure of the other kind draws as if this one had too. */
+int64_t retry__backoff_next_throttled(const retry_backoff *b, uint16_t *n, double *carried,
+                                      const retry_rng *rng, int64_t *nominal_ns);
 
 #endif /* RETRY_INT_H */

@@ -60,6 +60,9 @@ void retry_aws_quota_init(retry_aws_quota *q, const retry_aws_quota_config *cfg)
 /* Takes the cost of one retry (timeout_cost when is_timeout). Returns the cost taken (> 0),
  * or 0 when the quota cannot pay it (nothing taken: the retry must not happen). */
 int32_t retry_aws_quota_acquire(retry_aws_quota *q, bool is_timeout);
+/* The same after a throttling status: throttle_cost when the config has one, else retry_cost
+ * (is_timeout's rule does not apply: in the 2026 behaviour timeouts cost as other failures). */
+int32_t retry_aws_quota_acquire_throttled(retry_aws_quota *q);
 /* Reports a successful attempt: refunds retry_cost_taken (the value acquire returned for that
  * attempt, 0 for a first attempt, which adds no_retry_increment instead). Clamped at capacity. */
 void retry_aws_quota_release(retry_aws_quota *q, int32_t retry_cost_taken);

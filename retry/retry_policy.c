@@ -52,8 +52,14 @@ static int validate_backoff(const retry_backoff *b, retry_error *err) {
   if (b->max_ns <= 0) FAIL("maxBackoff", "maxBackoff must be a duration > 0");
   if (!(b->multiplier > 0) || !isfinite(b->multiplier))
     FAIL("backoffMultiplier", "backoffMultiplier must be a number > 0, got %g", b->multiplier);
-  if ((unsigned)b->jitter > (unsigned)RETRY_JITTER_NONE)
-    FAIL("jitter", "jitter must be one of grpc, full, equal, decorrelated, polly-v2, none");
+  if ((unsigned)b->jitter > (unsigned)RETRY_JITTER_LINKERD)
+    FAIL("jitter", "jitter must be one of grpc, full, equal, decorrelated, polly-v2, none, linkerd");
+  if (b->throttle_initial_ns < 0)
+    FAIL("throttleInitialBackoff", "throttleInitialBackoff must be a duration > 0");
+  if (b->throttle_initial_ns > 0 &&
+      (b->jitter == RETRY_JITTER_DECORRELATED || b->jitter == RETRY_JITTER_POLLY_V2))
+    FAIL("throttleInitialBackoff", "throttleInitialBackoff needs a jitter that draws from the "
+                                   "nominal delay alone (not decorrelated or polly-v2)");
   if (!(b->jitter_fraction >= 0 && b->jitter_fraction <= 1))
     FAIL("jitterFraction", "jitterFraction must be a number in [0, 1], got %g", b->jitter_fraction);
   return RETRY_OK;

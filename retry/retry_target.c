@@ -602,7 +602,7 @@ void retry__target_attempt_done(retry_target *t, int64_t now_ns, retry_space spa
   if (rb != NULL && !ok) (void)retry_only_breaker_record_failure(rb, now_ns);
 }
 
-bool retry__target_budget_acquire(retry_target *t, int64_t now_ns, bool is_timeout,
+bool retry__target_budget_acquire(retry_target *t, int64_t now_ns, int aws_kind,
                                   int32_t *aws_cost, bool *holds_slot) {
   if (aws_cost != NULL) *aws_cost = 0;
   if (holds_slot != NULL) *holds_slot = false;
@@ -613,7 +613,9 @@ bool retry__target_budget_acquire(retry_target *t, int64_t now_ns, bool is_timeo
     case RETRY_BUDGET_AWS: {
       /* The cost goes back to the caller, which hands it to attempt_done for the attempt it
        * pays for: only that attempt's success refunds it. */
-      int32_t cost = retry_aws_quota_acquire(budget, is_timeout);
+      int32_t cost = aws_kind == RETRY__AWS_THROTTLE
+                         ? retry_aws_quota_acquire_throttled(budget)
+                         : retry_aws_quota_acquire(budget, aws_kind == RETRY__AWS_TIMEOUT);
       if (cost == 0) return false;
       if (aws_cost != NULL) *aws_cost = cost;
       return true;

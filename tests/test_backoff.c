@@ -125,6 +125,32 @@ static void test_backoff_equal_jitter_is_uniform_half_d_to_d(void **state) {
   }
 }
 
+/* Linkerd's exp-backoff with min 25 ms, max 250 ms, jitter ratio 1 (the policy controller's
+ * fixed parameters): retry 1 U[25, 50), 2 U[50, 100), 3 U[100, 200); retry 4 is 200 plus a
+ * jitter cut at 50, so uniform on [200, 250) a quarter of the time and exactly 250 else;
+ * retry 5 and later exactly 250. */
+static void test_backoff_linkerd_adds_jitter_above_d_within_max(void **state) {
+  (void)state;
+  retry_backoff b = backoff_make(RETRY_JITTER_LINKERD, 25, 250, 2.0);
+  for (int n = 1; n <= 3; n++) {
+    double *x = draw_nth(&b, n, 40 + (uint64_t)n);
+    double d = 25.0 * pow(2.0, n - 1);
+    check_uniform(x, d, 2 * d);
+    free(x);
+  }
+  double *x = draw_nth(&b, 4, 44);
+  size_t at_max = 0;
+  for (size_t i = 0; i < N_DRAWS; i++) {
+    assert_true(x[i] >= 200.0 && x[i] <= 250.0);
+    at_max += x[i] == 250.0;
+  }
+  assert_true(fabs((double)at_max / N_DRAWS - 0.75) < 0.02);
+  free(x);
+  x = draw_nth(&b, 5, 45);
+  for (size_t i = 0; i < N_DRAWS; i++) assert_true(x[i] == 250.0);
+  free(x);
+}
+
 static void test_backoff_decorrelated_first_is_uniform_base_to_3base(void **state) {
   (void)state;
   retry_backoff b = backoff_make(RETRY_JITTER_DECORRELATED, 100, 100000, 2.0);
@@ -227,6 +253,7 @@ int main(void) {
       cmocka_unit_test(test_backoff_grpc_proportional_is_uniform_80_to_120_percent),
       cmocka_unit_test(test_backoff_grpc_caps_before_jitter_so_may_exceed_max),
       cmocka_unit_test(test_backoff_full_jitter_is_uniform_0_to_d),
+      cmocka_unit_test(test_backoff_linkerd_adds_jitter_above_d_within_max),
       cmocka_unit_test(test_backoff_equal_jitter_is_uniform_half_d_to_d),
       cmocka_unit_test(test_backoff_decorrelated_first_is_uniform_base_to_3base),
       cmocka_unit_test(test_backoff_polly_v2_medians_double_from_the_third_retry),

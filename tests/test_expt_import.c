@@ -270,9 +270,71 @@ static const row linkerd_rows[] = {
      1000, "[\"5xx\"]", "http", NULL, NULL, LINKERD_DEFAULT_BUDGET, "not a gRPC method path"},
 };
 
+/* Linkerd >= 2.16's annotations (policy-test outbound_api_http.rs, the policy controller's
+ * index/http.rs and grpc.rs, linkerd.io/2/reference/retries), one resource per row. */
+#define LR(kind, ann, rules) "apiVersion: gateway.networking.k8s.io/v1\nkind: " kind "\n" \
+                             "metadata:\n  name: r\n  annotations:\n" ann "spec:\n  rules:\n" rules
+#define LHTTP "  - matches: [{path: {type: PathPrefix, value: /p.S/M}}]\n"
+#define LGRPC "  - matches: [{method: {service: p.S, method: M}}]\n"
+
+static const row linkerd_ann_rows[] = {
+    /* http_route_retries_and_timeouts: 5xx is the range 500..599; the limit defaults to 1. */
+    {"HttpRouteRetries5xx", LR("HTTPRoute", "    retry.linkerd.io/http: 5xx\n"
+                               "    timeout.linkerd.io/response: 10s\n", LHTTP),
+     2, "[\"5xx\"]", "http", "0.025s", "0.25s", NULL, "timeout.linkerd.io/response is not modelled"},
+    /* Ranges and gateway-error; the limit counts retries. */
+    {"HttpRangesLimit", LR("HTTPRoute", "    retry.linkerd.io/http: \"gateway-error,429-430\"\n"
+                           "    retry.linkerd.io/limit: \"4\"\n", LHTTP),
+     5, "[\"gateway-error\",429,430]", "http", NULL, NULL, NULL, NULL},
+    /* A limit of "0" counts as absent: with http set, 1 retry. */
+    {"LimitZeroIsAbsent", LR("HTTPRoute", "    retry.linkerd.io/http: \"503\"\n"
+                             "    retry.linkerd.io/limit: \"0\"\n", LHTTP),
+     2, "[503]", "http", NULL, NULL, NULL, NULL},
+    /* gRPC names on a GRPCRoute; a retry timeout makes its own expiry retryable. */
+    {"GrpcRouteTimeout", LR("GRPCRoute", "    retry.linkerd.io/grpc: cancelled,unavailable\n"
+                            "    retry.linkerd.io/timeout: 250ms\n", LGRPC),
+     2, "[\"CANCELLED\",\"UNAVAILABLE\",\"DEADLINE_EXCEEDED\"]", "grpc", NULL, NULL, NULL,
+     "DEADLINE_EXCEEDED is retryable here"},
+    /* retry.linkerd.io/http is not valid on a GRPCRoute; no status left: not retried. */
+    {"HttpOnGrpcRoute", LR("GRPCRoute", "    retry.linkerd.io/http: 5xx\n", LGRPC), 0, NULL, NULL,
+     NULL, NULL, NULL, "not valid on a GRPCRoute"},
+    /* A limit alone retries only connection-level errors, which retrysim does not see. */
+    {"LimitAlone", LR("HTTPRoute", "    retry.linkerd.io/limit: \"3\"\n", LHTTP), 0, NULL, NULL,
+     NULL, NULL, NULL, "Linkerd retries only connection-level errors"},
+    /* A typo under Linkerd's prefix warns with a did-you-mean. */
+    {"Typo", LR("HTTPRoute", "    retry.linkerd.io/http: 5xx\n    retry.linkerd.io/limt: \"2\"\n",
+                LHTTP),
+     2, "[\"5xx\"]", "http", NULL, NULL, NULL, "did you mean \"retry.linkerd.io/limit\"?"},
+};
+
+/* parent_retries_and_timeouts: the Service's retry annotations reach a route that has only
+ * timeout ones, whose request timeout replaces the Service's timeouts wholesale. */
+static void test_import_linkerd_parent(void **state) {
+  (void)state;
+  const char *in =
+      "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n  annotations:\n"
+      "    retry.linkerd.io/http: 5xx\n    timeout.linkerd.io/response: 10s\n---\n"
+      LR("HTTPRoute", "    timeout.linkerd.io/request: 5s\n", LHTTP);
+  expt_import_result r;
+  retry_error err;
+  char got[512];
+  assert_int_equal(expt_import_text(in, strlen(in), "parent", &r, &err), 1);
+  json_t *e = json_array_get(json_object_get(r.config, "methodConfig"), 0);
+  assert_string_equal(dump(json_object_get(json_object_get(e, "retryPolicy"),
+                                           "retryableStatusCodes"), got, sizeof got), "[\"5xx\"]");
+  assert_string_equal(json_string_value(json_object_get(e, "timeout")), "5s");
+  /* The Service's own entry, for every other method, keeps its response timeout's warning. */
+  assert_int_equal(json_array_size(json_object_get(r.config, "methodConfig")), 2);
+  assert_true(has_warning(&r, "timeout.linkerd.io/response is not modelled"));
+  loads(&r, "parent");
+  expt_import_result_close(&r);
+}
+
 static void test_import_linkerd_rows(void **state) {
   (void)state;
   for (size_t i = 0; i < sizeof linkerd_rows / sizeof linkerd_rows[0]; i++) check_row(&linkerd_rows[i]);
+  for (size_t i = 0; i < sizeof linkerd_ann_rows / sizeof linkerd_ann_rows[0]; i++)
+    check_row(&linkerd_ann_rows[i]);
 }
 
 /* }================================================================== */
@@ -405,24 +467,28 @@ static void test_import_polly_breaker(void **state) {
  * AWS shared config (botocore configprovider.py, standard.py, retryhandler.py)
  * =================================================================== */
 
+#define AWS_2026 "{\"type\":\"aws\",\"retryCost\":14,\"timeoutCost\":14,\"throttleCost\":5}"
+#define BEFORE "retrysim_retry_behavior = before-2026\n"
+
 static const row aws_rows[] = {
-    /* No retry_mode: standard (botocore's default since its 2026 change), 3 attempts, the
-     * quota of 500. */
-    {"DefaultMode", "[default]\nregion = eu-west-1\n", 3, "[500,502,503,504,429]", "http", "1s",
-     "20s", "{\"type\":\"aws\"}", NULL},
+    /* No retry_mode: standard, 3 attempts, and the 2026 behaviour (the SDKs' default since
+     * 2026-11-10): 50 ms base, quota costs 14 and 5. */
+    {"DefaultMode", "[default]\nregion = eu-west-1\n", 3, "[500,502,503,504,429]", "http", "0.05s",
+     "20s", AWS_2026, NULL},
     /* max_attempts counts attempts (1 = no retries). */
     {"StandardMaxAttempts", "[default]\nretry_mode = standard\nmax_attempts = 5\n", 5,
+     "[500,502,503,504,429]", "http", "0.05s", "20s", AWS_2026, NULL},
+    {"NoRetries", "[default]\nmax_attempts = 1\n", 0, NULL, NULL, NULL, NULL, AWS_2026, NULL},
+    /* Before 2026 (botocore standard with NEW_RETRIES_ENABLED false): 1 s base, costs 5 and 10. */
+    {"StandardBefore2026", "[default]\nretry_mode = standard\n" BEFORE, 3,
      "[500,502,503,504,429]", "http", "1s", "20s", "{\"type\":\"aws\"}", NULL},
-    {"NoRetries", "[default]\nmax_attempts = 1\n", 0, NULL, NULL, NULL, NULL,
-     "{\"type\":\"aws\"}", NULL},
     /* legacy: 5 attempts, U[0,1) x 2^(n-1) s uncapped (the cap is the largest delay 5 attempts
-     * reach, 8 s), no quota, 509 retried too. */
+     * reach, 8 s), no quota, 509 retried too; the 2026 change leaves it as it was. */
     {"Legacy", "[default]\nretry_mode = legacy\n", 5, "[500,502,503,504,509,429]", "http", "1s",
      "8s", NULL, NULL},
     /* The first profile when there is no [default]; a misspelt key warns. */
     {"FirstProfile", "[profile a]\nretry_mod = legacy\nmax_attempts = 2\n", 2,
-     "[500,502,503,504,429]", "http", NULL, NULL, "{\"type\":\"aws\"}",
-     "did you mean \"retry_mode\"?"},
+     "[500,502,503,504,429]", "http", NULL, NULL, AWS_2026, "did you mean \"retry_mode\"?"},
 };
 
 static void test_import_aws_rows(void **state) {
@@ -589,6 +655,7 @@ int main(void) {
       cmocka_unit_test(test_import_envoy_rows),
       cmocka_unit_test(test_import_istio_rows),
       cmocka_unit_test(test_import_linkerd_rows),
+      cmocka_unit_test(test_import_linkerd_parent),
       cmocka_unit_test(test_import_gateway_rows),
       cmocka_unit_test(test_import_r4j_rows),
       cmocka_unit_test(test_import_polly_rows),
