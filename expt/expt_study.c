@@ -224,8 +224,20 @@ static int write_shard(const json_t *plan, const json_t *records, const expt_stu
   }
   retry_error e;
   retry_error_clear(&e);
-  if (expt_shard_file_write(o->out_dir, spec->shard_k, spec->shard_n, plan, records, &e) == 0)
-    return EXPT_EXIT_OK;
+  /* Each variant's base seed, from which a merge checks every record's seed. */
+  json_t *seeds = json_array();
+  size_t nv = expt_scenario_n_runs(spec->scenarios[0]);
+  for (size_t v = 0; v < nv && seeds != NULL; v++)
+    if (json_array_append_new(seeds, expt_json_u64(run_seed(spec, o, v, 0))) != 0) {
+      json_decref(seeds);
+      seeds = NULL;
+    }
+  int rc = seeds != NULL ? expt_shard_file_write(o->out_dir, spec->shard_k, spec->shard_n, plan,
+                                                 seeds, records, &e)
+                         : RETRY_ENOMEM;
+  json_decref(seeds);
+  if (rc == 0) return EXPT_EXIT_OK;
+  if (e.code == RETRY_OK) retry_error_set(&e, rc, NULL, NULL, -1, -1, "out of memory");
   expt_error_print(o->err, &e);
   return EXPT_EXIT_RUNTIME;
 }
