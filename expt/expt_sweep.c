@@ -60,6 +60,12 @@ static int add_axis(expt_sweep *sw, const char *path, json_t *values, char *why,
     return RETRY_EINVAL;
   }
   size_t n = json_array_size(values);
+  /* The same limit on a listed axis as on a range and on a scenario's "values". */
+  if (n > EXPT_SWEEP_MAX_STEPS) {
+    json_decref(values);
+    snprintf(why, why_size, "an axis has at most %d values, got %zu", EXPT_SWEEP_MAX_STEPS, n);
+    return RETRY_EINVAL;
+  }
   if (n == 0 || expt_sweep_n_points(sw) > EXPT_SWEEP_MAX_POINTS / n) {
     json_decref(values);
     snprintf(
