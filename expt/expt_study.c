@@ -17,6 +17,7 @@
 
 #include "expt/expt_output.h"
 #include "expt/expt_shard_file.h"
+#include "expt/expt_study_estimate.h"
 #include "expt/expt_json.h"
 
 /* {==================================================================
@@ -253,6 +254,8 @@ int expt_study_run(const expt_study_spec *spec, const expt_run_opts *o) {
     return EXPT_EXIT_USAGE;
   }
   size_t n_runs = np * nv * reps;
+  status = expt_study_estimate_refuse(spec->scenarios[0], np, spec, o->err);
+  if (status != EXPT_EXIT_OK) return status;
   json_t *plan = make_plan(spec, o);
   /* The runs of this shard (all without one): index % N == K - 1. */
   size_t n_jobs = 0;

@@ -96,6 +96,7 @@ typedef struct expt_study_spec {
   unsigned jobs;                         /* threads (-j), >= 1 */
   unsigned shard_k, shard_n;             /* --shard K/N; shard_n 0: the whole run list */
   const json_t *search;                  /* a search's result block for summary.json, or NULL */
+  uint64_t max_bytes; /* --max-memory: the records and worlds the study holds; 0: unchecked */
 } expt_study_spec;
 
 /* Runs the study and writes its outputs as opts says (out_dir, format, check, quiet); with a

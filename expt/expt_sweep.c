@@ -15,6 +15,7 @@
 #include "expt/expt_output.h"
 #include "expt/expt_search.h"
 #include "expt/expt_study.h"
+#include "expt/expt_study_estimate.h"
 
 /* {==================================================================
  * Axes
@@ -545,6 +546,11 @@ int expt_sweep_run_study(const expt_scenario *s, const expt_sweep *cmd,
   }
   warn_variant_sets(s, &sw, opts->err);
   size_t np = expt_sweep_n_points(&sw), na = sw.n_axes;
+  /* Refused before the points are derived, which takes long for many of them. */
+  if (expt_study_estimate_refuse(s, np, tmpl, opts->err) != EXPT_EXIT_OK) {
+    expt_sweep_free(&sw);
+    return EXPT_EXIT_USAGE;
+  }
   expt_set *sets = calloc(np * na + 1, sizeof *sets);
   expt_study_point *points = calloc(np, sizeof *points);
   expt_scenario **scenarios = calloc(np, sizeof *scenarios);
