@@ -389,6 +389,7 @@ expt_scenario *cli_runopts_load(const cli_runopts *o, int *status) {
     expt_scenario_destroy(s);
     s = NULL;
   }
+  if (s != NULL) expt_scenario_warn_identical(s, stderr);
   if (s == NULL) {
     expt_error_print(stderr, &err);
     /* Out of memory exits with 3; every other loading error is bad input, 2. */

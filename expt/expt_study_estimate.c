@@ -51,8 +51,8 @@ int expt_study_estimate_check(const expt_scenario *s, uint64_t n_records, unsign
   size_t nv = expt_scenario_n_runs(s);
   uint64_t record = 0, world = 0;
   for (size_t v = 0; v < nv; v++) {
-    uint64_t r = expt_study_estimate_record_bytes(s, v), w =
-        model_world_estimate_bytes(expt_scenario_config(s, v));
+    uint64_t r = expt_study_estimate_record_bytes(s, v),
+             w = model_world_estimate_bytes(expt_scenario_config(s, v));
     record = add_sat(record, r);
     if (w > world) world = w;
   }
@@ -83,8 +83,8 @@ int expt_study_estimate_refuse(const expt_scenario *s, size_t n_points,
   snprintf(what, sizeof what, "a study of %zu point%s x %zu replications x %zu variant%s%s",
            n_points, n_points == 1 ? "" : "s", spec->reps, nv, nv == 1 ? "" : "s",
            spec->shard_n > 0 ? " (this shard's part)" : "");
-  return expt_study_estimate_check(s, mine, spec->jobs > 0 ? spec->jobs : 1, spec->max_bytes,
-                                   what, errf) == 0
+  return expt_study_estimate_check(s, mine, spec->jobs > 0 ? spec->jobs : 1, spec->max_bytes, what,
+                                   errf) == 0
              ? EXPT_EXIT_OK
              : EXPT_EXIT_USAGE;
 }
