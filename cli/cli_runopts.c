@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "expt/expt_capacity.h"
 #include "expt/expt_import.h"
 #include "expt/expt_output.h"
 #include "expt/expt_study.h"
@@ -389,7 +390,10 @@ expt_scenario *cli_runopts_load(const cli_runopts *o, int *status) {
     expt_scenario_destroy(s);
     s = NULL;
   }
-  if (s != NULL) expt_scenario_warn_identical(s, stderr);
+  if (s != NULL) {
+    expt_scenario_warn_identical(s, stderr);
+    expt_capacity_warn(s, stderr);
+  }
   if (s == NULL) {
     expt_error_print(stderr, &err);
     /* Out of memory exits with 3; every other loading error is bad input, 2. */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "cli/cli.h"
+#include "expt/expt_capacity.h"
 #include "expt/expt_output.h"
 #include "expt/expt_search.h"
 
@@ -41,6 +42,9 @@ static int validate(const cli_runopts *o, const expt_scenario *s) {
            np);
   else if (status == EXPT_EXIT_OK)
     printf("%s: ok (%zu run%s)\n", o->scenario, n, n == 1 ? "" : "s");
+  /* The capacity table of the runs (of the base point for a sweep): offered load against
+   * capacity, before anything runs. */
+  if (status == EXPT_EXIT_OK && !o->opts.quiet) expt_capacity_print(s, stdout);
   return status;
 }
 
