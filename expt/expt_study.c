@@ -95,6 +95,12 @@ static json_t *make_plan(const expt_study_spec *s, const expt_run_opts *o) {
   for (size_t r = 0; r < s->reps && ok; r++)
     if (json_array_append_new(seeds, expt_json_u64(expt_study_seed(top, r))) != 0) ok = false;
   expt_json_put(st, "seeds", seeds, &ok);
+  /* Issue 23: what seeds[0] means, said where the seeds are (docs/cli.md says what follows). */
+  expt_json_put(st, "seeds_note",
+                json_string("seeds[0] is the base seed itself: replication 0 is the plain run on "
+                            "it, and a study whose base seed is one of these seeds shares runs "
+                            "with this one"),
+                &ok);
   expt_json_put(plan, "study", st, &ok);
   json_t *pts = json_array();
   for (size_t p = 0; p < np && ok; p++) {
@@ -254,7 +260,8 @@ int expt_study_run(const expt_study_spec *spec, const expt_run_opts *o) {
     return EXPT_EXIT_USAGE;
   }
   size_t n_runs = np * nv * reps;
-  status = expt_study_estimate_refuse(spec->scenarios[0], np, spec, o->err);
+  status = expt_study_estimate_refuse(spec->scenarios[0], np, reps, spec->shard_n, spec->jobs,
+                                      spec->max_bytes, o->err);
   if (status != EXPT_EXIT_OK) return status;
   json_t *plan = make_plan(spec, o);
   /* The runs of this shard (all without one): index % N == K - 1. */

@@ -7,8 +7,7 @@
 
 #include <stdio.h>
 
-#include "expt/expt_output.h"
-#include "expt/expt_study.h"
+#include "expt/expt_error.h"
 
 #include "models/model_config.h"
 #include "models/model_estimate.h"
@@ -73,18 +72,17 @@ int expt_study_estimate_check(const expt_scenario *s, uint64_t n_records, unsign
   return RETRY_ERANGE;
 }
 
-int expt_study_estimate_refuse(const expt_scenario *s, size_t n_points,
-                               const struct expt_study_spec *spec, FILE *errf) {
-  if (spec->max_bytes == 0) return EXPT_EXIT_OK;
+int expt_study_estimate_refuse(const expt_scenario *s, size_t n_points, size_t reps,
+                               unsigned shard_n, unsigned jobs, uint64_t max_bytes, FILE *errf) {
+  if (max_bytes == 0) return EXPT_EXIT_OK;
   size_t nv = expt_scenario_n_runs(s);
-  uint64_t n_runs = mul_sat(mul_sat(n_points, spec->reps), nv);
-  uint64_t mine = spec->shard_n > 0 ? n_runs / spec->shard_n + 1 : n_runs;
+  uint64_t n_runs = mul_sat(mul_sat(n_points, reps), nv);
+  uint64_t mine = shard_n > 0 ? n_runs / shard_n + 1 : n_runs;
   char what[160];
   snprintf(what, sizeof what, "a study of %zu point%s x %zu replications x %zu variant%s%s",
-           n_points, n_points == 1 ? "" : "s", spec->reps, nv, nv == 1 ? "" : "s",
-           spec->shard_n > 0 ? " (this shard's part)" : "");
-  return expt_study_estimate_check(s, mine, spec->jobs > 0 ? spec->jobs : 1, spec->max_bytes, what,
-                                   errf) == 0
+           n_points, n_points == 1 ? "" : "s", reps, nv, nv == 1 ? "" : "s",
+           shard_n > 0 ? " (this shard's part)" : "");
+  return expt_study_estimate_check(s, mine, jobs > 0 ? jobs : 1, max_bytes, what, errf) == 0
              ? EXPT_EXIT_OK
              : EXPT_EXIT_USAGE;
 }

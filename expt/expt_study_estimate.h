@@ -31,12 +31,11 @@ uint64_t expt_study_estimate_record_bytes(const expt_scenario *s, size_t v);
 int expt_study_estimate_check(const expt_scenario *s, uint64_t n_records, unsigned jobs,
                               uint64_t max_bytes, const char *what, FILE *errf);
 
-/* Refuses, before anything is derived or run, a study of n_points points of s (spec's
- * replications, variants, shard, jobs and max_bytes; max_bytes 0: unchecked) whose records
- * and parallel worlds would not fit in spec->max_bytes. Returns the exit status (2 with one
- * line on errf). */
-struct expt_study_spec;
-int expt_study_estimate_refuse(const expt_scenario *s, size_t n_points,
-                               const struct expt_study_spec *spec, FILE *errf);
+/* Refuses, before anything is derived or run, a study of n_points points of s, reps
+ * replications of each variant, split in shard_n shards (0: none) and run jobs at a time,
+ * whose records and parallel worlds would not fit in max_bytes (0: unchecked). Returns the
+ * exit status (2 with one line on errf). */
+int expt_study_estimate_refuse(const expt_scenario *s, size_t n_points, size_t reps,
+                               unsigned shard_n, unsigned jobs, uint64_t max_bytes, FILE *errf);
 
 #endif /* EXPT_STUDY_ESTIMATE_H */

@@ -547,7 +547,8 @@ int expt_sweep_run_study(const expt_scenario *s, const expt_sweep *cmd,
   warn_variant_sets(s, &sw, opts->err);
   size_t np = expt_sweep_n_points(&sw), na = sw.n_axes;
   /* Refused before the points are derived, which takes long for many of them. */
-  if (expt_study_estimate_refuse(s, np, tmpl, opts->err) != EXPT_EXIT_OK) {
+  if (expt_study_estimate_refuse(s, np, tmpl->reps, tmpl->shard_n, tmpl->jobs, tmpl->max_bytes,
+                                 opts->err) != EXPT_EXIT_OK) {
     expt_sweep_free(&sw);
     return EXPT_EXIT_USAGE;
   }
