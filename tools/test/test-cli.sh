@@ -466,4 +466,37 @@ run_rc 0 plan "$tmp/good.json" --reps 2 --shards 2 --ou="$tmp/pl" -o"$tmp/pl2"
 has "$tmp/out" "retrysim run $tmp/good.json --reps 2 --shard 1/2 --out $tmp/pl2/shard-1"
 has "$tmp/out" "retrysim merge $tmp/pl2/shard-1 $tmp/pl2/shard-2 --out $tmp/pl2"
 
+# ------------------------------------------------------------------ issue 23 item 7: the traps
+cat >"$tmp/fleet.json" <<'EOF'
+{"duration": "1s",
+ "services": {"api": {"workers": 4, "service_time": "5ms",
+                      "calls": [{"service": "fraud", "method": "/f.F/C"}]},
+              "fraud": {"workers": 2, "service_time": "5ms"}},
+ "clients": {"web": {"target": "api", "arrival": {"kind": "open", "rate": "10/s"},
+                     "methods": ["/a.A/M"]}},
+ "variants": [{"name": "a", "set": {}}, {"name": "b", "set": {"services.api.workers": 4}},
+              {"name": "c", "set": {"services.api.workers": 5}}]}
+EOF
+# A --set under a misspelt existing key is refused, naming the key meant; a new object set
+# whole is not.
+run_rc 2 validate "$tmp/fleet.json" --set services.fruad.workers=8
+lines "$tmp/err" 1
+has "$tmp/err" 'no "fruad" to set into; did you mean "services.fraud"?'
+run_rc 0 validate "$tmp/fleet.json" --set 'services.fruad={"workers": 2, "service_time": "5ms"}'
+# Identical variants are named (b sets what a already has); c differs.
+has "$tmp/err" 'variants "a" and "b" are identical'
+lacks "$tmp/err" '"c" are identical'
+# The capacity estimate: the table on validate's stdout; a warning above 0.9 on stderr, naming
+# the busiest service (fraud: 1000/s against 2 x 1 / 5 ms = 400/s), for run as for validate.
+has "$tmp/out" 'fraud            from        0s          10/s of        400/s  utilization 0.03'
+lacks "$tmp/err" 'of its capacity'
+run_rc 0 validate "$tmp/fleet.json" --set clients.web.arrival.rate=1000/s --variant c
+has "$tmp/err" 'service "fraud" is offered 1000 requests/s from 0s on, 2.50 of its capacity of 400/s'
+has "$tmp/out" 'utilization 2.50  over 0.9'
+# A branch taken by a quarter of the requests brings a quarter of the load.
+run_rc 0 validate "$tmp/fleet.json" --set clients.web.arrival.rate=1000/s --variant c \
+  --set 'services.api.calls[0].probability=0.25'
+has "$tmp/out" 'fraud            from        0s         250/s of        400/s  utilization 0.62'
+lacks "$tmp/err" 'service "fraud" is offered'
+
 t_done
