@@ -499,4 +499,14 @@ run_rc 0 validate "$tmp/fleet.json" --set clients.web.arrival.rate=1000/s --vari
 has "$tmp/out" 'fraud            from        0s         250/s of        400/s  utilization 0.62'
 lacks "$tmp/err" 'service "fraud" is offered'
 
+# A fault that cannot change anything is refused, naming the key.
+run_rc 2 validate "$tmp/fleet.json" \
+  --set 'services.fraud.faults=[{"kind": "slowdown", "factor": 1, "start": "0s"}]'
+has "$tmp/err" '$.services.fraud.faults[0].factor: the fault would change nothing'
+run_rc 2 validate "$tmp/fleet.json" \
+  --set 'services.fraud.faults=[{"kind": "capacity", "workers": 2, "start": "0s"}]'
+has "$tmp/err" '$.services.fraud.faults[0].workers: the fault would change nothing'
+run_rc 0 validate "$tmp/fleet.json" \
+  --set 'services.fraud.faults=[{"kind": "capacity", "workers": 1, "start": "0s"}]'
+
 t_done
