@@ -201,7 +201,7 @@ TEST_SCRIPTS := tools/test/check-floors.sh tools/test/test-check-floors.sh \
                 tools/test/test-experiments.sh tools/test/test-signals.sh \
                 tools/test/test-explain.sh tools/test/test-config-warnings.sh tools/test/test-import.sh \
                 tools/test/test-report.sh tools/test/test-fleet.sh tools/test/test-study.sh \
-                tools/test/test-sweep.sh tools/test/test-parallel.sh \
+                tools/test/test-sweep.sh tools/test/test-parallel.sh tools/test/test-merge-tamper.sh \
                 tools/test/test-study-report.sh tools/test/test-fastpath.sh
 
 test: all | deps-plot

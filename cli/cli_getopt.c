@@ -163,6 +163,8 @@ int cli_parse_size(const char *s, uint64_t *out) {
     return 0;
   }
   if (*s < '0' || *s > '9') return -1;
+  /* Decimal only: strtod would also read "0x10" as 16. */
+  if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) return -1;
   char *end;
   errno = 0;
   double v = strtod(s, &end);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "expt/expt_capacity.h"
 #include "expt/expt_import.h"
 #include "expt/expt_output.h"
 #include "expt/expt_study.h"
@@ -126,7 +127,9 @@ static int apply_study(cli_runopts *o, int c, const char *v, const char *name) {
     case O_CONFIDENCE: {
       char *end;
       errno = 0;
-      double l = strtod(v, &end);
+      /* Decimal only: strtod would also read "0x1p-1" as 0.5. */
+      double l = strspn(v, "0123456789.eE+-") == strlen(v) ? strtod(v, &end) : NAN;
+      if (isnan(l)) end = (char *)v;
       if (errno != 0 || end == v || *end != '\0' || !(l >= EXPT_STUDY_MIN_CONFIDENCE) ||
           !(l <= EXPT_STUDY_MAX_CONFIDENCE))
         return cli_usage("--confidence needs a level 0.5 .. 0.9999 (0.95 for 95 %%), got '%s'", v);
@@ -153,13 +156,21 @@ static int apply_study(cli_runopts *o, int c, const char *v, const char *name) {
       o->jobs = (unsigned)n;
       return 0;
     case O_SHARD: {
-      unsigned k = 0, m = 0;
-      char tail;
-      if (sscanf(v, "%u/%u%c", &k, &m, &tail) != 2 || v[0] < '0' || v[0] > '9' || m < 1 ||
-          m > 100000 || k < 1 || k > m)
-        return cli_usage("--shard needs K/N with 1 <= K <= N (such as 2/8), got '%s'", v);
-      o->shard_k = k;
-      o->shard_n = m;
+      /* Each side whole and in decimal: sscanf's %u would wrap 4294967297 to 1 and skip the
+       * space in "1/ 2". */
+      uint64_t k = 0, m = 0;
+      const char *slash = strchr(v, '/');
+      char left[24];
+      size_t kl = slash != NULL ? (size_t)(slash - v) : 0;
+      if (slash != NULL && kl < sizeof left) {
+        memcpy(left, v, kl);
+        left[kl] = '\0';
+      }
+      if (slash == NULL || kl == 0 || kl >= sizeof left || cli_parse_u64(left, &k) != 0 ||
+          cli_parse_u64(slash + 1, &m) != 0 || m < 1 || m > 100000 || k < 1 || k > m)
+        return cli_usage("--shard needs K/N with 1 <= K <= N <= 100000 (such as 2/8), got '%s'", v);
+      o->shard_k = (unsigned)k;
+      o->shard_n = (unsigned)m;
       return 0;
     }
     case O_SWEEP: {
@@ -407,6 +418,10 @@ expt_scenario *cli_runopts_load(const cli_runopts *o, int *status) {
                     expt_scenario_check_memory(s, o->max_memory, &err) != 0)) {
     expt_scenario_destroy(s);
     s = NULL;
+  }
+  if (s != NULL) {
+    expt_scenario_warn_identical(s, stderr);
+    expt_capacity_warn(s, stderr);
   }
   if (s == NULL) {
     expt_error_print(stderr, &err);

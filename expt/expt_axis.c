@@ -122,6 +122,10 @@ json_t *expt_axis_range(const json_t *from, const json_t *to, long steps, bool l
   if (log && (a.x <= 0 || b.x <= 0)) {
     return range_fail(err, "a log scale needs both ends > 0");
   }
+  /* Ends near the largest double have a width that overflows: every step would be infinite. */
+  if (!isfinite(b.x - a.x))
+    return range_fail(err, "the range from %g to %g is wider than a double can hold: narrow it",
+                      a.x, b.x);
   bool integer = a.integer && b.integer;
   double step = steps > 1 ? (b.x - a.x) / (double)(steps - 1) : 0;
   if (!log && integer && step != floor(step)) integer = false;

@@ -478,6 +478,19 @@ static void study_body(expt_page *d, const json_t *summary, const char *command,
                "every variant and every point on the same seeds (common random numbers); intervals "
                "at %g %% (Student t for numbers, Wilson for proportions)",
                num_or_nan(st, "confidence") * 100);
+  /* Issue 23: a study is not independent of the plain run on its base seed, nor of a study
+   * whose base is one of its seeds; the reader should know before comparing two. */
+  const json_t *seed = json_object_get(summary, "seed");
+  char base[32] = "";
+  if (json_is_integer(seed))
+    snprintf(base, sizeof base, " %lld", (long long)json_integer_value(seed));
+  else if (json_is_string(seed))
+    snprintf(base, sizeof base, " %.24s", json_string_value(seed));
+  expt_page_li(d,
+               "replication 0 runs on the base seed%s itself, so it is the plain run on that "
+               "seed, and a study whose base seed is one of this study's seeds shares runs with "
+               "it (docs/cli.md, \"Runs, seeds and threads\")",
+               base);
   size_t n_axes = study_n_axes(summary);
   for (size_t a = 0; a < n_axes; a++) {
     const json_t *vals = json_object_get(json_array_get(json_object_get(st, "axes"), a), "values");

@@ -169,4 +169,9 @@ int expt_duration_parse(const char *s, int64_t *ns);
  * RETRY_EINVAL / RETRY_ERANGE. */
 int expt_rate_parse(const char *s, double *per_s);
 
+/* Warns on f, one line per variant that repeats an earlier one, when two variants of s have
+ * the same document once their sets are applied (their names aside) and the same seed: their
+ * results would be the same (expt_scenario_same.c). Nothing without variants. */
+void expt_scenario_warn_identical(const expt_scenario *s, FILE *f);
+
 #endif /* EXPT_SCENARIO_H */

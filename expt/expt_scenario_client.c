@@ -93,7 +93,15 @@ static const scn_policy_file *policy_file_named_here(const scn_ctx *c) {
 static void relay_warning(void *ctx, const retry_error *w) {
   const warn_relay *r = ctx;
   const scn_policy_file *pf = policy_file_of(r->c, r->v);
-  if (pf == NULL) pf = policy_file_named_here(r->c);
+  /* A patched file's warning is the file's only when the file holds what it is about: a key
+   * misspelt in a variant's "set" (or a --set) is the scenario's, at its path there, so the
+   * user is sent to the patch rather than to a file that is right (issue 23). */
+  if (pf == NULL) {
+    pf = policy_file_named_here(r->c);
+    if (pf != NULL && w->path[0] == '$' && w->path[1] == '.' &&
+        expt_scenario_path_get(pf->content, w->path + 2, NULL) == NULL)
+      pf = NULL;
+  }
   if (pf != NULL) {
     retry_error moved;
     retry_error_clear(&moved);

@@ -618,6 +618,25 @@ static bool parse_fault_kind(scn_ctx *c, json_t *v, model_fault_cfg *f,
   return true;
 }
 
+/* A fault that cannot change anything is refused (issue 23): a slowdown by a factor of 1, or a
+ * capacity fault that keeps the configured workers, is a typo or a leftover, and a run "with
+ * the fault" would silently be the run without it. (A capacity above the configured workers
+ * is another question: it adds capacity.) */
+static bool fault_changes_something(scn_ctx *c, const model_fault_cfg *f,
+                                    const model_service_cfg *svc) {
+  const char *key = f->kind == MODEL_FAULT_SLOWDOWN && f->factor == 1.0 ? "factor"
+                    : f->kind == MODEL_FAULT_CAPACITY && f->workers == svc->workers ? "workers"
+                                                                                     : NULL;
+  if (key == NULL) return true;
+  size_t mark = retry_json_path_push_key(&c->j, key);
+  retry_json_fail(&c->j, RETRY_ECONFIG,
+                  "the fault would change nothing (%s): give another value or remove the fault",
+                  f->kind == MODEL_FAULT_SLOWDOWN ? "a factor of 1 keeps every service time"
+                                                  : "the service already has these workers");
+  retry_json_path_pop(&c->j, mark);
+  return false;
+}
+
 /* One fault. "kind" is read first because it decides which keys are allowed; the keys are
  * checked before any value so that a key of another kind ("factor" on a "fail" fault) is
  * reported as misplaced, with the kind's own list, rather than as a bad value. */
@@ -644,7 +663,8 @@ static bool parse_fault(scn_ctx *c, json_t *v, model_fault_cfg *f, const model_s
   char where[48];
   expt__scenario_kind_where(where, sizeof where, fault_kinds[kind], "fault");
   return retry_json_check_keys(&c->j, v, fault_allowed[kind].keys, fault_allowed[kind].n, where) &&
-         parse_fault_common(c, v, f, svc) && parse_fault_kind(c, v, f, svc);
+         parse_fault_common(c, v, f, svc) && parse_fault_kind(c, v, f, svc) &&
+         fault_changes_something(c, f, svc);
 }
 
 /* "faults": same allocation discipline as "calls". n_faults grows before each parse_fault, so

@@ -252,6 +252,33 @@ static void why_type(retry_error *err, const char *path, size_t prefix_len, cons
 /* A step of expt__scenario_path_set that goes one level down rather than ending the walk. */
 #define STEP_DOWN 1
 
+/* Whether a and b differ only by two adjacent letters swapped ("fruad", "fraud"), which
+ * retry_json_suggest's edit distance counts as 2 and so misses in short names. */
+static bool swapped(const char *a, const char *b) {
+  size_t n = strlen(a), i = 0;
+  if (n != strlen(b) || n < 2) return false;
+  while (i < n && a[i] == b[i])
+    i++;
+  return i + 1 < n && a[i] == b[i + 1] && a[i + 1] == b[i] && strcmp(a + i + 2, b + i + 2) == 0;
+}
+
+/* The key of cur that key most likely misspells, or NULL. A --set under a missing key would
+ * create it, and a typo of an existing one ("services.fruad.workers") would silently add a
+ * new service instead of changing the one meant (issue 23). */
+static const char *misspelt(const json_t *cur, const char *key) {
+  const char *names[64];
+  size_t n = 0;
+  const char *k;
+  json_t *v;
+  json_object_foreach((json_t *)cur, k, v) {
+    if (n < sizeof names / sizeof names[0]) names[n++] = k;
+  }
+  const char *near = retry_json_suggest(key, names, n, NULL);
+  for (size_t i = 0; near == NULL && i < n; i++)
+    if (swapped(key, names[i])) near = names[i];
+  return near;
+}
+
 /* Applies key segment a to cur (b, the segment after it, decides what a missing child becomes;
  * more is 0 when a is the last): sets or deletes the key, or finds or creates the child to walk
  * into (*next). Returns STEP_DOWN, or the walk's result (RETRY_OK or an error, err filled for
@@ -280,6 +307,20 @@ static int step_key(json_t *cur, const seg *a, const seg *b, int more, bool del,
     if (del) {
       json_decref(value);
       return RETRY_OK;
+    }
+    const char *near = child == NULL ? misspelt(cur, a->key) : NULL;
+    if (near != NULL) {
+      char shown[48], cont[48];
+      retry_json_printable(shown, sizeof shown, a->key, 40);
+      size_t n = cont_len < 40 ? cont_len : 40;
+      memcpy(cont, path, n);
+      cont[n] = '\0';
+      retry_error_set(err, RETRY_EINVAL, NULL, NULL, -1, -1,
+                      "no \"%s\" to set into; did you mean \"%s%s%.40s\"? (a new one is set "
+                      "whole: %s%s%s={...})",
+                      shown, cont, n > 0 ? "." : "", near, cont, n > 0 ? "." : "", shown);
+      json_decref(value);
+      return RETRY_EINVAL;
     }
     child = b->kind == SEG_INDEX ? json_array() : json_object();
     if (child == NULL || json_object_set_new(cur, a->key, child) != 0) {
@@ -327,6 +368,20 @@ static int step_index(json_t *cur, const seg *a, const seg *b, int more, bool de
     if (del) {
       json_decref(value);
       return RETRY_OK;
+    }
+    const char *near = child == NULL ? misspelt(cur, a->key) : NULL;
+    if (near != NULL) {
+      char shown[48], cont[48];
+      retry_json_printable(shown, sizeof shown, a->key, 40);
+      size_t n = cont_len < 40 ? cont_len : 40;
+      memcpy(cont, path, n);
+      cont[n] = '\0';
+      retry_error_set(err, RETRY_EINVAL, NULL, NULL, -1, -1,
+                      "no \"%s\" to set into; did you mean \"%s%s%.40s\"? (a new one is set "
+                      "whole: %s%s%s={...})",
+                      shown, cont, n > 0 ? "." : "", near, cont, n > 0 ? "." : "", shown);
+      json_decref(value);
+      return RETRY_EINVAL;
     }
     child = b->kind == SEG_INDEX ? json_array() : json_object();
     /* Both setters steal child even on failure, so only value is left to release. */

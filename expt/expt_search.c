@@ -18,6 +18,7 @@
 #include "expt/expt_plot.h"
 #include "expt/expt_report.h"
 #include "expt/expt_study.h"
+#include "expt/expt_study_estimate.h"
 #include "expt/expt_json.h"
 #include "retry/retry_json.h"
 #include "sim/sim_stats.h"
@@ -673,6 +674,15 @@ int expt_search_run_study(const expt_scenario *s, const struct expt_study_spec *
   if (expt_search_spec_from_json(expt_scenario_search_block(s), &spec, &err) != 0) {
     fprintf(opts->err, "retrysim: out of memory\n");
     return EXPT_EXIT_RUNTIME;
+  }
+  /* Every replication of every probe is kept for summary.json: refuse what cannot fit. */
+  uint64_t most = (uint64_t)expt_scenario_n_runs(s) * spec.probes * spec.max_reps;
+  if (tmpl->max_bytes > 0 &&
+      expt_study_estimate_check(s, most, tmpl->jobs > 0 ? tmpl->jobs : 1, tmpl->max_bytes,
+                                "a search of up to probes x max_reps runs per variant",
+                                opts->err) != 0) {
+    expt_search_spec_free(&spec);
+    return EXPT_EXIT_USAGE;
   }
   if (expt_search_min_reps_to_pass(&spec, tmpl->confidence) == 0) {
     /* n of n successes give the exact lower bound alpha^(1/n): at one look with the whole

@@ -6,6 +6,8 @@
 #include "expt/expt_shard_file.h"
 
 #include <assert.h>
+#include <nettle/sha2.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -22,11 +24,38 @@ void expt_shard_file_path(char *buf, size_t size, const char *dir) {
   snprintf(buf, size, "%s%s%s", dir, n > 0 && dir[n - 1] == '/' ? "" : "/", EXPT_SHARD_FILE);
 }
 
+/* The digest is over a canonical dump (compact, sorted keys, reals at jansson's round-trip
+ * precision), so the same plan read back from the file hashes the same: key order and spacing
+ * in the file do not matter, any changed value does. */
+int expt_shard_file_digest(const json_t *plan, const json_t *variant_seeds, char hex[65]) {
+  json_t *both = json_pack("{s:O, s:O}", "plan", plan, "variant_seeds", variant_seeds);
+  char *text = both != NULL ? json_dumps(both, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+  json_decref(both);
+  if (text == NULL) return -1;
+  struct sha256_ctx ctx;
+  uint8_t digest[SHA256_DIGEST_SIZE];
+  sha256_init(&ctx);
+  sha256_update(&ctx, strlen(text), (const uint8_t *)text);
+  sha256_digest(&ctx, sizeof digest, digest);
+  free(text);
+  static const char digits[] = "0123456789abcdef";
+  for (size_t i = 0; i < SHA256_DIGEST_SIZE; i++) {
+    hex[2 * i] = digits[digest[i] >> 4];
+    hex[2 * i + 1] = digits[digest[i] & 15];
+  }
+  hex[64] = '\0';
+  return 0;
+}
+
 int expt_shard_file_write(const char *dir, unsigned k, unsigned n, const json_t *plan,
-                          const json_t *records, retry_error *err) {
+                          const json_t *variant_seeds, const json_t *records, retry_error *err) {
   assert(dir != NULL);
-  json_t *doc = json_pack("{s:i, s:i, s:i, s:O, s:O}", "retrysim_shard", 1, "shard", (int)k, "of",
-                          (int)n, "plan", plan, "runs", records);
+  char hex[65];
+  json_t *doc = expt_shard_file_digest(plan, variant_seeds, hex) == 0
+                    ? json_pack("{s:i, s:i, s:i, s:s, s:O, s:O, s:O}", "retrysim_shard", 1, "shard",
+                                (int)k, "of", (int)n, "plan_sha256", hex, "variant_seeds",
+                                variant_seeds, "plan", plan, "runs", records)
+                    : NULL;
   if (doc == NULL) {
     retry_error_set(err, RETRY_ENOMEM, NULL, NULL, -1, -1, "out of memory");
     return RETRY_ENOMEM;

@@ -17,6 +17,7 @@
 
 #include "expt/expt_output.h"
 #include "expt/expt_shard_file.h"
+#include "expt/expt_study_estimate.h"
 #include "expt/expt_json.h"
 
 /* {==================================================================
@@ -96,6 +97,12 @@ static json_t *make_plan(const expt_study_spec *s, const expt_run_opts *o) {
   for (size_t r = 0; r < s->reps && ok; r++)
     if (json_array_append_new(seeds, expt_json_u64(expt_study_seed(top, r))) != 0) ok = false;
   expt_json_put(st, "seeds", seeds, &ok);
+  /* Issue 23: what seeds[0] means, said where the seeds are (docs/cli.md says what follows). */
+  expt_json_put(st, "seeds_note",
+                json_string("seeds[0] is the base seed itself: replication 0 is the plain run on "
+                            "it, and a study whose base seed is one of these seeds shares runs "
+                            "with this one"),
+                &ok);
   expt_json_put(plan, "study", st, &ok);
   json_t *pts = json_array();
   for (size_t p = 0; p < np && ok; p++) {
@@ -230,8 +237,20 @@ static int write_shard(const json_t *plan, const json_t *records, const expt_stu
   }
   retry_error e;
   retry_error_clear(&e);
-  if (expt_shard_file_write(o->out_dir, spec->shard_k, spec->shard_n, plan, records, &e) == 0)
-    return EXPT_EXIT_OK;
+  /* Each variant's base seed, from which a merge checks every record's seed. */
+  json_t *seeds = json_array();
+  size_t nv = expt_scenario_n_runs(spec->scenarios[0]);
+  for (size_t v = 0; v < nv && seeds != NULL; v++)
+    if (json_array_append_new(seeds, expt_json_u64(run_seed(spec, o, v, 0))) != 0) {
+      json_decref(seeds);
+      seeds = NULL;
+    }
+  int rc = seeds != NULL ? expt_shard_file_write(o->out_dir, spec->shard_k, spec->shard_n, plan,
+                                                 seeds, records, &e)
+                         : RETRY_ENOMEM;
+  json_decref(seeds);
+  if (rc == 0) return EXPT_EXIT_OK;
+  if (e.code == RETRY_OK) retry_error_set(&e, rc, NULL, NULL, -1, -1, "out of memory");
   expt_error_print(o->err, &e);
   return EXPT_EXIT_RUNTIME;
 }
@@ -247,6 +266,9 @@ int expt_study_run(const expt_study_spec *spec, const expt_run_opts *o) {
     return EXPT_EXIT_USAGE;
   }
   size_t n_runs = np * nv * reps;
+  status = expt_study_estimate_refuse(spec->scenarios[0], np, reps, spec->shard_n, spec->jobs,
+                                      spec->max_bytes, o->err);
+  if (status != EXPT_EXIT_OK) return status;
   json_t *plan = make_plan(spec, o);
   /* The runs of this shard (all without one): index % N == K - 1. */
   size_t n_jobs = 0;

@@ -101,6 +101,7 @@ typedef struct expt_study_spec {
   const json_t *search;                  /* a search's result block for summary.json, or NULL */
   const json_t *axes; /* the plan's axes (a sweep with linked or labelled axes), with each
                          point's values; NULL: one axis per set of the points */
+  uint64_t max_bytes; /* --max-memory: the records and worlds the study holds; 0: unchecked */
 } expt_study_spec;
 
 /* Runs the study and writes its outputs as opts says (out_dir, format, check, quiet); with a

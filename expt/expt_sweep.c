@@ -15,6 +15,7 @@
 #include "expt/expt_output.h"
 #include "expt/expt_search.h"
 #include "expt/expt_study.h"
+#include "expt/expt_study_estimate.h"
 
 /* {==================================================================
  * Axes
@@ -103,6 +104,12 @@ static int add_axis(expt_sweep *sw, const char *const *paths, size_t n_paths, co
     return RETRY_EINVAL;
   }
   size_t n = json_array_size(values);
+  /* The same limit on a listed axis as on a range and on a scenario's "values". */
+  if (n > EXPT_SWEEP_MAX_STEPS) {
+    json_decref(values);
+    snprintf(why, why_size, "an axis has at most %d values, got %zu", EXPT_SWEEP_MAX_STEPS, n);
+    return RETRY_EINVAL;
+  }
   if (n == 0 || expt_sweep_n_points(sw) > EXPT_SWEEP_MAX_POINTS / n) {
     json_decref(values);
     snprintf(
@@ -649,6 +656,12 @@ int expt_sweep_run_study(const expt_scenario *s, const expt_sweep *cmd,
   }
   warn_variant_sets(s, &sw, opts->err);
   size_t np = expt_sweep_n_points(&sw), na = expt_sweep_n_sets(&sw);
+  /* Refused before the points are derived, which takes long for many of them. */
+  if (expt_study_estimate_refuse(s, np, tmpl->reps, tmpl->shard_n, tmpl->jobs, tmpl->max_bytes,
+                                 opts->err) != EXPT_EXIT_OK) {
+    expt_sweep_free(&sw);
+    return EXPT_EXIT_USAGE;
+  }
   json_t *axes_vals = json_array(); /* holds each point's values for the plan */
   expt_set *sets = calloc(np * na + 1, sizeof *sets);
   expt_study_point *points = calloc(np, sizeof *points);

@@ -84,9 +84,14 @@ static double unit_of(const char *name) {
   return 0;
 }
 
-/* Parses a field as a finite number >= 0. */
+/* The largest value a file may give, in seconds: a sample or edge past a day is no service
+ * time or delay, and a run would leave every call that drew it unfinished. */
+#define VALUE_MAX_S 86400.0
+
+/* Parses a field as a finite number >= 0, written in decimal (strtod would also take
+ * hexadecimal, "inf" and "nan", which no measurement file means). */
 static bool number(const char *field, double *out) {
-  if (field[0] == '\0') return false;
+  if (field[0] == '\0' || strspn(field, "0123456789.eE+-") != strlen(field)) return false;
   char *end = NULL;
   errno = 0;
   double x = strtod(field, &end);
@@ -118,6 +123,7 @@ static bool push(csv_reader *rd, double x, double y) {
  * Returns 1 with a line, 0 at the end of the file, -1 after an error (recorded). */
 static int next_line(csv_reader *rd, FILE *f, char *buf, char **out) {
   for (;;) {
+    memset(buf, 'x', LINE_MAX_CHARS);
     if (fgets(buf, LINE_MAX_CHARS, f) == NULL) {
       if (ferror(f)) {
         fail(rd, RETRY_EIO, "cannot read the file: %s", strerror(errno));
@@ -126,7 +132,15 @@ static int next_line(csv_reader *rd, FILE *f, char *buf, char **out) {
       return 0;
     }
     rd->line++;
-    size_t len = strlen(buf);
+    /* fgets ends what it read with a NUL; one before that was in the file. The last NUL in
+     * buf is fgets's, because buf was filled with something else first. */
+    size_t len = strlen(buf), end = LINE_MAX_CHARS - 1;
+    while (end > len && buf[end] != '\0')
+      end--;
+    if (end != len) {
+      fail(rd, RETRY_EINVAL, "a NUL byte at column %zu: a CSV file is text", len + 1);
+      return -1;
+    }
     if (len > 0 && buf[len - 1] == '\n') {
       buf[--len] = '\0';
     } else if (!feof(f)) {
@@ -192,6 +206,14 @@ static bool read_rows(csv_reader *rd, FILE *f, bool *histogram, double *upper_la
         (n == 3 && (!number(fields[1], &up) || !number(fields[2], &count)))) {
       fail(rd, RETRY_EINVAL, "%s",
            "every value is a finite number >= 0 (a plain number: the unit is in the header)");
+      return false;
+    }
+    if (x * unit > VALUE_MAX_S * 1e9 || up * unit > VALUE_MAX_S * 1e9) {
+      fail(rd, RETRY_EINVAL,
+           "%s is %g s, more than the limit of a day (%.0f s): no service time or delay is "
+           "that long",
+           x * unit > VALUE_MAX_S * 1e9 ? fields[0] : fields[1],
+           (x * unit > VALUE_MAX_S * 1e9 ? x : up) * unit / 1e9, VALUE_MAX_S);
       return false;
     }
     if (n == 3) {

@@ -479,5 +479,47 @@ lacks "$tmp/err" "runs, "
 unset RETRYSIM_PROGRESS_S
 ok
 cmp -s "$tmp/prog1/summary.json" "$tmp/prog2/summary.json" || fail "the progress line changed summary.json"
+# ------------------------------------------------------------------ issue 23 item 7: the traps
+cat >"$tmp/fleet.json" <<'EOF'
+{"duration": "1s",
+ "services": {"api": {"workers": 4, "service_time": "5ms",
+                      "calls": [{"service": "fraud", "method": "/f.F/C"}]},
+              "fraud": {"workers": 2, "service_time": "5ms"}},
+ "clients": {"web": {"target": "api", "arrival": {"kind": "open", "rate": "10/s"},
+                     "methods": ["/a.A/M"]}},
+ "variants": [{"name": "a", "set": {}}, {"name": "b", "set": {"services.api.workers": 4}},
+              {"name": "c", "set": {"services.api.workers": 5}}]}
+EOF
+# A --set under a misspelt existing key is refused, naming the key meant; a new object set
+# whole is not.
+run_rc 2 validate "$tmp/fleet.json" --set services.fruad.workers=8
+lines "$tmp/err" 1
+has "$tmp/err" 'no "fruad" to set into; did you mean "services.fraud"?'
+run_rc 0 validate "$tmp/fleet.json" --set 'services.fruad={"workers": 2, "service_time": "5ms"}'
+# Identical variants are named (b sets what a already has); c differs.
+has "$tmp/err" 'variants "a" and "b" are identical'
+lacks "$tmp/err" '"c" are identical'
+# The capacity estimate: the table on validate's stdout; a warning above 0.9 on stderr, naming
+# the busiest service (fraud: 1000/s against 2 x 1 / 5 ms = 400/s), for run as for validate.
+has "$tmp/out" 'fraud            from        0s          10/s of        400/s  utilization 0.03'
+lacks "$tmp/err" 'of its capacity'
+run_rc 0 validate "$tmp/fleet.json" --set clients.web.arrival.rate=1000/s --variant c
+has "$tmp/err" 'service "fraud" is offered 1000 requests/s from 0s on, 2.50 of its capacity of 400/s'
+has "$tmp/out" 'utilization 2.50  over 0.9'
+# A branch taken by a quarter of the requests brings a quarter of the load.
+run_rc 0 validate "$tmp/fleet.json" --set clients.web.arrival.rate=1000/s --variant c \
+  --set 'services.api.calls[0].probability=0.25'
+has "$tmp/out" 'fraud            from        0s         250/s of        400/s  utilization 0.62'
+lacks "$tmp/err" 'service "fraud" is offered'
+
+# A fault that cannot change anything is refused, naming the key.
+run_rc 2 validate "$tmp/fleet.json" \
+  --set 'services.fraud.faults=[{"kind": "slowdown", "factor": 1, "start": "0s"}]'
+has "$tmp/err" '$.services.fraud.faults[0].factor: the fault would change nothing'
+run_rc 2 validate "$tmp/fleet.json" \
+  --set 'services.fraud.faults=[{"kind": "capacity", "workers": 2, "start": "0s"}]'
+has "$tmp/err" '$.services.fraud.faults[0].workers: the fault would change nothing'
+run_rc 0 validate "$tmp/fleet.json" \
+  --set 'services.fraud.faults=[{"kind": "capacity", "workers": 1, "start": "0s"}]'
 
 t_done

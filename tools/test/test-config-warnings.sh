@@ -134,6 +134,21 @@ run_rc 0 validate "$tmp/pv.json"
 line "$tmp/err" 'retrysim: warning: '"$tmp"'/pt.json: $.retryThrotling: unknown field "retryThrotling" ignored; did you mean "retryThrottling"?'
 lines "$tmp/err" 1
 
+# Issue 23: a key misspelt in a variant's patch of a policy file is the scenario's, at its path
+# there, not the file's (the file does not hold it).
+cat >"$tmp/pw.json" <<JSON
+{"duration": "1s",
+ "services": {"api": {"replicas": 1, "workers": 4, "service_time": "5ms"}},
+ "clients": {"web": {"target": "api", "arrival": {"kind": "open", "rate": "50/s"},
+   "methods": ["/pkg.Api/Get"], "policy": "pt.json"}},
+ "variants": [{"name": "a", "set": {}},
+              {"name": "c", "set": {"clients.web.policy.methodConfig[0].retryPolicy.maxAtempts": 4}}]}
+JSON
+run_rc 0 validate "$tmp/pw.json"
+has "$tmp/err" 'pw.json: $.clients.web.policy.methodConfig[0].retryPolicy.maxAtempts: in variant "c": unknown field "maxAtempts"'
+grep -q 'pt.json: \$.methodConfig\[0\].retryPolicy.maxAtempts' "$tmp/err" &&
+  fail "the variant's misspelt key was blamed on the policy file: $(cat "$tmp/err")"
+
 # test_profile_without_hedging_warns_on_hedging_policy: under grpc-core-1.51 a hedgingPolicy
 # is accepted and ignored, as C-core 1.51 does; retrysim says so, and --strict refuses it.
 printf '{"retrysim": {"profile": "grpc-core-1.51"}, "methodConfig": [{"name": [{}], "hedgingPolicy": {"maxAttempts": 3, "hedgingDelay": "0.05s"}}]}' >"$tmp/hedge.json"

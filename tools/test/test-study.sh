@@ -174,4 +174,39 @@ printf '{"retrysim_shard": 1, "shard": 1,' >"$tmp/broken.json"
 expect_error "a truncated shard file" "broken.json:1:.*not a shard file" \
   "$bin" merge "$tmp/broken.json" --out "$tmp/bad"
 
+# Issue 23 item 9: numbers parse strictly, and oversized work is refused before it starts.
+for bad_shard in 4294967297/5 1/4294967298 "1/ 2" " 1/2" 0x1/2 1/2x; do
+  expect_error "--shard '$bad_shard'" "--shard needs K/N" \
+    "$bin" run "$scn" --reps 2 --shard "$bad_shard" --out "$tmp/bad"
+done
+expect_error "--max-memory in hexadecimal" "--max-memory needs a size" \
+  "$bin" run "$scn" --max-memory 0x10000000 --out "$tmp/bad"
+expect_error "--confidence in hexadecimal" "--confidence needs a level" \
+  "$bin" run "$scn" --reps 2 --confidence 0x1p-1 --out "$tmp/bad"
+values=$(seq -s, 1 10001)
+expect_error "a listed axis of 10001 values" "an axis has at most 10000 values, got 10001" \
+  "$bin" run "$scn" --sweep "clients.web.count=$values" --out "$tmp/bad"
+expect_error "a range from 1e308 to -1e308" "wider than a double can hold" \
+  "$bin" run "$scn" --sweep "clients.web.count=1e308:-1e308:3" --out "$tmp/bad"
+expect_error "10^4 points x 10^5 replications" \
+  "10000 points x 100000 replications x 3 variants holds 3000000000 run records.*over the limit of 8.0 GiB" \
+  "$bin" run "$scn" --reps 100000 --sweep clients.web.count=1:10000:10000 --out "$tmp/bad"
+expect_error "a study over --max-memory" "over the limit of 1.0 GiB.*raise --max-memory" \
+  "$bin" run "$scn" --reps 100000 --max-memory 1G --out "$tmp/bad"
+expect_error "a search of 10^5 replications a probe" "a search of up to probes x max_reps.*over the limit" \
+  "$bin" run experiments/tipping-point.json --set search.reps=100000 --set search.max_reps=100000 \
+  --out "$tmp/bad"
+
+# A CSV of samples: hexadecimal, a value past the limit and a NUL byte, each named.
+mkdir -p "$tmp/csv"
+printf '{"duration": "2s", "services": {"api": {"service_time": {"dist": "empirical", "file": "s.csv"}}}, "clients": {"web": {"target": "api", "arrival": {"kind": "open", "rate": "10/s"}, "methods": ["/a.A/M"]}}}' >"$tmp/csv/scn.json"
+printf 'latency_ms\n0x10\n' >"$tmp/csv/s.csv"
+expect_error "a CSV sample in hexadecimal" "s.csv:2: every value is a finite number" \
+  "$bin" validate "$tmp/csv/scn.json"
+printf 'latency_ms\n1e300\n' >"$tmp/csv/s.csv"
+expect_error "a CSV sample of 1e300 ms" "s.csv:2: 1e300 is 1e+297 s, more than the limit of a day (86400 s)" \
+  "$bin" validate "$tmp/csv/scn.json"
+printf 'latency_ms\n12\000\n5\n' >"$tmp/csv/s.csv"
+expect_error "a NUL byte in a CSV" "s.csv:2: a NUL byte at column 3" "$bin" validate "$tmp/csv/scn.json"
+
 t_done

@@ -188,7 +188,7 @@ sweep_values_print_as_written() {
 # before its first probe (a bad "to" is not found after "from" ran).
 search_ends_are_checked_first() {
   run_rc 0 validate "$tmp/search.json"
-  has "$tmp/out" 'search.json: ok (1 run)' ok
+  has "$tmp/out" 'search.json: ok (a search: 1 variant x ' ok
   run_rc 2 validate "$tmp/search.json" --set 'search.path=services.api.workers' \
     --set search.from=1 --set search.to=2000000
   one_line "$tmp/err" validate
