@@ -370,7 +370,7 @@ static void random_scenario(char *b, size_t size, uint64_t seed) {
         ", 'faults': [{'kind': 'refuse', 'status': 'UNAVAILABLE', 'rate': 0.%d, 'start': '1s',"
         " 'end': '2s'}, {'kind': 'fail', 'status': 'INTERNAL', 'rate': 0.%d},"
         " {'kind': 'stall', 'delay': '50ms', 'rate': 0.%d, 'attempts': [1]},"
-        " {'kind': 'pushback', 'pushback': '%s'}, {'kind': 'capacity', 'workers': 1,"
+        " {'kind': 'pushback', 'pushback': '%s'}, {'kind': 'capacity', 'workers': 0,"
         " 'start': '2s', 'end': '2.5s'}]",
         (int)(mix(&r) % 9) + 1, (int)(mix(&r) % 3) + 1, (int)(mix(&r) % 5) + 1,
         (const char *[]){"20", "-1", "x"}[mix(&r) % 3]);
