@@ -190,7 +190,7 @@ search_ends_are_checked_first() {
   run_rc 0 validate "$tmp/search.json"
   has "$tmp/out" 'search.json: ok (a search: 1 variant x ' ok
   run_rc 2 validate "$tmp/search.json" --set 'search.path=services.api.workers' \
-    --set search.from=1 --set search.to=2000000
+    --set search.from=2 --set search.to=2000000
   one_line "$tmp/err" validate
   has "$tmp/err" 'got 2000000 (at the search'"'"'s "to": services.api.workers=2000000)' validate
   run_rc 2 run "$tmp/search.json" --set 'search.path=services.api.workers' \
