@@ -25,7 +25,7 @@
 
 const char *model_action_name(model_action_kind k) {
   static const char *const names[] = {"pause",    "resume",   "restart", "flush",
-                                      "capacity", "replicas", "shed"};
+                                      "capacity", "replicas", "shed",    "policy"};
   return (size_t)k < sizeof names / sizeof names[0] ? names[k] : "?";
 }
 
@@ -34,6 +34,7 @@ void model_ops_cfg_destroy(model_ops_cfg *c) {
   for (size_t i = 0; i < c->n_ops; i++) {
     free(c->ops[i].name);
     free(c->ops[i].when.column);
+    retry_config_destroy(c->ops[i].action.policy);
   }
   free(c->ops);
   for (size_t i = 0; i < c->n_inits; i++) {
@@ -85,6 +86,37 @@ static void shed_set(model_world *w, const model_action_cfg *a) {
   f->status = a->status;
 }
 
+/* Each method entry of a policy action's edge (a population's methods, or the calls of a
+ * service's handler to the callee), with the method it names: fn(w, entry, method, arg). */
+static void policy_entries(model_world *w, const model_action_cfg *a,
+                           void (*fn)(mw_method *, const char *, const retry_config *),
+                           const retry_config *arg) {
+  if (a->pop >= 0) {
+    mw_pop *p = &w->topo.pops[a->pop];
+    for (size_t j = 0; j < p->cfg->n_methods; j++)
+      fn(&p->mcfg[j], p->cfg->methods[j].name, arg);
+    return;
+  }
+  mw_service *s = &w->topo.services[a->service];
+  for (size_t j = 0; j < s->cfg->n_calls; j++)
+    if (s->cfg->calls[j].service == a->callee)
+      fn(&s->call_mcfg[j], s->cfg->calls[j].method, arg);
+}
+
+/* A call started from now on reads the new policy's method config; a call in flight keeps the
+ * one it started with (its engine holds a pointer into the old config, which the config
+ * owns to the end). The channel's state stays as it is. */
+static void policy_take(mw_method *m, const char *method, const retry_config *pol) {
+  m->mc = retry_config_lookup(pol, method);
+}
+
+static void ev_policy_lands(sim_kernel *k, void *obj, uint64_t arg) {
+  (void)k;
+  model_world *w = obj;
+  const model_action_cfg *a = &w->ops->cfg->ops[arg].action;
+  policy_entries(w, a, policy_take, a->policy);
+}
+
 void model__ops_fire(model_world *w, size_t op) {
   const model_action_cfg *a = &w->ops->cfg->ops[op].action;
   record(w, op);
@@ -99,6 +131,11 @@ void model__ops_fire(model_world *w, size_t op) {
                                      sim_now_ns(w->k));
       break;
     case MODEL_ACTION_SHED: shed_set(w, a); break;
+    case MODEL_ACTION_POLICY:
+      if (sim_event_schedule_in(w->k, a->delay_ns, ev_policy_lands, w, (uint64_t)op) ==
+          SIM_EVENT_NONE)
+        model__fail(w, RETRY_ENOMEM, "out of memory for events");
+      break;
   }
 }
 

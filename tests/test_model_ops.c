@@ -6,6 +6,7 @@
  * 300 s; a restart spread over a window starts its clients uniformly over it; init calls are
  * counted; a shed of 0.5 refuses about half of the arrivals (a binomial interval) until a
  * shed of 0 stops it; replicas added by an operator serve after their startup delay and not
+ * before; a policy pushed with a delay changes the attempts per call after the delay and not
  * before; bad operators are refused with their path.
  */
 #include <setjmp.h>
@@ -269,6 +270,35 @@ static void test_ops_replicas_after_delay(void **state) {
   test_run_free(&x);
 }
 
+/* A service that refuses everything, a population without a policy: one attempt a call. A
+ * policy of 3 attempts pushed at 2 s with a delay of 3 s: still one attempt a call in buckets
+ * 0 to 4 (the push has not landed), three from bucket 5 on (calls started after 5 s; the
+ * backoff is 1 ms, so a call's attempts fall in its own bucket but at the boundary). */
+static void test_ops_policy_push_after_delay(void **state) {
+  (void)state;
+  test_run x;
+  test_run_text(&x,
+                "{'duration': '10s', 'services': {'api': {'service_time': '1ms', 'workers': 8,"
+                "   'faults': [{'kind': 'refuse', 'status': 'UNAVAILABLE'}]}},"
+                " 'clients': {'c': {'target': 'api', 'methods': ['/a.A/Get'],"
+                "   'arrival': {'kind': 'open', 'rate': '200/s'}}},"
+                " 'events': [{'at': '2s', 'action': 'policy', 'edge': 'c->api', 'delay': '3s',"
+                "   'policy': {'methodConfig': [{'name': [{}], 'retryPolicy': {'maxAttempts': 3,"
+                "    'initialBackoff': '0.001s', 'maxBackoff': '0.001s', 'backoffMultiplier': 1,"
+                "    'retryableStatusCodes': ['UNAVAILABLE']}}]}}]}",
+                5);
+  const model_timeseries *ts = &x.r->ts;
+  for (size_t b = 0; b < 10; b++) {
+    double off = ts_at(ts, "offered_rps", b), att = ts_at(ts, "c->api_attempt_rps", b);
+    assert_true(off > 100);
+    double per = att / off;
+    if (b < 5 ? per != 1.0 : fabs(per - 3.0) > 0.05)
+      fail_msg("bucket %zu: %.3f attempts a call", b, per);
+  }
+  assert_int_equal(op_named(x.r, "events[0]")->fired_at_ns[0], 2000000000LL);
+  test_run_free(&x);
+}
+
 /* Bad operators: the path, and what is allowed (with a near name for a column). */
 static void expect_error(const char *ops, const char *path, const char *words) {
   char text[4096];
@@ -325,6 +355,16 @@ static void test_ops_loader_errors(void **state) {
   expect_error("'operators': [{'when': {'column': 'api_queue', 'above': 1},"
                " 'do': {'action': 'replicas', 'service': 'api', 'replicas': 2, 'at': '1s'}}]",
                "$.operators[0].do.at", "");
+  expect_error("'events': [{'at': '1s', 'action': 'policy', 'edge': 'c->db', 'policy': {}}]",
+               "$.events[0].edge", "no edge");
+  expect_error("'events': [{'at': '1s', 'action': 'policy', 'edge': 'c->api'}]",
+               "$.events[0].policy", "pushed");
+  expect_error("'events': [{'at': '1s', 'action': 'policy', 'edge': 'c->api', 'policy': {"
+               "'retryThrottling': {'maxTokens': 10, 'tokenRatio': 0.1}}}]",
+               "$.events[0].policy", "channel keeps its own");
+  expect_error("'events': [{'at': '1s', 'action': 'policy', 'edge': 'c->api', 'delay': 'x',"
+               " 'policy': {}}]",
+               "$.events[0].delay", "duration");
 }
 
 int main(void) {
@@ -337,6 +377,7 @@ int main(void) {
       cmocka_unit_test(test_herd_spread_is_uniform),
       cmocka_unit_test(test_ops_shed_half),
       cmocka_unit_test(test_ops_replicas_after_delay),
+      cmocka_unit_test(test_ops_policy_push_after_delay),
       cmocka_unit_test(test_ops_loader_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
