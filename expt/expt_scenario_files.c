@@ -212,6 +212,26 @@ static bool expand_one(scn_ctx *c, json_t *holder, bool quiet) {
   return true;
 }
 
+/* events[i].policy and operators[i].do.policy: an operator's policy action
+ * (expt_scenario_ops.c). */
+static bool expand_actions(scn_ctx *c, json_t *doc, const char *key, bool quiet) {
+  json_t *list = json_object_get(doc, key);
+  if (!json_is_array(list)) return true;
+  size_t mark = retry_json_path_push_key(&c->j, key);
+  for (size_t i = 0; i < json_array_size(list); i++) {
+    json_t *holder = json_array_get(list, i);
+    size_t m2 = retry_json_path_push_index(&c->j, i);
+    if (key[0] == 'o' && json_is_object(holder)) { /* a rule's action is its "do" */
+      retry_json_path_push_key(&c->j, "do");
+      holder = json_object_get(holder, "do");
+    }
+    if (json_is_object(holder) && !expand_one(c, holder, quiet)) return false;
+    retry_json_path_pop(&c->j, m2);
+  }
+  retry_json_path_pop(&c->j, mark);
+  return true;
+}
+
 /* The places a POLICY may be: clients.NAME.policy and services.NAME.calls[i].policy. Anything
  * of the wrong shape on the way is left alone: the conversion reports it at its place. */
 bool expt__scenario_expand_policies(scn_ctx *c, json_t *doc, bool quiet) {
@@ -244,7 +264,7 @@ bool expt__scenario_expand_policies(scn_ctx *c, json_t *doc, bool quiet) {
     retry_json_path_pop(&c->j, m2);
   }
   retry_json_path_pop(&c->j, mark);
-  return true;
+  return expand_actions(c, doc, "events", quiet) && expand_actions(c, doc, "operators", quiet);
 }
 
 /* }================================================================== */

@@ -10,13 +10,15 @@
 #include <string.h>
 
 #include "expt/expt_scenario_int.h"
+#include "models/model_ctl.h"
 #include "models/model_ops.h"
 #include "models/model_world.h"
 #include "sim/sim_event.h"
 
 #define SCN_MAX_OPS 1000 /* rules and events together */
 
-static const char *const action_names[] = {"pause", "resume", "restart", "flush", "capacity"};
+static const char *const action_names[] = {"pause",    "resume",   "restart", "flush",
+                                           "capacity", "replicas", "shed",    "policy"};
 static const char *const rule_keys[] = {"name", "when", "do", "once"};
 static const char *const when_keys[] = {"column", "above", "below", "for"};
 static const char *const init_keys[] = {"service", "method", "policy", "deadline", "network"};
@@ -27,6 +29,10 @@ static const char *const restart_keys[] = {"action", "population",      "fractio
                                            "init",   "restart_backoff", "at",       "name"};
 static const char *const flush_keys[] = {"action", "service", "fraction", "at", "name"};
 static const char *const capacity_keys[] = {"action", "service", "workers", "at", "name"};
+static const char *const replicas_keys[] = {"action", "service", "replicas", "startup_delay",
+                                            "at",     "name"};
+static const char *const shed_keys[] = {"action", "service", "fraction", "status", "at", "name"};
+static const char *const policy_keys[] = {"action", "edge", "policy", "delay", "at", "name"};
 
 static bool fail(scn_ctx *c, const char *fmt, const char *a, const char *b) {
   retry_json_fail(&c->j, RETRY_ECONFIG, fmt, a, b);
@@ -175,6 +181,116 @@ static bool parse_restart(scn_ctx *c, json_t *v, model_action_cfg *a, model_ops_
   return bo == NULL || parse_backoff(c, bo, &a->backoff);
 }
 
+/* "replicas": the service runs that many replicas from then on; those added serve after
+ * "startup_delay" (default: the service's, from its autoscaler, else 0). The service gets the
+ * replica control's config if it had none (only its count changes), with the most replicas
+ * the run may have allocated. */
+static bool parse_replicas(scn_ctx *c, json_t *obj, model_action_cfg *a) {
+  if (!expt__scenario_service_ref(c, obj, "service", &a->service) ||
+      retry_json_require(&c->j,
+                         retry_json_get_int32(&c->j, obj, "replicas", 1, MODEL_MAX_REPLICAS,
+                                              "an integer in [1, 64]", &a->replicas),
+                         "replicas", "the service's replica count from then on") != 1)
+    return false;
+  a->startup_delay_ns = -1;
+  if (expt__scenario_get_duration(c, obj, "startup_delay", 0, false, SCN_DUR_NONNEG,
+                                  &a->startup_delay_ns) < 0)
+    return false;
+  model_service_cfg *svc = &c->cfg->services[a->service];
+  if (svc->ctl == NULL) {
+    svc->ctl = calloc(1, sizeof *svc->ctl); /* freed with the service's config */
+    if (svc->ctl == NULL) return fail(c, "out of memory%s%s", "", "");
+    model_ctl_cfg_default(svc->ctl);
+  }
+  int32_t most = a->replicas > svc->replicas ? a->replicas : svc->replicas;
+  if (most > svc->ctl->replicas_max) svc->ctl->replicas_max = most;
+  return true;
+}
+
+/* "shed": the service refuses "fraction" of arriving requests (0 stops shedding) with
+ * "status" (default RESOURCE_EXHAUSTED, or 429 for an HTTP service). */
+static bool parse_shed(scn_ctx *c, json_t *obj, model_action_cfg *a) {
+  if (!expt__scenario_service_ref(c, obj, "service", &a->service)) return false;
+  const model_service_cfg *svc = &c->cfg->services[a->service];
+  a->status = svc->space == RETRY_SPACE_GRPC ? RETRY_GRPC_RESOURCE_EXHAUSTED : 429;
+  a->fraction = -1;
+  if (retry_json_require(&c->j,
+                         retry_json_get_number(&c->j, obj, "fraction", 0, false, 1, false,
+                                               "a number in [0, 1] (0: shedding stops)",
+                                               &a->fraction),
+                         "fraction", "the share of arriving requests refused, in [0, 1]") != 1)
+    return false;
+  return expt__scenario_get_status(c, obj, "status", svc->space, false, &a->status) >= 0;
+}
+
+/* "edge": "CALLER->CALLEE", a population and its target or a service and one it calls, into
+ * a->pop or (a->service, a->callee); *methods (n) receive the methods its calls name. */
+static bool parse_edge(scn_ctx *c, json_t *obj, model_action_cfg *a, const char **methods,
+                       size_t *n) {
+  const char *name = NULL;
+  if (retry_json_require(&c->j, retry_json_get_string(&c->j, obj, "edge", &name), "edge",
+                         "\"CALLER->CALLEE\": a client population or a service, and a "
+                         "service it calls") != 1)
+    return false;
+  const char *arrow = strstr(name, "->");
+  const model_config *cfg = c->cfg;
+  size_t len = arrow != NULL ? (size_t)(arrow - name) : 0;
+  int callee = -1;
+  for (size_t i = 0; arrow != NULL && i < cfg->n_services; i++)
+    if (strcmp(cfg->services[i].name, arrow + 2) == 0) callee = (int)i;
+  *n = 0;
+  for (size_t p = 0; callee >= 0 && p < cfg->n_clients; p++) {
+    const model_client_cfg *cl = &cfg->clients[p];
+    if (strlen(cl->name) != len || strncmp(cl->name, name, len) != 0 || cl->target != callee)
+      continue;
+    a->pop = (int)p;
+    for (size_t j = 0; j < cl->n_methods && *n < 64; j++)
+      methods[(*n)++] = cl->methods[j].name;
+  }
+  for (size_t s = 0; callee >= 0 && a->pop < 0 && s < cfg->n_services; s++) {
+    const model_service_cfg *sv = &cfg->services[s];
+    if (strlen(sv->name) != len || strncmp(sv->name, name, len) != 0) continue;
+    for (size_t j = 0; j < sv->n_calls && *n < 64; j++)
+      if (sv->calls[j].service == callee) {
+        a->service = (int)s;
+        methods[(*n)++] = sv->calls[j].method;
+      }
+  }
+  a->callee = callee;
+  if (*n > 0) return true;
+  char shown[80];
+  retry_json_printable(shown, sizeof shown, name, 64);
+  size_t mark = retry_json_path_push_key(&c->j, "edge");
+  retry_json_fail(&c->j, RETRY_ECONFIG,
+                  "no edge \"%s\": give \"CALLER->CALLEE\", a client population and its target, "
+                  "or a service and a service its handler calls",
+                  shown);
+  retry_json_path_pop(&c->j, mark);
+  return false;
+}
+
+/* "policy": the edge's calls started "delay" (default 0) after the action take this policy
+ * (an object or a file's name, as any policy of the scenario). It may not carry channel state
+ * (the channel keeps its own: model_operator.c). */
+static bool parse_policy(scn_ctx *c, json_t *obj, model_action_cfg *a) {
+  const char *methods[64];
+  size_t n = 0;
+  if (!parse_edge(c, obj, a, methods, &n)) return false;
+  json_t *pol = retry_json_field(obj, "policy");
+  if (pol == NULL)
+    return retry_json_require(&c->j, 0, "policy", "the policy pushed to the edge") == 1;
+  size_t mark = retry_json_path_push_key(&c->j, "policy");
+  if (!expt__scenario_policy_value(c, pol, &a->policy) ||
+      !expt__scenario_policy_check_space(c, a->policy, methods, n, a->callee))
+    return false;
+  if (retry_target_config_has_parts(retry_config_target(a->policy)))
+    return fail(c, "a pushed policy changes the calls' method configs only: no "
+                   "retryThrottling, budget, circuit breaker or limiter (the channel keeps its "
+                   "own state and its own parameters)%s%s", "", "");
+  retry_json_path_pop(&c->j, mark);
+  return expt__scenario_get_duration(c, obj, "delay", 0, false, SCN_DUR_NONNEG, &a->delay_ns) >= 0;
+}
+
 /* An action's keys in obj (a rule's "do", or an event itself: allow_event). */
 static bool parse_action(scn_ctx *c, json_t *obj, bool event, model_action_cfg *a,
                          model_ops_cfg *oc) {
@@ -185,7 +301,9 @@ static bool parse_action(scn_ctx *c, json_t *obj, bool event, model_action_cfg *
   if (retry_json_require(&c->j,
                          retry_json_get_enum(&c->j, obj, "action", action_names,
                                              SCN_N_OF(action_names), &kind),
-                         "action", "one of \"pause\", \"resume\", \"restart\", \"flush\", \"capacity\"") != 1)
+                         "action",
+                         "one of \"pause\", \"resume\", \"restart\", \"flush\", \"capacity\", "
+                         "\"replicas\", \"shed\", \"policy\"") != 1)
     return false;
   a->kind = (model_action_kind)kind;
   const char *const *keys = pop_keys;
@@ -193,6 +311,9 @@ static bool parse_action(scn_ctx *c, json_t *obj, bool event, model_action_cfg *
   if (a->kind == MODEL_ACTION_RESTART) keys = restart_keys, n = SCN_N_OF(restart_keys);
   if (a->kind == MODEL_ACTION_FLUSH) keys = flush_keys, n = SCN_N_OF(flush_keys);
   if (a->kind == MODEL_ACTION_CAPACITY) keys = capacity_keys, n = SCN_N_OF(capacity_keys);
+  if (a->kind == MODEL_ACTION_REPLICAS) keys = replicas_keys, n = SCN_N_OF(replicas_keys);
+  if (a->kind == MODEL_ACTION_SHED) keys = shed_keys, n = SCN_N_OF(shed_keys);
+  if (a->kind == MODEL_ACTION_POLICY) keys = policy_keys, n = SCN_N_OF(policy_keys);
   if (!event) n -= 2; /* "at" and "name" belong to the rule, not its "do" */
   if (!retry_json_check_keys(&c->j, obj, keys, n, NULL)) return false;
   switch (a->kind) {
@@ -212,6 +333,9 @@ static bool parse_action(scn_ctx *c, json_t *obj, bool event, model_action_cfg *
                                 retry_json_get_int32(&c->j, obj, "workers", 1, SCN_MAX_WORKERS,
                                                      "an integer in [1, 1000000]", &a->workers),
                                 "workers", "the workers per replica from then on") == 1;
+    case MODEL_ACTION_REPLICAS: return parse_replicas(c, obj, a);
+    case MODEL_ACTION_SHED: return parse_shed(c, obj, a);
+    case MODEL_ACTION_POLICY: return parse_policy(c, obj, a);
   }
   return false;
 }

@@ -196,11 +196,16 @@ static int32_t set_by_hand(model_world *w, int svc, int32_t n, int64_t delay, in
   return set;
 }
 
-int32_t model_world_set_replicas(model_world *w, int svc, int32_t n, int64_t now_ns) {
+int32_t model_world_set_replicas_delay(model_world *w, int svc, int32_t n, int64_t delay_ns,
+                                       int64_t now_ns) {
   if (svc < 0 || (size_t)svc >= w->topo.n_services) return -1;
   mw_ctl_svc *c = ctl_of(w, svc);
   if (c == NULL || c->cfg.ctl->replicas_max == 0) return -1;
-  return set_by_hand(w, svc, n, c->cfg.ctl->startup_delay_ns, now_ns);
+  return set_by_hand(w, svc, n, delay_ns >= 0 ? delay_ns : c->cfg.ctl->startup_delay_ns, now_ns);
+}
+
+int32_t model_world_set_replicas(model_world *w, int svc, int32_t n, int64_t now_ns) {
+  return model_world_set_replicas_delay(w, svc, n, -1, now_ns);
 }
 
 /* arg: the service in the high 32 bits, the event's index in the low. */

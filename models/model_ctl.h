@@ -68,7 +68,8 @@ typedef struct model_ctl_cfg {
 /* Whether a service's ctl config (NULL: none) asks for anything. */
 static inline bool model_ctl_cfg_on(const model_ctl_cfg *c) {
   return c != NULL &&
-         (c->outlier_on || c->health.on || c->self_eject.on || c->autoscaler_on || c->n_scale > 0);
+         (c->outlier_on || c->health.on || c->self_eject.on || c->autoscaler_on || c->n_scale > 0 ||
+          c->replicas_max > 0); /* an operator's `replicas` action (expt_scenario_ops.c) */
 }
 
 /* Fills c with every part off and each part's defaults (the values in the comments above;
@@ -84,5 +85,9 @@ struct model_world;
  * Returns the count set, or -1 when svc has no replicas to change (its config has no
  * autoscaler and no scale event, so only its configured replicas exist). */
 int32_t model_world_set_replicas(struct model_world *w, int svc, int32_t n, int64_t now_ns);
+/* The same with the added replicas' startup delay given (delay_ns >= 0), or the service's
+ * (delay_ns < 0): an operator's `replicas` action. */
+int32_t model_world_set_replicas_delay(struct model_world *w, int svc, int32_t n,
+                                       int64_t delay_ns, int64_t now_ns);
 
 #endif /* MODEL_CTL_H */

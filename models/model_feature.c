@@ -111,6 +111,20 @@ static bool edge_budget(const mw_subject *x) {
   return x->tc != NULL && x->tc->budget != RETRY_BUDGET_NONE;
 }
 static bool edge_adaptive(const mw_subject *x) { return x->tc != NULL && x->tc->has_adaptive; }
+/* Some operator's policy action names the edge: its calls may take another policy later
+ * (model_operator.c), so they take the paths that serve any policy. */
+static bool edge_policy_push(const mw_subject *x) {
+  const model_ops_cfg *o = x->w->cfg->ops;
+  const mw_edge *e = x->edge;
+  for (size_t i = 0; o != NULL && i < o->n_ops; i++) {
+    const model_action_cfg *a = &o->ops[i].action;
+    if (a->kind != MODEL_ACTION_POLICY) continue;
+    if (a->pop >= 0 ? e->pop == a->pop && e->init < 0
+                    : e->pop < 0 && e->svc == a->service && e->callee == a->callee)
+      return true;
+  }
+  return false;
+}
 static bool edge_limiters(const mw_subject *x) {
   return x->tc != NULL && (x->tc->has_limit || x->tc->has_aws_adaptive);
 }
@@ -184,6 +198,7 @@ static const mw_feature features[] = {
     {"client retry budget", MW_OF_EDGE, MW_FAST_GAUGE_THIN, edge_budget},
     {"adaptive throttling", MW_OF_EDGE, MW_FAST_GAUGE_THIN, edge_adaptive},
     {"client limiters", MW_OF_EDGE, MW_FAST_GAUGE_THIN, edge_limiters},
+    {"policy push", MW_OF_EDGE, MW_FAST_BARE | MW_FAST_NO_EXT, edge_policy_push},
     {"retry or hedging policy", MW_OF_METHOD, MW_FAST_BARE, method_retries},
     {"per-attempt timeout", MW_OF_METHOD, MW_FAST_BARE, method_attempt_timeout},
     {"hedging", MW_OF_METHOD, MW_FAST_NO_EXT, method_hedging},

@@ -57,18 +57,30 @@ typedef enum model_action_kind {
   MODEL_ACTION_RESUME,    /* ... and starts again */
   MODEL_ACTION_RESTART,   /* a population's clients (or a fraction) restart: a herd */
   MODEL_ACTION_FLUSH,     /* a service's look-aside cache drops a fraction of its entries */
-  MODEL_ACTION_CAPACITY   /* a service's workers per replica become `workers` */
+  MODEL_ACTION_CAPACITY,  /* a service's workers per replica become `workers` */
+  MODEL_ACTION_REPLICAS,  /* a service runs `replicas` replicas (model_ctl.h) */
+  MODEL_ACTION_SHED,      /* a service refuses `fraction` of arriving requests with `status` */
+  MODEL_ACTION_POLICY     /* an edge's calls take `policy` from `delay_ns` after the action */
 } model_action_kind;
 
 typedef struct model_action_cfg {
   model_action_kind kind;
   int pop;                   /* PAUSE, RESUME, RESTART: the population, else -1 */
-  int service;               /* FLUSH, CAPACITY: the service, else -1 */
-  double fraction;           /* RESTART: share of clients; FLUSH: share of entries; (0, 1] */
+  int service;               /* FLUSH, CAPACITY, REPLICAS, SHED: the service, else -1 */
+  double fraction;           /* RESTART: share of clients; FLUSH: share of entries; (0, 1];
+                                SHED: share of arrivals refused, [0, 1] (0: shedding stops) */
   int64_t spread_ns;         /* RESTART: each restart at a uniform time in [0, spread) */
   int init;                  /* RESTART: its init call (index into ops.inits), -1: none */
   model_backoff_cfg backoff; /* RESTART: after a failed init */
   int32_t workers;           /* CAPACITY: workers per replica, >= 1 */
+  int32_t replicas;          /* REPLICAS: 1 .. MODEL_MAX_REPLICAS */
+  int64_t startup_delay_ns;  /* REPLICAS: before an added replica serves, -1: the service's */
+  int32_t status;            /* SHED: the refusal (the service's space) */
+  /* POLICY: the edge is population `pop`'s calls to its target (pop >= 0), or service
+   * `service`'s calls to service `callee`. */
+  int callee;
+  retry_config *policy; /* POLICY: owned; no channel-state parts (the loader refuses them) */
+  int64_t delay_ns;     /* POLICY: the propagation delay, >= 0 */
 } model_action_cfg;
 
 /* A rule's condition: a time-series column above or below a value, held for a while. */
@@ -99,7 +111,8 @@ typedef struct model_ops_cfg {
 /* Frees c and what it owns; NULL is a no-op. */
 void model_ops_cfg_destroy(model_ops_cfg *c);
 
-/* The name of action kind k ("pause", "resume", "restart", "flush", "capacity"). */
+/* The name of action kind k ("pause", "resume", "restart", "flush", "capacity", "replicas",
+ * "shed", "policy"). */
 const char *model_action_name(model_action_kind k);
 
 /* The delay before the k-th restart in a row (k >= 1) under b, for a uniform draw u in [0, 1)

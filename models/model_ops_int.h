@@ -51,8 +51,11 @@ struct mw_ops {
   model_operator_stats *stats; /* per operator (the results point here) */
   model_herd_stats *herd_stats; /* per herded population, in population order */
   size_t n_herds;
-  model_service_cfg **svc_cfgs; /* per service: its own config with an inert capacity fault,
-                                   for a capacity action (model_operator.c), else NULL */
+  model_service_cfg **svc_cfgs; /* per service: its own config with an inert capacity fault
+                                   (a capacity action) and an inert refuse fault (a shed
+                                   action), else NULL (model_operator.c) */
+  const model_service_cfg **svc_prev; /* per service: the config svc_cfgs[i] replaced */
+  int32_t *shed_fault; /* per service: the index of its shed action's refuse fault, -1 */
 };
 
 /* model_herd.c */

@@ -137,6 +137,15 @@ static const row_case cases[] = {
      "   'permittedNumberOfCallsInHalfOpenState': 1,"
      "   'failureStatusCodes': ['UNAVAILABLE']}}}"
      "}}}"},
+    /* a bare call: a pushed policy that retries lands at 1 s on an edge without one */
+    {"policy push",
+     "{'duration': '5s', 'services': {'api': {'workers': 4,"
+     "   'service_time': {'dist': 'exponential', 'mean': '5ms'},"
+     "   'faults': [{'kind': 'refuse', 'status': 'UNAVAILABLE', 'rate': 0.3}]}}," CLIENT
+     "}}, 'events': [{'at': '1s', 'action': 'policy', 'edge': 'web->api', 'policy':"
+     "   {'methodConfig': [{'name': [{}], 'retryPolicy': {'maxAttempts': 3,"
+     "    'initialBackoff': '0.01s', 'maxBackoff': '0.1s', 'backoffMultiplier': 2,"
+     "    'retryableStatusCodes': ['UNAVAILABLE']}}]}}]}"},
     /* the arrival screen: a look-aside cache answers its hits before any replica */
     {"look-aside cache",
      "{'duration': '5s', 'services': {'api': {'workers': 4,"

@@ -4,7 +4,10 @@
  * condition that goes true, false, true; once with `once`), honours its `for`; a pause stops
  * a population's calls and a resume starts them again; CrashLoopBackOff waits 10, 20, 40 ...
  * 300 s; a restart spread over a window starts its clients uniformly over it; init calls are
- * counted; bad operators are refused with their path.
+ * counted; a shed of 0.5 refuses about half of the arrivals (a binomial interval) until a
+ * shed of 0 stops it; replicas added by an operator serve after their startup delay and not
+ * before; a policy pushed with a delay changes the attempts per call after the delay and not
+ * before; bad operators are refused with their path.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -210,6 +213,92 @@ static void test_herd_spread_is_uniform(void **state) {
   test_run_free(&x);
 }
 
+/* Shedding 0.5 from 2 s to 6 s: in buckets 2 to 5 the goodput is Binomial(offered, 0.5)
+ * (one attempt a call, a service that never fails otherwise), within 4.5 standard deviations;
+ * before and after, every call succeeds (a call in flight across a boundary aside). */
+static void test_ops_shed_half(void **state) {
+  (void)state;
+  test_run x;
+  test_run_text(&x,
+                "{'duration': '10s', 'services': {'api': {'service_time': '1ms', 'workers': 8}},"
+                " 'clients': {'c': {'target': 'api', 'methods': ['/a.A/Get'],"
+                "   'arrival': {'kind': 'open', 'rate': '500/s'}}},"
+                " 'events': [{'at': '2s', 'action': 'shed', 'service': 'api', 'fraction': 0.5},"
+                "  {'at': '6s', 'action': 'shed', 'service': 'api', 'fraction': 0}]}",
+                3);
+  const model_timeseries *ts = &x.r->ts;
+  double n = 0, ok = 0;
+  for (size_t b = 2; b < 6; b++) {
+    n += ts_at(ts, "offered_rps", b);
+    ok += ts_at(ts, "goodput_rps", b);
+  }
+  assert_true(n > 1800);
+  if (fabs(ok - n / 2) > 4.5 * sqrt(n) / 2) fail_msg("%.0f of %.0f served while shedding", ok, n);
+  for (size_t b = 0; b < 10; b++) {
+    if (b >= 2 && b < 6) continue;
+    double off = ts_at(ts, "offered_rps", b), good = ts_at(ts, "goodput_rps", b);
+    if (good < off - 3) fail_msg("bucket %zu: %.0f of %.0f served without shedding", b, good, off);
+  }
+  assert_int_equal(op_named(x.r, "events[0]")->n_fired, 1);
+  test_run_free(&x);
+}
+
+/* One replica of one worker (10 ms a request) under 250/s is saturated. At 2 s an event asks
+ * for 3 replicas, serving after 3 s: until 5 s at most one worker is busy and one replica is
+ * in service; from 6 s on, three are, and more than one worker is busy. */
+static void test_ops_replicas_after_delay(void **state) {
+  (void)state;
+  test_run x;
+  test_run_text(&x,
+                "{'duration': '10s', 'services': {'api': {'service_time': {'dist': 'constant',"
+                "   'value': '10ms'}, 'workers': 1, 'queue': {'capacity': 100000}}},"
+                " 'clients': {'c': {'target': 'api', 'methods': ['/a.A/Get'],"
+                "   'arrival': {'kind': 'open', 'rate': '250/s'}}},"
+                " 'events': [{'at': '2s', 'action': 'replicas', 'service': 'api', 'replicas': 3,"
+                "   'startup_delay': '3s'}]}",
+                4);
+  const model_timeseries *ts = &x.r->ts;
+  for (size_t b = 0; b < 4; b++) {
+    assert_true(ts_at(ts, "api_busy", b) <= 1.0);
+    assert_true(ts_at(ts, "api_replicas_in_service", b) == 1.0);
+  }
+  assert_true(ts_at(ts, "api_replicas", 2) == 3.0);
+  for (size_t b = 6; b < 10; b++) {
+    assert_true(ts_at(ts, "api_replicas_in_service", b) == 3.0);
+    if (ts_at(ts, "api_busy", b) <= 1.5) fail_msg("bucket %zu: %g busy", b, ts_at(ts, "api_busy", b));
+  }
+  test_run_free(&x);
+}
+
+/* A service that refuses everything, a population without a policy: one attempt a call. A
+ * policy of 3 attempts pushed at 2 s with a delay of 3 s: still one attempt a call in buckets
+ * 0 to 4 (the push has not landed), three from bucket 5 on (calls started after 5 s; the
+ * backoff is 1 ms, so a call's attempts fall in its own bucket but at the boundary). */
+static void test_ops_policy_push_after_delay(void **state) {
+  (void)state;
+  test_run x;
+  test_run_text(&x,
+                "{'duration': '10s', 'services': {'api': {'service_time': '1ms', 'workers': 8,"
+                "   'faults': [{'kind': 'refuse', 'status': 'UNAVAILABLE'}]}},"
+                " 'clients': {'c': {'target': 'api', 'methods': ['/a.A/Get'],"
+                "   'arrival': {'kind': 'open', 'rate': '200/s'}}},"
+                " 'events': [{'at': '2s', 'action': 'policy', 'edge': 'c->api', 'delay': '3s',"
+                "   'policy': {'methodConfig': [{'name': [{}], 'retryPolicy': {'maxAttempts': 3,"
+                "    'initialBackoff': '0.001s', 'maxBackoff': '0.001s', 'backoffMultiplier': 1,"
+                "    'retryableStatusCodes': ['UNAVAILABLE']}}]}}]}",
+                5);
+  const model_timeseries *ts = &x.r->ts;
+  for (size_t b = 0; b < 10; b++) {
+    double off = ts_at(ts, "offered_rps", b), att = ts_at(ts, "c->api_attempt_rps", b);
+    assert_true(off > 100);
+    double per = att / off;
+    if (b < 5 ? per != 1.0 : fabs(per - 3.0) > 0.05)
+      fail_msg("bucket %zu: %.3f attempts a call", b, per);
+  }
+  assert_int_equal(op_named(x.r, "events[0]")->fired_at_ns[0], 2000000000LL);
+  test_run_free(&x);
+}
+
 /* Bad operators: the path, and what is allowed (with a near name for a column). */
 static void expect_error(const char *ops, const char *path, const char *words) {
   char text[4096];
@@ -250,7 +339,32 @@ static void test_ops_loader_errors(void **state) {
                "'retryThrottling': {'maxTokens': 10, 'tokenRatio': 0.1}}}}]",
                "$.events[0].init.policy", "keeps no channel state");
   expect_error("'events': [{'at': '1s', 'action': 'reboot', 'population': 'c'}]",
-               "$.events[0].action", "\"restart\"");
+               "$.events[0].action", "\"shed\"");
+  expect_error("'events': [{'at': '1s', 'action': 'shed', 'service': 'api', 'fraction': 1.5}]",
+               "$.events[0].fraction", "[0, 1]");
+  expect_error("'events': [{'at': '1s', 'action': 'shed', 'service': 'api'}]",
+               "$.events[0].fraction", "share of arriving requests");
+  expect_error("'events': [{'at': '1s', 'action': 'shed', 'service': 'api', 'fraction': 0.5,"
+               " 'status': 'BOGUS'}]",
+               "$.events[0].status", "status");
+  expect_error("'events': [{'at': '1s', 'action': 'replicas', 'service': 'api', 'replicas': 65}]",
+               "$.events[0].replicas", "[1, 64]");
+  expect_error("'events': [{'at': '1s', 'action': 'replicas', 'service': 'api', 'replicas': 2,"
+               " 'startup_delay': '-1s'}]",
+               "$.events[0].startup_delay", "duration");
+  expect_error("'operators': [{'when': {'column': 'api_queue', 'above': 1},"
+               " 'do': {'action': 'replicas', 'service': 'api', 'replicas': 2, 'at': '1s'}}]",
+               "$.operators[0].do.at", "");
+  expect_error("'events': [{'at': '1s', 'action': 'policy', 'edge': 'c->db', 'policy': {}}]",
+               "$.events[0].edge", "no edge");
+  expect_error("'events': [{'at': '1s', 'action': 'policy', 'edge': 'c->api'}]",
+               "$.events[0].policy", "pushed");
+  expect_error("'events': [{'at': '1s', 'action': 'policy', 'edge': 'c->api', 'policy': {"
+               "'retryThrottling': {'maxTokens': 10, 'tokenRatio': 0.1}}}]",
+               "$.events[0].policy", "channel keeps its own");
+  expect_error("'events': [{'at': '1s', 'action': 'policy', 'edge': 'c->api', 'delay': 'x',"
+               " 'policy': {}}]",
+               "$.events[0].delay", "duration");
 }
 
 int main(void) {
@@ -261,6 +375,9 @@ int main(void) {
       cmocka_unit_test(test_herd_crashloop_delays),
       cmocka_unit_test(test_herd_crashloop_in_a_world),
       cmocka_unit_test(test_herd_spread_is_uniform),
+      cmocka_unit_test(test_ops_shed_half),
+      cmocka_unit_test(test_ops_replicas_after_delay),
+      cmocka_unit_test(test_ops_policy_push_after_delay),
       cmocka_unit_test(test_ops_loader_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
