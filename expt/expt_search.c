@@ -1,5 +1,6 @@
 /*
- * expt_search.c: the bisection of a tipping-point search, with Wilson decisions (expt_search.h).
+ * expt_search.c: the bisection of a tipping-point search, each probe decided by exact
+ * (Clopper-Pearson) bounds repeated after every batch, the error split over the looks.
  * Invariant: every probe between the first pass and the first fail lies strictly between the
  * highest pass and the lowest fail found so far, so the reported interval only shrinks.
  */
