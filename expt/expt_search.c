@@ -407,7 +407,7 @@ static int study_probe(void *vctx, double x, const expt_set *set, size_t first_r
     return RETRY_ENOMEM;
   }
   for (size_t i = 0; i < n; i++)
-    jobs[i] = (expt_study_job){c->at, c->variant, expt_study_seed(c->seed, first_rep + i)};
+    jobs[i] = (expt_study_job){c->at, c->variant, expt_study_seed(c->seed, first_rep + i), NULL};
   int rc = expt_study_run_jobs(jobs, n, c->jobs, c->prog, results, err);
   size_t kk = 0;
   for (size_t i = 0; rc == 0 && i < n; i++) {
