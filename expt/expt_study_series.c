@@ -99,8 +99,8 @@ static int fill_series(void *ctx, FILE *f) {
   return ferror(f) ? -1 : 0;
 }
 
-int expt_study_series_write(const char *dir, const expt_study_series *runs, size_t nv,
-                            size_t reps, const json_t *names, retry_error *err) {
+int expt_study_series_write(const char *dir, const expt_study_series *runs, size_t nv, size_t reps,
+                            const json_t *names, retry_error *err) {
   series_ctx c = {runs, nv, reps, names, calloc(reps > 0 ? reps : 1, sizeof(double))};
   char *path = expt_output_printf("%s/series.csv", dir);
   int rc = 0;

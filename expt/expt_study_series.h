@@ -34,7 +34,7 @@ void expt_study_series_of_run(const model_results *res, expt_study_series *out);
  * + r] (nv variants named by names, reps replications each). The band is the 10th and the
  * 90th percentile over the replications (linear interpolation between order statistics).
  * Returns 0, or a RETRY code with err filled. */
-int expt_study_series_write(const char *dir, const expt_study_series *runs, size_t nv,
-                            size_t reps, const json_t *names, retry_error *err);
+int expt_study_series_write(const char *dir, const expt_study_series *runs, size_t nv, size_t reps,
+                            const json_t *names, retry_error *err);
 
 #endif /* EXPT_STUDY_SERIES_H */
