@@ -117,10 +117,29 @@ static void edge_stem(const char *name, char *buf, size_t size) {
   expt_output_safe_name(buf);
 }
 
+/* The trigger the recovery rule names ("recovery": {"trigger": ...}) as gnuplot's
+ * "trigger='START END'" in seconds, when every run has the same one; false when a run's
+ * trigger is its faults' span (the pictures then shade the faults every variant shares). */
+static bool named_trigger(const expt_scenario *s, char *buf, size_t size) {
+  size_t n = expt_scenario_n_runs(s);
+  const expt_recovery_cfg *r0 = expt_scenario_recovery(s, 0);
+  if (n == 0 || r0 == NULL || !r0->explicit_trigger) return false;
+  for (size_t i = 1; i < n; i++) {
+    const expt_recovery_cfg *r = expt_scenario_recovery(s, i);
+    if (r == NULL || !r->explicit_trigger || r->trigger_start_ns != r0->trigger_start_ns ||
+        r->trigger_end_ns != r0->trigger_end_ns)
+      return false;
+  }
+  snprintf(buf, size, "trigger='%.12g %.12g'", (double)r0->trigger_start_ns / 1e9,
+           (double)r0->trigger_end_ns / 1e9);
+  return true;
+}
+
 int expt_report_plots(const expt_output *o, const expt_scenario *s, const char *dir,
                       const char *plots_dir, FILE *log, retry_error *err) {
   const char *name = expt_scenario_name(s);
-  char title[200];
+  char title[200], trig[80];
+  const char *trigger = named_trigger(s, trig, sizeof trig) ? trig : NULL;
   int rc = 0;
   if (!expt_scenario_has_variants(s)) {
     snprintf(title, sizeof title, "%s", name);
@@ -144,8 +163,8 @@ int expt_report_plots(const expt_output *o, const expt_scenario *s, const char *
     }
     snprintf(title, sizeof title, "%s: goodput and attempts per variant", name);
     if (rc == 0)
-      rc = expt_plot_render(plots_dir, "compare", NULL, dir, "timeseries.csv", "compare", title,
-                            log, err);
+      rc = expt_plot_render(plots_dir, "compare", trigger, dir, "timeseries.csv", "compare",
+                            title, log, err);
     snprintf(title, sizeof title, "%s: variants side by side", name);
     if (rc == 0)
       rc = expt_plot_render(plots_dir, "variants", NULL, dir, "variants.csv", "variants", title,
@@ -156,8 +175,9 @@ int expt_report_plots(const expt_output *o, const expt_scenario *s, const char *
    * gnuplot string needs no escaping. */
   char edge[160];
   if (rc == 0 && scenario_worst_edge(o, edge, sizeof edge)) {
-    char set[200], stem[180];
-    snprintf(set, sizeof set, "edge='%s'", edge);
+    char set[280], stem[180];
+    snprintf(set, sizeof set, "edge='%s'%s%s", edge, trigger != NULL ? "; " : "",
+             trigger != NULL ? trigger : "");
     edge_stem(edge, stem, sizeof stem);
     snprintf(title, sizeof title, "%s: the %s edge", name, edge);
     rc = expt_plot_render(plots_dir, "edge", set, dir, "timeseries.csv", stem, title, log, err);
@@ -167,8 +187,8 @@ int expt_report_plots(const expt_output *o, const expt_scenario *s, const char *
   char limits[200];
   if (rc == 0 && limit_columns(dir, limits, sizeof limits) > 0) {
     snprintf(title, sizeof title, "%s: concurrency limits", name);
-    rc = expt_plot_render(plots_dir, "limits", NULL, dir, "timeseries.csv", "limits", title, log,
-                          err);
+    rc = expt_plot_render(plots_dir, "limits", trigger, dir, "timeseries.csv", "limits", title,
+                          log, err);
   }
   snprintf(title, sizeof title, "%s: latency of finished calls", name);
   if (rc == 0)

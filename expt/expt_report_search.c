@@ -78,8 +78,10 @@ static void search_body(expt_page *d, const json_t *summary, const char *command
   expt_page_table_end(d);
   if (pictures) {
     expt_page_img(d, "search.svg",
-                  "Every probe: the share of its replications with the metric true, its Wilson "
-                  "interval, filled when it passed; the dashed line is p");
+                  "Every probe: the share of its replications with the metric true and its "
+                  "exact (Clopper-Pearson) bounds at the error split over the probe's looks "
+                  "(Bonferroni), the bounds the decision used; filled when it passed; the dashed "
+                  "line is p");
   }
   expt_page_h(d, 2, "Every probe");
   for (size_t v = 0; v < json_array_size(search); v++) {

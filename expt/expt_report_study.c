@@ -86,6 +86,7 @@ typedef struct study_picture {
 typedef struct study_extra {
   const char *const *metrics;
   size_t n_metrics;
+  bool series; /* the directory has series.csv (expt_study_series.h) */
 } study_extra;
 
 /* s as a gnuplot string in single quotes, where a quote is written twice. */
@@ -138,6 +139,14 @@ static void metric_stem(const char *metric, char *buf, size_t size) {
   if (n > 0 && (size_t)n < size) buf[n] = '\0';
 }
 
+/* Whether dir has series.csv: the runs kept their series (--plot without a sweep), and the
+ * finishing step wrote it (or removed an older one). */
+static bool has_series(const char *dir) {
+  char path[4096];
+  int n = snprintf(path, sizeof path, "%s/series.csv", dir);
+  return n > 0 && (size_t)n < sizeof path && access(path, R_OK) == 0;
+}
+
 /* Whether the study has a baseline: paired.csv was written. */
 static bool study_paired_any(const json_t *summary) {
   const json_t *vars =
@@ -151,7 +160,8 @@ static bool study_paired_any(const json_t *summary) {
  * replication per variant (runs.csv); P(recovered) with its Wilson interval per variant
  * (points.csv), with a trigger; the paired differences from the baseline with their intervals
  * (paired.csv), with one. Returns how many were added to pics. */
-static size_t study_point_pictures(const json_t *summary, study_picture *pics) {
+static size_t study_point_pictures(const json_t *summary, const study_extra *extra,
+                                   study_picture *pics) {
   size_t n = 0;
   study_picture *p = &pics[n++];
   *p = (study_picture){.script = "study", .data = "runs.csv"};
@@ -178,6 +188,16 @@ static size_t study_point_pictures(const json_t *summary, study_picture *pics) {
              "Each variant minus the baseline over the same seeds, with its interval; a bar "
              "that misses the dashed zero line is a difference");
   }
+  if (extra != NULL && extra->series) {
+    p = &pics[n++];
+    *p = (study_picture){.script = "study", .data = "series.csv"};
+    snprintf(p->set, sizeof p->set, "kind='series'");
+    snprintf(p->stem, sizeof p->stem, "study-series");
+    snprintf(p->caption, sizeof p->caption,
+             "Goodput over time per variant: the mean over the replications as a line, the band "
+             "from their 10th to their 90th percentile in each bucket, the mean offered load "
+             "dotted (series.csv)");
+  }
   return n;
 }
 
@@ -188,7 +208,7 @@ static size_t study_point_pictures(const json_t *summary, study_picture *pics) {
 static size_t study_pictures(const json_t *summary, const study_extra *extra,
                              study_picture *pics) {
   size_t n_axes = study_n_axes(summary), n = 0;
-  if (n_axes == 0) return study_point_pictures(summary, pics);
+  if (n_axes == 0) return study_point_pictures(summary, extra, pics);
   char xl[128], yl[128], xq[264], yq[264];
   axis_label(summary, 0, xl, sizeof xl);
   gp_quote(xl, xq, sizeof xq);
@@ -264,7 +284,7 @@ static int check_extra(const json_t *summary, const study_extra *extra, retry_er
 int expt_report_study_plots(const json_t *summary, const char *dir, const char *plots_dir,
                             const char *const *metrics, size_t n_metrics, FILE *log,
                             retry_error *err) {
-  study_extra extra = {metrics, n_metrics};
+  study_extra extra = {metrics, n_metrics, has_series(dir)};
   int bad = check_extra(summary, &extra, err);
   if (bad != 0) return bad;
   study_picture pics[2 * N_STUDY_METRICS + EXPT_REPORT_MAX_PLOT_METRICS];
@@ -568,7 +588,7 @@ int expt_report_study_write(const json_t *summary, const char *dir, const char *
                             bool pictures, const char *const *metrics, size_t n_metrics,
                             retry_error *err) {
   const char *name = json_string_value(json_object_get(summary, "scenario"));
-  study_page p = {summary, command, pictures, {metrics, n_metrics}};
+  study_page p = {summary, command, pictures, {metrics, n_metrics, has_series(dir)}};
   return expt_page_write_pair(dir, name != NULL ? name : "study", "study report", study_page_body,
                               &p, err);
 }

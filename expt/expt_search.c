@@ -1,5 +1,6 @@
 /*
- * expt_search.c: the bisection of a tipping-point search, with Wilson decisions (expt_search.h).
+ * expt_search.c: the bisection of a tipping-point search, each probe decided by exact
+ * (Clopper-Pearson) bounds repeated after every batch, the error split over the looks.
  * Invariant: every probe between the first pass and the first fail lies strictly between the
  * highest pass and the lowest fail found so far, so the reported interval only shrinks.
  */
@@ -407,7 +408,7 @@ static int study_probe(void *vctx, double x, const expt_set *set, size_t first_r
     return RETRY_ENOMEM;
   }
   for (size_t i = 0; i < n; i++)
-    jobs[i] = (expt_study_job){c->at, c->variant, expt_study_seed(c->seed, first_rep + i)};
+    jobs[i] = (expt_study_job){c->at, c->variant, expt_study_seed(c->seed, first_rep + i), NULL};
   int rc = expt_study_run_jobs(jobs, n, c->jobs, c->prog, results, err);
   size_t kk = 0;
   for (size_t i = 0; rc == 0 && i < n; i++) {

@@ -18,6 +18,7 @@
 #include "expt/expt_output.h"
 #include "expt/expt_shard_file.h"
 #include "expt/expt_study_estimate.h"
+#include "expt/expt_study_series.h"
 #include "expt/expt_json.h"
 
 /* {==================================================================
@@ -255,6 +256,23 @@ static int write_shard(const json_t *plan, const json_t *records, const expt_stu
   return EXPT_EXIT_RUNTIME;
 }
 
+/* Room for each run's series (expt_study_series.h) when the study page will draw them: --plot
+ * into a directory, a study without a sweep, search or shard, and at most
+ * EXPT_STUDY_SERIES_MAX_RUNS runs (8 KB each). NULL otherwise, or when out of memory (the
+ * picture is then left out, which a note says). */
+#define EXPT_STUDY_SERIES_MAX_RUNS 20000
+static expt_study_series *series_alloc(const expt_study_spec *spec, const expt_run_opts *o,
+                                       size_t n_runs) {
+  if (!o->plot || o->out_dir == NULL || spec->n_points > 0 || spec->search != NULL ||
+      spec->shard_n > 0)
+    return NULL;
+  expt_study_series *s = n_runs <= EXPT_STUDY_SERIES_MAX_RUNS ? calloc(n_runs, sizeof *s) : NULL;
+  if (s == NULL && !o->quiet)
+    fprintf(o->err, "retrysim: note: %zu runs are more than the mean time series keeps (%d): "
+            "the study page leaves it out\n", n_runs, EXPT_STUDY_SERIES_MAX_RUNS);
+  return s;
+}
+
 int expt_study_run(const expt_study_spec *spec, const expt_run_opts *o) {
   const expt_scenario *s0 = spec->scenarios[0];
   size_t nv = expt_scenario_n_runs(s0), np = n_points_of(spec), reps = spec->reps;
@@ -273,6 +291,7 @@ int expt_study_run(const expt_study_spec *spec, const expt_run_opts *o) {
   /* The runs of this shard (all without one): index % N == K - 1. */
   size_t n_jobs = 0;
   expt_study_job *jobs = calloc(n_runs, sizeof *jobs);
+  expt_study_series *series = series_alloc(spec, o, n_runs);
   size_t *index = calloc(n_runs, sizeof *index);
   json_t **results = calloc(n_runs, sizeof *results);
   if (plan == NULL || jobs == NULL || index == NULL || results == NULL) {
@@ -280,6 +299,7 @@ int expt_study_run(const expt_study_spec *spec, const expt_run_opts *o) {
     free(jobs);
     free(index);
     free(results);
+    free(series);
     fprintf(o->err, "retrysim: out of memory planning %zu runs\n", n_runs);
     return EXPT_EXIT_RUNTIME;
   }
@@ -287,7 +307,8 @@ int expt_study_run(const expt_study_spec *spec, const expt_run_opts *o) {
     if (spec->shard_n > 0 && i % spec->shard_n != spec->shard_k - 1) continue;
     size_t p = i / (nv * reps), v = (i / reps) % nv, r = i % reps;
     jobs[n_jobs] =
-        (expt_study_job){spec->scenarios[spec->n_points > 0 ? p : 0], v, run_seed(spec, o, v, r)};
+        (expt_study_job){spec->scenarios[spec->n_points > 0 ? p : 0], v, run_seed(spec, o, v, r),
+                         series != NULL ? &series[i] : NULL};
     index[n_jobs++] = i;
   }
   expt_progress prog;
@@ -327,9 +348,13 @@ int expt_study_run(const expt_study_spec *spec, const expt_run_opts *o) {
   if (status == EXPT_EXIT_OK) {
     if (spec->shard_n > 0)
       status = write_shard(plan, records, spec, o);
-    else
-      status = expt_study_finish(plan, records, spec, o);
+    else {
+      expt_study_spec with = *spec;
+      with.series = series;
+      status = expt_study_finish(plan, records, &with, o);
+    }
   }
+  free(series);
   json_decref(records);
   json_decref(plan);
   return status;

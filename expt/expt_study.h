@@ -42,6 +42,7 @@ typedef struct expt_study_job {
   const expt_scenario *scenario;
   size_t variant;
   uint64_t seed;
+  struct expt_study_series *series; /* NULL, or where the run keeps its goodput per bucket */
 } expt_study_job;
 
 /* The seed of replication r of a variant whose base seed is base (--seed, else the variant's
@@ -102,6 +103,8 @@ typedef struct expt_study_spec {
   const json_t *axes; /* the plan's axes (a sweep with linked or labelled axes), with each
                          point's values; NULL: one axis per set of the points */
   uint64_t max_bytes; /* --max-memory: the records and worlds the study holds; 0: unchecked */
+  const struct expt_study_series *series; /* each run's series for series.csv (--plot without
+                                             a sweep; expt_study_series.h), or NULL */
 } expt_study_spec;
 
 /* Runs the study and writes its outputs as opts says (out_dir, format, check, quiet); with a

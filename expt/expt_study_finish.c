@@ -15,6 +15,7 @@
 #include "expt/expt_expect.h"
 #include "expt/expt_output.h"
 #include "expt/expt_json.h"
+#include "expt/expt_study_series.h"
 
 /* {==================================================================
  * Finishing: the same for a local run and a merge
@@ -106,6 +107,23 @@ static int check_all(const expt__study *st, const expt_study_spec *spec, const e
   return failed;
 }
 
+/* --plot: series.csv when the runs kept their series (expt_study_series.h), else none (an
+ * earlier study's file in the same directory would be drawn as this one's). A failure costs
+ * the picture only, and says so. */
+static void write_series(const expt__study *st, const expt_study_spec *spec,
+                         const expt_run_opts *o) {
+  retry_error e;
+  retry_error_clear(&e);
+  if (spec == NULL || spec->series == NULL) {
+    char *path = expt_output_printf("%s/series.csv", o->out_dir);
+    if (path != NULL) unlink(path);
+    free(path);
+  } else if (expt_study_series_write(o->out_dir, spec->series, st->nv, st->reps, st->names,
+                                     &e) != 0) {
+    expt_error_print(o->err, &e);
+  }
+}
+
 int expt_study_finish(const json_t *plan, const json_t *records, const expt_study_spec *spec,
                       const expt_run_opts *o) {
   const json_t *sb = json_object_get(plan, "study");
@@ -140,6 +158,7 @@ int expt_study_finish(const json_t *plan, const json_t *records, const expt_stud
     /* --plot: the study's pictures from points.csv, then report.md and report.html (the page
      * is written even when a picture failed, without pictures, as a plain run does). */
     if (status == EXPT_EXIT_OK && o->plot) {
+      write_series(&st, spec, o);
       int prc = expt_report_study_plots(st.summary, o->out_dir, expt_plot_dir(), o->plot_metrics,
                                         o->n_plot_metrics, o->err, &e);
       if (prc != 0) expt_error_print(o->err, &e);

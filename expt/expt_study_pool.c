@@ -25,6 +25,7 @@
 #include "expt/expt_agg.h"
 #include "expt/expt_output.h"
 #include "expt/expt_recovery.h"
+#include "expt/expt_study_series.h"
 #include "models/model_world.h"
 #include "sim/sim_event.h"
 
@@ -90,6 +91,7 @@ static int run_job(const expt_study_job *j, json_t **obj, retry_error *err) {
     const model_results *res = model_world_results(w);
     expt_recovery rec;
     rc = expt_recovery_of_run(expt_scenario_recovery(j->scenario, j->variant), cfg, res, &rec);
+    if (j->series != NULL) expt_study_series_of_run(res, j->series);
     if (rc == 0) {
       *obj = expt_output_run_json(res, &rec);
       if (*obj == NULL) rc = RETRY_ENOMEM;
@@ -212,7 +214,7 @@ int expt_study_probe(const expt_scenario *s, size_t variant, uint64_t base_seed,
     return RETRY_ENOMEM;
   }
   for (size_t r = 0; r < reps; r++)
-    jobs[r] = (expt_study_job){s, variant, expt_study_seed(base_seed, first_rep + r)};
+    jobs[r] = (expt_study_job){s, variant, expt_study_seed(base_seed, first_rep + r), NULL};
   int rc = expt_study_run_jobs(jobs, reps, n_threads, NULL, res, err);
   for (size_t r = 0; r < reps && rc == 0; r++) {
     expt_agg_table *t = expt_agg_table_create((const json_t *const *)&res[r], 1);

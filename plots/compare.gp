@@ -1,22 +1,29 @@
 # compare.gp: the runs of a scenario with variants, side by side over time.
 #
-#   gnuplot -c plots/compare.gp DIR/timeseries.csv OUT.svg|OUT.png [TITLE]
+#   gnuplot [-e "trigger='START END'"] -c plots/compare.gp DIR/timeseries.csv OUT.svg|OUT.png [TITLE]
 #
 # Input: the long timeseries.csv of `retrysim run --out DIR` for a scenario with variants
 # (first column `variant`, the runs' rows one after another). Top panel: goodput_rps, one
 # line per variant; bottom panel: attempt_rps, one line per variant. Variants are taken from
 # the data in their order; each value is drawn over its bucket [t_s, t_s + bucket). Buckets
 # where every variant has faults_active > 0 (the faults they share: the trigger) are shaded in
-# both panels. A variant whose rows are identical to an earlier one's (drawn exactly under it)
-# is named "B (= A)" in the legend.
+# both panels, or, given trigger (seconds), the trigger the recovery rule names instead. A
+# variant whose rows are identical to an earlier one's (drawn exactly under it) is named
+# "B (= A)" in the legend.
 
 me = "compare.gp"
-usage = "usage: gnuplot -c plots/compare.gp DIR/timeseries.csv OUT.svg|OUT.png [TITLE]"
+usage = "usage: gnuplot [-e \"trigger='START END'\"] -c plots/compare.gp DIR/timeseries.csv OUT.svg|OUT.png [TITLE]"
 
 # ---------------------------------------------------------------- arguments and checks
 if (ARGC < 2) { print me . ": " . usage; exit status 2 }
 datafile = ARG1
 outfile = ARG2
+if (exists("trigger")) {
+    if (words(trigger) != 2 || real(word(trigger, 2)) <= real(word(trigger, 1))) {
+        print me . ": trigger must be 'START END' in seconds, START < END, got '" . trigger . "'"
+        exit status 2
+    }
+}
 sq(s) = strstrt(s, "'") == 0 ? s : s[1:strstrt(s, "'") - 1] . "'\\''" . sq(s[strstrt(s, "'") + 1:])
 q(s) = "'" . sq(s) . "'"
 ext = strlen(outfile) > 4 ? outfile[strlen(outfile) - 3:] : ""
@@ -74,6 +81,9 @@ if (inw) { wins = wins . sprintf(" %.12g %.12g", ws, tprev + bucket) }
 # trigger), not the union of each variant's own faults (plots/faults.awk).
 pdir = system("dirname -- " . q(ARG0))
 if (hasfa) { wins = system("awk -v mode=shared -f " . q(pdir . "/faults.awk") . " " . q(datafile)) }
+# A trigger the recovery rule names ("recovery": {"trigger": ...}), given as
+# -e "trigger='START END'" in seconds, is shaded instead: the window the judgement starts from.
+if (exists("trigger")) { wins = trigger }
 
 # does the column have any value? (a panel is drawn empty otherwise)
 # and its largest value
@@ -121,7 +131,7 @@ do for [k = 1:nw] {
     set object k rect from first real(word(wins, 2 * k - 1)), graph 0 \
         to first real(word(wins, 2 * k)), graph 1 behind fc rgb "#ffd6d6" fs solid 1.0 noborder
 }
-faultkey = nw > 0 ? "keyentry with boxes fc rgb '#ffd6d6' fs solid 1.0 noborder title 'fault in every variant'" : "NaN notitle"
+faultkey = nw > 0 ? "keyentry with boxes fc rgb '#ffd6d6' fs solid 1.0 noborder title '" . (exists("trigger") ? "trigger (recovery rule)" : "fault in every variant") . "'" : "NaN notitle"
 
 # room on the right for the legend: as wide as the longest variant name needs
 maxlen = 18

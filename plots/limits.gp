@@ -11,17 +11,24 @@
 #     same colour;
 #   - the long timeseries.csv of a scenario with variants (first column `variant`): one panel
 #     per limit, one line per variant that has values for it.
-# Each value is drawn over its bucket [t_s, t_s + bucket); buckets with faults_active > 0 are
-# shaded. A file without any limit column, or whose limit columns hold no value, is an error
+# Each value is drawn over its bucket [t_s, t_s + bucket); buckets with faults_active > 0 in
+# every variant are shaded, or, given -e "trigger='START END'" (seconds), the trigger the
+# recovery rule names instead. A file without any limit column, or whose limit columns hold no value, is an error
 # (exit status 1): there is nothing to draw.
 
 me = "limits.gp"
-usage = "usage: gnuplot -c plots/limits.gp DATA.csv OUT.svg|OUT.png [TITLE]"
+usage = "usage: gnuplot [-e \"trigger='START END'\"] -c plots/limits.gp DATA.csv OUT.svg|OUT.png [TITLE]"
 
 # ---------------------------------------------------------------- arguments and checks
 if (ARGC < 2) { print me . ": " . usage; exit status 2 }
 datafile = ARG1
 outfile = ARG2
+if (exists("trigger")) {
+    if (words(trigger) != 2 || real(word(trigger, 2)) <= real(word(trigger, 1))) {
+        print me . ": trigger must be 'START END' in seconds, START < END, got '" . trigger . "'"
+        exit status 2
+    }
+}
 sq(s) = strstrt(s, "'") == 0 ? s : s[1:strstrt(s, "'") - 1] . "'\\''" . sq(s[strstrt(s, "'") + 1:])
 q(s) = "'" . sq(s) . "'"
 ext = strlen(outfile) > 4 ? outfile[strlen(outfile) - 3:] : ""
@@ -90,6 +97,9 @@ if (inw) { wins = wins . sprintf(" %.12g %.12g", ws, tprev + bucket) }
 # trigger), not the union of each variant's own faults (plots/faults.awk).
 pdir = system("dirname -- " . q(ARG0))
 if (hasfa) { wins = system("awk -v mode=shared -f " . q(pdir . "/faults.awk") . " " . q(datafile)) }
+# A trigger the recovery rule names ("recovery": {"trigger": ...}), given as
+# -e "trigger='START END'" in seconds, is shaded instead: the window the judgement starts from.
+if (exists("trigger")) { wins = trigger }
 
 # which limit columns hold a value (and, with variants, for which variants)
 nvalid = 0
@@ -168,7 +178,7 @@ do for [k = 1:nw] {
     set object k rect from first real(word(wins, 2 * k - 1)), graph 0 \
         to first real(word(wins, 2 * k)), graph 1 behind fc rgb "#ffd6d6" fs solid 1.0 noborder
 }
-faultkey = nw > 0 ? "keyentry with boxes fc rgb '#ffd6d6' fs solid 1.0 noborder title 'fault active'" : "NaN notitle"
+faultkey = nw > 0 ? "keyentry with boxes fc rgb '#ffd6d6' fs solid 1.0 noborder title '" . (exists("trigger") ? "trigger (recovery rule)" : "fault active") . "'" : "NaN notitle"
 
 maxlen = 30
 do for [i = 1:nv] { maxlen = strlen(word(variants, i)) > maxlen ? strlen(word(variants, i)) : maxlen }

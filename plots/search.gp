@@ -4,7 +4,9 @@
 #
 # Input: search.csv of a study with a "search" (`retrysim run ... --out DIR`): variant,value,x,
 # n,k,p,lo,hi,verdict,undecided, one row per probe. Each variant's probes in order of their
-# value: the share of replications with the metric true (P) and its Wilson interval as a bar,
+# value: the share of replications with the metric true (P) and, as a bar, its exact
+# (Clopper-Pearson) one-sided bounds lo and hi at the error split over the probe's looks
+# (Bonferroni), the bounds the search decided on (expt/expt_search.c),
 # filled points for the probes that passed and open ones for those that failed; a dashed line
 # at the level p (default 0.95) that the search keeps. The x axis is the probed value's number
 # (the unit, such as /s, is in the label).
@@ -80,7 +82,7 @@ set bars small
 set lmargin at screen 0.07
 set rmargin at screen 0.80
 set key at screen 0.99, 0.9 right top vertical Left reverse samplen 2 spacing 1.1 box lc rgb "#c0c0c0" opaque title "variant (filled: pass)"
-set title title . sprintf("\nthe probes of the search: P with its Wilson interval, the line at p = %g", p) font "Sans,12"
+set title title . sprintf("\nthe probes of the search: P with its exact bounds (Clopper-Pearson, error split over the looks), the line at p = %g", p) font "Sans,12"
 set arrow 1 from graph 0, first p to graph 1, first p nohead dt 2 lc rgb "#606060" front
 cmd = ""
 do for [i = 1:nv] {

@@ -3,7 +3,9 @@
 #   awk -v mode=MODE -v kind=KIND [-v m=METRIC] -f csv.awk -f study.awk FILE
 #
 # kind: spread (runs.csv: one value per replication), share (points.csv: a proportion with its
-# Wilson interval), paired (paired.csv: each variant minus the baseline, with its interval).
+# Wilson interval), paired (paired.csv: each variant minus the baseline, with its interval),
+# series (series.csv: per variant and bucket the mean goodput and its 10-90 % band; modes check,
+# variants, and data with -v v=INDEX: "t_s mean p10 p90 offered" of that variant).
 # Columns are found by name in the header; only the first point is read (the pictures are of a
 # study without a sweep). Modes, each printing one item a line:
 #   check     "ok", or what is wrong with the file for this kind
@@ -20,9 +22,11 @@ NR == 1 {
     nh = split_csv($0, h)
     for (i = 1; i <= nh; i++) col[h[i]] = i
     if (kind == "spread") need = "point variant replication metric value"
+    else if (kind == "series") need = "variant t_s n goodput_mean goodput_p10 goodput_p90 offered_mean"
     else if (kind == "share") need = "point variant metric mean lo hi"
     else need = "point variant baseline metric mean_diff lo hi"
-    what = kind == "spread" ? "runs.csv" : kind == "share" ? "points.csv" : "paired.csv"
+    what = kind == "spread" ? "runs.csv" : kind == "share" ? "points.csv" : \
+           kind == "series" ? "series.csv" : "paired.csv"
     nn = split(need, nd, " ")
     bad = ""
     for (i = 1; i <= nn; i++) if (!(nd[i] in col)) { bad = "it has no column " nd[i] ": not a " what; break }
@@ -32,6 +36,16 @@ NR == 1 {
     next
 }
 NF == 0 { next }
+kind == "series" {
+    n = split_csv($0, f)
+    nrows++
+    vr = f[col["variant"]]
+    if (!(vr in vi)) { vi[vr] = nvar++; if (mode == "variants") print vr }
+    if (mode == "data" && vi[vr] == v)
+        print f[col["t_s"]], f[col["goodput_mean"]], f[col["goodput_p10"]], \
+              f[col["goodput_p90"]], f[col["offered_mean"]]
+    next
+}
 {
     n = split_csv($0, f)
     if (f[col["point"]] != "0") next

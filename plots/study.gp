@@ -12,12 +12,15 @@
 #   paired  paired.csv: each variant minus the baseline over the same seeds, the mean difference
 #           with its interval as a horizontal bar and a line at zero. Default metrics:
 #           goodput_per_s, calls.attempts_per_call, latency_ms.p99, recovery.recovered.
+#   series  series.csv: goodput over time per variant, the mean over the replications as a
+#           line and the band from their 10th to their 90th percentile in each bucket, the
+#           mean offered load dotted (drawn by study-series.gp, which this loads).
 # One panel per metric that the file has (metrics without a value are left out). Only the
 # study's first point is drawn. In spread and share the variants keep the colours of sweep.gp
 # and compare.gp (paired.csv does not list the baseline, so its bars are all one colour).
 
 me = "study.gp"
-usage = "usage: gnuplot -e \"kind='spread|share|paired'\" [-e \"metrics='M ...'\"] -c plots/study.gp FILE.csv OUT.svg|OUT.png [TITLE]"
+usage = "usage: gnuplot -e \"kind='spread|share|paired|series'\" [-e \"metrics='M ...'\"] -c plots/study.gp FILE.csv OUT.svg|OUT.png [TITLE]"
 
 # ---------------------------------------------------------------- arguments and checks
 if (ARGC < 2) { print me . ": " . usage; exit status 2 }
@@ -32,8 +35,8 @@ if (ext ne ".svg" && ext ne ".SVG" && ext ne ".png" && ext ne ".PNG") {
     exit status 2
 }
 if (!exists("kind")) { kind = "spread" }
-if (kind ne "spread" && kind ne "share" && kind ne "paired") {
-    print me . ": kind must be spread, share or paired, got '" . kind . "'"
+if (kind ne "spread" && kind ne "share" && kind ne "paired" && kind ne "series") {
+    print me . ": kind must be spread, share, paired or series, got '" . kind . "'"
     exit status 2
 }
 if (system("test -f " . q(datafile) . " && test -r " . q(datafile) . " && echo ok") ne "ok") {
@@ -47,6 +50,12 @@ check = system(pa("-v mode=check"))
 if (check ne "ok") {
     print me . ": '" . datafile . "' cannot be drawn (" . check . ")"
     exit status 1
+}
+if (kind eq "series") {
+    # load gives the loaded file its own ARGC and ARGn: the title goes by name
+    title_arg = ARGC >= 3 ? ARG3 : ""
+    load pdir . "/study-series.gp"
+    exit
 }
 if (!exists("metrics")) {
     metrics = kind eq "spread" ? "goodput_per_s calls.attempts_per_call latency_ms.p99" : \

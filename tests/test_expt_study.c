@@ -62,7 +62,7 @@ static void test_threads_same_results(void **state) {
   assert_non_null(s);
   expt_study_job jobs[8];
   for (size_t i = 0; i < 8; i++)
-    jobs[i] = (expt_study_job){s, i % 2, expt_study_seed(7, i / 2)};
+    jobs[i] = (expt_study_job){s, i % 2, expt_study_seed(7, i / 2), NULL};
   json_t *one[8], *three[8];
   assert_int_equal(expt_study_run_jobs(jobs, 8, 1, NULL, one, &err), 0);
   assert_int_equal(expt_study_run_jobs(jobs, 8, 3, NULL, three, &err), 0);

@@ -79,7 +79,7 @@ static void test_t_interval_covers_the_mm1_mean(void **state) {
    * expt_study_seed(1000 + j, r), all distinct. */
   for (size_t j = 0; j < repetitions; j++)
     for (size_t r = 0; r < REPS; r++)
-      jobs[j * REPS + r] = (expt_study_job){s, 0, expt_study_seed(1000 + j, r)};
+      jobs[j * REPS + r] = (expt_study_job){s, 0, expt_study_seed(1000 + j, r), NULL};
   assert_int_equal(expt_study_run_jobs(jobs, n, 2, NULL, runs, &err), 0);
   const double truth = 1000.0 / (100.0 - 50.0); /* ms */
   int covered = 0, covered_wrong = 0;

@@ -337,6 +337,30 @@ EOF
   test_name=""
 }
 
+# With a trigger the recovery rule names (10-13 s), that window is shaded instead of the faults
+# the variants share (5-8 s): the band starts further right, and the legend says whose it is. A
+# trigger given to the scripts that is not "START END" is refused.
+test_fault_band_is_the_named_trigger() {
+  test_name=test_fault_band_is_the_named_trigger
+  sed 's|"duration": "20s",|"duration": "20s", "recovery": {"trigger": {"start": "10s", "end": "13s"}},|' \
+    "$tmp/band.json" >"$tmp/named.json"
+  run run "$tmp/named.json" --plot -q --out "$tmp/named"
+  has "$tmp/named/compare.svg" "trigger (recovery rule)"
+  lacks "$tmp/named/compare.svg" "fault in every variant"
+  ok
+  x_fault=$(grep -m 1 "fill = 'rgb(255, 214, 214)' points" "$tmp/band/compare.svg" | sed "s/.*points = '\([0-9.]*\),.*/\1/")
+  x_named=$(grep -m 1 "fill = 'rgb(255, 214, 214)' points" "$tmp/named/compare.svg" | sed "s/.*points = '\([0-9.]*\),.*/\1/")
+  awk -v a="$x_fault" -v b="$x_named" 'BEGIN { exit !(a != "" && b != "" && b > a + 100) }' ||
+    fail "the named trigger's band starts at x=$x_named, the faults' at x=$x_fault: not 10 s against 5 s"
+  for gp in compare edge limits; do
+    ok
+    gnuplot -e "edge='a->b'; trigger='13 10'" -c plots/$gp.gp "$tmp/named/timeseries.csv" "$tmp/x.svg" >"$tmp/gp" 2>&1
+    [ $? -eq 2 ] || fail "$gp.gp with trigger '13 10' should exit 2"
+    has "$tmp/gp" "trigger must be 'START END' in seconds"
+  done
+  test_name=""
+}
+
 test_table_shows_worst_internal_edge
 test_edges_flag_lists_every_edge
 test_expt_md_examples_are_real_output
@@ -349,6 +373,7 @@ if command -v gnuplot >/dev/null 2>&1; then
   test_plots_show_ok_latency
   test_report_draws_every_limit
   test_fault_band_is_the_shared_trigger
+  test_fault_band_is_the_named_trigger
 else
   echo "test-report: gnuplot missing: the report and plot tests need it (make deps-plot)"
   fails=$((fails + 1))

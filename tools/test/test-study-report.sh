@@ -63,6 +63,51 @@ test_replications_report() {
   cmp -s "$tmp/again.svg" "$tmp/reps/study-spread.svg" || fail "study.gp drew a different study-spread.svg"
 }
 
+# The mean time series with its band across replications (--plot without a sweep): series.csv
+# has one row per variant and bucket (5 variants x 31 one-second buckets of the 30 s run and its
+# drain), each over the 3 replications; it and study-series.svg are the same bytes with -j 1 as
+# with -j 2; a study without --plot keeps no series, and a sweep draws none.
+test_series_picture() {
+  test_name=test_series_picture
+  [ -f "$tmp/reps/runs.csv" ] || { ok; fail "test_replications_report left no study"; return; }
+  d="$tmp/reps"
+  exists "$d/series.csv"
+  has "$d/series.csv" "variant,t_s,n,goodput_mean,goodput_p10,goodput_p90,offered_mean"
+  ok
+  rows=$(tail -n +2 "$d/series.csv" | wc -l | tr -d ' ')
+  [ "$rows" = 155 ] || fail "series.csv has $rows rows, expected 5 variants x 31 buckets = 155"
+  for v in no-retries retries grpc-throttling retry-budget circuit-breaker; do
+    ok
+    n=$(grep -c "^$v," "$d/series.csv")
+    [ "$n" = 31 ] || fail "series.csv has $n rows of $v, expected 31"
+  done
+  ok
+  awk -F, 'NR > 1 && ($3 != 3 || $5 > $6 || $4 < 0) { bad++ } END { exit bad > 0 }' "$d/series.csv" ||
+    fail "series.csv has a row not over 3 replications or with p10 above p90"
+  has "$d/report.md" "(study-series.svg)"
+  has "$d/report.md" "the band from their 10th to their 90th percentile"
+  valid_svg "$d/study-series.svg"
+  has "$d/study-series.svg" "circuit-breaker"
+  has "$d/study-series.svg" "goodput per bucket"
+  run run "$scn" --set search=null --reps 3 -j 1 --plot --quiet --out "$tmp/reps1"
+  ok
+  cmp -s "$d/series.csv" "$tmp/reps1/series.csv" || fail "series.csv differs between -j 2 and -j 1"
+  ok
+  cmp -s "$d/study-series.svg" "$tmp/reps1/study-series.svg" ||
+    fail "study-series.svg differs between -j 2 and -j 1"
+  gnuplot -e "kind='series'" -c plots/study.gp "$d/series.csv" "$tmp/again.svg" tipping-point 2>"$tmp/gp.err"
+  ok
+  cmp -s "$tmp/again.svg" "$d/study-series.svg" || fail "study.gp drew a different study-series.svg"
+  # without --plot the runs keep no series; the files are those of before
+  run run "$scn" --set search=null --reps 3 -j 2 --quiet --out "$tmp/noplot"
+  ok
+  [ ! -e "$tmp/noplot/series.csv" ] || fail "a study without --plot wrote series.csv"
+  ok
+  cmp -s "$tmp/noplot/runs.csv" "$d/runs.csv" || fail "--plot changed runs.csv"
+  ok
+  cmp -s "$tmp/noplot/summary.json" "$d/summary.json" || fail "--plot changed summary.json"
+}
+
 test_baseline_marks_differences() {
   test_name=test_baseline_marks_differences
   run run "$scn" --set search=null --reps 3 --baseline no-retries --plot --quiet --out "$tmp/paired"
@@ -97,6 +142,9 @@ test_sweep_pictures() {
   has "$d/report.md" "| clients.web.arrival.rate | services.api.faults[0].end | variant | n |"
   has_re "$d/report.md" '^\| 380/s \| 15s \| retries \| 2 \|'
   has "$d/report.html" "<img src=\"data:image/svg+xml;base64,"
+  # a sweep keeps no time series (the study page's series picture is of one point)
+  ok
+  [ ! -e "$d/series.csv" ] || fail "a sweep wrote series.csv"
   # the pictures depend on points.csv only
   gnuplot -e "metric='recovery.recovered'; axislabel='web: arrival rate'" -c plots/sweep.gp "$d/points.csv" "$tmp/again.svg" tipping-point 2>"$tmp/gp.err"
   ok
@@ -119,7 +167,8 @@ test_plot_scripts_refuse_bad_input() {
   gp_fails 1 "has 0 axes" -c plots/heatmap.gp "$tmp/reps/points.csv" "$tmp/x.svg"
   gp_fails 1 "it has no column replication: not a runs.csv" -e "kind='spread'" -c plots/study.gp "$d/points.csv" "$tmp/x.svg"
   gp_fails 1 "it has no column baseline: not a paired.csv" -e "kind='paired'" -c plots/study.gp "$d/points.csv" "$tmp/x.svg"
-  gp_fails 2 "kind must be spread, share or paired" -e "kind='pie'" -c plots/study.gp "$d/points.csv" "$tmp/x.svg"
+  gp_fails 2 "kind must be spread, share, paired or series" -e "kind='pie'" -c plots/study.gp "$d/points.csv" "$tmp/x.svg"
+  gp_fails 1 "it has no column t_s: not a series.csv" -e "kind='series'" -c plots/study.gp "$d/points.csv" "$tmp/x.svg"
   gp_fails 1 "has none of the metrics 'nope'" -e "kind='share'; metrics='nope'" -c plots/study.gp "$tmp/reps/points.csv" "$tmp/x.svg"
   head -n 1 "$d/points.csv" >"$tmp/empty.csv"
   gp_fails 1 "it has no data rows" -c plots/sweep.gp "$tmp/empty.csv" "$tmp/x.svg"
@@ -189,6 +238,7 @@ test_real_axis_values() {
 }
 
 test_replications_report
+test_series_picture
 test_baseline_marks_differences
 test_sweep_pictures
 test_plot_scripts_refuse_bad_input
