@@ -41,3 +41,17 @@ const json_t *expt_json_at(const json_t *o, const char *path) {
 double expt_json_number_or(const json_t *v, double missing) {
   return json_is_number(v) ? json_number_value(v) : missing;
 }
+
+const char *expt_json_type_name(const json_t *v) {
+  switch (json_typeof(v)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "an array";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER:
+    case JSON_REAL: return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "a boolean";
+    case JSON_NULL: return "null";
+  }
+  return "a value";
+}

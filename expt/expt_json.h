@@ -41,4 +41,8 @@ const json_t *expt_json_at(const json_t *o, const char *path);
  * rather than failing the table, expt_output_text): the two callers say which by name. */
 double expt_json_number_or(const json_t *v, double missing);
 
+/* v's kind as an error message says it: "an object", "an array", "a string", "a number", "a
+ * boolean" or "null" (\"services.api\" is a string, not an object). */
+const char *expt_json_type_name(const json_t *v);
+
 #endif /* EXPT_JSON_H */

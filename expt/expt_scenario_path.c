@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "expt/expt_json.h"
+
 /* Grammar (no blanks anywhere):
  *   path    := ["$" ("." | &"[")] first rest*
  *   first   := key | bracket
@@ -213,21 +215,6 @@ bool expt__scenario_path_head(const char *path, char *buf, size_t size) {
   return true;
 }
 
-/* For "... is a string, not an object". */
-static const char *type_name(const json_t *v) {
-  switch (json_typeof(v)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "an array";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER:
-    case JSON_REAL: return "a number";
-    case JSON_TRUE:
-    case JSON_FALSE: return "a boolean";
-    case JSON_NULL: return "null";
-  }
-  return "a value";
-}
-
 /* "\"services.api\" is a string, not an object": prefix is the path up to the container. */
 static void why_type(retry_error *err, const char *path, size_t prefix_len, const json_t *v,
                      const char *want) {
@@ -239,10 +226,10 @@ static void why_type(retry_error *err, const char *path, size_t prefix_len, cons
   snprintf(shown + n, sizeof shown - n, "%s", prefix_len > 60 ? "..." : "");
   if (prefix_len == 0)
     retry_error_set(err, RETRY_EINVAL, NULL, NULL, -1, -1, "the document is %s, not %s",
-                    type_name(v), want);
+                    expt_json_type_name(v), want);
   else
     retry_error_set(err, RETRY_EINVAL, NULL, NULL, -1, -1, "\"%s\" is %s, not %s", shown,
-                    type_name(v), want);
+                    expt_json_type_name(v), want);
 }
 
 /* Setting path to null deletes it; deleting what is not there does nothing, so that a variant
@@ -279,6 +266,25 @@ static const char *misspelt(const json_t *cur, const char *key) {
   return near;
 }
 
+/* A missing key under cur that looks like a typo of one that is there (services.fruad where
+ * fraud exists): true, with err saying which was meant, since creating it would add an object
+ * rather than change one. path[0, cont_len) is the path down to cur. */
+static bool refuse_misspelt(const json_t *cur, const char *key, const char *path, size_t cont_len,
+                            retry_error *err) {
+  const char *near = misspelt(cur, key);
+  if (near == NULL) return false;
+  char shown[48], cont[48];
+  retry_json_printable(shown, sizeof shown, key, 40);
+  size_t n = cont_len < 40 ? cont_len : 40;
+  memcpy(cont, path, n);
+  cont[n] = '\0';
+  retry_error_set(err, RETRY_EINVAL, NULL, NULL, -1, -1,
+                  "no \"%s\" to set into; did you mean \"%s%s%.40s\"? (a new one is set "
+                  "whole: %s%s%s={...})",
+                  shown, cont, n > 0 ? "." : "", near, cont, n > 0 ? "." : "", shown);
+  return true;
+}
+
 /* Applies key segment a to cur (b, the segment after it, decides what a missing child becomes;
  * more is 0 when a is the last): sets or deletes the key, or finds or creates the child to walk
  * into (*next). Returns STEP_DOWN, or the walk's result (RETRY_OK or an error, err filled for
@@ -308,17 +314,7 @@ static int step_key(json_t *cur, const seg *a, const seg *b, int more, bool del,
       json_decref(value);
       return RETRY_OK;
     }
-    const char *near = child == NULL ? misspelt(cur, a->key) : NULL;
-    if (near != NULL) {
-      char shown[48], cont[48];
-      retry_json_printable(shown, sizeof shown, a->key, 40);
-      size_t n = cont_len < 40 ? cont_len : 40;
-      memcpy(cont, path, n);
-      cont[n] = '\0';
-      retry_error_set(err, RETRY_EINVAL, NULL, NULL, -1, -1,
-                      "no \"%s\" to set into; did you mean \"%s%s%.40s\"? (a new one is set "
-                      "whole: %s%s%s={...})",
-                      shown, cont, n > 0 ? "." : "", near, cont, n > 0 ? "." : "", shown);
+    if (child == NULL && refuse_misspelt(cur, a->key, path, cont_len, err)) {
       json_decref(value);
       return RETRY_EINVAL;
     }
@@ -368,20 +364,6 @@ static int step_index(json_t *cur, const seg *a, const seg *b, int more, bool de
     if (del) {
       json_decref(value);
       return RETRY_OK;
-    }
-    const char *near = child == NULL ? misspelt(cur, a->key) : NULL;
-    if (near != NULL) {
-      char shown[48], cont[48];
-      retry_json_printable(shown, sizeof shown, a->key, 40);
-      size_t n = cont_len < 40 ? cont_len : 40;
-      memcpy(cont, path, n);
-      cont[n] = '\0';
-      retry_error_set(err, RETRY_EINVAL, NULL, NULL, -1, -1,
-                      "no \"%s\" to set into; did you mean \"%s%s%.40s\"? (a new one is set "
-                      "whole: %s%s%s={...})",
-                      shown, cont, n > 0 ? "." : "", near, cont, n > 0 ? "." : "", shown);
-      json_decref(value);
-      return RETRY_EINVAL;
     }
     child = b->kind == SEG_INDEX ? json_array() : json_object();
     /* Both setters steal child even on failure, so only value is left to release. */

@@ -19,6 +19,7 @@
 
 #include "retry/retry.h"
 
+#include "expt/expt_json.h"
 #include "expt/expt_output.h"
 #include "expt/expt_shard_file.h"
 #include "expt/expt_study.h"
@@ -403,19 +404,6 @@ int expt_shard_check_record(const char *path, const json_t *doc, size_t j, long 
  * The results' shape
  * =================================================================== */
 
-static const char *kind_name(const json_t *v) {
-  switch (json_typeof(v)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "an array";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER:
-    case JSON_REAL: return "a number";
-    case JSON_TRUE:
-    case JSON_FALSE: return "a boolean";
-    default: return "null";
-  }
-}
-
 /* The first place where a and b differ in shape, appended to at (a JSON path) with what a
  * has there into what (NULL: same shape). Null matches anything (a value some runs lack);
  * arrays are compared over their common length; a "by_status" object lists what its run saw.
@@ -423,8 +411,8 @@ static const char *kind_name(const json_t *v) {
 static bool shape_differs(const json_t *a, const json_t *b, bool is_map, char *at, size_t size,
                           const char **what) {
   if (json_is_null(a) || json_is_null(b)) return false;
-  if (strcmp(kind_name(a), kind_name(b)) != 0) {
-    *what = kind_name(a);
+  if (strcmp(expt_json_type_name(a), expt_json_type_name(b)) != 0) {
+    *what = expt_json_type_name(a);
     return true;
   }
   size_t len = strlen(at);
@@ -442,7 +430,7 @@ static bool shape_differs(const json_t *a, const json_t *b, bool is_map, char *a
       snprintf(at + len, size - len, ".%s", key);
       const json_t *w = json_object_get(b, key);
       if (is_map ? !json_is_number(v) : w == NULL) {
-        *what = is_map ? kind_name(v) : "a key the others lack";
+        *what = is_map ? expt_json_type_name(v) : "a key the others lack";
         return true;
       }
       if (!is_map && shape_differs(v, w, strcmp(key, "by_status") == 0, at, size, what))
