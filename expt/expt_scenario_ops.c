@@ -17,8 +17,8 @@
 
 #define SCN_MAX_OPS 1000 /* rules and events together */
 
-static const char *const action_names[] = {"pause",    "resume",   "restart", "flush",
-                                           "capacity", "replicas", "shed",    "policy"};
+static const char *const action_names[] = {"pause",    "resume", "restart", "flush", "capacity",
+                                           "replicas", "shed",   "policy",  "rate"};
 static const char *const rule_keys[] = {"name", "when", "do", "once"};
 static const char *const when_keys[] = {"column", "above", "below", "for"};
 static const char *const init_keys[] = {"service", "method", "policy", "deadline", "network"};
@@ -33,6 +33,7 @@ static const char *const replicas_keys[] = {"action", "service", "replicas", "st
                                             "at",     "name"};
 static const char *const shed_keys[] = {"action", "service", "fraction", "status", "at", "name"};
 static const char *const policy_keys[] = {"action", "edge", "policy", "delay", "at", "name"};
+static const char *const rate_keys[] = {"action", "population", "factor", "at", "name"};
 
 static bool fail(scn_ctx *c, const char *fmt, const char *a, const char *b) {
   retry_json_fail(&c->j, RETRY_ECONFIG, fmt, a, b);
@@ -291,6 +292,28 @@ static bool parse_policy(scn_ctx *c, json_t *obj, model_action_cfg *a) {
   return expt__scenario_get_duration(c, obj, "delay", 0, false, SCN_DUR_NONNEG, &a->delay_ns) >= 0;
 }
 
+/* "rate": an open-loop population's arrival rate is multiplied by "factor" in (0, 1] from
+ * the next arrival on (1 restores it; a factor of 0 is a pause). A closed-loop or scripted
+ * population is refused: its calls follow its own think times and replies, so a rate is not
+ * its to lower (pause it, or restart it, instead). */
+static bool parse_rate(scn_ctx *c, json_t *obj, model_action_cfg *a) {
+  if (!pop_ref(c, obj, &a->pop)) return false;
+  const model_client_cfg *cl = &c->cfg->clients[a->pop];
+  if (cl->loop != MODEL_LOOP_OPEN) {
+    retry_json_fail_field(&c->j, obj, "population",
+                          "an open-loop population: a rate action scales arrivals, and a "
+                          "closed-loop or scripted one has none (pause or restart it instead)");
+    return false;
+  }
+  a->fraction = -1;
+  return retry_json_require(&c->j,
+                            retry_json_get_number(&c->j, obj, "factor", 0, true, 1, false,
+                                                  "a number in (0, 1] (1: the rate restored; "
+                                                  "for 0 use \"pause\")",
+                                                  &a->fraction),
+                            "factor", "the arrival rate's multiplier, in (0, 1]") == 1;
+}
+
 /* An action's keys in obj (a rule's "do", or an event itself: allow_event). */
 static bool parse_action(scn_ctx *c, json_t *obj, bool event, model_action_cfg *a,
                          model_ops_cfg *oc) {
@@ -303,7 +326,7 @@ static bool parse_action(scn_ctx *c, json_t *obj, bool event, model_action_cfg *
                                              SCN_N_OF(action_names), &kind),
                          "action",
                          "one of \"pause\", \"resume\", \"restart\", \"flush\", \"capacity\", "
-                         "\"replicas\", \"shed\", \"policy\"") != 1)
+                         "\"replicas\", \"shed\", \"policy\", \"rate\"") != 1)
     return false;
   a->kind = (model_action_kind)kind;
   const char *const *keys = pop_keys;
@@ -314,6 +337,7 @@ static bool parse_action(scn_ctx *c, json_t *obj, bool event, model_action_cfg *
   if (a->kind == MODEL_ACTION_REPLICAS) keys = replicas_keys, n = SCN_N_OF(replicas_keys);
   if (a->kind == MODEL_ACTION_SHED) keys = shed_keys, n = SCN_N_OF(shed_keys);
   if (a->kind == MODEL_ACTION_POLICY) keys = policy_keys, n = SCN_N_OF(policy_keys);
+  if (a->kind == MODEL_ACTION_RATE) keys = rate_keys, n = SCN_N_OF(rate_keys);
   if (!event) n -= 2; /* "at" and "name" belong to the rule, not its "do" */
   if (!retry_json_check_keys(&c->j, obj, keys, n, NULL)) return false;
   switch (a->kind) {
@@ -336,6 +360,7 @@ static bool parse_action(scn_ctx *c, json_t *obj, bool event, model_action_cfg *
     case MODEL_ACTION_REPLICAS: return parse_replicas(c, obj, a);
     case MODEL_ACTION_SHED: return parse_shed(c, obj, a);
     case MODEL_ACTION_POLICY: return parse_policy(c, obj, a);
+    case MODEL_ACTION_RATE: return parse_rate(c, obj, a);
   }
   return false;
 }
@@ -555,7 +580,9 @@ static bool check_columns(scn_ctx *c, model_ops_cfg *oc) {
   for (size_t p = 0; p < cfg->n_clients; p++) {
     bool herded = false;
     for (size_t i = 0; i < oc->n_ops; i++)
-      herded |= oc->ops[i].action.pop == (int)p && oc->ops[i].action.kind <= MODEL_ACTION_RESTART;
+      herded |=
+          oc->ops[i].action.pop == (int)p && (oc->ops[i].action.kind <= MODEL_ACTION_RESTART ||
+                                              oc->ops[i].action.kind == MODEL_ACTION_RATE);
     if (!herded) continue;
     snprintf(up[p], sizeof up[p], "%s_clients_up", cfg->clients[p].name);
     names[n++] = up[p];

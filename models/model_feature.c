@@ -147,14 +147,15 @@ static bool method_stream(const mw_subject *x) { return x->stream != RETRY_STREA
 static bool world_trace(const mw_subject *x) { return x->w->trace.record != NULL; }
 static bool world_operators(const mw_subject *x) { return x->w->cfg->ops != NULL; }
 
-/* A population's (MW_OF_POP): some action restarts, pauses or resumes it (model_herd.c). */
+/* A population's (MW_OF_POP): some action restarts, pauses, resumes or throttles it
+ * (model_herd.c). */
 static bool pop_herd(const mw_subject *x) {
   const model_ops_cfg *o = x->w->cfg->ops;
   for (size_t i = 0; o != NULL && i < o->n_ops; i++) {
     const model_action_cfg *a = &o->ops[i].action;
     if (a->pop == x->pop->index &&
         (a->kind == MODEL_ACTION_PAUSE || a->kind == MODEL_ACTION_RESUME ||
-         a->kind == MODEL_ACTION_RESTART))
+         a->kind == MODEL_ACTION_RESTART || a->kind == MODEL_ACTION_RATE))
       return true;
   }
   return false;

@@ -12,6 +12,12 @@
  * fails at once, unsent (the users of a restarting process get errors), and counts as offered
  * and as an error in the time series (calls_down in the summary). Closed-loop and scripted
  * clients do the same with their own calls. A paused population makes no calls at all.
+ *
+ * A rate action multiplies an open-loop population's arrival rate by a factor in (0, 1]: each
+ * arrival of its Poisson process (after the rate profile's own thinning) is kept with
+ * probability factor, drawn from a stream of its own, so the arrivals from the firing on are
+ * a Poisson process of factor x profile(t), and the population's other draws are the same as
+ * without the action. A thinned arrival never existed: not offered, not counted.
  */
 #include <math.h>
 #include <stdio.h>
@@ -57,6 +63,7 @@ int model__herd_gate(model_world *w, const mw_pop *p, const mw_client *cl) {
   mw_herd *h = herd_of(w, p);
   if (h->p == NULL) return 1;
   if (h->paused) return 0;
+  if (h->factor < 1.0 && sim_rng_uniform(h->rng_rate) >= h->factor) return 0;
   if (h->state[cl->index] == MW_HC_UP) return 1;
   h->stats->calls_down++;
   return -1;
@@ -184,6 +191,10 @@ void model__herd_restart(model_world *w, size_t op) {
 
 void model__herd_pause(model_world *w, int pop, bool paused) { w->ops->herds[pop].paused = paused; }
 
+void model__herd_rate(model_world *w, int pop, double factor) {
+  w->ops->herds[pop].factor = factor;
+}
+
 /* }================================================================== */
 
 /* {==================================================================
@@ -194,13 +205,18 @@ struct mw_method *model__herd_init_method(model_world *w, const mw_edge *e) {
   return &w->ops->inits[e->init];
 }
 
-/* Whether some action restarts, pauses or resumes population pop. */
-static bool pop_herded(const model_ops_cfg *oc, int pop) {
+/* Whether some action of kind rate (rate) or else restarts, pauses or resumes population pop. */
+static bool pop_acted(const model_ops_cfg *oc, int pop, bool rate) {
   for (size_t i = 0; i < oc->n_ops; i++) {
     const model_action_cfg *a = &oc->ops[i].action;
-    if (a->pop == pop && a->kind <= MODEL_ACTION_RESTART) return true;
+    if (a->pop == pop && (rate ? a->kind == MODEL_ACTION_RATE : a->kind <= MODEL_ACTION_RESTART))
+      return true;
   }
   return false;
+}
+
+static bool pop_herded(const model_ops_cfg *oc, int pop) {
+  return pop_acted(oc, pop, false) || pop_acted(oc, pop, true);
 }
 
 static int herd_create(model_world *w, mw_herd *h, mw_pop *p, model_herd_stats *st) {
@@ -217,6 +233,11 @@ static int herd_create(model_world *w, mw_herd *h, mw_pop *p, model_herd_stats *
   char entity[96];
   snprintf(entity, sizeof entity, "herd:%s", p->cfg->name);
   h->rng = sim_rng_stream_create(w->seed, entity, "restart", 0);
+  h->factor = 1.0;
+  if (pop_acted(w->ops->cfg, p->index, true)) {
+    h->rng_rate = sim_rng_stream_create(w->seed, entity, "rate", 0);
+    if (h->rng_rate == NULL) return -1;
+  }
   if (h->state == NULL || h->fails == NULL || h->up_since_ns == NULL || h->start == NULL ||
       h->action == NULL || h->child == NULL || h->rng == NULL)
     return -1;
@@ -277,6 +298,7 @@ void model__herds_destroy(model_world *w) {
     model__free(w, h->action);
     model__free(w, h->child);
     if (h->rng != NULL) gsl_rng_free(h->rng);
+    if (h->rng_rate != NULL) gsl_rng_free(h->rng_rate);
   }
   model__free(w, o->herds);
   model__free(w, o->inits);

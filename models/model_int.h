@@ -1181,6 +1181,9 @@ struct mw_method *model__herd_init_method(model_world *w, const mw_edge *e);
 /* The herds' actions (model_herd.c). */
 void model__herd_restart(model_world *w, size_t op);
 void model__herd_pause(model_world *w, int pop, bool paused);
+/* A rate action: open-loop population pop keeps each later arrival with probability factor
+ * (0, 1]; 1 restores its rate (model_herd.c). */
+void model__herd_rate(model_world *w, int pop, double factor);
 /* Bytes the runtime of cfg->ops (not NULL) holds: operators' state, herds' per-client state
  * (model_world_estimate_bytes; the firings' record grows with the run and is not counted). */
 uint64_t model__ops_estimate_bytes(const model_config *cfg);

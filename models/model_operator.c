@@ -24,8 +24,8 @@
  * =================================================================== */
 
 const char *model_action_name(model_action_kind k) {
-  static const char *const names[] = {"pause",    "resume",   "restart", "flush",
-                                      "capacity", "replicas", "shed",    "policy"};
+  static const char *const names[] = {"pause",    "resume", "restart", "flush", "capacity",
+                                      "replicas", "shed",   "policy",  "rate"};
   return (size_t)k < sizeof names / sizeof names[0] ? names[k] : "?";
 }
 
@@ -131,6 +131,7 @@ void model__ops_fire(model_world *w, size_t op) {
                                      sim_now_ns(w->k));
       break;
     case MODEL_ACTION_SHED: shed_set(w, a); break;
+    case MODEL_ACTION_RATE: model__herd_rate(w, a->pop, a->fraction); break;
     case MODEL_ACTION_POLICY:
       if (sim_event_schedule_in(w->k, a->delay_ns, ev_policy_lands, w, (uint64_t)op) ==
           SIM_EVENT_NONE)

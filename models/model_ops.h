@@ -60,15 +60,17 @@ typedef enum model_action_kind {
   MODEL_ACTION_CAPACITY,  /* a service's workers per replica become `workers` */
   MODEL_ACTION_REPLICAS,  /* a service runs `replicas` replicas (model_ctl.h) */
   MODEL_ACTION_SHED,      /* a service refuses `fraction` of arriving requests with `status` */
-  MODEL_ACTION_POLICY     /* an edge's calls take `policy` from `delay_ns` after the action */
+  MODEL_ACTION_POLICY,    /* an edge's calls take `policy` from `delay_ns` after the action */
+  MODEL_ACTION_RATE       /* an open-loop population's arrival rate is multiplied by `fraction` */
 } model_action_kind;
 
 typedef struct model_action_cfg {
   model_action_kind kind;
-  int pop;                   /* PAUSE, RESUME, RESTART: the population, else -1 */
+  int pop;                   /* PAUSE, RESUME, RESTART, RATE: the population, else -1 */
   int service;               /* FLUSH, CAPACITY, REPLICAS, SHED: the service, else -1 */
   double fraction;           /* RESTART: share of clients; FLUSH: share of entries; (0, 1];
-                                SHED: share of arrivals refused, [0, 1] (0: shedding stops) */
+                                SHED: share of arrivals refused, [0, 1] (0: shedding stops);
+                                RATE: the arrival rate's multiplier, (0, 1] (1: restored) */
   int64_t spread_ns;         /* RESTART: each restart at a uniform time in [0, spread) */
   int init;                  /* RESTART: its init call (index into ops.inits), -1: none */
   model_backoff_cfg backoff; /* RESTART: after a failed init */
@@ -112,7 +114,7 @@ typedef struct model_ops_cfg {
 void model_ops_cfg_destroy(model_ops_cfg *c);
 
 /* The name of action kind k ("pause", "resume", "restart", "flush", "capacity", "replicas",
- * "shed", "policy"). */
+ * "shed", "policy", "rate"). */
 const char *model_action_name(model_action_kind k);
 
 /* The delay before the k-th restart in a row (k >= 1) under b, for a uniform draw u in [0, 1)

@@ -29,7 +29,9 @@ typedef struct mw_herd {
   mw_child *child;         /* its init call in flight (to cancel it), call NULL: none */
   int64_t n_up;            /* clients up */
   bool paused;
+  double factor;     /* a rate action's multiplier of the arrival rate, (0, 1]; 1: none */
   gsl_rng *rng;      /* which clients restart, the spread, the backoff's jitter */
+  gsl_rng *rng_rate; /* the rate action's thinning, NULL when no action throttles it */
   int col_up;        /* <pop>_clients_up */
   model_herd_stats *stats;
 } mw_herd;

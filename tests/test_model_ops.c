@@ -7,7 +7,9 @@
  * counted; a shed of 0.5 refuses about half of the arrivals (a binomial interval) until a
  * shed of 0 stops it; replicas added by an operator serve after their startup delay and not
  * before; a policy pushed with a delay changes the attempts per call after the delay and not
- * before; bad operators are refused with their path.
+ * before; a rate action of 0.5 halves an open-loop population's arrivals (a Poisson interval)
+ * from its firing on and not before, and a factor of 1 restores them; bad operators are
+ * refused with their path.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -243,6 +245,40 @@ static void test_ops_shed_half(void **state) {
   test_run_free(&x);
 }
 
+/* A population offering 1000/s, throttled to half from 4 s to 8 s: buckets 4 to 7 offer a
+ * Poisson count of mean 2000 in all, buckets 0 to 3 one of mean 4000, and buckets 8 and 9
+ * (restored by a factor of 1) one of mean 2000; each within 4.5 standard deviations, so a rate
+ * that was not halved, or halved too early or for good, fails. */
+static void expect_poisson(const model_timeseries *ts, size_t b0, size_t b1, double mean) {
+  double n = 0;
+  for (size_t b = b0; b < b1; b++)
+    n += ts_at(ts, "offered_rps", b);
+  if (fabs(n - mean) > 4.5 * sqrt(mean))
+    fail_msg("buckets %zu to %zu offered %.0f, expected about %.0f", b0, b1 - 1, n, mean);
+}
+
+static void test_ops_rate_halves_arrivals(void **state) {
+  (void)state;
+  test_run x;
+  test_run_text(&x,
+                "{'duration': '10s', 'services': {'api': {'service_time': '1ms', 'workers': 8}},"
+                " 'clients': {'web': {'count': 10, 'target': 'api', 'methods': ['/a.A/Get'],"
+                "   'arrival': {'kind': 'open', 'rate': '1000/s'}}},"
+                " 'events': [{'at': '4s', 'action': 'rate', 'population': 'web', 'factor': 0.5},"
+                "  {'at': '8s', 'action': 'rate', 'population': 'web', 'factor': 1}]}",
+                4);
+  const model_timeseries *ts = &x.r->ts;
+  expect_poisson(ts, 0, 4, 4000);
+  expect_poisson(ts, 4, 8, 2000);
+  expect_poisson(ts, 8, 10, 2000);
+  assert_int_equal(op_named(x.r, "events[0]")->n_fired, 1);
+  assert_int_equal(op_named(x.r, "events[0]")->fired_at_ns[0], 4000000000LL);
+  assert_string_equal(op_named(x.r, "events[0]")->action, "rate");
+  assert_int_equal(x.r->n_herds, 1);
+  assert_int_equal(x.r->herds[0].calls_down, 0); /* a thinned arrival is not a call */
+  test_run_free(&x);
+}
+
 /* One replica of one worker (10 ms a request) under 250/s is saturated. At 2 s an event asks
  * for 3 replicas, serving after 3 s: until 5 s at most one worker is busy and one replica is
  * in service; from 6 s on, three are, and more than one worker is busy. */
@@ -365,6 +401,31 @@ static void test_ops_loader_errors(void **state) {
   expect_error("'events': [{'at': '1s', 'action': 'policy', 'edge': 'c->api', 'delay': 'x',"
                " 'policy': {}}]",
                "$.events[0].delay", "duration");
+  expect_error("'events': [{'at': '1s', 'action': 'rate', 'population': 'c', 'factor': 0}]",
+               "$.events[0].factor", "for 0 use \"pause\"");
+  expect_error("'events': [{'at': '1s', 'action': 'rate', 'population': 'c', 'factor': 1.5}]",
+               "$.events[0].factor", "(0, 1]");
+  expect_error("'events': [{'at': '1s', 'action': 'rate', 'population': 'c'}]",
+               "$.events[0].factor", "multiplier");
+  expect_error("'events': [{'at': '1s', 'action': 'rate', 'population': 'c', 'fraction': 0.5}]",
+               "$.events[0].fraction", "factor");
+}
+
+/* A rate action on a closed-loop population is refused: it has no arrival rate to scale. */
+static void test_ops_rate_refuses_closed_loop(void **state) {
+  (void)state;
+  const char *text =
+      "{\"duration\": \"10s\", \"services\": {\"api\": {\"service_time\": \"1ms\"}},"
+      " \"clients\": {\"u\": {\"target\": \"api\", \"methods\": [\"/a.A/Get\"],"
+      "   \"arrival\": {\"kind\": \"closed\", \"think\": \"1s\"}}},"
+      " \"events\": [{\"at\": \"1s\", \"action\": \"rate\", \"population\": \"u\","
+      " \"factor\": 0.5}]}";
+  retry_error err;
+  retry_error_clear(&err);
+  expt_scenario *s = expt_scenario_load_string(text, "<t>", NULL, 0, &err);
+  assert_null(s);
+  if (strcmp(err.path, "$.events[0].population") != 0 || strstr(err.message, "open-loop") == NULL)
+    fail_msg("got %s: %s", err.path, err.message);
 }
 
 int main(void) {
@@ -379,6 +440,8 @@ int main(void) {
       cmocka_unit_test(test_ops_replicas_after_delay),
       cmocka_unit_test(test_ops_policy_push_after_delay),
       cmocka_unit_test(test_ops_loader_errors),
+      cmocka_unit_test(test_ops_rate_halves_arrivals),
+      cmocka_unit_test(test_ops_rate_refuses_closed_loop),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
