@@ -318,7 +318,7 @@ int expt__scenario_check_axes(const expt_scenario *s, retry_error *err) {
     size_t n = expt_axis_paths(ax, paths, EXPT_AXIS_MAX_LINKED);
     for (size_t k = 0; k < n; k++) {
       if (expt_scenario_path_reaches(s, paths[k], &miss)) continue;
-      char at[48];
+      char at[64]; /* two 20-digit indices fit */
       if (json_object_get(ax, "paths") != NULL)
         snprintf(at, sizeof at, "$.sweep[%zu].paths[%zu]", a, k);
       else

@@ -380,7 +380,7 @@ static void warn_variant_sets(const expt_scenario *s, const expt_sweep *sw, FILE
 static int reach_error(const expt_sweep *sw, size_t a, size_t k, bool from_scenario,
                        const char *source, const expt_scenario_miss *miss, retry_error *err) {
   if (from_scenario) {
-    char at[48];
+    char at[64]; /* two 20-digit indices fit */
     if (sw->axes[a].n_paths > 1)
       snprintf(at, sizeof at, "$.sweep[%zu].paths[%zu]", a, k);
     else
