@@ -166,6 +166,7 @@ typedef struct cli_runopts {
   unsigned shards;     /* plan's --shards N, 0 when not given */
   expt_sweep sweep;    /* --sweep axes (expt_sweep.h), none when not given */
   uint64_t max_memory; /* --max-memory in bytes; UINT64_MAX: no limit */
+  uint64_t max_runs;   /* --max-runs: the most runs of a study, sweep or search; 0: no limit */
   expt_run_opts opts;  /* for the run driver; out is stdout, err stderr */
   int *keep;           /* plan: what its shard commands keep of each argument (argc
                           entries): -1 all, 0 nothing (--shards, --out and their values),
@@ -196,5 +197,11 @@ typedef int (*cli_runopts_action)(cli_runopts *o, expt_scenario *s, int argc, ch
 int cli_runopts_command(int argc, char **argv, cli_runopts_action act);
 
 /* }================================================================== */
+
+/* The runs of a study, sweep or search of s at np points (cli_estimate.c): with out NULL,
+ * refuses beyond o->max_runs (exit 2, one line on stderr naming the counts); with out, prints
+ * the estimate line (runs, simulated requests, CPU time) on it. A plain run has neither:
+ * returns 0. */
+int cli_estimate_study(const cli_runopts *o, const expt_scenario *s, size_t np, FILE *out);
 
 #endif /* CLI_H */

@@ -17,6 +17,7 @@
 #include "expt/expt_import.h"
 #include "expt/expt_output.h"
 #include "expt/expt_study.h"
+#include "expt/expt_study_runs.h"
 #include "retry/retry.h"
 
 /* {==================================================================
@@ -34,6 +35,7 @@ enum {
   O_JUNIT,
   O_VARIANT,
   O_MAX_MEMORY,
+  O_MAX_RUNS,
   O_SET,
   O_REPS,
   O_CONFIDENCE,
@@ -61,6 +63,7 @@ static const struct option options[] = {
     {"junit", required_argument, NULL, O_JUNIT},
     {"variant", required_argument, NULL, O_VARIANT},
     {"max-memory", required_argument, NULL, O_MAX_MEMORY},
+    {"max-runs", required_argument, NULL, O_MAX_RUNS},
     {"set", required_argument, NULL, O_SET},
     {"quiet", no_argument, NULL, 'q'},
     {"reps", required_argument, NULL, O_REPS},
@@ -99,6 +102,13 @@ static int apply_scenario(cli_runopts *o, int c, const char *v) {
       if (cli_parse_size(v, &o->max_memory) != 0)
         return cli_usage("--max-memory needs a size such as 8GiB, 512MiB, 1.5G or none, got '%s'",
                          v);
+      return 0;
+    case O_MAX_RUNS:
+      /* 0 would refuse every study: "none" says no limit. */
+      if (strcmp(v, "none") == 0)
+        o->max_runs = 0;
+      else if (cli_parse_u64(v, &o->max_runs) != 0 || o->max_runs == 0)
+        return cli_usage("--max-runs needs a count of runs >= 1 or none, got '%s'", v);
       return 0;
     default: return 1;
   }
@@ -309,6 +319,7 @@ int cli_runopts_parse(cli_runopts *o, int argc, char **argv) {
   memset(o, 0, sizeof *o);
   o->command = argv[0];
   o->max_memory = EXPT_SCENARIO_MAX_MEMORY_DEFAULT;
+  o->max_runs = EXPT_STUDY_MAX_RUNS_DEFAULT;
   o->confidence = NAN;
   o->opts.out = stdout;
   o->opts.err = stderr;

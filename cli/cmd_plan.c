@@ -66,7 +66,11 @@ static int print_plan(const cli_runopts *o, int argc, char **argv) {
 static int plan_action(cli_runopts *o, expt_scenario *s, int argc, char **argv) {
   size_t np = 1;
   int status = expt_sweep_check_study(s, &o->sweep, o->max_memory, true, &np, stderr);
-  return status == EXPT_EXIT_OK ? print_plan(o, argc, argv) : status;
+  if (status == EXPT_EXIT_OK) status = cli_estimate_study(o, s, np, NULL);
+  if (status != EXPT_EXIT_OK) return status;
+  /* The estimate goes to stderr: stdout is the commands, which scripts run as they are. */
+  if (!o->opts.quiet) cli_estimate_study(o, s, np, stderr);
+  return print_plan(o, argc, argv);
 }
 
 int cmd_plan_main(int argc, char **argv) { return cli_runopts_command(argc, argv, plan_action); }

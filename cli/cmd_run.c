@@ -62,7 +62,8 @@ static int run_study_or_plain(cli_runopts *o, expt_scenario *s) {
                           .shard_k = o->shard_k,
                           .shard_n = o->shard_n,
                           .search = NULL,
-                          .max_bytes = o->max_memory};
+                          .max_bytes = o->max_memory,
+                          .max_runs = o->max_runs};
   if (expt_sweep_wanted(s, &o->sweep))
     return expt_sweep_run_study(s, &o->sweep, &spec, o->max_memory, &o->opts);
   return expt_study_run(&spec, &o->opts);

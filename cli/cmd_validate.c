@@ -35,8 +35,13 @@ static int validate(const cli_runopts *o, const expt_scenario *s) {
   size_t reps = expt_scenario_replications(s);
   size_t n = expt_scenario_n_runs(s) * (reps > 0 ? reps : 1);
   int status = expt_sweep_check_study(s, NULL, o->max_memory, false, &np, stderr);
-  if (status == EXPT_EXIT_OK && expt_scenario_search_block(s) != NULL)
-    return validate_search(o, s);
+  /* Beyond --max-runs, refused as run would refuse it, before the ok line. */
+  if (status == EXPT_EXIT_OK) status = cli_estimate_study(o, s, np, NULL);
+  if (status == EXPT_EXIT_OK && expt_scenario_search_block(s) != NULL) {
+    status = validate_search(o, s);
+    if (status == EXPT_EXIT_OK && !o->opts.quiet) cli_estimate_study(o, s, np, stdout);
+    return status;
+  }
   if (status == EXPT_EXIT_OK && expt_scenario_sweep_block(s) != NULL)
     printf("%s: ok (%zu run%s at each of %zu sweep points)\n", o->scenario, n, n == 1 ? "" : "s",
            np);
@@ -44,7 +49,10 @@ static int validate(const cli_runopts *o, const expt_scenario *s) {
     printf("%s: ok (%zu run%s)\n", o->scenario, n, n == 1 ? "" : "s");
   /* The capacity table of the runs (of the base point for a sweep): offered load against
    * capacity, before anything runs. */
-  if (status == EXPT_EXIT_OK && !o->opts.quiet) expt_capacity_print(s, stdout);
+  if (status == EXPT_EXIT_OK && !o->opts.quiet) {
+    cli_estimate_study(o, s, np, stdout);
+    expt_capacity_print(s, stdout);
+  }
   return status;
 }
 

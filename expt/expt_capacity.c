@@ -5,6 +5,10 @@
  */
 #include "expt/expt_capacity.h"
 
+#include <math.h>
+
+#include "expt/expt_json.h"
+#include "expt/expt_output.h"
 #include "models/model_capacity.h"
 
 void expt_capacity_warn(const expt_scenario *s, FILE *err) {
@@ -39,4 +43,42 @@ void expt_capacity_print(const expt_scenario *s, FILE *out) {
     model_capacity_print(&cap, cfg, out);
     model_capacity_close(&cap);
   }
+}
+
+/* A rounded number as every figure of summary.json is; null for an infinity. */
+static json_t *num(double v) {
+  return isfinite(v) ? json_real(expt_output_round(v)) : json_null();
+}
+
+/* One service's object: its capacity and its load at each phase. */
+static json_t *service_json(const model_capacity *cap, size_t s, bool *ok) {
+  json_t *o = json_object(), *phases = json_array();
+  double c = cap->capacity_per_s[s];
+  expt_json_put(o, "capacity_per_s", num(c), ok);
+  for (size_t p = 0; p < cap->n_phases && *ok; p++) {
+    double off = cap->offered_per_s[p * cap->n_services + s];
+    json_t *ph = json_object();
+    expt_json_put(ph, "from_s", num((double)cap->phase_ns[p] / 1e9), ok);
+    expt_json_put(ph, "offered_per_s", num(off), ok);
+    expt_json_put(ph, "utilization", num(isfinite(c) && c > 0 ? off / c : 0.0), ok);
+    if (ph == NULL || json_array_append_new(phases, ph) != 0) *ok = false;
+  }
+  expt_json_put(o, "phases", phases, ok);
+  return o;
+}
+
+json_t *expt_capacity_json(const model_config *cfg) {
+  model_capacity cap;
+  if (model_capacity_init(&cap, cfg) != 0) return NULL;
+  bool ok = true;
+  json_t *o = json_object(), *svcs = json_object();
+  expt_json_put(o, "warn_above", json_real(MODEL_CAPACITY_WARN), &ok);
+  expt_json_put(o, "closed_loop", json_boolean(cap.closed_loop), &ok);
+  for (size_t s = 0; s < cap.n_services && ok; s++)
+    expt_json_put(svcs, cfg->services[s].name, service_json(&cap, s, &ok), &ok);
+  expt_json_put(o, "services", svcs, &ok);
+  model_capacity_close(&cap);
+  if (ok) return o;
+  json_decref(o);
+  return NULL;
 }

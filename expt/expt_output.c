@@ -614,6 +614,15 @@ int expt_output_add_run(expt_output *o, const char *name, uint64_t seed, const m
   return 0;
 }
 
+int expt_output_run_put(expt_output *o, size_t i, const char *key, json_t *v) {
+  assert(i < o->n_runs);
+  if (v == NULL) return RETRY_ENOMEM;
+  bool ok = json_object_set(o->runs[i].obj, key, v) == 0;
+  if (ok && !o->has_variants) ok = json_object_set(o->doc, key, v) == 0;
+  json_decref(v);
+  return ok ? 0 : RETRY_ENOMEM;
+}
+
 size_t expt_output_n_runs(const expt_output *o) { return o->n_runs; }
 
 const json_t *expt_output_run(const expt_output *o, size_t i) {

@@ -74,6 +74,11 @@ void expt_output_destroy(expt_output *o);
 int expt_output_add_run(expt_output *o, const char *name, uint64_t seed, const model_results *r,
                        const expt_recovery *rec);
 
+/* Adds key (stolen value v) at the end of run i's object, and of the top level too for a run
+ * without variants, whose keys are there. Returns 0, or RETRY_ENOMEM when v is NULL or the set
+ * fails (then the run may hold the key without the top level: a failed write follows). */
+int expt_output_run_put(expt_output *o, size_t i, const char *key, json_t *v);
+
 /* Number of runs added so far. */
 size_t expt_output_n_runs(const expt_output *o);
 /* Returns the run object of run i (with its "variant" key when the scenario has variants), for

@@ -12,6 +12,7 @@
 
 #include "models/model_world.h"
 #include "sim/sim_event.h"
+#include "expt/expt_capacity.h"
 #include "expt/expt_expect.h"
 #include "expt/expt_output.h"
 #include "expt/expt_plot.h"
@@ -119,6 +120,10 @@ static int run_one(const expt_scenario *s, size_t i, const expt_run_opts *o, exp
     expt_recovery rec;
     rc = expt_recovery_of_run(expt_scenario_recovery(s, i), cfg, res, &rec);
     if (rc == 0) rc = expt_output_add_run(out, name, seed, res, &rec);
+    /* The capacity table (issue 23 item 6) rides with the run's results in summary.json. */
+    if (rc == 0)
+      rc = expt_output_run_put(out, expt_output_n_runs(out) - 1, "capacity",
+                               expt_capacity_json(cfg));
     if (rc != 0 && err->code == RETRY_OK) {
       err->code = rc;
       snprintf(err->message, sizeof err->message, "out of memory keeping the results");

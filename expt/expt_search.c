@@ -20,6 +20,7 @@
 #include "expt/expt_report.h"
 #include "expt/expt_study.h"
 #include "expt/expt_study_estimate.h"
+#include "expt/expt_study_runs.h"
 #include "expt/expt_json.h"
 #include "retry/retry_json.h"
 #include "sim/sim_stats.h"
@@ -678,10 +679,13 @@ int expt_search_run_study(const expt_scenario *s, const struct expt_study_spec *
   }
   /* Every replication of every probe is kept for summary.json: refuse what cannot fit. */
   uint64_t most = (uint64_t)expt_scenario_n_runs(s) * spec.probes * spec.max_reps;
-  if (tmpl->max_bytes > 0 &&
+  if (expt_study_runs_check(s, most, tmpl->max_runs,
+                            "a search of up to variants x probes x max_reps runs", NULL,
+                            opts->err) != EXPT_EXIT_OK ||
+      (tmpl->max_bytes > 0 &&
       expt_study_estimate_check(s, most, tmpl->jobs > 0 ? tmpl->jobs : 1, tmpl->max_bytes,
                                 "a search of up to probes x max_reps runs per variant",
-                                opts->err) != 0) {
+                                opts->err) != 0)) {
     expt_search_spec_free(&spec);
     return EXPT_EXIT_USAGE;
   }

@@ -261,11 +261,14 @@ static int write_shard(const json_t *plan, const json_t *records, const expt_stu
  * EXPT_STUDY_SERIES_MAX_RUNS runs (8 KB each). NULL otherwise, or when out of memory (the
  * picture is then left out, which a note says). */
 #define EXPT_STUDY_SERIES_MAX_RUNS 20000
+static bool series_wanted(const expt_study_spec *spec, const expt_run_opts *o) {
+  return o->plot && o->out_dir != NULL && spec->n_points == 0 && spec->search == NULL &&
+         spec->shard_n == 0;
+}
+
 static expt_study_series *series_alloc(const expt_study_spec *spec, const expt_run_opts *o,
                                        size_t n_runs) {
-  if (!o->plot || o->out_dir == NULL || spec->n_points > 0 || spec->search != NULL ||
-      spec->shard_n > 0)
-    return NULL;
+  if (!series_wanted(spec, o)) return NULL;
   expt_study_series *s = n_runs <= EXPT_STUDY_SERIES_MAX_RUNS ? calloc(n_runs, sizeof *s) : NULL;
   if (s == NULL && !o->quiet)
     fprintf(o->err, "retrysim: note: %zu runs are more than the mean time series keeps (%d): "
@@ -284,8 +287,10 @@ int expt_study_run(const expt_study_spec *spec, const expt_run_opts *o) {
     return EXPT_EXIT_USAGE;
   }
   size_t n_runs = np * nv * reps;
+  /* The series the page will keep count in the memory estimate (series_alloc's test). */
+  size_t kept = series_wanted(spec, o) && n_runs <= EXPT_STUDY_SERIES_MAX_RUNS ? n_runs : 0;
   status = expt_study_estimate_refuse(spec->scenarios[0], np, reps, spec->shard_n, spec->jobs,
-                                      spec->max_bytes, o->err);
+                                      spec->max_bytes, spec->max_runs, kept, o->err);
   if (status != EXPT_EXIT_OK) return status;
   json_t *plan = make_plan(spec, o);
   /* The runs of this shard (all without one): index % N == K - 1. */

@@ -103,6 +103,7 @@ typedef struct expt_study_spec {
   const json_t *axes; /* the plan's axes (a sweep with linked or labelled axes), with each
                          point's values; NULL: one axis per set of the points */
   uint64_t max_bytes; /* --max-memory: the records and worlds the study holds; 0: unchecked */
+  uint64_t max_runs;  /* --max-runs: the most runs it may make (expt_study_runs.h); 0: no limit */
   const struct expt_study_series *series; /* each run's series for series.csv (--plot without
                                              a sweep; expt_study_series.h), or NULL */
 } expt_study_spec;

@@ -8,6 +8,8 @@
 #include <stdio.h>
 
 #include "expt/expt_error.h"
+#include "expt/expt_study_runs.h"
+#include "expt/expt_study_series.h"
 
 #include "models/model_config.h"
 #include "models/model_estimate.h"
@@ -45,8 +47,9 @@ static void format_bytes(char *buf, size_t size, uint64_t b) {
     snprintf(buf, size, "%.1f %s", x, units[u]);
 }
 
-int expt_study_estimate_check(const expt_scenario *s, uint64_t n_records, unsigned jobs,
-                              uint64_t max_bytes, const char *what, FILE *errf) {
+/* The check, with extra bytes held beside the records and worlds (the study's series). */
+static int check_bytes(const expt_scenario *s, uint64_t n_records, unsigned jobs, uint64_t extra,
+                       uint64_t max_bytes, const char *what, FILE *errf) {
   size_t nv = expt_scenario_n_runs(s);
   uint64_t record = 0, world = 0;
   for (size_t v = 0; v < nv; v++) {
@@ -57,7 +60,7 @@ int expt_study_estimate_check(const expt_scenario *s, uint64_t n_records, unsign
   }
   record = nv > 0 ? record / nv : record;
   uint64_t at_once = n_records < jobs ? n_records : jobs;
-  uint64_t need = add_sat(mul_sat(n_records, record), mul_sat(at_once, world));
+  uint64_t need = add_sat(add_sat(mul_sat(n_records, record), mul_sat(at_once, world)), extra);
   if (need <= max_bytes) return 0;
   char got[32], limit[32], per[32];
   format_bytes(got, sizeof got, need);
@@ -72,9 +75,14 @@ int expt_study_estimate_check(const expt_scenario *s, uint64_t n_records, unsign
   return RETRY_ERANGE;
 }
 
+int expt_study_estimate_check(const expt_scenario *s, uint64_t n_records, unsigned jobs,
+                              uint64_t max_bytes, const char *what, FILE *errf) {
+  return check_bytes(s, n_records, jobs, 0, max_bytes, what, errf);
+}
+
 int expt_study_estimate_refuse(const expt_scenario *s, size_t n_points, size_t reps,
-                               unsigned shard_n, unsigned jobs, uint64_t max_bytes, FILE *errf) {
-  if (max_bytes == 0) return EXPT_EXIT_OK;
+                               unsigned shard_n, unsigned jobs, uint64_t max_bytes,
+                               uint64_t max_runs, uint64_t series_runs, FILE *errf) {
   size_t nv = expt_scenario_n_runs(s);
   uint64_t n_runs = mul_sat(mul_sat(n_points, reps), nv);
   uint64_t mine = shard_n > 0 ? n_runs / shard_n + 1 : n_runs;
@@ -82,7 +90,12 @@ int expt_study_estimate_refuse(const expt_scenario *s, size_t n_points, size_t r
   snprintf(what, sizeof what, "a study of %zu point%s x %zu replications x %zu variant%s%s",
            n_points, n_points == 1 ? "" : "s", reps, nv, nv == 1 ? "" : "s",
            shard_n > 0 ? " (this shard's part)" : "");
-  return expt_study_estimate_check(s, mine, jobs > 0 ? jobs : 1, max_bytes, what, errf) == 0
+  /* The runs first: a count over the limit is refused whatever memory it would take. */
+  if (expt_study_runs_check(s, mine, max_runs, what, NULL, errf) != EXPT_EXIT_OK)
+    return EXPT_EXIT_USAGE;
+  if (max_bytes == 0) return EXPT_EXIT_OK;
+  uint64_t series = mul_sat(series_runs, sizeof(expt_study_series));
+  return check_bytes(s, mine, jobs > 0 ? jobs : 1, series, max_bytes, what, errf) == 0
              ? EXPT_EXIT_OK
              : EXPT_EXIT_USAGE;
 }

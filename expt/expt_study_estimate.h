@@ -33,9 +33,12 @@ int expt_study_estimate_check(const expt_scenario *s, uint64_t n_records, unsign
 
 /* Refuses, before anything is derived or run, a study of n_points points of s, reps
  * replications of each variant, split in shard_n shards (0: none) and run jobs at a time,
- * whose records and parallel worlds would not fit in max_bytes (0: unchecked). Returns the
- * exit status (2 with one line on errf). */
+ * that makes more than max_runs runs (0: no limit; expt_study_runs.h), or whose records,
+ * parallel worlds and series_runs kept series (expt_study_series.h, about 8 KB each: the
+ * study page's mean time series) would not fit in max_bytes (0: unchecked). Returns the exit
+ * status (2 with one line on errf). */
 int expt_study_estimate_refuse(const expt_scenario *s, size_t n_points, size_t reps,
-                               unsigned shard_n, unsigned jobs, uint64_t max_bytes, FILE *errf);
+                               unsigned shard_n, unsigned jobs, uint64_t max_bytes,
+                               uint64_t max_runs, uint64_t series_runs, FILE *errf);
 
 #endif /* EXPT_STUDY_ESTIMATE_H */

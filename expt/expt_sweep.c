@@ -658,7 +658,7 @@ int expt_sweep_run_study(const expt_scenario *s, const expt_sweep *cmd,
   size_t np = expt_sweep_n_points(&sw), na = expt_sweep_n_sets(&sw);
   /* Refused before the points are derived, which takes long for many of them. */
   if (expt_study_estimate_refuse(s, np, tmpl->reps, tmpl->shard_n, tmpl->jobs, tmpl->max_bytes,
-                                 opts->err) != EXPT_EXIT_OK) {
+                                 tmpl->max_runs, 0, opts->err) != EXPT_EXIT_OK) {
     expt_sweep_free(&sw);
     return EXPT_EXIT_USAGE;
   }

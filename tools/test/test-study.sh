@@ -73,7 +73,8 @@ for v, pv in enumerate(plain["variants"]):
     r0 = runs[v * 4]
     assert r0["replication"] == 0 and r0["variant"] == pv["variant"], r0["variant"]
     assert r0["seed"] == plain["seed"]
-    expected = {k: x for k, x in pv.items() if k != "variant"}
+    # "capacity" is the estimate before the run, which a study's records do not repeat.
+    expected = {k: x for k, x in pv.items() if k not in ("variant", "capacity")}
     assert r0["result"] == expected, "replication 0 of %s differs from the plain run" % pv["variant"]
     # Other replications run on other seeds, so their figures differ.
     assert runs[v * 4 + 1]["result"]["calls"]["started"] != expected["calls"]["started"]
@@ -190,12 +191,45 @@ expect_error "a range from 1e308 to -1e308" "wider than a double can hold" \
   "$bin" run "$scn" --sweep "clients.web.count=1e308:-1e308:3" --out "$tmp/bad"
 expect_error "10^4 points x 10^5 replications" \
   "10000 points x 100000 replications x 3 variants holds 3000000000 run records.*over the limit of 8.0 GiB" \
-  "$bin" run "$scn" --reps 100000 --sweep clients.web.count=1:10000:10000 --out "$tmp/bad"
+  "$bin" run "$scn" --reps 100000 --sweep clients.web.count=1:10000:10000 --max-runs none \
+  --out "$tmp/bad"
 expect_error "a study over --max-memory" "over the limit of 1.0 GiB.*raise --max-memory" \
   "$bin" run "$scn" --reps 100000 --max-memory 1G --out "$tmp/bad"
 expect_error "a search of 10^5 replications a probe" "a search of up to probes x max_reps.*over the limit" \
   "$bin" run experiments/tipping-point.json --set search.reps=100000 --set search.max_reps=100000 \
+  --max-runs none --out "$tmp/bad"
+
+# Issue 23 item 9: the runs are counted and estimated before anything runs, and refused beyond
+# --max-runs (default 10^6) by run, validate and plan alike, naming the count and the limit.
+expect_error "10^4 points x 10^5 replications over --max-runs" \
+  "a study of 10000 points x 100000 replications x 3 variants makes 3000000000 runs, over the limit of 1000000.*raise --max-runs" \
+  "$bin" run "$scn" --reps 100000 --sweep clients.web.count=1:10000:10000 --out "$tmp/bad"
+expect_error "a study over --max-runs 11" "makes 12 runs, over the limit of 11" \
+  "$bin" run "$scn" $short --reps 4 --max-runs 11 --out "$tmp/bad"
+expect_error "a search over --max-runs" "a search of up to variants x probes x max_reps runs makes .* runs, over the limit of 1000000" \
+  "$bin" run experiments/tipping-point.json --set search.reps=100000 --set search.max_reps=100000 \
   --out "$tmp/bad"
+expect_error "validate over --max-runs" "makes 12 runs, over the limit of 11" \
+  "$bin" validate "$scn" --set replications=4 --max-runs 11
+expect_error "plan over --max-runs" "makes 12 runs, over the limit of 11" \
+  "$bin" plan "$scn" --reps 4 --shards 2 --out "$tmp/p" --max-runs 11
+expect_error "--max-runs 0" "--max-runs needs a count of runs >= 1 or none, got '0'" \
+  "$bin" run "$scn" --reps 4 --max-runs 0 --out "$tmp/bad"
+# shellcheck disable=SC2086
+if "$bin" run "$scn" $short --reps 4 --max-runs 12 --quiet --out "$tmp/max12" 2>"$tmp/err.txt" &&
+  [ -f "$tmp/max12/summary.json" ]; then ok; else fail "--max-runs 12 refused 12 runs: $(cat "$tmp/err.txt")"; fi
+"$bin" validate "$scn" --set replications=4 >"$tmp/v.txt" 2>&1
+if grep -q "^  estimate: 12 runs, about [0-9.e+]* simulated requests (first attempts, without retries), at least about .* of CPU" "$tmp/v.txt"; then
+  ok
+else
+  fail "validate does not print the runs estimate: $(cat "$tmp/v.txt")"
+fi
+"$bin" plan "$scn" --reps 4 --shards 2 --out "$tmp/p" >"$tmp/p.txt" 2>"$tmp/p.err"
+if grep -q "^  estimate: 12 runs" "$tmp/p.err" && ! grep -q estimate "$tmp/p.txt"; then
+  ok
+else
+  fail "plan does not print the runs estimate on stderr: $(cat "$tmp/p.err")"
+fi
 
 # A CSV of samples: hexadecimal, a value past the limit and a NUL byte, each named.
 mkdir -p "$tmp/csv"
