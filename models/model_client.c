@@ -243,12 +243,10 @@ static void ev_script_gated(sim_kernel *k, void *obj, uint64_t arg) {
  * Goodput counts only OK calls that ended at or before their deadline (a call that waits
  * past it for a reply is not good). When the scenario's duration has passed and nothing is
  * left in flight, the run ends. */
-static void client_call_done(model_world *w, const mw_end *c) {
-  mw_client *cl = c->done_ctx;
+static MODEL_HOT void client_settle(model_world *w, mw_client *cl, bool ok, const mw_end *c) {
   mw_pop *p = cl->pop;
   model_results *res = &w->res;
   int64_t now = sim_now_ns(w->k);
-  bool ok = c->ok;
   w->run.top_in_flight--;
   int64_t latency = now - c->start_ns;
   model__ts_latency(w, latency, ok);
@@ -282,6 +280,19 @@ static void client_call_done(model_world *w, const mw_end *c) {
       model__fail(w, RETRY_ENOMEM, "out of memory for events");
   }
   if (w->run.top_in_flight == 0 && now >= w->cfg->duration_ns) sim_kernel_stop(w->k);
+}
+
+/* A failed call of a population with its own on_failure may take the error path first
+ * (model_client_fallback.c), which settles it when it is over: one flag test, off the
+ * success path. */
+static void client_call_done(model_world *w, const mw_end *c) {
+  mw_client *cl = c->done_ctx;
+  if (!c->ok && cl->pop->has_on_failure && model__client_fallback_fire(w, c)) return;
+  client_settle(w, cl, c->ok, c);
+}
+
+void model__client_settle(model_world *w, mw_client *cl, bool ok, const mw_end *c) {
+  client_settle(w, cl, ok, c);
 }
 
 
