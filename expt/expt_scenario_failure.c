@@ -197,6 +197,12 @@ static bool fallback_slot(scn_ctx *c, model_client_cfg *cl) {
  * population's call and whose fallback takes the next place; the fallback then moves to the
  * population. "invalidate" is refused: a population has no cache key of its own to delete. */
 bool expt__scenario_client_on_failure(scn_ctx *c, json_t *v, model_client_cfg *cl) {
+  if (json_is_object(v) && retry_json_field(v, "invalidate") != NULL) {
+    retry_json_fail_field(&c->j, v, "invalidate",
+                          "absent for a client population: only a service's call looks up a "
+                          "cache key another call may delete");
+    return false;
+  }
   cl->on_failure = expt__scenario_calloc(1, sizeof *cl->on_failure);
   model_service_cfg tmp = {.name = cl->name, .space = c->cfg->services[cl->target].space};
   tmp.calls = expt__scenario_calloc(2, sizeof *tmp.calls);
@@ -222,11 +228,5 @@ bool expt__scenario_client_on_failure(scn_ctx *c, json_t *v, model_client_cfg *c
     cl->on_failure->on_failure.fallback = 0;
   }
   free(tmp.calls);
-  if (ok && cl->on_failure->on_failure.invalidate) {
-    retry_json_fail_field(&c->j, v, "invalidate",
-                          "absent for a client population: only a service's call looks up a "
-                          "cache key another call may delete");
-    return false;
-  }
   return ok && (cl->on_failure->fallback == NULL || fallback_slot(c, cl));
 }

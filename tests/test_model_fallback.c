@@ -300,6 +300,37 @@ static void test_model_fallback_client_result_rules(void **state) {
   }
 }
 
+/* A population with a fallback and a herd's init call: the fallback's edge comes before the
+ * init's (which the herd finds from the end), each named by its own method slot past the
+ * population's (the sanitizer builds check every call's method against its slot), and each
+ * edge counts its own calls. */
+static void test_model_fallback_client_beside_a_herd(void **state) {
+  (void)state;
+  test_run x;
+  test_run_text(&x,
+                "{'duration': '10s', 'services': {"
+                "  'a': {'service_time': '1ms', 'workers': 50,"
+                "        'faults': [{'kind': 'fail', 'status': 'UNAVAILABLE', 'rate': 0.5}]},"
+                "  'b': {'service_time': '1ms', 'workers': 50}},"
+                " 'clients': {'shop': {'count': 5, 'target': 'a', 'methods': ['/a.A/Get'],"
+                "   'arrival': {'kind': 'open', 'rate': '200/s'}, 'on_failure': {" FB "}}},"
+                " 'events': [{'at': '5s', 'action': 'restart', 'population': 'shop',"
+                "   'init': {'service': 'b', 'method': '/b.B/Login'}}]}",
+                3);
+  const model_edge_stats *call = edge_nth(x.r, "shop", "a", 1);
+  const model_edge_stats *fb = edge_nth(x.r, "shop", "b", 1);
+  const model_edge_stats *init = edge_nth(x.r, "shop", "b", 2);
+  assert_int_equal(x.r->n_herds, 1);
+  assert_int_equal(x.r->herds[0].inits, 5);
+  assert_int_equal(init->calls, 5);
+  assert_true(call->failed > 300);
+  assert_int_equal(fb->calls, call->fallbacks);
+  assert_int_equal(call->fallbacks, call->failed);
+  assert_int_equal(test_svc(x.r, "b")->arrivals, call->failed + 5);
+  assert_int_equal(x.r->calls_failed, 0);
+  test_run_free(&x);
+}
+
 /* }================================================================== */
 
 int main(void) {
@@ -312,6 +343,7 @@ int main(void) {
       cmocka_unit_test(test_model_fallback_cut_short_in_the_error_path),
       cmocka_unit_test(test_model_fallback_client_made_exactly_on_failure),
       cmocka_unit_test(test_model_fallback_client_result_rules),
+      cmocka_unit_test(test_model_fallback_client_beside_a_herd),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
