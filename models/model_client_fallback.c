@@ -3,7 +3,7 @@
  * (model_client_fallback_cfg): the slow error path (extra_ns before the user hears of it),
  * then one fallback call, whose result replaces the failure, or is answered OK regardless
  * (a degraded answer), or leaves the failure standing. Only then does the call end for its
- * client (model__client_settle): its latency, goodput or error, and the closed loop's next
+ * client (model__client_call_done): its latency, goodput or error, and the closed loop's next
  * call or user retry follow the final outcome. Invariant: a call taken by the error path stays
  * counted in top_in_flight until it settles, so the run does not end under it.
  */
@@ -31,7 +31,8 @@ static void path_end(model_world *w, mw_cfb *f, bool ok) {
     w->res.calls_failed--;
   }
   model__free(w, f);
-  model__client_settle(w, e.done_ctx, ok, &e);
+  e.ok = ok;
+  model__client_call_done(w, &e);
 }
 
 /* Population p's fallback edge: one of those just before the herds' init edges
@@ -98,7 +99,7 @@ static void ev_extra_done(sim_kernel *k, void *obj, uint64_t arg) {
   path_end(cl->w, f, of->result == MODEL_FALLBACK_ANSWER_OK);
 }
 
-bool model__client_fallback_fire(model_world *w, const mw_end *e) {
+static bool fire(model_world *w, const mw_end *e) {
   mw_client *cl = e->done_ctx;
   mw_pop *p = cl->pop;
   const model_on_failure_cfg *of = &p->cfg->on_failure->on_failure;
@@ -127,6 +128,11 @@ bool model__client_fallback_fire(model_world *w, const mw_end *e) {
   return true;
 }
 
+void model__client_fallback_call_done(model_world *w, const mw_end *e) {
+  if (!e->ok && fire(w, e)) return;
+  model__client_call_done(w, e);
+}
+
 /* A population's fallback call ended (the on_done of its edge). Its status, mapped into the
  * target's space, decides ("fallback"), or the call is OK ("ok"), or the failure stands
  * ("failure"). */
@@ -151,7 +157,6 @@ int model__client_fallbacks_setup(model_world *w,
   for (size_t i = 0; i < w->topo.n_pops; i++) {
     mw_pop *p = &w->topo.pops[i];
     if (p->cfg->on_failure == NULL) continue;
-    p->has_on_failure = true;
     p->edge->stats->has_on_failure = true;
     p->edge->col_on_failure = column(w, p->cfg->name, "on_failure_rps", true);
     if (p->edge->col_on_failure < 0) return -1;

@@ -676,9 +676,6 @@ struct mw_pop {
    * gated event functions, which ask first (model_client.c). Set from the table of features
    * (model_feature.c) before its first arrival; in the struct's padding. */
   bool gated;
-  /* It has its own on_failure (model_client_fallback.c): the one test a failed call of its
-   * pays; in the padding too. */
-  bool has_on_failure;
   mw_edge *edge;
   mw_client *clients;
   mw_method *mcfg;                  /* per method: its policy and fast paths */
@@ -1106,15 +1103,14 @@ void model__fallback_done(model_world *w, const mw_end *e);
 bool model__fallback_matches(const model_on_failure_cfg *of, int32_t st, retry_stop why);
 
 /* model_client_fallback.c: a client population's own on_failure. */
-/* Population call e ended failed: returns false when the filter does not take it (the call
- * ends as usual), true when the error path took it over (it ends through
- * model__client_settle when the path is over). */
-MODEL_COLD bool model__client_fallback_fire(model_world *w, const mw_end *e);
+/* The on_done of a population with an on_failure: a failure its filter takes goes down the
+ * error path and reaches model__client_call_done with its final outcome when the path is
+ * over; any other end goes there at once. */
+void model__client_fallback_call_done(model_world *w, const mw_end *e);
+/* model_client.c: the end of a population's call, as its client hears of it. */
+void model__client_call_done(model_world *w, const mw_end *e);
 /* The on_done of a population's fallback edge. */
 void model__client_fallback_done(model_world *w, const mw_end *e);
-/* The end of a population's call as its client sees it (model_client.c): ok is the final
- * outcome; start, deadline and the stream counts are the call's. */
-void model__client_settle(model_world *w, mw_client *cl, bool ok, const mw_end *c);
 /* Marks the populations with an on_failure, adds their <client>_on_failure_rps columns and
  * sets their fallback edges' ends. Returns -1 when a column could not be added. */
 int model__client_fallbacks_setup(model_world *w,
