@@ -21,6 +21,9 @@ static void destroy_client(model_client_cfg *cl) {
   if (cl->on_failure != NULL && cl->on_failure->fallback != NULL) {
     model_call_cfg *fb = cl->on_failure->fallback;
     free(fb->method);
+    for (size_t m = 0; m < fb->n_when_method; m++) /* read before the loader refuses it */
+      free(fb->when_method[m]);
+    free(fb->when_method);
     retry_config_destroy(fb->policy);
     free(fb);
   }
