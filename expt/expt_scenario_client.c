@@ -375,10 +375,9 @@ static bool parse_methods(scn_ctx *c, json_t *list, model_client_cfg *cl) {
  * Clients
  * =================================================================== */
 
-static const char *const client_keys[] = {"count",  "target",  "arrival",
-                                          "start",  "stop",    "methods",
-                                          "deadline", "policy", "network",
-                                          "on_failure"};
+static const char *const client_keys[] = {"count",   "target",   "arrival", "start",
+                                          "stop",    "methods",  "deadline", "policy",
+                                          "network", "on_failure"};
 
 /* start < stop <= duration: new calls only inside the run, and a window that holds time. */
 static bool parse_window(scn_ctx *c, json_t *v, model_client_cfg *cl) {

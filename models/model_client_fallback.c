@@ -11,8 +11,8 @@
 
 #include "models/model_int.h"
 
-/* One failure on its error path: the failed call's end as its client will hear it. Allocated when the filter takes the failure and
- * freed when the call settles: a rare, cold path. */
+/* One failure on its error path: the failed call's end as its client will hear it. Allocated when
+ * the filter takes the failure and freed when the call settles: a rare, cold path. */
 typedef struct mw_cfb {
   mw_end end;
 } mw_cfb;
