@@ -228,5 +228,16 @@ bool expt__scenario_client_on_failure(scn_ctx *c, json_t *v, model_client_cfg *c
     cl->on_failure->on_failure.fallback = 0;
   }
   free(tmp.calls);
-  return ok && (cl->on_failure->fallback == NULL || fallback_slot(c, cl));
+  if (!ok) return false;
+  const model_call_cfg *fb = cl->on_failure->fallback;
+  if (fb != NULL && fb->policy != NULL &&
+      retry_target_config_has_parts(retry_config_target(fb->policy))) {
+    retry_json_path_push_key(&c->j, "fallback");
+    retry_json_path_push_key(&c->j, "policy");
+    retry_json_fail(&c->j, RETRY_ECONFIG,
+                    "a client's fallback has no channel state: its policy may give attempts, "
+                    "hedges and timeouts, not a throttle, budget, breaker or limiter");
+    return false;
+  }
+  return fb == NULL || fallback_slot(c, cl);
 }
