@@ -239,5 +239,15 @@ bool expt__scenario_client_on_failure(scn_ctx *c, json_t *v, model_client_cfg *c
                     "hedges and timeouts, not a throttle, budget, breaker or limiter");
     return false;
   }
+  /* A call waiting for a blocking limiter's permit waits in its client's queue for the
+   * population's edge (model_call.c, waitq_of), which a fallback's call would share. */
+  const retry_target_config *tc = cl->policy != NULL ? retry_config_target(cl->policy) : NULL;
+  if (fb != NULL && tc != NULL && tc->has_limit && tc->limit.blocking) {
+    retry_json_path_push_key(&c->j, "fallback");
+    retry_json_fail(&c->j, RETRY_ECONFIG,
+                    "not modelled with a blocking concurrency limiter in the client's policy: "
+                    "its calls' queue would hold the fallback's too");
+    return false;
+  }
   return fb == NULL || fallback_slot(c, cl);
 }
