@@ -375,8 +375,9 @@ static bool parse_methods(scn_ctx *c, json_t *list, model_client_cfg *cl) {
  * Clients
  * =================================================================== */
 
-static const char *const client_keys[] = {"count",   "target",   "arrival", "start",  "stop",
-                                          "methods", "deadline", "policy",  "network"};
+static const char *const client_keys[] = {"count",   "target",   "arrival", "start",
+                                          "stop",    "methods",  "deadline", "policy",
+                                          "network", "on_failure"};
 
 /* start < stop <= duration: new calls only inside the run, and a window that holds time. */
 static bool parse_window(scn_ctx *c, json_t *v, model_client_cfg *cl) {
@@ -450,7 +451,13 @@ static bool parse_client(scn_ctx *c, json_t *v, model_client_cfg *cl) {
     if (!ok) return false;
     retry_json_path_pop(&c->j, mark);
   }
-  return expt__scenario_get_dist(c, v, "network", &cl->network) >= 0;
+  if (expt__scenario_get_dist(c, v, "network", &cl->network) < 0) return false;
+  json_t *of = retry_json_field(v, "on_failure");
+  if (of == NULL) return true;
+  mark = retry_json_path_push_key(&c->j, "on_failure");
+  if (!expt__scenario_client_on_failure(c, of, cl)) return false;
+  retry_json_path_pop(&c->j, mark);
+  return true;
 }
 
 /* "clients": at least one, in document order, names shared with the services. */

@@ -5,6 +5,7 @@
  * service's calls after the ones listed (model_call_cfg.fallback_only), so its edge, policy,
  * channel state and counters are a call's.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "expt/expt_scenario_int.h"
@@ -170,4 +171,83 @@ bool expt__scenario_check_on_failure(scn_ctx *c) {
     }
   }
   return true;
+}
+
+/* The fallback is named, as a herd's init call is, by a method slot of the population
+ * (model__edge_method) past its counted methods, so nothing that walks the methods sees it;
+ * the entry borrows the fallback's name. A herd's init slots come after it
+ * (expt_scenario_ops.c). */
+static bool fallback_slot(scn_ctx *c, model_client_cfg *cl) {
+  model_method_cfg *m = realloc(cl->methods, (cl->n_methods + 1) * sizeof *m);
+  if (m == NULL) {
+    retry_json_fail(&c->j, RETRY_ENOMEM, "out of memory");
+    return false;
+  }
+  cl->methods = m;
+  memset(&m[cl->n_methods], 0, sizeof m[0]);
+  m[cl->n_methods].name = cl->on_failure->fallback->method;
+  m[cl->n_methods].stream = RETRY_STREAM_UNARY;
+  m[cl->n_methods].deadline_ns = RETRY_NEVER;
+  cl->on_failure->slot = (int32_t)cl->n_methods;
+  return true;
+}
+
+/* A client population's "on_failure" (model_client_fallback_cfg): read as a handler's, for a
+ * stand-in caller in the population's target's status space, whose one call is the
+ * population's call and whose fallback takes the next place; the fallback then moves to the
+ * population. "invalidate" is refused: a population has no cache key of its own to delete. */
+bool expt__scenario_client_on_failure(scn_ctx *c, json_t *v, model_client_cfg *cl) {
+  if (json_is_object(v) && retry_json_field(v, "invalidate") != NULL) {
+    retry_json_fail_field(&c->j, v, "invalidate",
+                          "absent for a client population: only a service's call looks up a "
+                          "cache key another call may delete");
+    return false;
+  }
+  cl->on_failure = expt__scenario_calloc(1, sizeof *cl->on_failure);
+  model_service_cfg tmp = {.name = cl->name, .space = c->cfg->services[cl->target].space};
+  tmp.calls = expt__scenario_calloc(2, sizeof *tmp.calls);
+  if (cl->on_failure == NULL || tmp.calls == NULL) {
+    free(tmp.calls);
+    retry_json_fail(&c->j, RETRY_ENOMEM, "out of memory");
+    return false;
+  }
+  tmp.n_calls = 1;
+  size_t slot = 1;
+  bool ok = expt__scenario_parse_on_failure(c, v, &tmp, 0, &slot);
+  cl->on_failure->on_failure = tmp.calls[0].on_failure;
+  if (tmp.n_calls > 1) { /* the fallback's owned parts move to the population */
+    cl->on_failure->fallback = expt__scenario_calloc(1, sizeof *cl->on_failure->fallback);
+    if (cl->on_failure->fallback == NULL) {
+      free(tmp.calls[1].method);
+      retry_config_destroy(tmp.calls[1].policy);
+      free(tmp.calls);
+      retry_json_fail(&c->j, RETRY_ENOMEM, "out of memory");
+      return false;
+    }
+    *cl->on_failure->fallback = tmp.calls[1];
+    cl->on_failure->on_failure.fallback = 0;
+  }
+  free(tmp.calls);
+  if (!ok) return false;
+  const model_call_cfg *fb = cl->on_failure->fallback;
+  if (fb != NULL && fb->policy != NULL &&
+      retry_target_config_has_parts(retry_config_target(fb->policy))) {
+    retry_json_path_push_key(&c->j, "fallback");
+    retry_json_path_push_key(&c->j, "policy");
+    retry_json_fail(&c->j, RETRY_ECONFIG,
+                    "a client's fallback has no channel state: its policy may give attempts, "
+                    "hedges and timeouts, not a throttle, budget, breaker or limiter");
+    return false;
+  }
+  /* A call waiting for a blocking limiter's permit waits in its client's queue for the
+   * population's edge (model_call.c, waitq_of), which a fallback's call would share. */
+  const retry_target_config *tc = cl->policy != NULL ? retry_config_target(cl->policy) : NULL;
+  if (fb != NULL && tc != NULL && tc->has_limit && tc->limit.blocking) {
+    retry_json_path_push_key(&c->j, "fallback");
+    retry_json_fail(&c->j, RETRY_ECONFIG,
+                    "not modelled with a blocking concurrency limiter in the client's policy: "
+                    "its calls' queue would hold the fallback's too");
+    return false;
+  }
+  return fb == NULL || fallback_slot(c, cl);
 }

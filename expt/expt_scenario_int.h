@@ -158,6 +158,9 @@ size_t expt__scenario_count_fallbacks(json_t *calls);
  * which then moves on. */
 bool expt__scenario_parse_on_failure(scn_ctx *c, json_t *v, model_service_cfg *svc, size_t j,
                                      size_t *next_slot);
+/* A client population's "on_failure" (expt_scenario_failure.c): the same object as a call's,
+ * in the target's status space, without "invalidate". */
+bool expt__scenario_client_on_failure(scn_ctx *c, json_t *v, model_client_cfg *cl);
 /* Once every service is read: each "invalidate" calls a service with a cache. */
 bool expt__scenario_check_on_failure(scn_ctx *c);
 /* expt_scenario_work.c: a service's "work" (its path pushed). */

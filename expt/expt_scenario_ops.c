@@ -496,10 +496,12 @@ static bool assign_slots(scn_ctx *c, model_ops_cfg *oc) {
     for (size_t k = 0; k < oc->n_inits; k++)
       extra += oc->inits[k].pop == (int)p;
     if (extra == 0) continue;
-    model_method_cfg *m = realloc(cl->methods, (cl->n_methods + extra) * sizeof *m);
+    /* past the population's own fallback's slot, when it has one (expt_scenario_failure.c) */
+    size_t base = cl->n_methods + (cl->on_failure != NULL && cl->on_failure->fallback != NULL);
+    model_method_cfg *m = realloc(cl->methods, (base + extra) * sizeof *m);
     if (m == NULL) return fail(c, "out of memory%s%s", "", "");
     cl->methods = m;
-    size_t j = cl->n_methods;
+    size_t j = base;
     for (size_t k = 0; k < oc->n_inits; k++) {
       if (oc->inits[k].pop != (int)p) continue;
       memset(&m[j], 0, sizeof m[j]);

@@ -42,7 +42,7 @@ static int64_t call_timeout(const model_method_cfg *m, const model_client_cfg *c
  * A closed-loop client that may retry by hand keeps a reference to the operation in
  * cl->user_op, set before the call starts: a call refused locally ends inside
  * model__call_start, and model__client_call_done must already see the operation then. */
-static void client_call_done(model_world *w, const mw_end *e);
+void model__client_call_done(model_world *w, const mw_end *e);
 
 static MODEL_HOT void client_call(model_world *w, mw_client *cl, int32_t j, mw_op *op) {
   mw_pop *p = cl->pop;
@@ -243,7 +243,7 @@ static void ev_script_gated(sim_kernel *k, void *obj, uint64_t arg) {
  * Goodput counts only OK calls that ended at or before their deadline (a call that waits
  * past it for a reply is not good). When the scenario's duration has passed and nothing is
  * left in flight, the run ends. */
-static void client_call_done(model_world *w, const mw_end *c) {
+void model__client_call_done(model_world *w, const mw_end *c) {
   mw_client *cl = c->done_ctx;
   mw_pop *p = cl->pop;
   model_results *res = &w->res;
@@ -360,7 +360,10 @@ int model__pops_create(model_world *w) {
   for (size_t i = 0; i < w->topo.n_pops; i++) {
     mw_pop *p = &w->topo.pops[i];
     p->gated = model__pop_is_gated(w, p); /* model_feature.c */
-    p->edge->on_done = client_call_done;
+    /* A population with its own on_failure hears of its calls' ends first through its error
+     * path (model_client_fallback.c), so that the others' ends pay nothing for it. */
+    p->edge->on_done =
+        p->cfg->on_failure != NULL ? model__client_fallback_call_done : model__client_call_done;
     if (pop_create(w, &w->topo.pops[i]) < 0) return -1;
   }
   return 0;

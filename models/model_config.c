@@ -18,6 +18,16 @@ static void destroy_client(model_client_cfg *cl) {
     free(cl->methods[i].name);
   free(cl->methods);
   retry_config_destroy(cl->policy);
+  if (cl->on_failure != NULL && cl->on_failure->fallback != NULL) {
+    model_call_cfg *fb = cl->on_failure->fallback;
+    free(fb->method);
+    for (size_t m = 0; m < fb->n_when_method; m++) /* read before the loader refuses it */
+      free(fb->when_method[m]);
+    free(fb->when_method);
+    retry_config_destroy(fb->policy);
+    free(fb);
+  }
+  free(cl->on_failure);
 }
 
 static void destroy_service(model_service_cfg *svc) {

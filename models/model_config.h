@@ -78,6 +78,10 @@ typedef struct model_client_cfg {
                            methodConfig timeout, else none */
   retry_config *policy; /* owned; NULL = no retries (one attempt, no shared state) */
   sim_dist network;     /* one-way latency of each hop between client and service */
+  /* Its own on_failure (model_client_fallback.c): which failures of its calls it takes, the
+   * slow error path, one fallback call and the rule that picks the call's final status, all
+   * in its target's status space. NULL: none (the population's calls end as they end). */
+  struct model_client_fallback_cfg *on_failure;
 } model_client_cfg;
 
 /* }================================================================== */
@@ -162,6 +166,21 @@ typedef struct model_call_cfg {
    * calls[], made only by on_failure, never by the handler's own loop. */
   bool fallback_only;
 } model_call_cfg;
+
+/* A client population's on_failure (model_client_cfg.on_failure): its filter, extra time and
+ * result as a handler's (invalidate is refused); fallback is its one fallback call (owned,
+ * on_failure.fallback 0) or NULL, named by the population's method slot `slot`, past its
+ * methods (model__edge_method). */
+typedef struct model_client_fallback_cfg {
+  model_on_failure_cfg on_failure;
+  model_call_cfg *fallback;
+  int32_t slot;
+} model_client_fallback_cfg;
+
+/* Whether population c has an on_failure with a fallback call (an edge of its own). */
+static inline bool model_client_has_fallback(const model_client_cfg *c) {
+  return c->on_failure != NULL && c->on_failure->fallback != NULL;
+}
 
 /* Whether call c branches: made with a probability below 1 or for some methods only, or a
  * fallback call, which the handler's own loop never makes (its branch always says no). */

@@ -80,6 +80,12 @@ uint64_t model_world_estimate_bytes(const model_config *cfg) {
                            cl->n_methods * (sizeof(double) + sizeof(void *)));
     total = add(total, mul((uint64_t)cl->count, per_client));
     cols += TS_POP_COLS;
+    /* Its own on_failure: <client>_on_failure_rps, a fallback's edge, and a record per
+     * failure on its error path (those follow the calls in flight: not here). */
+    if (cl->on_failure != NULL) {
+      cols++;
+      n_edges += model_client_has_fallback(cl);
+    }
   }
   for (size_t s = 0; s < cfg->n_services; s++) {
     const model_service_cfg *sv = &cfg->services[s];

@@ -43,7 +43,7 @@ static const model_call_cfg *failed_call(const mw_service *s, int32_t child) {
 /* Whether the failure (status st in the handler's space, stop reason why) is one on_failure
  * answers: its status among `statuses` (none listed: any) and its reason among `reasons`
  * (none: any); never a call the handler cancelled itself (a k-of-n fan-out's leftovers). */
-static bool filter_matches(const model_on_failure_cfg *of, int32_t st, retry_stop why) {
+bool model__fallback_matches(const model_on_failure_cfg *of, int32_t st, retry_stop why) {
   if (why == RETRY_STOP_CANCELLED) return false; /* the handler itself no longer wants it */
   if (of->reasons != 0 && !(of->reasons & (UINT32_C(1) << why))) return false;
   if (of->n_statuses == 0) return true;
@@ -132,7 +132,7 @@ bool model__fallback_fire(model_world *w, mw_req *r, const mw_end *e, int32_t st
   mw_service *s = &w->topo.services[r->edge->callee];
   const model_call_cfg *cc = failed_call(s, e->slot);
   const model_on_failure_cfg *of = &cc->on_failure;
-  if (!filter_matches(of, st, e->reason)) return false;
+  if (!model__fallback_matches(of, st, e->reason)) return false;
   mw_edge *edge = s->call_edges[s->call_of_child[e->slot]];
   if (e->measured) edge->stats->on_failure++;
   model__ts_add(w, edge->col_on_failure, 1.0);

@@ -161,6 +161,11 @@ static bool pop_herd(const mw_subject *x) {
   return false;
 }
 
+/* Its own on_failure (model_client_fallback.c): no fast path is left, because a failed call
+ * of its asks the population's flag (mw_pop.has_on_failure) off the success path; the row
+ * keeps the table the one list of what a world may have. */
+static bool pop_on_failure(const mw_subject *x) { return x->pop->cfg->on_failure != NULL; }
+
 /* The table. A row's fast paths are those whose work the feature is part of:
  *   MW_FAST_ARRIVAL    the arrival screen before the queue (model_service.c, arrive_screen)
  *   MW_FAST_START      a worker's start: the deadline check and the contention read
@@ -209,6 +214,7 @@ static const mw_feature features[] = {
     {"trace sink", MW_OF_WORLD, MW_FAST_BARE | MW_FAST_NO_EXT, world_trace},
     {"operators and scheduled actions", MW_OF_WORLD, MW_FAST_NO_OPS, world_operators},
     {"herds and pauses", MW_OF_POP, MW_FAST_UNGATED, pop_herd},
+    {"population's on_failure", MW_OF_POP, 0, pop_on_failure},
 };
 
 #define N_FEATURES (sizeof features / sizeof features[0])
@@ -248,6 +254,15 @@ static void edge_apply(model_world *w, mw_edge *e) {
   x.tc = e->has_target ? retry_config_target(e->policy) : NULL;
   uint8_t fe = fast_of(w, &x, MW_OF_SERVICE | MW_OF_EDGE | MW_OF_WORLD);
   e->gauge_no_budget = (fe & MW_FAST_GAUGE_THIN) != 0;
+  if (e->pop_fallback) { /* a population's fallback call (model_client_fallback.c) */
+    const model_call_cfg *fb = w->cfg->clients[e->pop].on_failure->fallback;
+    x.mc = e->fb_mc;
+    x.stream = fb->stream;
+    x.request_bytes = fb->request_bytes;
+    x.stream_items = fb->stream_items;
+    e->fb_fast = fe & fast_of(w, &x, MW_OF_METHOD);
+    return;
+  }
   if (e->pop >= 0 && e->init < 0) {
     mw_pop *p = &w->topo.pops[e->pop];
     const model_client_cfg *cc = p->cfg;

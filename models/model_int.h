@@ -218,6 +218,11 @@ typedef struct mw_edge {
   /* A herd's initialisation call (model_herd.c): its index in the config's inits, the
    * population's in pop; -1 for every other edge. */
   int32_t init;
+  /* A population's fallback call (model_client_fallback.c), pop its population's: its method's
+   * policy and fast paths (the population's methods are the population's edge's). */
+  bool pop_fallback;
+  uint8_t fb_fast;
+  const retry_method_config *fb_mc;
 } mw_edge;
 
 /* The fast paths: each skips the work of features an object does not have. Which object may
@@ -792,6 +797,7 @@ struct model_world {
     int n_effect_services; /* services with a side effect: executions per op */
     int n_cache_services;  /* services with a look-aside cache: each op then ends in a key */
     size_t n_init_edges;   /* herds' init calls: the last edges (model_herd.c) */
+    size_t n_pop_fb_edges; /* populations' fallback calls: just before the init edges */
   } topo;
   /* Calls, requests and ledger operations in flight: owns every chunk. */
   struct mw_pools {
@@ -1092,6 +1098,24 @@ void model__work_sample(model_world *w, double *row);
 MODEL_COLD bool model__fallback_fire(model_world *w, mw_req *r, const mw_end *e, int32_t st);
 /* The on_done of every fallback call's edge. */
 void model__fallback_done(model_world *w, const mw_end *e);
+/* The filter of an on_failure: whether it takes a failure with status st and stop reason why
+ * (never a call cancelled by its own caller). */
+bool model__fallback_matches(const model_on_failure_cfg *of, int32_t st, retry_stop why);
+
+/* model_client_fallback.c: a client population's own on_failure. */
+/* The on_done of a population with an on_failure: a failure its filter takes goes down the
+ * error path and reaches model__client_call_done with its final outcome when the path is
+ * over; any other end goes there at once. */
+void model__client_fallback_call_done(model_world *w, const mw_end *e);
+/* model_client.c: the end of a population's call, as its client hears of it. */
+void model__client_call_done(model_world *w, const mw_end *e);
+/* The on_done of a population's fallback edge. */
+void model__client_fallback_done(model_world *w, const mw_end *e);
+/* Marks the populations with an on_failure, adds their <client>_on_failure_rps columns and
+ * sets their fallback edges' ends. Returns -1 when a column could not be added. */
+int model__client_fallbacks_setup(model_world *w,
+                                  int (*column)(model_world *, const char *, const char *, bool));
+
 /* Marks the results of the edges with an on_failure and of the caches they delete from, and
  * adds each such service's <service>_on_failure_rps column. Returns -1 when one could not be
  * added. */

@@ -257,7 +257,7 @@ static int ts_setup(model_world *w) {
             ? ts_column(w, w->cfg->services[s].name, "concurrency_limit", false)
             : -1;
   if (model__caches_columns(w, ts_column) < 0 || model__fallbacks_setup(w, ts_column) < 0 ||
-      model__work_columns(w, ts_column) < 0)
+      model__client_fallbacks_setup(w, ts_column) < 0 || model__work_columns(w, ts_column) < 0)
     return -1;
   if (model__ctl_columns(w, ts_column) < 0) return -1;
   if (w->cfg->ops != NULL && model__ops_columns(w, ts_column) < 0) return -1;
@@ -393,8 +393,9 @@ static int edges_worst_case(model_world *w, const retry_policy *const *layer) {
     size_t callee = (size_t)w->topo.edges[i].callee;
     if (wc > in_worst[callee]) in_worst[callee] = wc;
   }
-  /* A herd's init call is its population's layer too (the last edges). */
-  for (size_t i = ne - w->topo.n_init_edges; i < ne; i++) {
+  /* A population's fallback and a herd's init call are its population's layer too (the last
+   * edges). */
+  for (size_t i = ne - w->topo.n_init_edges - w->topo.n_pop_fb_edges; i < ne; i++) {
     uint64_t wc = retry_policy_layers_worst_case(&layer[i], 1);
     w->res.edges[i].worst_case = wc;
     size_t callee = (size_t)w->topo.edges[i].callee;
@@ -439,8 +440,10 @@ static int edges_create(model_world *w) {
   w->topo.n_edges = cfg->n_clients;
   for (size_t s = 0; s < cfg->n_services; s++)
     w->topo.n_edges += cfg->services[s].n_calls;
+  for (size_t i = 0; i < cfg->n_clients; i++)
+    w->topo.n_pop_fb_edges += model_client_has_fallback(&cfg->clients[i]);
   w->topo.n_init_edges = cfg->ops != NULL ? cfg->ops->n_inits : 0;
-  w->topo.n_edges += w->topo.n_init_edges;
+  w->topo.n_edges += w->topo.n_pop_fb_edges + w->topo.n_init_edges;
   w->topo.edges = model__calloc(w, w->topo.n_edges, sizeof *w->topo.edges);
   w->res.edges = model__calloc(w, w->topo.n_edges, sizeof *w->res.edges);
   /* Each edge's layer: the policy of its method with the most attempts (scratch). */
@@ -495,6 +498,23 @@ static int edges_create(model_world *w) {
       w->topo.edges[e].slot = j;
       sv->call_mcfg[j].mc = c->policy != NULL ? retry_config_lookup(c->policy, c->method) : NULL;
     }
+  }
+  /* Populations' fallback calls (model_client_fallback.c), before the herds' init edges,
+   * which are found by counting back from the end. */
+  for (size_t i = 0; i < cfg->n_clients; i++) {
+    if (!model_client_has_fallback(&cfg->clients[i])) continue;
+    const model_call_cfg *fb = cfg->clients[i].on_failure->fallback;
+    edge_init(w, e, cfg->clients[i].name, fb->service, cfg->services[cfg->clients[i].target].space,
+              fb->policy, &fb->map, &fb->network);
+    layer[e] = method_layer(fb->policy, fb->method);
+    w->res.edges[e].max_attempts = layer_attempts(layer[e]);
+    w->topo.edges[e].pop = (int)i;
+    /* Its calls go without the population's channel state (as a herd's init calls do): the
+     * fallback's policy gives them attempts, hedges and timeouts, no shared state. */
+    w->topo.edges[e].has_target = false;
+    w->topo.edges[e].pop_fallback = true;
+    w->topo.edges[e++].fb_mc =
+        fb->policy != NULL ? retry_config_lookup(fb->policy, fb->method) : NULL;
   }
   /* Herds' init calls (model_herd.c), after every service's: made by a population's clients
    * on their own channels, named by a method slot past the population's methods. */

@@ -230,6 +230,109 @@ static void test_model_fallback_cut_short_in_the_error_path(void **state) {
 
 /* }================================================================== */
 
+/* {==================================================================
+ * A client population's own on_failure
+ * =================================================================== */
+
+/* `shop` calls `a`, which fails half of its requests (UNAVAILABLE after its work), with its
+ * own on_failure ON; `b` is the fallback's callee, with B_FAULTS its fault list. */
+#define CWORLD(ON, B_FAULTS)                                                     \
+  "{'duration': '10s', 'services': {"                                            \
+  "  'a': {'service_time': '1ms', 'workers': 50,"                                \
+  "        'faults': [{'kind': 'fail', 'status': 'UNAVAILABLE', 'rate': 0.5}]}," \
+  "  'b': {'service_time': '1ms', 'workers': 50, 'faults': " B_FAULTS            \
+  "}},"                                                                          \
+  " 'clients': {'shop': {'target': 'a', 'methods': ['/a.A/Get'],"                \
+  "   'arrival': {'kind': 'open', 'rate': '200/s'}, 'on_failure': " ON "}}}"
+
+/* Every failed call of shop, and only those, makes one fallback call to b, on an edge of its
+ * own after shop's; with b answering and the default result, no call fails. */
+static void test_model_fallback_client_made_exactly_on_failure(void **state) {
+  (void)state;
+  test_run x;
+  test_run_text(&x, CWORLD("{" FB "}", B_OK), 3);
+  const model_edge_stats *call = edge_nth(x.r, "shop", "a", 1);
+  const model_edge_stats *fb = edge_nth(x.r, "shop", "b", 1);
+  assert_true(call->has_on_failure && !fb->has_on_failure);
+  assert_true(call->failed > 500 && call->ok > 500);
+  assert_int_equal(call->on_failure, call->failed);
+  assert_int_equal(call->fallbacks, call->failed);
+  assert_int_equal(fb->calls, call->failed);
+  assert_int_equal(test_svc(x.r, "b")->arrivals, call->failed);
+  assert_int_equal(x.r->calls_failed, 0);
+  assert_int_equal(x.r->calls_ok, x.r->calls_started);
+  assert_true(test_ts_total(&x.r->ts, "shop_on_failure_rps") == (double)call->on_failure);
+  test_run_free(&x);
+  /* A filter that takes none of a's failures: no fallback, the failures stand. */
+  test_run_text(&x, CWORLD("{'statuses': ['INTERNAL'], " FB "}", B_OK), 3);
+  call = edge_nth(x.r, "shop", "a", 1);
+  assert_true(call->failed > 500);
+  assert_int_equal(call->on_failure, 0);
+  assert_int_equal(test_svc(x.r, "b")->arrivals, 0);
+  assert_int_equal(x.r->calls_failed, call->failed);
+  test_run_free(&x);
+}
+
+/* The three results, told apart by b answering or failing, as for a handler's; the slow
+ * error path alone answers OK or keeps the failure. */
+static void test_model_fallback_client_result_rules(void **state) {
+  (void)state;
+  static const struct {
+    const char *text;
+    bool calls_fail; /* the calls to a that failed stay failed */
+  } cases[] = {
+      {CWORLD("{" FB ", 'result': 'fallback'}", B_FAILS), true},
+      {CWORLD("{" FB ", 'result': 'fallback'}", B_OK), false},
+      {CWORLD("{" FB ", 'result': 'ok'}", B_FAILS), false},
+      {CWORLD("{" FB ", 'result': 'failure'}", B_OK), true},
+      {CWORLD("{'result': 'ok', 'extra_time': '1ms'}", B_OK), false},
+      {CWORLD("{'extra_time': '100ms'}", B_OK), true},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    test_run x;
+    test_run_text(&x, cases[i].text, 5);
+    const model_edge_stats *call = edge_nth(x.r, "shop", "a", 1);
+    assert_true(call->failed > 500);
+    assert_int_equal(call->on_failure, call->failed);
+    assert_int_equal(x.r->calls_failed, cases[i].calls_fail ? call->failed : 0);
+    assert_int_equal(x.r->calls_ok + x.r->calls_failed, x.r->calls_started);
+    test_run_free(&x);
+  }
+}
+
+/* A population with a fallback and a herd's init call: the fallback's edge comes before the
+ * init's (which the herd finds from the end), each named by its own method slot past the
+ * population's (the sanitizer builds check every call's method against its slot), and each
+ * edge counts its own calls. */
+static void test_model_fallback_client_beside_a_herd(void **state) {
+  (void)state;
+  test_run x;
+  test_run_text(&x,
+                "{'duration': '10s', 'services': {"
+                "  'a': {'service_time': '1ms', 'workers': 50,"
+                "        'faults': [{'kind': 'fail', 'status': 'UNAVAILABLE', 'rate': 0.5}]},"
+                "  'b': {'service_time': '1ms', 'workers': 50}},"
+                " 'clients': {'shop': {'count': 5, 'target': 'a', 'methods': ['/a.A/Get'],"
+                "   'arrival': {'kind': 'open', 'rate': '200/s'}, 'on_failure': {" FB "}}},"
+                " 'events': [{'at': '5s', 'action': 'restart', 'population': 'shop',"
+                "   'init': {'service': 'b', 'method': '/b.B/Login'}}]}",
+                3);
+  const model_edge_stats *call = edge_nth(x.r, "shop", "a", 1);
+  const model_edge_stats *fb = edge_nth(x.r, "shop", "b", 1);
+  const model_edge_stats *init = edge_nth(x.r, "shop", "b", 2);
+  assert_int_equal(x.r->n_herds, 1);
+  assert_int_equal(x.r->herds[0].inits, 5);
+  assert_int_equal(init->calls, 5);
+  assert_true(call->failed > 300);
+  assert_int_equal(fb->calls, call->fallbacks);
+  assert_int_equal(call->fallbacks, call->failed);
+  assert_int_equal(test_svc(x.r, "b")->arrivals, call->failed + 5);
+  assert_int_equal(x.r->calls_failed, 0);
+  test_run_free(&x);
+}
+
+/* }================================================================== */
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_model_fallback_made_exactly_on_failure),
@@ -238,6 +341,9 @@ int main(void) {
       cmocka_unit_test(test_model_fallback_extra_time_holds_the_worker),
       cmocka_unit_test(test_model_fallback_invalidate_deletes_the_key),
       cmocka_unit_test(test_model_fallback_cut_short_in_the_error_path),
+      cmocka_unit_test(test_model_fallback_client_made_exactly_on_failure),
+      cmocka_unit_test(test_model_fallback_client_result_rules),
+      cmocka_unit_test(test_model_fallback_client_beside_a_herd),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
