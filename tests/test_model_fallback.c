@@ -2,7 +2,10 @@
  * test_model_fallback.c: a handler's on_failure (models/model_fallback.c): the fallback is made
  * exactly for the failures its filter takes, its result replaces the failure, answers OK or
  * keeps it as "result" says, extra_time holds the worker, and invalidate deletes the failed
- * call's key from its callee's cache, so that every read after an invalid one misses.
+ * call's key from its callee's cache, so that every read after an invalid one misses. A
+ * client population's own on_failure (models/model_client_fallback.c) does the same for its
+ * calls, and what its client hears (the closed loop's next call or user retry) is the
+ * outcome the error path gave; its fallback's deadline is bounded by the failed call's.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -313,7 +316,8 @@ static void test_model_fallback_client_beside_a_herd(void **state) {
                 "        'faults': [{'kind': 'fail', 'status': 'UNAVAILABLE', 'rate': 0.5}]},"
                 "  'b': {'service_time': '1ms', 'workers': 50}},"
                 " 'clients': {'shop': {'count': 5, 'target': 'a', 'methods': ['/a.A/Get'],"
-                "   'arrival': {'kind': 'open', 'rate': '200/s'}, 'on_failure': {" FB "}}},"
+                "   'arrival': {'kind': 'open', 'rate': '200/s'}, 'on_failure': {" FB
+                "}}},"
                 " 'events': [{'at': '5s', 'action': 'restart', 'population': 'shop',"
                 "   'init': {'service': 'b', 'method': '/b.B/Login'}}]}",
                 3);
@@ -331,6 +335,69 @@ static void test_model_fallback_client_beside_a_herd(void **state) {
   test_run_free(&x);
 }
 
+/* A closed loop's user retries follow the outcome the error path gave, not the failed call's:
+ * 10 users think 10 ms and retry a failed call after 1 s. When on_failure answers OK, no user
+ * ever waits that second (about 10 x 10 s / 12 ms calls); when it keeps the failure, half of
+ * the cycles last a second more (about 10 x 10 s / 0.5 s). */
+static void test_model_fallback_client_closed_loop_follows_the_outcome(void **state) {
+  (void)state;
+#define CLOSED(ON)                                                                \
+  "{'duration': '10s', 'services': {"                                             \
+  "  'a': {'service_time': '1ms', 'workers': 50,"                                 \
+  "        'faults': [{'kind': 'fail', 'status': 'UNAVAILABLE', 'rate': 0.5}]}}," \
+  " 'clients': {'shop': {'count': 10, 'target': 'a', 'methods': ['/a.A/Get'],"    \
+  "   'arrival': {'kind': 'closed', 'think': '10ms', 'user_retries': 3,"          \
+  "               'user_retry_delay': '1s'}, 'on_failure': " ON "}}}"
+  test_run x;
+  test_run_text(&x, CLOSED("{'result': 'ok', 'extra_time': '1ms'}"), 3);
+  const model_edge_stats *call = edge_nth(x.r, "shop", "a", 1);
+  assert_true(call->calls > 6000);
+  assert_true(call->failed > 2000);
+  assert_int_equal(call->on_failure, call->failed);
+  assert_int_equal(x.r->calls_failed, 0);
+  test_run_free(&x);
+  test_run_text(&x, CLOSED("{'result': 'failure', 'extra_time': '1ms'}"), 3);
+  call = edge_nth(x.r, "shop", "a", 1);
+  assert_true(call->calls > 100 && call->calls < 400);
+  assert_int_equal(call->on_failure, call->failed);
+  assert_int_equal(x.r->calls_failed, call->failed);
+  test_run_free(&x);
+#undef CLOSED
+}
+
+/* The fallback's deadline is its own, bounded by the failed call's deadline (200 ms after the
+ * call's start) unless propagate_deadline is false: b answers after 300 ms, so with the bound
+ * every fallback ends DEADLINE_EXCEEDED and the failure stands; without it every one is OK. */
+static void test_model_fallback_client_propagates_the_deadline(void **state) {
+  (void)state;
+#define DEADLINE(PROPAGATE)                                                                        \
+  "{'duration': '10s', 'services': {"                                                              \
+  "  'a': {'service_time': '1ms', 'workers': 50,"                                                  \
+  "        'faults': [{'kind': 'fail', 'status': 'UNAVAILABLE', 'rate': 0.5}]},"                   \
+  "  'b': {'service_time': '300ms', 'workers': 500}},"                                             \
+  " 'clients': {'shop': {'target': 'a', 'methods': ['/a.A/Get'], 'deadline': '200ms',"             \
+  "   'arrival': {'kind': 'open', 'rate': '100/s'}, 'on_failure': {'fallback':"                    \
+  "     {'service': 'b', 'method': '/b.B/Get', 'deadline': '1s', 'propagate_deadline': " PROPAGATE \
+  "}}}}}"
+  test_run x;
+  test_run_text(&x, DEADLINE("true"), 3);
+  const model_edge_stats *call = edge_nth(x.r, "shop", "a", 1);
+  const model_edge_stats *fb = edge_nth(x.r, "shop", "b", 1);
+  assert_true(call->failed > 300);
+  assert_int_equal(fb->calls, call->failed);
+  assert_int_equal(fb->failed, fb->calls);
+  assert_int_equal(x.r->calls_failed, call->failed);
+  test_run_free(&x);
+  test_run_text(&x, DEADLINE("false"), 3);
+  call = edge_nth(x.r, "shop", "a", 1);
+  fb = edge_nth(x.r, "shop", "b", 1);
+  assert_true(call->failed > 300);
+  assert_int_equal(fb->ok, fb->calls);
+  assert_int_equal(x.r->calls_failed, 0);
+  test_run_free(&x);
+#undef DEADLINE
+}
+
 /* }================================================================== */
 
 int main(void) {
@@ -344,6 +411,8 @@ int main(void) {
       cmocka_unit_test(test_model_fallback_client_made_exactly_on_failure),
       cmocka_unit_test(test_model_fallback_client_result_rules),
       cmocka_unit_test(test_model_fallback_client_beside_a_herd),
+      cmocka_unit_test(test_model_fallback_client_closed_loop_follows_the_outcome),
+      cmocka_unit_test(test_model_fallback_client_propagates_the_deadline),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
