@@ -432,6 +432,7 @@ expt_scenario *cli_runopts_load(const cli_runopts *o, int *status) {
   }
   if (s != NULL) {
     expt_scenario_warn_identical(s, stderr);
+    expt_scenario_warn_unjudged(s, stderr);
     expt_capacity_warn(s, stderr);
   }
   if (s == NULL) {

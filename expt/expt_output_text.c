@@ -391,7 +391,8 @@ static int print_services(const json_t *run, FILE *f) {
   return table_print(&t, f, "");
 }
 
-/* "after 3 s (last: latency)", "never (last: queue)", or "-" for a run without a trigger that
+/* "after 3 s (last: latency)", "never (last: queue)", "unjudged" when the run ends too soon
+ * after the trigger for one span of the hold, or "-" for a run without a trigger that
  * ended (recovery null): when the run came back in its good state, and which of the recovery
  * rule's criteria came back last (or stayed out). */
 static void recovery_cell(const json_t *run, char *buf, size_t size) {
@@ -403,6 +404,8 @@ static void recovery_cell(const json_t *run, char *buf, size_t size) {
     snprintf(buf, size, "-");
   else if (json_is_true(dig(rc, "recovered", NULL)))
     snprintf(buf, size, "after %g s%s", num_or_zero(rc, "recovery_s", NULL), tail);
+  else if (num_or_zero(rc, "judged_until_s", NULL) < 0)
+    snprintf(buf, size, "unjudged");
   else
     snprintf(buf, size, "never%s", tail);
 }

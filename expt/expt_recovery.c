@@ -231,6 +231,8 @@ int expt_recovery_judge_series(const expt_recovery_cfg *cfg, int64_t duration_ns
    * buckets where each criterion holds (judged over the whole span, not bucket by bucket:
    * see the file's header), every queue's, and the first where all hold at once. */
   size_t first = (size_t)((trigger_end_ns + bucket_ns - 1) / bucket_ns);
+  out->judged_until_s = (double)((int64_t)full - (int64_t)hold) * ((double)bucket_ns / 1e9) -
+                        (double)trigger_end_ns / 1e9;
   for (size_t b = first; b + hold <= full; b++) {
     bool ok[EXPT_RECOVERY_N];
     span_health(cfg, s, out, qbase, b, hold, need, ok, qok);
@@ -261,16 +263,8 @@ void expt_recovery_judge(const expt_recovery_cfg *cfg, int64_t duration_ns, int6
   (void)expt_recovery_judge_series(cfg, duration_ns, trigger_start_ns, trigger_end_ns, &s, out);
 }
 
-/* The index of the column called name, or -1. */
-static int column(const model_timeseries *ts, const char *name) {
-  for (size_t c = 0; c < ts->n_columns; c++)
-    if (strcmp(ts->names[c], name) == 0) return (int)c;
-  return -1;
-}
-
-int expt_recovery_of_run(const expt_recovery_cfg *rcfg, const model_config *cfg,
-                        const model_results *r, expt_recovery *out) {
-  *out = (expt_recovery){0};
+void expt_recovery_trigger(const expt_recovery_cfg *rcfg, const model_config *cfg, int64_t *start,
+                           int64_t *end) {
   int64_t t0 = INT64_MAX, t1 = INT64_MIN;
   if (rcfg->explicit_trigger) {
     t0 = rcfg->trigger_start_ns;
@@ -283,6 +277,32 @@ int expt_recovery_of_run(const expt_recovery_cfg *rcfg, const model_config *cfg,
         if (f->end_ns > t1) t1 = f->end_ns;
       }
   }
+  *start = t0;
+  *end = t1;
+}
+
+double expt_recovery_judged_until_s(const expt_recovery_cfg *rcfg, const model_config *cfg) {
+  int64_t t0, t1, bucket = cfg->bucket_ns;
+  expt_recovery_trigger(rcfg, cfg, &t0, &t1);
+  if (t0 >= cfg->duration_ns || t1 >= cfg->duration_ns || t1 < t0 || bucket <= 0) return NAN;
+  /* The same spans as expt_recovery_judge_series: whole buckets inside the duration. */
+  int64_t hold = (rcfg->hold_ns + bucket - 1) / bucket;
+  if (hold < 1) hold = 1;
+  return (double)(cfg->duration_ns / bucket - hold) * ((double)bucket / 1e9) - (double)t1 / 1e9;
+}
+
+/* The index of the column called name, or -1. */
+static int column(const model_timeseries *ts, const char *name) {
+  for (size_t c = 0; c < ts->n_columns; c++)
+    if (strcmp(ts->names[c], name) == 0) return (int)c;
+  return -1;
+}
+
+int expt_recovery_of_run(const expt_recovery_cfg *rcfg, const model_config *cfg,
+                        const model_results *r, expt_recovery *out) {
+  *out = (expt_recovery){0};
+  int64_t t0, t1;
+  expt_recovery_trigger(rcfg, cfg, &t0, &t1);
   const model_timeseries *ts = &r->ts;
   int offered = column(ts, "offered_rps"), goodput = column(ts, "goodput_rps");
   if (offered < 0 || goodput < 0 || ts->values == NULL) return 0;

@@ -83,6 +83,10 @@ typedef struct expt_recovery {
   double hold_s;          /* how long health must last */
   bool recovered;
   double recovery_s;  /* from trigger_end_s to the start of the healthy span; NaN if never */
+  /* The latest recovery_s the run could show: the last span of hold_s that fits the duration
+   * starts this long after trigger_end_s. A run not recovered is censored there; a negative
+   * value means no span fits at all, so the run cannot tell recovered from not. */
+  double judged_until_s;
   double final_ratio; /* goodput / offered over the last hold_s of the duration, capped at 1 */
   /* latency: the column judged, its baseline (NaN: no OK call before the trigger, then the
    * criterion always holds) and the factor */
@@ -140,5 +144,15 @@ void expt_recovery_judge(const expt_recovery_cfg *cfg, int64_t duration_ns, int6
  * or RETRY_ENOMEM (out is then "no trigger"). */
 int expt_recovery_of_run(const expt_recovery_cfg *rcfg, const model_config *cfg,
                         const model_results *r, expt_recovery *out);
+
+/* The trigger of world cfg as expt_recovery_of_run takes it: [*start, *end), or INT64_MAX and
+ * INT64_MIN without a fault (and without a recovery block's trigger). */
+void expt_recovery_trigger(const expt_recovery_cfg *rcfg, const model_config *cfg, int64_t *start,
+                           int64_t *end);
+
+/* The latest recovery time (after the trigger's end) that a run of world cfg judged by rcfg can
+ * show: its last whole span of hold that fits the duration starts then. Negative when none
+ * fits; NaN when the world has no trigger that ends before its duration. */
+double expt_recovery_judged_until_s(const expt_recovery_cfg *rcfg, const model_config *cfg);
 
 #endif /* EXPT_RECOVERY_H */

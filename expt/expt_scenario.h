@@ -174,4 +174,9 @@ int expt_rate_parse(const char *s, double *per_s);
  * results would be the same (expt_scenario_same.c). Nothing without variants. */
 void expt_scenario_warn_identical(const expt_scenario *s, FILE *f);
 
+/* Warns on f, one line per run of s whose recovery cannot be judged: its trigger ends so near
+ * the end of the duration that no span of the recovery rule's hold fits after it, so every
+ * run would read as not recovered (expt_scenario_windows.c). */
+void expt_scenario_warn_unjudged(const expt_scenario *s, FILE *f);
+
 #endif /* EXPT_SCENARIO_H */

@@ -6,6 +6,7 @@
  */
 #include "expt/expt_scenario_int.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -68,4 +69,28 @@ bool expt__scenario_parse_windows(scn_ctx *c, json_t *v) {
     r->n_windows++;
   }
   return true;
+}
+
+void expt_scenario_warn_unjudged(const expt_scenario *s, FILE *f) {
+  for (size_t v = 0; v < expt_scenario_n_runs(s); v++) {
+    const model_config *cfg = expt_scenario_config(s, v);
+    const expt_recovery_cfg *rc = expt_scenario_recovery(s, v);
+    double until = expt_recovery_judged_until_s(rc, cfg);
+    if (isnan(until) || until >= 0) continue;
+    int64_t t0, t1;
+    expt_recovery_trigger(rc, cfg, &t0, &t1);
+    char var[96] = "";
+    if (expt_scenario_has_variants(s)) {
+      char name[72];
+      retry_json_printable(name, sizeof name, expt_scenario_run_name(s, v), 64);
+      snprintf(var, sizeof var, "variant \"%s\": ", name);
+    }
+    fprintf(f,
+            "retrysim: warning: %s: %sthe trigger ends at %gs and the run at %gs, too soon for "
+            "one span of the recovery hold (%gs, in whole buckets of %gs): recovery cannot be "
+            "judged and every run will read as not recovered (lengthen \"duration\" or shorten "
+            "\"recovery.hold\")\n",
+            expt_scenario_source(s), var, (double)t1 / 1e9, (double)cfg->duration_ns / 1e9,
+            (double)rc->hold_ns / 1e9, (double)cfg->bucket_ns / 1e9);
+  }
 }

@@ -100,6 +100,38 @@ static void test_expt_recovery_not_judged_without_a_trigger_nor_held_health(void
   assert_true(isnan(r.final_ratio));
 }
 
+/* Where a run not recovered is censored: the last hold span that fits starts judged_until_s
+ * after the trigger's end (20 s of 1 s buckets, hold 3 s, trigger ending at 9 s: 17 - 9 = 8 s).
+ * A trigger that ends too near the duration's end leaves no span: judged_until_s < 0, and the
+ * same figure comes from the configuration alone (the loader's warning). */
+static void test_expt_recovery_says_where_it_is_censored(void **state) {
+  (void)state;
+  double good[20], v[40];
+  for (int b = 0; b < 20; b++)
+    good[b] = 98;
+  series(v, good, 20);
+  expt_recovery r;
+  expt_recovery_judge(&rcfg, 20 * S, S, 6 * S, 9 * S, v, v + 1, 2, 20, &r);
+  assert_true(r.judged_until_s == 8.0);
+  /* Healthy from 18 s on: that span would start at 18 s, past 17 s: not seen. */
+  expt_recovery_judge(&rcfg, 20 * S, S, 6 * S, 18 * S, v, v + 1, 2, 20, &r);
+  assert_true(r.has_trigger && !r.recovered && r.judged_until_s == -1.0);
+  model_config cfg = {.duration_ns = 20 * S, .bucket_ns = S};
+  expt_recovery_cfg explicit = rcfg;
+  explicit.explicit_trigger = true;
+  explicit.trigger_start_ns = 6 * S;
+  explicit.trigger_end_ns = 18 * S;
+  assert_true(expt_recovery_judged_until_s(&explicit, &cfg) == -1.0);
+  explicit.trigger_end_ns = 9 * S;
+  assert_true(expt_recovery_judged_until_s(&explicit, &cfg) == 8.0);
+  /* Hold spans are whole buckets: a 2.5 s hold in 1 s buckets takes 3. */
+  explicit.hold_ns = 2500000000;
+  assert_true(expt_recovery_judged_until_s(&explicit, &cfg) == 8.0);
+  /* No trigger before the duration's end: nothing to judge, NaN. */
+  explicit.trigger_end_ns = 20 * S;
+  assert_true(isnan(expt_recovery_judged_until_s(&explicit, &cfg)));
+}
+
 /* {==================================================================
  * The three criteria
  * =================================================================== */
@@ -470,6 +502,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_expt_recovery_counts_from_the_trigger_end_to_a_held_healthy_span),
       cmocka_unit_test(test_expt_recovery_not_judged_without_a_trigger_nor_held_health),
+      cmocka_unit_test(test_expt_recovery_says_where_it_is_censored),
       cmocka_unit_test(test_recovery_waits_for_queue),
       cmocka_unit_test(test_recovery_waits_for_latency),
       cmocka_unit_test(test_recovery_overloaded_from_the_start_never_recovers),

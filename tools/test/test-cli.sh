@@ -521,5 +521,13 @@ run_rc 2 validate "$tmp/fleet.json" \
 has "$tmp/err" '$.services.fraud.faults[0].workers: the fault would change nothing'
 run_rc 0 validate "$tmp/fleet.json" \
   --set 'services.fraud.faults=[{"kind": "capacity", "workers": 1, "start": "0s"}]'
+lacks "$tmp/err" 'recovery cannot be judged'
+# A trigger that ends too near the end of the run for one span of the recovery hold: warned
+# about by the loader, and the run's verdict says "unjudged" rather than "never".
+run_rc 0 run "$tmp/fleet.json" --variant c --out "$tmp/unjudged" --set duration=10s \
+  --set 'services.fraud.faults=[{"kind": "capacity", "workers": 1, "start": "1s", "end": "9s"}]'
+has "$tmp/err" 'the trigger ends at 9s and the run at 10s, too soon for one span of the recovery hold (10s'
+has "$tmp/out" ' unjudged'
+has "$tmp/unjudged/summary.json" '"judged_until_s": -9.0'
 
 t_done
