@@ -404,7 +404,7 @@ static void recovery_cell(const json_t *run, char *buf, size_t size) {
     snprintf(buf, size, "-");
   else if (json_is_true(dig(rc, "recovered", NULL)))
     snprintf(buf, size, "after %g s%s", num_or_zero(rc, "recovery_s", NULL), tail);
-  else if (num_or_zero(rc, "judged_until_s", NULL) < 0)
+  else if (json_is_true(dig(rc, "unjudged", NULL)))
     snprintf(buf, size, "unjudged");
   else
     snprintf(buf, size, "never%s", tail);
