@@ -91,8 +91,8 @@ void expt_agg_flatten(const json_t *run, expt_agg_visit visit, void *ctx) {
 typedef struct metric {
   char *name;
   expt_agg_kind kind; /* the first non-null kind met */
-  double *values;    /* n_reps, NaN until set */
-  size_t n_null;     /* replications where it is null: censored (a missing key is not) */
+  double *values;     /* n_reps, NaN until set */
+  size_t n_null;      /* replications where it is null: censored (a missing key is not) */
 } metric;
 
 struct expt_agg_table {
@@ -238,12 +238,18 @@ bool expt_agg_recovery_of(const expt_agg_table *t, double level, expt_agg_recove
   memset(r, 0, sizeof *r);
   r->median = NAN;
   long ir = find(t, "recovery.recovered"), is = find(t, "recovery.recovery_s");
+  long iu = find(t, "recovery.unjudged");
   if (ir < 0 || t->m[ir].kind != EXPT_AGG_BOOL) return false;
   const double *rec = t->m[ir].values;
   double *times = malloc(t->n_reps * sizeof *times);
   size_t nt = 0;
   for (size_t k = 0; k < t->n_reps; k++) {
-    if (isnan(rec[k])) continue;
+    /* A run too short after its trigger to judge (recovered null) is neither recovered nor a
+     * storm. */
+    if (isnan(rec[k])) {
+      if (iu >= 0 && t->m[iu].values[k] == 1.0) r->n_unjudged++;
+      continue;
+    }
     r->n++;
     if (rec[k] != 1.0) continue;
     r->n_recovered++;
@@ -265,8 +271,8 @@ bool expt_agg_recovery_of(const expt_agg_table *t, double level, expt_agg_recove
   return r->n > 0;
 }
 
-void expt_agg_welch(const double *a, size_t na, const double *b, size_t nb, double level, double *lo,
-                   double *hi) {
+void expt_agg_welch(const double *a, size_t na, const double *b, size_t nb, double level,
+                    double *lo, double *hi) {
   sim_stats_interval ia, ib;
   sim_stats_mean_interval(a, na, level, &ia);
   sim_stats_mean_interval(b, nb, level, &ib);
@@ -443,6 +449,7 @@ static json_t *recovery_json(const expt_agg_recovery *r) {
   expt_json_put(o, "n", jsize(r->n), &ok);
   expt_json_put(o, "n_recovered", jsize(r->n_recovered), &ok);
   expt_json_put(o, "n_censored", jsize(r->n_censored), &ok);
+  if (r->n_unjudged > 0) expt_json_put(o, "n_unjudged", jsize(r->n_unjudged), &ok);
   expt_json_put(o, "over", json_string("recovered replications only"), &ok);
   expt_json_put(o, "mean", jreal(r->recovered.mean), &ok);
   expt_json_put(o, "sd", jreal(r->recovered.sd), &ok);
@@ -452,7 +459,8 @@ static json_t *recovery_json(const expt_agg_recovery *r) {
   expt_json_put(o, "median", jreal(r->median), &ok);
   if (isnan(r->median))
     expt_json_put(o, "median_note",
-        json_string(r->n == 0 ? "no replication" : "more than half never recovered"), &ok);
+                  json_string(r->n == 0 ? "no replication" : "more than half never recovered"),
+                  &ok);
   if (ok) return o;
   json_decref(o);
   return NULL;
@@ -585,7 +593,7 @@ static json_t *paired_json(const expt_agg_table *t, const expt_agg_table *base, 
 }
 
 json_t *expt_agg_object(const char *name, const expt_agg_table *t, const json_t *const *runs,
-                       const expt_agg_table *base, const char *base_name, double level) {
+                        const expt_agg_table *base, const char *base_name, double level) {
   return expt_agg_object_adjusted(name, t, runs, base, base_name, level, false);
 }
 

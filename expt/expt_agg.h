@@ -51,9 +51,11 @@ long expt_agg_table_find(const expt_agg_table *t, const char *name);
  * n_recovered ones that recovered give the mean and interval (over them only); the median is
  * Kaplan-Meier's (every non-recovered replication censored past the longest run: the smallest
  * recovery time by which at least half of the n had recovered), NaN when more than half never
- * recovered. */
+ * recovered. Replications flagged "unjudged" (no hold span fits after their trigger) are
+ * counted in n_unjudged and left out of n. */
 typedef struct expt_agg_recovery {
   size_t n, n_recovered, n_censored;
+  size_t n_unjudged;
   sim_stats_interval recovered; /* over the recovered replications only */
   double median;                /* NaN: more than half never recovered (or n == 0) */
 } expt_agg_recovery;

@@ -376,12 +376,13 @@ static json_t *recovery_json(const expt_recovery *rc) {
   expt_json_put(o, "baseline_ratio", jreal(rc->baseline_ratio), &ok);
   expt_json_put(o, "threshold", jreal(rc->threshold), &ok);
   expt_json_put(o, "hold_s", jreal(rc->hold_s), &ok);
-  expt_json_put(o, "recovered", json_boolean(rc->recovered), &ok);
+  bool unjudged = !rc->recovered && rc->judged_until_s < 0;
+  expt_json_put(o, "recovered", unjudged ? json_null() : json_boolean(rc->recovered), &ok);
   expt_json_put(o, "recovery_s", jreal(rc->recovery_s), &ok);
   /* Only when no span of the hold fits after the trigger: the run cannot tell recovered from
    * not. A flag rather than the censoring time, which every run not recovered has: a studies'
    * "recovery.*_s" metric is read as a recovery time (expt_agg.c), and that one is not. */
-  if (!rc->recovered && rc->judged_until_s < 0) expt_json_put(o, "unjudged", json_true(), &ok);
+  if (unjudged) expt_json_put(o, "unjudged", json_true(), &ok);
   expt_json_put(o, "final_ratio", jreal(rc->final_ratio), &ok);
   expt_json_put(o, "trigger_source", json_string(rc->explicit_trigger ? "explicit" : "faults"), &ok);
   expt_json_put(o, "latency_column", json_string(rc->latency_column ? rc->latency_column : ""), &ok);

@@ -88,8 +88,8 @@ void expt_scenario_warn_unjudged(const expt_scenario *s, FILE *f) {
     fprintf(f,
             "retrysim: warning: %s: %sthe trigger ends at %gs and the run at %gs, too soon for "
             "one span of the recovery hold (%gs, in whole buckets of %gs): recovery cannot be "
-            "judged and every run will read as not recovered (lengthen \"duration\" or shorten "
-            "\"recovery.hold\")\n",
+            "judged, and each run's verdict will be \"unjudged\" (lengthen \"duration\" or "
+            "shorten \"recovery.hold\")\n",
             expt_scenario_source(s), var, (double)t1 / 1e9, (double)cfg->duration_ns / 1e9,
             (double)rc->hold_ns / 1e9, (double)cfg->bucket_ns / 1e9);
   }

@@ -202,6 +202,28 @@ static void test_recovery_censored(void **state) {
   expt_agg_table_destroy(t);
   free_reps(runs5, 5);
 
+  /* An unjudged replication (no hold span fits after its trigger: recovered null) is neither
+   * recovered nor a storm: left out of n and P(storm), counted in n_unjudged. */
+  const char *three[] = {"{\"recovery\": {\"recovered\": true, \"recovery_s\": 2}}",
+                         "{\"recovery\": {\"recovered\": null, \"recovery_s\": null,"
+                         " \"unjudged\": true}}",
+                         "{\"recovery\": {\"recovered\": false, \"recovery_s\": null}}"};
+  json_t *runs3[3];
+  for (size_t i = 0; i < 3; i++)
+    runs3[i] = json_loads(three[i], 0, NULL);
+  t = expt_agg_table_create((const json_t *const *)runs3, 3);
+  assert_true(expt_agg_recovery_of(t, 0.95, &r));
+  assert_int_equal(r.n, 2);
+  assert_int_equal(r.n_unjudged, 1);
+  assert_int_equal(r.n_censored, 1);
+  o = expt_agg_object(NULL, t, (const json_t *const *)runs3, NULL, NULL, 0.95);
+  near(json_number_value(json_object_get(json_object_get(o, "p_storm"), "p")), 0.5, 1e-12);
+  assert_int_equal(
+      json_integer_value(json_object_get(json_object_get(o, "recovery_s"), "n_unjudged")), 1);
+  json_decref(o);
+  expt_agg_table_destroy(t);
+  free_reps(runs3, 3);
+
   /* No recovery judgement (no trigger): no censored block, no P(storm). */
   json_t *plain = json_loads("{\"recovery\": null, \"x\": 1}", 0, NULL);
   t = expt_agg_table_create((const json_t *const *)&plain, 1);
