@@ -197,8 +197,8 @@ int expt_report_plots(const expt_output *o, const expt_scenario *s, const char *
   return rc;
 }
 
-/* "after 3 s (last: latency)", "never (last: queue)", or "-" for a run without a trigger that
- * ended: as the text table's recovered column. */
+/* "after 3 s (last: latency)", "never (last: queue)", "unjudged", or "-" for a run without a
+ * trigger that ended: as the text table's recovered column. */
 static void recovery_text(const json_t *run, char *buf, size_t size) {
   const json_t *rc = at(run, "recovery");
   const char *last = json_string_value(at(rc, "last_criterion"));
@@ -208,6 +208,8 @@ static void recovery_text(const json_t *run, char *buf, size_t size) {
     snprintf(buf, size, "-");
   else if (json_is_true(at(rc, "recovered")))
     snprintf(buf, size, "after %g s%s", num_or_nan(rc, "recovery_s"), tail);
+  else if (json_is_true(at(rc, "unjudged")))
+    snprintf(buf, size, "unjudged");
   else
     snprintf(buf, size, "never%s", tail);
 }
@@ -653,6 +655,11 @@ static void report_run(expt_page *d, const expt_output *o, const expt_scenario *
                "the last to come back: %s.",
                num_or_nan(rc, "recovery_s"), 100 * num_or_nan(rc, "threshold"), lat_rule,
                num_or_nan(rc, "hold_s"), last != NULL ? last : "-");
+    else if (json_is_true(at(rc, "unjudged")))
+      snprintf(text + used, sizeof text - used,
+               "; the run ends too soon after it for one span of %g s of health, so whether it "
+               "recovered cannot be told (lengthen the duration or shorten the recovery's hold).",
+               num_or_nan(rc, "hold_s"));
     else
       snprintf(text + used, sizeof text - used,
                "; it never came back within the run: over the last %g s, %.1f %% did; the "
