@@ -8,6 +8,7 @@
 #   FLEET      the fleet sizes (default "100 10000 100000 1000000"), FLEET_DURATION their time
 #   WINDOWS    the fleet sizes with a Finagle budget and adaptive throttling (default
 #              "100 100000", bench/reference-windows.json, 30 s)
+#   CACHE      the look-aside cache capacities (default "1000 1000000"), bench/cache.json, 120 s
 #   INFLIGHT   the arrival rates of the calls-in-flight runs (default "10000 100000 1000000");
 #              the runs with a retry policy (bench/inflight-retry.json) take the first and last
 #   REPEAT     how many times each timed run is made (default 3), the runs of a comparison
@@ -159,6 +160,32 @@ for n in $WINDOWS; do
 done
 echo "ratio: windows fleet ns per event $n / $first clients =" \
   "$(ratio "$ns" "$(field "$tmp/windows$first" ns_per_event)")"
+
+# A look-aside cache's cost per request as it grows past the processor's caches: the same
+# load, about half the lookups hitting, a table of a thousand and of a million entries.
+CACHE=${CACHE:-"1000 1000000"}
+echo "== look-aside cache: bench/cache.json, 120s simulated, capacities: $CACHE"
+first=""
+for r in $(seq 1 "$REPEAT"); do
+  for c in $CACHE; do
+    run "cache$c.$r" "$B/bench/bench_sim" bench/cache.json 120s 1 \
+      "services.db.cache.capacity=$c" "services.db.cache.keys.n=$((2 * c))"
+    [ -n "$first" ] || first=$c
+  done
+done
+for c in $CACHE; do best "cache$c" ns_per_event; done
+echo "entries  ns/event  ns/call  x ($first)  peak RSS"
+for c in $CACHE; do
+  ns=$(field "$tmp/cache$c" ns_per_event)
+  per_call=$(awk -v t="$(field "$tmp/cache$c" cpu_s)" -v n="$(field "$tmp/cache$c" calls)" \
+    'BEGIN { printf "%.1f", t * 1e9 / n }')
+  printf '%-8s %-9s %-8s %-9s %s\n' "$c" "$ns" "$per_call" \
+    "$(ratio "$ns" "$(field "$tmp/cache$first" ns_per_event)")" \
+    "$(awk -v k="$(field "$tmp/cache$c" rss_kib)" 'BEGIN { printf "%.1fM", k / 1024 }')"
+done
+echo "ratio: cache ns per event $c / $first entries =" \
+  "$(ratio "$ns" "$(field "$tmp/cache$first" ns_per_event)")," \
+  "peak RSS at $c entries $(awk -v k="$(field "$tmp/cache$c" rss_kib)" 'BEGIN { printf "%.1f", k / 1024 }') MiB"
 
 echo "== calls in flight: bench/inflight.json, arrival rates: $INFLIGHT"
 first=""
