@@ -111,7 +111,7 @@ has "$tmp/out" "grpc-service-config"
 # A scenario whose client policy is an Envoy file runs, with the file's warnings once.
 cp "$d/envoy/grpc-retry-policy.yaml" "$tmp/envoy.yaml"
 cat >"$tmp/s.json" <<'JSON'
-{"duration": "2s", "seed": 1,
+{"duration": "2s", "seed": 1, "recovery": {"hold": "1s"},
  "services": {"api": {"replicas": 2, "workers": 4, "service_time": "5ms",
    "faults": [{"kind": "down", "replicas": [1], "start": "0s", "end": "1s"}]}},
  "clients": {"web": {"target": "api", "arrival": {"kind": "open", "rate": "50/s"},
