@@ -745,6 +745,9 @@ struct mw_service {
   /* MW_FAST_TIME: work is a draw of the service time and nothing else, for a request no
    * fault holds (work_start). */
   bool plain_time;
+  /* Its cache is one per replica, looked up past the balancer (arrive_screen) rather than
+   * before it (model_cache_world.c). */
+  bool cache_at_replica;
   uint32_t fault_kinds; /* bit k set when a fault of kind k (model_fault_kind) is configured */
   model_service_stats *stats;
 };
@@ -1141,6 +1144,12 @@ void model__caches_report(model_world *w);
  * hit time, a coalesced miss waits for its lead; both return true (r is in the cache's hands).
  * A miss returns false, r marked (cache_miss, cache_lead), and goes on to the service. */
 MODEL_COLD bool model__cache_arrive(model_world *w, mw_service *s, mw_req *r, int64_t now);
+/* The same at r's replica, just picked, for a service whose caches are its replicas'
+ * (mw_service.cache_at_replica): called first by the arrival screen. */
+MODEL_COLD bool model__cache_arrive_replica(model_world *w, mw_service *s, mw_req *r, int64_t now);
+/* Replica `replica` of service svc is added (model_ctl.c): its own cache, if it has one, is
+ * emptied. */
+MODEL_COLD void model__cache_replica_added(model_world *w, int svc, int32_t replica);
 /* The reply of r, a miss, reached its caller (waits: the caller still wanted it): an OK one
  * heard fills the key; a lead's other ends abandon it. Clears r's marks. */
 MODEL_COLD void model__cache_reply(model_world *w, mw_req *r, bool waits);

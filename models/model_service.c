@@ -509,6 +509,8 @@ static void ev_work_done(sim_kernel *k, void *obj, uint64_t arg) {
  * these (mw_service.plain_arrival) skips the lot. */
 static MODEL_HOT bool arrive_screen(model_world *w, mw_service *s, mw_req *r, mw_replica *rp, int64_t now) {
   const model_service_cfg *cfg = s->cfg;
+  /* A cache in each replica answers once the balancer has picked it (model_cache_world.c). */
+  if (s->cache_at_replica && model__cache_arrive_replica(w, s, r, now)) return true;
   /* A request without a criticality gets this service's label (its calls then carry it). */
   if (r->criticality == MODEL_CRIT_UNSET && cfg->criticality.on)
     r->criticality =
