@@ -181,9 +181,8 @@ bool expt__scenario_check_on_failure(scn_ctx *c) {
                         t->name);
       else
         retry_json_fail(&c->j, RETRY_ECONFIG,
-                        "\"invalidate\" deletes a key from a cache its caller shares, and service "
-                        "\"%s\"'s cache has \"scope\": \"replica\" (one inside each replica, "
-                        "which no caller reaches): use \"scope\": \"service\"",
+                        "\"invalidate\" needs a cache its caller reaches: service \"%s\" has "
+                        "\"scope\": \"replica\" (a cache inside each replica); use \"service\"",
                         shared_cache(t) ? cfg->services[svc->calls[of->fallback].service].name
                                         : t->name);
       return false;

@@ -347,6 +347,30 @@ static void test_cache_world_replica_scope_flush_reaches_every_replica(void **st
   test_run_free(&x);
 }
 
+/* Coalescing is per replica: ten calls at once on one key (n = 1), spread over two replicas
+ * by round robin, make one miss at each replica's cache; the other eight wait for their own
+ * replica's lead. */
+static void test_cache_world_replica_scope_coalesces_per_replica(void **state) {
+  (void)state;
+  test_run x;
+  test_run_text(&x,
+                "{'duration': '3s', 'services': {'db': {'service_time': '1s', 'workers': 20,"
+                "   'replicas': 2, 'lb': 'round_robin',"
+                "   'cache': {'keys': {'dist': 'uniform', 'n': 1}, 'capacity': 10,"
+                "   'coalesce': true, 'scope': 'replica'}}},"
+                " 'clients': {'c': {'target': 'db', 'methods': ['/d.D/Get'], 'count': 10,"
+                "   'arrival': {'kind': 'script', 'at': ['0s']}}}}",
+                1);
+  const model_service_stats *s = test_svc(x.r, "db");
+  assert_int_equal(x.r->calls_ok, 10);
+  assert_int_equal(s->served, 2);
+  assert_int_equal(s->cache_coalesced, 8);
+  assert_int_equal(s->cache_fills, 2);
+  assert_int_equal(model_world_cache_size(x.w, 0, 0), 1);
+  assert_int_equal(model_world_cache_size(x.w, 0, 1), 1);
+  test_run_free(&x);
+}
+
 /* The memory estimate counts a cache per replica the service may have (its scale events'
  * most, here 8). */
 static void test_cache_world_replica_scope_estimate_counts_each_replica(void **state) {
@@ -385,6 +409,7 @@ int main(void) {
       cmocka_unit_test(test_cache_world_replica_scope_scale_up_starts_cold),
       cmocka_unit_test(test_cache_world_replica_scope_readded_replica_starts_empty),
       cmocka_unit_test(test_cache_world_replica_scope_flush_reaches_every_replica),
+      cmocka_unit_test(test_cache_world_replica_scope_coalesces_per_replica),
       cmocka_unit_test(test_cache_world_replica_scope_estimate_counts_each_replica),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
