@@ -145,19 +145,23 @@ static bool lookup(model_world *w, mw_service *s, model_cache *c, mw_req *r, int
   return false;
 }
 
-bool model__cache_arrive(model_world *w, mw_service *s, mw_req *r, int64_t now) {
-  if (s->cache->per_replica) return false; /* looked up past the balancer */
-  return lookup(w, s, s->cache->cs[0], r, now);
+/* A replica's own cache is looked up once the balancer has picked the replica, before
+ * anything else the request meets there (model_service.c's screen and queue), which a miss
+ * then goes on to, at that replica; r is in the world's hands either way. A replica that a
+ * `down` fault takes out for every request answers nothing, its cache included: the request
+ * goes on to be refused. (A waiter whose lead failed goes on by itself through
+ * model__service_enter: the balancer again, and no second lookup.) */
+static bool arrive_replica(model_world *w, mw_service *s, mw_req *r, int64_t now) {
+  model__service_pick(s, r);
+  if (model__replica_down(s, r->replica, now) ||
+      !lookup(w, s, s->cache->cs[r->replica], r, now))
+    model__replica_enter(w, s, r, now);
+  return true;
 }
 
-/* A replica's own cache, looked up once the balancer has picked r->replica, before anything
- * else the request meets there (model_service.c, arrive_screen). A request that already
- * missed (a waiter whose lead failed, going on by itself through the balancer again) is not
- * looked up twice. A replica that a `down` fault takes out for every request answers
- * nothing, its cache included: the request goes on to be refused. */
-bool model__cache_arrive_replica(model_world *w, mw_service *s, mw_req *r, int64_t now) {
-  if (r->cache_miss || model__replica_down(s, r->replica, now)) return false;
-  return lookup(w, s, s->cache->cs[r->replica], r, now);
+bool model__cache_arrive(model_world *w, mw_service *s, mw_req *r, int64_t now) {
+  if (s->cache->per_replica) return arrive_replica(w, s, r, now);
+  return lookup(w, s, s->cache->cs[0], r, now);
 }
 
 /* A waiter's lead ended. The release comes inside the lead's caller's reply (or its free),
@@ -316,7 +320,6 @@ static int cache_create(model_world *w, mw_service *s) {
                            .release = cache_release,
                            .release_ctx = m};
   m->per_replica = cc->scope == MODEL_CACHE_SCOPE_REPLICA;
-  s->cache_at_replica = m->per_replica; /* model_service.c looks it up past the balancer */
   int32_t n = m->per_replica ? s->cfg->replicas : 1; /* the replicas allocated (model_ctl.c) */
   m->cs = model__calloc(w, (size_t)n, sizeof *m->cs);
   if (m->cs == NULL) return -1;

@@ -65,9 +65,6 @@ static bool svc_shedding(const mw_subject *x) { return x->svc->shedding.on; }
 static bool svc_deadline(const mw_subject *x) { return x->svc->deadline != MODEL_DEADLINE_IGNORE; }
 static bool svc_contention(const mw_subject *x) { return x->svc->contention.on; }
 static bool svc_cache(const mw_subject *x) { return x->svc->cache.on; }
-static bool svc_cache_replica(const mw_subject *x) {
-  return x->svc->cache.on && x->svc->cache.scope == MODEL_CACHE_SCOPE_REPLICA;
-}
 static bool svc_congestion(const mw_subject *x) { return x->svc->slowdown_per_busy != 0.0; }
 static bool svc_work(const mw_subject *x) { return x->svc->work.on; }
 static bool svc_slowdown(const mw_subject *x) { return has_fault(x->svc, MODEL_FAULT_SLOWDOWN); }
@@ -188,9 +185,8 @@ static const mw_feature features[] = {
     {"faults", MW_OF_SERVICE, MW_FAST_ARRIVAL, svc_faults},
     {"adaptive concurrency", MW_OF_SERVICE, MW_FAST_ARRIVAL, svc_acc},
     {"shedding", MW_OF_SERVICE, MW_FAST_ARRIVAL, svc_shedding},
+    /* either scope: one cache looked up before the balancer, or one per replica after it */
     {"look-aside cache", MW_OF_SERVICE, MW_FAST_ARRIVAL, svc_cache},
-    /* looked up by the arrival screen, past the balancer */
-    {"look-aside cache per replica", MW_OF_SERVICE, MW_FAST_ARRIVAL, svc_cache_replica},
     {"deadline-aware server", MW_OF_SERVICE, MW_FAST_START, svc_deadline},
     {"contention", MW_OF_SERVICE, MW_FAST_START, svc_contention},
     {"congestion slowdown", MW_OF_SERVICE, MW_FAST_TIME, svc_congestion},
