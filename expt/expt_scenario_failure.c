@@ -164,9 +164,9 @@ bool expt__scenario_check_on_failure(scn_ctx *c) {
       const model_on_failure_cfg *of = &svc->calls[j].on_failure;
       if (!of->on || !of->invalidate) continue;
       const model_service_cfg *t = &cfg->services[svc->calls[j].service];
-      if (shared_cache(t) && (of->fallback < 0 ||
-                              !cfg->services[svc->calls[of->fallback].service].cache.on ||
-                              shared_cache(&cfg->services[svc->calls[of->fallback].service])))
+      if (shared_cache(t) &&
+          (of->fallback < 0 || !cfg->services[svc->calls[of->fallback].service].cache.on ||
+           shared_cache(&cfg->services[svc->calls[of->fallback].service])))
         continue;
       retry_json_path_push_key(&c->j, "services");
       retry_json_path_push_key(&c->j, svc->name);
@@ -180,11 +180,11 @@ bool expt__scenario_check_on_failure(scn_ctx *c) {
                         "service \"%s\" has no \"cache\"",
                         t->name);
       else
-        retry_json_fail(&c->j, RETRY_ECONFIG,
-                        "\"invalidate\" needs a cache its caller reaches: service \"%s\" has "
-                        "\"scope\": \"replica\" (a cache inside each replica); use \"service\"",
-                        shared_cache(t) ? cfg->services[svc->calls[of->fallback].service].name
-                                        : t->name);
+        retry_json_fail(
+            &c->j, RETRY_ECONFIG,
+            "\"invalidate\" needs a cache its caller reaches: service \"%s\" has "
+            "\"scope\": \"replica\" (a cache inside each replica); use \"service\"",
+            shared_cache(t) ? cfg->services[svc->calls[of->fallback].service].name : t->name);
       return false;
     }
   }

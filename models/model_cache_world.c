@@ -21,9 +21,9 @@
 
 /* One service's caches and what the world keeps beside them. */
 typedef struct mw_cache {
-  model_cache **cs;           /* scope service: one; scope replica: one per replica allocated
-                               * (the most the service may have, model_ctl.c), all created
-                               * at the start so that a replica's start allocates nothing */
+  model_cache **cs; /* scope service: one; scope replica: one per replica allocated
+                     * (the most the service may have, model_ctl.c), all created
+                     * at the start so that a replica's start allocates nothing */
   int32_t n_cs;
   bool per_replica;           /* scope replica: r's cache is cs[r->replica] */
   sim_keys keys;              /* the distribution of the requests' keys */
@@ -153,8 +153,7 @@ static bool lookup(model_world *w, mw_service *s, model_cache *c, mw_req *r, int
  * model__service_enter: the balancer again, and no second lookup.) */
 static bool arrive_replica(model_world *w, mw_service *s, mw_req *r, int64_t now) {
   model__service_pick(s, r);
-  if (model__replica_down(s, r->replica, now) ||
-      !lookup(w, s, s->cache->cs[r->replica], r, now))
+  if (model__replica_down(s, r->replica, now) || !lookup(w, s, s->cache->cs[r->replica], r, now))
     model__replica_enter(w, s, r, now);
   return true;
 }
