@@ -147,26 +147,44 @@ bool expt__scenario_parse_on_failure(scn_ctx *c, json_t *v, model_service_cfg *s
   return true;
 }
 
+/* Whether a caller can delete a key from service t's cache: t has one, shared by every
+ * replica (a caller reaches no replica's in-process cache). */
+static bool shared_cache(const model_service_cfg *t) {
+  return t->cache.on && t->cache.scope == MODEL_CACHE_SCOPE_SERVICE;
+}
+
 /* "invalidate" deletes keys from a cache: the failed call's callee (and the fallback's, when
- * it is called) must have one. Checked once every service is read (a callee's cache may come
- * after its caller in the file). */
+ * it is called) must have one, of scope "service". Checked once every service is read (a
+ * callee's cache may come after its caller in the file). */
 bool expt__scenario_check_on_failure(scn_ctx *c) {
   const model_config *cfg = c->cfg;
   for (size_t s = 0; s < cfg->n_services; s++) {
     const model_service_cfg *svc = &cfg->services[s];
     for (size_t j = 0; j < svc->n_calls; j++) {
       const model_on_failure_cfg *of = &svc->calls[j].on_failure;
-      if (!of->on || !of->invalidate || cfg->services[svc->calls[j].service].cache.on) continue;
+      if (!of->on || !of->invalidate) continue;
+      const model_service_cfg *t = &cfg->services[svc->calls[j].service];
+      if (shared_cache(t) &&
+          (of->fallback < 0 || !cfg->services[svc->calls[of->fallback].service].cache.on ||
+           shared_cache(&cfg->services[svc->calls[of->fallback].service])))
+        continue;
       retry_json_path_push_key(&c->j, "services");
       retry_json_path_push_key(&c->j, svc->name);
       retry_json_path_push_key(&c->j, "calls");
       retry_json_path_push_index(&c->j, j);
       retry_json_path_push_key(&c->j, "on_failure");
       retry_json_path_push_key(&c->j, "invalidate");
-      retry_json_fail(&c->j, RETRY_ECONFIG,
-                      "\"invalidate\" deletes the call's key from its callee's cache, and "
-                      "service \"%s\" has no \"cache\"",
-                      cfg->services[svc->calls[j].service].name);
+      if (!t->cache.on)
+        retry_json_fail(&c->j, RETRY_ECONFIG,
+                        "\"invalidate\" deletes the call's key from its callee's cache, and "
+                        "service \"%s\" has no \"cache\"",
+                        t->name);
+      else
+        retry_json_fail(
+            &c->j, RETRY_ECONFIG,
+            "\"invalidate\" needs a cache its caller reaches: service \"%s\" has "
+            "\"scope\": \"replica\" (a cache inside each replica); use \"service\"",
+            shared_cache(t) ? cfg->services[svc->calls[of->fallback].service].name : t->name);
       return false;
     }
   }

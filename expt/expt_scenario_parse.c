@@ -1067,9 +1067,11 @@ static bool sub(scn_ctx *c, json_t *obj, const char *key, model_service_cfg *svc
   return true;
 }
 
-static const char *const cache_keys[] = {"keys", "capacity", "ttl", "hit_time", "coalesce"};
+static const char *const cache_keys[] = {"keys",     "capacity", "ttl",
+                                         "hit_time", "coalesce", "scope"};
 static const char *const cache_key_keys[] = {"dist", "n", "s"};
 static const char *const cache_dist_names[] = {"uniform", "zipf"}; /* sim_keys_kind's order */
+static const char *const cache_scope_names[] = {"service", "replica"}; /* model_cache_scope's */
 
 /* "keys": {"dist": "zipf", "s": 1.1, "n": 1000000} or {"dist": "uniform", "n": N}. "s" only
  * with Zipf, where it is required; the exponent's bounds are sim_keys'. */
@@ -1105,9 +1107,20 @@ static bool parse_cache_keys(scn_ctx *c, json_t *v, model_cache_cfg *k) {
                             "s", "the Zipf exponent, a number > 0 such as 1.1") == 1;
 }
 
+/* "scope": "service" (one cache in front of every replica) or "replica" (one in each). */
+static bool parse_cache_scope(scn_ctx *c, json_t *v, model_cache_cfg *k) {
+  int sc = MODEL_CACHE_SCOPE_SERVICE;
+  if (retry_json_get_enum(&c->j, v, "scope", cache_scope_names, SCN_N_OF(cache_scope_names),
+                          &sc) < 0)
+    return false;
+  k->scope = (model_cache_scope)sc;
+  return true;
+}
+
 /* "cache": {"keys": {...}, "capacity": entries, "ttl": "60s", "hit_time": "0.5ms",
- * "coalesce": bool}: a look-aside cache in front of the service (model_config.h). keys and
- * capacity are required; no TTL, a hit time of 0 and no coalescing by default. */
+ * "coalesce": bool, "scope": "service" | "replica"}: a look-aside cache in front of the
+ * service, or one in each replica (model_config.h). keys and capacity are required; no TTL, a
+ * hit time of 0, no coalescing and one cache for the service by default. */
 static bool parse_cache(scn_ctx *c, json_t *v, model_service_cfg *svc) {
   if (!json_is_object(v)) {
     retry_json_fail_value(&c->j, "\"cache\"",
@@ -1132,7 +1145,7 @@ static bool parse_cache(scn_ctx *c, json_t *v, model_service_cfg *svc) {
                             "capacity", "the entries the cache holds, an integer >= 1") == 1 &&
          expt__scenario_get_duration(c, v, "ttl", 0, true, SCN_DUR_POS, &k->ttl_ns) >= 0 &&
          expt__scenario_get_dist(c, v, "hit_time", &k->hit_time) >= 0 &&
-         retry_json_get_bool(&c->j, v, "coalesce", &k->coalesce) >= 0;
+         retry_json_get_bool(&c->j, v, "coalesce", &k->coalesce) >= 0 && parse_cache_scope(c, v, k);
 }
 
 /* One service, its name and space already read by the first pass. The defaults come first

@@ -442,7 +442,7 @@ bool model_cache_is_inflight(const model_cache *c, uint64_t key) {
  * Faults and reading
  * =================================================================== */
 
-void model_cache_flush(model_cache *c) {
+void model_cache_clear(model_cache *c) {
   assert(c != NULL);
   /* Clearing the chain heads of the used entries' buckets is O(entries), unlike clearing
    * every bucket, which would cost O(capacity) for a nearly empty cache. */
@@ -453,9 +453,14 @@ void model_cache_flush(model_cache *c) {
     c->free_head = i;
     i = older;
   }
-  c->ctr.flushed += c->n;
   c->n = 0;
   c->mru = c->lru = NIL;
+}
+
+void model_cache_flush(model_cache *c) {
+  assert(c != NULL);
+  c->ctr.flushed += c->n;
+  model_cache_clear(c);
 }
 
 size_t model_cache_flush_fraction(model_cache *c, double fraction, gsl_rng *r) {

@@ -152,6 +152,11 @@ bool model_cache_is_inflight(const model_cache *c, uint64_t key);
  * after the flush caches its key, as a late write to a restarted memcached would. O(entries). */
 void model_cache_flush(model_cache *c);
 
+/* Drops every entry as model_cache_flush does, without counting them in flushed: the cache
+ * of a replica that starts afresh (a new process) is empty rather than flushed. Misses in
+ * flight stay in flight. O(entries). */
+void model_cache_clear(model_cache *c);
+
 /* Drops each entry independently with probability fraction (0 <= fraction <= 1), drawing one
  * gsl_rng_uniform from r per entry in order from most to least recently used (so a seed gives
  * the same survivors); 0 draws nothing and drops nothing, 1 is model_cache_flush and draws

@@ -1,24 +1,31 @@
 /*
  * model_cache_world.c: look-aside caches in the world. A service with a cache
- * (model_cache_cfg) has one model_cache in front of all its replicas, shared by every caller.
- * A request's key is drawn once per logical request and kept in its ledger operation, which
- * every attempt of its call shares; a hit is answered OK after the hit time without a
- * replica; a miss goes to the service, and the OK reply its caller hears fills the key. With
- * coalescing, a miss of a key already in flight waits for that miss's end. Invariant: a lead
- * (mw_req.cache_lead) ends exactly once, by a fill or an abandon, before its request is freed.
+ * (model_cache_cfg) has one model_cache in front of all its replicas, shared by every caller
+ * (scope service), or one in each replica, looked up once the balancer has picked it (scope
+ * replica). A request's key is drawn once per logical request and kept in its ledger
+ * operation, which every attempt of its call shares; a hit is answered OK after the hit time
+ * without a worker; a miss goes to the service (its replica), and the OK reply its caller
+ * hears fills the key. With coalescing, a miss of a key already in flight (in the same cache)
+ * waits for that miss's end. Invariant: a lead (mw_req.cache_lead) ends exactly once, by a
+ * fill or an abandon, before its request is freed.
  */
 #include <math.h>
 #include <stdio.h>
 
 #include "models/model_cache.h"
+#include "models/model_cache_world.h"
 #include "models/model_int.h"
 #include "sim/sim_dist.h"
 #include "sim/sim_keys.h"
 #include "sim/sim_rng.h"
 
-/* One service's cache and what the world keeps beside it. */
+/* One service's caches and what the world keeps beside them. */
 typedef struct mw_cache {
-  model_cache *c;
+  model_cache **cs; /* scope service: one; scope replica: one per replica allocated
+                     * (the most the service may have, model_ctl.c), all created
+                     * at the start so that a replica's start allocates nothing */
+  int32_t n_cs;
+  bool per_replica;           /* scope replica: r's cache is cs[r->replica] */
   sim_keys keys;              /* the distribution of the requests' keys */
   gsl_rng *rng_keys;          /* the keys, one draw per logical request */
   gsl_rng *rng_hit;           /* hit times */
@@ -26,8 +33,31 @@ typedef struct mw_cache {
   model_world *w;             /* for the release of waiters */
   int col_ratio;              /* <service>_cache_hit_ratio */
   uint64_t ts_hits, ts_looks; /* hits and lookups at the last sample */
-  model_cache_counters base;  /* the counters at the warmup's end */
+  model_cache_counters base;  /* the counters at the warmup's end, summed over the caches */
 } mw_cache;
+
+/* The cache r looks up (or looked up): the service's, or its replica's once picked. */
+static model_cache *cache_of(const mw_cache *m, const mw_req *r) {
+  return m->per_replica ? m->cs[r->replica] : m->cs[0];
+}
+
+/* The counters of m's caches, summed: the hit ratio is one figure for the service. */
+static model_cache_counters counters_sum(const mw_cache *m) {
+  model_cache_counters t = {0};
+  for (int32_t i = 0; i < m->n_cs; i++) {
+    const model_cache_counters *c = model_cache_counters_get(m->cs[i]);
+    t.hits += c->hits;
+    t.misses += c->misses;
+    t.coalesced += c->coalesced;
+    t.fills += c->fills;
+    t.evictions += c->evictions;
+    t.expirations += c->expirations;
+    t.flushed += c->flushed;
+    t.abandoned += c->abandoned;
+    t.deleted += c->deleted;
+  }
+  return t;
+}
 
 /* {==================================================================
  * Keys
@@ -98,25 +128,45 @@ static void hit_answer(model_world *w, mw_service *s, mw_req *r) {
     model__fail(w, RETRY_ENOMEM, "out of memory for events");
 }
 
-bool model__cache_arrive(model_world *w, mw_service *s, mw_req *r, int64_t now) {
-  mw_cache *m = s->cache;
-  uint64_t key = req_key(w, m, r);
-  switch (model_cache_lookup(m->c, key, now)) {
+/* r looks its key up in c: a hit is answered, a coalesced miss waits (both return true);
+ * a miss returns false, r marked, and goes on to the service. */
+static bool lookup(model_world *w, mw_service *s, model_cache *c, mw_req *r, int64_t now) {
+  uint64_t key = req_key(w, s->cache, r);
+  switch (model_cache_lookup(c, key, now)) {
     case MODEL_CACHE_HIT: hit_answer(w, s, r); return true;
     case MODEL_CACHE_MISS_LEAD: r->cache_lead = true; /* fall through */
     case MODEL_CACHE_MISS: r->cache_miss = true; return false;
     case MODEL_CACHE_MISS_WAIT:
       /* Without room for one more waiter it is a miss of its own (model_cache.h). */
-      if (model_cache_wait_add(m->c, key, r) == 0) return true;
+      if (model_cache_wait_add(c, key, r) == 0) return true;
       r->cache_miss = true;
       return false;
   }
   return false;
 }
 
+/* A replica's own cache is looked up once the balancer has picked the replica, before
+ * anything else the request meets there (model_service.c's screen and queue), which a miss
+ * then goes on to, at that replica; r is in the world's hands either way. A replica that a
+ * `down` fault takes out for every request answers nothing, its cache included: the request
+ * goes on to be refused. (A waiter whose lead failed goes on by itself through
+ * model__service_enter: the balancer again, and no second lookup.) */
+static bool arrive_replica(model_world *w, mw_service *s, mw_req *r, int64_t now) {
+  model__service_pick(s, r);
+  if (model__replica_down(s, r->replica, now) || !lookup(w, s, s->cache->cs[r->replica], r, now))
+    model__replica_enter(w, s, r, now);
+  return true;
+}
+
+bool model__cache_arrive(model_world *w, mw_service *s, mw_req *r, int64_t now) {
+  if (s->cache->per_replica) return arrive_replica(w, s, r, now);
+  return lookup(w, s, s->cache->cs[0], r, now);
+}
+
 /* A waiter's lead ended. The release comes inside the lead's caller's reply (or its free),
  * so the waiter goes on in an event of its own at the same instant: filled, it is answered
- * as a hit; not, it goes to the service itself (a miss whose OK reply fills). */
+ * as a hit; not, it goes to the service itself (a miss whose OK reply fills), through the
+ * balancer (scope replica: perhaps to another replica, whose cache its reply then fills). */
 static void ev_released(sim_kernel *k, void *obj, uint64_t filled) {
   mw_req *r = obj;
   model_world *w = r->edge->w;
@@ -143,22 +193,34 @@ void model__cache_reply(model_world *w, mw_req *r, bool waits) {
   mw_cache *m = s->cache;
   uint64_t key = req_key(w, m, r);
   if (waits && retry_status_is_ok(s->cfg->space, r->status))
-    model_cache_fill(m->c, key, sim_now_ns(w->k));
+    model_cache_fill(cache_of(m, r), key, sim_now_ns(w->k));
   else if (r->cache_lead)
-    model_cache_abandon(m->c, key);
+    model_cache_abandon(cache_of(m, r), key);
   r->cache_miss = r->cache_lead = false;
 }
 
+/* Scope replica is refused with invalidate by the loader (a caller reaches no replica's
+ * in-process cache): nothing to delete here. */
 bool model__cache_invalidate(model_world *w, mw_service *s, mw_op *op) {
-  if (s->cache == NULL || op == NULL || op == w->pools.no_effect_op) return false;
+  if (s->cache == NULL || s->cache->per_replica || op == NULL || op == w->pools.no_effect_op)
+    return false;
   uint64_t slot = *op_key(w, op);
-  return slot != 0 && model_cache_delete(s->cache->c, slot - 1);
+  return slot != 0 && model_cache_delete(s->cache->cs[0], slot - 1);
 }
 
 void model__cache_lead_drop(model_world *w, mw_req *r) {
   mw_cache *m = w->topo.services[r->edge->callee].cache;
-  model_cache_abandon(m->c, req_key(w, m, r));
+  model_cache_abandon(cache_of(m, r), req_key(w, m, r));
   r->cache_miss = r->cache_lead = false;
+}
+
+/* A replica is added (model_ctl.c): a new process, whose cache starts empty. Its misses
+ * still in flight from before (a removed replica finishes what it holds) stay in flight:
+ * their replies fill the new cache, as the same workers serve them. */
+void model__cache_replica_added(model_world *w, int svc, int32_t replica) {
+  mw_cache *m = w->topo.services[svc].cache;
+  if (m == NULL || !m->per_replica) return;
+  model_cache_clear(m->cs[replica]);
 }
 
 /* }================================================================== */
@@ -167,41 +229,45 @@ void model__cache_lead_drop(model_world *w, mw_req *r) {
  * Faults: a flush at an instant, a capacity cut for a window
  * =================================================================== */
 
+/* Drops fraction of the entries of each of m's caches (every replica's, in the order of
+ * their indices, from one stream), as a flush that reaches every process. */
+static void flush(mw_cache *m, double fraction) {
+  for (int32_t i = 0; i < m->n_cs; i++)
+    if (fraction >= 1)
+      model_cache_flush(m->cs[i]);
+    else
+      model_cache_flush_fraction(m->cs[i], fraction, m->rng_flush);
+}
+
 /* arg: the service's index in the high 32 bits, the fault's in the low. */
 static void ev_flush(sim_kernel *k, void *obj, uint64_t arg) {
   (void)k;
   model_world *w = obj;
   mw_service *s = &w->topo.services[arg >> 32];
-  const model_fault_cfg *f = &s->cfg->faults[arg & UINT32_MAX];
-  if (f->fraction >= 1)
-    model_cache_flush(s->cache->c);
-  else
-    model_cache_flush_fraction(s->cache->c, f->fraction, s->cache->rng_flush);
+  flush(s->cache, s->cfg->faults[arg & UINT32_MAX].fraction);
 }
 
 /* An operator's flush (model_operator.c): the same as a flush fault's, now. */
 void model__cache_flush_now(model_world *w, int svc, double fraction) {
-  mw_service *s = &w->topo.services[svc];
-  if (fraction >= 1)
-    model_cache_flush(s->cache->c);
-  else
-    model_cache_flush_fraction(s->cache->c, fraction, s->cache->rng_flush);
+  flush(w->topo.services[svc].cache, fraction);
 }
 
 /* A capacity fault starts or ends: the capacity in force is the least of the cuts active
- * now, or the cache's own. A restored capacity refills only by traffic. */
+ * now, or the cache's own, in every replica's cache alike. A restored capacity refills only
+ * by traffic. */
 static void ev_capacity(sim_kernel *k, void *obj, uint64_t arg) {
   model_world *w = obj;
   mw_service *s = &w->topo.services[arg];
   int64_t now = sim_now_ns(k);
-  size_t cap = model_cache_capacity_max(s->cache->c);
+  size_t cap = model_cache_capacity_max(s->cache->cs[0]);
   for (size_t i = 0; i < s->cfg->n_faults; i++) {
     const model_fault_cfg *f = &s->cfg->faults[i];
     if (f->kind == MODEL_FAULT_CACHE_CAPACITY && now >= f->start_ns && now < f->end_ns &&
         (size_t)f->cache_capacity < cap)
       cap = (size_t)f->cache_capacity;
   }
-  model_cache_set_capacity(s->cache->c, cap);
+  for (int32_t i = 0; i < s->cache->n_cs; i++)
+    model_cache_set_capacity(s->cache->cs[i], cap);
 }
 
 /* Each fault's events within the run: a flush at its start, a cut at its start and end. */
@@ -230,7 +296,9 @@ static int faults_schedule(model_world *w, size_t si) {
  * Life cycle and figures
  * =================================================================== */
 
-/* Its own streams, keyed by the service's name, so that a cache shifts no other draw. */
+/* Its own streams, keyed by the service's name, so that a cache shifts no other draw; one
+ * stream of each kind for all the replicas' caches (scope replica), so that scaling shifts no
+ * draw either. */
 static int cache_create(model_world *w, mw_service *s) {
   const model_cache_cfg *cc = &s->cfg->cache;
   mw_cache *m = model__calloc(w, 1, sizeof *m);
@@ -250,8 +318,15 @@ static int cache_create(model_world *w, mw_service *s) {
                            .coalesce = cc->coalesce,
                            .release = cache_release,
                            .release_ctx = m};
-  m->c = model_cache_create(&mc, sim_kernel_allocator(w->k), w->run.err);
-  return m->c == NULL ? -1 : 0;
+  m->per_replica = cc->scope == MODEL_CACHE_SCOPE_REPLICA;
+  int32_t n = m->per_replica ? s->cfg->replicas : 1; /* the replicas allocated (model_ctl.c) */
+  m->cs = model__calloc(w, (size_t)n, sizeof *m->cs);
+  if (m->cs == NULL) return -1;
+  for (; m->n_cs < n; m->n_cs++) {
+    m->cs[m->n_cs] = model_cache_create(&mc, sim_kernel_allocator(w->k), w->run.err);
+    if (m->cs[m->n_cs] == NULL) return -1;
+  }
+  return 0;
 }
 
 int model__caches_create(model_world *w) {
@@ -269,7 +344,9 @@ void model__caches_destroy(model_world *w) {
   for (size_t i = 0; i < w->topo.n_services; i++) {
     mw_cache *m = w->topo.services[i].cache;
     if (m == NULL) continue;
-    model_cache_destroy(m->c);
+    for (int32_t j = 0; j < m->n_cs; j++)
+      model_cache_destroy(m->cs[j]);
+    model__free(w, m->cs);
     if (m->rng_keys) gsl_rng_free(m->rng_keys);
     if (m->rng_hit) gsl_rng_free(m->rng_hit);
     if (m->rng_flush) gsl_rng_free(m->rng_flush);
@@ -296,25 +373,26 @@ void model__caches_sample(model_world *w, double *row) {
   for (size_t i = 0; i < w->topo.n_services; i++) {
     mw_cache *m = w->topo.services[i].cache;
     if (m == NULL) continue;
-    const model_cache_counters *c = model_cache_counters_get(m->c);
-    uint64_t hits = c->hits - m->ts_hits, looks = c->hits + c->misses - m->ts_looks;
+    model_cache_counters c = counters_sum(m);
+    uint64_t hits = c.hits - m->ts_hits, looks = c.hits + c.misses - m->ts_looks;
     row[m->col_ratio] = looks > 0 ? (double)hits / (double)looks : NAN;
-    m->ts_hits = c->hits;
-    m->ts_looks = c->hits + c->misses;
+    m->ts_hits = c.hits;
+    m->ts_looks = c.hits + c.misses;
   }
 }
 
 void model__caches_warmup(model_world *w) {
   for (size_t i = 0; i < w->topo.n_services; i++)
     if (w->topo.services[i].cache != NULL)
-      w->topo.services[i].cache->base = *model_cache_counters_get(w->topo.services[i].cache->c);
+      w->topo.services[i].cache->base = counters_sum(w->topo.services[i].cache);
 }
 
 void model__caches_report(model_world *w) {
   for (size_t i = 0; i < w->topo.n_services; i++) {
     mw_cache *m = w->topo.services[i].cache;
     if (m == NULL) continue;
-    const model_cache_counters *c = model_cache_counters_get(m->c);
+    model_cache_counters sum = counters_sum(m);
+    const model_cache_counters *c = &sum;
     model_service_stats *st = w->topo.services[i].stats;
     st->cache_hits = (int64_t)(c->hits - m->base.hits);
     st->cache_misses = (int64_t)(c->misses - m->base.misses);
@@ -328,3 +406,11 @@ void model__caches_report(model_world *w) {
 }
 
 /* }================================================================== */
+
+size_t model_world_cache_size(const model_world *w, int svc, int32_t replica) {
+  if (svc < 0 || (size_t)svc >= w->topo.n_services) return 0;
+  const mw_cache *m = w->topo.services[svc].cache;
+  if (m == NULL) return 0;
+  if (!m->per_replica) return model_cache_size(m->cs[0]);
+  return replica >= 0 && replica < m->n_cs ? model_cache_size(m->cs[replica]) : 0;
+}

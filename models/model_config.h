@@ -335,10 +335,19 @@ typedef struct model_retry_budget_cfg {
   char *pushback;       /* ... grpc-retry-pushback-ms "-1" by default (A6: do not retry) */
 } model_retry_budget_cfg;
 
+/* Where a look-aside cache sits. */
+typedef enum model_cache_scope {
+  MODEL_CACHE_SCOPE_SERVICE = 0, /* one cache in front of every replica, before the balancer */
+  MODEL_CACHE_SCOPE_REPLICA      /* one in each replica (an in-process cache), after the pick;
+                                  * emptied when its replica is added (model_cache_world.c) */
+} model_cache_scope;
+
 /* A look-aside cache in front of the service, shared by all its callers (model_cache.h holds
  * it; model_cache_world.c wires it in). Each logical request carries one key, drawn from `keys`
  * at its first attempt; a hit is answered OK after hit_time without reaching a replica, a miss
- * goes to the service and its OK reply, heard by a caller that still waits, fills the key. */
+ * goes to the service and its OK reply, heard by a caller that still waits, fills the key.
+ * With scope REPLICA each replica has a cache of `capacity` entries of its own, looked up
+ * once the balancer has picked the replica. */
 typedef struct model_cache_cfg {
   bool on;
   sim_keys_kind keys;  /* uniform or Zipf */
@@ -348,6 +357,7 @@ typedef struct model_cache_cfg {
   int64_t ttl_ns;      /* an entry's time to live; 0: entries never expire */
   sim_dist hit_time;   /* the cache's latency for a hit (constant 0 by default) */
   bool coalesce;       /* one miss in flight per key; the others wait for its reply */
+  model_cache_scope scope; /* one cache for the service (default) or one per replica */
 } model_cache_cfg;
 
 /* Work that grows with the state (model_work.c): the service time is multiplied by

@@ -173,6 +173,7 @@ static int32_t set_replicas(model_world *w, int svc, int32_t n, int64_t delay, i
     c->hc_fail[i] = c->hc_ok[i] = c->se_fail[i] = c->se_ok[i] = 0;
     c->util[i] = 0;
     c->util_n[i] = 0;
+    model__cache_replica_added(w, svc, i); /* a new process: its own cache starts empty */
     if (delay == 0) {
       c->ready |= bit;
       continue;

@@ -105,11 +105,16 @@ uint64_t model_world_estimate_bytes(const model_config *cfg) {
       cols += 2;
     }
     total = add(total, mul((uint64_t)allocated, per_replica));
-    /* A look-aside cache: its table, allocated whole at creation, its three streams and the
-     * key every operation then carries (operations follow the work in flight: not here). */
-    if (sv->cache.on)
-      total = add(total, model_cache_bytes_for((size_t)sv->cache.capacity) + 3 * rng_bytes() +
-                             128 + 2 * MALLOC_OVERHEAD);
+    /* A look-aside cache: its table, allocated whole at creation (one per replica allocated
+     * with scope replica), its three streams and the key every operation then carries
+     * (operations follow the work in flight: not here). */
+    if (sv->cache.on) {
+      uint64_t one = model_cache_bytes_for((size_t)sv->cache.capacity);
+      total = add(total, one + 3 * rng_bytes() + 128 + 2 * MALLOC_OVERHEAD);
+      if (sv->cache.scope == MODEL_CACHE_SCOPE_REPLICA) /* the other replicas' caches */
+        total = add(total, mul((uint64_t)allocated - 1, one + MALLOC_OVERHEAD) +
+                               (uint64_t)allocated * sizeof(void *));
+    }
     n_edges += sv->n_calls; /* fallback calls included: each is an edge of its own */
     cols += TS_SERVICE_COLS;
     /* <service>_work_factor, and <service>_on_failure_rps once for its calls' on_failure. */

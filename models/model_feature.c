@@ -185,6 +185,7 @@ static const mw_feature features[] = {
     {"faults", MW_OF_SERVICE, MW_FAST_ARRIVAL, svc_faults},
     {"adaptive concurrency", MW_OF_SERVICE, MW_FAST_ARRIVAL, svc_acc},
     {"shedding", MW_OF_SERVICE, MW_FAST_ARRIVAL, svc_shedding},
+    /* either scope: one cache looked up before the balancer, or one per replica after it */
     {"look-aside cache", MW_OF_SERVICE, MW_FAST_ARRIVAL, svc_cache},
     {"deadline-aware server", MW_OF_SERVICE, MW_FAST_START, svc_deadline},
     {"contention", MW_OF_SERVICE, MW_FAST_START, svc_contention},

@@ -1051,6 +1051,11 @@ int model__faults_active(const model_world *w, int64_t t0_ns, int64_t t1_ns);
 /* r, at s, goes past its cache to the service: the load balancer, the screen, the queue
  * (model__service_arrive without its counts and its cache). */
 void model__service_enter(model_world *w, mw_service *s, mw_req *r, int64_t now);
+/* model__service_enter in its two steps, for a cache in each replica, looked up between them
+ * (model_cache_world.c): the balancer's pick of r->replica, then that replica's screen and
+ * queue. */
+MODEL_COLD void model__service_pick(mw_service *s, mw_req *r);
+MODEL_COLD void model__replica_enter(model_world *w, mw_service *s, mw_req *r, int64_t now);
 /* Sends r's reply back over its hop (always an event). */
 void model__service_reply(model_world *w, mw_req *r);
 
@@ -1139,8 +1144,13 @@ void model__caches_warmup(model_world *w);
 void model__caches_report(model_world *w);
 /* r arrived at s, which has a cache (before the load balancer): a hit is answered after the
  * hit time, a coalesced miss waits for its lead; both return true (r is in the cache's hands).
- * A miss returns false, r marked (cache_miss, cache_lead), and goes on to the service. */
+ * A miss returns false, r marked (cache_miss, cache_lead), and goes on to the service. A
+ * cache per replica (scope replica) is looked up past the balancer's pick, and a miss goes on
+ * at that replica from here (model__service_pick, model__replica_enter): always true. */
 MODEL_COLD bool model__cache_arrive(model_world *w, mw_service *s, mw_req *r, int64_t now);
+/* Replica `replica` of service svc is added (model_ctl.c): its own cache, if it has one, is
+ * emptied. */
+MODEL_COLD void model__cache_replica_added(model_world *w, int svc, int32_t replica);
 /* The reply of r, a miss, reached its caller (waits: the caller still wanted it): an OK one
  * heard fills the key; a lead's other ends abandon it. Clears r's marks. */
 MODEL_COLD void model__cache_reply(model_world *w, mw_req *r, bool waits);
