@@ -103,7 +103,7 @@ static void ev_req_timeout(sim_kernel *k, void *obj, uint64_t arg) {
   r->timeout = SIM_EVENT_NONE;
   if (r->bare) {
     r->waiting = false;
-    bare_end(w, r, model__status_deadline(w->cfg->services[r->edge->callee].space), 0);
+    bare_end(w, r, model__status_deadline(model__edge_callee_space(r->edge)), 0);
     return;
   }
   mw_call *c = model__req_call(r);
@@ -468,7 +468,7 @@ static void call_done(model_world *w, mw_call *c) {
  * against the engine's on the same calls. */
 static MODEL_HOT void bare_report(model_world *w, mw_req *r, int32_t status, retry_stop reason,
                                   int64_t items) {
-  retry_space space = w->cfg->services[r->edge->callee].space;
+  retry_space space = model__edge_callee_space(r->edge);
   mw_end e = {.done_ctx = r->done_ctx,
               .handle = r,
               .start_ns = r->start_ns,
@@ -486,7 +486,7 @@ static MODEL_HOT void bare_report(model_world *w, mw_req *r, int32_t status, ret
 }
 
 static MODEL_HOT void bare_end(model_world *w, mw_req *r, int32_t status, int64_t items) {
-  retry_space space = w->cfg->services[r->edge->callee].space;
+  retry_space space = model__edge_callee_space(r->edge);
   retry_stop reason = RETRY_STOP_OK;
   if (!retry_status_is_ok(space, status))
     reason = sim_now_ns(w->k) >= r->deadline_ns ? RETRY_STOP_DEADLINE : RETRY_STOP_NO_RETRY_POLICY;
@@ -579,7 +579,7 @@ static int bare_start(model_world *w, const mw_call_args *a, int64_t now, bool m
   mw_edge *edge = a->edge;
   if (measured) edge->stats->calls++;
   if (now >= a->deadline_ns) {
-    retry_space space = w->cfg->services[edge->callee].space;
+    retry_space space = model__edge_callee_space(edge);
     mw_end e = {.done_ctx = a->done_ctx,
                 .start_ns = now,
                 .deadline_ns = a->deadline_ns,
@@ -739,7 +739,7 @@ int model__call_start(model_world *w, const mw_call_args *a) {
   assert(a->ch != NULL && a->edge->on_done != NULL);
   mw_edge *edge = a->edge;
   const retry_method_config *mc = a->mc;
-  retry_space callee_space = w->cfg->services[edge->callee].space;
+  retry_space callee_space = model__edge_callee_space(edge);
   int64_t now = sim_now_ns(w->k);
   bool measured = now >= w->cfg->warmup_ns;
   uint64_t id = ++w->run.next_call_id;
@@ -855,7 +855,7 @@ static void bare_cancel(model_world *w, mw_req *r) {
   int64_t unworked = 0;
   bool free_now = req_cancel_at_callee(w, r, &unworked);
   if (r->measured) r->edge->stats->cancelled_unworked += unworked;
-  retry_space space = w->cfg->services[r->edge->callee].space;
+  retry_space space = model__edge_callee_space(r->edge);
   int32_t st = space == RETRY_SPACE_GRPC ? RETRY_GRPC_CANCELLED : RETRY_HTTP_CANCELLED;
   bare_report(w, r, st, RETRY_STOP_CANCELLED, 0);
   if (free_now) req_free(w, r);

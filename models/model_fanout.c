@@ -185,7 +185,10 @@ void model__downstream_done(model_world *w, const mw_end *c) {
   mw_service *s = &w->topo.services[r->edge->callee];
   int32_t child = c->slot;
   const model_call_cfg *cc = &s->cfg->calls[s->call_of_child[child]];
-  retry_space from = w->cfg->services[cc->service].space;
+  /* The end's space is its callee's (a policy speaks its callee's space: model__call_start),
+   * and is already loaded, where the callee's config is a 2 KB stride's index away. */
+  retry_space from = c->space;
+  MODEL_CHECK(from == w->cfg->services[cc->service].space);
   int32_t st = model__status_map(&cc->map, from, s->cfg->space, c->status);
   mw_req_side *d = r->side;
   d->ds_pending--;

@@ -342,6 +342,7 @@ static void edge_init(model_world *w, size_t i, const char *from, int callee,
   mw_edge *e = &w->topo.edges[i];
   e->w = w;
   e->callee = callee;
+  e->callee_space = (uint8_t)w->cfg->services[callee].space;
   e->caller_space = caller_space;
   e->policy = policy;
   e->map = map;
