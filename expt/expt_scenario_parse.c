@@ -618,21 +618,29 @@ static bool parse_fault_kind(scn_ctx *c, json_t *v, model_fault_cfg *f,
   return true;
 }
 
-/* A fault that cannot change anything is refused (issue 23): a slowdown by a factor of 1, or a
- * capacity fault that keeps the configured workers, is a typo or a leftover, and a run "with
- * the fault" would silently be the run without it. (A capacity above the configured workers
- * is another question: it adds capacity.) */
+/* A fault that cannot change anything is refused (issue 23): a slowdown by a factor of 1, a
+ * capacity fault that keeps the configured workers, or a cache_capacity fault that keeps the
+ * cache's own capacity, is a typo or a leftover, and a run "with the fault" would silently be
+ * the run without it. (A capacity above the configured workers is another question: it adds
+ * capacity.) */
 static bool fault_changes_something(scn_ctx *c, const model_fault_cfg *f,
                                     const model_service_cfg *svc) {
-  const char *key = f->kind == MODEL_FAULT_SLOWDOWN && f->factor == 1.0 ? "factor"
-                    : f->kind == MODEL_FAULT_CAPACITY && f->workers == svc->workers ? "workers"
-                                                                                     : NULL;
+  const char *key = NULL, *why = NULL;
+  if (f->kind == MODEL_FAULT_SLOWDOWN && f->factor == 1.0) {
+    key = "factor";
+    why = "a factor of 1 keeps every service time";
+  } else if (f->kind == MODEL_FAULT_CAPACITY && f->workers == svc->workers) {
+    key = "workers";
+    why = "the service already has these workers";
+  } else if (f->kind == MODEL_FAULT_CACHE_CAPACITY && f->cache_capacity == svc->cache.capacity) {
+    key = "capacity";
+    why = "the cache already holds this many entries";
+  }
   if (key == NULL) return true;
   size_t mark = retry_json_path_push_key(&c->j, key);
   retry_json_fail(&c->j, RETRY_ECONFIG,
                   "the fault would change nothing (%s): give another value or remove the fault",
-                  f->kind == MODEL_FAULT_SLOWDOWN ? "a factor of 1 keeps every service time"
-                                                  : "the service already has these workers");
+                  why);
   retry_json_path_pop(&c->j, mark);
   return false;
 }
