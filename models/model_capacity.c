@@ -106,6 +106,9 @@ static int offered_at(const model_config *cfg, int64_t t_ns, const size_t *topo,
     const model_service_cfg *sv = &cfg->services[s];
     for (size_t c = 0; c < sv->n_calls && rc == 0; c++) {
       const model_call_cfg *call = &sv->calls[c];
+      /* A fallback is made only after a failure, and the estimate counts no failure: its
+       * probability field is 0 (unset), which would otherwise read as "always". */
+      if (call->fallback_only) continue;
       double p = call->probability > 0 ? call->probability : 1.0;
       double fan = call->fanout > 0 ? call->fanout : 1;
       rc = add_load(&l[call->service], call->method, matching(&l[s], call) * p * fan);

@@ -511,6 +511,13 @@ run_rc 0 validate "$tmp/fleet.json" --set clients.web.arrival.rate=1000/s --vari
   --set 'services.api.calls[0].probability=0.25'
 has "$tmp/out" 'fraud            from        0s         250/s of        400/s  utilization 0.62'
 lacks "$tmp/err" 'service "fraud" is offered'
+# A fallback is made only after a failure, which the estimate does not count: a handler's
+# fallback to fraud adds nothing to fraud's 250/s.
+run_rc 0 validate "$tmp/fleet.json" --set clients.web.arrival.rate=1000/s --variant c \
+  --set 'services.api.calls[0].probability=0.25' \
+  --set 'services.api.calls[0].on_failure={"fallback": {"service": "fraud", "method": "/f.F/Lite"}}'
+has "$tmp/out" 'fraud            from        0s         250/s of        400/s  utilization 0.62'
+lacks "$tmp/err" 'service "fraud" is offered'
 
 # A fault that cannot change anything is refused, naming the key.
 run_rc 2 validate "$tmp/fleet.json" \
