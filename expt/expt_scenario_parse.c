@@ -1349,11 +1349,23 @@ static bool report_cycle(scn_ctx *c, const int *stack, size_t depth, size_t from
   }
   int u = stack[depth - 1];
   /* The error points at the "service" key of the call that closes the cycle, the line a user
-   * edits to break it. One pop with the first mark undoes all five pushes. */
+   * edits to break it. A fallback call is kept past the listed calls (calls[] has no entry of
+   * the file at its index), so its path is the on_failure.fallback of the call that names it.
+   * One pop with the first mark undoes every push. */
+  const model_service_cfg *sv = &cfg->services[u];
+  size_t owner = call;
+  if (sv->calls[call].fallback_only)
+    for (size_t i = 0; i < sv->n_calls; i++)
+      if (sv->calls[i].on_failure.on && sv->calls[i].on_failure.fallback == (int32_t)call)
+        owner = i;
   size_t mark = retry_json_path_push_key(&c->j, "services");
-  retry_json_path_push_key(&c->j, cfg->services[u].name);
+  retry_json_path_push_key(&c->j, sv->name);
   retry_json_path_push_key(&c->j, "calls");
-  retry_json_path_push_index(&c->j, call);
+  retry_json_path_push_index(&c->j, owner);
+  if (owner != call) {
+    retry_json_path_push_key(&c->j, "on_failure");
+    retry_json_path_push_key(&c->j, "fallback");
+  }
   retry_json_path_push_key(&c->j, "service");
   retry_json_fail(&c->j, RETRY_ECONFIG, "the calls form a cycle: %s", text);
   retry_json_path_pop(&c->j, mark);
