@@ -395,6 +395,16 @@ static bool parse_when(scn_ctx *c, json_t *v, model_when_cfg *w) {
                             "a number", &w->value) < 0 ||
       expt__scenario_get_duration(c, v, "for", 0, false, SCN_DUR_NONNEG, &w->for_ns) < 0)
     return false;
+  /* Rules are read at every bucket's end up to the drain's, so a streak lasts at most
+   * duration + drain: a longer "for" could never be met, and a rule that can never fire is
+   * refused as any value that cannot change anything. (Written as a difference: no overflow.) */
+  const model_config *cfg = c->cfg;
+  if (w->for_ns > cfg->duration_ns && w->for_ns - cfg->duration_ns > cfg->drain_ns) {
+    retry_json_fail_field(&c->j, v, "for",
+                          "at most the run's length (duration + drain): the condition could "
+                          "never hold that long, and the rule would never fire");
+    return false;
+  }
   retry_json_path_pop(&c->j, mark);
   return true;
 }
