@@ -27,10 +27,16 @@ static bool parse_size(scn_ctx *c, json_t *v, model_work_cfg *wk) {
     size_t mark = retry_json_path_push_index(&c->j, i);
     json_t *x = json_array_get(pt, 1);
     int64_t t_ns = 0;
-    if (!json_is_array(pt) || json_array_size(pt) != 2 || !json_is_number(x) ||
-        !(json_number_value(x) > 0) || json_number_value(x) > 1e9) {
+    if (!json_is_array(pt) || json_array_size(pt) != 2) {
       retry_json_fail_value(&c->j, "each point of \"size\"",
                             "[time, multiplier] with a duration >= 0 and a number in (0, 1e9]", pt);
+      return false;
+    }
+    /* A point of the right shape with a bad multiplier is named by its own path and value:
+     * "got an array" would not say which of the two was wrong. */
+    if (!json_is_number(x) || !(json_number_value(x) > 0) || json_number_value(x) > 1e9) {
+      retry_json_path_push_index(&c->j, 1);
+      retry_json_fail_value(&c->j, "a point's multiplier", "a number in (0, 1e9]", x);
       return false;
     }
     size_t m0 = retry_json_path_push_index(&c->j, 0);
