@@ -61,11 +61,9 @@ void model__pool_free(mw_pool *p) {
  * Operations
  * =================================================================== */
 
-mw_op *model__op_new(model_world *w) {
-  if (!model__ledger_on(w)) {
-    w->pools.no_effect_op->refs++;
-    return w->pools.no_effect_op;
-  }
+/* A new real operation (the ledger is on), zeroed, with one reference; NULL when out of
+ * memory (the world has failed). Its branch word is the caller's to set. */
+static mw_op *op_alloc(model_world *w) {
   mw_op *op = model__pool_get(&w->pools.ops);
   if (op == NULL) {
     model__fail(w, RETRY_ENOMEM, "out of memory for the side-effect ledger");
@@ -75,11 +73,34 @@ mw_op *model__op_new(model_world *w) {
   memset(op, 0, w->pools.ops.obj_size);
   op->refs = 1;
   op->measured = sim_now_ns(w->k) >= w->cfg->warmup_ns;
-  if (w->pools.branches) {
-    /* The op's serial number hashed with the seed: unrelated words for consecutive ops, the
-     * same ones in every run of the scenario and seed, whatever the fast paths. */
-    uint64_t word = sim_rng_derive(w->seed, "branch", "op", w->pools.op_serial++);
-    memcpy((char *)op + w->pools.op_branch_off, &word, sizeof word);
+  return op;
+}
+
+static void op_set_word(const model_world *w, mw_op *op, uint64_t word) {
+  memcpy((char *)op + w->pools.op_branch_off, &word, sizeof word);
+}
+
+/* The splitmix64 finalizer. */
+static uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+  z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+  return z ^ (z >> 31);
+}
+
+mw_op *model__op_new(model_world *w) {
+  if (!model__ledger_on(w)) {
+    w->pools.no_effect_op->refs++;
+    return w->pools.no_effect_op;
+  }
+  mw_op *op = op_alloc(w);
+  if (op != NULL && w->pools.branches) {
+    /* The serial number of the top-level operation (a client's call, a herd's init call, a
+     * population's fallback) hashed with the seed: unrelated words for consecutive ops, the
+     * same ones in every run of the scenario and seed, whatever the fast paths. A handler's
+     * calls' operations take theirs from their parent (model__op_child), so the serials
+     * count top-level operations only, and what a handler's calls do (a branch taken or not)
+     * moves no other request's word. */
+    op_set_word(w, op, sim_rng_derive(w->seed, "branch", "op", w->pools.op_serial++));
   }
   return op;
 }
@@ -108,7 +129,16 @@ static mw_op **op_children(const model_world *w, mw_op *op) {
 mw_op *model__op_child(model_world *w, mw_op *op, int32_t j) {
   if (op == NULL || !model__ledger_on(w)) return op;
   mw_op **slot = &op_children(w, op)[j];
-  if (*slot == NULL) *slot = model__op_new(w); /* refs 1: the parent's */
+  if (*slot != NULL) return *slot;
+  *slot = op_alloc(w); /* refs 1: the parent's */
+  /* The child's word from its parent's and its call's place in the handler: the same child
+   * of the same request gets the same word whatever other calls were made (a variant that
+   * changes one branch leaves every other branch of every request as it was). The constants
+   * keep the word apart from the u the parent's own branch j drew (model_fanout.c). */
+  if (*slot != NULL && w->pools.branches)
+    op_set_word(w, *slot,
+                mix64((model__op_branch_word(w, op) ^ UINT64_C(0x243F6A8885A308D3)) +
+                      ((uint64_t)j + 1) * UINT64_C(0xD1B54A32D192ED03)));
   return *slot;
 }
 

@@ -207,6 +207,50 @@ static void test_model_branch_fanout_wait_for_counts_calls_made(void **state) {
 
 /* }================================================================== */
 
+/* Variants pair request for request: changing one call's probability leaves every other
+ * branch of every request as it was. orders calls inventory with probability P and fraud with
+ * 0.5; inventory's own call to stock branches too (its operation's word comes from its
+ * parent's). Between P = 0.2 and P = 0.9 the requests served are the same, so fraud must see
+ * exactly the same calls; and stock's share of inventory's requests stays its own 0.5. */
+static void test_model_branch_one_branch_moves_no_other(void **state) {
+  (void)state;
+  const char *fmt =
+      "{'duration': '10s', 'services': {"
+      "  'orders': {'service_time': '1ms', 'workers': 50, 'calls': ["
+      "     {'service': 'inventory', 'method': '/i.I/Get', 'probability': %s},"
+      "     {'service': 'fraud', 'method': '/f.F/Score', 'probability': 0.5}]},"
+      "  'inventory': {'service_time': '1ms', 'workers': 50, 'calls': ["
+      "     {'service': 'stock', 'method': '/s.S/Get', 'probability': 0.5}]},"
+      "  'stock': {'service_time': '1ms', 'workers': 50},"
+      "  'fraud': {'service_time': '1ms', 'workers': 50}},"
+      " 'clients': {'shop': {'target': 'orders', 'methods': ['/o.O/Place'],"
+      "   'arrival': {'kind': 'open', 'rate': '300/s'}}}}";
+  char a[1200], b[1200];
+  snprintf(a, sizeof a, fmt, "0.2");
+  snprintf(b, sizeof b, fmt, "0.9");
+  test_run x, y;
+  test_run_text(&x, a, 4);
+  test_run_text(&y, b, 4);
+  int64_t served = test_svc(x.r, "orders")->arrivals;
+  assert_true(served > 2500);
+  assert_int_equal(test_svc(y.r, "orders")->arrivals, served);
+  const model_edge_stats *fx = test_edge(x.r, "orders", "fraud");
+  const model_edge_stats *fy = test_edge(y.r, "orders", "fraud");
+  assert_true(binomial_agrees(fx->calls, served, 0.5));
+  assert_int_equal(fx->calls, fy->calls);
+  assert_int_equal(fx->skipped, fy->skipped);
+  const model_edge_stats *ix = test_edge(x.r, "orders", "inventory");
+  const model_edge_stats *iy = test_edge(y.r, "orders", "inventory");
+  assert_true(iy->calls > 3 * ix->calls);
+  for (int k = 0; k < 2; k++) {
+    const test_run *t = k == 0 ? &x : &y;
+    const model_edge_stats *st = test_edge(t->r, "inventory", "stock");
+    assert_true(binomial_agrees(st->calls, test_svc(t->r, "inventory")->arrivals, 0.5));
+  }
+  test_run_free(&x);
+  test_run_free(&y);
+}
+
 /* {==================================================================
  * No branch
  * =================================================================== */
@@ -254,6 +298,7 @@ int main(void) {
       cmocka_unit_test(test_model_branch_sequential_skips_to_the_next_call),
       cmocka_unit_test(test_model_branch_fanout_wait_for_counts_calls_made),
       cmocka_unit_test(test_model_branch_probability_one_is_no_branch),
+      cmocka_unit_test(test_model_branch_one_branch_moves_no_other),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
