@@ -107,6 +107,10 @@ int expt_output_print_edges(const expt_output *o, FILE *f);
  * ended OK / calls on the edge), then the first in the document's order. NULL when no service
  * calls another. Borrowed from run. */
 const json_t *expt_output_worst_edge(const json_t *run);
+/* The name of run's edge e (an element of its amplification.edges) as the time series' columns
+ * name it: "from->to", and "from->to#k" for the k-th edge (k >= 2) between the same two names
+ * (a service calling one callee twice, a herd's init call beside a population's calls). */
+void expt_output_edge_name(const json_t *run, const json_t *e, char *buf, size_t size);
 
 /* Writes summary.json, timeseries.csv, latency.csv and, with variants, one
  * timeseries-<variant>.csv per variant into dir, creating dir (and its parents) when missing.

@@ -170,10 +170,26 @@ static bool is_service(const json_t *run, const char *name) {
 /* The edges of a run: summary.json's amplification.edges. */
 static const json_t *edges_of(const json_t *run) { return dig(run, "amplification", "edges"); }
 
-/* "from->to", the name docs/cli.md gives an edge (the time series' column prefix too). */
-static void edge_name(const json_t *e, char *buf, size_t size) {
-  snprintf(buf, size, "%s->%s", json_string_value(dig(e, "from", NULL)),
-           json_string_value(dig(e, "to", NULL)));
+void expt_output_edge_name(const json_t *run, const json_t *e, char *buf, size_t size) {
+  const char *from = json_string_value(dig(e, "from", NULL));
+  const char *to = json_string_value(dig(e, "to", NULL));
+  if (from == NULL) from = "?";
+  if (to == NULL) to = "?";
+  /* The k-th of the edges with these names, counted up to e (model_world.c numbers the time
+   * series' columns so). */
+  int k = 1;
+  size_t i;
+  const json_t *x;
+  json_array_foreach(edges_of(run), i, x) {
+    if (x == e) break;
+    const char *xf = json_string_value(dig(x, "from", NULL));
+    const char *xt = json_string_value(dig(x, "to", NULL));
+    if (xf != NULL && xt != NULL && strcmp(xf, from) == 0 && strcmp(xt, to) == 0) k++;
+  }
+  if (k == 1)
+    snprintf(buf, size, "%s->%s", from, to);
+  else
+    snprintf(buf, size, "%s->%s#%d", from, to, k);
 }
 
 /* Attempts per call made on the edge: its attempts / calls, summary.json's attempts_per_call of
@@ -249,7 +265,7 @@ static void edge_rows(table *t, const json_t *run, const char *variant, bool can
     size_t r = table_add(t), c = 0;
     char name[TABLE_CELL];
     if (variant != NULL) table_set(t, r, c++, "%s", variant);
-    edge_name(e, name, sizeof name);
+    expt_output_edge_name(run, e, name, sizeof name);
     table_set(t, r, c++, "%s", name);
     table_set(t, r, c++, "%lld", cnt(e, "calls", NULL));
     table_set(t, r, c++, "%lld", cnt(e, "attempts", NULL));
@@ -424,6 +440,15 @@ static int print_single(const expt_output *o, FILE *f) {
   fprintf(f, "calls         started %lld, ok %lld (%.2f %%), failed %lld, unfinished %lld\n",
           started, ok, started ? 100.0 * (double)ok / (double)started : 0.0,
           cnt(r, "calls", "failed"), cnt(r, "calls", "unfinished"));
+  /* Calls made while their client was down (a herd's restart, a pause) never started: the
+   * line above does not count them, so a herd's outage would read as all well. */
+  long long down = 0;
+  size_t hi;
+  const json_t *h;
+  json_array_foreach(dig(r, "herds", NULL), hi, h) down += cnt(h, "calls_down", NULL);
+  if (down > 0)
+    fprintf(f, "              and %lld more found their client down (restarting or paused): "
+               "never sent, not counted above\n", down);
   fprintf(f, "attempts      %lld (retries %lld, hedges %lld)\n", cnt(r, "calls", "attempts"),
           cnt(r, "calls", "retries"), cnt(r, "calls", "hedges"));
   fprintf(f, "goodput       %g calls/s ok within their deadline\n", num_or_zero(r, "goodput_per_s", NULL));
@@ -557,7 +582,7 @@ static int print_variants(const expt_output *o, FILE *f) {
     snprintf(cell[12], TABLE_CELL, "-");
     snprintf(cell[13], TABLE_CELL, "-");
     if (w != NULL) {
-      edge_name(w, cell[11], TABLE_CELL);
+      expt_output_edge_name(run, w, cell[11], TABLE_CELL);
       snprintf(cell[12], TABLE_CELL, "%.3f", edge_attempts_per_call(w));
       double pct = edge_ok_pct(w);
       if (pct == pct) snprintf(cell[13], TABLE_CELL, "%.2f", pct);

@@ -16,10 +16,6 @@ static bool is_internal(const json_t *run, const json_t *e) {
   return at(at(run, "services"), json_string_value(at(e, "from"))) != NULL;
 }
 
-/* "from->to", as the text summary and the time series' columns name an edge. */
-static void edge_name(const json_t *e, char *buf, size_t size) {
-  snprintf(buf, size, "%s->%s", json_string_value(at(e, "from")), json_string_value(at(e, "to")));
-}
 
 /* Attempts per call made on the edge: attempts_per_call (or "amplification", the same figure,
  * in a document without it). */
@@ -43,7 +39,7 @@ static const json_t *find_edge(const json_t *run, const char *name) {
   const json_t *e;
   char buf[160];
   json_array_foreach((json_t *)at(run, "amplification.edges"), i, e) {
-    edge_name(e, buf, sizeof buf);
+    expt_output_edge_name(run, e, buf, sizeof buf);
     if (strcmp(buf, name) == 0) return e;
   }
   return NULL;
@@ -53,12 +49,15 @@ static const json_t *find_edge(const json_t *run, const char *name) {
  * (expt_output_worst_edge), the one with the most attempts per call over the runs (the first run
  * on a tie). Its name goes into name; false when no run has an internal edge. */
 static bool scenario_worst_edge(const expt_output *o, char *name, size_t size) {
-  const json_t *best = NULL;
+  const json_t *best = NULL, *best_run = NULL;
   for (size_t i = 0; i < expt_output_n_runs(o); i++) {
     const json_t *w = expt_output_worst_edge(expt_output_run(o, i));
-    if (w != NULL && (best == NULL || edge_apc(w) > edge_apc(best))) best = w;
+    if (w != NULL && (best == NULL || edge_apc(w) > edge_apc(best))) {
+      best = w;
+      best_run = expt_output_run(o, i);
+    }
   }
-  if (best != NULL) edge_name(best, name, size);
+  if (best != NULL) expt_output_edge_name(best_run, best, name, size);
   return best != NULL;
 }
 
@@ -308,7 +307,7 @@ static void short_edges(expt_page *d, const expt_output *o, const expt_scenario 
   json_array_foreach((json_t *)at(first, "amplification.edges"), i, e) {
     if (!is_internal(first, e)) continue;
     char name[160];
-    edge_name(e, name, sizeof name);
+    expt_output_edge_name(first, e, name, sizeof name);
     bool any = false;
     size_t hi = 0, lo = 0;
     for (size_t r = 0; r < n; r++) {
@@ -458,7 +457,7 @@ static void report_results(expt_page *d, const expt_output *o, const expt_scenar
     snprintf(c[9], sizeof c[9], "%.4g", wasted_s(run));
     const json_t *w = expt_output_worst_edge(run);
     if (w != NULL) {
-      edge_name(w, c[10], sizeof c[10]);
+      expt_output_edge_name(run, w, c[10], sizeof c[10]);
       snprintf(c[11], sizeof c[11], "%.3f", edge_apc(w));
       pct_text(c[12], sizeof c[12], edge_ok_pct(w));
     } else {
@@ -506,7 +505,7 @@ static void report_edges(expt_page *d, const expt_output *o, const expt_scenario
     json_array_foreach((json_t *)at(run, "amplification.edges"), k, e) {
       char c[9][128];
       snprintf(c[0], sizeof c[0], "%s", expt_scenario_run_name(s, i));
-      edge_name(e, c[1], sizeof c[1]);
+      expt_output_edge_name(run, e, c[1], sizeof c[1]);
       snprintf(c[2], sizeof c[2], "%.0f", num_or_nan(e, "calls"));
       snprintf(c[3], sizeof c[3], "%.0f", num_or_nan(e, "attempts"));
       snprintf(c[4], sizeof c[4], "%.3f", edge_apc(e));
@@ -577,7 +576,7 @@ static void report_run_edges(expt_page *d, const json_t *run) {
   json_array_foreach((json_t *)at(run, "amplification.edges"), k, e) {
     if (!is_internal(run, e)) continue;
     char name[160], more[400] = "", ok[32], stops[200];
-    edge_name(e, name, sizeof name);
+    expt_output_edge_name(run, e, name, sizeof name);
     size_t used = 0;
     double retries = num_or_nan(e, "retries"), hedges = num_or_nan(e, "hedges"),
            p99 = num_or_nan(e, "latency_ms.p99");

@@ -537,4 +537,20 @@ has "$tmp/err" 'the trigger ends at 9s and the run at 10s, too soon for one span
 has "$tmp/out" ' unjudged'
 has "$tmp/unjudged/summary.json" '"unjudged": true'
 
+# A herd's outage shows in the headline (calls made while their client was down are never
+# started), and a population's init edge to its own target is named as its columns are (#2).
+cat >"$tmp/herd.json" <<'EOF'
+{"duration": "20s", "seed": 3,
+ "services": {"a": {"workers": 8, "service_time": "1ms",
+   "faults": [{"kind": "fail", "status": "UNAVAILABLE", "start": "5s", "end": "8s"}]}},
+ "clients": {"shop": {"count": 4, "target": "a", "arrival": {"kind": "open", "rate": "100/s"},
+   "methods": ["/a.A/Get"]}},
+ "events": [{"at": "5s", "action": "restart", "population": "shop",
+   "init": {"service": "a", "method": "/a.A/Login"}}]}
+EOF
+run_rc 0 run "$tmp/herd.json" --out "$tmp/herd"
+has_re "$tmp/out" '^              and [0-9]+ more found their client down \(restarting or paused\): never sent'
+has_re "$tmp/out" '^  shop->a#2 +8 +8 '
+head -n 1 "$tmp/herd/timeseries.csv" | grep -q 'shop->a#2_' || fail "no shop->a#2 columns"
+
 t_done
