@@ -20,14 +20,25 @@ void expt_capacity_warn(const expt_scenario *s, FILE *err) {
     double u = model_capacity_peak(&cap, &svc, &ph);
     if (u > MODEL_CAPACITY_WARN) {
       const char *var = expt_scenario_has_variants(s) ? expt_scenario_run_name(s, v) : NULL;
+      const model_service_cfg *sc = &cfg->services[svc];
+      /* An autoscaler may carry the load at its maximum, once it has scaled: say so. */
+      char hpa[200] = "";
+      if (sc->ctl != NULL && sc->ctl->autoscaler_on && sc->replicas > 0) {
+        double at_max =
+            cap.capacity_per_s[svc] * (double)sc->ctl->hpa.max_replicas / (double)sc->replicas;
+        snprintf(hpa, sizeof hpa,
+                 "; its autoscaler's %d replicas would give %.4g/s (%.2f), once it has scaled",
+                 (int)sc->ctl->hpa.max_replicas, at_max,
+                 cap.offered_per_s[ph * cap.n_services + svc] / at_max);
+      }
       fprintf(err,
               "retrysim: warning: %s: %s%s%sservice \"%s\" is offered %.4g requests/s from %gs "
               "on, %.2f of its capacity of %.4g/s (replicas x workers / mean service time), "
-              "before any retry or fault (above %.2f: validate prints the table)\n",
+              "before any retry or fault%s (above %.2f: validate prints the table)\n",
               expt_scenario_source(s), var != NULL ? "variant \"" : "", var != NULL ? var : "",
-              var != NULL ? "\": " : "", cfg->services[svc].name,
-              cap.offered_per_s[ph * cap.n_services + svc], (double)cap.phase_ns[ph] / 1e9, u,
-              cap.capacity_per_s[svc], MODEL_CAPACITY_WARN);
+              var != NULL ? "\": " : "", sc->name, cap.offered_per_s[ph * cap.n_services + svc],
+              (double)cap.phase_ns[ph] / 1e9, u, cap.capacity_per_s[svc], hpa,
+              MODEL_CAPACITY_WARN);
     }
     model_capacity_close(&cap);
   }

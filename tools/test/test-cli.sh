@@ -506,6 +506,11 @@ lacks "$tmp/err" 'of its capacity'
 run_rc 0 validate "$tmp/fleet.json" --set clients.web.arrival.rate=1000/s --variant c
 has "$tmp/err" 'service "fraud" is offered 1000 requests/s from 0s on, 2.50 of its capacity of 400/s'
 has "$tmp/out" 'utilization 2.50  over 0.9'
+lacks "$tmp/err" 'autoscaler'
+# With an autoscaler the warning stands (it must scale first) and says what its maximum gives.
+run_rc 0 validate "$tmp/fleet.json" --set clients.web.arrival.rate=1000/s --variant c \
+  --set 'services.fraud.autoscaler={"max": 8}'
+has "$tmp/err" "2.50 of its capacity of 400/s (replicas x workers / mean service time), before any retry or fault; its autoscaler's 8 replicas would give 3200/s (0.31), once it has scaled"
 # A branch taken by a quarter of the requests brings a quarter of the load.
 run_rc 0 validate "$tmp/fleet.json" --set clients.web.arrival.rate=1000/s --variant c \
   --set 'services.api.calls[0].probability=0.25'
