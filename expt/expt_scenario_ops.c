@@ -20,7 +20,7 @@
 static const char *const action_names[] = {"pause",    "resume", "restart", "flush", "capacity",
                                            "replicas", "shed",   "policy",  "rate"};
 static const char *const rule_keys[] = {"name", "when", "do", "once"};
-static const char *const when_keys[] = {"column", "above", "below", "for"};
+static const char *const when_keys[] = {"column", "above", "below", "for", "after"};
 static const char *const init_keys[] = {"service", "method", "policy", "deadline", "network"};
 static const char *const backoff_keys[] = {"initial", "max", "multiplier", "jitter", "reset"};
 /* Each action's keys, "action" first (an event adds "at" and "name"). */
@@ -393,7 +393,8 @@ static bool parse_when(scn_ctx *c, json_t *v, model_when_cfg *w) {
   w->above = has_above;
   if (retry_json_get_number(&c->j, v, has_above ? "above" : "below", -1e300, false, 1e300, false,
                             "a number", &w->value) < 0 ||
-      expt__scenario_get_duration(c, v, "for", 0, false, SCN_DUR_NONNEG, &w->for_ns) < 0)
+      expt__scenario_get_duration(c, v, "for", 0, false, SCN_DUR_NONNEG, &w->for_ns) < 0 ||
+      expt__scenario_get_duration(c, v, "after", 0, false, SCN_DUR_NONNEG, &w->after_ns) < 0)
     return false;
   /* Rules are read at every bucket's end up to the drain's, so a streak lasts at most
    * duration + drain: a longer "for" could never be met, and a rule that can never fire is
@@ -403,6 +404,13 @@ static bool parse_when(scn_ctx *c, json_t *v, model_when_cfg *w) {
     retry_json_fail_field(&c->j, v, "for",
                           "at most the run's length (duration + drain): the condition could "
                           "never hold that long, and the rule would never fire");
+    return false;
+  }
+  /* The same for "after": a condition armed only after the run's last bucket never holds. */
+  if (w->after_ns >= cfg->duration_ns && w->after_ns - cfg->duration_ns >= cfg->drain_ns) {
+    retry_json_fail_field(&c->j, v, "after",
+                          "before the run's end (duration + drain): from then on no bucket is "
+                          "read, and the rule would never fire");
     return false;
   }
   retry_json_path_pop(&c->j, mark);

@@ -153,7 +153,8 @@ static void rule_step(model_world *w, size_t i, int64_t b, const double *row) {
   int64_t bucket = w->cfg->bucket_ns;
   double v = row[s->col];
   if (s->rate) v /= (double)bucket / 1e9;
-  bool holds = !isnan(v) && (r->when.above ? v > r->when.value : v < r->when.value);
+  bool holds = b * bucket >= r->when.after_ns && !isnan(v) &&
+               (r->when.above ? v > r->when.value : v < r->when.value);
   if (!holds) {
     s->streak_ns = -1;
     s->armed = !r->once || o->stats[i].n_fired == 0;

@@ -91,6 +91,7 @@ typedef struct model_when_cfg {
   bool above;      /* above: value > threshold; else value < threshold */
   double value;    /* the threshold (a rate column in its per-second unit) */
   int64_t for_ns;  /* held this long (whole buckets, the bucket's end counted), >= 0 */
+  int64_t after_ns; /* a bucket that starts before this never holds (0: from the start) */
 } model_when_cfg;
 
 /* An operator: a rule (has_when) or an action at a fixed time (at_ns). */

@@ -100,6 +100,31 @@ static void test_ops_rule_honours_for(void **state) {
   test_run_free(&x);
 }
 
+/* `after`: buckets that start before it never hold. Armed from 5 s, the rule misses the first
+ * window ([2 s, 4 s)) and fires at the end of bucket 6 (7 s), once; armed from 7 s, it starts
+ * its streak in bucket 7 and fires at 8 s. offered_rps (true from the first bucket) below a
+ * threshold armed from 10 s fires at 11 s, not at 1 s. */
+static void test_ops_rule_after(void **state) {
+  (void)state;
+  test_run x;
+  run_fmt(&x, TWO_WINDOWS,
+          "{'name': 'five', 'when': {'column': 'faults_active', 'above': 0.5, 'after': '5s'},"
+          " 'do': {'action': 'capacity', 'service': 'api', 'workers': 4}},"
+          "{'name': 'seven', 'when': {'column': 'faults_active', 'above': 0.5, 'after': '7s'},"
+          " 'do': {'action': 'capacity', 'service': 'api', 'workers': 4}},"
+          "{'name': 'warm', 'once': true, 'when': {'column': 'offered_rps', 'above': 50, 'after': '10s'},"
+          " 'do': {'action': 'capacity', 'service': 'api', 'workers': 4}}",
+          1);
+  const model_operator_stats *five = op_named(x.r, "five"), *seven = op_named(x.r, "seven");
+  assert_int_equal(five->n_fired, 1);
+  assert_int_equal(five->fired_at_ns[0], 7000000000LL);
+  assert_int_equal(seven->n_fired, 1);
+  assert_int_equal(seven->fired_at_ns[0], 8000000000LL);
+  assert_int_equal(op_named(x.r, "warm")->n_fired, 1);
+  assert_int_equal(op_named(x.r, "warm")->fired_at_ns[0], 11000000000LL);
+  test_run_free(&x);
+}
+
 /* Paused from 5 s to 10 s: nothing offered in buckets 5 to 9, calls again from 10 s; and the
  * same for a closed-loop population (which polls once a think time). */
 static void test_ops_pause_and_resume(void **state) {
@@ -367,6 +392,9 @@ static void test_ops_loader_errors(void **state) {
                "no look-aside cache");
   expect_error("'events': [{'at': '20s', 'action': 'pause', 'population': 'c'}]",
                "$.events[0].at", "before the scenario's duration");
+  expect_error("'operators': [{'when': {'column': 'api_queue', 'above': 1, 'after': '1h'},"
+               " 'do': {'action': 'pause', 'population': 'c'}}]",
+               "$.operators[0].when.after", "the rule would never fire");
   expect_error("'operators': [{'when': {'column': 'api_queue', 'above': 1, 'below': 2},"
                " 'do': {'action': 'pause', 'population': 'c'}}]",
                "$.operators[0].when", "exactly one of");
@@ -431,6 +459,7 @@ static void test_ops_rate_refuses_closed_loop(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ops_rule_fires_once_per_crossing),
+      cmocka_unit_test(test_ops_rule_after),
       cmocka_unit_test(test_ops_rule_honours_for),
       cmocka_unit_test(test_ops_pause_and_resume),
       cmocka_unit_test(test_herd_crashloop_delays),
