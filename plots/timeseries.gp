@@ -13,13 +13,14 @@
 # SERVICE_replicas_in_service); (6) only if they exist: the hit ratio of each look-aside cache
 # (SERVICE_cache_hit_ratio, 0..1, a gap where no lookup was made); (7) only if they exist: the
 # service-time multiplier of each service whose work grows (SERVICE_work_factor, 1 = its
-# normal service time; a log axis past 20x).
+# normal service time, below 1 when a work.size profile shrinks it; a log axis past 20x).
 # Every value is drawn over its whole bucket [t_s, t_s + bucket). The fault window (buckets
 # with faults_active > 0) is shaded in every panel. Columns are found by name in the header;
 # missing optional columns are skipped. Panel 1 also draws the on_failure firings per second of
 # each handler or client population that has an on_failure (CALLER_on_failure_rps); panel 2,
-# each herded population's clients up (<pop>_clients_up). With -e "marks='T1 T2 ...'" (retrysim passes the times its operators and
-# scheduled actions fired, from summary.json), each time gets a dashed vertical line.
+# each herded population's clients up (<pop>_clients_up). With -e "marks='T1 T2 ...'"
+# (retrysim passes the times its operators and scheduled actions fired, from summary.json),
+# each time gets a dashed vertical line.
 
 me = "timeseries.gp"
 if (!exists("marks")) { marks = "" }
@@ -96,7 +97,7 @@ countv(v, lo) = okv(v, lo) ? (nvalid = nvalid + 1, \
 mn(a, b) = (a == a && a < b) ? a : b
 mx(a, b) = (a == a && a > b) ? a : b
 p1 = ""; p2 = ""; p3 = ""; tok = ""; bud = ""; brk = ""; rep = ""; hit = ""; wf = ""
-hi1 = NaN; hi2 = NaN; lo3 = NaN; hi3 = NaN; hitok = NaN; bmin = NaN; bmax = NaN; hiwf = NaN
+hi1 = NaN; hi2 = NaN; lo3 = NaN; hi3 = NaN; hitok = NaN; bmin = NaN; bmax = NaN; lowf = NaN; hiwf = NaN
 # OK latency when the file has it (the default); all finished calls otherwise
 okl = has("latency_ok_p50_ms") || has("latency_ok_p99_ms")
 lat = okl ? "latency_ok_p50_ms latency_ok_p99_ms latency_failed_p50_ms latency_failed_p99_ms" : "latency_p50_ms latency_p99_ms"
@@ -124,7 +125,7 @@ do for [c in header] {
             if (ends(c, "_replicas") || ends(c, "_replicas_in_service")) { rep = rep . " " . c }
             if (ends(c, "_on_failure_rps")) { p1 = p1 . " " . c; hi1 = mx(hi1, vmax) }
             if (ends(c, "_cache_hit_ratio")) { hit = hit . " " . c }
-            if (ends(c, "_work_factor")) { wf = wf . " " . c; hiwf = mx(hiwf, vmax) }
+            if (ends(c, "_work_factor")) { wf = wf . " " . c; lowf = mn(lowf, vmin); hiwf = mx(hiwf, vmax) }
         }
     }
 }
@@ -306,11 +307,17 @@ do for [g = 1:words(groups)] {
         set ytics 0, 0.25, 1
         S = hit; OFF = 0; plot @STEPS
     } else { if (grp eq "wf") {
-        # a multiplier: 1 is the normal service time; a log axis when it grows past 20x
-        set ylabel "service time x"
+        # a multiplier: 1 is the normal service time, always in range (a size profile can take
+        # it below); a log axis when it grows past 20x
+        set ylabel "service time (x normal)"
         set ytics autofreq
         set format y "%gx"
-        if (hiwf > 20) { set logscale y; set yrange [1:*] } else { set yrange [1 : hiwf > 1 ? hiwf * 1.1 : 2] }
+        wlo = lowf < 1 ? lowf : 1
+        if (hiwf > 20) {
+            set logscale y; set yrange [wlo:*]
+        } else {
+            set yrange [(wlo < 1 ? wlo * 0.9 : 1) : (hiwf > 1 ? hiwf * 1.1 : wlo < 1 ? 1.1 : 2)]
+        }
         S = wf; OFF = 1; plot @STEPS
         unset logscale y; set format y "%g"
     } else { if (grp eq "brk") {

@@ -231,10 +231,10 @@ test_plots_draw_cache_fallback_work() {
 JSON
   run run "$tmp/work.json" --quiet --plot --out "$tmp/work"
   has "$tmp/work/timeseries.svg" ">api work factor<"
-  has "$tmp/work/timeseries.svg" ">service time x<"
+  has "$tmp/work/timeseries.svg" ">service time (x normal)<"
   has "$tmp/work/timeseries.svg" ">3x<"
   has "$tmp/work/report.md" "shared retry state; work factor](timeseries.svg)"
-  for t in "hit ratio" "on_failure" "work factor" "service time x"; do
+  for t in "hit ratio" "on_failure" "work factor" "x normal"; do
     lacks "$tmp/plot/timeseries-retries.svg" "$t"
     lacks "$tmp/plot/report.md" "$t"
   done
