@@ -108,6 +108,73 @@ static int limit_columns(const char *dir, char *buf, size_t size) {
   return n;
 }
 
+/* The columns timeseries.gp draws beside load, queues, latency and shared retry state, by the
+ * suffix it finds them with, and what the caption calls them. */
+static const struct {
+  const char *suffix, *words;
+} picture_extra[] = {
+    {"_cache_hit_ratio", "cache hit ratio"},
+    {"_on_failure_rps", "on_failure firings"},
+    {"_work_factor", "work factor"},
+};
+enum { N_EXTRA = sizeof picture_extra / sizeof picture_extra[0] };
+
+/* Which kind of picture_extra column c (n characters) is, or -1. */
+static int extra_kind(const char *c, size_t n) {
+  for (int k = 0; k < N_EXTRA; k++)
+    if (ends_with(c, n, picture_extra[k].suffix)) return k;
+  return -1;
+}
+
+/* Marks in seen[] each kind of picture_extra whose column holds a value in the CSV line: kinds
+ * is the kind of each column of the header (-1 for the others), n_cols of them. */
+static void extra_values(const char *line, const int *kinds, size_t n_cols, bool *seen) {
+  size_t col = 0;
+  for (const char *c = line; c != NULL && col < n_cols; col++) {
+    const char *next = strpbrk(c, ",\r\n");
+    size_t k = next != NULL ? (size_t)(next - c) : strlen(c);
+    /* An empty cell is a bucket without a value; gnuplot reads it as NaN, as it does "nan". */
+    if (kinds[col] >= 0 && k > 0 && !(k == 3 && strncmp(c, "nan", 3) == 0)) seen[kinds[col]] = true;
+    c = next != NULL && *next == ',' ? next + 1 : NULL;
+  }
+}
+
+/* The caption's words for what the picture of dir/data draws beyond its usual panels: "; cache
+ * hit ratio; on_failure firings; work factor", those of the three with a value in the file, as
+ * timeseries.gp draws a column only then. "" without the file or such a column. */
+static void picture_extras(const char *dir, const char *data, char *buf, size_t size) {
+  if (size > 0) buf[0] = '\0';
+  char *path = expt_output_printf("%s/%s", dir, data);
+  FILE *f = path != NULL ? fopen(path, "r") : NULL;
+  free(path);
+  if (f == NULL) return;
+  char *line = NULL;
+  size_t cap = 0, n_cols = 0, n_extra = 0;
+  int *kinds = NULL;
+  if (getline(&line, &cap, f) > 0) {
+    for (const char *c = line; *c != '\0'; c++)
+      if (*c == ',') n_cols++;
+    kinds = malloc((n_cols + 1) * sizeof *kinds);
+    n_cols = 0;
+    for (const char *c = kinds != NULL ? line : NULL, *next; c != NULL; c = next) {
+      next = strpbrk(c, ",\r\n");
+      size_t k = next != NULL ? (size_t)(next - c) : strlen(c);
+      kinds[n_cols] = extra_kind(c, k);
+      if (kinds[n_cols++] >= 0) n_extra++;
+      next = next != NULL && *next == ',' ? next + 1 : NULL;
+    }
+  }
+  bool seen[N_EXTRA] = {false};
+  while (n_extra > 0 && getline(&line, &cap, f) > 0) extra_values(line, kinds, n_cols, seen);
+  fclose(f);
+  free(line);
+  free(kinds);
+  size_t used = 0;
+  for (int k = 0; k < N_EXTRA; k++)
+    if (seen[k] && used < size)
+      used += (size_t)snprintf(buf + used, size - used, "; %s", picture_extra[k].words);
+}
+
 /* The file stem of an edge's picture: "edge-FROM-TO" (file-name safe). */
 static void edge_stem(const char *name, char *buf, size_t size) {
   snprintf(buf, size, "edge-%s", name);
@@ -676,12 +743,14 @@ static void report_run(expt_page *d, const expt_output *o, const expt_scenario *
                  num_or_nan(run, "side_effects.operations"));
   expt_page_end_list(d);
   if (pictures) {
-    char stem[128], file[140], caption[200];
+    char stem[128], file[140], data[140], extras[80], caption[280];
     snprintf(stem, sizeof stem, variants ? "timeseries-%s" : "timeseries", name);
     expt_output_safe_name(stem);
     snprintf(file, sizeof file, "%s.svg", stem);
-    snprintf(caption, sizeof caption, "%s over time: load, queues, latency, shared retry state",
-             name);
+    snprintf(data, sizeof data, "%s.csv", stem);
+    picture_extras(d->dir, data, extras, sizeof extras);
+    snprintf(caption, sizeof caption, "%s over time: load, queues, latency, shared retry state%s",
+             name, extras);
     expt_page_img(d, file, caption);
   }
 }

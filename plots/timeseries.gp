@@ -10,12 +10,17 @@
 # (4) only if the columns exist: retry-throttle tokens, retry budget, breaker open share and
 # adaptive reject probability (of client populations and of edges, FROM->TO_tokens...);
 # (5) only if the columns exist: replicas in force and in service (SERVICE_replicas,
-# SERVICE_replicas_in_service).
+# SERVICE_replicas_in_service); (6) only if they exist: the hit ratio of each look-aside cache
+# (SERVICE_cache_hit_ratio, 0..1, a gap where no lookup was made); (7) only if they exist: the
+# service-time multiplier of each service whose work grows (SERVICE_work_factor, 1 = its
+# normal service time, below 1 when a work.size profile shrinks it; a log axis past 20x).
 # Every value is drawn over its whole bucket [t_s, t_s + bucket). The fault window (buckets
 # with faults_active > 0) is shaded in every panel. Columns are found by name in the header;
-# missing optional columns are skipped. Panel 2 also draws each herded population's clients up
-# (<pop>_clients_up). With -e "marks='T1 T2 ...'" (retrysim passes the times its operators and
-# scheduled actions fired, from summary.json), each time gets a dashed vertical line.
+# missing optional columns are skipped. Panel 1 also draws the on_failure firings per second of
+# each handler or client population that has an on_failure (CALLER_on_failure_rps); panel 2,
+# each herded population's clients up (<pop>_clients_up). With -e "marks='T1 T2 ...'"
+# (retrysim passes the times its operators and scheduled actions fired, from summary.json),
+# each time gets a dashed vertical line.
 
 me = "timeseries.gp"
 if (!exists("marks")) { marks = "" }
@@ -91,8 +96,8 @@ countv(v, lo) = okv(v, lo) ? (nvalid = nvalid + 1, \
 # the columns of each panel, and the range of their values (lo*, hi*)
 mn(a, b) = (a == a && a < b) ? a : b
 mx(a, b) = (a == a && a > b) ? a : b
-p1 = ""; p2 = ""; p3 = ""; tok = ""; bud = ""; brk = ""; rep = ""
-hi1 = NaN; hi2 = NaN; lo3 = NaN; hi3 = NaN; hitok = NaN; bmin = NaN; bmax = NaN
+p1 = ""; p2 = ""; p3 = ""; tok = ""; bud = ""; brk = ""; rep = ""; hit = ""; wf = ""
+hi1 = NaN; hi2 = NaN; lo3 = NaN; hi3 = NaN; hitok = NaN; bmin = NaN; bmax = NaN; lowf = NaN; hiwf = NaN
 # OK latency when the file has it (the default); all finished calls otherwise
 okl = has("latency_ok_p50_ms") || has("latency_ok_p99_ms")
 lat = okl ? "latency_ok_p50_ms latency_ok_p99_ms latency_failed_p50_ms latency_failed_p99_ms" : "latency_p50_ms latency_p99_ms"
@@ -109,7 +114,7 @@ do for [c in "offered_rps attempt_rps goodput_rps error_rps in_flight " . lat] {
     }
 }
 do for [c in header] {
-    if (ends(c, "_queue") || ends(c, "_clients_up") || ends(c, "_tokens") || ends(c, "_budget") || ends(c, "_breaker_open") || ends(c, "_reject_p") || ends(c, "_replicas") || ends(c, "_replicas_in_service")) {
+    if (ends(c, "_queue") || ends(c, "_clients_up") || ends(c, "_tokens") || ends(c, "_budget") || ends(c, "_breaker_open") || ends(c, "_reject_p") || ends(c, "_replicas") || ends(c, "_replicas_in_service") || ends(c, "_on_failure_rps") || ends(c, "_cache_hit_ratio") || ends(c, "_work_factor")) {
         nvalid = 0; vmin = NaN; vmax = NaN
         stats datafile using (countv(column(c), NaN)) nooutput
         if (nvalid > 0) {
@@ -118,6 +123,9 @@ do for [c in header] {
             if (ends(c, "_budget")) { bud = bud . " " . c; bmin = mn(bmin, vmin); bmax = mx(bmax, vmax) }
             if (ends(c, "_breaker_open") || ends(c, "_reject_p")) { brk = brk . " " . c }
             if (ends(c, "_replicas") || ends(c, "_replicas_in_service")) { rep = rep . " " . c }
+            if (ends(c, "_on_failure_rps")) { p1 = p1 . " " . c; hi1 = mx(hi1, vmax) }
+            if (ends(c, "_cache_hit_ratio")) { hit = hit . " " . c }
+            if (ends(c, "_work_factor")) { wf = wf . " " . c; lowf = mn(lowf, vmin); hiwf = mx(hiwf, vmax) }
         }
     }
 }
@@ -136,15 +144,19 @@ label(c) = c eq "offered_rps" ? "offered" : c eq "attempt_rps" ? "attempts" : \
            ends(c, "_breaker_open") ? stem(c, "_breaker_open") . " breaker" : \
            ends(c, "_reject_p") ? stem(c, "_reject_p") . " reject p" : \
            ends(c, "_replicas_in_service") ? stem(c, "_replicas_in_service") . " in service" : \
-           ends(c, "_replicas") ? stem(c, "_replicas") . " replicas" : c
+           ends(c, "_replicas") ? stem(c, "_replicas") . " replicas" : \
+           ends(c, "_on_failure_rps") ? stem(c, "_on_failure_rps") . " on_failure firings (dash-dot)" : \
+           ends(c, "_cache_hit_ratio") ? stem(c, "_cache_hit_ratio") . " cache hit ratio" : \
+           ends(c, "_work_factor") ? stem(c, "_work_factor") . " work factor" : c
 fixed(c) = c eq "offered_rps" ? "#7f7f7f" : c eq "attempt_rps" ? "#ff7f0e" : \
            c eq "goodput_rps" ? "#2ca02c" : c eq "error_rps" ? "#d62728" : \
            c eq "in_flight" ? "#404040" : c eq "latency_p50_ms" ? "#1f77b4" : \
            c eq "latency_p99_ms" ? "#d62728" : c eq "latency_ok_p50_ms" ? "#1f77b4" : \
            c eq "latency_ok_p99_ms" ? "#d62728" : c eq "latency_failed_p50_ms" ? "#7f7f7f" : \
            c eq "latency_failed_p99_ms" ? "#e377c2" : ""
-# failed-call latency is dashed
-dtc(c) = strstrt(c, "latency_failed") ? 2 : 1
+# failed-call latency is dashed; on_failure firings are dash-dotted, as they often run along the
+# errors that set them off
+dtc(c) = strstrt(c, "latency_failed") ? 2 : ends(c, "_on_failure_rps") ? 4 : 1
 palette = "#1f77b4 #ff7f0e #2ca02c #9467bd #8c564b #e377c2 #17becf #bcbd22 #d62728 #7f7f7f"
 
 # shared-state panels: throttle tokens, budget; the breaker goes on the second y axis of
@@ -156,13 +168,20 @@ if (strlen(groups) == 0 && strlen(brk) > 0) { groups = " brk" }
 # replicas (in force, in service) of services whose replicas leave or change: a panel of
 # their own after the shared state
 if (strlen(rep) > 0) { groups = groups . " rep" }
+# the caches' hit ratios (a share, 0..1) and the work factors (a multiplier, >= 1): each its
+# own axis, so a panel each, last
+if (strlen(hit) > 0) { groups = groups . " hit" }
+if (strlen(wf) > 0) { groups = groups . " wf" }
 np = 3 + words(groups)
 
 # ---------------------------------------------------------------- output
+# past six panels (the most a run without a cache or growing work can have) the picture grows,
+# so that each panel keeps room for its legend
+height = np > 6 ? 800 + 200 * (np - 6) : 800
 if (ext eq ".svg" || ext eq ".SVG") {
-    set terminal svg size 1200,800 dynamic font "Sans,10" background "white"
+    set terminal svg size 1200,height dynamic font "Sans,10" background "white"
 } else {
-    set terminal pngcairo size 1200,800 font "Sans,10"
+    set terminal pngcairo size 1200,height font "Sans,10"
 }
 set termoption noenhanced
 set output outfile
@@ -204,7 +223,7 @@ if (words(marks) > 0) { faultkey = faultkey . ", keyentry with lines dt 2 lw 1.5
 
 # room on the right for the legends: as wide as the longest entry needs
 maxlen = 15
-do for [c in p1 . p2 . p3 . tok . bud . brk . rep] { maxlen = strlen(label(c)) > maxlen ? strlen(label(c)) : maxlen }
+do for [c in p1 . p2 . p3 . tok . bud . brk . rep . hit . wf] { maxlen = strlen(label(c)) > maxlen ? strlen(label(c)) : maxlen }
 R = 1 - 0.03 - (maxlen * 6.6 + 50) / 1200.0 - 0.06
 R = R < 0.55 ? 0.55 : R > 0.8 ? 0.8 : R
 L = 0.075; TOP = 0.935; BOT = 0.075; GAP = 0.025
@@ -282,6 +301,25 @@ do for [g = 1:words(groups)] {
         set yrange [0:*]
         set ytics autofreq
         S = rep; OFF = 6; plot @STEPS
+    } else { if (grp eq "hit") {
+        set ylabel "cache hit ratio"
+        set yrange [-0.05:1.05]
+        set ytics 0, 0.25, 1
+        S = hit; OFF = 0; plot @STEPS
+    } else { if (grp eq "wf") {
+        # a multiplier: 1 is the normal service time, always in range (a size profile can take
+        # it below); a log axis when it grows past 20x
+        set ylabel "service time (x normal)"
+        set ytics autofreq
+        set format y "%gx"
+        wlo = lowf < 1 ? lowf : 1
+        if (hiwf > 20) {
+            set logscale y; set yrange [wlo:*]
+        } else {
+            set yrange [(wlo < 1 ? wlo * 0.9 : 1) : (hiwf > 1 ? hiwf * 1.1 : wlo < 1 ? 1.1 : 2)]
+        }
+        S = wf; OFF = 1; plot @STEPS
+        unset logscale y; set format y "%g"
     } else { if (grp eq "brk") {
         set ylabel "breaker open, reject p (share)"
         set yrange [-0.05:1.05]
@@ -313,7 +351,7 @@ do for [g = 1:words(groups)] {
         } else {
             plot @STEPS
         }
-    } }
+    } } } }
 }
 unset multiplot
 set output

@@ -2,8 +2,8 @@
 # Checks what `retrysim run` shows of the edges and of the report (docs/cli.md, "The text
 # summary" and "Pictures and report.md"): the worst internal edge in the variants table,
 # --edges, the three names of amplification, report.md speaking of internal edges with the
-# worst edge's picture, report.html standing alone, the plots drawing an edge by name and OK
-# latency. The scenario is tests/data/report/edges.json: api fans out to cache (answers) and
+# worst edge's picture, report.html standing alone, the plots drawing an edge by name, OK
+# latency, and issue 24's hit ratio, on_failure firings and work factor. The scenario is tests/data/report/edges.json: api fans out to cache (answers) and
 # db (fails every request); "retries" retries db 3 times, "no-retries" does not.
 # Usage: BUILD=build sh tools/test/test-report.sh
 set -u
@@ -206,6 +206,42 @@ test_plots_show_ok_latency() {
   has "$tmp/old.svg" ">p99<"
 }
 
+# Issue 24's columns are drawn, each where a reader looks for it: a cache's hit ratio on a 0..1
+# panel, an on_failure's firings per second among the rates (dash-dotted), a growing work's
+# factor as a multiplier on its own panel; the report's caption names them. A run without them
+# keeps the picture it had: none of the three, and its 1200 x 800 size.
+test_plots_draw_cache_fallback_work() {
+  test_name=test_plots_draw_cache_fallback_work
+  run run tests/data/scenarios/valid/cache-basic/scenario.json --quiet --plot --out "$tmp/cache"
+  has "$tmp/cache/timeseries.svg" ">db cache hit ratio<"
+  has "$tmp/cache/timeseries.svg" ">cache hit ratio<"
+  has "$tmp/cache/timeseries.svg" ">0.75<"
+  has "$tmp/cache/report.md" "shared retry state; cache hit ratio](timeseries.svg)"
+  run run tests/data/scenarios/valid/client-fallback/scenario.json --quiet --plot --out "$tmp/fb"
+  has "$tmp/fb/timeseries.svg" ">web on_failure firings (dash-dot)<"
+  has "$tmp/fb/timeseries.svg" ">batch on_failure firings (dash-dot)<"
+  has "$tmp/fb/report.md" "shared retry state; on_failure firings](timeseries.svg)"
+  # api's requests grow from 1x to 3x their service time over 2 s, then stay there.
+  cat >"$tmp/work.json" <<'JSON'
+{"name": "work-grows", "seed": 1, "duration": "4s",
+ "services": {"api": {"replicas": 1, "workers": 4, "service_time": "1ms",
+                      "work": {"size": [["0s", 1], ["2s", 3]]}}},
+ "clients": {"web": {"target": "api", "arrival": {"kind": "open", "rate": "50/s"},
+                     "methods": ["/a.v1.Api/Get"]}}}
+JSON
+  run run "$tmp/work.json" --quiet --plot --out "$tmp/work"
+  has "$tmp/work/timeseries.svg" ">api work factor<"
+  has "$tmp/work/timeseries.svg" ">service time (x normal)<"
+  has "$tmp/work/timeseries.svg" ">3x<"
+  has "$tmp/work/report.md" "shared retry state; work factor](timeseries.svg)"
+  for t in "hit ratio" "on_failure" "work factor" "x normal"; do
+    lacks "$tmp/plot/timeseries-retries.svg" "$t"
+    lacks "$tmp/plot/report.md" "$t"
+  done
+  has "$tmp/plot/timeseries-retries.svg" 'viewBox="0 0 1200 800"'
+  has "$tmp/plot/report.md" "retries over time: load, queues, latency, shared retry state](timeseries-retries.svg)"
+}
+
 # docs/cli.md shows the text summary of tests/data/report/edges.json: its examples are this
 # program's output, byte for byte.
 test_expt_md_examples_are_real_output() {
@@ -371,6 +407,7 @@ if command -v gnuplot >/dev/null 2>&1; then
   test_report_html_self_contained
   test_plots_draw_edge_by_name
   test_plots_show_ok_latency
+  test_plots_draw_cache_fallback_work
   test_report_draws_every_limit
   test_fault_band_is_the_shared_trigger
   test_fault_band_is_the_named_trigger
