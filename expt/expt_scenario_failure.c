@@ -52,8 +52,8 @@ static void reason_error(scn_ctx *c, json_t *v) {
   size_t n = 0;
   for (int k = RETRY_STOP_NON_RETRYABLE_STATUS; k < RETRY_STOP_N; k++)
     if (k != RETRY_STOP_CANCELLED) names[n++] = retry_stop_name((retry_stop)k);
-  const char *near = json_is_string(v) ? retry_json_suggest(json_string_value(v), names, n, NULL)
-                                       : NULL;
+  const char *near =
+      json_is_string(v) ? retry_json_suggest(json_string_value(v), names, n, NULL) : NULL;
   if (near == NULL) {
     retry_json_fail_value(&c->j, "each reason",
                           "a stop reason of a failed call, such as \"deadline\" (not \"ok\" "

@@ -102,8 +102,8 @@ static void method_list(const reach *r, int t, char *buf, size_t size) {
 static bool route_error(scn_ctx *c, json_t *doc, const reach *r, size_t s, size_t j, size_t k) {
   const model_service_cfg *svc = &c->cfg->services[s];
   const char *method = svc->calls[j].when_method[k];
-  json_t *calls = json_object_get(json_object_get(json_object_get(doc, "services"), svc->name),
-                                  "calls");
+  json_t *calls =
+      json_object_get(json_object_get(json_object_get(doc, "services"), svc->name), "calls");
   json_t *wm = json_object_get(json_array_get(calls, j), "when_method");
   retry_json_path_push_key(&c->j, "services");
   retry_json_path_push_key(&c->j, svc->name);
@@ -166,7 +166,8 @@ static bool check_routes(scn_ctx *c, json_t *doc) {
  * scale event is then not known from the config alone. */
 static bool operator_sets_replicas(const model_config *cfg, int s) {
   for (size_t i = 0; cfg->ops != NULL && i < cfg->ops->n_ops; i++)
-    if (cfg->ops->ops[i].action.kind == MODEL_ACTION_REPLICAS && cfg->ops->ops[i].action.service == s)
+    if (cfg->ops->ops[i].action.kind == MODEL_ACTION_REPLICAS &&
+        cfg->ops->ops[i].action.service == s)
       return true;
   return false;
 }

@@ -67,9 +67,11 @@ static const char *const ROUTES =
     "    {'service': 'db', 'method': '/d.D/Get', 'when_method': %s}]},"
     "  'db': {'service_time': '1ms'}},"
     " 'clients': {"
-    "  'web': {'target': 'api', 'methods': ['/a.A/Get'], 'arrival': {'kind': 'open', 'rate': '10/s'},"
+    "  'web': {'target': 'api', 'methods': ['/a.A/Get'],"
+    "    'arrival': {'kind': 'open', 'rate': '10/s'},"
     "    'on_failure': {'fallback': {'service': 'api', 'method': '/a.A/ClientFallback'}}},"
-    "  'f': {'target': 'front', 'methods': ['/f.F/Get'], 'arrival': {'kind': 'open', 'rate': '10/s'}}},"
+    "  'f': {'target': 'front', 'methods': ['/f.F/Get'],"
+    "    'arrival': {'kind': 'open', 'rate': '10/s'}}},"
     " 'events': [{'at': '5s', 'action': 'restart', 'population': 'web',"
     "   'init': {'service': 'api', 'method': '/a.A/Init'}}]}";
 
@@ -98,13 +100,14 @@ static void test_expt_scenario_inert_route_never_reached(void **state) {
 /* A service no request reaches at all is not the route's fault: its routes are left alone. */
 static void test_expt_scenario_inert_unreached_service_left_alone(void **state) {
   (void)state;
-  assert_loads("{'duration': '10s', 'services': {"
-               "  'api': {'service_time': '1ms'},"
-               "  'spare': {'service_time': '1ms', 'calls': [{'service': 'api',"
-               "    'method': '/a.A/Get', 'when_method': %s}]}},"
-               " 'clients': {'web': {'target': 'api', 'methods': ['/a.A/Get'],"
-               "   'arrival': {'kind': 'open', 'rate': '10/s'}}}}",
-               "'/s.S/Never'");
+  assert_loads(
+      "{'duration': '10s', 'services': {"
+      "  'api': {'service_time': '1ms'},"
+      "  'spare': {'service_time': '1ms', 'calls': [{'service': 'api',"
+      "    'method': '/a.A/Get', 'when_method': %s}]}},"
+      " 'clients': {'web': {'target': 'api', 'methods': ['/a.A/Get'],"
+      "   'arrival': {'kind': 'open', 'rate': '10/s'}}}}",
+      "'/s.S/Never'");
 }
 
 /* The routes are judged on each run's document: a variant or --set that takes the method away
@@ -160,8 +163,9 @@ static void test_expt_scenario_inert_scale_to_the_count_in_force(void **state) {
                  "$.services.api.scale[1].replicas", "3 replicas are already in force");
   assert_loads(SCALE, "[{'at': '2s', 'replicas': 3}, {'at': '3s', 'replicas': 2}]}}");
   assert_loads(SCALE, "[{'at': '2s', 'replicas': 2}], 'autoscaler': {'max': 4}}}");
-  assert_loads(SCALE, "[{'at': '2s', 'replicas': 2}]}}, 'events': [{'at': '1s',"
-                      " 'action': 'replicas', 'service': 'api', 'replicas': 3}]");
+  assert_loads(SCALE,
+               "[{'at': '2s', 'replicas': 2}]}}, 'events': [{'at': '1s',"
+               " 'action': 'replicas', 'service': 'api', 'replicas': 3}]");
 }
 
 /* }================================================================== */
@@ -194,10 +198,11 @@ static void test_expt_scenario_inert_outlier_one_detector_enough(void **state) {
                  " 'enforcing_consecutive_local_origin_failure': 0,"
                  " 'enforcing_local_origin_success_rate': 0",
                  NULL, 0, "$.services.api.outlier_detection", "no replica could ever be ejected");
-  assert_loads(OUTLIER, ", 'split_external_local_origin_errors': true,"
-                        " 'enforcing_consecutive_local_origin_failure': 0,"
-                        " 'enforcing_local_origin_success_rate': 0,"
-                        " 'enforcing_failure_percentage_local_origin': 5");
+  assert_loads(OUTLIER,
+               ", 'split_external_local_origin_errors': true,"
+               " 'enforcing_consecutive_local_origin_failure': 0,"
+               " 'enforcing_local_origin_success_rate': 0,"
+               " 'enforcing_failure_percentage_local_origin': 5");
 }
 
 /* }================================================================== */

@@ -158,8 +158,7 @@ static void test_model_branch_when_method_routes_exactly(void **state) {
 /* The routes below name '/g.G/Other', a method that reaches the handler (the loader refuses a
  * route to a method that never does) only as the client's fallback: every call succeeds, so
  * the fallback is never made and the one request, '/g.G/M', is not routed. */
-#define OTHER_ROUTE                                                                         \
-  ", 'on_failure': {'fallback': {'service': '%s', 'method': '/g.G/Other'}}"
+#define OTHER_ROUTE ", 'on_failure': {'fallback': {'service': '%s', 'method': '/g.G/Other'}}"
 
 /* Sequential: a skipped call counts as not made and the next one starts; a handler whose
  * every call is skipped replies at once after its own work. */
