@@ -58,12 +58,12 @@ static void fill_route(void *ctx, int t, const char *method) {
 /* Two passes over the routes: count per service, then fill. Returns false when out of memory. */
 static bool reach_build(const model_config *cfg, reach *r) {
   size_t ns = cfg->n_services;
-  r->at = calloc(ns + 1, sizeof *r->at);
+  r->at = expt__scenario_calloc(ns + 1, sizeof *r->at);
   if (r->at == NULL) return false;
   each_route(cfg, count_route, r);
   for (size_t t = 0; t < ns; t++)
     r->at[t + 1] += r->at[t];
-  r->m = calloc(r->at[ns] + 1, sizeof *r->m);
+  r->m = expt__scenario_calloc(r->at[ns] + 1, sizeof *r->m);
   if (r->m == NULL) return false;
   each_route(cfg, fill_route, r);
   /* Each at[t] now holds t's end, which is at[t + 1]'s start: shift the offsets back. */

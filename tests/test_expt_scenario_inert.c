@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "expt/expt_scenario.h"
+#include "expt/expt_scenario_int.h"
 
 /* {==================================================================
  * Helpers
@@ -139,6 +140,38 @@ static void test_expt_scenario_inert_route_judged_per_run(void **state) {
   assert_true(loads(fmt, "", writes, 1, &ok));
 }
 
+/* Fails the loader's allocation number *ctx (counting down to it). */
+static bool fail_at(void *ctx) {
+  long *n = ctx;
+  return (*n)-- == 0;
+}
+
+/* The routes' pass allocates (its lists of methods): failing any allocation of a load that
+ * reaches it gives an error and leaks nothing (ASan and valgrind check that), until one is
+ * late enough that the load succeeds. (Some older parts of the loader report out of memory
+ * with RETRY_ECONFIG, so the code is only required to be an error, as in
+ * tests/test_expt_scenario.c's chaos test.) */
+static void test_expt_scenario_inert_route_allocation_failures(void **state) {
+  (void)state;
+  char text[4096];
+  snprintf(text, sizeof text, ROUTES, "['/a.A/Get', '/a.A/Init']");
+  for (char *p = text; *p != '\0'; p++)
+    if (*p == '\'') *p = '"';
+  bool done = false;
+  for (long k = 0; k < 100000 && !done; k++) {
+    long n = k;
+    retry_error err;
+    retry_error_clear(&err);
+    expt__scenario_set_fail_hook(fail_at, &n);
+    expt_scenario *s = expt_scenario_load_string(text, "t.json", NULL, 0, &err);
+    expt__scenario_set_fail_hook(NULL, NULL);
+    done = s != NULL;
+    if (!done) assert_int_not_equal(err.code, RETRY_OK);
+    expt_scenario_destroy(s);
+  }
+  assert_true(done);
+}
+
 /* }================================================================== */
 
 /* {==================================================================
@@ -213,6 +246,7 @@ int main(void) {
       cmocka_unit_test(test_expt_scenario_inert_route_never_reached),
       cmocka_unit_test(test_expt_scenario_inert_unreached_service_left_alone),
       cmocka_unit_test(test_expt_scenario_inert_route_judged_per_run),
+      cmocka_unit_test(test_expt_scenario_inert_route_allocation_failures),
       cmocka_unit_test(test_expt_scenario_inert_scale_to_the_count_in_force),
       cmocka_unit_test(test_expt_scenario_inert_outlier_one_detector_enough),
   };
