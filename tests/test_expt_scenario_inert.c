@@ -134,6 +134,13 @@ static void test_expt_scenario_inert_route_judged_per_run(void **state) {
                      NULL, 0, &err));
   assert_non_null(strstr(err.message, "reads"));
   const expt_set reads[] = {{"clients.web.methods", "[\"/a.A/Get\"]"}};
+  /* A base (here without Put, by --set) that only its variants complete is not judged: it
+   * never runs, each variant does. */
+  retry_error err2;
+  assert_true(loads(fmt,
+                    ", 'variants': [{'name': 'a', 'set': {'clients.web.methods': ['/a.A/Put']}},"
+                    " {'name': 'b', 'set': {'clients.web.methods': ['/a.A/Put', '/b.B/Get']}}]",
+                    reads, 1, &err2));
   assert_refused(fmt, "", reads, 1, "$.services.api.calls[0].when_method", "\"/a.A/Put\"");
   const expt_set writes[] = {{"clients.web.methods", "[\"/a.A/Put\"]"}};
   retry_error ok;
