@@ -95,6 +95,16 @@ static bool check_failed(scn_ctx *c, const retry_error *err) {
   return false;
 }
 
+/* Whether some detector of e may eject: its enforcement percent is above 0. The local-origin
+ * detectors see results only when local errors are split from the replies (model_eject.c);
+ * Envoy's defaults enforce consecutive 5xx and success rate (100 %), not gateway failures or
+ * failure percentage (0 %). */
+static bool some_detector_enforces(const model_eject_cfg *e) {
+  uint32_t any = e->enforcing_5xx | e->enforcing_gateway | e->enforcing_sr | e->enforcing_fp;
+  if (e->split_local) any |= e->enforcing_local | e->enforcing_sr_local | e->enforcing_fp_local;
+  return any != 0;
+}
+
 static bool parse_outlier(scn_ctx *c, json_t *v, model_ctl_cfg *k, int32_t max_hosts) {
   if (!is_object(c, v, "\"outlier_detection\"", "an object of Envoy's OutlierDetection fields"))
     return false;
@@ -118,6 +128,12 @@ static bool parse_outlier(scn_ctx *c, json_t *v, model_ctl_cfg *k, int32_t max_h
   retry_error err;
   memset(&err, 0, sizeof err);
   if (model_eject_cfg_check(e, &err) != RETRY_OK) return check_failed(c, &err);
+  if (!some_detector_enforces(e)) {
+    retry_json_fail(&c->j, RETRY_ECONFIG,
+                    "each \"enforcing_*\" that applies is 0: no replica could ever be ejected "
+                    "(Envoy's defaults enforce consecutive_5xx and success_rate at 100)");
+    return false;
+  }
   /* With fewer hosts than the percent allows one of, nothing is ever ejected. */
   if (!e->always_eject_one_host && 100 > (int64_t)e->max_ejection_pct * max_hosts) {
     size_t mark = retry_json_path_push_key(&c->j, "max_ejection_percent");

@@ -44,6 +44,29 @@ static bool parse_statuses(scn_ctx *c, json_t *v, model_on_failure_cfg *of, retr
   return true;
 }
 
+/* A reason that is no stop reason a failure can have, at the path of it: a misspelling of one
+ * gets the nearest name ("max_attempt": did you mean "max_attempts"?), anything else (a
+ * non-string, "ok", "cancelled") what is allowed. */
+static void reason_error(scn_ctx *c, json_t *v) {
+  const char *names[RETRY_STOP_N];
+  size_t n = 0;
+  for (int k = RETRY_STOP_NON_RETRYABLE_STATUS; k < RETRY_STOP_N; k++)
+    if (k != RETRY_STOP_CANCELLED) names[n++] = retry_stop_name((retry_stop)k);
+  const char *near =
+      json_is_string(v) ? retry_json_suggest(json_string_value(v), names, n, NULL) : NULL;
+  if (near == NULL) {
+    retry_json_fail_value(&c->j, "each reason",
+                          "a stop reason of a failed call, such as \"deadline\" (not \"ok\" "
+                          "or \"cancelled\")",
+                          v);
+    return;
+  }
+  char shown[48];
+  retry_json_printable(shown, sizeof shown, json_string_value(v), 40);
+  retry_json_fail(&c->j, RETRY_ECONFIG, "\"%s\" is not a stop reason; did you mean \"%s\"?", shown,
+                  near);
+}
+
 /* "reasons": a non-empty array of stop reasons (retry_stop_name) other than "ok", "none" and
  * "cancelled" (a call its own handler cancelled is never answered). */
 static bool parse_reasons(scn_ctx *c, json_t *v, model_on_failure_cfg *of) {
@@ -59,10 +82,7 @@ static bool parse_reasons(scn_ctx *c, json_t *v, model_on_failure_cfg *of) {
       if (k != RETRY_STOP_CANCELLED && strcmp(retry_stop_name((retry_stop)k), name) == 0) r = k;
     if (r == RETRY_STOP_N) {
       size_t mark = retry_json_path_push_index(&c->j, i);
-      retry_json_fail_value(&c->j, "each reason",
-                            "a stop reason of a failed call, such as \"deadline\" (not \"ok\" "
-                            "or \"cancelled\")",
-                            json_array_get(v, i));
+      reason_error(c, json_array_get(v, i));
       retry_json_path_pop(&c->j, mark);
       return false;
     }

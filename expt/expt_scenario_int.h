@@ -203,6 +203,10 @@ bool expt__scenario_parse_clients(scn_ctx *c, json_t *clients);
 /* The top-level "operators" and "events" (expt_scenario_ops.c), after the clients: fills
  * c->cfg->ops (left NULL without either key). */
 bool expt__scenario_parse_ops(scn_ctx *c, json_t *doc);
+/* expt_scenario_inert.c, once services, clients and operators are read: a call's
+ * "when_method" that no request of the service can match, a scale event to the count in
+ * force. doc is the document being built (for the paths). */
+bool expt__scenario_check_inert(scn_ctx *c, json_t *doc);
 /* expt_scenario_ctl.c: a service's "outlier_detection", "health_check", "self_eject",
  * "autoscaler" and "scale" (after its calls and faults: svc->ctl, NULL when none). */
 bool expt__scenario_parse_ctl(scn_ctx *c, json_t *v, model_service_cfg *svc);

@@ -1649,6 +1649,7 @@ model_config *expt__scenario_build(scn_ctx *c, json_t *doc, const char *default_
       top_sub(c, doc, "clients", "an object of clients {\"name\": {...}}",
               expt__scenario_parse_clients) &&
       check_criticality_callers(c) && expt__scenario_parse_ops(c, doc) &&
+      expt__scenario_check_inert(c, doc) &&
       top_sub(c, doc, "variants", NULL, expt__scenario_check_variants) &&
       top_sub(c, doc, "expect", NULL, expt__scenario_check_expect) &&
       top_sub(c, doc, "sweep", NULL, expt__scenario_check_sweep) &&

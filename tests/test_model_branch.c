@@ -115,7 +115,8 @@ static void test_model_branch_many_requests_keep_their_branch(void **state) {
  * =================================================================== */
 
 /* when_method: inventory is called for every Place and for nothing else; with a probability
- * too, fraud is called for p of the Place requests only. */
+ * too, fraud is called for p of the Place and Refund requests (a route of two methods) and
+ * never for a Get. */
 static void test_model_branch_when_method_routes_exactly(void **state) {
   (void)state;
   const char *text =
@@ -130,18 +131,21 @@ static void test_model_branch_when_method_routes_exactly(void **state) {
       "  'buyers': {'target': 'orders', 'methods': ['/o.O/Place'],"
       "    'arrival': {'kind': 'open', 'rate': '200/s'}},"
       "  'browsers': {'target': 'orders', 'methods': ['/o.O/Get'],"
-      "    'arrival': {'kind': 'open', 'rate': '300/s'}}}}";
+      "    'arrival': {'kind': 'open', 'rate': '300/s'}},"
+      "  'refunds': {'target': 'orders', 'methods': ['/o.O/Refund'],"
+      "    'arrival': {'kind': 'open', 'rate': '100/s'}}}}";
   test_run x;
   test_run_text(&x, text, 5);
   int64_t place = test_edge(x.r, "buyers", "orders")->calls;
   int64_t get = test_edge(x.r, "browsers", "orders")->calls;
-  assert_true(place > 1000 && get > 1000);
+  int64_t refund = test_edge(x.r, "refunds", "orders")->calls;
+  assert_true(place > 1000 && get > 1000 && refund > 500);
   const model_edge_stats *inv = test_edge(x.r, "orders", "inventory");
   assert_int_equal(inv->calls, place);
-  assert_int_equal(inv->skipped, get);
+  assert_int_equal(inv->skipped, get + refund);
   const model_edge_stats *fr = test_edge(x.r, "orders", "fraud");
-  assert_int_equal(fr->calls + fr->skipped, place + get);
-  assert_true(binomial_agrees(fr->calls, place, 0.5));
+  assert_int_equal(fr->calls + fr->skipped, place + get + refund);
+  assert_true(binomial_agrees(fr->calls, place + refund, 0.5));
   test_run_free(&x);
 }
 
@@ -151,25 +155,33 @@ static void test_model_branch_when_method_routes_exactly(void **state) {
  * Sequential and fan-out handlers
  * =================================================================== */
 
+/* The routes below name '/g.G/Other', a method that reaches the handler (the loader refuses a
+ * route to a method that never does) only as the client's fallback: every call succeeds, so
+ * the fallback is never made and the one request, '/g.G/M', is not routed. */
+#define OTHER_ROUTE ", 'on_failure': {'fallback': {'service': '%s', 'method': '/g.G/Other'}}"
+
 /* Sequential: a skipped call counts as not made and the next one starts; a handler whose
  * every call is skipped replies at once after its own work. */
 static void test_model_branch_sequential_skips_to_the_next_call(void **state) {
   (void)state;
-  const char *text =
+  const char *fmt =
       "{'duration': '1s', 'services': {"
       "  'api': {'service_time': '1ms', 'calls': ["
-      "     {'service': 'a', 'method': '/a.A/M', 'when_method': '/x.X/Never'},"
+      "     {'service': 'a', 'method': '/a.A/M', 'when_method': '/g.G/Other'},"
       "     {'service': 'b', 'method': '/b.B/M'},"
-      "     {'service': 'a', 'method': '/a.A/N', 'when_method': '/x.X/Never'}]},"
+      "     {'service': 'a', 'method': '/a.A/N', 'when_method': '/g.G/Other'}]},"
       "  'a': {'service_time': '10ms'}, 'b': {'service_time': '20ms'}},"
-      " 'clients': {'c': {'target': 'api', 'methods': ['/g.G/M'],"
+      " 'clients': {'c': {'target': 'api', 'methods': ['/g.G/M']" OTHER_ROUTE ","
       "   'arrival': {'kind': 'script', 'at': ['0s']}}}}";
+  char text[1500];
+  snprintf(text, sizeof text, fmt, "api");
   test_run x;
   test_run_text(&x, text, 1);
   assert_int_equal(x.r->calls_ok, 1);
   assert_int_equal(test_svc(x.r, "a")->arrivals, 0);
   assert_int_equal(test_svc(x.r, "b")->arrivals, 1);
   assert_int_equal(x.r->latency.max, 21000000); /* 1 ms, then b's 20 ms */
+  assert_int_equal(test_edge(x.r, "c", "api")->fallbacks, 0);
   test_run_free(&x);
 }
 
@@ -183,20 +195,21 @@ static void test_model_branch_fanout_wait_for_counts_calls_made(void **state) {
       "  'agg': {'service_time': '1ms', 'workers': 10, 'calls_mode': 'fanout', 'wait_for': 3,"
       "    'calls': ["
       "     {'service': 'a', 'method': '/a.A/M', 'fanout': 2, 'when_method': '%s'},"
-      "     {'service': 'b', 'method': '/b.B/M', 'when_method': '/x.X/Never'},"
-      "     {'service': 'b', 'method': '/b.B/N', 'when_method': '/x.X/Never'}]},"
+      "     {'service': 'b', 'method': '/b.B/M', 'when_method': '/g.G/Other'},"
+      "     {'service': 'b', 'method': '/b.B/N', 'when_method': '/g.G/Other'}]},"
       "  'a': {'service_time': '10ms', 'workers': 10}, 'b': {'service_time': '20ms'}},"
-      " 'clients': {'c': {'target': 'agg', 'methods': ['/g.G/M'],"
+      " 'clients': {'c': {'target': 'agg', 'methods': ['/g.G/M']" OTHER_ROUTE ","
       "   'arrival': {'kind': 'script', 'at': ['0s']}}}}";
   char text[1500];
   test_run x;
-  snprintf(text, sizeof text, fmt, "/x.X/Never");
+  snprintf(text, sizeof text, fmt, "/g.G/Other", "agg");
   test_run_text(&x, text, 1);
   assert_int_equal(x.r->calls_ok, 1);
   assert_int_equal(x.r->latency.max, 1000000);
   assert_int_equal(test_edge(x.r, "agg", "a")->skipped, 2);
+  assert_int_equal(test_edge(x.r, "c", "agg")->fallbacks, 0);
   test_run_free(&x);
-  snprintf(text, sizeof text, fmt, "/g.G/M");
+  snprintf(text, sizeof text, fmt, "/g.G/M", "agg");
   test_run_text(&x, text, 1);
   assert_int_equal(x.r->calls_ok, 1);
   assert_int_equal(test_svc(x.r, "a")->arrivals, 2);
